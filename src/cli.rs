@@ -1,0 +1,138 @@
+//! The command line: raw flags only (clap derive). Every flag a CI user would
+//! set from the environment has a `PLANGATE_*` equivalent. Resolution into
+//! settings happens in `lib.rs`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::policy::Tolerance;
+
+/// Run agent plans in CI with nobody at the keyboard.
+#[derive(Debug, Parser)]
+#[command(name = "plangate", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a plan: decide for every step, run what may run, write the report.
+    Run(RunArgs),
+    /// Check a plan and show each step's risk and the decision it would get; runs nothing.
+    Validate(ValidateArgs),
+    /// Print the JSON Schema of the plan format (or of a policy file).
+    Schema(SchemaArgs),
+}
+
+/// Flags shared by `run` and `validate` that decide approvals.
+#[derive(Debug, Args)]
+pub struct DecisionArgs {
+    /// The repository the plan works on.
+    #[arg(long, env = "PLANGATE_WORKSPACE", value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Approve a step in advance (repeatable; comma-separated in PLANGATE_APPROVE).
+    #[arg(
+        long = "approve",
+        env = "PLANGATE_APPROVE",
+        value_name = "STEP_ID",
+        value_delimiter = ','
+    )]
+    pub approve: Vec<String>,
+    /// Highest risk that runs with nobody present (capped by --policy).
+    #[arg(long, env = "PLANGATE_RISK_TOLERANCE", value_enum)]
+    pub risk_tolerance: Option<ToleranceArg>,
+    /// The maintainers' policy file: caps the plan's policy, never loosens it.
+    #[arg(long, env = "PLANGATE_POLICY", value_name = "POLICY.yaml")]
+    pub policy: Option<PathBuf>,
+}
+
+/// `plangate run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The plan file.
+    #[arg(value_name = "PLAN.yaml")]
+    pub plan: PathBuf,
+    #[command(flatten)]
+    pub decision: DecisionArgs,
+    /// Where the report and artifacts go [default: WORKSPACE/.plangate/runs/RUN_ID].
+    #[arg(long, env = "PLANGATE_OUT", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Decide and report, execute nothing.
+    #[arg(long, env = "PLANGATE_DRY_RUN")]
+    pub dry_run: bool,
+    /// Run only these steps: `3`, `2-5`, `lint,test` (1-based positions or ids, comma-separated).
+    #[arg(long, env = "PLANGATE_STEPS", value_name = "RANGE")]
+    pub steps: Option<String>,
+    /// Steps at once (capped by --policy).
+    #[arg(long, env = "PLANGATE_MAX_PARALLEL", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub max_parallel: Option<u32>,
+    /// Most bytes kept per captured stream of a step; the rest is dropped and flagged `truncated`.
+    #[arg(long, env = "PLANGATE_MAX_OUTPUT_BYTES", value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub max_output_bytes: u64,
+    /// Seconds between SIGTERM and SIGKILL when a step is stopped.
+    #[arg(
+        long,
+        env = "PLANGATE_KILL_GRACE",
+        value_name = "SECONDS",
+        default_value_t = 5.0
+    )]
+    pub kill_grace: f64,
+    /// Print nothing on stderr (the report is still written).
+    #[arg(long, short, env = "PLANGATE_QUIET")]
+    pub quiet: bool,
+}
+
+/// `plangate validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The plan file.
+    #[arg(value_name = "PLAN.yaml")]
+    pub plan: PathBuf,
+    #[command(flatten)]
+    pub decision: DecisionArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// `plangate schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Print the schema of a --policy file instead of a plan.
+    #[arg(long)]
+    pub policy: bool,
+}
+
+/// Output formats of `validate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// For people.
+    Text,
+    /// For programs.
+    Json,
+}
+
+/// `--risk-tolerance` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ToleranceArg {
+    /// Safe steps only.
+    Low,
+    /// Safe and moderate steps.
+    Medium,
+    /// All but blocked.
+    High,
+}
+
+impl From<ToleranceArg> for Tolerance {
+    fn from(t: ToleranceArg) -> Tolerance {
+        match t {
+            ToleranceArg::Low => Tolerance::Low,
+            ToleranceArg::Medium => Tolerance::Medium,
+            ToleranceArg::High => Tolerance::High,
+        }
+    }
+}

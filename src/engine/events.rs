@@ -1,0 +1,148 @@
+//! The event stream between doing and reporting.
+//!
+//! The engine emits [`RunEvent`]s and nothing else; the report, the artifact
+//! manifest, the audit log and the console lines are all built from them
+//! (see `report`). A new output format is one more consumer.
+
+use std::time::{Duration, SystemTime};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::exit_code::RunStatus;
+use crate::policy::{Decision, RiskAssessment};
+
+/// A step's final state (SPEC's list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    /// Ran and succeeded.
+    Success,
+    /// Ran and failed (non-zero exit, signal, expected_output mismatch, could not start).
+    Failed,
+    /// Killed at its timeout.
+    TimedOut,
+    /// An agent answer was rejected after the last attempt.
+    Rejected,
+    /// Needed an approval it did not have.
+    Denied,
+    /// Blocked outright.
+    Blocked,
+    /// Not run on purpose: `on_approval_required: skip`, a skipped dependency, or not selected by `--steps`.
+    Skipped,
+    /// Not run: a dependency failed, the run stopped first, a dry run, or the run was interrupted.
+    NotRun,
+}
+
+impl StepStatus {
+    /// The report's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Success => "success",
+            StepStatus::Failed => "failed",
+            StepStatus::TimedOut => "timed_out",
+            StepStatus::Rejected => "rejected",
+            StepStatus::Denied => "denied",
+            StepStatus::Blocked => "blocked",
+            StepStatus::Skipped => "skipped",
+            StepStatus::NotRun => "not_run",
+        }
+    }
+
+    /// Whether this is a failure of a step that ran.
+    pub fn is_failure(self) -> bool {
+        matches!(
+            self,
+            StepStatus::Failed | StepStatus::TimedOut | StepStatus::Rejected
+        )
+    }
+}
+
+/// What happened when a step (or its rollback) ran.
+#[derive(Debug, Clone)]
+pub struct StepOutcome {
+    /// Final state.
+    pub status: StepStatus,
+    /// Exit code of the main process, if it exited.
+    pub exit_code: Option<i32>,
+    /// Signal that killed it, if one did (not sent by plangate).
+    pub signal: Option<i32>,
+    /// When it started.
+    pub started_at: SystemTime,
+    /// Wall time.
+    pub duration: Duration,
+    /// Attempts made (agents retry; bash makes one).
+    pub attempts: u32,
+    /// Files written, relative to the output directory.
+    pub artifacts: Vec<String>,
+    /// Output dropped at the cap.
+    pub truncated: bool,
+    /// Bytes the step wrote to stdout and stderr.
+    pub output_bytes: u64,
+    /// What went wrong, in one line.
+    pub error: Option<String>,
+}
+
+/// One event of a run.
+#[derive(Debug, Clone)]
+pub enum RunEvent {
+    /// The policy decided about a step (emitted for every step before anything runs).
+    Decided {
+        /// Step index.
+        step: usize,
+        /// The three risk figures.
+        risk: RiskAssessment,
+        /// The decision and its reason.
+        decision: Decision,
+        /// sha256 of the tool, parameters and environment.
+        input_hash: String,
+    },
+    /// A step started.
+    StepStarted {
+        /// Step index.
+        step: usize,
+        /// Start order, from 1.
+        sequence: u32,
+        /// When.
+        at: SystemTime,
+    },
+    /// A step ended after running.
+    StepFinished {
+        /// Step index.
+        step: usize,
+        /// Start order, from 1.
+        sequence: u32,
+        /// What happened.
+        outcome: StepOutcome,
+    },
+    /// A step will not run.
+    StepNotRun {
+        /// Step index.
+        step: usize,
+        /// denied, blocked, skipped or not_run.
+        status: StepStatus,
+        /// Why, in one line.
+        reason: String,
+    },
+    /// A completed step's rollback command started.
+    RollbackStarted {
+        /// Step index.
+        step: usize,
+        /// Start order, from 1 (shared with steps).
+        sequence: u32,
+    },
+    /// A rollback command ended.
+    RollbackFinished {
+        /// Step index.
+        step: usize,
+        /// Start order, from 1 (shared with steps).
+        sequence: u32,
+        /// What happened.
+        outcome: StepOutcome,
+    },
+    /// The run is over.
+    RunFinished {
+        /// How it ended.
+        status: RunStatus,
+    },
+}

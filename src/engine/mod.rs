@@ -1,0 +1,564 @@
+//! The engine: decide for every step, then run the dependency graph.
+//!
+//! Order of work:
+//! 1. *Pre-flight*: every step is classified and decided before anything
+//!    runs (like `terraform plan`). A blocked step, or a step without the
+//!    approval it needs under `on_approval_required: deny`, ends the run
+//!    right there with exit 3: nothing is executed, so a half-run plan never
+//!    has to be undone.
+//! 2. *Schedule*: steps start in plan order as soon as their dependencies
+//!    succeeded, at most `max_parallel` at once. The first failure of a step
+//!    without `continue_on_error` stops new steps from starting; running ones
+//!    finish. Dependents of a failed step are `not_run`; of a skipped step,
+//!    `skipped`.
+//! 3. *Rollback*: when the run fails (not when it is interrupted or denied),
+//!    the `rollback_command` of every step that succeeded runs, newest
+//!    completion first, each with its step's timeout; a failing rollback is
+//!    recorded and the others still run.
+//!
+//! The engine reports only through [`events::RunEvent`]s.
+
+pub mod events;
+pub mod process;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::Sender;
+use std::time::{Duration, SystemTime};
+
+use sha2::{Digest, Sha256};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::exit_code::RunStatus;
+use crate::plan::{Plan, Step};
+use crate::policy::cap::EffectivePolicy;
+use crate::policy::{Decision, DecisionInput, DecisionKind, OnApproval, RiskAssessment, decide};
+use crate::tools::{self, StepContext, ToolEnv};
+use events::{RunEvent, StepOutcome, StepStatus};
+use process::Termination;
+
+/// Everything about a run that is not in the plan.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// The run's id.
+    pub run_id: String,
+    /// Absolute, canonical workspace, and `$HOME`.
+    pub env: ToolEnv,
+    /// Absolute output directory.
+    pub out_dir: PathBuf,
+    /// The policy in force.
+    pub policy: EffectivePolicy,
+    /// Step ids approved in advance.
+    pub approvals: BTreeSet<String>,
+    /// Decide but run nothing.
+    pub dry_run: bool,
+    /// Which steps `--steps` selected (all when None).
+    pub selected: Option<Vec<bool>>,
+    /// Most bytes kept per captured stream.
+    pub max_output_bytes: u64,
+    /// Between SIGTERM and SIGKILL.
+    pub kill_grace: Duration,
+}
+
+/// A step's risk and decision.
+#[derive(Debug, Clone)]
+pub struct StepDecision {
+    /// Declared, classified, effective.
+    pub risk: RiskAssessment,
+    /// The verdict and its reason.
+    pub decision: Decision,
+}
+
+/// Classify and decide every step (used by `run` and `validate`).
+pub fn decide_all(
+    plan: &Plan,
+    env: &ToolEnv,
+    policy: &EffectivePolicy,
+    approvals: &BTreeSet<String>,
+) -> Vec<StepDecision> {
+    plan.steps
+        .iter()
+        .map(|step| {
+            let classification = tools::classify(step, env);
+            let (risk, decision) = decide(DecisionInput {
+                declared: step.declared_risk,
+                requires_approval: step.requires_approval,
+                classification: &classification,
+                approved: approvals.contains(&step.id),
+                tolerance: policy.risk_tolerance,
+            });
+            StepDecision { risk, decision }
+        })
+        .collect()
+}
+
+/// sha256 over a step's tool, parameters and environment (the manifest's input hash).
+pub fn input_hash(step: &Step) -> String {
+    let v = serde_json::json!({
+        "tool": step.tool.as_str(),
+        "parameters": step.parameters,
+        "env": step.env,
+        "rollback_command": step.rollback_command,
+    });
+    hex::encode(Sha256::digest(v.to_string().as_bytes()))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Pending,
+    Running,
+    Done(StepStatus),
+}
+
+/// Run a plan. Returns how the run ended; everything else goes out as events.
+pub async fn run(
+    plan: Arc<Plan>,
+    settings: Arc<RunSettings>,
+    events: Sender<RunEvent>,
+    cancel: watch::Receiver<bool>,
+) -> RunStatus {
+    let emit = |e: RunEvent| {
+        let _ = events.send(e);
+    };
+    let n = plan.steps.len();
+    let selected: Vec<bool> = settings.selected.clone().unwrap_or_else(|| vec![true; n]);
+    let decisions = decide_all(&plan, &settings.env, &settings.policy, &settings.approvals);
+    for (i, d) in decisions.iter().enumerate() {
+        emit(RunEvent::Decided {
+            step: i,
+            risk: d.risk,
+            decision: d.decision.clone(),
+            input_hash: input_hash(&plan.steps[i]),
+        });
+    }
+    let mut state = vec![State::Pending; n];
+    for i in 0..n {
+        if !selected[i] {
+            state[i] = State::Done(StepStatus::Skipped);
+            emit(RunEvent::StepNotRun {
+                step: i,
+                status: StepStatus::Skipped,
+                reason: "not selected by --steps".into(),
+            });
+        }
+    }
+
+    // Pre-flight gate.
+    let deny_mode = settings.policy.on_approval_required == OnApproval::Deny;
+    let stoppers: Vec<usize> = (0..n)
+        .filter(|&i| selected[i])
+        .filter(|&i| match decisions[i].decision.decision {
+            DecisionKind::Blocked => true,
+            DecisionKind::Denied => deny_mode,
+            DecisionKind::AutoApproved | DecisionKind::PreApproved => false,
+        })
+        .collect();
+    if let Some(&first) = stoppers.first() {
+        for i in (0..n).filter(|&i| state[i] == State::Pending) {
+            let (status, reason) = if stoppers.contains(&i) {
+                let s = if decisions[i].decision.decision == DecisionKind::Blocked {
+                    StepStatus::Blocked
+                } else {
+                    StepStatus::Denied
+                };
+                (s, decisions[i].decision.reason.clone())
+            } else {
+                (
+                    StepStatus::NotRun,
+                    format!(
+                        "nothing ran: step `{}` was refused before the run started",
+                        plan.steps[first].id
+                    ),
+                )
+            };
+            emit(RunEvent::StepNotRun {
+                step: i,
+                status,
+                reason,
+            });
+        }
+        emit(RunEvent::RunFinished {
+            status: RunStatus::Denied,
+        });
+        return RunStatus::Denied;
+    }
+    for i in 0..n {
+        if state[i] == State::Pending && decisions[i].decision.decision == DecisionKind::Denied {
+            state[i] = State::Done(StepStatus::Skipped);
+            emit(RunEvent::StepNotRun {
+                step: i,
+                status: StepStatus::Skipped,
+                reason: format!(
+                    "skipped (on_approval_required: skip): {}",
+                    decisions[i].decision.reason
+                ),
+            });
+        }
+    }
+    if settings.dry_run {
+        for i in (0..n).filter(|&i| state[i] == State::Pending) {
+            emit(RunEvent::StepNotRun {
+                step: i,
+                status: StepStatus::NotRun,
+                reason: format!(
+                    "dry run: would run ({})",
+                    decisions[i].decision.decision.as_str()
+                ),
+            });
+        }
+        emit(RunEvent::RunFinished {
+            status: RunStatus::Success,
+        });
+        return RunStatus::Success;
+    }
+
+    let mut sched = Scheduler {
+        plan: Arc::clone(&plan),
+        settings: Arc::clone(&settings),
+        events: events.clone(),
+        cancel,
+        state,
+        selected,
+        completed: Vec::new(),
+        sequence: 0,
+    };
+    let (failed_step, interrupted) = sched.run_graph().await;
+    let mut status = RunStatus::Success;
+    for (i, s) in sched.state.iter().enumerate() {
+        if let State::Done(st) = s
+            && st.is_failure()
+            && !plan.steps[i].continue_on_error
+        {
+            status = status.combine(if *st == StepStatus::Rejected {
+                RunStatus::Rejected
+            } else {
+                RunStatus::Failed
+            });
+        }
+    }
+    if interrupted {
+        status = status.combine(RunStatus::Interrupted);
+    }
+    for i in 0..n {
+        if matches!(sched.state[i], State::Pending | State::Running) {
+            let reason = if interrupted {
+                "the run was interrupted first".to_owned()
+            } else if let Some(f) = failed_step {
+                format!("the run stopped after step `{}` failed", plan.steps[f].id)
+            } else {
+                "not reached".to_owned()
+            };
+            emit(RunEvent::StepNotRun {
+                step: i,
+                status: StepStatus::NotRun,
+                reason,
+            });
+        }
+    }
+    if matches!(status, RunStatus::Failed | RunStatus::Rejected) {
+        sched.rollback().await;
+    }
+    emit(RunEvent::RunFinished { status });
+    status
+}
+
+struct Scheduler {
+    plan: Arc<Plan>,
+    settings: Arc<RunSettings>,
+    events: Sender<RunEvent>,
+    cancel: watch::Receiver<bool>,
+    state: Vec<State>,
+    selected: Vec<bool>,
+    /// Steps that succeeded, in completion order.
+    completed: Vec<usize>,
+    sequence: u32,
+}
+
+enum Readiness {
+    Ready,
+    Wait,
+    Never(StepStatus, String),
+}
+
+impl Scheduler {
+    fn emit(&self, e: RunEvent) {
+        let _ = self.events.send(e);
+    }
+
+    fn readiness(&self, i: usize) -> Readiness {
+        let step = &self.plan.steps[i];
+        for &d in &step.deps {
+            if !self.selected[d] {
+                continue; // outside --steps: assumed done
+            }
+            let dep = &self.plan.steps[d];
+            match self.state[d] {
+                State::Pending | State::Running => return Readiness::Wait,
+                State::Done(StepStatus::Success) => {}
+                State::Done(s) if s.is_failure() && dep.continue_on_error => {}
+                State::Done(StepStatus::Skipped) => {
+                    return Readiness::Never(
+                        StepStatus::Skipped,
+                        format!("dependency `{}` was skipped", dep.id),
+                    );
+                }
+                State::Done(s) => {
+                    return Readiness::Never(
+                        StepStatus::NotRun,
+                        format!("dependency `{}` ended {}", dep.id, s.as_str()),
+                    );
+                }
+            }
+        }
+        Readiness::Ready
+    }
+
+    fn context(&self, step: &Step) -> StepContext {
+        let s = &self.settings;
+        let artifacts_rel = format!("artifacts/{}", step.id);
+        let mut run_vars = BTreeMap::new();
+        run_vars.insert("PLANGATE_RUN_ID".to_owned(), s.run_id.clone());
+        run_vars.insert("PLANGATE_STEP_ID".to_owned(), step.id.clone());
+        run_vars.insert("PLANGATE_PLAN_ID".to_owned(), self.plan.id.clone());
+        run_vars.insert(
+            "PLANGATE_WORKSPACE".to_owned(),
+            s.env.workspace.display().to_string(),
+        );
+        run_vars.insert(
+            "PLANGATE_OUT_DIR".to_owned(),
+            s.out_dir.display().to_string(),
+        );
+        run_vars.insert(
+            "PLANGATE_STEP_ARTIFACTS".to_owned(),
+            s.out_dir.join(&artifacts_rel).display().to_string(),
+        );
+        StepContext {
+            env: s.env.clone(),
+            artifacts_dir: s.out_dir.join(&artifacts_rel),
+            artifacts_rel,
+            run_vars,
+            max_output_bytes: s.max_output_bytes,
+            kill_grace: s.kill_grace,
+            cancel: self.cancel.clone(),
+        }
+    }
+
+    /// Returns (first blocking failure, interrupted).
+    async fn run_graph(&mut self) -> (Option<usize>, bool) {
+        let n = self.plan.steps.len();
+        let max = usize::try_from(self.settings.policy.max_parallel)
+            .unwrap_or(1)
+            .max(1);
+        let mut running: JoinSet<(usize, u32, StepOutcome)> = JoinSet::new();
+        let mut failed: Option<usize> = None;
+        let mut cancel = self.cancel.clone();
+        loop {
+            let interrupted = *cancel.borrow();
+            if failed.is_none() && !interrupted {
+                // Resolve never-runnable steps until nothing changes, then start what is ready.
+                let mut changed = true;
+                while changed {
+                    changed = false;
+                    for i in 0..n {
+                        if self.state[i] != State::Pending {
+                            continue;
+                        }
+                        match self.readiness(i) {
+                            Readiness::Never(status, reason) => {
+                                self.state[i] = State::Done(status);
+                                self.emit(RunEvent::StepNotRun {
+                                    step: i,
+                                    status,
+                                    reason,
+                                });
+                                changed = true;
+                            }
+                            Readiness::Ready if running.len() < max => {
+                                self.start(i, &mut running);
+                            }
+                            Readiness::Ready | Readiness::Wait => {}
+                        }
+                    }
+                }
+            }
+            if running.is_empty() {
+                return (failed, *cancel.borrow());
+            }
+            tokio::select! {
+                joined = running.join_next() => {
+                    let Some(joined) = joined else { continue };
+                    let (i, sequence, outcome) = match joined {
+                        Ok(r) => r,
+                        Err(e) => {
+                            // A panicked step task: record it as failed rather than lose it.
+                            let i = self.state.iter().position(|s| *s == State::Running).unwrap_or(0);
+                            (i, 0, internal_failure(format!("internal error: {e}")))
+                        }
+                    };
+                    let status = outcome.status;
+                    self.state[i] = State::Done(status);
+                    if status == StepStatus::Success {
+                        self.completed.push(i);
+                    } else if status.is_failure() && !self.plan.steps[i].continue_on_error && failed.is_none() {
+                        failed = Some(i);
+                    }
+                    self.emit(RunEvent::StepFinished { step: i, sequence, outcome });
+                }
+                _ = cancel.wait_for(|c| *c), if !*cancel.borrow() => {
+                    // Running steps see the same signal and stop their process groups.
+                }
+            }
+        }
+    }
+
+    fn start(&mut self, i: usize, running: &mut JoinSet<(usize, u32, StepOutcome)>) {
+        self.sequence += 1;
+        let sequence = self.sequence;
+        self.state[i] = State::Running;
+        let at = SystemTime::now();
+        self.emit(RunEvent::StepStarted {
+            step: i,
+            sequence,
+            at,
+        });
+        let plan = Arc::clone(&self.plan);
+        let ctx = self.context(&plan.steps[i]);
+        running.spawn(async move {
+            let outcome = execute_step(&plan.steps[i], &ctx, at).await;
+            (i, sequence, outcome)
+        });
+    }
+
+    async fn rollback(&mut self) {
+        let order: Vec<usize> = self.completed.iter().rev().copied().collect();
+        for i in order {
+            let step = &self.plan.steps[i];
+            let Some(cmd) = step.rollback_command.clone() else {
+                continue;
+            };
+            if *self.cancel.borrow() {
+                break;
+            }
+            self.sequence += 1;
+            let sequence = self.sequence;
+            self.emit(RunEvent::RollbackStarted { step: i, sequence });
+            let ctx = self.context(step);
+            let started = SystemTime::now();
+            let result =
+                tools::bash::run_command(&cmd, &ctx.env.workspace, step, &ctx, "rollback.", true)
+                    .await;
+            let outcome = outcome_from(step, result, started, None);
+            self.emit(RunEvent::RollbackFinished {
+                step: i,
+                sequence,
+                outcome,
+            });
+        }
+    }
+}
+
+fn internal_failure(error: String) -> StepOutcome {
+    StepOutcome {
+        status: StepStatus::Failed,
+        exit_code: None,
+        signal: None,
+        started_at: SystemTime::now(),
+        duration: Duration::ZERO,
+        attempts: 1,
+        artifacts: Vec::new(),
+        truncated: false,
+        output_bytes: 0,
+        error: Some(error),
+    }
+}
+
+async fn execute_step(step: &Step, ctx: &StepContext, started: SystemTime) -> StepOutcome {
+    let result = tools::execute(step, ctx).await;
+    outcome_from(step, result, started, step.expected_output.as_ref())
+}
+
+fn outcome_from(
+    step: &Step,
+    result: std::io::Result<tools::ToolResult>,
+    started: SystemTime,
+    expected: Option<&regex::Regex>,
+) -> StepOutcome {
+    let res = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let mut o = internal_failure(format!("could not run the step: {e}"));
+            o.started_at = started;
+            o.duration = started.elapsed().unwrap_or_default();
+            return o;
+        }
+    };
+    let p = &res.process;
+    let (mut status, exit_code, signal, mut error) = match p.termination {
+        Termination::Exited(0) => (StepStatus::Success, Some(0), None, None),
+        Termination::Exited(c) => (
+            StepStatus::Failed,
+            Some(c),
+            None,
+            Some(format!("exited with code {c}")),
+        ),
+        Termination::Signaled(s) => (
+            StepStatus::Failed,
+            None,
+            Some(s),
+            Some(format!("killed by signal {s}")),
+        ),
+        Termination::TimedOut => (
+            StepStatus::TimedOut,
+            None,
+            None,
+            Some(format!(
+                "timed out after {}; its process group was killed",
+                humantime::format_duration(step.timeout)
+            )),
+        ),
+        Termination::Cancelled => (
+            StepStatus::Failed,
+            None,
+            None,
+            Some("interrupted; its process group was stopped".to_owned()),
+        ),
+    };
+    if status == StepStatus::Success
+        && let Some(re) = expected
+    {
+        match res.stdout_path.as_ref().map(std::fs::read) {
+            Some(Ok(bytes)) => {
+                let text = String::from_utf8_lossy(&bytes);
+                if !re.is_match(&text) {
+                    status = StepStatus::Failed;
+                    error = Some(format!(
+                        "stdout does not match expected_output `{}`",
+                        re.as_str()
+                    ));
+                }
+            }
+            Some(Err(e)) => {
+                status = StepStatus::Failed;
+                error = Some(format!("cannot read stdout to check expected_output: {e}"));
+            }
+            None => {
+                status = StepStatus::Failed;
+                error = Some("expected_output is set but the output was not captured".to_owned());
+            }
+        }
+    }
+    StepOutcome {
+        status,
+        exit_code,
+        signal,
+        started_at: started,
+        duration: p.duration,
+        attempts: 1,
+        artifacts: res.artifacts,
+        truncated: p.stdout.truncated || p.stderr.truncated,
+        output_bytes: p.stdout.bytes + p.stderr.bytes,
+        error,
+    }
+}

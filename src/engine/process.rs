@@ -1,0 +1,273 @@
+//! Child processes: own process group, closed stdin, output streamed to
+//! capped files, timeout and cancellation that take down the whole group.
+//!
+//! Nothing a step forks survives it: when the step's main process exits, or
+//! its timeout fires, or the run is interrupted, the process group gets
+//! SIGTERM, then SIGKILL after a grace period. Output beyond the cap is read
+//! and dropped (so the child never blocks on a full pipe) and flagged as
+//! truncated: a step printing gigabytes fills neither memory nor disk.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, kill_process_group};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// Where a stream goes.
+#[derive(Debug, Clone)]
+pub enum Capture {
+    /// Into a file, keeping at most `cap` bytes.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Most bytes kept.
+        cap: u64,
+    },
+    /// Nowhere.
+    Discard,
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct ProcessSpec {
+    /// Program (looked up in PATH).
+    pub program: String,
+    /// Arguments, passed as an argv array (never through a shell).
+    pub args: Vec<String>,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Extra environment, over the inherited one.
+    pub env: Vec<(String, String)>,
+    /// stdout destination.
+    pub stdout: Capture,
+    /// stderr destination.
+    pub stderr: Capture,
+    /// Kill the group after this long.
+    pub timeout: Duration,
+    /// Between SIGTERM and SIGKILL.
+    pub kill_grace: Duration,
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Termination {
+    /// Exited by itself with this code.
+    Exited(i32),
+    /// Killed by a signal it did not get from plangate.
+    Signaled(i32),
+    /// plangate killed it: timeout.
+    TimedOut,
+    /// plangate killed it: the run was interrupted.
+    Cancelled,
+}
+
+/// One captured stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamStats {
+    /// Bytes the child wrote.
+    pub bytes: u64,
+    /// Bytes kept in the file.
+    pub kept: u64,
+    /// Whether bytes were dropped at the cap.
+    pub truncated: bool,
+}
+
+/// The result of running a process.
+#[derive(Debug, Clone)]
+pub struct ProcessOutcome {
+    /// How it ended.
+    pub termination: Termination,
+    /// stdout figures.
+    pub stdout: StreamStats,
+    /// stderr figures.
+    pub stderr: StreamStats,
+    /// Wall time.
+    pub duration: Duration,
+}
+
+/// Run a process to completion, timeout or cancellation.
+pub async fn run(
+    spec: ProcessSpec,
+    mut cancel: watch::Receiver<bool>,
+) -> std::io::Result<ProcessOutcome> {
+    let started = Instant::now();
+    let mut cmd = Command::new(&spec.program);
+    // plangate's own control variables (approvals, tolerance, ...) never reach a child:
+    // a nested plangate must not inherit the outer run's approvals.
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("PLANGATE_") {
+            cmd.env_remove(&key);
+        }
+    }
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::null())
+        .stdout(stdio_for(&spec.stdout))
+        .stderr(stdio_for(&spec.stderr))
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(|e| {
+        std::io::Error::new(e.kind(), format!("failed to start `{}`: {e}", spec.program))
+    })?;
+    let pgid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .and_then(Pid::from_raw);
+    let out_task = spawn_reader(child.stdout.take(), spec.stdout.clone());
+    let err_task = spawn_reader(child.stderr.take(), spec.stderr.clone());
+
+    let already_cancelled = *cancel.borrow();
+    let waited = if already_cancelled {
+        None
+    } else {
+        tokio::select! {
+            status = child.wait() => Some(Ok(status)),
+            () = tokio::time::sleep(spec.timeout) => Some(Err(Termination::TimedOut)),
+            _ = cancel.wait_for(|c| *c) => None,
+        }
+    };
+    let (status, killed_by_us) = match waited {
+        Some(Ok(status)) => (status?, None),
+        Some(Err(t)) => (
+            stop_group(pgid, &mut child, spec.kill_grace).await?,
+            Some(t),
+        ),
+        None => (
+            stop_group(pgid, &mut child, spec.kill_grace).await?,
+            Some(Termination::Cancelled),
+        ),
+    };
+    // The leader is gone; whatever it left in its group goes too.
+    if let Some(pg) = pgid {
+        let _ = kill_process_group(pg, Signal::TERM);
+    }
+    let stdout = finish_reader(out_task, pgid, spec.kill_grace).await;
+    let stderr = finish_reader(err_task, pgid, spec.kill_grace).await;
+    let termination = match killed_by_us {
+        Some(t) => t,
+        None => match (
+            status.code(),
+            std::os::unix::process::ExitStatusExt::signal(&status),
+        ) {
+            (Some(c), _) => Termination::Exited(c),
+            (None, Some(s)) => Termination::Signaled(s),
+            (None, None) => Termination::Signaled(0),
+        },
+    };
+    Ok(ProcessOutcome {
+        termination,
+        stdout,
+        stderr,
+        duration: started.elapsed(),
+    })
+}
+
+fn stdio_for(c: &Capture) -> Stdio {
+    match c {
+        Capture::File { .. } => Stdio::piped(),
+        Capture::Discard => Stdio::null(),
+    }
+}
+
+/// SIGTERM the group, wait up to `grace`, then SIGKILL it, and reap the leader.
+async fn stop_group(
+    pgid: Option<Pid>,
+    child: &mut tokio::process::Child,
+    grace: Duration,
+) -> std::io::Result<std::process::ExitStatus> {
+    if let Some(pg) = pgid {
+        let _ = kill_process_group(pg, Signal::TERM);
+    }
+    match tokio::time::timeout(grace, child.wait()).await {
+        Ok(status) => {
+            if let Some(pg) = pgid {
+                let _ = kill_process_group(pg, Signal::KILL);
+            }
+            status
+        }
+        Err(_) => {
+            if let Some(pg) = pgid {
+                let _ = kill_process_group(pg, Signal::KILL);
+            }
+            let _ = child.start_kill();
+            child.wait().await
+        }
+    }
+}
+
+type ReaderTask = Option<JoinHandle<StreamStats>>;
+
+fn spawn_reader<R>(pipe: Option<R>, capture: Capture) -> ReaderTask
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    let pipe = pipe?;
+    let Capture::File { path, cap } = capture else {
+        return None;
+    };
+    Some(tokio::spawn(copy_capped(pipe, path, cap)))
+}
+
+async fn copy_capped<R: AsyncRead + Unpin>(mut pipe: R, path: PathBuf, cap: u64) -> StreamStats {
+    let mut stats = StreamStats::default();
+    let mut file = tokio::fs::File::create(&path).await.ok();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        stats.bytes += n as u64;
+        let room = cap.saturating_sub(stats.kept);
+        let keep = usize::try_from(room).unwrap_or(usize::MAX).min(n);
+        if keep < n {
+            stats.truncated = true;
+        }
+        if keep > 0
+            && let Some(f) = file.as_mut()
+        {
+            if f.write_all(&buf[..keep]).await.is_err() {
+                // Disk full or similar: keep draining, stop writing, flag it.
+                file = None;
+                stats.truncated = true;
+            } else {
+                stats.kept += keep as u64;
+            }
+        }
+    }
+    if let Some(mut f) = file {
+        let _ = f.flush().await;
+    }
+    stats
+}
+
+/// Wait for a reader; if something still holds the pipe after the grace period, kill the group and stop reading.
+async fn finish_reader(task: ReaderTask, pgid: Option<Pid>, grace: Duration) -> StreamStats {
+    let Some(mut task) = task else {
+        return StreamStats::default();
+    };
+    match tokio::time::timeout(grace, &mut task).await {
+        Ok(r) => r.unwrap_or_default(),
+        Err(_) => {
+            if let Some(pg) = pgid {
+                let _ = kill_process_group(pg, Signal::KILL);
+            }
+            match tokio::time::timeout(Duration::from_secs(2), &mut task).await {
+                Ok(r) => r.unwrap_or_default(),
+                Err(_) => {
+                    // A process outside our group holds the pipe: give up on it.
+                    task.abort();
+                    StreamStats {
+                        truncated: true,
+                        ..StreamStats::default()
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! The run's outcome and its exit code: SPEC's table as one type.
+//!
+//! Every way a run can end maps to exactly one [`RunStatus`]; the process exit
+//! code, the report's `status` string and the precedence between outcomes all
+//! come from here, so they cannot drift apart.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// How a run ended. The declaration order is *not* the precedence; see [`RunStatus::rank`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every step that was meant to run succeeded; no blocking finding. Exit 0.
+    Success,
+    /// A step failed: non-zero exit, timeout, expected_output mismatch. Exit 1.
+    Failed,
+    /// Invalid plan or usage; nothing was executed. Exit 2.
+    Invalid,
+    /// A step needed an approval it did not have, or was blocked. Exit 3.
+    Denied,
+    /// Secrets were found in what the run produced. Exit 4.
+    SecretsFound,
+    /// An agent answer was rejected by the fail-close parser after its last attempt. Exit 5.
+    Rejected,
+    /// The run's budget (tokens, cost or wall time) was exhausted. Exit 6.
+    BudgetExhausted,
+    /// SIGINT/SIGTERM: children were stopped. Exit 130.
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The process exit code of SPEC's table.
+    pub fn code(self) -> u8 {
+        match self {
+            RunStatus::Success => 0,
+            RunStatus::Failed => 1,
+            RunStatus::Invalid => 2,
+            RunStatus::Denied => 3,
+            RunStatus::SecretsFound => 4,
+            RunStatus::Rejected => 5,
+            RunStatus::BudgetExhausted => 6,
+            RunStatus::Interrupted => 130,
+        }
+    }
+
+    /// The report's `status` string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Success => "success",
+            RunStatus::Failed => "failed",
+            RunStatus::Invalid => "invalid",
+            RunStatus::Denied => "denied",
+            RunStatus::SecretsFound => "secrets_found",
+            RunStatus::Rejected => "rejected",
+            RunStatus::BudgetExhausted => "budget_exhausted",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// Precedence when several outcomes apply (SPEC: 130, 4, 5, 1, 6, 3; invalid
+    /// stops everything before it starts). Higher wins.
+    fn rank(self) -> u8 {
+        match self {
+            RunStatus::Success => 0,
+            RunStatus::Denied => 1,
+            RunStatus::BudgetExhausted => 2,
+            RunStatus::Failed => 3,
+            RunStatus::Rejected => 4,
+            RunStatus::SecretsFound => 5,
+            RunStatus::Invalid => 6,
+            RunStatus::Interrupted => 7,
+        }
+    }
+
+    /// The outcome that wins when both `self` and `other` apply.
+    #[must_use]
+    pub fn combine(self, other: RunStatus) -> RunStatus {
+        if other.rank() > self.rank() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunStatus::{self, *};
+
+    const ALL: [RunStatus; 8] = [
+        Success,
+        Failed,
+        Invalid,
+        Denied,
+        SecretsFound,
+        Rejected,
+        BudgetExhausted,
+        Interrupted,
+    ];
+
+    #[test]
+    fn spec_precedence_130_4_5_1_6_3() {
+        let order = [
+            Interrupted,
+            SecretsFound,
+            Rejected,
+            Failed,
+            BudgetExhausted,
+            Denied,
+        ];
+        for (i, hi) in order.iter().enumerate() {
+            for lo in &order[i + 1..] {
+                assert_eq!(hi.combine(*lo), *hi, "{hi} must beat {lo}");
+                assert_eq!(lo.combine(*hi), *hi, "{hi} must beat {lo}");
+            }
+            assert_eq!(hi.combine(Success), *hi);
+        }
+    }
+
+    #[test]
+    fn codes_and_names_are_distinct() {
+        let mut codes: Vec<u8> = ALL.iter().map(|s| s.code()).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), ALL.len());
+        for s in ALL {
+            let json = serde_json::to_value(s).ok();
+            assert_eq!(json, Some(serde_json::Value::from(s.as_str())));
+        }
+    }
+}

@@ -1,0 +1,443 @@
+//! plangate: run agent plans in CI with nobody at the keyboard.
+//!
+//! The pipeline: **plan** (load, schema-check, validate) → **policy**
+//! (classify each step's risk, decide: auto-approved, pre-approved, denied,
+//! blocked) → **engine** (run the dependency graph: process groups,
+//! timeouts, capped output, rollback) → **events** → **report**
+//! (`report.json`, artifact manifest, `audit.jsonl`, console lines).
+//!
+//! `plan` and `policy` are pure; `engine` and `tools` do the work;
+//! only `report` and this file write to stdout or stderr.
+
+pub mod cli;
+pub mod engine;
+pub mod exit_code;
+pub mod plan;
+pub mod policy;
+pub mod report;
+pub mod selection;
+pub mod tools;
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use cli::{Cli, Command, DecisionArgs, Format, RunArgs, SchemaArgs, ValidateArgs};
+use engine::{RunSettings, StepDecision};
+use exit_code::RunStatus;
+use plan::{Diagnostic, Plan, Pos};
+use policy::cap::{EffectivePolicy, Overrides, resolve};
+use report::console::Console;
+use tools::ToolEnv;
+
+/// Run a parsed command line; returns the process exit code.
+pub fn run(cli: Cli) -> u8 {
+    match cli.command {
+        Command::Run(args) => cmd_run(&args),
+        Command::Validate(args) => cmd_validate(&args),
+        Command::Schema(args) => cmd_schema(&args),
+    }
+}
+
+fn err_line(msg: &str) {
+    let _ = writeln!(anstream::stderr(), "plangate: error: {msg}");
+}
+
+fn print_diags(diags: &[Diagnostic]) {
+    let mut err = anstream::stderr().lock();
+    for d in diags {
+        let _ = writeln!(err, "{d}");
+    }
+    let _ = writeln!(
+        err,
+        "plangate: {} problem(s) found; nothing was executed",
+        diags.len()
+    );
+}
+
+fn usage_diag(msg: String, help: &str) -> Diagnostic {
+    Diagnostic {
+        file: "<command line>".into(),
+        line: 0,
+        column: 0,
+        message: msg,
+        help: Some(help.into()),
+    }
+}
+
+/// What `run` and `validate` share: the checked plan, the workspace, the policy, the approvals.
+struct Prepared {
+    plan: Plan,
+    env: ToolEnv,
+    policy: EffectivePolicy,
+    approvals: BTreeSet<String>,
+}
+
+fn workspace_of(args: &DecisionArgs) -> Result<PathBuf, Diagnostic> {
+    let raw = args.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
+    let ws = raw.canonicalize().map_err(|e| {
+        usage_diag(
+            format!("workspace `{}` is not usable: {e}", raw.display()),
+            "pass an existing directory with --workspace (or PLANGATE_WORKSPACE)",
+        )
+    })?;
+    if !ws.is_dir() {
+        return Err(usage_diag(
+            format!("workspace `{}` is not a directory", raw.display()),
+            "pass an existing directory with --workspace",
+        ));
+    }
+    Ok(ws)
+}
+
+fn prepare(
+    plan_path: &Path,
+    args: &DecisionArgs,
+    max_parallel: Option<u32>,
+) -> Result<Prepared, Vec<Diagnostic>> {
+    let workspace = workspace_of(args).map_err(|d| vec![d])?;
+    let mut diags = Vec::new();
+    let plan = plan::load_plan_file(plan_path);
+    let cap = match &args.policy {
+        Some(p) => match plan::load_policy_file(p) {
+            Ok(b) => Some(b),
+            Err(d) => {
+                diags.extend(d);
+                None
+            }
+        },
+        None => None,
+    };
+    let plan = match plan {
+        Ok(p) => p,
+        Err(d) => {
+            diags.extend(d);
+            return Err(diags);
+        }
+    };
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let mut approvals = BTreeSet::new();
+    for id in args
+        .approve
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+    {
+        if plan.index_of(id).is_none() {
+            let ids = plan.steps.iter().map(|s| s.id.as_str());
+            let hint = match plan::diag::did_you_mean(id, ids) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => "approve the id of a step of this plan".to_owned(),
+            };
+            diags.push(usage_diag(
+                format!(
+                    "--approve names `{id}`, which is not a step of plan `{}`",
+                    plan.id
+                ),
+                &hint,
+            ));
+        }
+        approvals.insert(id.to_owned());
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let policy = resolve(
+        &plan.policy,
+        Overrides {
+            risk_tolerance: args.risk_tolerance.map(Into::into),
+            max_parallel,
+        },
+        cap.as_ref(),
+    );
+    let env = ToolEnv {
+        workspace,
+        home: std::env::var_os("HOME").map(PathBuf::from),
+    };
+    Ok(Prepared {
+        plan,
+        env,
+        policy,
+        approvals,
+    })
+}
+
+fn cmd_run(args: &RunArgs) -> u8 {
+    let run_id = uuid::Uuid::now_v7().to_string();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let out_dir_for = |ws: &Path| match &args.out {
+        Some(o) if o.is_absolute() => o.clone(),
+        Some(o) => cwd.join(o),
+        None => ws.join(".plangate").join("runs").join(&run_id),
+    };
+    let fail_invalid = |diags: &[Diagnostic], ws: &Path| {
+        print_diags(diags);
+        let out = out_dir_for(ws);
+        match report::write_invalid(&out, &run_id, &args.plan, ws, diags) {
+            Ok(p) => {
+                let _ = writeln!(anstream::stderr(), "report: {}", p.display());
+            }
+            Err(e) => err_line(&format!(
+                "cannot write the report to {}: {e}",
+                out.display()
+            )),
+        }
+        RunStatus::Invalid.code()
+    };
+    let prepared = match prepare(&args.plan, &args.decision, args.max_parallel) {
+        Ok(p) => p,
+        Err(diags) => {
+            let ws = workspace_of(&args.decision).unwrap_or_else(|_| cwd.clone());
+            return fail_invalid(&diags, &ws);
+        }
+    };
+    let selected = match &args.steps {
+        Some(spec) => match selection::parse_steps(spec, &prepared.plan) {
+            Ok(s) => Some(s),
+            Err(msg) => {
+                let d = usage_diag(
+                    format!("--steps: {msg}"),
+                    "use `3`, `2-5` or ids like `lint,test`",
+                );
+                return fail_invalid(&[d], &prepared.env.workspace);
+            }
+        },
+        None => None,
+    };
+    let kill_grace = match Duration::try_from_secs_f64(args.kill_grace) {
+        Ok(d) if d <= Duration::from_secs(600) => d,
+        _ => {
+            let d = usage_diag(
+                format!(
+                    "--kill-grace {} is not a number of seconds between 0 and 600",
+                    args.kill_grace
+                ),
+                "e.g. --kill-grace 5",
+            );
+            return fail_invalid(&[d], &prepared.env.workspace);
+        }
+    };
+    let out_dir = out_dir_for(&prepared.env.workspace);
+    let settings = Arc::new(RunSettings {
+        run_id: run_id.clone(),
+        env: prepared.env,
+        out_dir,
+        policy: prepared.policy,
+        approvals: prepared.approvals,
+        dry_run: args.dry_run,
+        selected,
+        max_output_bytes: args.max_output_bytes,
+        kill_grace,
+    });
+    let plan = Arc::new(prepared.plan);
+    let mut console = Console::from_env();
+    console.quiet = args.quiet;
+    execute(plan, settings, console)
+}
+
+fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> u8 {
+    let reporter = match report::Reporter::new(Arc::clone(&plan), &settings, console) {
+        Ok(r) => r,
+        Err(e) => {
+            err_line(&format!(
+                "cannot write to the output directory {}: {e}; nothing was executed",
+                settings.out_dir.display()
+            ));
+            return RunStatus::Invalid.code();
+        }
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let writer = std::thread::spawn(move || reporter.consume(&rx));
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            err_line(&format!("cannot start the async runtime: {e}"));
+            drop(tx);
+            let _ = writer.join();
+            return RunStatus::Failed.code();
+        }
+    };
+    let status = runtime.block_on(async move {
+        let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+        spawn_signal_watch(cancel_tx);
+        engine::run(plan, settings, tx, cancel_rx).await
+    });
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    match writer.join() {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => err_line(&format!("failed to write the report: {e}")),
+        Err(_) => err_line("the report writer crashed"),
+    }
+    status.code()
+}
+
+fn spawn_signal_watch(cancel: tokio::sync::watch::Sender<bool>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        err_line("cannot install signal handlers; SIGINT/SIGTERM will kill plangate outright");
+        return;
+    };
+    tokio::spawn(async move {
+        let name = tokio::select! {
+            _ = int.recv() => "SIGINT",
+            _ = term.recv() => "SIGTERM",
+        };
+        let _ = writeln!(
+            anstream::stderr(),
+            "plangate: {name} received: stopping running steps"
+        );
+        let _ = cancel.send(true);
+    });
+}
+
+fn cmd_validate(args: &ValidateArgs) -> u8 {
+    let mut out = std::io::stdout().lock();
+    let prepared = match prepare(&args.plan, &args.decision, None) {
+        Ok(p) => p,
+        Err(diags) => {
+            if args.format == Format::Json {
+                let v = json!({"valid": false, "plan": args.plan.display().to_string(), "errors": diags});
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string_pretty(&v).unwrap_or_default()
+                );
+            }
+            print_diags(&diags);
+            return RunStatus::Invalid.code();
+        }
+    };
+    let decisions = engine::decide_all(
+        &prepared.plan,
+        &prepared.env,
+        &prepared.policy,
+        &prepared.approvals,
+    );
+    let res = match args.format {
+        Format::Json => write_validate_json(&mut out, &prepared, &decisions),
+        Format::Text => write_validate_text(&mut out, &prepared, &decisions),
+    };
+    if let Err(e) = res {
+        err_line(&format!("cannot write to stdout: {e}"));
+        return 1;
+    }
+    0
+}
+
+fn write_validate_json(
+    out: &mut impl Write,
+    p: &Prepared,
+    decisions: &[StepDecision],
+) -> std::io::Result<()> {
+    let steps: Vec<_> = p
+        .plan
+        .steps
+        .iter()
+        .zip(decisions)
+        .map(|(s, d)| {
+            json!({
+                "id": s.id,
+                "tool": s.tool.as_str(),
+                "line": s.pos.line,
+                "dependencies": s.deps.iter().map(|&i| p.plan.steps[i].id.clone()).collect::<Vec<_>>(),
+                "risk": d.risk,
+                "approval": d.decision,
+            })
+        })
+        .collect();
+    let v = json!({
+        "valid": true,
+        "plan": {"id": p.plan.id, "path": p.plan.path.display().to_string(), "sha256": p.plan.sha256, "objective": p.plan.objective},
+        "workspace": p.env.workspace.display().to_string(),
+        "policy": p.policy,
+        "approvals": p.approvals,
+        "steps": steps,
+        "errors": [],
+    });
+    writeln!(
+        out,
+        "{}",
+        serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?
+    )
+}
+
+fn write_validate_text(
+    out: &mut impl Write,
+    p: &Prepared,
+    decisions: &[StepDecision],
+) -> std::io::Result<()> {
+    let pol = &p.policy;
+    writeln!(
+        out,
+        "plan `{}` ({}): {} steps, valid",
+        p.plan.id,
+        p.plan.path.display(),
+        p.plan.steps.len()
+    )?;
+    writeln!(
+        out,
+        "policy: risk_tolerance {}, on_approval_required {}, max_parallel {}, fail_on_secrets {}",
+        pol.risk_tolerance.as_str(),
+        pol.on_approval_required.as_str(),
+        pol.max_parallel,
+        pol.fail_on_secrets
+    )?;
+    for c in &pol.capped {
+        writeln!(out, "policy: {c}")?;
+    }
+    let w = p
+        .plan
+        .steps
+        .iter()
+        .map(|s| s.id.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<w$}  {:<6}  {:<9}  {:<10}  {:<9}  {:<13}  REASON",
+        "STEP", "TOOL", "DECLARED", "CLASSIFIED", "EFFECTIVE", "DECISION"
+    )?;
+    for (s, d) in p.plan.steps.iter().zip(decisions) {
+        writeln!(
+            out,
+            "{:<w$}  {:<6}  {:<9}  {:<10}  {:<9}  {:<13}  {}",
+            s.id,
+            s.tool.as_str(),
+            d.risk.declared.as_str(),
+            d.risk.classified.as_str(),
+            d.risk.effective.as_str(),
+            d.decision.decision.as_str(),
+            d.decision.reason
+        )?;
+    }
+    let _ = Pos::default();
+    Ok(())
+}
+
+fn cmd_schema(args: &SchemaArgs) -> u8 {
+    let schema = if args.policy {
+        plan::schema::policy_schema()
+    } else {
+        plan::schema::plan_schema()
+    };
+    let mut out = std::io::stdout().lock();
+    match serde_json::to_string_pretty(&schema) {
+        Ok(s) if writeln!(out, "{s}").is_ok() => 0,
+        _ => 1,
+    }
+}

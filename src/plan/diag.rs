@@ -1,0 +1,109 @@
+//! Diagnostics: what is wrong in a plan or policy file, where, and what to do.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::node::Pos;
+
+/// One problem found in an input file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// The file, as the user named it.
+    pub file: String,
+    /// 1-based line (0 when the whole file is concerned).
+    pub line: u64,
+    /// 1-based column (0 when the whole file is concerned).
+    pub column: u64,
+    /// What is wrong, as a lowercase sentence fragment.
+    pub message: String,
+    /// What to do about it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic at a position.
+    pub fn at(file: &str, pos: Pos, message: impl Into<String>) -> Self {
+        Diagnostic {
+            file: file.to_owned(),
+            line: pos.line,
+            column: pos.column,
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    /// Add what to do.
+    #[must_use]
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(
+                f,
+                "{}:{}:{}: error: {}",
+                self.file, self.line, self.column, self.message
+            )?;
+        } else {
+            write!(f, "{}: error: {}", self.file, self.message)?;
+        }
+        if let Some(help) = &self.help {
+            write!(f, "\n  help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The closest candidate to `word` by edit distance, if it is close enough to be a typo.
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = levenshtein(&word.to_lowercase(), &c.to_lowercase());
+        let limit = (c.len().max(word.len()) / 3).max(1);
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(
+            did_you_mean("comand", ["command", "timeout"]),
+            Some("command")
+        );
+        assert_eq!(
+            did_you_mean("dependencys", ["dependencies", "env"]),
+            Some("dependencies")
+        );
+        assert_eq!(did_you_mean("zzz", ["command", "timeout"]), None);
+    }
+}

@@ -1,0 +1,256 @@
+//! From bytes to a checked YAML tree: size cap, YAML parsing with budgets,
+//! then validation against a generated JSON Schema, reporting every problem.
+//!
+//! No I/O here: callers read the file (see [`crate::plan::load_plan_file`]).
+
+use serde_json::Value;
+use serde_saphyr::options::DuplicateKeyPolicy;
+
+use super::diag::{Diagnostic, did_you_mean};
+use super::node::{Node, Pos};
+
+/// Plans and policy files larger than this are refused before parsing.
+pub const MAX_FILE_BYTES: usize = 1024 * 1024;
+/// Deepest nesting accepted in a plan (a real plan needs fewer than 10 levels).
+pub const MAX_DEPTH: usize = 32;
+
+/// Parse YAML text into a spanned tree, refusing oversized input, alias bombs and deep nesting.
+pub fn parse_document(file: &str, text: &str) -> Result<Node, Diagnostic> {
+    if text.len() > MAX_FILE_BYTES {
+        return Err(Diagnostic::at(
+            file,
+            Pos::default(),
+            format!(
+                "file is {} bytes, more than the {} bytes a plan may have",
+                text.len(),
+                MAX_FILE_BYTES
+            ),
+        )
+        .help("split the plan, or move large data into files the steps read"));
+    }
+    if text.trim().is_empty() {
+        return Err(Diagnostic::at(file, Pos::default(), "file is empty")
+            .help("a plan starts with `version: 1`, an `id` and a list of `steps`"));
+    }
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = MAX_DEPTH;
+    budget.max_aliases = 1_000;
+    budget.max_anchors = 1_000;
+    budget.max_nodes = 200_000;
+    budget.max_documents = 1;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options.duplicate_keys = DuplicateKeyPolicy::Error;
+    serde_saphyr::from_str_with_options::<Node>(text, options).map_err(|e| yaml_error(file, &e))
+}
+
+fn yaml_error(file: &str, e: &serde_saphyr::Error) -> Diagnostic {
+    let pos = e
+        .location()
+        .map(|l| Pos {
+            line: l.line(),
+            column: l.column(),
+        })
+        .unwrap_or_default();
+    let rendered = e.without_snippet().to_string();
+    let first = rendered.lines().next().unwrap_or("invalid YAML").trim();
+    let message = strip_location_suffix(first);
+    let help = if message.contains("budget")
+        || message.contains("recursion")
+        || message.contains("depth")
+    {
+        "plans may not nest deeper than 32 levels nor expand more than 1000 aliases; simplify the file"
+    } else if message.contains("duplicate") {
+        "each key may appear once in a mapping; remove or rename the repeated key"
+    } else {
+        "fix the YAML syntax at this position"
+    };
+    Diagnostic::at(file, pos, format!("invalid YAML: {message}")).help(help)
+}
+
+/// serde-saphyr appends " at line X column Y"; the diagnostic carries the position already.
+fn strip_location_suffix(msg: &str) -> String {
+    if let Some(rest) = msg.strip_prefix("duplicate mapping key: ") {
+        let key = rest.split(',').next().unwrap_or(rest).trim();
+        return format!("duplicate key `{key}`");
+    }
+    match msg.find(" at line ") {
+        Some(i) => msg[..i].to_owned(),
+        None => msg.to_owned(),
+    }
+}
+
+/// Validate a tree against a schema; every violation becomes a diagnostic.
+///
+/// `describe` turns a JSON pointer into words ("step `lint`"), and `keys_at`
+/// lists the keys allowed at a pointer, for "did you mean" help.
+pub fn schema_check(
+    file: &str,
+    root: &Node,
+    schema: &Value,
+    describe: &dyn Fn(&str) -> String,
+    keys_at: &dyn Fn(&str) -> Vec<String>,
+) -> Vec<Diagnostic> {
+    let validator = match jsonschema::validator_for(schema) {
+        Ok(v) => v,
+        Err(e) => {
+            return vec![Diagnostic::at(
+                file,
+                Pos::default(),
+                format!("internal error: the generated schema is invalid: {e}"),
+            )];
+        }
+    };
+    let instance = root.to_json();
+    let mut out = Vec::new();
+    for err in validator.iter_errors(&instance) {
+        let pointer = err.instance_path().as_str().to_owned();
+        out.extend(explain(file, root, &pointer, &err, describe, keys_at));
+    }
+    out.sort_by_key(|d| (d.line, d.column));
+    out.dedup();
+    out
+}
+
+fn explain(
+    file: &str,
+    root: &Node,
+    pointer: &str,
+    err: &jsonschema::ValidationError<'_>,
+    describe: &dyn Fn(&str) -> String,
+    keys_at: &dyn Fn(&str) -> Vec<String>,
+) -> Vec<Diagnostic> {
+    use jsonschema::error::ValidationErrorKind as K;
+    let pos = root.pos_of(pointer);
+    let what = describe(pointer);
+    let node = root.at_pointer(pointer);
+    let found = node.map(|n| short(&n.to_json())).unwrap_or_default();
+    match err.kind() {
+        K::AdditionalProperties { unexpected } => {
+            let allowed = keys_at(pointer);
+            unexpected
+                .iter()
+                .map(|name| {
+                    let kpos = node.and_then(|n| n.key_pos(name)).unwrap_or(pos);
+                    let mut d = Diagnostic::at(file, kpos, format!("unknown key `{name}` in {what}"));
+                    let list = allowed.join(", ");
+                    d = match did_you_mean(name, allowed.iter().map(String::as_str)) {
+                        Some(s) => d.help(format!("did you mean `{s}`? allowed keys: {list}")),
+                        None => d.help(format!("allowed keys: {list}")),
+                    };
+                    d
+                })
+                .collect()
+        }
+        K::Required { property } => {
+            let name = property.as_str().unwrap_or("?");
+            vec![
+                Diagnostic::at(file, pos, format!("missing required key `{name}` in {what}"))
+                    .help(format!("add `{name}:` to {what}")),
+            ]
+        }
+        K::Enum { options } => {
+            let opts: Vec<String> = options
+                .as_array()
+                .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+                .unwrap_or_default();
+            let value = node.and_then(|n| n.to_json().as_str().map(str::to_owned)).unwrap_or(found);
+            let mut d = Diagnostic::at(file, pos, format!("invalid value `{value}` for {what}"));
+            let list = opts.join(", ");
+            d = match did_you_mean(&value, opts.iter().map(String::as_str)) {
+                Some(s) => d.help(format!("did you mean `{s}`? expected one of: {list}")),
+                None => d.help(format!("expected one of: {list}")),
+            };
+            vec![d]
+        }
+        K::Pattern { .. } => vec![
+            Diagnostic::at(file, pos, format!("invalid {what}: `{found}`")).help(
+                "ids start with a letter or `_` and use only letters, digits, `_` and `-` (64 characters at most)",
+            ),
+        ],
+        K::OneOfNotValid { context } | K::AnyOf { context } if !consts(context).is_empty() => {
+            let opts = consts(context);
+            let value = node.and_then(|n| n.to_json().as_str().map(str::to_owned)).unwrap_or(found);
+            let list = opts.join(", ");
+            let d = Diagnostic::at(file, pos, format!("invalid value `{value}` for {what}"));
+            vec![match did_you_mean(&value, opts.iter().map(String::as_str)) {
+                Some(s) => d.help(format!("did you mean `{s}`? expected one of: {list}")),
+                None => d.help(format!("expected one of: {list}")),
+            }]
+        }
+        K::OneOfNotValid { .. } | K::AnyOf { .. } if pointer.ends_with("/timeout") => vec![
+            Diagnostic::at(file, pos, format!("invalid timeout `{found}` for {what}"))
+                .help("use a positive number of seconds (at most 86400) or a duration like `90s`, `10m`, `1h`"),
+        ],
+        K::Type { kind } => vec![
+            Diagnostic::at(
+                file,
+                pos,
+                format!("wrong type for {what}: expected {}, found `{found}`", type_words(kind)),
+            )
+            .help("see `plangate schema` for the expected shape"),
+        ],
+        _ => vec![
+            Diagnostic::at(file, pos, format!("invalid {what}: {err}"))
+                .help("see `plangate schema` for the expected shape"),
+        ],
+    }
+}
+
+/// The constants of a `oneOf`/`anyOf` of `const` schemas (how schemars writes documented enums).
+fn consts(context: &[Vec<jsonschema::ValidationError<'static>>]) -> Vec<String> {
+    use jsonschema::error::ValidationErrorKind as K;
+    let mut out = Vec::new();
+    for branch in context {
+        for e in branch {
+            match e.kind() {
+                K::Constant { expected_value } => match expected_value.as_str() {
+                    Some(s) => out.push(s.to_owned()),
+                    None => return Vec::new(),
+                },
+                K::OneOfNotValid { context } | K::AnyOf { context } => {
+                    let inner = consts(context);
+                    if inner.is_empty() {
+                        return Vec::new();
+                    }
+                    out.extend(inner);
+                }
+                // The `null` branch of an optional enum.
+                K::Type { .. } => {}
+                _ => return Vec::new(),
+            }
+        }
+    }
+    out
+}
+
+fn type_words(kind: &jsonschema::error::TypeKind) -> String {
+    use jsonschema::error::TypeKind;
+    let name = |t: &jsonschema::JsonType| match t.to_string().as_str() {
+        "object" => "a mapping".to_owned(),
+        "array" => "a list".to_owned(),
+        "string" => "a string".to_owned(),
+        "integer" => "an integer".to_owned(),
+        "number" => "a number".to_owned(),
+        "boolean" => "true or false".to_owned(),
+        "null" => "nothing".to_owned(),
+        other => other.to_owned(),
+    };
+    match kind {
+        TypeKind::Single(t) => name(t),
+        TypeKind::Multiple(ts) => ts.iter().map(|t| name(&t)).collect::<Vec<_>>().join(" or "),
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if s.chars().count() > 60 {
+        let cut: String = s.chars().take(57).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}

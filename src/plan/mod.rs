@@ -1,0 +1,196 @@
+//! Plans: loading, validating and the checked types the engine runs.
+//!
+//! `raw` mirrors the YAML; `load` parses and schema-checks it; `validate`
+//! turns the raw plan into a [`Plan`] whose references, graph, timeouts and
+//! parameters are known to be good, collecting every problem at once. Apart
+//! from [`load_plan_file`] reading its file, nothing here does I/O.
+
+pub mod diag;
+pub mod load;
+pub mod node;
+pub mod raw;
+pub mod schema;
+mod validate;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use regex::Regex;
+use sha2::{Digest, Sha256};
+
+pub use diag::Diagnostic;
+pub use node::Pos;
+pub use raw::{AgentDef, PolicyBlock, ToolName};
+
+use crate::policy::Risk;
+
+/// The default step timeout (design 002's PlanStep default).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A plan that passed every check.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The plan's id.
+    pub id: String,
+    /// What the plan is for.
+    pub objective: Option<String>,
+    /// The file it came from, as given.
+    pub path: PathBuf,
+    /// sha256 of the file's bytes, hex.
+    pub sha256: String,
+    /// The plan's own policy block.
+    pub policy: PolicyBlock,
+    /// Declared agents.
+    pub agents: BTreeMap<String, AgentDef>,
+    /// Steps in file order.
+    pub steps: Vec<Step>,
+}
+
+/// A checked step.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// Unique id.
+    pub id: String,
+    /// Position in the plan (0-based).
+    pub index: usize,
+    /// The tool.
+    pub tool: ToolName,
+    /// What to do, per tool.
+    pub action: Action,
+    /// The parameters as written (for the input hash).
+    pub parameters: serde_json::Map<String, serde_json::Value>,
+    /// For humans.
+    pub description: Option<String>,
+    /// stdout must match this, or the step fails.
+    pub expected_output: Option<Regex>,
+    /// Undo command for when the run fails.
+    pub rollback_command: Option<String>,
+    /// Declared risk (`risk_level`, or the tool's `security_level`; safe when neither).
+    pub declared_risk: Risk,
+    /// Never run without an explicit approval.
+    pub requires_approval: bool,
+    /// Kill the process group after this long.
+    pub timeout: Duration,
+    /// Indices of the steps this one depends on.
+    pub deps: Vec<usize>,
+    /// A failure neither stops dependents nor fails the run.
+    pub continue_on_error: bool,
+    /// Extra environment (step `env` and tool `environment` merged).
+    pub env: BTreeMap<String, String>,
+    /// Where the step is written in the plan.
+    pub pos: Pos,
+}
+
+/// What a step does, per tool.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// A bash command.
+    Bash(BashAction),
+}
+
+/// A checked bash step.
+#[derive(Debug, Clone)]
+pub struct BashAction {
+    /// The command text.
+    pub command: String,
+    /// Relative to the workspace (lexically inside it).
+    pub working_directory: Option<PathBuf>,
+    /// Print captured output on stderr at the end.
+    pub show_cli: bool,
+    /// Keep output as artifacts.
+    pub capture_output: bool,
+}
+
+/// Read, parse and check a plan file: every problem is returned at once.
+pub fn load_plan_file(path: &Path) -> Result<Plan, Vec<Diagnostic>> {
+    let file = path.display().to_string();
+    let bytes = read_capped(path).map_err(|d| vec![d])?;
+    let text = String::from_utf8(bytes.clone()).map_err(|e| {
+        vec![
+            Diagnostic::at(
+                &file,
+                Pos::default(),
+                format!(
+                    "file is not valid UTF-8 (byte {})",
+                    e.utf8_error().valid_up_to()
+                ),
+            )
+            .help("save the plan as UTF-8"),
+        ]
+    })?;
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    validate::plan_from_text(&file, &text, path, sha256)
+}
+
+/// Check plan text (no file access); `path` is only recorded.
+pub fn load_plan_str(file: &str, text: &str) -> Result<Plan, Vec<Diagnostic>> {
+    let sha256 = hex::encode(Sha256::digest(text.as_bytes()));
+    validate::plan_from_text(file, text, Path::new(file), sha256)
+}
+
+/// Read a file, refusing anything larger than [`load::MAX_FILE_BYTES`] without reading it whole.
+pub(crate) fn read_capped(path: &Path) -> Result<Vec<u8>, Diagnostic> {
+    use std::io::Read;
+    let file = path.display().to_string();
+    let f = std::fs::File::open(path).map_err(|e| {
+        Diagnostic::at(&file, Pos::default(), format!("cannot read the file: {e}"))
+            .help("check the path and its permissions")
+    })?;
+    let mut buf = Vec::new();
+    let limit = u64::try_from(load::MAX_FILE_BYTES).unwrap_or(u64::MAX) + 1;
+    f.take(limit)
+        .read_to_end(&mut buf)
+        .map_err(|e| Diagnostic::at(&file, Pos::default(), format!("cannot read the file: {e}")))?;
+    if buf.len() > load::MAX_FILE_BYTES {
+        return Err(Diagnostic::at(
+            &file,
+            Pos::default(),
+            format!(
+                "file is larger than the {} bytes a plan may have",
+                load::MAX_FILE_BYTES
+            ),
+        )
+        .help("split the plan, or move large data into files the steps read"));
+    }
+    Ok(buf)
+}
+
+impl Plan {
+    /// Step index by id.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.steps.iter().position(|s| s.id == id)
+    }
+}
+
+/// Read and check a `--policy` file (YAML with the keys of a plan's `policy:` block).
+pub fn load_policy_file(path: &Path) -> Result<PolicyBlock, Vec<Diagnostic>> {
+    let file = path.display().to_string();
+    let bytes = read_capped(path).map_err(|d| vec![d])?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        vec![
+            Diagnostic::at(&file, Pos::default(), "file is not valid UTF-8")
+                .help("save the policy as UTF-8"),
+        ]
+    })?;
+    let root = load::parse_document(&file, &text).map_err(|d| vec![d])?;
+    let describe = |p: &str| {
+        if p.is_empty() {
+            "the policy file".to_owned()
+        } else {
+            format!("`{}`", p.trim_start_matches('/').replace('/', "."))
+        }
+    };
+    let keys = |_: &str| schema::allowed_keys::<PolicyBlock>();
+    let diags = load::schema_check(&file, &root, &schema::policy_schema(), &describe, &keys);
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    serde_json::from_value(root.to_json()).map_err(|e| {
+        vec![Diagnostic::at(
+            &file,
+            Pos::default(),
+            format!("invalid policy file: {e}"),
+        )]
+    })
+}

@@ -1,0 +1,258 @@
+//! The plan file as written: serde types mirroring the YAML, with their JSON Schema.
+//!
+//! These types are the single source of truth for the plan format: `plangate
+//! schema` prints the schema generated from them, and the loader validates the
+//! YAML against that same schema before deserializing into them, so the two
+//! cannot drift. Nothing here does I/O.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer};
+
+use crate::policy::{OnApproval, Risk, Tolerance};
+
+/// Step and agent ids: a letter or underscore, then letters, digits, `_` or `-`; 64 at most.
+pub const ID_PATTERN: &str = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$";
+/// Plan ids may also contain dots.
+pub const PLAN_ID_PATTERN: &str = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$";
+/// The longest timeout a step may ask for: one day.
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// A plangate plan (format version 1).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "plangate plan")]
+pub struct PlanFile {
+    /// Plan format version. Must be 1.
+    #[schemars(range(min = 1, max = 1))]
+    pub version: u32,
+    /// The plan's id, used in reports.
+    #[schemars(pattern(PLAN_ID_PATTERN))]
+    pub id: String,
+    /// What the plan is for, in one sentence.
+    #[serde(default)]
+    pub objective: Option<String>,
+    /// The plan's own policy. A `--policy` file can make it stricter, never looser.
+    #[serde(default)]
+    pub policy: PolicyBlock,
+    /// Agents that `agent` steps refer to by name.
+    #[serde(default)]
+    pub agents: BTreeMap<String, AgentDef>,
+    /// The steps, run as a dependency graph.
+    #[schemars(length(min = 1))]
+    pub steps: Vec<StepDef>,
+}
+
+/// A plan's `policy:` block; also the format of a `--policy` file.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyBlock {
+    /// low (default): safe steps only | medium: safe and moderate | high: all but blocked.
+    #[serde(default)]
+    pub risk_tolerance: Option<Tolerance>,
+    /// deny (default): the run ends with exit 3 before anything runs | skip: the step and its dependents are skipped.
+    #[serde(default)]
+    pub on_approval_required: Option<OnApproval>,
+    /// Fail the run (exit 4) when a secret is found in what it produced. Default true.
+    #[serde(default)]
+    pub fail_on_secrets: Option<bool>,
+    /// How many steps may run at once. Default 1.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 256))]
+    pub max_parallel: Option<u32>,
+}
+
+/// An agent that `agent` steps can call.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentDef {
+    /// The command line of a CLI agent: the prompt goes on its stdin, the answer comes on stdout.
+    #[schemars(length(min = 1))]
+    pub command: Vec<String>,
+    /// Seconds (or `10m`, `90s`) before the agent is stopped.
+    #[serde(default)]
+    pub timeout: Option<Timeout>,
+}
+
+/// The tools a step can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolName {
+    /// Run a bash command.
+    Bash,
+    /// Ask an agent; its answer is parsed fail-close.
+    Agent,
+    /// Search files.
+    FindInFiles,
+    /// Git operations.
+    Git,
+    /// An HTTP request.
+    HttpRequest,
+    /// Create, list or extract archives.
+    Archive,
+    /// Scan files for secrets.
+    SecretsScan,
+}
+
+impl ToolName {
+    /// Every tool, in the order of SPEC.
+    pub const ALL: [ToolName; 7] = [
+        ToolName::Bash,
+        ToolName::Agent,
+        ToolName::FindInFiles,
+        ToolName::Git,
+        ToolName::HttpRequest,
+        ToolName::Archive,
+        ToolName::SecretsScan,
+    ];
+
+    /// The name used in plans and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolName::Bash => "bash",
+            ToolName::Agent => "agent",
+            ToolName::FindInFiles => "find_in_files",
+            ToolName::Git => "git",
+            ToolName::HttpRequest => "http_request",
+            ToolName::Archive => "archive",
+            ToolName::SecretsScan => "secrets_scan",
+        }
+    }
+}
+
+/// One step of the plan.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepDef {
+    /// Unique id: a letter or underscore, then letters, digits, `_` or `-`.
+    #[schemars(pattern(ID_PATTERN))]
+    pub id: String,
+    /// Which tool runs the step.
+    pub tool: ToolName,
+    /// The tool's parameters (see the per-tool schemas).
+    #[serde(default)]
+    pub parameters: serde_json::Map<String, serde_json::Value>,
+    /// What the step does, for humans.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// A regular expression the step's standard output must match, or the step fails.
+    #[serde(default)]
+    pub expected_output: Option<String>,
+    /// A bash command that undoes the step; run, newest first, for completed steps when the run fails.
+    #[serde(default)]
+    pub rollback_command: Option<String>,
+    /// The risk the author declares. The effective risk is never lower than what plangate classifies.
+    #[serde(default)]
+    pub risk_level: Option<Risk>,
+    /// Never run this step without an explicit approval, whatever its risk.
+    #[serde(default)]
+    pub requires_approval: bool,
+    /// Seconds (or `90s`, `10m`, `1h`); default 300. The whole process group is killed when it expires.
+    #[serde(default)]
+    pub timeout: Option<Timeout>,
+    /// Ids of steps that must succeed first.
+    #[serde(default)]
+    pub dependencies: Vec<String>,
+    /// A failure of this step neither stops its dependents nor fails the run.
+    #[serde(default)]
+    pub continue_on_error: bool,
+    /// Extra environment variables for the step.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+/// Parameters of the `bash` tool (design 002, 2.1).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashParams {
+    /// The command, run as `bash --noprofile --norc -eo pipefail -c COMMAND` with stdin closed.
+    #[schemars(length(min = 1))]
+    pub command: String,
+    /// Directory to run in, relative to the workspace; it must stay inside it.
+    #[serde(default)]
+    pub working_directory: Option<String>,
+    /// Same as the step's `timeout`; set one or the other.
+    #[serde(default)]
+    pub timeout: Option<Timeout>,
+    /// Extra environment variables (same as the step's `env`; a name may not be set in both).
+    #[serde(default)]
+    pub environment: BTreeMap<String, String>,
+    /// Run under a pseudo-terminal. Not supported yet: only `false` is accepted.
+    #[serde(default)]
+    pub use_pty: bool,
+    /// Run in a sandbox. Not supported yet: only `false` is accepted (a step that needs one is refused, never run unsandboxed).
+    #[serde(default)]
+    pub sandbox: bool,
+    /// Also print the step's captured output on stderr when it ends. Default false.
+    #[serde(default)]
+    pub show_cli: bool,
+    /// Keep the step's output as artifacts. Default true.
+    #[serde(default = "default_true")]
+    pub capture_output: bool,
+    /// The author's view of the command's risk; counts like `risk_level`.
+    #[serde(default)]
+    pub security_level: Option<Risk>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// A duration in seconds: a positive number, or a string such as `90s`, `10m`, `1h 30m`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timeout(pub std::time::Duration);
+
+impl Timeout {
+    /// Parse the string form (`90s`, `10m`, `1.5`); `None` when it is not a duration.
+    pub fn parse_str(s: &str) -> Option<std::time::Duration> {
+        let t = s.trim();
+        if let Ok(n) = t.parse::<f64>() {
+            return std::time::Duration::try_from_secs_f64(n).ok();
+        }
+        humantime::parse_duration(t).ok()
+    }
+
+    /// Whether the duration is within (0, one day].
+    pub fn in_range(d: std::time::Duration) -> bool {
+        !d.is_zero() && d.as_secs_f64() <= MAX_TIMEOUT_SECS
+    }
+}
+
+impl<'de> Deserialize<'de> for Timeout {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Num(f64),
+            Str(String),
+        }
+        let dur = match Raw::deserialize(d)? {
+            Raw::Num(n) => std::time::Duration::try_from_secs_f64(n).ok(),
+            Raw::Str(s) => Timeout::parse_str(&s),
+        };
+        match dur {
+            Some(d) if Timeout::in_range(d) => Ok(Timeout(d)),
+            _ => Err(serde::de::Error::custom(
+                "a timeout is a positive number of seconds or a duration like `90s` or `10m`, at most one day",
+            )),
+        }
+    }
+}
+
+impl JsonSchema for Timeout {
+    fn schema_name() -> Cow<'static, str> {
+        "Timeout".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "Seconds (a positive number, at most 86400) or a duration such as `90s`, `10m`, `1h 30m`.",
+            "oneOf": [
+                {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT_SECS},
+                {"type": "string", "pattern": r"^\s*[0-9]+(\.[0-9]+)?\s*([a-zA-Z]+)?(\s+[0-9]+\s*[a-zA-Z]+)*\s*$"}
+            ]
+        })
+    }
+}

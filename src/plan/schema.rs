@@ -1,0 +1,64 @@
+//! JSON Schemas generated from the plan types (`plangate schema`).
+//!
+//! The loader validates every plan against [`plan_schema`] before it
+//! deserializes it, so the schema an editor uses and the rules plangate
+//! applies are the same thing.
+
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, SchemaGenerator};
+use serde_json::{Value, json};
+
+use super::raw::{BashParams, PlanFile, PolicyBlock, ToolName};
+
+/// The URL-less id of the plan schema.
+pub const PLAN_SCHEMA_ID: &str = "https://plangate.dev/schema/plan-v1.json";
+
+fn generator() -> SchemaGenerator {
+    SchemaGenerator::new(SchemaSettings::draft2020_12())
+}
+
+/// The JSON Schema of a plan file, with each tool's parameters attached to `tool`.
+pub fn plan_schema() -> Value {
+    let mut generator = generator();
+    let bash = generator.subschema_for::<BashParams>();
+    let root = generator.into_root_schema_for::<PlanFile>();
+    let mut root = root.to_value();
+    if let Some(obj) = root.as_object_mut() {
+        obj.insert("$id".into(), Value::from(PLAN_SCHEMA_ID));
+    }
+    let tool_params: Vec<Value> = ToolName::ALL
+        .iter()
+        .filter_map(|tool| {
+            let params = match tool {
+                ToolName::Bash => bash.clone().to_value(),
+                _ => return None,
+            };
+            Some(json!({
+                "if": {"properties": {"tool": {"const": tool.as_str()}}, "required": ["tool"]},
+                "then": {"properties": {"parameters": params}, "required": ["parameters"]}
+            }))
+        })
+        .collect();
+    if let Some(step) = root
+        .pointer_mut("/$defs/StepDef")
+        .and_then(Value::as_object_mut)
+    {
+        step.insert("allOf".into(), Value::Array(tool_params));
+    }
+    root
+}
+
+/// The JSON Schema of a `--policy` file.
+pub fn policy_schema() -> Value {
+    generator().into_root_schema_for::<PolicyBlock>().to_value()
+}
+
+/// The property names a type's schema allows (for "did you mean" help).
+pub fn allowed_keys<T: JsonSchema>() -> Vec<String> {
+    let schema = generator().into_root_schema_for::<T>().to_value();
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
+}

@@ -1,0 +1,627 @@
+//! Semantic checks and lowering: raw plan tree -> [`Plan`].
+//!
+//! Runs after the schema check and reports everything it finds: duplicate
+//! ids, unknown or self dependencies, cycles (named), tools not available,
+//! bad timeouts, bad regexes, unsafe working directories, conflicting
+//! environment settings.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Component, Path, PathBuf};
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::diag::{Diagnostic, did_you_mean};
+use super::load::{parse_document, schema_check};
+use super::node::{Node, NodeValue, Pos};
+use super::raw::{AgentDef, BashParams, PlanFile, PolicyBlock, StepDef, Timeout, ToolName};
+use super::schema::{allowed_keys, plan_schema};
+use super::{Action, BashAction, DEFAULT_TIMEOUT, Plan, Step};
+use crate::policy::Risk;
+
+pub(super) fn plan_from_text(
+    file: &str,
+    text: &str,
+    path: &Path,
+    sha256: String,
+) -> Result<Plan, Vec<Diagnostic>> {
+    let root = parse_document(file, text).map_err(|d| vec![d])?;
+    if !matches!(root.value, NodeValue::Map(_)) {
+        return Err(vec![
+            Diagnostic::at(file, root.pos, "a plan must be a mapping")
+                .help("start the file with `version: 1`, an `id` and a list of `steps`"),
+        ]);
+    }
+    let schema = plan_schema();
+    let describe = |p: &str| describe(&root, p);
+    let keys = |p: &str| keys_at(&root, p);
+    let mut diags = schema_check(file, &root, &schema, &describe, &keys);
+    let mut seen: std::collections::HashSet<(u64, u64, String)> = diags
+        .iter()
+        .map(|d| (d.line, d.column, d.message.clone()))
+        .collect();
+    for d in semantic_checks(file, &root) {
+        if seen.insert((d.line, d.column, d.message.clone())) {
+            diags.push(d);
+        }
+    }
+    if !diags.is_empty() {
+        diags.sort_by_key(|d| (d.line, d.column));
+        return Err(diags);
+    }
+    let raw: PlanFile = serde_json::from_value(root.to_json()).map_err(|e| {
+        vec![Diagnostic::at(
+            file,
+            Pos::default(),
+            format!("invalid plan: {e}"),
+        )]
+    })?;
+    lower(file, &root, raw, path, sha256)
+}
+
+/// Words for a JSON pointer, naming steps by id.
+fn describe(root: &Node, pointer: &str) -> String {
+    let segs: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let step_name = |i: &str| {
+        root.at_pointer(&format!("/steps/{i}/id"))
+            .and_then(|n| match &n.value {
+                NodeValue::Str(s) => Some(format!("step `{s}`")),
+                _ => None,
+            })
+            .unwrap_or_else(|| format!("steps[{i}]"))
+    };
+    match segs
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] => "the plan".to_owned(),
+        ["steps", i] => step_name(i),
+        ["steps", i, "parameters"] => format!("the parameters of {}", step_name(i)),
+        ["steps", i, "parameters", k, ..] => format!("parameter `{k}` of {}", step_name(i)),
+        ["steps", i, "dependencies", _] => format!("a dependency of {}", step_name(i)),
+        ["steps", i, k, ..] => format!("`{k}` of {}", step_name(i)),
+        ["agents", a] => format!("agent `{a}`"),
+        ["agents", a, k, ..] => format!("`{k}` of agent `{a}`"),
+        [first, rest @ ..] => {
+            let mut s = (*first).to_owned();
+            for r in rest {
+                s.push('.');
+                s.push_str(r);
+            }
+            format!("`{s}`")
+        }
+    }
+}
+
+fn keys_at(root: &Node, pointer: &str) -> Vec<String> {
+    let segs: Vec<&str> = pointer.split('/').skip(1).collect();
+    match segs.as_slice() {
+        [] => allowed_keys::<PlanFile>(),
+        ["policy"] => allowed_keys::<PolicyBlock>(),
+        ["steps", _] => allowed_keys::<StepDef>(),
+        ["steps", i, "parameters"] => {
+            match root
+                .at_pointer(&format!("/steps/{i}/tool"))
+                .map(|n| &n.value)
+            {
+                Some(NodeValue::Str(t)) if t == "bash" => allowed_keys::<BashParams>(),
+                _ => Vec::new(),
+            }
+        }
+        ["agents", _] => allowed_keys::<AgentDef>(),
+        _ => Vec::new(),
+    }
+}
+
+fn str_of(n: &Node) -> Option<&str> {
+    match &n.value {
+        NodeValue::Str(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn items(n: Option<&Node>) -> &[Node] {
+    match n.map(|n| &n.value) {
+        Some(NodeValue::Seq(v)) => v,
+        _ => &[],
+    }
+}
+
+/// Checks the schema cannot express; they tolerate a tree the schema rejected.
+fn semantic_checks(file: &str, root: &Node) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let steps = items(root.child("steps"));
+    let mut ids: HashMap<&str, (usize, Pos)> = HashMap::new();
+    for (i, step) in steps.iter().enumerate() {
+        let Some(idn) = step.child("id") else {
+            continue;
+        };
+        let Some(id) = str_of(idn) else { continue };
+        if let Some((_, first)) = ids.get(id) {
+            out.push(
+                Diagnostic::at(file, idn.pos, format!("duplicate step id `{id}`")).help(format!(
+                    "the id is first used at line {}; step ids must be unique",
+                    first.line
+                )),
+            );
+        } else {
+            ids.insert(id, (i, idn.pos));
+        }
+    }
+    let known: Vec<&str> = ids.keys().copied().collect();
+    for step in steps {
+        let sid = step.child("id").and_then(str_of).unwrap_or("?");
+        check_step(file, step, sid, &ids, &known, &mut out);
+    }
+    out.extend(find_cycles(file, steps, &ids));
+    out
+}
+
+fn check_step(
+    file: &str,
+    step: &Node,
+    sid: &str,
+    ids: &HashMap<&str, (usize, Pos)>,
+    known: &[&str],
+    out: &mut Vec<Diagnostic>,
+) {
+    let mut seen_deps = Vec::new();
+    for dep in items(step.child("dependencies")) {
+        let Some(d) = str_of(dep) else { continue };
+        if d == sid {
+            out.push(
+                Diagnostic::at(file, dep.pos, format!("step `{sid}` depends on itself"))
+                    .help("remove it from its own `dependencies`"),
+            );
+        } else if !ids.contains_key(d) {
+            let diag = Diagnostic::at(
+                file,
+                dep.pos,
+                format!("step `{sid}` depends on unknown step `{d}`"),
+            );
+            out.push(match did_you_mean(d, known.iter().copied()) {
+                Some(s) => diag.help(format!("did you mean `{s}`?")),
+                None => diag.help("list the id of a step defined in this plan"),
+            });
+        } else if seen_deps.contains(&d) {
+            out.push(
+                Diagnostic::at(
+                    file,
+                    dep.pos,
+                    format!("step `{sid}` lists dependency `{d}` twice"),
+                )
+                .help("list each dependency once"),
+            );
+        }
+        seen_deps.push(d);
+    }
+    if let Some(tool) = step.child("tool").and_then(str_of)
+        && ToolName::ALL.iter().any(|t| t.as_str() == tool)
+        && tool != "bash"
+    {
+        out.push(
+            Diagnostic::at(
+                file,
+                step.child("tool").map_or(step.pos, |n| n.pos),
+                format!("tool `{tool}` of step `{sid}` is not available in plangate {} yet", env!("CARGO_PKG_VERSION")),
+            )
+            .help("use a `bash` step for now; plangate refuses a step it cannot run rather than skipping it"),
+        );
+    }
+    check_timeout(
+        file,
+        step.child("timeout"),
+        &format!("`timeout` of step `{sid}`"),
+        out,
+    );
+    let params = step.child("parameters");
+    check_timeout(
+        file,
+        params.and_then(|p| p.child("timeout")),
+        &format!("parameter `timeout` of step `{sid}`"),
+        out,
+    );
+    if let Some(t) = step.child("timeout")
+        && params.and_then(|p| p.child("timeout")).is_some()
+    {
+        out.push(
+            Diagnostic::at(
+                file,
+                t.pos,
+                format!("step `{sid}` sets `timeout` and `parameters.timeout`"),
+            )
+            .help("set the timeout once"),
+        );
+    }
+    if let Some(re) = step.child("expected_output")
+        && let Some(s) = str_of(re)
+        && let Err(e) = Regex::new(s)
+    {
+        let first = e.to_string().lines().last().unwrap_or("").trim().to_owned();
+        out.push(
+            Diagnostic::at(file, re.pos, format!("`expected_output` of step `{sid}` is not a valid regular expression: {first}"))
+                .help("use Rust regex syntax (https://docs.rs/regex); escape literal characters like `(` with `\\`"),
+        );
+    }
+    for key in ["rollback_command"] {
+        if let Some(n) = step.child(key)
+            && str_of(n).is_some_and(|s| s.trim().is_empty())
+        {
+            out.push(
+                Diagnostic::at(file, n.pos, format!("`{key}` of step `{sid}` is empty"))
+                    .help("remove it or give a command"),
+            );
+        }
+    }
+    check_env(file, step, sid, out);
+    if let Some(p) = params {
+        check_bash_params(file, p, sid, out);
+    }
+}
+
+fn check_timeout(file: &str, node: Option<&Node>, what: &str, out: &mut Vec<Diagnostic>) {
+    let Some(n) = node else { return };
+    let dur = match &n.value {
+        NodeValue::Int(i) => u64::try_from(*i).ok().map(std::time::Duration::from_secs),
+        NodeValue::UInt(u) => Some(std::time::Duration::from_secs(*u)),
+        NodeValue::Float(f) => std::time::Duration::try_from_secs_f64(*f).ok(),
+        NodeValue::Str(s) => Timeout::parse_str(s),
+        _ => None,
+    };
+    if !dur.is_some_and(Timeout::in_range) {
+        out.push(
+            Diagnostic::at(file, n.pos, format!("invalid timeout `{}` for {what}", short(&n.to_json())))
+                .help("use a positive number of seconds (at most 86400) or a duration like `90s`, `10m`, `1h`"),
+        );
+    }
+}
+
+fn short(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn env_name_ok(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn check_env(file: &str, step: &Node, sid: &str, out: &mut Vec<Diagnostic>) {
+    let sources = [
+        ("env", step.child("env")),
+        (
+            "parameters.environment",
+            step.child("parameters")
+                .and_then(|p| p.child("environment")),
+        ),
+    ];
+    let mut names: Vec<&str> = Vec::new();
+    for (label, node) in sources {
+        let Some(NodeValue::Map(pairs)) = node.map(|n| &n.value) else {
+            continue;
+        };
+        for (k, _) in pairs {
+            if !env_name_ok(&k.name) {
+                out.push(
+                    Diagnostic::at(
+                        file,
+                        k.pos,
+                        format!(
+                            "invalid environment variable name `{}` in `{label}` of step `{sid}`",
+                            k.name
+                        ),
+                    )
+                    .help("use letters, digits and `_`, not starting with a digit"),
+                );
+            } else if k.name.starts_with("PLANGATE_") {
+                out.push(
+                    Diagnostic::at(
+                        file,
+                        k.pos,
+                        format!("`{}` in `{label}` of step `{sid}` is reserved", k.name),
+                    )
+                    .help("plangate sets PLANGATE_* variables itself; choose another name"),
+                );
+            } else if names.contains(&k.name.as_str()) {
+                out.push(
+                    Diagnostic::at(file, k.pos, format!("`{}` is set in both `env` and `parameters.environment` of step `{sid}`", k.name))
+                        .help("set each variable once"),
+                );
+            }
+            names.push(&k.name);
+        }
+    }
+}
+
+fn check_bash_params(file: &str, p: &Node, sid: &str, out: &mut Vec<Diagnostic>) {
+    for (key, why) in [
+        ("use_pty", "pseudo-terminals are not supported yet"),
+        (
+            "sandbox",
+            "no sandbox is available in this version; plangate refuses rather than run unsandboxed",
+        ),
+    ] {
+        if let Some(n) = p.child(key)
+            && n.value == NodeValue::Bool(true)
+        {
+            out.push(
+                Diagnostic::at(file, n.pos, format!("`{key}: true` on step `{sid}`: {why}"))
+                    .help(format!("remove `{key}` or set it to false")),
+            );
+        }
+    }
+    if let Some(n) = p.child("command")
+        && str_of(n).is_some_and(|s| s.trim().is_empty())
+    {
+        out.push(
+            Diagnostic::at(file, n.pos, format!("the command of step `{sid}` is empty"))
+                .help("give the bash command to run"),
+        );
+    }
+    if let Some(n) = p.child("working_directory")
+        && let Some(s) = str_of(n)
+        && let Err(why) = relative_inside(s)
+    {
+        out.push(
+            Diagnostic::at(
+                file,
+                n.pos,
+                format!("`working_directory` of step `{sid}` {why}"),
+            )
+            .help("give a path relative to the workspace that stays inside it"),
+        );
+    }
+}
+
+/// A working directory must be relative and must not climb out of the workspace.
+pub(crate) fn relative_inside(s: &str) -> Result<PathBuf, String> {
+    let p = Path::new(s);
+    if s.is_empty() {
+        return Err("is empty".into());
+    }
+    if s.contains('\0') {
+        return Err("contains a NUL byte".into());
+    }
+    if p.is_absolute() || s.starts_with('~') {
+        return Err(format!("`{s}` is not relative to the workspace"));
+    }
+    let mut depth: i64 = 0;
+    let mut clean = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(part) => {
+                depth += 1;
+                clean.push(part);
+            }
+            Component::ParentDir => {
+                depth -= 1;
+                if depth < 0 {
+                    return Err(format!("`{s}` leaves the workspace"));
+                }
+                clean.pop();
+            }
+            Component::CurDir => {}
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!("`{s}` is not relative to the workspace"));
+            }
+        }
+    }
+    Ok(clean)
+}
+
+/// Name every dependency cycle (strongly connected components larger than one step).
+fn find_cycles(file: &str, steps: &[Node], ids: &HashMap<&str, (usize, Pos)>) -> Vec<Diagnostic> {
+    let n = steps.len();
+    let adj: Vec<Vec<usize>> = steps
+        .iter()
+        .map(|s| {
+            items(s.child("dependencies"))
+                .iter()
+                .filter_map(|d| str_of(d).and_then(|d| ids.get(d)).map(|(i, _)| *i))
+                .collect()
+        })
+        .collect();
+    let name = |i: usize| {
+        steps[i]
+            .child("id")
+            .and_then(str_of)
+            .unwrap_or("?")
+            .to_owned()
+    };
+    // Iterative colouring DFS; each back edge closes one cycle, reported once per set of steps.
+    let mut colour = vec![0u8; n];
+    let mut reported: Vec<Vec<usize>> = Vec::new();
+    let mut out = Vec::new();
+    for start in 0..n {
+        if colour[start] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        let mut path: Vec<usize> = vec![start];
+        colour[start] = 1;
+        while let Some((v, next)) = stack.last().copied() {
+            if next < adj[v].len() {
+                if let Some(top) = stack.last_mut() {
+                    top.1 += 1;
+                }
+                let w = adj[v][next];
+                if colour[w] == 0 {
+                    colour[w] = 1;
+                    stack.push((w, 0));
+                    path.push(w);
+                } else if colour[w] == 1
+                    && let Some(at) = path.iter().position(|&x| x == w)
+                {
+                    let cycle: Vec<usize> = path[at..].to_vec();
+                    let mut key = cycle.clone();
+                    key.sort_unstable();
+                    if !reported.contains(&key) {
+                        reported.push(key);
+                        let mut names: Vec<String> = cycle.iter().map(|&i| name(i)).collect();
+                        names.push(name(w));
+                        // Report at the step that closes the cycle (its dependency on `w`).
+                        let pos = items(steps[v].child("dependencies"))
+                            .iter()
+                            .find(|d| str_of(d) == Some(name(w).as_str()))
+                            .map_or(steps[v].pos, |d| d.pos);
+                        out.push(
+                            Diagnostic::at(
+                                file,
+                                pos,
+                                format!("dependency cycle: {}", names.join(" -> ")),
+                            )
+                            .help("break the cycle by removing one of these dependencies"),
+                        );
+                    }
+                }
+            } else {
+                colour[v] = 2;
+                stack.pop();
+                path.pop();
+            }
+        }
+    }
+    out
+}
+
+fn lower(
+    file: &str,
+    root: &Node,
+    raw: PlanFile,
+    path: &Path,
+    sha256: String,
+) -> Result<Plan, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let index: HashMap<String, usize> = raw
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id.clone(), i))
+        .collect();
+    let mut steps = Vec::with_capacity(raw.steps.len());
+    for (i, s) in raw.steps.into_iter().enumerate() {
+        let pos = root.pos_of(&format!("/steps/{i}"));
+        match lower_step(file, root, i, s, &index, pos) {
+            Ok(step) => steps.push(step),
+            Err(d) => diags.push(d),
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    Ok(Plan {
+        id: raw.id,
+        objective: raw.objective,
+        path: path.to_path_buf(),
+        sha256,
+        policy: raw.policy,
+        agents: raw.agents,
+        steps,
+    })
+}
+
+fn lower_step(
+    file: &str,
+    root: &Node,
+    i: usize,
+    s: StepDef,
+    index: &HashMap<String, usize>,
+    pos: Pos,
+) -> Result<Step, Diagnostic> {
+    let params_json = Value::Object(s.parameters.clone());
+    let (action, declared_extra, param_timeout, param_env) = match s.tool {
+        ToolName::Bash => {
+            let p: BashParams = serde_json::from_value(params_json).map_err(|e| {
+                Diagnostic::at(
+                    file,
+                    root.pos_of(&format!("/steps/{i}/parameters")),
+                    format!("invalid parameters of step `{}`: {e}", s.id),
+                )
+            })?;
+            let working_directory = match &p.working_directory {
+                Some(w) => Some(relative_inside(w).map_err(|why| Diagnostic::at(file, pos, why))?),
+                None => None,
+            };
+            (
+                Action::Bash(BashAction {
+                    command: p.command,
+                    working_directory,
+                    show_cli: p.show_cli,
+                    capture_output: p.capture_output,
+                }),
+                p.security_level,
+                p.timeout,
+                p.environment,
+            )
+        }
+        other => {
+            return Err(Diagnostic::at(
+                file,
+                pos,
+                format!("tool `{}` is not available yet", other.as_str()),
+            ));
+        }
+    };
+    let mut env: BTreeMap<String, String> = s.env;
+    env.extend(param_env);
+    let expected_output = match &s.expected_output {
+        Some(re) => Some(
+            Regex::new(re)
+                .map_err(|e| Diagnostic::at(file, pos, format!("bad expected_output: {e}")))?,
+        ),
+        None => None,
+    };
+    let declared_risk = s
+        .risk_level
+        .unwrap_or(Risk::Safe)
+        .max(declared_extra.unwrap_or(Risk::Safe));
+    Ok(Step {
+        index: i,
+        tool: s.tool,
+        action,
+        parameters: s.parameters,
+        description: s.description,
+        expected_output,
+        rollback_command: s.rollback_command,
+        declared_risk,
+        requires_approval: s.requires_approval,
+        timeout: s.timeout.or(param_timeout).map_or(DEFAULT_TIMEOUT, |t| t.0),
+        deps: s
+            .dependencies
+            .iter()
+            .filter_map(|d| index.get(d).copied())
+            .collect(),
+        continue_on_error: s.continue_on_error,
+        env,
+        pos,
+        id: s.id,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_inside;
+
+    #[test]
+    fn working_directories() {
+        assert!(relative_inside("src").is_ok());
+        assert!(relative_inside("a/../b").is_ok());
+        assert!(relative_inside("./x/./y").is_ok());
+        assert!(relative_inside("..").is_err());
+        assert!(relative_inside("a/../../b").is_err());
+        assert!(relative_inside("/etc").is_err());
+        assert!(relative_inside("~/x").is_err());
+        assert!(relative_inside("").is_err());
+    }
+}

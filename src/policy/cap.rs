@@ -1,0 +1,166 @@
+//! Resolving the policy in force: CLI and plan, capped by the maintainers' policy file.
+//!
+//! Precedence: a CLI flag (or its `PLANGATE_*` variable) beats the plan's
+//! `policy:` block, which beats the defaults; then the `--policy` file caps
+//! the result: a plan (or a flag) can make the policy stricter, never looser.
+//! Pure: the caller reads the files.
+
+use serde::{Deserialize, Serialize};
+
+use super::{OnApproval, Tolerance};
+use crate::plan::PolicyBlock;
+
+/// The policy a run uses, with where each value came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EffectivePolicy {
+    /// Highest risk that runs unattended.
+    pub risk_tolerance: Tolerance,
+    /// What happens without an approval.
+    pub on_approval_required: OnApproval,
+    /// Findings fail the run.
+    pub fail_on_secrets: bool,
+    /// Steps at once.
+    pub max_parallel: u32,
+    /// One line per value lowered by the policy file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capped: Vec<String>,
+}
+
+/// Command-line overrides.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Overrides {
+    /// `--risk-tolerance`.
+    pub risk_tolerance: Option<Tolerance>,
+    /// `--max-parallel`.
+    pub max_parallel: Option<u32>,
+}
+
+/// Resolve the policy in force.
+pub fn resolve(plan: &PolicyBlock, cli: Overrides, cap: Option<&PolicyBlock>) -> EffectivePolicy {
+    let mut capped = Vec::new();
+    let mut tol = cli
+        .risk_tolerance
+        .or(plan.risk_tolerance)
+        .unwrap_or(Tolerance::Low);
+    let mut on = plan.on_approval_required.unwrap_or(OnApproval::Deny);
+    let mut fail = plan.fail_on_secrets.unwrap_or(true);
+    let mut par = cli.max_parallel.or(plan.max_parallel).unwrap_or(1).max(1);
+    if let Some(cap) = cap {
+        if let Some(max) = cap.risk_tolerance
+            && tol > max
+        {
+            capped.push(format!(
+                "risk_tolerance {} lowered to {} by the policy file",
+                tol.as_str(),
+                max.as_str()
+            ));
+            tol = max;
+        }
+        if let Some(c) = cap.on_approval_required {
+            let s = on.strictest(c);
+            if s != on {
+                capped.push(format!(
+                    "on_approval_required {} raised to {} by the policy file",
+                    on.as_str(),
+                    s.as_str()
+                ));
+                on = s;
+            }
+        }
+        if cap.fail_on_secrets == Some(true) && !fail {
+            capped.push("fail_on_secrets forced to true by the policy file".to_owned());
+            fail = true;
+        }
+        if let Some(max) = cap.max_parallel
+            && par > max
+        {
+            capped.push(format!(
+                "max_parallel {par} lowered to {max} by the policy file"
+            ));
+            par = max.max(1);
+        }
+    }
+    EffectivePolicy {
+        risk_tolerance: tol,
+        on_approval_required: on,
+        fail_on_secrets: fail,
+        max_parallel: par,
+        capped,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(
+        t: Option<Tolerance>,
+        on: Option<OnApproval>,
+        f: Option<bool>,
+        p: Option<u32>,
+    ) -> PolicyBlock {
+        PolicyBlock {
+            risk_tolerance: t,
+            on_approval_required: on,
+            fail_on_secrets: f,
+            max_parallel: p,
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let e = resolve(&PolicyBlock::default(), Overrides::default(), None);
+        assert_eq!(e.risk_tolerance, Tolerance::Low);
+        assert_eq!(e.on_approval_required, OnApproval::Deny);
+        assert!(e.fail_on_secrets);
+        assert_eq!(e.max_parallel, 1);
+    }
+
+    #[test]
+    fn the_file_caps_plan_and_cli_but_never_loosens() {
+        let plan = block(
+            Some(Tolerance::High),
+            Some(OnApproval::Skip),
+            Some(false),
+            Some(8),
+        );
+        let cap = block(
+            Some(Tolerance::Medium),
+            Some(OnApproval::Deny),
+            Some(true),
+            Some(2),
+        );
+        let e = resolve(
+            &plan,
+            Overrides {
+                risk_tolerance: Some(Tolerance::High),
+                max_parallel: None,
+            },
+            Some(&cap),
+        );
+        assert_eq!(e.risk_tolerance, Tolerance::Medium);
+        assert_eq!(e.on_approval_required, OnApproval::Deny);
+        assert!(e.fail_on_secrets);
+        assert_eq!(e.max_parallel, 2);
+        assert_eq!(e.capped.len(), 4);
+        // A looser file changes nothing.
+        let strict = block(
+            Some(Tolerance::Low),
+            Some(OnApproval::Deny),
+            Some(true),
+            Some(1),
+        );
+        let loose = block(
+            Some(Tolerance::High),
+            Some(OnApproval::Skip),
+            Some(false),
+            Some(64),
+        );
+        let e = resolve(&strict, Overrides::default(), Some(&loose));
+        assert_eq!(e.risk_tolerance, Tolerance::Low);
+        assert_eq!(e.on_approval_required, OnApproval::Deny);
+        assert!(e.fail_on_secrets);
+        assert_eq!(e.max_parallel, 1);
+        assert!(e.capped.is_empty());
+    }
+}

@@ -1,0 +1,208 @@
+//! Human lines on stderr: one when a step starts, one when it ends.
+//!
+//! Colour only when stderr is a terminal (anstream honours NO_COLOR and
+//! CLICOLOR). Under GitHub Actions each finished step's details are folded
+//! in a `::group::`. Step output itself is echoed only for `show_cli: true`.
+
+use std::io::Write;
+use std::path::Path;
+
+use anstyle::{AnsiColor, Style};
+
+use super::model::{Report, RollbackReport, StepReport};
+use crate::engine::RunSettings;
+use crate::engine::events::StepStatus;
+use crate::exit_code::RunStatus;
+use crate::plan::{Action, Plan, Step};
+
+/// How to print.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Console {
+    /// Wrap step details in `::group::` / `::endgroup::`.
+    pub github: bool,
+    /// Print nothing.
+    pub quiet: bool,
+}
+
+const DIM: Style = Style::new().dimmed();
+const BOLD: Style = Style::new().bold();
+const GREEN: Style = AnsiColor::Green.on_default();
+const RED: Style = AnsiColor::Red.on_default().bold();
+const YELLOW: Style = AnsiColor::Yellow.on_default();
+
+/// Most bytes of a step's output echoed for `show_cli`.
+const ECHO_LIMIT: u64 = 64 * 1024;
+
+fn status_style(s: StepStatus) -> (Style, &'static str) {
+    match s {
+        StepStatus::Success => (GREEN, "ok"),
+        StepStatus::Failed | StepStatus::TimedOut | StepStatus::Rejected => (RED, "FAIL"),
+        StepStatus::Denied | StepStatus::Blocked => (RED, "DENY"),
+        StepStatus::Skipped | StepStatus::NotRun => (YELLOW, "--"),
+    }
+}
+
+fn secs(ms: u64) -> String {
+    format!("{:.2}s", ms as f64 / 1000.0)
+}
+
+impl Console {
+    /// From the environment: `GITHUB_ACTIONS=true` turns on groups.
+    pub fn from_env() -> Console {
+        Console {
+            github: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+            quiet: false,
+        }
+    }
+
+    fn line(&self, text: std::fmt::Arguments<'_>) {
+        if self.quiet {
+            return;
+        }
+        let mut err = anstream::stderr().lock();
+        let _ = err.write_fmt(text);
+        let _ = err.write_all(b"\n");
+    }
+
+    pub(super) fn run_started(&self, plan: &Plan, s: &RunSettings) {
+        self.line(format_args!(
+            "{BOLD}plangate{BOLD:#} run {} of plan `{}` ({} steps, tolerance {}, on_approval_required {}{})",
+            s.run_id,
+            plan.id,
+            plan.steps.len(),
+            s.policy.risk_tolerance.as_str(),
+            s.policy.on_approval_required.as_str(),
+            if s.dry_run { ", dry run" } else { "" }
+        ));
+        for c in &s.policy.capped {
+            self.line(format_args!("{YELLOW}policy{YELLOW:#}: {c}"));
+        }
+    }
+
+    pub(super) fn step_started(&self, step: &Step, r: &StepReport) {
+        let (risk, decision, reason) = match (&r.risk, &r.approval) {
+            (Some(k), Some(a)) => (k.effective.as_str(), a.decision.as_str(), a.reason.as_str()),
+            _ => ("?", "?", ""),
+        };
+        self.line(format_args!(
+            "{DIM}>{DIM:#} {BOLD}{}{BOLD:#} [{}] {risk}, {decision}: {reason}",
+            step.id,
+            step.tool.as_str()
+        ));
+    }
+
+    pub(super) fn step_finished(&self, step: &Step, r: &StepReport, out_dir: &Path) {
+        let (style, tag) = status_style(r.status);
+        let mut head = format!("{} {} in {}", r.id, r.status.as_str(), secs(r.duration_ms));
+        if let Some(e) = &r.error {
+            head.push_str(&format!(" ({e})"));
+        }
+        if self.github {
+            self.line(format_args!("::group::{tag} {head}"));
+        } else {
+            self.line(format_args!("{style}{tag:>4}{style:#} {head}"));
+        }
+        let show = matches!(&step.action, Action::Bash(b) if b.show_cli);
+        if show || (self.github && r.status.is_failure()) {
+            for a in &r.artifacts {
+                self.line(format_args!("     {DIM}artifact{DIM:#} {a}"));
+            }
+        }
+        if show {
+            for a in &r.artifacts {
+                echo_file(self, &out_dir.join(a));
+            }
+        } else if r.status.is_failure() && !r.artifacts.is_empty() {
+            self.line(format_args!(
+                "     {DIM}output:{DIM:#} {}",
+                out_dir.join("artifacts").join(&r.id).display()
+            ));
+        }
+        if self.github {
+            self.line(format_args!("::endgroup::"));
+        }
+    }
+
+    pub(super) fn step_not_run(&self, r: &StepReport) {
+        let (style, tag) = status_style(r.status);
+        self.line(format_args!(
+            "{style}{tag:>4}{style:#} {} {}: {}",
+            r.id,
+            r.status.as_str(),
+            r.error.as_deref().unwrap_or("")
+        ));
+    }
+
+    pub(super) fn rollback_started(&self, id: &str) {
+        self.line(format_args!("{DIM}>{DIM:#} rollback of {BOLD}{id}{BOLD:#}"));
+    }
+
+    pub(super) fn rollback_finished(&self, id: &str, rb: &RollbackReport) {
+        let (style, tag) = status_style(rb.status);
+        self.line(format_args!(
+            "{style}{tag:>4}{style:#} rollback of {id} {} in {}{}",
+            rb.status.as_str(),
+            secs(rb.duration_ms),
+            rb.error
+                .as_ref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default()
+        ));
+    }
+
+    pub(super) fn run_finished(&self, r: &Report, out_dir: &Path) {
+        let style = if r.status == RunStatus::Success {
+            GREEN
+        } else {
+            RED
+        };
+        let count = |s: StepStatus| r.steps.iter().filter(|x| x.status == s).count();
+        self.line(format_args!(
+            "{BOLD}plangate{BOLD:#}: {style}{}{style:#} (exit {}) in {}: {} succeeded, {} failed, {} timed out, {} denied, {} blocked, {} skipped, {} not run",
+            r.status.as_str(),
+            r.exit_code,
+            secs(r.duration_ms),
+            count(StepStatus::Success),
+            count(StepStatus::Failed),
+            count(StepStatus::TimedOut),
+            count(StepStatus::Denied),
+            count(StepStatus::Blocked),
+            count(StepStatus::Skipped),
+            count(StepStatus::NotRun),
+        ));
+        self.line(format_args!(
+            "report: {}",
+            out_dir.join("report.json").display()
+        ));
+    }
+}
+
+fn echo_file(c: &Console, path: &Path) {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return;
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if len == 0 {
+        return;
+    }
+    if len > ECHO_LIMIT {
+        c.line(format_args!(
+            "     ... ({} bytes not shown; see {})",
+            len - ECHO_LIMIT,
+            path.display()
+        ));
+        let _ = f.seek(SeekFrom::Start(len - ECHO_LIMIT));
+    }
+    let mut buf = Vec::new();
+    let _ = f.take(ECHO_LIMIT).read_to_end(&mut buf);
+    for line in String::from_utf8_lossy(&buf).lines() {
+        // Neutralise workflow commands a step could print.
+        let safe = if c.github && line.trim_start().starts_with("::") {
+            format!(" {line}")
+        } else {
+            line.to_owned()
+        };
+        c.line(format_args!("     | {safe}"));
+    }
+}

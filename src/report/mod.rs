@@ -1,0 +1,384 @@
+//! Reporting: the only consumer of the engine's events.
+//!
+//! One [`Reporter`] turns [`RunEvent`]s into `report.json` (rewritten
+//! atomically: temp file in the same directory, then rename), the artifact
+//! manifest, `audit.jsonl` and the console lines on stderr. It runs on its
+//! own thread; events that arrive while it writes are applied together, so a
+//! plan of many fast steps does not pay one full report write per step.
+
+pub mod console;
+pub mod model;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::Receiver;
+use std::time::{Instant, SystemTime};
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::engine::events::{RunEvent, StepOutcome, StepStatus};
+use crate::engine::{RunSettings, input_hash};
+use crate::exit_code::RunStatus;
+use crate::plan::{Diagnostic, Plan};
+use console::Console;
+use model::{PlanRef, Report, RollbackReport, SCHEMA_VERSION, StepReport, Usage};
+
+/// RFC 3339 with milliseconds, UTC.
+pub fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Write `value` as pretty JSON to `path` atomically; `sync` also fsyncs before the rename.
+pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T, sync: bool) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    {
+        let mut w = BufWriter::new(tmp.as_file_mut());
+        serde_json::to_writer_pretty(&mut w, value)?;
+        w.write_all(b"\n")?;
+        w.flush()?;
+    }
+    if sync {
+        tmp.as_file().sync_all()?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// One manifest entry: design 002's ArtifactMetadata.
+#[derive(Debug, Clone, Serialize)]
+struct ManifestEntry {
+    run_id: String,
+    step_id: String,
+    tool: String,
+    kind: &'static str,
+    sequence: u32,
+    started_at: String,
+    finished_at: String,
+    input_hash: String,
+    output_size: u64,
+    duration_ms: u64,
+    status: StepStatus,
+    error: Option<String>,
+    files: Vec<String>,
+}
+
+/// Builds and writes everything in the output directory.
+pub struct Reporter {
+    plan: Arc<Plan>,
+    out_dir: PathBuf,
+    report: Report,
+    manifest: Vec<ManifestEntry>,
+    hashes: Vec<String>,
+    audit: BufWriter<File>,
+    console: Console,
+    started: Instant,
+    started_at: SystemTime,
+}
+
+impl Reporter {
+    /// Create the output directory and the first report (every step `not_run`).
+    pub fn new(
+        plan: Arc<Plan>,
+        settings: &RunSettings,
+        console: Console,
+    ) -> std::io::Result<Reporter> {
+        std::fs::create_dir_all(settings.out_dir.join("artifacts"))?;
+        let audit = BufWriter::new(File::create(settings.out_dir.join("audit.jsonl"))?);
+        let started_at = SystemTime::now();
+        let steps = plan
+            .steps
+            .iter()
+            .map(|s| StepReport {
+                id: s.id.clone(),
+                tool: s.tool.as_str().to_owned(),
+                description: s.description.clone(),
+                status: StepStatus::NotRun,
+                risk: None,
+                approval: None,
+                dependencies: s.deps.iter().map(|&d| plan.steps[d].id.clone()).collect(),
+                exit_code: None,
+                signal: None,
+                started_at: None,
+                finished_at: None,
+                duration_ms: 0,
+                attempts: 0,
+                artifacts: Vec::new(),
+                truncated: false,
+                output_bytes: 0,
+                error: None,
+                rollback: None,
+            })
+            .collect();
+        let report = Report {
+            schema_version: SCHEMA_VERSION,
+            plangate_version: env!("CARGO_PKG_VERSION").to_owned(),
+            run_id: settings.run_id.clone(),
+            in_progress: true,
+            plan: PlanRef {
+                id: Some(plan.id.clone()),
+                path: plan.path.display().to_string(),
+                sha256: Some(plan.sha256.clone()),
+                objective: plan.objective.clone(),
+            },
+            status: RunStatus::Interrupted,
+            exit_code: RunStatus::Interrupted.code(),
+            started_at: rfc3339(started_at),
+            finished_at: None,
+            duration_ms: 0,
+            dry_run: settings.dry_run,
+            workspace: settings.env.workspace.display().to_string(),
+            policy: Some(settings.policy.clone()),
+            approvals: settings.approvals.iter().cloned().collect(),
+            steps,
+            findings: Vec::new(),
+            diff: None,
+            usage: Usage::default(),
+            errors: Vec::new(),
+        };
+        let hashes = plan.steps.iter().map(input_hash).collect();
+        let mut r = Reporter {
+            plan,
+            out_dir: settings.out_dir.clone(),
+            report,
+            manifest: Vec::new(),
+            hashes,
+            audit,
+            console,
+            started: Instant::now(),
+            started_at,
+        };
+        r.audit(json!({
+            "event": "plan_loaded",
+            "plan_id": r.plan.id,
+            "path": r.report.plan.path,
+            "sha256": r.plan.sha256,
+            "steps": r.plan.steps.len(),
+        }));
+        r.audit(json!({"event": "run_started", "run_id": r.report.run_id, "policy": settings.policy, "dry_run": settings.dry_run, "approvals": r.report.approvals}));
+        r.console.run_started(&r.plan, settings);
+        r.flush(false)?;
+        Ok(r)
+    }
+
+    /// Consume events until the engine is done; returns the final report path.
+    pub fn consume(mut self, rx: &Receiver<RunEvent>) -> std::io::Result<PathBuf> {
+        while let Ok(ev) = rx.recv() {
+            let mut finished = self.apply(&ev);
+            while let Ok(more) = rx.try_recv() {
+                finished |= self.apply(&more);
+            }
+            self.flush(finished)?;
+        }
+        Ok(self.out_dir.join("report.json"))
+    }
+
+    fn audit(&mut self, mut v: serde_json::Value) {
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("ts".into(), json!(rfc3339(SystemTime::now())));
+        }
+        let _ = serde_json::to_writer(&mut self.audit, &v);
+        let _ = self.audit.write_all(b"\n");
+    }
+
+    /// Apply one event; returns true when the run finished.
+    fn apply(&mut self, ev: &RunEvent) -> bool {
+        match ev {
+            RunEvent::Decided {
+                step,
+                risk,
+                decision,
+                ..
+            } => {
+                let s = &mut self.report.steps[*step];
+                s.risk = Some(*risk);
+                s.approval = Some(decision.clone());
+                let id = s.id.clone();
+                self.audit(json!({"event": "decision", "step": id, "risk": risk, "decision": decision.decision, "reason": decision.reason}));
+            }
+            RunEvent::StepStarted { step, sequence, at } => {
+                let s = &mut self.report.steps[*step];
+                s.started_at = Some(rfc3339(*at));
+                let id = s.id.clone();
+                self.audit(json!({"event": "step_started", "step": id, "sequence": sequence}));
+                self.console
+                    .step_started(&self.plan.steps[*step], &self.report.steps[*step]);
+            }
+            RunEvent::StepFinished {
+                step,
+                sequence,
+                outcome,
+            } => {
+                self.finish_step(*step, *sequence, outcome);
+            }
+            RunEvent::StepNotRun {
+                step,
+                status,
+                reason,
+            } => {
+                let s = &mut self.report.steps[*step];
+                s.status = *status;
+                s.error = Some(reason.clone());
+                let id = s.id.clone();
+                self.audit(json!({"event": "step_not_run", "step": id, "status": status, "reason": reason}));
+                self.console.step_not_run(&self.report.steps[*step]);
+            }
+            RunEvent::RollbackStarted { step, sequence } => {
+                let id = self.report.steps[*step].id.clone();
+                self.audit(json!({"event": "rollback_started", "step": id, "sequence": sequence}));
+                self.console.rollback_started(&id);
+            }
+            RunEvent::RollbackFinished {
+                step,
+                sequence,
+                outcome,
+            } => {
+                let id = self.report.steps[*step].id.clone();
+                let rb = RollbackReport {
+                    status: outcome.status,
+                    exit_code: outcome.exit_code,
+                    duration_ms: millis(outcome.duration),
+                    artifacts: outcome.artifacts.clone(),
+                    error: outcome.error.clone(),
+                };
+                self.audit(json!({"event": "rollback_finished", "step": id, "status": outcome.status, "error": outcome.error}));
+                self.console.rollback_finished(&id, &rb);
+                self.manifest_entry(*step, *sequence, "rollback", outcome);
+                self.report.steps[*step].rollback = Some(rb);
+            }
+            RunEvent::RunFinished { status } => {
+                self.report.status = *status;
+                self.report.exit_code = status.code();
+                self.report.in_progress = false;
+                self.report.finished_at = Some(rfc3339(SystemTime::now()));
+                self.audit(
+                    json!({"event": "run_finished", "status": status, "exit_code": status.code()}),
+                );
+                return true;
+            }
+        }
+        false
+    }
+
+    fn finish_step(&mut self, step: usize, sequence: u32, o: &StepOutcome) {
+        let s = &mut self.report.steps[step];
+        s.status = o.status;
+        s.exit_code = o.exit_code;
+        s.signal = o.signal;
+        s.started_at = Some(rfc3339(o.started_at));
+        s.finished_at = Some(rfc3339(o.started_at + o.duration));
+        s.duration_ms = millis(o.duration);
+        s.attempts = o.attempts;
+        s.artifacts.clone_from(&o.artifacts);
+        s.truncated = o.truncated;
+        s.output_bytes = o.output_bytes;
+        s.error.clone_from(&o.error);
+        let id = s.id.clone();
+        self.audit(json!({
+            "event": "step_finished", "step": id, "sequence": sequence, "status": o.status,
+            "exit_code": o.exit_code, "duration_ms": millis(o.duration), "truncated": o.truncated, "error": o.error,
+        }));
+        self.manifest_entry(step, sequence, "step", o);
+        self.console.step_finished(
+            &self.plan.steps[step],
+            &self.report.steps[step],
+            &self.out_dir,
+        );
+    }
+
+    fn manifest_entry(&mut self, step: usize, sequence: u32, kind: &'static str, o: &StepOutcome) {
+        let s = &self.plan.steps[step];
+        self.manifest.push(ManifestEntry {
+            run_id: self.report.run_id.clone(),
+            step_id: s.id.clone(),
+            tool: s.tool.as_str().to_owned(),
+            kind,
+            sequence,
+            started_at: rfc3339(o.started_at),
+            finished_at: rfc3339(o.started_at + o.duration),
+            input_hash: self.hashes[step].clone(),
+            output_size: o.output_bytes,
+            duration_ms: millis(o.duration),
+            status: o.status,
+            error: o.error.clone(),
+            files: o.artifacts.clone(),
+        });
+    }
+
+    /// Write report.json and the manifest (atomically), and flush the audit log.
+    fn flush(&mut self, last: bool) -> std::io::Result<()> {
+        self.report.duration_ms = millis(self.started.elapsed());
+        if last {
+            self.report.finished_at = Some(rfc3339(self.started_at + self.started.elapsed()));
+        }
+        self.audit.flush()?;
+        let manifest = json!({"run_id": self.report.run_id, "entries": self.manifest});
+        write_json_atomic(
+            &self.out_dir.join("artifacts").join("manifest.json"),
+            &manifest,
+            last,
+        )?;
+        write_json_atomic(&self.out_dir.join("report.json"), &self.report, last)?;
+        if last {
+            self.audit.get_ref().sync_all()?;
+            self.console.run_finished(&self.report, &self.out_dir);
+        }
+        Ok(())
+    }
+}
+
+/// Write the report of a run that never started because its plan or flags were invalid.
+pub fn write_invalid(
+    out_dir: &Path,
+    run_id: &str,
+    plan_path: &Path,
+    workspace: &Path,
+    errors: &[Diagnostic],
+) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(out_dir)?;
+    let now = rfc3339(SystemTime::now());
+    let bytes = std::fs::read(plan_path).ok();
+    let report = Report {
+        schema_version: SCHEMA_VERSION,
+        plangate_version: env!("CARGO_PKG_VERSION").to_owned(),
+        run_id: run_id.to_owned(),
+        in_progress: false,
+        plan: PlanRef {
+            id: None,
+            path: plan_path.display().to_string(),
+            sha256: bytes.map(|b| {
+                use sha2::Digest;
+                hex::encode(sha2::Sha256::digest(&b))
+            }),
+            objective: None,
+        },
+        status: RunStatus::Invalid,
+        exit_code: RunStatus::Invalid.code(),
+        started_at: now.clone(),
+        finished_at: Some(now),
+        duration_ms: 0,
+        dry_run: false,
+        workspace: workspace.display().to_string(),
+        policy: None,
+        approvals: Vec::new(),
+        steps: Vec::new(),
+        findings: Vec::new(),
+        diff: None,
+        usage: Usage::default(),
+        errors: errors.to_vec(),
+    };
+    let path = out_dir.join("report.json");
+    write_json_atomic(&path, &report, true)?;
+    let mut audit = File::create(out_dir.join("audit.jsonl"))?;
+    let line =
+        json!({"ts": rfc3339(SystemTime::now()), "event": "plan_invalid", "errors": errors.len()});
+    writeln!(audit, "{line}")?;
+    Ok(path)
+}

@@ -1,0 +1,156 @@
+//! The report's shape (`report.json`, schema_version 1): SPEC's fields and
+//! what users need besides. Serialize and Deserialize, so a saved report can
+//! be read back.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::events::StepStatus;
+use crate::exit_code::RunStatus;
+use crate::plan::Diagnostic;
+use crate::policy::cap::EffectivePolicy;
+use crate::policy::{Decision, RiskAssessment};
+
+/// The current report format version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    /// Format version.
+    pub schema_version: u32,
+    /// The plangate that wrote it.
+    pub plangate_version: String,
+    /// The run's id.
+    pub run_id: String,
+    /// True while the run is going on. A run killed outright leaves
+    /// `in_progress: true` with status `interrupted`: it did not finish.
+    pub in_progress: bool,
+    /// Which plan.
+    pub plan: PlanRef,
+    /// How the run ended (while in progress: `interrupted`, see `in_progress`).
+    pub status: RunStatus,
+    /// The process exit code (SPEC's table).
+    pub exit_code: u8,
+    /// RFC 3339.
+    pub started_at: String,
+    /// RFC 3339; null while in progress.
+    pub finished_at: Option<String>,
+    /// Wall time so far.
+    pub duration_ms: u64,
+    /// Nothing was executed on purpose.
+    pub dry_run: bool,
+    /// The workspace the run worked on.
+    pub workspace: String,
+    /// The policy in force (null for an invalid plan).
+    pub policy: Option<EffectivePolicy>,
+    /// Step ids approved in advance.
+    pub approvals: Vec<String>,
+    /// Every step of the plan, in plan order.
+    pub steps: Vec<StepReport>,
+    /// Secrets found (rule, location, line, fingerprint; never the value).
+    pub findings: Vec<Finding>,
+    /// What the run changed in the workspace; null until the diff summary is computed.
+    pub diff: Option<serde_json::Value>,
+    /// Tokens and cost of agent calls.
+    pub usage: Usage,
+    /// Plan or usage errors (status `invalid`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<Diagnostic>,
+}
+
+/// The plan a report is about.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlanRef {
+    /// The plan's id (null if it could not be read).
+    pub id: Option<String>,
+    /// The file, as given.
+    pub path: String,
+    /// sha256 of the file (null if it could not be read).
+    pub sha256: Option<String>,
+    /// The plan's objective.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<String>,
+}
+
+/// One step in the report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepReport {
+    /// Step id.
+    pub id: String,
+    /// Tool name.
+    pub tool: String,
+    /// For humans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Final state (while in progress: `not_run` until it ends).
+    pub status: StepStatus,
+    /// Declared, classified, effective.
+    pub risk: Option<RiskAssessment>,
+    /// The decision and its reason.
+    pub approval: Option<Decision>,
+    /// Ids it depends on.
+    pub dependencies: Vec<String>,
+    /// Exit code of the main process.
+    pub exit_code: Option<i32>,
+    /// Signal that killed it (not sent by plangate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// RFC 3339, when it started.
+    pub started_at: Option<String>,
+    /// RFC 3339, when it ended.
+    pub finished_at: Option<String>,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// Attempts made.
+    pub attempts: u32,
+    /// Files, relative to the output directory.
+    pub artifacts: Vec<String>,
+    /// Output dropped at the cap.
+    pub truncated: bool,
+    /// Bytes written to stdout and stderr.
+    pub output_bytes: u64,
+    /// What went wrong or why it did not run, in one line.
+    pub error: Option<String>,
+    /// The rollback, when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<RollbackReport>,
+}
+
+/// A rollback command's result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RollbackReport {
+    /// success, failed or timed_out.
+    pub status: StepStatus,
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// Files, relative to the output directory.
+    pub artifacts: Vec<String>,
+    /// What went wrong.
+    pub error: Option<String>,
+}
+
+/// A secret found in what the run produced.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Finding {
+    /// Rule id.
+    pub rule: String,
+    /// Where, relative to the output directory or workspace.
+    pub location: String,
+    /// 1-based line.
+    pub line: u64,
+    /// Stable fingerprint of the secret (never the secret).
+    pub fingerprint: String,
+}
+
+/// Agent usage.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Answer tokens.
+    pub output_tokens: u64,
+    /// Estimated cost.
+    pub cost_usd: f64,
+}

@@ -1,0 +1,75 @@
+//! `--steps`: which steps a run executes. `3` (1-based position), `2-5`
+//! (inclusive range), `lint` (id), comma-separated and mixed.
+
+use crate::plan::Plan;
+
+/// Parse a `--steps` value into a per-step selection.
+pub fn parse_steps(spec: &str, plan: &Plan) -> Result<Vec<bool>, String> {
+    let n = plan.steps.len();
+    let mut sel = vec![false; n];
+    let position = |s: &str| -> Result<usize, String> {
+        let k: usize = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}` is not a step position"))?;
+        if k == 0 || k > n {
+            return Err(format!(
+                "step position {k} is out of range: the plan has {n} steps (1-{n})"
+            ));
+        }
+        Ok(k - 1)
+    };
+    if spec.trim().is_empty() {
+        return Err("--steps is empty".into());
+    }
+    for item in spec.split(',').map(str::trim) {
+        if item.is_empty() {
+            return Err(format!("empty item in --steps `{spec}`"));
+        }
+        if let Some(i) = plan.index_of(item) {
+            sel[i] = true;
+        } else if item.chars().all(|c| c.is_ascii_digit()) {
+            sel[position(item)?] = true;
+        } else if let Some((a, b)) = item.split_once('-')
+            && a.trim().chars().all(|c| c.is_ascii_digit())
+            && b.trim().chars().all(|c| c.is_ascii_digit())
+        {
+            let (a, b) = (position(a)?, position(b)?);
+            if a > b {
+                return Err(format!("range `{item}` runs backwards"));
+            }
+            sel[a..=b].iter_mut().for_each(|s| *s = true);
+        } else {
+            let ids = plan.steps.iter().map(|s| s.id.as_str());
+            return Err(match crate::plan::diag::did_you_mean(item, ids) {
+                Some(s) => format!("no step `{item}` in the plan; did you mean `{s}`?"),
+                None => format!("no step `{item}` in the plan"),
+            });
+        }
+    }
+    Ok(sel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_steps;
+    use crate::plan::load_plan_str;
+
+    #[test]
+    fn forms() {
+        let plan = load_plan_str(
+            "t.yaml",
+            "version: 1\nid: t\nsteps:\n- {id: a, tool: bash, parameters: {command: 'true'}}\n- {id: b, tool: bash, parameters: {command: 'true'}}\n- {id: c-1, tool: bash, parameters: {command: 'true'}}\n",
+        )
+        .map_err(|e| format!("{e:?}"));
+        let Ok(plan) = plan else { panic!("{plan:?}") };
+        assert_eq!(parse_steps("2", &plan), Ok(vec![false, true, false]));
+        assert_eq!(parse_steps("1-2", &plan), Ok(vec![true, true, false]));
+        assert_eq!(parse_steps("a,c-1", &plan), Ok(vec![true, false, true]));
+        assert!(parse_steps("0", &plan).is_err());
+        assert!(parse_steps("4", &plan).is_err());
+        assert!(parse_steps("3-1", &plan).is_err());
+        assert!(parse_steps("x", &plan).is_err());
+        assert!(parse_steps("", &plan).is_err());
+    }
+}

@@ -1,0 +1,132 @@
+//! The `bash` tool: classify a command with the parser-based classifier, run
+//! it as `bash --noprofile --norc -eo pipefail -c COMMAND` in its own process
+//! group with stdin closed, output streamed to capped artifact files.
+//!
+//! The command text comes from the plan only; nothing an agent says is ever
+//! spliced into it (agent results reach steps through files and variables).
+
+use std::path::Path;
+
+use crate::engine::process::{self, Capture, ProcessSpec};
+use crate::plan::{BashAction, Step};
+use crate::policy::classify::{ClassifyContext, classify_bash};
+use crate::policy::{Risk, StepClassification};
+
+use super::{StepContext, ToolEnv, ToolResult};
+
+/// The shell and its flags (GitHub Actions' `bash` shell, minus the script file).
+pub const SHELL: &str = "bash";
+/// Flags before `-c`.
+pub const SHELL_FLAGS: [&str; 4] = ["--noprofile", "--norc", "-eo", "pipefail"];
+
+/// Classify the command and the rollback command; the higher risk wins.
+pub fn classify(b: &BashAction, rollback: Option<&str>, env: &ToolEnv) -> StepClassification {
+    let wd = b
+        .working_directory
+        .as_ref()
+        .map_or_else(|| env.workspace.clone(), |w| env.workspace.join(w));
+    let ctx = ClassifyContext {
+        workspace: &env.workspace,
+        working_dir: &wd,
+        home: env.home.as_deref(),
+    };
+    let main = classify_bash(&b.command, &ctx);
+    let mut out = StepClassification {
+        floor: Risk::Safe,
+        classified: main.risk,
+        blocked: main.blocked,
+        unclassifiable: main.unclassifiable,
+        reason: main.reason,
+    };
+    if let Some(rb) = rollback {
+        let ctx = ClassifyContext {
+            workspace: &env.workspace,
+            working_dir: &env.workspace,
+            home: env.home.as_deref(),
+        };
+        let r = classify_bash(rb, &ctx);
+        if out.blocked.is_none()
+            && let Some(why) = r.blocked
+        {
+            out.blocked = Some(format!("rollback_command: {why}"));
+        }
+        if out.unclassifiable.is_none()
+            && let Some(why) = r.unclassifiable
+        {
+            out.unclassifiable = Some(format!("rollback_command: {why}"));
+        }
+        if r.risk > out.classified {
+            out.classified = r.risk;
+            out.reason = format!("rollback_command: {}", r.reason);
+        }
+    }
+    out
+}
+
+/// Run a bash step.
+pub async fn run(b: &BashAction, step: &Step, ctx: &StepContext) -> std::io::Result<ToolResult> {
+    let cwd = super::working_dir(&ctx.env.workspace, b.working_directory.as_deref())
+        .map_err(std::io::Error::other)?;
+    run_command(&b.command, &cwd, step, ctx, "", b.capture_output).await
+}
+
+/// Run a bash command for a step (the command itself, or its rollback with `prefix` "rollback.").
+pub async fn run_command(
+    command: &str,
+    cwd: &Path,
+    step: &Step,
+    ctx: &StepContext,
+    prefix: &str,
+    capture: bool,
+) -> std::io::Result<ToolResult> {
+    std::fs::create_dir_all(&ctx.artifacts_dir)?;
+    let (stdout, stderr, artifacts) = if capture {
+        let out = ctx.artifacts_dir.join(format!("{prefix}stdout.txt"));
+        let err = ctx.artifacts_dir.join(format!("{prefix}stderr.txt"));
+        (
+            Capture::File {
+                path: out.clone(),
+                cap: ctx.max_output_bytes,
+            },
+            Capture::File {
+                path: err,
+                cap: ctx.max_output_bytes,
+            },
+            vec![
+                format!("{}/{prefix}stdout.txt", ctx.artifacts_rel),
+                format!("{}/{prefix}stderr.txt", ctx.artifacts_rel),
+            ],
+        )
+    } else {
+        (Capture::Discard, Capture::Discard, Vec::new())
+    };
+    let stdout_path = match &stdout {
+        Capture::File { path, .. } => Some(path.clone()),
+        Capture::Discard => None,
+    };
+    let mut args: Vec<String> = SHELL_FLAGS.iter().map(|s| (*s).to_owned()).collect();
+    args.push("-c".to_owned());
+    args.push(command.to_owned());
+    let mut env: Vec<(String, String)> = ctx
+        .run_vars
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    env.extend(step.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let spec = ProcessSpec {
+        program: SHELL.to_owned(),
+        args,
+        cwd: cwd.to_path_buf(),
+        env,
+        stdout,
+        stderr,
+        timeout: step.timeout,
+        kill_grace: ctx.kill_grace,
+    };
+    let process = process::run(spec, ctx.cancel.clone()).await?;
+    Ok(ToolResult {
+        process,
+        artifacts,
+        stdout_path,
+    })
+}

@@ -1,0 +1,6 @@
+//! One integration binary: every test drives the real `plangate` binary.
+
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)]
+
+mod harness;
+mod run;
