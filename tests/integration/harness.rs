@@ -102,3 +102,54 @@ pub fn bash_plan(steps: &[(&str, &str)]) -> String {
     }
     s
 }
+
+/// Whether a process is alive (and not a zombie).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            // state is the field after the parenthesised command name
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next());
+            !matches!(state, Some("Z") | Some("X"))
+        }
+        Err(_) => false,
+    }
+}
+
+/// Spawn plangate in the background (std process, so the test can signal it).
+pub fn spawn(env: &Env, plan_yaml: &str, args: &[&str]) -> std::process::Child {
+    let plan = env.write("plan.yaml", plan_yaml);
+    let bin = assert_cmd::cargo::cargo_bin("plangate");
+    let mut c = std::process::Command::new(bin);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("PLANGATE_") || k == "GITHUB_ACTIONS" {
+            c.env_remove(k);
+        }
+    }
+    c.arg("run")
+        .arg(&plan)
+        .arg("--workspace")
+        .arg(&env.ws)
+        .arg("--out")
+        .arg(&env.out);
+    c.args(args)
+        .current_dir(&env.ws)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    c.spawn().expect("spawn plangate")
+}
+
+/// Wait until `cond` holds, at most `secs` seconds.
+pub fn wait_until(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < deadline {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    cond()
+}

@@ -3,4 +3,5 @@
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)]
 
 mod harness;
+mod plans;
 mod run;

@@ -1,6 +1,8 @@
-//! `plangate run`: exit codes, statuses, report and artifacts.
+//! `plangate run`: exit codes, statuses, report, artifacts, processes.
 
-use crate::harness::{Env, bash_plan, code, stderr};
+use std::time::{Duration, Instant};
+
+use crate::harness::{Env, alive, bash_plan, code, read_json, spawn, stderr, wait_until};
 
 #[test]
 fn success_writes_report_artifacts_manifest_and_audit() {
@@ -11,12 +13,28 @@ fn success_writes_report_artifacts_manifest_and_audit() {
     assert_eq!(r["status"], "success");
     assert_eq!(r["exit_code"], 0);
     assert_eq!(r["in_progress"], false);
+    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["plan"]["id"], "t");
+    assert_eq!(r["plan"]["sha256"].as_str().map(str::len), Some(64));
+    for key in [
+        "run_id",
+        "started_at",
+        "finished_at",
+        "duration_ms",
+        "findings",
+        "usage",
+        "steps",
+    ] {
+        assert!(r.get(key).is_some(), "report lacks {key}");
+    }
     let s = env.step("hello");
     assert_eq!(s["status"], "success");
     assert_eq!(s["exit_code"], 0);
+    assert_eq!(s["attempts"], 1);
+    assert_eq!(s["artifacts"][0], "artifacts/hello/stdout.txt");
     let out = std::fs::read_to_string(env.out.join("artifacts/hello/stdout.txt")).unwrap();
     assert_eq!(out, "hello\n");
-    let manifest = crate::harness::read_json(&env.out.join("artifacts/manifest.json"));
+    let manifest = read_json(&env.out.join("artifacts/manifest.json"));
     let e = &manifest["entries"][0];
     for key in [
         "run_id",
@@ -32,20 +50,422 @@ fn success_writes_report_artifacts_manifest_and_audit() {
     ] {
         assert!(e.get(key).is_some(), "manifest entry lacks {key}: {e}");
     }
+    assert_eq!(e["output_size"], 6);
     let audit = std::fs::read_to_string(env.out.join("audit.jsonl")).unwrap();
-    for line in audit.lines() {
-        serde_json::from_str::<serde_json::Value>(line).unwrap();
+    let events: Vec<String> = audit
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    for ev in [
+        "plan_loaded",
+        "run_started",
+        "decision",
+        "step_started",
+        "step_finished",
+        "run_finished",
+    ] {
+        assert!(
+            events.iter().any(|e| e == ev),
+            "audit lacks {ev}: {events:?}"
+        );
     }
-    assert!(audit.contains("\"step_finished\""));
+    // No temp files left behind by the atomic writes.
+    let leftovers: Vec<_> = std::fs::read_dir(&env.out)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty());
 }
 
 #[test]
 fn failing_step_exits_1_and_dependents_are_not_run() {
     let env = Env::new();
-    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: a, tool: bash, parameters: {command: 'exit 3'}}\n  - {id: b, tool: bash, dependencies: [a], parameters: {command: 'true'}}\n";
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: a, tool: bash, parameters: {command: 'exit 3'}}\n  - {id: b, tool: bash, dependencies: [a], parameters: {command: 'true'}}\n  - {id: c, tool: bash, dependencies: [b], parameters: {command: 'true'}}\n";
     let o = env.run(plan, &[]);
     assert_eq!(code(&o), 1);
     assert_eq!(env.report()["status"], "failed");
     assert_eq!(env.step("a")["exit_code"], 3);
+    assert_eq!(env.step("a")["status"], "failed");
     assert_eq!(env.step("b")["status"], "not_run");
+    assert_eq!(env.step("c")["status"], "not_run");
+    assert!(env.step("b")["error"].as_str().unwrap().contains("`a`"));
+}
+
+#[test]
+fn continue_on_error_lets_dependents_run_and_the_run_succeed() {
+    let env = Env::new();
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: a, tool: bash, continue_on_error: true, parameters: {command: 'exit 1'}}\n  - {id: b, tool: bash, dependencies: [a], parameters: {command: 'true'}}\n";
+    let o = env.run(plan, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(env.step("a")["status"], "failed");
+    assert_eq!(env.step("b")["status"], "success");
+}
+
+#[test]
+fn expected_output_mismatch_fails_the_step() {
+    let env = Env::new();
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: a, tool: bash, expected_output: '^ok$', parameters: {command: 'echo nope'}}\n  - {id: b, tool: bash, expected_output: 'wor+ld', parameters: {command: 'echo hello world'}}\n";
+    let o = env.run(plan, &["--max-parallel", "2"]);
+    assert_eq!(code(&o), 1);
+    assert_eq!(env.step("a")["status"], "failed");
+    assert!(
+        env.step("a")["error"]
+            .as_str()
+            .unwrap()
+            .contains("expected_output")
+    );
+    assert_eq!(env.step("b")["status"], "success");
+}
+
+#[test]
+fn timeout_kills_the_whole_process_group_including_grandchildren() {
+    let env = Env::new();
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - id: slow\n    tool: bash\n    timeout: 1\n    parameters: {command: 'sh -c \"sleep 300\" & echo $! > grandchild.pid; sleep 300'}\n";
+    let t = Instant::now();
+    let o = env.run(plan, &["--kill-grace", "1"]);
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let s = env.step("slow");
+    assert_eq!(s["status"], "timed_out");
+    assert!(s["error"].as_str().unwrap().contains("timed out"));
+    let pid: u32 = std::fs::read_to_string(env.ws.join("grandchild.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        wait_until(5, || !alive(pid)),
+        "grandchild {pid} survived the timeout"
+    );
+}
+
+#[test]
+fn background_processes_do_not_outlive_their_step() {
+    let env = Env::new();
+    let plan = bash_plan(&[("bg", "sleep 300 & echo $! > bg.pid; echo started")]);
+    let t = Instant::now();
+    let o = env.run(&plan, &["--kill-grace", "1"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(t.elapsed() < Duration::from_secs(20));
+    let pid: u32 = std::fs::read_to_string(env.ws.join("bg.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        wait_until(5, || !alive(pid)),
+        "background process {pid} survived its step"
+    );
+}
+
+#[test]
+fn children_get_a_closed_stdin_and_plangate_variables() {
+    let env = Env::new();
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - id: s\n    tool: bash\n    env: {GREETING: hi}\n    parameters:\n      command: 'cat; echo \"[$GREETING] $PLANGATE_STEP_ID ${PLANGATE_APPROVE:-none}\"; test -d \"$PLANGATE_STEP_ARTIFACTS\"'\n";
+    let mut c = env.cmd();
+    let p = env.write("plan.yaml", plan);
+    c.arg("run")
+        .arg(&p)
+        .arg("--out")
+        .arg(&env.out)
+        .env("PLANGATE_APPROVE", "s")
+        .write_stdin("must not be read\n");
+    let o = c.timeout(Duration::from_secs(60)).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = std::fs::read_to_string(env.out.join("artifacts/s/stdout.txt")).unwrap();
+    assert_eq!(
+        out, "[hi] s none\n",
+        "stdin must be closed and PLANGATE_APPROVE not inherited"
+    );
+}
+
+#[test]
+fn output_is_capped_and_flagged_truncated() {
+    let env = Env::new();
+    let o = env.run(
+        &bash_plan(&[("big", "head -c 300000 /dev/zero; echo tail >&2")]),
+        &["--max-output-bytes", "1000"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let s = env.step("big");
+    assert_eq!(s["truncated"], true);
+    assert_eq!(s["output_bytes"], 300005);
+    let len = std::fs::metadata(env.out.join("artifacts/big/stdout.txt"))
+        .unwrap()
+        .len();
+    assert_eq!(len, 1000);
+}
+
+/// A step printing 2 GB stays under a memory bound and a disk bound.
+#[test]
+fn two_gigabytes_of_output_keep_memory_and_disk_flat() {
+    let env = Env::new();
+    let mut child = spawn(
+        &env,
+        &bash_plan(&[("flood", "head -c 2000000000 /dev/zero")]),
+        &[],
+    );
+    let pid = child.id();
+    let mut peak_kb: u64 = 0;
+    loop {
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            for line in status.lines() {
+                if let Some(v) = line.strip_prefix("VmHWM:") {
+                    let kb: u64 = v.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+                    peak_kb = peak_kb.max(kb);
+                }
+            }
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = env.step("flood");
+    assert_eq!(s["truncated"], true);
+    assert_eq!(s["output_bytes"], 2_000_000_000u64);
+    let kept = std::fs::metadata(env.out.join("artifacts/flood/stdout.txt"))
+        .unwrap()
+        .len();
+    assert_eq!(kept, 16 * 1024 * 1024, "default cap is 16 MiB");
+    assert!(peak_kb > 0 && peak_kb < 64 * 1024, "peak RSS {peak_kb} kB");
+}
+
+#[test]
+fn sigterm_mid_run_leaves_an_interrupted_report_and_stops_children() {
+    let env = Env::new();
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: long, tool: bash, parameters: {command: 'echo $$ > long.pid; sleep 300'}}\n  - {id: after, tool: bash, dependencies: [long], parameters: {command: 'true'}}\n";
+    let mut child = spawn(&env, plan, &["--kill-grace", "1"]);
+    let pidfile = env.ws.join("long.pid");
+    assert!(wait_until(20, || std::fs::read_to_string(&pidfile)
+        .is_ok_and(|s| s.ends_with('\n'))));
+    // The in-progress report is valid JSON and says the run has not finished.
+    let r = read_json(&env.out.join("report.json"));
+    assert_eq!(r["in_progress"], true);
+    assert_eq!(r["status"], "interrupted");
+    let step_pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let pg = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pg, rustix::process::Signal::TERM).unwrap();
+    let t = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(15));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = env.report();
+    assert_eq!(r["status"], "interrupted");
+    assert_eq!(r["exit_code"], 130);
+    assert_eq!(r["in_progress"], false);
+    assert_eq!(env.step("long")["status"], "failed");
+    assert_eq!(env.step("after")["status"], "not_run");
+    assert!(
+        wait_until(5, || !alive(step_pid)),
+        "step process survived SIGTERM of plangate"
+    );
+}
+
+#[test]
+fn sigint_is_handled_like_sigterm() {
+    let env = Env::new();
+    let mut child = spawn(
+        &env,
+        &bash_plan(&[("long", "touch started; sleep 300")]),
+        &["--kill-grace", "1"],
+    );
+    assert!(wait_until(20, || env.ws.join("started").exists()));
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(env.report()["status"], "interrupted");
+}
+
+#[test]
+fn rollback_runs_for_completed_steps_newest_first_when_the_run_fails() {
+    let env = Env::new();
+    let plan = r#"version: 1
+id: t
+policy: {risk_tolerance: high}
+steps:
+  - {id: one, tool: bash, parameters: {command: "echo one >> log"}, rollback_command: "echo undo-one >> log"}
+  - {id: two, tool: bash, dependencies: [one], parameters: {command: "echo two >> log"}, rollback_command: "echo undo-two >> log"}
+  - {id: boom, tool: bash, dependencies: [two], parameters: {command: "exit 1"}, rollback_command: "echo undo-boom >> log"}
+"#;
+    let o = env.run(plan, &[]);
+    assert_eq!(code(&o), 1);
+    let log = std::fs::read_to_string(env.ws.join("log")).unwrap();
+    assert_eq!(log, "one\ntwo\nundo-two\nundo-one\n");
+    assert_eq!(env.step("two")["rollback"]["status"], "success");
+    assert!(env.step("boom").get("rollback").is_none());
+}
+
+#[test]
+fn no_rollback_when_the_run_succeeds() {
+    let env = Env::new();
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: a, tool: bash, parameters: {command: 'true'}, rollback_command: 'touch rolled-back'}\n";
+    assert_eq!(code(&env.run(plan, &[])), 0);
+    assert!(!env.ws.join("rolled-back").exists());
+}
+
+#[test]
+fn working_directory_is_used_and_confined() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.ws.join("sub")).unwrap();
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: a, tool: bash, parameters: {command: pwd, working_directory: sub}}\n";
+    assert_eq!(code(&env.run(plan, &[])), 0);
+    let out = std::fs::read_to_string(env.out.join("artifacts/a/stdout.txt")).unwrap();
+    assert_eq!(out.trim(), env.ws.join("sub").display().to_string());
+    // A symlink that leads outside is refused at run time.
+    std::os::unix::fs::symlink("/", env.ws.join("escape")).unwrap();
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: a, tool: bash, parameters: {command: 'touch x', working_directory: escape}}\n";
+    assert_eq!(code(&env.run(plan, &[])), 1);
+    assert!(
+        env.step("a")["error"]
+            .as_str()
+            .unwrap()
+            .contains("outside the workspace")
+    );
+}
+
+#[test]
+fn max_parallel_runs_independent_steps_together() {
+    let env = Env::new();
+    let plan = bash_plan(&[("a", "sleep 1"), ("b", "sleep 1"), ("c", "sleep 1")]);
+    let t = Instant::now();
+    assert_eq!(code(&env.run(&plan, &["--max-parallel", "3"])), 0);
+    assert!(
+        t.elapsed() < Duration::from_millis(2600),
+        "{:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn steps_selects_by_position_range_and_id() {
+    let env = Env::new();
+    let plan = bash_plan(&[
+        ("a", "touch a"),
+        ("b", "touch b"),
+        ("c", "touch c"),
+        ("d", "touch d"),
+    ]);
+    assert_eq!(code(&env.run(&plan, &["--steps", "2-3"])), 0);
+    assert!(!env.ws.join("a").exists() && env.ws.join("b").exists() && env.ws.join("c").exists());
+    assert_eq!(env.step("a")["status"], "skipped");
+    assert_eq!(code(&env.run(&plan, &["--steps", "d"])), 0);
+    assert!(env.ws.join("d").exists());
+    let o = env.run(&plan, &["--steps", "zz"]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(env.report()["status"], "invalid");
+}
+
+#[test]
+fn dry_run_executes_nothing() {
+    let env = Env::new();
+    let o = env.run(&bash_plan(&[("a", "touch marker")]), &["--dry-run"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!env.ws.join("marker").exists());
+    assert_eq!(env.report()["dry_run"], true);
+    assert_eq!(env.step("a")["status"], "not_run");
+    assert_eq!(env.step("a")["approval"]["decision"], "auto_approved");
+}
+
+#[test]
+fn invalid_plan_exits_2_with_an_invalid_report() {
+    let env = Env::new();
+    let o = env.run("version: 1\nid: t\nsteps:\n  - {id: a, tool: bash, parameters: {command: 'touch marker'}, bogus: 1}\n", &[]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("plan.yaml:4:"), "{}", stderr(&o));
+    assert!(!env.ws.join("marker").exists());
+    let r = env.report();
+    assert_eq!(r["status"], "invalid");
+    assert_eq!(r["exit_code"], 2);
+    assert_eq!(r["errors"][0]["line"], 4);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let env = Env::new();
+    let plan = env.write("p.yaml", &bash_plan(&[("a", "true")]));
+    for args in [
+        vec!["run"],
+        vec!["run", plan.to_str().unwrap(), "--risk-tolerance", "extreme"],
+        vec!["run", plan.to_str().unwrap(), "--max-parallel", "0"],
+        vec!["run", plan.to_str().unwrap(), "--approve", "nosuchstep"],
+        vec!["run", "missing.yaml"],
+        vec![
+            "run",
+            plan.to_str().unwrap(),
+            "--workspace",
+            "/nonexistent/dir",
+        ],
+        vec!["frobnicate"],
+        vec!["validate"],
+    ] {
+        let o = env.cmd().args(&args).output().unwrap();
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).is_empty());
+    }
+}
+
+#[test]
+fn github_actions_groups_and_no_colour_off_a_terminal() {
+    let env = Env::new();
+    let p = env.write("plan.yaml", &bash_plan(&[("a", "echo hi")]));
+    let o = env
+        .cmd()
+        .args(["run", p.to_str().unwrap(), "--out"])
+        .arg(&env.out)
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0);
+    let err = stderr(&o);
+    assert!(
+        err.contains("::group::") && err.contains("::endgroup::"),
+        "{err}"
+    );
+    assert!(
+        !err.contains('\u{1b}'),
+        "colour escape codes off a terminal: {err:?}"
+    );
+}
+
+#[test]
+fn an_unwritable_out_dir_is_a_clear_error_and_runs_nothing() {
+    let env = Env::new();
+    std::fs::write(env.ws.join("file"), "x").unwrap();
+    let p = env.write("plan.yaml", &bash_plan(&[("a", "touch marker")]));
+    let o = env
+        .cmd()
+        .args(["run", p.to_str().unwrap(), "--out", "file/sub"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("output directory"));
+    assert!(!env.ws.join("marker").exists());
 }

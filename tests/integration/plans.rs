@@ -1,0 +1,1 @@
+//! Invalid-plan corpus (filled by the fixtures work).
