@@ -252,7 +252,7 @@ fn two_gigabytes_of_output_keep_memory_and_disk_flat() {
 fn sigterm_mid_run_leaves_an_interrupted_report_and_stops_children() {
     let env = Env::new();
     let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: long, tool: bash, parameters: {command: 'echo $$ > long.pid; sleep 300'}}\n  - {id: after, tool: bash, dependencies: [long], parameters: {command: 'true'}}\n";
-    let mut child = spawn(&env, plan, &["--kill-grace", "1"]);
+    let child = spawn(&env, plan, &["--kill-grace", "1"]);
     let pidfile = env.ws.join("long.pid");
     assert!(wait_until(20, || std::fs::read_to_string(&pidfile)
         .is_ok_and(|s| s.ends_with('\n'))));
@@ -291,7 +291,7 @@ fn sigterm_mid_run_leaves_an_interrupted_report_and_stops_children() {
 #[test]
 fn sigint_is_handled_like_sigterm() {
     let env = Env::new();
-    let mut child = spawn(
+    let child = spawn(
         &env,
         &bash_plan(&[("long", "touch started; sleep 300")]),
         &["--kill-grace", "1"],
