@@ -1,33 +1,337 @@
-//! Placeholder until the parser-based classifier lands: everything is moderate.
+//! Bash command risk classifier.
+//!
+//! Owns the decision "how risky is this shell command line?" for plangate:
+//! [`classify_bash`] parses the command with `brush-parser`, walks every simple
+//! command it can find (pipelines, lists, compound commands, functions, command
+//! and process substitutions, `bash -c`/`eval` strings, here-docs) and returns the
+//! highest risk found, whether the command is blocked outright, or whether it
+//! could not be read at all (fail-closed).
+//!
+//! This module is a pure function of its inputs: it does no I/O, spawns no
+//! processes, reads no environment variables and never touches the filesystem
+//! (paths are resolved lexically against [`ClassifyContext`]).
+
+mod commands;
+mod effects;
+mod files;
+mod nesting;
+mod paths;
+mod tools;
+mod walk;
+mod words;
+mod wrappers;
+
 use super::Risk;
-use std::path::Path;
-/// Context.
+
+/// Where a command runs; all paths are absolute.
 pub struct ClassifyContext<'a> {
-    /// Workspace.
-    pub workspace: &'a Path,
-    /// Working dir.
-    pub working_dir: &'a Path,
-    /// Home.
-    pub home: Option<&'a Path>,
+    /// The repository the plan works on.
+    pub workspace: &'a std::path::Path,
+    /// Where the command runs (inside workspace).
+    pub working_dir: &'a std::path::Path,
+    /// `$HOME`, for resolving `~`.
+    pub home: Option<&'a std::path::Path>,
 }
-/// Result.
+
+/// The verdict on one command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Classification {
-    /// Risk.
     pub risk: Risk,
-    /// Blocked.
+    /// Some(reason) when the command must never run, whatever the approvals.
     pub blocked: Option<String>,
-    /// Unclassifiable.
+    /// Some(reason) when the parser could not read the command (syntax error, unsupported construct):
+    /// fail-close, the caller will demand an explicit approval; risk must then be Dangerous.
     pub unclassifiable: Option<String>,
-    /// Reason.
+    /// One line naming what decided the risk, e.g. "`rm -rf build` deletes recursively inside the workspace".
+    /// For a blocked command it equals the blocked reason.
     pub reason: String,
 }
-/// Classify.
-pub fn classify_bash(command: &str, _ctx: &ClassifyContext<'_>) -> Classification {
-    Classification {
-        risk: Risk::Moderate,
-        blocked: None,
-        unclassifiable: None,
-        reason: format!("unknown command `{command}`"),
+
+/// Classifies one bash command line. Never panics, does no I/O.
+pub fn classify_bash(command: &str, ctx: &ClassifyContext<'_>) -> Classification {
+    let mut walker = walk::Walker::new(ctx);
+    walker.script(command);
+    walker.into_findings().finish()
+}
+
+/// Accumulates what the walk found: the highest risk (first reason at that level),
+/// the first blocking reason and the first reason the command could not be read.
+#[derive(Debug, Default)]
+pub(crate) struct Findings {
+    top: Option<(Risk, String)>,
+    blocked: Option<String>,
+    unclassifiable: Option<String>,
+}
+
+impl Findings {
+    /// Records a command's risk; keeps the first reason at the highest level.
+    pub(crate) fn note(&mut self, risk: Risk, reason: String) {
+        let higher = self.top.as_ref().is_none_or(|(r, _)| risk > *r);
+        if higher {
+            self.top = Some((risk, one_line(&reason)));
+        }
+    }
+
+    /// Records that the command must never run.
+    pub(crate) fn block(&mut self, reason: String) {
+        if self.blocked.is_none() {
+            self.blocked = Some(one_line(&reason));
+        }
+    }
+
+    /// Records that part of the command could not be read.
+    pub(crate) fn unclassifiable(&mut self, reason: String) {
+        if self.unclassifiable.is_none() {
+            self.unclassifiable = Some(one_line(&reason));
+        }
+    }
+
+    fn finish(self) -> Classification {
+        if let Some(reason) = self.blocked {
+            return Classification {
+                risk: Risk::Dangerous,
+                blocked: Some(reason.clone()),
+                unclassifiable: self.unclassifiable,
+                reason,
+            };
+        }
+        if let Some(reason) = self.unclassifiable {
+            return Classification {
+                risk: Risk::Dangerous,
+                blocked: None,
+                unclassifiable: Some(reason.clone()),
+                reason,
+            };
+        }
+        let (risk, reason) = self
+            .top
+            .unwrap_or((Risk::Safe, "empty command does nothing".to_string()));
+        Classification {
+            risk,
+            blocked: None,
+            unclassifiable: None,
+            reason,
+        }
+    }
+}
+
+/// Makes a reason printable on one line: control characters become spaces.
+fn one_line(s: &str) -> String {
+    let cleaned: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if cleaned.trim().is_empty() {
+        "unnamed reason".to_string()
+    } else {
+        cleaned
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn ctx() -> ClassifyContext<'static> {
+        ClassifyContext {
+            workspace: Path::new("/work/ws"),
+            working_dir: Path::new("/work/ws"),
+            home: Some(Path::new("/home/ci")),
+        }
+    }
+
+    fn label(c: &Classification) -> &'static str {
+        if c.blocked.is_some() {
+            "blocked"
+        } else if c.unclassifiable.is_some() {
+            "unclassifiable"
+        } else {
+            match c.risk {
+                Risk::Safe => "safe",
+                Risk::Moderate => "moderate",
+                Risk::Dangerous => "dangerous",
+            }
+        }
+    }
+
+    fn fixture() -> Vec<(usize, &'static str, &'static str)> {
+        include_str!("../../tests/fixtures/classifier/commands.tsv")
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
+            .filter_map(|(i, l)| l.split_once('\t').map(|(e, c)| (i + 1, e, c)))
+            .collect()
+    }
+
+    #[test]
+    fn fixture_cases_match() {
+        let cases = fixture();
+        assert!(cases.len() >= 230, "only {} cases", cases.len());
+        let mut failures = Vec::new();
+        for (line, expected, command) in &cases {
+            let got = classify_bash(command, &ctx());
+            if label(&got) != *expected {
+                failures.push(format!(
+                    "line {line}: `{command}` expected {expected}, got {} ({})",
+                    label(&got),
+                    got.reason
+                ));
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} of {} cases failed:\n{}",
+            failures.len(),
+            cases.len(),
+            failures.join("\n")
+        );
+    }
+
+    #[test]
+    fn fixture_labels_are_known() {
+        let known = ["safe", "moderate", "dangerous", "blocked", "unclassifiable"];
+        for (line, expected, _) in fixture() {
+            assert!(
+                known.contains(&expected),
+                "line {line}: bad label {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn reasons_are_one_line_and_consistent() {
+        for (_, _, command) in fixture() {
+            let c = classify_bash(command, &ctx());
+            assert!(!c.reason.trim().is_empty(), "empty reason for `{command}`");
+            assert!(
+                !c.reason.contains('\n'),
+                "multi-line reason for `{command}`"
+            );
+            if let Some(b) = &c.blocked {
+                assert_eq!(b, &c.reason, "blocked reason differs for `{command}`");
+                assert_eq!(c.risk, Risk::Dangerous);
+            }
+            if c.unclassifiable.is_some() {
+                assert_eq!(
+                    c.risk,
+                    Risk::Dangerous,
+                    "unclassifiable not dangerous: `{command}`"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut inputs: Vec<String> = [
+            "",
+            " ",
+            "\t\n",
+            "'",
+            "\"",
+            "`",
+            "$(",
+            "${",
+            "$((",
+            "(((",
+            ")))",
+            "{",
+            "}",
+            ";;",
+            "&&",
+            "||",
+            "|",
+            "&",
+            "<<",
+            "<<EOF",
+            "cat <<EOF\nno end",
+            "cat <<'EOF'\nx\nEOF\n",
+            "\0",
+            "ls\0-la",
+            "rm -rf \0/",
+            "$'\\x'",
+            "$'\\u{zz}'",
+            "echo ${!}",
+            "${x:-$(}",
+            "`echo",
+            "!",
+            "! !",
+            "[[",
+            "[[ ! ]]",
+            "case",
+            "case x in",
+            "if",
+            "fi",
+            "for",
+            "for ((;;",
+            "(( 1 +",
+            "f() {",
+            "function",
+            "a=(",
+            "<(",
+            ">(ls",
+            "ls >",
+            "ls 2>&",
+            "\\",
+            "echo \\",
+            "x=$'\\377'",
+            "🦀 rm -rf /",
+            "ls \u{202e}",
+        ]
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect();
+        inputs.push("(".repeat(10_000));
+        inputs.push(format!("{}ls{}", "(".repeat(10_000), ")".repeat(10_000)));
+        inputs.push(format!(
+            "echo {}x{}",
+            "$(".repeat(10_000),
+            ")".repeat(10_000)
+        ));
+        inputs.push(format!("{}ls;{}", "{ ".repeat(5_000), "} ".repeat(5_000)));
+        inputs.push(format!(
+            "{}ls;{}",
+            "if true; then ".repeat(3_000),
+            "fi; ".repeat(3_000)
+        ));
+        inputs.push(format!("[[ {}x ]]", "! ".repeat(10_000)));
+        inputs.push(format!("echo {}", "`echo ".repeat(1_000)));
+        inputs.push("ls | ".repeat(5_000) + "ls");
+        inputs.push("x".repeat(200_000));
+        let nested_bash = (0..6).fold("ls".to_string(), |acc, _| {
+            format!("bash -c {}", shell_quote(&acc))
+        });
+        inputs.push(nested_bash);
+        inputs.push("eval ".repeat(1_000) + "ls");
+        for input in &inputs {
+            let start = std::time::Instant::now();
+            let c = classify_bash(input, &ctx());
+            assert!(!c.reason.is_empty());
+            let took = start.elapsed();
+            assert!(
+                took.as_secs() < 5,
+                "too slow ({took:?}) on {:?}",
+                short(input)
+            );
+        }
+    }
+
+    fn short(s: &str) -> String {
+        s.chars().take(40).collect()
+    }
+
+    fn shell_quote(s: &str) -> String {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+
+    #[test]
+    fn home_unknown_makes_tilde_unknown() {
+        let c = ClassifyContext {
+            home: None,
+            ..ctx()
+        };
+        assert_eq!(classify_bash("rm -rf ~/x", &c).risk, Risk::Dangerous);
+        assert_eq!(classify_bash("ls ~", &c).risk, Risk::Safe);
     }
 }

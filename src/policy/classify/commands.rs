@@ -1,0 +1,526 @@
+//! Judges one simple command by its name and arguments: the read-only set,
+//! file writers and deleters, system administration, and the fallbacks
+//! (unknown commands are moderate, never safe).
+
+use super::walk::{Input, Stage, Walker};
+use super::words::Arg;
+use crate::policy::Risk;
+
+/// A command ready to be judged.
+pub(crate) struct Cmd<'a> {
+    /// Basename of the command (`/bin/rm` → `rm`).
+    pub name: &'a str,
+    pub args: &'a [Arg],
+    /// The command as written, for reasons.
+    pub shown: String,
+    pub input: &'a Input,
+}
+
+/// Commands that only read, print or test.
+const READ_ONLY: &[&str] = &[
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "echo",
+    "printf",
+    "pwd",
+    "true",
+    "false",
+    "test",
+    "[",
+    "stat",
+    "file",
+    "du",
+    "df",
+    "which",
+    "type",
+    "date",
+    "uniq",
+    "cut",
+    "tr",
+    "diff",
+    "cmp",
+    "jq",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "nl",
+    "tac",
+    "rev",
+    "column",
+    "paste",
+    "join",
+    "comm",
+    "fold",
+    "expand",
+    "unexpand",
+    "seq",
+    "sleep",
+    "whoami",
+    "id",
+    "uname",
+    "printenv",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "tree",
+    "od",
+    "hexdump",
+    "xxd",
+    "strings",
+    "nproc",
+    "free",
+    "uptime",
+    "ps",
+    "less",
+    "more",
+    ":",
+    "exit",
+    "return",
+    "set",
+    "shopt",
+    "export",
+    "unset",
+    "local",
+    "declare",
+    "readonly",
+    "typeset",
+    "read",
+    "wait",
+    "shift",
+    "getopts",
+    "hash",
+    "help",
+    "zcat",
+    "bzcat",
+    "xzcat",
+    "zgrep",
+    "base64",
+    "lsblk",
+    "locale",
+    "tput",
+    "groups",
+    "users",
+    "who",
+    "w",
+    "pgrep",
+    "ldd",
+    "nm",
+    "objdump",
+    "lscpu",
+    "getconf",
+    "sha224sum",
+    "sha384sum",
+    "jobs",
+    "dirs",
+    "colordiff",
+    "look",
+    "yes",
+];
+
+/// Commands that change the system as a whole: always dangerous.
+const SYSTEM_ADMIN: &[&str] = &[
+    "crontab",
+    "systemctl",
+    "service",
+    "shutdown",
+    "reboot",
+    "halt",
+    "poweroff",
+    "init",
+    "telinit",
+    "iptables",
+    "ip6tables",
+    "nft",
+    "ufw",
+    "useradd",
+    "userdel",
+    "usermod",
+    "passwd",
+    "groupadd",
+    "groupdel",
+    "groupmod",
+    "chpasswd",
+    "visudo",
+    "mount",
+    "umount",
+    "swapon",
+    "swapoff",
+    "modprobe",
+    "insmod",
+    "rmmod",
+    "chattr",
+    "setenforce",
+    "launchctl",
+    "chroot",
+    "sysctl",
+    "kexec",
+    "doas",
+    "su",
+    "pkexec",
+    "runuser",
+    "losetup",
+    "cryptsetup",
+    "debugfs",
+];
+
+/// Tools that only destroy disks.
+const DISK_DESTROYERS: &[&str] = &["wipefs", "mkswap", "mke2fs", "blkdiscard"];
+/// Partitioning tools.
+const PARTITIONERS: &[&str] = &["fdisk", "sfdisk", "parted", "gdisk", "sgdisk", "cfdisk"];
+
+impl Walker {
+    /// Judges a command given as words (name first) with its standard input.
+    pub(crate) fn run(&mut self, args: &[Arg], input: &Input) -> Stage {
+        let shown = show(args);
+        let mut stage = Stage {
+            shown: shown.clone(),
+            ..Stage::default()
+        };
+        let Some((first, rest)) = args.split_first() else {
+            return stage;
+        };
+        let Some(text) = first.lit() else {
+            self.note(
+                Risk::Dangerous,
+                format!("`{shown}` runs a command whose name is only known at run time"),
+            );
+            return stage;
+        };
+        if self.is_function(text) {
+            self.note(
+                Risk::Safe,
+                format!("`{shown}` calls a function defined in the script"),
+            );
+            return stage;
+        }
+        let name = text.rsplit('/').next().unwrap_or(text);
+        let cmd = Cmd {
+            name,
+            args: rest,
+            shown,
+            input,
+        };
+        self.dispatch(&cmd, &mut stage);
+        stage
+    }
+
+    fn dispatch(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) {
+        if self.wrapper(cmd, stage) || self.shell_like(cmd, stage) || self.tool(cmd) {
+            return;
+        }
+        if self.file_command(cmd) || self.system_command(cmd) || self.text_command(cmd, stage) {
+            return;
+        }
+        if READ_ONLY.contains(&cmd.name) {
+            self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
+            return;
+        }
+        self.note(
+            Risk::Moderate,
+            format!("unknown command `{}` (effects unknown)", cmd.name),
+        );
+    }
+
+    /// Commands whose output or in-place flags matter.
+    fn text_command(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
+        match cmd.name {
+            "echo" | "printf" => {
+                stage.output = literal_output(cmd);
+                self.note(Risk::Safe, format!("`{}` only prints", cmd.shown));
+            }
+            "cat" if cmd.args.is_empty() => {
+                if let Input::Text(text) = cmd.input {
+                    stage.output.clone_from(text);
+                }
+                self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
+            }
+            "cd" | "pushd" | "popd" => self.change_dir(cmd),
+            "sed" => self.sed(cmd),
+            "awk" | "gawk" | "mawk" | "nawk" => self.awk(cmd),
+            "sort" => self.output_flag(cmd, &["-o", "--output"]),
+            "yq" => self.in_place(cmd, 'i', "--inplace"),
+            "find" => self.find(cmd),
+            "history" => self.history(cmd),
+            "kill" | "pkill" | "killall" => self.kill(cmd),
+            "hostname" if !cmd.args.is_empty() => {
+                self.note(Risk::Dangerous, format!("`{}` renames the host", cmd.shown));
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn change_dir(&mut self, cmd: &Cmd<'_>) {
+        let opts = parse_opts(cmd.args, &[]);
+        let target = match (cmd.name, opts.pos.first()) {
+            ("popd", _) => None,
+            (_, None) => self.home.clone().map(std::path::PathBuf::from),
+            (_, Some(arg)) if arg.is("-") => None,
+            (_, Some(arg)) => {
+                let t = self.target(arg);
+                let known = !matches!(t.loc, super::paths::Loc::Unknown) && !t.under;
+                known.then(|| std::path::PathBuf::from(t.shown))
+            }
+        };
+        self.cwd = target;
+        self.note(Risk::Safe, format!("`{}` changes directory", cmd.shown));
+    }
+
+    fn sed(&mut self, cmd: &Cmd<'_>) {
+        let opts = parse_opts(cmd.args, &["-e", "--expression", "-f", "--file", "-l"]);
+        let in_place = opts.has('i', &["--in-place"]);
+        if !in_place {
+            self.note(Risk::Safe, format!("`{}` only prints", cmd.shown));
+            return;
+        }
+        let script_given = opts
+            .value_of(&["-e", "--expression", "-f", "--file"])
+            .is_some();
+        let files = opts.pos.iter().skip(usize::from(!script_given));
+        let mut any = false;
+        for f in files {
+            any = true;
+            self.write_to(f, &format!("`{}`", cmd.shown));
+        }
+        if !any {
+            self.note(
+                Risk::Moderate,
+                format!("`{}` edits files in place", cmd.shown),
+            );
+        }
+    }
+
+    fn awk(&mut self, cmd: &Cmd<'_>) {
+        let writes = cmd.args.iter().any(|a| match a.lit() {
+            Some(t) => t.contains("system(") || t.contains('>') || t.contains('|'),
+            None => true,
+        });
+        if writes {
+            self.note(
+                Risk::Moderate,
+                format!(
+                    "`{}` runs an awk program that may write or run commands",
+                    cmd.shown
+                ),
+            );
+        } else {
+            self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
+        }
+    }
+
+    fn output_flag(&mut self, cmd: &Cmd<'_>, flags: &[&str]) {
+        let opts = parse_opts(cmd.args, flags);
+        match opts.value_of(flags) {
+            Some(out) => self.write_to(&out, &format!("`{}`", cmd.shown)),
+            None => self.note(Risk::Safe, format!("`{}` only reads", cmd.shown)),
+        }
+    }
+
+    fn in_place(&mut self, cmd: &Cmd<'_>, short: char, long: &str) {
+        let opts = parse_opts(cmd.args, &[]);
+        if opts.has(short, &[long]) {
+            for f in opts.pos.iter().skip(1) {
+                self.write_to(f, &format!("`{}`", cmd.shown));
+            }
+            self.note(
+                Risk::Moderate,
+                format!("`{}` edits files in place", cmd.shown),
+            );
+        } else {
+            self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
+        }
+    }
+
+    fn history(&mut self, cmd: &Cmd<'_>) {
+        let opts = parse_opts(cmd.args, &[]);
+        if opts.has('c', &[]) || opts.has('d', &[]) || opts.has('w', &[]) {
+            self.note(
+                Risk::Dangerous,
+                format!("`{}` erases shell history", cmd.shown),
+            );
+        } else {
+            self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
+        }
+    }
+
+    fn kill(&mut self, cmd: &Cmd<'_>) {
+        let everything = cmd.name == "kill"
+            && cmd.args.len() >= 2
+            && cmd.args.last().is_some_and(|a| a.is("-1"));
+        if everything {
+            self.note(
+                Risk::Dangerous,
+                format!("`{}` kills every process", cmd.shown),
+            );
+        } else {
+            self.note(Risk::Moderate, format!("`{}` stops processes", cmd.shown));
+        }
+    }
+
+    fn system_command(&mut self, cmd: &Cmd<'_>) -> bool {
+        let name = cmd.name;
+        if name.starts_with("mkfs") || DISK_DESTROYERS.contains(&name) {
+            self.block(format!("`{}` destroys a filesystem or disk", cmd.shown));
+        } else if PARTITIONERS.contains(&name) {
+            self.partitioner(cmd);
+        } else if name == "sudo" {
+            return false;
+        } else if SYSTEM_ADMIN.contains(&name) {
+            self.note(
+                Risk::Dangerous,
+                format!("`{}` changes system configuration", cmd.shown),
+            );
+        } else {
+            return false;
+        }
+        true
+    }
+
+    fn partitioner(&mut self, cmd: &Cmd<'_>) {
+        let device = cmd
+            .args
+            .iter()
+            .any(|a| a.lit().is_none_or(|t| t.starts_with("/dev/")));
+        if device {
+            self.block(format!("`{}` repartitions a disk", cmd.shown));
+        } else {
+            self.note(
+                Risk::Dangerous,
+                format!("`{}` edits partition tables", cmd.shown),
+            );
+        }
+    }
+}
+
+/// The text echo/printf print when all their arguments are static.
+fn literal_output(cmd: &Cmd<'_>) -> Option<String> {
+    let words: Option<Vec<&str>> = cmd
+        .args
+        .iter()
+        .map(Arg::lit)
+        .filter(|t| !matches!(t, Some("-n" | "-e" | "-E")))
+        .collect();
+    let text = words?.join(" ");
+    Some(text.replace("\\n", "\n"))
+}
+
+/// The words of a command as written, joined and cut for reasons.
+pub(crate) fn show(args: &[Arg]) -> String {
+    let joined = args
+        .iter()
+        .map(|a| a.raw.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let line = joined.replace(['\n', '\r', '\t'], " ");
+    if line.chars().count() > 80 {
+        let cut: String = line.chars().take(77).collect();
+        format!("{cut}...")
+    } else {
+        line
+    }
+}
+
+/// Options and positional arguments of one command line.
+#[derive(Debug, Default)]
+pub(crate) struct Opts {
+    /// Flags as written (`-rf`, `--force`, `--out=x`).
+    pub flags: Vec<String>,
+    /// Options that took a value: (name, value).
+    pub values: Vec<(String, Arg)>,
+    /// Positional arguments, in order.
+    pub pos: Vec<Arg>,
+}
+
+impl Opts {
+    /// True when short flag `c` appears in a cluster or one of `long` is given.
+    pub(crate) fn has(&self, c: char, long: &[&str]) -> bool {
+        self.flags.iter().any(|f| {
+            let short = !f.starts_with("--") && f.len() > 1 && f.chars().skip(1).any(|x| x == c);
+            let is_long = long
+                .iter()
+                .any(|l| f == l || f.strip_prefix(l).is_some_and(|r| r.starts_with('=')));
+            (c != '\0' && short) || is_long
+        })
+    }
+
+    /// The value of the first of `names` that was given.
+    pub(crate) fn value_of(&self, names: &[&str]) -> Option<Arg> {
+        self.values
+            .iter()
+            .find(|(n, _)| names.contains(&n.as_str()))
+            .map(|(_, v)| v.clone())
+    }
+}
+
+/// Splits arguments into flags, valued options and positionals.
+/// `with_value` lists options (`-o`, `--output`) that take the next argument.
+pub(crate) fn parse_opts(args: &[Arg], with_value: &[&str]) -> Opts {
+    let mut out = Opts::default();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let Some(t) = arg.lit() else {
+            out.pos.push(arg.clone());
+            continue;
+        };
+        if t == "--" {
+            out.pos.extend(it.cloned());
+            break;
+        }
+        if !t.starts_with('-') || t == "-" {
+            out.pos.push(arg.clone());
+            continue;
+        }
+        parse_flag(t, arg, &mut it, with_value, &mut out);
+    }
+    out
+}
+
+fn parse_flag<'a>(
+    t: &str,
+    arg: &Arg,
+    it: &mut impl Iterator<Item = &'a Arg>,
+    with_value: &[&str],
+    out: &mut Opts,
+) {
+    out.flags.push(t.to_string());
+    if let Some((name, value)) = t.split_once('=').filter(|_| t.starts_with("--")) {
+        out.values.push((name.to_string(), literal_arg(value, arg)));
+        return;
+    }
+    let key = if t.starts_with("--") {
+        t
+    } else {
+        t.get(..2).unwrap_or(t)
+    };
+    if !with_value.contains(&key) {
+        return;
+    }
+    let attached = t.get(2..).filter(|r| !r.is_empty() && !t.starts_with("--"));
+    match attached {
+        Some(v) => out.values.push((key.to_string(), literal_arg(v, arg))),
+        None => {
+            let v = it.next().cloned().unwrap_or_default();
+            out.values.push((key.to_string(), v));
+        }
+    }
+}
+
+fn literal_arg(value: &str, from: &Arg) -> Arg {
+    Arg {
+        text: Some(value.to_string()),
+        glob_at: None,
+        raw: from.raw.clone(),
+        procsub: false,
+    }
+}

@@ -1,0 +1,94 @@
+//! Cheap pre-checks run before handing text to brush-parser, whose PEG parser
+//! recurses per nesting level (stack overflow around a few hundred levels) and
+//! backtracks exponentially on unbalanced `(`.
+
+/// Longest command text accepted (bytes).
+pub(crate) const MAX_LEN: usize = 64 * 1024;
+/// Deepest `(`/`$(` nesting accepted (the parser backtracks exponentially on it).
+pub(crate) const MAX_PARENS: usize = 16;
+/// Deepest nesting of parens, braces and compound keywords taken together.
+pub(crate) const MAX_NESTING: usize = 40;
+
+/// Returns the nesting depth of `src`, or why it is too deep or too long to parse.
+pub(crate) fn too_complex(src: &str) -> Result<usize, String> {
+    if src.len() > MAX_LEN {
+        return Err(format!(
+            "command is {} bytes long, above the {MAX_LEN}-byte limit",
+            src.len()
+        ));
+    }
+    let (parens, total) = depths(src);
+    if parens > MAX_PARENS {
+        return Err(format!(
+            "parentheses nest {parens} deep, above the limit of {MAX_PARENS}"
+        ));
+    }
+    if total > MAX_NESTING {
+        return Err(format!(
+            "constructs nest {total} deep, above the limit of {MAX_NESTING}"
+        ));
+    }
+    Ok(total)
+}
+
+/// Maximum running depth of parens, and of parens + braces + compound keywords
+/// (+ runs of `!`, which the parser also nests).
+/// Quotes are deliberately ignored: over-counting only makes the check stricter.
+fn depths(src: &str) -> (usize, usize) {
+    let (mut parens, mut others, mut bangs) = (0usize, 0usize, 0usize);
+    let (mut max_parens, mut max_total) = (0usize, 0usize);
+    for token in tokens(src) {
+        match token {
+            "!" => bangs += 1,
+            " " | "\t" => {}
+            _ => bangs = 0,
+        }
+        match token {
+            "(" => parens += 1,
+            ")" => parens = parens.saturating_sub(1),
+            "{" | "if" | "case" | "while" | "until" | "for" | "select" | "[[" => others += 1,
+            "}" | "fi" | "esac" | "done" | "]]" => others = others.saturating_sub(1),
+            _ => {}
+        }
+        max_parens = max_parens.max(parens);
+        max_total = max_total.max(parens + others + bangs);
+    }
+    (max_parens, max_total)
+}
+
+/// Splits into runs of word characters and single other characters.
+fn tokens(src: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut word_start: Option<usize> = None;
+    for (i, c) in src.char_indices() {
+        if is_word_char(c) {
+            word_start.get_or_insert(i);
+            continue;
+        }
+        if let Some(start) = word_start.take() {
+            out.extend(src.get(start..i));
+        }
+        out.extend(src.get(i..i + c.len_utf8()));
+    }
+    if let Some(start) = word_start {
+        out.extend(src.get(start..));
+    }
+    out
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '[' | ']')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_parens_and_keywords() {
+        assert_eq!(depths("(a (b) c)"), (2, 2));
+        assert_eq!(depths("if x; then { y; }; fi"), (0, 2));
+        assert!(too_complex(&"(".repeat(17)).is_err());
+        assert_eq!(too_complex("ls -la | grep x"), Ok(0));
+    }
+}

@@ -1,0 +1,264 @@
+//! Turns one shell word into its static value when it has one.
+//!
+//! Quotes and escapes are removed, `~`/`$HOME` are replaced by the home directory,
+//! and anything decided at run time (other variables, command substitutions,
+//! arithmetic) makes the value unknown. Command substitutions are returned so
+//! the caller can classify them as scripts of their own.
+
+use brush_parser::word::{Parameter, ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
+
+/// One argument after static expansion.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Arg {
+    /// The value, or None when it depends on run time.
+    pub text: Option<String>,
+    /// Byte index in `text` of the first unquoted glob character, if any.
+    pub glob_at: Option<usize>,
+    /// The word as written, for reasons.
+    pub raw: String,
+    /// The word is a process substitution (`<(...)`).
+    pub procsub: bool,
+}
+
+impl Arg {
+    /// An argument whose value is not known (xargs input, `{}` of find, ...).
+    pub(crate) fn unknown(raw: &str) -> Self {
+        Self {
+            raw: raw.to_string(),
+            ..Self::default()
+        }
+    }
+
+    /// The literal value, when known.
+    pub(crate) fn lit(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+
+    /// True when the value is known and equals `s`.
+    pub(crate) fn is(&self, s: &str) -> bool {
+        self.lit() == Some(s)
+    }
+}
+
+/// The result of evaluating one word.
+#[derive(Debug, Default)]
+pub(crate) struct WordEval {
+    pub arg: Arg,
+    /// Scripts of command substitutions found in the word, to classify.
+    pub scripts: Vec<String>,
+    /// Why the word could not be read, if it could not.
+    pub problem: Option<String>,
+}
+
+/// Evaluates `raw` statically; `home` replaces `~` and `$HOME`.
+pub(crate) fn eval_word(raw: &str, home: Option<&str>) -> WordEval {
+    let options = brush_parser::ParserOptions::default();
+    let mut b = Builder {
+        raw,
+        home,
+        text: String::new(),
+        known: true,
+        glob_at: None,
+        out: WordEval::default(),
+    };
+    match brush_parser::word::parse(raw, &options) {
+        Ok(pieces) => b.pieces(&pieces, false),
+        Err(e) => b.out.problem = Some(format!("cannot read the word `{raw}`: {e}")),
+    }
+    b.finish()
+}
+
+/// Evaluates a here-document body that undergoes expansion (for its substitutions).
+pub(crate) fn eval_heredoc(body: &str, home: Option<&str>) -> WordEval {
+    let options = brush_parser::ParserOptions::default();
+    let mut b = Builder {
+        raw: body,
+        home,
+        text: String::new(),
+        known: true,
+        glob_at: None,
+        out: WordEval::default(),
+    };
+    match brush_parser::word::parse_heredoc(body, &options) {
+        Ok(pieces) => b.pieces(&pieces, true),
+        Err(e) => b.out.problem = Some(format!("cannot read a here-document: {e}")),
+    }
+    b.finish()
+}
+
+struct Builder<'a> {
+    raw: &'a str,
+    home: Option<&'a str>,
+    text: String,
+    known: bool,
+    glob_at: Option<usize>,
+    out: WordEval,
+}
+
+impl Builder<'_> {
+    fn finish(mut self) -> WordEval {
+        self.out.arg = Arg {
+            text: self.known.then_some(self.text),
+            glob_at: self.glob_at,
+            raw: self.raw.to_string(),
+            procsub: false,
+        };
+        self.out
+    }
+
+    fn pieces(&mut self, pieces: &[WordPieceWithSource], quoted: bool) {
+        for p in pieces {
+            self.piece(p, quoted);
+        }
+    }
+
+    fn piece(&mut self, p: &WordPieceWithSource, quoted: bool) {
+        match &p.piece {
+            WordPiece::Text(s) if quoted => self.text.push_str(s),
+            WordPiece::Text(s) => self.unquoted_text(s),
+            WordPiece::SingleQuotedText(s) => self.text.push_str(s),
+            WordPiece::AnsiCQuotedText(s) => match decode_ansi_c(s) {
+                Some(d) => self.text.push_str(&d),
+                None => self.known = false,
+            },
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(inner, true),
+            WordPiece::TildeExpansion(TildeExpr::Home) => self.home_dir(),
+            WordPiece::TildeExpansion(_) => self.known = false,
+            WordPiece::ParameterExpansion(expr) => self.parameter(expr, p),
+            WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s) => {
+                self.known = false;
+                self.out.scripts.push(s.clone());
+            }
+            WordPiece::EscapeSequence(s) => self.text.push_str(s.strip_prefix('\\').unwrap_or(s)),
+            WordPiece::ArithmeticExpression(e) => {
+                self.known = false;
+                self.nested_code(&e.value);
+            }
+        }
+    }
+
+    fn unquoted_text(&mut self, s: &str) {
+        if self.glob_at.is_none()
+            && let Some(i) = glob_index(s)
+        {
+            self.glob_at = Some(self.text.len() + i);
+        }
+        self.text.push_str(s);
+    }
+
+    fn home_dir(&mut self) {
+        match self.home {
+            Some(h) => self.text.push_str(h),
+            None => self.known = false,
+        }
+    }
+
+    fn parameter(&mut self, expr: &ParameterExpr, p: &WordPieceWithSource) {
+        if let ParameterExpr::Parameter {
+            parameter: Parameter::Named(name),
+            indirect: false,
+        } = expr
+            && name == "HOME"
+        {
+            self.home_dir();
+            return;
+        }
+        self.known = false;
+        let source = self.raw.get(p.start_index..p.end_index).unwrap_or(self.raw);
+        self.nested_code(source);
+    }
+
+    /// Text that may hide command substitutions we cannot extract precisely.
+    fn nested_code(&mut self, source: &str) {
+        if source.contains("$(") || source.contains('`') || source.contains("<(") {
+            self.out.problem.get_or_insert_with(|| {
+                format!("command substitution nested inside an expansion in `{source}`")
+            });
+        }
+    }
+}
+
+/// Index of the first glob (or brace-expansion) character in unquoted text.
+fn glob_index(s: &str) -> Option<usize> {
+    for (i, c) in s.char_indices() {
+        let rest = s.get(i + 1..).unwrap_or("");
+        let hit = match c {
+            '*' | '?' => true,
+            '[' => rest.contains(']'),
+            '{' => rest.contains('}') && (rest.contains(',') || rest.contains("..")),
+            _ => false,
+        };
+        if hit {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Decodes the body of `$'...'`; None when an escape is not understood.
+fn decode_ansi_c(s: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let e = chars.next()?;
+        let simple = match e {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            'a' => Some('\x07'),
+            'b' => Some('\x08'),
+            'e' | 'E' => Some('\x1b'),
+            'f' => Some('\x0c'),
+            'v' => Some('\x0b'),
+            '\\' | '\'' | '"' | '?' => Some(e),
+            _ => None,
+        };
+        if let Some(ch) = simple {
+            out.push(ch);
+            continue;
+        }
+        let (radix, max) = match e {
+            'x' => (16, 2),
+            '0'..='7' => (8, 2),
+            _ => return None,
+        };
+        let mut digits = if e == 'x' {
+            String::new()
+        } else {
+            e.to_string()
+        };
+        while digits.len() < max + usize::from(e != 'x') {
+            match chars.peek() {
+                Some(d) if d.is_digit(radix) => digits.push(*d),
+                _ => break,
+            }
+            chars.next();
+        }
+        let code = u32::from_str_radix(&digits, radix).ok()?;
+        out.push(char::from_u32(code)?);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_values() {
+        assert_eq!(eval_word("r''m", None).arg.text.as_deref(), Some("rm"));
+        assert_eq!(eval_word("\\rm", None).arg.text.as_deref(), Some("rm"));
+        assert_eq!(eval_word("$'\\x72m'", None).arg.text.as_deref(), Some("rm"));
+        let h = eval_word("\"$HOME\"/x", Some("/home/ci"));
+        assert_eq!(h.arg.text.as_deref(), Some("/home/ci/x"));
+        assert!(eval_word("$X", None).arg.text.is_none());
+        assert_eq!(eval_word("$(ls)", None).scripts, vec!["ls".to_string()]);
+        assert_eq!(eval_word("a*", None).arg.glob_at, Some(1));
+        assert_eq!(eval_word("'a*'", None).arg.glob_at, None);
+    }
+}
