@@ -4,4 +4,5 @@
 
 mod harness;
 mod plans;
+mod policy;
 mod run;
