@@ -12,7 +12,6 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -118,8 +117,14 @@ pub async fn run(
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .and_then(Pid::from_raw);
-    let out_task = spawn_reader(child.stdout.take(), spec.stdout.clone());
-    let err_task = spawn_reader(child.stderr.take(), spec.stderr.clone());
+    let out_task = spawn_reader(
+        child.stdout.take().and_then(|p| p.into_owned_fd().ok()),
+        spec.stdout.clone(),
+    );
+    let err_task = spawn_reader(
+        child.stderr.take().and_then(|p| p.into_owned_fd().ok()),
+        spec.stderr.clone(),
+    );
 
     let already_cancelled = *cancel.borrow();
     let waited = if already_cancelled {
@@ -202,25 +207,32 @@ async fn stop_group(
 
 type ReaderTask = Option<JoinHandle<StreamStats>>;
 
-fn spawn_reader<R>(pipe: Option<R>, capture: Capture) -> ReaderTask
+/// Read a pipe on the blocking pool: one hand-off per stream instead of one per
+/// read and write, which matters for plans of many short steps.
+fn spawn_reader<P>(pipe: Option<P>, capture: Capture) -> ReaderTask
 where
-    R: AsyncRead + Unpin + Send + 'static,
+    P: Into<std::os::fd::OwnedFd>,
 {
-    let pipe = pipe?;
+    let fd: std::os::fd::OwnedFd = pipe?.into();
     let Capture::File { path, cap } = capture else {
         return None;
     };
-    Some(tokio::spawn(copy_capped(pipe, path, cap)))
+    Some(tokio::task::spawn_blocking(move || {
+        copy_capped(std::fs::File::from(fd), &path, cap)
+    }))
 }
 
-async fn copy_capped<R: AsyncRead + Unpin>(mut pipe: R, path: PathBuf, cap: u64) -> StreamStats {
+fn copy_capped(mut pipe: std::fs::File, path: &std::path::Path, cap: u64) -> StreamStats {
+    use std::io::{Read, Write};
     let mut stats = StreamStats::default();
-    let mut file = tokio::fs::File::create(&path).await.ok();
+    let mut file = std::fs::File::create(path).ok();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let n = match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
+        let n = match pipe.read(&mut buf) {
+            Ok(0) => break,
             Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
         };
         stats.bytes += n as u64;
         let room = cap.saturating_sub(stats.kept);
@@ -231,7 +243,7 @@ async fn copy_capped<R: AsyncRead + Unpin>(mut pipe: R, path: PathBuf, cap: u64)
         if keep > 0
             && let Some(f) = file.as_mut()
         {
-            if f.write_all(&buf[..keep]).await.is_err() {
+            if f.write_all(&buf[..keep]).is_err() {
                 // Disk full or similar: keep draining, stop writing, flag it.
                 file = None;
                 stats.truncated = true;
@@ -239,9 +251,6 @@ async fn copy_capped<R: AsyncRead + Unpin>(mut pipe: R, path: PathBuf, cap: u64)
                 stats.kept += keep as u64;
             }
         }
-    }
-    if let Some(mut f) = file {
-        let _ = f.flush().await;
     }
     stats
 }

@@ -68,7 +68,9 @@ pub fn did_you_mean<'a>(
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         let d = levenshtein(&word.to_lowercase(), &c.to_lowercase());
-        let limit = (c.len().max(word.len()) / 3).max(1);
+        let longest = c.chars().count().max(word.chars().count());
+        // One edit per three characters, and a swapped pair (two edits) from five on.
+        let limit = (longest / 3).max(1).max(if longest >= 5 { 2 } else { 1 });
         if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, c));
         }

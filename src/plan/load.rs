@@ -13,6 +13,8 @@ use super::node::{Node, Pos};
 pub const MAX_FILE_BYTES: usize = 1024 * 1024;
 /// Deepest nesting accepted in a plan (a real plan needs fewer than 10 levels).
 pub const MAX_DEPTH: usize = 32;
+/// Most values a plan may expand to (aliases included).
+pub const MAX_NODES: usize = 200_000;
 
 /// Parse YAML text into a spanned tree, refusing oversized input, alias bombs and deep nesting.
 pub fn parse_document(file: &str, text: &str) -> Result<Node, Diagnostic> {
@@ -36,11 +38,13 @@ pub fn parse_document(file: &str, text: &str) -> Result<Node, Diagnostic> {
     budget.max_depth = MAX_DEPTH;
     budget.max_aliases = 1_000;
     budget.max_anchors = 1_000;
-    budget.max_nodes = 200_000;
+    budget.max_nodes = MAX_NODES;
     budget.max_documents = 1;
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
     options.duplicate_keys = DuplicateKeyPolicy::Error;
+    // YAML 1.2 booleans only: `on`, `no`, `y` stay strings (`on: push`, `NO: 0`, `id: n`).
+    options.strict_booleans = true;
     serde_saphyr::from_str_with_options::<Node>(text, options).map_err(|e| yaml_error(file, &e))
 }
 
@@ -55,15 +59,41 @@ fn yaml_error(file: &str, e: &serde_saphyr::Error) -> Diagnostic {
     let rendered = e.without_snippet().to_string();
     let first = rendered.lines().next().unwrap_or("invalid YAML").trim();
     let message = strip_location_suffix(first);
-    let help = if message.contains("budget")
+    let (message, help) = if message.contains("Documents") {
+        (
+            "more than one YAML document (`---`) in the file".to_owned(),
+            "a plan or policy file holds exactly one document; split it into files",
+        )
+    } else if message.contains("Nodes") {
+        (
+            format!("the file expands to more than {MAX_NODES} values (an alias bomb?)"),
+            "write the values out instead of expanding aliases of aliases",
+        )
+    } else if message.contains("Depth")
         || message.contains("recursion")
         || message.contains("depth")
     {
-        "plans may not nest deeper than 32 levels nor expand more than 1000 aliases; simplify the file"
+        (
+            format!("nesting deeper than {MAX_DEPTH} levels"),
+            "a plan needs only a few levels of nesting; flatten the file",
+        )
+    } else if message.contains("budget") {
+        (
+            message,
+            "the file is too large or too repetitive to be a plan; simplify it",
+        )
+    } else if message.contains("non-finite") {
+        (
+            "a number is NaN or infinite".to_owned(),
+            "use a finite number (for a timeout: seconds, or a duration like `10m`)",
+        )
     } else if message.contains("duplicate") {
-        "each key may appear once in a mapping; remove or rename the repeated key"
+        (
+            message,
+            "each key may appear once in a mapping; remove or rename the repeated key",
+        )
     } else {
-        "fix the YAML syntax at this position"
+        (message, "fix the YAML syntax at this position")
     };
     Diagnostic::at(file, pos, format!("invalid YAML: {message}")).help(help)
 }
@@ -182,11 +212,19 @@ fn explain(
             Diagnostic::at(file, pos, format!("invalid timeout `{found}` for {what}"))
                 .help("use a positive number of seconds (at most 86400) or a duration like `90s`, `10m`, `1h`"),
         ],
+        K::MinLength { limit: 1 } | K::MinItems { limit: 1 } => vec![
+            Diagnostic::at(file, pos, format!("{what} must not be empty"))
+                .help("give a value, or remove the key"),
+        ],
         K::Type { kind } => vec![
             Diagnostic::at(
                 file,
                 pos,
-                format!("wrong type for {what}: expected {}, found `{found}`", type_words(kind)),
+                format!(
+                    "wrong type for {what}: expected {}, found {}",
+                    type_words(kind),
+                    node.map(|n| shown(&n.to_json())).unwrap_or_default()
+                ),
             )
             .help("see `plangate schema` for the expected shape"),
         ],
@@ -233,12 +271,23 @@ fn type_words(kind: &jsonschema::error::TypeKind) -> String {
         "integer" => "an integer".to_owned(),
         "number" => "a number".to_owned(),
         "boolean" => "true or false".to_owned(),
-        "null" => "nothing".to_owned(),
+        "null" => "null".to_owned(),
         other => other.to_owned(),
     };
     match kind {
         TypeKind::Single(t) => name(t),
         TypeKind::Multiple(ts) => ts.iter().map(|t| name(&t)).collect::<Vec<_>>().join(" or "),
+    }
+}
+
+/// A value as the user wrote it: strings quoted, so `"true"` is not mistaken for `true`.
+fn shown(v: &Value) -> String {
+    match v {
+        Value::String(_) => format!("the string {}", Value::String(short(v))),
+        Value::Null => "nothing".to_owned(),
+        Value::Array(_) => "a list".to_owned(),
+        Value::Object(_) => "a mapping".to_owned(),
+        other => format!("`{other}`"),
     }
 }
 

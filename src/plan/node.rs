@@ -67,6 +67,8 @@ impl Node {
             NodeValue::Bool(b) => Value::Bool(*b),
             NodeValue::Int(i) => Value::from(*i),
             NodeValue::UInt(u) => Value::from(*u),
+            // `1.0` is the integer 1 to JSON Schema; keep the typed layer in agreement.
+            NodeValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(*f as i64),
             NodeValue::Float(f) => serde_json::Number::from_f64(*f)
                 .map(Value::Number)
                 .unwrap_or(Value::Null),

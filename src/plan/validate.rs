@@ -26,6 +26,16 @@ pub(super) fn plan_from_text(
     sha256: String,
 ) -> Result<Plan, Vec<Diagnostic>> {
     let root = parse_document(file, text).map_err(|d| vec![d])?;
+    if root.value == NodeValue::Null {
+        return Err(vec![
+            Diagnostic::at(
+                file,
+                Pos::default(),
+                "file is empty (it holds only comments)",
+            )
+            .help("a plan starts with `version: 1`, an `id` and a list of `steps`"),
+        ]);
+    }
     if !matches!(root.value, NodeValue::Map(_)) {
         return Err(vec![
             Diagnostic::at(file, root.pos, "a plan must be a mapping")
@@ -69,7 +79,7 @@ fn describe(root: &Node, pointer: &str) -> String {
     let step_name = |i: &str| {
         root.at_pointer(&format!("/steps/{i}/id"))
             .and_then(|n| match &n.value {
-                NodeValue::Str(s) => Some(format!("step `{s}`")),
+                NodeValue::Str(s) if !s.is_empty() => Some(format!("step `{s}`")),
                 _ => None,
             })
             .unwrap_or_else(|| format!("steps[{i}]"))
@@ -160,6 +170,17 @@ fn semantic_checks(file: &str, root: &Node) -> Vec<Diagnostic> {
         check_step(file, step, sid, &ids, &known, &mut out);
     }
     out.extend(find_cycles(file, steps, &ids));
+    if let Some(NodeValue::Map(agents)) = root.child("agents").map(|n| &n.value) {
+        let re = Regex::new(super::raw::ID_PATTERN).ok();
+        for (k, _) in agents {
+            if re.as_ref().is_some_and(|re| !re.is_match(&k.name)) {
+                out.push(
+                    Diagnostic::at(file, k.pos, format!("invalid agent name `{}`", k.name))
+                        .help("agent names start with a letter or `_` and use only letters, digits, `_` and `-` (64 characters at most)"),
+                );
+            }
+        }
+    }
     out
 }
 
@@ -362,7 +383,7 @@ fn check_bash_params(file: &str, p: &Node, sid: &str, out: &mut Vec<Diagnostic>)
         }
     }
     if let Some(n) = p.child("command")
-        && str_of(n).is_some_and(|s| s.trim().is_empty())
+        && str_of(n).is_some_and(|s| !s.is_empty() && s.trim().is_empty())
     {
         out.push(
             Diagnostic::at(file, n.pos, format!("the command of step `{sid}` is empty"))
@@ -431,6 +452,8 @@ fn find_cycles(file: &str, steps: &[Node], ids: &HashMap<&str, (usize, Pos)>) ->
                 .filter_map(|d| str_of(d).and_then(|d| ids.get(d)).map(|(i, _)| *i))
                 .collect()
         })
+        .enumerate()
+        .map(|(i, deps): (usize, Vec<usize>)| deps.into_iter().filter(|&d| d != i).collect())
         .collect();
     let name = |i: usize| {
         steps[i]

@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Instant, SystemTime};
 
 use serde::Serialize;
@@ -25,6 +25,9 @@ use crate::exit_code::RunStatus;
 use crate::plan::{Diagnostic, Plan};
 use console::Console;
 use model::{PlanRef, Report, RollbackReport, SCHEMA_VERSION, StepReport, Usage};
+
+/// Most time between an event and the report that shows it.
+pub const FLUSH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// RFC 3339 with milliseconds, UTC.
 pub fn rfc3339(t: SystemTime) -> String {
@@ -169,13 +172,45 @@ impl Reporter {
     }
 
     /// Consume events until the engine is done; returns the final report path.
+    ///
+    /// The report is rewritten as soon as an event arrives, but at most once
+    /// per [`FLUSH_INTERVAL`]: a killed run's report lags by at most that
+    /// much, and a plan of a thousand one-millisecond steps does not pay a
+    /// thousand rewrites of a growing file. The final write is immediate and
+    /// fsynced.
     pub fn consume(mut self, rx: &Receiver<RunEvent>) -> std::io::Result<PathBuf> {
-        while let Ok(ev) = rx.recv() {
-            let mut finished = self.apply(&ev);
-            while let Ok(more) = rx.try_recv() {
-                finished |= self.apply(&more);
+        let mut last_flush = Instant::now();
+        let mut dirty = false;
+        loop {
+            let ev = if dirty {
+                let wait = FLUSH_INTERVAL.saturating_sub(last_flush.elapsed());
+                match rx.recv_timeout(wait) {
+                    Ok(ev) => Some(ev),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            } else {
+                match rx.recv() {
+                    Ok(ev) => Some(ev),
+                    Err(_) => break,
+                }
+            };
+            let mut finished = false;
+            if let Some(ev) = ev {
+                finished = self.apply(&ev);
+                while let Ok(more) = rx.try_recv() {
+                    finished |= self.apply(&more);
+                }
+                dirty = true;
             }
-            self.flush(finished)?;
+            if finished || (dirty && last_flush.elapsed() >= FLUSH_INTERVAL) {
+                self.flush(finished)?;
+                last_flush = Instant::now();
+                dirty = false;
+            }
+        }
+        if dirty {
+            self.flush(false)?;
         }
         Ok(self.out_dir.join("report.json"))
     }

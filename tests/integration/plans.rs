@@ -241,36 +241,113 @@ fn dump(o: &Output) -> String {
     )
 }
 
-/// Checks shared by every invocation on an invalid plan.
-fn check_refused(what: &str, o: &Output, expected: &[Expected], file: &str) -> Vec<String> {
+/// Exit code 2, no panic, and exactly the expected diagnostics on stderr.
+fn check_refused(o: &Output, expected: &[Expected], file: &str) -> Vec<String> {
     let mut errs = Vec::new();
     let stderr = String::from_utf8_lossy(&o.stderr);
     if code(o) != 2 {
-        errs.push(format!(
-            "{what}: {}, expected 2{}",
-            describe_exit(o),
-            dump(o)
-        ));
+        errs.push(format!("{}, expected 2", describe_exit(o)));
     }
     if stderr.contains("panicked at") {
-        errs.push(format!("{what}: panicked{}", dump(o)));
+        errs.push("panicked".to_owned());
     }
     match parse_stderr(&stderr, file) {
         Ok(printed) => {
             if let Err(e) = compare(expected, &printed) {
-                errs.push(format!("{what}: stderr: {e}{}", dump(o)));
+                errs.push(format!("stderr: {e}"));
             }
             let summary = format!(
                 "plangate: {} problem(s) found; nothing was executed",
                 printed.len()
             );
             if !stderr.lines().any(|l| l == summary) {
-                errs.push(format!("{what}: no `{summary}` line{}", dump(o)));
+                errs.push(format!("no `{summary}` line"));
             }
         }
-        Err(e) => errs.push(format!("{what}: {e}{}", dump(o))),
+        Err(e) => errs.push(e),
     }
     errs
+}
+
+/// `validate --format json`: exit 2, `"valid": false` and the expected `errors`.
+fn check_refused_json(o: &Output, expected: &[Expected]) -> Vec<String> {
+    let mut errs = Vec::new();
+    if code(o) != 2 {
+        errs.push(format!("{}, expected 2", describe_exit(o)));
+    }
+    match serde_json::from_slice::<Value>(&o.stdout) {
+        Ok(v) => {
+            if v["valid"] != Value::Bool(false) {
+                errs.push(format!("`valid` is {}, expected false", v["valid"]));
+            }
+            if let Err(e) = parse_json_errors(&v).and_then(|p| compare(expected, &p)) {
+                errs.push(format!("errors: {e}"));
+            }
+        }
+        Err(e) => errs.push(format!("stdout is not JSON: {e}")),
+    }
+    errs
+}
+
+/// `run`'s report: status `invalid`, exit code 2, the expected `errors`.
+fn check_invalid_report(out: &Path, expected: &[Expected]) -> Vec<String> {
+    let report = out.join("report.json");
+    let r = match std::fs::read_to_string(&report)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| e.to_string()))
+    {
+        Ok(r) => r,
+        Err(e) => return vec![format!("no readable {}: {e}", report.display())],
+    };
+    let mut errs = Vec::new();
+    if r["status"] != "invalid" {
+        errs.push(format!(
+            "report status is {}, expected \"invalid\"",
+            r["status"]
+        ));
+    }
+    if r["exit_code"] != 2 {
+        errs.push(format!(
+            "report exit_code is {}, expected 2",
+            r["exit_code"]
+        ));
+    }
+    match r["errors"].as_array() {
+        Some(a) if a.len() == expected.len() => {
+            if let Err(e) = parse_json_errors(&r).and_then(|p| compare(expected, &p)) {
+                errs.push(format!("report errors: {e}"));
+            }
+        }
+        Some(a) => errs.push(format!(
+            "report has {} error(s), expected {}",
+            a.len(),
+            expected.len()
+        )),
+        None => errs.push("report has no `errors` array".into()),
+    }
+    errs
+}
+
+/// Run plangate with `args`; label each problem `check` finds with `what`, plus the output once.
+fn invocation(
+    env: &Env,
+    what: &str,
+    args: &[&std::ffi::OsStr],
+    check: impl FnOnce(&Output) -> Vec<String>,
+) -> Vec<String> {
+    match invoke(env, args) {
+        Ok(o) => {
+            let mut errs: Vec<String> = check(&o)
+                .into_iter()
+                .map(|e| format!("{what}: {e}"))
+                .collect();
+            if let Some(last) = errs.last_mut() {
+                last.push_str(&dump(&o));
+            }
+            errs
+        }
+        Err(e) => vec![format!("{what}: {e}")],
+    }
 }
 
 /// Run one invalid plan through `validate`, `validate --format json` and `run`.
@@ -283,97 +360,44 @@ fn check_invalid(plan: &Path, expected_text: &str) -> Vec<String> {
     let file = plan.display().to_string();
     let env = Env::new();
     let mut errs = Vec::new();
-
-    match invoke(&env, &["validate".as_ref(), plan.as_os_str()]) {
-        Ok(o) => errs.extend(check_refused("validate", &o, &expected, &file)),
-        Err(e) => errs.push(e),
-    }
-
-    let json_args = [
-        "validate".as_ref(),
-        "--format".as_ref(),
-        "json".as_ref(),
-        plan.as_os_str(),
-    ];
-    match invoke(&env, &json_args) {
-        Ok(o) => {
-            if code(&o) != 2 {
-                errs.push(format!(
-                    "validate --format json: {}{}",
-                    describe_exit(&o),
-                    dump(&o)
-                ));
-            }
-            match serde_json::from_slice::<Value>(&o.stdout) {
-                Ok(v) => {
-                    if v["valid"] != Value::Bool(false) {
-                        errs.push(format!("validate --format json: `valid` is {}", v["valid"]));
-                    }
-                    if let Err(e) = parse_json_errors(&v).and_then(|p| compare(&expected, &p)) {
-                        errs.push(format!("validate --format json: {e}"));
-                    }
-                }
-                Err(e) => errs.push(format!(
-                    "validate --format json: stdout is not JSON: {e}{}",
-                    dump(&o)
-                )),
-            }
-        }
-        Err(e) => errs.push(e),
-    }
-
+    errs.extend(invocation(
+        &env,
+        "validate",
+        &["validate".as_ref(), plan.as_os_str()],
+        |o| check_refused(o, &expected, &file),
+    ));
+    errs.extend(invocation(
+        &env,
+        "validate --format json",
+        &[
+            "validate".as_ref(),
+            "--format".as_ref(),
+            "json".as_ref(),
+            plan.as_os_str(),
+        ],
+        |o| check_refused_json(o, &expected),
+    ));
     // `--risk-tolerance high`: were the plan wrongly accepted, its `touch executed-marker`
     // would really run instead of being denied for its risk.
-    let run_args = [
-        "run".as_ref(),
-        plan.as_os_str(),
-        "--workspace".as_ref(),
-        env.ws.as_os_str(),
-        "--out".as_ref(),
-        env.out.as_os_str(),
-        "--risk-tolerance".as_ref(),
-        "high".as_ref(),
-    ];
-    match invoke(&env, &run_args) {
-        Ok(o) => {
-            errs.extend(check_refused("run", &o, &expected, &file));
-            let report = env.out.join("report.json");
-            match std::fs::read_to_string(&report)
-                .map_err(|e| e.to_string())
-                .and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| e.to_string()))
-            {
-                Ok(r) => {
-                    if r["status"] != "invalid" {
-                        errs.push(format!(
-                            "run: report status is {}, expected \"invalid\"",
-                            r["status"]
-                        ));
-                    }
-                    if r["exit_code"] != 2 {
-                        errs.push(format!(
-                            "run: report exit_code is {}, expected 2",
-                            r["exit_code"]
-                        ));
-                    }
-                    match r["errors"].as_array() {
-                        Some(a) if a.len() == expected.len() => {}
-                        Some(a) => errs.push(format!(
-                            "run: report has {} error(s), expected {}",
-                            a.len(),
-                            expected.len()
-                        )),
-                        None => errs.push("run: report has no `errors` array".into()),
-                    }
-                    if let Err(e) = parse_json_errors(&r).and_then(|p| compare(&expected, &p)) {
-                        errs.push(format!("run: report errors: {e}"));
-                    }
-                }
-                Err(e) => errs.push(format!("run: no readable {}: {e}", report.display())),
-            }
-        }
-        Err(e) => errs.push(e),
-    }
-
+    errs.extend(invocation(
+        &env,
+        "run",
+        &[
+            "run".as_ref(),
+            plan.as_os_str(),
+            "--workspace".as_ref(),
+            env.ws.as_os_str(),
+            "--out".as_ref(),
+            env.out.as_os_str(),
+            "--risk-tolerance".as_ref(),
+            "high".as_ref(),
+        ],
+        |o| {
+            let mut e = check_refused(o, &expected, &file);
+            e.extend(check_invalid_report(&env.out, &expected));
+            e
+        },
+    ));
     if env.ws.join("executed-marker").exists() {
         errs.push("a step was executed: `executed-marker` exists in the workspace".into());
     }
@@ -531,24 +555,18 @@ fn check_valid(plan: &Path) -> Vec<String> {
         "json".as_ref(),
         plan.as_os_str(),
     ];
-    let o = match invoke(&env, &args) {
-        Ok(o) => o,
-        Err(e) => return vec![e],
-    };
-    let mut errs = Vec::new();
-    if code(&o) != 0 {
-        errs.push(format!("{}, expected 0{}", describe_exit(&o), dump(&o)));
-    }
-    match serde_json::from_slice::<Value>(&o.stdout) {
-        Ok(v) if v["valid"] == Value::Bool(true) => {}
-        Ok(v) => errs.push(format!(
-            "`valid` is {}, expected true{}",
-            v["valid"],
-            dump(&o)
-        )),
-        Err(e) => errs.push(format!("stdout is not JSON: {e}{}", dump(&o))),
-    }
-    errs
+    invocation(&env, "validate --format json", &args, |o| {
+        let mut errs = Vec::new();
+        if code(o) != 0 {
+            errs.push(format!("{}, expected 0", describe_exit(o)));
+        }
+        match serde_json::from_slice::<Value>(&o.stdout) {
+            Ok(v) if v["valid"] == Value::Bool(true) => {}
+            Ok(v) => errs.push(format!("`valid` is {}, expected true", v["valid"])),
+            Err(e) => errs.push(format!("stdout is not JSON: {e}")),
+        }
+        errs
+    })
 }
 
 #[test]
