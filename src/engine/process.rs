@@ -12,6 +12,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group};
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -117,14 +118,8 @@ pub async fn run(
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .and_then(Pid::from_raw);
-    let out_task = spawn_reader(
-        child.stdout.take().and_then(|p| p.into_owned_fd().ok()),
-        spec.stdout.clone(),
-    );
-    let err_task = spawn_reader(
-        child.stderr.take().and_then(|p| p.into_owned_fd().ok()),
-        spec.stderr.clone(),
-    );
+    let out_task = spawn_reader(child.stdout.take(), spec.stdout.clone());
+    let err_task = spawn_reader(child.stderr.take(), spec.stderr.clone());
 
     let already_cancelled = *cancel.borrow();
     let waited = if already_cancelled {
@@ -207,28 +202,27 @@ async fn stop_group(
 
 type ReaderTask = Option<JoinHandle<StreamStats>>;
 
-/// Read a pipe on the blocking pool: one hand-off per stream instead of one per
-/// read and write, which matters for plans of many short steps.
-fn spawn_reader<P>(pipe: Option<P>, capture: Capture) -> ReaderTask
+/// Read a pipe asynchronously (epoll, no thread hand-off) and append what is
+/// kept to the artifact file with plain writes: local page-cache writes of at
+/// most 64 KiB are short, and this keeps plans of many tiny steps cheap.
+fn spawn_reader<R>(pipe: Option<R>, capture: Capture) -> ReaderTask
 where
-    P: Into<std::os::fd::OwnedFd>,
+    R: AsyncRead + Unpin + Send + 'static,
 {
-    let fd: std::os::fd::OwnedFd = pipe?.into();
+    let pipe = pipe?;
     let Capture::File { path, cap } = capture else {
         return None;
     };
-    Some(tokio::task::spawn_blocking(move || {
-        copy_capped(std::fs::File::from(fd), &path, cap)
-    }))
+    Some(tokio::spawn(copy_capped(pipe, path, cap)))
 }
 
-fn copy_capped(mut pipe: std::fs::File, path: &std::path::Path, cap: u64) -> StreamStats {
-    use std::io::{Read, Write};
+async fn copy_capped<R: AsyncRead + Unpin>(mut pipe: R, path: PathBuf, cap: u64) -> StreamStats {
+    use std::io::Write;
     let mut stats = StreamStats::default();
-    let mut file = std::fs::File::create(path).ok();
+    let mut file = std::fs::File::create(&path).ok();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let n = match pipe.read(&mut buf) {
+        let n = match pipe.read(&mut buf).await {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,

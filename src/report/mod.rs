@@ -48,6 +48,12 @@ pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T, sync: bool) -> st
         w.write_all(b"\n")?;
         w.flush()?;
     }
+    // Readable like any file the user's umask allows (tempfile creates 0600).
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
     if sync {
         tmp.as_file().sync_all()?;
     }
@@ -71,6 +77,13 @@ struct ManifestEntry {
     status: StepStatus,
     error: Option<String>,
     files: Vec<String>,
+}
+
+/// `artifacts/manifest.json`, serialized straight from the entries.
+#[derive(Serialize)]
+struct Manifest<'a> {
+    run_id: &'a str,
+    entries: &'a [ManifestEntry],
 }
 
 /// Builds and writes everything in the output directory.
@@ -354,7 +367,10 @@ impl Reporter {
             self.report.finished_at = Some(rfc3339(self.started_at + self.started.elapsed()));
         }
         self.audit.flush()?;
-        let manifest = json!({"run_id": self.report.run_id, "entries": self.manifest});
+        let manifest = Manifest {
+            run_id: &self.report.run_id,
+            entries: &self.manifest,
+        };
         write_json_atomic(
             &self.out_dir.join("artifacts").join("manifest.json"),
             &manifest,
