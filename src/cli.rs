@@ -26,6 +26,33 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print the JSON Schema of the plan format (or of a policy file).
     Schema(SchemaArgs),
+    /// Ask an agent to draft a plan; check it and write it for review. Never runs it.
+    Draft(DraftArgs),
+}
+
+/// `plangate draft`.
+#[derive(Debug, Args)]
+pub struct DraftArgs {
+    /// What the plan must achieve.
+    #[arg(long, value_name = "TEXT")]
+    pub objective: String,
+    /// The agent to ask (declared under `agents:` in --agents).
+    #[arg(long, value_name = "NAME")]
+    pub agent: String,
+    /// A YAML file with an `agents:` block (a plan works too) [default: WORKSPACE/.plangate/agents.yaml].
+    #[arg(long, env = "PLANGATE_AGENTS", value_name = "FILE")]
+    pub agents: Option<PathBuf>,
+    /// Where the drafted plan is written.
+    #[arg(long, value_name = "PLAN.yaml", default_value = "plan.draft.yaml")]
+    pub out: PathBuf,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Attempts before the answer is rejected for good.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub max_attempts: u32,
+    #[command(flatten)]
+    pub decision: DecisionArgs,
 }
 
 /// Flags shared by `run` and `validate` that decide approvals.

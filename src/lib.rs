@@ -10,8 +10,10 @@
 //! only `report` and this file write to stdout or stderr.
 
 pub mod cli;
+pub mod draft;
 pub mod engine;
 pub mod exit_code;
+pub mod guard;
 pub mod plan;
 pub mod policy;
 pub mod report;
@@ -26,7 +28,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use cli::{Cli, Command, DecisionArgs, Format, RunArgs, SchemaArgs, ValidateArgs};
+use cli::{Cli, Command, DecisionArgs, DraftArgs, Format, RunArgs, SchemaArgs, ValidateArgs};
 use engine::{RunSettings, StepDecision};
 use exit_code::RunStatus;
 use plan::{Diagnostic, Plan, Pos};
@@ -40,6 +42,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Run(args) => cmd_run(&args),
         Command::Validate(args) => cmd_validate(&args),
         Command::Schema(args) => cmd_schema(&args),
+        Command::Draft(args) => cmd_draft(&args),
     }
 }
 
@@ -439,5 +442,117 @@ fn cmd_schema(args: &SchemaArgs) -> u8 {
     match serde_json::to_string_pretty(&schema) {
         Ok(s) if writeln!(out, "{s}").is_ok() => 0,
         _ => 1,
+    }
+}
+
+fn cmd_draft(args: &DraftArgs) -> u8 {
+    let workspace = match workspace_of(&args.decision) {
+        Ok(w) => w,
+        Err(d) => {
+            print_diags(&[d]);
+            return RunStatus::Invalid.code();
+        }
+    };
+    let agents_path = args
+        .agents
+        .clone()
+        .unwrap_or_else(|| workspace.join(".plangate").join("agents.yaml"));
+    let agents = match plan::load_agents_file(&agents_path) {
+        Ok(a) => a,
+        Err(diags) => {
+            print_diags(&diags);
+            return RunStatus::Invalid.code();
+        }
+    };
+    let Some(agent) = agents.get(&args.agent).cloned() else {
+        let hint = plan::diag::did_you_mean(&args.agent, agents.keys().map(String::as_str))
+            .map_or_else(
+                || "declare it under `agents:`".to_owned(),
+                |s| format!("did you mean `{s}`?"),
+            );
+        print_diags(&[usage_diag(
+            format!("no agent `{}` in {}", args.agent, agents_path.display()),
+            &hint,
+        )]);
+        return RunStatus::Invalid.code();
+    };
+    if args.out.exists() && !args.force {
+        print_diags(&[usage_diag(
+            format!(
+                "{} exists; plangate does not overwrite a plan",
+                args.out.display()
+            ),
+            "choose another --out, or pass --force",
+        )]);
+        return RunStatus::Invalid.code();
+    }
+    let run_id = uuid::Uuid::now_v7().to_string();
+    let req = draft::DraftRequest {
+        objective: args.objective.clone(),
+        agent_name: args.agent.clone(),
+        agent,
+        agents_dir: agents_path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+        workspace: workspace.clone(),
+        out_dir: draft::default_out_dir(&workspace, &run_id),
+        max_attempts: args.max_attempts,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            err_line(&format!("cannot start the async runtime: {e}"));
+            return RunStatus::Failed.code();
+        }
+    };
+    let result = runtime.block_on(draft::draft(&req));
+    match result {
+        draft::DraftResult::Plan { text, attempts } => {
+            let body = format!(
+                "# Drafted by agent `{}` for: {}\n# Review it before running it: plangate never runs a drafted plan.\n{text}\n",
+                args.agent,
+                args.objective.lines().next().unwrap_or("")
+            );
+            if let Err(e) = std::fs::write(&args.out, body) {
+                err_line(&format!("cannot write {}: {e}", args.out.display()));
+                return RunStatus::Failed.code();
+            }
+            let _ = writeln!(
+                anstream::stderr(),
+                "plangate: drafted {} in {attempts} attempt(s); evidence in {}",
+                args.out.display(),
+                req.out_dir.display()
+            );
+            match prepare(&args.out, &args.decision, None) {
+                Ok(p) => {
+                    let decisions = engine::decide_all(&p.plan, &p.env, &p.policy, &p.approvals);
+                    let mut out = std::io::stdout().lock();
+                    if write_validate_text(&mut out, &p, &decisions).is_err() {
+                        return 1;
+                    }
+                    0
+                }
+                Err(diags) => {
+                    print_diags(&diags);
+                    RunStatus::Invalid.code()
+                }
+            }
+        }
+        draft::DraftResult::Rejected(why) => {
+            err_line(&format!(
+                "no plan written: {why}; evidence in {}",
+                req.out_dir.display()
+            ));
+            RunStatus::Rejected.code()
+        }
+        draft::DraftResult::Failed(why) => {
+            err_line(&format!("no plan written: {why}"));
+            RunStatus::Failed.code()
+        }
     }
 }

@@ -81,6 +81,91 @@ pub struct StepOutcome {
     pub output_bytes: u64,
     /// What went wrong, in one line.
     pub error: Option<String>,
+    /// Tokens and cost of agent calls.
+    pub usage: Option<Usage>,
+    /// Every agent attempt, in order.
+    pub agent_attempts: Vec<AttemptRecord>,
+    /// The run's budget ran out during this step.
+    pub budget_exhausted: bool,
+    /// The accepted, sanitized result (an agent step's `parsed.*`), absolute.
+    pub result_file: Option<std::path::PathBuf>,
+}
+
+impl StepOutcome {
+    /// An empty outcome (failed, nothing recorded) started at `started`.
+    pub fn new(started: SystemTime) -> StepOutcome {
+        StepOutcome {
+            status: StepStatus::Failed,
+            exit_code: None,
+            signal: None,
+            started_at: started,
+            duration: started.elapsed().unwrap_or_default(),
+            attempts: 1,
+            artifacts: Vec::new(),
+            truncated: false,
+            output_bytes: 0,
+            error: None,
+            usage: None,
+            agent_attempts: Vec::new(),
+            budget_exhausted: false,
+            result_file: None,
+        }
+    }
+}
+
+/// Tokens and cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Answer tokens.
+    pub output_tokens: u64,
+    /// Dollars, from the agent's `price` (0 without one).
+    pub cost_usd: f64,
+    /// True when a figure is an estimate (4 characters a token) because the provider reported none.
+    #[serde(default)]
+    pub estimated: bool,
+}
+
+impl Usage {
+    /// Add another usage.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cost_usd += other.cost_usd;
+        self.estimated |= other.estimated;
+    }
+
+    /// All tokens.
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+/// One agent attempt, as the report shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    /// 1-based.
+    pub attempt: u32,
+    /// sha256 of the prompt sent (prompts are kept in the artifacts, never repeated).
+    pub prompt_sha256: String,
+    /// accepted | rejected | error.
+    pub verdict: String,
+    /// For envelopes: strict | recovered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
+    /// Why the answer was refused: category, line, column, message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rejections: Vec<crate::guard::Rejection>,
+    /// Provider error (no answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Tokens and cost of this call.
+    pub usage: Usage,
+    /// Wall time of the call.
+    pub duration_ms: u64,
+    /// The prompt and the raw answer, relative to the output directory (kept as evidence, never used as input).
+    pub files: Vec<String>,
 }
 
 /// One event of a run.

@@ -35,9 +35,23 @@ use crate::exit_code::RunStatus;
 use crate::plan::{Plan, Step};
 use crate::policy::cap::EffectivePolicy;
 use crate::policy::{Decision, DecisionInput, DecisionKind, OnApproval, RiskAssessment, decide};
-use crate::tools::{self, StepContext, ToolEnv};
+use crate::tools::{self, RunShared, StepContext, ToolEnv};
 use events::{RunEvent, StepOutcome, StepStatus};
-use process::Termination;
+
+/// The variable that carries an agent step's accepted result file to later steps.
+pub fn result_var(step_id: &str) -> String {
+    let up: String = step_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("PLANGATE_RESULT_{up}")
+}
 
 /// Everything about a run that is not in the plan.
 #[derive(Debug, Clone)]
@@ -214,22 +228,37 @@ pub async fn run(
         return RunStatus::Success;
     }
 
+    // Running steps stop on one channel, for a signal or an exhausted budget.
+    let shared = Arc::new(RunShared::new(settings.policy.budget));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let stop_tx = Arc::new(stop_tx);
+    spawn_stop_watchers(cancel, Arc::clone(&shared), Arc::clone(&stop_tx));
     let mut sched = Scheduler {
         plan: Arc::clone(&plan),
         settings: Arc::clone(&settings),
         events: events.clone(),
-        cancel,
+        cancel: stop_rx,
+        shared: Arc::clone(&shared),
+        step_ids: Arc::new(plan.steps.iter().map(|s| s.id.clone()).collect()),
+        results: BTreeMap::new(),
+        budget_hit: Vec::new(),
         state,
         selected,
         completed: Vec::new(),
         sequence: 0,
     };
-    let (failed_step, interrupted) = sched.run_graph().await;
+    let (failed_step, _) = sched.run_graph().await;
+    let interrupted = shared.interrupted();
+    let budget_out = shared.check().is_some() || !sched.budget_hit.is_empty();
     let mut status = RunStatus::Success;
+    if budget_out {
+        status = status.combine(RunStatus::BudgetExhausted);
+    }
     for (i, s) in sched.state.iter().enumerate() {
         if let State::Done(st) = s
             && st.is_failure()
             && !plan.steps[i].continue_on_error
+            && !sched.budget_hit.contains(&i)
         {
             status = status.combine(if *st == StepStatus::Rejected {
                 RunStatus::Rejected
@@ -245,6 +274,8 @@ pub async fn run(
         if matches!(sched.state[i], State::Pending | State::Running) {
             let reason = if interrupted {
                 "the run was interrupted first".to_owned()
+            } else if budget_out {
+                format!("not started: {}", shared.stop_reason())
             } else if let Some(f) = failed_step {
                 format!("the run stopped after step `{}` failed", plan.steps[f].id)
             } else {
@@ -264,11 +295,41 @@ pub async fn run(
     status
 }
 
+/// Forward a signal, or the wall-time budget running out, to the steps' stop channel.
+fn spawn_stop_watchers(
+    mut external: watch::Receiver<bool>,
+    shared: Arc<RunShared>,
+    stop: Arc<watch::Sender<bool>>,
+) {
+    let (s1, t1) = (Arc::clone(&shared), Arc::clone(&stop));
+    tokio::spawn(async move {
+        if external.wait_for(|c| *c).await.is_ok() {
+            s1.set_interrupted();
+            let _ = t1.send(true);
+        }
+    });
+    if let Some(secs) = shared.budget.max_wall_seconds {
+        tokio::spawn(async move {
+            let deadline = shared.started + Duration::from_secs(secs);
+            tokio::time::sleep_until(deadline.into()).await;
+            if shared.check().is_some() {
+                let _ = stop.send(true);
+            }
+        });
+    }
+}
+
 struct Scheduler {
     plan: Arc<Plan>,
     settings: Arc<RunSettings>,
     events: Sender<RunEvent>,
     cancel: watch::Receiver<bool>,
+    shared: Arc<RunShared>,
+    step_ids: Arc<Vec<String>>,
+    /// Accepted agent results by step id (for PLANGATE_RESULT_<ID>).
+    results: BTreeMap<String, PathBuf>,
+    /// Steps that ended because the budget ran out.
+    budget_hit: Vec<usize>,
     state: Vec<State>,
     selected: Vec<bool>,
     /// Steps that succeeded, in completion order.
@@ -334,7 +395,13 @@ impl Scheduler {
             "PLANGATE_STEP_ARTIFACTS".to_owned(),
             s.out_dir.join(&artifacts_rel).display().to_string(),
         );
+        for (id, path) in &self.results {
+            run_vars.insert(result_var(id), path.display().to_string());
+        }
         StepContext {
+            out_dir: s.out_dir.clone(),
+            shared: Arc::clone(&self.shared),
+            step_ids: Arc::clone(&self.step_ids),
             env: s.env.clone(),
             artifacts_dir: s.out_dir.join(&artifacts_rel),
             artifacts_rel,
@@ -355,8 +422,8 @@ impl Scheduler {
         let mut failed: Option<usize> = None;
         let mut cancel = self.cancel.clone();
         loop {
-            let interrupted = *cancel.borrow();
-            if failed.is_none() && !interrupted {
+            let stopping = *cancel.borrow() || self.shared.check().is_some();
+            if failed.is_none() && !stopping {
                 // Resolve never-runnable steps until nothing changes, then start what is ready.
                 let mut changed = true;
                 while changed {
@@ -394,14 +461,21 @@ impl Scheduler {
                         Err(e) => {
                             // A panicked step task: record it as failed rather than lose it.
                             let i = self.state.iter().position(|s| *s == State::Running).unwrap_or(0);
-                            (i, 0, internal_failure(format!("internal error: {e}")))
+                            (i, 0, tools::internal_failure(SystemTime::now(), format!("internal error: {e}")))
                         }
                     };
                     let status = outcome.status;
                     self.state[i] = State::Done(status);
+                    let stopped_by_budget = *self.cancel.borrow() && !self.shared.interrupted() && self.shared.check().is_some();
+                    if outcome.budget_exhausted || (status.is_failure() && stopped_by_budget) {
+                        self.budget_hit.push(i);
+                    }
+                    if let Some(f) = &outcome.result_file {
+                        self.results.insert(self.plan.steps[i].id.clone(), f.clone());
+                    }
                     if status == StepStatus::Success {
                         self.completed.push(i);
-                    } else if status.is_failure() && !self.plan.steps[i].continue_on_error && failed.is_none() {
+                    } else if status.is_failure() && !self.plan.steps[i].continue_on_error && failed.is_none() && !self.budget_hit.contains(&i) {
                         failed = Some(i);
                     }
                     self.emit(RunEvent::StepFinished { step: i, sequence, outcome });
@@ -426,7 +500,7 @@ impl Scheduler {
         let plan = Arc::clone(&self.plan);
         let ctx = self.context(&plan.steps[i]);
         running.spawn(async move {
-            let outcome = execute_step(&plan.steps[i], &ctx, at).await;
+            let outcome = tools::execute(&plan.steps[i], &ctx, at).await;
             (i, sequence, outcome)
         });
     }
@@ -449,116 +523,12 @@ impl Scheduler {
             let result =
                 tools::bash::run_command(&cmd, &ctx.env.workspace, step, &ctx, "rollback.", true)
                     .await;
-            let outcome = outcome_from(step, result, started, None);
+            let outcome = tools::bash::outcome(step, result, started, None, &ctx);
             self.emit(RunEvent::RollbackFinished {
                 step: i,
                 sequence,
                 outcome,
             });
         }
-    }
-}
-
-fn internal_failure(error: String) -> StepOutcome {
-    StepOutcome {
-        status: StepStatus::Failed,
-        exit_code: None,
-        signal: None,
-        started_at: SystemTime::now(),
-        duration: Duration::ZERO,
-        attempts: 1,
-        artifacts: Vec::new(),
-        truncated: false,
-        output_bytes: 0,
-        error: Some(error),
-    }
-}
-
-async fn execute_step(step: &Step, ctx: &StepContext, started: SystemTime) -> StepOutcome {
-    let result = tools::execute(step, ctx).await;
-    outcome_from(step, result, started, step.expected_output.as_ref())
-}
-
-fn outcome_from(
-    step: &Step,
-    result: std::io::Result<tools::ToolResult>,
-    started: SystemTime,
-    expected: Option<&regex::Regex>,
-) -> StepOutcome {
-    let res = match result {
-        Ok(r) => r,
-        Err(e) => {
-            let mut o = internal_failure(format!("could not run the step: {e}"));
-            o.started_at = started;
-            o.duration = started.elapsed().unwrap_or_default();
-            return o;
-        }
-    };
-    let p = &res.process;
-    let (mut status, exit_code, signal, mut error) = match p.termination {
-        Termination::Exited(0) => (StepStatus::Success, Some(0), None, None),
-        Termination::Exited(c) => (
-            StepStatus::Failed,
-            Some(c),
-            None,
-            Some(format!("exited with code {c}")),
-        ),
-        Termination::Signaled(s) => (
-            StepStatus::Failed,
-            None,
-            Some(s),
-            Some(format!("killed by signal {s}")),
-        ),
-        Termination::TimedOut => (
-            StepStatus::TimedOut,
-            None,
-            None,
-            Some(format!(
-                "timed out after {}; its process group was killed",
-                humantime::format_duration(step.timeout)
-            )),
-        ),
-        Termination::Cancelled => (
-            StepStatus::Failed,
-            None,
-            None,
-            Some("interrupted; its process group was stopped".to_owned()),
-        ),
-    };
-    if status == StepStatus::Success
-        && let Some(re) = expected
-    {
-        match res.stdout_path.as_ref().map(std::fs::read) {
-            Some(Ok(bytes)) => {
-                let text = String::from_utf8_lossy(&bytes);
-                if !re.is_match(&text) {
-                    status = StepStatus::Failed;
-                    error = Some(format!(
-                        "stdout does not match expected_output `{}`",
-                        re.as_str()
-                    ));
-                }
-            }
-            Some(Err(e)) => {
-                status = StepStatus::Failed;
-                error = Some(format!("cannot read stdout to check expected_output: {e}"));
-            }
-            None => {
-                status = StepStatus::Failed;
-                error = Some("expected_output is set but the output was not captured".to_owned());
-            }
-        }
-    }
-    StepOutcome {
-        status,
-        exit_code,
-        signal,
-        started_at: started,
-        duration: p.duration,
-        attempts: 1,
-        artifacts: res.artifacts,
-        truncated: p.stdout.truncated || p.stderr.truncated,
-        output_bytes: p.stdout.bytes + p.stderr.bytes,
-        error,
     }
 }

@@ -9,6 +9,8 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group};
@@ -50,6 +52,10 @@ pub struct ProcessSpec {
     pub timeout: Duration,
     /// Between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
+    /// Bytes written to the child's stdin, which is then closed (None: stdin is /dev/null).
+    pub stdin: Option<Vec<u8>>,
+    /// Kill the group when neither stream has printed anything for this long.
+    pub idle_timeout: Option<Duration>,
 }
 
 /// How a process ended.
@@ -61,6 +67,8 @@ pub enum Termination {
     Signaled(i32),
     /// plangate killed it: timeout.
     TimedOut,
+    /// plangate killed it: no output for `idle_timeout`.
+    IdleTimedOut,
     /// plangate killed it: the run was interrupted.
     Cancelled,
 }
@@ -106,7 +114,11 @@ pub async fn run(
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(stdio_for(&spec.stdout))
         .stderr(stdio_for(&spec.stderr))
         .process_group(0)
@@ -118,8 +130,28 @@ pub async fn run(
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .and_then(Pid::from_raw);
-    let out_task = spawn_reader(child.stdout.take(), spec.stdout.clone());
-    let err_task = spawn_reader(child.stderr.take(), spec.stderr.clone());
+    if let (Some(bytes), Some(mut pipe)) = (spec.stdin.clone(), child.stdin.take()) {
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            // A child that exits without reading gives EPIPE: that is its business.
+            let _ = pipe.write_all(&bytes).await;
+            let _ = pipe.shutdown().await;
+        });
+    }
+    let activity = Arc::new(AtomicU64::new(0));
+    let out_task = spawn_reader(
+        child.stdout.take(),
+        spec.stdout.clone(),
+        Arc::clone(&activity),
+        started,
+    );
+    let err_task = spawn_reader(
+        child.stderr.take(),
+        spec.stderr.clone(),
+        Arc::clone(&activity),
+        started,
+    );
+    let idle = idle_watch(spec.idle_timeout, Arc::clone(&activity), started);
 
     let already_cancelled = *cancel.borrow();
     let waited = if already_cancelled {
@@ -128,6 +160,7 @@ pub async fn run(
         tokio::select! {
             status = child.wait() => Some(Ok(status)),
             () = tokio::time::sleep(spec.timeout) => Some(Err(Termination::TimedOut)),
+            () = idle => Some(Err(Termination::IdleTimedOut)),
             _ = cancel.wait_for(|c| *c) => None,
         }
     };
@@ -205,7 +238,12 @@ type ReaderTask = Option<JoinHandle<StreamStats>>;
 /// Read a pipe asynchronously (epoll, no thread hand-off) and append what is
 /// kept to the artifact file with plain writes: local page-cache writes of at
 /// most 64 KiB are short, and this keeps plans of many tiny steps cheap.
-fn spawn_reader<R>(pipe: Option<R>, capture: Capture) -> ReaderTask
+fn spawn_reader<R>(
+    pipe: Option<R>,
+    capture: Capture,
+    activity: Arc<AtomicU64>,
+    started: Instant,
+) -> ReaderTask
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
@@ -213,10 +251,33 @@ where
     let Capture::File { path, cap } = capture else {
         return None;
     };
-    Some(tokio::spawn(copy_capped(pipe, path, cap)))
+    Some(tokio::spawn(copy_capped(
+        pipe, path, cap, activity, started,
+    )))
 }
 
-async fn copy_capped<R: AsyncRead + Unpin>(mut pipe: R, path: PathBuf, cap: u64) -> StreamStats {
+/// Resolves when nothing was printed for `idle` (never, when `idle` is None).
+async fn idle_watch(idle: Option<Duration>, activity: Arc<AtomicU64>, started: Instant) {
+    let Some(idle) = idle else {
+        return std::future::pending().await;
+    };
+    let tick = (idle / 4).clamp(Duration::from_millis(20), Duration::from_secs(1));
+    loop {
+        tokio::time::sleep(tick).await;
+        let last = Duration::from_millis(activity.load(Ordering::Relaxed));
+        if started.elapsed().saturating_sub(last) >= idle {
+            return;
+        }
+    }
+}
+
+async fn copy_capped<R: AsyncRead + Unpin>(
+    mut pipe: R,
+    path: PathBuf,
+    cap: u64,
+    activity: Arc<AtomicU64>,
+    started: Instant,
+) -> StreamStats {
     use std::io::Write;
     let mut stats = StreamStats::default();
     let mut file = std::fs::File::create(&path).ok();
@@ -229,6 +290,10 @@ async fn copy_capped<R: AsyncRead + Unpin>(mut pipe: R, path: PathBuf, cap: u64)
             Err(_) => break,
         };
         stats.bytes += n as u64;
+        activity.store(
+            u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
         let room = cap.saturating_sub(stats.kept);
         let keep = usize::try_from(room).unwrap_or(usize::MAX).min(n);
         if keep < n {

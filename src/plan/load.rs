@@ -212,6 +212,14 @@ fn explain(
             Diagnostic::at(file, pos, format!("invalid timeout `{found}` for {what}"))
                 .help("use a positive number of seconds (at most 86400) or a duration like `90s`, `10m`, `1h`"),
         ],
+        K::OneOfNotValid { context } | K::AnyOf { context } if single_branch(context).is_some() => {
+            let mut out = Vec::new();
+            for e in single_branch(context).unwrap_or_default() {
+                let inner = e.instance_path().as_str().to_owned();
+                out.extend(explain(file, root, &inner, e, describe, keys_at));
+            }
+            out
+        }
         K::MinLength { limit: 1 } | K::MinItems { limit: 1 } => vec![
             Diagnostic::at(file, pos, format!("{what} must not be empty"))
                 .help("give a value, or remove the key"),
@@ -232,6 +240,22 @@ fn explain(
             Diagnostic::at(file, pos, format!("invalid {what}: {err}"))
                 .help("see `plangate schema` for the expected shape"),
         ],
+    }
+}
+
+/// For an optional value (`anyOf: [T, null]`) that is present but wrong: the errors of
+/// the one branch that is not just "expected null".
+fn single_branch<'a>(
+    context: &'a [Vec<jsonschema::ValidationError<'static>>],
+) -> Option<&'a [jsonschema::ValidationError<'static>]> {
+    use jsonschema::error::ValidationErrorKind as K;
+    let real: Vec<&Vec<jsonschema::ValidationError<'static>>> = context
+        .iter()
+        .filter(|b| !(b.len() == 1 && matches!(b[0].kind(), K::Type { .. })))
+        .collect();
+    match real.as_slice() {
+        [one] if !one.is_empty() && context.len() > 1 => Some(one.as_slice()),
+        _ => None,
     }
 }
 

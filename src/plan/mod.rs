@@ -10,7 +10,7 @@ pub mod load;
 pub mod node;
 pub mod raw;
 pub mod schema;
-mod validate;
+pub(crate) mod validate;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -87,6 +87,49 @@ pub struct Step {
 pub enum Action {
     /// A bash command.
     Bash(BashAction),
+    /// A question to an agent, answered through the fail-close guard.
+    Agent(Box<AgentAction>),
+}
+
+/// Where an agent step's prompt comes from.
+#[derive(Debug, Clone)]
+pub enum PromptSource {
+    /// Written in the plan.
+    Inline(String),
+    /// A workspace file (relative, inside).
+    File(PathBuf),
+}
+
+/// A checked agent step.
+#[derive(Debug, Clone)]
+pub struct AgentAction {
+    /// The agent's name under `agents:`.
+    pub agent_name: String,
+    /// The agent's definition (provider already resolved).
+    pub agent: AgentDef,
+    /// The provider.
+    pub provider: raw::ProviderKind,
+    /// The prompt.
+    pub prompt: PromptSource,
+    /// What the answer must be.
+    pub output: raw::OutputKind,
+    /// `output: code`: the language.
+    pub language: Option<String>,
+    /// `output: json`: the schema.
+    pub schema: Option<serde_json::Value>,
+    /// Attempts before rejection.
+    pub max_attempts: u32,
+    /// Indices of the steps whose output is appended to the prompt.
+    pub context_steps: Vec<usize>,
+    /// Workspace files appended to the prompt.
+    pub context_files: Vec<PathBuf>,
+    /// Write envelope artifacts into the workspace.
+    pub write_artifacts: bool,
+    /// `replay`: the recorded answers file (resolved against the plan's folder).
+    pub replay_file: Option<PathBuf>,
+    /// A further check of an accepted code block (e.g. `plangate draft` validates the drafted
+    /// plan); its rejections go back to the agent like the parser's. Never set from YAML.
+    pub check_code: Option<fn(&str) -> Vec<crate::guard::Rejection>>,
 }
 
 /// A checked bash step.
@@ -192,5 +235,36 @@ pub fn load_policy_file(path: &Path) -> Result<PolicyBlock, Vec<Diagnostic>> {
             Pos::default(),
             format!("invalid policy file: {e}"),
         )]
+    })
+}
+
+/// Read the `agents:` block of a YAML file (a plan, or a file holding only `agents:`),
+/// for `plangate draft`. Other keys are ignored.
+pub fn load_agents_file(path: &Path) -> Result<BTreeMap<String, AgentDef>, Vec<Diagnostic>> {
+    let file = path.display().to_string();
+    let bytes = read_capped(path).map_err(|d| vec![d])?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        vec![
+            Diagnostic::at(&file, Pos::default(), "file is not valid UTF-8")
+                .help("save it as UTF-8"),
+        ]
+    })?;
+    let root = load::parse_document(&file, &text).map_err(|d| vec![d])?;
+    let Some(agents) = root.child("agents") else {
+        return Err(vec![
+            Diagnostic::at(&file, root.pos, "no `agents:` block in this file")
+                .help("declare the agent under `agents:` (a plan file works too)"),
+        ]);
+    };
+    let mut diags = Vec::new();
+    validate::check_agents(&file, &root, &mut diags);
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    serde_json::from_value(agents.to_json()).map_err(|e| {
+        vec![
+            Diagnostic::at(&file, agents.pos, format!("invalid `agents:` block: {e}"))
+                .help("see `plangate schema` for the agent format"),
+        ]
     })
 }

@@ -62,18 +62,164 @@ pub struct PolicyBlock {
     #[serde(default)]
     #[schemars(range(min = 1, max = 256))]
     pub max_parallel: Option<u32>,
+    /// Limits on tokens, cost and wall time for the whole run; exhausting one ends the run with exit 6.
+    #[serde(default)]
+    pub budget: Option<BudgetBlock>,
 }
 
 /// An agent that `agent` steps can call.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentDef {
-    /// The command line of a CLI agent: the prompt goes on its stdin, the answer comes on stdout.
+    /// How to reach the agent: `command` (a local CLI; the default when `command` is set),
+    /// `openai` (an OpenAI-compatible HTTP endpoint) or `replay` (answers recorded in a file).
+    #[serde(default)]
+    pub provider: Option<ProviderKind>,
+    /// `command`: the CLI's argv (no shell). The prompt goes on its stdin, which is then closed; the answer is its stdout.
+    #[serde(default)]
     #[schemars(length(min = 1))]
-    pub command: Vec<String>,
-    /// Seconds (or `10m`, `90s`) before the agent is stopped.
+    pub command: Option<Vec<String>>,
+    /// `command`: `text` (default: stdout is the answer) or `json` (stdout is one JSON object with the
+    /// answer in `result` and token counts in `usage`, as `claude -p --output-format json` prints).
+    #[serde(default)]
+    pub output_format: Option<CliOutputFormat>,
+    /// `openai`: the API base, e.g. `https://api.openai.com/v1` (`/chat/completions` is appended).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// `openai`: the model name.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// `openai`: the environment variable holding the API key (never the key itself).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// `openai`: sampling temperature.
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 2.0))]
+    pub temperature: Option<f64>,
+    /// `openai`: most tokens in one answer.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_tokens: Option<u32>,
+    /// `replay`: the JSON Lines file of recorded answers, relative to the plan file.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// Seconds (or `10m`) before one call is stopped. Default 600.
     #[serde(default)]
     pub timeout: Option<Timeout>,
+    /// `command`: stop the agent when it prints nothing for this long.
+    #[serde(default)]
+    pub idle_timeout: Option<Timeout>,
+    /// Refuse to send a prompt longer than this many characters (never truncated). Default 400000.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_input_chars: Option<u64>,
+    /// Refuse an answer longer than this many characters (never truncated). Default 400000.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_output_chars: Option<u64>,
+    /// Prices for cost accounting and `policy.budget.max_cost_usd`.
+    #[serde(default)]
+    pub price: Option<Price>,
+}
+
+/// Agent providers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// A local CLI.
+    Command,
+    /// An OpenAI-compatible chat-completions endpoint.
+    Openai,
+    /// Recorded answers.
+    Replay,
+}
+
+/// How a CLI agent prints its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CliOutputFormat {
+    /// stdout is the answer.
+    Text,
+    /// stdout is `{"result": "...", "usage": {"input_tokens": N, "output_tokens": N}, ...}`.
+    Json,
+}
+
+/// Dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// USD per million prompt tokens.
+    #[schemars(range(min = 0.0))]
+    pub input_per_mtok: f64,
+    /// USD per million answer tokens.
+    #[schemars(range(min = 0.0))]
+    pub output_per_mtok: f64,
+}
+
+/// What an agent step expects back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputKind {
+    /// `{"status","summary","artifacts":[{"path","content"}],"next_actions"}`, parsed in three tiers.
+    Envelope,
+    /// Exactly one fenced code block.
+    Code,
+    /// One JSON value, validated against `schema`.
+    Json,
+}
+
+/// Parameters of the `agent` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentParams {
+    /// Name of an agent declared under `agents:`.
+    pub agent: String,
+    /// The prompt (set this or `prompt_file`).
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// A workspace file holding the prompt.
+    #[serde(default)]
+    pub prompt_file: Option<String>,
+    /// What the answer must be. Default `envelope`.
+    #[serde(default)]
+    pub output: Option<OutputKind>,
+    /// `output: code`: the block's language (aliases such as py, sh, yml, rs are understood).
+    #[serde(default)]
+    pub language: Option<String>,
+    /// `output: json`: the JSON Schema the answer must satisfy.
+    #[serde(default)]
+    pub schema: Option<serde_json::Value>,
+    /// Attempts before the answer is rejected for good; each retry carries the parser's errors. Default 2.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 10))]
+    pub max_attempts: Option<u32>,
+    /// Steps (among the dependencies) whose captured output is appended to the prompt.
+    #[serde(default)]
+    pub context_steps: Vec<String>,
+    /// Workspace files appended to the prompt.
+    #[serde(default)]
+    pub context_files: Vec<String>,
+    /// `output: envelope`: write the envelope's artifacts into the workspace (after validation). Default true.
+    #[serde(default)]
+    pub write_artifacts: Option<bool>,
+}
+
+/// `policy.budget`: limits for the whole run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetBlock {
+    /// Most prompt + answer tokens over all agent calls.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_tokens: Option<u64>,
+    /// Most dollars over all agent calls (needs a `price` on every agent).
+    #[serde(default)]
+    #[schemars(range(min = 0.0))]
+    pub max_cost_usd: Option<f64>,
+    /// Most seconds for the whole run.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_wall_seconds: Option<u64>,
 }
 
 /// The tools a step can use.

@@ -16,7 +16,7 @@ use super::load::{parse_document, schema_check};
 use super::node::{Node, NodeValue, Pos};
 use super::raw::{AgentDef, BashParams, PlanFile, PolicyBlock, StepDef, Timeout, ToolName};
 use super::schema::{allowed_keys, plan_schema};
-use super::{Action, BashAction, DEFAULT_TIMEOUT, Plan, Step};
+use super::{Action, AgentAction, BashAction, DEFAULT_TIMEOUT, Plan, PromptSource, Step};
 use crate::policy::Risk;
 
 pub(super) fn plan_from_text(
@@ -121,10 +121,15 @@ fn keys_at(root: &Node, pointer: &str) -> Vec<String> {
                 .map(|n| &n.value)
             {
                 Some(NodeValue::Str(t)) if t == "bash" => allowed_keys::<BashParams>(),
+                Some(NodeValue::Str(t)) if t == "agent" => {
+                    allowed_keys::<super::raw::AgentParams>()
+                }
                 _ => Vec::new(),
             }
         }
         ["agents", _] => allowed_keys::<AgentDef>(),
+        ["agents", _, "price"] => allowed_keys::<super::raw::Price>(),
+        ["policy", "budget"] => allowed_keys::<super::raw::BudgetBlock>(),
         _ => Vec::new(),
     }
 }
@@ -167,9 +172,18 @@ fn semantic_checks(file: &str, root: &Node) -> Vec<Diagnostic> {
     let known: Vec<&str> = ids.keys().copied().collect();
     for step in steps {
         let sid = step.child("id").and_then(str_of).unwrap_or("?");
-        check_step(file, step, sid, &ids, &known, &mut out);
+        check_step(
+            file,
+            root.child("agents"),
+            step,
+            sid,
+            &ids,
+            &known,
+            &mut out,
+        );
     }
     out.extend(find_cycles(file, steps, &ids));
+    check_agents(file, root, &mut out);
     if let Some(NodeValue::Map(agents)) = root.child("agents").map(|n| &n.value) {
         let re = Regex::new(super::raw::ID_PATTERN).ok();
         for (k, _) in agents {
@@ -184,8 +198,10 @@ fn semantic_checks(file: &str, root: &Node) -> Vec<Diagnostic> {
     out
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check_step(
     file: &str,
+    root_agents: Option<&Node>,
     step: &Node,
     sid: &str,
     ids: &HashMap<&str, (usize, Pos)>,
@@ -225,6 +241,7 @@ fn check_step(
     if let Some(tool) = step.child("tool").and_then(str_of)
         && ToolName::ALL.iter().any(|t| t.as_str() == tool)
         && tool != "bash"
+        && tool != "agent"
     {
         out.push(
             Diagnostic::at(
@@ -281,8 +298,279 @@ fn check_step(
         }
     }
     check_env(file, step, sid, out);
-    if let Some(p) = params {
-        check_bash_params(file, p, sid, out);
+    match (step.child("tool").and_then(str_of), params) {
+        (Some("bash"), Some(p)) => check_bash_params(file, p, sid, out),
+        (Some("agent"), Some(p)) => check_agent_params(file, root_agents, step, p, sid, known, out),
+        _ => {}
+    }
+}
+
+fn check_agent_params(
+    file: &str,
+    agents: Option<&Node>,
+    step: &Node,
+    p: &Node,
+    sid: &str,
+    known: &[&str],
+    out: &mut Vec<Diagnostic>,
+) {
+    if let Some(n) = p.child("agent")
+        && let Some(name) = str_of(n)
+        && agents.and_then(|a| a.child(name)).is_none()
+    {
+        let names: Vec<&str> = match agents.map(|a| &a.value) {
+            Some(NodeValue::Map(pairs)) => pairs.iter().map(|(k, _)| k.name.as_str()).collect(),
+            _ => Vec::new(),
+        };
+        let d = Diagnostic::at(
+            file,
+            n.pos,
+            format!("step `{sid}` uses agent `{name}`, which is not declared under `agents:`"),
+        );
+        out.push(match did_you_mean(name, names.iter().copied()) {
+            Some(s) => d.help(format!("did you mean `{s}`?")),
+            None => d.help("declare it under `agents:` with a `command`, an `openai` endpoint or a `replay` file"),
+        });
+    }
+    match (p.child("prompt"), p.child("prompt_file")) {
+        (None, None) => out.push(
+            Diagnostic::at(
+                file,
+                p.pos,
+                format!("the parameters of step `{sid}` have neither `prompt` nor `prompt_file`"),
+            )
+            .help(
+                "give the prompt inline with `prompt:` or in a workspace file with `prompt_file:`",
+            ),
+        ),
+        (Some(a), Some(_)) => out.push(
+            Diagnostic::at(
+                file,
+                a.pos,
+                format!("step `{sid}` sets both `prompt` and `prompt_file`"),
+            )
+            .help("keep one of them"),
+        ),
+        (Some(a), None) if str_of(a).is_some_and(|s| s.trim().is_empty()) => out.push(
+            Diagnostic::at(file, a.pos, format!("the prompt of step `{sid}` is empty"))
+                .help("say what the agent should do"),
+        ),
+        _ => {}
+    }
+    let output = p.child("output").and_then(str_of).unwrap_or("envelope");
+    for (key, wanted) in [
+        ("language", "code"),
+        ("schema", "json"),
+        ("write_artifacts", "envelope"),
+    ] {
+        if let Some(n) = p.child(key)
+            && output != wanted
+        {
+            out.push(
+                Diagnostic::at(
+                    file,
+                    n.pos,
+                    format!(
+                        "`{key}` of step `{sid}` only applies to `output: {wanted}`, not `{output}`"
+                    ),
+                )
+                .help(format!("remove `{key}` or set `output: {wanted}`")),
+            );
+        }
+    }
+    if output == "json" {
+        match p.child("schema") {
+            None => out.push(
+                Diagnostic::at(file, p.pos, format!("step `{sid}` has `output: json` but no `schema`"))
+                    .help("give the JSON Schema the answer must satisfy; plangate does not accept unchecked JSON"),
+            ),
+            Some(n) => {
+                if let Err(e) = jsonschema::validator_for(&n.to_json()) {
+                    out.push(
+                        Diagnostic::at(file, n.pos, format!("the `schema` of step `{sid}` is not a valid JSON Schema: {e}"))
+                            .help("fix the schema (draft 2020-12)"),
+                    );
+                }
+            }
+        }
+    }
+    let deps: Vec<&str> = items(step.child("dependencies"))
+        .iter()
+        .filter_map(str_of)
+        .collect();
+    for n in items(p.child("context_steps")) {
+        let Some(c) = str_of(n) else { continue };
+        if !deps.contains(&c) {
+            let d = Diagnostic::at(
+                file,
+                n.pos,
+                format!("context step `{c}` of step `{sid}` is not one of its dependencies"),
+            );
+            out.push(if known.contains(&c) {
+                d.help(format!("add `{c}` to the `dependencies` of `{sid}` so its output exists when `{sid}` runs"))
+            } else {
+                d.help("name a step this one depends on")
+            });
+        }
+    }
+    for key in ["prompt_file"] {
+        if let Some(n) = p.child(key)
+            && let Some(s) = str_of(n)
+            && let Err(why) = relative_inside(s)
+        {
+            out.push(
+                Diagnostic::at(file, n.pos, format!("`{key}` of step `{sid}` {why}"))
+                    .help("give a path relative to the workspace that stays inside it"),
+            );
+        }
+    }
+    for n in items(p.child("context_files")) {
+        if let Some(s) = str_of(n)
+            && let Err(why) = relative_inside(s)
+        {
+            out.push(
+                Diagnostic::at(file, n.pos, format!("context file of step `{sid}` {why}"))
+                    .help("give a path relative to the workspace that stays inside it"),
+            );
+        }
+    }
+}
+
+/// Provider-specific checks of every agent definition.
+pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
+    let Some(NodeValue::Map(agents)) = root.child("agents").map(|n| &n.value) else {
+        return;
+    };
+    let needs_price = root
+        .child("policy")
+        .and_then(|p| p.child("budget"))
+        .and_then(|b| b.child("max_cost_usd"))
+        .is_some();
+    for (k, a) in agents {
+        let name = &k.name;
+        let provider = match a.child("provider").and_then(str_of) {
+            Some(p) => p,
+            None if a.child("command").is_some() => "command",
+            None => {
+                out.push(
+                    Diagnostic::at(file, k.pos, format!("agent `{name}` has neither `provider` nor `command`"))
+                        .help("set `command: [cli, args...]`, or `provider: openai` with `base_url` and `model`, or `provider: replay` with `file`"),
+                );
+                continue;
+            }
+        };
+        let (required, allowed): (&[&str], &[&str]) = match provider {
+            "command" => (&["command"], &["command", "output_format", "idle_timeout"]),
+            "openai" => (
+                &["base_url", "model"],
+                &[
+                    "base_url",
+                    "model",
+                    "api_key_env",
+                    "temperature",
+                    "max_tokens",
+                ],
+            ),
+            "replay" => (&["file"], &["file"]),
+            _ => continue,
+        };
+        for r in required {
+            if a.child(r).is_none() {
+                out.push(
+                    Diagnostic::at(
+                        file,
+                        k.pos,
+                        format!("agent `{name}` (provider {provider}) needs `{r}`"),
+                    )
+                    .help(format!("add `{r}:` to agent `{name}`")),
+                );
+            }
+        }
+        let specific = [
+            "command",
+            "output_format",
+            "idle_timeout",
+            "base_url",
+            "model",
+            "api_key_env",
+            "temperature",
+            "max_tokens",
+            "file",
+        ];
+        if let NodeValue::Map(pairs) = &a.value {
+            for (key, _) in pairs {
+                if specific.contains(&key.name.as_str()) && !allowed.contains(&key.name.as_str()) {
+                    out.push(
+                        Diagnostic::at(
+                            file,
+                            key.pos,
+                            format!(
+                                "`{}` does not apply to agent `{name}` (provider {provider})",
+                                key.name
+                            ),
+                        )
+                        .help("remove it, or change the agent's `provider`"),
+                    );
+                }
+            }
+        }
+        if let Some(cmd) = a.child("command")
+            && items(Some(cmd))
+                .first()
+                .and_then(str_of)
+                .is_some_and(|s| s.trim().is_empty())
+        {
+            out.push(
+                Diagnostic::at(
+                    file,
+                    cmd.pos,
+                    format!("the program of agent `{name}` is empty"),
+                )
+                .help("the first item is the program to run"),
+            );
+        }
+        if let Some(u) = a.child("base_url").and_then(|n| str_of(n).map(|s| (n, s)))
+            && !(u.1.starts_with("http://") || u.1.starts_with("https://"))
+        {
+            out.push(
+                Diagnostic::at(
+                    file,
+                    u.0.pos,
+                    format!("`base_url` of agent `{name}` is not an http(s) URL"),
+                )
+                .help("e.g. https://api.openai.com/v1"),
+            );
+        }
+        if let Some(e) = a
+            .child("api_key_env")
+            .and_then(|n| str_of(n).map(|s| (n, s)))
+            && !env_name_ok(e.1)
+        {
+            out.push(
+                Diagnostic::at(file, e.0.pos, format!("`api_key_env` of agent `{name}` is not an environment variable name"))
+                    .help("name the variable that holds the key (e.g. OPENAI_API_KEY), never the key itself"),
+            );
+        }
+        if let Some(f) = a.child("file").and_then(|n| str_of(n).map(|s| (n, s)))
+            && f.1.trim().is_empty()
+        {
+            out.push(
+                Diagnostic::at(file, f.0.pos, format!("`file` of agent `{name}` is empty"))
+                    .help("name the recorded answers file"),
+            );
+        }
+        check_timeout(
+            file,
+            a.child("idle_timeout"),
+            &format!("`idle_timeout` of agent `{name}`"),
+            out,
+        );
+        if needs_price && a.child("price").is_none() {
+            out.push(
+                Diagnostic::at(file, k.pos, format!("agent `{name}` has no `price`, but `policy.budget.max_cost_usd` is set"))
+                    .help("give `price: {input_per_mtok: X, output_per_mtok: Y}` so the cost budget can be enforced"),
+            );
+        }
     }
 }
 
@@ -535,7 +823,14 @@ fn lower(
     let mut steps = Vec::with_capacity(raw.steps.len());
     for (i, s) in raw.steps.into_iter().enumerate() {
         let pos = root.pos_of(&format!("/steps/{i}"));
-        match lower_step(file, root, i, s, &index, pos) {
+        let ctx = LowerCtx {
+            file,
+            root,
+            index: &index,
+            agents: &raw.agents,
+            plan_dir: path.parent().unwrap_or(Path::new("")),
+        };
+        match lower_step(&ctx, i, s, pos) {
             Ok(step) => steps.push(step),
             Err(d) => diags.push(d),
         }
@@ -554,14 +849,78 @@ fn lower(
     })
 }
 
-fn lower_step(
-    file: &str,
-    root: &Node,
+struct LowerCtx<'a> {
+    file: &'a str,
+    root: &'a Node,
+    index: &'a HashMap<String, usize>,
+    agents: &'a BTreeMap<String, AgentDef>,
+    plan_dir: &'a Path,
+}
+
+fn lower_agent(
+    ctx: &LowerCtx<'_>,
     i: usize,
-    s: StepDef,
-    index: &HashMap<String, usize>,
+    s: &StepDef,
     pos: Pos,
-) -> Result<Step, Diagnostic> {
+) -> Result<AgentAction, Diagnostic> {
+    use super::raw::{AgentParams, OutputKind, ProviderKind};
+    let file = ctx.file;
+    let p: AgentParams =
+        serde_json::from_value(Value::Object(s.parameters.clone())).map_err(|e| {
+            Diagnostic::at(
+                file,
+                ctx.root.pos_of(&format!("/steps/{i}/parameters")),
+                format!("invalid parameters of step `{}`: {e}", s.id),
+            )
+        })?;
+    let agent = ctx
+        .agents
+        .get(&p.agent)
+        .cloned()
+        .ok_or_else(|| Diagnostic::at(file, pos, format!("unknown agent `{}`", p.agent)))?;
+    let provider = agent.provider.unwrap_or(ProviderKind::Command);
+    let prompt = match (&p.prompt, &p.prompt_file) {
+        (Some(t), None) => PromptSource::Inline(t.clone()),
+        (None, Some(f)) => {
+            PromptSource::File(relative_inside(f).map_err(|why| Diagnostic::at(file, pos, why))?)
+        }
+        _ => {
+            return Err(Diagnostic::at(
+                file,
+                pos,
+                "set exactly one of `prompt` and `prompt_file`",
+            ));
+        }
+    };
+    let context_files = p
+        .context_files
+        .iter()
+        .map(|f| relative_inside(f).map_err(|why| Diagnostic::at(file, pos, why)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let replay_file = agent.file.as_ref().map(|f| ctx.plan_dir.join(f));
+    Ok(AgentAction {
+        agent_name: p.agent.clone(),
+        provider,
+        prompt,
+        output: p.output.unwrap_or(OutputKind::Envelope),
+        language: p.language.clone(),
+        schema: p.schema.clone(),
+        max_attempts: p.max_attempts.unwrap_or(2).clamp(1, 10),
+        context_steps: p
+            .context_steps
+            .iter()
+            .filter_map(|c| ctx.index.get(c).copied())
+            .collect(),
+        context_files,
+        write_artifacts: p.write_artifacts.unwrap_or(true),
+        replay_file,
+        check_code: None,
+        agent,
+    })
+}
+
+fn lower_step(ctx: &LowerCtx<'_>, i: usize, s: StepDef, pos: Pos) -> Result<Step, Diagnostic> {
+    let (file, root, index) = (ctx.file, ctx.root, ctx.index);
     let params_json = Value::Object(s.parameters.clone());
     let (action, declared_extra, param_timeout, param_env) = match s.tool {
         ToolName::Bash => {
@@ -588,6 +947,12 @@ fn lower_step(
                 p.environment,
             )
         }
+        ToolName::Agent => (
+            Action::Agent(Box::new(lower_agent(ctx, i, &s, pos)?)),
+            None,
+            None,
+            BTreeMap::new(),
+        ),
         other => {
             return Err(Diagnostic::at(
                 file,

@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{OnApproval, Tolerance};
 use crate::plan::PolicyBlock;
+use crate::plan::raw::BudgetBlock;
 
 /// The policy a run uses, with where each value came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EffectivePolicy {
     /// Highest risk that runs unattended.
     pub risk_tolerance: Tolerance,
@@ -21,6 +22,9 @@ pub struct EffectivePolicy {
     pub fail_on_secrets: bool,
     /// Steps at once.
     pub max_parallel: u32,
+    /// Limits for the whole run (each the lower of plan and policy file).
+    #[serde(default)]
+    pub budget: BudgetBlock,
     /// One line per value lowered by the policy file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capped: Vec<String>,
@@ -80,12 +84,53 @@ pub fn resolve(plan: &PolicyBlock, cli: Overrides, cap: Option<&PolicyBlock>) ->
             par = max.max(1);
         }
     }
+    let budget = cap_budget(
+        plan.budget.unwrap_or_default(),
+        cap.and_then(|c| c.budget),
+        &mut capped,
+    );
     EffectivePolicy {
+        budget,
         risk_tolerance: tol,
         on_approval_required: on,
         fail_on_secrets: fail,
         max_parallel: par,
         capped,
+    }
+}
+
+fn cap_budget(
+    plan: BudgetBlock,
+    cap: Option<BudgetBlock>,
+    capped: &mut Vec<String>,
+) -> BudgetBlock {
+    let Some(cap) = cap else { return plan };
+    fn lower<T: PartialOrd + Copy + std::fmt::Display>(
+        name: &str,
+        mine: Option<T>,
+        theirs: Option<T>,
+        capped: &mut Vec<String>,
+    ) -> Option<T> {
+        match (mine, theirs) {
+            (Some(a), Some(b)) if b < a => {
+                capped.push(format!(
+                    "budget.{name} {a} lowered to {b} by the policy file"
+                ));
+                Some(b)
+            }
+            (None, Some(b)) => Some(b),
+            (a, _) => a,
+        }
+    }
+    BudgetBlock {
+        max_tokens: lower("max_tokens", plan.max_tokens, cap.max_tokens, capped),
+        max_cost_usd: lower("max_cost_usd", plan.max_cost_usd, cap.max_cost_usd, capped),
+        max_wall_seconds: lower(
+            "max_wall_seconds",
+            plan.max_wall_seconds,
+            cap.max_wall_seconds,
+            capped,
+        ),
     }
 }
 
@@ -104,6 +149,7 @@ mod tests {
             on_approval_required: on,
             fail_on_secrets: f,
             max_parallel: p,
+            budget: None,
         }
     }
 

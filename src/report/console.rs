@@ -94,6 +94,17 @@ impl Console {
     pub(super) fn step_finished(&self, step: &Step, r: &StepReport, out_dir: &Path) {
         let (style, tag) = status_style(r.status);
         let mut head = format!("{} {} in {}", r.id, r.status.as_str(), secs(r.duration_ms));
+        if !r.agent_attempts.is_empty() {
+            let rejected = r
+                .agent_attempts
+                .iter()
+                .filter(|a| a.verdict == "rejected")
+                .count();
+            head.push_str(&format!(
+                ", {} attempt(s), {rejected} rejected",
+                r.agent_attempts.len()
+            ));
+        }
         if let Some(e) = &r.error {
             head.push_str(&format!(" ({e})"));
         }

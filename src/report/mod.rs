@@ -131,6 +131,8 @@ impl Reporter {
                 output_bytes: 0,
                 error: None,
                 rollback: None,
+                usage: None,
+                agent_attempts: Vec::new(),
             })
             .collect();
         let report = Report {
@@ -157,6 +159,7 @@ impl Reporter {
             findings: Vec::new(),
             diff: None,
             usage: Usage::default(),
+            budget_exhausted: None,
             errors: Vec::new(),
         };
         let hashes = plan.steps.iter().map(input_hash).collect();
@@ -328,11 +331,28 @@ impl Reporter {
         s.truncated = o.truncated;
         s.output_bytes = o.output_bytes;
         s.error.clone_from(&o.error);
+        s.usage = o.usage;
+        s.agent_attempts.clone_from(&o.agent_attempts);
+        if let Some(u) = &o.usage {
+            self.report.usage.add(u);
+        }
+        if o.budget_exhausted && self.report.budget_exhausted.is_none() {
+            self.report.budget_exhausted.clone_from(&o.error);
+        }
+        let s = &self.report.steps[step];
         let id = s.id.clone();
         self.audit(json!({
             "event": "step_finished", "step": id, "sequence": sequence, "status": o.status,
             "exit_code": o.exit_code, "duration_ms": millis(o.duration), "truncated": o.truncated, "error": o.error,
         }));
+        for a in &o.agent_attempts {
+            let ev = if a.verdict == "rejected" {
+                "parse_failure"
+            } else {
+                "agent_attempt"
+            };
+            self.audit(json!({"event": ev, "step": id, "attempt": a.attempt, "verdict": a.verdict, "rejections": a.rejections, "usage": a.usage}));
+        }
         self.manifest_entry(step, sequence, "step", o);
         self.console.step_finished(
             &self.plan.steps[step],
@@ -423,6 +443,7 @@ pub fn write_invalid(
         findings: Vec::new(),
         diff: None,
         usage: Usage::default(),
+        budget_exhausted: None,
         errors: errors.to_vec(),
     };
     let path = out_dir.join("report.json");

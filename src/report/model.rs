@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::events::StepStatus;
+pub use crate::engine::events::Usage;
+use crate::engine::events::{AttemptRecord, StepStatus};
 use crate::exit_code::RunStatus;
 use crate::plan::Diagnostic;
 use crate::policy::cap::EffectivePolicy;
@@ -51,8 +52,11 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// What the run changed in the workspace; null until the diff summary is computed.
     pub diff: Option<serde_json::Value>,
-    /// Tokens and cost of agent calls.
+    /// Tokens and cost of all agent calls (the sum of the steps').
     pub usage: Usage,
+    /// Why the budget ran out, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_exhausted: Option<String>,
     /// Plan or usage errors (status `invalid`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<Diagnostic>,
@@ -114,6 +118,12 @@ pub struct StepReport {
     /// The rollback, when one ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback: Option<RollbackReport>,
+    /// Tokens and cost of this step's agent calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Every agent attempt: prompt hash, verdict, rejections, usage, evidence files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_attempts: Vec<AttemptRecord>,
 }
 
 /// A rollback command's result.
@@ -142,15 +152,4 @@ pub struct Finding {
     pub line: u64,
     /// Stable fingerprint of the secret (never the secret).
     pub fingerprint: String,
-}
-
-/// Agent usage.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Usage {
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Answer tokens.
-    pub output_tokens: u64,
-    /// Estimated cost.
-    pub cost_usd: f64,
 }

@@ -7,7 +7,10 @@
 
 use std::path::Path;
 
-use crate::engine::process::{self, Capture, ProcessSpec};
+use std::time::SystemTime;
+
+use crate::engine::events::{StepOutcome, StepStatus};
+use crate::engine::process::{self, Capture, ProcessSpec, Termination};
 use crate::plan::{BashAction, Step};
 use crate::policy::classify::{ClassifyContext, classify_bash};
 use crate::policy::{Risk, StepClassification};
@@ -64,10 +67,17 @@ pub fn classify(b: &BashAction, rollback: Option<&str>, env: &ToolEnv) -> StepCl
 }
 
 /// Run a bash step.
-pub async fn run(b: &BashAction, step: &Step, ctx: &StepContext) -> std::io::Result<ToolResult> {
-    let cwd = super::working_dir(&ctx.env.workspace, b.working_directory.as_deref())
-        .map_err(std::io::Error::other)?;
-    run_command(&b.command, &cwd, step, ctx, "", b.capture_output).await
+pub async fn run(
+    b: &BashAction,
+    step: &Step,
+    ctx: &StepContext,
+    started: SystemTime,
+) -> StepOutcome {
+    let result = match super::working_dir(&ctx.env.workspace, b.working_directory.as_deref()) {
+        Ok(cwd) => run_command(&b.command, &cwd, step, ctx, "", b.capture_output).await,
+        Err(e) => Err(std::io::Error::other(e)),
+    };
+    outcome(step, result, started, step.expected_output.as_ref(), ctx)
 }
 
 /// Run a bash command for a step (the command itself, or its rollback with `prefix` "rollback.").
@@ -122,6 +132,8 @@ pub async fn run_command(
         stderr,
         timeout: step.timeout,
         kill_grace: ctx.kill_grace,
+        stdin: None,
+        idle_timeout: None,
     };
     let process = process::run(spec, ctx.cancel.clone()).await?;
     Ok(ToolResult {
@@ -129,4 +141,97 @@ pub async fn run_command(
         artifacts,
         stdout_path,
     })
+}
+
+/// Turn a finished bash process into the step's outcome (exit code, timeout, expected_output).
+pub fn outcome(
+    step: &Step,
+    result: std::io::Result<ToolResult>,
+    started: SystemTime,
+    expected: Option<&regex::Regex>,
+    ctx: &StepContext,
+) -> StepOutcome {
+    let res = match result {
+        Ok(r) => r,
+        Err(e) => {
+            return super::internal_failure(started, format!("could not run the step: {e}"));
+        }
+    };
+    let p = &res.process;
+    let (mut status, exit_code, signal, mut error) = match p.termination {
+        Termination::Exited(0) => (StepStatus::Success, Some(0), None, None),
+        Termination::Exited(c) => (
+            StepStatus::Failed,
+            Some(c),
+            None,
+            Some(format!("exited with code {c}")),
+        ),
+        Termination::Signaled(s) => (
+            StepStatus::Failed,
+            None,
+            Some(s),
+            Some(format!("killed by signal {s}")),
+        ),
+        Termination::TimedOut => (
+            StepStatus::TimedOut,
+            None,
+            None,
+            Some(format!(
+                "timed out after {}; its process group was killed",
+                humantime::format_duration(step.timeout)
+            )),
+        ),
+        Termination::IdleTimedOut => (
+            StepStatus::TimedOut,
+            None,
+            None,
+            Some("printed nothing for too long; its process group was killed".to_owned()),
+        ),
+        Termination::Cancelled => (
+            StepStatus::Failed,
+            None,
+            None,
+            Some(format!(
+                "{}; its process group was stopped",
+                ctx.shared.stop_reason()
+            )),
+        ),
+    };
+    if status == StepStatus::Success
+        && let Some(re) = expected
+    {
+        match res.stdout_path.as_ref().map(std::fs::read) {
+            Some(Ok(bytes)) => {
+                let text = String::from_utf8_lossy(&bytes);
+                if !re.is_match(&text) {
+                    status = StepStatus::Failed;
+                    error = Some(format!(
+                        "stdout does not match expected_output `{}`",
+                        re.as_str()
+                    ));
+                }
+            }
+            Some(Err(e)) => {
+                status = StepStatus::Failed;
+                error = Some(format!("cannot read stdout to check expected_output: {e}"));
+            }
+            None => {
+                status = StepStatus::Failed;
+                error = Some("expected_output is set but the output was not captured".to_owned());
+            }
+        }
+    }
+    StepOutcome {
+        status,
+        exit_code,
+        signal,
+        started_at: started,
+        duration: p.duration,
+        attempts: 1,
+        artifacts: res.artifacts,
+        truncated: p.stdout.truncated || p.stderr.truncated,
+        output_bytes: p.stdout.bytes + p.stderr.bytes,
+        error,
+        ..StepOutcome::new(started)
+    }
 }

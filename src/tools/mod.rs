@@ -3,15 +3,20 @@
 //! variant in `plan` and one module here; the engine only calls
 //! [`classify`] and [`execute`].
 
+pub mod agent;
 pub mod bash;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::watch;
 
+use crate::engine::events::{StepOutcome, Usage};
 use crate::engine::process::ProcessOutcome;
+use crate::plan::raw::BudgetBlock;
 use crate::plan::{Action, Step};
 use crate::policy::StepClassification;
 
@@ -24,26 +29,121 @@ pub struct ToolEnv {
     pub home: Option<PathBuf>,
 }
 
+/// State every step of a run shares: the budget and why the run is stopping.
+#[derive(Debug)]
+pub struct RunShared {
+    /// Limits for the run.
+    pub budget: BudgetBlock,
+    /// When the run started.
+    pub started: Instant,
+    usage: Mutex<Usage>,
+    exhausted: Mutex<Option<String>>,
+    interrupted: AtomicBool,
+}
+
+impl RunShared {
+    /// A fresh run.
+    pub fn new(budget: BudgetBlock) -> RunShared {
+        RunShared {
+            budget,
+            started: Instant::now(),
+            usage: Mutex::new(Usage::default()),
+            exhausted: Mutex::new(None),
+            interrupted: AtomicBool::new(false),
+        }
+    }
+
+    /// Usage so far.
+    pub fn usage(&self) -> Usage {
+        self.usage.lock().map(|u| *u).unwrap_or_default()
+    }
+
+    /// Record an agent call's usage; returns why the budget is now exhausted, if it is.
+    pub fn add_usage(&self, u: &Usage) -> Option<String> {
+        if let Ok(mut total) = self.usage.lock() {
+            total.add(u);
+        }
+        self.check()
+    }
+
+    /// Why the budget is exhausted, if it is (tokens, cost, wall time).
+    pub fn check(&self) -> Option<String> {
+        if let Some(why) = self.exhausted.lock().ok().and_then(|e| e.clone()) {
+            return Some(why);
+        }
+        let u = self.usage();
+        let why = if let Some(max) = self.budget.max_tokens.filter(|&m| u.tokens() >= m) {
+            Some(format!(
+                "token budget exhausted: {} of {max} tokens used",
+                u.tokens()
+            ))
+        } else if let Some(max) = self.budget.max_cost_usd.filter(|&m| u.cost_usd >= m) {
+            Some(format!(
+                "cost budget exhausted: ${:.4} of ${max:.4} spent",
+                u.cost_usd
+            ))
+        } else {
+            self.budget
+                .max_wall_seconds
+                .filter(|&m| self.started.elapsed() >= Duration::from_secs(m))
+                .map(|m| format!("wall-time budget exhausted: the run passed {m} s"))
+        };
+        if let Some(w) = &why
+            && let Ok(mut e) = self.exhausted.lock()
+        {
+            e.get_or_insert_with(|| w.clone());
+        }
+        why
+    }
+
+    /// Mark the run interrupted by a signal.
+    pub fn set_interrupted(&self) {
+        self.interrupted.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a signal interrupted the run.
+    pub fn interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::SeqCst)
+    }
+
+    /// Why running steps are being stopped.
+    pub fn stop_reason(&self) -> String {
+        if self.interrupted() {
+            "interrupted".to_owned()
+        } else if let Some(why) = self.exhausted.lock().ok().and_then(|e| e.clone()) {
+            why
+        } else {
+            "stopped".to_owned()
+        }
+    }
+}
+
 /// Everything a step execution needs.
 #[derive(Debug, Clone)]
 pub struct StepContext {
     /// The run's environment.
     pub env: ToolEnv,
+    /// The run's output directory (absolute).
+    pub out_dir: PathBuf,
     /// This step's artifact folder (absolute).
     pub artifacts_dir: PathBuf,
     /// Same, relative to the output directory (for the report).
     pub artifacts_rel: String,
-    /// Variables every child gets (PLANGATE_RUN_ID, ...).
+    /// Variables every child gets (PLANGATE_RUN_ID, results of earlier agent steps, ...).
     pub run_vars: BTreeMap<String, String>,
     /// Most bytes kept per captured stream.
     pub max_output_bytes: u64,
     /// Grace between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
-    /// Becomes true when the run is interrupted.
+    /// Becomes true when running steps must stop (signal or budget).
     pub cancel: watch::Receiver<bool>,
+    /// Budget and stop reason.
+    pub shared: std::sync::Arc<RunShared>,
+    /// Ids of all steps, by index (for context lookups).
+    pub step_ids: std::sync::Arc<Vec<String>>,
 }
 
-/// What running a step produced.
+/// What running a process produced (bash steps and rollbacks).
 #[derive(Debug, Clone)]
 pub struct ToolResult {
     /// How the process ended.
@@ -58,14 +158,23 @@ pub struct ToolResult {
 pub fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
     match &step.action {
         Action::Bash(b) => bash::classify(b, step.rollback_command.as_deref(), env),
+        Action::Agent(a) => agent::classify(a, step.rollback_command.as_deref(), env),
     }
 }
 
 /// Run a step.
-pub async fn execute(step: &Step, ctx: &StepContext) -> std::io::Result<ToolResult> {
+pub async fn execute(step: &Step, ctx: &StepContext, started: SystemTime) -> StepOutcome {
     match &step.action {
-        Action::Bash(b) => bash::run(b, step, ctx).await,
+        Action::Bash(b) => bash::run(b, step, ctx, started).await,
+        Action::Agent(a) => agent::run(a, step, ctx, started).await,
     }
+}
+
+/// A failed outcome that never got to run anything.
+pub fn internal_failure(started: SystemTime, error: String) -> StepOutcome {
+    let mut o = StepOutcome::new(started);
+    o.error = Some(error);
+    o
 }
 
 /// Resolve a step's working directory inside the workspace, following symlinks;
@@ -90,6 +199,24 @@ pub fn working_dir(workspace: &Path, rel: Option<&Path>) -> Result<PathBuf, Stri
             "working directory `{}` is not a directory",
             rel.display()
         ));
+    }
+    Ok(real)
+}
+
+/// Resolve a workspace file for reading: relative, inside after following symlinks, a regular file.
+pub fn workspace_file(workspace: &Path, rel: &Path) -> Result<PathBuf, String> {
+    let real = workspace
+        .join(rel)
+        .canonicalize()
+        .map_err(|e| format!("`{}` is not readable: {e}", rel.display()))?;
+    if !real.starts_with(workspace) {
+        return Err(format!(
+            "`{}` resolves outside the workspace",
+            rel.display()
+        ));
+    }
+    if !real.is_file() {
+        return Err(format!("`{}` is not a regular file", rel.display()));
     }
     Ok(real)
 }

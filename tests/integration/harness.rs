@@ -153,3 +153,76 @@ pub fn wait_until(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
     }
     cond()
 }
+
+/// The fake CLI agent (tests/fixtures/fake_agent/answers.sh) answering from `dir`.
+pub fn fake_agent(env: &Env, name: &str, answers: &[&str]) -> (PathBuf, String) {
+    let dir = env.ws.join(format!(".fake-{name}"));
+    std::fs::create_dir_all(&dir).expect("mkdir fake agent");
+    for (i, a) in answers.iter().enumerate() {
+        std::fs::write(dir.join(format!("{}.txt", i + 1)), a).expect("write answer");
+    }
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/fake_agent/answers.sh"
+    );
+    let yaml = format!(
+        "  {name}:\n    command: [bash, {script:?}, {:?}]\n    timeout: 30\n",
+        dir.display().to_string()
+    );
+    (dir, yaml)
+}
+
+/// A recorded prompt of the fake agent.
+pub fn prompt_of(dir: &Path, n: u32) -> String {
+    std::fs::read_to_string(dir.join("prompts").join(format!("{n}.txt"))).unwrap_or_default()
+}
+
+/// A one-shot local HTTP server: answers each request with the next canned
+/// (status, body) and records what it received (request head, body).
+pub struct MockServer {
+    /// `http://127.0.0.1:PORT`
+    pub url: String,
+    /// What was received.
+    pub requests: std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>,
+}
+
+pub fn mock_server(responses: Vec<(u16, String)>) -> MockServer {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&requests);
+    std::thread::spawn(move || {
+        for (status, body) in responses {
+            let Ok((stream, _)) = listener.accept() else {
+                return;
+            };
+            let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+            let mut reader = BufReader::new(stream);
+            let mut head = String::new();
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+            }
+            let mut buf = vec![0u8; len];
+            let _ = reader.read_exact(&mut buf);
+            seen.lock()
+                .expect("lock")
+                .push((head, String::from_utf8_lossy(&buf).into_owned()));
+            let mut stream = reader.into_inner();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    MockServer { url, requests }
+}

@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)]
 
+mod agent;
+mod guard_code;
 mod harness;
 mod plans;
 mod policy;

@@ -469,3 +469,35 @@ fn an_unwritable_out_dir_is_a_clear_error_and_runs_nothing() {
     assert!(stderr(&o).contains("output directory"));
     assert!(!env.ws.join("marker").exists());
 }
+
+#[test]
+fn sigkill_mid_run_leaves_a_valid_report_that_says_it_did_not_finish() {
+    let env = Env::new();
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: quick, tool: bash, parameters: {command: 'true'}}\n  - {id: long, tool: bash, dependencies: [quick], parameters: {command: 'echo $$ > long.pid; exec sleep 300'}}\n";
+    let mut child = spawn(&env, plan, &[]);
+    let pidfile = env.ws.join("long.pid");
+    assert!(wait_until(20, || std::fs::read_to_string(&pidfile)
+        .is_ok_and(|s| s.ends_with('\n'))));
+    // The report is rewritten within 100 ms of an event.
+    assert!(wait_until(
+        5,
+        || read_json(&env.out.join("report.json"))["steps"][0]["status"] == "success"
+    ));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let r = env.report();
+    assert_eq!(r["in_progress"], true);
+    assert_eq!(r["status"], "interrupted");
+    assert_eq!(r["exit_code"], 130);
+    assert_eq!(env.step("quick")["status"], "success");
+    let step_pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // plangate could not stop it (SIGKILL); clean up the orphan ourselves.
+    let _ = rustix::process::kill_process(
+        rustix::process::Pid::from_raw(i32::try_from(step_pid).unwrap()).unwrap(),
+        rustix::process::Signal::KILL,
+    );
+}

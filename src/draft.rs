@@ -1,0 +1,168 @@
+//! `plangate draft`: an agent drafts a plan; plangate checks it and writes it
+//! for review. It never runs it.
+//!
+//! The answer goes through the same fail-close path as an `agent` step with
+//! `output: code` (one fenced YAML block), and the block must then pass the
+//! plan validator; the validator's diagnostics go back to the agent as
+//! retry feedback, like the parser's.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use crate::engine::events::StepStatus;
+use crate::guard::{Category, Rejection};
+use crate::plan::raw::{OutputKind, ProviderKind, ToolName};
+use crate::plan::{Action, AgentAction, AgentDef, PromptSource, Step};
+use crate::policy::Risk;
+use crate::tools::{RunShared, StepContext, ToolEnv, agent};
+
+/// What the drafting agent is told.
+pub fn draft_prompt(objective: &str, max_steps: u32) -> String {
+    format!(
+        "Write a plangate plan for this objective:\n\n{objective}\n\n\
+plangate runs the plan unattended in CI. The plan is YAML:\n\
+version: 1\n\
+id: <short-id>            # letters, digits, - and _\n\
+objective: <one sentence>\n\
+steps:                    # at most {max_steps} steps\n  \
+- id: <step-id>\n    \
+tool: bash\n    \
+description: <what it does>\n    \
+parameters: {{ command: \"<bash command>\" }}\n    \
+risk_level: safe | moderate | dangerous   # be honest: reads are safe, writes moderate\n    \
+timeout: 120          # seconds\n    \
+dependencies: [<ids of steps that must succeed first>]\n    \
+expected_output: <optional regex stdout must match>\n    \
+rollback_command: <optional bash command undoing the step>\n\n\
+Rules: use only `bash` steps; prefer read-only commands; never use sudo, never write outside \
+the repository, never pipe downloads into a shell; keep each command short; no secrets in commands."
+    )
+}
+
+/// Plan-validator diagnostics as retry feedback.
+fn check_plan_text(text: &str) -> Vec<Rejection> {
+    match crate::plan::load_plan_str("draft.yaml", text) {
+        Ok(_) => Vec::new(),
+        Err(diags) => diags
+            .into_iter()
+            .map(|d| Rejection {
+                category: Category::Schema,
+                line: usize::try_from(d.line).unwrap_or(0),
+                column: usize::try_from(d.column).unwrap_or(0),
+                message: match d.help {
+                    Some(h) => format!("{} ({h})", d.message),
+                    None => d.message,
+                },
+            })
+            .collect(),
+    }
+}
+
+/// Everything `draft` needs.
+#[derive(Debug, Clone)]
+pub struct DraftRequest {
+    /// What the plan must achieve.
+    pub objective: String,
+    /// The agent's name and definition.
+    pub agent_name: String,
+    /// The agent.
+    pub agent: AgentDef,
+    /// Where relative replay files are found.
+    pub agents_dir: PathBuf,
+    /// The workspace (canonical).
+    pub workspace: PathBuf,
+    /// Where evidence goes (prompts, answers).
+    pub out_dir: PathBuf,
+    /// Attempts.
+    pub max_attempts: u32,
+}
+
+/// The drafted plan text, or why there is none.
+pub enum DraftResult {
+    /// Accepted and valid.
+    Plan {
+        /// The YAML.
+        text: String,
+        /// Attempts used.
+        attempts: u32,
+    },
+    /// Every answer was refused; the last rejections.
+    Rejected(String),
+    /// The agent could not be asked.
+    Failed(String),
+}
+
+/// Ask the agent, check the answer, return the plan text.
+pub async fn draft(req: &DraftRequest) -> DraftResult {
+    let provider = req.agent.provider.unwrap_or(ProviderKind::Command);
+    let action = AgentAction {
+        agent_name: req.agent_name.clone(),
+        agent: req.agent.clone(),
+        provider,
+        prompt: PromptSource::Inline(draft_prompt(&req.objective, 20)),
+        output: OutputKind::Code,
+        language: Some("yaml".to_owned()),
+        schema: None,
+        max_attempts: req.max_attempts,
+        context_steps: Vec::new(),
+        context_files: Vec::new(),
+        write_artifacts: false,
+        replay_file: req.agent.file.as_ref().map(|f| req.agents_dir.join(f)),
+        check_code: Some(check_plan_text),
+    };
+    let step = Step {
+        id: "draft".to_owned(),
+        index: 0,
+        tool: ToolName::Agent,
+        action: Action::Agent(Box::new(action.clone())),
+        parameters: serde_json::Map::new(),
+        description: None,
+        expected_output: None,
+        rollback_command: None,
+        declared_risk: Risk::Safe,
+        requires_approval: false,
+        timeout: Duration::from_secs(3600),
+        deps: Vec::new(),
+        continue_on_error: false,
+        env: BTreeMap::new(),
+        pos: crate::plan::Pos::default(),
+    };
+    let (_tx, cancel) = tokio::sync::watch::channel(false);
+    let ctx = StepContext {
+        env: ToolEnv {
+            workspace: req.workspace.clone(),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+        },
+        out_dir: req.out_dir.clone(),
+        artifacts_dir: req.out_dir.join("artifacts").join("draft"),
+        artifacts_rel: "artifacts/draft".to_owned(),
+        run_vars: BTreeMap::new(),
+        max_output_bytes: 16 * 1024 * 1024,
+        kill_grace: Duration::from_secs(5),
+        cancel,
+        shared: Arc::new(RunShared::new(crate::plan::raw::BudgetBlock::default())),
+        step_ids: Arc::new(vec!["draft".to_owned()]),
+    };
+    let out = agent::run(&action, &step, &ctx, SystemTime::now()).await;
+    match out.status {
+        StepStatus::Success => match out.result_file.as_deref().map(std::fs::read_to_string) {
+            Some(Ok(text)) => DraftResult::Plan {
+                text,
+                attempts: out.attempts,
+            },
+            _ => DraftResult::Failed("the accepted plan could not be read back".to_owned()),
+        },
+        StepStatus::Rejected => DraftResult::Rejected(out.error.unwrap_or_default()),
+        _ => DraftResult::Failed(
+            out.error
+                .unwrap_or_else(|| "the agent call failed".to_owned()),
+        ),
+    }
+}
+
+/// Where the draft's evidence goes by default.
+pub fn default_out_dir(workspace: &Path, run_id: &str) -> PathBuf {
+    workspace.join(".plangate").join("drafts").join(run_id)
+}

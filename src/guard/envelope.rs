@@ -1,0 +1,857 @@
+//! `output: envelope`: the three-tier fail-close parse of design 001.
+//!
+//! * Tier 1 — find the envelope object by string-aware brace scanning, parse it
+//!   strictly (every JSON extension named, duplicate keys found), validate its
+//!   exact shape and its artifact paths.
+//! * Tier 2 — only when tier 1 fails on the syntax of string values (raw
+//!   control characters, unescaped `"`): accept only if exactly one reading of
+//!   the answer gives a complete envelope ([`tier2`]).
+//! * Tier 3 — [`tier3_failure`]: the FAIL envelope recorded for a refused answer.
+//!
+//! Candidate rule: a top-level `{...}` region is *envelope-like* when it parses
+//! as an object with at least one envelope key, or (when it does not parse)
+//! when its text mentions an envelope key followed by `:`. Other regions —
+//! `{}` or `{name}` in a sentence, an example `{"path": ...}` — are prose and
+//! ignored. Two envelope-like regions are ambiguous, even if identical. With
+//! no envelope-like region, a single parsed object is validated (so the agent
+//! learns which keys are missing); several are "not found". An unclosed `{`
+//! is truncated and never completed.
+
+mod paths;
+mod tier2;
+
+use super::json::{
+    Checked, Region, after_bom, build_value, check, junk_after, one_line, scan_regions, shown,
+};
+use super::{Category, Rejection, line_col};
+use serde_json::Value;
+use std::collections::HashMap;
+use tier2::{Ev, Field, Outcome};
+
+/// The agent's answer for `output: envelope`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Envelope {
+    pub status: Status,
+    pub summary: String,
+    pub artifacts: Vec<Artifact>,
+    pub next_actions: Vec<String>,
+}
+
+/// The agent's verdict on its own work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Status {
+    #[serde(rename = "OK")]
+    Ok,
+    #[serde(rename = "FAIL")]
+    Fail,
+}
+
+/// A file the agent produced (path relative to the workspace).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Artifact {
+    pub path: String,
+    pub content: String,
+}
+
+/// Which tier accepted the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// Strict JSON.
+    Strict,
+    /// Raw control characters or unescaped quotes in string values, with exactly one reading.
+    Recovered,
+}
+
+const KEYS: [&str; 4] = ["status", "summary", "artifacts", "next_actions"];
+/// Pointer index depth: /artifacts/0/path.
+const INDEX_DEPTH: usize = 3;
+
+/// A region and what tier 1 made of it.
+struct Cand {
+    region: Region,
+    checked: Checked,
+    value: Option<Value>,
+    env_like: bool,
+}
+
+/// Whether `text` mentions an envelope key followed (after an optional quote and spaces) by `:`.
+fn mentions_key(text: &str) -> bool {
+    let b = text.as_bytes();
+    KEYS.iter().any(|k| {
+        text.match_indices(k).any(|(i, _)| {
+            let mut j = i + k.len();
+            if matches!(b.get(j), Some(b'"' | b'\'')) {
+                j += 1;
+            }
+            while matches!(b.get(j), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+                j += 1;
+            }
+            b.get(j) == Some(&b':')
+        })
+    })
+}
+
+fn classify(answer: &str, region: Region) -> Cand {
+    let checked = check(
+        answer,
+        region.start,
+        region.end,
+        !region.closed,
+        INDEX_DEPTH,
+    );
+    if checked.syntax_ok() {
+        match build_value(answer, region.start, checked.value_end.max(region.start)) {
+            Ok(v) => {
+                let env_like = v
+                    .as_object()
+                    .is_some_and(|o| KEYS.iter().any(|k| o.contains_key(*k)));
+                return Cand {
+                    region,
+                    checked,
+                    value: Some(v),
+                    env_like,
+                };
+            }
+            Err(e) => {
+                let mut checked = checked;
+                checked.problems.push(e);
+                checked.fatal = true;
+                let env_like = mentions_key(answer.get(region.start..region.end).unwrap_or(""));
+                return Cand {
+                    region,
+                    checked,
+                    value: None,
+                    env_like,
+                };
+            }
+        }
+    }
+    let env_like = mentions_key(answer.get(region.start..region.end).unwrap_or(""));
+    Cand {
+        region,
+        checked,
+        value: None,
+        env_like,
+    }
+}
+
+fn sort_by_position(v: &mut [Rejection]) {
+    v.sort_by_key(|r| (r.line, r.column));
+}
+
+fn ambiguous(answer: &str, first: usize, other: usize) -> Rejection {
+    let (l, c) = line_col(answer, first);
+    Rejection::at(
+        answer,
+        other,
+        Category::Ambiguous,
+        format!(
+            "a second envelope object starts here (the first at line {l} column {c}): answer with exactly one envelope"
+        ),
+    )
+}
+
+/// Parses an agent answer as an envelope: the exact envelope the agent meant, or every reason it was refused.
+pub fn parse_envelope(answer: &str) -> Result<(Envelope, Tier), Vec<Rejection>> {
+    parse_envelope_inner(answer).map_err(one_line)
+}
+
+fn parse_envelope_inner(answer: &str) -> Result<(Envelope, Tier), Vec<Rejection>> {
+    let base = after_bom(answer);
+    if answer.get(base..).is_none_or(|s| s.trim().is_empty()) {
+        return Err(vec![Rejection::whole(
+            Category::Empty,
+            "the answer is empty: answer with one JSON envelope object",
+        )]);
+    }
+    let cands: Vec<Cand> = scan_regions(answer, base, b"{")
+        .into_iter()
+        .map(|r| classify(answer, r))
+        .collect();
+    let env: Vec<&Cand> = cands.iter().filter(|c| c.env_like).collect();
+    let Some(first) = env.first() else {
+        return no_envelope(answer, &cands);
+    };
+    if let Some(v) = &first.value {
+        if env.len() > 1 {
+            return Err(env
+                .iter()
+                .skip(1)
+                .map(|c| ambiguous(answer, first.region.start, c.region.start))
+                .collect());
+        }
+        if let Some(r) = wrapped_in_array(answer, first.region) {
+            return Err(vec![r]);
+        }
+        if let Some(r) = junk_after(answer, first.region.end) {
+            let r = other_boundary(answer, first.region).unwrap_or(r);
+            let mut all = vec![r];
+            all.extend(first.checked.problems.iter().cloned());
+            return Err(all);
+        }
+        return match validate(answer, v, &first.checked) {
+            Ok(e) if first.checked.problems.is_empty() => {
+                match other_boundary(answer, first.region) {
+                    Some(r) => Err(vec![r]),
+                    None => Ok((e, Tier::Strict)),
+                }
+            }
+            Ok(_) => Err(first.checked.problems.clone()),
+            Err(r) => {
+                // Parse problems first (design 001), then validation problems.
+                let mut all = first.checked.problems.clone();
+                all.extend(r);
+                Err(all)
+            }
+        };
+    }
+    // Tier 1 failed on the first envelope-like region.
+    let mut problems = first.checked.problems.clone();
+    let syntax_failed = !first.checked.syntax_ok();
+    if syntax_failed {
+        match tier2::recover(answer, first.region.start) {
+            Outcome::Unique { events, end } => {
+                if let Some(result) = from_reading(answer, first.region.start, &events, end) {
+                    return result;
+                }
+            }
+            Outcome::TwoBoundaries(other) => {
+                problems.insert(0, two_boundaries(answer, first.region.start, other));
+            }
+            Outcome::Many | Outcome::TooComplex => {
+                let at = problems.first().map_or(first.region.start, |p| {
+                    // Back to the byte offset is not needed: point at the first tier-1 problem.
+                    offset_of(answer, p.line, p.column)
+                });
+                problems.insert(
+                    0,
+                    Rejection::at(
+                        answer,
+                        at,
+                        Category::Ambiguous,
+                        "string values hold unescaped quotes or raw control characters that can be read in more than one way: escape every \" inside a string as \\\" and every newline as \\n",
+                    ),
+                );
+            }
+            Outcome::Nothing => {}
+        }
+    }
+    for c in env.iter().skip(1) {
+        if c.value.is_some() && c.region.start >= first.region.end {
+            problems.push(ambiguous(answer, first.region.start, c.region.start));
+        }
+    }
+    if !first.region.closed {
+        // The answer ends inside the envelope: that is the problem to fix first.
+        truncated_first(answer, first.region.start, &mut problems);
+    }
+    if problems.is_empty() {
+        problems.push(Rejection::at(
+            answer,
+            first.region.start,
+            Category::Syntax,
+            "the envelope object is not valid JSON",
+        ));
+    }
+    Err(problems)
+}
+
+/// Puts a Truncated rejection first (adding one for the region opened at `start` if needed).
+pub(crate) fn truncated_first(answer: &str, start: usize, problems: &mut Vec<Rejection>) {
+    if let Some(i) = problems
+        .iter()
+        .position(|r| r.category == Category::Truncated)
+    {
+        let t = problems.remove(i);
+        problems.insert(0, t);
+    } else {
+        let (l, c) = line_col(answer, start);
+        problems.insert(
+            0,
+            Rejection::at(
+                answer,
+                answer.len(),
+                Category::Truncated,
+                format!("the answer ends before the '{{' at line {l} column {c} is closed: send the complete answer, nothing is completed for you"),
+            ),
+        );
+    }
+}
+
+fn two_boundaries(answer: &str, start: usize, other_end: usize) -> Rejection {
+    Rejection::at(
+        answer,
+        other_end.saturating_sub(1),
+        Category::Ambiguous,
+        "the envelope can be read as ending at two places (a string holds unescaped quotes followed by JSON-looking text, and the envelope could also close here): escape every \" inside strings as \\\"",
+    )
+    .with_start(answer, start)
+}
+
+trait WithStart {
+    fn with_start(self, answer: &str, start: usize) -> Rejection;
+}
+
+impl WithStart for Rejection {
+    fn with_start(self, answer: &str, start: usize) -> Rejection {
+        let (l, c) = line_col(answer, start);
+        Rejection {
+            message: format!("{} (envelope opened at line {l} column {c})", self.message),
+            ..self
+        }
+    }
+}
+
+/// A strictly valid envelope followed by text with a `}`: could a string of it run on and
+/// close the envelope later (two valid boundaries)? Only then is tier 2's automaton run.
+fn other_boundary(answer: &str, region: Region) -> Option<Rejection> {
+    if !answer
+        .get(region.end..)
+        .is_some_and(|rest| rest.contains('}'))
+    {
+        return None;
+    }
+    match tier2::recover(answer, region.start) {
+        Outcome::Unique { end, .. } if end == region.end => None,
+        Outcome::Nothing => None,
+        Outcome::TwoBoundaries(other) => Some(two_boundaries(answer, region.start, other)),
+        Outcome::Unique { end, .. } => Some(two_boundaries(answer, region.start, end)),
+        Outcome::Many | Outcome::TooComplex => Some(Rejection::at(
+            answer,
+            region.start,
+            Category::Ambiguous,
+            "the envelope can be read in more than one way: escape every \" inside strings as \\\"",
+        )),
+    }
+}
+
+/// The envelope object is an element of a JSON array (`[{...}]`): wrong shape.
+fn wrapped_in_array(answer: &str, region: Region) -> Option<Rejection> {
+    let before = answer.get(..region.start)?.trim_end();
+    let after = answer.get(region.end..)?.trim_start();
+    if before.ends_with('[') && (after.starts_with(']') || after.starts_with(',')) {
+        return Some(Rejection::at(
+            answer,
+            before.len().saturating_sub(1),
+            Category::Schema,
+            "the envelope is wrapped in a JSON array: answer with the envelope object itself, not [ {...} ]",
+        ));
+    }
+    None
+}
+
+/// Byte offset of a 1-based line/column (columns in characters); 0 for whole-answer positions.
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    if line == 0 {
+        return 0;
+    }
+    let mut cur = 1;
+    let mut line_start = 0;
+    if line > 1 {
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'\n' {
+                cur += 1;
+                if cur == line {
+                    line_start = i + 1;
+                    break;
+                }
+            }
+        }
+    }
+    let rest = text.get(line_start..).unwrap_or("");
+    line_start
+        + rest
+            .char_indices()
+            .nth(column.saturating_sub(1))
+            .map_or(rest.len(), |(i, _)| i)
+}
+
+/// No envelope-like region: say what is there.
+fn no_envelope(answer: &str, cands: &[Cand]) -> Result<(Envelope, Tier), Vec<Rejection>> {
+    if let Some(open) = cands.iter().find(|c| !c.region.closed) {
+        let mut p: Vec<Rejection> = open
+            .checked
+            .problems
+            .iter()
+            .filter(|r| r.category == Category::Truncated)
+            .cloned()
+            .collect();
+        if p.is_empty() {
+            let (l, c) = line_col(answer, open.region.start);
+            p.push(Rejection::at(
+                answer,
+                answer.len(),
+                Category::Truncated,
+                format!("the answer ends before the '{{' at line {l} column {c} is closed: send the complete envelope"),
+            ));
+        }
+        return Err(p);
+    }
+    let parsed: Vec<&Cand> = cands.iter().filter(|c| c.value.is_some()).collect();
+    if let [only] = parsed.as_slice()
+        && let Some(v) = &only.value
+        && v.as_object().is_some_and(|o| !o.is_empty())
+    {
+        let mut all = only.checked.problems.clone();
+        if let Err(r) = validate(answer, v, &only.checked) {
+            all.extend(r);
+        }
+        return Err(all);
+    }
+    Err(vec![Rejection::whole(
+        Category::NotFound,
+        "no envelope found: answer with one JSON object {\"status\": \"OK\"|\"FAIL\", \"summary\": \"...\", \"artifacts\": [{\"path\": \"...\", \"content\": \"...\"}], \"next_actions\": [\"...\"]}",
+    )])
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+struct Validator<'a> {
+    answer: &'a str,
+    index: &'a HashMap<String, usize>,
+    keys: &'a HashMap<String, usize>,
+    root: usize,
+    out: Vec<Rejection>,
+}
+
+impl Validator<'_> {
+    fn at(&self, ptr: &str) -> usize {
+        self.index.get(ptr).copied().unwrap_or(self.root)
+    }
+
+    fn key_at(&self, ptr: &str) -> usize {
+        self.keys.get(ptr).copied().unwrap_or_else(|| self.at(ptr))
+    }
+
+    fn err(&mut self, ptr: &str, category: Category, msg: String) {
+        let at = self.at(ptr);
+        self.out.push(Rejection::at(self.answer, at, category, msg));
+    }
+
+    /// Exactly `keys` in `obj`; reports missing and extra keys.
+    fn exact_keys(
+        &mut self,
+        ptr: &str,
+        what: &str,
+        obj: &serde_json::Map<String, Value>,
+        keys: &[&str],
+    ) {
+        for k in keys {
+            if !obj.contains_key(*k) {
+                self.err(
+                    ptr,
+                    Category::Schema,
+                    format!(
+                        "{what} is missing the key \"{k}\": it needs exactly {}",
+                        keys.join(", ")
+                    ),
+                );
+            }
+        }
+        let mut extra: Vec<(usize, &String)> = obj
+            .keys()
+            .filter(|k| !keys.contains(&k.as_str()))
+            .map(|k| (self.key_at(&format!("{ptr}/{}", esc(k))), k))
+            .collect();
+        extra.sort();
+        for (at, k) in extra {
+            let shown = shown(k, 60);
+            self.out.push(Rejection::at(
+                self.answer,
+                at,
+                Category::Schema,
+                format!(
+                    "unexpected key \"{shown}\" in {what}: remove it ({what} has exactly {})",
+                    keys.join(", ")
+                ),
+            ));
+        }
+    }
+
+    fn string<'v>(&mut self, ptr: &str, what: &str, v: Option<&'v Value>) -> Option<&'v str> {
+        match v {
+            Some(Value::String(s)) => Some(s),
+            Some(other) => {
+                let t = type_name(other);
+                self.err(
+                    ptr,
+                    Category::Schema,
+                    format!("{what} must be a string, found {t}"),
+                );
+                None
+            }
+            None => None,
+        }
+    }
+}
+
+fn esc(k: &str) -> String {
+    k.replace('~', "~0").replace('/', "~1")
+}
+
+/// Validates the exact envelope shape and the artifact paths of a tier-1 value.
+fn validate(answer: &str, v: &Value, checked: &Checked) -> Result<Envelope, Vec<Rejection>> {
+    let root = checked.index.get("").copied().unwrap_or(0);
+    let mut val = Validator {
+        answer,
+        index: &checked.index,
+        keys: &checked.keys,
+        root,
+        out: Vec::new(),
+    };
+    let Some(obj) = v.as_object() else {
+        val.err(
+            "",
+            Category::Schema,
+            format!("the envelope must be a JSON object, found {}", type_name(v)),
+        );
+        return Err(val.out);
+    };
+    val.exact_keys("", "the envelope", obj, &KEYS);
+    let status = match obj.get("status") {
+        Some(Value::String(s)) if s == "OK" => Some(Status::Ok),
+        Some(Value::String(s)) if s == "FAIL" => Some(Status::Fail),
+        Some(other) => {
+            let shown = shown(&other.to_string(), 40);
+            val.err(
+                "/status",
+                Category::Schema,
+                format!("status must be \"OK\" or \"FAIL\" (exactly, upper case), found {shown}"),
+            );
+            None
+        }
+        None => None,
+    };
+    let summary = val
+        .string("/summary", "summary", obj.get("summary"))
+        .map(str::to_string);
+    let mut artifacts = Vec::new();
+    match obj.get("artifacts") {
+        Some(Value::Array(items)) => {
+            let mut seen: HashMap<&str, usize> = HashMap::new();
+            for (i, item) in items.iter().enumerate() {
+                let ptr = format!("/artifacts/{i}");
+                let Some(a) = item.as_object() else {
+                    val.err(
+                        &ptr,
+                        Category::Schema,
+                        format!(
+                            "artifacts[{i}] must be an object {{\"path\", \"content\"}}, found {}",
+                            type_name(item)
+                        ),
+                    );
+                    continue;
+                };
+                val.exact_keys(&ptr, &format!("artifacts[{i}]"), a, &["path", "content"]);
+                let path = val.string(
+                    &format!("{ptr}/path"),
+                    &format!("artifacts[{i}].path"),
+                    a.get("path"),
+                );
+                let content = val.string(
+                    &format!("{ptr}/content"),
+                    &format!("artifacts[{i}].content"),
+                    a.get("content"),
+                );
+                if let Some(p) = path {
+                    let problems = paths::path_problems(p);
+                    if !problems.is_empty() {
+                        let shown = shown(p, 80);
+                        val.err(
+                            &format!("{ptr}/path"),
+                            Category::UnsafePath,
+                            format!(
+                                "artifacts[{i}].path \"{shown}\" is unsafe: {}",
+                                problems.join("; ")
+                            ),
+                        );
+                    }
+                    if let Some(first) = seen.get(p) {
+                        val.err(
+                            &format!("{ptr}/path"),
+                            Category::Schema,
+                            format!("artifacts[{i}].path repeats artifacts[{first}].path: send each file once"),
+                        );
+                    } else {
+                        seen.insert(p, i);
+                    }
+                }
+                if let (Some(p), Some(c)) = (path, content) {
+                    artifacts.push(Artifact {
+                        path: p.to_string(),
+                        content: c.to_string(),
+                    });
+                }
+            }
+        }
+        Some(other) => val.err(
+            "/artifacts",
+            Category::Schema,
+            format!(
+                "artifacts must be an array of {{\"path\", \"content\"}} objects, found {}",
+                type_name(other)
+            ),
+        ),
+        None => {}
+    }
+    let mut next_actions = Vec::new();
+    match obj.get("next_actions") {
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                if let Some(s) = val.string(
+                    &format!("/next_actions/{i}"),
+                    &format!("next_actions[{i}]"),
+                    Some(item),
+                ) {
+                    next_actions.push(s.to_string());
+                }
+            }
+        }
+        Some(other) => val.err(
+            "/next_actions",
+            Category::Schema,
+            format!(
+                "next_actions must be an array of strings, found {}",
+                type_name(other)
+            ),
+        ),
+        None => {}
+    }
+    match (status, summary) {
+        (Some(status), Some(summary)) if val.out.is_empty() => Ok(Envelope {
+            status,
+            summary,
+            artifacts,
+            next_actions,
+        }),
+        _ => {
+            let mut out = val.out;
+            sort_by_position(&mut out);
+            Err(out)
+        }
+    }
+}
+
+/// An artifact being assembled from a reading: (path and its offset, content).
+type PartialArtifact = (Option<(String, usize)>, Option<String>);
+
+/// Builds the envelope of the unique tier-2 reading. None when the reading needed no repair (should not happen).
+fn from_reading(
+    answer: &str,
+    start: usize,
+    events: &[Ev],
+    end: usize,
+) -> Option<Result<(Envelope, Tier), Vec<Rejection>>> {
+    let mut out: Vec<Rejection> = Vec::new();
+    let mut status = Status::Ok;
+    let mut summary = String::new();
+    let mut artifacts: Vec<PartialArtifact> = Vec::new();
+    let mut next_actions = Vec::new();
+    let mut any_repair = false;
+    for ev in events {
+        match *ev {
+            Ev::Status(s) => status = s,
+            Ev::ArtifactStart => artifacts.push((None, None)),
+            Ev::Str {
+                field,
+                start: s,
+                end: e,
+                repaired,
+                escaped,
+            } => {
+                any_repair |= repaired;
+                let value = if repaired && escaped {
+                    out.push(Rejection::at(
+                        answer,
+                        s.saturating_sub(1),
+                        Category::Escaping,
+                        "this string has raw newlines or unescaped quotes AND escape sequences (\\n, \\\", \\\\), so it cannot be read with certainty: escape all of it: \" as \\\", \\ as \\\\, newline as \\n",
+                    ));
+                    String::new()
+                } else if repaired {
+                    answer.get(s..e).unwrap_or("").to_string()
+                } else {
+                    match serde_json::from_str::<String>(
+                        answer.get(s.saturating_sub(1)..e + 1).unwrap_or(""),
+                    ) {
+                        Ok(v) => v,
+                        Err(err) => {
+                            out.push(Rejection::at(
+                                answer,
+                                s,
+                                Category::Escaping,
+                                format!("invalid string ({err}): fix its escape sequences"),
+                            ));
+                            String::new()
+                        }
+                    }
+                };
+                match field {
+                    Field::Summary => summary = value,
+                    Field::Action => next_actions.push(value),
+                    Field::Path => {
+                        if let Some(a) = artifacts.last_mut() {
+                            a.0 = Some((value, s));
+                        }
+                    }
+                    Field::Content => {
+                        if let Some(a) = artifacts.last_mut() {
+                            a.1 = Some(value);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if !any_repair {
+        return None;
+    }
+    let mut arts = Vec::new();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for (i, (p, c)) in artifacts.into_iter().enumerate() {
+        let (Some((path, at)), Some(content)) = (p, c) else {
+            continue;
+        };
+        let problems = paths::path_problems(&path);
+        if !problems.is_empty() {
+            let shown = shown(&path, 80);
+            out.push(Rejection::at(
+                answer,
+                at,
+                Category::UnsafePath,
+                format!(
+                    "artifacts[{i}].path \"{shown}\" is unsafe: {}",
+                    problems.join("; ")
+                ),
+            ));
+        }
+        if let Some(first) = seen.get(&path) {
+            out.push(Rejection::at(
+                answer,
+                at,
+                Category::Schema,
+                format!("artifacts[{i}].path repeats artifacts[{first}].path: send each file once"),
+            ));
+        } else {
+            seen.insert(path.clone(), i);
+        }
+        arts.push(Artifact { path, content });
+    }
+    if let Some(r) = junk_after(answer, end) {
+        out.insert(0, r);
+    }
+    // Nothing envelope-like may follow the recovered envelope.
+    for r in scan_regions(answer, end, b"{") {
+        let c = classify(answer, r);
+        if c.env_like {
+            out.push(ambiguous(answer, start, r.start));
+        }
+    }
+    if out.is_empty() {
+        Some(Ok((
+            Envelope {
+                status,
+                summary,
+                artifacts: arts,
+                next_actions,
+            },
+            Tier::Recovered,
+        )))
+    } else {
+        Some(Err(out))
+    }
+}
+
+/// Tier 3 of design 001: the FAIL envelope plangate records for a refused answer: summary names the
+/// problem(s), next_actions asks for a retry with the escaping rules.
+pub fn tier3_failure(rejections: &[Rejection]) -> Envelope {
+    let one_line = |s: String| s.replace(['\n', '\r'], " ");
+    let problems: Vec<String> = rejections.iter().map(|r| one_line(r.to_string())).collect();
+    let summary = if problems.is_empty() {
+        "agent answer refused by the fail-close envelope parser".to_string()
+    } else {
+        format!(
+            "agent answer refused by the fail-close envelope parser ({} problem{}): {}",
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" },
+            problems.join("; ")
+        )
+    };
+    let mut next_actions = vec![
+        "Retry: answer with exactly one JSON object with exactly the keys status (\"OK\" or \"FAIL\"), summary, artifacts ([{\"path\", \"content\"}]) and next_actions ([strings]); prose or a ```json fence around it is fine, a second object is not".to_string(),
+        "Escape inside every JSON string: \" as \\\", \\ as \\\\, newline as \\n, tab as \\t, carriage return as \\r; no raw control characters, no comments, no trailing commas, no single quotes".to_string(),
+        "Artifact paths are relative file paths inside the workspace: no '..', no leading '/', '\\' or '~', no drive letters, nothing under .git".to_string(),
+    ];
+    next_actions.extend(rejections.iter().map(|r| one_line(format!("Fix: {r}"))));
+    Envelope {
+        status: Status::Fail,
+        summary,
+        artifacts: Vec::new(),
+        next_actions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tier3_names_every_problem_and_asks_for_escaping() {
+        let r = vec![
+            Rejection {
+                category: Category::Syntax,
+                line: 4,
+                column: 12,
+                message: "trailing comma after the last element of an array: remove it".into(),
+            },
+            Rejection::whole(Category::NotFound, "no envelope found"),
+        ];
+        let e = tier3_failure(&r);
+        assert_eq!(e.status, Status::Fail);
+        assert!(e.artifacts.is_empty());
+        assert!(e.summary.contains("2 problems"));
+        assert!(
+            e.summary
+                .contains("syntax at line 4 column 12: trailing comma")
+        );
+        assert!(e.summary.contains("not_found"));
+        assert!(
+            e.next_actions
+                .iter()
+                .any(|a| a.contains("\\\"") && a.contains("\\n"))
+        );
+        assert!(
+            e.next_actions
+                .iter()
+                .any(|a| a.starts_with("Fix: syntax at line 4 column 12"))
+        );
+        assert!(e.next_actions.iter().all(|a| !a.contains('\n')));
+        // The failure envelope is itself a valid envelope.
+        let s = serde_json::to_string(&e).unwrap_or_default();
+        assert_eq!(parse_envelope(&s).map(|x| x.0), Ok(e));
+    }
+
+    #[test]
+    fn tier3_with_no_rejections_is_still_a_failure() {
+        let e = tier3_failure(&[]);
+        assert_eq!(e.status, Status::Fail);
+        assert!(!e.summary.is_empty());
+        assert!(e.next_actions.len() >= 2);
+    }
+
+    #[test]
+    fn mentions() {
+        assert!(mentions_key("{\"status\" : 1"));
+        assert!(mentions_key("{status: 1"));
+        assert!(!mentions_key("{the status of things}"));
+    }
+}
