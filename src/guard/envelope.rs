@@ -21,9 +21,10 @@ mod paths;
 mod tier2;
 
 use super::json::{
-    Checked, Region, after_bom, build_value, check, junk_after, one_line, scan_regions, shown,
+    Checked, MAX_REPORTED, Region, after_bom, build_value, check, finish, junk_after, pending,
+    pending_offset, pos, scan_regions, shown,
 };
-use super::{Category, Rejection, line_col};
+use super::{Category, Rejection};
 use serde_json::Value;
 use std::collections::HashMap;
 use tier2::{Ev, Field, Outcome};
@@ -127,6 +128,12 @@ fn classify(answer: &str, region: Region) -> Cand {
         }
     }
     let env_like = mentions_key(answer.get(region.start..region.end).unwrap_or(""));
+    // Prose braces (`{name}`) are never looked at again: keep only what an unclosed region needs.
+    let checked = if env_like || !region.closed {
+        checked
+    } else {
+        Checked::default()
+    };
     Cand {
         region,
         checked,
@@ -139,21 +146,20 @@ fn sort_by_position(v: &mut [Rejection]) {
     v.sort_by_key(|r| (r.line, r.column));
 }
 
-fn ambiguous(answer: &str, first: usize, other: usize) -> Rejection {
-    let (l, c) = line_col(answer, first);
-    Rejection::at(
-        answer,
+fn ambiguous(first: usize, other: usize) -> Rejection {
+    let lc = pos(first);
+    pending(
         other,
         Category::Ambiguous,
         format!(
-            "a second envelope object starts here (the first at line {l} column {c}): answer with exactly one envelope"
+            "a second envelope object starts here (the first at {lc}): answer with exactly one envelope"
         ),
     )
 }
 
 /// Parses an agent answer as an envelope: the exact envelope the agent meant, or every reason it was refused.
 pub fn parse_envelope(answer: &str) -> Result<(Envelope, Tier), Vec<Rejection>> {
-    parse_envelope_inner(answer).map_err(one_line)
+    parse_envelope_inner(answer).map_err(|r| finish(answer, r))
 }
 
 fn parse_envelope_inner(answer: &str) -> Result<(Envelope, Tier), Vec<Rejection>> {
@@ -177,7 +183,7 @@ fn parse_envelope_inner(answer: &str) -> Result<(Envelope, Tier), Vec<Rejection>
             return Err(env
                 .iter()
                 .skip(1)
-                .map(|c| ambiguous(answer, first.region.start, c.region.start))
+                .map(|c| ambiguous(first.region.start, c.region.start))
                 .collect());
         }
         if let Some(r) = wrapped_in_array(answer, first.region) {
@@ -189,7 +195,7 @@ fn parse_envelope_inner(answer: &str) -> Result<(Envelope, Tier), Vec<Rejection>
             all.extend(first.checked.problems.iter().cloned());
             return Err(all);
         }
-        return match validate(answer, v, &first.checked) {
+        return match validate(v, &first.checked) {
             Ok(e) if first.checked.problems.is_empty() => {
                 match other_boundary(answer, first.region) {
                     Some(r) => Err(vec![r]),
@@ -216,18 +222,16 @@ fn parse_envelope_inner(answer: &str) -> Result<(Envelope, Tier), Vec<Rejection>
                 }
             }
             Outcome::TwoBoundaries(other) => {
-                problems.insert(0, two_boundaries(answer, first.region.start, other));
+                problems.insert(0, two_boundaries(first.region.start, other));
             }
             Outcome::Many | Outcome::TooComplex => {
-                let at = problems.first().map_or(first.region.start, |p| {
-                    // Back to the byte offset is not needed: point at the first tier-1 problem.
-                    offset_of(answer, p.line, p.column)
-                });
+                let at = problems
+                    .first()
+                    .and_then(pending_offset)
+                    .unwrap_or(first.region.start);
                 problems.insert(
                     0,
-                    Rejection::at(
-                        answer,
-                        at,
+                    pending(at,
                         Category::Ambiguous,
                         "string values hold unescaped quotes or raw control characters that can be read in more than one way: escape every \" inside a string as \\\" and every newline as \\n",
                     ),
@@ -238,7 +242,7 @@ fn parse_envelope_inner(answer: &str) -> Result<(Envelope, Tier), Vec<Rejection>
     }
     for c in env.iter().skip(1) {
         if c.value.is_some() && c.region.start >= first.region.end {
-            problems.push(ambiguous(answer, first.region.start, c.region.start));
+            problems.push(ambiguous(first.region.start, c.region.start));
         }
     }
     if !first.region.closed {
@@ -246,8 +250,7 @@ fn parse_envelope_inner(answer: &str) -> Result<(Envelope, Tier), Vec<Rejection>
         truncated_first(answer, first.region.start, &mut problems);
     }
     if problems.is_empty() {
-        problems.push(Rejection::at(
-            answer,
+        problems.push(pending(
             first.region.start,
             Category::Syntax,
             "the envelope object is not valid JSON",
@@ -265,38 +268,34 @@ pub(crate) fn truncated_first(answer: &str, start: usize, problems: &mut Vec<Rej
         let t = problems.remove(i);
         problems.insert(0, t);
     } else {
-        let (l, c) = line_col(answer, start);
+        let lc = pos(start);
         problems.insert(
             0,
-            Rejection::at(
-                answer,
-                answer.len(),
+            pending(answer.len(),
                 Category::Truncated,
-                format!("the answer ends before the '{{' at line {l} column {c} is closed: send the complete answer, nothing is completed for you"),
+                format!("the answer ends before the '{{' at {lc} is closed: send the complete answer, nothing is completed for you"),
             ),
         );
     }
 }
 
-fn two_boundaries(answer: &str, start: usize, other_end: usize) -> Rejection {
-    Rejection::at(
-        answer,
-        other_end.saturating_sub(1),
+fn two_boundaries(start: usize, other_end: usize) -> Rejection {
+    pending(other_end.saturating_sub(1),
         Category::Ambiguous,
         "the envelope can be read as ending at two places (a string holds unescaped quotes followed by JSON-looking text, and the envelope could also close here): escape every \" inside strings as \\\"",
     )
-    .with_start(answer, start)
+    .with_start(start)
 }
 
 trait WithStart {
-    fn with_start(self, answer: &str, start: usize) -> Rejection;
+    fn with_start(self, start: usize) -> Rejection;
 }
 
 impl WithStart for Rejection {
-    fn with_start(self, answer: &str, start: usize) -> Rejection {
-        let (l, c) = line_col(answer, start);
+    fn with_start(self, start: usize) -> Rejection {
+        let lc = pos(start);
         Rejection {
-            message: format!("{} (envelope opened at line {l} column {c})", self.message),
+            message: format!("{} (envelope opened at {lc})", self.message),
             ..self
         }
     }
@@ -314,10 +313,9 @@ fn other_boundary(answer: &str, region: Region) -> Option<Rejection> {
     match tier2::recover(answer, region.start) {
         Outcome::Unique { end, .. } if end == region.end => None,
         Outcome::Nothing => None,
-        Outcome::TwoBoundaries(other) => Some(two_boundaries(answer, region.start, other)),
-        Outcome::Unique { end, .. } => Some(two_boundaries(answer, region.start, end)),
-        Outcome::Many | Outcome::TooComplex => Some(Rejection::at(
-            answer,
+        Outcome::TwoBoundaries(other) => Some(two_boundaries(region.start, other)),
+        Outcome::Unique { end, .. } => Some(two_boundaries(region.start, end)),
+        Outcome::Many | Outcome::TooComplex => Some(pending(
             region.start,
             Category::Ambiguous,
             "the envelope can be read in more than one way: escape every \" inside strings as \\\"",
@@ -330,40 +328,13 @@ fn wrapped_in_array(answer: &str, region: Region) -> Option<Rejection> {
     let before = answer.get(..region.start)?.trim_end();
     let after = answer.get(region.end..)?.trim_start();
     if before.ends_with('[') && (after.starts_with(']') || after.starts_with(',')) {
-        return Some(Rejection::at(
-            answer,
+        return Some(pending(
             before.len().saturating_sub(1),
             Category::Schema,
             "the envelope is wrapped in a JSON array: answer with the envelope object itself, not [ {...} ]",
         ));
     }
     None
-}
-
-/// Byte offset of a 1-based line/column (columns in characters); 0 for whole-answer positions.
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
-    if line == 0 {
-        return 0;
-    }
-    let mut cur = 1;
-    let mut line_start = 0;
-    if line > 1 {
-        for (i, b) in text.bytes().enumerate() {
-            if b == b'\n' {
-                cur += 1;
-                if cur == line {
-                    line_start = i + 1;
-                    break;
-                }
-            }
-        }
-    }
-    let rest = text.get(line_start..).unwrap_or("");
-    line_start
-        + rest
-            .char_indices()
-            .nth(column.saturating_sub(1))
-            .map_or(rest.len(), |(i, _)| i)
 }
 
 /// No envelope-like region: say what is there.
@@ -377,12 +348,13 @@ fn no_envelope(answer: &str, cands: &[Cand]) -> Result<(Envelope, Tier), Vec<Rej
             .cloned()
             .collect();
         if p.is_empty() {
-            let (l, c) = line_col(answer, open.region.start);
-            p.push(Rejection::at(
-                answer,
+            let lc = pos(open.region.start);
+            p.push(pending(
                 answer.len(),
                 Category::Truncated,
-                format!("the answer ends before the '{{' at line {l} column {c} is closed: send the complete envelope"),
+                format!(
+                    "the answer ends before the '{{' at {lc} is closed: send the complete envelope"
+                ),
             ));
         }
         return Err(p);
@@ -393,7 +365,7 @@ fn no_envelope(answer: &str, cands: &[Cand]) -> Result<(Envelope, Tier), Vec<Rej
         && v.as_object().is_some_and(|o| !o.is_empty())
     {
         let mut all = only.checked.problems.clone();
-        if let Err(r) = validate(answer, v, &only.checked) {
+        if let Err(r) = validate(v, &only.checked) {
             all.extend(r);
         }
         return Err(all);
@@ -416,7 +388,6 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 struct Validator<'a> {
-    answer: &'a str,
     index: &'a HashMap<String, usize>,
     keys: &'a HashMap<String, usize>,
     root: usize,
@@ -433,8 +404,12 @@ impl Validator<'_> {
     }
 
     fn err(&mut self, ptr: &str, category: Category, msg: String) {
+        // Past the report limit only the count matters (`finish` adds "N more").
+        if self.out.len() > MAX_REPORTED {
+            return;
+        }
         let at = self.at(ptr);
-        self.out.push(Rejection::at(self.answer, at, category, msg));
+        self.out.push(pending(at, category, msg));
     }
 
     /// Exactly `keys` in `obj`; reports missing and extra keys.
@@ -465,8 +440,7 @@ impl Validator<'_> {
         extra.sort();
         for (at, k) in extra {
             let shown = shown(k, 60);
-            self.out.push(Rejection::at(
-                self.answer,
+            self.out.push(pending(
                 at,
                 Category::Schema,
                 format!(
@@ -499,10 +473,9 @@ fn esc(k: &str) -> String {
 }
 
 /// Validates the exact envelope shape and the artifact paths of a tier-1 value.
-fn validate(answer: &str, v: &Value, checked: &Checked) -> Result<Envelope, Vec<Rejection>> {
+fn validate(v: &Value, checked: &Checked) -> Result<Envelope, Vec<Rejection>> {
     let root = checked.index.get("").copied().unwrap_or(0);
     let mut val = Validator {
-        answer,
         index: &checked.index,
         keys: &checked.keys,
         root,
@@ -670,9 +643,7 @@ fn from_reading(
             } => {
                 any_repair |= repaired;
                 let value = if repaired && escaped {
-                    out.push(Rejection::at(
-                        answer,
-                        s.saturating_sub(1),
+                    out.push(pending(s.saturating_sub(1),
                         Category::Escaping,
                         "this string has raw newlines or unescaped quotes AND escape sequences (\\n, \\\", \\\\), so it cannot be read with certainty: escape all of it: \" as \\\", \\ as \\\\, newline as \\n",
                     ));
@@ -685,8 +656,7 @@ fn from_reading(
                     ) {
                         Ok(v) => v,
                         Err(err) => {
-                            out.push(Rejection::at(
-                                answer,
+                            out.push(pending(
                                 s,
                                 Category::Escaping,
                                 format!("invalid string ({err}): fix its escape sequences"),
@@ -724,8 +694,7 @@ fn from_reading(
         let problems = paths::path_problems(&path);
         if !problems.is_empty() {
             let shown = shown(&path, 80);
-            out.push(Rejection::at(
-                answer,
+            out.push(pending(
                 at,
                 Category::UnsafePath,
                 format!(
@@ -735,8 +704,7 @@ fn from_reading(
             ));
         }
         if let Some(first) = seen.get(&path) {
-            out.push(Rejection::at(
-                answer,
+            out.push(pending(
                 at,
                 Category::Schema,
                 format!("artifacts[{i}].path repeats artifacts[{first}].path: send each file once"),
@@ -753,7 +721,7 @@ fn from_reading(
     for r in scan_regions(answer, end, b"{") {
         let c = classify(answer, r);
         if c.env_like {
-            out.push(ambiguous(answer, start, r.start));
+            out.push(ambiguous(start, r.start));
         }
     }
     if out.is_empty() {

@@ -10,6 +10,9 @@ use super::{Category, Rejection};
 use serde_json::Value;
 use std::collections::HashMap;
 
+/// Most value/key positions remembered per region (schema errors past them point at the value's root).
+const MAX_INDEX: usize = 50_000;
+
 /// Deepest nesting accepted (serde_json's own limit).
 pub(crate) const MAX_DEPTH: usize = 128;
 
@@ -141,6 +144,8 @@ pub(crate) struct Checked {
     pub keys: HashMap<String, usize>,
     /// First byte after the value (when not fatal).
     pub value_end: usize,
+    /// Problems found but not recorded (past [`MAX_REPORTED`]; [`finish`] reports the overflow).
+    pub suppressed: usize,
 }
 
 impl Checked {
@@ -199,7 +204,12 @@ fn ptr_escape(key: &str) -> String {
 fn describe_byte(text: &str, at: usize) -> String {
     match text.get(at..).and_then(|s| s.chars().next()) {
         None => "the end of the answer".to_string(),
-        Some(c) if c.is_control() || c.is_whitespace() && c != ' ' => {
+        Some(c)
+            if c.is_control()
+                || c.is_whitespace() && c != ' '
+                || c == MARK_OPEN
+                || c == MARK_CLOSE =>
+        {
             format!("character U+{:04X}", c as u32)
         }
         Some(c) => format!("'{c}'"),
@@ -239,13 +249,16 @@ impl<'a> Checker<'a> {
     }
 
     fn problem(&mut self, at: usize, category: Category, message: String) {
-        self.out
-            .problems
-            .push(Rejection::at(self.text, at, category, message));
+        if self.out.problems.len() < MAX_REPORTED {
+            self.out.problems.push(pending(at, category, message));
+        } else {
+            self.out.suppressed += 1;
+        }
     }
 
+    /// The error that stops the checker: always recorded, whatever the cap.
     fn fatal(&mut self, at: usize, category: Category, message: String) {
-        self.problem(at, category, message);
+        self.out.problems.push(pending(at, category, message));
         self.out.fatal = true;
     }
 
@@ -253,18 +266,20 @@ impl<'a> Checker<'a> {
         self.out.truncated = true;
         self.out.fatal = true;
         let start = self.stack.first().map_or(self.pos, |f| f.open_at);
-        let (l, c) = super::line_col(self.text, start);
+        let lc = pos(start);
         let msg = if self.open_ended {
             format!(
-                "the answer ends {what} (the JSON value opened at line {l} column {c} is never closed): send the complete answer, nothing is completed for you"
+                "the answer ends {what} (the JSON value opened at {lc} is never closed): send the complete answer, nothing is completed for you"
             )
         } else {
             format!(
-                "the JSON value opened at line {l} column {c} ends {what}: check that every string, object and array is closed"
+                "the JSON value opened at {lc} ends {what}: check that every string, object and array is closed"
             )
         };
         let at = self.limit;
-        self.problem(at, Category::Truncated, msg);
+        self.out
+            .problems
+            .push(pending(at, Category::Truncated, msg));
     }
 
     /// Skips whitespace; comments are named and skipped. Returns false when stopped fatally.
@@ -341,7 +356,10 @@ impl<'a> Checker<'a> {
     }
 
     fn record_index(&mut self, at: usize, key: bool) {
-        if self.depth() <= self.index_depth {
+        // Positions only serve the (capped) report: a bounded index keeps memory linear and small.
+        if self.depth() <= self.index_depth
+            && self.out.index.len() + self.out.keys.len() < MAX_INDEX
+        {
             let p = self.pointer();
             let map = if key {
                 &mut self.out.keys
@@ -752,17 +770,19 @@ impl<'a> Checker<'a> {
                 return false;
             }
         };
-        let text = self.text;
         if let Some(frame) = self.stack.last_mut() {
             frame.seg = ptr_escape(&key);
             if let Some(&first) = frame.keys.get(&key) {
-                let (l, c) = super::line_col(text, first);
+                let lc = pos(first);
                 let shown = shown(&key, 60);
-                self.out.problems.push(Rejection::at(
-                    text,
+                if self.out.problems.len() >= MAX_REPORTED {
+                    self.out.suppressed += 1;
+                    return true;
+                }
+                self.out.problems.push(pending(
                     at,
                     Category::DuplicateKey,
-                    format!("key \"{shown}\" appears twice in the same object (first at line {l} column {c}): keep exactly one"),
+                    format!("key \"{shown}\" appears twice in the same object (first at {lc}): keep exactly one"),
                 ));
             } else {
                 frame.keys.insert(key, at);
@@ -902,11 +922,11 @@ impl<'a> Checker<'a> {
                     .is_some_and(|s| s.bytes().all(is_ws))
                     && self.peek() != Some(b'"') =>
             {
-                let (l, c) = super::line_col(self.text, q);
+                let lc = pos(q);
                 self.fatal(
                     at,
                     Category::Escaping,
-                    format!("found {what} after the string that ends at line {l} column {c}: if that quote is part of the text, escape it as \\\"; otherwise add the missing ',' or '{closer}'"),
+                    format!("found {what} after the string that ends at {lc}: if that quote is part of the text, escape it as \\\"; otherwise add the missing ',' or '{closer}'"),
                 );
             }
             _ => self.fatal(
@@ -1059,6 +1079,15 @@ pub(crate) fn check(
         last_string_end: None,
     };
     c.run();
+    if c.out.suppressed > 0 {
+        let n = c.out.suppressed;
+        c.out.problems.push(Rejection::whole(
+            Category::Syntax,
+            format!(
+                "{n} more problems of the kinds above are not listed: fix them all, then check the whole answer again"
+            ),
+        ));
+    }
     c.out
 }
 
@@ -1079,8 +1108,7 @@ pub(crate) fn build_value(text: &str, start: usize, end: usize) -> Result<Value,
             }
         }
         let off = off + e.column().saturating_sub(1);
-        Rejection::at(
-            text,
+        pending(
             off,
             Category::Syntax,
             format!("{e}: write a JSON value serde_json accepts (numbers within f64 range)"),
@@ -1094,14 +1122,13 @@ pub(crate) fn build_value(text: &str, start: usize, end: usize) -> Result<Value,
 pub(crate) fn junk_after(text: &str, end: usize) -> Option<Rejection> {
     let rest = text.get(end..)?;
     let first = rest.chars().next()?;
-    let (l, c) = super::line_col(text, end.saturating_sub(1));
+    let lc = pos(end.saturating_sub(1));
     if first.is_alphanumeric() || first == '_' {
-        return Some(Rejection::at(
-            text,
+        return Some(pending(
             end,
             Category::Syntax,
             format!(
-                "text is glued to the JSON value that ends at line {l} column {c}: separate the JSON from prose (a ```json block is best)"
+                "text is glued to the JSON value that ends at {lc}: separate the JSON from prose (a ```json block is best)"
             ),
         ));
     }
@@ -1109,12 +1136,11 @@ pub(crate) fn junk_after(text: &str, end: usize) -> Option<Rejection> {
     let next = t.chars().next()?;
     if matches!(next, ',' | ':' | '}' | ']' | '"') {
         let at = end + (rest.len() - t.len());
-        return Some(Rejection::at(
-            text,
+        return Some(pending(
             at,
             Category::Syntax,
             format!(
-                "JSON-looking '{next}' follows the value that ends at line {l} column {c}: it looks closed too early or continued; answer with one complete JSON value"
+                "JSON-looking '{next}' follows the value that ends at {lc}: it looks closed too early or continued; answer with one complete JSON value"
             ),
         ));
     }
@@ -1124,7 +1150,7 @@ pub(crate) fn junk_after(text: &str, end: usize) -> Option<Rejection> {
 /// Agent text quoted in a message: at most `max` chars, escaped so the message stays one line.
 pub(crate) fn shown(s: &str, max: usize) -> String {
     let cut: String = s.chars().take(max).collect();
-    let mut out = cut.escape_debug().to_string();
+    let mut out = scrub(&cut.escape_debug().to_string());
     if s.chars().nth(max).is_some() {
         out.push('…');
     }
@@ -1212,12 +1238,17 @@ fn json_looking(text: &str, r: &Region) -> bool {
 }
 
 /// Where a scalar could be the whole answer: strict check of `text[start..end]` as one value.
-fn whole_value(text: &str, start: usize, end: usize) -> Option<Result<(Value, Checked), Checked>> {
+fn whole_value(
+    text: &str,
+    start: usize,
+    end: usize,
+    depth: usize,
+) -> Option<Result<(Value, Checked), Checked>> {
     let (s, e) = trimmed_range(text, start, end);
     if s >= e {
         return None;
     }
-    let checked = check(text, s, e, true, MAX_DEPTH);
+    let checked = check(text, s, e, true, depth);
     if checked.problems.is_empty() && !checked.fatal {
         return Some(match build_value(text, s, e) {
             Ok(v) => Ok((v, checked)),
@@ -1232,9 +1263,109 @@ fn whole_value(text: &str, start: usize, end: usize) -> Option<Result<(Value, Ch
     Some(Err(checked))
 }
 
-/// Every message on one line (belt and braces: agent text is escaped where it is quoted).
-pub(crate) fn one_line(mut v: Vec<Rejection>) -> Vec<Rejection> {
+/// Marks a rejection whose position is still a byte offset (kept in `line`), resolved by [`finish`].
+pub(crate) const PENDING: usize = usize::MAX;
+const MARK_OPEN: char = '\u{E000}';
+const MARK_CLOSE: char = '\u{E001}';
+/// At most this many rejections are reported; the rest are counted in one more.
+pub(crate) const MAX_REPORTED: usize = 100;
+
+/// A rejection at a byte offset, resolved to line/column by [`finish`] (positions are
+/// computed once per answer in one pass, so thousands of problems stay linear).
+pub(crate) fn pending(at: usize, category: Category, message: impl Into<String>) -> Rejection {
+    Rejection {
+        category,
+        line: at,
+        column: PENDING,
+        message: message.into(),
+    }
+}
+
+/// A position inside a message ("line L column C" once resolved by [`finish`]).
+pub(crate) fn pos(at: usize) -> String {
+    format!("{MARK_OPEN}{at}{MARK_CLOSE}")
+}
+
+/// The byte offset of a rejection not resolved yet.
+pub(crate) fn pending_offset(r: &Rejection) -> Option<usize> {
+    (r.column == PENDING).then_some(r.line)
+}
+
+/// Line and column (as [`super::line_col`]) of every offset in `sorted`, in one pass.
+fn resolve(text: &str, sorted: &[usize]) -> HashMap<usize, (usize, usize)> {
+    let mut out = HashMap::new();
+    let (mut cur, mut line, mut col) = (0usize, 1usize, 1usize);
+    for &want in sorted {
+        let mut t = want.min(text.len());
+        while t > 0 && !text.is_char_boundary(t) {
+            t -= 1;
+        }
+        if t > cur {
+            let seg = text.get(cur..t).unwrap_or("");
+            match seg.rfind('\n') {
+                Some(nl) => {
+                    line += seg.matches('\n').count();
+                    col = seg.get(nl + 1..).map_or(0, |x| x.chars().count()) + 1;
+                }
+                None => col += seg.chars().count(),
+            }
+            cur = t;
+        }
+        out.insert(want, (line, col));
+    }
+    out
+}
+
+/// Offsets named in a message by [`pos`].
+fn marks(message: &str) -> Vec<usize> {
+    message
+        .split(MARK_OPEN)
+        .skip(1)
+        .filter_map(|part| part.split(MARK_CLOSE).next().and_then(|d| d.parse().ok()))
+        .collect()
+}
+
+/// Final form of the rejections returned to the caller: capped, positions resolved, one line each.
+pub(crate) fn finish(text: &str, mut v: Vec<Rejection>) -> Vec<Rejection> {
+    if v.len() > MAX_REPORTED {
+        let extra = v.len() - MAX_REPORTED;
+        v.truncate(MAX_REPORTED);
+        let category = v.last().map_or(Category::Syntax, |r| r.category);
+        v.push(Rejection::whole(
+            category,
+            format!("{extra} more problems are not listed: fix the ones above, then check the whole answer again"),
+        ));
+    }
+    let mut offsets: Vec<usize> = Vec::new();
+    for r in &v {
+        offsets.extend(pending_offset(r));
+        offsets.extend(marks(&r.message));
+    }
+    offsets.sort_unstable();
+    offsets.dedup();
+    let at = resolve(text, &offsets);
     for r in &mut v {
+        if let Some(off) = pending_offset(r) {
+            let (l, c) = at.get(&off).copied().unwrap_or((0, 0));
+            r.line = l;
+            r.column = c;
+        }
+        if r.message.contains(MARK_OPEN) {
+            let mut msg = String::with_capacity(r.message.len());
+            let mut parts = r.message.split(MARK_OPEN);
+            msg.push_str(parts.next().unwrap_or(""));
+            for part in parts {
+                let mut it = part.splitn(2, MARK_CLOSE);
+                let num = it.next().unwrap_or("");
+                let rest = it.next().unwrap_or("");
+                match num.parse::<usize>().ok().and_then(|n| at.get(&n)) {
+                    Some((l, c)) => msg.push_str(&format!("line {l} column {c}")),
+                    None => msg.push_str(num),
+                }
+                msg.push_str(rest);
+            }
+            r.message = msg;
+        }
         if r.message.contains(['\n', '\r', '\u{2028}', '\u{2029}']) {
             r.message = r.message.replace(['\n', '\r', '\u{2028}', '\u{2029}'], " ");
         }
@@ -1242,19 +1373,30 @@ pub(crate) fn one_line(mut v: Vec<Rejection>) -> Vec<Rejection> {
     v
 }
 
+/// Agent text (or a library message quoting it) made safe for a message: no position marks.
+pub(crate) fn scrub(s: &str) -> String {
+    s.replace(MARK_OPEN, "\\u{e000}")
+        .replace(MARK_CLOSE, "\\u{e001}")
+}
+
 /// `output: json`: the answer's single JSON value (found like the envelope, strict parse, no repair),
 /// validated against `schema` when given. Parse errors and schema errors are returned together.
 pub fn parse_json(answer: &str, schema: Option<&Value>) -> Result<Value, Vec<Rejection>> {
-    parse_json_inner(answer, schema).map_err(one_line)
+    parse_json_inner(answer, schema).map_err(|r| finish(answer, r))
 }
 
 fn parse_json_inner(answer: &str, schema: Option<&Value>) -> Result<Value, Vec<Rejection>> {
-    let (value, (index, keys), mut rejections) = extract_json(answer)?;
+    // Value positions are only needed to place schema errors.
+    let depth = if schema.is_some() { MAX_DEPTH } else { 0 };
+    let (value, (index, keys), mut rejections) = extract_json(answer, depth)?;
     if let Some(schema) = schema {
         match jsonschema::validator_for(schema) {
             Err(e) => rejections.push(Rejection::whole(
                 Category::Schema,
-                format!("the step's JSON Schema is invalid ({e}): this is a plan error, not the agent's; fix the plan"),
+                format!(
+                    "the step's JSON Schema is invalid ({}): this is a plan error, not the agent's; fix the plan",
+                    scrub(&e.to_string())
+                ),
             )),
             Ok(validator) => {
                 for err in validator.iter_errors(&value) {
@@ -1268,10 +1410,10 @@ fn parse_json_inner(answer: &str, schema: Option<&Value>) -> Result<Value, Vec<R
                     let shown = if ptr.is_empty() { "/".to_string() } else { ptr.clone() };
                     let msg =
                         format!("value at {shown} does not match the schema: {err}; change it to satisfy the schema");
-                    let msg: String = msg.replace(['\n', '\r'], " ");
+                    let msg = scrub(&msg);
                     let found = if use_keys { keys.get(&ptr) } else { index.get(&ptr) };
                     match found {
-                        Some(&off) => rejections.push(Rejection::at(answer, off, Category::Schema, msg)),
+                        Some(&off) => rejections.push(pending(off, Category::Schema, msg)),
                         None => rejections.push(Rejection::whole(Category::Schema, msg)),
                     }
                 }
@@ -1293,7 +1435,7 @@ type Extracted = (
 
 /// Finds and strictly parses the single JSON value. Duplicate keys come back as
 /// rejections next to the value (so schema errors can be reported with them).
-fn extract_json(answer: &str) -> Result<Extracted, Vec<Rejection>> {
+fn extract_json(answer: &str, depth: usize) -> Result<Extracted, Vec<Rejection>> {
     let base = after_bom(answer);
     if answer.get(base..).is_none_or(|s| s.trim().is_empty()) {
         return Err(vec![Rejection::whole(
@@ -1302,12 +1444,12 @@ fn extract_json(answer: &str) -> Result<Extracted, Vec<Rejection>> {
         )]);
     }
     // 1. The whole answer is one value (scalars allowed).
-    if let Some(Ok((v, c))) = whole_value(answer, base, answer.len()) {
+    if let Some(Ok((v, c))) = whole_value(answer, base, answer.len(), depth) {
         return Ok((v, (c.index, c.keys), Vec::new()));
     }
     // 2. The whole answer is one fenced block holding one value (scalars allowed).
     if let Some((s, e)) = single_fence(answer) {
-        match whole_value(answer, s, e) {
+        match whole_value(answer, s, e, depth) {
             Some(Ok((v, c))) => return Ok((v, (c.index, c.keys), Vec::new())),
             Some(Err(c)) => {
                 let (ts, _) = trimmed_range(answer, s, e);
@@ -1317,8 +1459,7 @@ fn extract_json(answer: &str) -> Result<Extracted, Vec<Rejection>> {
                 }
             }
             None => {
-                return Err(vec![Rejection::at(
-                    answer,
+                return Err(vec![pending(
                     s,
                     Category::Empty,
                     "the fenced block is empty: put the JSON value inside it",
@@ -1331,7 +1472,7 @@ fn extract_json(answer: &str) -> Result<Extracted, Vec<Rejection>> {
     let mut good: Vec<(Region, Value, Checked)> = Vec::new();
     let mut bad: Vec<(Region, Checked)> = Vec::new();
     for r in regions {
-        let c = check(answer, r.start, r.end, !r.closed, MAX_DEPTH);
+        let c = check(answer, r.start, r.end, !r.closed, depth);
         if c.syntax_ok() {
             match build_value(answer, r.start, c.value_end.max(r.start)) {
                 Ok(v) => good.push((r, v, c)),
@@ -1361,16 +1502,15 @@ fn extract_json(answer: &str) -> Result<Extracted, Vec<Rejection>> {
             .collect();
         starts.sort_unstable();
         let first = starts.first().copied().unwrap_or(0);
-        let (l, c) = super::line_col(answer, first);
+        let lc = pos(first);
         let mut out: Vec<Rejection> = starts
             .iter()
             .skip(1)
             .map(|&s| {
-                Rejection::at(
-                    answer,
+                pending(
                     s,
                     Category::Ambiguous,
-                    format!("another JSON value starts here (the first at line {l} column {c}): answer with exactly one JSON value"),
+                    format!("another JSON value starts here (the first at {lc}): answer with exactly one JSON value"),
                 )
             })
             .collect();

@@ -4,6 +4,9 @@
 
 mod agent;
 mod guard_code;
+mod guard_conformance;
+mod guard_envelope;
+mod guard_roundtrip;
 mod harness;
 mod plans;
 mod policy;
