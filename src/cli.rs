@@ -28,6 +28,39 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Ask an agent to draft a plan; check it and write it for review. Never runs it.
     Draft(DraftArgs),
+    /// Scan files and directories for secrets (exit 4 when any is found).
+    Scan(ScanArgs),
+}
+
+/// `plangate scan`.
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// Files or directories to scan (hidden files included, `.git/` skipped).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ScanFormat::Text)]
+    pub format: ScanFormat,
+    /// Rewrite each file in place with its secrets replaced by `[REDACTED:<rule>]`.
+    #[arg(long)]
+    pub redact: bool,
+    /// Suppress findings whose fingerprint is in this file (an earlier `--format json` or `sarif` output).
+    #[arg(long, env = "PLANGATE_BASELINE", value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Extra rules (TOML, the format of the built-in rules), added to or replacing built-in ones by id.
+    #[arg(long, env = "PLANGATE_RULES", value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+}
+
+/// Output formats of `scan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScanFormat {
+    /// For people.
+    Text,
+    /// Design 002's shape: secrets_found, files_scanned, findings, scan_time.
+    Json,
+    /// SARIF 2.1.0 for code scanning.
+    Sarif,
 }
 
 /// `plangate draft`.

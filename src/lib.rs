@@ -17,6 +17,8 @@ pub mod guard;
 pub mod plan;
 pub mod policy;
 pub mod report;
+pub mod scan;
+pub mod secrets;
 pub mod selection;
 pub mod tools;
 
@@ -28,7 +30,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use cli::{Cli, Command, DecisionArgs, DraftArgs, Format, RunArgs, SchemaArgs, ValidateArgs};
+use cli::{
+    Cli, Command, DecisionArgs, DraftArgs, Format, RunArgs, ScanArgs, ScanFormat, SchemaArgs,
+    ValidateArgs,
+};
 use engine::{RunSettings, StepDecision};
 use exit_code::RunStatus;
 use plan::{Diagnostic, Plan, Pos};
@@ -43,23 +48,38 @@ pub fn run(cli: Cli) -> u8 {
         Command::Validate(args) => cmd_validate(&args),
         Command::Schema(args) => cmd_schema(&args),
         Command::Draft(args) => cmd_draft(&args),
+        Command::Scan(args) => cmd_scan(&args),
     }
+}
+
+/// Write to stderr through the redaction layer.
+fn stderr_text(text: &str) {
+    let _ = anstream::stderr()
+        .lock()
+        .write_all(report::redact::clean_str(text).as_bytes());
+}
+
+/// Write to stdout through the redaction layer.
+fn stdout_bytes(bytes: &[u8]) -> std::io::Result<()> {
+    std::io::stdout()
+        .lock()
+        .write_all(&report::redact::clean(bytes))
 }
 
 fn err_line(msg: &str) {
-    let _ = writeln!(anstream::stderr(), "plangate: error: {msg}");
+    stderr_text(&format!("plangate: error: {msg}\n"));
 }
 
 fn print_diags(diags: &[Diagnostic]) {
-    let mut err = anstream::stderr().lock();
+    let mut text = String::new();
     for d in diags {
-        let _ = writeln!(err, "{d}");
+        text.push_str(&format!("{d}\n"));
     }
-    let _ = writeln!(
-        err,
-        "plangate: {} problem(s) found; nothing was executed",
+    text.push_str(&format!(
+        "plangate: {} problem(s) found; nothing was executed\n",
         diags.len()
-    );
+    ));
+    stderr_text(&text);
 }
 
 fn usage_diag(msg: String, help: &str) -> Diagnostic {
@@ -184,7 +204,7 @@ fn cmd_run(args: &RunArgs) -> u8 {
         let out = out_dir_for(ws);
         match report::write_invalid(&out, &run_id, &args.plan, ws, diags) {
             Ok(p) => {
-                let _ = writeln!(anstream::stderr(), "report: {}", p.display());
+                stderr_text(&format!("report: {}\n", p.display()));
             }
             Err(e) => err_line(&format!(
                 "cannot write the report to {}: {e}",
@@ -307,7 +327,7 @@ fn spawn_signal_watch(cancel: tokio::sync::watch::Sender<bool>) {
 }
 
 fn cmd_validate(args: &ValidateArgs) -> u8 {
-    let mut out = std::io::stdout().lock();
+    let mut out: Vec<u8> = Vec::new();
     let prepared = match prepare(&args.plan, &args.decision, None) {
         Ok(p) => p,
         Err(diags) => {
@@ -319,6 +339,7 @@ fn cmd_validate(args: &ValidateArgs) -> u8 {
                     serde_json::to_string_pretty(&v).unwrap_or_default()
                 );
             }
+            let _ = stdout_bytes(&out);
             print_diags(&diags);
             return RunStatus::Invalid.code();
         }
@@ -333,6 +354,7 @@ fn cmd_validate(args: &ValidateArgs) -> u8 {
         Format::Json => write_validate_json(&mut out, &prepared, &decisions),
         Format::Text => write_validate_text(&mut out, &prepared, &decisions),
     };
+    let res = res.and_then(|()| stdout_bytes(&out));
     if let Err(e) = res {
         err_line(&format!("cannot write to stdout: {e}"));
         return 1;
@@ -531,8 +553,10 @@ fn cmd_draft(args: &DraftArgs) -> u8 {
             match prepare(&args.out, &args.decision, None) {
                 Ok(p) => {
                     let decisions = engine::decide_all(&p.plan, &p.env, &p.policy, &p.approvals);
-                    let mut out = std::io::stdout().lock();
-                    if write_validate_text(&mut out, &p, &decisions).is_err() {
+                    let mut out: Vec<u8> = Vec::new();
+                    if write_validate_text(&mut out, &p, &decisions).is_err()
+                        || stdout_bytes(&out).is_err()
+                    {
                         return 1;
                     }
                     0
@@ -554,5 +578,58 @@ fn cmd_draft(args: &DraftArgs) -> u8 {
             err_line(&format!("no plan written: {why}"));
             RunStatus::Failed.code()
         }
+    }
+}
+
+fn cmd_scan(args: &ScanArgs) -> u8 {
+    let (rules, scanner) = match scan::scanner_with(args.rules.as_deref()) {
+        Ok(x) => x,
+        Err(e) => {
+            err_line(&e);
+            return RunStatus::Invalid.code();
+        }
+    };
+    for p in &args.paths {
+        if !p.exists() {
+            err_line(&format!("{}: no such file or directory", p.display()));
+            return RunStatus::Invalid.code();
+        }
+    }
+    let baseline = match &args.baseline {
+        Some(b) => match scan::load_baseline(b) {
+            Ok(set) => set,
+            Err(e) => {
+                err_line(&e);
+                return RunStatus::Invalid.code();
+            }
+        },
+        None => Default::default(),
+    };
+    let opts = scan::ScanOptions {
+        redact: args.redact,
+        baseline,
+    };
+    let outcome = scan::scan_paths(&rules, &scanner, &args.paths, &opts);
+    let body = match args.format {
+        ScanFormat::Text => scan::to_text(&outcome),
+        ScanFormat::Json => {
+            serde_json::to_string_pretty(&scan::to_json(&outcome)).unwrap_or_default() + "\n"
+        }
+        ScanFormat::Sarif => {
+            serde_json::to_string_pretty(&scan::to_sarif(&rules, &outcome.findings))
+                .unwrap_or_default()
+                + "\n"
+        }
+    };
+    if std::io::stdout().lock().write_all(body.as_bytes()).is_err() {
+        return 1;
+    }
+    for e in &outcome.errors {
+        stderr_text(&format!("plangate: warning: {e}\n"));
+    }
+    if outcome.findings.is_empty() {
+        0
+    } else {
+        RunStatus::SecretsFound.code()
     }
 }

@@ -89,6 +89,10 @@ pub struct StepOutcome {
     pub budget_exhausted: bool,
     /// The accepted, sanitized result (an agent step's `parsed.*`), absolute.
     pub result_file: Option<std::path::PathBuf>,
+    /// Workspace files the step wrote through plangate (agent envelope files), relative.
+    pub workspace_files: Vec<String>,
+    /// Secrets found in the step's artifacts and files (values never kept).
+    pub findings: Vec<crate::report::model::Finding>,
 }
 
 impl StepOutcome {
@@ -109,6 +113,8 @@ impl StepOutcome {
             agent_attempts: Vec::new(),
             budget_exhausted: false,
             result_file: None,
+            workspace_files: Vec::new(),
+            findings: Vec::new(),
         }
     }
 }

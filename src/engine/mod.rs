@@ -242,6 +242,7 @@ pub async fn run(
         step_ids: Arc::new(plan.steps.iter().map(|s| s.id.clone()).collect()),
         results: BTreeMap::new(),
         budget_hit: Vec::new(),
+        secrets: 0,
         state,
         selected,
         completed: Vec::new(),
@@ -276,6 +277,9 @@ pub async fn run(
                 "the run was interrupted first".to_owned()
             } else if budget_out {
                 format!("not started: {}", shared.stop_reason())
+            } else if sched.secrets > 0 && settings.policy.fail_on_secrets {
+                "not started: a secret was found in what the run produced (fail_on_secrets)"
+                    .to_owned()
             } else if let Some(f) = failed_step {
                 format!("the run stopped after step `{}` failed", plan.steps[f].id)
             } else {
@@ -290,6 +294,9 @@ pub async fn run(
     }
     if matches!(status, RunStatus::Failed | RunStatus::Rejected) {
         sched.rollback().await;
+    }
+    if sched.secrets > 0 && settings.policy.fail_on_secrets {
+        status = status.combine(RunStatus::SecretsFound);
     }
     emit(RunEvent::RunFinished { status });
     status
@@ -330,6 +337,8 @@ struct Scheduler {
     results: BTreeMap<String, PathBuf>,
     /// Steps that ended because the budget ran out.
     budget_hit: Vec<usize>,
+    /// Secrets found so far.
+    secrets: usize,
     state: Vec<State>,
     selected: Vec<bool>,
     /// Steps that succeeded, in completion order.
@@ -422,7 +431,9 @@ impl Scheduler {
         let mut failed: Option<usize> = None;
         let mut cancel = self.cancel.clone();
         loop {
-            let stopping = *cancel.borrow() || self.shared.check().is_some();
+            let stopping = *cancel.borrow()
+                || self.shared.check().is_some()
+                || (self.secrets > 0 && self.settings.policy.fail_on_secrets);
             if failed.is_none() && !stopping {
                 // Resolve never-runnable steps until nothing changes, then start what is ready.
                 let mut changed = true;
@@ -470,6 +481,7 @@ impl Scheduler {
                     if outcome.budget_exhausted || (status.is_failure() && stopped_by_budget) {
                         self.budget_hit.push(i);
                     }
+                    self.secrets += outcome.findings.len();
                     if let Some(f) = &outcome.result_file {
                         self.results.insert(self.plan.steps[i].id.clone(), f.clone());
                     }
@@ -500,7 +512,17 @@ impl Scheduler {
         let plan = Arc::clone(&self.plan);
         let ctx = self.context(&plan.steps[i]);
         running.spawn(async move {
-            let outcome = tools::execute(&plan.steps[i], &ctx, at).await;
+            let mut outcome = tools::execute(&plan.steps[i], &ctx, at).await;
+            let id = plan.steps[i].id.clone();
+            // Scanning reads and rewrites files: off the async workers.
+            let swept = tokio::task::spawn_blocking(move || {
+                tools::sweep(&mut outcome, &ctx, &id);
+                outcome
+            })
+            .await;
+            let outcome = swept.unwrap_or_else(|e| {
+                tools::internal_failure(at, format!("internal error while scanning: {e}"))
+            });
             (i, sequence, outcome)
         });
     }
@@ -523,7 +545,9 @@ impl Scheduler {
             let result =
                 tools::bash::run_command(&cmd, &ctx.env.workspace, step, &ctx, "rollback.", true)
                     .await;
-            let outcome = tools::bash::outcome(step, result, started, None, &ctx);
+            let mut outcome = tools::bash::outcome(step, result, started, None, &ctx);
+            tools::sweep(&mut outcome, &ctx, &step.id);
+            self.secrets += outcome.findings.len();
             self.emit(RunEvent::RollbackFinished {
                 step: i,
                 sequence,

@@ -59,8 +59,9 @@ impl Console {
         if self.quiet {
             return;
         }
+        let line = text.to_string();
         let mut err = anstream::stderr().lock();
-        let _ = err.write_fmt(text);
+        let _ = err.write_all(super::redact::clean_str(&line).as_bytes());
         let _ = err.write_all(b"\n");
     }
 

@@ -8,6 +8,7 @@
 
 pub mod console;
 pub mod model;
+pub mod redact;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -43,9 +44,10 @@ pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T, sync: bool) -> st
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
     {
+        let mut raw = serde_json::to_vec_pretty(value)?;
+        raw.push(b'\n');
         let mut w = BufWriter::new(tmp.as_file_mut());
-        serde_json::to_writer_pretty(&mut w, value)?;
-        w.write_all(b"\n")?;
+        w.write_all(&redact::clean(&raw))?;
         w.flush()?;
     }
     // Readable like any file the user's umask allows (tempfile creates 0600).
@@ -235,8 +237,10 @@ impl Reporter {
         if let Some(obj) = v.as_object_mut() {
             obj.insert("ts".into(), json!(rfc3339(SystemTime::now())));
         }
-        let _ = serde_json::to_writer(&mut self.audit, &v);
-        let _ = self.audit.write_all(b"\n");
+        if let Ok(mut line) = serde_json::to_vec(&v) {
+            line.push(b'\n');
+            let _ = self.audit.write_all(&redact::clean(&line));
+        }
     }
 
     /// Apply one event; returns true when the run finished.
@@ -301,6 +305,9 @@ impl Reporter {
                 };
                 self.audit(json!({"event": "rollback_finished", "step": id, "status": outcome.status, "error": outcome.error}));
                 self.console.rollback_finished(&id, &rb);
+                self.report
+                    .findings
+                    .extend(outcome.findings.iter().cloned());
                 self.manifest_entry(*step, *sequence, "rollback", outcome);
                 self.report.steps[*step].rollback = Some(rb);
             }
@@ -332,6 +339,8 @@ impl Reporter {
         s.output_bytes = o.output_bytes;
         s.error.clone_from(&o.error);
         s.usage = o.usage;
+        self.report.findings.extend(o.findings.iter().cloned());
+        let s = &mut self.report.steps[step];
         s.agent_attempts.clone_from(&o.agent_attempts);
         if let Some(u) = &o.usage {
             self.report.usage.add(u);
@@ -345,6 +354,9 @@ impl Reporter {
             "event": "step_finished", "step": id, "sequence": sequence, "status": o.status,
             "exit_code": o.exit_code, "duration_ms": millis(o.duration), "truncated": o.truncated, "error": o.error,
         }));
+        for f in &o.findings {
+            self.audit(json!({"event": "finding", "step": id, "rule": f.rule, "location": f.location, "line": f.line, "fingerprint": f.fingerprint}));
+        }
         for a in &o.agent_attempts {
             let ev = if a.verdict == "rejected" {
                 "parse_failure"

@@ -382,7 +382,10 @@ fn accept(
         }
         if a.write_artifacts {
             match write_envelope_files(&ctx.env.workspace, e) {
-                Ok(n) => out.output_bytes = n,
+                Ok(n) => {
+                    out.output_bytes = n;
+                    out.workspace_files = e.artifacts.iter().map(|a| a.path.clone()).collect();
+                }
                 Err(why) => {
                     out.status = StepStatus::Failed;
                     out.error = Some(format!(

@@ -170,6 +170,58 @@ pub async fn execute(step: &Step, ctx: &StepContext, started: SystemTime) -> Ste
     }
 }
 
+/// Scan what a step produced for secrets: every artifact file (which is then
+/// rewritten with the secrets replaced, so the output directory never holds
+/// one) and every workspace file the step wrote through plangate (reported,
+/// left as written: it is the step's product). Values are remembered by the
+/// redaction layer and never stored.
+pub fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str) {
+    let Some(scanner) = crate::scan::builtin_scanner() else {
+        return;
+    };
+    let mut targets: Vec<(String, PathBuf, bool)> = outcome
+        .artifacts
+        .iter()
+        .map(|rel| (rel.clone(), ctx.out_dir.join(rel), true))
+        .collect();
+    targets.extend(outcome.workspace_files.iter().map(|rel| {
+        (
+            format!("workspace:{rel}"),
+            ctx.env.workspace.join(rel),
+            false,
+        )
+    }));
+    for (location, path, rewrite) in targets {
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        if crate::secrets::looks_binary(&bytes) {
+            continue;
+        }
+        let found = scanner.scan(&bytes);
+        if found.is_empty() {
+            continue;
+        }
+        crate::report::redact::remember(
+            found
+                .iter()
+                .filter_map(|f| bytes.get(f.start..f.end).map(<[u8]>::to_vec)),
+        );
+        if rewrite {
+            let _ = crate::scan::write_atomic(&path, &crate::secrets::redact(&bytes, &found));
+        }
+        outcome
+            .findings
+            .extend(found.into_iter().map(|f| crate::report::model::Finding {
+                rule: f.rule,
+                step: Some(step_id.to_owned()),
+                location: location.clone(),
+                line: f.line as u64,
+                fingerprint: f.fingerprint,
+            }));
+    }
+}
+
 /// A failed outcome that never got to run anything.
 pub fn internal_failure(started: SystemTime, error: String) -> StepOutcome {
     let mut o = StepOutcome::new(started);

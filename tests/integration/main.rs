@@ -11,3 +11,4 @@ mod harness;
 mod plans;
 mod policy;
 mod run;
+mod secrets;

@@ -1,0 +1,401 @@
+//! `plangate scan` and the `secrets_scan` tool: walk paths, scan every text
+//! file for secrets in parallel, optionally redact in place, and render the
+//! findings as text, JSON (design 002's shape) or SARIF 2.1.0.
+//!
+//! Hidden files are scanned (secrets love `.env` and `.github/`); `.git/`
+//! internals are not (objects are compressed); `.gitignore` does not hide
+//! anything (an ignored `.env` is exactly what must be caught). Binary files
+//! are skipped. Findings never carry the secret, only its fingerprint.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::secrets::{Finding, Ruleset, Scanner, looks_binary, redact};
+
+/// Files larger than this are skipped (and said so).
+pub const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// One finding in a file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileFinding {
+    /// Relative to the scanned directory.
+    pub file: String,
+    /// 1-based.
+    pub line: usize,
+    /// 1-based, bytes.
+    pub column: usize,
+    /// The rule id.
+    #[serde(rename = "type")]
+    pub rule: String,
+    /// What the rule detects.
+    pub description: String,
+    /// 0..1.
+    pub confidence: f64,
+    /// Stable fingerprint of the secret (never the secret).
+    pub fingerprint: String,
+    /// Whether the file was rewritten with the secret replaced.
+    pub redacted: bool,
+}
+
+/// What a scan found.
+#[derive(Debug, Clone, Default)]
+pub struct ScanOutcome {
+    /// Findings, sorted by file, line, column.
+    pub findings: Vec<FileFinding>,
+    /// Text files scanned.
+    pub files_scanned: u64,
+    /// Bytes of the text files scanned.
+    pub bytes_scanned: u64,
+    /// Binary files skipped.
+    pub binary_skipped: u64,
+    /// Files that could not be read or rewritten, and why.
+    pub errors: Vec<String>,
+    /// Findings suppressed by the baseline.
+    pub baselined: u64,
+    /// Wall time.
+    pub scan_time: Duration,
+}
+
+/// How to scan.
+#[derive(Debug, Clone, Default)]
+pub struct ScanOptions {
+    /// Rewrite files with secrets replaced.
+    pub redact: bool,
+    /// Fingerprints to suppress.
+    pub baseline: HashSet<String>,
+}
+
+/// The built-in rules, compiled once per process.
+pub fn builtin_scanner() -> Option<&'static Scanner> {
+    static S: std::sync::OnceLock<Option<Scanner>> = std::sync::OnceLock::new();
+    S.get_or_init(|| Scanner::new(&Ruleset::builtin()).ok())
+        .as_ref()
+}
+
+/// The built-in rules plus an optional user rules file.
+pub fn scanner_with(user_rules: Option<&Path>) -> Result<(Ruleset, Scanner), String> {
+    let mut rules = Ruleset::builtin();
+    if let Some(p) = user_rules {
+        let text = std::fs::read_to_string(p)
+            .map_err(|e| format!("cannot read rules file {}: {e}", p.display()))?;
+        let extra = Ruleset::from_toml(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        rules.extend(extra);
+    }
+    let scanner = Scanner::new(&rules)?;
+    Ok((rules, scanner))
+}
+
+/// Scan paths (files or directories).
+pub fn scan_paths(
+    rules: &Ruleset,
+    scanner: &Scanner,
+    paths: &[PathBuf],
+    opts: &ScanOptions,
+) -> ScanOutcome {
+    let started = Instant::now();
+    let state = Mutex::new(ScanOutcome::default());
+    let single_dir = paths.len() == 1 && paths[0].is_dir();
+    for root in paths {
+        if !root.exists() {
+            if let Ok(mut s) = state.lock() {
+                s.errors
+                    .push(format!("{}: no such file or directory", root.display()));
+            }
+            continue;
+        }
+        let walker = ignore::WalkBuilder::new(root)
+            .standard_filters(false)
+            .hidden(false)
+            .follow_links(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .threads(
+                std::thread::available_parallelism()
+                    .map_or(2, |n| n.get())
+                    .min(8),
+            )
+            .build_parallel();
+        walker.run(|| {
+            Box::new(|entry| {
+                let Ok(entry) = entry else {
+                    return ignore::WalkState::Continue;
+                };
+                if entry.file_type().is_some_and(|t| t.is_file()) {
+                    let path = entry.path();
+                    let shown = display_path(root, path, single_dir);
+                    let result = scan_file(rules, scanner, path, &shown, opts);
+                    if let Ok(mut s) = state.lock() {
+                        merge(&mut s, result);
+                    }
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    }
+    let mut out = state.into_inner().unwrap_or_default();
+    out.findings
+        .sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+    out.errors.sort();
+    out.scan_time = started.elapsed();
+    out
+}
+
+enum FileResult {
+    Scanned {
+        bytes: u64,
+        findings: Vec<FileFinding>,
+        baselined: u64,
+        error: Option<String>,
+    },
+    Binary,
+    Error(String),
+}
+
+fn merge(s: &mut ScanOutcome, r: FileResult) {
+    match r {
+        FileResult::Scanned {
+            bytes,
+            findings,
+            baselined,
+            error,
+        } => {
+            s.files_scanned += 1;
+            s.bytes_scanned += bytes;
+            s.findings.extend(findings);
+            s.baselined += baselined;
+            s.errors.extend(error);
+        }
+        FileResult::Binary => s.binary_skipped += 1,
+        FileResult::Error(e) => s.errors.push(e),
+    }
+}
+
+fn display_path(root: &Path, path: &Path, single_dir: bool) -> String {
+    let rel = if single_dir {
+        path.strip_prefix(root).unwrap_or(path)
+    } else {
+        path
+    };
+    let s = rel.to_string_lossy().into_owned();
+    if s.is_empty() {
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    } else {
+        s
+    }
+}
+
+fn scan_file(
+    rules: &Ruleset,
+    scanner: &Scanner,
+    path: &Path,
+    shown: &str,
+    opts: &ScanOptions,
+) -> FileResult {
+    let len = match std::fs::metadata(path) {
+        Ok(m) => m.len(),
+        Err(e) => return FileResult::Error(format!("{shown}: {e}")),
+    };
+    if len > MAX_FILE_BYTES {
+        return FileResult::Error(format!(
+            "{shown}: skipped, larger than {MAX_FILE_BYTES} bytes"
+        ));
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => return FileResult::Error(format!("{shown}: {e}")),
+    };
+    if looks_binary(&bytes) {
+        return FileResult::Binary;
+    }
+    let all = scanner.scan(&bytes);
+    let (kept, dropped): (Vec<Finding>, Vec<Finding>) = all
+        .into_iter()
+        .partition(|f| !opts.baseline.contains(&f.fingerprint));
+    let mut error = None;
+    let mut redacted = false;
+    if opts.redact && !kept.is_empty() {
+        match write_atomic(path, &redact(&bytes, &kept)) {
+            Ok(()) => redacted = true,
+            Err(e) => error = Some(format!("{shown}: cannot redact: {e}")),
+        }
+    }
+    let findings = kept
+        .into_iter()
+        .map(|f| FileFinding {
+            file: shown.to_owned(),
+            line: f.line,
+            column: f.column,
+            description: rules.describe(&f.rule).unwrap_or("").to_owned(),
+            rule: f.rule,
+            confidence: (f64::from(f.confidence) * 100.0).round() / 100.0,
+            fingerprint: f.fingerprint,
+            redacted,
+        })
+        .collect();
+    FileResult::Scanned {
+        bytes: bytes.len() as u64,
+        findings,
+        baselined: dropped.len() as u64,
+        error,
+    }
+}
+
+/// Replace a file's content atomically, keeping its permissions.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let perms = std::fs::metadata(path)?.permissions();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".plangate-redact-")
+        .tempfile_in(dir)?;
+    std::io::Write::write_all(&mut tmp, bytes)?;
+    tmp.as_file().set_permissions(perms)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Fingerprints from a baseline file: a `plangate scan --format json` output,
+/// a SARIF file from `plangate scan --format sarif`, or a JSON list of fingerprints.
+pub fn load_baseline(path: &Path) -> Result<HashSet<String>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read baseline {}: {e}", path.display()))?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("baseline {} is not JSON: {e}", path.display()))?;
+    let mut out = HashSet::new();
+    let mut take = |s: Option<&str>| {
+        if let Some(s) = s {
+            out.insert(s.to_owned());
+        }
+    };
+    if let Some(list) = v.as_array() {
+        list.iter().for_each(|x| take(x.as_str()));
+    } else if let Some(f) = v.get("findings").and_then(Value::as_array) {
+        f.iter()
+            .for_each(|x| take(x.get("fingerprint").and_then(Value::as_str)));
+    } else if let Some(runs) = v.get("runs").and_then(Value::as_array) {
+        for r in runs {
+            for res in r
+                .get("results")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                take(
+                    res.pointer("/partialFingerprints/plangateSecret~1v1")
+                        .and_then(Value::as_str),
+                );
+            }
+        }
+    } else {
+        return Err(format!(
+            "baseline {} is not a scan report, a SARIF file or a list of fingerprints",
+            path.display()
+        ));
+    }
+    Ok(out)
+}
+
+/// Design 002's return shape.
+pub fn to_json(o: &ScanOutcome) -> Value {
+    json!({
+        "secrets_found": o.findings.len(),
+        "files_scanned": o.files_scanned,
+        "bytes_scanned": o.bytes_scanned,
+        "binary_files_skipped": o.binary_skipped,
+        "baselined": o.baselined,
+        "findings": o.findings,
+        "errors": o.errors,
+        "scan_time": o.scan_time.as_secs_f64(),
+    })
+}
+
+/// SARIF 2.1.0 for GitHub code scanning: stable rule ids, partial fingerprints, no secret values.
+pub fn to_sarif(rules: &Ruleset, findings: &[FileFinding]) -> Value {
+    let mut used: Vec<&str> = findings.iter().map(|f| f.rule.as_str()).collect();
+    used.sort_unstable();
+    used.dedup();
+    let rule_objs: Vec<Value> = used
+        .iter()
+        .map(|id| {
+            let desc = rules.describe(id).unwrap_or(id);
+            json!({
+                "id": id,
+                "name": id,
+                "shortDescription": {"text": desc},
+                "fullDescription": {"text": format!("{desc}. The value is never shown; rotate the secret and remove it from history.")},
+                "defaultConfiguration": {"level": "error"},
+                "properties": {"tags": ["security", "secret"], "security-severity": "8.0"}
+            })
+        })
+        .collect();
+    let results: Vec<Value> = findings
+        .iter()
+        .map(|f| {
+            json!({
+                "ruleId": f.rule,
+                "ruleIndex": used.iter().position(|r| *r == f.rule).unwrap_or(0),
+                "level": "error",
+                "message": {"text": format!("{} ({}); the value is redacted", f.description, f.rule)},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": f.file.replace('\\', "/")},
+                    "region": {"startLine": f.line.max(1), "startColumn": f.column.max(1)}
+                }}],
+                "partialFingerprints": {"plangateSecret/v1": f.fingerprint}
+            })
+        })
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "plangate",
+                "semanticVersion": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://github.com/plangate/plangate",
+                "rules": rule_objs
+            }},
+            "results": results
+        }]
+    })
+}
+
+/// One line per finding, then a summary.
+pub fn to_text(o: &ScanOutcome) -> String {
+    let mut s = String::new();
+    for f in &o.findings {
+        s.push_str(&format!(
+            "{}:{}:{}: {} ({}, confidence {:.2}) fingerprint {}{}\n",
+            f.file,
+            f.line,
+            f.column,
+            f.rule,
+            f.description,
+            f.confidence,
+            f.fingerprint,
+            if f.redacted {
+                " [redacted in place]"
+            } else {
+                ""
+            }
+        ));
+    }
+    s.push_str(&format!(
+        "{} secret(s) in {} file(s) scanned ({:.1} MB, {} binary skipped{}) in {:.3}s\n",
+        o.findings.len(),
+        o.files_scanned,
+        o.bytes_scanned as f64 / 1e6,
+        o.binary_skipped,
+        if o.baselined > 0 {
+            format!(", {} baselined", o.baselined)
+        } else {
+            String::new()
+        },
+        o.scan_time.as_secs_f64()
+    ));
+    s
+}

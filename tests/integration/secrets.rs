@@ -1,0 +1,220 @@
+//! Secrets: `plangate scan`, findings in runs (exit 4), and no secret value
+//! in any byte plangate writes.
+
+use std::path::Path;
+
+use crate::harness::{Env, code, fake_agent, read_json, stderr};
+
+/// Fake credentials in real formats (never real).
+const AWS_ID: &str = "AKIAZ7Q4NX2LMRBT5KPW";
+const AWS_ID_2: &str = "AKIAY3HD8QPW2NZXK7RT";
+
+/// Every byte of every file below `dir`, plus the given streams, must be free of `secret`.
+fn assert_nowhere(dir: &Path, streams: &[&[u8]], secret: &str) {
+    for s in streams {
+        assert!(
+            !String::from_utf8_lossy(s).contains(secret),
+            "a stream holds {secret}"
+        );
+    }
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                assert!(
+                    !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                    "{} holds {secret}",
+                    p.display()
+                );
+                // Not even a prefix long enough to identify it.
+                let prefix = &secret[..12];
+                assert!(
+                    !bytes.windows(prefix.len()).any(|w| w == prefix.as_bytes()),
+                    "{} holds a prefix of {secret}",
+                    p.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_secret_in_step_output_is_a_finding_exit_4_and_appears_nowhere() {
+    let env = Env::new();
+    let plan = format!(
+        "version: 1\nid: s\npolicy: {{risk_tolerance: high}}\nsteps:\n  - id: leak\n    tool: bash\n    parameters: {{command: 'echo key={AWS_ID}; echo id {AWS_ID_2} >&2', show_cli: true}}\n  - id: after\n    tool: bash\n    dependencies: [leak]\n    parameters: {{command: 'touch after'}}\n"
+    );
+    let o = env.run(&plan, &[]);
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let r = env.report();
+    assert_eq!(r["status"], "secrets_found");
+    let findings = r["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 2, "{findings:?}");
+    assert_eq!(findings[0]["location"], "artifacts/leak/stdout.txt");
+    assert_eq!(findings[0]["line"], 1);
+    assert_eq!(findings[0]["fingerprint"].as_str().map(str::len), Some(32));
+    assert!(
+        !env.ws.join("after").exists(),
+        "fail_on_secrets stops the run"
+    );
+    for secret in [AWS_ID, AWS_ID_2] {
+        assert_nowhere(&env.out, &[&o.stdout, &o.stderr], secret);
+    }
+}
+
+#[test]
+fn fail_on_secrets_false_reports_without_failing() {
+    let env = Env::new();
+    let plan = format!(
+        "version: 1\nid: s\npolicy: {{risk_tolerance: high, fail_on_secrets: false}}\nsteps:\n  - id: leak\n    tool: bash\n    parameters: {{command: 'echo {AWS_ID}'}}\n"
+    );
+    let o = env.run(&plan, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(env.report()["findings"].as_array().unwrap().len(), 1);
+    assert_nowhere(&env.out, &[&o.stdout, &o.stderr], AWS_ID);
+}
+
+#[test]
+fn a_secret_in_files_an_agent_writes_is_found_and_kept_out_of_every_output() {
+    let env = Env::new();
+    let answer = format!(
+        "{{\"status\": \"OK\", \"summary\": \"configured\", \"artifacts\": [{{\"path\": \"config/aws.ini\", \"content\": \"[default]\\naws_access_key_id = {AWS_ID}\\n\"}}], \"next_actions\": []}}"
+    );
+    let (_, agents) = fake_agent(&env, "coder", &[&answer]);
+    let plan = format!(
+        "version: 1\nid: a\npolicy: {{risk_tolerance: medium}}\nagents:\n{agents}steps:\n  - id: fix\n    tool: agent\n    parameters: {{agent: coder, prompt: configure}}\n"
+    );
+    let o = env.run(&plan, &[]);
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let r = env.report();
+    let locations: Vec<&str> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["location"].as_str())
+        .collect();
+    assert!(
+        locations.contains(&"workspace:config/aws.ini"),
+        "{locations:?}"
+    );
+    assert_nowhere(&env.out, &[&o.stdout, &o.stderr], AWS_ID);
+}
+
+#[test]
+fn a_secret_in_a_plan_never_reaches_validate_output_or_the_report() {
+    let env = Env::new();
+    let plan = format!(
+        "version: 1\nid: s\nsteps:\n  - id: push\n    tool: bash\n    parameters: {{command: 'AWS_ACCESS_KEY_ID={AWS_ID} aws s3 ls'}}\n"
+    );
+    let p = env.write("plan.yaml", &plan);
+    let o = env
+        .cmd()
+        .args(["validate", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains(AWS_ID));
+    let o = env.run(&plan, &[]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_nowhere(&env.out, &[&o.stdout, &o.stderr], AWS_ID);
+}
+
+#[test]
+fn scan_finds_hidden_files_reports_json_and_sarif_and_exits_4() {
+    let env = Env::new();
+    env.write("proj/.env", &format!("AWS_ACCESS_KEY_ID={AWS_ID}\n"));
+    env.write("proj/src/clean.py", "print('hello')\n");
+    std::fs::write(
+        env.ws.join("proj/blob.bin"),
+        b"\x00\x01AKIAZ7Q4NX2LMRBT5KPW",
+    )
+    .unwrap();
+    let dir = env.ws.join("proj");
+    let o = env
+        .cmd()
+        .args(["scan", "--format", "json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["secrets_found"], 1);
+    assert_eq!(v["files_scanned"], 2, "binary files are skipped");
+    let f = &v["findings"][0];
+    assert_eq!(f["file"], ".env");
+    assert_eq!(f["line"], 1);
+    assert_eq!(f["type"], "aws-access-key-id");
+    assert_eq!(f["redacted"], false);
+    assert!(f["confidence"].as_f64().unwrap() > 0.0);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains(AWS_ID));
+    let o = env
+        .cmd()
+        .args(["scan", "--format", "sarif"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 4);
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["version"], "2.1.0");
+    let res = &s["runs"][0]["results"][0];
+    assert_eq!(res["ruleId"], "aws-access-key-id");
+    assert_eq!(
+        res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        ".env"
+    );
+    assert!(res["partialFingerprints"]["plangateSecret/v1"].is_string());
+    assert!(s["runs"][0]["tool"]["driver"]["rules"][0]["id"].is_string());
+    let o = env.cmd().arg("scan").arg(dir.join("src")).output().unwrap();
+    assert_eq!(code(&o), 0, "clean tree exits 0");
+    let o = env
+        .cmd()
+        .args(["scan", "/nonexistent/path"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2);
+}
+
+#[test]
+fn scan_redact_rewrites_in_place_and_the_baseline_suppresses_by_fingerprint() {
+    let env = Env::new();
+    env.write("p/a.env", &format!("KEY={AWS_ID}\n"));
+    let dir = env.ws.join("p");
+    // Baseline first: suppressed findings stay suppressed after the line moves.
+    let o = env
+        .cmd()
+        .args(["scan", "--format", "json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    std::fs::write(env.ws.join("baseline.json"), &o.stdout).unwrap();
+    env.write("p/a.env", &format!("# moved down\n\nKEY={AWS_ID}\n"));
+    let o = env
+        .cmd()
+        .args(["scan", "--baseline", "baseline.json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
+    // Redact.
+    let o = env
+        .cmd()
+        .args(["scan", "--redact", "--format", "json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 4);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["findings"][0]["redacted"], true);
+    let text = std::fs::read_to_string(dir.join("a.env")).unwrap();
+    assert!(
+        !text.contains(AWS_ID) && text.contains("[REDACTED:"),
+        "{text}"
+    );
+    let o = env.cmd().arg("scan").arg(&dir).output().unwrap();
+    assert_eq!(code(&o), 0, "a redacted tree is clean");
+    let _ = read_json;
+}
