@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Run every fuzz target for SECONDS each (default 60). Needs the nightly
-# toolchain and cargo-fuzz (`cargo install cargo-fuzz`). Crashes land in
-# fuzz/artifacts/<target>/; turn each into a regression test.
-set -euo pipefail
+# Run every fuzz target for SECONDS_PER_TARGET seconds each (default 60).
+# Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
+# Crashes land in fuzz/artifacts/<target>/; turn each into a regression test.
+set -uo pipefail
 cd "$(dirname "$0")"
 secs=${SECONDS_PER_TARGET:-60}
+status=0
 for t in $(cargo +nightly fuzz list); do
   mkdir -p "corpus/$t"
   echo "== $t ($secs s)"
-  cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=65536 2>&1 | tail -n 3
+  if cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=65536 > "/tmp/fuzz-$t.log" 2>&1; then
+    grep -E "^Done [0-9]+ runs" "/tmp/fuzz-$t.log" || tail -n 2 "/tmp/fuzz-$t.log"
+  else
+    status=1
+    echo "FAILED: see /tmp/fuzz-$t.log"; grep -E "panicked|ERROR|SUMMARY|Test unit written" "/tmp/fuzz-$t.log" | head -n 5
+  fi
 done
+exit $status

@@ -608,6 +608,7 @@ fn cmd_scan(args: &ScanArgs) -> u8 {
     let opts = scan::ScanOptions {
         redact: args.redact,
         baseline,
+        ..scan::ScanOptions::default()
     };
     let outcome = scan::scan_paths(&rules, &scanner, &args.paths, &opts);
     let body = match args.format {

@@ -68,6 +68,30 @@ pub struct ScanOptions {
     pub redact: bool,
     /// Fingerprints to suppress.
     pub baseline: HashSet<String>,
+    /// Only paths matching one of these globs (empty: all).
+    pub include: Vec<String>,
+    /// Leave out paths matching these globs.
+    pub exclude: Vec<String>,
+    /// Only these rule ids (None: all).
+    pub only_rules: Option<HashSet<String>>,
+}
+
+fn overrides(root: &Path, opts: &ScanOptions) -> Result<ignore::overrides::Override, String> {
+    let base = if root.is_dir() {
+        root
+    } else {
+        root.parent().unwrap_or(Path::new("."))
+    };
+    let mut b = ignore::overrides::OverrideBuilder::new(base);
+    for g in &opts.include {
+        b.add(g)
+            .map_err(|e| format!("bad file pattern `{g}`: {e}"))?;
+    }
+    for g in &opts.exclude {
+        b.add(&format!("!{g}"))
+            .map_err(|e| format!("bad exclude pattern `{g}`: {e}"))?;
+    }
+    b.build().map_err(|e| e.to_string())
 }
 
 /// The built-in rules, compiled once per process.
@@ -108,7 +132,17 @@ pub fn scan_paths(
             }
             continue;
         }
+        let ov = match overrides(root, opts) {
+            Ok(o) => o,
+            Err(e) => {
+                if let Ok(mut s) = state.lock() {
+                    s.errors.push(e);
+                }
+                continue;
+            }
+        };
         let walker = ignore::WalkBuilder::new(root)
+            .overrides(ov)
             .standard_filters(false)
             .hidden(false)
             .follow_links(false)
@@ -213,7 +247,10 @@ fn scan_file(
     if looks_binary(&bytes) {
         return FileResult::Binary;
     }
-    let all = scanner.scan(&bytes);
+    let mut all = scanner.scan(&bytes);
+    if let Some(only) = &opts.only_rules {
+        all.retain(|f| only.contains(&f.rule));
+    }
     let (kept, dropped): (Vec<Finding>, Vec<Finding>) = all
         .into_iter()
         .partition(|f| !opts.baseline.contains(&f.fingerprint));

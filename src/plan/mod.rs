@@ -89,6 +89,25 @@ pub enum Action {
     Bash(BashAction),
     /// A question to an agent, answered through the fail-close guard.
     Agent(Box<AgentAction>),
+    /// A secrets scan of workspace files.
+    SecretsScan(ScanAction),
+}
+
+/// A checked `secrets_scan` step.
+#[derive(Debug, Clone)]
+pub struct ScanAction {
+    /// Relative to the workspace, inside it.
+    pub path: PathBuf,
+    /// Include globs (empty: everything).
+    pub include: Vec<String>,
+    /// Exclude globs.
+    pub exclude: Vec<String>,
+    /// detect | redact | report.
+    pub scan_type: raw::ScanType,
+    /// Only these rules (None: all).
+    pub rules: Option<Vec<String>>,
+    /// Print findings at the end.
+    pub show_cli: bool,
 }
 
 /// Where an agent step's prompt comes from.

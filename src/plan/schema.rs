@@ -8,7 +8,7 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Value, json};
 
-use super::raw::{AgentParams, BashParams, PlanFile, PolicyBlock, ToolName};
+use super::raw::{AgentParams, BashParams, PlanFile, PolicyBlock, SecretsScanParams, ToolName};
 
 /// The URL-less id of the plan schema.
 pub const PLAN_SCHEMA_ID: &str = "https://plangate.dev/schema/plan-v1.json";
@@ -22,6 +22,7 @@ pub fn plan_schema() -> Value {
     let mut generator = generator();
     let bash = generator.subschema_for::<BashParams>();
     let agent = generator.subschema_for::<AgentParams>();
+    let scan = generator.subschema_for::<SecretsScanParams>();
     let root = generator.into_root_schema_for::<PlanFile>();
     let mut root = root.to_value();
     if let Some(obj) = root.as_object_mut() {
@@ -33,6 +34,7 @@ pub fn plan_schema() -> Value {
             let params = match tool {
                 ToolName::Bash => bash.clone().to_value(),
                 ToolName::Agent => agent.clone().to_value(),
+                ToolName::SecretsScan => scan.clone().to_value(),
                 _ => return None,
             };
             Some(json!({

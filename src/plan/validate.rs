@@ -121,6 +121,9 @@ fn keys_at(root: &Node, pointer: &str) -> Vec<String> {
                 .map(|n| &n.value)
             {
                 Some(NodeValue::Str(t)) if t == "bash" => allowed_keys::<BashParams>(),
+                Some(NodeValue::Str(t)) if t == "secrets_scan" => {
+                    allowed_keys::<super::raw::SecretsScanParams>()
+                }
                 Some(NodeValue::Str(t)) if t == "agent" => {
                     allowed_keys::<super::raw::AgentParams>()
                 }
@@ -242,6 +245,7 @@ fn check_step(
         && ToolName::ALL.iter().any(|t| t.as_str() == tool)
         && tool != "bash"
         && tool != "agent"
+        && tool != "secrets_scan"
     {
         out.push(
             Diagnostic::at(
@@ -300,6 +304,38 @@ fn check_step(
     check_env(file, step, sid, out);
     match (step.child("tool").and_then(str_of), params) {
         (Some("bash"), Some(p)) => check_bash_params(file, p, sid, out),
+        (Some("secrets_scan"), Some(p)) => {
+            if let Some(n) = p.child("path")
+                && let Some(s) = str_of(n)
+                && let Err(why) = relative_inside(s)
+            {
+                out.push(
+                    Diagnostic::at(file, n.pos, format!("`path` of step `{sid}` {why}"))
+                        .help("give a path relative to the workspace that stays inside it (`.` for all of it)"),
+                );
+            }
+            if let Some(ids) = p.child("rules") {
+                let known = crate::secrets::Ruleset::builtin();
+                let known_ids = known.ids();
+                for n in items(Some(ids)) {
+                    if let Some(id) = str_of(n)
+                        && !known_ids.contains(&id)
+                    {
+                        let d = Diagnostic::at(
+                            file,
+                            n.pos,
+                            format!("unknown secrets rule `{id}` in step `{sid}`"),
+                        );
+                        out.push(match did_you_mean(id, known_ids.iter().copied()) {
+                            Some(s) => d.help(format!("did you mean `{s}`?")),
+                            None => {
+                                d.help("`plangate scan` rule ids are listed in its SARIF output")
+                            }
+                        });
+                    }
+                }
+            }
+        }
         (Some("agent"), Some(p)) => check_agent_params(file, root_agents, step, p, sid, known, out),
         _ => {}
     }
@@ -945,6 +981,40 @@ fn lower_step(ctx: &LowerCtx<'_>, i: usize, s: StepDef, pos: Pos) -> Result<Step
                 p.security_level,
                 p.timeout,
                 p.environment,
+            )
+        }
+        ToolName::SecretsScan => {
+            let p: super::raw::SecretsScanParams =
+                serde_json::from_value(params_json).map_err(|e| {
+                    Diagnostic::at(
+                        file,
+                        root.pos_of(&format!("/steps/{i}/parameters")),
+                        format!("invalid parameters of step `{}`: {e}", s.id),
+                    )
+                })?;
+            let split = |g: &str| {
+                g.split(',')
+                    .map(str::trim)
+                    .filter(|x| !x.is_empty())
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            };
+            (
+                Action::SecretsScan(super::ScanAction {
+                    path: if p.path.trim() == "." {
+                        PathBuf::new()
+                    } else {
+                        relative_inside(&p.path).map_err(|why| Diagnostic::at(file, pos, why))?
+                    },
+                    include: p.file_pattern.as_deref().map(split).unwrap_or_default(),
+                    exclude: p.exclude_patterns.clone(),
+                    scan_type: p.scan_type.unwrap_or(super::raw::ScanType::Detect),
+                    rules: p.rules.clone(),
+                    show_cli: p.show_cli,
+                }),
+                None,
+                None,
+                BTreeMap::new(),
             )
         }
         ToolName::Agent => (

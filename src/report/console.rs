@@ -114,7 +114,11 @@ impl Console {
         } else {
             self.line(format_args!("{style}{tag:>4}{style:#} {head}"));
         }
-        let show = matches!(&step.action, Action::Bash(b) if b.show_cli);
+        let show = match &step.action {
+            Action::Bash(b) => b.show_cli,
+            Action::SecretsScan(s) => s.show_cli,
+            Action::Agent(_) => false,
+        };
         if show || (self.github && r.status.is_failure()) {
             for a in &r.artifacts {
                 self.line(format_args!("     {DIM}artifact{DIM:#} {a}"));

@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod bash;
+pub mod secrets_scan;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -159,6 +160,28 @@ pub fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
     match &step.action {
         Action::Bash(b) => bash::classify(b, step.rollback_command.as_deref(), env),
         Action::Agent(a) => agent::classify(a, step.rollback_command.as_deref(), env),
+        Action::SecretsScan(a) => {
+            let mut c = secrets_scan::classify(a, env);
+            if let Some(rb) = step.rollback_command.as_deref() {
+                let b = bash::classify(
+                    &crate::plan::BashAction {
+                        command: rb.to_owned(),
+                        working_directory: None,
+                        show_cli: false,
+                        capture_output: false,
+                    },
+                    None,
+                    env,
+                );
+                c.blocked = b.blocked.map(|w| format!("rollback_command: {w}"));
+                c.unclassifiable = b.unclassifiable.map(|w| format!("rollback_command: {w}"));
+                if b.classified > c.classified {
+                    c.classified = b.classified;
+                    c.reason = format!("rollback_command: {}", b.reason);
+                }
+            }
+            c
+        }
     }
 }
 
@@ -167,6 +190,12 @@ pub async fn execute(step: &Step, ctx: &StepContext, started: SystemTime) -> Ste
     match &step.action {
         Action::Bash(b) => bash::run(b, step, ctx, started).await,
         Action::Agent(a) => agent::run(a, step, ctx, started).await,
+        Action::SecretsScan(a) => {
+            let (a, id, ctx2) = (a.clone(), step.id.clone(), ctx.clone());
+            tokio::task::spawn_blocking(move || secrets_scan::run(&a, &id, &ctx2, started))
+                .await
+                .unwrap_or_else(|e| internal_failure(started, format!("internal error: {e}")))
+        }
     }
 }
 

@@ -218,3 +218,34 @@ fn scan_redact_rewrites_in_place_and_the_baseline_suppresses_by_fingerprint() {
     assert_eq!(code(&o), 0, "a redacted tree is clean");
     let _ = read_json;
 }
+
+#[test]
+fn the_secrets_scan_tool_scans_workspace_files_inside_a_plan() {
+    let env = Env::new();
+    env.write("conf/app.env", &format!("AWS_ACCESS_KEY_ID={AWS_ID}\n"));
+    env.write("conf/notes.md", "nothing here\n");
+    let plan = "version: 1\nid: s\nsteps:\n  - id: scan\n    tool: secrets_scan\n    parameters: {path: conf, file_pattern: '*.env,*.md'}\n";
+    let o = env.run(plan, &[]);
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let s = env.step("scan");
+    assert_eq!(s["status"], "success");
+    assert_eq!(s["risk"]["effective"], "safe");
+    let result = read_json(&env.out.join("artifacts/scan/result.json"));
+    assert_eq!(result["secrets_found"], 1);
+    assert_eq!(result["files_scanned"], 2);
+    assert_eq!(result["findings"][0]["file"], "conf/app.env");
+    assert_eq!(
+        env.report()["findings"][0]["location"],
+        "workspace:conf/app.env"
+    );
+    // redact rewrites the workspace file and needs the moderate tolerance.
+    let plan = "version: 1\nid: s\npolicy: {risk_tolerance: medium, fail_on_secrets: false}\nsteps:\n  - id: scan\n    tool: secrets_scan\n    parameters: {path: ., scan_type: redact}\n";
+    let o = env.run(plan, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        !std::fs::read_to_string(env.ws.join("conf/app.env"))
+            .unwrap()
+            .contains(AWS_ID)
+    );
+    assert_nowhere(&env.out, &[&o.stdout, &o.stderr], AWS_ID);
+}

@@ -1,0 +1,118 @@
+//! The `secrets_scan` tool: `plangate scan` inside a plan (design 002, 2.4).
+//! Findings join the run's findings (so `fail_on_secrets` applies); the
+//! step's `result.json` has the design's return shape and never a value.
+
+use std::time::SystemTime;
+
+use serde_json::json;
+
+use super::{StepContext, ToolEnv};
+use crate::engine::events::{StepOutcome, StepStatus};
+use crate::plan::ScanAction;
+use crate::plan::raw::ScanType;
+use crate::policy::{Risk, StepClassification};
+use crate::scan::{ScanOptions, builtin_scanner, scan_paths};
+
+/// Reading is safe; rewriting workspace files is moderate.
+pub fn classify(a: &ScanAction, _env: &ToolEnv) -> StepClassification {
+    let (risk, reason) = match a.scan_type {
+        ScanType::Redact => (
+            Risk::Moderate,
+            "rewrites workspace files with their secrets replaced",
+        ),
+        ScanType::Detect | ScanType::Report => (Risk::Safe, "only reads files"),
+    };
+    StepClassification {
+        floor: Risk::Safe,
+        classified: risk,
+        blocked: None,
+        unclassifiable: None,
+        reason: format!("secrets_scan {reason}"),
+    }
+}
+
+/// Run a scan step.
+pub fn run(a: &ScanAction, step_id: &str, ctx: &StepContext, started: SystemTime) -> StepOutcome {
+    let mut out = StepOutcome::new(started);
+    let ws = &ctx.env.workspace;
+    let target = ws.join(&a.path);
+    let real = match target.canonicalize() {
+        Ok(r) if r.starts_with(ws) => r,
+        Ok(r) => {
+            out.error = Some(format!(
+                "`{}` resolves to `{}`, outside the workspace",
+                a.path.display(),
+                r.display()
+            ));
+            return out;
+        }
+        Err(e) => {
+            out.error = Some(format!("cannot scan `{}`: {e}", a.path.display()));
+            return out;
+        }
+    };
+    let Some(scanner) = builtin_scanner() else {
+        out.error = Some("the secrets rules failed to compile".to_owned());
+        return out;
+    };
+    let rules = crate::secrets::Ruleset::builtin();
+    let opts = ScanOptions {
+        redact: a.scan_type == ScanType::Redact,
+        include: a.include.clone(),
+        exclude: a.exclude.clone(),
+        only_rules: a.rules.as_ref().map(|r| r.iter().cloned().collect()),
+        ..ScanOptions::default()
+    };
+    let scanned = scan_paths(&rules, scanner, std::slice::from_ref(&real), &opts);
+    let rel_of = |file: &str| -> String {
+        let abs = if real.is_dir() {
+            real.join(file)
+        } else {
+            real.clone()
+        };
+        abs.strip_prefix(ws)
+            .map_or_else(|_| file.to_owned(), |p| p.display().to_string())
+    };
+    let findings: Vec<_> = scanned
+        .findings
+        .iter()
+        .map(|f| {
+            json!({"file": rel_of(&f.file), "line": f.line, "type": f.rule, "confidence": f.confidence, "redacted": f.redacted})
+        })
+        .collect();
+    out.findings = scanned
+        .findings
+        .iter()
+        .map(|f| crate::report::model::Finding {
+            rule: f.rule.clone(),
+            step: Some(step_id.to_owned()),
+            location: format!("workspace:{}", rel_of(&f.file)),
+            line: f.line as u64,
+            fingerprint: f.fingerprint.clone(),
+        })
+        .collect();
+    let result = json!({
+        "secrets_found": findings.len(),
+        "files_scanned": scanned.files_scanned,
+        "findings": findings,
+        "scan_time": scanned.scan_time.as_secs_f64(),
+        "errors": scanned.errors,
+    });
+    let rel = format!("{}/result.json", ctx.artifacts_rel);
+    let written = std::fs::create_dir_all(&ctx.artifacts_dir).and_then(|()| {
+        std::fs::write(
+            ctx.out_dir.join(&rel),
+            serde_json::to_vec_pretty(&result).unwrap_or_default(),
+        )
+    });
+    match written {
+        Ok(()) => out.artifacts.push(rel),
+        Err(e) => {
+            out.error = Some(format!("cannot write the scan result: {e}"));
+            return out;
+        }
+    }
+    out.status = StepStatus::Success;
+    out.duration = scanned.scan_time;
+    out
+}
