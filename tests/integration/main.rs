@@ -12,3 +12,4 @@ mod plans;
 mod policy;
 mod run;
 mod secrets;
+mod secrets_rules;

@@ -274,3 +274,28 @@ fn every_example_plan_is_valid() {
     }
     assert!(n >= 1);
 }
+
+/// Found by fuzzing: this command made the shell parser allocate gigabytes and abort.
+#[test]
+fn a_command_with_control_characters_is_unclassifiable_not_a_crash() {
+    let env = Env::new();
+    let p = env.write(
+        "plan.yaml",
+        "version: 1\nid: p\nsteps:\n  - {id: odd, tool: bash, parameters: {command: \"<<- <<-<<\\r <<-$[[\\0$[- \"}}\n",
+    );
+    let o = env
+        .cmd()
+        .args(["validate", "--format", "json", p.to_str().unwrap()])
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["steps"][0]["approval"]["decision"], "denied");
+    assert!(
+        v["steps"][0]["approval"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("control character")
+    );
+}

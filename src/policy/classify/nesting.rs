@@ -11,6 +11,18 @@ pub(crate) const MAX_NESTING: usize = 40;
 
 /// Returns the nesting depth of `src`, or why it is too deep or too long to parse.
 pub(crate) fn too_complex(src: &str) -> Result<usize, String> {
+    // brush-parser can blow up (gigabytes, then an abort) on some inputs with
+    // stray control characters, e.g. `<<\r<<-$[[$[-` found by fuzzing; bash
+    // scripts in a plan have no business carrying them, so refuse to parse.
+    if let Some(c) = src
+        .chars()
+        .find(|c| c.is_control() && *c != '\n' && *c != '\t')
+    {
+        return Err(format!(
+            "contains the control character U+{:04X}; plangate does not parse it",
+            u32::from(c)
+        ));
+    }
     if src.len() > MAX_LEN {
         return Err(format!(
             "command is {} bytes long, above the {MAX_LEN}-byte limit",
