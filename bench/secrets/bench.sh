@@ -141,7 +141,7 @@ for t in "${tools[@]}"; do
   python3 "$here/score.py" "$corpus" --tool "$t" --results "$res/$t.corpus.json" --json > "$res/$t.score.json"
   log "$t: accuracy in the big tree (same corpus, scanned as part of the stdlib copy)"
   bash -c "$(cmd "$t" "$work/big")" > "$res/$t.big.json" 2> "$res/$t.big.err" || true
-  python3 "$here/score.py" "$corpus" --tool "$t" --results "$res/$t.big.json" --root "$work/big/zz_corpus" --json > "$res/$t.bigscore.json"
+  python3 "$here/score.py" "$corpus" --tool "$t" --results "$res/$t.big.json" --root "$work/big/zz_corpus" --scan-dir "$work/big" --json > "$res/$t.bigscore.json"
   log "$t: throughput on the big tree ($RUNS runs)"
   time_cmd "$t.big" "$RUNS" 1 "$(cmd "$t" "$work/big")" > "$res/$t.big.secs"
   log "$t: peak RSS on the big tree"

@@ -164,7 +164,7 @@ def normalise(path, root_real, root_given):
     return p
 
 
-def score(labels_dir, tool, results, root=None):
+def score(labels_dir, tool, results, root=None, scan_dir=None):
     labels = load_jsonl(os.path.join(labels_dir, "labels.jsonl"))
     decoys = load_jsonl(os.path.join(labels_dir, "decoys.jsonl"))
     root = root or labels_dir
@@ -182,6 +182,8 @@ def score(labels_dir, tool, results, root=None):
     locs = {}  # (file, start) -> (end, set(rules))
     outside = 0
     for path, s, e, rule in raw:
+        if scan_dir and not os.path.isabs(path.replace("file://", "")):
+            path = os.path.join(os.path.abspath(scan_dir), path)
         rel = normalise(path, root_real, root_given)
         if rel is None:
             outside += 1
@@ -281,9 +283,10 @@ def main():
     ap.add_argument("--tool", required=True, choices=sorted(PARSERS))
     ap.add_argument("--results", required=True)
     ap.add_argument("--root", help="directory the corpus sat in when scanned (default: LABELS_DIR)")
+    ap.add_argument("--scan-dir", help="directory the tool scanned, for tools that report paths relative to it (plangate)")
     ap.add_argument("--json", action="store_true", help="print the metrics as JSON instead of the text report")
     a = ap.parse_args()
-    m = score(a.labels_dir, a.tool, a.results, a.root)
+    m = score(a.labels_dir, a.tool, a.results, a.root, a.scan_dir)
     if a.json:
         json.dump(m, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -249,3 +249,21 @@ fn the_secrets_scan_tool_scans_workspace_files_inside_a_plan() {
     );
     assert_nowhere(&env.out, &[&o.stdout, &o.stderr], AWS_ID);
 }
+
+#[test]
+fn inline_allow_comments_and_example_keys_are_not_findings() {
+    let env = Env::new();
+    env.write(
+        "p/config.py",
+        &format!(
+            "KEY = \"{AWS_ID}\"  # plangate:allow\nOTHER = \"{AWS_ID_2}\"  # gitleaks:allow\nDOC = \"AKIAIOSFODNN7EXAMPLE\"\nTOKEN = os.environ[\"GITHUB_TOKEN\"]\n"
+        ),
+    );
+    let o = env
+        .cmd()
+        .args(["scan", "--format", "json"])
+        .arg(env.ws.join("p"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
+}
