@@ -299,3 +299,17 @@ fn a_command_with_control_characters_is_unclassifiable_not_a_crash() {
             .contains("control character")
     );
 }
+
+/// Found by fuzzing: a huge fd number made the shell parser panic.
+#[test]
+fn an_oversized_fd_number_is_unclassifiable_not_a_panic() {
+    let env = Env::new();
+    let p = env.write("plan.yaml", "version: 1\nid: p\nsteps:\n  - {id: odd, tool: bash, parameters: {command: 'echo 3333333333333333333333>d)'}}\n");
+    let o = env
+        .cmd()
+        .args(["validate", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("denied"));
+}

@@ -11,6 +11,22 @@ pub(crate) const MAX_NESTING: usize = 40;
 
 /// Returns the nesting depth of `src`, or why it is too deep or too long to parse.
 pub(crate) fn too_complex(src: &str) -> Result<usize, String> {
+    // brush-parser panics on a file-descriptor number that does not fit (`333…3>f`).
+    let b = src.as_bytes();
+    let mut run = 0usize;
+    for (k, c) in b.iter().enumerate() {
+        if c.is_ascii_digit() {
+            run += 1;
+        } else {
+            if run > 9
+                && matches!(c, b'<' | b'>')
+                && (k == run || !b[k - run - 1].is_ascii_alphanumeric())
+            {
+                return Err("a redirection names a file descriptor too large to be one".to_owned());
+            }
+            run = 0;
+        }
+    }
     // brush-parser can blow up (gigabytes, then an abort) on some inputs with
     // stray control characters, e.g. `<<\r<<-$[[$[-` found by fuzzing; bash
     // scripts in a plan have no business carrying them, so refuse to parse.

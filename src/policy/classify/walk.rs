@@ -106,9 +106,16 @@ impl Walker {
             self.unclassifiable("nested scripts are too deeply nested to follow".to_string());
             return;
         }
-        let options = brush_parser::ParserOptions::default();
-        let mut parser = brush_parser::Parser::new(std::io::Cursor::new(src.as_bytes()), &options);
-        match parser.parse_program() {
+        // brush-parser can panic on hostile input (fuzzing found `333…3>d)`:
+        // an fd number that overflows); a panic there means "cannot read it".
+        let parsed = std::panic::catch_unwind(|| {
+            let options = brush_parser::ParserOptions::default();
+            let mut parser =
+                brush_parser::Parser::new(std::io::Cursor::new(src.as_bytes()), &options);
+            parser.parse_program().map_err(|e| e.to_string())
+        })
+        .unwrap_or_else(|_| Err("the shell parser failed on it".to_owned()));
+        match parsed {
             Ok(program) => {
                 self.depth += 1;
                 self.nest_used += nest;

@@ -61,7 +61,11 @@ pub(crate) fn eval_word(raw: &str, home: Option<&str>) -> WordEval {
         glob_at: None,
         out: WordEval::default(),
     };
-    match brush_parser::word::parse(raw, &options) {
+    let parsed = std::panic::catch_unwind(|| {
+        brush_parser::word::parse(raw, &options).map_err(|e| e.to_string())
+    })
+    .unwrap_or_else(|_| Err("the shell parser failed on it".to_owned()));
+    match parsed {
         Ok(pieces) => b.pieces(&pieces, false),
         Err(e) => b.out.problem = Some(format!("cannot read the word `{raw}`: {e}")),
     }
@@ -79,7 +83,11 @@ pub(crate) fn eval_heredoc(body: &str, home: Option<&str>) -> WordEval {
         glob_at: None,
         out: WordEval::default(),
     };
-    match brush_parser::word::parse_heredoc(body, &options) {
+    let parsed = std::panic::catch_unwind(|| {
+        brush_parser::word::parse_heredoc(body, &options).map_err(|e| e.to_string())
+    })
+    .unwrap_or_else(|_| Err("the shell parser failed on it".to_owned()));
+    match parsed {
         Ok(pieces) => b.pieces(&pieces, true),
         Err(e) => b.out.problem = Some(format!("cannot read a here-document: {e}")),
     }
