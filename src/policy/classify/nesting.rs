@@ -27,6 +27,17 @@ pub(crate) fn too_complex(src: &str) -> Result<usize, String> {
             run = 0;
         }
     }
+    // ... and on a tilde directory-stack index that does not fit (`~1233…3`).
+    for (k, _) in src.match_indices('~') {
+        let rest = &b[k + 1..];
+        let rest = rest
+            .strip_prefix(b"+")
+            .or_else(|| rest.strip_prefix(b"-"))
+            .unwrap_or(rest);
+        if rest.iter().take_while(|c| c.is_ascii_digit()).count() > 9 {
+            return Err("a `~N` directory-stack index is too large".to_owned());
+        }
+    }
     // brush-parser can blow up (gigabytes, then an abort) on some inputs with
     // stray control characters, e.g. `<<\r<<-$[[$[-` found by fuzzing; bash
     // scripts in a plan have no business carrying them, so refuse to parse.
