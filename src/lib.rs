@@ -277,11 +277,7 @@ fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> u8 
     };
     let (tx, rx) = std::sync::mpsc::channel();
     let writer = std::thread::spawn(move || reporter.consume(&rx));
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(rt) => rt,
         Err(e) => {
             err_line(&format!("cannot start the async runtime: {e}"));
@@ -302,6 +298,15 @@ fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> u8 
         Err(_) => err_line("the report writer crashed"),
     }
     status.code()
+}
+
+/// The async runtime for runs and drafts: two workers (CI machines are small;
+/// steps are processes, not threads).
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
 }
 
 fn spawn_signal_watch(cancel: tokio::sync::watch::Sender<bool>) {
@@ -521,11 +526,7 @@ fn cmd_draft(args: &DraftArgs) -> u8 {
         out_dir: draft::default_out_dir(&workspace, &run_id),
         max_attempts: args.max_attempts,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(rt) => rt,
         Err(e) => {
             err_line(&format!("cannot start the async runtime: {e}"));

@@ -19,14 +19,13 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{StepContext, ToolEnv};
+use super::StepContext;
 use crate::engine::events::{AttemptRecord, StepOutcome, StepStatus, Usage};
 use crate::engine::process::{self, Capture, ProcessSpec, Termination};
 use crate::guard::envelope::{self, Status, Tier};
 use crate::guard::{Category, Rejection, code, json, protocol};
 use crate::plan::raw::{CliOutputFormat, OutputKind, ProviderKind};
 use crate::plan::{AgentAction, PromptSource, Step};
-use crate::policy::classify::{ClassifyContext, classify_bash};
 use crate::policy::{Risk, StepClassification};
 
 /// Default most characters in a prompt or an answer.
@@ -41,7 +40,7 @@ const MAX_CONTEXT_BYTES: u64 = 256 * 1024;
 const MAX_REPLAY_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The agent step's risk floor: what the provider and the output can do by themselves.
-pub fn classify(a: &AgentAction, rollback: Option<&str>, env: &ToolEnv) -> StepClassification {
+pub fn classify(a: &AgentAction) -> StepClassification {
     let writes = a.output == OutputKind::Envelope && a.write_artifacts;
     let (floor, reason) = match a.provider {
         ProviderKind::Command => (
@@ -71,28 +70,13 @@ pub fn classify(a: &AgentAction, rollback: Option<&str>, env: &ToolEnv) -> StepC
             "replays recorded answers; writes nothing".to_owned(),
         ),
     };
-    let mut out = StepClassification {
+    StepClassification {
         floor,
         classified: floor,
         blocked: None,
         unclassifiable: None,
         reason,
-    };
-    if let Some(rb) = rollback {
-        let ctx = ClassifyContext {
-            workspace: &env.workspace,
-            working_dir: &env.workspace,
-            home: env.home.as_deref(),
-        };
-        let r = classify_bash(rb, &ctx);
-        out.blocked = r.blocked.map(|w| format!("rollback_command: {w}"));
-        out.unclassifiable = r.unclassifiable.map(|w| format!("rollback_command: {w}"));
-        if r.risk > out.classified {
-            out.classified = r.risk;
-            out.reason = format!("rollback_command: {}", r.reason);
-        }
     }
-    out
 }
 
 /// One answer from a provider.

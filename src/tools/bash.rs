@@ -22,8 +22,8 @@ pub const SHELL: &str = "bash";
 /// Flags before `-c`.
 pub const SHELL_FLAGS: [&str; 4] = ["--noprofile", "--norc", "-eo", "pipefail"];
 
-/// Classify the command and the rollback command; the higher risk wins.
-pub fn classify(b: &BashAction, rollback: Option<&str>, env: &ToolEnv) -> StepClassification {
+/// Classify the command.
+pub fn classify(b: &BashAction, env: &ToolEnv) -> StepClassification {
     let wd = b
         .working_directory
         .as_ref()
@@ -34,36 +34,13 @@ pub fn classify(b: &BashAction, rollback: Option<&str>, env: &ToolEnv) -> StepCl
         home: env.home.as_deref(),
     };
     let main = classify_bash(&b.command, &ctx);
-    let mut out = StepClassification {
+    StepClassification {
         floor: Risk::Safe,
         classified: main.risk,
         blocked: main.blocked,
         unclassifiable: main.unclassifiable,
         reason: main.reason,
-    };
-    if let Some(rb) = rollback {
-        let ctx = ClassifyContext {
-            workspace: &env.workspace,
-            working_dir: &env.workspace,
-            home: env.home.as_deref(),
-        };
-        let r = classify_bash(rb, &ctx);
-        if out.blocked.is_none()
-            && let Some(why) = r.blocked
-        {
-            out.blocked = Some(format!("rollback_command: {why}"));
-        }
-        if out.unclassifiable.is_none()
-            && let Some(why) = r.unclassifiable
-        {
-            out.unclassifiable = Some(format!("rollback_command: {why}"));
-        }
-        if r.risk > out.classified {
-            out.classified = r.risk;
-            out.reason = format!("rollback_command: {}", r.reason);
-        }
     }
-    out
 }
 
 /// Run a bash step.

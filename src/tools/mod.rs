@@ -155,33 +155,36 @@ pub struct ToolResult {
     pub stdout_path: Option<PathBuf>,
 }
 
-/// Classify a step's concrete parameters (and its rollback command).
+/// Classify a step's concrete parameters and its rollback command: the
+/// rollback runs unattended too, so the higher risk (or a block) wins.
 pub fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
-    match &step.action {
-        Action::Bash(b) => bash::classify(b, step.rollback_command.as_deref(), env),
-        Action::Agent(a) => agent::classify(a, step.rollback_command.as_deref(), env),
-        Action::SecretsScan(a) => {
-            let mut c = secrets_scan::classify(a, env);
-            if let Some(rb) = step.rollback_command.as_deref() {
-                let b = bash::classify(
-                    &crate::plan::BashAction {
-                        command: rb.to_owned(),
-                        working_directory: None,
-                        show_cli: false,
-                        capture_output: false,
-                    },
-                    None,
-                    env,
-                );
-                c.blocked = b.blocked.map(|w| format!("rollback_command: {w}"));
-                c.unclassifiable = b.unclassifiable.map(|w| format!("rollback_command: {w}"));
-                if b.classified > c.classified {
-                    c.classified = b.classified;
-                    c.reason = format!("rollback_command: {}", b.reason);
-                }
-            }
-            c
+    let mut c = classify_action(step, env);
+    if let Some(rb) = step.rollback_command.as_deref() {
+        let ctx = crate::policy::classify::ClassifyContext {
+            workspace: &env.workspace,
+            working_dir: &env.workspace,
+            home: env.home.as_deref(),
+        };
+        let r = crate::policy::classify::classify_bash(rb, &ctx);
+        if c.blocked.is_none() {
+            c.blocked = r.blocked.map(|w| format!("rollback_command: {w}"));
         }
+        if c.unclassifiable.is_none() {
+            c.unclassifiable = r.unclassifiable.map(|w| format!("rollback_command: {w}"));
+        }
+        if r.risk > c.classified {
+            c.classified = r.risk;
+            c.reason = format!("rollback_command: {}", r.reason);
+        }
+    }
+    c
+}
+
+fn classify_action(step: &Step, env: &ToolEnv) -> StepClassification {
+    match &step.action {
+        Action::Bash(b) => bash::classify(b, env),
+        Action::Agent(a) => agent::classify(a),
+        Action::SecretsScan(a) => secrets_scan::classify(a, env),
     }
 }
 
