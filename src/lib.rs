@@ -10,6 +10,7 @@
 //! only `report` and this file write to stdout or stderr.
 
 pub mod cli;
+pub mod diff;
 pub mod draft;
 pub mod engine;
 pub mod exit_code;

@@ -231,6 +231,15 @@ pub enum RunEvent {
         /// What happened.
         outcome: StepOutcome,
     },
+    /// What the run changed in the workspace (after the last step and the rollbacks).
+    Diff {
+        /// The report's `diff` block.
+        summary: crate::diff::DiffSummary,
+        /// `diff-summary.md` (written through the redaction layer).
+        markdown: String,
+        /// Secrets in the diff that no step's artifacts already showed.
+        findings: Vec<crate::report::model::Finding>,
+    },
     /// The run is over.
     RunFinished {
         /// How it ended.

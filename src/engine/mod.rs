@@ -228,6 +228,14 @@ pub async fn run(
         return RunStatus::Success;
     }
 
+    // What the workspace looked like before anything ran (off the async workers).
+    let before = {
+        let ws = settings.env.workspace.clone();
+        let out = settings.out_dir.clone();
+        tokio::task::spawn_blocking(move || crate::diff::Snapshot::take(&ws, &[out]))
+            .await
+            .unwrap_or_default()
+    };
     // Running steps stop on one channel, for a signal or an exhausted budget.
     let shared = Arc::new(RunShared::new(settings.policy.budget));
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -243,6 +251,7 @@ pub async fn run(
         results: BTreeMap::new(),
         budget_hit: Vec::new(),
         secrets: 0,
+        fingerprints: std::collections::HashSet::new(),
         state,
         selected,
         completed: Vec::new(),
@@ -295,11 +304,57 @@ pub async fn run(
     if matches!(status, RunStatus::Failed | RunStatus::Rejected) {
         sched.rollback().await;
     }
+    let (summary, markdown, findings) = {
+        let ws = settings.env.workspace.clone();
+        let out = settings.out_dir.clone();
+        let seen = sched.fingerprints.clone();
+        tokio::task::spawn_blocking(move || {
+            let after = crate::diff::Snapshot::take(&ws, &[out]);
+            let (summary, markdown) = before.compare(&after);
+            let findings = diff_findings(&markdown, &seen);
+            (summary, markdown, findings)
+        })
+        .await
+        .unwrap_or_default()
+    };
+    sched.secrets += findings.len();
+    emit(RunEvent::Diff {
+        summary,
+        markdown,
+        findings,
+    });
     if sched.secrets > 0 && settings.policy.fail_on_secrets {
         status = status.combine(RunStatus::SecretsFound);
     }
     emit(RunEvent::RunFinished { status });
     status
+}
+
+/// Secrets in the diff summary not already found in a step's output or files.
+fn diff_findings(
+    markdown: &str,
+    seen: &std::collections::HashSet<String>,
+) -> Vec<crate::report::model::Finding> {
+    let Some(scanner) = crate::scan::builtin_scanner() else {
+        return Vec::new();
+    };
+    let found = scanner.scan(markdown.as_bytes());
+    crate::report::redact::remember(
+        found
+            .iter()
+            .filter_map(|f| markdown.as_bytes().get(f.start..f.end).map(<[u8]>::to_vec)),
+    );
+    found
+        .into_iter()
+        .filter(|f| !seen.contains(&f.fingerprint))
+        .map(|f| crate::report::model::Finding {
+            rule: f.rule,
+            step: None,
+            location: "diff-summary.md".to_owned(),
+            line: f.line as u64,
+            fingerprint: f.fingerprint,
+        })
+        .collect()
 }
 
 /// Forward a signal, or the wall-time budget running out, to the steps' stop channel.
@@ -339,6 +394,8 @@ struct Scheduler {
     budget_hit: Vec<usize>,
     /// Secrets found so far.
     secrets: usize,
+    /// Their fingerprints (so the diff does not report them twice).
+    fingerprints: std::collections::HashSet<String>,
     state: Vec<State>,
     selected: Vec<bool>,
     /// Steps that succeeded, in completion order.
@@ -482,6 +539,7 @@ impl Scheduler {
                         self.budget_hit.push(i);
                     }
                     self.secrets += outcome.findings.len();
+                    self.fingerprints.extend(outcome.findings.iter().map(|f| f.fingerprint.clone()));
                     if let Some(f) = &outcome.result_file {
                         self.results.insert(self.plan.steps[i].id.clone(), f.clone());
                     }
@@ -548,6 +606,8 @@ impl Scheduler {
             let mut outcome = tools::bash::outcome(step, result, started, None, &ctx);
             tools::sweep(&mut outcome, &ctx, &step.id);
             self.secrets += outcome.findings.len();
+            self.fingerprints
+                .extend(outcome.findings.iter().map(|f| f.fingerprint.clone()));
             self.emit(RunEvent::RollbackFinished {
                 step: i,
                 sequence,

@@ -63,6 +63,20 @@ pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T, sync: bool) -> st
     Ok(())
 }
 
+/// Write text atomically through the redaction layer.
+pub fn write_text_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    tmp.write_all(&redact::clean(text.as_bytes()))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// One manifest entry: design 002's ArtifactMetadata.
 #[derive(Debug, Clone, Serialize)]
 struct ManifestEntry {
@@ -310,6 +324,22 @@ impl Reporter {
                     .extend(outcome.findings.iter().cloned());
                 self.manifest_entry(*step, *sequence, "rollback", outcome);
                 self.report.steps[*step].rollback = Some(rb);
+            }
+            RunEvent::Diff {
+                summary,
+                markdown,
+                findings,
+            } => {
+                self.report.diff = serde_json::to_value(summary).ok();
+                self.report.findings.extend(findings.iter().cloned());
+                for f in findings {
+                    self.audit(json!({"event": "finding", "rule": f.rule, "location": f.location, "line": f.line, "fingerprint": f.fingerprint}));
+                }
+                self.audit(json!({"event": "diff", "files_changed": summary.files_changed, "insertions": summary.insertions, "deletions": summary.deletions}));
+                let path = self.out_dir.join("diff-summary.md");
+                if let Err(e) = write_text_atomic(&path, markdown) {
+                    self.audit(json!({"event": "error", "what": "diff-summary.md", "error": e.to_string()}));
+                }
             }
             RunEvent::RunFinished { status } => {
                 self.report.status = *status;

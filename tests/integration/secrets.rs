@@ -267,3 +267,49 @@ fn inline_allow_comments_and_example_keys_are_not_findings() {
         .unwrap();
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stdout));
 }
+
+#[test]
+fn the_diff_summary_lists_changes_and_a_secret_written_to_a_file_is_caught_there() {
+    let env = Env::new();
+    env.write("src/keep.txt", "one\ntwo\n");
+    env.write("src/gone.txt", "bye\n");
+    env.write(".gitignore", "*.log\n");
+    let plan = format!(
+        "version: 1\nid: d\npolicy: {{risk_tolerance: high}}\nsteps:\n  - id: edit\n    tool: bash\n    parameters: {{command: 'printf \"one\\\\nthree\\\\n\" > src/keep.txt; rm src/gone.txt; echo noise > run.log; printf \"[ci]\\\\nkey = {AWS_ID}\\\\n\" > ci.ini'}}\n"
+    );
+    let o = env.run(&plan, &[]);
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let r = env.report();
+    let d = &r["diff"];
+    assert_eq!(d["files_changed"], 3, "{d:#}");
+    let files: Vec<(String, String)> = d["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_owned(),
+                f["change"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        files,
+        vec![
+            ("ci.ini".to_owned(), "added".to_owned()),
+            ("src/gone.txt".to_owned(), "deleted".to_owned()),
+            ("src/keep.txt".to_owned(), "modified".to_owned()),
+        ]
+    );
+    let md = std::fs::read_to_string(env.out.join("diff-summary.md")).unwrap();
+    assert!(md.contains("+three") && md.contains("-two"), "{md}");
+    assert!(!md.contains("run.log"), "ignored files stay out");
+    let locations: Vec<&str> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["location"].as_str())
+        .collect();
+    assert_eq!(locations, vec!["diff-summary.md"]);
+    assert_nowhere(&env.out, &[&o.stdout, &o.stderr], AWS_ID);
+}
