@@ -30,6 +30,32 @@ pub enum Command {
     Draft(DraftArgs),
     /// Scan files and directories for secrets (exit 4 when any is found).
     Scan(ScanArgs),
+    /// Render a saved report.json again (for a later CI job to publish).
+    Report(ReportArgs),
+}
+
+/// `plangate report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A report.json written by `plangate run`.
+    #[arg(value_name = "REPORT.json")]
+    pub report: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: ReportFormat,
+}
+
+/// Formats of `plangate report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// GitHub-flavoured Markdown (step summary, PR comment).
+    Markdown,
+    /// JUnit XML (GitLab `reports: junit`).
+    Junit,
+    /// SARIF 2.1.0 of the findings.
+    Sarif,
+    /// The report as JSON.
+    Json,
 }
 
 /// `plangate scan`.

@@ -15,6 +15,7 @@ pub mod draft;
 pub mod engine;
 pub mod exit_code;
 pub mod guard;
+pub mod integrations;
 pub mod plan;
 pub mod policy;
 pub mod report;
@@ -32,8 +33,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use cli::{
-    Cli, Command, DecisionArgs, DraftArgs, Format, RunArgs, ScanArgs, ScanFormat, SchemaArgs,
-    ValidateArgs,
+    Cli, Command, DecisionArgs, DraftArgs, Format, ReportArgs, ReportFormat, RunArgs, ScanArgs,
+    ScanFormat, SchemaArgs, ValidateArgs,
 };
 use engine::{RunSettings, StepDecision};
 use exit_code::RunStatus;
@@ -50,6 +51,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Schema(args) => cmd_schema(&args),
         Command::Draft(args) => cmd_draft(&args),
         Command::Scan(args) => cmd_scan(&args),
+        Command::Report(args) => cmd_report(&args),
     }
 }
 
@@ -266,6 +268,7 @@ fn cmd_run(args: &RunArgs) -> u8 {
 }
 
 fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> u8 {
+    let out_dir = settings.out_dir.clone();
     let reporter = match report::Reporter::new(Arc::clone(&plan), &settings, console) {
         Ok(r) => r,
         Err(e) => {
@@ -294,7 +297,11 @@ fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> u8 
     });
     runtime.shutdown_timeout(Duration::from_secs(1));
     match writer.join() {
-        Ok(Ok(_)) => {}
+        Ok(Ok(_)) => {
+            if let Err(e) = integrations::publish(&out_dir) {
+                stderr_text(&format!("plangate: warning: {e}\n"));
+            }
+        }
         Ok(Err(e)) => err_line(&format!("failed to write the report: {e}")),
         Err(_) => err_line("the report writer crashed"),
     }
@@ -634,5 +641,41 @@ fn cmd_scan(args: &ScanArgs) -> u8 {
         0
     } else {
         RunStatus::SecretsFound.code()
+    }
+}
+
+fn cmd_report(args: &ReportArgs) -> u8 {
+    let text = match std::fs::read_to_string(&args.report) {
+        Ok(t) => t,
+        Err(e) => {
+            err_line(&format!("cannot read {}: {e}", args.report.display()));
+            return RunStatus::Invalid.code();
+        }
+    };
+    let report: report::model::Report = match serde_json::from_str(&text) {
+        Ok(r) => r,
+        Err(e) => {
+            err_line(&format!(
+                "{} is not a plangate report: {e} (line {}, column {})",
+                args.report.display(),
+                e.line(),
+                e.column()
+            ));
+            return RunStatus::Invalid.code();
+        }
+    };
+    let body = match args.format {
+        ReportFormat::Markdown => report::render::markdown(&report),
+        ReportFormat::Junit => report::render::junit(&report),
+        ReportFormat::Sarif => {
+            serde_json::to_string_pretty(&report::render::sarif(&report)).unwrap_or_default() + "\n"
+        }
+        ReportFormat::Json => {
+            serde_json::to_string_pretty(&report::render::json(&report)).unwrap_or_default() + "\n"
+        }
+    };
+    match stdout_bytes(body.as_bytes()) {
+        Ok(()) => 0,
+        Err(_) => 1,
     }
 }

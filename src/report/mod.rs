@@ -9,6 +9,7 @@
 pub mod console;
 pub mod model;
 pub mod redact;
+pub mod render;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};

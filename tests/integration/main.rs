@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)]
 
 mod agent;
+mod ci;
 mod guard_code;
 mod guard_conformance;
 mod guard_envelope;

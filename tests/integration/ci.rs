@@ -1,0 +1,120 @@
+//! `plangate report` renderers and the GitHub Actions outputs.
+
+use crate::harness::{Env, code, read_json, stderr};
+
+const AWS_ID: &str = "AKIAZ7Q4NX2LMRBT5KPW";
+
+fn failing_run(env: &Env) {
+    let plan = format!(
+        "version: 1\nid: ci\npolicy: {{risk_tolerance: high}}\nsteps:\n  - {{id: bad, tool: bash, continue_on_error: true, parameters: {{command: 'echo \"<&>\" >&2; exit 2'}}}}\n  - {{id: ok, tool: bash, parameters: {{command: 'echo {AWS_ID}'}}}}\n"
+    );
+    let o = env.run(&plan, &[]);
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+}
+
+fn render(env: &Env, format: &str) -> String {
+    let o = env
+        .cmd()
+        .args(["report", "--format", format])
+        .arg(env.out.join("report.json"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!text.contains(AWS_ID));
+    text
+}
+
+#[test]
+fn a_saved_report_renders_as_markdown_junit_sarif_and_json() {
+    let env = Env::new();
+    failing_run(&env);
+    let md = render(&env, "markdown");
+    assert!(md.contains("| `ok` | bash | success"), "{md}");
+    assert!(md.contains("| `bad` | bash | failed"), "{md}");
+    assert!(md.contains("1 secret(s) found"), "{md}");
+    let junit = render(&env, "junit");
+    assert!(junit.starts_with("<?xml"));
+    assert_eq!(
+        junit.matches("<testcase ").count(),
+        3,
+        "two steps and the secrets case: {junit}"
+    );
+    assert_eq!(junit.matches("<failure ").count(), 2, "{junit}");
+    assert!(
+        !junit.contains("<&>") && junit.contains("exited with code 2"),
+        "escaped: {junit}"
+    );
+    let sarif: serde_json::Value = serde_json::from_str(&render(&env, "sarif")).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        sarif["runs"][0]["results"][0]["ruleId"],
+        "aws-access-key-id"
+    );
+    let json: serde_json::Value = serde_json::from_str(&render(&env, "json")).unwrap();
+    assert_eq!(json, read_json(&env.out.join("report.json")));
+    let o = env
+        .cmd()
+        .args(["report", "--format", "json", "missing.json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2);
+    std::fs::write(env.ws.join("not-a-report.json"), "{\"x\": 1}").unwrap();
+    let o = env
+        .cmd()
+        .args(["report", "--format", "markdown", "not-a-report.json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("not a plangate report"));
+}
+
+#[test]
+fn under_github_actions_the_summary_and_outputs_are_written() {
+    let env = Env::new();
+    let summary = env.ws.join("summary.md");
+    let output = env.ws.join("output.txt");
+    let plan = env.write(
+        "plan.yaml",
+        &format!("version: 1\nid: gh\npolicy: {{risk_tolerance: high}}\nsteps:\n  - {{id: s, tool: bash, parameters: {{command: 'echo {AWS_ID}'}}}}\n"),
+    );
+    let o = env
+        .cmd()
+        .arg("run")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&env.out)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_OUTPUT", &output)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let md = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        md.contains("plangate: `gh`") && md.contains("secrets_found"),
+        "{md}"
+    );
+    let out = std::fs::read_to_string(&output).unwrap();
+    for key in [
+        "status",
+        "exit-code",
+        "report",
+        "diff-summary",
+        "findings",
+        "cost-usd",
+    ] {
+        assert!(
+            out.contains(&format!("{key}<<ghadelimiter_")),
+            "{key} missing: {out}"
+        );
+    }
+    assert!(
+        out.contains("\nsecrets_found\n") && out.contains("\n4\n"),
+        "{out}"
+    );
+    for text in [&md, &out] {
+        assert!(!text.contains(AWS_ID));
+    }
+}
