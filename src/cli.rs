@@ -167,6 +167,9 @@ pub struct RunArgs {
         default_value_t = 5.0
     )]
     pub kill_grace: f64,
+    /// Also write the report as JUnit XML here (GitLab `artifacts: reports: junit`).
+    #[arg(long, env = "PLANGATE_JUNIT", value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Print nothing on stderr (the report is still written).
     #[arg(long, short, env = "PLANGATE_QUIET")]
     pub quiet: bool,

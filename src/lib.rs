@@ -264,7 +264,26 @@ fn cmd_run(args: &RunArgs) -> u8 {
     let plan = Arc::new(prepared.plan);
     let mut console = Console::from_env();
     console.quiet = args.quiet;
-    execute(plan, settings, console)
+    let out_dir = settings.out_dir.clone();
+    let code = execute(plan, settings, console);
+    if let Some(junit) = &args.junit {
+        let rendered = std::fs::read_to_string(out_dir.join("report.json"))
+            .map_err(|e| e.to_string())
+            .and_then(|t| {
+                serde_json::from_str::<report::model::Report>(&t).map_err(|e| e.to_string())
+            })
+            .map(|r| report::render::junit(&r));
+        let written = rendered.and_then(|x| {
+            std::fs::write(junit, report::redact::clean(x.as_bytes())).map_err(|e| e.to_string())
+        });
+        if let Err(e) = written {
+            stderr_text(&format!(
+                "plangate: warning: cannot write --junit {}: {e}\n",
+                junit.display()
+            ));
+        }
+    }
+    code
 }
 
 fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> u8 {

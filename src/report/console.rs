@@ -125,8 +125,16 @@ impl Console {
             }
         }
         if show {
+            // Under GitHub Actions nothing a step printed may act as a workflow command.
+            let token = uuid::Uuid::now_v7().simple().to_string();
+            if self.github {
+                self.line(format_args!("::stop-commands::{token}"));
+            }
             for a in &r.artifacts {
                 echo_file(self, &out_dir.join(a));
+            }
+            if self.github {
+                self.line(format_args!("::{token}::"));
             }
         } else if r.status.is_failure() && !r.artifacts.is_empty() {
             self.line(format_args!(
@@ -136,6 +144,13 @@ impl Console {
         }
         if self.github {
             self.line(format_args!("::endgroup::"));
+            if r.status.is_failure() {
+                self.line(format_args!(
+                    "::error title={}::{}",
+                    gh_property(&format!("plangate step {} {}", r.id, r.status.as_str())),
+                    gh_data(r.error.as_deref().unwrap_or(""))
+                ));
+            }
         }
     }
 
@@ -186,6 +201,50 @@ impl Console {
             count(StepStatus::Skipped),
             count(StepStatus::NotRun),
         ));
+        if let Some(d) = &r.diff {
+            self.line(format_args!(
+                "changed: {} file(s), +{} -{} (diff-summary.md)",
+                d["files_changed"], d["insertions"], d["deletions"]
+            ));
+        }
+        if r.usage.tokens() > 0 {
+            self.line(format_args!(
+                "agent usage: {} input + {} output tokens{}, ${:.4}",
+                r.usage.input_tokens,
+                r.usage.output_tokens,
+                if r.usage.estimated {
+                    " (partly estimated)"
+                } else {
+                    ""
+                },
+                r.usage.cost_usd
+            ));
+        }
+        if !r.findings.is_empty() {
+            self.line(format_args!(
+                "{RED}secrets{RED:#}: {} found in what the run produced (values redacted; see `findings` in the report)",
+                r.findings.len()
+            ));
+        }
+        if self.github {
+            // GitHub shows at most 10 error annotations per step; the rest are in the report.
+            for f in r.findings.iter().take(10) {
+                let file = f.location.strip_prefix("workspace:").unwrap_or(&f.location);
+                self.line(format_args!(
+                    "::error file={},line={},title={}::{}",
+                    gh_property(file),
+                    f.line,
+                    gh_property(&format!("secret ({})", f.rule)),
+                    gh_data(&format!(
+                        "a {} secret was found here; its value is redacted (fingerprint {})",
+                        f.rule, f.fingerprint
+                    ))
+                ));
+            }
+        }
+        if let Some(why) = &r.budget_exhausted {
+            self.line(format_args!("{RED}budget{RED:#}: {why}"));
+        }
         self.line(format_args!(
             "report: {}",
             out_dir.join("report.json").display()
@@ -221,4 +280,16 @@ fn echo_file(c: &Console, path: &Path) {
         };
         c.line(format_args!("     | {safe}"));
     }
+}
+
+/// Escape a workflow-command message.
+fn gh_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escape a workflow-command property value.
+fn gh_property(s: &str) -> String {
+    gh_data(s).replace(':', "%3A").replace(',', "%2C")
 }

@@ -118,3 +118,46 @@ fn under_github_actions_the_summary_and_outputs_are_written() {
         assert!(!text.contains(AWS_ID));
     }
 }
+
+#[test]
+fn junit_flag_and_github_annotations() {
+    let env = Env::new();
+    let plan = env.write(
+        "plan.yaml",
+        &format!("version: 1\nid: gh\npolicy: {{risk_tolerance: high}}\nsteps:\n  - {{id: leak, tool: bash, parameters: {{command: 'echo \"::warning::injected\"; echo {AWS_ID} > conf.ini; exit 3', show_cli: true}}}}\n"),
+    );
+    let junit = env.ws.join("junit.xml");
+    let o = env
+        .cmd()
+        .arg("run")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&env.out)
+        .arg("--junit")
+        .arg(&junit)
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<testcase classname=\"gh\" name=\"leak\"") && xml.contains("<failure"),
+        "{xml}"
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("::error title=plangate step leak failed::exited with code 3"),
+        "{err}"
+    );
+    assert!(err.contains("::error file=diff-summary.md,line="), "{err}");
+    // A step's output cannot issue workflow commands: it is wrapped in stop-commands.
+    let stop = err
+        .lines()
+        .find(|l| l.starts_with("::stop-commands::"))
+        .expect("stop-commands");
+    let token = stop.trim_start_matches("::stop-commands::");
+    let start = err.find(stop).unwrap();
+    let end = err.find(&format!("::{token}::")).expect("resume");
+    assert!(err[start..end].contains("::warning::injected"));
+    assert!(!err.contains(AWS_ID) && !xml.contains(AWS_ID));
+}
