@@ -161,3 +161,75 @@ fn junit_flag_and_github_annotations() {
     assert!(err[start..end].contains("::warning::injected"));
     assert!(!err.contains(AWS_ID) && !xml.contains(AWS_ID));
 }
+
+#[test]
+fn the_nightly_cron_wrapper_keeps_reports_per_date_and_prunes_old_ones() {
+    let env = Env::new();
+    env.write(
+        "plans/nightly.yaml",
+        "version: 1\nid: nightly\nsteps:\n  - {id: ls, tool: bash, parameters: {command: ls}}\n",
+    );
+    let bin_dir = assert_cmd::cargo::cargo_bin("plangate")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ci/nightly.sh");
+    let nightly = env.ws.join(".plangate/nightly");
+    std::fs::create_dir_all(&nightly).unwrap();
+    for old in ["2001-01-01", "2001-01-02", "2001-01-03"] {
+        std::fs::create_dir_all(nightly.join(old)).unwrap();
+    }
+    let run = || {
+        std::process::Command::new("bash")
+            .arg(script)
+            .arg(&env.ws)
+            .arg("plans/nightly.yaml")
+            .arg("2")
+            .env("PATH", &path)
+            .output()
+            .unwrap()
+    };
+    let o = run();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut kept: Vec<String> = std::fs::read_dir(&nightly)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.starts_with("20"))
+        .collect();
+    kept.sort();
+    assert_eq!(kept.len(), 2, "retention keeps 2: {kept:?}");
+    assert_eq!(kept[0], "2001-01-03");
+    assert!(nightly.join(&kept[1]).join("report.json").exists());
+    // While another run holds the lock, a second one skips.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .open(nightly.join(".lock"))
+        .unwrap();
+    let holder = std::process::Command::new("flock")
+        .arg(nightly.join(".lock"))
+        .args(["sleep", "5"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let o = run();
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("skipping"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    drop(lock);
+    let mut holder = holder;
+    let _ = holder.kill();
+    let _ = holder.wait();
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Nightly cron batch: one plangate run at a time, reports kept per date, old ones pruned.
+#   0 3 * * *  /path/to/repo/examples/ci/nightly.sh /path/to/repo plans/nightly.yaml
+set -uo pipefail
+repo=${1:?usage: nightly.sh REPO PLAN [KEEP]}
+plan=${2:?usage: nightly.sh REPO PLAN [KEEP]}
+keep=${3:-14}
+reports="$repo/.plangate/nightly"
+mkdir -p "$reports"
+# A lock, so two runs never overlap (flock is in util-linux).
+exec 9>"$reports/.lock"
+if ! flock -n 9; then
+  echo "nightly: another run holds $reports/.lock; skipping" >&2
+  exit 0
+fi
+day=$(date -u +%Y-%m-%d)
+out="$reports/$day"
+[ -e "$out" ] && out="$reports/$day-$(date -u +%H%M%S)"
+cd "$repo" || exit 2
+plangate run "$plan" --out "$out" --quiet
+code=$?
+echo "nightly: $plan ended with exit $code; report in $out/report.json"
+# Retention: keep the newest $keep runs.
+ls -1d "$reports"/20* 2>/dev/null | sort | head -n -"$keep" | while read -r old; do rm -rf -- "$old"; done
+exit $code
