@@ -211,11 +211,6 @@ fn the_nightly_cron_wrapper_keeps_reports_per_date_and_prunes_old_ones() {
     assert_eq!(kept[0], "2001-01-03");
     assert!(nightly.join(&kept[1]).join("report.json").exists());
     // While another run holds the lock, a second one skips.
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .open(nightly.join(".lock"))
-        .unwrap();
     let holder = std::process::Command::new("flock")
         .arg(nightly.join(".lock"))
         .args(["sleep", "5"])
@@ -228,7 +223,6 @@ fn the_nightly_cron_wrapper_keeps_reports_per_date_and_prunes_old_ones() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    drop(lock);
     let mut holder = holder;
     let _ = holder.kill();
     let _ = holder.wait();
