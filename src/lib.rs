@@ -194,6 +194,24 @@ fn prepare(
     })
 }
 
+/// `--junit FILE`: the final report as JUnit XML, through the redaction layer.
+fn write_junit(junit: Option<&Path>, out_dir: &Path) {
+    let Some(junit) = junit else { return };
+    let written = std::fs::read_to_string(out_dir.join("report.json"))
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str::<report::model::Report>(&t).map_err(|e| e.to_string()))
+        .map(|r| report::render::junit(&r))
+        .and_then(|x| {
+            std::fs::write(junit, report::redact::clean(x.as_bytes())).map_err(|e| e.to_string())
+        });
+    if let Err(e) = written {
+        stderr_text(&format!(
+            "plangate: warning: cannot write --junit {}: {e}\n",
+            junit.display()
+        ));
+    }
+}
+
 fn cmd_run(args: &RunArgs) -> u8 {
     let run_id = uuid::Uuid::now_v7().to_string();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
@@ -208,6 +226,7 @@ fn cmd_run(args: &RunArgs) -> u8 {
         match report::write_invalid(&out, &run_id, &args.plan, ws, diags) {
             Ok(p) => {
                 stderr_text(&format!("report: {}\n", p.display()));
+                write_junit(args.junit.as_deref(), &out);
             }
             Err(e) => err_line(&format!(
                 "cannot write the report to {}: {e}",
@@ -266,23 +285,7 @@ fn cmd_run(args: &RunArgs) -> u8 {
     console.quiet = args.quiet;
     let out_dir = settings.out_dir.clone();
     let code = execute(plan, settings, console);
-    if let Some(junit) = &args.junit {
-        let rendered = std::fs::read_to_string(out_dir.join("report.json"))
-            .map_err(|e| e.to_string())
-            .and_then(|t| {
-                serde_json::from_str::<report::model::Report>(&t).map_err(|e| e.to_string())
-            })
-            .map(|r| report::render::junit(&r));
-        let written = rendered.and_then(|x| {
-            std::fs::write(junit, report::redact::clean(x.as_bytes())).map_err(|e| e.to_string())
-        });
-        if let Err(e) = written {
-            stderr_text(&format!(
-                "plangate: warning: cannot write --junit {}: {e}\n",
-                junit.display()
-            ));
-        }
-    }
+    write_junit(args.junit.as_deref(), &out_dir);
     code
 }
 

@@ -227,3 +227,19 @@ fn the_nightly_cron_wrapper_keeps_reports_per_date_and_prunes_old_ones() {
     let _ = holder.kill();
     let _ = holder.wait();
 }
+
+#[test]
+fn junit_is_written_for_an_invalid_plan_too() {
+    let env = Env::new();
+    let junit = env.ws.join("junit.xml");
+    let o = env.run(
+        "version: 1\nid: x\nsteps:\n  - {id: a, tool: bash, parameters: {comand: ls}}\n",
+        &["--junit", junit.to_str().unwrap()],
+    );
+    assert_eq!(code(&o), 2);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("name=\"plan\"") && xml.contains("unknown key"),
+        "{xml}"
+    );
+}
