@@ -110,13 +110,14 @@ fn strip_location_suffix(msg: &str) -> String {
     }
 }
 
-/// Validate a tree against a schema; every violation becomes a diagnostic.
+/// Validate a tree (and its JSON form, `instance`) against a schema; every violation becomes a diagnostic.
 ///
 /// `describe` turns a JSON pointer into words ("step `lint`"), and `keys_at`
 /// lists the keys allowed at a pointer, for "did you mean" help.
 pub fn schema_check(
     file: &str,
     root: &Node,
+    instance: &Value,
     schema: &Value,
     describe: &dyn Fn(&str) -> String,
     keys_at: &dyn Fn(&str) -> Vec<String>,
@@ -131,9 +132,8 @@ pub fn schema_check(
             )];
         }
     };
-    let instance = root.to_json();
     let mut out = Vec::new();
-    for err in validator.iter_errors(&instance) {
+    for err in validator.iter_errors(instance) {
         let pointer = err.instance_path().as_str().to_owned();
         out.extend(explain(file, root, &pointer, &err, describe, keys_at));
     }

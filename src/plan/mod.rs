@@ -244,11 +244,19 @@ pub fn load_policy_file(path: &Path) -> Result<PolicyBlock, Vec<Diagnostic>> {
         }
     };
     let keys = |_: &str| schema::allowed_keys::<PolicyBlock>();
-    let diags = load::schema_check(&file, &root, &schema::policy_schema(), &describe, &keys);
+    let instance = root.to_json();
+    let diags = load::schema_check(
+        &file,
+        &root,
+        &instance,
+        &schema::policy_schema(),
+        &describe,
+        &keys,
+    );
     if !diags.is_empty() {
         return Err(diags);
     }
-    serde_json::from_value(root.to_json()).map_err(|e| {
+    serde_json::from_value(instance).map_err(|e| {
         vec![Diagnostic::at(
             &file,
             Pos::default(),

@@ -45,7 +45,8 @@ pub(super) fn plan_from_text(
     let schema = plan_schema();
     let describe = |p: &str| describe(&root, p);
     let keys = |p: &str| keys_at(&root, p);
-    let mut diags = schema_check(file, &root, &schema, &describe, &keys);
+    let instance = root.to_json();
+    let mut diags = schema_check(file, &root, &instance, &schema, &describe, &keys);
     let mut seen: std::collections::HashSet<(u64, u64, String)> = diags
         .iter()
         .map(|d| (d.line, d.column, d.message.clone()))
@@ -59,7 +60,7 @@ pub(super) fn plan_from_text(
         diags.sort_by_key(|d| (d.line, d.column));
         return Err(diags);
     }
-    let raw: PlanFile = serde_json::from_value(root.to_json()).map_err(|e| {
+    let raw: PlanFile = serde_json::from_value(instance).map_err(|e| {
         vec![Diagnostic::at(
             file,
             Pos::default(),

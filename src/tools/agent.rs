@@ -590,12 +590,7 @@ async fn call_command(
         .artifacts_dir
         .join(format!("attempt-{attempt}.stdout.raw"));
     let err_rel = format!("{}/attempt-{attempt}.stderr.txt", ctx.artifacts_rel);
-    let mut env: Vec<(String, String)> = ctx
-        .run_vars
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    env.extend(step.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let env = ctx.child_env(step);
     let spec = ProcessSpec {
         program: program.clone(),
         args: args.to_vec(),

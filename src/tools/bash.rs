@@ -94,12 +94,7 @@ pub async fn run_command(
     let mut args: Vec<String> = SHELL_FLAGS.iter().map(|s| (*s).to_owned()).collect();
     args.push("-c".to_owned());
     args.push(command.to_owned());
-    let mut env: Vec<(String, String)> = ctx
-        .run_vars
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    env.extend(step.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let env = ctx.child_env(step);
     let spec = ProcessSpec {
         program: SHELL.to_owned(),
         args,

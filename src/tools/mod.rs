@@ -144,6 +144,18 @@ pub struct StepContext {
     pub step_ids: std::sync::Arc<Vec<String>>,
 }
 
+impl StepContext {
+    /// The environment a step's child gets on top of the inherited one:
+    /// plangate's run variables, then the step's own `env`.
+    pub fn child_env(&self, step: &Step) -> Vec<(String, String)> {
+        self.run_vars
+            .iter()
+            .chain(step.env.iter())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+}
+
 /// What running a process produced (bash steps and rollbacks).
 #[derive(Debug, Clone)]
 pub struct ToolResult {

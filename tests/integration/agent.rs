@@ -161,9 +161,7 @@ fn an_envelope_that_reports_fail_fails_the_step_with_its_summary() {
     );
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     assert!(
-        env.step("fix")["error"]
-            .as_str()
-            .unwrap()
+        env.step_error("fix")
             .contains("cannot reproduce the warning")
     );
 }
@@ -216,12 +214,7 @@ fn a_failing_or_slow_agent_fails_or_times_out_the_step() {
         &[],
     );
     assert_eq!(code(&o), 1);
-    assert!(
-        env.step("fix")["error"]
-            .as_str()
-            .unwrap()
-            .contains("exited with code 7")
-    );
+    assert!(env.step_error("fix").contains("exited with code 7"));
     std::fs::remove_file(dir.join("exit")).unwrap();
     std::fs::write(dir.join("sleep"), "30").unwrap();
     let agents = agents.replace("timeout: 30", "timeout: 1");
@@ -247,12 +240,7 @@ fn a_prompt_over_max_input_chars_is_refused_not_truncated() {
         &[],
     );
     assert_eq!(code(&o), 1);
-    assert!(
-        env.step("fix")["error"]
-            .as_str()
-            .unwrap()
-            .contains("max_input_chars")
-    );
+    assert!(env.step_error("fix").contains("max_input_chars"));
     assert!(!dir.join("prompts").exists(), "nothing was sent");
 }
 
@@ -360,12 +348,7 @@ fn openai_without_its_key_fails_clearly() {
         &[],
     );
     assert_eq!(code(&o), 1);
-    assert!(
-        env.step("fix")["error"]
-            .as_str()
-            .unwrap()
-            .contains("PLANGATE_TEST_MISSING_KEY")
-    );
+    assert!(env.step_error("fix").contains("PLANGATE_TEST_MISSING_KEY"));
 }
 
 #[test]
@@ -388,12 +371,7 @@ fn replay_provider_answers_offline_from_recorded_answers() {
         &[],
     );
     assert_eq!(code(&o), 1);
-    assert!(
-        env.step("other")["error"]
-            .as_str()
-            .unwrap()
-            .contains("no answer")
-    );
+    assert!(env.step_error("other").contains("no answer"));
 }
 
 #[test]

@@ -226,3 +226,13 @@ pub fn mock_server(responses: Vec<(u16, String)>) -> MockServer {
     });
     MockServer { url, requests }
 }
+
+impl Env {
+    /// A step's `error` text (empty when there is none).
+    pub fn step_error(&self, id: &str) -> String {
+        self.step(id)["error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+}

@@ -94,7 +94,7 @@ fn failing_step_exits_1_and_dependents_are_not_run() {
     assert_eq!(env.step("a")["status"], "failed");
     assert_eq!(env.step("b")["status"], "not_run");
     assert_eq!(env.step("c")["status"], "not_run");
-    assert!(env.step("b")["error"].as_str().unwrap().contains("`a`"));
+    assert!(env.step_error("b").contains("`a`"));
 }
 
 #[test]
@@ -114,12 +114,7 @@ fn expected_output_mismatch_fails_the_step() {
     let o = env.run(plan, &["--max-parallel", "2"]);
     assert_eq!(code(&o), 1);
     assert_eq!(env.step("a")["status"], "failed");
-    assert!(
-        env.step("a")["error"]
-            .as_str()
-            .unwrap()
-            .contains("expected_output")
-    );
+    assert!(env.step_error("a").contains("expected_output"));
     assert_eq!(env.step("b")["status"], "success");
 }
 
@@ -343,12 +338,7 @@ fn working_directory_is_used_and_confined() {
     std::os::unix::fs::symlink("/", env.ws.join("escape")).unwrap();
     let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: a, tool: bash, parameters: {command: 'touch x', working_directory: escape}}\n";
     assert_eq!(code(&env.run(plan, &[])), 1);
-    assert!(
-        env.step("a")["error"]
-            .as_str()
-            .unwrap()
-            .contains("outside the workspace")
-    );
+    assert!(env.step_error("a").contains("outside the workspace"));
 }
 
 #[test]

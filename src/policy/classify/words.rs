@@ -52,6 +52,17 @@ pub(crate) struct WordEval {
 
 /// Evaluates `raw` statically; `home` replaces `~` and `$HOME`.
 pub(crate) fn eval_word(raw: &str, home: Option<&str>) -> WordEval {
+    evaluate(raw, home, false)
+}
+
+/// Evaluates a here-document body that undergoes expansion (for its substitutions).
+pub(crate) fn eval_heredoc(body: &str, home: Option<&str>) -> WordEval {
+    evaluate(body, home, true)
+}
+
+/// Parse a word or a here-document body and evaluate its pieces. A parser
+/// panic (brush-parser has a few on hostile input) counts as unreadable.
+fn evaluate(raw: &str, home: Option<&str>, heredoc: bool) -> WordEval {
     let options = brush_parser::ParserOptions::default();
     let mut b = Builder {
         raw,
@@ -62,34 +73,18 @@ pub(crate) fn eval_word(raw: &str, home: Option<&str>) -> WordEval {
         out: WordEval::default(),
     };
     let parsed = std::panic::catch_unwind(|| {
-        brush_parser::word::parse(raw, &options).map_err(|e| e.to_string())
+        let r = if heredoc {
+            brush_parser::word::parse_heredoc(raw, &options)
+        } else {
+            brush_parser::word::parse(raw, &options)
+        };
+        r.map_err(|e| e.to_string())
     })
     .unwrap_or_else(|_| Err("the shell parser failed on it".to_owned()));
     match parsed {
-        Ok(pieces) => b.pieces(&pieces, false),
+        Ok(pieces) => b.pieces(&pieces, heredoc),
+        Err(e) if heredoc => b.out.problem = Some(format!("cannot read a here-document: {e}")),
         Err(e) => b.out.problem = Some(format!("cannot read the word `{raw}`: {e}")),
-    }
-    b.finish()
-}
-
-/// Evaluates a here-document body that undergoes expansion (for its substitutions).
-pub(crate) fn eval_heredoc(body: &str, home: Option<&str>) -> WordEval {
-    let options = brush_parser::ParserOptions::default();
-    let mut b = Builder {
-        raw: body,
-        home,
-        text: String::new(),
-        known: true,
-        glob_at: None,
-        out: WordEval::default(),
-    };
-    let parsed = std::panic::catch_unwind(|| {
-        brush_parser::word::parse_heredoc(body, &options).map_err(|e| e.to_string())
-    })
-    .unwrap_or_else(|_| Err("the shell parser failed on it".to_owned()));
-    match parsed {
-        Ok(pieces) => b.pieces(&pieces, true),
-        Err(e) => b.out.problem = Some(format!("cannot read a here-document: {e}")),
     }
     b.finish()
 }
