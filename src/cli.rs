@@ -56,6 +56,8 @@ pub enum ReportFormat {
     Sarif,
     /// The report as JSON.
     Json,
+    /// GitLab's secret-detection report (`gl-secret-detection-report.json`) of the findings.
+    GitlabSecretDetection,
 }
 
 /// `plangate scan`.
@@ -87,6 +89,8 @@ pub enum ScanFormat {
     Json,
     /// SARIF 2.1.0 for code scanning.
     Sarif,
+    /// GitLab's secret-detection report (`gl-secret-detection-report.json`).
+    GitlabSecretDetection,
 }
 
 /// `plangate draft`.

@@ -195,22 +195,38 @@ fn prepare(
 }
 
 /// `--junit FILE`: the final report as JUnit XML, through the redaction layer.
-fn write_junit(junit: Option<&Path>, out_dir: &Path) {
-    let Some(junit) = junit else { return };
-    let written = std::fs::read_to_string(out_dir.join("report.json"))
+/// Outputs derived from the final report.json: `--junit FILE` when asked,
+/// and `gl-secret-detection-report.json` in the output folder (always: an
+/// empty report is how GitLab learns that nothing leaked).
+fn write_derived_outputs(junit: Option<&Path>, out_dir: &Path) {
+    let report = std::fs::read_to_string(out_dir.join("report.json"))
         .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str::<report::model::Report>(&t).map_err(|e| e.to_string()))
-        .map(|r| report::render::junit(&r))
-        .and_then(|x| {
-            std::fs::write(junit, report::redact::clean(x.as_bytes())).map_err(|e| e.to_string())
-        });
-    if let Err(e) = written {
-        stderr_text(&format!(
-            "plangate: warning: cannot write --junit {}: {e}\n",
-            junit.display()
-        ));
+        .and_then(|t| serde_json::from_str::<report::model::Report>(&t).map_err(|e| e.to_string()));
+    let write = |path: &Path, text: Result<String, String>| {
+        let written =
+            text.and_then(|x| report::write_text_atomic(path, &x).map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            stderr_text(&format!(
+                "plangate: warning: cannot write {}: {e}\n",
+                path.display()
+            ));
+        }
+    };
+    if let Some(junit) = junit {
+        write(junit, report.clone().map(|r| report::render::junit(&r)));
     }
+    write(
+        &out_dir.join(GITLAB_SECRETS_FILE),
+        report.map(|r| {
+            serde_json::to_string_pretty(&report::render::gitlab_secret_detection(&r))
+                .unwrap_or_default()
+                + "\n"
+        }),
+    );
 }
+
+/// GitLab's file name for `artifacts: reports: secret_detection:`.
+pub const GITLAB_SECRETS_FILE: &str = "gl-secret-detection-report.json";
 
 fn cmd_run(args: &RunArgs) -> u8 {
     let run_id = uuid::Uuid::now_v7().to_string();
@@ -226,7 +242,7 @@ fn cmd_run(args: &RunArgs) -> u8 {
         match report::write_invalid(&out, &run_id, &args.plan, ws, diags) {
             Ok(p) => {
                 stderr_text(&format!("report: {}\n", p.display()));
-                write_junit(args.junit.as_deref(), &out);
+                write_derived_outputs(args.junit.as_deref(), &out);
             }
             Err(e) => err_line(&format!(
                 "cannot write the report to {}: {e}",
@@ -285,7 +301,7 @@ fn cmd_run(args: &RunArgs) -> u8 {
     console.quiet = args.quiet;
     let out_dir = settings.out_dir.clone();
     let code = execute(plan, settings, console);
-    write_junit(args.junit.as_deref(), &out_dir);
+    write_derived_outputs(args.junit.as_deref(), &out_dir);
     code
 }
 
@@ -652,6 +668,20 @@ fn cmd_scan(args: &ScanArgs) -> u8 {
                 .unwrap_or_default()
                 + "\n"
         }
+        ScanFormat::GitlabSecretDetection => {
+            let end = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+            let start =
+                humantime::format_rfc3339_seconds(std::time::SystemTime::now() - outcome.scan_time)
+                    .to_string();
+            let v = report::gitlab::secret_detection(
+                &outcome.findings,
+                &report::gitlab::schema_time(Some(&start)),
+                &report::gitlab::schema_time(Some(&end)),
+                &report::gitlab::commit_from_env(),
+                outcome.errors.is_empty(),
+            );
+            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+        }
     };
     if std::io::stdout().lock().write_all(body.as_bytes()).is_err() {
         return 1;
@@ -694,6 +724,11 @@ fn cmd_report(args: &ReportArgs) -> u8 {
         }
         ReportFormat::Json => {
             serde_json::to_string_pretty(&report::render::json(&report)).unwrap_or_default() + "\n"
+        }
+        ReportFormat::GitlabSecretDetection => {
+            serde_json::to_string_pretty(&report::render::gitlab_secret_detection(&report))
+                .unwrap_or_default()
+                + "\n"
         }
     };
     match stdout_bytes(body.as_bytes()) {

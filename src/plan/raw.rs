@@ -318,7 +318,8 @@ pub struct StepDef {
     /// What the step does, for humans.
     #[serde(default)]
     pub description: Option<String>,
-    /// A regular expression the step's standard output must match, or the step fails.
+    /// A regular expression searched in the step's standard output (a final newline is ignored
+    /// by `$`; use `(?m)` for per-line anchors); no match and the step fails.
     #[serde(default)]
     pub expected_output: Option<String>,
     /// A bash command that undoes the step; run, newest first, for completed steps when the run fails.

@@ -7,6 +7,7 @@
 //! plan of many fast steps does not pay one full report write per step.
 
 pub mod console;
+pub mod gitlab;
 pub mod model;
 pub mod redact;
 pub mod render;

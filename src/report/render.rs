@@ -229,8 +229,26 @@ pub fn junit(r: &Report) -> String {
 /// SARIF 2.1.0 of the report's findings.
 pub fn sarif(r: &Report) -> Value {
     let rules = crate::secrets::Ruleset::builtin();
-    let findings: Vec<crate::scan::FileFinding> = r
-        .findings
+    crate::scan::to_sarif(&rules, &file_findings(r, &rules))
+}
+
+/// GitLab's secret-detection report of the report's findings.
+pub fn gitlab_secret_detection(r: &Report) -> Value {
+    let rules = crate::secrets::Ruleset::builtin();
+    let start = super::gitlab::schema_time(Some(&r.started_at));
+    let end = super::gitlab::schema_time(r.finished_at.as_deref().or(Some(&r.started_at)));
+    super::gitlab::secret_detection(
+        &file_findings(r, &rules),
+        &start,
+        &end,
+        &super::gitlab::commit_from_env(),
+        !r.in_progress,
+    )
+}
+
+/// The report's findings in the shape of `plangate scan`'s.
+fn file_findings(r: &Report, rules: &crate::secrets::Ruleset) -> Vec<crate::scan::FileFinding> {
+    r.findings
         .iter()
         .map(|f| crate::scan::FileFinding {
             file: f.location.trim_start_matches("workspace:").to_owned(),
@@ -242,8 +260,7 @@ pub fn sarif(r: &Report) -> Value {
             fingerprint: f.fingerprint.clone(),
             redacted: false,
         })
-        .collect();
-    crate::scan::to_sarif(&rules, &findings)
+        .collect()
 }
 
 /// The report as JSON (re-serialised: a check that it reads back).

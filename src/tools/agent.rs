@@ -381,7 +381,7 @@ fn accept(
         }
     }
     if let Some(re) = &step.expected_output
-        && !re.is_match(&text)
+        && !super::expected_output_matches(re, &text)
     {
         out.status = StepStatus::Failed;
         out.error = Some(format!(

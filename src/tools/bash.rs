@@ -175,7 +175,7 @@ pub fn outcome(
         match res.stdout_path.as_ref().map(std::fs::read) {
             Some(Ok(bytes)) => {
                 let text = String::from_utf8_lossy(&bytes);
-                if !re.is_match(&text) {
+                if !super::expected_output_matches(re, &text) {
                     status = StepStatus::Failed;
                     error = Some(format!(
                         "stdout does not match expected_output `{}`",

@@ -54,6 +54,23 @@ fn a_saved_report_renders_as_markdown_junit_sarif_and_json() {
     );
     let json: serde_json::Value = serde_json::from_str(&render(&env, "json")).unwrap();
     assert_eq!(json, read_json(&env.out.join("report.json")));
+    let gl: serde_json::Value =
+        serde_json::from_str(&render(&env, "gitlab-secret-detection")).unwrap();
+    assert_eq!(gl["scan"]["type"], "secret_detection");
+    assert_eq!(gl["scan"]["status"], "success");
+    let vulns = gl["vulnerabilities"].as_array().unwrap();
+    assert_eq!(vulns.len(), 1, "{gl}");
+    assert_eq!(vulns[0]["identifiers"][0]["value"], "aws-access-key-id");
+    assert_eq!(vulns[0]["location"]["file"], "artifacts/ok/stdout.txt");
+    assert_eq!(vulns[0]["location"]["start_line"], 1);
+    assert_eq!(vulns[0]["severity"], "Critical");
+    let time = regex_lite_time(gl["scan"]["start_time"].as_str().unwrap());
+    assert!(time, "schema time format: {gl}");
+    assert_eq!(
+        gl,
+        read_json(&env.out.join("gl-secret-detection-report.json")),
+        "the run wrote the same GitLab report"
+    );
     let o = env
         .cmd()
         .args(["report", "--format", "json", "missing.json"])
@@ -242,4 +259,50 @@ fn junit_is_written_for_an_invalid_plan_too() {
         xml.contains("name=\"plan\"") && xml.contains("unknown key"),
         "{xml}"
     );
+}
+
+/// `YYYY-MM-DDTHH:MM:SS`, what GitLab's security report schema accepts.
+fn regex_lite_time(t: &str) -> bool {
+    let b = t.as_bytes();
+    b.len() == 19
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+#[test]
+fn scan_writes_a_gitlab_secret_detection_report() {
+    let env = Env::new();
+    env.write("src/config.env", &format!("x=1\nAWS_KEY={AWS_ID}\n"));
+    env.write("clean.txt", "nothing here\n");
+    let o = env
+        .cmd()
+        .args(["scan", "--format", "gitlab-secret-detection", "."])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!text.contains(AWS_ID), "{text}");
+    let gl: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let vulns = gl["vulnerabilities"].as_array().unwrap();
+    assert_eq!(vulns.len(), 1, "{gl}");
+    assert_eq!(vulns[0]["location"]["file"], "src/config.env");
+    assert_eq!(vulns[0]["location"]["start_line"], 2);
+    assert!(regex_lite_time(gl["scan"]["end_time"].as_str().unwrap()));
+}
+
+#[test]
+fn a_clean_run_writes_an_empty_gitlab_report() {
+    let env = Env::new();
+    let o = env.run(
+        "version: 1\nid: c\nsteps:\n  - {id: a, tool: bash, parameters: {command: 'true'}}\n",
+        &[],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let gl = read_json(&env.out.join("gl-secret-detection-report.json"));
+    assert_eq!(gl["vulnerabilities"], serde_json::json!([]));
+    assert_eq!(gl["scan"]["status"], "success");
 }

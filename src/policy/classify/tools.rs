@@ -54,6 +54,14 @@ impl Walker {
             "cargo" => self.cargo(cmd),
             "npm" | "pnpm" | "yarn" | "npx" | "bunx" => self.npm(cmd),
             "go" => self.go(cmd),
+            "make" | "gmake" | "cmake" | "ninja" | "just" | "gradle" | "mvn" | "ant" | "bazel"
+                if only_info_flags(cmd.args) =>
+            {
+                self.note(
+                    Risk::Safe,
+                    format!("`{}` only prints its version or help", cmd.shown),
+                );
+            }
             "make" | "gmake" | "cmake" | "ninja" | "just" | "gradle" | "mvn" | "ant" | "bazel" => {
                 self.note(
                     Risk::Moderate,
@@ -77,6 +85,13 @@ impl Walker {
                 Risk::Moderate,
                 format!("`{}` overrides git configuration", cmd.shown),
             );
+        }
+        if rest.is_empty() && only_info_flags(cmd.args) {
+            self.note(
+                Risk::Safe,
+                format!("`{}` only prints git's version, help or paths", cmd.shown),
+            );
+            return;
         }
         let sub = rest.first().and_then(Arg::lit).unwrap_or("");
         let args = rest.get(1..).unwrap_or(&[]);
@@ -267,6 +282,25 @@ fn split_subcommand(args: &[Arg], with_value: &[&str]) -> (super::commands::Opts
     let i = i.min(args.len());
     let globals = parse_opts(args.get(..i).unwrap_or(&[]), with_value);
     (globals, args.get(i..).unwrap_or(&[]).to_vec())
+}
+
+/// Whether the arguments are nothing but flags that print a version, help or paths.
+fn only_info_flags(args: &[Arg]) -> bool {
+    const INFO: &[&str] = &[
+        "--version",
+        "-V",
+        "-v",
+        "--help",
+        "-h",
+        "--exec-path",
+        "--html-path",
+        "--man-path",
+        "--info-path",
+    ];
+    !args.is_empty()
+        && args
+            .iter()
+            .all(|a| a.lit().is_some_and(|t| INFO.contains(&t)))
 }
 
 /// Risk of a git subcommand with its options.
