@@ -15,3 +15,4 @@ mod policy;
 mod run;
 mod secrets;
 mod secrets_rules;
+mod snapshots;

@@ -313,3 +313,99 @@ fn the_diff_summary_lists_changes_and_a_secret_written_to_a_file_is_caught_there
     assert_eq!(locations, vec!["diff-summary.md"]);
     assert_nowhere(&env.out, &[&o.stdout, &o.stderr], AWS_ID);
 }
+
+/// The proof: secrets planted in step stdout, stderr, an agent-free
+/// file change (new file and an edit of a tracked one), an environment value a
+/// step echoes, and a step's error text reach none of plangate's outputs: the
+/// output folder, stdout/stderr (with GitHub's workflow-command echo on), the
+/// step summary, `$GITHUB_OUTPUT`, `--junit`, the GitLab report and every
+/// format `plangate report` renders.
+#[test]
+fn planted_secrets_reach_no_output_of_any_kind() {
+    let env = Env::new();
+    let gh_pat = "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";
+    env.write("app/config.ini", "[db]\nhost = localhost\n");
+    let summary = env.ws.join("summary.md");
+    let output = env.ws.join("output.txt");
+    let junit = env.ws.join("junit.xml");
+    let plan = env.write(
+        "plan.yaml",
+        &format!(
+            "version: 1\nid: planted\npolicy: {{risk_tolerance: high, fail_on_secrets: false, max_parallel: 1}}\nsteps:\n  - id: out\n    tool: bash\n    parameters: {{command: 'echo \"key={AWS_ID}\"; echo \"token {gh_pat}\" >&2', show_cli: true}}\n    continue_on_error: true\n  - id: files\n    tool: bash\n    dependencies: [out]\n    continue_on_error: true\n    parameters: {{command: 'printf \"aws_key = {AWS_ID_2}\\\\n\" >> app/config.ini; printf \"x {gh_pat} y\\\\n\" > new.txt; exit 3'}}\n  - id: env\n    tool: bash\n    dependencies: [files]\n    env: {{LEAKY: \"{AWS_ID}\"}}\n    expected_output: 'never matches'\n    parameters: {{command: 'echo \"$LEAKY\"'}}\n"
+        ),
+    );
+    let o = env
+        .cmd()
+        .arg("run")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&env.out)
+        .arg("--junit")
+        .arg(&junit)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_OUTPUT", &output)
+        .output()
+        .unwrap();
+    assert_eq!(
+        code(&o),
+        1,
+        "the env step fails its expected_output: {}",
+        stderr(&o)
+    );
+    let r = env.report();
+    let mut found: Vec<String> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["rule"].as_str().unwrap(),
+                f["location"].as_str().unwrap()
+            )
+        })
+        .collect();
+    found.sort();
+    // Each secret once (by fingerprint), where it first appeared; the file
+    // change holding a new one is caught in the diff summary.
+    assert_eq!(
+        found,
+        [
+            "aws-access-key-id artifacts/env/stdout.txt",
+            "aws-access-key-id artifacts/out/stdout.txt",
+            "aws-access-key-id diff-summary.md",
+            "github-pat artifacts/out/stderr.txt",
+        ]
+    );
+    let mut streams: Vec<Vec<u8>> = vec![o.stdout.clone(), o.stderr.clone()];
+    for f in [&summary, &output, &junit] {
+        streams.push(std::fs::read(f).unwrap());
+    }
+    for format in [
+        "markdown",
+        "junit",
+        "sarif",
+        "json",
+        "gitlab-secret-detection",
+    ] {
+        let o = env
+            .cmd()
+            .args(["report", "--format", format])
+            .arg(env.out.join("report.json"))
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        streams.push(o.stdout);
+    }
+    let streams: Vec<&[u8]> = streams.iter().map(Vec::as_slice).collect();
+    for secret in [AWS_ID, AWS_ID_2, gh_pat] {
+        assert_nowhere(&env.out, &streams, secret);
+    }
+    // The workspace itself is the user's: plangate reports, it does not rewrite.
+    assert!(
+        std::fs::read_to_string(env.ws.join("new.txt"))
+            .unwrap()
+            .contains(gh_pat)
+    );
+}
