@@ -482,16 +482,24 @@ fn write_validate_text(
         .max()
         .unwrap_or(4)
         .max(4);
+    let t = p
+        .plan
+        .steps
+        .iter()
+        .map(|s| s.tool.as_str().len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     writeln!(out)?;
     writeln!(
         out,
-        "{:<w$}  {:<6}  {:<9}  {:<10}  {:<9}  {:<13}  REASON",
+        "{:<w$}  {:<t$}  {:<9}  {:<10}  {:<9}  {:<13}  REASON",
         "STEP", "TOOL", "DECLARED", "CLASSIFIED", "EFFECTIVE", "DECISION"
     )?;
     for (s, d) in p.plan.steps.iter().zip(decisions) {
         writeln!(
             out,
-            "{:<w$}  {:<6}  {:<9}  {:<10}  {:<9}  {:<13}  {}",
+            "{:<w$}  {:<t$}  {:<9}  {:<10}  {:<9}  {:<13}  {}",
             s.id,
             s.tool.as_str(),
             d.risk.declared.as_str(),

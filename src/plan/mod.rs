@@ -7,9 +7,11 @@
 
 pub mod diag;
 pub mod load;
+mod lower_tools;
 pub mod node;
 pub mod raw;
 pub mod schema;
+pub mod tool_params;
 pub(crate) mod validate;
 
 use std::collections::BTreeMap;
@@ -91,6 +93,70 @@ pub enum Action {
     Agent(Box<AgentAction>),
     /// A secrets scan of workspace files.
     SecretsScan(ScanAction),
+    /// A search of workspace files.
+    FindInFiles(Box<FindAction>),
+    /// A git operation.
+    Git(Box<GitAction>),
+    /// An HTTP request.
+    Http(Box<HttpAction>),
+    /// Create, extract or list an archive.
+    Archive(Box<ArchiveAction>),
+    /// Facts about the machine.
+    SystemInfo(tool_params::SystemInfoParams),
+}
+
+impl Action {
+    /// Whether the step's output is echoed on stderr when it ends (`show_cli`).
+    pub fn show_cli(&self) -> bool {
+        match self {
+            Action::Bash(b) => b.show_cli,
+            Action::SecretsScan(s) => s.show_cli,
+            Action::Agent(_) => false,
+            Action::FindInFiles(a) => a.params.show_cli,
+            Action::Git(a) => a.params.show_cli,
+            Action::Http(a) => a.params.show_cli,
+            Action::Archive(a) => a.params.show_cli,
+            Action::SystemInfo(p) => p.show_cli,
+        }
+    }
+}
+
+/// A checked `find_in_files` step.
+#[derive(Debug, Clone)]
+pub struct FindAction {
+    /// Relative to the workspace, inside it (empty: the workspace).
+    pub path: PathBuf,
+    /// The parameters as written.
+    pub params: tool_params::FindInFilesParams,
+}
+
+/// A checked `git` step.
+#[derive(Debug, Clone)]
+pub struct GitAction {
+    /// The repository, relative to the workspace (empty: the workspace).
+    pub repo: PathBuf,
+    /// The parameters as written.
+    pub params: tool_params::GitParams,
+}
+
+/// A checked `http_request` step.
+#[derive(Debug, Clone)]
+pub struct HttpAction {
+    /// The parameters as written.
+    pub params: tool_params::HttpRequestParams,
+}
+
+/// A checked `archive` step.
+#[derive(Debug, Clone)]
+pub struct ArchiveAction {
+    /// The archive, relative to the workspace.
+    pub archive: PathBuf,
+    /// What to pack (create), relative to the workspace (empty path: the workspace).
+    pub sources: Vec<PathBuf>,
+    /// Where to unpack (extract), relative to the workspace.
+    pub destination: Option<PathBuf>,
+    /// The parameters as written.
+    pub params: tool_params::ArchiveParams,
 }
 
 /// A checked `secrets_scan` step.

@@ -275,11 +275,13 @@ pub enum ToolName {
     Archive,
     /// Scan files for secrets.
     SecretsScan,
+    /// Report the OS, CPU, memory, disk and tool versions (read-only).
+    SystemInfo,
 }
 
 impl ToolName {
     /// Every tool, in the order of SPEC.
-    pub const ALL: [ToolName; 7] = [
+    pub const ALL: [ToolName; 8] = [
         ToolName::Bash,
         ToolName::Agent,
         ToolName::FindInFiles,
@@ -287,6 +289,7 @@ impl ToolName {
         ToolName::HttpRequest,
         ToolName::Archive,
         ToolName::SecretsScan,
+        ToolName::SystemInfo,
     ];
 
     /// The name used in plans and reports.
@@ -299,6 +302,7 @@ impl ToolName {
             ToolName::HttpRequest => "http_request",
             ToolName::Archive => "archive",
             ToolName::SecretsScan => "secrets_scan",
+            ToolName::SystemInfo => "system_info",
         }
     }
 }

@@ -23,6 +23,11 @@ pub fn plan_schema() -> Value {
     let bash = generator.subschema_for::<BashParams>();
     let agent = generator.subschema_for::<AgentParams>();
     let scan = generator.subschema_for::<SecretsScanParams>();
+    let find = generator.subschema_for::<super::tool_params::FindInFilesParams>();
+    let git = generator.subschema_for::<super::tool_params::GitParams>();
+    let http = generator.subschema_for::<super::tool_params::HttpRequestParams>();
+    let archive = generator.subschema_for::<super::tool_params::ArchiveParams>();
+    let system = generator.subschema_for::<super::tool_params::SystemInfoParams>();
     let root = generator.into_root_schema_for::<PlanFile>();
     let mut root = root.to_value();
     if let Some(obj) = root.as_object_mut() {
@@ -30,17 +35,27 @@ pub fn plan_schema() -> Value {
     }
     let tool_params: Vec<Value> = ToolName::ALL
         .iter()
-        .filter_map(|tool| {
+        .map(|tool| {
             let params = match tool {
                 ToolName::Bash => bash.clone().to_value(),
                 ToolName::Agent => agent.clone().to_value(),
                 ToolName::SecretsScan => scan.clone().to_value(),
-                _ => return None,
+                ToolName::FindInFiles => find.clone().to_value(),
+                ToolName::Git => git.clone().to_value(),
+                ToolName::HttpRequest => http.clone().to_value(),
+                ToolName::Archive => archive.clone().to_value(),
+                ToolName::SystemInfo => system.clone().to_value(),
             };
-            Some(json!({
+            // system_info needs no parameters; every other tool does.
+            let required: &[&str] = if *tool == ToolName::SystemInfo {
+                &[]
+            } else {
+                &["parameters"]
+            };
+            json!({
                 "if": {"properties": {"tool": {"const": tool.as_str()}}, "required": ["tool"]},
-                "then": {"properties": {"parameters": params}, "required": ["parameters"]}
-            }))
+                "then": {"properties": {"parameters": params}, "required": required}
+            })
         })
         .collect();
     if let Some(step) = root

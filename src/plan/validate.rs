@@ -128,6 +128,7 @@ fn keys_at(root: &Node, pointer: &str) -> Vec<String> {
                 Some(NodeValue::Str(t)) if t == "agent" => {
                     allowed_keys::<super::raw::AgentParams>()
                 }
+                Some(NodeValue::Str(t)) => super::lower_tools::param_keys(t),
                 _ => Vec::new(),
             }
         }
@@ -244,9 +245,7 @@ fn check_step(
     }
     if let Some(tool) = step.child("tool").and_then(str_of)
         && ToolName::ALL.iter().any(|t| t.as_str() == tool)
-        && tool != "bash"
-        && tool != "agent"
-        && tool != "secrets_scan"
+        && !super::lower_tools::IMPLEMENTED.contains(&tool)
     {
         out.push(
             Diagnostic::at(
@@ -305,6 +304,12 @@ fn check_step(
     check_env(file, step, sid, out);
     match (step.child("tool").and_then(str_of), params) {
         (Some("bash"), Some(p)) => check_bash_params(file, p, sid, out),
+        (
+            Some(tool @ ("find_in_files" | "git" | "http_request" | "archive" | "system_info")),
+            Some(p),
+        ) => {
+            out.extend(super::lower_tools::check_params(file, tool, p, sid));
+        }
         (Some("secrets_scan"), Some(p)) => {
             if let Some(n) = p.child("path")
                 && let Some(s) = str_of(n)
@@ -1025,11 +1030,15 @@ fn lower_step(ctx: &LowerCtx<'_>, i: usize, s: StepDef, pos: Pos) -> Result<Step
             BTreeMap::new(),
         ),
         other => {
-            return Err(Diagnostic::at(
-                file,
-                pos,
-                format!("tool `{}` is not available yet", other.as_str()),
-            ));
+            let (action, timeout) =
+                super::lower_tools::lower(other, params_json).map_err(|why| {
+                    Diagnostic::at(
+                        file,
+                        root.pos_of(&format!("/steps/{i}/parameters")),
+                        format!("step `{}`: {why}", s.id),
+                    )
+                })?;
+            (action, None, timeout, BTreeMap::new())
         }
     };
     let mut env: BTreeMap<String, String> = s.env;

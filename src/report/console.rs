@@ -13,7 +13,7 @@ use super::model::{Report, RollbackReport, StepReport};
 use crate::engine::RunSettings;
 use crate::engine::events::StepStatus;
 use crate::exit_code::RunStatus;
-use crate::plan::{Action, Plan, Step};
+use crate::plan::{Plan, Step};
 
 /// How to print.
 #[derive(Debug, Clone, Copy, Default)]
@@ -114,11 +114,7 @@ impl Console {
         } else {
             self.line(format_args!("{style}{tag:>4}{style:#} {head}"));
         }
-        let show = match &step.action {
-            Action::Bash(b) => b.show_cli,
-            Action::SecretsScan(s) => s.show_cli,
-            Action::Agent(_) => false,
-        };
+        let show = step.action.show_cli();
         if show || (self.github && r.status.is_failure()) {
             for a in &r.artifacts {
                 self.line(format_args!("     {DIM}artifact{DIM:#} {a}"));

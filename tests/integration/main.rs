@@ -16,3 +16,4 @@ mod run;
 mod secrets;
 mod secrets_rules;
 mod snapshots;
+mod tools;

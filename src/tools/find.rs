@@ -1,0 +1,399 @@
+//! The `find_in_files` tool (design 002, 2.2): a regex search of workspace
+//! files with ripgrep's own crates — `ignore` walks in parallel (`.gitignore`
+//! respected, `.git` skipped), `grep-searcher` reads lines with context and
+//! binary detection, `grep-regex` matches. Results are sorted by file and
+//! line, so the same tree gives the same `result.json` on every run.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use grep_matcher::Matcher;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{
+    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
+};
+use serde::Serialize;
+use serde_json::json;
+
+use super::{StepContext, Stop, ToolReturn};
+use crate::engine::events::{StepOutcome, StepStatus};
+use crate::plan::FindAction;
+use crate::policy::{Risk, StepClassification};
+
+/// Longest `match_text` / context line kept, in characters.
+const MAX_LINE_CHARS: usize = 500;
+/// Default context lines before and after a match.
+pub const DEFAULT_CONTEXT: u32 = 2;
+/// Default matches kept.
+pub const DEFAULT_MAX_MATCHES: u32 = 20;
+
+/// Reading files is safe.
+pub fn classify(_a: &FindAction) -> StepClassification {
+    StepClassification {
+        floor: Risk::Safe,
+        classified: Risk::Safe,
+        blocked: None,
+        unclassifiable: None,
+        reason: "find_in_files only reads workspace files".to_owned(),
+    }
+}
+
+/// One match, as the design returns it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FoundMatch {
+    /// Relative to the workspace, `/`-separated.
+    pub file: String,
+    /// 1-based.
+    pub line_number: u64,
+    /// 1-based byte column of the first match on the line.
+    pub column: u64,
+    /// The matching line (without its line terminator, cut at 500 characters).
+    pub match_text: String,
+    /// Lines before, oldest first.
+    pub context_before: Vec<String>,
+    /// Lines after.
+    pub context_after: Vec<String>,
+    /// How much of the line the matches cover, in (0, 1]: 1.0 is a whole-line match.
+    pub match_score: f64,
+}
+
+/// The search's settings, built once and shared by the walker's threads.
+struct Search {
+    matcher: RegexMatcher,
+    include: Option<GlobSet>,
+    context: usize,
+    include_binary: bool,
+    max_matches: usize,
+    workspace: PathBuf,
+}
+
+/// What the threads gather.
+#[derive(Default)]
+struct Gathered {
+    /// The `max_matches` first matches by (file, line).
+    kept: Mutex<BTreeMap<(String, u64), FoundMatch>>,
+    total_matches: AtomicU64,
+    files_searched: AtomicU64,
+    files_with_matches: AtomicU64,
+    binary_skipped: AtomicU64,
+    errors: Mutex<Vec<String>>,
+    stopped: AtomicBool,
+}
+
+/// Search.
+pub fn run(a: &FindAction, ctx: &StepContext, stop: &Stop) -> ToolReturn {
+    let started = Instant::now();
+    let mut outcome = StepOutcome::new(std::time::SystemTime::now());
+    let p = &a.params;
+    let fail = |mut outcome: StepOutcome, e: String| {
+        outcome.error = Some(e);
+        ToolReturn {
+            outcome,
+            result: None,
+        }
+    };
+    let ws = &ctx.env.workspace;
+    let root = match ws.join(&a.path).canonicalize() {
+        Ok(r) if r.starts_with(ws) => r,
+        Ok(r) => {
+            return fail(
+                outcome,
+                format!(
+                    "`{}` resolves to `{}`, outside the workspace",
+                    a.path.display(),
+                    r.display()
+                ),
+            );
+        }
+        Err(e) => {
+            return fail(
+                outcome,
+                format!("cannot search `{}`: {e}", a.path.display()),
+            );
+        }
+    };
+    let matcher = match RegexMatcherBuilder::new()
+        .case_insensitive(!p.case_sensitive)
+        .fixed_strings(p.fixed_strings)
+        .line_terminator(Some(b'\n'))
+        .build(&p.query)
+    {
+        Ok(m) => m,
+        Err(e) => {
+            return fail(
+                outcome,
+                format!("`query` is not a valid regular expression: {e}"),
+            );
+        }
+    };
+    let include = match globs(p.file_pattern.as_deref().unwrap_or("")) {
+        Ok(g) => g,
+        Err(e) => return fail(outcome, format!("`file_pattern`: {e}")),
+    };
+    let exclude = match globs(&p.exclude_dirs.join(",")) {
+        Ok(g) => g,
+        Err(e) => return fail(outcome, format!("`exclude_dirs`: {e}")),
+    };
+    let search = Search {
+        matcher,
+        include,
+        context: p.max_context_lines.unwrap_or(DEFAULT_CONTEXT) as usize,
+        include_binary: p.include_binary,
+        max_matches: p.max_matches.unwrap_or(DEFAULT_MAX_MATCHES).max(1) as usize,
+        workspace: ws.clone(),
+    };
+    let gathered = Gathered::default();
+    let mut walker = ignore::WalkBuilder::new(&root);
+    walker
+        .hidden(!p.hidden)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .ignore(true)
+        .parents(true)
+        .require_git(false)
+        .follow_links(false)
+        .threads(
+            std::thread::available_parallelism()
+                .map_or(2, usize::from)
+                .min(8),
+        );
+    let out_dir = ctx.out_dir.clone();
+    walker.filter_entry(move |e| {
+        let name = e.file_name();
+        if name == ".git" || e.path().starts_with(&out_dir) {
+            return false;
+        }
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        !(is_dir
+            && exclude
+                .as_ref()
+                .is_some_and(|x| x.is_match(name) || x.is_match(e.path())))
+    });
+    walker.build_parallel().run(|| {
+        let mut searcher = SearcherBuilder::new()
+            .line_number(true)
+            .before_context(search.context)
+            .after_context(search.context)
+            .binary_detection(if search.include_binary {
+                BinaryDetection::none()
+            } else {
+                BinaryDetection::quit(b'\0')
+            })
+            .build();
+        let (search, gathered, stop) = (&search, &gathered, stop);
+        Box::new(move |entry| {
+            if stop.now() {
+                gathered.stopped.store(true, Ordering::Relaxed);
+                return ignore::WalkState::Quit;
+            }
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    push_error(gathered, e.to_string());
+                    return ignore::WalkState::Continue;
+                }
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return ignore::WalkState::Continue;
+            }
+            if let Some(inc) = &search.include
+                && !inc.is_match(entry.file_name())
+                && !inc.is_match(rel(&search.workspace, entry.path()))
+            {
+                return ignore::WalkState::Continue;
+            }
+            search_file(search, gathered, &mut searcher, entry.path());
+            ignore::WalkState::Continue
+        })
+    });
+    let kept = gathered.kept.into_inner().unwrap_or_default();
+    let total = gathered.total_matches.load(Ordering::Relaxed);
+    let stopped = gathered.stopped.load(Ordering::Relaxed);
+    let matches: Vec<FoundMatch> = kept.into_values().collect();
+    let truncated = stopped || total > matches.len() as u64;
+    let mut warnings: Vec<String> = gathered.errors.into_inner().unwrap_or_default();
+    warnings.sort();
+    warnings.truncate(100);
+    if stopped {
+        warnings
+            .push("the search was stopped before it finished (timeout or run stopped)".to_owned());
+    }
+    let result = json!({
+        "matches": matches,
+        "total_files_searched": gathered.files_searched.load(Ordering::Relaxed),
+        "total_matches": total,
+        "files_with_matches": gathered.files_with_matches.load(Ordering::Relaxed),
+        "binary_files_skipped": gathered.binary_skipped.load(Ordering::Relaxed),
+        "search_time": started.elapsed().as_secs_f64(),
+        "truncated": truncated,
+        "warnings": warnings,
+    });
+    outcome.status = StepStatus::Success;
+    if p.fail_on_match && total > 0 {
+        outcome.status = StepStatus::Failed;
+        outcome.error = Some(format!(
+            "`{}` matched {total} line(s) (fail_on_match)",
+            p.query
+        ));
+    } else if p.fail_if_none && total == 0 && !stopped {
+        outcome.status = StepStatus::Failed;
+        outcome.error = Some(format!("`{}` matched nothing (fail_if_none)", p.query));
+    }
+    ToolReturn {
+        outcome,
+        result: Some(result),
+    }
+}
+
+/// Comma-separated globs; None when there are none.
+fn globs(list: &str) -> Result<Option<GlobSet>, String> {
+    let mut b = GlobSetBuilder::new();
+    let mut any = false;
+    for g in list.split(',').map(str::trim).filter(|g| !g.is_empty()) {
+        b.add(Glob::new(g).map_err(|e| e.to_string())?);
+        any = true;
+    }
+    if !any {
+        return Ok(None);
+    }
+    b.build().map(Some).map_err(|e| e.to_string())
+}
+
+fn rel(ws: &Path, p: &Path) -> String {
+    p.strip_prefix(ws)
+        .unwrap_or(p)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+fn push_error(g: &Gathered, e: String) {
+    if let Ok(mut v) = g.errors.lock()
+        && v.len() < 1000
+    {
+        v.push(e);
+    }
+}
+
+/// Search one file, adding what it finds to `gathered`.
+fn search_file(search: &Search, gathered: &Gathered, searcher: &mut Searcher, path: &Path) {
+    let mut sink = FileSink {
+        search,
+        file: rel(&search.workspace, path),
+        found: Vec::new(),
+        pending_before: Vec::new(),
+        count: 0,
+        binary: false,
+    };
+    gathered.files_searched.fetch_add(1, Ordering::Relaxed);
+    if let Err(e) = searcher.search_path(&search.matcher, path, &mut sink) {
+        push_error(gathered, format!("{}: {e}", sink.file));
+        return;
+    }
+    if sink.binary && !search.include_binary {
+        gathered.binary_skipped.fetch_add(1, Ordering::Relaxed);
+    }
+    if sink.count == 0 {
+        return;
+    }
+    gathered.files_with_matches.fetch_add(1, Ordering::Relaxed);
+    gathered
+        .total_matches
+        .fetch_add(sink.count, Ordering::Relaxed);
+    if let Ok(mut kept) = gathered.kept.lock() {
+        for m in sink.found {
+            let key = (m.file.clone(), m.line_number);
+            if kept.len() >= search.max_matches
+                && kept.last_key_value().is_some_and(|(last, _)| *last < key)
+            {
+                break;
+            }
+            kept.insert(key, m);
+            if kept.len() > search.max_matches {
+                kept.pop_last();
+            }
+        }
+    }
+}
+
+struct FileSink<'a> {
+    search: &'a Search,
+    file: String,
+    /// This file's first `max_matches` matches.
+    found: Vec<FoundMatch>,
+    pending_before: Vec<String>,
+    count: u64,
+    binary: bool,
+}
+
+fn line_text(bytes: &[u8]) -> String {
+    let t = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let t = t.strip_suffix(b"\r").unwrap_or(t);
+    let s = String::from_utf8_lossy(t);
+    if s.chars().count() > MAX_LINE_CHARS {
+        let mut cut: String = s.chars().take(MAX_LINE_CHARS).collect();
+        cut.push('…');
+        cut
+    } else {
+        s.into_owned()
+    }
+}
+
+impl Sink for FileSink<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _s: &Searcher, m: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        // A multi-line match is not possible (the line terminator is set), so one SinkMatch is one line.
+        self.count += 1;
+        let before = std::mem::take(&mut self.pending_before);
+        if self.found.len() >= self.search.max_matches {
+            return Ok(true);
+        }
+        let line = m.bytes();
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        let mut covered = 0usize;
+        let mut first: Option<usize> = None;
+        let _ = self.search.matcher.find_iter(body, |mm| {
+            first.get_or_insert(mm.start());
+            covered += mm.end() - mm.start();
+            true
+        });
+        let len = body.len().max(1);
+        self.found.push(FoundMatch {
+            file: self.file.clone(),
+            line_number: m.line_number().unwrap_or(0),
+            column: first.map_or(1, |c| c as u64 + 1),
+            match_text: line_text(line),
+            context_before: before,
+            context_after: Vec::new(),
+            match_score: ((covered.clamp(1, len) as f64 / len as f64) * 1000.0).round() / 1000.0,
+        });
+        Ok(true)
+    }
+
+    fn context(&mut self, _s: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        let text = line_text(c.bytes());
+        match c.kind() {
+            SinkContextKind::Before => self.pending_before.push(text),
+            SinkContextKind::After => {
+                if let Some(last) = self.found.last_mut()
+                    && last.line_number + last.context_after.len() as u64 + 1
+                        == c.line_number().unwrap_or(0)
+                {
+                    last.context_after.push(text);
+                }
+            }
+            SinkContextKind::Other => {}
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _s: &Searcher, _offset: u64) -> Result<bool, Self::Error> {
+        self.binary = true;
+        Ok(!self.binary || self.search.include_binary)
+    }
+}
