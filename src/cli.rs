@@ -173,6 +173,18 @@ pub struct RunArgs {
     /// Print nothing on stderr (the report is still written).
     #[arg(long, short, env = "PLANGATE_QUIET")]
     pub quiet: bool,
+    /// Whether findings fail the run (exit 4); overrides the plan's `fail_on_secrets` unless --policy pins it to true.
+    #[arg(long, env = "PLANGATE_FAIL_ON_SECRETS", value_name = "true|false", value_parser = strict_bool)]
+    pub fail_on_secrets: Option<bool>,
+}
+
+/// `true` or `false`, nothing else (no `yes`, `1`, `on`): a typo in a CI input must not flip a switch.
+fn strict_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        other => Err(format!("expected `true` or `false`, got `{other}`")),
+    }
 }
 
 /// `plangate validate`.
@@ -223,5 +235,28 @@ impl From<ToleranceArg> for Tolerance {
             ToleranceArg::Medium => Tolerance::Medium,
             ToleranceArg::High => Tolerance::High,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn booleans_are_true_or_false_and_nothing_else() {
+        assert_eq!(strict_bool("true"), Ok(true));
+        assert_eq!(strict_bool("false"), Ok(false));
+        for bad in ["True", "1", "yes", "on", "", " true"] {
+            assert!(strict_bool(bad).is_err(), "{bad:?}");
+        }
+        let cli = Cli::try_parse_from(["plangate", "run", "p.yaml", "--fail-on-secrets", "false"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(run.fail_on_secrets, Some(false));
+        assert!(
+            Cli::try_parse_from(["plangate", "run", "p.yaml", "--fail-on-secrets", "no"]).is_err()
+        );
     }
 }

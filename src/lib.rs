@@ -120,10 +120,17 @@ fn workspace_of(args: &DecisionArgs) -> Result<PathBuf, Diagnostic> {
     Ok(ws)
 }
 
+/// Run-only flags that feed the policy (`--max-parallel`, `--fail-on-secrets`).
+#[derive(Debug, Clone, Copy, Default)]
+struct RunFlags {
+    max_parallel: Option<u32>,
+    fail_on_secrets: Option<bool>,
+}
+
 fn prepare(
     plan_path: &Path,
     args: &DecisionArgs,
-    max_parallel: Option<u32>,
+    flags: RunFlags,
 ) -> Result<Prepared, Vec<Diagnostic>> {
     let workspace = workspace_of(args).map_err(|d| vec![d])?;
     let mut diags = Vec::new();
@@ -178,7 +185,8 @@ fn prepare(
         &plan.policy,
         Overrides {
             risk_tolerance: args.risk_tolerance.map(Into::into),
-            max_parallel,
+            max_parallel: flags.max_parallel,
+            fail_on_secrets: flags.fail_on_secrets,
         },
         cap.as_ref(),
     );
@@ -235,7 +243,11 @@ fn cmd_run(args: &RunArgs) -> u8 {
         }
         RunStatus::Invalid.code()
     };
-    let prepared = match prepare(&args.plan, &args.decision, args.max_parallel) {
+    let flags = RunFlags {
+        max_parallel: args.max_parallel,
+        fail_on_secrets: args.fail_on_secrets,
+    };
+    let prepared = match prepare(&args.plan, &args.decision, flags) {
         Ok(p) => p,
         Err(diags) => {
             let ws = workspace_of(&args.decision).unwrap_or_else(|_| cwd.clone());
@@ -363,7 +375,7 @@ fn spawn_signal_watch(cancel: tokio::sync::watch::Sender<bool>) {
 
 fn cmd_validate(args: &ValidateArgs) -> u8 {
     let mut out: Vec<u8> = Vec::new();
-    let prepared = match prepare(&args.plan, &args.decision, None) {
+    let prepared = match prepare(&args.plan, &args.decision, RunFlags::default()) {
         Ok(p) => p,
         Err(diags) => {
             if args.format == Format::Json {
@@ -581,7 +593,7 @@ fn cmd_draft(args: &DraftArgs) -> u8 {
                 args.out.display(),
                 req.out_dir.display()
             );
-            match prepare(&args.out, &args.decision, None) {
+            match prepare(&args.out, &args.decision, RunFlags::default()) {
                 Ok(p) => {
                     let decisions = engine::decide_all(&p.plan, &p.env, &p.policy, &p.approvals);
                     let mut out: Vec<u8> = Vec::new();
