@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 use crate::policy::Tolerance;
 
@@ -40,9 +40,14 @@ pub struct ReportArgs {
     /// A report.json written by `plangate run`.
     #[arg(value_name = "REPORT.json")]
     pub report: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum)]
-    pub format: ReportFormat,
+    /// Output format (on stdout).
+    #[arg(long, value_enum, required_unless_present = "publish_github")]
+    pub format: Option<ReportFormat>,
+    /// Publish the report to GitHub (PR comment, check run) as `run` does under Actions; needs a token.
+    #[arg(long)]
+    pub publish_github: bool,
+    #[command(flatten)]
+    pub github: GithubArgs,
 }
 
 /// Formats of `plangate report`.
@@ -176,6 +181,31 @@ pub struct RunArgs {
     /// Whether findings fail the run (exit 4); overrides the plan's `fail_on_secrets` unless --policy pins it to true.
     #[arg(long, env = "PLANGATE_FAIL_ON_SECRETS", value_name = "true|false", value_parser = strict_bool)]
     pub fail_on_secrets: Option<bool>,
+    #[command(flatten)]
+    pub github: GithubArgs,
+}
+
+/// Publishing to GitHub (under GitHub Actions, with a token): a pull-request
+/// comment and a check run. Never changes the run's outcome.
+#[derive(Debug, Clone, Args)]
+pub struct GithubArgs {
+    /// Token for the GitHub REST API (pass it as PLANGATE_GITHUB_TOKEN: steps can read a process's arguments). Never printed.
+    #[arg(
+        long,
+        env = "PLANGATE_GITHUB_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub github_token: Option<String>,
+    /// The REST API's base URL [default: $GITHUB_API_URL, else https://api.github.com].
+    #[arg(long, env = "PLANGATE_GITHUB_API_URL", value_name = "URL")]
+    pub github_api_url: Option<String>,
+    /// Post (or update in place) a summary comment on the pull request.
+    #[arg(long, env = "PLANGATE_COMMENT", value_name = "true|false", value_parser = strict_bool, action = ArgAction::Set, default_value = "true")]
+    pub comment: bool,
+    /// Create a check run with the summary on the commit.
+    #[arg(long, env = "PLANGATE_CHECK_RUN", value_name = "true|false", value_parser = strict_bool, action = ArgAction::Set, default_value = "true")]
+    pub check_run: bool,
 }
 
 /// `true` or `false`, nothing else (no `yes`, `1`, `on`): a typo in a CI input must not flip a switch.

@@ -3,12 +3,15 @@
 //! `$GITHUB_STEP_SUMMARY` (redacted, then cut by section under GitHub's
 //! 1 MiB limit), the outputs `status`, `exit-code`, `report`,
 //! `diff-summary`, `findings` and `cost-usd` are written to `$GITHUB_OUTPUT`
-//! with random heredoc delimiters. Everything goes through the redaction
-//! layer.
+//! with random heredoc delimiters, and, with a token, the pull-request
+//! comment and the check run are published (`github`). Everything goes
+//! through the redaction layer. Nothing here changes the run's outcome: a
+//! failure is a notice for a warning.
 
 use std::io::Write;
 use std::path::Path;
 
+use crate::github::{self, Notice};
 use crate::report::model::Report;
 use crate::report::{redact, render};
 
@@ -31,15 +34,22 @@ pub fn step_summary(report: &Report) -> String {
     render::fit(&sections, STEP_SUMMARY_MAX)
 }
 
-/// Publish a finished run where the CI system expects it. Errors are returned as text for a warning.
-pub fn publish(out_dir: &Path) -> Result<(), String> {
+/// Publish a finished run where the CI system expects it. Returns what
+/// happened (`target`, notice); failures are for warnings.
+pub fn publish(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static str, Notice)> {
     if std::env::var("GITHUB_ACTIONS").ok().as_deref() != Some("true") {
-        return Ok(());
+        return Vec::new();
     }
     let path = out_dir.join("report.json");
-    let report = read_report(&path)?;
-    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY") {
-        append(Path::new(&summary), &step_summary(&report))?;
+    let report = match read_report(&path) {
+        Ok(r) => r,
+        Err(e) => return vec![("report", Notice::Failed(e))],
+    };
+    let mut notices = Vec::new();
+    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY")
+        && let Err(e) = append(Path::new(&summary), &step_summary(&report))
+    {
+        notices.push(("step_summary", Notice::Failed(e)));
     }
     if let Some(output) = std::env::var_os("GITHUB_OUTPUT") {
         let values = [
@@ -58,9 +68,12 @@ pub fn publish(out_dir: &Path) -> Result<(), String> {
             let delim = format!("ghadelimiter_{}", uuid::Uuid::now_v7().simple());
             body.push_str(&format!("{k}<<{delim}\n{v}\n{delim}\n"));
         }
-        append(Path::new(&output), &body)?;
+        if let Err(e) = append(Path::new(&output), &body) {
+            notices.push(("outputs", Notice::Failed(e)));
+        }
     }
-    Ok(())
+    notices.extend(github::publish(&report, gh));
+    notices
 }
 
 fn append(path: &Path, text: &str) -> Result<(), String> {
