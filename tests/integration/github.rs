@@ -214,8 +214,9 @@ fn a_first_run_creates_the_comment_and_a_check_run() {
     let events = audit(&env);
     assert_eq!(events.len(), 2, "{events:?}");
     assert!(events.iter().all(|e| e["result"] == "done"), "{events:?}");
-    for file in ["audit.jsonl", "report.json", "manifest.json"] {
-        let text = std::fs::read_to_string(env.out.join(file)).unwrap_or_default();
+    for file in ["audit.jsonl", "report.json", "artifacts/manifest.json"] {
+        let text =
+            std::fs::read_to_string(env.out.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert!(
             !text.contains(TOKEN) && !text.contains(AWS_ID),
             "{file}: {text}"
