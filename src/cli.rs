@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 use crate::policy::Tolerance;
 
@@ -40,9 +40,14 @@ pub struct ReportArgs {
     /// A report.json written by `plangate run`.
     #[arg(value_name = "REPORT.json")]
     pub report: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum)]
-    pub format: ReportFormat,
+    /// Output format (on stdout).
+    #[arg(long, value_enum, required_unless_present = "publish_github")]
+    pub format: Option<ReportFormat>,
+    /// Publish the report to GitHub (PR comment, check run) as `run` does under Actions; needs a token.
+    #[arg(long)]
+    pub publish_github: bool,
+    #[command(flatten)]
+    pub github: GithubArgs,
 }
 
 /// Formats of `plangate report`.
@@ -177,6 +182,43 @@ pub struct RunArgs {
     /// Print nothing on stderr (the report is still written).
     #[arg(long, short, env = "PLANGATE_QUIET")]
     pub quiet: bool,
+    /// Whether findings fail the run (exit 4); overrides the plan's `fail_on_secrets` unless --policy pins it to true.
+    #[arg(long, env = "PLANGATE_FAIL_ON_SECRETS", value_name = "true|false", value_parser = strict_bool)]
+    pub fail_on_secrets: Option<bool>,
+    #[command(flatten)]
+    pub github: GithubArgs,
+}
+
+/// Publishing to GitHub (under GitHub Actions, with a token): a pull-request
+/// comment and a check run. Never changes the run's outcome.
+#[derive(Debug, Clone, Args)]
+pub struct GithubArgs {
+    /// Token for the GitHub REST API (pass it as PLANGATE_GITHUB_TOKEN: steps can read a process's arguments). Never printed.
+    #[arg(
+        long,
+        env = "PLANGATE_GITHUB_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub github_token: Option<String>,
+    /// The REST API's base URL [default: $GITHUB_API_URL, else https://api.github.com].
+    #[arg(long, env = "PLANGATE_GITHUB_API_URL", value_name = "URL")]
+    pub github_api_url: Option<String>,
+    /// Post (or update in place) a summary comment on the pull request.
+    #[arg(long, env = "PLANGATE_COMMENT", value_name = "true|false", value_parser = strict_bool, action = ArgAction::Set, default_value = "true")]
+    pub comment: bool,
+    /// Create a check run with the summary on the commit.
+    #[arg(long, env = "PLANGATE_CHECK_RUN", value_name = "true|false", value_parser = strict_bool, action = ArgAction::Set, default_value = "true")]
+    pub check_run: bool,
+}
+
+/// `true` or `false`, nothing else (no `yes`, `1`, `on`): a typo in a CI input must not flip a switch.
+fn strict_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        other => Err(format!("expected `true` or `false`, got `{other}`")),
+    }
 }
 
 /// `plangate validate`.
@@ -227,5 +269,28 @@ impl From<ToleranceArg> for Tolerance {
             ToleranceArg::Medium => Tolerance::Medium,
             ToleranceArg::High => Tolerance::High,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn booleans_are_true_or_false_and_nothing_else() {
+        assert_eq!(strict_bool("true"), Ok(true));
+        assert_eq!(strict_bool("false"), Ok(false));
+        for bad in ["True", "1", "yes", "on", "", " true"] {
+            assert!(strict_bool(bad).is_err(), "{bad:?}");
+        }
+        let cli = Cli::try_parse_from(["plangate", "run", "p.yaml", "--fail-on-secrets", "false"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(run.fail_on_secrets, Some(false));
+        assert!(
+            Cli::try_parse_from(["plangate", "run", "p.yaml", "--fail-on-secrets", "no"]).is_err()
+        );
     }
 }

@@ -1,42 +1,55 @@
 //! CI integrations that run after the report is final. Under GitHub Actions
 //! (`GITHUB_ACTIONS=true`): the Markdown summary is appended to
-//! `$GITHUB_STEP_SUMMARY` (cut under GitHub's 1 MiB limit) and the outputs
-//! `status`, `exit-code`, `report`, `diff-summary`, `findings` and `cost-usd`
-//! are written to `$GITHUB_OUTPUT` with random heredoc delimiters. Everything
-//! goes through the redaction layer.
+//! `$GITHUB_STEP_SUMMARY` (redacted, then cut by section under GitHub's
+//! 1 MiB limit), the outputs `status`, `exit-code`, `report`,
+//! `diff-summary`, `findings` and `cost-usd` are written to `$GITHUB_OUTPUT`
+//! with random heredoc delimiters, and, with a token, the pull-request
+//! comment and the check run are published (`github`). Everything goes
+//! through the redaction layer. Nothing here changes the run's outcome: a
+//! failure is a notice for a warning.
 
 use std::io::Write;
 use std::path::Path;
 
+use crate::github::{self, Notice};
 use crate::report::model::Report;
 use crate::report::{redact, render};
 
 /// GitHub's step-summary limit is 1 MiB; stay under it.
 pub const STEP_SUMMARY_MAX: usize = 1000 * 1024;
 
-/// Publish a finished run where the CI system expects it. Errors are returned as text for a warning.
-pub fn publish(out_dir: &Path) -> Result<(), String> {
+/// Read a saved report.
+pub fn read_report(path: &Path) -> Result<Report, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// The step summary: the full Markdown, each piece redacted, cut by section.
+pub fn step_summary(report: &Report) -> String {
+    let sections: Vec<_> = render::sections(report, render::Detail::Full, None)
+        .into_iter()
+        .map(|s| s.map_text(|t| redact::clean_str(t).into_owned()))
+        .collect();
+    render::fit(&sections, STEP_SUMMARY_MAX)
+}
+
+/// Publish a finished run where the CI system expects it. Returns what
+/// happened (`target`, notice); failures are for warnings.
+pub fn publish(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static str, Notice)> {
     if std::env::var("GITHUB_ACTIONS").ok().as_deref() != Some("true") {
-        return Ok(());
+        return Vec::new();
     }
     let path = out_dir.join("report.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let report: Report =
-        serde_json::from_str(&text).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY") {
-        let mut md = render::markdown(&report);
-        if md.len() > STEP_SUMMARY_MAX {
-            let mut cut = STEP_SUMMARY_MAX - 200;
-            while !md.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            md.truncate(cut);
-            md.push_str(
-                "\n\n… (cut at GitHub's step-summary limit; the full report is in report.json)\n",
-            );
-        }
-        append(Path::new(&summary), &md)?;
+    let report = match read_report(&path) {
+        Ok(r) => r,
+        Err(e) => return vec![("report", Notice::Failed(e))],
+    };
+    let mut notices = Vec::new();
+    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY")
+        && let Err(e) = append(Path::new(&summary), &step_summary(&report))
+    {
+        notices.push(("step_summary", Notice::Failed(e)));
     }
     if let Some(output) = std::env::var_os("GITHUB_OUTPUT") {
         let values = [
@@ -55,9 +68,12 @@ pub fn publish(out_dir: &Path) -> Result<(), String> {
             let delim = format!("ghadelimiter_{}", uuid::Uuid::now_v7().simple());
             body.push_str(&format!("{k}<<{delim}\n{v}\n{delim}\n"));
         }
-        append(Path::new(&output), &body)?;
+        if let Err(e) = append(Path::new(&output), &body) {
+            notices.push(("outputs", Notice::Failed(e)));
+        }
     }
-    Ok(())
+    notices.extend(github::publish(&report, gh));
+    notices
 }
 
 fn append(path: &Path, text: &str) -> Result<(), String> {
@@ -68,4 +84,52 @@ fn append(path: &Path, text: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     f.write_all(&redact::clean(text.as_bytes()))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_summary_is_cut_by_section_under_the_limit() {
+        let findings: Vec<_> = (0..20_000)
+            .map(|i| {
+                serde_json::json!({"rule": "aws-access-key-id", "location": format!("artifacts/s/stdout.txt"),
+                    "line": i, "fingerprint": format!("{i:064}")})
+            })
+            .collect();
+        let report: Report = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "plangate_version": "0", "run_id": "r", "in_progress": false,
+            "plan": {"id": "big", "path": "p.yaml", "sha256": null},
+            "status": "secrets_found", "exit_code": 4, "started_at": "", "finished_at": null,
+            "duration_ms": 0, "dry_run": false, "workspace": "/w", "policy": null,
+            "approvals": [], "steps": [{"id": "s", "tool": "bash", "status": "success",
+                "risk": null, "approval": null, "dependencies": [], "exit_code": 0,
+                "started_at": null, "finished_at": null, "duration_ms": 5, "attempts": 1,
+                "artifacts": [], "truncated": false, "output_bytes": 0, "error": null}],
+            "findings": findings,
+            "diff": {"files_changed": 1, "insertions": 1, "deletions": 0,
+                     "files": [{"path": "a.txt", "change": "added", "insertions": 1, "deletions": 0}]},
+            "usage": {"input_tokens": 10, "output_tokens": 5, "cost_usd": 0.5}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let full = render::markdown(&report);
+        assert!(full.len() > STEP_SUMMARY_MAX);
+        let md = step_summary(&report);
+        assert!(md.len() <= STEP_SUMMARY_MAX, "{}", md.len());
+        assert!(md.starts_with("## ❌ plangate: `big` — secrets_found (exit 4)"));
+        assert!(
+            md.contains("| `s` | bash | success"),
+            "the steps table stays"
+        );
+        assert!(
+            md.contains("### Changes") && md.contains("Agent usage"),
+            "later sections keep their place"
+        );
+        assert!(md.contains("findings (") && md.contains("of 20000 rows shown)"));
+        assert!(
+            md.trim_end()
+                .ends_with("The full report is in `report.json`.*")
+        );
+    }
 }

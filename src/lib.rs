@@ -14,6 +14,7 @@ pub mod diff;
 pub mod draft;
 pub mod engine;
 pub mod exit_code;
+pub mod github;
 pub mod guard;
 pub mod integrations;
 pub mod plan;
@@ -120,10 +121,17 @@ fn workspace_of(args: &DecisionArgs) -> Result<PathBuf, Diagnostic> {
     Ok(ws)
 }
 
+/// Run-only flags that feed the policy (`--max-parallel`, `--fail-on-secrets`).
+#[derive(Debug, Clone, Copy, Default)]
+struct RunFlags {
+    max_parallel: Option<u32>,
+    fail_on_secrets: Option<bool>,
+}
+
 fn prepare(
     plan_path: &Path,
     args: &DecisionArgs,
-    max_parallel: Option<u32>,
+    flags: RunFlags,
 ) -> Result<Prepared, Vec<Diagnostic>> {
     let workspace = workspace_of(args).map_err(|d| vec![d])?;
     let mut diags = Vec::new();
@@ -178,7 +186,8 @@ fn prepare(
         &plan.policy,
         Overrides {
             risk_tolerance: args.risk_tolerance.map(Into::into),
-            max_parallel,
+            max_parallel: flags.max_parallel,
+            fail_on_secrets: flags.fail_on_secrets,
         },
         cap.as_ref(),
     );
@@ -229,6 +238,7 @@ fn write_derived_outputs(junit: Option<&Path>, out_dir: &Path) {
 pub const GITLAB_SECRETS_FILE: &str = "gl-secret-detection-report.json";
 
 fn cmd_run(args: &RunArgs) -> u8 {
+    let gh = github_settings(&args.github);
     let run_id = uuid::Uuid::now_v7().to_string();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let out_dir_for = |ws: &Path| match &args.out {
@@ -243,6 +253,7 @@ fn cmd_run(args: &RunArgs) -> u8 {
             Ok(p) => {
                 stderr_text(&format!("report: {}\n", p.display()));
                 write_derived_outputs(args.junit.as_deref(), &out);
+                publish_ci(&out, &gh, args.quiet);
             }
             Err(e) => err_line(&format!(
                 "cannot write the report to {}: {e}",
@@ -251,7 +262,11 @@ fn cmd_run(args: &RunArgs) -> u8 {
         }
         RunStatus::Invalid.code()
     };
-    let prepared = match prepare(&args.plan, &args.decision, args.max_parallel) {
+    let flags = RunFlags {
+        max_parallel: args.max_parallel,
+        fail_on_secrets: args.fail_on_secrets,
+    };
+    let prepared = match prepare(&args.plan, &args.decision, flags) {
         Ok(p) => p,
         Err(diags) => {
             let ws = workspace_of(&args.decision).unwrap_or_else(|_| cwd.clone());
@@ -300,13 +315,66 @@ fn cmd_run(args: &RunArgs) -> u8 {
     let mut console = Console::from_env();
     console.quiet = args.quiet;
     let out_dir = settings.out_dir.clone();
-    let code = execute(plan, settings, console);
+    let (code, finished) = execute(plan, settings, console);
     write_derived_outputs(args.junit.as_deref(), &out_dir);
+    if finished {
+        publish_ci(&out_dir, &gh, args.quiet);
+    }
     code
 }
 
-fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> u8 {
-    let out_dir = settings.out_dir.clone();
+/// `--github-*`, `--comment`, `--check-run`. The token is remembered by the
+/// redaction layer at once, so it is replaced wherever it would show up.
+fn github_settings(args: &cli::GithubArgs) -> github::Settings {
+    let token = args
+        .github_token
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned);
+    if let Some(t) = &token {
+        report::redact::remember([t.as_bytes().to_vec()]);
+    }
+    github::Settings {
+        token,
+        api_url: args.github_api_url.clone(),
+        comment: args.comment,
+        check_run: args.check_run,
+    }
+}
+
+/// Publish a final report (step summary, outputs, comment, check run). Each
+/// result goes to the audit log; a failure is a `::warning::` line and
+/// never changes the exit code.
+fn publish_ci(out_dir: &Path, gh: &github::Settings, quiet: bool) {
+    print_notices(Some(out_dir), &integrations::publish(out_dir, gh), quiet);
+}
+
+/// Print what publishing did (a failure as a `::warning::`), and log it to
+/// `out_dir/audit.jsonl` when there is one.
+fn print_notices(out_dir: Option<&Path>, notices: &[(&str, github::Notice)], quiet: bool) {
+    for (target, notice) in notices {
+        if let Some(dir) = out_dir {
+            let _ = report::append_audit(dir, notice.to_json(target));
+        }
+        match notice {
+            github::Notice::Failed(e) => stderr_text(&format!(
+                "::warning title=plangate::{}\n",
+                report::console::gh_data(&format!("could not publish the {target}: {e}"))
+            )),
+            github::Notice::Done(d) if !quiet => {
+                stderr_text(&format!("plangate: github: {d}\n"));
+            }
+            github::Notice::Skipped(why) if !quiet => {
+                stderr_text(&format!("plangate: github: no {target}: {why}\n"));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Run the plan; returns the exit code and whether the final report was written.
+fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> (u8, bool) {
     let reporter = match report::Reporter::new(Arc::clone(&plan), &settings, console) {
         Ok(r) => r,
         Err(e) => {
@@ -314,7 +382,7 @@ fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> u8 
                 "cannot write to the output directory {}: {e}; nothing was executed",
                 settings.out_dir.display()
             ));
-            return RunStatus::Invalid.code();
+            return (RunStatus::Invalid.code(), false);
         }
     };
     let (tx, rx) = std::sync::mpsc::channel();
@@ -325,7 +393,7 @@ fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> u8 
             err_line(&format!("cannot start the async runtime: {e}"));
             drop(tx);
             let _ = writer.join();
-            return RunStatus::Failed.code();
+            return (RunStatus::Failed.code(), false);
         }
     };
     let status = runtime.block_on(async move {
@@ -334,16 +402,18 @@ fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> u8 
         engine::run(plan, settings, tx, cancel_rx).await
     });
     runtime.shutdown_timeout(Duration::from_secs(1));
-    match writer.join() {
-        Ok(Ok(_)) => {
-            if let Err(e) = integrations::publish(&out_dir) {
-                stderr_text(&format!("plangate: warning: {e}\n"));
-            }
+    let finished = match writer.join() {
+        Ok(Ok(_)) => true,
+        Ok(Err(e)) => {
+            err_line(&format!("failed to write the report: {e}"));
+            false
         }
-        Ok(Err(e)) => err_line(&format!("failed to write the report: {e}")),
-        Err(_) => err_line("the report writer crashed"),
-    }
-    status.code()
+        Err(_) => {
+            err_line("the report writer crashed");
+            false
+        }
+    };
+    (status.code(), finished)
 }
 
 /// The async runtime for runs and drafts: two workers (CI machines are small;
@@ -379,7 +449,7 @@ fn spawn_signal_watch(cancel: tokio::sync::watch::Sender<bool>) {
 
 fn cmd_validate(args: &ValidateArgs) -> u8 {
     let mut out: Vec<u8> = Vec::new();
-    let prepared = match prepare(&args.plan, &args.decision, None) {
+    let prepared = match prepare(&args.plan, &args.decision, RunFlags::default()) {
         Ok(p) => p,
         Err(diags) => {
             if args.format == Format::Json {
@@ -605,7 +675,7 @@ fn cmd_draft(args: &DraftArgs) -> u8 {
                 args.out.display(),
                 req.out_dir.display()
             );
-            match prepare(&args.out, &args.decision, None) {
+            match prepare(&args.out, &args.decision, RunFlags::default()) {
                 Ok(p) => {
                     let decisions = engine::decide_all(&p.plan, &p.env, &p.policy, &p.approvals);
                     let mut out: Vec<u8> = Vec::new();
@@ -724,7 +794,27 @@ fn cmd_report(args: &ReportArgs) -> u8 {
             return RunStatus::Invalid.code();
         }
     };
-    let body = match args.format {
+    if args.publish_github {
+        let gh = github_settings(&args.github);
+        if gh.token.is_none() {
+            err_line("--publish-github needs a token (PLANGATE_GITHUB_TOKEN or --github-token)");
+            return RunStatus::Invalid.code();
+        }
+        let notices = github::publish(&report, &gh);
+        let dir = args
+            .report
+            .parent()
+            .filter(|d| d.join("audit.jsonl").is_file());
+        print_notices(dir, &notices, false);
+        if notices
+            .iter()
+            .any(|(_, n)| matches!(n, github::Notice::Failed(_)))
+        {
+            return RunStatus::Failed.code();
+        }
+    }
+    let Some(format) = args.format else { return 0 };
+    let body = match format {
         ReportFormat::Markdown => report::render::markdown(&report),
         ReportFormat::Junit => report::render::junit(&report),
         ReportFormat::Sarif => {

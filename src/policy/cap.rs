@@ -3,6 +3,8 @@
 //! Precedence: a CLI flag (or its `PLANGATE_*` variable) beats the plan's
 //! `policy:` block, which beats the defaults; then the `--policy` file caps
 //! the result: a plan (or a flag) can make the policy stricter, never looser.
+//! So `--fail-on-secrets false` loosens a plan's `fail_on_secrets`, unless the
+//! policy file pins it with `fail_on_secrets: true`.
 //! Pure: the caller reads the files.
 
 use serde::{Deserialize, Serialize};
@@ -37,6 +39,8 @@ pub struct Overrides {
     pub risk_tolerance: Option<Tolerance>,
     /// `--max-parallel`.
     pub max_parallel: Option<u32>,
+    /// `--fail-on-secrets` (the policy file's `fail_on_secrets: true` still wins).
+    pub fail_on_secrets: Option<bool>,
 }
 
 /// Resolve the policy in force.
@@ -47,7 +51,7 @@ pub fn resolve(plan: &PolicyBlock, cli: Overrides, cap: Option<&PolicyBlock>) ->
         .or(plan.risk_tolerance)
         .unwrap_or(Tolerance::Low);
     let mut on = plan.on_approval_required.unwrap_or(OnApproval::Deny);
-    let mut fail = plan.fail_on_secrets.unwrap_or(true);
+    let mut fail = cli.fail_on_secrets.or(plan.fail_on_secrets).unwrap_or(true);
     let mut par = cli.max_parallel.or(plan.max_parallel).unwrap_or(1).max(1);
     if let Some(cap) = cap {
         if let Some(max) = cap.risk_tolerance
@@ -181,6 +185,7 @@ mod tests {
             Overrides {
                 risk_tolerance: Some(Tolerance::High),
                 max_parallel: None,
+                fail_on_secrets: Some(false),
             },
             Some(&cap),
         );
@@ -208,5 +213,29 @@ mod tests {
         assert!(e.fail_on_secrets);
         assert_eq!(e.max_parallel, 1);
         assert!(e.capped.is_empty());
+    }
+
+    #[test]
+    fn the_fail_on_secrets_flag_beats_the_plan_but_not_a_pinning_policy_file() {
+        let plan = block(None, None, Some(true), None);
+        let off = Overrides {
+            fail_on_secrets: Some(false),
+            ..Overrides::default()
+        };
+        assert!(!resolve(&plan, off, None).fail_on_secrets);
+        let silent = block(Some(Tolerance::High), None, None, None);
+        assert!(!resolve(&plan, off, Some(&silent)).fail_on_secrets);
+        let pin = block(None, None, Some(true), None);
+        let e = resolve(&plan, off, Some(&pin));
+        assert!(e.fail_on_secrets);
+        assert_eq!(
+            e.capped,
+            ["fail_on_secrets forced to true by the policy file"]
+        );
+        let on = Overrides {
+            fail_on_secrets: Some(true),
+            ..Overrides::default()
+        };
+        assert!(resolve(&block(None, None, Some(false), None), on, None).fail_on_secrets);
     }
 }

@@ -279,7 +279,7 @@ fn echo_file(c: &Console, path: &Path) {
 }
 
 /// Escape a workflow-command message.
-fn gh_data(s: &str) -> String {
+pub(crate) fn gh_data(s: &str) -> String {
     s.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")

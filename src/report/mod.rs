@@ -498,3 +498,17 @@ pub fn write_invalid(
     writeln!(audit, "{line}")?;
     Ok(path)
 }
+
+/// Append one event to a finished run's `audit.jsonl` (what happened after
+/// the report was final, such as publishing), through the redaction layer.
+pub fn append_audit(out_dir: &Path, mut event: serde_json::Value) -> std::io::Result<()> {
+    if let Some(obj) = event.as_object_mut() {
+        obj.insert("ts".into(), json!(rfc3339(SystemTime::now())));
+    }
+    let mut line = serde_json::to_vec(&event).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(out_dir.join("audit.jsonl"))?;
+    f.write_all(&redact::clean(&line))
+}

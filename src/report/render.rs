@@ -17,106 +17,358 @@ fn cell(s: &str) -> String {
 
 /// GitHub-flavoured Markdown: outcome, steps, findings, changes, usage.
 pub fn markdown(r: &Report) -> String {
-    let mut md = String::new();
+    sections(r, Detail::Full, None)
+        .iter()
+        .map(Section::render)
+        .collect()
+}
+
+/// How much of the report the Markdown shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Everything (step summary, `plangate report`): every step, finding and
+    /// up to 100 changed files.
+    Full,
+    /// A pull-request comment or check run: counts, the steps (only those
+    /// that did not succeed when there are many), the first findings and files.
+    Compact,
+}
+
+/// Rows the compact form shows per table.
+const COMPACT_ROWS: usize = 20;
+
+/// A part of the Markdown summary: kept whole, shortened (rows cut from the
+/// end) or dropped whole when the text must fit a size limit ([`fit`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    /// Named in the closing note when it is cut or dropped.
+    pub name: &'static str,
+    /// Kept whenever the section is (title, table header).
+    pub head: String,
+    /// Lines (each ending in a newline) that may be cut from the end.
+    pub rows: Vec<String>,
+    /// Rows the renderer already left out (the compact form's caps).
+    pub omitted: usize,
+    /// Rows are table rows (the "more" line must be a table row too).
+    pub table: bool,
+    /// After the rows.
+    pub tail: String,
+    /// Never dropped (its rows may still be cut).
+    pub required: bool,
+}
+
+/// Bytes kept free for a section's "… N more" line when its rows are cut.
+const MORE_RESERVE: usize = 64;
+/// Bytes kept free for the closing note of [`fit`].
+const NOTE_RESERVE: usize = 600;
+
+impl Section {
+    fn new(name: &'static str, head: String) -> Section {
+        Section {
+            name,
+            head,
+            rows: Vec::new(),
+            omitted: 0,
+            table: false,
+            tail: String::new(),
+            required: false,
+        }
+    }
+
+    /// The whole section.
+    pub fn render(&self) -> String {
+        self.render_rows(self.rows.len())
+    }
+
+    fn render_rows(&self, kept: usize) -> String {
+        let mut out = self.head.clone();
+        for row in self.rows.iter().take(kept) {
+            out.push_str(row);
+        }
+        let more = self.rows.len().saturating_sub(kept) + self.omitted;
+        if more > 0 {
+            if self.table {
+                let _ = writeln!(out, "| … {more} more (see report.json) |");
+            } else {
+                let _ = writeln!(out, "- … {more} more (see report.json)");
+            }
+        }
+        out.push_str(&self.tail);
+        out
+    }
+
+    /// Every piece passed through `f` (the redaction layer, before measuring).
+    #[must_use]
+    pub fn map_text(mut self, f: impl Fn(&str) -> String) -> Section {
+        self.head = f(&self.head);
+        self.tail = f(&self.tail);
+        for row in &mut self.rows {
+            *row = f(row);
+        }
+        self
+    }
+
+    fn min_len(&self) -> usize {
+        let more = if self.rows.is_empty() && self.omitted == 0 {
+            0
+        } else {
+            MORE_RESERVE
+        };
+        self.head.len() + self.tail.len() + more
+    }
+}
+
+/// The sections of the Markdown summary, most important first. `details`
+/// is a link to the full run (the workflow run's page), shown in the header.
+pub fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec<Section> {
+    let mut out = Vec::new();
     let icon = if r.exit_code == 0 { "✅" } else { "❌" };
-    let _ = writeln!(
-        md,
-        "## {icon} plangate: `{}` — {} (exit {})\n",
+    let mut head = format!(
+        "## {icon} plangate: `{}` — {} (exit {})\n\n",
         cell(r.plan.id.as_deref().unwrap_or("?")),
         r.status.as_str(),
         r.exit_code
     );
     let _ = writeln!(
-        md,
-        "Run `{}`, {:.1} s.\n",
+        head,
+        "Run `{}`, {:.1} s.{}\n",
         r.run_id,
-        r.duration_ms as f64 / 1000.0
-    );
-    if !r.errors.is_empty() {
-        md.push_str("### Plan problems\n\n");
-        for e in &r.errors {
-            let _ = writeln!(
-                md,
-                "- `{}:{}:{}` {}",
-                cell(&e.file),
-                e.line,
-                e.column,
-                cell(&e.message)
-            );
+        r.duration_ms as f64 / 1000.0,
+        if r.dry_run {
+            " Dry run: nothing was executed."
+        } else {
+            ""
         }
-        md.push('\n');
+    );
+    if detail == Detail::Compact && !r.steps.is_empty() {
+        let _ = writeln!(head, "{}\n", counts(r));
+    }
+    if let Some(url) = details {
+        let _ = writeln!(head, "[Full report: the workflow run]({url})\n");
+    }
+    let mut header = Section::new("header", head);
+    header.required = true;
+    out.push(header);
+    if !r.errors.is_empty() {
+        let mut s = Section::new("plan problems", "### Plan problems\n\n".to_owned());
+        s.rows = r
+            .errors
+            .iter()
+            .map(|e| {
+                format!(
+                    "- `{}:{}:{}` {}\n",
+                    cell(&e.file),
+                    e.line,
+                    e.column,
+                    cell(&e.message)
+                )
+            })
+            .collect();
+        s.tail = "\n".to_owned();
+        out.push(s);
     }
     if !r.steps.is_empty() {
-        md.push_str("| step | tool | status | risk | decision | time | note |\n| --- | --- | --- | --- | --- | ---: | --- |\n");
-        for s in &r.steps {
-            let risk = s
-                .risk
-                .map_or_else(|| "-".to_owned(), |k| k.effective.as_str().to_owned());
-            let decision = s.approval.as_ref().map_or("-", |a| a.decision.as_str());
-            let _ = writeln!(
-                md,
-                "| `{}` | {} | {} | {risk} | {decision} | {:.2} s | {} |",
-                cell(&s.id),
-                s.tool,
-                s.status.as_str(),
-                s.duration_ms as f64 / 1000.0,
-                cell(s.error.as_deref().unwrap_or(""))
-            );
-        }
-        md.push('\n');
+        let mut s = Section::new(
+            "steps",
+            "| step | tool | status | risk | decision | time | note |\n| --- | --- | --- | --- | --- | ---: | --- |\n".to_owned(),
+        );
+        let shown: Vec<_> = if detail == Detail::Compact && r.steps.len() > COMPACT_ROWS {
+            r.steps
+                .iter()
+                .filter(|s| s.status != StepStatus::Success)
+                .collect()
+        } else {
+            r.steps.iter().collect()
+        };
+        let cap = if detail == Detail::Compact {
+            COMPACT_ROWS
+        } else {
+            usize::MAX
+        };
+        s.omitted = r.steps.len() - shown.len().min(cap);
+        s.rows = shown
+            .into_iter()
+            .take(cap)
+            .map(|s| {
+                let risk = s
+                    .risk
+                    .map_or_else(|| "-".to_owned(), |k| k.effective.as_str().to_owned());
+                let decision = s.approval.as_ref().map_or("-", |a| a.decision.as_str());
+                format!(
+                    "| `{}` | {} | {} | {risk} | {decision} | {:.2} s | {} |\n",
+                    cell(&s.id),
+                    s.tool,
+                    s.status.as_str(),
+                    s.duration_ms as f64 / 1000.0,
+                    cell(s.error.as_deref().unwrap_or(""))
+                )
+            })
+            .collect();
+        s.table = true;
+        s.tail = "\n".to_owned();
+        s.required = true;
+        out.push(s);
     }
     if !r.findings.is_empty() {
-        let _ = writeln!(
-            md,
-            "### 🔑 {} secret(s) found (values redacted)\n",
-            r.findings.len()
+        let mut s = Section::new(
+            "findings",
+            format!(
+                "### 🔑 {} secret(s) found (values redacted)\n\n| rule | location | line | fingerprint |\n| --- | --- | ---: | --- |\n",
+                r.findings.len()
+            ),
         );
-        md.push_str("| rule | location | line | fingerprint |\n| --- | --- | ---: | --- |\n");
-        for f in &r.findings {
-            let _ = writeln!(
-                md,
-                "| {} | `{}` | {} | `{}` |",
-                cell(&f.rule),
-                cell(&f.location),
-                f.line,
-                f.fingerprint
-            );
-        }
-        md.push('\n');
+        let cap = match detail {
+            Detail::Compact => COMPACT_ROWS,
+            Detail::Full => usize::MAX,
+        };
+        s.rows = r
+            .findings
+            .iter()
+            .take(cap)
+            .map(|f| {
+                format!(
+                    "| {} | `{}` | {} | `{}` |\n",
+                    cell(&f.rule),
+                    cell(&f.location),
+                    f.line,
+                    f.fingerprint
+                )
+            })
+            .collect();
+        s.omitted = r.findings.len() - s.rows.len();
+        s.table = true;
+        s.tail = "\n".to_owned();
+        out.push(s);
     }
     if let Some(d) = &r.diff {
-        let _ = writeln!(
-            md,
-            "### Changes\n\n{} file(s) changed, +{} -{}\n",
-            d["files_changed"], d["insertions"], d["deletions"]
+        let mut s = Section::new(
+            "changes",
+            format!(
+                "### Changes\n\n{} file(s) changed, +{} -{}\n\n",
+                d["files_changed"], d["insertions"], d["deletions"]
+            ),
         );
-        for f in d["files"].as_array().into_iter().flatten().take(100) {
-            let _ = writeln!(
-                md,
-                "- `{}` {} (+{} -{})",
-                cell(f["path"].as_str().unwrap_or("")),
-                f["change"].as_str().unwrap_or(""),
-                f["insertions"],
-                f["deletions"]
-            );
+        let cap = match detail {
+            Detail::Compact => COMPACT_ROWS,
+            Detail::Full => 100,
+        };
+        let files = d["files"].as_array().map_or(&[][..], Vec::as_slice);
+        s.rows = files
+            .iter()
+            .take(cap)
+            .map(|f| {
+                format!(
+                    "- `{}` {} (+{} -{})\n",
+                    cell(f["path"].as_str().unwrap_or("")),
+                    f["change"].as_str().unwrap_or(""),
+                    f["insertions"],
+                    f["deletions"]
+                )
+            })
+            .collect();
+        s.omitted = files.len() - s.rows.len();
+        if !files.is_empty() {
+            s.tail = "\n".to_owned();
         }
-        md.push('\n');
+        out.push(s);
     }
     if r.usage.tokens() > 0 {
-        let _ = writeln!(
-            md,
-            "Agent usage: {} input + {} output tokens{}, ${:.4}.",
-            r.usage.input_tokens,
-            r.usage.output_tokens,
-            if r.usage.estimated {
-                " (partly estimated)"
-            } else {
-                ""
-            },
-            r.usage.cost_usd
-        );
+        out.push(Section::new(
+            "usage",
+            format!(
+                "Agent usage: {} input + {} output tokens{}, ${:.4}.\n",
+                r.usage.input_tokens,
+                r.usage.output_tokens,
+                if r.usage.estimated {
+                    " (partly estimated)"
+                } else {
+                    ""
+                },
+                r.usage.cost_usd
+            ),
+        ));
     }
-    md
+    out
+}
+
+/// "3 steps: 2 success, 1 failed."
+fn counts(r: &Report) -> String {
+    let mut by: Vec<(&str, usize)> = Vec::new();
+    for s in &r.steps {
+        let name = s.status.as_str();
+        match by.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, c)) => *c += 1,
+            None => by.push((name, 1)),
+        }
+    }
+    let parts: Vec<String> = by.iter().map(|(n, c)| format!("{c} {n}")).collect();
+    format!("{} step(s): {}.", r.steps.len(), parts.join(", "))
+}
+
+/// The sections joined, at most `max` bytes: required sections first, then
+/// the others in order while their heads fit, then rows in the same order;
+/// a section whose rows do not all fit is shortened (with a "… N more"
+/// row), one whose head does not fit is dropped. A closing note names what
+/// was cut or dropped.
+pub fn fit(sections: &[Section], max: usize) -> String {
+    let full: String = sections.iter().map(Section::render).collect();
+    if full.len() <= max {
+        return full;
+    }
+    let budget = max.saturating_sub(NOTE_RESERVE);
+    let order: Vec<usize> = (0..sections.len())
+        .filter(|&i| sections[i].required)
+        .chain((0..sections.len()).filter(|&i| !sections[i].required))
+        .collect();
+    let mut kept: Vec<Option<usize>> = vec![None; sections.len()];
+    let mut used = 0;
+    for &i in &order {
+        let need = sections[i].min_len();
+        if sections[i].required || used + need <= budget {
+            kept[i] = Some(0);
+            used += need;
+        }
+    }
+    for &i in &order {
+        let Some(k) = kept[i].as_mut() else { continue };
+        for row in &sections[i].rows {
+            if used + row.len() > budget {
+                break;
+            }
+            used += row.len();
+            *k += 1;
+        }
+    }
+    let mut out = String::new();
+    let mut notes = Vec::new();
+    for (s, k) in sections.iter().zip(&kept) {
+        match *k {
+            Some(k) => {
+                out.push_str(&s.render_rows(k));
+                if k < s.rows.len() {
+                    notes.push(format!(
+                        "{} ({k} of {} rows shown)",
+                        s.name,
+                        s.rows.len() + s.omitted
+                    ));
+                }
+            }
+            None => notes.push(format!("{} (not shown)", s.name)),
+        }
+    }
+    let _ = write!(
+        out,
+        "\n---\n*Cut to fit GitHub's size limit: {}. The full report is in `report.json`.*\n",
+        notes.join(", ")
+    );
+    if out.len() > max {
+        let mut cut = max;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+    }
+    out
 }
 
 /// Escape XML text and attributes.
@@ -266,4 +518,92 @@ fn file_findings(r: &Report, rules: &crate::secrets::Ruleset) -> Vec<crate::scan
 /// The report as JSON (re-serialised: a check that it reads back).
 pub fn json(r: &Report) -> Value {
     serde_json::to_value(r).unwrap_or_else(|_| json!({}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(name: &'static str, head: &str, rows: usize, required: bool) -> Section {
+        let mut s = Section::new(name, head.to_owned());
+        s.rows = (0..rows).map(|i| format!("| row {i:04} |\n")).collect();
+        s.table = true;
+        s.tail = "\n".to_owned();
+        s.required = required;
+        s
+    }
+
+    #[test]
+    fn what_fits_is_left_alone() {
+        let s = vec![
+            section("header", "# h\n", 0, true),
+            section("steps", "| s |\n", 3, true),
+        ];
+        let all: String = s.iter().map(Section::render).collect();
+        assert_eq!(fit(&s, all.len()), all);
+        assert!(!all.contains("Cut to fit"));
+    }
+
+    #[test]
+    fn sections_are_shortened_or_dropped_whole_and_named() {
+        let s = vec![
+            section("header", "# header\n", 0, true),
+            section("steps", "| step |\n", 10, true),
+            section("findings", "### findings\n| f |\n", 500, false),
+            section(
+                "changes",
+                &format!("### changes {}\n", "x".repeat(2000)),
+                0,
+                false,
+            ),
+            section("usage", "usage line\n", 0, false),
+        ];
+        let out = fit(&s, 2000);
+        assert!(out.len() <= 2000, "{}", out.len());
+        // Required first, then heads, then rows in order.
+        assert!(
+            out.starts_with("# header\n\n| step |\n| row 0000 |\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("| row 0009 |\n\n### findings"),
+            "every step row: {out}"
+        );
+        assert!(
+            out.contains("usage line\n"),
+            "a small later section survives: {out}"
+        );
+        assert!(!out.contains("### changes"), "{out}");
+        assert!(
+            out.contains("| … "),
+            "the cut table says how many rows are missing"
+        );
+        let note = out.lines().last().unwrap_or_default();
+        assert!(note.contains("findings ("), "{note}");
+        assert!(note.contains("of 500 rows shown)"), "{note}");
+        assert!(note.contains("changes (not shown)"), "{note}");
+        assert!(!note.contains("usage") && !note.contains("steps"), "{note}");
+        // Whole rows only, in order.
+        let shown = out.matches("| row ").count();
+        assert!(shown > 10 && shown < 510, "{shown}");
+    }
+
+    #[test]
+    fn the_limit_holds_however_small() {
+        let s = vec![
+            section("header", "# header é\n", 0, true),
+            section("steps", "| step |\n", 1000, true),
+            section("findings", "### f\n", 1000, false),
+        ];
+        for max in [0, 1, 10, 100, 700, 1000, 5000, 20_000] {
+            let out = fit(&s, max);
+            assert!(out.len() <= max, "{max}: {}", out.len());
+        }
+    }
+
+    #[test]
+    fn redaction_happens_before_measuring() {
+        let s = section("steps", "| k |\n", 2, true).map_text(|t| t.replace("row", "ROW"));
+        assert_eq!(s.rows[0], "| ROW 0000 |\n");
+    }
 }

@@ -5,6 +5,7 @@
 mod agent;
 mod ci;
 mod examples;
+mod github;
 mod guard_code;
 mod guard_conformance;
 mod guard_envelope;

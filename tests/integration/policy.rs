@@ -291,3 +291,38 @@ fn an_oversized_fd_number_is_unclassifiable_not_a_panic() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("denied"));
 }
+
+#[test]
+fn fail_on_secrets_false_loosens_the_plan_unless_the_policy_file_pins_it() {
+    let env = Env::new();
+    let p = "version: 1\nid: s\npolicy: {risk_tolerance: high, fail_on_secrets: true}\nsteps:\n  - {id: leak, tool: bash, parameters: {command: 'echo AKIAZ7Q4NX2LMRBT5KPW'}}\n  - {id: after, tool: bash, dependencies: [leak], parameters: {command: 'true'}}\n";
+    let o = env.run(p, &["--fail-on-secrets", "false"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r = env.report();
+    assert_eq!(r["policy"]["fail_on_secrets"], false);
+    assert_eq!(
+        r["findings"].as_array().map(Vec::len),
+        Some(1),
+        "still reported"
+    );
+    assert_eq!(env.step("after")["status"], "success");
+    let pin = env.write("policy.yaml", "fail_on_secrets: true\n");
+    let o = env
+        .cmd()
+        .arg("run")
+        .arg(env.ws.join("plan.yaml"))
+        .arg("--out")
+        .arg(&env.out)
+        .arg("--policy")
+        .arg(&pin)
+        .env("PLANGATE_FAIL_ON_SECRETS", "false")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("fail_on_secrets forced to true by the policy file"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(env.report()["policy"]["fail_on_secrets"], true);
+}

@@ -1,0 +1,207 @@
+//! What plangate sends to GitHub, pure: the comment's marker and body, the
+//! check run's name, conclusion, title and summary. Every text is built from
+//! the report's compact Markdown (`report::render`), passed through the
+//! redaction layer piece by piece and then cut by section under GitHub's
+//! limits.
+
+use serde::Serialize;
+
+use crate::exit_code::RunStatus;
+use crate::report::model::Report;
+use crate::report::redact;
+use crate::report::render::{self, Detail};
+
+/// GitHub refuses comment bodies over 65,536 characters; stay under it (in
+/// bytes, which are never fewer than characters).
+pub const COMMENT_MAX: usize = 65_000;
+/// A check run's `output.summary` is limited to 65,535 characters.
+pub const SUMMARY_MAX: usize = 65_000;
+
+/// A check run's conclusion (the API's names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Conclusion {
+    /// Every step that was meant to run succeeded.
+    Success,
+    /// A step failed, an answer was rejected, a secret was found, the budget
+    /// ran out, or the plan was invalid.
+    Failure,
+    /// A dry run: nothing was executed.
+    Neutral,
+    /// A step needed an approval (someone must approve it and re-run).
+    ActionRequired,
+    /// The run was interrupted.
+    Cancelled,
+}
+
+impl Conclusion {
+    /// The API's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Conclusion::Success => "success",
+            Conclusion::Failure => "failure",
+            Conclusion::Neutral => "neutral",
+            Conclusion::ActionRequired => "action_required",
+            Conclusion::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// The check run's conclusion for a run's outcome.
+pub fn conclusion(status: RunStatus, dry_run: bool) -> Conclusion {
+    match status {
+        RunStatus::Success if dry_run => Conclusion::Neutral,
+        RunStatus::Success => Conclusion::Success,
+        RunStatus::Failed
+        | RunStatus::Invalid
+        | RunStatus::SecretsFound
+        | RunStatus::Rejected
+        | RunStatus::BudgetExhausted => Conclusion::Failure,
+        RunStatus::Denied => Conclusion::ActionRequired,
+        RunStatus::Interrupted => Conclusion::Cancelled,
+    }
+}
+
+/// The plan id as it appears in the marker and the check run's name:
+/// `[A-Za-z0-9._-]` kept, anything else `_`, at most 100 characters (so it
+/// can neither close the HTML comment nor break a line).
+pub fn plan_key(r: &Report) -> String {
+    // An invalid plan's report may have no id: its file name stands in.
+    let stem = std::path::Path::new(&r.plan.path)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned());
+    let id = r.plan.id.as_deref().or(stem.as_deref()).unwrap_or("plan");
+    let key: String = id
+        .chars()
+        .take(100)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if key.is_empty() {
+        "plan".to_owned()
+    } else {
+        key
+    }
+}
+
+/// The hidden marker that finds this plan's comment again on a re-run.
+pub fn marker(r: &Report) -> String {
+    format!("<!-- plangate:{} -->", plan_key(r))
+}
+
+/// The check run's name.
+pub fn check_name(r: &Report) -> String {
+    format!("plangate / {}", plan_key(r))
+}
+
+/// The compact summary, redacted, cut by section under `max` bytes.
+fn summary(r: &Report, details: Option<&str>, max: usize) -> String {
+    let sections: Vec<_> = render::sections(r, Detail::Compact, details)
+        .into_iter()
+        .map(|s| s.map_text(|t| redact::clean_str(t).into_owned()))
+        .collect();
+    render::fit(&sections, max)
+}
+
+/// The pull-request comment: the marker on the first line, then the summary.
+pub fn comment(r: &Report, details: Option<&str>) -> String {
+    let marker = marker(r);
+    let text = summary(r, details, COMMENT_MAX - marker.len() - 1);
+    format!("{marker}\n{text}")
+}
+
+/// The check run's `output.title`.
+pub fn check_title(r: &Report) -> String {
+    let failed = r.steps.iter().filter(|s| s.status.is_failure()).count();
+    let mut t = format!("{} (exit {})", r.status.as_str(), r.exit_code);
+    if !r.steps.is_empty() {
+        t.push_str(&format!(": {} step(s), {failed} failed", r.steps.len()));
+    }
+    if !r.findings.is_empty() {
+        t.push_str(&format!(", {} secret(s) found", r.findings.len()));
+    }
+    t
+}
+
+/// The check run's `output.summary`.
+pub fn check_summary(r: &Report, details: Option<&str>) -> String {
+    summary(r, details, SUMMARY_MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_outcome_has_a_conclusion() {
+        let cases = [
+            (RunStatus::Success, "success"),
+            (RunStatus::Failed, "failure"),
+            (RunStatus::Invalid, "failure"),
+            (RunStatus::SecretsFound, "failure"),
+            (RunStatus::Rejected, "failure"),
+            (RunStatus::BudgetExhausted, "failure"),
+            (RunStatus::Denied, "action_required"),
+            (RunStatus::Interrupted, "cancelled"),
+        ];
+        for (status, want) in cases {
+            assert_eq!(conclusion(status, false).as_str(), want, "{status:?}");
+            let json =
+                serde_json::to_value(conclusion(status, false)).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(json, want);
+        }
+        assert_eq!(conclusion(RunStatus::Success, true), Conclusion::Neutral);
+        assert_eq!(
+            conclusion(RunStatus::Denied, true),
+            Conclusion::ActionRequired
+        );
+    }
+
+    fn report(id: Option<&str>) -> Report {
+        let v = serde_json::json!({
+            "schema_version": 1, "plangate_version": "0", "run_id": "r", "in_progress": false,
+            "plan": {"id": id, "path": "p.yaml", "sha256": null},
+            "status": "success", "exit_code": 0, "started_at": "", "finished_at": null,
+            "duration_ms": 0, "dry_run": false, "workspace": "/w", "policy": null,
+            "approvals": [], "steps": [], "findings": [], "diff": null,
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0, "estimated": false}
+        });
+        serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_marker_cannot_be_broken_by_the_plan_id() {
+        assert_eq!(
+            marker(&report(Some("nightly-fix_1.2"))),
+            "<!-- plangate:nightly-fix_1.2 -->"
+        );
+        assert_eq!(
+            marker(&report(Some("a --> b\n"))),
+            "<!-- plangate:a_--__b_ -->"
+        );
+        assert_eq!(
+            marker(&report(None)),
+            "<!-- plangate:p -->",
+            "the file's stem"
+        );
+        assert_eq!(check_name(&report(Some("x y"))), "plangate / x_y");
+        let long = "a".repeat(500);
+        assert_eq!(plan_key(&report(Some(&long))).len(), 100);
+    }
+
+    #[test]
+    fn the_comment_starts_with_the_marker() {
+        let body = comment(&report(Some("p")), Some("https://example.test/run/1"));
+        assert!(
+            body.starts_with("<!-- plangate:p -->\n## ✅ plangate: `p`"),
+            "{body}"
+        );
+        assert!(body.contains("(https://example.test/run/1)"), "{body}");
+        assert!(body.len() <= COMMENT_MAX);
+    }
+}

@@ -1,0 +1,664 @@
+//! Publishing to GitHub: the real binary against a local wiremock server
+//! that checks the requests' paths, methods, headers and bodies.
+
+use std::process::Output;
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path, query_param, query_param_is_missing};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+use crate::harness::{Env, code, stderr};
+
+/// A planted secret the built-in rules detect (it must never reach GitHub).
+const AWS_ID: &str = "AKIAZ7Q4NX2LMRBT5KPW";
+/// The token plangate is given (it must never be printed or sent in a body).
+const TOKEN: &str = "plangate-test-token-5f2a9c1e8b7d4a63";
+const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+const REPO: &str = "/repos/acme/widgets";
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn pr_event() -> Value {
+    json!({"action": "synchronize", "number": 7,
+           "pull_request": {"number": 7, "head": {"sha": SHA, "ref": "fix"}}})
+}
+
+fn push_event() -> Value {
+    json!({"ref": "refs/heads/main", "after": SHA})
+}
+
+/// A plan whose step prints the planted secret and the token itself.
+fn leaky_plan() -> String {
+    format!(
+        "version: 1\nid: gh\npolicy: {{risk_tolerance: high}}\nsteps:\n  - {{id: leak, tool: bash, parameters: {{command: 'echo {AWS_ID}; echo {TOKEN}'}}}}\n"
+    )
+}
+
+fn ok_plan() -> &'static str {
+    "version: 1\nid: gh\nsteps:\n  - {id: hello, tool: bash, parameters: {command: 'echo hello'}}\n"
+}
+
+/// `plangate run` under GitHub Actions, publishing to `server`.
+fn run(env: &Env, server: &MockServer, plan: &str, event: &Value, args: &[&str]) -> Output {
+    let plan = env.write("plan.yaml", plan);
+    let event_path = env.write(
+        ".github-event.json",
+        &serde_json::to_string(event).unwrap_or_else(|e| panic!("{e}")),
+    );
+    let mut c = env.cmd();
+    for (k, _) in std::env::vars() {
+        if k.starts_with("GITHUB_") {
+            c.env_remove(k);
+        }
+    }
+    c.arg("run")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&env.out)
+        .args(args)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_REPOSITORY", "acme/widgets")
+        .env("GITHUB_EVENT_PATH", &event_path)
+        .env("GITHUB_SHA", "ffffffffffffffffffffffffffffffffffffffff")
+        .env("GITHUB_REF", "refs/heads/main")
+        .env("GITHUB_SERVER_URL", "https://github.example")
+        .env("GITHUB_RUN_ID", "4242")
+        .env("GITHUB_API_URL", "https://api.github.invalid")
+        .env("PLANGATE_GITHUB_TOKEN", TOKEN)
+        .env("PLANGATE_GITHUB_API_URL", server.uri())
+        .timeout(std::time::Duration::from_secs(120));
+    c.output().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn requests(rt: &tokio::runtime::Runtime, server: &MockServer) -> Vec<Request> {
+    rt.block_on(server.received_requests())
+        .unwrap_or_else(|| panic!("request recording is on"))
+}
+
+fn body(r: &Request) -> Value {
+    r.body_json()
+        .unwrap_or_else(|e| panic!("{} {} body is not JSON: {e}", r.method, r.url))
+}
+
+fn header<'a>(r: &'a Request, name: &str) -> &'a str {
+    r.headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_else(|| panic!("{} {} has no {name} header", r.method, r.url))
+}
+
+/// Every request: authenticated, JSON-accepting, with a user agent; no secret
+/// and no token anywhere but the Authorization header.
+fn check_requests(reqs: &[Request]) {
+    assert!(!reqs.is_empty());
+    for r in reqs {
+        assert_eq!(header(r, "authorization"), format!("Bearer {TOKEN}"));
+        assert!(header(r, "accept").contains("application/vnd.github+json"));
+        assert!(!header(r, "user-agent").is_empty());
+        assert_eq!(header(r, "x-github-api-version"), "2022-11-28");
+        let text = String::from_utf8_lossy(&r.body);
+        assert!(!text.contains(AWS_ID), "secret sent: {text}");
+        assert!(!text.contains(TOKEN), "token sent in a body: {text}");
+        assert!(!r.url.as_str().contains(TOKEN));
+    }
+}
+
+fn find<'a>(reqs: &'a [Request], verb: &str, p: &str) -> Vec<&'a Request> {
+    reqs.iter()
+        .filter(|r| r.method.as_str() == verb && r.url.path() == p)
+        .collect()
+}
+
+fn audit(env: &Env) -> Vec<Value> {
+    std::fs::read_to_string(env.out.join("audit.jsonl"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["event"] == "github")
+        .collect()
+}
+
+fn no_leak(o: &Output) {
+    for text in [
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    ] {
+        assert!(!text.contains(AWS_ID) && !text.contains(TOKEN), "{text}");
+    }
+}
+
+#[test]
+fn a_first_run_creates_the_comment_and_a_check_run() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO}/issues/7/comments")))
+            .and(query_param("per_page", "100"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(
+                json!([{"id": 1, "body": "LGTM, but see <!-- plangate:gh --> below"}]),
+            ))
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(format!("{REPO}/issues/7/comments")))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 555})))
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(format!("{REPO}/check-runs")))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 99})))
+            .expect(1)
+            .mount(&server)
+            .await;
+    });
+    let env = Env::new();
+    let o = run(&env, &server, &leaky_plan(), &pr_event(), &[]);
+    assert_eq!(code(&o), 4, "publishing leaves the outcome: {}", stderr(&o));
+    rt.block_on(server.verify());
+    let reqs = requests(&rt, &server);
+    check_requests(&reqs);
+    let posted = find(&reqs, "POST", &format!("{REPO}/issues/7/comments"));
+    let comment = body(posted[0]);
+    let text = comment["body"].as_str().unwrap_or_default();
+    assert!(text.starts_with("<!-- plangate:gh -->\n"), "{text}");
+    assert!(
+        text.contains("secrets_found") && text.contains("1 secret(s) found"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(https://github.example/acme/widgets/actions/runs/4242)"),
+        "{text}"
+    );
+    let check = body(find(&reqs, "POST", &format!("{REPO}/check-runs"))[0]);
+    assert_eq!(check["name"], "plangate / gh");
+    assert_eq!(
+        check["head_sha"], SHA,
+        "the pull request's head, not GITHUB_SHA"
+    );
+    assert_eq!(check["status"], "completed");
+    assert_eq!(check["conclusion"], "failure");
+    assert_eq!(
+        check["details_url"],
+        "https://github.example/acme/widgets/actions/runs/4242"
+    );
+    assert!(
+        check["output"]["title"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("secrets_found (exit 4)")),
+        "{check}"
+    );
+    assert!(
+        check["output"]["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("| `leak` | bash | success")),
+        "{check}"
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("plangate: github: comment 555 on pull request #7 created"),
+        "{err}"
+    );
+    assert!(
+        err.contains("check run 99 `plangate / gh` created (failure)"),
+        "{err}"
+    );
+    no_leak(&o);
+    let events = audit(&env);
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(events.iter().all(|e| e["result"] == "done"), "{events:?}");
+    for file in ["audit.jsonl", "report.json", "artifacts/manifest.json"] {
+        let text =
+            std::fs::read_to_string(env.out.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(
+            !text.contains(TOKEN) && !text.contains(AWS_ID),
+            "{file}: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_rerun_updates_the_marked_comment_in_place() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    let next = format!(
+        "<{}{REPO}/issues/7/comments?per_page=100&page=2>; rel=\"next\"",
+        server.uri()
+    );
+    rt.block_on(async {
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO}/issues/7/comments")))
+            .and(query_param_is_missing("page"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .insert_header("link", next.as_str())
+                    .set_body_json(json!([{"id": 1, "body": "first!"}, {"id": 2, "body": null}])),
+            )
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO}/issues/7/comments")))
+            .and(query_param("page", "2"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([
+                {"id": 320, "body": "<!-- plangate:other -->\nanother plan"},
+                {"id": 321, "body": "<!-- plangate:gh -->\nthe last run"}
+            ])))
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("PATCH"))
+            .and(path(format!("{REPO}/issues/comments/321")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 321})))
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(format!("{REPO}/issues/7/comments")))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 1})))
+            .expect(0)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(format!("{REPO}/check-runs")))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 100})))
+            .expect(1)
+            .mount(&server)
+            .await;
+    });
+    let env = Env::new();
+    let o = run(&env, &server, ok_plan(), &pr_event(), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(server.verify());
+    let reqs = requests(&rt, &server);
+    check_requests(&reqs);
+    let patched = body(find(&reqs, "PATCH", &format!("{REPO}/issues/comments/321"))[0]);
+    let text = patched["body"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("<!-- plangate:gh -->\n## ✅ plangate: `gh` — success (exit 0)"),
+        "{text}"
+    );
+    let check = body(find(&reqs, "POST", &format!("{REPO}/check-runs"))[0]);
+    assert_eq!(check["conclusion"], "success");
+    assert!(
+        stderr(&o).contains("comment 321 on pull request #7 updated"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_push_gets_a_check_run_and_no_comment() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(
+        Mock::given(method("POST"))
+            .and(path(format!("{REPO}/check-runs")))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 7})))
+            .expect(1)
+            .mount(&server),
+    );
+    let env = Env::new();
+    let o = run(&env, &server, ok_plan(), &push_event(), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(server.verify());
+    let reqs = requests(&rt, &server);
+    check_requests(&reqs);
+    assert_eq!(reqs.len(), 1, "only the check run");
+    let check = body(&reqs[0]);
+    assert_eq!(
+        check["head_sha"],
+        "ffffffffffffffffffffffffffffffffffffffff"
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("plangate: github: no comment: not a pull request"),
+        "{err}"
+    );
+    let events = audit(&env);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["target"] == "comment" && e["result"] == "skipped"),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn refused_requests_are_warnings_and_the_exit_code_stands() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(
+        Mock::given(wiremock::matchers::any())
+            .respond_with(ResponseTemplate::new(403).set_body_json(json!({
+                "message": format!("Resource not accessible by integration\n::error::injected {AWS_ID}"),
+                "documentation_url": "https://docs.github.com/rest"
+            })))
+            .mount(&server),
+    );
+    let env = Env::new();
+    let plan = "version: 1\nid: gh\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: bad, tool: bash, parameters: {command: 'exit 3'}}\n";
+    let o = run(&env, &server, plan, &pr_event(), &[]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("::warning title=plangate::could not publish the comment: pull request #7 comment: HTTP 403: Resource not accessible by integration ::error::injected [REDACTED"),
+        "one escaped, redacted line: {err}"
+    );
+    assert!(
+        err.contains(
+            "::warning title=plangate::could not publish the check_run: check run: HTTP 403"
+        ),
+        "{err}"
+    );
+    assert!(
+        !err.lines().any(|l| l.starts_with("::error::injected")),
+        "{err}"
+    );
+    no_leak(&o);
+    let events = audit(&env);
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(events.iter().all(|e| e["result"] == "failed"), "{events:?}");
+    assert_eq!(env.report()["exit_code"], 1);
+}
+
+#[test]
+fn an_unreachable_api_is_a_warning() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    let env = Env::new();
+    // Nothing listens on port 9 of the loopback: the connection is refused at once.
+    let plan = env.write("plan.yaml", ok_plan());
+    let o = {
+        let mut c = env.cmd();
+        for (k, _) in std::env::vars() {
+            if k.starts_with("GITHUB_") {
+                c.env_remove(k);
+            }
+        }
+        c.arg("run")
+            .arg(&plan)
+            .arg("--out")
+            .arg(&env.out)
+            .args(["--github-api-url", "http://127.0.0.1:9"])
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_REPOSITORY", "acme/widgets")
+            .env("GITHUB_SHA", SHA)
+            .env("GITHUB_REF", "refs/pull/7/merge")
+            .env("PLANGATE_GITHUB_TOKEN", TOKEN)
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("::warning title=plangate::could not publish the comment")
+            && err.contains("::warning title=plangate::could not publish the check_run"),
+        "{err}"
+    );
+    no_leak(&o);
+    assert!(requests(&rt, &server).is_empty());
+}
+
+#[test]
+fn comment_false_publishes_only_the_check_run_and_check_run_false_only_the_comment() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        Mock::given(method("POST"))
+            .and(path(format!("{REPO}/check-runs")))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 5})))
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO}/issues/7/comments")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(format!("{REPO}/issues/7/comments")))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 6})))
+            .expect(1)
+            .mount(&server)
+            .await;
+    });
+    let env = Env::new();
+    let o = run(
+        &env,
+        &server,
+        ok_plan(),
+        &pr_event(),
+        &["--comment", "false"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let reqs = requests(&rt, &server);
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].url.path(), format!("{REPO}/check-runs"));
+    let env = Env::new();
+    let o = run(
+        &env,
+        &server,
+        ok_plan(),
+        &pr_event(),
+        &["--check-run", "false"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(server.verify());
+    assert_eq!(requests(&rt, &server).len(), 3);
+}
+
+#[test]
+fn booleans_are_strict_and_bad_ones_are_usage_errors() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    let env = Env::new();
+    let o = run(
+        &env,
+        &server,
+        ok_plan(),
+        &pr_event(),
+        &["--comment", "maybe"],
+    );
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("--comment") && err.contains("expected `true` or `false`, got `maybe`"),
+        "{err}"
+    );
+    for (var, value) in [
+        ("PLANGATE_CHECK_RUN", "yes"),
+        ("PLANGATE_FAIL_ON_SECRETS", "0"),
+        ("PLANGATE_COMMENT", "True"),
+    ] {
+        let plan = env.write("plan.yaml", ok_plan());
+        let o = env
+            .cmd()
+            .arg("run")
+            .arg(&plan)
+            .env(var, value)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(code(&o), 2, "{var}={value}: {}", stderr(&o));
+    }
+    assert!(
+        requests(&rt, &server).is_empty(),
+        "nothing ran, nothing was sent"
+    );
+}
+
+#[test]
+fn the_token_never_shows_in_help() {
+    let env = Env::new();
+    let o = env
+        .cmd()
+        .args(["run", "--help"])
+        .env("PLANGATE_GITHUB_TOKEN", TOKEN)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(code(&o), 0);
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        help.contains("--github-token") && !help.contains(TOKEN),
+        "{help}"
+    );
+}
+
+#[test]
+fn the_action_passes_every_input_as_a_variable_the_binary_knows() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/action.yml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let action: Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let step = action["runs"]["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["id"] == "run"))
+        .unwrap_or_else(|| panic!("no `run` step"));
+    let script = step["run"].as_str().unwrap_or_default();
+    assert!(
+        !script.contains("${{"),
+        "no input is interpolated into shell text: {script}"
+    );
+    let env = &step["env"];
+    let help = Env::new()
+        .cmd()
+        .args(["run", "--help"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    let inputs = action["inputs"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no inputs"));
+    for name in [
+        "fail-on-secrets",
+        "github-token",
+        "comment",
+        "check-run",
+        "github-api-url",
+    ] {
+        assert!(inputs.contains_key(name), "input {name}");
+    }
+    for name in inputs.keys().filter(|n| *n != "plan") {
+        let var = env
+            .as_object()
+            .and_then(|e| {
+                e.iter()
+                    .find(|(_, v)| v.as_str() == Some(&format!("${{{{ inputs.{name} }}}}")))
+            })
+            .map(|(k, _)| k.clone())
+            .unwrap_or_else(|| panic!("input {name} is not passed as a variable"));
+        assert!(var.starts_with("PLANGATE_"), "{name}: {var}");
+        assert!(
+            help.contains(&format!("env: {var}")),
+            "the binary reads {var}: {help}"
+        );
+        if var != "PLANGATE_OUT" {
+            assert!(script.contains(&var), "an empty {var} is unset: {script}");
+        }
+    }
+}
+
+#[test]
+fn a_saved_report_can_be_published_by_a_later_job() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        Mock::given(method("POST"))
+            .and(path(format!("{REPO}/check-runs")))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 11})))
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(format!("{REPO}/issues/3/comments")))
+            .respond_with(ResponseTemplate::new(500))
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO}/issues/3/comments")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+            .mount(&server)
+            .await;
+    });
+    let env = Env::new();
+    let o = env.run(ok_plan(), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let publish = |token: Option<&str>| {
+        let mut c = env.cmd();
+        for (k, _) in std::env::vars() {
+            if k.starts_with("GITHUB_") {
+                c.env_remove(k);
+            }
+        }
+        c.arg("report")
+            .arg(env.out.join("report.json"))
+            .arg("--publish-github")
+            .env("GITHUB_REPOSITORY", "acme/widgets")
+            .env("GITHUB_REF", "refs/pull/3/merge")
+            .env("GITHUB_SHA", SHA)
+            .env("PLANGATE_GITHUB_API_URL", server.uri());
+        if let Some(t) = token {
+            c.env("PLANGATE_GITHUB_TOKEN", t);
+        }
+        c.output().unwrap_or_else(|e| panic!("{e}"))
+    };
+    let o = publish(None);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(requests(&rt, &server).is_empty());
+    let o = publish(Some(TOKEN));
+    assert_eq!(code(&o), 1, "the comment failed: {}", stderr(&o));
+    assert!(o.stdout.is_empty(), "no --format, nothing on stdout");
+    let err = stderr(&o);
+    assert!(
+        err.contains("check run 11 `plangate / gh` created (success)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("::warning title=plangate::could not publish the comment: pull request #3 comment: HTTP 500"),
+        "{err}"
+    );
+    rt.block_on(server.verify());
+    check_requests(&requests(&rt, &server));
+    let events = audit(&env);
+    assert_eq!(events.len(), 2, "logged next to the report: {events:?}");
+}
+
+#[test]
+fn an_invalid_plan_is_published_as_a_failure() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(
+        Mock::given(method("POST"))
+            .and(path(format!("{REPO}/check-runs")))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 8})))
+            .expect(1)
+            .mount(&server),
+    );
+    let env = Env::new();
+    let bad = "version: 1\nid: x\nsteps:\n  - {id: a, tool: bash, parameters: {comand: ls}}\n";
+    let o = run(&env, &server, bad, &push_event(), &[]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    rt.block_on(server.verify());
+    let reqs = requests(&rt, &server);
+    let check = body(&reqs[0]);
+    assert_eq!(check["conclusion"], "failure");
+    assert_eq!(
+        check["name"], "plangate / plan",
+        "the file's stem stands in for the id"
+    );
+    assert!(
+        check["output"]["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("### Plan problems") && s.contains("unknown key")),
+        "{check}"
+    );
+}
