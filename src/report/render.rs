@@ -91,9 +91,13 @@ pub fn markdown(r: &Report) -> String {
             d["files_changed"], d["insertions"], d["deletions"]
         );
         for f in d["files"].as_array().into_iter().flatten().take(100) {
+            let from = f["old_path"]
+                .as_str()
+                .map(|old| format!("`{}` → ", cell(old)))
+                .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "- `{}` {} (+{} -{})",
+                "- {from}`{}` {} (+{} -{})",
                 cell(f["path"].as_str().unwrap_or("")),
                 f["change"].as_str().unwrap_or(""),
                 f["insertions"],
