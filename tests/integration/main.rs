@@ -4,6 +4,7 @@
 
 mod agent;
 mod ci;
+mod diff;
 mod guard_code;
 mod guard_conformance;
 mod guard_envelope;
