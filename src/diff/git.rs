@@ -155,6 +155,14 @@ impl Session {
         let [_top, index, objects] = lines[..] else {
             return Err("unexpected `git rev-parse` output".to_owned());
         };
+        // A workspace git ignores would look unchanged to `git add`.
+        let mut cmd = base(git, workspace);
+        cmd.args(["check-ignore", "-q", "."]);
+        match output(cmd, "check-ignore") {
+            Ok(_) => return Err("the workspace is ignored by the repository around it".into()),
+            Err(GitError::Failed { code: Some(1), .. }) => {}
+            Err(e) => return Err(e.to_string()),
+        }
         let real_index = PathBuf::from(OsStr::from_bytes(index));
         let tmp = tempfile::Builder::new()
             .prefix("plangate-diff-")

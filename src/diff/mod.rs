@@ -179,15 +179,12 @@ enum Base {
 pub struct Options {
     /// The git program (default `git`, found on `PATH`).
     pub git: OsString,
-    /// Try git at all.
-    pub use_git: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             git: OsString::from("git"),
-            use_git: true,
         }
     }
 }
@@ -216,30 +213,26 @@ impl Tracker {
         let exclude = vec![out_dir.to_path_buf()];
         let mut notes = Vec::new();
         let mut git_mode = false;
-        let base = if options.use_git {
-            match git::Session::open(workspace, &exclude, &options.git) {
-                Ok(Some(session)) => match session.record() {
-                    Ok(tree) => {
-                        git_mode = true;
-                        Base::Git(Box::new(session), tree)
-                    }
-                    Err(e) => {
-                        notes.push(format!(
-                            "git could not record the workspace ({e}); compared by content snapshot instead"
-                        ));
-                        Base::Snapshot(snapshot::Snapshot::take(workspace, &exclude))
-                    }
-                },
-                Ok(None) => Base::Snapshot(snapshot::Snapshot::take(workspace, &exclude)),
+        let base = match git::Session::open(workspace, &exclude, &options.git) {
+            Ok(Some(session)) => match session.record() {
+                Ok(tree) => {
+                    git_mode = true;
+                    Base::Git(Box::new(session), tree)
+                }
                 Err(e) => {
                     notes.push(format!(
-                        "git could not be used ({e}); compared by content snapshot instead"
+                        "git could not record the workspace ({e}); compared by content snapshot instead"
                     ));
                     Base::Snapshot(snapshot::Snapshot::take(workspace, &exclude))
                 }
+            },
+            Ok(None) => Base::Snapshot(snapshot::Snapshot::take(workspace, &exclude)),
+            Err(e) => {
+                notes.push(format!(
+                    "git could not be used ({e}); compared by content snapshot instead"
+                ));
+                Base::Snapshot(snapshot::Snapshot::take(workspace, &exclude))
             }
-        } else {
-            Base::Snapshot(snapshot::Snapshot::take(workspace, &exclude))
         };
         let walk = stat::Walk::new(workspace, exclude, git_mode);
         let stat = walk.take(ATTRIBUTION_MAX_FILES);

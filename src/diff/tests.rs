@@ -458,7 +458,6 @@ fn when_git_cannot_be_used_the_snapshot_takes_over_with_a_note() {
     let (_o, out) = elsewhere();
     let missing = Options {
         git: "/nonexistent/git".into(),
-        use_git: true,
     };
     let mut t = Tracker::start_with(&root, &out, &missing);
     assert_eq!(t.method(), Method::Snapshot);
@@ -479,7 +478,6 @@ fn when_git_cannot_be_used_the_snapshot_takes_over_with_a_note() {
         .unwrap_or_else(|e| panic!("{e}"));
     let dubious = Options {
         git: fake.into_os_string(),
-        use_git: true,
     };
     let mut t = Tracker::start_with(&root, &out, &dubious);
     write(&root, "keep.txt", b"changed again\n");
@@ -487,6 +485,29 @@ fn when_git_cannot_be_used_the_snapshot_takes_over_with_a_note() {
     assert_eq!(s.method, Method::Snapshot);
     assert_eq!(s.files.len(), 1);
     assert!(s.notes[0].contains("dubious ownership"), "{:?}", s.notes);
+}
+
+#[test]
+fn a_workspace_the_repository_ignores_is_compared_by_snapshot() {
+    let (_dir, root) = tempdir();
+    tgit(&root, &["init", "-q", "."]);
+    write(&root, ".gitignore", b"build/\n");
+    let ws = root.join("build/ws");
+    write(&ws, "a.txt", b"a\n");
+    let (_o, out) = elsewhere();
+    let mut t = Tracker::start(&ws, &out);
+    write(&ws, "a.txt", b"b\n");
+    let (s, _) = t.finish();
+    assert_eq!(s.method, Method::Snapshot);
+    assert!(
+        s.notes[0].contains("ignored by the repository"),
+        "{:?}",
+        s.notes
+    );
+    assert_eq!(
+        rows(&s),
+        owned(vec![("a.txt", Change::Modified, 1, 1, false, None)])
+    );
 }
 
 #[test]
@@ -508,6 +529,25 @@ fn long_diffs_are_cut_with_a_note_in_both_methods() {
             "{md}"
         );
     }
+    // Past KEEP_FILE a snapshot compares by hash only, and says so.
+    let (_dir, root) = tempdir();
+    write(&root, "huge.txt", b"x\n");
+    let (_o, out) = elsewhere();
+    let mut t = Tracker::start(&root, &out);
+    write(
+        &root,
+        "huge.txt",
+        "y\n".repeat(KEEP_FILE as usize).as_bytes(),
+    );
+    let (s, md) = t.finish();
+    assert_eq!(
+        rows(&s),
+        owned(vec![("huge.txt", Change::Modified, 0, 0, false, None)])
+    );
+    assert!(
+        md.contains("(too large to compare line by line; compared by hash)"),
+        "{md}"
+    );
 }
 
 #[test]
