@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io::Read as _;
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
@@ -372,6 +373,9 @@ fn base(git: &OsStr, cwd: &Path) -> Command {
     c.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // Its own process group: a Ctrl-C at the terminal interrupts the run,
+    // not the diff the interrupted run still reports.
+    c.process_group(0);
     c
 }
 
