@@ -75,6 +75,7 @@ fn seed(root: &Path) {
 fn before_the_run(root: &Path) {
     write(root, "pre.txt", b"pre, changed before the run\n");
     write(root, "untracked.txt", b"already here\n");
+    write(root, "staged.txt", b"staged before the run\n");
 }
 
 /// What "the steps" do: plain file operations.
@@ -154,7 +155,13 @@ fn check_markdown(md: &str) {
         md.contains("7 file(s) changed, 5 insertion(s), 2 deletion(s)"),
         "{md}"
     );
-    for absent in ["pre.txt", "untracked.txt", "noise.log", "see the notes"] {
+    for absent in [
+        "pre.txt",
+        "untracked.txt",
+        "staged.txt",
+        "noise.log",
+        "see the notes",
+    ] {
         assert!(!md.contains(absent), "{absent} in\n{md}");
     }
     // Every table row has its five cells.
@@ -265,8 +272,14 @@ fn elsewhere() -> (tempfile::TempDir, PathBuf) {
 fn git_reports_only_what_the_run_changed_and_leaves_the_repository_alone() {
     let (_dir, root, markers) = repo();
     before_the_run(&root);
+    tgit(&root, &["add", "staged.txt"]);
     let (_o, out) = elsewhere();
     let at_start = repo_state(&root);
+    assert!(
+        at_start.status.contains("A  staged.txt"),
+        "{}",
+        at_start.status
+    );
     let mut t = Tracker::start(&root, &out);
     assert_eq!(t.method(), Method::Git);
     assert_eq!(
