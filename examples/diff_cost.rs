@@ -2,7 +2,7 @@
 //! What the diff costs a run: a per-step checkpoint in a small workspace,
 //! and the before/after of a whole workspace (git or snapshot).
 //!
-//! `cargo run --release --example diff_cost -- [WORKSPACE] [FILES]`
+//! `cargo run --release --example diff_cost -- [WORKSPACE|""] [FILES]`
 //!
 //! Without WORKSPACE it times checkpoints in a temporary folder of FILES
 //! files (default 20). With WORKSPACE it also times `Tracker::start` and
@@ -49,7 +49,7 @@ fn main() {
         sorted[sorted.len() * 9 / 10]
     );
 
-    if let Some(dir) = args.get(1) {
+    if let Some(dir) = args.get(1).filter(|d| !d.is_empty()) {
         let dir = PathBuf::from(dir).canonicalize().unwrap();
         let started = Instant::now();
         let mut t = Tracker::start(&dir, &out);
