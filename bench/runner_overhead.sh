@@ -13,7 +13,7 @@ N=${N:-1000}
 RUNS=${RUNS:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-bin="$root/target/release/plangate"
+bin="${CARGO_TARGET_DIR:-$root/target}/release/plangate"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -231,6 +231,17 @@ pub enum RunEvent {
         /// What happened.
         outcome: StepOutcome,
     },
+    /// The files a step (or its rollback) changed, when it ran alone.
+    StepChanges {
+        /// Step index.
+        step: usize,
+        /// Its rollback command, not the step.
+        rollback: bool,
+        /// Relative to the workspace, sorted, at most `diff::STEP_FILES_MAX`.
+        files: Vec<String>,
+        /// How many more were left out.
+        omitted: u64,
+    },
     /// What the run changed in the workspace (after the last step and the rollbacks).
     Diff {
         /// The report's `diff` block.

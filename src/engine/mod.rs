@@ -23,8 +23,8 @@ pub mod process;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
@@ -229,12 +229,13 @@ pub async fn run(
     }
 
     // What the workspace looked like before anything ran (off the async workers).
-    let before = {
+    let tracker = {
         let ws = settings.env.workspace.clone();
         let out = settings.out_dir.clone();
-        tokio::task::spawn_blocking(move || crate::diff::Snapshot::take(&ws, &[out]))
+        tokio::task::spawn_blocking(move || crate::diff::Tracker::start(&ws, &out))
             .await
-            .unwrap_or_default()
+            .ok()
+            .map(|t| Arc::new(Mutex::new(t)))
     };
     // Running steps stop on one channel, for a signal or an exhausted budget.
     let shared = Arc::new(RunShared::new(settings.policy.budget));
@@ -256,6 +257,8 @@ pub async fn run(
         selected,
         completed: Vec::new(),
         sequence: 0,
+        tracker: tracker.clone(),
+        since_checkpoint: Vec::new(),
     };
     let (failed_step, _) = sched.run_graph().await;
     let interrupted = shared.interrupted();
@@ -305,12 +308,12 @@ pub async fn run(
         sched.rollback().await;
     }
     let (summary, markdown, findings) = {
-        let ws = settings.env.workspace.clone();
-        let out = settings.out_dir.clone();
         let seen = sched.fingerprints.clone();
         tokio::task::spawn_blocking(move || {
-            let after = crate::diff::Snapshot::take(&ws, &[out]);
-            let (summary, markdown) = before.compare(&after);
+            let (summary, markdown) = match tracker {
+                Some(t) => lock(&t).finish(),
+                None => crate::diff::not_recorded(),
+            };
             let findings = diff_findings(&markdown, &seen);
             (summary, markdown, findings)
         })
@@ -328,6 +331,11 @@ pub async fn run(
     }
     emit(RunEvent::RunFinished { status });
     status
+}
+
+/// The diff tracker, even if a checkpoint panicked while holding it.
+fn lock(t: &Mutex<crate::diff::Tracker>) -> std::sync::MutexGuard<'_, crate::diff::Tracker> {
+    t.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Secrets in the diff summary not already found in a step's output or files.
@@ -401,6 +409,10 @@ struct Scheduler {
     /// Steps that succeeded, in completion order.
     completed: Vec<usize>,
     sequence: u32,
+    /// What the run changed and which step changed it (None if it could not start).
+    tracker: Option<Arc<Mutex<crate::diff::Tracker>>>,
+    /// Steps started since the last checkpoint.
+    since_checkpoint: Vec<usize>,
 }
 
 enum Readiness {
@@ -549,6 +561,16 @@ impl Scheduler {
                         failed = Some(i);
                     }
                     self.emit(RunEvent::StepFinished { step: i, sequence, outcome });
+                    if running.is_empty() && !self.since_checkpoint.is_empty() {
+                        // Quiet workspace: credit its changes to the step that
+                        // ran alone, or to nobody after an overlap.
+                        let alone = match self.since_checkpoint[..] {
+                            [only] => Some(only),
+                            _ => None,
+                        };
+                        self.since_checkpoint.clear();
+                        self.checkpoint(alone, false).await;
+                    }
                 }
                 _ = cancel.wait_for(|c| *c), if !*cancel.borrow() => {
                     // Running steps see the same signal and stop their process groups.
@@ -561,6 +583,7 @@ impl Scheduler {
         self.sequence += 1;
         let sequence = self.sequence;
         self.state[i] = State::Running;
+        self.since_checkpoint.push(i);
         let at = SystemTime::now();
         self.emit(RunEvent::StepStarted {
             step: i,
@@ -612,6 +635,36 @@ impl Scheduler {
                 step: i,
                 sequence,
                 outcome,
+            });
+            self.checkpoint(Some(i), true).await;
+        }
+    }
+
+    /// Note what changed in the (quiet) workspace since the last checkpoint,
+    /// credited to `step` (or its rollback), or to nobody. Off the async workers.
+    async fn checkpoint(&mut self, step: Option<usize>, rollback: bool) {
+        let Some(tracker) = self.tracker.clone() else {
+            return;
+        };
+        let label = step.map(|i| {
+            let id = &self.plan.steps[i].id;
+            if rollback {
+                format!("{id} (rollback)")
+            } else {
+                id.clone()
+            }
+        });
+        let files =
+            tokio::task::spawn_blocking(move || lock(&tracker).checkpoint(label.as_deref()))
+                .await
+                .ok()
+                .flatten();
+        if let (Some(step), Some(files)) = (step, files) {
+            self.emit(RunEvent::StepChanges {
+                step,
+                rollback,
+                files: files.files,
+                omitted: files.omitted,
             });
         }
     }

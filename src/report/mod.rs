@@ -151,6 +151,8 @@ impl Reporter {
                 rollback: None,
                 usage: None,
                 agent_attempts: Vec::new(),
+                changed_files: None,
+                changed_files_omitted: 0,
             })
             .collect();
         let report = Report {
@@ -318,6 +320,8 @@ impl Reporter {
                     duration_ms: millis(outcome.duration),
                     artifacts: outcome.artifacts.clone(),
                     error: outcome.error.clone(),
+                    changed_files: None,
+                    changed_files_omitted: 0,
                 };
                 self.audit(json!({"event": "rollback_finished", "step": id, "status": outcome.status, "error": outcome.error}));
                 self.console.rollback_finished(&id, &rb);
@@ -326,6 +330,23 @@ impl Reporter {
                     .extend(outcome.findings.iter().cloned());
                 self.manifest_entry(*step, *sequence, "rollback", outcome);
                 self.report.steps[*step].rollback = Some(rb);
+            }
+            RunEvent::StepChanges {
+                step,
+                rollback,
+                files,
+                omitted,
+            } => {
+                let s = &mut self.report.steps[*step];
+                let id = s.id.clone();
+                let (target, target_omitted) = match (*rollback, s.rollback.as_mut()) {
+                    (true, Some(rb)) => (&mut rb.changed_files, &mut rb.changed_files_omitted),
+                    _ => (&mut s.changed_files, &mut s.changed_files_omitted),
+                };
+                *target = Some(files.clone());
+                *target_omitted = *omitted;
+                let total = files.len() as u64 + omitted;
+                self.audit(json!({"event": "step_changes", "step": id, "rollback": rollback, "files": total}));
             }
             RunEvent::Diff {
                 summary,
@@ -337,7 +358,7 @@ impl Reporter {
                 for f in findings {
                     self.audit(json!({"event": "finding", "rule": f.rule, "location": f.location, "line": f.line, "fingerprint": f.fingerprint}));
                 }
-                self.audit(json!({"event": "diff", "files_changed": summary.files_changed, "insertions": summary.insertions, "deletions": summary.deletions}));
+                self.audit(json!({"event": "diff", "method": summary.method, "files_changed": summary.files_changed, "insertions": summary.insertions, "deletions": summary.deletions, "notes": summary.notes}));
                 let path = self.out_dir.join("diff-summary.md");
                 if let Err(e) = write_text_atomic(&path, markdown) {
                     self.audit(json!({"event": "error", "what": "diff-summary.md", "error": e.to_string()}));

@@ -124,6 +124,17 @@ pub struct StepReport {
     /// Every agent attempt: prompt hash, verdict, rejections, usage, evidence files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_attempts: Vec<AttemptRecord>,
+    /// Workspace files the step created, changed or removed (by their
+    /// metadata), when it ran alone; absent when it overlapped another step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_files: Option<Vec<String>>,
+    /// Changed files left out of `changed_files` (past the first 1000).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub changed_files_omitted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A rollback command's result.
@@ -139,6 +150,12 @@ pub struct RollbackReport {
     pub artifacts: Vec<String>,
     /// What went wrong.
     pub error: Option<String>,
+    /// Workspace files the rollback created, changed or removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_files: Option<Vec<String>>,
+    /// Changed files left out of `changed_files`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub changed_files_omitted: u64,
 }
 
 /// A secret found in what the run produced.

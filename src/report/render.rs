@@ -257,8 +257,12 @@ pub fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec<Sectio
             .iter()
             .take(cap)
             .map(|f| {
+                let from = f["old_path"]
+                    .as_str()
+                    .map(|old| format!("`{}` → ", cell(old)))
+                    .unwrap_or_default();
                 format!(
-                    "- `{}` {} (+{} -{})\n",
+                    "- {from}`{}` {} (+{} -{})\n",
                     cell(f["path"].as_str().unwrap_or("")),
                     f["change"].as_str().unwrap_or(""),
                     f["insertions"],

@@ -4,6 +4,7 @@
 
 mod agent;
 mod ci;
+mod diff;
 mod examples;
 mod github;
 mod guard_code;

@@ -10,7 +10,7 @@ const AWS_ID: &str = "AKIAZ7Q4NX2LMRBT5KPW";
 const AWS_ID_2: &str = "AKIAY3HD8QPW2NZXK7RT";
 
 /// Every byte of every file below `dir`, plus the given streams, must be free of `secret`.
-fn assert_nowhere(dir: &Path, streams: &[&[u8]], secret: &str) {
+pub fn assert_nowhere(dir: &Path, streams: &[&[u8]], secret: &str) {
     for s in streams {
         assert!(
             !String::from_utf8_lossy(s).contains(secret),

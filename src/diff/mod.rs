@@ -1,0 +1,502 @@
+//! What the run changed in the workspace: the report's `diff` block,
+//! `diff-summary.md`, and which step changed which file.
+//!
+//! A [`Tracker`] records the workspace before the first step and compares it
+//! with the workspace after the last step (and the rollbacks), one of two ways:
+//!
+//! - **git** (`git.rs`) when the workspace is inside a git work tree: the
+//!   before and after states are written as git trees into a private index
+//!   and object directory in a temporary folder (the user's index, objects,
+//!   refs and config are never written), and `git diff-tree` compares them.
+//!   Ignored files stay out exactly as git sees them. Hooks, fsmonitor,
+//!   external diff drivers, textconv and clean/smudge filters are off.
+//! - **snapshot** (`snapshot.rs`) elsewhere, or when git cannot be used (the
+//!   reason is kept as a note): a content hash of every file (`.gitignore`
+//!   respected), text kept for small files, `similar` line diffs; renames are
+//!   found only when the content is identical.
+//!
+//! Per-step attribution (`stat.rs`): a cheap metadata walk (size, mtime,
+//! ctime, inode) at the start and at each [`Tracker::checkpoint`]. The engine
+//! calls it when the workspace is quiet: after a step that ran alone (the
+//! files whose metadata changed are that step's), or with no label after an
+//! interval where steps overlapped (the baseline moves on, nobody is named).
+//!
+//! Paths are relative to the workspace, `/`-separated, and text: a name that
+//! is valid UTF-8 is shown as it is; otherwise each byte of an invalid
+//! sequence is written `\xNN` (two upper-case hex digits) and the valid parts
+//! are kept ([`escape_bytes`]). The rule is the same in both methods and in
+//! the attribution, so the same file always has the same name.
+
+mod git;
+mod snapshot;
+mod stat;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Largest file whose text is kept for a line diff (snapshot method).
+pub const KEEP_FILE: u64 = 1024 * 1024;
+/// Most text kept over the whole snapshot.
+pub const KEEP_TOTAL: u64 = 128 * 1024 * 1024;
+/// Most lines of unified diff shown per file in the summary.
+pub const SHOW_LINES: usize = 400;
+/// Most bytes of unified diffs in the summary.
+pub const SHOW_TOTAL: usize = 512 * 1024;
+/// Longest diff line shown (longer lines are cut with `…`).
+pub const SHOW_LINE_BYTES: usize = 1000;
+/// Above this many files in the workspace, steps are not attributed their changes.
+pub const ATTRIBUTION_MAX_FILES: usize = 50_000;
+/// Most changed files listed on one step.
+pub const STEP_FILES_MAX: usize = 1000;
+
+/// How a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// New file.
+    Added,
+    /// Content (or mode, or type) changed.
+    Modified,
+    /// Removed.
+    Deleted,
+    /// Moved from `old_path` (maybe changed too).
+    Renamed,
+}
+
+impl Change {
+    /// The report's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Modified => "modified",
+            Change::Deleted => "deleted",
+            Change::Renamed => "renamed",
+        }
+    }
+}
+
+/// How the comparison was made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Two git trees in a private index and object directory.
+    Git,
+    /// Content hashes of the files.
+    #[default]
+    Snapshot,
+}
+
+/// One changed file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// Relative to the workspace, `/`-separated (see the module docs for non-UTF-8 names).
+    pub path: String,
+    /// added | modified | deleted | renamed.
+    pub change: Change,
+    /// Lines added (0 for binary or uncompared files).
+    pub insertions: u64,
+    /// Lines removed.
+    pub deletions: u64,
+    /// Not text: no line counts.
+    #[serde(default)]
+    pub binary: bool,
+    /// Where a renamed file was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    /// The steps (or `<id> (rollback)`) that changed it, in order; empty when
+    /// it changed while steps overlapped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<String>,
+}
+
+/// The report's `diff` block.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiffSummary {
+    /// Files added, modified, deleted or renamed.
+    pub files_changed: u64,
+    /// Lines added.
+    pub insertions: u64,
+    /// Lines removed.
+    pub deletions: u64,
+    /// Each changed file, sorted by path.
+    pub files: Vec<FileChange>,
+    /// git or snapshot.
+    #[serde(default)]
+    pub method: Method,
+    /// What the reader should know: why git was not used, what was left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// The files a step changed (by metadata), for the report's step.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepFiles {
+    /// Sorted, at most [`STEP_FILES_MAX`].
+    pub files: Vec<String>,
+    /// How many more were left out.
+    pub omitted: u64,
+}
+
+/// What the summary shows under a file's heading.
+#[derive(Debug, Clone, PartialEq)]
+enum Body {
+    /// Unified diff lines (at most [`SHOW_LINES`]), how many more there were,
+    /// and whether the rest could not be read.
+    Text {
+        lines: Vec<String>,
+        more: usize,
+        cut: bool,
+    },
+    /// Not text.
+    Binary,
+    /// Compared by hash only.
+    TooLarge,
+    /// Nothing to show (renamed without changes, empty file, mode change).
+    Nothing,
+    /// Not shown, and why.
+    NotShown(&'static str),
+}
+
+/// A comparison before the totals, attribution and rendering.
+#[derive(Debug, Default)]
+struct Compared {
+    files: Vec<(FileChange, Body)>,
+    notes: Vec<String>,
+}
+
+enum Base {
+    Git(Box<git::Session>, String),
+    Snapshot(snapshot::Snapshot),
+    Done,
+}
+
+/// Options for [`Tracker::start_with`] (tests use them to break git on purpose).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The git program (default `git`, found on `PATH`).
+    pub git: OsString,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            git: OsString::from("git"),
+        }
+    }
+}
+
+/// The workspace before the run, and who changed what since.
+pub struct Tracker {
+    base: Base,
+    walk: stat::Walk,
+    /// The last metadata walk; None when attribution is off.
+    stat: Option<stat::StatMap>,
+    /// Path → labels of the checkpoints that saw it change, in order.
+    attribution: HashMap<String, Vec<String>>,
+    notes: Vec<String>,
+}
+
+impl Tracker {
+    /// Record the workspace as it is now. `out_dir` (the run's output folder)
+    /// is left out when it lies inside the workspace. Never fails: problems
+    /// become notes.
+    pub fn start(workspace: &Path, out_dir: &Path) -> Tracker {
+        Tracker::start_with(workspace, out_dir, &Options::default())
+    }
+
+    /// [`Tracker::start`] with options.
+    pub fn start_with(workspace: &Path, out_dir: &Path, options: &Options) -> Tracker {
+        let exclude = vec![out_dir.to_path_buf()];
+        let mut notes = Vec::new();
+        let mut git_mode = false;
+        let base = match git::Session::open(workspace, &exclude, &options.git) {
+            Ok(Some(session)) => match session.record() {
+                Ok(tree) => {
+                    git_mode = true;
+                    Base::Git(Box::new(session), tree)
+                }
+                Err(e) => {
+                    notes.push(format!(
+                        "git could not record the workspace ({e}); compared by content snapshot instead"
+                    ));
+                    Base::Snapshot(snapshot::Snapshot::take(workspace, &exclude))
+                }
+            },
+            Ok(None) => Base::Snapshot(snapshot::Snapshot::take(workspace, &exclude)),
+            Err(e) => {
+                notes.push(format!(
+                    "git could not be used ({e}); compared by content snapshot instead"
+                ));
+                Base::Snapshot(snapshot::Snapshot::take(workspace, &exclude))
+            }
+        };
+        let walk = stat::Walk::new(workspace, exclude, git_mode);
+        let stat = walk.take(ATTRIBUTION_MAX_FILES);
+        if stat.is_none() {
+            notes.push(format!(
+                "per-step attribution skipped: the workspace has more than {ATTRIBUTION_MAX_FILES} files"
+            ));
+        }
+        Tracker {
+            base,
+            walk,
+            stat,
+            attribution: HashMap::new(),
+            notes,
+        }
+    }
+
+    /// Which comparison this tracker makes.
+    pub fn method(&self) -> Method {
+        match self.base {
+            Base::Git(..) => Method::Git,
+            Base::Snapshot(_) | Base::Done => Method::Snapshot,
+        }
+    }
+
+    /// The workspace is quiet: note what changed since the last checkpoint
+    /// and credit it to `label` (a step id, or `<id> (rollback)`); with no
+    /// label only move the baseline. Returns the labelled step's files, or
+    /// None when attribution is off.
+    pub fn checkpoint(&mut self, label: Option<&str>) -> Option<StepFiles> {
+        let old = self.stat.take()?;
+        let Some(new) = self.walk.take(ATTRIBUTION_MAX_FILES) else {
+            self.notes.push(format!(
+                "per-step attribution stopped: the workspace grew past {ATTRIBUTION_MAX_FILES} files"
+            ));
+            return None;
+        };
+        let changed = self.walk.changed(&old, &new);
+        self.stat = Some(new);
+        let label = label?;
+        for path in &changed {
+            let labels = self.attribution.entry(path.clone()).or_default();
+            if labels.last().map(String::as_str) != Some(label) {
+                labels.push(label.to_owned());
+            }
+        }
+        let omitted = changed.len().saturating_sub(STEP_FILES_MAX) as u64;
+        let mut files = changed;
+        files.truncate(STEP_FILES_MAX);
+        Some(StepFiles { files, omitted })
+    }
+
+    /// Compare the workspace now with the start: the `diff` block and
+    /// `diff-summary.md`. Call once, after the last step and rollback.
+    pub fn finish(&mut self) -> (DiffSummary, String) {
+        let method = self.method();
+        let mut compared = match std::mem::replace(&mut self.base, Base::Done) {
+            Base::Git(session, before) => match session.record() {
+                Ok(after) => session
+                    .compare(&before, &after)
+                    .unwrap_or_else(|e| Compared {
+                        files: Vec::new(),
+                        notes: vec![format!(
+                            "git could not compare the workspace ({e}); no diff"
+                        )],
+                    }),
+                Err(e) => Compared {
+                    files: Vec::new(),
+                    notes: vec![format!(
+                        "git could not record the workspace after the run ({e}); no diff"
+                    )],
+                },
+            },
+            Base::Snapshot(before) => {
+                let after = snapshot::Snapshot::take(self.walk.root(), self.walk.exclude());
+                before.compare(&after)
+            }
+            Base::Done => Compared {
+                files: Vec::new(),
+                notes: vec!["the diff was already computed".to_owned()],
+            },
+        };
+        compared
+            .files
+            .sort_by(|(a, _), (b, _)| a.path.cmp(&b.path).then(a.old_path.cmp(&b.old_path)));
+        for (f, _) in &mut compared.files {
+            let mut steps: Vec<String> = Vec::new();
+            for p in f.old_path.iter().chain(std::iter::once(&f.path)) {
+                for l in self.attribution.get(p).into_iter().flatten() {
+                    if !steps.contains(l) {
+                        steps.push(l.clone());
+                    }
+                }
+            }
+            f.steps = steps;
+        }
+        let mut notes = std::mem::take(&mut self.notes);
+        notes.append(&mut compared.notes);
+        let summary = DiffSummary {
+            files_changed: compared.files.len() as u64,
+            insertions: compared.files.iter().map(|(f, _)| f.insertions).sum(),
+            deletions: compared.files.iter().map(|(f, _)| f.deletions).sum(),
+            files: compared.files.iter().map(|(f, _)| f.clone()).collect(),
+            method,
+            notes,
+        };
+        let bodies: Vec<&Body> = compared.files.iter().map(|(_, b)| b).collect();
+        let markdown = render(&summary, &bodies);
+        (summary, markdown)
+    }
+}
+
+/// The diff when the workspace could not be recorded before the run.
+pub fn not_recorded() -> (DiffSummary, String) {
+    let summary = DiffSummary {
+        notes: vec![
+            "internal error: the workspace was not recorded before the run; no diff".into(),
+        ],
+        ..DiffSummary::default()
+    };
+    let markdown = render(&summary, &[]);
+    (summary, markdown)
+}
+
+/// Bytes as text: valid UTF-8 as is, each byte of an invalid sequence as `\xNN`.
+pub fn escape_bytes(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        s.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            let _ = write!(s, "\\x{b:02X}");
+        }
+    }
+    s
+}
+
+/// A relative path as the report names it.
+fn path_text(p: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
+    escape_bytes(p.as_os_str().as_bytes())
+}
+
+/// The part of `path` under `root`, if it is under it.
+fn relative(root: &Path, path: &Path) -> Option<PathBuf> {
+    path.strip_prefix(root).ok().map(Path::to_path_buf)
+}
+
+/// Escape what would break a Markdown table cell or code span.
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|")
+        .replace('`', "'")
+        .replace(['\n', '\r'], " ")
+}
+
+/// A code fence longer than any run of backticks in `lines`.
+fn fence(lines: &[String]) -> String {
+    let mut longest = 0;
+    for l in lines {
+        let mut run = 0;
+        for c in l.chars() {
+            run = if c == '`' { run + 1 } else { 0 };
+            longest = longest.max(run);
+        }
+    }
+    "`".repeat(longest.max(2) + 1)
+}
+
+/// Cut a line to [`SHOW_LINE_BYTES`] at a character boundary.
+fn cut_line(s: &str) -> String {
+    if s.len() <= SHOW_LINE_BYTES {
+        return s.to_owned();
+    }
+    let mut end = SHOW_LINE_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// `diff-summary.md`: totals, notes, the table of files, then the diffs.
+fn render(summary: &DiffSummary, bodies: &[&Body]) -> String {
+    let mut md = String::from("# What the run changed\n\n");
+    let method = match summary.method {
+        Method::Git => "compared with git",
+        Method::Snapshot => "compared by content snapshot",
+    };
+    if summary.files.is_empty() {
+        let _ = writeln!(md, "No file in the workspace changed ({method}).");
+    } else {
+        let _ = writeln!(
+            md,
+            "{} file(s) changed, {} insertion(s), {} deletion(s) ({method}).",
+            summary.files_changed, summary.insertions, summary.deletions
+        );
+    }
+    if !summary.notes.is_empty() {
+        md.push('\n');
+        for n in &summary.notes {
+            let _ = writeln!(md, "> **Note:** {}", md_escape(n));
+        }
+    }
+    if summary.files.is_empty() {
+        return md;
+    }
+    md.push_str("\n| file | change | + | - | steps |\n| --- | --- | ---: | ---: | --- |\n");
+    for f in &summary.files {
+        let file = match &f.old_path {
+            Some(old) => format!("`{}` → `{}`", md_escape(old), md_escape(&f.path)),
+            None => format!("`{}`", md_escape(&f.path)),
+        };
+        let _ = writeln!(
+            md,
+            "| {file} | {}{} | {} | {} | {} |",
+            f.change.as_str(),
+            if f.binary { " (binary)" } else { "" },
+            f.insertions,
+            f.deletions,
+            md_escape(&f.steps.join(", "))
+        );
+    }
+    md.push_str("\n## Diffs\n\n");
+    let mut shown = 0usize;
+    for (f, body) in summary.files.iter().zip(bodies) {
+        match &f.old_path {
+            Some(old) => {
+                let _ = writeln!(md, "### `{}` → `{}`\n", md_escape(old), md_escape(&f.path));
+            }
+            None => {
+                let _ = writeln!(md, "### `{}`\n", md_escape(&f.path));
+            }
+        }
+        match body {
+            Body::Text { lines, more, cut } => {
+                if shown >= SHOW_TOTAL {
+                    md.push_str("(diff not shown: the summary is full)\n\n");
+                    continue;
+                }
+                let fence = fence(lines);
+                let _ = writeln!(md, "{fence}diff");
+                for l in lines {
+                    md.push_str(l);
+                    md.push('\n');
+                    shown += l.len() + 1;
+                }
+                if *more > 0 {
+                    let _ = writeln!(md, "... ({more} more lines not shown)");
+                }
+                if *cut {
+                    md.push_str("... (the rest is not shown: the summary is full)\n");
+                }
+                let _ = writeln!(md, "{fence}\n");
+            }
+            Body::Binary => md.push_str("(binary file; no line diff)\n\n"),
+            Body::TooLarge => {
+                md.push_str("(too large to compare line by line; compared by hash)\n\n")
+            }
+            Body::Nothing => md.push_str("(no content change)\n\n"),
+            Body::NotShown(why) => {
+                let _ = writeln!(md, "(diff not shown: {why})\n");
+            }
+        }
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests;
