@@ -471,6 +471,9 @@ fn write_validate_text(
         pol.max_parallel,
         pol.fail_on_secrets
     )?;
+    if let Some(hosts) = &pol.allowed_hosts {
+        writeln!(out, "policy: allowed_hosts [{}]", hosts.join(", "))?;
+    }
     for c in &pol.capped {
         writeln!(out, "policy: {c}")?;
     }
