@@ -182,9 +182,14 @@ fn prepare(
         },
         cap.as_ref(),
     );
+    let hosts = plan::check_allowed_hosts(&plan, policy.allowed_hosts.as_deref());
+    if !hosts.is_empty() {
+        return Err(hosts);
+    }
     let env = ToolEnv {
         workspace,
         home: std::env::var_os("HOME").map(PathBuf::from),
+        allowed_hosts: policy.allowed_hosts.clone(),
     };
     Ok(Prepared {
         plan,
