@@ -134,6 +134,7 @@ pub async fn draft(req: &DraftRequest) -> DraftResult {
         env: ToolEnv {
             workspace: req.workspace.clone(),
             home: std::env::var_os("HOME").map(PathBuf::from),
+            allowed_hosts: None,
         },
         out_dir: req.out_dir.clone(),
         artifacts_dir: req.out_dir.join("artifacts").join("draft"),

@@ -191,9 +191,14 @@ fn prepare(
         },
         cap.as_ref(),
     );
+    let hosts = plan::check_allowed_hosts(&plan, policy.allowed_hosts.as_deref());
+    if !hosts.is_empty() {
+        return Err(hosts);
+    }
     let env = ToolEnv {
         workspace,
         home: std::env::var_os("HOME").map(PathBuf::from),
+        allowed_hosts: policy.allowed_hosts.clone(),
     };
     Ok(Prepared {
         plan,
@@ -541,6 +546,9 @@ fn write_validate_text(
         pol.max_parallel,
         pol.fail_on_secrets
     )?;
+    if let Some(hosts) = &pol.allowed_hosts {
+        writeln!(out, "policy: allowed_hosts [{}]", hosts.join(", "))?;
+    }
     for c in &pol.capped {
         writeln!(out, "policy: {c}")?;
     }

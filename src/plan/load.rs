@@ -193,6 +193,11 @@ fn explain(
             };
             vec![d]
         }
+        K::Pattern { .. } if pointer.contains("/allowed_hosts/") => vec![
+            Diagnostic::at(file, pos, format!("invalid host `{found}` in {what}")).help(
+                "give a host name (`api.example.com`), a wildcard (`*.example.com`) or an IP address, with an optional `:port`; no scheme or path",
+            ),
+        ],
         K::Pattern { .. } => vec![
             Diagnostic::at(file, pos, format!("invalid {what}: `{found}`")).help(
                 "ids start with a letter or `_` and use only letters, digits, `_` and `-` (64 characters at most)",

@@ -25,6 +25,7 @@ pub(crate) const IMPLEMENTED: &[&str] = &[
     "secrets_scan",
     "find_in_files",
     "system_info",
+    "http_request",
 ];
 
 /// The parameter names of a workspace tool (for "did you mean" help).
@@ -126,6 +127,9 @@ pub(crate) fn check_params(file: &str, tool: &str, params: &Node, sid: &str) -> 
             .help("add `commit_message: \"...\"` to the parameters"),
         );
     }
+    if tool == "http_request" {
+        check_http_params(file, params, sid, &mut out);
+    }
     if tool == "archive" {
         let op = params.child("operation").map(|n| &n.value);
         if matches!(op, Some(NodeValue::Str(o)) if o == "create")
@@ -140,6 +144,141 @@ pub(crate) fn check_params(file: &str, tool: &str, params: &Node, sid: &str) -> 
                     format!("step `{sid}`: archive `create` needs `source_paths`"),
                 )
                 .help("list what to pack, e.g. `source_paths: [dist]`"),
+            );
+        }
+    }
+    out
+}
+
+/// Request headers plangate sets itself: a plan setting them could send one
+/// host's request to another (`Host`) or desynchronise the message framing.
+const RESERVED_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "upgrade",
+];
+
+/// Why a request header cannot be sent as written, if it cannot.
+fn header_problem(name: &str, value: Option<&str>) -> Option<String> {
+    if ureq::http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+        return Some(format!("`{name}` is not a valid header name"));
+    }
+    if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+        return Some(format!(
+            "header `{name}` is set by plangate from the URL and the body"
+        ));
+    }
+    if let Some(v) = value
+        && ureq::http::HeaderValue::from_str(v).is_err()
+    {
+        return Some(format!(
+            "the value of header `{name}` holds a control character or a line break"
+        ));
+    }
+    None
+}
+
+/// `http_request`: the URL (scheme, host, no credentials), the headers, a body only for writes.
+fn check_http_params(file: &str, params: &Node, sid: &str, out: &mut Vec<Diagnostic>) {
+    if let Some(u) = params.child("url")
+        && let NodeValue::Str(url) = &u.value
+        && let Err(why) = crate::policy::hosts::parse_url(url)
+    {
+        out.push(
+            Diagnostic::at(file, u.pos, format!("`url` of step `{sid}`: {why}"))
+                .help("give an absolute URL such as `https://api.example.com/v1/status`"),
+        );
+    }
+    if let Some(NodeValue::Map(pairs)) = params.child("headers").map(|n| &n.value) {
+        for (k, v) in pairs {
+            let value = match &v.value {
+                NodeValue::Str(s) => Some(s.as_str()),
+                _ => None,
+            };
+            if let Some(why) = header_problem(&k.name, value) {
+                let at = if ureq::http::HeaderName::from_bytes(k.name.as_bytes()).is_ok()
+                    && !RESERVED_HEADERS.contains(&k.name.to_ascii_lowercase().as_str())
+                {
+                    v.pos
+                } else {
+                    k.pos
+                };
+                out.push(
+                    Diagnostic::at(file, at, format!("`headers` of step `{sid}`: {why}"))
+                        .help("header names are tokens like `Accept` or `X-Request-Id`; values are one line of text"),
+                );
+            }
+        }
+    }
+    for n in match params.child("sensitive_headers").map(|n| &n.value) {
+        Some(NodeValue::Seq(items)) => items.as_slice(),
+        _ => &[],
+    } {
+        if let NodeValue::Str(name) = &n.value
+            && ureq::http::HeaderName::from_bytes(name.as_bytes()).is_err()
+        {
+            out.push(
+                Diagnostic::at(
+                    file,
+                    n.pos,
+                    format!(
+                        "`sensitive_headers` of step `{sid}`: `{name}` is not a valid header name"
+                    ),
+                )
+                .help("list header names such as `X-Api-Key`"),
+            );
+        }
+    }
+    if let Some(b) = params.child("body")
+        && let Some(NodeValue::Str(m)) = params.child("method").map(|n| &n.value)
+        && matches!(m.as_str(), "GET" | "HEAD" | "OPTIONS")
+    {
+        out.push(
+            Diagnostic::at(
+                file,
+                b.pos,
+                format!("step `{sid}`: a {m} request sends no `body`"),
+            )
+            .help("use POST, PUT, PATCH or DELETE to send a body, or move the data to `params`"),
+        );
+    }
+}
+
+/// Every `http_request` step whose URL's host the allow-list in force does
+/// not allow (checked again at run time, for every redirect hop).
+pub fn check_allowed_hosts(plan: &super::Plan, allowed: Option<&[String]>) -> Vec<Diagnostic> {
+    let Some(list) = allowed else {
+        return Vec::new();
+    };
+    let file = plan.path.display().to_string();
+    let mut out = Vec::new();
+    for step in &plan.steps {
+        let Action::Http(h) = &step.action else {
+            continue;
+        };
+        let Ok((_, target)) = crate::policy::hosts::parse_url(&h.params.url) else {
+            continue;
+        };
+        if !target.allowed_by(Some(list)) {
+            let shown = if list.is_empty() {
+                "none".to_owned()
+            } else {
+                list.join(", ")
+            };
+            out.push(
+                Diagnostic::at(
+                    &file,
+                    h.url_pos,
+                    format!(
+                        "step `{}`: host `{}` (port {}) is not in the policy's allowed_hosts",
+                        step.id, target.host, target.port
+                    ),
+                )
+                .help(format!(
+                    "allowed: {shown}; add the host to `policy.allowed_hosts` (a `--policy` file's list also applies)"
+                )),
             );
         }
     }
@@ -190,8 +329,25 @@ pub(crate) fn lower(
         }
         ToolName::HttpRequest => {
             let p: HttpRequestParams = serde_json::from_value(params).map_err(bad)?;
-            let timeout = p.timeout;
-            (Action::Http(Box::new(HttpAction { params: p })), timeout)
+            crate::policy::hosts::parse_url(&p.url).map_err(|why| format!("`url`: {why}"))?;
+            for (k, v) in &p.headers {
+                if let Some(why) = header_problem(k, Some(v)) {
+                    return Err(why);
+                }
+            }
+            if p.body.is_some() && p.method.is_read() {
+                return Err(format!("a {} request sends no `body`", p.method.as_str()));
+            }
+            let timeout = Some(p.timeout.unwrap_or(super::raw::Timeout(
+                super::tool_params::HTTP_DEFAULT_TIMEOUT,
+            )));
+            (
+                Action::Http(Box::new(HttpAction {
+                    params: p,
+                    url_pos: super::Pos::default(),
+                })),
+                timeout,
+            )
         }
         ToolName::Archive => {
             let p: ArchiveParams = serde_json::from_value(params).map_err(bad)?;

@@ -22,6 +22,7 @@ use regex::Regex;
 use sha2::{Digest, Sha256};
 
 pub use diag::Diagnostic;
+pub use lower_tools::check_allowed_hosts;
 pub use node::Pos;
 pub use raw::{AgentDef, PolicyBlock, ToolName};
 
@@ -144,6 +145,8 @@ pub struct GitAction {
 pub struct HttpAction {
     /// The parameters as written.
     pub params: tool_params::HttpRequestParams,
+    /// Where `url` is written (for allow-list diagnostics).
+    pub url_pos: Pos,
 }
 
 /// A checked `archive` step.

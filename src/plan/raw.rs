@@ -65,6 +65,12 @@ pub struct PolicyBlock {
     /// Limits on tokens, cost and wall time for the whole run; exhausting one ends the run with exit 6.
     #[serde(default)]
     pub budget: Option<BudgetBlock>,
+    /// Hosts `http_request` steps may reach (every redirect hop too): names (`api.example.com`),
+    /// wildcards (`*.example.com`, names under it) or IP addresses, each with an optional `:port`.
+    /// Unset: any host. A `--policy` file's list caps the plan's (a host must be in both).
+    #[serde(default)]
+    #[schemars(inner(pattern(crate::policy::hosts::PATTERN)))]
+    pub allowed_hosts: Option<Vec<String>>,
 }
 
 /// An agent that `agent` steps can call.

@@ -141,6 +141,9 @@ pub struct GitParams {
     pub show_cli: bool,
 }
 
+/// `http_request`'s timeout when neither the step nor `parameters.timeout` sets one.
+pub const HTTP_DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// HTTP methods of `http_request`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
@@ -193,22 +196,24 @@ pub struct HttpRequestParams {
     /// `http://` or `https://` URL. Its host must be allowed by `policy.allowed_hosts` when that is set.
     #[schemars(length(min = 1))]
     pub url: String,
-    /// Request headers.
+    /// Request headers (`Host`, `Content-Length`, `Transfer-Encoding` and `Connection` are set by plangate).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// Request body (sent as is).
+    /// Request body, sent as is (POST, PUT, PATCH, DELETE only).
     #[serde(default)]
     pub body: Option<String>,
     /// Query parameters, added to the URL's.
     #[serde(default)]
     pub params: BTreeMap<String, String>,
-    /// Seconds (or `30s`-style). Default 30.
+    /// Seconds (or `30s`-style) for the whole exchange, redirects included; same as the step's
+    /// `timeout` (set one or the other). Default 30.
     #[serde(default)]
     pub timeout: Option<Timeout>,
     /// Verify TLS certificates. Default true; `false` raises the step's risk to dangerous.
     #[serde(default = "default_true")]
     pub verify_ssl: bool,
-    /// Follow redirects. Default true.
+    /// Follow redirects (301, 302, 303, 307, 308). Default true. A redirect to a host
+    /// `policy.allowed_hosts` does not allow, or from https to http, stops the step.
     #[serde(default = "default_true")]
     pub follow_redirects: bool,
     /// Most redirects followed. Default 5.
@@ -221,8 +226,14 @@ pub struct HttpRequestParams {
     pub max_response_bytes: Option<u64>,
     /// Status codes that count as success. Default: any 2xx.
     #[serde(default)]
+    #[schemars(inner(range(min = 100, max = 599)))]
     pub expected_status: Vec<u16>,
-    /// Print the request line and response status on stderr when the step ends.
+    /// More request headers never sent to another origin on a redirect (`Authorization`,
+    /// `Cookie`, `Proxy-Authorization` and names with `auth`, `token`, `key`, `secret`,
+    /// `session`, `password` or `credential` in them are dropped anyway).
+    #[serde(default)]
+    pub sensitive_headers: Vec<String>,
+    /// Print the response (`result.json`, never the request's headers or body) on stderr when the step ends.
     #[serde(default)]
     pub show_cli: bool,
 }

@@ -1030,7 +1030,7 @@ fn lower_step(ctx: &LowerCtx<'_>, i: usize, s: StepDef, pos: Pos) -> Result<Step
             BTreeMap::new(),
         ),
         other => {
-            let (action, timeout) =
+            let (mut action, timeout) =
                 super::lower_tools::lower(other, params_json).map_err(|why| {
                     Diagnostic::at(
                         file,
@@ -1038,6 +1038,9 @@ fn lower_step(ctx: &LowerCtx<'_>, i: usize, s: StepDef, pos: Pos) -> Result<Step
                         format!("step `{}`: {why}", s.id),
                     )
                 })?;
+            if let Action::Http(h) = &mut action {
+                h.url_pos = root.pos_of(&format!("/steps/{i}/parameters/url"));
+            }
             (action, None, timeout, BTreeMap::new())
         }
     };

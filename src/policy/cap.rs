@@ -27,6 +27,9 @@ pub struct EffectivePolicy {
     /// Limits for the whole run (each the lower of plan and policy file).
     #[serde(default)]
     pub budget: BudgetBlock,
+    /// Hosts `http_request` may reach (None: any); both lists when plan and policy file set one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_hosts: Option<Vec<String>>,
     /// One line per value lowered by the policy file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capped: Vec<String>,
@@ -93,13 +96,47 @@ pub fn resolve(plan: &PolicyBlock, cli: Overrides, cap: Option<&PolicyBlock>) ->
         cap.and_then(|c| c.budget),
         &mut capped,
     );
+    let allowed_hosts = cap_hosts(
+        plan.allowed_hosts.as_deref(),
+        cap.and_then(|c| c.allowed_hosts.as_deref()),
+        &mut capped,
+    );
     EffectivePolicy {
+        allowed_hosts,
         budget,
         risk_tolerance: tol,
         on_approval_required: on,
         fail_on_secrets: fail,
         max_parallel: par,
         capped,
+    }
+}
+
+/// The host allow-list in force: a host must be allowed by every list that is set.
+fn cap_hosts(
+    plan: Option<&[String]>,
+    cap: Option<&[String]>,
+    capped: &mut Vec<String>,
+) -> Option<Vec<String>> {
+    match (plan, cap) {
+        (p, None) => p.map(<[String]>::to_vec),
+        (None, Some(c)) => {
+            capped.push(format!(
+                "allowed_hosts set to [{}] by the policy file",
+                c.join(", ")
+            ));
+            Some(c.to_vec())
+        }
+        (Some(p), Some(c)) => {
+            let both = super::hosts::intersect(p, c);
+            if both != p {
+                capped.push(format!(
+                    "allowed_hosts narrowed to [{}] by the policy file",
+                    both.join(", ")
+                ));
+            }
+            Some(both)
+        }
     }
 }
 
@@ -154,6 +191,7 @@ mod tests {
             fail_on_secrets: f,
             max_parallel: p,
             budget: None,
+            allowed_hosts: None,
         }
     }
 
@@ -237,5 +275,28 @@ mod tests {
             ..Overrides::default()
         };
         assert!(resolve(&block(None, None, Some(false), None), on, None).fail_on_secrets);
+    }
+
+    #[test]
+    fn the_file_narrows_the_host_list() {
+        let hosts = |v: &[&str]| Some(v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+        let mut plan = PolicyBlock::default();
+        let mut file = PolicyBlock::default();
+        let e = resolve(&plan, Overrides::default(), Some(&file));
+        assert_eq!(e.allowed_hosts, None, "no list: any host");
+        file.allowed_hosts = hosts(&["*.example.com"]);
+        let e = resolve(&plan, Overrides::default(), Some(&file));
+        assert_eq!(e.allowed_hosts, hosts(&["*.example.com"]));
+        assert_eq!(e.capped.len(), 1);
+        plan.allowed_hosts = hosts(&["api.example.com", "evil.net"]);
+        let e = resolve(&plan, Overrides::default(), Some(&file));
+        assert_eq!(e.allowed_hosts, hosts(&["api.example.com"]));
+        assert!(e.capped[0].contains("narrowed"), "{:?}", e.capped);
+        let e = resolve(&plan, Overrides::default(), None);
+        assert_eq!(e.allowed_hosts, hosts(&["api.example.com", "evil.net"]));
+        assert!(e.capped.is_empty());
+        plan.allowed_hosts = hosts(&["a.example.com"]);
+        let e = resolve(&plan, Overrides::default(), Some(&file));
+        assert!(e.capped.is_empty(), "already inside the file's list");
     }
 }

@@ -15,6 +15,7 @@
 
 pub mod cap;
 pub mod classify;
+pub mod hosts;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -33,6 +33,8 @@ pub struct ToolEnv {
     pub workspace: PathBuf,
     /// `$HOME`, for the classifier.
     pub home: Option<PathBuf>,
+    /// The policy's host allow-list for `http_request` (None: any host).
+    pub allowed_hosts: Option<Vec<String>>,
 }
 
 /// State every step of a run shares: the budget and why the run is stopping.

@@ -18,4 +18,5 @@ mod run;
 mod secrets;
 mod secrets_rules;
 mod snapshots;
+mod tool_http_request;
 mod tools;
