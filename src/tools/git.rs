@@ -17,6 +17,8 @@
 //!   driver becomes a conflict;
 //! - a push or pull refuses remotes whose configuration names a program
 //!   (`remote.<name>.uploadpack/receivepack/vcs`, `core.alternateRefsCommand`);
+//! - a push to a repository on this machine (a path or `file://`) runs that
+//!   repository's `receive-pack` with its hooks off too;
 //! - `GIT_*` variables of plangate's environment do not reach git (except the
 //!   author/committer identity and `GIT_CONFIG_GLOBAL`), and a step `env`
 //!   setting another one is refused.
@@ -640,7 +642,7 @@ async fn go(
             "config",
             "--null",
             "--get-regexp",
-            r"^(filter|merge|remote)\.|^core\.alternaterefscommand$",
+            r"^(filter|merge|remote)\.|^core\.alternaterefscommand$|^branch\..*\.(pushremote|remote)$",
         ])
         .await?;
     let overrides = neutralise(&dump.stdout, network, &mut f.warnings).map_err(Halt::Failed)?;
@@ -654,10 +656,14 @@ async fn go(
     };
     f.head_before = before.as_ref().and_then(|b| b.status.head.clone());
 
-    if op == GitOperation::Push
-        && let Some(e) = default_branch_check(&git, a, step).await?
-    {
-        return Ok(Some(e));
+    if op == GitOperation::Push {
+        if let Some(e) = default_branch_check(&git, a, step).await? {
+            return Ok(Some(e));
+        }
+        let branch = before.as_ref().and_then(|b| b.status.branch.as_deref());
+        if let Some(flag) = local_receive_pack(&git, a, &dump.stdout, branch).await? {
+            f.command.insert(3, flag);
+        }
     }
 
     // The operation itself.
@@ -807,6 +813,91 @@ fn shown(rel: &Path) -> String {
     }
 }
 
+/// How git runs the receiving side of a push to a repository on this machine:
+/// with that repository's hooks switched off too.
+const LOCAL_RECEIVE_PACK: &str = "--receive-pack=git -c core.hooksPath=/dev/null receive-pack";
+
+/// Whether a remote URL is a path on this machine (git's own rule: `file://`, or no
+/// `scheme://` and no `host:` before the first slash).
+fn is_local_url(url: &str) -> bool {
+    if url.starts_with("file://") {
+        return true;
+    }
+    if url.contains("://") {
+        return false;
+    }
+    match (url.find(':'), url.find('/')) {
+        (None, _) => true,
+        (Some(c), Some(s)) => s < c,
+        (Some(_), None) => false,
+    }
+}
+
+/// The remote a push without a repository argument goes to (git's order:
+/// `branch.<b>.pushRemote`, `remote.pushDefault`, `branch.<b>.remote`, `origin`).
+fn default_push_remote(dump: &[u8], branch: Option<&str>) -> String {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for rec in dump.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        let rec = String::from_utf8_lossy(rec);
+        if let Some((k, v)) = rec.split_once('\n') {
+            keys.push((k.to_owned(), v.to_owned()));
+        }
+    }
+    let get = |k: &str| {
+        keys.iter()
+            .rev()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+    };
+    branch
+        .and_then(|b| get(&format!("branch.{b}.pushremote")))
+        .or_else(|| get("remote.pushdefault"))
+        .or_else(|| branch.and_then(|b| get(&format!("branch.{b}.remote"))))
+        .unwrap_or_else(|| "origin".to_owned())
+}
+
+/// A push to a repository on this machine runs that repository's
+/// `receive-pack` here, hooks included: plangate runs it with hooks off
+/// (the flag to add). A push that mixes local and network URLs is refused.
+async fn local_receive_pack(
+    git: &Git<'_>,
+    a: &GitAction,
+    dump: &[u8],
+    branch: Option<&str>,
+) -> Result<Option<String>, Halt> {
+    let t = args::push_target_of(&a.params);
+    let remote = t
+        .remote
+        .unwrap_or_else(|| default_push_remote(dump, branch));
+    let looks_like_url = remote.contains(['/', ':']) || remote.starts_with('.');
+    let urls: Vec<String> = if looks_like_url {
+        vec![remote]
+    } else {
+        let got = git
+            .aux(&["remote", "get-url", "--push", "--all", &remote])
+            .await?;
+        if got.code == 0 {
+            String::from_utf8_lossy(&got.stdout)
+                .lines()
+                .map(str::to_owned)
+                .collect()
+        } else {
+            // Not a configured remote: git reads the name as a path.
+            vec![remote]
+        }
+    };
+    let local = urls.iter().filter(|u| is_local_url(u)).count();
+    if local == 0 {
+        return Ok(None);
+    }
+    if local < urls.len() {
+        return Err(Halt::Failed(
+            "the push URLs mix repositories on this machine and on the network; plangate cannot switch off the local ones' hooks alone".to_owned(),
+        ));
+    }
+    Ok(Some(LOCAL_RECEIVE_PACK.to_owned()))
+}
+
 /// One line saying why git failed.
 fn failure_message(
     a: &GitAction,
@@ -905,6 +996,37 @@ mod tests {
         // Subsection names may hold dots.
         let o = neutralise(b"filter.a.b.clean\nx\0", false, &mut Vec::new()).unwrap_or_default();
         assert!(o.contains(&("filter.a.b.clean".to_owned(), String::new())));
+    }
+
+    #[test]
+    fn local_urls_and_default_push_remote() {
+        for u in [
+            "/srv/r.git",
+            "../r.git",
+            "r.git",
+            "file:///srv/r",
+            "./a:b",
+            "C",
+        ] {
+            assert!(is_local_url(u), "{u}");
+        }
+        for u in [
+            "https://h/r.git",
+            "ssh://h/r",
+            "git@github.com:o/r.git",
+            "h:r",
+        ] {
+            assert!(!is_local_url(u), "{u}");
+        }
+        let dump =
+            b"remote.pushdefault\nmirror\0branch.dev.remote\nup\0branch.dev.pushremote\nfork\0";
+        assert_eq!(default_push_remote(dump, Some("dev")), "fork");
+        assert_eq!(default_push_remote(dump, Some("other")), "mirror");
+        assert_eq!(
+            default_push_remote(b"branch.dev.remote\nup\0", Some("dev")),
+            "up"
+        );
+        assert_eq!(default_push_remote(b"", None), "origin");
     }
 
     #[test]
