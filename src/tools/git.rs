@@ -79,6 +79,11 @@ const CONFIG: &[(&str, &str)] = &[
     ("tag.gpgSign", "false"),
     ("push.gpgSign", "false"),
     ("log.showSignature", "false"),
+    // Signature checks (`%G?` in a format, merging a signed tag) run `false`, not a configured program.
+    ("gpg.program", "false"),
+    ("gpg.openpgp.program", "false"),
+    ("gpg.x509.program", "false"),
+    ("gpg.ssh.program", "false"),
     ("merge.verifySignatures", "false"),
     ("submodule.recurse", "false"),
     ("fetch.recurseSubmodules", "false"),
@@ -513,6 +518,7 @@ fn inherited_git_vars() -> Vec<String> {
 fn neutralise(
     dump: &[u8],
     network: bool,
+    trailers: bool,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<(String, String)>, String> {
     let mut overrides: Vec<(String, String)> = Vec::new();
@@ -541,6 +547,11 @@ fn neutralise(
             }
             ("merge", "driver") => {
                 merges.insert(name.to_owned());
+            }
+            ("trailer", "cmd" | "command") if trailers => {
+                return Err(format!(
+                    "the repository sets trailer.{name}.{var}, a program `git commit --trailer` would run; plangate refuses"
+                ));
             }
             ("remote", "vcs" | "uploadpack" | "receivepack") if network => {
                 return Err(format!(
@@ -642,10 +653,15 @@ async fn go(
             "config",
             "--null",
             "--get-regexp",
-            r"^(filter|merge|remote)\.|^core\.alternaterefscommand$|^branch\..*\.(pushremote|remote)$",
+            r"^(filter|merge|remote)\.|^core\.alternaterefscommand$|^branch\..*\.(pushremote|remote)$|^trailer\..*\.(cmd|command)$",
         ])
         .await?;
-    let overrides = neutralise(&dump.stdout, network, &mut f.warnings).map_err(Halt::Failed)?;
+    let trailers = op == GitOperation::Commit
+        && p.args
+            .iter()
+            .any(|x| x == "--trailer" || x.starts_with("--trailer="));
+    let overrides =
+        neutralise(&dump.stdout, network, trailers, &mut f.warnings).map_err(Halt::Failed)?;
     git.config.extend(overrides);
 
     let read_only = args::is_read_only(p) || args::is_dry_run(p);
@@ -979,7 +995,7 @@ mod tests {
     fn neutralise_empties_drivers_and_refuses_remote_programs() {
         let dump = b"filter.lfs.clean\ngit-lfs clean -- %f\0filter.lfs.required\ntrue\0filter.strip.clean\nnbstripout\0merge.ours.driver\ntrue\0remote.origin.url\n/x\0";
         let mut w = Vec::new();
-        let o = neutralise(dump, false, &mut w).unwrap_or_default();
+        let o = neutralise(dump, false, false, &mut w).unwrap_or_default();
         assert!(o.contains(&("filter.lfs.clean".to_owned(), String::new())));
         assert!(o.contains(&("filter.lfs.process".to_owned(), String::new())));
         assert!(o.contains(&("filter.strip.smudge".to_owned(), String::new())));
@@ -987,14 +1003,26 @@ mod tests {
         assert_eq!(w.len(), 1, "only the optional filter warns: {w:?}");
         assert!(w[0].contains("`strip`"));
         let bad = b"remote.origin.uploadpack\ntouch /tmp/x; git-upload-pack\0";
-        assert!(neutralise(bad, true, &mut Vec::new()).is_err());
+        assert!(neutralise(bad, true, false, &mut Vec::new()).is_err());
         assert!(
-            neutralise(bad, false, &mut Vec::new()).is_ok(),
+            neutralise(bad, false, false, &mut Vec::new()).is_ok(),
             "irrelevant without network"
         );
-        assert!(neutralise(b"core.alternaterefscommand\nx\0", true, &mut Vec::new()).is_err());
+        assert!(
+            neutralise(
+                b"core.alternaterefscommand\nx\0",
+                true,
+                false,
+                &mut Vec::new()
+            )
+            .is_err()
+        );
+        let t = b"trailer.sign.cmd\nsh x\0";
+        assert!(neutralise(t, false, true, &mut Vec::new()).is_err());
+        assert!(neutralise(t, false, false, &mut Vec::new()).is_ok());
         // Subsection names may hold dots.
-        let o = neutralise(b"filter.a.b.clean\nx\0", false, &mut Vec::new()).unwrap_or_default();
+        let o =
+            neutralise(b"filter.a.b.clean\nx\0", false, false, &mut Vec::new()).unwrap_or_default();
         assert!(o.contains(&("filter.a.b.clean".to_owned(), String::new())));
     }
 

@@ -410,3 +410,83 @@ fn git_validate_prints_the_risk_and_reason() {
     assert!(text.contains("updates `main`, a default branch"), "{text}");
     assert!(text.contains("git log only reads"), "{text}");
 }
+
+/// A secret in git's output is redacted in every artifact and on the console, and fails the run (exit 4).
+#[test]
+fn git_output_secrets_are_redacted() {
+    let w = World::new();
+    let setup = format!(
+        "{}\necho 'AWS_ACCESS_KEY_ID=AKIAZ7Q4NX2LMRBT5KPW' >> a.txt",
+        table()["prelude"].as_str().unwrap()
+    );
+    w.sh(&setup, &[]).unwrap();
+    let step =
+        json!({"id": "g", "tool": "git", "parameters": {"operation": "diff", "show_cli": true}});
+    let o = w.run(&step, &[], &[]);
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("AKIAZ7Q4NX2LMRBT5KPW"));
+    for f in ["result.json", "stdout.txt"] {
+        let text = std::fs::read_to_string(w.out.join("artifacts/g").join(f)).unwrap();
+        assert!(!text.contains("AKIAZ7Q4NX2LMRBT5KPW"), "{f}: {text}");
+        assert!(text.contains("REDACTED"), "{f}: {text}");
+    }
+}
+
+/// SIGINT while git waits on the network: git is stopped, the run ends interrupted (130).
+#[test]
+fn git_is_stopped_when_the_run_is_interrupted() {
+    let w = World::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming().flatten() {
+            let _ = tx.send(());
+            held.push(s);
+        }
+    });
+    let setup = format!(
+        "{}\ngit remote add slow {url}/x.git",
+        table()["prelude"].as_str().unwrap()
+    );
+    w.sh(&setup, &[]).unwrap();
+    let step = json!({"id": "g", "tool": "git", "timeout": 300, "parameters": {"operation": "pull", "args": ["slow", "main"]}});
+    std::fs::write(
+        w.tmp.join("plan.yaml"),
+        json!({"version": 1, "id": "int", "steps": [step]}).to_string(),
+    )
+    .unwrap();
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("plangate"));
+    w.isolate(&mut c);
+    c.arg("run")
+        .arg(w.tmp.join("plan.yaml"))
+        .arg("--workspace")
+        .arg(&w.ws)
+        .arg("--out")
+        .arg(&w.out)
+        .args(["--risk-tolerance", "medium", "--kill-grace", "1"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("git connected to the server");
+    let started = Instant::now();
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let s = &read_json(&w.out.join("report.json"))["steps"][0];
+    assert_eq!(s["status"], "failed", "{s:#}");
+    assert!(
+        s["error"].as_str().unwrap().contains("interrupted"),
+        "{s:#}"
+    );
+}
