@@ -612,6 +612,12 @@ async fn go(
         .chain(std::iter::once("--no-pager".to_owned()))
         .chain(argv.iter().cloned())
         .collect();
+    let mut run_argv: Vec<String> = argv.clone();
+    let mut receive_pack: Option<String> = None;
+    // What the result shows: no credentials of a URL written in `args`.
+    for c in &mut f.command {
+        *c = hide_userinfo(c);
+    }
 
     // The repository: a work tree whose top level and git directories are inside the workspace.
     let probe = git
@@ -678,15 +684,21 @@ async fn go(
         }
         let branch = before.as_ref().and_then(|b| b.status.branch.as_deref());
         if let Some(flag) = local_receive_pack(&git, a, &dump.stdout, branch).await? {
-            f.command.insert(3, flag);
+            f.command.insert(3, flag.clone());
+            receive_pack = Some(flag);
         }
     }
 
     // The operation itself.
     let out_rel = format!("{}/stdout.txt", ctx.artifacts_rel);
     let err_rel = format!("{}/stderr.txt", ctx.artifacts_rel);
+    if op == GitOperation::Push
+        && let Some(flag) = receive_pack.take()
+    {
+        run_argv.insert(1, flag);
+    }
     let spec = git.spec(
-        &f.command[2..],
+        &run_argv,
         Capture::File {
             path: ctx.out_dir.join(&out_rel),
             cap: ctx.max_output_bytes,
@@ -809,6 +821,19 @@ async fn go(
         ));
     }
     Ok(failure)
+}
+
+/// `scheme://user:password@host/...` → `scheme://***@host/...` (anywhere in the text).
+fn hide_userinfo(s: &str) -> String {
+    let Some(i) = s.find("://") else {
+        return s.to_owned();
+    };
+    let rest = &s[i + 3..];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{}://***{}", &s[..i], &rest[at..]),
+        None => s.to_owned(),
+    }
 }
 
 /// At most `limit` bytes from the start of a file.
@@ -1055,6 +1080,24 @@ mod tests {
             "up"
         );
         assert_eq!(default_push_remote(b"", None), "origin");
+    }
+
+    #[test]
+    fn credentials_in_urls_are_hidden() {
+        assert_eq!(
+            hide_userinfo("https://x-access-token:ghp_abc@github.com/o/r.git"),
+            "https://***@github.com/o/r.git"
+        );
+        assert_eq!(
+            hide_userinfo("--repo=https://tok@h/r"),
+            "--repo=https://***@h/r"
+        );
+        assert_eq!(hide_userinfo("https://h/r@x"), "https://h/r@x");
+        assert_eq!(
+            hide_userinfo("git@github.com:o/r.git"),
+            "git@github.com:o/r.git"
+        );
+        assert_eq!(hide_userinfo("main"), "main");
     }
 
     #[test]
