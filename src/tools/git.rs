@@ -613,7 +613,6 @@ async fn go(
         .chain(argv.iter().cloned())
         .collect();
     let mut run_argv: Vec<String> = argv.clone();
-    let mut receive_pack: Option<String> = None;
     // What the result shows: no credentials of a URL written in `args`.
     for c in &mut f.command {
         *c = hide_userinfo(c);
@@ -685,18 +684,13 @@ async fn go(
         let branch = before.as_ref().and_then(|b| b.status.branch.as_deref());
         if let Some(flag) = local_receive_pack(&git, a, &dump.stdout, branch).await? {
             f.command.insert(3, flag.clone());
-            receive_pack = Some(flag);
+            run_argv.insert(1, flag);
         }
     }
 
     // The operation itself.
     let out_rel = format!("{}/stdout.txt", ctx.artifacts_rel);
     let err_rel = format!("{}/stderr.txt", ctx.artifacts_rel);
-    if op == GitOperation::Push
-        && let Some(flag) = receive_pack.take()
-    {
-        run_argv.insert(1, flag);
-    }
     let spec = git.spec(
         &run_argv,
         Capture::File {
