@@ -179,12 +179,15 @@ enum Base {
 pub struct Options {
     /// The git program (default `git`, found on `PATH`).
     pub git: OsString,
+    /// Snapshot method: most bytes read before the run (default [`snapshot::READ_BUDGET`]).
+    pub read_budget: u64,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             git: OsString::from("git"),
+            read_budget: snapshot::READ_BUDGET,
         }
     }
 }
@@ -223,15 +226,27 @@ impl Tracker {
                     notes.push(format!(
                         "git could not record the workspace ({e}); compared by content snapshot instead"
                     ));
-                    Base::Snapshot(snapshot::Snapshot::take(workspace, &exclude))
+                    Base::Snapshot(snapshot::Snapshot::take(
+                        workspace,
+                        &exclude,
+                        options.read_budget,
+                    ))
                 }
             },
-            Ok(None) => Base::Snapshot(snapshot::Snapshot::take(workspace, &exclude)),
+            Ok(None) => Base::Snapshot(snapshot::Snapshot::take(
+                workspace,
+                &exclude,
+                options.read_budget,
+            )),
             Err(e) => {
                 notes.push(format!(
                     "git could not be used ({e}); compared by content snapshot instead"
                 ));
-                Base::Snapshot(snapshot::Snapshot::take(workspace, &exclude))
+                Base::Snapshot(snapshot::Snapshot::take(
+                    workspace,
+                    &exclude,
+                    options.read_budget,
+                ))
             }
         };
         let walk = stat::Walk::new(workspace, exclude, git_mode);
@@ -307,7 +322,8 @@ impl Tracker {
                 },
             },
             Base::Snapshot(before) => {
-                let after = snapshot::Snapshot::take(self.walk.root(), self.walk.exclude());
+                let after =
+                    snapshot::Snapshot::take_after(self.walk.root(), self.walk.exclude(), &before);
                 before.compare(&after)
             }
             Base::Done => Compared {
@@ -487,7 +503,7 @@ fn render(summary: &DiffSummary, bodies: &[&Body]) -> String {
             }
             Body::Binary => md.push_str("(binary file; no line diff)\n\n"),
             Body::TooLarge => {
-                md.push_str("(too large to compare line by line; compared by hash)\n\n")
+                md.push_str("(too large to compare line by line, or past the read budget of a large workspace; compared by hash or file metadata)\n\n")
             }
             Body::Nothing => md.push_str("(no content change)\n\n"),
             Body::NotShown(why) => {

@@ -1,11 +1,16 @@
-//! The snapshot method: content hashes of the workspace's files.
+//! The snapshot method: file metadata first, content where it is affordable.
 //!
 //! The walk sees the workspace like git would (`.gitignore` respected, hidden
-//! files included, `.git/` and the run's own output folder left out) and
-//! keeps each file's hash, plus its text when it is small enough to diff
-//! later. Memory is bounded: past [`KEEP_TOTAL`] bytes of kept text, files are
-//! compared by hash only and reported without line counts. A deleted and an
-//! added file with the same (non-empty) content are one rename.
+//! files included, `.git/` and the run's own output folder left out). Before
+//! the run each file's metadata (size, mtime, ctime, inode) is recorded, and
+//! files are read — hashed, and their text kept for a line diff — while the
+//! read budget lasts ([`KEEP_FILE`] per file, [`READ_BUDGET`] in all). After
+//! the run a file whose metadata did not change is unchanged and is not read
+//! again (git's rule for its index); a file whose metadata changed is read and
+//! compared by hash when its old hash is known, else reported as modified
+//! without line counts. So a large workspace costs two metadata walks plus the
+//! budget, not two full reads. A deleted and an added file with the same
+//! (non-empty) content are one rename.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -14,19 +19,45 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use super::{
-    Body, Change, Compared, FileChange, KEEP_FILE, KEEP_TOTAL, SHOW_LINES, cut_line, path_text,
-    relative,
+    Body, Change, Compared, FileChange, KEEP_FILE, SHOW_LINES, cut_line, path_text, relative,
 };
 
 /// Longest a line diff of one file may take before `similar` approximates.
 const DIFF_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// Most bytes read before the run to hash files and keep their text.
+pub(super) const READ_BUDGET: u64 = 64 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Meta {
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    ino: u64,
+}
+
+impl Meta {
+    fn of(m: &std::fs::Metadata) -> Meta {
+        use std::os::unix::fs::MetadataExt as _;
+        Meta {
+            len: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+            ino: m.ino(),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Entry {
-    hash: [u8; 32],
+    meta: Meta,
+    /// None when the file was not read (past the read budget).
+    hash: Option<[u8; 32]>,
     len: u64,
     text: Option<String>,
     binary: bool,
+    /// After the run: the metadata matches the entry before, so nothing was read.
+    unchanged: bool,
 }
 
 /// The workspace at one moment.
@@ -36,10 +67,25 @@ pub(super) struct Snapshot {
 }
 
 impl Snapshot {
-    /// Snapshot `workspace`, leaving out `exclude` (the run's output folder) and `.git/`.
-    pub(super) fn take(workspace: &Path, exclude: &[PathBuf]) -> Snapshot {
+    /// Snapshot `workspace` before the run, leaving out `exclude` (the run's
+    /// output folder) and `.git/`.
+    pub(super) fn take(workspace: &Path, exclude: &[PathBuf], budget: u64) -> Snapshot {
+        Snapshot::walk(workspace, exclude, None, budget)
+    }
+
+    /// Snapshot after the run: files whose metadata matches `before` are not read.
+    pub(super) fn take_after(workspace: &Path, exclude: &[PathBuf], before: &Snapshot) -> Snapshot {
+        Snapshot::walk(workspace, exclude, Some(before), u64::MAX)
+    }
+
+    fn walk(
+        workspace: &Path,
+        exclude: &[PathBuf],
+        before: Option<&Snapshot>,
+        budget: u64,
+    ) -> Snapshot {
         let mut files = BTreeMap::new();
-        let mut kept = 0u64;
+        let mut read = 0u64;
         for entry in super::stat::walker(workspace, exclude, false).flatten() {
             let path = entry.path();
             if !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -48,27 +94,66 @@ impl Snapshot {
             let Some(rel) = relative(workspace, path) else {
                 continue;
             };
+            let Ok(m) = entry.metadata() else {
+                continue;
+            };
+            let meta = Meta::of(&m);
+            let key = path_text(&rel);
+            if let Some(old) = before.and_then(|b| b.files.get(&key))
+                && old.meta == meta
+            {
+                files.insert(
+                    key,
+                    Entry {
+                        meta,
+                        hash: old.hash,
+                        len: old.len,
+                        text: None,
+                        binary: old.binary,
+                        unchanged: true,
+                    },
+                );
+                continue;
+            }
+            // Before the run, read while the budget lasts; after it, read every
+            // file that changed (those are few, and the diff needs them).
+            let affordable = meta.len <= KEEP_FILE && read + meta.len <= budget;
+            if before.is_none() && !affordable {
+                files.insert(
+                    key,
+                    Entry {
+                        meta,
+                        hash: None,
+                        len: meta.len,
+                        text: None,
+                        binary: false,
+                        unchanged: false,
+                    },
+                );
+                continue;
+            }
             let Ok(bytes) = std::fs::read(path) else {
                 continue;
             };
+            read += bytes.len() as u64;
             let binary =
                 crate::secrets::looks_binary(&bytes) || std::str::from_utf8(&bytes).is_err();
             let len = bytes.len() as u64;
-            let small = len <= KEEP_FILE && kept + len <= KEEP_TOTAL;
-            let hash = Sha256::digest(&bytes).into();
-            let text = if !binary && small {
-                kept += len;
+            let hash = Some(Sha256::digest(&bytes).into());
+            let text = if !binary && len <= KEEP_FILE && (before.is_some() || affordable) {
                 String::from_utf8(bytes).ok()
             } else {
                 None
             };
             files.insert(
-                path_text(&rel),
+                key,
                 Entry {
+                    meta,
                     hash,
                     len,
                     text,
                     binary,
+                    unchanged: false,
                 },
             );
         }
@@ -87,7 +172,8 @@ impl Snapshot {
             match (self.files.get(path), after.files.get(path)) {
                 (None, Some(_)) => added.push(path),
                 (Some(_), None) => deleted.push(path),
-                (Some(o), Some(n)) if o.hash != n.hash => {
+                (Some(_), Some(n)) if n.unchanged => {}
+                (Some(o), Some(n)) if o.hash.is_none() || o.hash != n.hash => {
                     out.files
                         .push(one(path, Change::Modified, Some(o), Some(n)));
                 }
@@ -98,8 +184,14 @@ impl Snapshot {
         // paired in path order.
         let mut gone_by_hash: HashMap<[u8; 32], Vec<&String>> = HashMap::new();
         for p in &deleted {
-            if let Some(e) = self.files.get(*p).filter(|e| e.len > 0) {
-                gone_by_hash.entry(e.hash).or_default().push(p);
+            if let Some((e, h)) = self
+                .files
+                .get(*p)
+                .filter(|e| e.len > 0)
+                .and_then(|e| e.hash.map(|h| (e, h)))
+            {
+                debug_assert!(e.len > 0);
+                gone_by_hash.entry(h).or_default().push(p);
             }
         }
         for list in gone_by_hash.values_mut() {
@@ -110,7 +202,11 @@ impl Snapshot {
             let Some(n) = after.files.get(path) else {
                 continue;
             };
-            match gone_by_hash.get_mut(&n.hash).and_then(Vec::pop) {
+            match n
+                .hash
+                .and_then(|h| gone_by_hash.get_mut(&h))
+                .and_then(Vec::pop)
+            {
                 Some(old) if n.len > 0 => {
                     renamed_from.push(old);
                     let f = FileChange {

@@ -471,6 +471,7 @@ fn when_git_cannot_be_used_the_snapshot_takes_over_with_a_note() {
     let (_o, out) = elsewhere();
     let missing = Options {
         git: "/nonexistent/git".into(),
+        ..Options::default()
     };
     let mut t = Tracker::start_with(&root, &out, &missing);
     assert_eq!(t.method(), Method::Snapshot);
@@ -491,6 +492,7 @@ fn when_git_cannot_be_used_the_snapshot_takes_over_with_a_note() {
         .unwrap_or_else(|e| panic!("{e}"));
     let dubious = Options {
         git: fake.into_os_string(),
+        ..Options::default()
     };
     let mut t = Tracker::start_with(&root, &out, &dubious);
     write(&root, "keep.txt", b"changed again\n");
@@ -557,8 +559,39 @@ fn long_diffs_are_cut_with_a_note_in_both_methods() {
         rows(&s),
         owned(vec![("huge.txt", Change::Modified, 0, 0, false, None)])
     );
-    assert!(
-        md.contains("(too large to compare line by line; compared by hash)"),
+    assert!(md.contains("(too large to compare line by line"), "{md}");
+}
+
+#[test]
+fn past_the_read_budget_a_snapshot_compares_by_metadata_and_reads_only_what_changed() {
+    let (_dir, root) = tempdir();
+    for i in 0..20 {
+        write(
+            &root,
+            format!("f{i:02}.txt"),
+            format!("file {i}\n").as_bytes(),
+        );
+    }
+    let (_o, out) = elsewhere();
+    let options = Options {
+        git: "/nonexistent/git".into(),
+        read_budget: 40, // the first few files only
+    };
+    let mut t = Tracker::start_with(&root, &out, &options);
+    // f00 was read before the run: a line diff. f19 was not: modified, no lines.
+    write(&root, "f00.txt", b"file 0 changed\n");
+    write(&root, "f19.txt", b"file 19 changed\n");
+    // Touched with the same content: read after the run, equal hash, not a change
+    // when the old hash is known.
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    write(&root, "f01.txt", b"file 1\n");
+    let (s, md) = t.finish();
+    assert_eq!(
+        rows(&s),
+        owned(vec![
+            ("f00.txt", Change::Modified, 1, 1, false, None),
+            ("f19.txt", Change::Modified, 0, 0, false, None),
+        ]),
         "{md}"
     );
 }

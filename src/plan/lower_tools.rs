@@ -25,6 +25,7 @@ pub(crate) const IMPLEMENTED: &[&str] = &[
     "secrets_scan",
     "find_in_files",
     "system_info",
+    "git",
     "http_request",
 ];
 
@@ -129,6 +130,9 @@ pub(crate) fn check_params(file: &str, tool: &str, params: &Node, sid: &str) -> 
     }
     if tool == "http_request" {
         check_http_params(file, params, sid, &mut out);
+    }
+    if tool == "git" {
+        out.extend(check_git(file, params, sid));
     }
     if tool == "archive" {
         let op = params.child("operation").map(|n| &n.value);
@@ -283,6 +287,63 @@ pub fn check_allowed_hosts(plan: &super::Plan, allowed: Option<&[String]>) -> Ve
         }
     }
     out
+}
+
+/// The git tool's own checks ([`crate::tools::git::args::problems`]), placed at the parameter at fault.
+fn check_git(file: &str, params: &Node, sid: &str) -> Vec<Diagnostic> {
+    use crate::tools::git::args::{Request, Where, problems};
+    let Some(NodeValue::Str(op)) = params.child("operation").map(|n| &n.value) else {
+        return Vec::new();
+    };
+    let Ok(op) = serde_json::from_value(serde_json::Value::String(op.clone())) else {
+        return Vec::new();
+    };
+    let arg_nodes: Vec<&Node> = match params.child("args").map(|n| &n.value) {
+        Some(NodeValue::Seq(items)) => items.iter().collect(),
+        _ => Vec::new(),
+    };
+    let args: Vec<String> = arg_nodes
+        .iter()
+        .filter_map(|n| match &n.value {
+            NodeValue::Str(s) => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    if args.len() != arg_nodes.len() {
+        // Mistyped entries: the schema has reported them.
+        return Vec::new();
+    }
+    let is_true = |k: &str| {
+        matches!(
+            params.child(k).map(|n| &n.value),
+            Some(NodeValue::Bool(true))
+        )
+    };
+    let req = Request {
+        op,
+        args: &args,
+        has_files: matches!(params.child("files").map(|n| &n.value), Some(NodeValue::Seq(v)) if !v.is_empty()),
+        force: is_true("force"),
+        dry_run: is_true("dry_run"),
+        has_message: params
+            .child("commit_message")
+            .is_some_and(|n| !matches!(n.value, NodeValue::Null)),
+    };
+    problems(&req)
+        .into_iter()
+        .map(|pb| {
+            let pos = match pb.at {
+                Where::Arg(i) => arg_nodes.get(i).map(|n| n.pos),
+                Where::Force => params.child("force").map(|n| n.pos),
+                Where::DryRun => params.child("dry_run").map(|n| n.pos),
+                Where::Files => params.child("files").map(|n| n.pos),
+                Where::CommitMessage => params.child("commit_message").map(|n| n.pos),
+                Where::Params => None,
+            }
+            .unwrap_or(params.pos);
+            Diagnostic::at(file, pos, format!("step `{sid}`: {}", pb.message)).help(pb.help)
+        })
+        .collect()
 }
 
 /// A plain program name looked up on PATH: no path, no option, no spaces.

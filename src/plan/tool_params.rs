@@ -121,16 +121,20 @@ pub struct GitParams {
     /// The repository, relative to the workspace. Default: the workspace.
     #[serde(default)]
     pub repository_path: Option<String>,
-    /// The commit message (required for `commit`).
+    /// The commit message (required for `commit`; also the message of a `stash push`).
     #[serde(default)]
     pub commit_message: Option<String>,
-    /// Files to add or commit, relative to the repository. Default: all changes.
+    /// Paths (git pathspecs, relative to the repository) for status, diff, log, add, commit,
+    /// checkout, reset and stash push. `add` without files stages all changes; `commit`
+    /// without files commits what is staged (`args: [--all]` for every tracked change).
     #[serde(default)]
     pub files: Vec<String>,
-    /// Force the operation (`push --force-with-lease`, `checkout --force`, `branch -D`, `reset --hard`): dangerous.
+    /// Force the operation (`push --force-with-lease`, `pull --force`, `add --force`,
+    /// `checkout --force`, `branch --force`/`-D`, `reset --hard`): dangerous.
     #[serde(default)]
     pub force: bool,
-    /// Show what would be done (`--dry-run` where git has it; refused where it has not).
+    /// Show what would be done: `--dry-run` for add, commit, push and pull; nothing to do for
+    /// the read-only operations; a plan error for the others (git has no dry run for them).
     #[serde(default)]
     pub dry_run: bool,
     /// Same as the step's `timeout`; set one or the other.

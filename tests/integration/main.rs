@@ -18,5 +18,6 @@ mod run;
 mod secrets;
 mod secrets_rules;
 mod snapshots;
+mod tool_git;
 mod tool_http_request;
 mod tools;
