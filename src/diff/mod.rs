@@ -88,6 +88,8 @@ pub enum Method {
     /// Content hashes of the files.
     #[default]
     Snapshot,
+    /// Not compared: no step that ran could write the workspace.
+    None,
 }
 
 /// One changed file.
@@ -362,6 +364,19 @@ impl Tracker {
 }
 
 /// The diff when the workspace could not be recorded before the run.
+pub fn read_only_run() -> (DiffSummary, String) {
+    let summary = DiffSummary {
+        method: Method::None,
+        notes: vec![
+            "every step that ran is a plangate tool that only reads the workspace (find_in_files, system_info, secrets_scan without redact, http_request, archive list) and none has a rollback_command, so the workspace was not snapshotted".into(),
+        ],
+        ..DiffSummary::default()
+    };
+    let markdown = render(&summary, &[]);
+    (summary, markdown)
+}
+
+/// The diff when the workspace could not be recorded before the run.
 pub fn not_recorded() -> (DiffSummary, String) {
     let summary = DiffSummary {
         notes: vec![
@@ -434,6 +449,7 @@ fn render(summary: &DiffSummary, bodies: &[&Body]) -> String {
     let method = match summary.method {
         Method::Git => "compared with git",
         Method::Snapshot => "compared by content snapshot",
+        Method::None => "not recorded: no step that ran could write the workspace",
     };
     if summary.files.is_empty() {
         let _ = writeln!(md, "No file in the workspace changed ({method}).");

@@ -228,8 +228,14 @@ pub async fn run(
         return RunStatus::Success;
     }
 
-    // What the workspace looked like before anything ran (off the async workers).
-    let tracker = {
+    // What the workspace looked like before anything ran (off the async
+    // workers) — unless nothing that will run can write it.
+    let read_only = (0..n).filter(|&i| state[i] == State::Pending).all(|i| {
+        !plan.steps[i].action.may_write_workspace() && plan.steps[i].rollback_command.is_none()
+    });
+    let tracker = if read_only {
+        None
+    } else {
         let ws = settings.env.workspace.clone();
         let out = settings.out_dir.clone();
         tokio::task::spawn_blocking(move || crate::diff::Tracker::start(&ws, &out))
@@ -312,6 +318,7 @@ pub async fn run(
         tokio::task::spawn_blocking(move || {
             let (summary, markdown) = match tracker {
                 Some(t) => lock(&t).finish(),
+                None if read_only => crate::diff::read_only_run(),
                 None => crate::diff::not_recorded(),
             };
             let findings = diff_findings(&markdown, &seen);

@@ -107,6 +107,18 @@ pub enum Action {
 }
 
 impl Action {
+    /// Whether the step can change workspace files. Only plangate's own
+    /// in-process tools that never write there say no; a command, an agent, a
+    /// git operation or an archive extraction may.
+    pub fn may_write_workspace(&self) -> bool {
+        match self {
+            Action::FindInFiles(_) | Action::SystemInfo(_) | Action::Http(_) => false,
+            Action::SecretsScan(s) => s.scan_type == raw::ScanType::Redact,
+            Action::Archive(a) => a.params.operation != tool_params::ArchiveOperation::List,
+            Action::Bash(_) | Action::Agent(_) | Action::Git(_) => true,
+        }
+    }
+
     /// Whether the step's output is echoed on stderr when it ends (`show_cli`).
     pub fn show_cli(&self) -> bool {
         match self {

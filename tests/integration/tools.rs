@@ -207,3 +207,23 @@ fn an_in_process_tool_is_stopped_at_its_timeout() {
         "stopped at its timeout, not after the tool's 30 s"
     );
 }
+
+#[test]
+fn a_run_of_read_only_tools_does_not_snapshot_the_workspace() {
+    let env = Env::new();
+    env.write("a.txt", "hello\n");
+    let o = env.run(
+        "version: 1\nid: r\nsteps:\n  - {id: f, tool: find_in_files, parameters: {query: hello}}\n  - {id: s, tool: system_info, parameters: {tools: [git]}}\n",
+        &[],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r = env.report();
+    assert_eq!(r["diff"]["method"], "none", "{:#}", r["diff"]);
+    // A bash step (or a rollback command) may write: the workspace is compared.
+    let o = env.run(
+        "version: 1\nid: r\nsteps:\n  - {id: f, tool: find_in_files, parameters: {query: hello}}\n  - {id: b, tool: bash, parameters: {command: 'echo hi'}}\n",
+        &[],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(env.report()["diff"]["method"], "snapshot");
+}
