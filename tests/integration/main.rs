@@ -16,4 +16,5 @@ mod run;
 mod secrets;
 mod secrets_rules;
 mod snapshots;
+mod tool_archive;
 mod tools;
