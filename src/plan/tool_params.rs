@@ -291,7 +291,8 @@ pub struct ArchiveParams {
     /// Default false: an existing file is an error and nothing is written.
     #[serde(default)]
     pub overwrite: bool,
-    /// Most bytes written by an extraction (counted as written, not as declared). Default 1 GiB.
+    /// Most bytes written by an extraction (counted as written, not as declared); a compressed
+    /// tar may also not expand past it plus a quarter and 64 MiB (headers, skipped entries). Default 1 GiB.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub max_total_bytes: Option<u64>,

@@ -450,12 +450,16 @@ fn tar_stream(real: &Path, compression: Compression) -> Result<Box<dyn Read>, St
     })
 }
 
-/// Most decompressed bytes a tar stream may hold: the byte limit plus room
-/// for headers, padding and excluded entries.
-fn stream_cap(l: &Limits) -> u64 {
-    l.max_total_bytes
-        .saturating_add(l.max_total_bytes / 4)
-        .saturating_add(64 << 20)
+/// Most decompressed bytes a compressed tar stream may hold: the byte limit
+/// plus room for headers, padding and excluded entries. It bounds what the
+/// tar crate reads into memory for a long name or a pax header (a plain
+/// tar's are bounded by its own size, so it has no cap).
+fn stream_cap(l: &Limits, compression: Compression) -> Option<u64> {
+    (compression != Compression::None).then(|| {
+        l.max_total_bytes
+            .saturating_add(l.max_total_bytes / 4)
+            .saturating_add(64 << 20)
+    })
 }
 
 /// What a tar entry is.
@@ -545,7 +549,9 @@ fn run_extract(
     let dest = make_dirs(&base, &missing, "destination", &dest_rel)?;
     let limits = limits(a);
     let res = {
-        let cap = (format == ArchiveFormat::Tar).then(|| stream_cap(&limits));
+        let cap = (format == ArchiveFormat::Tar)
+            .then(|| stream_cap(&limits, compression))
+            .flatten();
         let meter = Meter::new(limits, size, cap, stop.clone());
         let ex = Extractor::new(
             &dest,
@@ -705,7 +711,7 @@ fn run_list(
     match format {
         ArchiveFormat::Tar => {
             report.compression = Some(compression.as_str().to_owned());
-            let meter = Meter::new(limits, size, Some(stream_cap(&limits)), stop.clone());
+            let meter = Meter::new(limits, size, stream_cap(&limits, compression), stop.clone());
             let stream = tar_stream(&real, compression)?;
             let mut ar = tar::Archive::new(Metered {
                 inner: stream,
