@@ -862,3 +862,57 @@ fn archive_validate_shows_each_operations_risk() {
         assert!(out.contains(needle), "{needle} not in {out}");
     }
 }
+
+#[test]
+fn special_mode_bits_are_dropped_and_long_lists_are_capped() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let mut b = Vec::new();
+    let mut h = tar::Header::new_gnu();
+    h.set_path("suid.sh").unwrap();
+    h.set_entry_type(tar::EntryType::Regular);
+    h.set_mode(0o6777);
+    h.set_size(3);
+    h.set_cksum();
+    b.extend_from_slice(h.as_bytes());
+    b.extend_from_slice(b"ok\n");
+    b.resize(1024, 0);
+    write_bytes(&env, "suid.tar", &tar_end(b));
+    // 10 050 empty entries: list keeps the first 10 000 names, counts them all.
+    let mut b = Vec::new();
+    for i in 0..10_050 {
+        tar_raw(
+            &mut b,
+            format!("f{i:05}").as_bytes(),
+            tar::EntryType::Regular,
+            b"",
+            b"",
+        );
+    }
+    write_bytes(&env, "many.tar", &tar_end(b));
+    let steps = [
+        json!({"id": "suid", "params": {"operation": "extract", "archive_path": "suid.tar", "destination": "d"}}),
+        json!({"id": "many", "params": {"operation": "list", "archive_path": "many.tar"}}),
+    ];
+    let report = run_steps(&env, &steps, None);
+    assert_eq!(step(&report, "suid")["status"], "success");
+    let r = result(&env, "suid");
+    assert!(
+        strings(&r["warnings"])
+            .iter()
+            .any(|w| w.contains("setuid/setgid/sticky bits dropped from 1 file")),
+        "{r:#}"
+    );
+    let mode = std::fs::metadata(env.ws.join("d/suid.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o755);
+    let r = result(&env, "many");
+    assert_eq!(r["files_processed"], 10_050);
+    assert_eq!(r["files_truncated"], true);
+    let files = strings(&r["files"]);
+    assert_eq!(files.len(), 10_000);
+    assert_eq!(files[0], "f00000");
+    assert_eq!(files[9_999], "f09999");
+}
