@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use super::node::{Node, NodeValue};
 use super::raw::ToolName;
 use super::tool_params::{
-    ArchiveOperation, ArchiveParams, FindInFilesParams, GitParams, HttpRequestParams,
-    SystemInfoParams,
+    ArchiveFormat, ArchiveOperation, ArchiveParams, FindInFilesParams, GitParams,
+    HttpRequestParams, SystemInfoParams,
 };
 use super::validate::relative_inside;
 use super::{Action, ArchiveAction, Diagnostic, FindAction, GitAction, HttpAction};
@@ -25,6 +25,7 @@ pub(crate) const IMPLEMENTED: &[&str] = &[
     "secrets_scan",
     "find_in_files",
     "system_info",
+    "archive",
     "git",
     "http_request",
 ];
@@ -135,23 +136,102 @@ pub(crate) fn check_params(file: &str, tool: &str, params: &Node, sid: &str) -> 
         out.extend(check_git(file, params, sid));
     }
     if tool == "archive" {
-        let op = params.child("operation").map(|n| &n.value);
-        if matches!(op, Some(NodeValue::Str(o)) if o == "create")
-            && params
-                .child("source_paths")
-                .is_none_or(|s| matches!(&s.value, NodeValue::Seq(v) if v.is_empty()))
-        {
-            out.push(
-                Diagnostic::at(
-                    file,
-                    params.pos,
-                    format!("step `{sid}`: archive `create` needs `source_paths`"),
-                )
-                .help("list what to pack, e.g. `source_paths: [dist]`"),
-            );
-        }
+        check_archive_params(file, params, sid, &mut out);
     }
     out
+}
+
+/// The archive tool's checks: parameters that fit the operation, a format
+/// that can be known, a compression the format has, valid exclude globs.
+fn check_archive_params(file: &str, params: &Node, sid: &str, out: &mut Vec<Diagnostic>) {
+    let str_at = |key: &str| match params.child(key).map(|n| &n.value) {
+        Some(NodeValue::Str(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    let op = str_at("operation");
+    let non_empty = |key: &str| {
+        params
+            .child(key)
+            .filter(|n| !matches!(&n.value, NodeValue::Seq(v) if v.is_empty()))
+    };
+    if op == Some("create") && non_empty("source_paths").is_none() {
+        out.push(
+            Diagnostic::at(
+                file,
+                params.pos,
+                format!("step `{sid}`: archive `create` needs `source_paths`"),
+            )
+            .help("list what to pack, e.g. `source_paths: [dist]`"),
+        );
+    }
+    if let Some(o @ ("extract" | "list")) = op
+        && let Some(n) = non_empty("source_paths")
+    {
+        out.push(
+            Diagnostic::at(
+                file,
+                n.pos,
+                format!("`source_paths` of step `{sid}` is only for `create`, not `{o}`"),
+            )
+            .help("remove it, or set `operation: create`"),
+        );
+    }
+    if let Some(o @ ("create" | "list")) = op
+        && let Some(n) = params.child("destination")
+    {
+        out.push(
+            Diagnostic::at(
+                file,
+                n.pos,
+                format!("`destination` of step `{sid}` is only for `extract`, not `{o}`"),
+            )
+            .help("remove it, or set `operation: extract`"),
+        );
+    }
+    let by_name = str_at("archive_path").and_then(ArchiveFormat::from_name);
+    let format = match str_at("format") {
+        Some("zip") => Some(ArchiveFormat::Zip),
+        Some("tar") => Some(ArchiveFormat::Tar),
+        _ => by_name.map(|b| b.0),
+    };
+    if op == Some("create")
+        && format.is_none()
+        && params.child("format").is_none()
+        && let Some(n) = params.child("archive_path")
+        && let Some(path) = str_at("archive_path")
+    {
+        out.push(
+            Diagnostic::at(file, n.pos, format!("step `{sid}`: cannot tell the archive format of `{path}`"))
+                .help("name it .zip, .tar, .tar.gz, .tgz or .tar.bz2, or set `format: zip` or `format: tar`"),
+        );
+    }
+    if format == Some(ArchiveFormat::Zip)
+        && str_at("compression") == Some("bz2")
+        && let Some(n) = params.child("compression")
+    {
+        out.push(
+            Diagnostic::at(
+                file,
+                n.pos,
+                format!(
+                    "`compression` of step `{sid}`: zip entries are deflated or stored, not bz2"
+                ),
+            )
+            .help("use `compression: gzip` (deflate) or `none` (stored) for zip, or a .tar.bz2"),
+        );
+    }
+    if let Some(NodeValue::Seq(items)) = params.child("exclude_patterns").map(|n| &n.value) {
+        for it in items {
+            if let NodeValue::Str(g) = &it.value
+                && let Err(e) = globset::Glob::new(g.trim())
+            {
+                out.push(
+                    Diagnostic::at(file, it.pos, format!("`exclude_patterns` entry `{g}` of step `{sid}` is not a valid glob: {}", e.kind()))
+                        .help("use globs like `*.log`, `node_modules` or `build/**`"),
+                );
+            }
+        }
+    }
 }
 
 /// Request headers plangate sets itself: a plan setting them could send one

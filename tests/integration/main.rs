@@ -18,6 +18,7 @@ mod run;
 mod secrets;
 mod secrets_rules;
 mod snapshots;
+mod tool_archive;
 mod tool_git;
 mod tool_http_request;
 mod tools;
