@@ -37,7 +37,8 @@ pub fn show_path(p: &Path) -> String {
 /// is the archive's root (``, `.`, `./`). The rules: no NUL byte, no backslash
 /// (a Windows separator that would make `..\..\x` a `..` on the host that
 /// reads it), no absolute name, no Windows drive (`C:`), no `..` component
-/// (even one that would stay inside: an archive that needs one is hostile).
+/// (even one that would stay inside: an archive that needs one is hostile), no
+/// `.git` component (hooks and config planted there would run in a later git step).
 /// `.` and empty components are dropped (`./a//b` is `a/b`).
 pub fn normalize(raw: &[u8]) -> Result<Option<PathBuf>, String> {
     if raw.contains(&0) {
@@ -60,6 +61,12 @@ pub fn normalize(raw: &[u8]) -> Result<Option<PathBuf>, String> {
         match part {
             b"" | b"." => {}
             b".." => return Err("leaves the destination (`..` in its name)".to_owned()),
+            name if name.eq_ignore_ascii_case(b".git") => {
+                return Err(
+                    "writes into a `.git` directory (it could plant hooks or config that a later git step would run)"
+                        .to_owned(),
+                );
+            }
             name => out.push(OsStr::from_bytes(name)),
         }
     }
@@ -226,5 +233,25 @@ mod tests {
                 .err()
                 .is_some_and(|e| e.contains("a["))
         );
+    }
+}
+
+#[cfg(test)]
+mod git_dir_tests {
+    use super::normalize;
+
+    #[test]
+    fn entries_inside_a_git_directory_are_refused() {
+        for name in [
+            ".git/hooks/pre-commit",
+            "sub/.git/config",
+            ".GIT/config",
+            ".git",
+        ] {
+            let why = normalize(name.as_bytes()).err().unwrap_or_default();
+            assert!(why.contains("`.git`"), "{name}: {why}");
+        }
+        assert!(normalize(b".github/workflows/ci.yml").is_ok());
+        assert!(normalize(b"docs/.gitignore").is_ok());
     }
 }
