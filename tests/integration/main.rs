@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)]
 
 mod agent;
+mod bad_inputs;
 mod ci;
 mod diff;
 mod examples;
