@@ -82,6 +82,9 @@ pub struct StreamStats {
     pub kept: u64,
     /// Whether bytes were dropped at the cap.
     pub truncated: bool,
+    /// Writing the capture file failed (disk full, file too large): what kept
+    /// is all that was saved.
+    pub write_error: Option<std::io::ErrorKind>,
 }
 
 /// The result of running a process.
@@ -302,10 +305,11 @@ async fn copy_capped<R: AsyncRead + Unpin>(
         if keep > 0
             && let Some(f) = file.as_mut()
         {
-            if f.write_all(&buf[..keep]).is_err() {
+            if let Err(e) = f.write_all(&buf[..keep]) {
                 // Disk full or similar: keep draining, stop writing, flag it.
                 file = None;
                 stats.truncated = true;
+                stats.write_error = Some(e.kind());
             } else {
                 stats.kept += keep as u64;
             }

@@ -169,6 +169,18 @@ pub fn outcome(
             )),
         ),
     };
+    // Output that could not be kept cannot be checked or scanned: the step
+    // does not pass as if nothing happened.
+    if let Some(kind) = p.stdout.write_error.or(p.stderr.write_error)
+        && status == StepStatus::Success
+    {
+        status = StepStatus::Failed;
+        error = Some(format!(
+            "the step's output could not be saved ({kind}); {} of {} bytes kept",
+            p.stdout.kept + p.stderr.kept,
+            p.stdout.bytes + p.stderr.bytes
+        ));
+    }
     if status == StepStatus::Success
         && let Some(re) = expected
     {

@@ -449,6 +449,12 @@ pub fn internal_failure(started: SystemTime, error: String) -> StepOutcome {
 /// Resolve a step's working directory inside the workspace, following symlinks;
 /// refuses a directory that resolves outside.
 pub fn working_dir(workspace: &Path, rel: Option<&Path>) -> Result<PathBuf, String> {
+    if !workspace.is_dir() {
+        return Err(format!(
+            "the workspace `{}` is no longer a directory (did an earlier step remove it?)",
+            workspace.display()
+        ));
+    }
     let Some(rel) = rel else {
         return Ok(workspace.to_path_buf());
     };

@@ -7,6 +7,7 @@ mod bad_inputs;
 mod ci;
 mod diff;
 mod examples;
+mod faults;
 mod github;
 mod guard_code;
 mod guard_conformance;
