@@ -12,7 +12,7 @@
 
 mod create;
 mod extract;
-mod names;
+pub mod names;
 
 use std::fs::{self, File};
 use std::io::{self, BufReader, Read};

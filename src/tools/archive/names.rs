@@ -1,4 +1,4 @@
-//! Entry names and exclude patterns (pure): what an archive entry may be
+//! Entry names and exclude patterns (pure; public for the fuzz target): what an archive entry may be
 //! called before plangate writes anything under that name.
 
 use std::ffi::{OsStr, OsString};
