@@ -390,6 +390,11 @@ fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> (u8
             return (RunStatus::Invalid.code(), false);
         }
     };
+    // Steps a killed earlier run left behind are stopped before this one starts.
+    for line in engine::live::reap_orphans() {
+        stderr_text(&format!("plangate: {line}\n"));
+    }
+    engine::live::start(&settings.run_id);
     let (tx, rx) = std::sync::mpsc::channel();
     let writer = std::thread::spawn(move || reporter.consume(&rx));
     let runtime = match runtime() {
@@ -407,6 +412,7 @@ fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> (u8
         engine::run(plan, settings, tx, cancel_rx).await
     });
     runtime.shutdown_timeout(Duration::from_secs(1));
+    engine::live::finish();
     let finished = match writer.join() {
         Ok(Ok(_)) => true,
         Ok(Err(e)) => {

@@ -19,6 +19,7 @@
 //! The engine reports only through [`events::RunEvent`]s.
 
 pub mod events;
+pub mod live;
 pub mod process;
 
 use std::collections::{BTreeMap, BTreeSet};

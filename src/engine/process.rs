@@ -133,6 +133,9 @@ pub async fn run(
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .and_then(Pid::from_raw);
+    if let Some(pg) = pgid {
+        super::live::add(pg);
+    }
     if let (Some(bytes), Some(mut pipe)) = (spec.stdin.clone(), child.stdin.take()) {
         tokio::spawn(async move {
             use tokio::io::AsyncWriteExt;
@@ -184,6 +187,9 @@ pub async fn run(
     }
     let stdout = finish_reader(out_task, pgid, spec.kill_grace).await;
     let stderr = finish_reader(err_task, pgid, spec.kill_grace).await;
+    if let Some(pg) = pgid {
+        super::live::remove(pg);
+    }
     let termination = match killed_by_us {
         Some(t) => t,
         None => match (

@@ -485,9 +485,18 @@ fn sigkill_mid_run_leaves_a_valid_report_that_says_it_did_not_finish() {
         .trim()
         .parse()
         .unwrap();
-    // plangate could not stop it (SIGKILL); clean up the orphan ourselves.
-    let _ = rustix::process::kill_process(
-        rustix::process::Pid::from_raw(i32::try_from(step_pid).unwrap()).unwrap(),
-        rustix::process::Signal::KILL,
+    // plangate could not stop it (SIGKILL): the step is still running...
+    assert!(alive(step_pid), "the step outlived its plangate");
+    // ...until the next run on this machine starts, and stops it first.
+    let next = Env::new();
+    let o = next.run(
+        "version: 1\nid: n\nsteps:\n  - {id: a, tool: bash, parameters: {command: 'true'}}\n",
+        &[],
     );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        wait_until(5, || !alive(step_pid)),
+        "the orphaned step was not stopped by the next run"
+    );
+    assert!(stderr(&o).contains("left running by run"), "{}", stderr(&o));
 }

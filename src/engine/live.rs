@@ -1,0 +1,151 @@
+//! Process groups a run has alive, on disk, so that a run killed outright
+//! (SIGKILL, OOM killer, a cancelled CI job) does not leave its steps running
+//! forever: the next `plangate run` on the machine stops them.
+//!
+//! While a step runs, its process group id is listed in
+//! `$TMPDIR/plangate-live-<uid>/<run_id>.json` next to plangate's own pid
+//! and start time. At start, every file whose plangate is gone is reaped:
+//! each listed group that still exists is killed only after checking that its
+//! leader really is that run's step (its environment holds
+//! `PLANGATE_RUN_ID=<run_id>`), so a reused pid is never touched.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use rustix::process::{Pid, Signal, kill_process_group};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    run_id: String,
+    pid: i32,
+    /// Field 22 of `/proc/<pid>/stat`: tells a live plangate from a reused pid.
+    start_time: Option<u64>,
+    groups: BTreeSet<i32>,
+}
+
+struct Registry {
+    path: PathBuf,
+    record: Mutex<Record>,
+}
+
+static REGISTRY: OnceLock<Registry> = OnceLock::new();
+
+/// The directory of live-run files.
+fn dir() -> PathBuf {
+    let uid = rustix::process::getuid().as_raw();
+    std::env::temp_dir().join(format!("plangate-live-{uid}"))
+}
+
+fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Start recording this run's groups. Call once, before any step starts.
+pub fn start(run_id: &str) {
+    let pid = i32::try_from(std::process::id()).unwrap_or(0);
+    let d = dir();
+    if std::fs::create_dir_all(&d).is_err() {
+        return;
+    }
+    let _ = REGISTRY.set(Registry {
+        path: d.join(format!("{run_id}.json")),
+        record: Mutex::new(Record {
+            run_id: run_id.to_owned(),
+            pid,
+            start_time: start_time(pid),
+            groups: BTreeSet::new(),
+        }),
+    });
+}
+
+fn save(reg: &Registry, rec: &Record) {
+    let write = || -> std::io::Result<()> {
+        let mut tmp = tempfile::NamedTempFile::new_in(reg.path.parent().unwrap_or(Path::new(".")))?;
+        serde_json::to_writer(&mut tmp, rec)?;
+        tmp.persist(&reg.path).map_err(|e| e.error)?;
+        Ok(())
+    };
+    let _ = write();
+}
+
+/// A step's process group started.
+pub fn add(pgid: Pid) {
+    if let Some(reg) = REGISTRY.get()
+        && let Ok(mut rec) = reg.record.lock()
+    {
+        rec.groups.insert(pgid.as_raw_nonzero().get());
+        save(reg, &rec);
+    }
+}
+
+/// A step's process group is gone.
+pub fn remove(pgid: Pid) {
+    if let Some(reg) = REGISTRY.get()
+        && let Ok(mut rec) = reg.record.lock()
+    {
+        rec.groups.remove(&pgid.as_raw_nonzero().get());
+        save(reg, &rec);
+    }
+}
+
+/// The run ended normally: its file goes.
+pub fn finish() {
+    if let Some(reg) = REGISTRY.get() {
+        let _ = std::fs::remove_file(&reg.path);
+    }
+}
+
+/// Stop the steps of runs whose plangate died without stopping them.
+/// Returns one line per reaped run, for the console and the audit log.
+pub fn reap_orphans() -> Vec<String> {
+    let mut said = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir()) else {
+        return said;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(rec) = serde_json::from_str::<Record>(&text) else {
+            // A half-written file of a live run is replaced atomically; a broken one is stale.
+            continue;
+        };
+        let alive = rec.start_time.is_some() && start_time(rec.pid) == rec.start_time;
+        if alive {
+            continue;
+        }
+        let marker = format!("PLANGATE_RUN_ID={}", rec.run_id);
+        let mut killed = 0;
+        for g in &rec.groups {
+            let Some(pg) = Pid::from_raw(*g) else {
+                continue;
+            };
+            if leader_belongs_to(*g, &marker) && kill_process_group(pg, Signal::KILL).is_ok() {
+                killed += 1;
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+        if killed > 0 {
+            said.push(format!(
+                "stopped {killed} process group(s) left running by run {} (its plangate was killed)",
+                rec.run_id
+            ));
+        }
+    }
+    said
+}
+
+/// Whether the process `pid` (a group leader) carries `marker` in its environment.
+fn leader_belongs_to(pid: i32, marker: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == marker.as_bytes()))
+}
