@@ -162,6 +162,9 @@ pub struct RunArgs {
     /// Run only these steps: `3`, `2-5`, `lint,test` (1-based positions or ids, comma-separated).
     #[arg(long, env = "PLANGATE_STEPS", value_name = "RANGE")]
     pub steps: Option<String>,
+    /// Resume the run this report describes: steps that succeeded there (and were not rolled back) are carried over, the rest run. Refused unless the plan file, the workspace and its git HEAD are the same.
+    #[arg(long, env = "PLANGATE_RESUME", value_name = "REPORT.json")]
+    pub resume: Option<PathBuf>,
     /// Steps at once (capped by --policy).
     #[arg(long, env = "PLANGATE_MAX_PARALLEL", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub max_parallel: Option<u32>,

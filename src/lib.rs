@@ -20,6 +20,7 @@ pub mod integrations;
 pub mod plan;
 pub mod policy;
 pub mod report;
+pub mod resume;
 pub mod scan;
 pub mod secrets;
 pub mod selection;
@@ -304,6 +305,19 @@ fn cmd_run(args: &RunArgs) -> u8 {
             return fail_invalid(&[d], &prepared.env.workspace);
         }
     };
+    let workspace_head = diff::workspace_head(&prepared.env.workspace);
+    let resume = match &args.resume {
+        Some(path) => match resume::load(
+            path,
+            &prepared.plan,
+            &prepared.env.workspace,
+            workspace_head.as_deref(),
+        ) {
+            Ok(r) => Some(r),
+            Err(d) => return fail_invalid(&[d], &prepared.env.workspace),
+        },
+        None => None,
+    };
     let out_dir = out_dir_for(&prepared.env.workspace);
     let settings = Arc::new(RunSettings {
         run_id: run_id.clone(),
@@ -315,6 +329,8 @@ fn cmd_run(args: &RunArgs) -> u8 {
         selected,
         max_output_bytes: args.max_output_bytes,
         kill_grace,
+        workspace_head,
+        resume,
     });
     let plan = Arc::new(prepared.plan);
     let mut console = Console::from_env();

@@ -379,6 +379,21 @@ fn base(git: &OsStr, cwd: &Path) -> Command {
     c
 }
 
+/// The commit `HEAD` names in the work tree holding `dir` (None outside a
+/// work tree, on an unborn branch, or when git fails): read with the same
+/// safe command as the diff (no hooks, no system config, stdin closed).
+pub(super) fn head(dir: &Path) -> Option<String> {
+    if !inside_dot_git_tree(dir) {
+        return None;
+    }
+    let mut c = base(OsStr::new("git"), dir);
+    c.args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
+    let out = output(c, "rev-parse").ok()?;
+    let text = String::from_utf8(out).ok()?;
+    let head = text.trim();
+    (!head.is_empty() && head.bytes().all(|b| b.is_ascii_hexdigit())).then(|| head.to_owned())
+}
+
 /// Whether `dir` or a parent has a `.git` (to tell "git is missing" from "not a repository").
 fn inside_dot_git_tree(dir: &Path) -> bool {
     dir.ancestors().any(|d| d.join(".git").exists())

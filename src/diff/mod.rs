@@ -38,6 +38,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+/// The commit `HEAD` names in the git work tree holding `workspace`, if it
+/// is in one (recorded in the report; `--resume` compares it).
+pub fn workspace_head(workspace: &Path) -> Option<String> {
+    git::head(workspace)
+}
+
 /// Largest file whose text is kept for a line diff (snapshot method).
 pub const KEEP_FILE: u64 = 1024 * 1024;
 /// Most text kept over the whole snapshot.

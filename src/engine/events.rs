@@ -215,6 +215,15 @@ pub enum RunEvent {
         /// Why, in one line.
         reason: String,
     },
+    /// A step is not run again: it succeeded in the run this one resumes.
+    StepCarriedOver {
+        /// Step index.
+        step: usize,
+        /// Its report in that run, `carried_over` set.
+        previous: Box<crate::report::model::StepReport>,
+        /// The secrets found in its output then.
+        findings: Vec<crate::report::model::Finding>,
+    },
     /// A completed step's rollback command started.
     RollbackStarted {
         /// Step index.

@@ -14,7 +14,8 @@
 //! 3. *Rollback*: when the run fails (not when it is interrupted or denied),
 //!    the `rollback_command` of every step that succeeded runs, newest
 //!    completion first, each with its step's timeout; a failing rollback is
-//!    recorded and the others still run.
+//!    recorded and the others still run. Under `--resume`, the steps carried
+//!    over from the resumed run count as completed before any of this run's.
 //!
 //! The engine reports only through [`events::RunEvent`]s.
 
@@ -75,6 +76,10 @@ pub struct RunSettings {
     pub max_output_bytes: u64,
     /// Between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
+    /// The workspace's git `HEAD` at the start (recorded in the report).
+    pub workspace_head: Option<String>,
+    /// `--resume`: the run resumed and the steps carried over from it.
+    pub resume: Option<crate::resume::Resume>,
 }
 
 /// A step's risk and decision.
@@ -149,8 +154,31 @@ pub async fn run(
         });
     }
     let mut state = vec![State::Pending; n];
+    // Resumed: what succeeded before is not run again.
+    let mut carried_secrets = 0;
+    let mut carried_fps = std::collections::HashSet::new();
+    let mut carried_results = BTreeMap::new();
+    let mut carried_done: Vec<(String, usize)> = Vec::new();
+    if let Some(resume) = &settings.resume {
+        for (i, c) in resume.carried.iter().enumerate() {
+            let Some(c) = c else { continue };
+            state[i] = State::Done(StepStatus::Success);
+            carried_secrets += c.findings.len();
+            carried_fps.extend(c.findings.iter().map(|f| f.fingerprint.clone()));
+            if let Some(f) = &c.result_file {
+                carried_results.insert(plan.steps[i].id.clone(), f.clone());
+            }
+            carried_done.push((c.report.finished_at.clone().unwrap_or_default(), i));
+            emit(RunEvent::StepCarriedOver {
+                step: i,
+                previous: Box::new(c.report.clone()),
+                findings: c.findings.clone(),
+            });
+        }
+    }
+    carried_done.sort();
     for i in 0..n {
-        if !selected[i] {
+        if !selected[i] && state[i] == State::Pending {
             state[i] = State::Done(StepStatus::Skipped);
             emit(RunEvent::StepNotRun {
                 step: i,
@@ -163,7 +191,7 @@ pub async fn run(
     // Pre-flight gate.
     let deny_mode = settings.policy.on_approval_required == OnApproval::Deny;
     let stoppers: Vec<usize> = (0..n)
-        .filter(|&i| selected[i])
+        .filter(|&i| state[i] == State::Pending)
         .filter(|&i| match decisions[i].decision.decision {
             DecisionKind::Blocked => true,
             DecisionKind::Denied => deny_mode,
@@ -233,7 +261,9 @@ pub async fn run(
     // workers) — unless nothing that will run can write it.
     let read_only = (0..n).filter(|&i| state[i] == State::Pending).all(|i| {
         !plan.steps[i].action.may_write_workspace() && plan.steps[i].rollback_command.is_none()
-    });
+    }) && carried_done
+        .iter()
+        .all(|&(_, i)| plan.steps[i].rollback_command.is_none());
     let tracker = if read_only {
         None
     } else {
@@ -256,13 +286,13 @@ pub async fn run(
         cancel: stop_rx,
         shared: Arc::clone(&shared),
         step_ids: Arc::new(plan.steps.iter().map(|s| s.id.clone()).collect()),
-        results: BTreeMap::new(),
+        results: carried_results,
         budget_hit: Vec::new(),
-        secrets: 0,
-        fingerprints: std::collections::HashSet::new(),
+        secrets: carried_secrets,
+        fingerprints: carried_fps,
         state,
         selected,
-        completed: Vec::new(),
+        completed: carried_done.iter().map(|&(_, i)| i).collect(),
         sequence: 0,
         tracker: tracker.clone(),
         since_checkpoint: Vec::new(),

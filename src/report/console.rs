@@ -160,6 +160,16 @@ impl Console {
         ));
     }
 
+    pub(super) fn step_carried_over(&self, r: &StepReport) {
+        let (style, tag) = status_style(r.status);
+        let from = r.carried_over.as_ref().map_or("", |c| c.run_id.as_str());
+        self.line(format_args!(
+            "{style}{tag:>4}{style:#} {} {} (carried over from run {from}, not run again)",
+            r.id,
+            r.status.as_str(),
+        ));
+    }
+
     pub(super) fn rollback_started(&self, id: &str) {
         self.line(format_args!("{DIM}>{DIM:#} rollback of {BOLD}{id}{BOLD:#}"));
     }

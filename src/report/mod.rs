@@ -153,6 +153,7 @@ impl Reporter {
                 agent_attempts: Vec::new(),
                 changed_files: None,
                 changed_files_omitted: 0,
+                carried_over: None,
             })
             .collect();
         let report = Report {
@@ -180,6 +181,8 @@ impl Reporter {
             diff: None,
             usage: Usage::default(),
             budget_exhausted: None,
+            workspace_head: settings.workspace_head.clone(),
+            resumed_from: settings.resume.as_ref().map(|r| r.from.clone()),
             errors: Vec::new(),
         };
         let hashes = plan.steps.iter().map(input_hash).collect();
@@ -201,7 +204,16 @@ impl Reporter {
             "sha256": r.plan.sha256,
             "steps": r.plan.steps.len(),
         }));
-        r.audit(json!({"event": "run_started", "run_id": r.report.run_id, "policy": settings.policy, "dry_run": settings.dry_run, "approvals": r.report.approvals}));
+        let mut started = json!({"event": "run_started", "run_id": r.report.run_id, "policy": settings.policy, "dry_run": settings.dry_run, "approvals": r.report.approvals});
+        if let Some(obj) = started.as_object_mut() {
+            if let Some(h) = &r.report.workspace_head {
+                obj.insert("workspace_head".into(), json!(h));
+            }
+            if let Some(f) = &r.report.resumed_from {
+                obj.insert("resumed_from".into(), json!(f));
+            }
+        }
+        r.audit(started);
         r.console.run_started(&r.plan, settings);
         r.flush(false)?;
         Ok(r)
@@ -302,6 +314,21 @@ impl Reporter {
                 let id = s.id.clone();
                 self.audit(json!({"event": "step_not_run", "step": id, "status": status, "reason": reason}));
                 self.console.step_not_run(&self.report.steps[*step]);
+            }
+            RunEvent::StepCarriedOver {
+                step,
+                previous,
+                findings,
+            } => {
+                // Its decision too is the one under which it ran.
+                self.report.steps[*step] = (**previous).clone();
+                self.report.findings.extend(findings.iter().cloned());
+                let s = &self.report.steps[*step];
+                let id = s.id.clone();
+                self.audit(
+                    json!({"event": "step_carried_over", "step": id, "from": s.carried_over}),
+                );
+                self.console.step_carried_over(&self.report.steps[*step]);
             }
             RunEvent::RollbackStarted { step, sequence } => {
                 let id = self.report.steps[*step].id.clone();
@@ -509,6 +536,8 @@ pub fn write_invalid(
         diff: None,
         usage: Usage::default(),
         budget_exhausted: None,
+        workspace_head: None,
+        resumed_from: None,
         errors: errors.to_vec(),
     };
     let path = out_dir.join("report.json");

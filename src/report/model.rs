@@ -57,6 +57,13 @@ pub struct Report {
     /// Why the budget ran out, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_exhausted: Option<String>,
+    /// The workspace's git `HEAD` when the run started (null outside a git
+    /// work tree); `--resume` refuses a report whose HEAD is not the current one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_head: Option<String>,
+    /// The run this one resumed (`--resume`): its id and report file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_from: Option<CarriedOver>,
     /// Plan or usage errors (status `invalid`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<Diagnostic>,
@@ -131,6 +138,20 @@ pub struct StepReport {
     /// Changed files left out of `changed_files` (past the first 1000).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub changed_files_omitted: u64,
+    /// Set when the step did not run in this run because it succeeded in the
+    /// run this one resumed: its outcome is that run's (its `artifacts` are
+    /// relative to that run's output folder, the folder of `report`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_over: Option<CarriedOver>,
+}
+
+/// Where a resumed run, or a carried-over step, comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CarriedOver {
+    /// The id of the run whose outcome this is.
+    pub run_id: String,
+    /// That run's `report.json`, absolute.
+    pub report: String,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -16,6 +16,7 @@ mod guard_roundtrip;
 mod harness;
 mod plans;
 mod policy;
+mod resume;
 mod run;
 mod secrets;
 mod secrets_rules;

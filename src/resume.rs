@@ -1,0 +1,182 @@
+//! `plangate run --resume REPORT.json`: carry over what succeeded, run the rest.
+//!
+//! A resumed run is a new run (new id, new output folder) of the same plan
+//! in the same workspace. It is refused, with the reason, unless the plan
+//! file is byte for byte the one the report names (sha256), the workspace is
+//! the same folder, and — when the report recorded a git `HEAD` or the
+//! workspace is in a git work tree now — `HEAD` is the same commit. A report
+//! left `in_progress` by a killed run is accepted: resuming it is the point.
+//!
+//! Which steps are carried over (not run again, reported `success` with the
+//! previous outcome and `carried_over`): those that ended `success` and whose
+//! rollback did not run. A step whose rollback ran had its effects undone (or
+//! partly undone), so it runs again, like every step that failed, timed out,
+//! was rejected, denied, blocked, skipped or not run. Those are decided again
+//! under the policy in force now.
+
+use std::path::{Path, PathBuf};
+
+use crate::plan::{Diagnostic, Plan};
+use crate::report::model::{CarriedOver, Finding, Report, StepReport};
+
+/// What a resumed run takes from the report it resumes.
+#[derive(Debug, Clone)]
+pub struct Resume {
+    /// The resumed run.
+    pub from: CarriedOver,
+    /// Per plan step: its previous report when it is carried over.
+    pub carried: Vec<Option<CarriedStep>>,
+}
+
+/// A step carried over from the resumed run.
+#[derive(Debug, Clone)]
+pub struct CarriedStep {
+    /// Its report in that run (with `carried_over` set to where it really ran).
+    pub report: StepReport,
+    /// The secrets found in its output then (they still count).
+    pub findings: Vec<Finding>,
+    /// An agent step's accepted result file, absolute, if it is still there.
+    pub result_file: Option<PathBuf>,
+}
+
+fn refuse(report: &Path, msg: String) -> Diagnostic {
+    Diagnostic {
+        file: report.display().to_string(),
+        line: 0,
+        column: 0,
+        message: format!("cannot resume: {msg}"),
+        help: Some(
+            "resume with the same plan file, in the same workspace at the same commit; otherwise start a new run"
+                .into(),
+        ),
+    }
+}
+
+/// Read `report_path` and check it against the plan and the workspace now
+/// (`head`: the workspace's git `HEAD`, see [`crate::diff::workspace_head`]).
+pub fn load(
+    report_path: &Path,
+    plan: &Plan,
+    workspace: &Path,
+    head: Option<&str>,
+) -> Result<Resume, Diagnostic> {
+    let text = std::fs::read_to_string(report_path)
+        .map_err(|e| refuse(report_path, format!("cannot read the report: {e}")))?;
+    let report: Report = serde_json::from_str(&text).map_err(|e| {
+        refuse(
+            report_path,
+            format!(
+                "not a plangate report: {e} (line {}, column {})",
+                e.line(),
+                e.column()
+            ),
+        )
+    })?;
+    let abs = report_path
+        .canonicalize()
+        .unwrap_or_else(|_| report_path.to_path_buf());
+    check(&report, plan, workspace, head).map_err(|m| refuse(report_path, m))?;
+    let from = CarriedOver {
+        run_id: report.run_id.clone(),
+        report: abs.display().to_string(),
+    };
+    let carried = plan
+        .steps
+        .iter()
+        .map(|step| {
+            let prev = report.steps.iter().find(|s| s.id == step.id)?;
+            if prev.status != crate::engine::events::StepStatus::Success || prev.rollback.is_some()
+            {
+                return None;
+            }
+            let origin = prev.carried_over.clone().unwrap_or_else(|| from.clone());
+            let origin_dir = Path::new(&origin.report)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            let result_file = prev
+                .artifacts
+                .iter()
+                .find(|a| {
+                    Path::new(a)
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("parsed."))
+                })
+                .map(|a| origin_dir.join(a))
+                .filter(|p| p.is_file());
+            let mut r = prev.clone();
+            r.carried_over = Some(origin);
+            Some(CarriedStep {
+                report: r,
+                findings: report
+                    .findings
+                    .iter()
+                    .filter(|f| f.step.as_deref() == Some(step.id.as_str()))
+                    .cloned()
+                    .collect(),
+                result_file,
+            })
+        })
+        .collect();
+    Ok(Resume { from, carried })
+}
+
+/// Why the report cannot be resumed with this plan in this workspace (pure).
+pub fn check(
+    report: &Report,
+    plan: &Plan,
+    workspace: &Path,
+    head: Option<&str>,
+) -> Result<(), String> {
+    if report.status == crate::exit_code::RunStatus::Invalid && report.steps.is_empty() {
+        return Err(format!(
+            "run {} never started (its plan or flags were invalid): there is nothing to resume",
+            report.run_id
+        ));
+    }
+    match &report.plan.sha256 {
+        Some(h) if *h == plan.sha256 => {}
+        Some(h) => {
+            return Err(format!(
+                "the plan changed since run {}: {} has sha256 {}, the report recorded {}",
+                report.run_id,
+                plan.path.display(),
+                plan.sha256,
+                h
+            ));
+        }
+        None => return Err(format!("run {} recorded no plan hash", report.run_id)),
+    }
+    if Path::new(&report.workspace) != workspace {
+        return Err(format!(
+            "run {} worked on {}, this run on {}",
+            report.run_id,
+            report.workspace,
+            workspace.display()
+        ));
+    }
+    match (report.workspace_head.as_deref(), head) {
+        (None, None) => {}
+        (Some(then), Some(now)) if then == now => {}
+        (Some(then), Some(now)) => {
+            return Err(format!(
+                "the workspace's git HEAD moved since run {}: it was {then}, it is {now}",
+                report.run_id
+            ));
+        }
+        (Some(then), None) => {
+            return Err(format!(
+                "run {} recorded git HEAD {then}, but the workspace has no git HEAD now",
+                report.run_id
+            ));
+        }
+        (None, Some(now)) => {
+            return Err(format!(
+                "run {} recorded no git HEAD, but the workspace is at {now} now: plangate cannot tell whether it moved",
+                report.run_id
+            ));
+        }
+    }
+    Ok(())
+}
