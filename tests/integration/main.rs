@@ -15,6 +15,7 @@ mod harness;
 mod plans;
 mod policy;
 mod run;
+mod sandbox;
 mod secrets;
 mod secrets_rules;
 mod snapshots;
