@@ -143,6 +143,9 @@ pub struct DecisionArgs {
     /// The maintainers' policy file: caps the plan's policy, never loosens it.
     #[arg(long, env = "PLANGATE_POLICY", value_name = "POLICY.yaml")]
     pub policy: Option<PathBuf>,
+    /// Sandbox backend for steps with `sandbox: true` (probed at start; `none` refuses every such step).
+    #[arg(long, env = "PLANGATE_SANDBOX_BACKEND", value_enum, default_value_t = crate::sandbox::Choice::Auto)]
+    pub sandbox_backend: crate::sandbox::Choice,
 }
 
 /// `plangate run`.

@@ -135,6 +135,7 @@ pub async fn draft(req: &DraftRequest) -> DraftResult {
             workspace: req.workspace.clone(),
             home: std::env::var_os("HOME").map(PathBuf::from),
             allowed_hosts: None,
+            sandbox: None,
         },
         out_dir: req.out_dir.clone(),
         artifacts_dir: req.out_dir.join("artifacts").join("draft"),

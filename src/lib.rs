@@ -21,6 +21,7 @@ pub mod plan;
 pub mod policy;
 pub mod report;
 pub mod resume;
+pub mod sandbox;
 pub mod scan;
 pub mod secrets;
 pub mod selection;
@@ -196,10 +197,17 @@ fn prepare(
     if !hosts.is_empty() {
         return Err(hosts);
     }
+    // The sandbox pre-flight runs only when a step asks for one.
+    let sandbox = plan
+        .steps
+        .iter()
+        .any(|s| s.sandbox().is_some())
+        .then(|| sandbox::preflight(args.sandbox_backend));
     let env = ToolEnv {
         workspace,
         home: std::env::var_os("HOME").map(PathBuf::from),
         allowed_hosts: policy.allowed_hosts.clone(),
+        sandbox,
     };
     Ok(Prepared {
         plan,

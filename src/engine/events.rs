@@ -93,6 +93,8 @@ pub struct StepOutcome {
     pub workspace_files: Vec<String>,
     /// Secrets found in the step's artifacts and files (values never kept).
     pub findings: Vec<crate::report::model::Finding>,
+    /// The sandbox backend the step ran in, if it asked for one.
+    pub sandbox: Option<String>,
 }
 
 impl StepOutcome {
@@ -115,6 +117,7 @@ impl StepOutcome {
             result_file: None,
             workspace_files: Vec::new(),
             findings: Vec::new(),
+            sandbox: None,
         }
     }
 }

@@ -243,6 +243,25 @@ pub struct BashAction {
     pub show_cli: bool,
     /// Keep output as artifacts.
     pub capture_output: bool,
+    /// Run in a sandbox (None: no sandbox).
+    pub sandbox: Option<SandboxSpec>,
+}
+
+/// What a sandboxed step asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SandboxSpec {
+    /// Allow network access inside the sandbox.
+    pub network: bool,
+}
+
+impl Step {
+    /// The sandbox this step asks for, if any.
+    pub fn sandbox(&self) -> Option<SandboxSpec> {
+        match &self.action {
+            Action::Bash(b) => b.sandbox,
+            _ => None,
+        }
+    }
 }
 
 /// Read, parse and check a plan file: every problem is returned at once.

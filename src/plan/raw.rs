@@ -374,9 +374,14 @@ pub struct BashParams {
     /// Run under a pseudo-terminal. Not supported yet: only `false` is accepted.
     #[serde(default)]
     pub use_pty: bool,
-    /// Run in a sandbox. Not supported yet: only `false` is accepted (a step that needs one is refused, never run unsandboxed).
+    /// Run in a sandbox: the filesystem read-only except the workspace (its `.git` stays read-only),
+    /// the step's artifact folder and a private `TMPDIR`; no network unless `network: true`. When this
+    /// machine has no working sandbox the step is blocked before the run starts, never run unsandboxed.
     #[serde(default)]
     pub sandbox: bool,
+    /// With `sandbox: true`: allow network access inside the sandbox. Default false.
+    #[serde(default)]
+    pub network: bool,
     /// Also print the step's captured output on stderr when it ends. Default false.
     #[serde(default)]
     pub show_cli: bool,

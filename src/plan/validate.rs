@@ -16,7 +16,9 @@ use super::load::{parse_document, schema_check};
 use super::node::{Node, NodeValue, Pos};
 use super::raw::{AgentDef, BashParams, PlanFile, PolicyBlock, StepDef, Timeout, ToolName};
 use super::schema::{allowed_keys, plan_schema};
-use super::{Action, AgentAction, BashAction, DEFAULT_TIMEOUT, Plan, PromptSource, Step};
+use super::{
+    Action, AgentAction, BashAction, DEFAULT_TIMEOUT, Plan, PromptSource, SandboxSpec, Step,
+};
 use crate::policy::Risk;
 
 pub(super) fn plan_from_text(
@@ -696,13 +698,7 @@ fn check_env(file: &str, step: &Node, sid: &str, out: &mut Vec<Diagnostic>) {
 }
 
 fn check_bash_params(file: &str, p: &Node, sid: &str, out: &mut Vec<Diagnostic>) {
-    for (key, why) in [
-        ("use_pty", "pseudo-terminals are not supported yet"),
-        (
-            "sandbox",
-            "no sandbox is available in this version; plangate refuses rather than run unsandboxed",
-        ),
-    ] {
+    for (key, why) in [("use_pty", "pseudo-terminals are not supported yet")] {
         if let Some(n) = p.child(key)
             && n.value == NodeValue::Bool(true)
         {
@@ -711,6 +707,19 @@ fn check_bash_params(file: &str, p: &Node, sid: &str, out: &mut Vec<Diagnostic>)
                     .help(format!("remove `{key}` or set it to false")),
             );
         }
+    }
+    if let Some(n) = p.child("network")
+        && n.value == NodeValue::Bool(true)
+        && p.child("sandbox").map(|s| &s.value) != Some(&NodeValue::Bool(true))
+    {
+        out.push(
+            Diagnostic::at(
+                file,
+                n.pos,
+                format!("`network: true` on step `{sid}` without `sandbox: true`"),
+            )
+            .help("`network` only controls the sandbox; set `sandbox: true` or remove `network`"),
+        );
     }
     if let Some(n) = p.child("command")
         && str_of(n).is_some_and(|s| !s.is_empty() && s.trim().is_empty())
@@ -983,6 +992,7 @@ fn lower_step(ctx: &LowerCtx<'_>, i: usize, s: StepDef, pos: Pos) -> Result<Step
                     working_directory,
                     show_cli: p.show_cli,
                     capture_output: p.capture_output,
+                    sandbox: p.sandbox.then_some(SandboxSpec { network: p.network }),
                 }),
                 p.security_level,
                 p.timeout,

@@ -148,6 +148,7 @@ impl Reporter {
                 truncated: false,
                 output_bytes: 0,
                 error: None,
+                sandbox: None,
                 rollback: None,
                 usage: None,
                 agent_attempts: Vec::new(),
@@ -176,6 +177,7 @@ impl Reporter {
             workspace: settings.env.workspace.display().to_string(),
             policy: Some(settings.policy.clone()),
             approvals: settings.approvals.iter().cloned().collect(),
+            sandbox: settings.env.sandbox.clone(),
             steps,
             findings: Vec::new(),
             diff: None,
@@ -418,6 +420,7 @@ impl Reporter {
         s.truncated = o.truncated;
         s.output_bytes = o.output_bytes;
         s.error.clone_from(&o.error);
+        s.sandbox.clone_from(&o.sandbox);
         s.usage = o.usage;
         self.report.findings.extend(o.findings.iter().cloned());
         let s = &mut self.report.steps[step];
@@ -531,6 +534,7 @@ pub fn write_invalid(
         workspace: workspace.display().to_string(),
         policy: None,
         approvals: Vec::new(),
+        sandbox: None,
         steps: Vec::new(),
         findings: Vec::new(),
         diff: None,

@@ -46,6 +46,9 @@ pub struct Report {
     pub policy: Option<EffectivePolicy>,
     /// Step ids approved in advance.
     pub approvals: Vec<String>,
+    /// What the sandbox pre-flight found (`bwrap` or `none`, and why); absent when no step asked for a sandbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::Availability>,
     /// Every step of the plan, in plan order.
     pub steps: Vec<StepReport>,
     /// Secrets found (rule, location, line, fingerprint; never the value).
@@ -122,6 +125,9 @@ pub struct StepReport {
     pub output_bytes: u64,
     /// What went wrong or why it did not run, in one line.
     pub error: Option<String>,
+    /// The sandbox the step ran in (`bwrap`), when it asked for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
     /// The rollback, when one ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback: Option<RollbackReport>,

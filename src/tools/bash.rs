@@ -14,6 +14,7 @@ use crate::engine::process::{self, Capture, ProcessSpec, Termination};
 use crate::plan::{BashAction, Step};
 use crate::policy::classify::{ClassifyContext, classify_bash};
 use crate::policy::{Risk, StepClassification};
+use crate::sandbox::{self, Availability, Backend, Layout};
 
 use super::{StepContext, ToolEnv, ToolResult};
 
@@ -54,7 +55,23 @@ pub async fn run(
         Ok(cwd) => run_command(&b.command, &cwd, step, ctx, "", b.capture_output).await,
         Err(e) => Err(std::io::Error::other(e)),
     };
-    outcome(step, result, started, step.expected_output.as_ref(), ctx)
+    let ran = result.is_ok();
+    let mut out = outcome(step, result, started, step.expected_output.as_ref(), ctx);
+    if ran && step.sandbox().is_some() {
+        out.sandbox = sandbox_backend(ctx).ok().map(|b| b.as_str().to_owned());
+    }
+    out
+}
+
+/// The backend a sandboxed step runs in; an error when there is none (fail-close).
+fn sandbox_backend(ctx: &StepContext) -> std::io::Result<Backend> {
+    ctx.env
+        .sandbox
+        .as_ref()
+        .and_then(Availability::backend)
+        .ok_or_else(|| {
+            std::io::Error::other("the step asks for a sandbox and none is available; not run")
+        })
 }
 
 /// Run a bash command for a step (the command itself, or its rollback with `prefix` "rollback.").
@@ -94,9 +111,31 @@ pub async fn run_command(
     let mut args: Vec<String> = SHELL_FLAGS.iter().map(|s| (*s).to_owned()).collect();
     args.push("-c".to_owned());
     args.push(command.to_owned());
-    let env = ctx.child_env(step);
+    let mut env = ctx.child_env(step);
+    let mut program = SHELL.to_owned();
+    // Kept until the process has ended: the sandbox's private TMPDIR.
+    let mut _temp = None;
+    if let Some(spec) = step.sandbox() {
+        let backend = sandbox_backend(ctx)?;
+        let temp = tempfile::Builder::new()
+            .prefix("plangate-sandbox-")
+            .tempdir()?;
+        let layout = Layout {
+            workspace: ctx.env.workspace.clone(),
+            out_dir: ctx.out_dir.clone(),
+            artifacts: ctx.artifacts_dir.clone(),
+            temp: temp.path().to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            network: spec.network,
+        };
+        for var in ["TMPDIR", "TMP", "TEMP"] {
+            env.push((var.to_owned(), temp.path().display().to_string()));
+        }
+        (program, args) = sandbox::wrap(backend, &layout, &program, &args);
+        _temp = Some(temp);
+    }
     let spec = ProcessSpec {
-        program: SHELL.to_owned(),
+        program,
         args,
         cwd: cwd.to_path_buf(),
         env,

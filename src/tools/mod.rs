@@ -35,6 +35,8 @@ pub struct ToolEnv {
     pub home: Option<PathBuf>,
     /// The policy's host allow-list for `http_request` (None: any host).
     pub allowed_hosts: Option<Vec<String>>,
+    /// What the sandbox pre-flight found (None: not probed, no step asks for a sandbox).
+    pub sandbox: Option<crate::sandbox::Availability>,
 }
 
 /// State every step of a run shares: the budget and why the run is stopping.
@@ -195,6 +197,16 @@ pub fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
             c.classified = r.risk;
             c.reason = format!("rollback_command: {}", r.reason);
         }
+    }
+    // Fail-close: a step that asks for a sandbox this machine cannot give never runs.
+    if step.sandbox().is_some() && env.sandbox.as_ref().and_then(|s| s.backend()).is_none() {
+        let why = env
+            .sandbox
+            .as_ref()
+            .map_or("the sandbox pre-flight did not run", |s| s.reason.as_str());
+        c.blocked = Some(format!(
+            "the step asks for a sandbox and none is available here ({why}); it is refused, never run unsandboxed"
+        ));
     }
     c
 }

@@ -18,6 +18,7 @@ mod plans;
 mod policy;
 mod resume;
 mod run;
+mod sandbox;
 mod secrets;
 mod secrets_rules;
 mod snapshots;
