@@ -130,12 +130,7 @@ pub struct DecisionArgs {
     #[arg(long, env = "PLANGATE_WORKSPACE", value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     /// Approve a step in advance (repeatable; comma-separated in PLANGATE_APPROVE).
-    #[arg(
-        long = "approve",
-        env = "PLANGATE_APPROVE",
-        value_name = "STEP_ID",
-        value_delimiter = ','
-    )]
+    #[arg(long = "approve", env = "PLANGATE_APPROVE", value_name = "STEP_ID")]
     pub approve: Vec<String>,
     /// Highest risk that runs with nobody present (capped by --policy).
     #[arg(long, env = "PLANGATE_RISK_TOLERANCE", value_enum)]

@@ -125,6 +125,8 @@ pub async fn draft(req: &DraftRequest) -> DraftResult {
         requires_approval: false,
         timeout: Duration::from_secs(3600),
         deps: Vec::new(),
+        template: "draft".into(),
+        matrix: BTreeMap::new(),
         continue_on_error: false,
         env: BTreeMap::new(),
         pos: crate::plan::Pos::default(),

@@ -162,10 +162,10 @@ fn prepare(
     for id in args
         .approve
         .iter()
-        .map(|s| s.trim())
+        .flat_map(|s| selection::split_list(s))
         .filter(|s| !s.is_empty())
     {
-        if plan.index_of(id).is_none() {
+        if plan.index_of(id).is_none() && !plan.steps.iter().any(|s| s.template == id) {
             let ids = plan.steps.iter().map(|s| s.id.as_str());
             let hint = match plan::diag::did_you_mean(id, ids) {
                 Some(s) => format!("did you mean `{s}`?"),
@@ -531,6 +531,8 @@ fn write_validate_json(
         .map(|(s, d)| {
             json!({
                 "id": s.id,
+                "template": s.template,
+                "matrix": s.matrix,
                 "tool": s.tool.as_str(),
                 "line": s.pos.line,
                 "dependencies": s.deps.iter().map(|&i| p.plan.steps[i].id.clone()).collect::<Vec<_>>(),
@@ -545,6 +547,7 @@ fn write_validate_json(
         "workspace": p.env.workspace.display().to_string(),
         "policy": p.policy,
         "approvals": p.approvals,
+        "size": {"written": p.plan.template_count(), "expanded": p.plan.steps.len()},
         "steps": steps,
         "errors": [],
     });
@@ -561,13 +564,24 @@ fn write_validate_text(
     decisions: &[StepDecision],
 ) -> std::io::Result<()> {
     let pol = &p.policy;
-    writeln!(
-        out,
-        "plan `{}` ({}): {} steps, valid",
-        p.plan.id,
-        p.plan.path.display(),
-        p.plan.steps.len()
-    )?;
+    if p.plan.has_matrix() {
+        writeln!(
+            out,
+            "plan `{}` ({}): {} steps once expanded ({} written, matrices expanded), valid",
+            p.plan.id,
+            p.plan.path.display(),
+            p.plan.steps.len(),
+            p.plan.template_count()
+        )?;
+    } else {
+        writeln!(
+            out,
+            "plan `{}` ({}): {} steps, valid",
+            p.plan.id,
+            p.plan.path.display(),
+            p.plan.steps.len()
+        )?;
+    }
     writeln!(
         out,
         "policy: risk_tolerance {}, on_approval_required {}, max_parallel {}, fail_on_secrets {}",

@@ -22,12 +22,16 @@ pub fn parse_steps(spec: &str, plan: &Plan) -> Result<Vec<bool>, String> {
     if spec.trim().is_empty() {
         return Err("--steps is empty".into());
     }
-    for item in spec.split(',').map(str::trim) {
+    for item in split_list(spec) {
         if item.is_empty() {
             return Err(format!("empty item in --steps `{spec}`"));
         }
         if let Some(i) = plan.index_of(item) {
             sel[i] = true;
+        } else if plan.steps.iter().any(|s| s.template == item) {
+            for s in plan.steps.iter().filter(|s| s.template == item) {
+                sel[s.index] = true;
+            }
         } else if item.chars().all(|c| c.is_ascii_digit()) {
             sel[position(item)?] = true;
         } else if let Some((a, b)) = item.split_once('-')
@@ -50,9 +54,50 @@ pub fn parse_steps(spec: &str, plan: &Plan) -> Result<Vec<bool>, String> {
     Ok(sel)
 }
 
+/// Split a comma-separated list, keeping commas inside `[...]`; items trimmed.
+pub fn split_list(spec: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in spec.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(spec[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(spec[start..].trim());
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_steps;
+    use super::{parse_steps, split_list};
+    use crate::plan::load_plan_str as load;
+
+    #[test]
+    fn lists_keep_commas_inside_brackets() {
+        assert_eq!(
+            split_list("a, t[os=l,pkg=a] ,b"),
+            vec!["a", "t[os=l,pkg=a]", "b"]
+        );
+        assert_eq!(split_list(""), vec![""]);
+    }
+
+    #[test]
+    fn matrix_templates_select_their_expansions() {
+        let plan = load(
+            "t.yaml",
+            "version: 1\nid: t\nsteps:\n- {id: a, tool: bash, matrix: {k: [x, y]}, parameters: {command: 'true'}}\n- {id: b, tool: bash, parameters: {command: 'true'}}\n",
+        )
+        .map_err(|e| format!("{e:?}"));
+        let Ok(plan) = plan else { panic!("{plan:?}") };
+        assert_eq!(parse_steps("a", &plan), Ok(vec![true, true, false]));
+        assert_eq!(parse_steps("a[k=y],b", &plan), Ok(vec![false, true, true]));
+    }
     use crate::plan::load_plan_str;
 
     #[test]

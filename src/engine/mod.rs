@@ -106,7 +106,7 @@ pub fn decide_all(
                 declared: step.declared_risk,
                 requires_approval: step.requires_approval,
                 classification: &classification,
-                approved: approvals.contains(&step.id),
+                approved: approvals.contains(&step.id) || approvals.contains(&step.template),
                 tolerance: policy.risk_tolerance,
             });
             StepDecision { risk, decision }

@@ -198,6 +198,29 @@ fn explain(
                 "give a host name (`api.example.com`), a wildcard (`*.example.com`) or an IP address, with an optional `:port`; no scheme or path",
             ),
         ],
+        K::Pattern { .. } if pointer.contains("/matrix/") => vec![
+            Diagnostic::at(file, pos, format!("invalid matrix value `{found}` in {what}")).help(
+                "matrix strings use only letters, digits and `_ . + @ -` (64 characters at most): they become part of step ids and folder names",
+            ),
+        ],
+        K::OneOfNotValid { .. }
+            if pointer.contains("/matrix/")
+                && node.is_some_and(|n| n.to_json().is_string()) =>
+        {
+            vec![
+                Diagnostic::at(file, pos, format!("invalid matrix value `{found}` in {what}")).help(
+                    "matrix strings use only letters, digits and `_ . + @ -` (64 characters at most): they become part of step ids and folder names",
+                ),
+            ]
+        }
+        K::OneOfNotValid { .. } if pointer.contains("/matrix/") => vec![
+            Diagnostic::at(file, pos, format!("invalid matrix value in {what}: {found}"))
+                .help("a matrix value is a string, a number or a boolean"),
+        ],
+        K::PropertyNames { .. } if pointer.ends_with("/matrix") => vec![
+            Diagnostic::at(file, pos, format!("invalid matrix key in {what}"))
+                .help("matrix keys are lowercase: a letter, then letters, digits or `_` (32 at most); each becomes PLANGATE_MATRIX_<KEY>"),
+        ],
         K::Pattern { .. } => vec![
             Diagnostic::at(file, pos, format!("invalid {what}: `{found}`")).help(
                 "ids start with a letter or `_` and use only letters, digits, `_` and `-` (64 characters at most)",

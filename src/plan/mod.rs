@@ -8,6 +8,7 @@
 pub mod diag;
 pub mod load;
 mod lower_tools;
+pub mod matrix;
 pub mod node;
 pub mod raw;
 pub mod schema;
@@ -83,6 +84,10 @@ pub struct Step {
     pub env: BTreeMap<String, String>,
     /// Where the step is written in the plan.
     pub pos: Pos,
+    /// The id written in the plan (the same as `id` unless the step has a `matrix`).
+    pub template: String,
+    /// This expansion's matrix values (key -> value as rendered); empty without a matrix.
+    pub matrix: BTreeMap<String, String>,
 }
 
 /// What a step does, per tool.
@@ -322,6 +327,74 @@ impl Plan {
     /// Step index by id.
     pub fn index_of(&self, id: &str) -> Option<usize> {
         self.steps.iter().position(|s| s.id == id)
+    }
+
+    /// Whether any step was written with a `matrix`.
+    pub fn has_matrix(&self) -> bool {
+        self.steps.iter().any(|s| !s.matrix.is_empty())
+    }
+
+    /// How many steps were written in the plan (matrix templates counted once).
+    pub fn template_count(&self) -> usize {
+        let mut n = 0;
+        let mut last: Option<&str> = None;
+        for s in &self.steps {
+            if last != Some(s.template.as_str()) {
+                n += 1;
+                last = Some(&s.template);
+            }
+        }
+        n
+    }
+
+    /// The plan restricted to the steps marked in `keep`, which must be closed
+    /// under dependencies (a shard is: components never split). Indices are
+    /// renumbered; `index` becomes the position in the smaller plan.
+    pub fn restricted(&self, keep: &[bool]) -> Plan {
+        let mut map = vec![usize::MAX; self.steps.len()];
+        let mut next = 0;
+        for (i, k) in keep.iter().enumerate() {
+            if *k {
+                map[i] = next;
+                next += 1;
+            }
+        }
+        let remap = |v: &[usize]| -> Vec<usize> {
+            v.iter()
+                .filter_map(|&d| map.get(d).copied().filter(|&m| m != usize::MAX))
+                .collect()
+        };
+        let steps = self
+            .steps
+            .iter()
+            .zip(keep)
+            .filter(|(_, k)| **k)
+            .map(|(s, _)| {
+                let mut s = s.clone();
+                s.index = map[s.index];
+                s.deps = remap(&s.deps);
+                if let Action::Agent(a) = &mut s.action {
+                    a.context_steps = remap(&a.context_steps);
+                }
+                s
+            })
+            .collect();
+        Plan {
+            steps,
+            ..self.clone_header()
+        }
+    }
+
+    fn clone_header(&self) -> Plan {
+        Plan {
+            id: self.id.clone(),
+            objective: self.objective.clone(),
+            path: self.path.clone(),
+            sha256: self.sha256.clone(),
+            policy: self.policy.clone(),
+            agents: self.agents.clone(),
+            steps: Vec::new(),
+        }
     }
 }
 

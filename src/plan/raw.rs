@@ -353,6 +353,75 @@ pub struct StepDef {
     /// Extra environment variables for the step.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Run the step once per combination of these values: `{package: [a, b]}` makes
+    /// `ID[package=a]` and `ID[package=b]`, each with `PLANGATE_MATRIX_PACKAGE` set
+    /// (values reach the command only through the environment, never by substitution).
+    #[serde(default)]
+    pub matrix: Option<Matrix>,
+}
+
+/// Matrix keys: a lowercase letter, then lowercase letters, digits or `_`; 32 at most.
+pub const MATRIX_KEY_PATTERN: &str = r"^[a-z][a-z0-9_]{0,31}$";
+/// Matrix string values: they become part of step ids and artifact folder names.
+pub const MATRIX_VALUE_PATTERN: &str = r"^[A-Za-z0-9_.+@-]{1,64}$";
+/// Most combinations one step's matrix may make.
+pub const MAX_COMBINATIONS_PER_STEP: u64 = 10_000;
+/// Most steps a plan may have once every matrix is expanded.
+pub const MAX_EXPANDED_STEPS: u64 = 100_000;
+
+/// A step's `matrix:` block: key -> non-empty list of values.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Matrix(pub BTreeMap<String, Vec<MatrixValue>>);
+
+/// One matrix value: a string, a number or a boolean.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum MatrixValue {
+    /// A boolean, written `true` / `false`.
+    Bool(bool),
+    /// A number, written as in the plan.
+    Num(serde_json::Number),
+    /// A string.
+    Str(String),
+}
+
+impl MatrixValue {
+    /// The value as it appears in ids and in `PLANGATE_MATRIX_<KEY>`.
+    pub fn render(&self) -> String {
+        match self {
+            MatrixValue::Bool(b) => b.to_string(),
+            MatrixValue::Num(n) => n.to_string(),
+            MatrixValue::Str(s) => s.clone(),
+        }
+    }
+}
+
+impl JsonSchema for Matrix {
+    fn schema_name() -> Cow<'static, str> {
+        "Matrix".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "Run the step once per combination: keys (lowercase, `^[a-z][a-z0-9_]{0,31}$`) map to non-empty lists of strings (`^[A-Za-z0-9_.+@-]{1,64}$`), numbers or booleans. Each expansion gets the id `ID[key=value,...]` (keys sorted) and `PLANGATE_MATRIX_<KEY>` in its environment. At most 10000 combinations per step and 100000 steps per plan.",
+            "type": "object",
+            "minProperties": 1,
+            "maxProperties": 8,
+            "propertyNames": {"pattern": MATRIX_KEY_PATTERN},
+            "additionalProperties": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_COMBINATIONS_PER_STEP,
+                "items": {
+                    "oneOf": [
+                        {"type": "string", "pattern": MATRIX_VALUE_PATTERN},
+                        {"type": "number"},
+                        {"type": "boolean"}
+                    ]
+                }
+            }
+        })
+    }
 }
 
 /// Parameters of the `bash` tool (design 002, 2.1).

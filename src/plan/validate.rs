@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::diag::{Diagnostic, did_you_mean};
 use super::load::{parse_document, schema_check};
+use super::matrix::{self, Expansion};
 use super::node::{Node, NodeValue, Pos};
 use super::raw::{AgentDef, BashParams, PlanFile, PolicyBlock, StepDef, Timeout, ToolName};
 use super::schema::{allowed_keys, plan_schema};
@@ -190,6 +191,7 @@ fn semantic_checks(file: &str, root: &Node) -> Vec<Diagnostic> {
         );
     }
     out.extend(find_cycles(file, steps, &ids));
+    check_matrices(file, root, steps, &mut out);
     check_agents(file, root, &mut out);
     if let Some(NodeValue::Map(agents)) = root.child("agents").map(|n| &n.value) {
         let re = Regex::new(super::raw::ID_PATTERN).ok();
@@ -203,6 +205,81 @@ fn semantic_checks(file: &str, root: &Node) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// `matrix:` blocks: distinct values per key, the combination caps. (Key and
+/// value shapes are the schema's.)
+fn check_matrices(file: &str, root: &Node, steps: &[Node], out: &mut Vec<Diagnostic>) {
+    use super::raw::{MAX_COMBINATIONS_PER_STEP, MAX_EXPANDED_STEPS};
+    let mut total: u64 = 0;
+    for step in steps {
+        let sid = step.child("id").and_then(str_of).unwrap_or("?");
+        let Some(m) = step.child("matrix") else {
+            total = total.saturating_add(1);
+            continue;
+        };
+        let NodeValue::Map(pairs) = &m.value else {
+            continue;
+        };
+        let mut combos: u64 = 1;
+        for (k, list) in pairs {
+            let vals = items(Some(list));
+            combos = combos.saturating_mul(vals.len().max(1) as u64);
+            let mut seen: HashMap<String, Pos> = HashMap::new();
+            for v in vals {
+                let text = match v.to_json() {
+                    Value::String(s) => s,
+                    Value::Number(n) => n.to_string(),
+                    Value::Bool(b) => b.to_string(),
+                    _ => continue,
+                };
+                if let Some(first) = seen.get(&text) {
+                    out.push(
+                        Diagnostic::at(
+                            file,
+                            v.pos,
+                            format!(
+                                "matrix key `{}` of step `{sid}` lists `{text}` twice",
+                                k.name
+                            ),
+                        )
+                        .help(format!(
+                            "first listed at line {}; each value makes one step, so list it once",
+                            first.line
+                        )),
+                    );
+                } else {
+                    seen.insert(text, v.pos);
+                }
+            }
+        }
+        if combos > MAX_COMBINATIONS_PER_STEP {
+            out.push(
+                Diagnostic::at(
+                    file,
+                    m.pos,
+                    format!(
+                        "the matrix of step `{sid}` makes {combos} steps; at most {MAX_COMBINATIONS_PER_STEP} per step"
+                    ),
+                )
+                .help("split the step, or shorten its value lists"),
+            );
+        }
+        total = total.saturating_add(combos);
+    }
+    if total > MAX_EXPANDED_STEPS {
+        let pos = root.child("steps").map_or(root.pos, |n| n.pos);
+        out.push(
+            Diagnostic::at(
+                file,
+                pos,
+                format!(
+                    "the plan expands to {total} steps; at most {MAX_EXPANDED_STEPS} once every matrix is expanded"
+                ),
+            )
+            .help("split the plan into several plans"),
+        );
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -871,8 +948,9 @@ fn lower(
         .enumerate()
         .map(|(i, s)| (s.id.clone(), i))
         .collect();
-    let mut steps = Vec::with_capacity(raw.steps.len());
-    for (i, s) in raw.steps.into_iter().enumerate() {
+    let mut templates = Vec::with_capacity(raw.steps.len());
+    let mut expansions = Vec::with_capacity(raw.steps.len());
+    for (i, mut s) in raw.steps.into_iter().enumerate() {
         let pos = root.pos_of(&format!("/steps/{i}"));
         let ctx = LowerCtx {
             file,
@@ -881,14 +959,16 @@ fn lower(
             agents: &raw.agents,
             plan_dir: path.parent().unwrap_or(Path::new("")),
         };
+        expansions.push(Expansion::of(s.matrix.take().as_ref()));
         match lower_step(&ctx, i, s, pos) {
-            Ok(step) => steps.push(step),
+            Ok(step) => templates.push(step),
             Err(d) => diags.push(d),
         }
     }
     if !diags.is_empty() {
         return Err(diags);
     }
+    let steps = expand(file, root, templates, &expansions)?;
     Ok(Plan {
         id: raw.id,
         objective: raw.objective,
@@ -898,6 +978,90 @@ fn lower(
         agents: raw.agents,
         steps,
     })
+}
+
+/// Replace each template by its expansions (module `matrix` has the rules);
+/// dependencies and agent `context_steps` are re-pointed at expansions.
+fn expand(
+    file: &str,
+    root: &Node,
+    templates: Vec<Step>,
+    expansions: &[Expansion],
+) -> Result<Vec<Step>, Vec<Diagnostic>> {
+    let mut start = Vec::with_capacity(expansions.len());
+    let mut total = 0usize;
+    for e in expansions {
+        start.push(total);
+        total += e.len();
+    }
+    let names: Vec<String> = templates.iter().map(|s| s.id.clone()).collect();
+    let mut diags = Vec::new();
+    let mut steps = Vec::with_capacity(total);
+    for (t, template) in templates.into_iter().enumerate() {
+        let exp = &expansions[t];
+        let links = |targets: &[usize], report: bool, diags: &mut Vec<Diagnostic>| {
+            let mut per: Vec<Vec<usize>> = vec![Vec::new(); exp.len()];
+            for (k, &d) in targets.iter().enumerate() {
+                let linked = matrix::link(exp, &expansions[d]);
+                let mut missing = None;
+                for (c, l) in linked.into_iter().enumerate() {
+                    match l {
+                        Some(l) => per[c].extend(l.into_iter().map(|x| start[d] + x)),
+                        None => missing = missing.or(Some(c)),
+                    }
+                }
+                if let (Some(c), true) = (missing, report) {
+                    diags.push(
+                        Diagnostic::at(
+                            file,
+                            root.pos_of(&format!("/steps/{t}/dependencies/{k}")),
+                            format!(
+                                "step `{}` depends on `{}`, which has no expansion with the same matrix values",
+                                exp.id(&template.id, c),
+                                names[d]
+                            ),
+                        )
+                        .help("shared matrix keys link expansions with equal values; give both steps the same values for the keys they share"),
+                    );
+                }
+            }
+            per
+        };
+        let deps = links(&template.deps, true, &mut diags);
+        let ctx = match &template.action {
+            Action::Agent(a) => links(&a.context_steps, false, &mut diags),
+            _ => Vec::new(),
+        };
+        if exp.keys.is_empty() {
+            let mut s = template;
+            s.index = steps.len();
+            s.deps = deps.into_iter().next().unwrap_or_default();
+            if let (Action::Agent(a), Some(c)) = (&mut s.action, ctx.into_iter().next()) {
+                a.context_steps = c;
+            }
+            steps.push(s);
+            continue;
+        }
+        for (c, dc) in deps.into_iter().enumerate() {
+            let mut s = template.clone();
+            s.index = steps.len();
+            s.id = exp.id(&template.id, c);
+            s.matrix = exp.values(c);
+            for (k, v) in &s.matrix {
+                s.env.insert(matrix::env_name(k), v.clone());
+            }
+            s.deps = dc;
+            if let (Action::Agent(a), Some(cs)) = (&mut s.action, ctx.get(c)) {
+                a.context_steps = cs.clone();
+            }
+            steps.push(s);
+        }
+    }
+    if diags.is_empty() {
+        Ok(steps)
+    } else {
+        Err(diags)
+    }
 }
 
 struct LowerCtx<'a> {
@@ -1086,6 +1250,8 @@ fn lower_step(ctx: &LowerCtx<'_>, i: usize, s: StepDef, pos: Pos) -> Result<Step
         continue_on_error: s.continue_on_error,
         env,
         pos,
+        template: s.id.clone(),
+        matrix: BTreeMap::new(),
         id: s.id,
     })
 }

@@ -14,6 +14,7 @@ mod guard_conformance;
 mod guard_envelope;
 mod guard_roundtrip;
 mod harness;
+mod matrix;
 mod plans;
 mod policy;
 mod resume;

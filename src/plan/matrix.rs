@@ -1,0 +1,180 @@
+//! Matrix expansion: one step per combination of a `matrix:` block's values.
+//!
+//! Ids: `ID[k1=v1,k2=v2]` with keys in sorted order; combinations are listed
+//! with the last key varying fastest, so the expanded plan is the same on
+//! every machine. Dependencies: when a dependent and its dependency share
+//! matrix keys, an expansion depends only on the dependency's expansions
+//! whose shared values agree with its own (`test[package=a]` on
+//! `build[package=a]`); otherwise it depends on every expansion of the
+//! dependency. An expansion that would find no agreeing expansion is a plan
+//! error, never a dropped dependency. Pure: no I/O.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::raw::Matrix;
+
+/// One template's expansions: the keys (sorted) and each combination's values in key order.
+#[derive(Debug, Clone, Default)]
+pub struct Expansion {
+    /// Sorted keys (empty without a matrix).
+    pub keys: Vec<String>,
+    /// One entry per expansion: the values in key order.
+    pub combos: Vec<Vec<String>>,
+}
+
+impl Expansion {
+    /// Expand a template's matrix (one empty combination when there is none).
+    pub fn of(matrix: Option<&Matrix>) -> Expansion {
+        let Some(m) = matrix.filter(|m| !m.0.is_empty()) else {
+            return Expansion {
+                keys: Vec::new(),
+                combos: vec![Vec::new()],
+            };
+        };
+        let keys: Vec<String> = m.0.keys().cloned().collect();
+        let mut combos: Vec<Vec<String>> = vec![Vec::new()];
+        for values in m.0.values() {
+            let mut next = Vec::with_capacity(combos.len() * values.len());
+            for c in &combos {
+                for v in values {
+                    let mut c = c.clone();
+                    c.push(v.render());
+                    next.push(c);
+                }
+            }
+            combos = next;
+        }
+        Expansion { keys, combos }
+    }
+
+    /// How many steps this template becomes.
+    pub fn len(&self) -> usize {
+        self.combos.len()
+    }
+
+    /// Whether the template expands to nothing (never: lists are non-empty).
+    pub fn is_empty(&self) -> bool {
+        self.combos.is_empty()
+    }
+
+    /// The id of combination `c` of template `id`.
+    pub fn id(&self, id: &str, c: usize) -> String {
+        if self.keys.is_empty() {
+            return id.to_owned();
+        }
+        let mut s = String::with_capacity(id.len() + 16);
+        s.push_str(id);
+        s.push('[');
+        for (i, (k, v)) in self.keys.iter().zip(&self.combos[c]).enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            s.push_str(k);
+            s.push('=');
+            s.push_str(v);
+        }
+        s.push(']');
+        s
+    }
+
+    /// Combination `c` as key -> value.
+    pub fn values(&self, c: usize) -> BTreeMap<String, String> {
+        self.keys
+            .iter()
+            .cloned()
+            .zip(self.combos[c].iter().cloned())
+            .collect()
+    }
+}
+
+/// The environment variable that carries matrix key `key`.
+pub fn env_name(key: &str) -> String {
+    format!("PLANGATE_MATRIX_{}", key.to_ascii_uppercase())
+}
+
+/// For each expansion of `dependent`, the positions (within `dependency`'s
+/// expansions) it depends on; `None` for an expansion with no agreeing
+/// combination.
+pub fn link(dependent: &Expansion, dependency: &Expansion) -> Vec<Option<Vec<usize>>> {
+    let shared: Vec<(usize, usize)> = dependent
+        .keys
+        .iter()
+        .enumerate()
+        .filter_map(|(i, k)| dependency.keys.iter().position(|x| x == k).map(|j| (i, j)))
+        .collect();
+    if shared.is_empty() {
+        let all: Vec<usize> = (0..dependency.len()).collect();
+        return vec![Some(all); dependent.len()];
+    }
+    let mut groups: HashMap<Vec<&str>, Vec<usize>> = HashMap::new();
+    for (c, combo) in dependency.combos.iter().enumerate() {
+        let key: Vec<&str> = shared.iter().map(|&(_, j)| combo[j].as_str()).collect();
+        groups.entry(key).or_default().push(c);
+    }
+    dependent
+        .combos
+        .iter()
+        .map(|combo| {
+            let key: Vec<&str> = shared.iter().map(|&(i, _)| combo[i].as_str()).collect();
+            groups.get(&key).cloned()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::raw::MatrixValue;
+
+    fn m(pairs: &[(&str, &[&str])]) -> Matrix {
+        Matrix(
+            pairs
+                .iter()
+                .map(|(k, vs)| {
+                    (
+                        (*k).to_owned(),
+                        vs.iter()
+                            .map(|v| MatrixValue::Str((*v).to_owned()))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn ids_are_sorted_by_key_last_key_fastest() {
+        let e = Expansion::of(Some(&m(&[
+            ("os", &["linux", "mac"]),
+            ("arch", &["x", "y"]),
+        ])));
+        let ids: Vec<String> = (0..e.len()).map(|c| e.id("t", c)).collect();
+        assert_eq!(
+            ids,
+            [
+                "t[arch=x,os=linux]",
+                "t[arch=x,os=mac]",
+                "t[arch=y,os=linux]",
+                "t[arch=y,os=mac]"
+            ]
+        );
+        assert_eq!(Expansion::of(None).id("t", 0), "t");
+        assert_eq!(env_name("package"), "PLANGATE_MATRIX_PACKAGE");
+    }
+
+    #[test]
+    fn shared_keys_link_agreeing_combinations_only() {
+        let build = Expansion::of(Some(&m(&[("pkg", &["a", "b"])])));
+        let test = Expansion::of(Some(&m(&[("pkg", &["a", "b"]), ("os", &["l", "m"])])));
+        // test: (os=l,pkg=a) (os=l,pkg=b) (os=m,pkg=a) (os=m,pkg=b)
+        assert_eq!(
+            link(&test, &build),
+            vec![Some(vec![0]), Some(vec![1]), Some(vec![0]), Some(vec![1])]
+        );
+        let plain = Expansion::of(None);
+        assert_eq!(link(&plain, &build), vec![Some(vec![0, 1])]);
+        assert_eq!(link(&build, &plain), vec![Some(vec![0]), Some(vec![0])]);
+        let other = Expansion::of(Some(&m(&[("pkg", &["a", "c"])])));
+        assert_eq!(link(&other, &build), vec![Some(vec![0]), None]);
+    }
+}
