@@ -297,6 +297,11 @@ impl Stop {
         }
     }
 
+    /// Whether the deadline itself has passed (whatever the flag says).
+    pub fn deadline_passed(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+
     fn fire(&self) {
         self.flag.store(true, Ordering::Relaxed);
     }
@@ -357,8 +362,9 @@ where
             result: None,
         },
     };
-    let timed_out = why == Some(StepStatus::TimedOut)
-        || (why.is_none() && stop.now() && ret.outcome.status != StepStatus::Success);
+    // A tool that returns after its deadline cut its work short to do so:
+    // the step timed out, whatever the tool managed before.
+    let timed_out = why == Some(StepStatus::TimedOut) || (why.is_none() && stop.deadline_passed());
     if timed_out {
         ret.outcome.status = StepStatus::TimedOut;
         ret.outcome.error = Some(format!("timed out after {:?}", step.timeout));
