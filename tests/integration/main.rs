@@ -12,6 +12,7 @@ mod guard_conformance;
 mod guard_envelope;
 mod guard_roundtrip;
 mod harness;
+mod permissions;
 mod plans;
 mod policy;
 mod resume;
