@@ -593,6 +593,14 @@ fn write_validate_text(
     if let Some(hosts) = &pol.allowed_hosts {
         writeln!(out, "policy: allowed_hosts [{}]", hosts.join(", "))?;
     }
+    for list in pol.permission_lists() {
+        writeln!(
+            out,
+            "policy: {} permission rule(s) from the {} (what no rule allows is blocked)",
+            list.rules.len(),
+            list.source
+        )?;
+    }
     for c in &pol.capped {
         writeln!(out, "policy: {c}")?;
     }

@@ -109,6 +109,15 @@ pub fn decide_all(
                 approved: approvals.contains(&step.id) || approvals.contains(&step.template),
                 tolerance: policy.risk_tolerance,
             });
+            // Permission rules decide before any approval: a denial blocks.
+            let lists = policy.permission_lists();
+            let verdict = crate::policy::permissions::evaluate(
+                &lists,
+                step.tool.as_str(),
+                &crate::policy::permissions::needs(step, risk.effective),
+                risk.effective,
+            );
+            let decision = decision.with_permission(verdict);
             StepDecision { risk, decision }
         })
         .collect()

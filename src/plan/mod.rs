@@ -416,7 +416,19 @@ pub fn load_policy_file(path: &Path) -> Result<PolicyBlock, Vec<Diagnostic>> {
             format!("`{}`", p.trim_start_matches('/').replace('/', "."))
         }
     };
-    let keys = |_: &str| schema::allowed_keys::<PolicyBlock>();
+    let keys = |p: &str| {
+        let segs: Vec<&str> = p.split('/').skip(1).collect();
+        match segs.as_slice() {
+            ["permissions", _] => {
+                schema::allowed_keys::<crate::policy::permissions::PermissionRule>()
+            }
+            ["permissions", _, "conditions"] => {
+                schema::allowed_keys::<crate::policy::permissions::Conditions>()
+            }
+            ["budget"] => schema::allowed_keys::<raw::BudgetBlock>(),
+            _ => schema::allowed_keys::<PolicyBlock>(),
+        }
+    };
     let instance = root.to_json();
     let diags = load::schema_check(
         &file,
@@ -429,13 +441,38 @@ pub fn load_policy_file(path: &Path) -> Result<PolicyBlock, Vec<Diagnostic>> {
     if !diags.is_empty() {
         return Err(diags);
     }
-    serde_json::from_value(instance).map_err(|e| {
+    let block: PolicyBlock = serde_json::from_value(instance).map_err(|e| {
         vec![Diagnostic::at(
             &file,
             Pos::default(),
             format!("invalid policy file: {e}"),
         )]
-    })
+    })?;
+    let mut diags = Vec::new();
+    check_permissions(&file, &root, "", block.permissions.as_deref(), &mut diags);
+    if diags.is_empty() {
+        Ok(block)
+    } else {
+        Err(diags)
+    }
+}
+
+/// Load-time checks of a `permissions:` list (globs, duplicate ids), at
+/// their positions; `prefix` is the pointer of the block holding it.
+pub(crate) fn check_permissions(
+    file: &str,
+    root: &node::Node,
+    prefix: &str,
+    rules: Option<&[crate::policy::permissions::PermissionRule]>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let Some(rules) = rules else { return };
+    for (i, field, msg) in crate::policy::permissions::check(rules) {
+        let pos = root.pos_of(&format!("{prefix}/permissions/{i}/{field}"));
+        out.push(Diagnostic::at(file, pos, msg).help(
+            "resources are `*` or globs such as `src/**`, `https://api.example.com/**`, `agent:NAME`, `system`; rule ids are unique",
+        ));
+    }
 }
 
 /// Read the `agents:` block of a YAML file (a plan, or a file holding only `agents:`),

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::policy::{OnApproval, Risk, Tolerance};
 
@@ -71,6 +71,11 @@ pub struct PolicyBlock {
     #[serde(default)]
     #[schemars(inner(pattern(crate::policy::hosts::PATTERN)))]
     pub allowed_hosts: Option<Vec<String>>,
+    /// Permission rules (which tool may read, write, execute or administer which resource).
+    /// When a list is set, a step needs every resource it touches allowed by it (default deny);
+    /// a denied step is blocked. The plan's list and a `--policy` file's must both allow.
+    #[serde(default)]
+    pub permissions: Option<Vec<crate::policy::permissions::PermissionRule>>,
 }
 
 /// An agent that `agent` steps can call.
@@ -264,7 +269,7 @@ pub struct BudgetBlock {
 }
 
 /// The tools a step can use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolName {
     /// Run a bash command.

@@ -138,6 +138,12 @@ fn keys_at(root: &Node, pointer: &str) -> Vec<String> {
         ["agents", _] => allowed_keys::<AgentDef>(),
         ["agents", _, "price"] => allowed_keys::<super::raw::Price>(),
         ["policy", "budget"] => allowed_keys::<super::raw::BudgetBlock>(),
+        ["policy", "permissions", _] => {
+            allowed_keys::<crate::policy::permissions::PermissionRule>()
+        }
+        ["policy", "permissions", _, "conditions"] => {
+            allowed_keys::<crate::policy::permissions::Conditions>()
+        }
         _ => Vec::new(),
     }
 }
@@ -965,6 +971,13 @@ fn lower(
             Err(d) => diags.push(d),
         }
     }
+    super::check_permissions(
+        file,
+        root,
+        "/policy",
+        raw.policy.permissions.as_deref(),
+        &mut diags,
+    );
     if !diags.is_empty() {
         return Err(diags);
     }

@@ -30,6 +30,12 @@ pub struct EffectivePolicy {
     /// Hosts `http_request` may reach (None: any); both lists when plan and policy file set one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_hosts: Option<Vec<String>>,
+    /// The policy file's permission rules (None: no list, no permission check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<Vec<super::permissions::PermissionRule>>,
+    /// The plan's own permission rules (they can only restrict: both lists must allow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_permissions: Option<Vec<super::permissions::PermissionRule>>,
     /// One line per value lowered by the policy file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capped: Vec<String>,
@@ -102,6 +108,8 @@ pub fn resolve(plan: &PolicyBlock, cli: Overrides, cap: Option<&PolicyBlock>) ->
         &mut capped,
     );
     EffectivePolicy {
+        permissions: cap.and_then(|c| c.permissions.clone()),
+        plan_permissions: plan.permissions.clone(),
         allowed_hosts,
         budget,
         risk_tolerance: tol,
@@ -109,6 +117,26 @@ pub fn resolve(plan: &PolicyBlock, cli: Overrides, cap: Option<&PolicyBlock>) ->
         fail_on_secrets: fail,
         max_parallel: par,
         capped,
+    }
+}
+
+impl EffectivePolicy {
+    /// The permission lists in force (policy file first).
+    pub fn permission_lists(&self) -> Vec<super::permissions::RuleList<'_>> {
+        let mut v = Vec::new();
+        if let Some(r) = &self.permissions {
+            v.push(super::permissions::RuleList {
+                source: "policy file",
+                rules: r,
+            });
+        }
+        if let Some(r) = &self.plan_permissions {
+            v.push(super::permissions::RuleList {
+                source: "plan",
+                rules: r,
+            });
+        }
+        v
     }
 }
 
@@ -192,6 +220,7 @@ mod tests {
             max_parallel: p,
             budget: None,
             allowed_hosts: None,
+            permissions: None,
         }
     }
 

@@ -16,6 +16,7 @@
 pub mod cap;
 pub mod classify;
 pub mod hosts;
+pub mod permissions;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -163,6 +164,25 @@ pub struct Decision {
     pub decision: DecisionKind,
     /// One line saying what decided it.
     pub reason: String,
+    /// What the permission rules said (absent when no `permissions:` list is in force).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission: Option<permissions::Verdict>,
+}
+
+impl Decision {
+    /// Apply the permission rules' verdict: a denial blocks the step (before
+    /// and whatever any approval); an allowance is noted in the reason.
+    pub fn with_permission(mut self, verdict: Option<permissions::Verdict>) -> Decision {
+        let Some(v) = verdict else { return self };
+        if !v.allowed && self.decision != DecisionKind::Blocked {
+            self.decision = DecisionKind::Blocked;
+            self.reason = format!("blocked: {}", v.reason);
+        } else if v.allowed {
+            self.reason = format!("{}; {}", self.reason, v.reason);
+        }
+        self.permission = Some(v);
+        self
+    }
 }
 
 /// What the classifier of a tool says about one step's concrete parameters.
@@ -209,6 +229,7 @@ pub fn decide(input: DecisionInput<'_>) -> (RiskAssessment, Decision) {
         Decision {
             decision: DecisionKind::Blocked,
             reason: format!("blocked: {why}"),
+            permission: None,
         }
     } else if let Some(why) = &c.unclassifiable {
         approval_needed(
@@ -225,6 +246,7 @@ pub fn decide(input: DecisionInput<'_>) -> (RiskAssessment, Decision) {
                 input.tolerance.as_str(),
                 why_effective(input.declared, classified, &c.reason)
             ),
+            permission: None,
         }
     } else {
         approval_needed(
@@ -252,11 +274,13 @@ fn approval_needed(approved: bool, why: String) -> Decision {
         Decision {
             decision: DecisionKind::PreApproved,
             reason: format!("approved in advance; {why}"),
+            permission: None,
         }
     } else {
         Decision {
             decision: DecisionKind::Denied,
             reason: format!("{why}; no approval given (use --approve or PLANGATE_APPROVE)"),
+            permission: None,
         }
     }
 }

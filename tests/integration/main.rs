@@ -15,6 +15,7 @@ mod guard_envelope;
 mod guard_roundtrip;
 mod harness;
 mod matrix;
+mod permissions;
 mod plans;
 mod policy;
 mod resume;

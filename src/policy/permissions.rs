@@ -1,0 +1,519 @@
+//! Permission rules (design 002 §5.1): which tool may do what to which resource.
+//!
+//! Pure. A step is mapped to the resources it touches and the level it needs
+//! on each ([`needs`]); each list of rules in force (the `--policy` file's,
+//! the plan's) must allow every one of them ([`evaluate`]):
+//!
+//! - the enabled rules whose `tools` name the step's tool (empty: any tool),
+//!   whose `resource` glob matches and whose `conditions` hold are the
+//!   candidates; the one with the highest `priority` decides (on a tie, the
+//!   lowest level, then the first written: the stricter reading wins);
+//! - a rule grants its level and every level below it, in the order
+//!   none < read < write < execute < admin; `none` grants nothing (a deny);
+//! - no candidate: denied (default deny).
+//!
+//! Without any `permissions:` list nothing changes (no verdict at all).
+//! A denied step is blocked: it never runs, whatever the approvals.
+
+use std::path::Path;
+
+use globset::{Glob, GlobMatcher};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::Risk;
+use crate::plan::tool_params::{ArchiveOperation, GitOperation, HttpMethod};
+use crate::plan::{Action, Step, ToolName, raw::ScanType};
+
+/// What a rule grants, ordered: none < read < write < execute < admin.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Nothing: the rule denies.
+    None,
+    /// Read files, query a URL with GET/HEAD/OPTIONS, inspect a repository or the machine.
+    Read,
+    /// Change files, send a request that changes something, change a repository.
+    Write,
+    /// Run commands (bash) or an agent.
+    Execute,
+    /// What a dangerous step does (force pushes, `reset --hard`, dangerous commands).
+    Admin,
+}
+
+impl Level {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::None => "none",
+            Level::Read => "read",
+            Level::Write => "write",
+            Level::Execute => "execute",
+            Level::Admin => "admin",
+        }
+    }
+}
+
+/// When a rule applies besides its tools and resource.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Conditions {
+    /// Only steps whose effective risk is at most this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk_at_most: Option<Risk>,
+}
+
+/// One permission rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionRule {
+    /// Named in every decision this rule makes.
+    #[schemars(length(min = 1))]
+    pub id: String,
+    /// `*` (anything), or a glob over the resource: a path relative to the
+    /// workspace (`.` is the workspace itself; `src/**`), an `http_request`
+    /// URL (`https://api.example.com/**`), `agent:<name>` or `system`.
+    #[schemars(length(min = 1))]
+    pub resource: String,
+    /// The tools it covers (empty or absent: all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolName>,
+    /// What it grants: none (deny), read, write, execute, admin (each includes the ones before).
+    pub level: Level,
+    /// When it applies.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub conditions: Conditions,
+    /// Higher decides first. Default 100.
+    #[serde(default = "default_priority")]
+    pub priority: i64,
+    /// A disabled rule is ignored. Default true.
+    #[serde(default = "default_enabled")]
+    pub enabled: bool,
+}
+
+fn is_default(c: &Conditions) -> bool {
+    *c == Conditions::default()
+}
+
+fn default_priority() -> i64 {
+    100
+}
+
+fn default_enabled() -> bool {
+    true
+}
+
+/// One thing a step needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    /// The resource, as rules match it.
+    pub resource: String,
+    /// The level needed.
+    pub level: Level,
+}
+
+/// What the permission rules said about a step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Verdict {
+    /// Every need was allowed.
+    pub allowed: bool,
+    /// The ids of the rules that decided (for a denial: the denying rule, none when no rule matched).
+    pub rules: Vec<String>,
+    /// One line naming the rules, resources and levels.
+    pub reason: String,
+}
+
+/// A list of rules and where it comes from (`policy file`, `plan`).
+#[derive(Debug, Clone, Copy)]
+pub struct RuleList<'a> {
+    /// For the reason line.
+    pub source: &'static str,
+    /// The rules.
+    pub rules: &'a [PermissionRule],
+}
+
+fn rel(p: &Path) -> String {
+    let s = p.to_string_lossy().replace('\\', "/");
+    let s = s.trim_start_matches("./").trim_end_matches('/');
+    if s.is_empty() || s == "." {
+        ".".to_owned()
+    } else {
+        s.to_owned()
+    }
+}
+
+/// The resources a step touches and the level it needs on each. A step whose
+/// effective risk is dangerous needs `admin` on its first resource.
+pub fn needs(step: &Step, effective: Risk) -> Vec<Access> {
+    let a = |resource: String, level: Level| Access { resource, level };
+    let mut out = match &step.action {
+        Action::Bash(b) => vec![a(
+            b.working_directory.as_deref().map_or(".".to_owned(), rel),
+            Level::Execute,
+        )],
+        Action::Agent(ag) => {
+            let mut v = vec![a(format!("agent:{}", ag.agent_name), Level::Execute)];
+            if ag.write_artifacts {
+                v.push(a(".".to_owned(), Level::Write));
+            }
+            v
+        }
+        Action::SecretsScan(s) => {
+            let level = if s.scan_type == ScanType::Redact {
+                Level::Write
+            } else {
+                Level::Read
+            };
+            vec![a(rel(&s.path), level)]
+        }
+        Action::FindInFiles(f) => vec![a(rel(&f.path), Level::Read)],
+        Action::SystemInfo(_) => vec![a("system".to_owned(), Level::Read)],
+        Action::Git(g) => {
+            let level = match g.params.operation {
+                GitOperation::Status | GitOperation::Diff | GitOperation::Log => Level::Read,
+                GitOperation::Push => Level::Admin,
+                _ => Level::Write,
+            };
+            vec![a(rel(&g.repo), level)]
+        }
+        Action::Http(h) => {
+            let level = match h.params.method {
+                HttpMethod::Get | HttpMethod::Head | HttpMethod::Options => Level::Read,
+                _ => Level::Write,
+            };
+            vec![a(h.params.url.clone(), level)]
+        }
+        Action::Archive(ar) => match ar.params.operation {
+            ArchiveOperation::List => vec![a(rel(&ar.archive), Level::Read)],
+            ArchiveOperation::Create => {
+                let mut v: Vec<Access> =
+                    ar.sources.iter().map(|s| a(rel(s), Level::Read)).collect();
+                v.push(a(rel(&ar.archive), Level::Write));
+                v
+            }
+            ArchiveOperation::Extract => {
+                let mut v = vec![a(rel(&ar.archive), Level::Read)];
+                v.push(a(
+                    ar.destination.as_deref().map_or(".".to_owned(), rel),
+                    Level::Write,
+                ));
+                v
+            }
+        },
+    };
+    if effective == Risk::Dangerous
+        && let Some(first) = out.first_mut()
+    {
+        first.level = Level::Admin;
+    }
+    out
+}
+
+/// Compile a rule's resource pattern (`*` alone matches anything).
+fn matcher(pattern: &str) -> Result<Option<GlobMatcher>, String> {
+    if pattern == "*" {
+        return Ok(None);
+    }
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map(|g: Glob| Some(g.compile_matcher()))
+        .map_err(|e| e.to_string())
+}
+
+/// Problems with a list of rules: bad globs, duplicate ids (for the loaders).
+pub fn check(rules: &[PermissionRule]) -> Vec<(usize, &'static str, String)> {
+    let mut out = Vec::new();
+    for (i, r) in rules.iter().enumerate() {
+        if let Err(e) = matcher(&r.resource) {
+            out.push((
+                i,
+                "resource",
+                format!("rule `{}`: `{}` is not a valid glob: {e}", r.id, r.resource),
+            ));
+        }
+        if rules[..i].iter().any(|o| o.id == r.id) {
+            out.push((i, "id", format!("rule id `{}` is used twice", r.id)));
+        }
+    }
+    out
+}
+
+fn applies(r: &PermissionRule, tool: &str, resource: &str, risk: Risk) -> bool {
+    r.enabled
+        && (r.tools.is_empty() || r.tools.iter().any(|t| t.as_str() == tool))
+        && r.conditions.risk_at_most.is_none_or(|m| risk <= m)
+        && match matcher(&r.resource) {
+            Ok(None) => true,
+            Ok(Some(m)) => m.is_match(resource),
+            Err(_) => false, // refused at load; never a match (and never a grant)
+        }
+}
+
+/// The rule that decides `resource` for `tool` in one list, if any.
+pub fn deciding_rule<'a>(
+    rules: &'a [PermissionRule],
+    tool: &str,
+    resource: &str,
+    risk: Risk,
+) -> Option<&'a PermissionRule> {
+    let mut best: Option<&PermissionRule> = None;
+    for r in rules.iter().filter(|r| applies(r, tool, resource, risk)) {
+        best = match best {
+            None => Some(r),
+            Some(b)
+                if r.priority > b.priority || (r.priority == b.priority && r.level < b.level) =>
+            {
+                Some(r)
+            }
+            keep => keep,
+        };
+    }
+    best
+}
+
+/// Evaluate every list in force (None when there is none).
+pub fn evaluate(
+    lists: &[RuleList<'_>],
+    tool: &str,
+    needs: &[Access],
+    risk: Risk,
+) -> Option<Verdict> {
+    if lists.is_empty() {
+        return None;
+    }
+    let mut rules = Vec::new();
+    let mut granted = Vec::new();
+    for list in lists {
+        for n in needs {
+            match deciding_rule(list.rules, tool, &n.resource, risk) {
+                None => {
+                    return Some(Verdict {
+                        allowed: false,
+                        rules: Vec::new(),
+                        reason: format!(
+                            "permission denied: no {} rule allows {} on `{}` for tool {tool} (default deny)",
+                            list.source,
+                            n.level.as_str(),
+                            n.resource
+                        ),
+                    });
+                }
+                Some(r) if r.level == Level::None || r.level < n.level => {
+                    return Some(Verdict {
+                        allowed: false,
+                        rules: vec![r.id.clone()],
+                        reason: format!(
+                            "permission denied by {} rule `{}` (grants {} on `{}`; the step needs {})",
+                            list.source,
+                            r.id,
+                            r.level.as_str(),
+                            n.resource,
+                            n.level.as_str()
+                        ),
+                    });
+                }
+                Some(r) => {
+                    if !rules.contains(&r.id) {
+                        rules.push(r.id.clone());
+                    }
+                    granted.push(format!(
+                        "{} rule `{}` allows {} on `{}`",
+                        list.source,
+                        r.id,
+                        n.level.as_str(),
+                        n.resource
+                    ));
+                }
+            }
+        }
+    }
+    Some(Verdict {
+        allowed: true,
+        rules,
+        reason: format!("permission: {}", granted.join(", ")),
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    fn rule(
+        id: &str,
+        resource: &str,
+        tools: &[&str],
+        level: Level,
+        priority: i64,
+    ) -> PermissionRule {
+        PermissionRule {
+            id: id.into(),
+            resource: resource.into(),
+            tools: tools
+                .iter()
+                .map(|s| *ToolName::ALL.iter().find(|t| t.as_str() == *s).unwrap())
+                .collect(),
+            level,
+            conditions: Conditions::default(),
+            priority,
+            enabled: true,
+        }
+    }
+
+    fn need(resource: &str, level: Level) -> Vec<Access> {
+        vec![Access {
+            resource: resource.into(),
+            level,
+        }]
+    }
+
+    fn eval(rules: &[PermissionRule], tool: &str, n: &[Access], risk: Risk) -> Verdict {
+        evaluate(
+            &[RuleList {
+                source: "policy file",
+                rules,
+            }],
+            tool,
+            n,
+            risk,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn no_list_means_no_verdict_and_an_empty_list_denies_everything() {
+        assert!(evaluate(&[], "bash", &need(".", Level::Read), Risk::Safe).is_none());
+        let v = eval(&[], "bash", &need(".", Level::Read), Risk::Safe);
+        assert!(!v.allowed);
+        assert!(v.reason.contains("default deny"), "{}", v.reason);
+    }
+
+    #[test]
+    fn the_highest_priority_matching_rule_decides_and_levels_include_lower_ones() {
+        let rules = [
+            rule("all-read", "*", &[], Level::Read, 10),
+            rule(
+                "src-write",
+                "src/**",
+                &["bash", "archive"],
+                Level::Execute,
+                50,
+            ),
+            rule("secret-none", "src/secret/**", &[], Level::None, 90),
+            rule("off", "*", &[], Level::Admin, 1000),
+        ];
+        let mut rules = rules.to_vec();
+        rules[3].enabled = false;
+        let v = eval(
+            &rules,
+            "bash",
+            &need("src/a", Level::Execute),
+            Risk::Moderate,
+        );
+        assert!(v.allowed);
+        assert_eq!(v.rules, ["src-write"]);
+        let v = eval(
+            &rules,
+            "archive",
+            &need("src/a.tar", Level::Write),
+            Risk::Moderate,
+        );
+        assert!(v.allowed, "execute includes write");
+        let v = eval(
+            &rules,
+            "bash",
+            &need("src/secret/k", Level::Read),
+            Risk::Safe,
+        );
+        assert!(!v.allowed);
+        assert_eq!(v.rules, ["secret-none"]);
+        let v = eval(
+            &rules,
+            "find_in_files",
+            &need("src/a", Level::Read),
+            Risk::Safe,
+        );
+        assert_eq!(v.rules, ["all-read"], "src-write names other tools");
+        let v = eval(&rules, "bash", &need("docs", Level::Execute), Risk::Safe);
+        assert!(!v.allowed);
+        assert!(v.reason.contains("grants read"), "{}", v.reason);
+    }
+
+    #[test]
+    fn ties_go_to_the_stricter_rule_and_conditions_filter() {
+        let mut lax = rule("lax", "*", &[], Level::Admin, 5);
+        lax.conditions.risk_at_most = Some(Risk::Moderate);
+        let rules = [rule("a", "*", &[], Level::Write, 5), lax];
+        let v = eval(&rules, "bash", &need(".", Level::Execute), Risk::Safe);
+        assert_eq!(v.rules, ["a"]);
+        assert!(!v.allowed);
+        let only_lax = [rules[1].clone()];
+        assert!(
+            eval(
+                &only_lax,
+                "bash",
+                &need(".", Level::Execute),
+                Risk::Moderate
+            )
+            .allowed
+        );
+        assert!(!eval(&only_lax, "bash", &need(".", Level::Admin), Risk::Dangerous).allowed);
+    }
+
+    #[test]
+    fn every_list_must_allow() {
+        let file = [rule("file-all", "*", &[], Level::Admin, 1)];
+        let plan = [rule("plan-read", "*", &[], Level::Read, 1)];
+        let lists = [
+            RuleList {
+                source: "policy file",
+                rules: &file,
+            },
+            RuleList {
+                source: "plan",
+                rules: &plan,
+            },
+        ];
+        let v = evaluate(&lists, "bash", &need(".", Level::Execute), Risk::Safe).unwrap();
+        assert!(!v.allowed);
+        assert!(v.reason.contains("plan rule `plan-read`"), "{}", v.reason);
+    }
+
+    #[test]
+    fn globs_match_paths_by_segment_and_urls() {
+        let rules = [
+            rule("one", "src/*", &[], Level::Read, 1),
+            rule("api", "https://api.example.com/**", &[], Level::Write, 1),
+        ];
+        assert!(eval(&rules, "bash", &need("src/a", Level::Read), Risk::Safe).allowed);
+        assert!(!eval(&rules, "bash", &need("src/a/b", Level::Read), Risk::Safe).allowed);
+        assert!(
+            eval(
+                &rules,
+                "bash",
+                &need("https://api.example.com/v1/x", Level::Write),
+                Risk::Safe
+            )
+            .allowed
+        );
+        assert!(
+            !eval(
+                &rules,
+                "bash",
+                &need("https://evil.example.com/v1", Level::Read),
+                Risk::Safe
+            )
+            .allowed
+        );
+        let bad = [
+            rule("bad", "src/[", &[], Level::Read, 1),
+            rule("bad", "*", &[], Level::Read, 1),
+        ];
+        let problems = check(&bad);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+    }
+}
