@@ -32,6 +32,9 @@ pub enum Command {
     Scan(ScanArgs),
     /// Render a saved report.json again (for a later CI job to publish).
     Report(ReportArgs),
+    /// Internal: restrict this process (Landlock, seccomp) and exec a sandboxed step's command.
+    #[command(name = "__sandbox-exec", hide = true)]
+    SandboxExec(crate::sandbox::ExecArgs),
 }
 
 /// `plangate report`.

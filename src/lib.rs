@@ -55,6 +55,10 @@ pub fn run(cli: Cli) -> u8 {
         Command::Draft(args) => cmd_draft(&args),
         Command::Scan(args) => cmd_scan(&args),
         Command::Report(args) => cmd_report(&args),
+        Command::SandboxExec(args) => {
+            err_line(&sandbox::exec(&args));
+            126
+        }
     }
 }
 

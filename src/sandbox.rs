@@ -11,6 +11,17 @@
 //!   bind mounts give the layout above; `--die-with-parent` and the pid
 //!   namespace make sure nothing the step forks outlives it, even a process
 //!   that called `setsid`.
+//! - `landlock+seccomp`: when bwrap does not work. The step runs through
+//!   plangate's hidden `__sandbox-exec` helper, which restricts itself with
+//!   Landlock (read everywhere, write only beneath the allowed paths) and,
+//!   without network, a seccomp filter refusing every non-unix socket and
+//!   io_uring, then `exec`s the command (same pid and process group). Landlock
+//!   cannot take back a right granted higher up, so the workspace's `.git` (and
+//!   the output folder inside it) stay read-only by granting write access to
+//!   each sibling instead: new entries directly in the workspace root (or in
+//!   another parent of those folders) cannot be created under this backend.
+//!   There is no pid namespace: a process that calls `setsid` can outlive the
+//!   step, as without a sandbox.
 //! - none: a step that asks for a sandbox is blocked before the run starts
 //!   (fail-close), never run unsandboxed.
 //!
@@ -35,6 +46,8 @@ pub enum Choice {
     Auto,
     /// bubblewrap only.
     Bwrap,
+    /// Landlock + seccomp only.
+    Landlock,
     /// No sandbox: every step that asks for one is refused.
     None,
 }
@@ -45,6 +58,9 @@ pub enum Backend {
     /// bubblewrap namespaces.
     #[serde(rename = "bwrap")]
     Bwrap,
+    /// Landlock filesystem rules + seccomp network filter, through `__sandbox-exec`.
+    #[serde(rename = "landlock+seccomp")]
+    Landlock,
 }
 
 impl Backend {
@@ -52,6 +68,7 @@ impl Backend {
     pub fn as_str(self) -> &'static str {
         match self {
             Backend::Bwrap => "bwrap",
+            Backend::Landlock => "landlock+seccomp",
         }
     }
 }
@@ -59,7 +76,7 @@ impl Backend {
 /// What the pre-flight found: the backend sandboxed steps will use, or none and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Availability {
-    /// `bwrap` or `none`.
+    /// `bwrap`, `landlock+seccomp` or `none`.
     pub available: String,
     /// Why this level (what was probed, what failed).
     pub reason: String,
@@ -95,26 +112,57 @@ pub fn preflight(choice: Choice) -> Availability {
     if choice == Choice::None {
         return Availability::none("--sandbox-backend none: sandboxes are switched off".into());
     }
-    match probe_bwrap() {
-        Ok(()) => Availability::with(
-            Backend::Bwrap,
-            "bwrap ran a probe command with new namespaces and read-only binds".into(),
-        ),
-        Err(why) => Availability::none(format!("bwrap does not work here: {why}")),
+    let mut tried = Vec::new();
+    if matches!(choice, Choice::Auto | Choice::Bwrap) {
+        match probe(bwrap_probe_command()) {
+            Ok(()) => {
+                return Availability::with(
+                    Backend::Bwrap,
+                    "bwrap ran a probe command with new namespaces and read-only binds".into(),
+                );
+            }
+            Err(why) => tried.push(format!("bwrap does not work here: {why}")),
+        }
     }
+    if matches!(choice, Choice::Auto | Choice::Landlock) {
+        match landlock_probe_command().and_then(probe) {
+            Ok(()) => {
+                let mut why = tried.join("; ");
+                if !why.is_empty() {
+                    why.push_str("; ");
+                }
+                why.push_str("a probe child enforced Landlock (ABI v3 rights) and the seccomp network filter");
+                return Availability::with(Backend::Landlock, why);
+            }
+            Err(why) => tried.push(format!("Landlock + seccomp does not work here: {why}")),
+        }
+    }
+    Availability::none(tried.join("; "))
 }
 
-/// Run `bwrap` with the flags a step gets (minus the binds) on `true`.
-fn probe_bwrap() -> Result<(), String> {
+fn bwrap_probe_command() -> Command {
     let mut cmd = Command::new(BWRAP);
-    cmd.args(base_args(false))
-        .args(["--", "true"])
-        .stdin(Stdio::null())
+    cmd.args(base_args(false)).args(["--", "true"]);
+    cmd
+}
+
+fn landlock_probe_command() -> Result<Command, String> {
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find plangate's own binary: {e}"))?;
+    let mut cmd = Command::new(exe);
+    cmd.args([HELPER, "--", "true"]);
+    Ok(cmd)
+}
+
+/// Run a probe command (the sandbox around `true`); Ok when it exits 0.
+fn probe(mut cmd: Command) -> Result<(), String> {
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
+    let name = cmd.get_program().to_string_lossy().into_owned();
     let mut child = cmd
         .spawn()
-        .map_err(|e| format!("cannot start `{BWRAP}`: {e}"))?;
+        .map_err(|e| format!("cannot start `{name}`: {e}"))?;
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match child.try_wait() {
@@ -193,7 +241,164 @@ pub fn wrap(
 ) -> (String, Vec<String>) {
     match backend {
         Backend::Bwrap => (BWRAP.to_owned(), bwrap_args(layout, program, args)),
+        Backend::Landlock => {
+            let exe = std::env::current_exe()
+                .map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string());
+            (exe, helper_args(layout, program, args))
+        }
     }
+}
+
+/// The hidden helper subcommand.
+pub const HELPER: &str = "__sandbox-exec";
+
+fn helper_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
+    let mut a = vec![HELPER.to_owned()];
+    let mut ro = vec![l.workspace.join(".git")];
+    if l.out_dir.starts_with(&l.workspace) {
+        ro.push(l.out_dir.clone());
+    }
+    for p in writable_beneath(&l.workspace, &ro)
+        .into_iter()
+        .chain([l.artifacts.clone(), l.temp.clone()])
+    {
+        a.push("--rw".to_owned());
+        a.push(p.display().to_string());
+    }
+    if l.network {
+        a.push("--net".to_owned());
+    }
+    a.push("--".to_owned());
+    a.push(program.to_owned());
+    a.extend(args.iter().cloned());
+    a
+}
+
+/// The paths to grant write access to so that everything beneath `root` is
+/// writable except the `read_only` paths: `root` itself when none of them is
+/// beneath it, else each child of `root` that is not one of them (recursing
+/// into their parents). Symbolic links are never granted (Landlock would
+/// follow them out of the workspace).
+pub fn writable_beneath(root: &Path, read_only: &[PathBuf]) -> Vec<PathBuf> {
+    let inside: Vec<&PathBuf> = read_only
+        .iter()
+        .filter(|p| p.starts_with(root) && p.as_path() != root && p.symlink_metadata().is_ok())
+        .collect();
+    if inside.is_empty() {
+        return vec![root.to_path_buf()];
+    }
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut names: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    names.sort();
+    for p in names {
+        let Ok(meta) = p.symlink_metadata() else {
+            continue;
+        };
+        if meta.file_type().is_symlink() || inside.iter().any(|r| **r == p) {
+            continue;
+        }
+        if meta.is_dir() && inside.iter().any(|r| r.starts_with(&p)) {
+            out.extend(writable_beneath(&p, read_only));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Arguments of the hidden `__sandbox-exec` helper.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ExecArgs {
+    /// Paths (and everything beneath) the command may write.
+    #[arg(long = "rw", value_name = "PATH")]
+    pub rw: Vec<PathBuf>,
+    /// Leave the network on.
+    #[arg(long)]
+    pub net: bool,
+    /// The command.
+    #[arg(last = true, required = true)]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+/// Restrict this process (Landlock, then seccomp), then exec the command.
+/// Returns only on failure, with the reason: the command never runs unrestricted.
+pub fn exec(args: &ExecArgs) -> String {
+    if let Err(e) = restrict(args) {
+        return format!("sandbox: {e}; the command was not run");
+    }
+    let Some((program, rest)) = args.command.split_first() else {
+        return "sandbox: no command given".into();
+    };
+    let err = std::os::unix::process::CommandExt::exec(Command::new(program).args(rest));
+    format!("sandbox: cannot run `{}`: {err}", program.to_string_lossy())
+}
+
+fn restrict(args: &ExecArgs) -> Result<(), String> {
+    use landlock::{
+        ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
+        RulesetStatus, path_beneath_rules,
+    };
+    // v3 (Linux 6.2) is the first ABI that also controls truncation: below it a
+    // write outside the allowed paths would remain possible, so it is required.
+    let abi = ABI::V3;
+    let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(abi))
+        .and_then(|r| r.create())
+        .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi))))
+        .and_then(|r| r.add_rules(path_beneath_rules(&args.rw, AccessFs::from_all(abi))))
+        .and_then(|r| r.add_rules(path_beneath_rules(devices, AccessFs::from_all(abi))))
+        .and_then(|r| r.restrict_self())
+        .map_err(|e| format!("Landlock: {e}"))?;
+    if status.ruleset != RulesetStatus::FullyEnforced {
+        return Err(format!(
+            "Landlock is not fully enforced by this kernel ({:?})",
+            status.ruleset
+        ));
+    }
+    if !args.net {
+        deny_network()?;
+    }
+    Ok(())
+}
+
+/// A seccomp filter: `socket` for any family but AF_UNIX, and `io_uring_setup`
+/// (whose socket operations bypass seccomp), fail with EACCES.
+fn deny_network() -> Result<(), String> {
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
+    };
+    let arch = TargetArch::try_from(std::env::consts::ARCH)
+        .map_err(|e| format!("seccomp: unsupported architecture: {e}"))?;
+    let not_unix = SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Ne,
+        u64::try_from(libc::AF_UNIX).unwrap_or(1),
+    )
+    .and_then(|c| SeccompRule::new(vec![c]))
+    .map_err(|e| format!("seccomp: {e}"))?;
+    let rules = [
+        (libc::SYS_socket, vec![not_unix]),
+        (libc::SYS_io_uring_setup, Vec::new()),
+    ]
+    .into_iter()
+    .collect();
+    let errno = u32::try_from(libc::EACCES).unwrap_or(13);
+    let program: BpfProgram = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(errno),
+        arch,
+    )
+    .and_then(TryInto::try_into)
+    .map_err(|e| format!("seccomp: {e}"))?;
+    seccompiler::apply_filter(&program).map_err(|e| format!("seccomp: {e}"))
 }
 
 fn bwrap_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
@@ -258,6 +463,27 @@ mod tests {
         l.network = true;
         let (_, a) = wrap(Backend::Bwrap, &l, "bash", &[]);
         assert!(a.contains(&"--share-net".to_owned()));
+    }
+
+    #[test]
+    fn writable_beneath_spares_read_only_paths_and_symlinks() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let ws = d.path();
+        for dir in [".git/hooks", "src", ".plangate/runs/r1", ".plangate/cache"] {
+            std::fs::create_dir_all(ws.join(dir)).expect("mkdir");
+        }
+        std::fs::write(ws.join("a.txt"), "").expect("write");
+        std::os::unix::fs::symlink("/etc", ws.join("link")).expect("symlink");
+        let got = writable_beneath(ws, &[ws.join(".git"), ws.join(".plangate/runs/r1")]);
+        let rel: Vec<String> = got
+            .iter()
+            .map(|p| p.strip_prefix(ws).expect("inside").display().to_string())
+            .collect();
+        assert_eq!(rel, [".plangate/cache", "a.txt", "src"]);
+        assert_eq!(
+            writable_beneath(ws, &[ws.join("nope")]),
+            vec![ws.to_path_buf()]
+        );
     }
 
     #[test]

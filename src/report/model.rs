@@ -46,7 +46,7 @@ pub struct Report {
     pub policy: Option<EffectivePolicy>,
     /// Step ids approved in advance.
     pub approvals: Vec<String>,
-    /// What the sandbox pre-flight found (`bwrap` or `none`, and why); absent when no step asked for a sandbox.
+    /// What the sandbox pre-flight found (`bwrap`, `landlock+seccomp` or `none`, and why); absent when no step asked for a sandbox.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<crate::sandbox::Availability>,
     /// Every step of the plan, in plan order.
@@ -125,7 +125,7 @@ pub struct StepReport {
     pub output_bytes: u64,
     /// What went wrong or why it did not run, in one line.
     pub error: Option<String>,
-    /// The sandbox the step ran in (`bwrap`), when it asked for one.
+    /// The sandbox the step ran in (`bwrap`, `landlock+seccomp`), when it asked for one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
     /// The rollback, when one ran.
