@@ -318,6 +318,19 @@ pub struct ExecArgs {
     /// Leave the network on.
     #[arg(long)]
     pub net: bool,
+    /// Only apply the resource limits; no Landlock, no seccomp (the sandbox, if
+    /// any, is the bwrap this helper then runs).
+    #[arg(long)]
+    pub limits_only: bool,
+    /// RLIMIT_AS, bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub rlimit_as: Option<u64>,
+    /// RLIMIT_NPROC.
+    #[arg(long, value_name = "N")]
+    pub rlimit_nproc: Option<u64>,
+    /// RLIMIT_FSIZE, bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub rlimit_fsize: Option<u64>,
     /// The command.
     #[arg(last = true, required = true)]
     pub command: Vec<std::ffi::OsString>,
@@ -326,7 +339,12 @@ pub struct ExecArgs {
 /// Restrict this process (Landlock, then seccomp), then exec the command.
 /// Returns only on failure, with the reason: the command never runs unrestricted.
 pub fn exec(args: &ExecArgs) -> String {
-    if let Err(e) = restrict(args) {
+    if let Err(e) = set_limits(args) {
+        return format!("sandbox: {e}; the command was not run");
+    }
+    if !args.limits_only
+        && let Err(e) = restrict(args)
+    {
         return format!("sandbox: {e}; the command was not run");
     }
     let Some((program, rest)) = args.command.split_first() else {
@@ -334,6 +352,61 @@ pub fn exec(args: &ExecArgs) -> String {
     };
     let err = std::os::unix::process::CommandExt::exec(Command::new(program).args(rest));
     format!("sandbox: cannot run `{}`: {err}", program.to_string_lossy())
+}
+
+/// Apply the resource limits (soft and hard), which the command inherits.
+fn set_limits(args: &ExecArgs) -> Result<(), String> {
+    use rustix::process::{Resource, Rlimit, setrlimit};
+    for (what, resource, value) in [
+        ("memory", Resource::As, args.rlimit_as),
+        ("processes", Resource::Nproc, args.rlimit_nproc),
+        ("file size", Resource::Fsize, args.rlimit_fsize),
+    ] {
+        if let Some(v) = value {
+            setrlimit(
+                resource,
+                Rlimit {
+                    current: Some(v),
+                    maximum: Some(v),
+                },
+            )
+            .map_err(|e| format!("cannot set the {what} limit: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Wrap `program args` so that it runs under `limits` (through the helper,
+/// which sets them and then execs it).
+pub fn with_limits(
+    limits: &crate::plan::raw::Limits,
+    program: String,
+    args: Vec<String>,
+) -> (String, Vec<String>) {
+    const MIB: u64 = 1024 * 1024;
+    let exe =
+        std::env::current_exe().map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string());
+    let mut a = vec![HELPER.to_owned(), "--limits-only".to_owned()];
+    for (flag, v) in [
+        (
+            "--rlimit-as",
+            limits.memory_mb.map(|m| m.saturating_mul(MIB)),
+        ),
+        ("--rlimit-nproc", limits.processes),
+        (
+            "--rlimit-fsize",
+            limits.file_size_mb.map(|m| m.saturating_mul(MIB)),
+        ),
+    ] {
+        if let Some(v) = v {
+            a.push(flag.to_owned());
+            a.push(v.to_string());
+        }
+    }
+    a.push("--".to_owned());
+    a.push(program);
+    a.extend(args);
+    (exe, a)
 }
 
 fn restrict(args: &ExecArgs) -> Result<(), String> {

@@ -250,6 +250,8 @@ pub struct BashAction {
     pub capture_output: bool,
     /// Run in a sandbox (None: no sandbox).
     pub sandbox: Option<SandboxSpec>,
+    /// Resource limits (None: none).
+    pub limits: Option<raw::Limits>,
 }
 
 /// What a sandboxed step asks for.
@@ -264,6 +266,14 @@ impl Step {
     pub fn sandbox(&self) -> Option<SandboxSpec> {
         match &self.action {
             Action::Bash(b) => b.sandbox,
+            _ => None,
+        }
+    }
+
+    /// The step's resource limits, if it sets any.
+    pub fn limits(&self) -> Option<raw::Limits> {
+        match &self.action {
+            Action::Bash(b) => b.limits.filter(|l| *l != raw::Limits::default()),
             _ => None,
         }
     }

@@ -456,6 +456,9 @@ pub struct BashParams {
     /// With `sandbox: true`: allow network access inside the sandbox. Default false.
     #[serde(default)]
     pub network: bool,
+    /// Resource limits for the command and everything it starts (setrlimit; with or without a sandbox).
+    #[serde(default)]
+    pub limits: Option<Limits>,
     /// Also print the step's captured output on stderr when it ends. Default false.
     #[serde(default)]
     pub show_cli: bool,
@@ -469,6 +472,28 @@ pub struct BashParams {
 
 fn default_true() -> bool {
     true
+}
+
+/// Per-step resource limits, applied with setrlimit to the step's command and
+/// inherited by what it starts. Exceeding `memory_mb` makes allocations fail;
+/// `file_size_mb` makes a larger write fail (the writer is killed by SIGXFSZ
+/// unless it ignores it); `processes` caps the processes of the user running
+/// plangate (the kernel does not apply it to root).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Most address space per process, in MiB (RLIMIT_AS).
+    #[serde(default)]
+    #[schemars(range(min = 16))]
+    pub memory_mb: Option<u64>,
+    /// Most processes of the user (RLIMIT_NPROC).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub processes: Option<u64>,
+    /// Largest file the command may write, in MiB (RLIMIT_FSIZE).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub file_size_mb: Option<u64>,
 }
 
 /// A duration in seconds: a positive number, or a string such as `90s`, `10m`, `1h 30m`.

@@ -135,6 +135,7 @@ fn keys_at(root: &Node, pointer: &str) -> Vec<String> {
                 _ => Vec::new(),
             }
         }
+        ["steps", _, "parameters", "limits"] => allowed_keys::<super::raw::Limits>(),
         ["agents", _] => allowed_keys::<AgentDef>(),
         ["agents", _, "price"] => allowed_keys::<super::raw::Price>(),
         ["policy", "budget"] => allowed_keys::<super::raw::BudgetBlock>(),
@@ -1170,6 +1171,7 @@ fn lower_step(ctx: &LowerCtx<'_>, i: usize, s: StepDef, pos: Pos) -> Result<Step
                     show_cli: p.show_cli,
                     capture_output: p.capture_output,
                     sandbox: p.sandbox.then_some(SandboxSpec { network: p.network }),
+                    limits: p.limits,
                 }),
                 p.security_level,
                 p.timeout,

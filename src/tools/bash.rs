@@ -134,6 +134,9 @@ pub async fn run_command(
         (program, args) = sandbox::wrap(backend, &layout, &program, &args);
         _temp = Some(temp);
     }
+    if let Some(limits) = step.limits() {
+        (program, args) = sandbox::with_limits(&limits, program, args);
+    }
     let spec = ProcessSpec {
         program,
         args,

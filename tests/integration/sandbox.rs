@@ -252,3 +252,35 @@ fn no_probe_and_no_sandbox_block_when_no_step_asks() {
     assert!(env.ws.join("marker").exists());
     assert!(env.report().get("sandbox").is_none());
 }
+
+#[test]
+fn resource_limits_stop_a_step_that_exceeds_them() {
+    let env = Env::new();
+    // Memory: a 400 MiB allocation fails under a 100 MiB address-space limit,
+    // and succeeds without it.
+    let alloc = "python3 -c 'x = bytearray(400 * 1024 * 1024); print(len(x))'";
+    let plan = format!(
+        "version: 1\nid: l\npolicy: {{risk_tolerance: medium}}\nsteps:\n  - {{id: capped, tool: bash, continue_on_error: true, parameters: {{command: \"{alloc}\", limits: {{memory_mb: 100}}}}}}\n  - {{id: free, tool: bash, parameters: {{command: \"{alloc}\"}}}}\n  - {{id: big-file, tool: bash, continue_on_error: true, parameters: {{command: 'head -c 5000000 /dev/zero > big.bin', limits: {{file_size_mb: 1}}}}}}\n  - {{id: small-file, tool: bash, parameters: {{command: 'head -c 500000 /dev/zero > small.bin', limits: {{file_size_mb: 1}}}}}}\n"
+    );
+    let o = env.run(&plan, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        env.step("capped")["status"],
+        "failed",
+        "{:#}",
+        env.step("capped")
+    );
+    assert_eq!(env.step("free")["status"], "success");
+    let big = env.step("big-file");
+    assert_eq!(big["status"], "failed", "{big:#}");
+    let size = std::fs::metadata(env.ws.join("big.bin"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    assert!(size <= 1024 * 1024, "wrote {size} bytes past the limit");
+    assert_eq!(env.step("small-file")["status"], "success");
+}
