@@ -74,6 +74,8 @@ pub struct RunSettings {
     pub max_output_bytes: u64,
     /// Between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
+    /// `--shard i/N`: the report's `shard` block (the plan is already restricted to it).
+    pub shard: Option<crate::report::model::ShardInfo>,
 }
 
 /// A step's risk and decision.

@@ -180,6 +180,7 @@ impl Reporter {
             diff: None,
             usage: Usage::default(),
             budget_exhausted: None,
+            shard: settings.shard.clone(),
             errors: Vec::new(),
         };
         let hashes = plan.steps.iter().map(input_hash).collect();
@@ -509,6 +510,7 @@ pub fn write_invalid(
         diff: None,
         usage: Usage::default(),
         budget_exhausted: None,
+        shard: None,
         errors: errors.to_vec(),
     };
     let path = out_dir.join("report.json");

@@ -18,6 +18,7 @@ mod policy;
 mod run;
 mod secrets;
 mod secrets_rules;
+mod shard;
 mod snapshots;
 mod tool_archive;
 mod tool_git;
