@@ -362,23 +362,57 @@ fn merge_takes_the_worst_status_and_refuses_what_does_not_fit() {
     );
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("another plan"), "{}", stderr(&o));
-    // Cut differently: one shard weighted by timings.
-    let timings = env.write(
-        "timings.json",
-        &std::fs::read_to_string(plain.join("report.json"))
-            .unwrap()
-            .replace("\"duration_ms\": 0", "\"duration_ms\": 5"),
-    );
+    // Cut differently: weighted by timings where `c` dominates.
+    let mut t = read_json(&plain.join("report.json"));
+    for st in t["steps"].as_array_mut().unwrap() {
+        st["duration_ms"] = if st["id"] == "c" { 1000 } else { 5 }.into();
+    }
+    let timings = env.write("timings.json", &t.to_string());
+    let part = shard_json(&env.ws, &plan, 3, &["--timings", timings.to_str().unwrap()]);
+    assert_eq!(part["weighted_by"], "timings");
+    assert_eq!(part["shards"][0]["ids"], serde_json::json!(["c"]));
     let env3 = Env::new();
     let timed = run_shards(&env3, &plan, 3, &["--timings", timings.to_str().unwrap()]);
-    let p0 = read_json(&reports[0]);
-    let p1 = read_json(&timed[0]);
-    if p0["shard"]["partition_sha256"] != p1["shard"]["partition_sha256"] {
-        let o = merge(
-            &env,
-            &[timed[0].clone(), reports[1].clone(), reports[2].clone()],
-        );
-        assert_eq!(code(&o), 2);
-        assert!(stderr(&o).contains("cut differently"), "{}", stderr(&o));
-    }
+    let t0 = read_json(&timed[0]);
+    // `run --shard --timings` cuts exactly as `shard --timings` printed.
+    assert_eq!(t0["shard"]["partition_sha256"], part["partition_sha256"]);
+    assert_ne!(
+        t0["shard"]["partition_sha256"],
+        read_json(&reports[0])["shard"]["partition_sha256"]
+    );
+    let o = merge(
+        &env,
+        &[timed[0].clone(), reports[1].clone(), reports[2].clone()],
+    );
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("cut differently"), "{}", stderr(&o));
+    // The timed shards merge among themselves.
+    let o = merge(&env, &timed);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn merge_publishes_one_step_summary_and_outputs_under_github_actions() {
+    let env = Env::new();
+    let plan = env.write("plan.yaml", SMALL);
+    let reports = run_shards(&env, &plan, 2, &[]);
+    let summary = env.out.join("summary.md");
+    let outputs = env.out.join("outputs.txt");
+    let o = env
+        .cmd()
+        .arg("merge")
+        .args(&reports)
+        .arg("--out")
+        .arg(env.out.join("merged"))
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_OUTPUT", &outputs)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert_eq!(text.matches("plangate: `small`").count(), 1, "{text}");
+    assert!(text.contains("d[k=y]"), "{text}");
+    let out = std::fs::read_to_string(&outputs).unwrap();
+    assert!(out.contains("\nfailed\n"), "{out}");
 }
