@@ -35,6 +35,62 @@ pub enum Command {
     /// Internal: restrict this process (Landlock, seccomp) and exec a sandboxed step's command.
     #[command(name = "__sandbox-exec", hide = true)]
     SandboxExec(crate::sandbox::ExecArgs),
+    /// Split the expanded plan into shards for a CI matrix (GitHub `strategy.matrix`, GitLab `parallel:matrix`).
+    Shard(ShardArgs),
+    /// Join shard reports (`run --shard i/N`) into one report, and publish it like `run`.
+    Merge(MergeArgs),
+}
+
+/// `plangate shard`.
+#[derive(Debug, Args)]
+pub struct ShardArgs {
+    /// The plan.
+    #[arg(value_name = "PLAN.yaml")]
+    pub plan: PathBuf,
+    /// At most this many shards (GitHub: 256 jobs per matrix; GitLab: 200).
+    #[arg(long, env = "PLANGATE_JOBS", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub jobs: u32,
+    /// `github`: `{"include":[{"shard":"1/3"},...]}` for `fromJSON`; `gitlab`: a child pipeline; `json`: the whole partition.
+    #[arg(long, env = "PLANGATE_SHARD_FORMAT", value_enum, default_value_t = ShardFormat::Json)]
+    pub format: ShardFormat,
+    /// Balance by the step durations of an earlier report (pass the same file to `run --shard`).
+    #[arg(long, env = "PLANGATE_TIMINGS", value_name = "REPORT.json")]
+    pub timings: Option<PathBuf>,
+    /// `--format gitlab`: the file (in the repository) defining the `.plangate-shard` job template.
+    #[arg(
+        long,
+        env = "PLANGATE_GITLAB_TEMPLATE",
+        value_name = "FILE",
+        default_value = ".gitlab/plangate-shard.yml"
+    )]
+    pub gitlab_template: String,
+}
+
+/// `plangate shard --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShardFormat {
+    Github,
+    Gitlab,
+    Json,
+}
+
+/// `plangate merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shard reports (`report.json` of each `run --shard i/N`).
+    #[arg(value_name = "REPORT.json", required = true)]
+    pub reports: Vec<PathBuf>,
+    /// Write report.json, diff-summary.md and gl-secret-detection-report.json here.
+    #[arg(long, env = "PLANGATE_OUT", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Also write the merged report as JUnit XML.
+    #[arg(long, env = "PLANGATE_JUNIT", value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Fewer lines on stderr.
+    #[arg(long, short, env = "PLANGATE_QUIET")]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub github: GithubArgs,
 }
 
 /// `plangate report`.
@@ -167,6 +223,22 @@ pub struct RunArgs {
     #[arg(long, env = "PLANGATE_RESUME", value_name = "REPORT.json")]
     pub resume: Option<PathBuf>,
     /// Steps at once (capped by --policy).
+    /// Run only shard i of N (`plangate shard`): the same partition on every machine.
+    #[arg(
+        long,
+        env = "PLANGATE_SHARD",
+        value_name = "i/N",
+        conflicts_with = "steps"
+    )]
+    pub shard: Option<String>,
+    /// With `--shard`: the timings report `plangate shard --timings` was given.
+    #[arg(
+        long,
+        env = "PLANGATE_TIMINGS",
+        value_name = "REPORT.json",
+        requires = "shard"
+    )]
+    pub timings: Option<PathBuf>,
     #[arg(long, env = "PLANGATE_MAX_PARALLEL", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub max_parallel: Option<u32>,
     /// Most bytes kept per captured stream of a step; the rest is dropped and flagged `truncated`.

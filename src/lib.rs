@@ -17,6 +17,7 @@ pub mod exit_code;
 pub mod github;
 pub mod guard;
 pub mod integrations;
+pub mod merge;
 pub mod plan;
 pub mod policy;
 pub mod report;
@@ -25,6 +26,7 @@ pub mod sandbox;
 pub mod scan;
 pub mod secrets;
 pub mod selection;
+pub mod shard;
 pub mod tools;
 
 use std::collections::BTreeSet;
@@ -59,6 +61,8 @@ pub fn run(cli: Cli) -> u8 {
             err_line(&sandbox::exec(&args));
             126
         }
+        Command::Shard(args) => cmd_shard(&args),
+        Command::Merge(args) => cmd_merge(&args),
     }
 }
 
@@ -291,6 +295,23 @@ fn cmd_run(args: &RunArgs) -> u8 {
             return fail_invalid(&diags, &ws);
         }
     };
+    let mut prepared = prepared;
+    let mut shard_info = None;
+    if let Some(spec) = &args.shard {
+        match shard_plan(&prepared.plan, spec, args.timings.as_deref()) {
+            Ok((sub, info)) => {
+                prepared.plan = sub;
+                shard_info = Some(info);
+            }
+            Err(msg) => {
+                let d = usage_diag(
+                    format!("--shard: {msg}"),
+                    "use the shards `plangate shard` printed, with the same --timings file",
+                );
+                return fail_invalid(&[d], &prepared.env.workspace);
+            }
+        }
+    }
     let selected = match &args.steps {
         Some(spec) => match selection::parse_steps(spec, &prepared.plan) {
             Ok(s) => Some(s),
@@ -343,6 +364,7 @@ fn cmd_run(args: &RunArgs) -> u8 {
         kill_grace,
         workspace_head,
         resume,
+        shard: shard_info,
     });
     let plan = Arc::new(prepared.plan);
     let mut console = Console::from_env();
@@ -354,6 +376,227 @@ fn cmd_run(args: &RunArgs) -> u8 {
         publish_ci(&out_dir, &gh, args.quiet);
     }
     code
+}
+
+/// The partition of `plan` into at most `jobs` shards, weighted by step
+/// count or by the durations of the `timings` report.
+fn partition_of(
+    plan: &Plan,
+    jobs: usize,
+    timings: Option<&Path>,
+) -> Result<shard::Partition, String> {
+    let weights = match timings {
+        None => vec![1; plan.steps.len()],
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read the timings report {}: {e}", p.display()))?;
+            let r: report::model::Report = serde_json::from_str(&text)
+                .map_err(|e| format!("{} is not a plangate report: {e}", p.display()))?;
+            let t: std::collections::HashMap<String, u64> = r
+                .steps
+                .into_iter()
+                .filter(|s| s.started_at.is_some())
+                .map(|s| (s.id, s.duration_ms))
+                .collect();
+            let ids: Vec<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
+            shard::weights_from_timings(&ids, &t)
+        }
+    };
+    let deps: Vec<Vec<usize>> = plan.steps.iter().map(|s| s.deps.clone()).collect();
+    Ok(shard::partition(&plan.sha256, &deps, &weights, jobs))
+}
+
+/// `run --shard i/N`: the plan restricted to shard i, and the report's shard block.
+fn shard_plan(
+    plan: &Plan,
+    spec: &str,
+    timings: Option<&Path>,
+) -> Result<(Plan, report::model::ShardInfo), String> {
+    let (i, n) = shard::parse_shard(spec)?;
+    let p = partition_of(plan, n, timings)?;
+    if p.count != n {
+        return Err(format!(
+            "the plan has {} connected component(s), so it splits into {} shard(s), not {n}; run `plangate shard` and use the shards it prints",
+            p.components, p.count
+        ));
+    }
+    let keep: Vec<bool> = p.shard_of.iter().map(|&s| s == i - 1).collect();
+    let steps = p.steps_of(i - 1);
+    let info = report::model::ShardInfo {
+        index: i,
+        count: n,
+        plan_sha256: plan.sha256.clone(),
+        partition_sha256: p.sha256.clone(),
+        plan_steps: plan.steps.len(),
+        steps,
+        merged: Vec::new(),
+    };
+    Ok((plan.restricted(&keep), info))
+}
+
+fn cmd_shard(args: &cli::ShardArgs) -> u8 {
+    let plan = match plan::load_plan_file(&args.plan) {
+        Ok(p) => p,
+        Err(d) => {
+            print_diags(&d);
+            return RunStatus::Invalid.code();
+        }
+    };
+    let p = match partition_of(&plan, args.jobs as usize, args.timings.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            err_line(&e);
+            return RunStatus::Invalid.code();
+        }
+    };
+    if p.components == 1 {
+        stderr_text(&format!(
+            "plangate: plan `{}` is one connected component ({} steps): it cannot be split, so it is one shard\n",
+            plan.id,
+            plan.steps.len()
+        ));
+    } else {
+        stderr_text(&format!(
+            "plangate: plan `{}`: {} steps in {} components -> {} shard(s)\n",
+            plan.id,
+            plan.steps.len(),
+            p.components,
+            p.count
+        ));
+    }
+    let shards: Vec<serde_json::Value> = (0..p.count)
+        .map(|s| {
+            let ids: Vec<&str> = p
+                .steps_of(s)
+                .into_iter()
+                .map(|i| plan.steps[i].id.as_str())
+                .collect();
+            json!({"index": s + 1, "shard": format!("{}/{}", s + 1, p.count), "steps": ids.len(), "weight": p.weights[s], "ids": ids})
+        })
+        .collect();
+    let text = match args.format {
+        cli::ShardFormat::Json => {
+            let v = json!({
+                "plan": {"id": plan.id, "path": plan.path.display().to_string(), "sha256": plan.sha256},
+                "steps": plan.steps.len(),
+                "components": p.components,
+                "jobs": args.jobs,
+                "count": p.count,
+                "weighted_by": if args.timings.is_some() { "timings" } else { "steps" },
+                "partition_sha256": p.sha256,
+                "shards": shards,
+            });
+            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+        }
+        cli::ShardFormat::Github => {
+            let include: Vec<serde_json::Value> = (0..p.count)
+                .map(|s| json!({"shard": format!("{}/{}", s + 1, p.count), "index": s + 1, "steps": shards[s]["steps"]}))
+                .collect();
+            serde_json::to_string(&json!({"include": include})).unwrap_or_default() + "\n"
+        }
+        cli::ShardFormat::Gitlab => {
+            let list: Vec<String> = (0..p.count)
+                .map(|s| format!("\"{}/{}\"", s + 1, p.count))
+                .collect();
+            let template =
+                serde_json::to_string(&args.gitlab_template).unwrap_or_else(|_| "\"\"".into());
+            format!(
+                "# Generated by `plangate shard`: plan `{}` (sha256 {}), {} steps in {} component(s), {} shard(s).\n\
+                 include:\n  - local: {template}\n\n\
+                 plangate-shard:\n  extends: .plangate-shard\n  parallel:\n    matrix:\n      - PLANGATE_SHARD: [{}]\n",
+                plan.id,
+                plan.sha256,
+                plan.steps.len(),
+                p.components,
+                p.count,
+                list.join(", ")
+            )
+        }
+    };
+    if let Err(e) = stdout_bytes(text.as_bytes()) {
+        err_line(&format!("cannot write to stdout: {e}"));
+        return 1;
+    }
+    0
+}
+
+fn cmd_merge(args: &cli::MergeArgs) -> u8 {
+    let gh = github_settings(&args.github);
+    let mut reports = Vec::with_capacity(args.reports.len());
+    for p in &args.reports {
+        let parsed = std::fs::read_to_string(p)
+            .map_err(|e| format!("cannot read {}: {e}", p.display()))
+            .and_then(|t| {
+                serde_json::from_str::<report::model::Report>(&t)
+                    .map_err(|e| format!("{} is not a plangate report: {e}", p.display()))
+            });
+        match parsed {
+            Ok(r) => reports.push((p.clone(), r)),
+            Err(e) => {
+                err_line(&e);
+                return RunStatus::Invalid.code();
+            }
+        }
+    }
+    let dirs: Vec<PathBuf> = args
+        .reports
+        .iter()
+        .map(|p| p.parent().map(Path::to_path_buf).unwrap_or_default())
+        .collect();
+    let shard_index: Vec<usize> = reports
+        .iter()
+        .map(|(_, r)| r.shard.as_ref().map_or(0, |s| s.index))
+        .collect();
+    let merged = match merge::merge(reports, uuid::Uuid::now_v7().to_string()) {
+        Ok(r) => r,
+        Err(e) => {
+            err_line(&format!("merge: {e}"));
+            return RunStatus::Invalid.code();
+        }
+    };
+    if let Err(e) = std::fs::create_dir_all(&args.out) {
+        err_line(&format!("cannot create {}: {e}", args.out.display()));
+        return RunStatus::Invalid.code();
+    }
+    // diff-summary.md: each shard's, under its heading, in shard order.
+    let mut order: Vec<usize> = (0..dirs.len()).collect();
+    order.sort_by_key(|&k| shard_index[k]);
+    let mut summary = format!(
+        "# Workspace changes ({} shards merged)\n\n",
+        merged.shard.as_ref().map_or(0, |s| s.count)
+    );
+    for k in order {
+        let text = std::fs::read_to_string(dirs[k].join("diff-summary.md"))
+            .unwrap_or_else(|_| "_no diff summary in this shard's output_\n".into());
+        summary.push_str(&format!("## Shard {}\n\n{text}\n", shard_index[k]));
+    }
+    let json = serde_json::to_string_pretty(&merged).unwrap_or_default() + "\n";
+    for (name, text) in [
+        ("report.json", json.as_str()),
+        ("diff-summary.md", summary.as_str()),
+    ] {
+        if let Err(e) = report::write_text_atomic(&args.out.join(name), text) {
+            err_line(&format!(
+                "cannot write {}: {e}",
+                args.out.join(name).display()
+            ));
+            return RunStatus::Invalid.code();
+        }
+    }
+    write_derived_outputs(args.junit.as_deref(), &args.out);
+    if !args.quiet {
+        stderr_text(&format!(
+            "plangate: merged {} shard report(s) of plan `{}`: {} steps, status {} (exit {})\nreport: {}\n",
+            args.reports.len(),
+            merged.plan.id.as_deref().unwrap_or("?"),
+            merged.steps.len(),
+            merged.status.as_str(),
+            merged.exit_code,
+            args.out.join("report.json").display()
+        ));
+    }
+    publish_ci(&args.out, &gh, args.quiet);
+    merged.exit_code
 }
 
 /// `--github-*`, `--comment`, `--check-run`. The token is remembered by the

@@ -80,6 +80,8 @@ pub struct RunSettings {
     pub workspace_head: Option<String>,
     /// `--resume`: the run resumed and the steps carried over from it.
     pub resume: Option<crate::resume::Resume>,
+    /// `--shard i/N`: the report's `shard` block (the plan is already restricted to it).
+    pub shard: Option<crate::report::model::ShardInfo>,
 }
 
 /// A step's risk and decision.

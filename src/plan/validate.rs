@@ -994,6 +994,9 @@ fn lower(
     })
 }
 
+/// The longest expanded id: it names the step's artifact folder (255 bytes at most on most file systems).
+const MAX_EXPANDED_ID: usize = 200;
+
 /// Replace each template by its expansions (module `matrix` has the rules);
 /// dependencies and agent `context_steps` are re-pointed at expansions.
 fn expand(
@@ -1054,6 +1057,20 @@ fn expand(
                 a.context_steps = c;
             }
             steps.push(s);
+            continue;
+        }
+        if let Some(c) = (0..exp.len()).find(|&c| exp.id(&template.id, c).len() > MAX_EXPANDED_ID) {
+            diags.push(
+                Diagnostic::at(
+                    file,
+                    root.pos_of(&format!("/steps/{t}/matrix")),
+                    format!(
+                        "the expanded id `{}` is longer than {MAX_EXPANDED_ID} bytes",
+                        exp.id(&template.id, c)
+                    ),
+                )
+                .help("an expanded id names the step's artifact folder; use shorter matrix keys or values"),
+            );
             continue;
         }
         for (c, dc) in deps.into_iter().enumerate() {

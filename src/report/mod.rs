@@ -185,6 +185,7 @@ impl Reporter {
             budget_exhausted: None,
             workspace_head: settings.workspace_head.clone(),
             resumed_from: settings.resume.as_ref().map(|r| r.from.clone()),
+            shard: settings.shard.clone(),
             errors: Vec::new(),
         };
         let hashes = plan.steps.iter().map(input_hash).collect();
@@ -542,6 +543,7 @@ pub fn write_invalid(
         budget_exhausted: None,
         workspace_head: None,
         resumed_from: None,
+        shard: None,
         errors: errors.to_vec(),
     };
     let path = out_dir.join("report.json");

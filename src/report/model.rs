@@ -67,6 +67,9 @@ pub struct Report {
     /// The run this one resumed (`--resume`): its id and report file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumed_from: Option<CarriedOver>,
+    /// Which shard of the plan this run covered (`run --shard i/N`), or which shards were merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
     /// Plan or usage errors (status `invalid`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<Diagnostic>,
@@ -199,4 +202,35 @@ pub struct Finding {
     pub line: u64,
     /// Stable fingerprint of the secret (never the secret).
     pub fingerprint: String,
+}
+
+/// The shard a report covers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    /// 1-based shard number (0 in a merged report).
+    pub index: usize,
+    /// How many shards the plan was cut into.
+    pub count: usize,
+    /// sha256 of the plan file.
+    pub plan_sha256: String,
+    /// Names the partition (plan, shard count and assignment); equal across the shards of one cut.
+    pub partition_sha256: String,
+    /// How many steps the whole (expanded) plan has.
+    pub plan_steps: usize,
+    /// This shard's steps: their 0-based positions in the whole plan.
+    pub steps: Vec<usize>,
+    /// Merged reports: the shards joined, with their run ids.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<MergedShard>,
+}
+
+/// One shard report joined by `plangate merge`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergedShard {
+    /// 1-based shard number.
+    pub index: usize,
+    /// Its run id.
+    pub run_id: String,
+    /// Its status.
+    pub status: RunStatus,
 }

@@ -23,6 +23,7 @@ mod run;
 mod sandbox;
 mod secrets;
 mod secrets_rules;
+mod shard;
 mod snapshots;
 mod tool_archive;
 mod tool_git;

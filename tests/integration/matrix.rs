@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::harness::{Env, code, read_json, stderr};
+use crate::harness::{Env, code, stderr};
 
 const MATRIX_PLAN: &str = r#"version: 1
 id: mx
@@ -120,7 +120,23 @@ fn approvals_and_steps_take_template_ids_and_expanded_ids() {
     assert_eq!(code(&o), 3, "{}", stderr(&o));
 }
 
-#[allow(dead_code)]
-fn read(p: &std::path::Path) -> Value {
-    read_json(p)
+#[test]
+fn an_expanded_id_too_long_for_a_folder_name_is_a_plan_error() {
+    let env = Env::new();
+    let v = "v".repeat(60);
+    let keys: Vec<String> = (0..4)
+        .map(|k| format!("key_{k}_{}: [{v}]", "k".repeat(20)))
+        .collect();
+    let plan = format!(
+        "version: 1\nid: t\nsteps:\n  - id: s\n    tool: bash\n    matrix: {{{}}}\n    parameters: {{command: 'true'}}\n",
+        keys.join(", ")
+    );
+    let o = env.run(&plan, &[]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("longer than 200 bytes"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(env.report()["status"], "invalid");
 }
