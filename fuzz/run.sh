@@ -8,6 +8,8 @@ secs=${SECONDS_PER_TARGET:-60}
 status=0
 for t in $(cargo +nightly fuzz list); do
   mkdir -p "corpus/$t"
+  # The seed corpus is kept in the repository (fuzz/seeds/<target>); runs grow corpus/ locally.
+  [ -d "seeds/$t" ] && cp -n seeds/"$t"/* "corpus/$t/" 2>/dev/null
   echo "== $t ($secs s)"
   if cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -max_len=65536 > "/tmp/fuzz-$t.log" 2>&1; then
     grep -E "^Done [0-9]+ runs" "/tmp/fuzz-$t.log" || tail -n 2 "/tmp/fuzz-$t.log"
