@@ -98,17 +98,10 @@ pub fn run(a: &ScanAction, step_id: &str, ctx: &StepContext, started: SystemTime
         "scan_time": scanned.scan_time.as_secs_f64(),
         "errors": scanned.errors,
     });
-    let rel = format!("{}/result.json", ctx.artifacts_rel);
-    let written = std::fs::create_dir_all(&ctx.artifacts_dir).and_then(|()| {
-        std::fs::write(
-            ctx.out_dir.join(&rel),
-            serde_json::to_vec_pretty(&result).unwrap_or_default(),
-        )
-    });
-    match written {
-        Ok(()) => out.artifacts.push(rel),
+    match super::write_result(ctx, &result) {
+        Ok(rel) => out.artifacts.push(rel),
         Err(e) => {
-            out.error = Some(format!("cannot write the scan result: {e}"));
+            out.error = Some(e);
             return out;
         }
     }
