@@ -17,6 +17,7 @@ pub mod exit_code;
 pub mod github;
 pub mod guard;
 pub mod integrations;
+pub mod markdown;
 pub mod merge;
 pub mod plan;
 pub mod policy;
@@ -28,6 +29,7 @@ pub mod secrets;
 pub mod selection;
 pub mod shard;
 pub mod tools;
+pub mod version;
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -249,7 +251,7 @@ fn write_derived_outputs(junit: Option<&Path>, out_dir: &Path) {
     write(
         &out_dir.join(GITLAB_SECRETS_FILE),
         report.map(|r| {
-            serde_json::to_string_pretty(&report::render::gitlab_secret_detection(&r))
+            serde_json::to_string_pretty(&report::render::gitlab_secret_detection(&r, out_dir))
                 .unwrap_or_default()
                 + "\n"
         }),
@@ -1121,17 +1123,21 @@ fn cmd_report(args: &ReportArgs) -> u8 {
         }
     }
     let Some(format) = args.format else { return 0 };
+    // Findings in run output are under the folder report.json is in.
+    let out_dir = args.report.parent().unwrap_or(std::path::Path::new("."));
     let body = match format {
         ReportFormat::Markdown => report::render::markdown(&report),
         ReportFormat::Junit => report::render::junit(&report),
         ReportFormat::Sarif => {
-            serde_json::to_string_pretty(&report::render::sarif(&report)).unwrap_or_default() + "\n"
+            serde_json::to_string_pretty(&report::render::sarif(&report, out_dir))
+                .unwrap_or_default()
+                + "\n"
         }
         ReportFormat::Json => {
             serde_json::to_string_pretty(&report::render::json(&report)).unwrap_or_default() + "\n"
         }
         ReportFormat::GitlabSecretDetection => {
-            serde_json::to_string_pretty(&report::render::gitlab_secret_detection(&report))
+            serde_json::to_string_pretty(&report::render::gitlab_secret_detection(&report, out_dir))
                 .unwrap_or_default()
                 + "\n"
         }

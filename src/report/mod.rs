@@ -8,6 +8,7 @@
 
 pub mod console;
 pub mod gitlab;
+pub mod location;
 pub mod model;
 pub mod redact;
 pub mod render;
@@ -159,7 +160,7 @@ impl Reporter {
             .collect();
         let report = Report {
             schema_version: SCHEMA_VERSION,
-            plangate_version: env!("CARGO_PKG_VERSION").to_owned(),
+            plangate_version: crate::version::VERSION.to_owned(),
             run_id: settings.run_id.clone(),
             in_progress: true,
             plan: PlanRef {
@@ -514,7 +515,7 @@ pub fn write_invalid(
     let bytes = std::fs::read(plan_path).ok();
     let report = Report {
         schema_version: SCHEMA_VERSION,
-        plangate_version: env!("CARGO_PKG_VERSION").to_owned(),
+        plangate_version: crate::version::VERSION.to_owned(),
         run_id: run_id.to_owned(),
         in_progress: false,
         plan: PlanRef {
