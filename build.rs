@@ -67,10 +67,10 @@ fn from_git(dir: &Path) -> Option<String> {
             println!("cargo:rerun-if-changed={}", dir.join(p).display());
         }
     }
-    if let Some(r) = git(dir, &["symbolic-ref", "-q", "HEAD"]) {
-        if let Some(p) = git(dir, &["rev-parse", "--git-path", &r]) {
-            println!("cargo:rerun-if-changed={}", dir.join(p).display());
-        }
+    if let Some(p) = git(dir, &["symbolic-ref", "-q", "HEAD"])
+        .and_then(|r| git(dir, &["rev-parse", "--git-path", &r]))
+    {
+        println!("cargo:rerun-if-changed={}", dir.join(p).display());
     }
     short(&git(dir, &["rev-parse", "HEAD"])?)
 }

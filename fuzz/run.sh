@@ -3,7 +3,7 @@
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
 # Crashes land in fuzz/artifacts/<target>/; turn each into a regression test.
 set -uo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")" || exit 1
 secs=${SECONDS_PER_TARGET:-60}
 status=0
 for t in $(cargo +nightly fuzz list); do

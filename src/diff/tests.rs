@@ -618,5 +618,7 @@ fn escaping_and_fences() {
     );
     assert_eq!(fence(&["a ``` b".to_owned()]), "````");
     assert_eq!(fence(&["plain".to_owned()]), "```");
-    assert_eq!(md_escape("a|b`c\nd"), "a\\|b'c d");
+    // A name keeps its backtick (a longer fence) and its pipe (escaped in a cell only).
+    assert_eq!(md_cell("a|b`c\nd"), "``a\\|b`c d``");
+    assert_eq!(md_code("a|b`c"), "``a|b`c``");
 }

@@ -150,8 +150,8 @@ fn err(o: &Output) -> String {
 fn value(o: &Output, key: &str) -> String {
     out(o)
         .lines()
-        .filter_map(|l| l.strip_prefix(&format!("{key}=")))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix(&format!("{key}=")))
         .unwrap_or("")
         .to_owned()
 }

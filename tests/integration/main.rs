@@ -6,6 +6,7 @@ mod agent;
 mod bad_inputs;
 mod ci;
 mod diff;
+mod distribution;
 mod examples;
 mod faults;
 mod formats;
