@@ -23,8 +23,8 @@ use serde::Serialize;
 use crate::engine::events::RunEvent;
 use crate::engine::{RunSettings, input_hash};
 use crate::model::{
-    AttemptEvent, AuditEvent, PlanRef, Report, RollbackReport, RunStatus, SCHEMA_VERSION,
-    StepOutcome, StepReport, StepStatus, Usage,
+    AttemptEvent, AuditEvent, DiffSummary, Finding, PlanRef, Report, RollbackReport, RunStatus,
+    SCHEMA_VERSION, StepOutcome, StepReport, StepStatus, Usage,
 };
 use crate::plan::{Diagnostic, Plan};
 use audit::AuditLog;
@@ -350,75 +350,18 @@ impl Reporter {
                 step,
                 sequence,
                 outcome,
-            } => {
-                let id = self.report.steps[*step].id.clone();
-                let rb = RollbackReport {
-                    status: outcome.status,
-                    exit_code: outcome.exit_code,
-                    duration_ms: millis(outcome.duration),
-                    artifacts: outcome.artifacts.clone(),
-                    error: outcome.error.clone(),
-                    changed_files: None,
-                    changed_files_omitted: 0,
-                };
-                self.audit(AuditEvent::RollbackFinished {
-                    step: id.clone(),
-                    status: outcome.status,
-                    error: outcome.error.clone(),
-                });
-                self.console.rollback_finished(&id, &rb);
-                self.report
-                    .findings
-                    .extend(outcome.findings.iter().cloned());
-                self.manifest_entry(*step, *sequence, "rollback", outcome);
-                self.report.steps[*step].rollback = Some(rb);
-            }
+            } => self.finish_rollback(*step, *sequence, outcome),
             RunEvent::StepChanges {
                 step,
                 rollback,
                 files,
                 omitted,
-            } => {
-                let s = &mut self.report.steps[*step];
-                let id = s.id.clone();
-                let (target, target_omitted) = match (*rollback, s.rollback.as_mut()) {
-                    (true, Some(rb)) => (&mut rb.changed_files, &mut rb.changed_files_omitted),
-                    _ => (&mut s.changed_files, &mut s.changed_files_omitted),
-                };
-                *target = Some(files.clone());
-                *target_omitted = *omitted;
-                let total = files.len() as u64 + omitted;
-                self.audit(AuditEvent::StepChanges {
-                    step: id,
-                    rollback: *rollback,
-                    files: total,
-                });
-            }
+            } => self.step_changes(*step, *rollback, files, *omitted),
             RunEvent::Diff {
                 summary,
                 markdown,
                 findings,
-            } => {
-                self.report.diff = Some(summary.clone());
-                self.report.findings.extend(findings.iter().cloned());
-                for f in findings {
-                    self.audit(finding_event(None, f));
-                }
-                self.audit(AuditEvent::Diff {
-                    method: summary.method,
-                    files_changed: summary.files_changed,
-                    insertions: summary.insertions,
-                    deletions: summary.deletions,
-                    notes: summary.notes.clone(),
-                });
-                let path = self.out_dir.join("diff-summary.md");
-                if let Err(e) = write_text_atomic(&path, markdown) {
-                    self.audit(AuditEvent::Error {
-                        what: "diff-summary.md".to_owned(),
-                        error: e.to_string(),
-                    });
-                }
-            }
+            } => self.diff(summary, markdown, findings),
             RunEvent::RunFinished { status } => {
                 self.report.status = *status;
                 self.report.exit_code = status.code();
@@ -432,6 +375,72 @@ impl Reporter {
             }
         }
         false
+    }
+
+    /// A rollback ended: its report under the step, its findings, its manifest entry.
+    fn finish_rollback(&mut self, step: usize, sequence: u32, outcome: &StepOutcome) {
+        let id = self.report.steps[step].id.clone();
+        let rb = RollbackReport {
+            status: outcome.status,
+            exit_code: outcome.exit_code,
+            duration_ms: millis(outcome.duration),
+            artifacts: outcome.artifacts.clone(),
+            error: outcome.error.clone(),
+            changed_files: None,
+            changed_files_omitted: 0,
+        };
+        self.audit(AuditEvent::RollbackFinished {
+            step: id.clone(),
+            status: outcome.status,
+            error: outcome.error.clone(),
+        });
+        self.console.rollback_finished(&id, &rb);
+        self.report
+            .findings
+            .extend(outcome.findings.iter().cloned());
+        self.manifest_entry(step, sequence, "rollback", outcome);
+        self.report.steps[step].rollback = Some(rb);
+    }
+
+    /// The files a step (or its rollback) changed.
+    fn step_changes(&mut self, step: usize, rollback: bool, files: &[String], omitted: u64) {
+        let s = &mut self.report.steps[step];
+        let id = s.id.clone();
+        let (target, target_omitted) = match (rollback, s.rollback.as_mut()) {
+            (true, Some(rb)) => (&mut rb.changed_files, &mut rb.changed_files_omitted),
+            _ => (&mut s.changed_files, &mut s.changed_files_omitted),
+        };
+        *target = Some(files.to_vec());
+        *target_omitted = omitted;
+        let total = files.len() as u64 + omitted;
+        self.audit(AuditEvent::StepChanges {
+            step: id,
+            rollback,
+            files: total,
+        });
+    }
+
+    /// What the run changed: the report's `diff` block, its findings, `diff-summary.md`.
+    fn diff(&mut self, summary: &DiffSummary, markdown: &str, findings: &[Finding]) {
+        self.report.diff = Some(summary.clone());
+        self.report.findings.extend(findings.iter().cloned());
+        for f in findings {
+            self.audit(finding_event(None, f));
+        }
+        self.audit(AuditEvent::Diff {
+            method: summary.method,
+            files_changed: summary.files_changed,
+            insertions: summary.insertions,
+            deletions: summary.deletions,
+            notes: summary.notes.clone(),
+        });
+        let path = self.out_dir.join("diff-summary.md");
+        if let Err(e) = write_text_atomic(&path, markdown) {
+            self.audit(AuditEvent::Error {
+                what: "diff-summary.md".to_owned(),
+                error: e.to_string(),
+            });
+        }
     }
 
     fn finish_step(&mut self, step: usize, sequence: u32, o: &StepOutcome) {
@@ -600,7 +609,7 @@ pub fn append_audit(out_dir: &Path, event: &AuditEvent) -> std::io::Result<()> {
 }
 
 /// The audit line of a finding (`step`: the step whose output held it; none for the diff's).
-fn finding_event(step: Option<&str>, f: &crate::model::Finding) -> AuditEvent {
+fn finding_event(step: Option<&str>, f: &Finding) -> AuditEvent {
     AuditEvent::Finding {
         step: step.map(str::to_owned),
         rule: f.rule.clone(),
