@@ -10,8 +10,11 @@ use std::path::{Path, PathBuf};
 #[path = "../../fuzz/properties.rs"]
 mod properties;
 
+/// A fuzz target's property: panics when it fails.
+type Property = fn(&[u8]);
+
 /// Every fuzz target and the property it checks.
-const TARGETS: &[(&str, fn(&[u8]))] = &[
+const TARGETS: &[(&str, Property)] = &[
     ("archive_names", properties::archive_names),
     ("classify", properties::classify),
     ("code", properties::code),
