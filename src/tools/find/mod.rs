@@ -4,6 +4,9 @@
 //! binary detection, `grep-regex` matches. Results are sorted by file and
 //! line, so the same tree gives the same `result.json` on every run.
 
+pub mod params;
+pub mod spec;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -21,8 +24,7 @@ use serde_json::json;
 
 use super::{StepContext, Stop, ToolReturn};
 use crate::engine::events::{StepOutcome, StepStatus};
-use crate::plan::FindAction;
-use crate::policy::{Risk, StepClassification};
+use params::FindAction;
 
 /// Longest `match_text` / context line kept, in characters.
 const MAX_LINE_CHARS: usize = 500;
@@ -30,17 +32,6 @@ const MAX_LINE_CHARS: usize = 500;
 pub const DEFAULT_CONTEXT: u32 = 2;
 /// Default matches kept.
 pub const DEFAULT_MAX_MATCHES: u32 = 20;
-
-/// Reading files is safe.
-pub fn classify(_a: &FindAction) -> StepClassification {
-    StepClassification {
-        floor: Risk::Safe,
-        classified: Risk::Safe,
-        blocked: None,
-        unclassifiable: None,
-        reason: "find_in_files only reads workspace files".to_owned(),
-    }
-}
 
 /// One match, as the design returns it.
 #[derive(Debug, Clone, Serialize)]
