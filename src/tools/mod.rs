@@ -32,11 +32,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::watch;
 
-use crate::engine::events::{StepOutcome, StepStatus, Usage};
-use crate::engine::process::ProcessOutcome;
+use crate::model::{StepOutcome, StepStatus, Usage};
 use crate::plan::Step;
 use crate::plan::raw::BudgetBlock;
 use crate::policy::StepClassification;
+use crate::process::ProcessOutcome;
 
 /// State every step of a run shares: the budget and why the run is stopping.
 #[derive(Debug)]
@@ -433,7 +433,7 @@ pub fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str) {
         }
         outcome
             .findings
-            .extend(found.into_iter().map(|f| crate::report::model::Finding {
+            .extend(found.into_iter().map(|f| crate::model::Finding {
                 rule: f.rule,
                 step: Some(step_id.to_owned()),
                 location: location.clone(),

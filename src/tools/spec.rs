@@ -35,7 +35,7 @@ pub struct ToolEnv {
     /// The policy's host allow-list for `http_request` (None: any host).
     pub allowed_hosts: Option<Vec<String>>,
     /// What the sandbox pre-flight found (None: not probed, no step asks for a sandbox).
-    pub sandbox: Option<crate::sandbox::Availability>,
+    pub sandbox: Option<crate::model::Availability>,
 }
 
 /// Where a step's parameters are being checked (the tree may have failed the schema).

@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use super::params::{AgentAction, OutputKind};
 use super::provider::{Answer, one_line};
-use crate::engine::events::{StepOutcome, StepStatus};
 use crate::guard::envelope::{self, Status, Tier};
 use crate::guard::{Category, Rejection, code, json};
+use crate::model::{StepOutcome, StepStatus};
 use crate::plan::Step;
 use crate::tools::StepContext;
 

@@ -28,9 +28,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::StepContext;
-use crate::engine::events::{AttemptRecord, StepOutcome, StepStatus, Usage};
 use crate::guard::envelope::{self, Tier};
 use crate::guard::{Rejection, protocol};
+use crate::model::{AttemptRecord, StepOutcome, StepStatus, Usage};
 use crate::plan::Step;
 use accept::{accept, judge, write_json};
 use params::{AgentAction, OutputKind};

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::params::{AgentAction, PromptSource};
-use crate::engine::events::Usage;
+use crate::model::Usage;
 use crate::tools::StepContext;
 
 /// Most bytes of a step's output appended to a prompt as context.

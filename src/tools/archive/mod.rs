@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{StepContext, Stop, ToolReturn};
-use crate::engine::events::{StepOutcome, StepStatus};
+use crate::model::{StepOutcome, StepStatus};
 use params::{ArchiveAction, ArchiveFormat, ArchiveOperation, Compression};
 
 use extract::{EntryKind, Extractor, Limits, Meter, Metered};

@@ -11,10 +11,11 @@ pub mod spec;
 use std::path::Path;
 use std::time::SystemTime;
 
-use crate::engine::events::{StepOutcome, StepStatus};
-use crate::engine::process::{self, Capture, ProcessSpec, Termination};
+use crate::model::{Availability, Backend};
+use crate::model::{StepOutcome, StepStatus};
 use crate::plan::Step;
-use crate::sandbox::{self, Availability, Backend, Layout};
+use crate::process::{self, Capture, ProcessSpec, Termination};
+use crate::sandbox::{self, Layout};
 use params::BashAction;
 
 use super::{StepContext, ToolResult};

@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::{StepContext, Stop, ToolReturn};
-use crate::engine::events::{StepOutcome, StepStatus};
+use crate::model::{StepOutcome, StepStatus};
 use params::FindAction;
 
 /// Longest `match_text` / context line kept, in characters.

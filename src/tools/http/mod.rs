@@ -40,7 +40,7 @@ use serde_json::{Value, json};
 use ureq::http::{self, HeaderName, HeaderValue, Method, Uri};
 
 use super::{StepContext, Stop, ToolReturn};
-use crate::engine::events::{StepOutcome, StepStatus};
+use crate::model::{StepOutcome, StepStatus};
 use crate::policy::hosts::{self, Target};
 use params::{HttpAction, HttpMethod, HttpRequestParams};
 use spec::{is_listed, looks_sensitive};

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{StepContext, Stop, ToolReturn};
-use crate::engine::events::{StepOutcome, StepStatus};
+use crate::model::{StepOutcome, StepStatus};
 use params::SystemInfoParams;
 
 /// Probed when the plan names none.

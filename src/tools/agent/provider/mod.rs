@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use super::params::AgentAction;
-use crate::engine::events::Usage;
+use crate::model::Usage;
 use crate::plan::Step;
 use crate::plan::raw::ProviderKind;
 use crate::policy::Risk;

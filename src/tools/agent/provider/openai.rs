@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{Answer, Call, CallError, CallFuture, Provider, one_line};
-use crate::engine::events::Usage;
+use crate::model::Usage;
 use crate::policy::Risk;
 use crate::tools::agent::params::AgentAction;
 

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{Answer, Call, CallError, CallFuture, Provider};
-use crate::engine::events::Usage;
+use crate::model::Usage;
 use crate::plan::raw::OutputKind;
 use crate::policy::Risk;
 use crate::tools::agent::params::AgentAction;
