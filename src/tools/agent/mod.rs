@@ -86,18 +86,8 @@ pub async fn run(
             protocol::retry_prompt(&base, n, a.max_attempts, &last, &instructions)
         };
         let digest = hex::encode(Sha256::digest(prompt.as_bytes()));
-        if !sent.insert(digest.clone()) {
-            out.error = Some(format!(
-                "attempt {n} would repeat an earlier prompt exactly; refusing to resend it"
-            ));
-            break;
-        }
-        let chars = prompt.chars().count() as u64;
-        if chars > max_in {
-            out.error = Some(format!(
-                "the prompt of attempt {n} has {chars} characters, more than max_input_chars {max_in} of agent `{}`; it is never truncated",
-                a.agent_name
-            ));
+        if let Err(why) = may_send(a, n, &prompt, &digest, &mut sent, max_in) {
+            out.error = Some(why);
             break;
         }
         out.attempts = n;
@@ -121,18 +111,7 @@ pub async fn run(
         let answer = match result {
             Ok(ans) => ans,
             Err(e) => {
-                let (status, msg) = match e {
-                    CallError::Failed(m) => (StepStatus::Failed, m),
-                    CallError::TimedOut(m) => (StepStatus::TimedOut, m),
-                    CallError::Stopped => (
-                        StepStatus::Failed,
-                        format!("{}; the agent was stopped", ctx.shared.stop_reason()),
-                    ),
-                };
-                record.error = Some(msg.clone());
-                out.agent_attempts.push(record);
-                out.status = status;
-                out.error = Some(msg);
+                call_failed(e, record, &mut out, ctx);
                 return finish(out, usage, t0);
             }
         };
@@ -192,6 +171,46 @@ pub async fn run(
         }
     }
     finish(out, usage, t0)
+}
+
+/// Whether attempt `n` may send `prompt`: never an exact repeat, never over `max_input_chars`.
+fn may_send(
+    a: &AgentAction,
+    n: u32,
+    prompt: &str,
+    digest: &str,
+    sent: &mut HashSet<String>,
+    max_in: u64,
+) -> Result<(), String> {
+    if !sent.insert(digest.to_owned()) {
+        return Err(format!(
+            "attempt {n} would repeat an earlier prompt exactly; refusing to resend it"
+        ));
+    }
+    let chars = prompt.chars().count() as u64;
+    if chars > max_in {
+        return Err(format!(
+            "the prompt of attempt {n} has {chars} characters, more than max_input_chars {max_in} of agent `{}`; it is never truncated",
+            a.agent_name
+        ));
+    }
+    Ok(())
+}
+
+/// A call that gave no answer ends the step: failed, timed out or stopped.
+fn call_failed(e: CallError, mut record: AttemptRecord, out: &mut StepOutcome, ctx: &StepContext) {
+    let (status, msg) = match e {
+        CallError::Failed(m) => (StepStatus::Failed, m),
+        CallError::TimedOut(m) => (StepStatus::TimedOut, m),
+        CallError::Stopped => (
+            StepStatus::Failed,
+            format!("{}; the agent was stopped", ctx.shared.stop_reason()),
+        ),
+    };
+    record.error = Some(msg.clone());
+    out.agent_attempts.push(record);
+    out.status = status;
+    out.error = Some(msg);
 }
 
 fn finish(mut out: StepOutcome, usage: Usage, t0: Instant) -> StepOutcome {

@@ -108,7 +108,7 @@ fn lower(cx: &LowerCx<'_>, params: Value) -> Result<AgentAction, Diagnostic> {
 
 /// The checks of an agent step's parameters.
 fn check_params(cx: &CheckCx<'_>, p: &Node, out: &mut Vec<Diagnostic>) {
-    let (file, agents, step, sid, known) = (cx.file, cx.agents, cx.step, cx.sid, cx.known);
+    let (file, agents, sid) = (cx.file, cx.agents, cx.sid);
     if let Some(n) = p.child("agent")
         && let Some(name) = str_of(n)
         && agents.and_then(|a| a.child(name)).is_none()
@@ -189,6 +189,12 @@ fn check_params(cx: &CheckCx<'_>, p: &Node, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+    check_context(cx, p, out);
+}
+
+/// `context_steps` must be dependencies; `prompt_file` and `context_files` stay inside the workspace.
+fn check_context(cx: &CheckCx<'_>, p: &Node, out: &mut Vec<Diagnostic>) {
+    let (file, step, sid, known) = (cx.file, cx.step, cx.sid, cx.known);
     let deps: Vec<&str> = items(step.child("dependencies"))
         .iter()
         .filter_map(str_of)

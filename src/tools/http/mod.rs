@@ -218,29 +218,7 @@ fn exchange(
             .checked_sub(CLIENT_MARGIN)
             .filter(|r| !r.is_zero())
             .unwrap_or(remaining);
-        let mut builder = http::Request::builder()
-            .method(ex.method.clone())
-            .uri(ex.uri.clone());
-        for (n, v) in &headers {
-            builder = builder.header(n, v);
-        }
-        let sent = match &body {
-            Some(b) => builder.body(b.clone()).map(|r| {
-                let r = agent
-                    .configure_request(r)
-                    .timeout_global(Some(remaining))
-                    .build();
-                agent.run(r)
-            }),
-            None => builder.body(()).map(|r| {
-                let r = agent
-                    .configure_request(r)
-                    .timeout_global(Some(remaining))
-                    .build();
-                agent.run(r)
-            }),
-        };
-        let mut resp = match sent {
+        let mut resp = match send(&agent, ex, &headers, body.as_deref(), remaining) {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => return Some(describe(e, &ex.method, &shown, p.verify_ssl)),
             Err(e) => {
@@ -286,17 +264,7 @@ fn exchange(
                         next.1.origin()
                     )));
                 }
-                let before: Vec<String> = headers.iter().map(|(n, _)| n.to_string()).collect();
-                headers.retain(|(n, _)| {
-                    !(looks_sensitive(n.as_str()) || is_listed(n.as_str(), &p.sensitive_headers))
-                });
-                for name in before {
-                    if !headers.iter().any(|(n, _)| n.as_str() == name)
-                        && !ex.dropped.contains(&name)
-                    {
-                        ex.dropped.push(name);
-                    }
-                }
+                drop_credentials(&mut headers, &p.sensitive_headers, ex);
             }
             ex.redirects.push(display_url(&next.0));
             ex.uri = next.0;
@@ -350,6 +318,54 @@ fn after_redirect(status: u16, method: &Method) -> (Method, bool) {
         303 if *method != Method::HEAD => (Method::GET, false),
         301 | 302 if *method == Method::POST => (Method::GET, false),
         _ => (method.clone(), true),
+    }
+}
+
+/// One request of the chain, within `remaining`.
+fn send(
+    agent: &ureq::Agent,
+    ex: &Exchange,
+    headers: &[(HeaderName, HeaderValue)],
+    body: Option<&[u8]>,
+    remaining: std::time::Duration,
+) -> Result<Result<http::Response<ureq::Body>, ureq::Error>, http::Error> {
+    let mut builder = http::Request::builder()
+        .method(ex.method.clone())
+        .uri(ex.uri.clone());
+    for (n, v) in headers {
+        builder = builder.header(n, v);
+    }
+    match body {
+        Some(b) => builder.body(b.to_vec()).map(|r| {
+            let r = agent
+                .configure_request(r)
+                .timeout_global(Some(remaining))
+                .build();
+            agent.run(r)
+        }),
+        None => builder.body(()).map(|r| {
+            let r = agent
+                .configure_request(r)
+                .timeout_global(Some(remaining))
+                .build();
+            agent.run(r)
+        }),
+    }
+}
+
+/// On a hop to another origin: drop every header that carries a credential
+/// (and the plan's `sensitive_headers`), listing each in `dropped`.
+fn drop_credentials(
+    headers: &mut Vec<(HeaderName, HeaderValue)>,
+    sensitive: &[String],
+    ex: &mut Exchange,
+) {
+    let before: Vec<String> = headers.iter().map(|(n, _)| n.to_string()).collect();
+    headers.retain(|(n, _)| !(looks_sensitive(n.as_str()) || is_listed(n.as_str(), sensitive)));
+    for name in before {
+        if !headers.iter().any(|(n, _)| n.as_str() == name) && !ex.dropped.contains(&name) {
+            ex.dropped.push(name);
+        }
     }
 }
 
