@@ -40,13 +40,13 @@ edges=$(
         rel=${f#src/}
         from=${rel%%/*}
         from=${from%.rs}
-        grep -o 'crate::[a-z_][a-z0-9_]*' "$f" | sed 's/^crate:://' | sort -u |
+        { grep -o 'crate::[a-z_][a-z0-9_]*' "$f" || true; } | sed 's/^crate:://' | sort -u |
             while read -r to; do
-                [[ "$to" != "$from" ]] && echo "$from $to $f"
+                if [[ "$to" != "$from" ]]; then echo "$from $to $f"; fi
             done
     done
 )
-for d in "${drop[@]}"; do
+for d in ${drop[@]+"${drop[@]}"}; do
     echo "(dropped: ${d/ / -> })"
     edges=$(grep -v "^$d " <<<"$edges" || true)
 done
