@@ -9,10 +9,10 @@ use std::path::Path;
 
 use anstyle::{AnsiColor, Style};
 
-use super::model::{Report, RollbackReport, StepReport};
 use crate::engine::RunSettings;
-use crate::engine::events::StepStatus;
-use crate::exit_code::RunStatus;
+use crate::model::RunStatus;
+use crate::model::StepStatus;
+use crate::model::{Report, RollbackReport, StepReport};
 use crate::plan::{Plan, Step};
 
 /// How to print.
@@ -210,7 +210,7 @@ impl Console {
         if let Some(d) = &r.diff {
             self.line(format_args!(
                 "changed: {} file(s), +{} -{} (diff-summary.md)",
-                d["files_changed"], d["insertions"], d["deletions"]
+                d.files_changed, d.insertions, d.deletions
             ));
         }
         if r.usage.tokens() > 0 {

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::model::Report;
-use crate::engine::events::StepStatus;
+use crate::model::Report;
+use crate::model::StepStatus;
 
 use crate::markdown::{At, code, text};
 
@@ -241,28 +241,29 @@ pub fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec<Sectio
             "changes",
             format!(
                 "### Changes\n\n{} file(s) changed, +{} -{}\n\n",
-                d["files_changed"], d["insertions"], d["deletions"]
+                d.files_changed, d.insertions, d.deletions
             ),
         );
         let cap = match detail {
             Detail::Compact => COMPACT_ROWS,
             Detail::Full => 100,
         };
-        let files = d["files"].as_array().map_or(&[][..], Vec::as_slice);
+        let files = &d.files;
         s.rows = files
             .iter()
             .take(cap)
             .map(|f| {
-                let from = f["old_path"]
-                    .as_str()
+                let from = f
+                    .old_path
+                    .as_deref()
                     .map(|old| format!("{} → ", code(old, At::Text)))
                     .unwrap_or_default();
                 format!(
                     "- {from}{} {} (+{} -{})\n",
-                    code(f["path"].as_str().unwrap_or(""), At::Text),
-                    f["change"].as_str().unwrap_or(""),
-                    f["insertions"],
-                    f["deletions"]
+                    code(&f.path, At::Text),
+                    f.change.as_str(),
+                    f.insertions,
+                    f.deletions
                 )
             })
             .collect();

@@ -10,6 +10,7 @@ mod distribution;
 mod examples;
 mod faults;
 mod formats;
+mod fuzz_regressions;
 mod github;
 mod guard_code;
 mod guard_conformance;
