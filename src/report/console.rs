@@ -237,11 +237,10 @@ impl Console {
             // The file relative to the repository, so GitHub places the annotation.
             let repo = super::location::Repo::current();
             for f in r.findings.iter().take(10) {
-                let file = repo.display(&super::location::finding_path(
-                    &f.location,
-                    Path::new(&r.workspace),
-                    out_dir,
-                ));
+                let as_found = f.location.strip_prefix("workspace:").unwrap_or(&f.location);
+                let path =
+                    super::location::finding_path(&f.location, Path::new(&r.workspace), out_dir);
+                let file = repo.relative_or(&path, as_found);
                 self.line(format_args!(
                     "::error file={},line={},title={}::{}",
                     gh_property(&file),

@@ -48,18 +48,15 @@ pub fn secret_detection(
         .iter()
         .map(|f| {
             // Relative to the repository, like SARIF's and the annotations'
-            // (absolute outside it; the id then hashes the name as found).
-            let (file, key) = match repo.relative(&f.path) {
-                Some(rel) if !f.path.as_os_str().is_empty() => (rel.clone(), rel),
-                _ if f.path.as_os_str().is_empty() => (f.file.clone(), f.file.clone()),
-                _ => (repo.display(&f.path), f.file.clone()),
-            };
+            // (outside it, the name as found: relative to the output folder,
+            // the workspace or the scanned folder).
+            let file = repo.relative_or(&f.path, &f.file);
             // Stable across runs for the same secret at the same place, so GitLab
             // tracks one vulnerability rather than a new one per pipeline.
             let mut h = Sha256::new();
             h.update(f.rule.as_bytes());
             h.update([0]);
-            h.update(key.as_bytes());
+            h.update(file.as_bytes());
             h.update([0]);
             h.update(f.fingerprint.as_bytes());
             let id = hex::encode(h.finalize());

@@ -52,10 +52,14 @@ impl Repo {
         (!parts.is_empty()).then(|| parts.join("/"))
     }
 
-    /// Where GitHub places an annotation: repository-relative, else the path as given.
-    pub fn display(&self, path: &Path) -> String {
-        self.relative(path)
-            .unwrap_or_else(|| absolute(path, &self.cwd).to_string_lossy().into_owned())
+    /// Where GitHub annotations and the GitLab report place a file:
+    /// repository-relative, else `as_found` (the name plangate found it by;
+    /// also when `path` is empty, i.e. unknown).
+    pub fn relative_or(&self, path: &Path, as_found: &str) -> String {
+        if path.as_os_str().is_empty() {
+            return as_found.to_owned();
+        }
+        self.relative(path).unwrap_or_else(|| as_found.to_owned())
     }
 
     /// A SARIF `artifactLocation`: `{uri, uriBaseId: %SRCROOT%}` inside the
