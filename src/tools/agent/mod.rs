@@ -59,7 +59,7 @@ pub async fn run(
     let base = match build_prompt(a, ctx) {
         Ok(p) => p,
         Err(e) => {
-            out.error = Some(e);
+            out.error = Some(e.to_string());
             return out;
         }
     };
