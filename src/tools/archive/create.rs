@@ -357,46 +357,15 @@ fn add(
         }
         out.files.push(shown_name);
     } else if ft.is_file() {
-        let len = meta.len();
-        let f = File::open(path)
-            .map_err(|e| ArchiveError::failed(format!("cannot read `{shown_name}`"), e))?;
-        let mut data = Exact {
-            inner: f.take(len),
-            left: len,
-            shrank: false,
-            stop,
+        let opts = zip_opts(mode).large_file(meta.len() >= 0xFFFF_FFFF);
+        let file = RegularFile {
+            path,
+            name,
+            len: meta.len(),
+            mode,
+            mtime,
         };
-        let fail = |e: &dyn std::fmt::Display| {
-            if stop.now() {
-                ArchiveError::Limit(
-                    "stopped before the archive was finished (timeout or run stopped)".to_owned(),
-                )
-            } else {
-                ArchiveError::Failed {
-                    what: format!("cannot add `{shown_name}`"),
-                    source: e.to_string().into(),
-                }
-            }
-        };
-        match sink {
-            Sink::Tar(b) => {
-                let mut h = tar_header(tar::EntryType::Regular, mode, mtime, len);
-                b.append_data(&mut h, name, &mut data)
-                    .map_err(|e| fail(&e))?;
-            }
-            Sink::Zip(z) => {
-                z.start_file(zip_name()?, zip_opts(mode).large_file(len >= 0xFFFF_FFFF))
-                    .map_err(|e| fail(&e))?;
-                io::copy(&mut data, z.as_mut()).map_err(|e| fail(&e))?;
-            }
-        }
-        if data.shrank {
-            out.warnings.push(format!(
-                "`{shown_name}` shrank while it was packed: padded with zeros to its first size"
-            ));
-        }
-        out.total_size += len;
-        out.files.push(shown_name);
+        add_file(sink, out, &file, &zip_name, opts, stop)?;
     } else {
         let what = if meta.rdev() != 0 {
             "a device"
@@ -406,6 +375,68 @@ fn add(
         out.warnings
             .push(format!("`{shown_name}` left out: it is {what}"));
     }
+    Ok(())
+}
+
+/// A regular file to pack.
+struct RegularFile<'a> {
+    path: &'a Path,
+    name: &'a Path,
+    len: u64,
+    mode: u32,
+    mtime: u64,
+}
+
+/// Pack a regular file: exactly the length it had when it was listed
+/// (padded if it shrank), the stop signal polled while copying.
+fn add_file(
+    sink: &mut Sink,
+    out: &mut Created,
+    file: &RegularFile<'_>,
+    zip_name: &dyn Fn() -> Result<String, ArchiveError>,
+    opts: zip::write::SimpleFileOptions,
+    stop: &Stop,
+) -> Result<(), ArchiveError> {
+    let (path, name, len, mode, mtime) = (file.path, file.name, file.len, file.mode, file.mtime);
+    let shown_name = show_path(name);
+    let f = File::open(path)
+        .map_err(|e| ArchiveError::failed(format!("cannot read `{shown_name}`"), e))?;
+    let mut data = Exact {
+        inner: f.take(len),
+        left: len,
+        shrank: false,
+        stop,
+    };
+    let fail = |e: &dyn std::fmt::Display| {
+        if stop.now() {
+            ArchiveError::Limit(
+                "stopped before the archive was finished (timeout or run stopped)".to_owned(),
+            )
+        } else {
+            ArchiveError::Failed {
+                what: format!("cannot add `{shown_name}`"),
+                source: e.to_string().into(),
+            }
+        }
+    };
+    match sink {
+        Sink::Tar(b) => {
+            let mut h = tar_header(tar::EntryType::Regular, mode, mtime, len);
+            b.append_data(&mut h, name, &mut data)
+                .map_err(|e| fail(&e))?;
+        }
+        Sink::Zip(z) => {
+            z.start_file(zip_name()?, opts).map_err(|e| fail(&e))?;
+            io::copy(&mut data, z.as_mut()).map_err(|e| fail(&e))?;
+        }
+    }
+    if data.shrank {
+        out.warnings.push(format!(
+            "`{shown_name}` shrank while it was packed: padded with zeros to its first size"
+        ));
+    }
+    out.total_size += len;
+    out.files.push(shown_name);
     Ok(())
 }
 

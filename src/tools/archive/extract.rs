@@ -350,77 +350,84 @@ impl<'m> Extractor<'m> {
                 self.files.push(name);
                 Ok(())
             }
-            EntryKind::Symlink(target) => {
-                self.check_parents(&rel, &name)?;
-                let t = shown(&target);
-                if target.is_empty() || target.contains(&0) {
-                    return Err(ArchiveError::Refused(format!(
-                        "symlink `{name}` has an empty or NUL target"
-                    )));
-                }
-                if target.first() == Some(&b'/') {
-                    return Err(ArchiveError::Refused(format!(
-                        "symlink `{name}` → `{t}` has an absolute target: it leaves the destination"
-                    )));
-                }
-                let dir = rel.parent().unwrap_or(Path::new(""));
-                if lexical_target(dir, &target).is_none() {
-                    return Err(ArchiveError::Refused(format!(
-                        "symlink `{name}` → `{t}` leaves the destination"
-                    )));
-                }
-                match self.staged.get(&rel) {
-                    None => {}
-                    Some(Staged::Symlink(_)) if self.overwrite => {}
-                    Some(_) => {
-                        return Err(ArchiveError::Refused(format!(
-                            "entry `{name}` appears more than once in the archive{}",
-                            self.dup_hint()
-                        )));
-                    }
-                }
-                if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    self.make_dirs(parent)?;
-                }
-                // Created after every other entry, once the whole tree is known.
-                if !matches!(self.staged.get(&rel), Some(Staged::Symlink(_))) {
-                    self.files.push(name);
-                }
-                self.staged.insert(rel, Staged::Symlink(target));
-                Ok(())
-            }
-            EntryKind::Hardlink(target) => {
-                self.check_parents(&rel, &name)?;
-                let t = shown(&target);
-                let trel = match normalize(&target) {
-                    Ok(Some(p)) => p,
-                    Ok(None) => {
-                        return Err(ArchiveError::Refused(format!(
-                            "hardlink `{name}` has an empty target"
-                        )));
-                    }
-                    Err(why) => {
-                        return Err(ArchiveError::Refused(format!(
-                            "hardlink `{name}` → `{t}`: its target {why}"
-                        )));
-                    }
-                };
-                if self.staged.get(&trel) != Some(&Staged::File) {
-                    return Err(ArchiveError::Refused(format!(
-                        "hardlink `{name}` → `{t}` does not point at a regular file extracted before it: refused"
-                    )));
-                }
-                self.make_room(&rel, &name)?;
-                fs::hard_link(
-                    self.staging.path().join(&trel),
-                    self.staging.path().join(&rel),
-                )
-                .map_err(|e| ArchiveError::failed(format!("hardlink `{name}` → `{t}`"), e))?;
-                self.staged.insert(rel, Staged::File);
-                self.files.push(name);
-                Ok(())
+            EntryKind::Symlink(target) => self.symlink(rel, name, target),
+            EntryKind::Hardlink(target) => self.hardlink(rel, name, &target),
+        }
+    }
+
+    /// Stage a symlink entry: its target must stay inside the destination by
+    /// name; it is created after every other entry.
+    fn symlink(&mut self, rel: PathBuf, name: String, target: Vec<u8>) -> Result<(), ArchiveError> {
+        self.check_parents(&rel, &name)?;
+        let t = shown(&target);
+        if target.is_empty() || target.contains(&0) {
+            return Err(ArchiveError::Refused(format!(
+                "symlink `{name}` has an empty or NUL target"
+            )));
+        }
+        if target.first() == Some(&b'/') {
+            return Err(ArchiveError::Refused(format!(
+                "symlink `{name}` → `{t}` has an absolute target: it leaves the destination"
+            )));
+        }
+        let dir = rel.parent().unwrap_or(Path::new(""));
+        if lexical_target(dir, &target).is_none() {
+            return Err(ArchiveError::Refused(format!(
+                "symlink `{name}` → `{t}` leaves the destination"
+            )));
+        }
+        match self.staged.get(&rel) {
+            None => {}
+            Some(Staged::Symlink(_)) if self.overwrite => {}
+            Some(_) => {
+                return Err(ArchiveError::Refused(format!(
+                    "entry `{name}` appears more than once in the archive{}",
+                    self.dup_hint()
+                )));
             }
         }
+        if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+            self.make_dirs(parent)?;
+        }
+        // Created after every other entry, once the whole tree is known.
+        if !matches!(self.staged.get(&rel), Some(Staged::Symlink(_))) {
+            self.files.push(name);
+        }
+        self.staged.insert(rel, Staged::Symlink(target));
+        Ok(())
+    }
+
+    /// Stage a hardlink entry: only to a regular file extracted before it.
+    fn hardlink(&mut self, rel: PathBuf, name: String, target: &[u8]) -> Result<(), ArchiveError> {
+        self.check_parents(&rel, &name)?;
+        let t = shown(target);
+        let trel = match normalize(target) {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                return Err(ArchiveError::Refused(format!(
+                    "hardlink `{name}` has an empty target"
+                )));
+            }
+            Err(why) => {
+                return Err(ArchiveError::Refused(format!(
+                    "hardlink `{name}` → `{t}`: its target {why}"
+                )));
+            }
+        };
+        if self.staged.get(&trel) != Some(&Staged::File) {
+            return Err(ArchiveError::Refused(format!(
+                "hardlink `{name}` → `{t}` does not point at a regular file extracted before it: refused"
+            )));
+        }
+        self.make_room(&rel, &name)?;
+        fs::hard_link(
+            self.staging.path().join(&trel),
+            self.staging.path().join(&rel),
+        )
+        .map_err(|e| ArchiveError::failed(format!("hardlink `{name}` → `{t}`"), e))?;
+        self.staged.insert(rel, Staged::File);
+        self.files.push(name);
+        Ok(())
     }
 
     fn dup_hint(&self) -> &'static str {
