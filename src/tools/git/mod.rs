@@ -24,9 +24,11 @@
 //!   setting another one is refused.
 //!
 //! The repository must be a work tree whose top level and git directories
-//! resolve inside the workspace. Risk rules are in [`args`].
+//! resolve inside the workspace. Risk rules are in [`crate::policy::git`],
+//! shared with the bash classifier.
 
 pub mod args;
+pub mod problems;
 pub mod status;
 
 use std::collections::BTreeSet;
