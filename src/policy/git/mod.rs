@@ -92,7 +92,7 @@ pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
         words
             .first()
             .filter(|w| w.text.is_none_or(|t| !t.starts_with('-')))
-            .map(|w| w.raw.to_owned())
+            .map(|w| w.text.unwrap_or(w.raw).to_owned())
     } else {
         None
     };
@@ -145,3 +145,6 @@ pub fn classify(r: &Request<'_>) -> Verdict {
     }
     v
 }
+
+#[cfg(test)]
+mod tests;

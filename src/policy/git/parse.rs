@@ -30,6 +30,11 @@ impl<'a> Word<'a> {
         }
     }
 
+    /// The value, or the word as written when it is only known at run time.
+    fn value(&self) -> String {
+        self.text.unwrap_or(self.raw).to_owned()
+    }
+
     /// Whether a run-time value could start with `-`: nothing literal precedes the expansion.
     fn may_be_option(&self) -> bool {
         !self
@@ -245,7 +250,7 @@ fn long_option(t: &Tables, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usiz
                 }
                 (Takes::No, None) | (Takes::Attached, None) => (None, false),
                 (_, Some(v)) => (Some(v.to_owned()), false),
-                (Takes::Value, None) => (next.map(|n| n.raw.to_owned()), next.is_some()),
+                (Takes::Value, None) => (next.map(Word::value), next.is_some()),
                 (Takes::LastArg, None) => match next.and_then(|n| n.text) {
                     Some(n) if !n.starts_with('-') => (Some(n.to_owned()), true),
                     _ => (None, false),
@@ -307,7 +312,7 @@ fn short_bundle(t: &Tables, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usi
                     Some(rest)
                 } else if next_is_value {
                     consumed_next = next.is_some();
-                    next.map(|n| n.raw.to_owned())
+                    next.map(Word::value)
                 } else {
                     None
                 }
