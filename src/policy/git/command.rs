@@ -30,7 +30,14 @@ pub struct CommandVerdict {
 }
 
 /// Global options that take the next word (or `=value` for the long ones).
-const WITH_VALUE: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--attr-source"];
+const WITH_VALUE: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--attr-source",
+];
 /// Global options that only print.
 const INFO: &[&str] = &[
     "--version",
@@ -75,7 +82,8 @@ fn globals(words: &[Word<'_>]) -> (Globals, usize) {
     while let Some(w) = words.get(i) {
         let Some(t) = w.text else {
             if w.raw.starts_with('-') {
-                g.problems.push(format!("`{}` is only known at run time", w.raw));
+                g.problems
+                    .push(format!("`{}` is only known at run time", w.raw));
                 i += 1;
                 continue;
             }
@@ -110,9 +118,9 @@ fn global(g: &mut Globals, name: &str, value: Option<Word<'_>>, at: Option<usize
                 let key = kv.split('=').next().unwrap_or(kv);
                 g.problems.extend(super::config::judge_key(key));
             }
-            None => g
-                .problems
-                .push(format!("`{name}` sets configuration only known at run time")),
+            None => g.problems.push(format!(
+                "`{name}` sets configuration only known at run time"
+            )),
         },
         "-C" | "--git-dir" | "--work-tree" => match (value, at) {
             (Some(_), Some(at)) => g.repo_words.push(at),

@@ -141,6 +141,9 @@ mod tests {
                 "{k}"
             );
         }
-        assert!(judge_key("foo.bar").is_some_and(|w| w.contains("cannot judge") || w.contains("not one")));
+        assert!(
+            judge_key("foo.bar")
+                .is_some_and(|w| w.contains("cannot judge") || w.contains("not one"))
+        );
     }
 }

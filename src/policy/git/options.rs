@@ -276,11 +276,7 @@ pub(super) const DIFF_REFUSED: &[Refused] = &[
     ("--ext-diff", N, R::ExtDiff),
     ("--textconv", N, R::Textconv),
     ("--output", V, R::WritesFile),
-    (
-        "--no-index",
-        N,
-        R::NoIndex,
-    ),
+    ("--no-index", N, R::NoIndex),
     ("-O", A, R::OrderFile),
 ];
 
@@ -479,31 +475,11 @@ pub(super) const COMMIT_OPTS: &[Spec] = &[
 
 pub(super) const COMMIT_REFUSED: &[Refused] = &[
     ("-m", V, R::Message),
-    (
-        "--message",
-        V,
-        R::Message,
-    ),
-    (
-        "-F",
-        V,
-        R::MessageFile,
-    ),
-    (
-        "--file",
-        V,
-        R::MessageFile,
-    ),
-    (
-        "-t",
-        V,
-        R::TemplateFile,
-    ),
-    (
-        "--template",
-        V,
-        R::TemplateFile,
-    ),
+    ("--message", V, R::Message),
+    ("-F", V, R::MessageFile),
+    ("--file", V, R::MessageFile),
+    ("-t", V, R::TemplateFile),
+    ("--template", V, R::TemplateFile),
     ("-S", A, R::Gpg),
     ("--gpg-sign", A, R::Gpg),
     ("-p", N, R::Interactive),
@@ -552,11 +528,7 @@ pub(super) const PUSH_OPTS: &[Spec] = &[
 ];
 
 pub(super) const PUSH_REFUSED: &[Refused] = &[
-    (
-        "--receive-pack",
-        V,
-        R::RemoteProgram,
-    ),
+    ("--receive-pack", V, R::RemoteProgram),
     ("--exec", V, R::RemoteProgram),
     ("--signed", A, R::Gpg),
 ];
@@ -623,11 +595,7 @@ pub(super) const PULL_OPTS: &[Spec] = &[
 ];
 
 pub(super) const PULL_REFUSED: &[Refused] = &[
-    (
-        "--upload-pack",
-        V,
-        R::RemoteProgram,
-    ),
+    ("--upload-pack", V, R::RemoteProgram),
     ("-S", A, R::Gpg),
     ("--gpg-sign", A, R::Gpg),
     ("--verify-signatures", N, R::Gpg),
@@ -724,7 +692,8 @@ pub(super) const RESET_OPTS: &[Spec] = &[
     ("--no-refresh", N, P),
 ];
 
-pub(super) const PATCH_REFUSED: &[Refused] = &[("-p", N, R::Interactive), ("--patch", N, R::Interactive)];
+pub(super) const PATCH_REFUSED: &[Refused] =
+    &[("-p", N, R::Interactive), ("--patch", N, R::Interactive)];
 
 pub(super) const STASH_PUSH_OPTS: &[Spec] = &[
     ("-u", N, P),

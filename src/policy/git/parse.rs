@@ -133,12 +133,9 @@ impl Parsed {
         if let Some(u) = self.unknown.first() {
             return Some(format!("`{u}` is not an option plangate knows"));
         }
-        self.ambiguous.first().map(|(a, c)| {
-            format!(
-                "`{a}` abbreviates several options ({})",
-                c.join(", ")
-            )
-        })
+        self.ambiguous
+            .first()
+            .map(|(a, c)| format!("`{a}` abbreviates several options ({})", c.join(", ")))
     }
 }
 
@@ -165,7 +162,12 @@ fn find_long(t: &Tables, name: &str) -> Found {
 
 /// Looks a name up as written (short options, or a long one already resolved).
 fn find_short(t: &Tables, name: &str) -> Found {
-    if let Some(s) = t.refused.iter().flat_map(|x| x.iter()).find(|s| s.0 == name) {
+    if let Some(s) = t
+        .refused
+        .iter()
+        .flat_map(|x| x.iter())
+        .find(|s| s.0 == name)
+    {
         return Found::Refused(s.1, s.2);
     }
     match t.known.iter().flat_map(|x| x.iter()).find(|s| s.0 == name) {
@@ -307,7 +309,9 @@ fn short_bundle(t: &Tables, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usi
             Takes::Attached => (!rest.is_empty()).then_some(rest),
             Takes::Value | Takes::LastArg => {
                 let next_is_value = takes == Takes::Value
-                    || next.and_then(|n| n.text).is_some_and(|n| !n.starts_with('-'));
+                    || next
+                        .and_then(|n| n.text)
+                        .is_some_and(|n| !n.starts_with('-'));
                 if !rest.is_empty() {
                     Some(rest)
                 } else if next_is_value {

@@ -134,4 +134,3 @@ pub(super) fn classify_push(p: &Parsed, dry: bool, force: bool) -> Verdict {
         )
     }
 }
-

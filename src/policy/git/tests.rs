@@ -8,7 +8,10 @@ use std::path::Path;
 
 fn bash_label(argv: &[String]) -> String {
     let line: Vec<String> = std::iter::once("git".to_owned())
-        .chain(argv.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))))
+        .chain(
+            argv.iter()
+                .map(|a| format!("'{}'", a.replace('\'', "'\\''"))),
+        )
         .collect();
     let ctx = ClassifyContext {
         workspace: Path::new("/work/ws"),
@@ -61,8 +64,14 @@ const DISPUTED: &[(&str, &[&str])] = &[
     ("dangerous", &["push", "--mirror", "origin"]),
     ("dangerous", &["push", "--force", "origin", "feature"]),
     ("dangerous", &["push", "-f", "origin", "feature"]),
-    ("dangerous", &["push", "--force-with-lease", "origin", "feature"]),
-    ("dangerous", &["push", "--force-if-includes", "origin", "feature"]),
+    (
+        "dangerous",
+        &["push", "--force-with-lease", "origin", "feature"],
+    ),
+    (
+        "dangerous",
+        &["push", "--force-if-includes", "origin", "feature"],
+    ),
     ("dangerous", &["push", "--delete", "origin", "feature"]),
     ("dangerous", &["push", "-d", "origin", "feature"]),
     ("dangerous", &["push", "origin", ":feature"]),
@@ -107,7 +116,9 @@ fn disputed_cases_agree() {
         };
         let (bash, tool) = (bash_label(&argv), tool_label(op, &argv[1..]));
         if bash != *want || tool != *want {
-            failures.push(format!("git {argv:?}: bash {bash}, tool {tool}, want {want}"));
+            failures.push(format!(
+                "git {argv:?}: bash {bash}, tool {tool}, want {want}"
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -118,7 +129,10 @@ fn disputed_cases_agree() {
 /// same risk as a bash step.
 #[test]
 fn tool_table_agrees_with_bash() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tools/git_rules.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tools/git_rules.json"
+    );
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let table: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
     let cases = table["classify"].as_array().cloned().unwrap_or_default();
@@ -138,7 +152,9 @@ fn tool_table_agrees_with_bash() {
             continue;
         }
         compared += 1;
-        let argv: Vec<String> = std::iter::once(op.as_str().to_owned()).chain(args).collect();
+        let argv: Vec<String> = std::iter::once(op.as_str().to_owned())
+            .chain(args)
+            .collect();
         let bash = bash_label(&argv);
         if bash != tool {
             failures.push(format!("git {argv:?}: bash {bash}, tool {tool}"));

@@ -129,7 +129,14 @@ fn remote_or_branch(v: &mut Vec<String>, params: &GitParams, p: &Parsed) {
         v.push("--ff-only".to_owned());
     }
     if params.force {
-        v.push(if op == G::Push { "--force-with-lease" } else { "--force" }.to_owned());
+        v.push(
+            if op == G::Push {
+                "--force-with-lease"
+            } else {
+                "--force"
+            }
+            .to_owned(),
+        );
     }
     if params.dry_run && op != G::Branch {
         v.push("--dry-run".to_owned());
@@ -237,9 +244,7 @@ pub fn is_dry_run(params: &GitParams) -> bool {
 
 /// The stash subcommand run (`push` when none is written).
 pub fn stash_sub(params: &GitParams) -> String {
-    parse(params)
-        .stash_sub
-        .unwrap_or_else(|| "push".to_owned())
+    parse(params).stash_sub.unwrap_or_else(|| "push".to_owned())
 }
 
 /// A push's target (for the run-time default-branch check).

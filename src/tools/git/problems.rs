@@ -78,7 +78,10 @@ pub fn problems(r: &Request<'_>) -> Vec<Problem> {
         && !reads
         && matches!(
             r.op,
-            GitOperation::Branch | GitOperation::Checkout | GitOperation::Reset | GitOperation::Stash
+            GitOperation::Branch
+                | GitOperation::Checkout
+                | GitOperation::Reset
+                | GitOperation::Stash
         )
     {
         out.push(problem(

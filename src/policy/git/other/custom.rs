@@ -3,13 +3,13 @@
 //! (reading, or setting a key), `fetch` (`+` refspecs), `gc --prune=now`,
 //! `symbolic-ref`, `apply --check` and `reflog expire`.
 
+use super::super::options::LOG_OPTS;
 use super::super::options::{
     Refusal as R, Refused, Spec,
     Tag::{self, Delete, DryRun, Force, OutsideRepo, Plain as P, RunsProgram},
     Takes::{Attached as A, LastArg as L, No as N, Value as V},
 };
 use super::super::parse::Parsed;
-use super::super::options::LOG_OPTS;
 use super::super::{Verdict, verdict};
 use super::{Rule, Sub};
 use crate::policy::Risk;

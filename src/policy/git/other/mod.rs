@@ -98,7 +98,9 @@ fn base(sub: &Sub, p: &Parsed) -> Verdict {
     match sub.rule {
         Rule::Reads => verdict(Risk::Safe, format!("git {name} only reads the repository")),
         Rule::Network(why) => verdict(Risk::Moderate, format!("git {name} {why}")),
-        Rule::Writes(_) if dry => verdict(Risk::Safe, format!("git {name} --dry-run changes nothing")),
+        Rule::Writes(_) if dry => {
+            verdict(Risk::Safe, format!("git {name} --dry-run changes nothing"))
+        }
         Rule::Writes(why) => verdict(Risk::Moderate, format!("git {name} {why}")),
         Rule::Dangerous(why) => verdict(Risk::Dangerous, format!("git {name} {why}")),
         Rule::RunsCommands(why) => verdict(Risk::Moderate, format!("git {name} {why}"))
@@ -117,9 +119,16 @@ fn escalate(mut v: Verdict, name: &str, p: &Parsed) -> Verdict {
             )),
             Tag::WritesPath => v.at_least(
                 Risk::Dangerous,
-                format!("git {name} {} writes a file named on the command line", o.name),
+                format!(
+                    "git {name} {} writes a file named on the command line",
+                    o.name
+                ),
             ),
-            Tag::Config => match o.value.as_deref().map(|kv| kv.split('=').next().unwrap_or(kv)) {
+            Tag::Config => match o
+                .value
+                .as_deref()
+                .map(|kv| kv.split('=').next().unwrap_or(kv))
+            {
                 Some(key) => match super::config::judge_key(key) {
                     Some(why) => v.cannot_judge(why),
                     None => v,
@@ -128,7 +137,10 @@ fn escalate(mut v: Verdict, name: &str, p: &Parsed) -> Verdict {
             },
             Tag::Force | Tag::Discards if !p.has(Tag::DryRun) => v.at_least(
                 Risk::Dangerous,
-                format!("git {name} {} overrides git's checks and can lose work", o.name),
+                format!(
+                    "git {name} {} overrides git's checks and can lose work",
+                    o.name
+                ),
             ),
             _ => v,
         };

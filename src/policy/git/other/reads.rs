@@ -184,7 +184,10 @@ const CAT_FILE: &[Spec] = &[
     ("--no-use-mailmap", N, P),
 ];
 
-const CAT_FILE_REFUSED: &[Refused] = &[("--textconv", N, R::Textconv), ("--filters", N, R::Textconv)];
+const CAT_FILE_REFUSED: &[Refused] = &[
+    ("--textconv", N, R::Textconv),
+    ("--filters", N, R::Textconv),
+];
 
 const GREP: &[Spec] = &[
     ("--cached", N, P),
@@ -416,7 +419,10 @@ const LS_REMOTE: &[Spec] = &[
     ("-o", V, P),
     ("--server-option", V, P),
 ];
-const LS_REMOTE_PROGRAMS: &[Spec] = &[("--upload-pack", V, RunsProgram), ("--exec", V, RunsProgram)];
+const LS_REMOTE_PROGRAMS: &[Spec] = &[
+    ("--upload-pack", V, RunsProgram),
+    ("--exec", V, RunsProgram),
+];
 
 const fn reads(name: &'static str, known: &'static [&'static [Spec]], abbrev: bool) -> Sub {
     Sub {
@@ -453,7 +459,17 @@ pub(super) const SUBS: &[Sub] = &[
     },
     Sub {
         name: "shortlog",
-        known: &[LOG_OPTS, &[("-s", N, P), ("--summary", N, P), ("-e", N, P), ("--email", N, P), ("--group", V, P), ("-w", A, P)]],
+        known: &[
+            LOG_OPTS,
+            &[
+                ("-s", N, P),
+                ("--summary", N, P),
+                ("-e", N, P),
+                ("--email", N, P),
+                ("--group", V, P),
+                ("-w", A, P),
+            ],
+        ],
         refused: &[LOG_REFUSED],
         abbrev: false,
         rule: Rule::Reads,

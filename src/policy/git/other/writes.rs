@@ -9,7 +9,12 @@ use super::super::options::{
 };
 use super::{Rule, Sub};
 
-const QUIET: &[Spec] = &[("-q", N, P), ("--quiet", N, P), ("-v", N, P), ("--verbose", N, P)];
+const QUIET: &[Spec] = &[
+    ("-q", N, P),
+    ("--quiet", N, P),
+    ("-v", N, P),
+    ("--verbose", N, P),
+];
 const GPG: &[Refused] = &[("-S", A, R::Gpg), ("--gpg-sign", A, R::Gpg)];
 
 /// Options of the sequencer commands (`merge`, `rebase`, `cherry-pick`, `revert`).
@@ -266,7 +271,11 @@ const WORKTREE_ADD: &[Spec] = &[
 ];
 const FORCE: &[Spec] = &[("-f", N, Force), ("--force", N, Force)];
 const WORKTREE_LIST: &[Spec] = &[("--porcelain", N, P), ("-z", N, P), ("--expire", V, P)];
-const EXPIRE: &[Spec] = &[("-n", N, DryRun), ("--dry-run", N, DryRun), ("--expire", V, P)];
+const EXPIRE: &[Spec] = &[
+    ("-n", N, DryRun),
+    ("--dry-run", N, DryRun),
+    ("--expire", V, P),
+];
 
 const SUBMODULE: &[Spec] = &[
     ("--recursive", N, P),
@@ -302,8 +311,18 @@ const REMOTE_ADD: &[Spec] = &[
 ];
 const REMOTE_SET_URL: &[Spec] = &[("--push", N, P), ("--add", N, P), ("--delete", N, P)];
 const REMOTE_READ: &[Spec] = &[("-n", N, P), ("--push", N, P), ("--all", N, P)];
-const REMOTE_SET_HEAD: &[Spec] = &[("-a", N, P), ("--auto", N, P), ("-d", N, P), ("--delete", N, P)];
-const REMOTE_PRUNE: &[Spec] = &[("-n", N, DryRun), ("--dry-run", N, DryRun), ("-p", N, P), ("--prune", N, P)];
+const REMOTE_SET_HEAD: &[Spec] = &[
+    ("-a", N, P),
+    ("--auto", N, P),
+    ("-d", N, P),
+    ("--delete", N, P),
+];
+const REMOTE_PRUNE: &[Spec] = &[
+    ("-n", N, DryRun),
+    ("--dry-run", N, DryRun),
+    ("-p", N, P),
+    ("--prune", N, P),
+];
 
 const ARCHIVE: &[Spec] = &[
     ("--format", V, P),
@@ -320,7 +339,14 @@ const ARCHIVE: &[Spec] = &[
     ("--exec", V, RunsProgram),
 ];
 
-const SPARSE: &[Spec] = &[("--cone", N, P), ("--no-cone", N, P), ("--sparse-index", N, P), ("--no-sparse-index", N, P), ("--skip-checks", N, P), ("--stdin", N, P)];
+const SPARSE: &[Spec] = &[
+    ("--cone", N, P),
+    ("--no-cone", N, P),
+    ("--sparse-index", N, P),
+    ("--no-sparse-index", N, P),
+    ("--skip-checks", N, P),
+    ("--stdin", N, P),
+];
 
 const fn sub(name: &'static str, known: &'static [&'static [Spec]], rule: Rule) -> Sub {
     Sub {
@@ -332,7 +358,8 @@ const fn sub(name: &'static str, known: &'static [&'static [Spec]], rule: Rule) 
     }
 }
 
-const MERGES: &str = "changes the current branch and the working tree (recoverable from the reflog)";
+const MERGES: &str =
+    "changes the current branch and the working tree (recoverable from the reflog)";
 const REASON: &[Spec] = &[("--reason", V, P)];
 const NOTHING: &[Spec] = &[];
 
@@ -368,77 +395,365 @@ pub(super) const SUBS: &[Sub] = &[
     },
     Sub {
         name: "am",
-        known: &[SEQUENCER, QUIET, &[("-3", N, P), ("--3way", N, P), ("-k", N, P), ("--keep", N, P), ("--keep-cr", N, P), ("-c", N, P), ("--scissors", N, P), ("--whitespace", V, P), ("--directory", V, P), ("--exclude", V, P), ("--include", V, P), ("--resolved", N, P), ("-r", N, P), ("--empty", V, P)]],
-        refused: &[GPG, &[("-i", N, R::Interactive), ("--interactive", N, R::Interactive)]],
+        known: &[
+            SEQUENCER,
+            QUIET,
+            &[
+                ("-3", N, P),
+                ("--3way", N, P),
+                ("-k", N, P),
+                ("--keep", N, P),
+                ("--keep-cr", N, P),
+                ("-c", N, P),
+                ("--scissors", N, P),
+                ("--whitespace", V, P),
+                ("--directory", V, P),
+                ("--exclude", V, P),
+                ("--include", V, P),
+                ("--resolved", N, P),
+                ("-r", N, P),
+                ("--empty", V, P),
+            ],
+        ],
+        refused: &[
+            GPG,
+            &[
+                ("-i", N, R::Interactive),
+                ("--interactive", N, R::Interactive),
+            ],
+        ],
         abbrev: true,
         rule: Rule::Writes("applies patches as commits"),
     },
-    sub("rm", &[RM, QUIET], Rule::Writes("removes tracked files from the working tree and the index")),
+    sub(
+        "rm",
+        &[RM, QUIET],
+        Rule::Writes("removes tracked files from the working tree and the index"),
+    ),
     sub("mv", &[MV, QUIET], Rule::Writes("moves tracked files")),
-    sub("clean", &[CLEAN, QUIET], Rule::Writes("deletes untracked files (git refuses without --force)")),
-    sub("switch", &[SWITCH, QUIET], Rule::Writes("switches branches (it refuses to lose uncommitted changes)")),
-    sub("clone", &[CLONE, QUIET], Rule::Network("copies a repository over the network")),
+    sub(
+        "clean",
+        &[CLEAN, QUIET],
+        Rule::Writes("deletes untracked files (git refuses without --force)"),
+    ),
+    sub(
+        "switch",
+        &[SWITCH, QUIET],
+        Rule::Writes("switches branches (it refuses to lose uncommitted changes)"),
+    ),
+    sub(
+        "clone",
+        &[CLONE, QUIET],
+        Rule::Network("copies a repository over the network"),
+    ),
     sub("init", &[INIT, QUIET], Rule::Writes("creates a repository")),
     sub("worktree list", &[WORKTREE_LIST, QUIET], Rule::Reads),
-    sub("worktree add", &[WORKTREE_ADD, QUIET], Rule::Writes("creates a working tree")),
-    sub("worktree remove", &[FORCE], Rule::Writes("removes a clean working tree")),
-    sub("worktree move", &[FORCE], Rule::Writes("moves a working tree")),
-    sub("worktree prune", &[EXPIRE, QUIET], Rule::Writes("forgets working trees that are gone")),
-    sub("worktree lock", &[REASON], Rule::Writes("locks a working tree")),
-    sub("worktree unlock", &[NOTHING], Rule::Writes("unlocks a working tree")),
-    sub("worktree repair", &[NOTHING], Rule::Writes("repairs working tree links")),
+    sub(
+        "worktree add",
+        &[WORKTREE_ADD, QUIET],
+        Rule::Writes("creates a working tree"),
+    ),
+    sub(
+        "worktree remove",
+        &[FORCE],
+        Rule::Writes("removes a clean working tree"),
+    ),
+    sub(
+        "worktree move",
+        &[FORCE],
+        Rule::Writes("moves a working tree"),
+    ),
+    sub(
+        "worktree prune",
+        &[EXPIRE, QUIET],
+        Rule::Writes("forgets working trees that are gone"),
+    ),
+    sub(
+        "worktree lock",
+        &[REASON],
+        Rule::Writes("locks a working tree"),
+    ),
+    sub(
+        "worktree unlock",
+        &[NOTHING],
+        Rule::Writes("unlocks a working tree"),
+    ),
+    sub(
+        "worktree repair",
+        &[NOTHING],
+        Rule::Writes("repairs working tree links"),
+    ),
     sub("submodule status", &[SUBMODULE, QUIET], Rule::Reads),
-    sub("submodule summary", &[SUBMODULE, QUIET, &[("-n", V, P), ("--summary-limit", V, P), ("--files", N, P)]], Rule::Reads),
-    sub("submodule init", &[SUBMODULE, QUIET], Rule::Writes("registers submodules in the configuration")),
-    sub("submodule update", &[SUBMODULE, QUIET], Rule::Network("fetches and checks out submodules")),
-    sub("submodule sync", &[SUBMODULE, QUIET], Rule::Writes("updates submodule URLs")),
-    sub("submodule add", &[SUBMODULE, QUIET], Rule::Network("clones a submodule over the network")),
-    sub("submodule deinit", &[SUBMODULE, QUIET], Rule::Writes("removes a submodule's working tree")),
-    sub("submodule absorbgitdirs", &[SUBMODULE, QUIET], Rule::Writes("moves submodule git directories")),
-    sub("submodule set-url", &[SUBMODULE, QUIET], Rule::Writes("changes a submodule's URL")),
-    sub("submodule set-branch", &[SUBMODULE, QUIET, &[("-d", N, P), ("--default", N, P)]], Rule::Writes("changes a submodule's branch")),
-    sub("submodule foreach", &[SUBMODULE, QUIET], Rule::RunsCommands("runs a command in every submodule")),
+    sub(
+        "submodule summary",
+        &[
+            SUBMODULE,
+            QUIET,
+            &[("-n", V, P), ("--summary-limit", V, P), ("--files", N, P)],
+        ],
+        Rule::Reads,
+    ),
+    sub(
+        "submodule init",
+        &[SUBMODULE, QUIET],
+        Rule::Writes("registers submodules in the configuration"),
+    ),
+    sub(
+        "submodule update",
+        &[SUBMODULE, QUIET],
+        Rule::Network("fetches and checks out submodules"),
+    ),
+    sub(
+        "submodule sync",
+        &[SUBMODULE, QUIET],
+        Rule::Writes("updates submodule URLs"),
+    ),
+    sub(
+        "submodule add",
+        &[SUBMODULE, QUIET],
+        Rule::Network("clones a submodule over the network"),
+    ),
+    sub(
+        "submodule deinit",
+        &[SUBMODULE, QUIET],
+        Rule::Writes("removes a submodule's working tree"),
+    ),
+    sub(
+        "submodule absorbgitdirs",
+        &[SUBMODULE, QUIET],
+        Rule::Writes("moves submodule git directories"),
+    ),
+    sub(
+        "submodule set-url",
+        &[SUBMODULE, QUIET],
+        Rule::Writes("changes a submodule's URL"),
+    ),
+    sub(
+        "submodule set-branch",
+        &[SUBMODULE, QUIET, &[("-d", N, P), ("--default", N, P)]],
+        Rule::Writes("changes a submodule's branch"),
+    ),
+    sub(
+        "submodule foreach",
+        &[SUBMODULE, QUIET],
+        Rule::RunsCommands("runs a command in every submodule"),
+    ),
     sub("remote", &[QUIET], Rule::Reads),
-    sub("remote show", &[REMOTE_READ], Rule::Network("queries a remote over the network")),
+    sub(
+        "remote show",
+        &[REMOTE_READ],
+        Rule::Network("queries a remote over the network"),
+    ),
     sub("remote get-url", &[REMOTE_READ], Rule::Reads),
     sub("remote add", &[REMOTE_ADD], Rule::Writes("adds a remote")),
-    sub("remote remove", &[NOTHING], Rule::Writes("removes a remote and its remote-tracking branches")),
-    sub("remote rm", &[NOTHING], Rule::Writes("removes a remote and its remote-tracking branches")),
-    sub("remote rename", &[&[("--progress", N, P), ("--no-progress", N, P)]], Rule::Writes("renames a remote")),
-    sub("remote set-url", &[REMOTE_SET_URL], Rule::Writes("changes a remote's URL")),
-    sub("remote set-head", &[REMOTE_SET_HEAD], Rule::Writes("sets a remote's default branch")),
-    sub("remote set-branches", &[&[("--add", N, P)]], Rule::Writes("changes a remote's tracked branches")),
-    sub("remote prune", &[REMOTE_PRUNE], Rule::Network("deletes stale remote-tracking branches")),
-    sub("remote update", &[REMOTE_PRUNE], Rule::Network("fetches over the network")),
+    sub(
+        "remote remove",
+        &[NOTHING],
+        Rule::Writes("removes a remote and its remote-tracking branches"),
+    ),
+    sub(
+        "remote rm",
+        &[NOTHING],
+        Rule::Writes("removes a remote and its remote-tracking branches"),
+    ),
+    sub(
+        "remote rename",
+        &[&[("--progress", N, P), ("--no-progress", N, P)]],
+        Rule::Writes("renames a remote"),
+    ),
+    sub(
+        "remote set-url",
+        &[REMOTE_SET_URL],
+        Rule::Writes("changes a remote's URL"),
+    ),
+    sub(
+        "remote set-head",
+        &[REMOTE_SET_HEAD],
+        Rule::Writes("sets a remote's default branch"),
+    ),
+    sub(
+        "remote set-branches",
+        &[&[("--add", N, P)]],
+        Rule::Writes("changes a remote's tracked branches"),
+    ),
+    sub(
+        "remote prune",
+        &[REMOTE_PRUNE],
+        Rule::Network("deletes stale remote-tracking branches"),
+    ),
+    sub(
+        "remote update",
+        &[REMOTE_PRUNE],
+        Rule::Network("fetches over the network"),
+    ),
     sub("archive", &[ARCHIVE, QUIET], Rule::Reads),
     sub("sparse-checkout list", &[NOTHING], Rule::Reads),
     sub("sparse-checkout check-rules", &[SPARSE], Rule::Reads),
-    sub("sparse-checkout set", &[SPARSE], Rule::Writes("changes which files are checked out")),
-    sub("sparse-checkout add", &[SPARSE], Rule::Writes("changes which files are checked out")),
-    sub("sparse-checkout init", &[SPARSE], Rule::Writes("changes which files are checked out")),
-    sub("sparse-checkout reapply", &[SPARSE], Rule::Writes("changes which files are checked out")),
-    sub("sparse-checkout disable", &[NOTHING], Rule::Writes("checks out every file")),
+    sub(
+        "sparse-checkout set",
+        &[SPARSE],
+        Rule::Writes("changes which files are checked out"),
+    ),
+    sub(
+        "sparse-checkout add",
+        &[SPARSE],
+        Rule::Writes("changes which files are checked out"),
+    ),
+    sub(
+        "sparse-checkout init",
+        &[SPARSE],
+        Rule::Writes("changes which files are checked out"),
+    ),
+    sub(
+        "sparse-checkout reapply",
+        &[SPARSE],
+        Rule::Writes("changes which files are checked out"),
+    ),
+    sub(
+        "sparse-checkout disable",
+        &[NOTHING],
+        Rule::Writes("checks out every file"),
+    ),
     sub("notes", &[NOTHING], Rule::Reads),
     sub("notes list", &[NOTHING], Rule::Reads),
     sub("notes show", &[NOTHING], Rule::Reads),
-    sub("notes add", &[FORCE, &[("-m", V, P), ("-F", V, P), ("-C", V, P), ("-c", V, P), ("--allow-empty", N, P)]], Rule::Writes("adds a note")),
-    sub("notes remove", &[&[("--ignore-missing", N, P), ("--stdin", N, P)]], Rule::Writes("removes a note")),
-    sub("prune", &[EXPIRE, QUIET, &[("--progress", N, P)]], Rule::Writes("deletes unreachable objects")),
-    sub("bisect run", &[NOTHING], Rule::RunsCommands("runs a command on each commit")),
-    sub("bisect start", &[&[("--term-old", V, P), ("--term-new", V, P), ("--no-checkout", N, P), ("--first-parent", N, P)]], Rule::Writes("checks out commits to bisect")),
-    sub("bisect good", &[NOTHING], Rule::Writes("checks out commits to bisect")),
-    sub("bisect bad", &[NOTHING], Rule::Writes("checks out commits to bisect")),
-    sub("bisect new", &[NOTHING], Rule::Writes("checks out commits to bisect")),
-    sub("bisect old", &[NOTHING], Rule::Writes("checks out commits to bisect")),
-    sub("bisect skip", &[NOTHING], Rule::Writes("checks out commits to bisect")),
+    sub(
+        "notes add",
+        &[
+            FORCE,
+            &[
+                ("-m", V, P),
+                ("-F", V, P),
+                ("-C", V, P),
+                ("-c", V, P),
+                ("--allow-empty", N, P),
+            ],
+        ],
+        Rule::Writes("adds a note"),
+    ),
+    sub(
+        "notes remove",
+        &[&[("--ignore-missing", N, P), ("--stdin", N, P)]],
+        Rule::Writes("removes a note"),
+    ),
+    sub(
+        "prune",
+        &[EXPIRE, QUIET, &[("--progress", N, P)]],
+        Rule::Writes("deletes unreachable objects"),
+    ),
+    sub(
+        "bisect run",
+        &[NOTHING],
+        Rule::RunsCommands("runs a command on each commit"),
+    ),
+    sub(
+        "bisect start",
+        &[&[
+            ("--term-old", V, P),
+            ("--term-new", V, P),
+            ("--no-checkout", N, P),
+            ("--first-parent", N, P),
+        ]],
+        Rule::Writes("checks out commits to bisect"),
+    ),
+    sub(
+        "bisect good",
+        &[NOTHING],
+        Rule::Writes("checks out commits to bisect"),
+    ),
+    sub(
+        "bisect bad",
+        &[NOTHING],
+        Rule::Writes("checks out commits to bisect"),
+    ),
+    sub(
+        "bisect new",
+        &[NOTHING],
+        Rule::Writes("checks out commits to bisect"),
+    ),
+    sub(
+        "bisect old",
+        &[NOTHING],
+        Rule::Writes("checks out commits to bisect"),
+    ),
+    sub(
+        "bisect skip",
+        &[NOTHING],
+        Rule::Writes("checks out commits to bisect"),
+    ),
     sub("bisect reset", &[NOTHING], Rule::Writes("ends a bisection")),
     sub("bisect log", &[NOTHING], Rule::Reads),
-    sub("update-ref", &[QUIET, &[("-d", N, P), ("-m", V, P), ("--no-deref", N, P), ("--create-reflog", N, P), ("--stdin", N, P), ("-z", N, P), ("--batch-updates", N, P)]], Rule::Dangerous("moves or deletes any ref without git's checks")),
-    sub("replace", &[FORCE, &[("-d", N, P), ("--delete", N, P), ("-l", N, P), ("--list", N, P), ("--format", V, P), ("-g", N, P), ("--graft", N, P), ("--convert-graft-file", N, P), ("--raw", N, P)]], Rule::Dangerous("makes git read other objects in place of existing ones")),
-    sub("filter-branch", &[NOTHING], Rule::RunsCommands("rewrites history running the filter commands it is given")),
-    sub("maintenance run", &[QUIET, &[("--auto", N, P), ("--schedule", V, P), ("--task", V, P), ("--detach", N, P), ("--no-detach", N, P)]], Rule::Writes("repacks the repository")),
-    sub("maintenance start", &[&[("--scheduler", V, P)]], Rule::Dangerous("schedules background jobs on this machine")),
-    sub("maintenance register", &[&[("--config-file", V, P)]], Rule::Dangerous("schedules background jobs on this machine")),
-    sub("maintenance stop", &[NOTHING], Rule::Writes("stops background maintenance")),
-    sub("maintenance unregister", &[&[("--config-file", V, P), ("--force", N, P)]], Rule::Writes("stops background maintenance")),
+    sub(
+        "update-ref",
+        &[
+            QUIET,
+            &[
+                ("-d", N, P),
+                ("-m", V, P),
+                ("--no-deref", N, P),
+                ("--create-reflog", N, P),
+                ("--stdin", N, P),
+                ("-z", N, P),
+                ("--batch-updates", N, P),
+            ],
+        ],
+        Rule::Dangerous("moves or deletes any ref without git's checks"),
+    ),
+    sub(
+        "replace",
+        &[
+            FORCE,
+            &[
+                ("-d", N, P),
+                ("--delete", N, P),
+                ("-l", N, P),
+                ("--list", N, P),
+                ("--format", V, P),
+                ("-g", N, P),
+                ("--graft", N, P),
+                ("--convert-graft-file", N, P),
+                ("--raw", N, P),
+            ],
+        ],
+        Rule::Dangerous("makes git read other objects in place of existing ones"),
+    ),
+    sub(
+        "filter-branch",
+        &[NOTHING],
+        Rule::RunsCommands("rewrites history running the filter commands it is given"),
+    ),
+    sub(
+        "maintenance run",
+        &[
+            QUIET,
+            &[
+                ("--auto", N, P),
+                ("--schedule", V, P),
+                ("--task", V, P),
+                ("--detach", N, P),
+                ("--no-detach", N, P),
+            ],
+        ],
+        Rule::Writes("repacks the repository"),
+    ),
+    sub(
+        "maintenance start",
+        &[&[("--scheduler", V, P)]],
+        Rule::Dangerous("schedules background jobs on this machine"),
+    ),
+    sub(
+        "maintenance register",
+        &[&[("--config-file", V, P)]],
+        Rule::Dangerous("schedules background jobs on this machine"),
+    ),
+    sub(
+        "maintenance stop",
+        &[NOTHING],
+        Rule::Writes("stops background maintenance"),
+    ),
+    sub(
+        "maintenance unregister",
+        &[&[("--config-file", V, P), ("--force", N, P)]],
+        Rule::Writes("stops background maintenance"),
+    ),
 ];
