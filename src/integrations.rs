@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::github::{self, Notice};
-use crate::report::model::Report;
+use crate::model::Report;
 use crate::report::{redact, render};
 
 /// GitHub's step-summary limit is 1 MiB; stay under it.

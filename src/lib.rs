@@ -13,13 +13,14 @@ pub mod cli;
 pub mod diff;
 pub mod draft;
 pub mod engine;
-pub mod exit_code;
 pub mod github;
 pub mod guard;
 pub mod integrations;
 pub mod merge;
+pub mod model;
 pub mod plan;
 pub mod policy;
+pub mod process;
 pub mod report;
 pub mod resume;
 pub mod sandbox;
@@ -42,7 +43,7 @@ use cli::{
     ScanFormat, SchemaArgs, ValidateArgs,
 };
 use engine::{RunSettings, StepDecision};
-use exit_code::RunStatus;
+use model::RunStatus;
 use plan::{Diagnostic, Plan, Pos};
 use policy::cap::{EffectivePolicy, Overrides, resolve};
 use report::console::Console;
@@ -232,7 +233,7 @@ fn prepare(
 fn write_derived_outputs(junit: Option<&Path>, out_dir: &Path) {
     let report = std::fs::read_to_string(out_dir.join("report.json"))
         .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str::<report::model::Report>(&t).map_err(|e| e.to_string()));
+        .and_then(|t| serde_json::from_str::<model::Report>(&t).map_err(|e| e.to_string()));
     let write = |path: &Path, text: Result<String, String>| {
         let written =
             text.and_then(|x| report::write_text_atomic(path, &x).map_err(|e| e.to_string()));
@@ -390,7 +391,7 @@ fn partition_of(
         Some(p) => {
             let text = std::fs::read_to_string(p)
                 .map_err(|e| format!("cannot read the timings report {}: {e}", p.display()))?;
-            let r: report::model::Report = serde_json::from_str(&text)
+            let r: model::Report = serde_json::from_str(&text)
                 .map_err(|e| format!("{} is not a plangate report: {e}", p.display()))?;
             let t: std::collections::HashMap<String, u64> = r
                 .steps
@@ -411,7 +412,7 @@ fn shard_plan(
     plan: &Plan,
     spec: &str,
     timings: Option<&Path>,
-) -> Result<(Plan, report::model::ShardInfo), String> {
+) -> Result<(Plan, model::ShardInfo), String> {
     let (i, n) = shard::parse_shard(spec)?;
     let p = partition_of(plan, n, timings)?;
     if p.count != n {
@@ -422,7 +423,7 @@ fn shard_plan(
     }
     let keep: Vec<bool> = p.shard_of.iter().map(|&s| s == i - 1).collect();
     let steps = p.steps_of(i - 1);
-    let info = report::model::ShardInfo {
+    let info = model::ShardInfo {
         index: i,
         count: n,
         plan_sha256: plan.sha256.clone(),
@@ -527,7 +528,7 @@ fn cmd_merge(args: &cli::MergeArgs) -> u8 {
         let parsed = std::fs::read_to_string(p)
             .map_err(|e| format!("cannot read {}: {e}", p.display()))
             .and_then(|t| {
-                serde_json::from_str::<report::model::Report>(&t)
+                serde_json::from_str::<model::Report>(&t)
                     .map_err(|e| format!("{} is not a plangate report: {e}", p.display()))
             });
         match parsed {
@@ -662,10 +663,10 @@ fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> (u8
         }
     };
     // Steps a killed earlier run left behind are stopped before this one starts.
-    for line in engine::live::reap_orphans() {
+    for line in process::live::reap_orphans() {
         stderr_text(&format!("plangate: {line}\n"));
     }
-    engine::live::start(&settings.run_id);
+    process::live::start(&settings.run_id);
     let (tx, rx) = std::sync::mpsc::channel();
     let writer = std::thread::spawn(move || reporter.consume(&rx));
     let runtime = match runtime() {
@@ -683,7 +684,7 @@ fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> (u8
         engine::run(plan, settings, tx, cancel_rx).await
     });
     runtime.shutdown_timeout(Duration::from_secs(1));
-    engine::live::finish();
+    process::live::finish();
     let finished = match writer.join() {
         Ok(Ok(_)) => true,
         Ok(Err(e)) => {
@@ -1089,7 +1090,7 @@ fn cmd_report(args: &ReportArgs) -> u8 {
             return RunStatus::Invalid.code();
         }
     };
-    let report: report::model::Report = match serde_json::from_str(&text) {
+    let report: model::Report = match serde_json::from_str(&text) {
         Ok(r) => r,
         Err(e) => {
             err_line(&format!(

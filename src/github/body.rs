@@ -6,8 +6,8 @@
 
 use serde::Serialize;
 
-use crate::exit_code::RunStatus;
-use crate::report::model::Report;
+use crate::model::Report;
+use crate::model::RunStatus;
 use crate::report::redact;
 use crate::report::render::{self, Detail};
 

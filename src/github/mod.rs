@@ -20,7 +20,7 @@ use serde_json::json;
 
 pub use context::Context;
 
-use crate::report::model::Report;
+use crate::model::Report;
 use crate::report::redact;
 
 /// The public API, when neither `--github-api-url` nor `GITHUB_API_URL` says otherwise.

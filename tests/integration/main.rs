@@ -8,6 +8,7 @@ mod ci;
 mod diff;
 mod examples;
 mod faults;
+mod fuzz_regressions;
 mod github;
 mod guard_code;
 mod guard_conformance;

@@ -49,7 +49,7 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 
 use super::StepContext;
-use crate::engine::events::{StepOutcome, StepStatus};
+use crate::model::{StepOutcome, StepStatus};
 use crate::plan::{GitAction, Step};
 use crate::policy::{Risk, StepClassification};
 use error::{GitError, Halt};

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::error::{GitError, Halt};
 use super::status;
 use super::text::first_error_line;
-use crate::engine::process::{self, Capture, ProcessSpec, Termination};
+use crate::process::{self, Capture, ProcessSpec, Termination};
 use crate::tools::StepContext;
 
 /// Most bytes read back from a helper call (`status`, `diff --name-only`).

@@ -11,7 +11,7 @@ use super::error::{GitError, Halt};
 use super::runner::Git;
 use super::text::{cut, failure_message, hide_userinfo, read_prefix};
 use super::{Findings, RESULT_TEXT_CHARS, args, config, env, remote, repo, status};
-use crate::engine::process::{Capture, Termination};
+use crate::process::{Capture, Termination};
 use crate::plan::tool_params::GitOperation;
 use crate::plan::{GitAction, Step};
 use crate::tools::StepContext;
