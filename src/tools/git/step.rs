@@ -11,9 +11,9 @@ use super::error::{GitError, Halt};
 use super::runner::Git;
 use super::text::{cut, failure_message, hide_userinfo, read_prefix};
 use super::{Findings, RESULT_TEXT_CHARS, args, config, env, remote, repo, status};
-use crate::process::{Capture, Termination};
 use crate::plan::tool_params::GitOperation;
 use crate::plan::{GitAction, Step};
+use crate::process::{Capture, Termination};
 use crate::tools::StepContext;
 
 /// The step's work; `Ok(Some(error))` is a failure that still has a full result.
