@@ -3,7 +3,8 @@
 //! bash classifier (`git …` written in a bash step), so an operation has the
 //! same risk by either route.
 //!
-//! - [`options`]: the option tables of the subcommands the tool runs;
+//! - `op`: the subcommands the tool runs ([`GitOperation`]);
+//! - [`options`]: their option tables;
 //! - [`abbrev`]: abbreviated long options, resolved as git resolves them;
 //! - [`parse`]: reading arguments with a table;
 //! - [`risk`] and [`push`]: the risk of those subcommands;
@@ -22,14 +23,16 @@
 pub mod abbrev;
 pub mod command;
 pub mod config;
+mod op;
 pub mod options;
 pub mod other;
 pub mod parse;
 pub mod push;
 pub mod risk;
 
-pub use crate::plan::tool_params::GitOperation as Op;
 pub use command::classify_command;
+pub use op::GitOperation;
+pub use op::GitOperation as Op;
 pub use options::{Refusal, Tag};
 pub use parse::{Parsed, Word};
 pub use push::{DEFAULT_BRANCHES, PushTarget, push_target};

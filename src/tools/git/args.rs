@@ -4,7 +4,7 @@
 //! in [`crate::policy::git`], shared with the bash classifier; the plan
 //! checks are in [`super::problems`].
 
-use crate::plan::tool_params::{GitOperation, GitParams};
+use super::params::{GitOperation, GitParams};
 use crate::policy::git::{self as rules, Parsed, PushTarget, Tag, options::STASH_SUBS};
 
 pub use super::problems::{Problem, Where, problems};

@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 
 use super::error::{GitError, Halt};
+use super::params::{GitOperation, GitParams};
 use super::runner::{Aux, Git};
-use crate::plan::tool_params::{GitOperation, GitParams};
 use crate::policy::git as rules;
 
 /// Reads the configuration keys that matter (drivers, remote programs,

@@ -36,10 +36,12 @@ pub mod args;
 mod config;
 mod env;
 pub mod error;
+pub mod params;
 pub mod problems;
 mod remote;
 mod repo;
 mod runner;
+pub mod spec;
 pub mod status;
 mod step;
 mod text;
@@ -50,9 +52,10 @@ use serde_json::{Value, json};
 
 use super::StepContext;
 use crate::model::{StepOutcome, StepStatus};
-use crate::plan::{GitAction, Step};
+use crate::plan::Step;
 use crate::policy::{Risk, StepClassification};
 use error::{GitError, Halt};
+use params::GitAction;
 
 /// Most characters of stdout (and stderr) kept in `result.json` (the files keep more).
 const RESULT_TEXT_CHARS: usize = 64 * 1024;

@@ -4,7 +4,7 @@
 //! (`force` on a read, `dry_run` where git has none, `files` or
 //! `commit_message` where they mean nothing).
 
-use crate::plan::tool_params::GitOperation;
+use super::params::GitOperation;
 use crate::policy::git::{Parsed, Request, Tag, options::STASH_SUBS, parse, risk::read_only};
 
 /// Where a problem of the parameters is.

@@ -6,8 +6,9 @@
 
 use super::args;
 use super::error::{GitError, Halt};
+use super::params::GitAction;
 use super::runner::Git;
-use crate::plan::{GitAction, Step};
+use crate::plan::Step;
 use crate::policy::Risk;
 
 /// How git runs the receiving side of a push to a repository on this machine:

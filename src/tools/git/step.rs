@@ -8,11 +8,12 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::error::{GitError, Halt};
+use super::params::GitAction;
+use super::params::GitOperation;
 use super::runner::Git;
 use super::text::{cut, failure_message, hide_userinfo, read_prefix};
 use super::{Findings, RESULT_TEXT_CHARS, args, config, env, remote, repo, status};
-use crate::plan::tool_params::GitOperation;
-use crate::plan::{GitAction, Step};
+use crate::plan::Step;
 use crate::process::{Capture, Termination};
 use crate::tools::StepContext;
 
