@@ -44,7 +44,7 @@ pub fn archive_names(data: &[u8]) {
 
 /// The bash classifier never panics and never calls an unreadable command safe.
 pub fn classify(data: &[u8]) {
-    use plangate::policy::Risk;
+    use plangate::model::Risk;
     use plangate::policy::classify::{ClassifyContext, classify_bash};
     let Ok(cmd) = std::str::from_utf8(data) else {
         return;

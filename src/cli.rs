@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
-use crate::policy::Tolerance;
+use crate::model::Tolerance;
 
 /// Run agent plans in CI with nobody at the keyboard.
 #[derive(Debug, Parser)]

@@ -11,11 +11,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::guard::{Category, Rejection};
+use crate::model::Risk;
 use crate::model::StepStatus;
-use crate::plan::raw::{OutputKind, ProviderKind, ToolName};
+use crate::model::ToolName;
+use crate::model::{Category, Rejection};
+use crate::plan::raw::{OutputKind, ProviderKind};
 use crate::plan::{Action, AgentAction, AgentDef, PromptSource, Step};
-use crate::policy::Risk;
 use crate::tools::{RunShared, StepContext, ToolEnv, agent};
 
 /// What the drafting agent is told.
@@ -146,7 +147,7 @@ pub async fn draft(req: &DraftRequest) -> DraftResult {
         max_output_bytes: 16 * 1024 * 1024,
         kill_grace: Duration::from_secs(5),
         cancel,
-        shared: Arc::new(RunShared::new(crate::plan::raw::BudgetBlock::default())),
+        shared: Arc::new(RunShared::new(crate::model::BudgetBlock::default())),
         step_ids: Arc::new(vec!["draft".to_owned()]),
     };
     let out = agent::run(&action, &step, &ctx, SystemTime::now()).await;

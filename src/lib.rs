@@ -45,9 +45,11 @@ use cli::{
     ScanFormat, SchemaArgs, ValidateArgs,
 };
 use engine::{RunSettings, StepDecision};
+use model::Diagnostic;
+use model::EffectivePolicy;
 use model::RunStatus;
-use plan::{Diagnostic, Plan, Pos};
-use policy::cap::{EffectivePolicy, Overrides, resolve};
+use plan::{Plan, Pos};
+use policy::cap::{Overrides, resolve};
 use report::console::Console;
 use tools::ToolEnv;
 

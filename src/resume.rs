@@ -16,8 +16,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::model::Diagnostic;
 use crate::model::{CarriedOver, Finding, Report, StepReport};
-use crate::plan::{Diagnostic, Plan};
+use crate::plan::Plan;
 
 /// What a resumed run takes from the report it resumes.
 #[derive(Debug, Clone)]

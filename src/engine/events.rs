@@ -6,8 +6,8 @@
 
 use std::time::SystemTime;
 
+use crate::model::{Decision, RiskAssessment};
 use crate::model::{DiffSummary, Finding, RunStatus, StepOutcome, StepReport, StepStatus};
-use crate::policy::{Decision, RiskAssessment};
 
 /// One event of a run.
 #[derive(Debug, Clone)]

@@ -33,10 +33,11 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
+use crate::model::EffectivePolicy;
 use crate::model::RunStatus;
+use crate::model::{Decision, RiskAssessment};
 use crate::plan::{Plan, Step};
-use crate::policy::cap::EffectivePolicy;
-use crate::policy::{Decision, DecisionInput, RiskAssessment, decide};
+use crate::policy::{DecisionInput, decide};
 use crate::tools::{self, RunShared, ToolEnv};
 use events::RunEvent;
 use schedule::Scheduler;

@@ -11,9 +11,9 @@ use std::sync::mpsc::Sender;
 use super::events::RunEvent;
 use super::schedule::State;
 use super::{RunSettings, StepDecision, decide_all, emit, input_hash};
+use crate::model::{DecisionKind, OnApproval};
 use crate::model::{RunStatus, StepStatus};
 use crate::plan::Plan;
-use crate::policy::{DecisionKind, OnApproval};
 
 /// Decide every step and emit the decisions.
 pub(super) fn decide_and_announce(

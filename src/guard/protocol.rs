@@ -106,7 +106,7 @@ pub fn retry_prompt(
 )]
 mod tests {
     use super::*;
-    use crate::guard::Category;
+    use crate::model::Category;
 
     fn rejections() -> Vec<Rejection> {
         vec![

@@ -8,9 +8,7 @@
 use serde::Serialize;
 
 use super::{CarriedOver, Method, RunStatus, StepStatus, Usage};
-use crate::guard::Rejection;
-use crate::policy::cap::EffectivePolicy;
-use crate::policy::{DecisionKind, RiskAssessment};
+use super::{DecisionKind, EffectivePolicy, Rejection, RiskAssessment};
 
 /// One line of `audit.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -5,9 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{AttemptRecord, Availability, DiffSummary, Finding, RunStatus, StepStatus, Usage};
-use crate::plan::Diagnostic;
-use crate::policy::cap::EffectivePolicy;
-use crate::policy::{Decision, RiskAssessment};
+use super::{Decision, Diagnostic, EffectivePolicy, RiskAssessment};
 
 /// The current report format version.
 pub const SCHEMA_VERSION: u32 = 1;

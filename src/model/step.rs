@@ -133,7 +133,7 @@ pub struct AttemptRecord {
     pub tier: Option<String>,
     /// Why the answer was refused: category, line, column, message.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rejections: Vec<crate::guard::Rejection>,
+    pub rejections: Vec<super::Rejection>,
     /// Provider error (no answer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -8,10 +8,11 @@ use std::collections::HashMap;
 use regex::Regex;
 use serde_json::Value;
 
-use super::diag::{Diagnostic, did_you_mean};
+use super::diag::did_you_mean;
 use super::node::{Node, NodeValue, Pos};
 use super::raw::Timeout;
-use crate::tools::ToolName;
+use crate::model::Diagnostic;
+use crate::model::ToolName;
 use crate::tools::spec::{CheckCx, items, str_of};
 
 /// Checks the schema cannot express; they tolerate a tree the schema rejected.

@@ -1,26 +1,9 @@
-//! Diagnostics: what is wrong in a plan or policy file, where, and what to do.
-
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
+//! Diagnostics of plan and policy files: the constructor at a YAML position
+//! (the type itself is `crate::model::Diagnostic`) and the "did you mean"
+//! suggestion.
 
 use super::node::Pos;
-
-/// One problem found in an input file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Diagnostic {
-    /// The file, as the user named it.
-    pub file: String,
-    /// 1-based line (0 when the whole file is concerned).
-    pub line: u64,
-    /// 1-based column (0 when the whole file is concerned).
-    pub column: u64,
-    /// What is wrong, as a lowercase sentence fragment.
-    pub message: String,
-    /// What to do about it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
-}
+use crate::model::Diagnostic;
 
 impl Diagnostic {
     /// A diagnostic at a position.
@@ -32,31 +15,6 @@ impl Diagnostic {
             message: message.into(),
             help: None,
         }
-    }
-
-    /// Add what to do.
-    #[must_use]
-    pub fn help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
-        self
-    }
-}
-
-impl fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line > 0 {
-            write!(
-                f,
-                "{}:{}:{}: error: {}",
-                self.file, self.line, self.column, self.message
-            )?;
-        } else {
-            write!(f, "{}: error: {}", self.file, self.message)?;
-        }
-        if let Some(help) = &self.help {
-            write!(f, "\n  help: {help}")?;
-        }
-        Ok(())
     }
 }
 

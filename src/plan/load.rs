@@ -6,8 +6,9 @@
 use serde_json::Value;
 use serde_saphyr::options::DuplicateKeyPolicy;
 
-use super::diag::{Diagnostic, did_you_mean};
+use super::diag::did_you_mean;
 use super::node::{Node, Pos};
+use crate::model::Diagnostic;
 
 /// Plans and policy files larger than this are refused before parsing.
 pub const MAX_FILE_BYTES: usize = 1024 * 1024;

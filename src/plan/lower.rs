@@ -8,12 +8,12 @@ use std::path::Path;
 use regex::Regex;
 use serde_json::Value;
 
-use super::diag::Diagnostic;
 use super::matrix::{self, Expansion};
 use super::node::Node;
 use super::raw::{PlanFile, StepDef};
 use super::{Action, DEFAULT_TIMEOUT, Plan, Step};
-use crate::policy::Risk;
+use crate::model::Diagnostic;
+use crate::model::Risk;
 use crate::tools::spec::LowerCx;
 
 pub(super) fn lower(

@@ -35,13 +35,12 @@ pub use crate::tools::find::params::FindAction;
 pub use crate::tools::git::params::GitAction;
 pub use crate::tools::http::params::HttpAction;
 pub use crate::tools::http::spec::check_allowed_hosts;
-pub use crate::tools::registry::{Action, ToolName};
+pub use crate::tools::registry::Action;
 pub use crate::tools::secrets_scan::params::ScanAction;
-pub use diag::Diagnostic;
 pub use node::Pos;
-pub use raw::{AgentDef, PolicyBlock};
+pub use raw::AgentDef;
 
-use crate::policy::Risk;
+use crate::model::{Diagnostic, PolicyBlock, Risk, ToolName};
 
 /// The default step timeout (design 002's PlanStep default).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -272,13 +271,9 @@ pub fn load_policy_file(path: &Path) -> Result<PolicyBlock, Vec<Diagnostic>> {
     let keys = |p: &str| {
         let segs: Vec<&str> = p.split('/').skip(1).collect();
         match segs.as_slice() {
-            ["permissions", _] => {
-                schema::allowed_keys::<crate::policy::permissions::PermissionRule>()
-            }
-            ["permissions", _, "conditions"] => {
-                schema::allowed_keys::<crate::policy::permissions::Conditions>()
-            }
-            ["budget"] => schema::allowed_keys::<raw::BudgetBlock>(),
+            ["permissions", _] => schema::allowed_keys::<crate::model::PermissionRule>(),
+            ["permissions", _, "conditions"] => schema::allowed_keys::<crate::model::Conditions>(),
+            ["budget"] => schema::allowed_keys::<crate::model::BudgetBlock>(),
             _ => schema::allowed_keys::<PolicyBlock>(),
         }
     };
@@ -316,7 +311,7 @@ pub(crate) fn check_permissions(
     file: &str,
     root: &node::Node,
     prefix: &str,
-    rules: Option<&[crate::policy::permissions::PermissionRule]>,
+    rules: Option<&[crate::model::PermissionRule]>,
     out: &mut Vec<Diagnostic>,
 ) {
     let Some(rules) = rules else { return };

@@ -11,11 +11,10 @@ use std::collections::BTreeMap;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer};
 
-use crate::policy::{OnApproval, Risk, Tolerance};
+use crate::model::{PolicyBlock, Risk, ToolName};
 
 pub use crate::tools::agent::params::{AgentParams, OutputKind};
 pub use crate::tools::bash::params::{BashParams, Limits};
-pub use crate::tools::registry::ToolName;
 pub use crate::tools::secrets_scan::params::{ScanType, SecretsScanParams};
 
 /// Step and agent ids: a letter or underscore, then letters, digits, `_` or `-`; 64 at most.
@@ -48,39 +47,6 @@ pub struct PlanFile {
     /// The steps, run as a dependency graph.
     #[schemars(length(min = 1))]
     pub steps: Vec<StepDef>,
-}
-
-/// A plan's `policy:` block; also the format of a `--policy` file.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PolicyBlock {
-    /// low (default): safe steps only | medium: safe and moderate | high: all but blocked.
-    #[serde(default)]
-    pub risk_tolerance: Option<Tolerance>,
-    /// deny (default): the run ends with exit 3 before anything runs | skip: the step and its dependents are skipped.
-    #[serde(default)]
-    pub on_approval_required: Option<OnApproval>,
-    /// Fail the run (exit 4) when a secret is found in what it produced. Default true.
-    #[serde(default)]
-    pub fail_on_secrets: Option<bool>,
-    /// How many steps may run at once. Default 1.
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 256))]
-    pub max_parallel: Option<u32>,
-    /// Limits on tokens, cost and wall time for the whole run; exhausting one ends the run with exit 6.
-    #[serde(default)]
-    pub budget: Option<BudgetBlock>,
-    /// Hosts `http_request` steps may reach (every redirect hop too): names (`api.example.com`),
-    /// wildcards (`*.example.com`, names under it) or IP addresses, each with an optional `:port`.
-    /// Unset: any host. A `--policy` file's list caps the plan's (a host must be in both).
-    #[serde(default)]
-    #[schemars(inner(pattern(crate::policy::hosts::PATTERN)))]
-    pub allowed_hosts: Option<Vec<String>>,
-    /// Permission rules (which tool may read, write, execute or administer which resource).
-    /// When a list is set, a step needs every resource it touches allowed by it (default deny);
-    /// a denied step is blocked. The plan's list and a `--policy` file's must both allow.
-    #[serde(default)]
-    pub permissions: Option<Vec<crate::policy::permissions::PermissionRule>>,
 }
 
 /// An agent that `agent` steps can call.
@@ -193,24 +159,6 @@ pub struct Price {
     /// USD per million answer tokens.
     #[schemars(range(min = 0.0))]
     pub output_per_mtok: f64,
-}
-
-/// `policy.budget`: limits for the whole run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, serde::Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BudgetBlock {
-    /// Most prompt + answer tokens over all agent calls.
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub max_tokens: Option<u64>,
-    /// Most dollars over all agent calls (needs a `price` on every agent).
-    #[serde(default)]
-    #[schemars(range(min = 0.0))]
-    pub max_cost_usd: Option<f64>,
-    /// Most seconds for the whole run.
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub max_wall_seconds: Option<u64>,
 }
 
 /// One step of the plan.

@@ -8,8 +8,9 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Value, json};
 
-use super::raw::{PlanFile, PolicyBlock};
-use crate::tools::ToolName;
+use super::raw::PlanFile;
+use crate::model::PolicyBlock;
+use crate::model::ToolName;
 
 /// The URL-less id of the plan schema.
 pub const PLAN_SCHEMA_ID: &str = "https://plangate.dev/schema/plan-v1.json";

@@ -4,12 +4,13 @@
 
 use std::path::Path;
 
-use super::diag::Diagnostic;
 use super::load::{parse_document, schema_check};
 use super::node::{Node, NodeValue, Pos};
-use super::raw::{AgentDef, PlanFile, PolicyBlock, StepDef};
+use super::raw::{AgentDef, PlanFile, StepDef};
 use super::schema::{allowed_keys, plan_schema};
 use super::{Plan, ToolName};
+use crate::model::Diagnostic;
+use crate::model::{BudgetBlock, PolicyBlock};
 
 pub(super) fn plan_from_text(
     file: &str,
@@ -132,13 +133,9 @@ fn keys_at(root: &Node, pointer: &str) -> Vec<String> {
         }
         ["agents", _] => allowed_keys::<AgentDef>(),
         ["agents", _, "price"] => allowed_keys::<super::raw::Price>(),
-        ["policy", "budget"] => allowed_keys::<super::raw::BudgetBlock>(),
-        ["policy", "permissions", _] => {
-            allowed_keys::<crate::policy::permissions::PermissionRule>()
-        }
-        ["policy", "permissions", _, "conditions"] => {
-            allowed_keys::<crate::policy::permissions::Conditions>()
-        }
+        ["policy", "budget"] => allowed_keys::<BudgetBlock>(),
+        ["policy", "permissions", _] => allowed_keys::<crate::model::PermissionRule>(),
+        ["policy", "permissions", _, "conditions"] => allowed_keys::<crate::model::Conditions>(),
         _ => Vec::new(),
     }
 }

@@ -7,39 +7,7 @@
 //! policy file pins it with `fail_on_secrets: true`.
 //! Pure: the caller reads the files.
 
-use serde::{Deserialize, Serialize};
-
-use super::{OnApproval, Tolerance};
-use crate::plan::PolicyBlock;
-use crate::plan::raw::BudgetBlock;
-
-/// The policy a run uses, with where each value came from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EffectivePolicy {
-    /// Highest risk that runs unattended.
-    pub risk_tolerance: Tolerance,
-    /// What happens without an approval.
-    pub on_approval_required: OnApproval,
-    /// Findings fail the run.
-    pub fail_on_secrets: bool,
-    /// Steps at once.
-    pub max_parallel: u32,
-    /// Limits for the whole run (each the lower of plan and policy file).
-    #[serde(default)]
-    pub budget: BudgetBlock,
-    /// Hosts `http_request` may reach (None: any); both lists when plan and policy file set one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allowed_hosts: Option<Vec<String>>,
-    /// The policy file's permission rules (None: no list, no permission check).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub permissions: Option<Vec<super::permissions::PermissionRule>>,
-    /// The plan's own permission rules (they can only restrict: both lists must allow).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan_permissions: Option<Vec<super::permissions::PermissionRule>>,
-    /// One line per value lowered by the policy file.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub capped: Vec<String>,
-}
+use crate::model::{BudgetBlock, EffectivePolicy, OnApproval, PolicyBlock, Tolerance};
 
 /// Command-line overrides.
 #[derive(Debug, Clone, Copy, Default)]

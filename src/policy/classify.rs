@@ -21,7 +21,7 @@ mod walk;
 mod words;
 mod wrappers;
 
-use super::Risk;
+use crate::model::Risk;
 
 /// Where a command runs; all paths are absolute.
 pub struct ClassifyContext<'a> {

@@ -11,10 +11,6 @@
 
 use std::fmt;
 
-/// The JSON Schema pattern of one entry (the schema rejects anything else
-/// with its position, so [`HostPattern::parse`] only sees well-formed text).
-pub const PATTERN: &str = r"^((\*\.)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$";
-
 /// One parsed entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostPattern {
@@ -327,7 +323,7 @@ mod tests {
                 "{bad:?} should be refused"
             );
         }
-        let re = regex::Regex::new(PATTERN).unwrap_or_else(|e| panic!("{e}"));
+        let re = regex::Regex::new(crate::model::HOST_PATTERN).unwrap_or_else(|e| panic!("{e}"));
         for good in [
             "a.com",
             "*.a.com",

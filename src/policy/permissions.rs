@@ -16,91 +16,9 @@
 //! A denied step is blocked: it never runs, whatever the approvals.
 
 use globset::{Glob, GlobMatcher};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
-use super::Risk;
-use crate::plan::{Step, ToolName};
-
-/// What a rule grants, ordered: none < read < write < execute < admin.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// Nothing: the rule denies.
-    None,
-    /// Read files, query a URL with GET/HEAD/OPTIONS, inspect a repository or the machine.
-    Read,
-    /// Change files, send a request that changes something, change a repository.
-    Write,
-    /// Run commands (bash) or an agent.
-    Execute,
-    /// What a dangerous step does (force pushes, `reset --hard`, dangerous commands).
-    Admin,
-}
-
-impl Level {
-    /// The lowercase name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::None => "none",
-            Level::Read => "read",
-            Level::Write => "write",
-            Level::Execute => "execute",
-            Level::Admin => "admin",
-        }
-    }
-}
-
-/// When a rule applies besides its tools and resource.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Conditions {
-    /// Only steps whose effective risk is at most this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub risk_at_most: Option<Risk>,
-}
-
-/// One permission rule.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PermissionRule {
-    /// Named in every decision this rule makes.
-    #[schemars(length(min = 1))]
-    pub id: String,
-    /// `*` (anything), or a glob over the resource: a path relative to the
-    /// workspace (`.` is the workspace itself; `src/**`), an `http_request`
-    /// URL (`https://api.example.com/**`), `agent:<name>` or `system`.
-    #[schemars(length(min = 1))]
-    pub resource: String,
-    /// The tools it covers (empty or absent: all).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolName>,
-    /// What it grants: none (deny), read, write, execute, admin (each includes the ones before).
-    pub level: Level,
-    /// When it applies.
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub conditions: Conditions,
-    /// Higher decides first. Default 100.
-    #[serde(default = "default_priority")]
-    pub priority: i64,
-    /// A disabled rule is ignored. Default true.
-    #[serde(default = "default_enabled")]
-    pub enabled: bool,
-}
-
-fn is_default(c: &Conditions) -> bool {
-    *c == Conditions::default()
-}
-
-fn default_priority() -> i64 {
-    100
-}
-
-fn default_enabled() -> bool {
-    true
-}
+use crate::model::{Level, PermissionRule, Risk, Verdict};
+use crate::plan::Step;
 
 /// One thing a step needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,17 +27,6 @@ pub struct Access {
     pub resource: String,
     /// The level needed.
     pub level: Level,
-}
-
-/// What the permission rules said about a step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Verdict {
-    /// Every need was allowed.
-    pub allowed: bool,
-    /// The ids of the rules that decided (for a denial: the denying rule, none when no rule matched).
-    pub rules: Vec<String>,
-    /// One line naming the rules, resources and levels.
-    pub reason: String,
 }
 
 /// A list of rules and where it comes from (`policy file`, `plan`).
@@ -274,6 +181,7 @@ pub fn evaluate(
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
+    use crate::model::{Conditions, ToolName};
 
     fn rule(
         id: &str,

@@ -75,8 +75,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::line;
-    use crate::guard::{Category, Rejection};
     use crate::model::{AttemptEvent, AuditEvent, CarriedOver, StepStatus, Usage};
+    use crate::model::{Category, Rejection};
 
     /// The line parsed back, its `ts` checked and removed; the bytes must be
     /// exactly what serde_json writes for that map (keys sorted).

@@ -23,11 +23,12 @@ use serde::Serialize;
 
 use crate::engine::events::RunEvent;
 use crate::engine::{RunSettings, input_hash};
+use crate::model::Diagnostic;
 use crate::model::{
     AttemptEvent, AuditEvent, DiffSummary, Finding, PlanRef, Report, RollbackReport, RunStatus,
     SCHEMA_VERSION, StepOutcome, StepReport, StepStatus, Usage,
 };
-use crate::plan::{Diagnostic, Plan};
+use crate::plan::Plan;
 use audit::AuditLog;
 use console::Console;
 

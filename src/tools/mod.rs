@@ -21,7 +21,7 @@ pub mod secrets_scan;
 pub mod spec;
 pub mod system_info;
 
-pub use registry::{Action, ToolName};
+pub use registry::Action;
 pub use spec::ToolEnv;
 
 use std::collections::BTreeMap;
@@ -32,9 +32,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::watch;
 
+use crate::model::BudgetBlock;
 use crate::model::{StepOutcome, StepStatus, Usage};
 use crate::plan::Step;
-use crate::plan::raw::BudgetBlock;
 use crate::policy::StepClassification;
 use crate::process::ProcessOutcome;
 

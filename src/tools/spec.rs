@@ -18,12 +18,14 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::registry::Action;
-use crate::plan::diag::Diagnostic;
+use crate::model::Diagnostic;
+use crate::model::Level;
+use crate::model::Risk;
 use crate::plan::node::{Node, NodeValue, Pos};
 use crate::plan::paths::relative_inside;
 use crate::plan::raw::{AgentDef, Timeout};
-use crate::policy::permissions::{Access, Level};
-use crate::policy::{Risk, StepClassification};
+use crate::policy::StepClassification;
+use crate::policy::permissions::Access;
 
 /// What a tool needs to know about the run (classification and execution).
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 
 use super::walk::{Input, Stage, Walker};
 use super::words::Arg;
-use crate::policy::Risk;
+use crate::model::Risk;
 
 /// A command ready to be judged.
 pub(crate) struct Cmd<'a> {

@@ -3,7 +3,7 @@
 use super::paths::{Loc, Target};
 use super::walk::Walker;
 use super::words::Arg;
-use crate::policy::Risk;
+use crate::model::Risk;
 
 impl Walker {
     /// Resolves an argument against the current directory.

@@ -5,7 +5,7 @@ use super::commands::{Cmd, parse_opts};
 use super::paths::Loc;
 use super::walk::Walker;
 use super::words::Arg;
-use crate::policy::Risk;
+use crate::model::Risk;
 
 impl Walker {
     pub(crate) fn file_command(&mut self, cmd: &Cmd<'_>) -> bool {

@@ -5,7 +5,7 @@
 use super::commands::{Cmd, parse_opts};
 use super::walk::Walker;
 use super::words::Arg;
-use crate::policy::Risk;
+use crate::model::Risk;
 use crate::policy::git::Word as GitWord;
 
 const NETWORK: &[&str] = &[

@@ -7,7 +7,7 @@ use super::nesting;
 use super::paths::Places;
 use super::words::{self, Arg};
 use super::{ClassifyContext, Findings};
-use crate::policy::Risk;
+use crate::model::Risk;
 use brush_parser::ast;
 use std::path::PathBuf;
 

@@ -6,7 +6,7 @@
 use super::commands::{Cmd, parse_opts};
 use super::walk::{Input, Stage, Walker};
 use super::words::Arg;
-use crate::policy::Risk;
+use crate::model::Risk;
 
 const SHELLS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "busybox",

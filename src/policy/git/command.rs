@@ -14,7 +14,7 @@ use super::options::InBash;
 use super::parse::{Parsed, Word};
 use super::risk::{self, Extra};
 use super::{Op, Verdict, other, parse_op, verdict};
-use crate::policy::Risk;
+use crate::model::Risk;
 
 /// The verdict on a `git` command line, and the words naming the repository
 /// it works on (indexes in the words given), for the caller to check.

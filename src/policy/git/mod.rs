@@ -38,7 +38,7 @@ pub use parse::{Parsed, Word};
 pub use push::{DEFAULT_BRANCHES, PushTarget, push_target};
 pub use risk::Extra;
 
-use crate::policy::Risk;
+use crate::model::Risk;
 
 /// The verdict on a git step or command.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 use super::options::Tag;
 use super::parse::Parsed;
 use super::{Verdict, verdict};
-use crate::policy::Risk;
+use crate::model::Risk;
 
 /// Branch names taken as a remote's default branch when the remote's own is unknown.
 pub const DEFAULT_BRANCHES: &[&str] = &["main", "master"];

@@ -7,7 +7,7 @@ use super::options::{STASH_SUBS, Tag};
 use super::parse::Parsed;
 use super::push::classify_push;
 use super::{Op, Verdict, verdict};
-use crate::policy::Risk;
+use crate::model::Risk;
 
 /// What the risk rules need besides the parsed arguments.
 #[derive(Debug, Clone, Copy, Default)]

@@ -3,8 +3,8 @@
 //! URL, key variable, replay file, timeouts and price. Pure.
 
 use super::provider;
+use crate::model::Diagnostic;
 use crate::plan::checks::{check_timeout, env_name_ok};
-use crate::plan::diag::Diagnostic;
 use crate::plan::node::{Node, NodeValue};
 use crate::plan::raw::ProviderKind;
 use crate::tools::spec::{items, str_of};

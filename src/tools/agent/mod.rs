@@ -29,7 +29,8 @@ use sha2::{Digest, Sha256};
 
 use super::StepContext;
 use crate::guard::envelope::{self, Tier};
-use crate::guard::{Rejection, protocol};
+use crate::guard::protocol;
+use crate::model::Rejection;
 use crate::model::{AttemptRecord, StepOutcome, StepStatus, Usage};
 use crate::plan::Step;
 use accept::{accept, judge, write_json};

@@ -93,5 +93,5 @@ pub struct AgentAction {
     pub replay_file: Option<PathBuf>,
     /// A further check of an accepted code block (e.g. `plangate draft` validates the drafted
     /// plan); its rejections go back to the agent like the parser's. Never set from YAML.
-    pub check_code: Option<fn(&str) -> Vec<crate::guard::Rejection>>,
+    pub check_code: Option<fn(&str) -> Vec<crate::model::Rejection>>,
 }

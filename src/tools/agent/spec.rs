@@ -6,12 +6,14 @@ use serde_json::Value;
 
 use super::params::{AgentAction, AgentParams, OutputKind, PromptSource};
 use super::provider;
-use crate::plan::diag::{Diagnostic, did_you_mean};
+use crate::model::Diagnostic;
+use crate::model::Level;
+use crate::plan::diag::did_you_mean;
 use crate::plan::node::{Node, NodeValue};
 use crate::plan::paths::relative_inside;
 use crate::plan::raw::ProviderKind;
 use crate::policy::StepClassification;
-use crate::policy::permissions::{Access, Level};
+use crate::policy::permissions::Access;
 use crate::tools::registry::Action;
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, fixed, items, keys_of,

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::model::Risk;
 use crate::plan::raw::Timeout;
-use crate::policy::Risk;
 
 /// Parameters of the `bash` tool (design 002, 2.1).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

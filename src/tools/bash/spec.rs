@@ -5,12 +5,14 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::params::{BashAction, BashParams, Limits, SandboxSpec};
-use crate::plan::diag::Diagnostic;
+use crate::model::Diagnostic;
+use crate::model::Level;
+use crate::model::Risk;
 use crate::plan::node::{Node, NodeValue};
 use crate::plan::paths::relative_inside;
+use crate::policy::StepClassification;
 use crate::policy::classify::{ClassifyContext, classify_bash};
-use crate::policy::permissions::{Access, Level};
-use crate::policy::{Risk, StepClassification};
+use crate::policy::permissions::Access;
 use crate::tools::registry::Action;
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, keys_of, resource, schema_of,

@@ -51,9 +51,10 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 
 use super::StepContext;
+use crate::model::Risk;
 use crate::model::{StepOutcome, StepStatus};
 use crate::plan::Step;
-use crate::policy::{Risk, StepClassification};
+use crate::policy::StepClassification;
 use error::{GitError, Halt};
 use params::GitAction;
 

@@ -8,8 +8,8 @@ use super::args;
 use super::error::{GitError, Halt};
 use super::params::GitAction;
 use super::runner::Git;
+use crate::model::Risk;
 use crate::plan::Step;
-use crate::policy::Risk;
 
 /// How git runs the receiving side of a push to a repository on this machine:
 /// with that repository's hooks switched off too.

@@ -6,12 +6,14 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::params::{HTTP_DEFAULT_TIMEOUT, HttpAction, HttpMethod, HttpRequestParams};
-use crate::plan::diag::Diagnostic;
+use crate::model::Diagnostic;
+use crate::model::Level;
+use crate::model::Risk;
 use crate::plan::node::{Node, NodeValue};
 use crate::plan::raw::Timeout;
+use crate::policy::StepClassification;
 use crate::policy::hosts;
-use crate::policy::permissions::{Access, Level};
-use crate::policy::{Risk, StepClassification};
+use crate::policy::permissions::Access;
 use crate::tools::registry::Action;
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, keys_of, schema_of,

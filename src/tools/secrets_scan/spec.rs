@@ -5,11 +5,14 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::params::{ScanAction, ScanType, SecretsScanParams};
-use crate::plan::diag::{Diagnostic, did_you_mean};
+use crate::model::Diagnostic;
+use crate::model::Level;
+use crate::model::Risk;
+use crate::plan::diag::did_you_mean;
 use crate::plan::node::Node;
 use crate::plan::paths::relative_inside;
-use crate::policy::permissions::{Access, Level};
-use crate::policy::{Risk, StepClassification};
+use crate::policy::StepClassification;
+use crate::policy::permissions::Access;
 use crate::tools::registry::Action;
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, items, keys_of, resource,

@@ -5,10 +5,12 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::params::SystemInfoParams;
-use crate::plan::diag::Diagnostic;
+use crate::model::Diagnostic;
+use crate::model::Level;
+use crate::model::Risk;
 use crate::plan::node::{Node, NodeValue};
-use crate::policy::permissions::{Access, Level};
-use crate::policy::{Risk, StepClassification};
+use crate::policy::StepClassification;
+use crate::policy::permissions::Access;
 use crate::tools::registry::Action;
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, fixed, keys_of, schema_of,

@@ -12,7 +12,7 @@ use super::super::options::{
 use super::super::parse::Parsed;
 use super::super::{Verdict, verdict};
 use super::{Rule, Sub};
-use crate::policy::Risk;
+use crate::model::Risk;
 
 const TAG: &[Spec] = &[
     ("-a", N, P),

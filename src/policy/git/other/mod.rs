@@ -13,7 +13,7 @@ mod writes;
 use super::options::{Refused, Spec, Tables, Tag};
 use super::parse::{Parsed, Word, parse_words};
 use super::{Verdict, verdict};
-use crate::policy::Risk;
+use crate::model::Risk;
 
 /// What a subcommand does before its options are looked at.
 #[derive(Clone, Copy)]

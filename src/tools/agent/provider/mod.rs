@@ -12,10 +12,10 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use super::params::AgentAction;
+use crate::model::Risk;
 use crate::model::Usage;
 use crate::plan::Step;
 use crate::plan::raw::ProviderKind;
-use crate::policy::Risk;
 use crate::tools::StepContext;
 
 /// Every key of an agent definition that belongs to one provider or another

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{Answer, Call, CallError, CallFuture, Provider, one_line};
+use crate::model::Risk;
 use crate::model::Usage;
-use crate::policy::Risk;
 use crate::tools::agent::params::AgentAction;
 
 /// Most bytes read from an HTTP reply.

@@ -4,9 +4,9 @@
 use serde_json::Value;
 
 use super::{Answer, Call, CallError, CallFuture, Provider};
+use crate::model::Risk;
 use crate::model::Usage;
 use crate::plan::raw::OutputKind;
-use crate::policy::Risk;
 use crate::tools::agent::params::AgentAction;
 
 /// Largest replay file read.

@@ -1,0 +1,94 @@
+//! The policy as data: a plan's `policy:` block (also the format of a
+//! `--policy` file), its `budget:` and the policy a run ends up using. How the
+//! two blocks combine (the cap) is `policy::cap`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{OnApproval, PermissionRule, Tolerance};
+
+/// The JSON Schema pattern of one `allowed_hosts` entry: a name
+/// (`api.example.com`), a wildcard (`*.example.com`) or an IP address, each
+/// with an optional `:port` (the schema rejects anything else with its
+/// position, so `policy::hosts::HostPattern::parse` only sees
+/// well-formed text).
+pub const HOST_PATTERN: &str = r"^((\*\.)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$";
+
+/// A plan's `policy:` block; also the format of a `--policy` file.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyBlock {
+    /// low (default): safe steps only | medium: safe and moderate | high: all but blocked.
+    #[serde(default)]
+    pub risk_tolerance: Option<Tolerance>,
+    /// deny (default): the run ends with exit 3 before anything runs | skip: the step and its dependents are skipped.
+    #[serde(default)]
+    pub on_approval_required: Option<OnApproval>,
+    /// Fail the run (exit 4) when a secret is found in what it produced. Default true.
+    #[serde(default)]
+    pub fail_on_secrets: Option<bool>,
+    /// How many steps may run at once. Default 1.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 256))]
+    pub max_parallel: Option<u32>,
+    /// Limits on tokens, cost and wall time for the whole run; exhausting one ends the run with exit 6.
+    #[serde(default)]
+    pub budget: Option<BudgetBlock>,
+    /// Hosts `http_request` steps may reach (every redirect hop too): names (`api.example.com`),
+    /// wildcards (`*.example.com`, names under it) or IP addresses, each with an optional `:port`.
+    /// Unset: any host. A `--policy` file's list caps the plan's (a host must be in both).
+    #[serde(default)]
+    #[schemars(inner(pattern(HOST_PATTERN)))]
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Permission rules (which tool may read, write, execute or administer which resource).
+    /// When a list is set, a step needs every resource it touches allowed by it (default deny);
+    /// a denied step is blocked. The plan's list and a `--policy` file's must both allow.
+    #[serde(default)]
+    pub permissions: Option<Vec<PermissionRule>>,
+}
+
+/// `policy.budget`: limits for the whole run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetBlock {
+    /// Most prompt + answer tokens over all agent calls.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_tokens: Option<u64>,
+    /// Most dollars over all agent calls (needs a `price` on every agent).
+    #[serde(default)]
+    #[schemars(range(min = 0.0))]
+    pub max_cost_usd: Option<f64>,
+    /// Most seconds for the whole run.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_wall_seconds: Option<u64>,
+}
+
+/// The policy a run uses, with where each value came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EffectivePolicy {
+    /// Highest risk that runs unattended.
+    pub risk_tolerance: Tolerance,
+    /// What happens without an approval.
+    pub on_approval_required: OnApproval,
+    /// Findings fail the run.
+    pub fail_on_secrets: bool,
+    /// Steps at once.
+    pub max_parallel: u32,
+    /// Limits for the whole run (each the lower of plan and policy file).
+    #[serde(default)]
+    pub budget: BudgetBlock,
+    /// Hosts `http_request` may reach (None: any); both lists when plan and policy file set one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_hosts: Option<Vec<String>>,
+    /// The policy file's permission rules (None: no list, no permission check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<Vec<PermissionRule>>,
+    /// The plan's own permission rules (they can only restrict: both lists must allow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_permissions: Option<Vec<PermissionRule>>,
+    /// One line per value lowered by the policy file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capped: Vec<String>,
+}
