@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use plangate::report::redact::clean;
+use plangate::redact::clean;
 use plangate::scan::builtin_scanner;
 use plangate::secrets::redact;
 

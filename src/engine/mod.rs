@@ -392,11 +392,9 @@ fn diff_findings(
     markdown: &str,
     seen: &std::collections::HashSet<String>,
 ) -> Vec<crate::report::model::Finding> {
-    let Some(scanner) = crate::scan::builtin_scanner() else {
-        return Vec::new();
-    };
+    let scanner = crate::redact::builtin_scanner();
     let found = scanner.scan(markdown.as_bytes());
-    crate::report::redact::remember(
+    crate::redact::remember(
         found
             .iter()
             .filter_map(|f| markdown.as_bytes().get(f.start..f.end).map(<[u8]>::to_vec)),

@@ -9,7 +9,6 @@
 pub mod console;
 pub mod gitlab;
 pub mod model;
-pub mod redact;
 pub mod render;
 
 use std::fs::File;
@@ -26,6 +25,7 @@ use crate::engine::events::{RunEvent, StepOutcome, StepStatus};
 use crate::engine::{RunSettings, input_hash};
 use crate::exit_code::RunStatus;
 use crate::plan::{Diagnostic, Plan};
+use crate::redact;
 use console::Console;
 use model::{PlanRef, Report, RollbackReport, SCHEMA_VERSION, StepReport, Usage};
 

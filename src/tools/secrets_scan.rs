@@ -11,7 +11,7 @@ use crate::engine::events::{StepOutcome, StepStatus};
 use crate::plan::ScanAction;
 use crate::plan::raw::ScanType;
 use crate::policy::{Risk, StepClassification};
-use crate::scan::{ScanOptions, builtin_scanner, scan_paths};
+use crate::scan::{ScanOptions, scan_paths};
 
 /// Reading is safe; rewriting workspace files is moderate.
 pub fn classify(a: &ScanAction, _env: &ToolEnv) -> StepClassification {
@@ -51,10 +51,7 @@ pub fn run(a: &ScanAction, step_id: &str, ctx: &StepContext, started: SystemTime
             return out;
         }
     };
-    let Some(scanner) = builtin_scanner() else {
-        out.error = Some("the secrets rules failed to compile".to_owned());
-        return out;
-    };
+    let scanner = crate::redact::builtin_scanner();
     let rules = crate::secrets::Ruleset::builtin();
     let opts = ScanOptions {
         redact: a.scan_type == ScanType::Redact,
