@@ -88,7 +88,7 @@ pub fn run(args: &ShardArgs) -> Outcome {
     }
     let out = to_json(&plan, &p, args);
     let text = match args.format {
-        ShardFormat::Json => serde_json::to_string_pretty(&out).unwrap_or_default() + "\n",
+        ShardFormat::Json => sorted(&out, serde_json::to_string_pretty),
         ShardFormat::Github => {
             let include = out
                 .shards
@@ -99,12 +99,24 @@ pub fn run(args: &ShardArgs) -> Outcome {
                     steps: s.steps,
                 })
                 .collect();
-            serde_json::to_string(&GithubMatrix { include }).unwrap_or_default() + "\n"
+            sorted(&GithubMatrix { include }, serde_json::to_string)
         }
         ShardFormat::Gitlab => gitlab(&plan, &p, &args.gitlab_template),
     };
     crate::output::stdout(text.as_bytes()).map_err(Error::Stdout)?;
     Ok(RunStatus::Success)
+}
+
+/// JSON with its keys sorted (through `serde_json::Value`, as the output has
+/// always been), and a newline.
+fn sorted<T: Serialize>(
+    v: &T,
+    to_string: fn(&serde_json::Value) -> serde_json::Result<String>,
+) -> String {
+    serde_json::to_value(v)
+        .and_then(|v| to_string(&v))
+        .unwrap_or_default()
+        + "\n"
 }
 
 /// The partition as [`ShardOutput`].

@@ -109,9 +109,12 @@ pub fn run(args: &ValidateArgs) -> Outcome {
     Ok(RunStatus::Success)
 }
 
-/// Pretty JSON and a newline.
+/// Pretty JSON and a newline, keys sorted (through `serde_json::Value`, as
+/// the output has always been).
 fn pretty(v: &impl Serialize) -> Vec<u8> {
-    let mut out = serde_json::to_vec_pretty(v).unwrap_or_default();
+    let mut out = serde_json::to_value(v)
+        .and_then(|v| serde_json::to_vec_pretty(&v))
+        .unwrap_or_default();
     out.push(b'\n');
     out
 }

@@ -236,3 +236,21 @@ impl Env {
             .to_owned()
     }
 }
+
+/// A wiremock mock for `verb` on `path` answering `status` with a JSON body
+/// (the caller adds `.expect(n)` and mounts it).
+pub fn mock(
+    verb: &str,
+    path: impl Into<String>,
+    status: u16,
+    body: Option<Value>,
+) -> wiremock::Mock {
+    let response = wiremock::ResponseTemplate::new(status);
+    let response = match body {
+        Some(b) => response.set_body_json(b),
+        None => response,
+    };
+    wiremock::Mock::given(wiremock::matchers::method(verb))
+        .and(wiremock::matchers::path(path.into()))
+        .respond_with(response)
+}

@@ -5,6 +5,7 @@
 mod agent;
 mod bad_inputs;
 mod ci;
+mod cli_help;
 mod diff;
 mod examples;
 mod faults;
