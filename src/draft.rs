@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::engine::events::StepStatus;
 use crate::guard::{Category, Rejection};
+use crate::model::StepStatus;
 use crate::plan::raw::{OutputKind, ProviderKind, ToolName};
 use crate::plan::{Action, AgentAction, AgentDef, PromptSource, Step};
 use crate::policy::Risk;

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use crate::exit_code::RunStatus;
+use crate::model::RunStatus;
 use crate::plan::Diagnostic;
 
 /// A command that could not do its job.

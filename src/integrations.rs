@@ -12,8 +12,8 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::github::{self, Notice};
+use crate::model::Report;
 use crate::redact;
-use crate::report::model::Report;
 use crate::report::render;
 
 /// GitHub's step-summary limit is 1 MiB; stay under it.

@@ -12,8 +12,8 @@
 use std::path::PathBuf;
 
 use crate::diff::DiffSummary;
-use crate::exit_code::RunStatus;
-use crate::report::model::{MergedShard, Report, ShardInfo, StepReport};
+use crate::model::RunStatus;
+use crate::model::{MergedShard, Report, ShardInfo, StepReport};
 
 /// Why shard reports cannot be merged.
 #[derive(Debug, thiserror::Error)]
@@ -188,7 +188,7 @@ pub fn merge(mut reports: Vec<(PathBuf, Report)>, run_id: String) -> Result<Repo
     order.sort_by_key(|&k| infos[k].index);
     let mut status = RunStatus::Success;
     let mut findings = Vec::new();
-    let mut usage = crate::report::model::Usage::default();
+    let mut usage = crate::model::Usage::default();
     let mut approvals: Vec<String> = Vec::new();
     let mut merged = Vec::new();
     let mut diffs: Vec<(usize, DiffSummary)> = Vec::new();

@@ -16,8 +16,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::model::{CarriedOver, Finding, Report, StepReport};
 use crate::plan::{Diagnostic, Plan};
-use crate::report::model::{CarriedOver, Finding, Report, StepReport};
 
 /// What a resumed run takes from the report it resumes.
 #[derive(Debug, Clone)]
@@ -85,8 +85,7 @@ pub fn load(
         .iter()
         .map(|step| {
             let prev = report.steps.iter().find(|s| s.id == step.id)?;
-            if prev.status != crate::engine::events::StepStatus::Success || prev.rollback.is_some()
-            {
+            if prev.status != crate::model::StepStatus::Success || prev.rollback.is_some() {
                 return None;
             }
             let origin = prev.carried_over.clone().unwrap_or_else(|| from.clone());
@@ -129,7 +128,7 @@ pub fn check(
     workspace: &Path,
     head: Option<&str>,
 ) -> Result<(), String> {
-    if report.status == crate::exit_code::RunStatus::Invalid && report.steps.is_empty() {
+    if report.status == crate::model::RunStatus::Invalid && report.steps.is_empty() {
         return Err(format!(
             "run {} never started (its plan or flags were invalid): there is nothing to resume",
             report.run_id

@@ -15,8 +15,8 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use crate::model::ShardInfo;
 use crate::plan::Plan;
-use crate::report::model::ShardInfo;
 
 /// Weight of a step with no recorded duration when timings are used and none is known.
 pub const DEFAULT_WEIGHT_MS: u64 = 1_000;

@@ -9,7 +9,7 @@ use crate::cli::DraftArgs;
 use crate::commands::validate;
 use crate::draft::{self, DraftRequest, DraftResult};
 use crate::error::Error;
-use crate::exit_code::RunStatus;
+use crate::model::RunStatus;
 use crate::plan;
 use crate::settings::{self, PlanSettings, RunFlags, usage_diag};
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{Outcome, publish_ci, write_derived_outputs};
 use crate::cli::MergeArgs;
 use crate::error::Error;
-use crate::report::model::Report;
+use crate::model::Report;
 use crate::{integrations, output, report, settings};
 
 /// `plangate merge`.

@@ -20,7 +20,7 @@ pub mod validate;
 use std::path::Path;
 
 use crate::error::Error;
-use crate::exit_code::RunStatus;
+use crate::model::RunStatus;
 use crate::{github, output, report as reports};
 
 /// What every command returns.

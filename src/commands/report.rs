@@ -5,7 +5,7 @@
 use super::{Outcome, print_notices};
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::error::Error;
-use crate::exit_code::RunStatus;
+use crate::model::RunStatus;
 use crate::report::render;
 use crate::{github, settings};
 

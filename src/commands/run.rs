@@ -12,11 +12,11 @@ use std::time::Duration;
 use super::{Outcome, publish_ci, runtime, write_derived_outputs};
 use crate::cli::RunArgs;
 use crate::engine::{self, RunSettings};
-use crate::exit_code::RunStatus;
+use crate::model::RunStatus;
 use crate::plan::{Diagnostic, Plan};
 use crate::report::{self, console::Console};
 use crate::settings::{self, PlanSettings, RunFlags, usage_diag};
-use crate::{diff, output, resume, selection, shard};
+use crate::{diff, output, process, resume, selection, shard};
 
 /// What `run` knows before the engine starts.
 struct Start<'a> {
@@ -150,10 +150,10 @@ fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> (Ru
         }
     };
     // Steps a killed earlier run left behind are stopped before this one starts.
-    for line in engine::live::reap_orphans() {
+    for line in process::live::reap_orphans() {
         output::line(format_args!("plangate: {line}"));
     }
-    engine::live::start(&settings.run_id);
+    process::live::start(&settings.run_id);
     let (tx, rx) = std::sync::mpsc::channel();
     let writer = std::thread::spawn(move || reporter.consume(&rx));
     let runtime = match runtime() {
@@ -171,7 +171,7 @@ fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> (Ru
         engine::run(plan, settings, tx, cancel_rx).await
     });
     runtime.shutdown_timeout(Duration::from_secs(1));
-    engine::live::finish();
+    process::live::finish();
     let finished = match writer.join() {
         Ok(Ok(_)) => true,
         Ok(Err(e)) => {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::Outcome;
 use crate::cli::{ScanArgs, ScanFormat};
 use crate::error::Error;
-use crate::exit_code::RunStatus;
+use crate::model::RunStatus;
 use crate::report::gitlab;
 use crate::scan::{self, ScanError, ScanOutcome};
 

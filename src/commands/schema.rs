@@ -4,7 +4,7 @@
 use super::Outcome;
 use crate::cli::SchemaArgs;
 use crate::error::Error;
-use crate::exit_code::RunStatus;
+use crate::model::RunStatus;
 use crate::plan::schema;
 
 /// `plangate schema`.

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::Outcome;
 use crate::cli::{ShardArgs, ShardFormat};
 use crate::error::Error;
-use crate::exit_code::RunStatus;
+use crate::model::RunStatus;
 use crate::plan::Plan;
 use crate::shard::{Partition, partition_of};
 

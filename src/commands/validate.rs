@@ -12,7 +12,7 @@ use super::Outcome;
 use crate::cli::{Format, ValidateArgs};
 use crate::engine::{self, StepDecision};
 use crate::error::Error;
-use crate::exit_code::RunStatus;
+use crate::model::RunStatus;
 use crate::plan::Diagnostic;
 use crate::policy::cap::EffectivePolicy;
 use crate::settings::{PlanSettings, RunFlags};

@@ -20,8 +20,6 @@
 //! The engine reports only through [`events::RunEvent`]s.
 
 pub mod events;
-pub mod live;
-pub mod process;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -33,12 +31,13 @@ use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::exit_code::RunStatus;
+use crate::model::RunStatus;
+use crate::model::{StepOutcome, StepStatus};
 use crate::plan::{Plan, Step};
 use crate::policy::cap::EffectivePolicy;
 use crate::policy::{Decision, DecisionInput, DecisionKind, OnApproval, RiskAssessment, decide};
 use crate::tools::{self, RunShared, StepContext, ToolEnv};
-use events::{RunEvent, StepOutcome, StepStatus};
+use events::RunEvent;
 
 /// The variable that carries an agent step's accepted result file to later steps.
 pub fn result_var(step_id: &str) -> String {
@@ -81,7 +80,7 @@ pub struct RunSettings {
     /// `--resume`: the run resumed and the steps carried over from it.
     pub resume: Option<crate::resume::Resume>,
     /// `--shard i/N`: the report's `shard` block (the plan is already restricted to it).
-    pub shard: Option<crate::report::model::ShardInfo>,
+    pub shard: Option<crate::model::ShardInfo>,
 }
 
 /// A step's risk and decision.
@@ -391,7 +390,7 @@ fn lock(t: &Mutex<crate::diff::Tracker>) -> std::sync::MutexGuard<'_, crate::dif
 fn diff_findings(
     markdown: &str,
     seen: &std::collections::HashSet<String>,
-) -> Vec<crate::report::model::Finding> {
+) -> Vec<crate::model::Finding> {
     let scanner = crate::redact::builtin_scanner();
     let found = scanner.scan(markdown.as_bytes());
     crate::redact::remember(
@@ -402,7 +401,7 @@ fn diff_findings(
     found
         .into_iter()
         .filter(|f| !seen.contains(&f.fingerprint))
-        .map(|f| crate::report::model::Finding {
+        .map(|f| crate::model::Finding {
             rule: f.rule,
             step: None,
             location: "diff-summary.md".to_owned(),

@@ -6,9 +6,9 @@
 
 use serde::Serialize;
 
-use crate::exit_code::RunStatus;
+use crate::model::Report;
+use crate::model::RunStatus;
 use crate::redact;
-use crate::report::model::Report;
 use crate::report::render::{self, Detail};
 
 /// GitHub refuses comment bodies over 65,536 characters; stay under it (in

@@ -20,8 +20,8 @@ use serde_json::json;
 
 pub use context::Context;
 
+use crate::model::Report;
 use crate::redact;
-use crate::report::model::Report;
 
 /// The public API, when neither `--github-api-url` nor `GITHUB_API_URL` says otherwise.
 pub const DEFAULT_API_URL: &str = "https://api.github.com";

@@ -9,10 +9,10 @@ use std::path::Path;
 
 use anstyle::{AnsiColor, Style};
 
-use super::model::{Report, RollbackReport, StepReport};
 use crate::engine::RunSettings;
-use crate::engine::events::StepStatus;
-use crate::exit_code::RunStatus;
+use crate::model::RunStatus;
+use crate::model::StepStatus;
+use crate::model::{Report, RollbackReport, StepReport};
 use crate::plan::{Plan, Step};
 
 /// How to print.

@@ -8,7 +8,6 @@
 
 pub mod console;
 pub mod gitlab;
-pub mod model;
 pub mod render;
 
 use std::fs::File;
@@ -21,13 +20,15 @@ use std::time::{Instant, SystemTime};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::engine::events::{RunEvent, StepOutcome, StepStatus};
+use crate::engine::events::RunEvent;
 use crate::engine::{RunSettings, input_hash};
-use crate::exit_code::RunStatus;
+use crate::model::{
+    PlanRef, Report, RollbackReport, RunStatus, SCHEMA_VERSION, StepOutcome, StepReport,
+    StepStatus, Usage,
+};
 use crate::plan::{Diagnostic, Plan};
 use crate::redact;
 use console::Console;
-use model::{PlanRef, Report, RollbackReport, SCHEMA_VERSION, StepReport, Usage};
 
 /// Most time between an event and the report that shows it.
 pub const FLUSH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::model::Report;
-use crate::engine::events::StepStatus;
+use crate::model::Report;
+use crate::model::StepStatus;
 
 /// Escape a Markdown table cell.
 fn cell(s: &str) -> String {

@@ -20,13 +20,13 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::StepContext;
-use crate::engine::events::{AttemptRecord, StepOutcome, StepStatus, Usage};
-use crate::engine::process::{self, Capture, ProcessSpec, Termination};
 use crate::guard::envelope::{self, Status, Tier};
 use crate::guard::{Category, Rejection, code, json, protocol};
+use crate::model::{AttemptRecord, StepOutcome, StepStatus, Usage};
 use crate::plan::raw::{CliOutputFormat, OutputKind, ProviderKind};
 use crate::plan::{AgentAction, PromptSource, Step};
 use crate::policy::{Risk, StepClassification};
+use crate::process::{self, Capture, ProcessSpec, Termination};
 
 /// Default most characters in a prompt or an answer.
 pub const DEFAULT_MAX_CHARS: u64 = 400_000;

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{StepContext, Stop, ToolReturn};
-use crate::engine::events::{StepOutcome, StepStatus};
+use crate::model::{StepOutcome, StepStatus};
 use crate::plan::ArchiveAction;
 use crate::plan::tool_params::{ArchiveFormat, ArchiveOperation, Compression};
 use crate::policy::{Risk, StepClassification};

@@ -9,12 +9,13 @@ use std::path::Path;
 
 use std::time::SystemTime;
 
-use crate::engine::events::{StepOutcome, StepStatus};
-use crate::engine::process::{self, Capture, ProcessSpec, Termination};
+use crate::model::{Availability, Backend};
+use crate::model::{StepOutcome, StepStatus};
 use crate::plan::{BashAction, Step};
 use crate::policy::classify::{ClassifyContext, classify_bash};
 use crate::policy::{Risk, StepClassification};
-use crate::sandbox::{self, Availability, Backend, Layout};
+use crate::process::{self, Capture, ProcessSpec, Termination};
+use crate::sandbox::{self, Layout};
 
 use super::{StepContext, ToolEnv, ToolResult};
 

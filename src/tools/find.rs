@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::{StepContext, Stop, ToolReturn};
-use crate::engine::events::{StepOutcome, StepStatus};
+use crate::model::{StepOutcome, StepStatus};
 use crate::plan::FindAction;
 use crate::policy::{Risk, StepClassification};
 

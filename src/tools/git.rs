@@ -36,11 +36,11 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::{Value, json};
 
 use super::StepContext;
-use crate::engine::events::{StepOutcome, StepStatus};
-use crate::engine::process::{self, Capture, ProcessSpec, Termination};
+use crate::model::{StepOutcome, StepStatus};
 use crate::plan::tool_params::GitOperation;
 use crate::plan::{GitAction, Step};
 use crate::policy::{Risk, StepClassification};
+use crate::process::{self, Capture, ProcessSpec, Termination};
 
 /// Most characters of stdout (and stderr) kept in `result.json` (the files keep more).
 const RESULT_TEXT_CHARS: usize = 64 * 1024;

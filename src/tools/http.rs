@@ -37,7 +37,7 @@ use serde_json::{Value, json};
 use ureq::http::{self, HeaderName, HeaderValue, Method, Uri};
 
 use super::{StepContext, Stop, ToolEnv, ToolReturn};
-use crate::engine::events::{StepOutcome, StepStatus};
+use crate::model::{StepOutcome, StepStatus};
 use crate::plan::HttpAction;
 use crate::plan::tool_params::{HttpMethod, HttpRequestParams};
 use crate::policy::hosts::{self, Target};

@@ -20,11 +20,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::watch;
 
-use crate::engine::events::{StepOutcome, StepStatus, Usage};
-use crate::engine::process::ProcessOutcome;
+use crate::model::{StepOutcome, StepStatus, Usage};
 use crate::plan::raw::BudgetBlock;
 use crate::plan::{Action, Step};
 use crate::policy::StepClassification;
+use crate::process::ProcessOutcome;
 
 /// What a tool needs to know about the run.
 #[derive(Debug, Clone)]
@@ -36,7 +36,7 @@ pub struct ToolEnv {
     /// The policy's host allow-list for `http_request` (None: any host).
     pub allowed_hosts: Option<Vec<String>>,
     /// What the sandbox pre-flight found (None: not probed, no step asks for a sandbox).
-    pub sandbox: Option<crate::sandbox::Availability>,
+    pub sandbox: Option<crate::model::Availability>,
 }
 
 /// State every step of a run shares: the budget and why the run is stopping.
@@ -445,7 +445,7 @@ pub fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str) {
         }
         outcome
             .findings
-            .extend(found.into_iter().map(|f| crate::report::model::Finding {
+            .extend(found.into_iter().map(|f| crate::model::Finding {
                 rule: f.rule,
                 step: Some(step_id.to_owned()),
                 location: location.clone(),

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use serde_json::json;
 
 use super::{StepContext, ToolEnv};
-use crate::engine::events::{StepOutcome, StepStatus};
+use crate::model::{StepOutcome, StepStatus};
 use crate::plan::ScanAction;
 use crate::plan::raw::ScanType;
 use crate::policy::{Risk, StepClassification};
@@ -80,7 +80,7 @@ pub fn run(a: &ScanAction, step_id: &str, ctx: &StepContext, started: SystemTime
     out.findings = scanned
         .findings
         .iter()
-        .map(|f| crate::report::model::Finding {
+        .map(|f| crate::model::Finding {
             rule: f.rule.clone(),
             step: Some(step_id.to_owned()),
             location: format!("workspace:{}", rel_of(&f.file)),

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{StepContext, Stop, ToolReturn};
-use crate::engine::events::{StepOutcome, StepStatus};
+use crate::model::{StepOutcome, StepStatus};
 use crate::plan::tool_params::SystemInfoParams;
 use crate::policy::{Risk, StepClassification};
 

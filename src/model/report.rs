@@ -4,9 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::engine::events::Usage;
-use crate::engine::events::{AttemptRecord, StepStatus};
-use crate::exit_code::RunStatus;
+use super::{AttemptRecord, Availability, Finding, RunStatus, StepStatus, Usage};
 use crate::plan::Diagnostic;
 use crate::policy::cap::EffectivePolicy;
 use crate::policy::{Decision, RiskAssessment};
@@ -48,7 +46,7 @@ pub struct Report {
     pub approvals: Vec<String>,
     /// What the sandbox pre-flight found (`bwrap`, `landlock+seccomp` or `none`, and why); absent when no step asked for a sandbox.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<crate::sandbox::Availability>,
+    pub sandbox: Option<Availability>,
     /// Every step of the plan, in plan order.
     pub steps: Vec<StepReport>,
     /// Secrets found (rule, location, line, fingerprint; never the value).
@@ -186,22 +184,6 @@ pub struct RollbackReport {
     /// Changed files left out of `changed_files`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub changed_files_omitted: u64,
-}
-
-/// A secret found in what the run produced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    /// Rule id.
-    pub rule: String,
-    /// The step whose output or files held it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step: Option<String>,
-    /// Where, relative to the output directory or workspace.
-    pub location: String,
-    /// 1-based line.
-    pub line: u64,
-    /// Stable fingerprint of the secret (never the secret).
-    pub fingerprint: String,
 }
 
 /// The shard a report covers.

@@ -5,7 +5,11 @@
 //! its timeout fires, or the run is interrupted, the process group gets
 //! SIGTERM, then SIGKILL after a grace period. Output beyond the cap is read
 //! and dropped (so the child never blocks on a full pipe) and flagged as
-//! truncated: a step printing gigabytes fills neither memory nor disk.
+//! truncated: a step printing gigabytes fills neither memory nor disk. The
+//! groups alive are listed on disk ([`live`]) so a killed run's steps are
+//! stopped by the next run.
+
+pub mod live;
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -134,7 +138,7 @@ pub async fn run(
         .and_then(|id| i32::try_from(id).ok())
         .and_then(Pid::from_raw);
     if let Some(pg) = pgid {
-        super::live::add(pg);
+        live::add(pg);
     }
     if let (Some(bytes), Some(mut pipe)) = (spec.stdin.clone(), child.stdin.take()) {
         tokio::spawn(async move {
@@ -188,7 +192,7 @@ pub async fn run(
     let stdout = finish_reader(out_task, pgid, spec.kill_grace).await;
     let stderr = finish_reader(err_task, pgid, spec.kill_grace).await;
     if let Some(pg) = pgid {
-        super::live::remove(pg);
+        live::remove(pg);
     }
     let termination = match killed_by_us {
         Some(t) => t,

@@ -1,0 +1,146 @@
+//! A step's result: its final state ([`StepStatus`]), what happened when it
+//! ran ([`StepOutcome`], the engine's and the tools' common currency) and the
+//! agent attempts it made ([`AttemptRecord`]).
+
+use std::time::{Duration, SystemTime};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Finding, Usage};
+
+/// A step's final state (SPEC's list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    /// Ran and succeeded.
+    Success,
+    /// Ran and failed (non-zero exit, signal, expected_output mismatch, could not start).
+    Failed,
+    /// Killed at its timeout.
+    TimedOut,
+    /// An agent answer was rejected after the last attempt.
+    Rejected,
+    /// Needed an approval it did not have.
+    Denied,
+    /// Blocked outright.
+    Blocked,
+    /// Not run on purpose: `on_approval_required: skip`, a skipped dependency, or not selected by `--steps`.
+    Skipped,
+    /// Not run: a dependency failed, the run stopped first, a dry run, or the run was interrupted.
+    NotRun,
+}
+
+impl StepStatus {
+    /// The report's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Success => "success",
+            StepStatus::Failed => "failed",
+            StepStatus::TimedOut => "timed_out",
+            StepStatus::Rejected => "rejected",
+            StepStatus::Denied => "denied",
+            StepStatus::Blocked => "blocked",
+            StepStatus::Skipped => "skipped",
+            StepStatus::NotRun => "not_run",
+        }
+    }
+
+    /// Whether this is a failure of a step that ran.
+    pub fn is_failure(self) -> bool {
+        matches!(
+            self,
+            StepStatus::Failed | StepStatus::TimedOut | StepStatus::Rejected
+        )
+    }
+}
+
+/// What happened when a step (or its rollback) ran.
+#[derive(Debug, Clone)]
+pub struct StepOutcome {
+    /// Final state.
+    pub status: StepStatus,
+    /// Exit code of the main process, if it exited.
+    pub exit_code: Option<i32>,
+    /// Signal that killed it, if one did (not sent by plangate).
+    pub signal: Option<i32>,
+    /// When it started.
+    pub started_at: SystemTime,
+    /// Wall time.
+    pub duration: Duration,
+    /// Attempts made (agents retry; bash makes one).
+    pub attempts: u32,
+    /// Files written, relative to the output directory.
+    pub artifacts: Vec<String>,
+    /// Output dropped at the cap.
+    pub truncated: bool,
+    /// Bytes the step wrote to stdout and stderr.
+    pub output_bytes: u64,
+    /// What went wrong, in one line.
+    pub error: Option<String>,
+    /// Tokens and cost of agent calls.
+    pub usage: Option<Usage>,
+    /// Every agent attempt, in order.
+    pub agent_attempts: Vec<AttemptRecord>,
+    /// The run's budget ran out during this step.
+    pub budget_exhausted: bool,
+    /// The accepted, sanitized result (an agent step's `parsed.*`), absolute.
+    pub result_file: Option<std::path::PathBuf>,
+    /// Workspace files the step wrote through plangate (agent envelope files), relative.
+    pub workspace_files: Vec<String>,
+    /// Secrets found in the step's artifacts and files (values never kept).
+    pub findings: Vec<Finding>,
+    /// The sandbox backend the step ran in, if it asked for one.
+    pub sandbox: Option<String>,
+}
+
+impl StepOutcome {
+    /// An empty outcome (failed, nothing recorded) started at `started`.
+    pub fn new(started: SystemTime) -> StepOutcome {
+        StepOutcome {
+            status: StepStatus::Failed,
+            exit_code: None,
+            signal: None,
+            started_at: started,
+            duration: started.elapsed().unwrap_or_default(),
+            attempts: 1,
+            artifacts: Vec::new(),
+            truncated: false,
+            output_bytes: 0,
+            error: None,
+            usage: None,
+            agent_attempts: Vec::new(),
+            budget_exhausted: false,
+            result_file: None,
+            workspace_files: Vec::new(),
+            findings: Vec::new(),
+            sandbox: None,
+        }
+    }
+}
+
+/// One agent attempt, as the report shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    /// 1-based.
+    pub attempt: u32,
+    /// sha256 of the prompt sent (prompts are kept in the artifacts, never repeated).
+    pub prompt_sha256: String,
+    /// accepted | rejected | error.
+    pub verdict: String,
+    /// For envelopes: strict | recovered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
+    /// Why the answer was refused: category, line, column, message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rejections: Vec<crate::guard::Rejection>,
+    /// Provider error (no answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Tokens and cost of this call.
+    pub usage: Usage,
+    /// Wall time of the call.
+    pub duration_ms: u64,
+    /// The prompt and the raw answer, relative to the output directory (kept as evidence, never used as input).
+    pub files: Vec<String>,
+}

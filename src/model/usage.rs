@@ -1,0 +1,32 @@
+//! Tokens and cost of agent calls ([`Usage`]), per attempt, per step and per run.
+
+use serde::{Deserialize, Serialize};
+
+/// Tokens and cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Answer tokens.
+    pub output_tokens: u64,
+    /// Dollars, from the agent's `price` (0 without one).
+    pub cost_usd: f64,
+    /// True when a figure is an estimate (4 characters a token) because the provider reported none.
+    #[serde(default)]
+    pub estimated: bool,
+}
+
+impl Usage {
+    /// Add another usage.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cost_usd += other.cost_usd;
+        self.estimated |= other.estimated;
+    }
+
+    /// All tokens.
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
