@@ -288,12 +288,17 @@ pub struct GithubArgs {
     pub check_run: bool,
 }
 
+/// A switch given something other than `true` or `false`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected `true` or `false`, got `{0}`")]
+pub struct NotABool(String);
+
 /// `true` or `false`, nothing else (no `yes`, `1`, `on`): a typo in a CI input must not flip a switch.
-fn strict_bool(s: &str) -> Result<bool, String> {
+fn strict_bool(s: &str) -> Result<bool, NotABool> {
     match s {
         "true" => Ok(true),
         "false" => Ok(false),
-        other => Err(format!("expected `true` or `false`, got `{other}`")),
+        other => Err(NotABool(other.to_owned())),
     }
 }
 

@@ -77,7 +77,26 @@ pub struct ScanOptions {
     pub only_rules: Option<HashSet<String>>,
 }
 
-fn overrides(root: &Path, opts: &ScanOptions) -> Result<ignore::overrides::Override, String> {
+/// A glob of `include`/`exclude` that does not parse.
+#[derive(Debug, thiserror::Error)]
+pub enum PatternError {
+    #[error("bad file pattern `{glob}`: {source}")]
+    Include {
+        glob: String,
+        #[source]
+        source: ignore::Error,
+    },
+    #[error("bad exclude pattern `{glob}`: {source}")]
+    Exclude {
+        glob: String,
+        #[source]
+        source: ignore::Error,
+    },
+    #[error("{0}")]
+    Build(#[source] ignore::Error),
+}
+
+fn overrides(root: &Path, opts: &ScanOptions) -> Result<ignore::overrides::Override, PatternError> {
     let base = if root.is_dir() {
         root
     } else {
@@ -85,14 +104,19 @@ fn overrides(root: &Path, opts: &ScanOptions) -> Result<ignore::overrides::Overr
     };
     let mut b = ignore::overrides::OverrideBuilder::new(base);
     for g in &opts.include {
-        b.add(g)
-            .map_err(|e| format!("bad file pattern `{g}`: {e}"))?;
+        b.add(g).map_err(|source| PatternError::Include {
+            glob: g.clone(),
+            source,
+        })?;
     }
     for g in &opts.exclude {
         b.add(&format!("!{g}"))
-            .map_err(|e| format!("bad exclude pattern `{g}`: {e}"))?;
+            .map_err(|source| PatternError::Exclude {
+                glob: g.clone(),
+                source,
+            })?;
     }
-    b.build().map_err(|e| e.to_string())
+    b.build().map_err(PatternError::Build)
 }
 
 /// Why `plangate scan` cannot start.
@@ -174,7 +198,7 @@ pub fn scan_paths(
             Ok(o) => o,
             Err(e) => {
                 if let Ok(mut s) = state.lock() {
-                    s.errors.push(e);
+                    s.errors.push(e.to_string());
                 }
                 continue;
             }

@@ -377,3 +377,38 @@ fn short(v: &Value) -> String {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_document;
+
+    /// The diagnostic's message and help for `text`.
+    fn refused(text: &str) -> (String, String) {
+        match parse_document("p.yaml", text) {
+            Ok(_) => panic!("accepted: {text}"),
+            Err(d) => (d.message, d.help.unwrap_or_default()),
+        }
+    }
+
+    #[test]
+    fn yaml_failures_are_told_apart_by_their_type() {
+        let mut bomb = String::from("a: &a [x,x,x,x,x,x,x,x,x,x]\n");
+        for (name, prev) in [("b", "a"), ("c", "b"), ("d", "c"), ("e", "d"), ("f", "e")] {
+            let refs = vec![format!("*{prev}"); 10].join(",");
+            bomb.push_str(&format!("{name}: &{name} [{refs}]\n"));
+        }
+        let (message, help) = refused(&bomb);
+        assert!(
+            message.contains("alias bomb") || help.contains("too large or too repetitive"),
+            "{message} / {help}"
+        );
+        let deep = format!("x: {}{}\n", "[".repeat(64), "]".repeat(64));
+        assert!(refused(&deep).0.contains("nesting deeper than"));
+        let two = "a: 1\n---\nb: 2\n";
+        assert!(refused(two).0.contains("more than one YAML document"));
+        let dup = "a: 1\na: 2\n";
+        assert!(refused(dup).1.contains("each key may appear once"));
+        let syntax = "a: [1, 2\n";
+        assert_eq!(refused(syntax).1, "fix the YAML syntax at this position");
+    }
+}

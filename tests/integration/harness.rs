@@ -48,6 +48,13 @@ impl Env {
         c
     }
 
+    /// `plangate run PLAN --out OUT` (the workspace is the current directory), to add to.
+    pub fn run_cmd(&self, plan: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = self.cmd();
+        c.arg("run").arg(plan).arg("--out").arg(&self.out);
+        c
+    }
+
     /// `plangate run PLAN --workspace WS --out OUT ARGS...`
     pub fn run(&self, plan_yaml: &str, args: &[&str]) -> Output {
         let plan = self.write("plan.yaml", plan_yaml);
