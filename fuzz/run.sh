@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run every fuzz target for SECONDS_PER_TARGET seconds each (default 60).
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
-# Crashes land in fuzz/artifacts/<target>/; turn each into a regression test.
+# Crashes land in fuzz/artifacts/<target>/ (ignored by git): copy each into
+# fuzz/regressions/<target>/, where `cargo test` replays it (tests/integration/fuzz_regressions.rs).
 set -uo pipefail
 cd "$(dirname "$0")"
 secs=${SECONDS_PER_TARGET:-60}

@@ -507,8 +507,27 @@ fn validate(v: &Value, checked: &Checked) -> Result<Envelope, Vec<Rejection>> {
     let summary = val
         .string("/summary", "summary", obj.get("summary"))
         .map(str::to_string);
+    let artifacts = artifacts(&mut val, obj.get("artifacts"));
+    let next_actions = next_actions(&mut val, obj.get("next_actions"));
+    match (status, summary) {
+        (Some(status), Some(summary)) if val.out.is_empty() => Ok(Envelope {
+            status,
+            summary,
+            artifacts,
+            next_actions,
+        }),
+        _ => {
+            let mut out = val.out;
+            sort_by_position(&mut out);
+            Err(out)
+        }
+    }
+}
+
+/// The envelope's `artifacts`: each `{"path", "content"}` with a safe, unique path.
+fn artifacts(val: &mut Validator<'_>, value: Option<&Value>) -> Vec<Artifact> {
     let mut artifacts = Vec::new();
-    match obj.get("artifacts") {
+    match value {
         Some(Value::Array(items)) => {
             let mut seen: HashMap<&str, usize> = HashMap::new();
             for (i, item) in items.iter().enumerate() {
@@ -576,8 +595,13 @@ fn validate(v: &Value, checked: &Checked) -> Result<Envelope, Vec<Rejection>> {
         ),
         None => {}
     }
+    artifacts
+}
+
+/// The envelope's `next_actions`: an array of strings.
+fn next_actions(val: &mut Validator<'_>, value: Option<&Value>) -> Vec<String> {
     let mut next_actions = Vec::new();
-    match obj.get("next_actions") {
+    match value {
         Some(Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
                 if let Some(s) = val.string(
@@ -599,19 +623,7 @@ fn validate(v: &Value, checked: &Checked) -> Result<Envelope, Vec<Rejection>> {
         ),
         None => {}
     }
-    match (status, summary) {
-        (Some(status), Some(summary)) if val.out.is_empty() => Ok(Envelope {
-            status,
-            summary,
-            artifacts,
-            next_actions,
-        }),
-        _ => {
-            let mut out = val.out;
-            sort_by_position(&mut out);
-            Err(out)
-        }
-    }
+    next_actions
 }
 
 /// An artifact being assembled from a reading: (path and its offset, content).

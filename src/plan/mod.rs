@@ -1,18 +1,24 @@
 //! Plans: loading, validating and the checked types the engine runs.
 //!
 //! `raw` mirrors the YAML; `load` parses and schema-checks it; `validate`
-//! turns the raw plan into a [`Plan`] whose references, graph, timeouts and
-//! parameters are known to be good, collecting every problem at once. Apart
-//! from [`load_plan_file`] reading its file, nothing here does I/O.
+//! runs the checks (`checks`, and each tool's own through its spec) and
+//! `lower` turns the raw plan into a [`Plan`] whose references, graph,
+//! timeouts and parameters are known to be good, collecting every problem at
+//! once. Apart from [`load_plan_file`] reading its file, nothing here does I/O.
+//!
+//! Per-tool knowledge (parameter types, checks, lowering) lives in each
+//! tool's folder under `tools/`, reached through `tools::registry`: plan
+//! depends on those pure spec files, never on how a tool runs.
 
+pub(crate) mod checks;
 pub mod diag;
 pub mod load;
-mod lower_tools;
+mod lower;
 pub mod matrix;
 pub mod node;
+pub mod paths;
 pub mod raw;
 pub mod schema;
-pub mod tool_params;
 pub(crate) mod validate;
 
 use std::collections::BTreeMap;
@@ -22,10 +28,24 @@ use std::time::Duration;
 use regex::Regex;
 use sha2::{Digest, Sha256};
 
+pub use crate::tools::agent::params::{AgentAction, PromptSource};
+pub use crate::tools::archive::params::ArchiveAction;
+pub use crate::tools::bash::params::{BashAction, SandboxSpec};
+pub use crate::tools::find::params::FindAction;
+pub use crate::tools::git::params::GitAction;
+pub use crate::tools::http::params::HttpAction;
+pub use crate::tools::http::spec::check_allowed_hosts;
+pub use crate::tools::registry::{Action, ToolName};
+pub use crate::tools::secrets_scan::params::ScanAction;
 pub use diag::Diagnostic;
-pub use lower_tools::check_allowed_hosts;
 pub use node::Pos;
-pub use raw::{AgentDef, PolicyBlock, ToolName};
+pub use raw::{AgentDef, PolicyBlock};
+
+/// The git tool's types at their old path, for the git tool's own files
+/// (`tools/git.rs`, `tools/git/args.rs`) until they import `tools::git::params`.
+pub mod tool_params {
+    pub use crate::tools::git::params::{GitOperation, GitParams};
+}
 
 use crate::policy::Risk;
 
@@ -88,177 +108,6 @@ pub struct Step {
     pub template: String,
     /// This expansion's matrix values (key -> value as rendered); empty without a matrix.
     pub matrix: BTreeMap<String, String>,
-}
-
-/// What a step does, per tool.
-#[derive(Debug, Clone)]
-pub enum Action {
-    /// A bash command.
-    Bash(BashAction),
-    /// A question to an agent, answered through the fail-close guard.
-    Agent(Box<AgentAction>),
-    /// A secrets scan of workspace files.
-    SecretsScan(ScanAction),
-    /// A search of workspace files.
-    FindInFiles(Box<FindAction>),
-    /// A git operation.
-    Git(Box<GitAction>),
-    /// An HTTP request.
-    Http(Box<HttpAction>),
-    /// Create, extract or list an archive.
-    Archive(Box<ArchiveAction>),
-    /// Facts about the machine.
-    SystemInfo(tool_params::SystemInfoParams),
-}
-
-impl Action {
-    /// Whether the step can change workspace files. Only plangate's own
-    /// in-process tools that never write there say no; a command, an agent, a
-    /// git operation or an archive extraction may.
-    pub fn may_write_workspace(&self) -> bool {
-        match self {
-            Action::FindInFiles(_) | Action::SystemInfo(_) | Action::Http(_) => false,
-            Action::SecretsScan(s) => s.scan_type == raw::ScanType::Redact,
-            Action::Archive(a) => a.params.operation != tool_params::ArchiveOperation::List,
-            Action::Bash(_) | Action::Agent(_) | Action::Git(_) => true,
-        }
-    }
-
-    /// Whether the step's output is echoed on stderr when it ends (`show_cli`).
-    pub fn show_cli(&self) -> bool {
-        match self {
-            Action::Bash(b) => b.show_cli,
-            Action::SecretsScan(s) => s.show_cli,
-            Action::Agent(_) => false,
-            Action::FindInFiles(a) => a.params.show_cli,
-            Action::Git(a) => a.params.show_cli,
-            Action::Http(a) => a.params.show_cli,
-            Action::Archive(a) => a.params.show_cli,
-            Action::SystemInfo(p) => p.show_cli,
-        }
-    }
-}
-
-/// A checked `find_in_files` step.
-#[derive(Debug, Clone)]
-pub struct FindAction {
-    /// Relative to the workspace, inside it (empty: the workspace).
-    pub path: PathBuf,
-    /// The parameters as written.
-    pub params: tool_params::FindInFilesParams,
-}
-
-/// A checked `git` step.
-#[derive(Debug, Clone)]
-pub struct GitAction {
-    /// The repository, relative to the workspace (empty: the workspace).
-    pub repo: PathBuf,
-    /// The parameters as written.
-    pub params: tool_params::GitParams,
-}
-
-/// A checked `http_request` step.
-#[derive(Debug, Clone)]
-pub struct HttpAction {
-    /// The parameters as written.
-    pub params: tool_params::HttpRequestParams,
-    /// Where `url` is written (for allow-list diagnostics).
-    pub url_pos: Pos,
-}
-
-/// A checked `archive` step.
-#[derive(Debug, Clone)]
-pub struct ArchiveAction {
-    /// The archive, relative to the workspace.
-    pub archive: PathBuf,
-    /// What to pack (create), relative to the workspace (empty path: the workspace).
-    pub sources: Vec<PathBuf>,
-    /// Where to unpack (extract), relative to the workspace.
-    pub destination: Option<PathBuf>,
-    /// The parameters as written.
-    pub params: tool_params::ArchiveParams,
-}
-
-/// A checked `secrets_scan` step.
-#[derive(Debug, Clone)]
-pub struct ScanAction {
-    /// Relative to the workspace, inside it.
-    pub path: PathBuf,
-    /// Include globs (empty: everything).
-    pub include: Vec<String>,
-    /// Exclude globs.
-    pub exclude: Vec<String>,
-    /// detect | redact | report.
-    pub scan_type: raw::ScanType,
-    /// Only these rules (None: all).
-    pub rules: Option<Vec<String>>,
-    /// Print findings at the end.
-    pub show_cli: bool,
-}
-
-/// Where an agent step's prompt comes from.
-#[derive(Debug, Clone)]
-pub enum PromptSource {
-    /// Written in the plan.
-    Inline(String),
-    /// A workspace file (relative, inside).
-    File(PathBuf),
-}
-
-/// A checked agent step.
-#[derive(Debug, Clone)]
-pub struct AgentAction {
-    /// The agent's name under `agents:`.
-    pub agent_name: String,
-    /// The agent's definition (provider already resolved).
-    pub agent: AgentDef,
-    /// The provider.
-    pub provider: raw::ProviderKind,
-    /// The prompt.
-    pub prompt: PromptSource,
-    /// What the answer must be.
-    pub output: raw::OutputKind,
-    /// `output: code`: the language.
-    pub language: Option<String>,
-    /// `output: json`: the schema.
-    pub schema: Option<serde_json::Value>,
-    /// Attempts before rejection.
-    pub max_attempts: u32,
-    /// Indices of the steps whose output is appended to the prompt.
-    pub context_steps: Vec<usize>,
-    /// Workspace files appended to the prompt.
-    pub context_files: Vec<PathBuf>,
-    /// Write envelope artifacts into the workspace.
-    pub write_artifacts: bool,
-    /// `replay`: the recorded answers file (resolved against the plan's folder).
-    pub replay_file: Option<PathBuf>,
-    /// A further check of an accepted code block (e.g. `plangate draft` validates the drafted
-    /// plan); its rejections go back to the agent like the parser's. Never set from YAML.
-    pub check_code: Option<fn(&str) -> Vec<crate::guard::Rejection>>,
-}
-
-/// A checked bash step.
-#[derive(Debug, Clone)]
-pub struct BashAction {
-    /// The command text.
-    pub command: String,
-    /// Relative to the workspace (lexically inside it).
-    pub working_directory: Option<PathBuf>,
-    /// Print captured output on stderr at the end.
-    pub show_cli: bool,
-    /// Keep output as artifacts.
-    pub capture_output: bool,
-    /// Run in a sandbox (None: no sandbox).
-    pub sandbox: Option<SandboxSpec>,
-    /// Resource limits (None: none).
-    pub limits: Option<raw::Limits>,
-}
-
-/// What a sandboxed step asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SandboxSpec {
-    /// Allow network access inside the sandbox.
-    pub network: bool,
 }
 
 impl Step {
@@ -504,7 +353,7 @@ pub fn load_agents_file(path: &Path) -> Result<BTreeMap<String, AgentDef>, Vec<D
         ]);
     };
     let mut diags = Vec::new();
-    validate::check_agents(&file, &root, &mut diags);
+    crate::tools::agent::agents::check_agents(&file, &root, &mut diags);
     if !diags.is_empty() {
         return Err(diags);
     }

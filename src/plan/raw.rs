@@ -9,9 +9,14 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer};
 
 use crate::policy::{OnApproval, Risk, Tolerance};
+
+pub use crate::tools::agent::params::{AgentParams, OutputKind};
+pub use crate::tools::bash::params::{BashParams, Limits};
+pub use crate::tools::registry::ToolName;
+pub use crate::tools::secrets_scan::params::{ScanType, SecretsScanParams};
 
 /// Step and agent ids: a letter or underscore, then letters, digits, `_` or `-`; 64 at most.
 pub const ID_PATTERN: &str = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$";
@@ -145,6 +150,29 @@ pub enum ProviderKind {
     Replay,
 }
 
+impl ProviderKind {
+    /// Every provider (a test checks none is missing).
+    pub const ALL: [ProviderKind; 3] = [
+        ProviderKind::Command,
+        ProviderKind::Openai,
+        ProviderKind::Replay,
+    ];
+
+    /// The name used in plans.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Command => "command",
+            ProviderKind::Openai => "openai",
+            ProviderKind::Replay => "replay",
+        }
+    }
+
+    /// The provider named `name` in a plan.
+    pub fn from_name(name: &str) -> Option<ProviderKind> {
+        ProviderKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
 /// How a CLI agent prints its answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -167,89 +195,6 @@ pub struct Price {
     pub output_per_mtok: f64,
 }
 
-/// What an agent step expects back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum OutputKind {
-    /// `{"status","summary","artifacts":[{"path","content"}],"next_actions"}`, parsed in three tiers.
-    Envelope,
-    /// Exactly one fenced code block.
-    Code,
-    /// One JSON value, validated against `schema`.
-    Json,
-}
-
-/// Parameters of the `agent` tool.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AgentParams {
-    /// Name of an agent declared under `agents:`.
-    pub agent: String,
-    /// The prompt (set this or `prompt_file`).
-    #[serde(default)]
-    pub prompt: Option<String>,
-    /// A workspace file holding the prompt.
-    #[serde(default)]
-    pub prompt_file: Option<String>,
-    /// What the answer must be. Default `envelope`.
-    #[serde(default)]
-    pub output: Option<OutputKind>,
-    /// `output: code`: the block's language (aliases such as py, sh, yml, rs are understood).
-    #[serde(default)]
-    pub language: Option<String>,
-    /// `output: json`: the JSON Schema the answer must satisfy.
-    #[serde(default)]
-    pub schema: Option<serde_json::Value>,
-    /// Attempts before the answer is rejected for good; each retry carries the parser's errors. Default 2.
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 10))]
-    pub max_attempts: Option<u32>,
-    /// Steps (among the dependencies) whose captured output is appended to the prompt.
-    #[serde(default)]
-    pub context_steps: Vec<String>,
-    /// Workspace files appended to the prompt.
-    #[serde(default)]
-    pub context_files: Vec<String>,
-    /// `output: envelope`: write the envelope's artifacts into the workspace (after validation). Default true.
-    #[serde(default)]
-    pub write_artifacts: Option<bool>,
-}
-
-/// What a `secrets_scan` step does with what it finds (design 002, 2.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ScanType {
-    /// Report findings.
-    Detect,
-    /// Report findings and rewrite the files with the secrets replaced.
-    Redact,
-    /// Same as detect; the result file is the report.
-    Report,
-}
-
-/// Parameters of the `secrets_scan` tool (design 002, 2.4).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SecretsScanParams {
-    /// File or directory to scan, relative to the workspace.
-    pub path: String,
-    /// Only files matching these globs (comma-separated), e.g. `*.py,*.env`.
-    #[serde(default)]
-    pub file_pattern: Option<String>,
-    /// detect (default) | redact | report.
-    #[serde(default)]
-    pub scan_type: Option<ScanType>,
-    /// Only these rule ids (default: all).
-    #[serde(default)]
-    pub rules: Option<Vec<String>>,
-    /// Globs of paths to leave out.
-    #[serde(default)]
-    pub exclude_patterns: Vec<String>,
-    /// Print the findings on stderr when the step ends.
-    #[serde(default)]
-    pub show_cli: bool,
-}
-
 /// `policy.budget`: limits for the whole run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -266,56 +211,6 @@ pub struct BudgetBlock {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub max_wall_seconds: Option<u64>,
-}
-
-/// The tools a step can use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolName {
-    /// Run a bash command.
-    Bash,
-    /// Ask an agent; its answer is parsed fail-close.
-    Agent,
-    /// Search files.
-    FindInFiles,
-    /// Git operations.
-    Git,
-    /// An HTTP request.
-    HttpRequest,
-    /// Create, list or extract archives.
-    Archive,
-    /// Scan files for secrets.
-    SecretsScan,
-    /// Report the OS, CPU, memory, disk and tool versions (read-only).
-    SystemInfo,
-}
-
-impl ToolName {
-    /// Every tool, in the order of SPEC.
-    pub const ALL: [ToolName; 8] = [
-        ToolName::Bash,
-        ToolName::Agent,
-        ToolName::FindInFiles,
-        ToolName::Git,
-        ToolName::HttpRequest,
-        ToolName::Archive,
-        ToolName::SecretsScan,
-        ToolName::SystemInfo,
-    ];
-
-    /// The name used in plans and reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolName::Bash => "bash",
-            ToolName::Agent => "agent",
-            ToolName::FindInFiles => "find_in_files",
-            ToolName::Git => "git",
-            ToolName::HttpRequest => "http_request",
-            ToolName::Archive => "archive",
-            ToolName::SecretsScan => "secrets_scan",
-            ToolName::SystemInfo => "system_info",
-        }
-    }
 }
 
 /// One step of the plan.
@@ -429,73 +324,6 @@ impl JsonSchema for Matrix {
     }
 }
 
-/// Parameters of the `bash` tool (design 002, 2.1).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BashParams {
-    /// The command, run as `bash --noprofile --norc -eo pipefail -c COMMAND` with stdin closed.
-    #[schemars(length(min = 1))]
-    pub command: String,
-    /// Directory to run in, relative to the workspace; it must stay inside it.
-    #[serde(default)]
-    pub working_directory: Option<String>,
-    /// Same as the step's `timeout`; set one or the other.
-    #[serde(default)]
-    pub timeout: Option<Timeout>,
-    /// Extra environment variables (same as the step's `env`; a name may not be set in both).
-    #[serde(default)]
-    pub environment: BTreeMap<String, String>,
-    /// Run under a pseudo-terminal. Not supported yet: only `false` is accepted.
-    #[serde(default)]
-    pub use_pty: bool,
-    /// Run in a sandbox: the filesystem read-only except the workspace (its `.git` stays read-only),
-    /// the step's artifact folder and a private `TMPDIR`; no network unless `network: true`. When this
-    /// machine has no working sandbox the step is blocked before the run starts, never run unsandboxed.
-    #[serde(default)]
-    pub sandbox: bool,
-    /// With `sandbox: true`: allow network access inside the sandbox. Default false.
-    #[serde(default)]
-    pub network: bool,
-    /// Resource limits for the command and everything it starts (setrlimit; with or without a sandbox).
-    #[serde(default)]
-    pub limits: Option<Limits>,
-    /// Also print the step's captured output on stderr when it ends. Default false.
-    #[serde(default)]
-    pub show_cli: bool,
-    /// Keep the step's output as artifacts. Default true.
-    #[serde(default = "default_true")]
-    pub capture_output: bool,
-    /// The author's view of the command's risk; counts like `risk_level`.
-    #[serde(default)]
-    pub security_level: Option<Risk>,
-}
-
-fn default_true() -> bool {
-    true
-}
-
-/// Per-step resource limits, applied with setrlimit to the step's command and
-/// inherited by what it starts. Exceeding `memory_mb` makes allocations fail;
-/// `file_size_mb` makes a larger write fail (the writer is killed by SIGXFSZ
-/// unless it ignores it); `processes` caps the processes of the user running
-/// plangate (the kernel does not apply it to root).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Limits {
-    /// Most address space per process, in MiB (RLIMIT_AS).
-    #[serde(default)]
-    #[schemars(range(min = 16))]
-    pub memory_mb: Option<u64>,
-    /// Most processes of the user (RLIMIT_NPROC).
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub processes: Option<u64>,
-    /// Largest file the command may write, in MiB (RLIMIT_FSIZE).
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub file_size_mb: Option<u64>,
-}
-
 /// A duration in seconds: a positive number, or a string such as `90s`, `10m`, `1h 30m`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Timeout(pub std::time::Duration);
@@ -550,5 +378,27 @@ impl JsonSchema for Timeout {
                 {"type": "string", "pattern": r"^\s*[0-9]+(\.[0-9]+)?\s*([a-zA-Z]+)?(\s+[0-9]+\s*[a-zA-Z]+)*\s*$"}
             ]
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ProviderKind;
+
+    /// `ProviderKind::ALL` lists every variant the plan format knows.
+    #[test]
+    fn all_lists_every_provider() {
+        let schema = schemars::schema_for!(ProviderKind).to_value();
+        let text = schema.to_string();
+        let named = ["command", "openai", "replay"];
+        for n in named {
+            assert!(text.contains(&format!("\"{n}\"")), "{n}");
+        }
+        let count =
+            text.matches("\"const\"").count() + schema["enum"].as_array().map_or(0, Vec::len);
+        assert_eq!(count, ProviderKind::ALL.len(), "{schema}");
+        for k in ProviderKind::ALL {
+            assert_eq!(ProviderKind::from_name(k.as_str()), Some(k));
+        }
     }
 }

@@ -8,7 +8,8 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Value, json};
 
-use super::raw::{AgentParams, BashParams, PlanFile, PolicyBlock, SecretsScanParams, ToolName};
+use super::raw::{PlanFile, PolicyBlock};
+use crate::tools::ToolName;
 
 /// The URL-less id of the plan schema.
 pub const PLAN_SCHEMA_ID: &str = "https://plangate.dev/schema/plan-v1.json";
@@ -20,37 +21,22 @@ fn generator() -> SchemaGenerator {
 /// The JSON Schema of a plan file, with each tool's parameters attached to `tool`.
 pub fn plan_schema() -> Value {
     let mut generator = generator();
-    let bash = generator.subschema_for::<BashParams>();
-    let agent = generator.subschema_for::<AgentParams>();
-    let scan = generator.subschema_for::<SecretsScanParams>();
-    let find = generator.subschema_for::<super::tool_params::FindInFilesParams>();
-    let git = generator.subschema_for::<super::tool_params::GitParams>();
-    let http = generator.subschema_for::<super::tool_params::HttpRequestParams>();
-    let archive = generator.subschema_for::<super::tool_params::ArchiveParams>();
-    let system = generator.subschema_for::<super::tool_params::SystemInfoParams>();
+    let params: Vec<(ToolName, Value)> = ToolName::ALL
+        .iter()
+        .map(|t| (*t, t.spec().params_schema(&mut generator).to_value()))
+        .collect();
     let root = generator.into_root_schema_for::<PlanFile>();
     let mut root = root.to_value();
     if let Some(obj) = root.as_object_mut() {
         obj.insert("$id".into(), Value::from(PLAN_SCHEMA_ID));
     }
-    let tool_params: Vec<Value> = ToolName::ALL
-        .iter()
-        .map(|tool| {
-            let params = match tool {
-                ToolName::Bash => bash.clone().to_value(),
-                ToolName::Agent => agent.clone().to_value(),
-                ToolName::SecretsScan => scan.clone().to_value(),
-                ToolName::FindInFiles => find.clone().to_value(),
-                ToolName::Git => git.clone().to_value(),
-                ToolName::HttpRequest => http.clone().to_value(),
-                ToolName::Archive => archive.clone().to_value(),
-                ToolName::SystemInfo => system.clone().to_value(),
-            };
-            // system_info needs no parameters; every other tool does.
-            let required: &[&str] = if *tool == ToolName::SystemInfo {
-                &[]
-            } else {
+    let tool_params: Vec<Value> = params
+        .into_iter()
+        .map(|(tool, params)| {
+            let required: &[&str] = if tool.spec().params_required() {
                 &["parameters"]
+            } else {
+                &[]
             };
             json!({
                 "if": {"properties": {"tool": {"const": tool.as_str()}}, "required": ["tool"]},

@@ -15,15 +15,12 @@
 //! Without any `permissions:` list nothing changes (no verdict at all).
 //! A denied step is blocked: it never runs, whatever the approvals.
 
-use std::path::Path;
-
 use globset::{Glob, GlobMatcher};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Risk;
-use crate::plan::tool_params::{ArchiveOperation, GitOperation, HttpMethod};
-use crate::plan::{Action, Step, ToolName, raw::ScanType};
+use crate::plan::{Step, ToolName};
 
 /// What a rule grants, ordered: none < read < write < execute < admin.
 #[derive(
@@ -134,75 +131,10 @@ pub struct RuleList<'a> {
     pub rules: &'a [PermissionRule],
 }
 
-fn rel(p: &Path) -> String {
-    let s = p.to_string_lossy().replace('\\', "/");
-    let s = s.trim_start_matches("./").trim_end_matches('/');
-    if s.is_empty() || s == "." {
-        ".".to_owned()
-    } else {
-        s.to_owned()
-    }
-}
-
 /// The resources a step touches and the level it needs on each. A step whose
 /// effective risk is dangerous needs `admin` on its first resource.
 pub fn needs(step: &Step, effective: Risk) -> Vec<Access> {
-    let a = |resource: String, level: Level| Access { resource, level };
-    let mut out = match &step.action {
-        Action::Bash(b) => vec![a(
-            b.working_directory.as_deref().map_or(".".to_owned(), rel),
-            Level::Execute,
-        )],
-        Action::Agent(ag) => {
-            let mut v = vec![a(format!("agent:{}", ag.agent_name), Level::Execute)];
-            if ag.write_artifacts {
-                v.push(a(".".to_owned(), Level::Write));
-            }
-            v
-        }
-        Action::SecretsScan(s) => {
-            let level = if s.scan_type == ScanType::Redact {
-                Level::Write
-            } else {
-                Level::Read
-            };
-            vec![a(rel(&s.path), level)]
-        }
-        Action::FindInFiles(f) => vec![a(rel(&f.path), Level::Read)],
-        Action::SystemInfo(_) => vec![a("system".to_owned(), Level::Read)],
-        Action::Git(g) => {
-            let level = match g.params.operation {
-                GitOperation::Status | GitOperation::Diff | GitOperation::Log => Level::Read,
-                GitOperation::Push => Level::Admin,
-                _ => Level::Write,
-            };
-            vec![a(rel(&g.repo), level)]
-        }
-        Action::Http(h) => {
-            let level = match h.params.method {
-                HttpMethod::Get | HttpMethod::Head | HttpMethod::Options => Level::Read,
-                _ => Level::Write,
-            };
-            vec![a(h.params.url.clone(), level)]
-        }
-        Action::Archive(ar) => match ar.params.operation {
-            ArchiveOperation::List => vec![a(rel(&ar.archive), Level::Read)],
-            ArchiveOperation::Create => {
-                let mut v: Vec<Access> =
-                    ar.sources.iter().map(|s| a(rel(s), Level::Read)).collect();
-                v.push(a(rel(&ar.archive), Level::Write));
-                v
-            }
-            ArchiveOperation::Extract => {
-                let mut v = vec![a(rel(&ar.archive), Level::Read)];
-                v.push(a(
-                    ar.destination.as_deref().map_or(".".to_owned(), rel),
-                    Level::Write,
-                ));
-                v
-            }
-        },
-    };
+    let mut out = step.action.spec().needs();
     if effective == Risk::Dangerous
         && let Some(first) = out.first_mut()
     {

@@ -27,6 +27,8 @@
 //! resolve inside the workspace. Risk rules are in [`args`].
 
 pub mod args;
+pub mod params;
+pub mod spec;
 pub mod status;
 
 use std::collections::BTreeSet;

@@ -1,7 +1,14 @@
-//! Tools: what a step does. Each tool classifies its concrete parameters
-//! (pure) and executes a step (I/O). Adding a tool means one more `Action`
-//! variant in `plan` and one module here; the engine only calls
-//! [`classify`] and [`execute`].
+//! Tools: what a step does. Each tool is one folder holding everything about
+//! it: `params.rs` (its parameters as written and its checked action),
+//! `spec.rs` (pure: load-time checks, lowering, classification, permission
+//! needs; the [`spec::ToolSpec`] and [`spec::ActionSpec`] traits) and
+//! `mod.rs` (running a step). [`registry`] holds the tool enums and their
+//! tables; [`execute`] below is the only other per-tool table. The engine
+//! only calls [`classify`] and [`execute`].
+//!
+//! Adding a tool: a variant in `registry::ToolName` and `registry::Action`
+//! with their arms in `registry.rs`, the folder `tools/<tool>/`, and its arm
+//! in [`execute`]. The compiler names every table a new variant is missing from.
 
 pub mod agent;
 pub mod archive;
@@ -9,8 +16,13 @@ pub mod bash;
 pub mod find;
 pub mod git;
 pub mod http;
+pub mod registry;
 pub mod secrets_scan;
+pub mod spec;
 pub mod system_info;
+
+pub use registry::{Action, ToolName};
+pub use spec::ToolEnv;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,23 +33,10 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::watch;
 
 use crate::model::{StepOutcome, StepStatus, Usage};
+use crate::plan::Step;
 use crate::plan::raw::BudgetBlock;
-use crate::plan::{Action, Step};
 use crate::policy::StepClassification;
 use crate::process::ProcessOutcome;
-
-/// What a tool needs to know about the run.
-#[derive(Debug, Clone)]
-pub struct ToolEnv {
-    /// Absolute, canonical workspace.
-    pub workspace: PathBuf,
-    /// `$HOME`, for the classifier.
-    pub home: Option<PathBuf>,
-    /// The policy's host allow-list for `http_request` (None: any host).
-    pub allowed_hosts: Option<Vec<String>>,
-    /// What the sandbox pre-flight found (None: not probed, no step asks for a sandbox).
-    pub sandbox: Option<crate::model::Availability>,
-}
 
 /// State every step of a run shares: the budget and why the run is stopping.
 #[derive(Debug)]
@@ -179,7 +178,7 @@ pub struct ToolResult {
 /// Classify a step's concrete parameters and its rollback command: the
 /// rollback runs unattended too, so the higher risk (or a block) wins.
 pub fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
-    let mut c = classify_action(step, env);
+    let mut c = step.action.spec().classify(env);
     if let Some(rb) = step.rollback_command.as_deref() {
         let ctx = crate::policy::classify::ClassifyContext {
             workspace: &env.workspace,
@@ -209,19 +208,6 @@ pub fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
         ));
     }
     c
-}
-
-fn classify_action(step: &Step, env: &ToolEnv) -> StepClassification {
-    match &step.action {
-        Action::Bash(b) => bash::classify(b, env),
-        Action::Agent(a) => agent::classify(a),
-        Action::SecretsScan(a) => secrets_scan::classify(a, env),
-        Action::FindInFiles(a) => find::classify(a),
-        Action::Git(a) => git::classify(a),
-        Action::Http(a) => http::classify(a, env),
-        Action::Archive(a) => archive::classify(a),
-        Action::SystemInfo(_) => system_info::classify(),
-    }
 }
 
 /// Run a step.

@@ -9,6 +9,7 @@ mod cli_help;
 mod diff;
 mod examples;
 mod faults;
+mod fuzz_regressions;
 mod github;
 mod guard_code;
 mod guard_conformance;

@@ -176,6 +176,101 @@ fn colon(b: &[u8], i: usize) -> Result<usize, Run> {
     }
 }
 
+/// Where [`structural`] goes after one of its states: on to a state at an offset, or out.
+enum Next {
+    Go(St, usize),
+    Stop(Run),
+}
+
+/// `St::EnvKey`: an envelope key, its colon and the start of its value.
+fn env_key(b: &[u8], mut i: usize, env: &mut u8, art: u8, evs: &mut Vec<Ev>) -> Next {
+    if b.get(i) != Some(&b'"') {
+        return Next::Stop(Run::Dead);
+    }
+    let (k, after) = match read_key(b, i, &ENV_KEYS) {
+        KeyRead::Key(k, a) => (k, a),
+        KeyRead::Dead => return Next::Stop(Run::Dead),
+        KeyRead::Eof => return Next::Stop(Run::Eof),
+    };
+    let bit = 1u8 << k;
+    if *env & bit != 0 {
+        return Next::Stop(Run::Dead);
+    }
+    *env |= bit;
+    i = match colon(b, after) {
+        Ok(v) => v,
+        Err(r) => return Next::Stop(r),
+    };
+    match k {
+        0 => {
+            let rest = b.get(i..).unwrap_or(&[]);
+            let lit: [(&[u8], Status); 2] = [(b"\"OK\"", Status::Ok), (b"\"FAIL\"", Status::Fail)];
+            let mut matched = None;
+            for (l, s) in lit {
+                if rest.starts_with(l) {
+                    matched = Some((l.len(), s));
+                } else if l.starts_with(rest) {
+                    return Next::Stop(Run::Eof);
+                }
+            }
+            match matched {
+                Some((len, s)) => {
+                    evs.push(Ev::Status(s));
+                    Next::Go(St::EnvAfter, i + len)
+                }
+                None => Next::Stop(Run::Dead),
+            }
+        }
+        1 => match b.get(i) {
+            None => Next::Stop(Run::Eof),
+            Some(b'"') => Next::Stop(Run::Open {
+                pos: i + 1,
+                field: Field::Summary,
+                env_seen: *env,
+                art_seen: art,
+            }),
+            Some(_) => Next::Stop(Run::Dead),
+        },
+        _ => match b.get(i) {
+            None => Next::Stop(Run::Eof),
+            Some(b'[') => Next::Go(if k == 2 { St::ArtsStart } else { St::ActsStart }, i + 1),
+            Some(_) => Next::Stop(Run::Dead),
+        },
+    }
+}
+
+/// `St::ArtKey`: an artifact key, its colon and the opening quote of its value.
+fn art_key(b: &[u8], i: usize, env: u8, art: &mut u8) -> Next {
+    if b.get(i) != Some(&b'"') {
+        return Next::Stop(Run::Dead);
+    }
+    let (k, after) = match read_key(b, i, &[b"path", b"content"]) {
+        KeyRead::Key(k, a) => (k, a),
+        KeyRead::Dead => return Next::Stop(Run::Dead),
+        KeyRead::Eof => return Next::Stop(Run::Eof),
+    };
+    let bit = 1u8 << k;
+    if *art & bit != 0 {
+        return Next::Stop(Run::Dead);
+    }
+    *art |= bit;
+    let i = match colon(b, after) {
+        Ok(v) => v,
+        Err(r) => return Next::Stop(r),
+    };
+    let field = if k == 0 { Field::Path } else { Field::Content };
+    Next::Stop(match b.get(i) {
+        None => Run::Eof,
+        Some(b'"') => Run::Open {
+            pos: i + 1,
+            field,
+            env_seen: env,
+            art_seen: *art,
+        },
+        Some(_) => Run::Dead,
+    })
+}
+
 /// Deterministic strict run over structure, from `i`, until the next string value opens.
 fn structural(
     b: &[u8],
@@ -189,68 +284,13 @@ fn structural(
         i = skip_ws(b, i);
         let Some(&c) = b.get(i) else { return Run::Eof };
         st = match st {
-            St::EnvKey => {
-                if c != b'"' {
-                    return Run::Dead;
+            St::EnvKey => match env_key(b, i, &mut env, art, evs) {
+                Next::Go(next, at) => {
+                    i = at;
+                    next
                 }
-                let (k, after) = match read_key(b, i, &ENV_KEYS) {
-                    KeyRead::Key(k, a) => (k, a),
-                    KeyRead::Dead => return Run::Dead,
-                    KeyRead::Eof => return Run::Eof,
-                };
-                let bit = 1u8 << k;
-                if env & bit != 0 {
-                    return Run::Dead;
-                }
-                env |= bit;
-                i = match colon(b, after) {
-                    Ok(v) => v,
-                    Err(r) => return r,
-                };
-                match k {
-                    0 => {
-                        let rest = b.get(i..).unwrap_or(&[]);
-                        let lit: [(&[u8], Status); 2] =
-                            [(b"\"OK\"", Status::Ok), (b"\"FAIL\"", Status::Fail)];
-                        let mut matched = None;
-                        for (l, s) in lit {
-                            if rest.starts_with(l) {
-                                matched = Some((l.len(), s));
-                            } else if l.starts_with(rest) {
-                                return Run::Eof;
-                            }
-                        }
-                        match matched {
-                            Some((len, s)) => {
-                                evs.push(Ev::Status(s));
-                                i += len;
-                                St::EnvAfter
-                            }
-                            None => return Run::Dead,
-                        }
-                    }
-                    1 => match b.get(i) {
-                        None => return Run::Eof,
-                        Some(b'"') => {
-                            return Run::Open {
-                                pos: i + 1,
-                                field: Field::Summary,
-                                env_seen: env,
-                                art_seen: art,
-                            };
-                        }
-                        Some(_) => return Run::Dead,
-                    },
-                    _ => match b.get(i) {
-                        None => return Run::Eof,
-                        Some(b'[') => {
-                            i += 1;
-                            if k == 2 { St::ArtsStart } else { St::ActsStart }
-                        }
-                        Some(_) => return Run::Dead,
-                    },
-                }
-            }
+                Next::Stop(run) => return run,
+            },
             St::EnvAfter => match c {
                 b',' => {
                     i += 1;
@@ -283,36 +323,13 @@ fn structural(
                 }
                 _ => return Run::Dead,
             },
-            St::ArtKey => {
-                if c != b'"' {
-                    return Run::Dead;
+            St::ArtKey => match art_key(b, i, env, &mut art) {
+                Next::Go(next, at) => {
+                    i = at;
+                    next
                 }
-                let (k, after) = match read_key(b, i, &[b"path", b"content"]) {
-                    KeyRead::Key(k, a) => (k, a),
-                    KeyRead::Dead => return Run::Dead,
-                    KeyRead::Eof => return Run::Eof,
-                };
-                let bit = 1u8 << k;
-                if art & bit != 0 {
-                    return Run::Dead;
-                }
-                art |= bit;
-                i = match colon(b, after) {
-                    Ok(v) => v,
-                    Err(r) => return r,
-                };
-                let field = if k == 0 { Field::Path } else { Field::Content };
-                return match b.get(i) {
-                    None => Run::Eof,
-                    Some(b'"') => Run::Open {
-                        pos: i + 1,
-                        field,
-                        env_seen: env,
-                        art_seen: art,
-                    },
-                    Some(_) => Run::Dead,
-                };
-            }
+                Next::Stop(run) => return run,
+            },
             St::ArtAfter => match c {
                 b',' => {
                     i += 1;

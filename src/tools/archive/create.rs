@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use super::names::{Excludes, lexical_target, show_path, shown};
-use crate::plan::tool_params::{ArchiveFormat, Compression};
+use super::params::{ArchiveFormat, Compression};
 use crate::tools::Stop;
 
 /// One source: where it is on disk and what its entries are called.

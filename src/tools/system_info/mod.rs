@@ -2,6 +2,9 @@
 //! kernel, CPU, memory, the workspace's disk, the CI provider and the versions
 //! of the tools on PATH. Nothing is written but the step's `result.json`.
 
+pub mod params;
+pub mod spec;
+
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -11,8 +14,7 @@ use serde_json::{Value, json};
 
 use super::{StepContext, Stop, ToolReturn};
 use crate::model::{StepOutcome, StepStatus};
-use crate::plan::tool_params::SystemInfoParams;
-use crate::policy::{Risk, StepClassification};
+use params::SystemInfoParams;
 
 /// Probed when the plan names none.
 pub const DEFAULT_TOOLS: &[&str] = &[
@@ -21,17 +23,6 @@ pub const DEFAULT_TOOLS: &[&str] = &[
 
 /// Longest wait for one `--version`.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Only reads.
-pub fn classify() -> StepClassification {
-    StepClassification {
-        floor: Risk::Safe,
-        classified: Risk::Safe,
-        blocked: None,
-        unclassifiable: None,
-        reason: "system_info only reads facts about the machine".to_owned(),
-    }
-}
 
 /// Gather the facts.
 pub fn run(p: &SystemInfoParams, ctx: &StepContext, stop: &Stop) -> ToolReturn {

@@ -13,6 +13,8 @@
 mod create;
 mod extract;
 pub mod names;
+pub mod params;
+pub mod spec;
 
 use std::fs::{self, File};
 use std::io::{self, BufReader, Read};
@@ -22,9 +24,8 @@ use serde_json::{Value, json};
 
 use super::{StepContext, Stop, ToolReturn};
 use crate::model::{StepOutcome, StepStatus};
-use crate::plan::ArchiveAction;
-use crate::plan::tool_params::{ArchiveFormat, ArchiveOperation, Compression};
-use crate::policy::{Risk, StepClassification};
+use params::{ArchiveAction, ArchiveFormat, ArchiveOperation, Compression};
+
 use extract::{EntryKind, Extractor, Limits, Meter, Metered};
 use names::{Excludes, lexical_target, normalize, show_path, shown};
 
@@ -38,62 +39,6 @@ pub const DEFAULT_MAX_RATIO: u64 = 200;
 const MAX_FILES_LISTED: usize = 10_000;
 /// Most warnings kept.
 const MAX_WARNINGS: usize = 100;
-
-/// List only reads; create and extract write inside the workspace.
-pub fn classify(a: &ArchiveAction) -> StepClassification {
-    let p = &a.params;
-    let archive = show_path(&a.archive);
-    let (classified, reason) = match p.operation {
-        ArchiveOperation::List => (Risk::Safe, format!("archive list only reads `{archive}`")),
-        ArchiveOperation::Create => (
-            Risk::Moderate,
-            format!(
-                "archive create writes `{archive}` inside the workspace{}",
-                if p.overwrite {
-                    ", replacing it if it exists (overwrite: true)"
-                } else {
-                    ""
-                }
-            ),
-        ),
-        ArchiveOperation::Extract => {
-            let dest = destination_of(a);
-            let dest = if dest.as_os_str().is_empty() {
-                ".".to_owned()
-            } else {
-                show_path(&dest)
-            };
-            (
-                Risk::Moderate,
-                format!(
-                    "archive extract writes into `{dest}` inside the workspace (entries that would leave it are refused){}",
-                    if p.overwrite {
-                        "; overwrite: true replaces existing files there"
-                    } else {
-                        ""
-                    }
-                ),
-            )
-        }
-    };
-    StepClassification {
-        floor: Risk::Safe,
-        classified,
-        blocked: None,
-        unclassifiable: None,
-        reason,
-    }
-}
-
-/// Where `extract` writes, relative to the workspace: `destination`, else the archive's directory.
-fn destination_of(a: &ArchiveAction) -> PathBuf {
-    a.destination.clone().unwrap_or_else(|| {
-        a.archive
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default()
-    })
-}
 
 /// What the tool found out, for `result.json`.
 #[derive(Default)]
@@ -542,7 +487,7 @@ fn run_extract(
         ArchiveFormat::Zip => "deflate".to_owned(),
     });
     report.compressed_size = size;
-    let dest_rel = destination_of(a);
+    let dest_rel = a.destination_or_parent();
     report.destination = Some(display_rel(&dest_rel));
     let excludes = Excludes::new(&p.exclude_patterns)?;
     let (base, missing) = resolve_for_write(ws, &dest_rel, "destination")?;

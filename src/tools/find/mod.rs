@@ -4,6 +4,9 @@
 //! binary detection, `grep-regex` matches. Results are sorted by file and
 //! line, so the same tree gives the same `result.json` on every run.
 
+pub mod params;
+pub mod spec;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -21,8 +24,7 @@ use serde_json::json;
 
 use super::{StepContext, Stop, ToolReturn};
 use crate::model::{StepOutcome, StepStatus};
-use crate::plan::FindAction;
-use crate::policy::{Risk, StepClassification};
+use params::FindAction;
 
 /// Longest `match_text` / context line kept, in characters.
 const MAX_LINE_CHARS: usize = 500;
@@ -30,17 +32,6 @@ const MAX_LINE_CHARS: usize = 500;
 pub const DEFAULT_CONTEXT: u32 = 2;
 /// Default matches kept.
 pub const DEFAULT_MAX_MATCHES: u32 = 20;
-
-/// Reading files is safe.
-pub fn classify(_a: &FindAction) -> StepClassification {
-    StepClassification {
-        floor: Risk::Safe,
-        classified: Risk::Safe,
-        blocked: None,
-        unclassifiable: None,
-        reason: "find_in_files only reads workspace files".to_owned(),
-    }
-}
 
 /// One match, as the design returns it.
 #[derive(Debug, Clone, Serialize)]
@@ -69,6 +60,8 @@ struct Search {
     include_binary: bool,
     max_matches: usize,
     workspace: PathBuf,
+    /// Search hidden files too.
+    hidden: bool,
 }
 
 /// What the threads gather.
@@ -84,133 +77,39 @@ struct Gathered {
     stopped: AtomicBool,
 }
 
+/// Why a search could not start.
+#[derive(Debug, thiserror::Error)]
+enum FindError {
+    /// The path resolves outside the workspace.
+    #[error("`{shown}` resolves to `{real}`, outside the workspace", shown = .0.display(), real = .1.display())]
+    Outside(PathBuf, PathBuf),
+    /// The path cannot be resolved.
+    #[error("cannot search `{shown}`: {1}", shown = .0.display())]
+    Path(PathBuf, #[source] std::io::Error),
+    /// The query does not compile.
+    #[error("`query` is not a valid regular expression: {0}")]
+    Query(#[source] grep_regex::Error),
+    /// A glob list does not compile.
+    #[error("`{0}`: {1}")]
+    Glob(&'static str, #[source] globset::Error),
+}
+
 /// Search.
 pub fn run(a: &FindAction, ctx: &StepContext, stop: &Stop) -> ToolReturn {
     let started = Instant::now();
     let mut outcome = StepOutcome::new(std::time::SystemTime::now());
     let p = &a.params;
-    let fail = |mut outcome: StepOutcome, e: String| {
-        outcome.error = Some(e);
-        ToolReturn {
-            outcome,
-            result: None,
-        }
-    };
-    let ws = &ctx.env.workspace;
-    let root = match ws.join(&a.path).canonicalize() {
-        Ok(r) if r.starts_with(ws) => r,
-        Ok(r) => {
-            return fail(
-                outcome,
-                format!(
-                    "`{}` resolves to `{}`, outside the workspace",
-                    a.path.display(),
-                    r.display()
-                ),
-            );
-        }
+    let (root, search, exclude) = match prepare(a, ctx) {
+        Ok(x) => x,
         Err(e) => {
-            return fail(
+            outcome.error = Some(e.to_string());
+            return ToolReturn {
                 outcome,
-                format!("cannot search `{}`: {e}", a.path.display()),
-            );
-        }
-    };
-    let matcher = match RegexMatcherBuilder::new()
-        .case_insensitive(!p.case_sensitive)
-        .fixed_strings(p.fixed_strings)
-        .line_terminator(Some(b'\n'))
-        .build(&p.query)
-    {
-        Ok(m) => m,
-        Err(e) => {
-            return fail(
-                outcome,
-                format!("`query` is not a valid regular expression: {e}"),
-            );
-        }
-    };
-    let include = match globs(p.file_pattern.as_deref().unwrap_or("")) {
-        Ok(g) => g,
-        Err(e) => return fail(outcome, format!("`file_pattern`: {e}")),
-    };
-    let exclude = match globs(&p.exclude_dirs.join(",")) {
-        Ok(g) => g,
-        Err(e) => return fail(outcome, format!("`exclude_dirs`: {e}")),
-    };
-    let search = Search {
-        matcher,
-        include,
-        context: p.max_context_lines.unwrap_or(DEFAULT_CONTEXT) as usize,
-        include_binary: p.include_binary,
-        max_matches: p.max_matches.unwrap_or(DEFAULT_MAX_MATCHES).max(1) as usize,
-        workspace: ws.clone(),
-    };
-    let gathered = Gathered::default();
-    let mut walker = ignore::WalkBuilder::new(&root);
-    walker
-        .hidden(!p.hidden)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .ignore(true)
-        .parents(true)
-        .require_git(false)
-        .follow_links(false)
-        .threads(
-            std::thread::available_parallelism()
-                .map_or(2, usize::from)
-                .min(8),
-        );
-    let out_dir = ctx.out_dir.clone();
-    walker.filter_entry(move |e| {
-        let name = e.file_name();
-        if name == ".git" || e.path().starts_with(&out_dir) {
-            return false;
-        }
-        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-        !(is_dir
-            && exclude
-                .as_ref()
-                .is_some_and(|x| x.is_match(name) || x.is_match(e.path())))
-    });
-    walker.build_parallel().run(|| {
-        let mut searcher = SearcherBuilder::new()
-            .line_number(true)
-            .before_context(search.context)
-            .after_context(search.context)
-            .binary_detection(if search.include_binary {
-                BinaryDetection::none()
-            } else {
-                BinaryDetection::quit(b'\0')
-            })
-            .build();
-        let (search, gathered, stop) = (&search, &gathered, stop);
-        Box::new(move |entry| {
-            if stop.now() {
-                gathered.stopped.store(true, Ordering::Relaxed);
-                return ignore::WalkState::Quit;
-            }
-            let entry = match entry {
-                Ok(e) => e,
-                Err(e) => {
-                    push_error(gathered, e.to_string());
-                    return ignore::WalkState::Continue;
-                }
+                result: None,
             };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return ignore::WalkState::Continue;
-            }
-            if let Some(inc) = &search.include
-                && !inc.is_match(entry.file_name())
-                && !inc.is_match(rel(&search.workspace, entry.path()))
-            {
-                return ignore::WalkState::Continue;
-            }
-            search_file(search, gathered, &mut searcher, entry.path());
-            ignore::WalkState::Continue
-        })
-    });
+        }
+    };
+    let gathered = walk(&root, &search, exclude, ctx, stop);
     let kept = gathered.kept.into_inner().unwrap_or_default();
     let total = gathered.total_matches.load(Ordering::Relaxed);
     let stopped = gathered.stopped.load(Ordering::Relaxed);
@@ -250,18 +149,129 @@ pub fn run(a: &FindAction, ctx: &StepContext, stop: &Stop) -> ToolReturn {
     }
 }
 
+/// The resolved root, the compiled search and the directories left out.
+fn prepare(
+    a: &FindAction,
+    ctx: &StepContext,
+) -> Result<(PathBuf, Search, Option<GlobSet>), FindError> {
+    let p = &a.params;
+    let ws = &ctx.env.workspace;
+    let root = match ws.join(&a.path).canonicalize() {
+        Ok(r) if r.starts_with(ws) => r,
+        Ok(r) => return Err(FindError::Outside(a.path.clone(), r)),
+        Err(e) => return Err(FindError::Path(a.path.clone(), e)),
+    };
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(!p.case_sensitive)
+        .fixed_strings(p.fixed_strings)
+        .line_terminator(Some(b'\n'))
+        .build(&p.query)
+        .map_err(FindError::Query)?;
+    let include = globs(p.file_pattern.as_deref().unwrap_or(""))
+        .map_err(|e| FindError::Glob("file_pattern", e))?;
+    let exclude =
+        globs(&p.exclude_dirs.join(",")).map_err(|e| FindError::Glob("exclude_dirs", e))?;
+    let search = Search {
+        matcher,
+        include,
+        context: p.max_context_lines.unwrap_or(DEFAULT_CONTEXT) as usize,
+        include_binary: p.include_binary,
+        max_matches: p.max_matches.unwrap_or(DEFAULT_MAX_MATCHES).max(1) as usize,
+        workspace: ws.clone(),
+        hidden: p.hidden,
+    };
+    Ok((root, search, exclude))
+}
+
+/// Walk `root` in parallel (ignore files respected, `.git`, the output
+/// folder and `exclude` left out) and search every file that is included.
+fn walk(
+    root: &Path,
+    search: &Search,
+    exclude: Option<GlobSet>,
+    ctx: &StepContext,
+    stop: &Stop,
+) -> Gathered {
+    let gathered = Gathered::default();
+    let mut walker = ignore::WalkBuilder::new(root);
+    walker
+        .hidden(!search.hidden)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .ignore(true)
+        .parents(true)
+        .require_git(false)
+        .follow_links(false)
+        .threads(
+            std::thread::available_parallelism()
+                .map_or(2, usize::from)
+                .min(8),
+        );
+    let out_dir = ctx.out_dir.clone();
+    walker.filter_entry(move |e| {
+        let name = e.file_name();
+        if name == ".git" || e.path().starts_with(&out_dir) {
+            return false;
+        }
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        !(is_dir
+            && exclude
+                .as_ref()
+                .is_some_and(|x| x.is_match(name) || x.is_match(e.path())))
+    });
+    walker.build_parallel().run(|| {
+        let mut searcher = SearcherBuilder::new()
+            .line_number(true)
+            .before_context(search.context)
+            .after_context(search.context)
+            .binary_detection(if search.include_binary {
+                BinaryDetection::none()
+            } else {
+                BinaryDetection::quit(b'\0')
+            })
+            .build();
+        let gathered = &gathered;
+        Box::new(move |entry| {
+            if stop.now() {
+                gathered.stopped.store(true, Ordering::Relaxed);
+                return ignore::WalkState::Quit;
+            }
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    push_error(gathered, e.to_string());
+                    return ignore::WalkState::Continue;
+                }
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return ignore::WalkState::Continue;
+            }
+            if let Some(inc) = &search.include
+                && !inc.is_match(entry.file_name())
+                && !inc.is_match(rel(&search.workspace, entry.path()))
+            {
+                return ignore::WalkState::Continue;
+            }
+            search_file(search, gathered, &mut searcher, entry.path());
+            ignore::WalkState::Continue
+        })
+    });
+    gathered
+}
+
 /// Comma-separated globs; None when there are none.
-fn globs(list: &str) -> Result<Option<GlobSet>, String> {
+fn globs(list: &str) -> Result<Option<GlobSet>, globset::Error> {
     let mut b = GlobSetBuilder::new();
     let mut any = false;
     for g in list.split(',').map(str::trim).filter(|g| !g.is_empty()) {
-        b.add(Glob::new(g).map_err(|e| e.to_string())?);
+        b.add(Glob::new(g)?);
         any = true;
     }
     if !any {
         return Ok(None);
     }
-    b.build().map(Some).map_err(|e| e.to_string())
+    b.build().map(Some)
 }
 
 fn rel(ws: &Path, p: &Path) -> String {

@@ -28,6 +28,9 @@
 //! reported. The request's headers and body are never written anywhere.
 //! Everything else in `result.json` is swept for secrets like every artifact.
 
+pub mod params;
+pub mod spec;
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::time::{Instant, SystemTime};
@@ -36,12 +39,11 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use ureq::http::{self, HeaderName, HeaderValue, Method, Uri};
 
-use super::{StepContext, Stop, ToolEnv, ToolReturn};
+use super::{StepContext, Stop, ToolReturn};
 use crate::model::{StepOutcome, StepStatus};
-use crate::plan::HttpAction;
-use crate::plan::tool_params::{HttpMethod, HttpRequestParams};
 use crate::policy::hosts::{self, Target};
-use crate::policy::{Risk, StepClassification};
+use params::{HttpAction, HttpMethod, HttpRequestParams};
+use spec::{is_listed, looks_sensitive};
 
 /// Redirects followed when `max_redirects` is not set.
 pub const DEFAULT_MAX_REDIRECTS: u32 = 5;
@@ -51,95 +53,6 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 10 * 1024 * 1024;
 const CLIENT_MARGIN: std::time::Duration = std::time::Duration::from_millis(100);
 /// What replaces a credential-looking value.
 const REDACTED: &str = "[REDACTED]";
-
-/// Whether a header (or query parameter) name looks like it carries a credential.
-pub fn looks_sensitive(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    if matches!(n.as_str(), "www-authenticate" | "proxy-authenticate")
-        || n.starts_with("access-control-")
-    {
-        return false;
-    }
-    [
-        "auth",
-        "token",
-        "secret",
-        "key",
-        "session",
-        "password",
-        "passwd",
-        "credential",
-        "cookie",
-        "signature",
-    ]
-    .iter()
-    .any(|w| n.contains(w))
-}
-
-/// Network reads are moderate, writes dangerous; no TLS verification, or
-/// credentials over plain http to another machine, are dangerous too.
-pub fn classify(a: &HttpAction, env: &ToolEnv) -> StepClassification {
-    let p = &a.params;
-    let m = p.method.as_str();
-    let target = match hosts::parse_url(&p.url) {
-        Ok((_, t)) => t,
-        Err(why) => {
-            return StepClassification {
-                floor: Risk::Moderate,
-                classified: Risk::Dangerous,
-                blocked: Some(format!("`url`: {why}")),
-                unclassifiable: None,
-                reason: format!("`url`: {why}"),
-            };
-        }
-    };
-    let mut risk = Risk::Moderate;
-    let mut raised: Vec<String> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
-    if p.method.is_read() {
-        notes.push(format!("{m} reads from {} over the network", target.host));
-    } else {
-        risk = Risk::Dangerous;
-        raised.push(format!("{m} to {} can change remote state", target.host));
-    }
-    if !p.verify_ssl {
-        risk = Risk::Dangerous;
-        raised.push("TLS certificate verification is off (verify_ssl: false)".to_owned());
-    }
-    if !target.https && !target.is_loopback() {
-        let sends_credentials = p
-            .headers
-            .keys()
-            .any(|k| looks_sensitive(k) || is_listed(k, &p.sensitive_headers));
-        if sends_credentials {
-            risk = Risk::Dangerous;
-            raised.push(format!(
-                "credentials in headers go unencrypted over plain http to {}",
-                target.host
-            ));
-        } else {
-            notes.push(format!("plain http (unencrypted) to {}", target.host));
-        }
-    }
-    let blocked = (!target.allowed_by(env.allowed_hosts.as_deref())).then(|| {
-        format!(
-            "host `{}` (port {}) is not in the policy's allowed_hosts",
-            target.host, target.port
-        )
-    });
-    raised.extend(notes);
-    StepClassification {
-        floor: Risk::Moderate,
-        classified: risk,
-        blocked,
-        unclassifiable: None,
-        reason: raised.join("; "),
-    }
-}
-
-fn is_listed(name: &str, list: &[String]) -> bool {
-    list.iter().any(|s| s.eq_ignore_ascii_case(name))
-}
 
 /// Why the exchange stopped early.
 struct Failure {
@@ -305,29 +218,7 @@ fn exchange(
             .checked_sub(CLIENT_MARGIN)
             .filter(|r| !r.is_zero())
             .unwrap_or(remaining);
-        let mut builder = http::Request::builder()
-            .method(ex.method.clone())
-            .uri(ex.uri.clone());
-        for (n, v) in &headers {
-            builder = builder.header(n, v);
-        }
-        let sent = match &body {
-            Some(b) => builder.body(b.clone()).map(|r| {
-                let r = agent
-                    .configure_request(r)
-                    .timeout_global(Some(remaining))
-                    .build();
-                agent.run(r)
-            }),
-            None => builder.body(()).map(|r| {
-                let r = agent
-                    .configure_request(r)
-                    .timeout_global(Some(remaining))
-                    .build();
-                agent.run(r)
-            }),
-        };
-        let mut resp = match sent {
+        let mut resp = match send(&agent, ex, &headers, body.as_deref(), remaining) {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => return Some(describe(e, &ex.method, &shown, p.verify_ssl)),
             Err(e) => {
@@ -373,17 +264,7 @@ fn exchange(
                         next.1.origin()
                     )));
                 }
-                let before: Vec<String> = headers.iter().map(|(n, _)| n.to_string()).collect();
-                headers.retain(|(n, _)| {
-                    !(looks_sensitive(n.as_str()) || is_listed(n.as_str(), &p.sensitive_headers))
-                });
-                for name in before {
-                    if !headers.iter().any(|(n, _)| n.as_str() == name)
-                        && !ex.dropped.contains(&name)
-                    {
-                        ex.dropped.push(name);
-                    }
-                }
+                drop_credentials(&mut headers, &p.sensitive_headers, ex);
             }
             ex.redirects.push(display_url(&next.0));
             ex.uri = next.0;
@@ -437,6 +318,54 @@ fn after_redirect(status: u16, method: &Method) -> (Method, bool) {
         303 if *method != Method::HEAD => (Method::GET, false),
         301 | 302 if *method == Method::POST => (Method::GET, false),
         _ => (method.clone(), true),
+    }
+}
+
+/// One request of the chain, within `remaining`.
+fn send(
+    agent: &ureq::Agent,
+    ex: &Exchange,
+    headers: &[(HeaderName, HeaderValue)],
+    body: Option<&[u8]>,
+    remaining: std::time::Duration,
+) -> Result<Result<http::Response<ureq::Body>, ureq::Error>, http::Error> {
+    let mut builder = http::Request::builder()
+        .method(ex.method.clone())
+        .uri(ex.uri.clone());
+    for (n, v) in headers {
+        builder = builder.header(n, v);
+    }
+    match body {
+        Some(b) => builder.body(b.to_vec()).map(|r| {
+            let r = agent
+                .configure_request(r)
+                .timeout_global(Some(remaining))
+                .build();
+            agent.run(r)
+        }),
+        None => builder.body(()).map(|r| {
+            let r = agent
+                .configure_request(r)
+                .timeout_global(Some(remaining))
+                .build();
+            agent.run(r)
+        }),
+    }
+}
+
+/// On a hop to another origin: drop every header that carries a credential
+/// (and the plan's `sensitive_headers`), listing each in `dropped`.
+fn drop_credentials(
+    headers: &mut Vec<(HeaderName, HeaderValue)>,
+    sensitive: &[String],
+    ex: &mut Exchange,
+) {
+    let before: Vec<String> = headers.iter().map(|(n, _)| n.to_string()).collect();
+    headers.retain(|(n, _)| !(looks_sensitive(n.as_str()) || is_listed(n.as_str(), sensitive)));
+    for name in before {
+        if !headers.iter().any(|(n, _)| n.as_str() == name) && !ex.dropped.contains(&name) {
+            ex.dropped.push(name);
+        }
     }
 }
 

@@ -5,45 +5,25 @@
 //! The command text comes from the plan only; nothing an agent says is ever
 //! spliced into it (agent results reach steps through files and variables).
 
-use std::path::Path;
+pub mod params;
+pub mod spec;
 
+use std::path::Path;
 use std::time::SystemTime;
 
 use crate::model::{Availability, Backend};
 use crate::model::{StepOutcome, StepStatus};
-use crate::plan::{BashAction, Step};
-use crate::policy::classify::{ClassifyContext, classify_bash};
-use crate::policy::{Risk, StepClassification};
+use crate::plan::Step;
 use crate::process::{self, Capture, ProcessSpec, Termination};
 use crate::sandbox::{self, Layout};
+use params::BashAction;
 
-use super::{StepContext, ToolEnv, ToolResult};
+use super::{StepContext, ToolResult};
 
 /// The shell and its flags (GitHub Actions' `bash` shell, minus the script file).
 pub const SHELL: &str = "bash";
 /// Flags before `-c`.
 pub const SHELL_FLAGS: [&str; 4] = ["--noprofile", "--norc", "-eo", "pipefail"];
-
-/// Classify the command.
-pub fn classify(b: &BashAction, env: &ToolEnv) -> StepClassification {
-    let wd = b
-        .working_directory
-        .as_ref()
-        .map_or_else(|| env.workspace.clone(), |w| env.workspace.join(w));
-    let ctx = ClassifyContext {
-        workspace: &env.workspace,
-        working_dir: &wd,
-        home: env.home.as_deref(),
-    };
-    let main = classify_bash(&b.command, &ctx);
-    StepClassification {
-        floor: Risk::Safe,
-        classified: main.risk,
-        blocked: main.blocked,
-        unclassifiable: main.unclassifiable,
-        reason: main.reason,
-    }
-}
 
 /// Run a bash step.
 pub async fn run(

@@ -2,34 +2,17 @@
 //! Findings join the run's findings (so `fail_on_secrets` applies); the
 //! step's `result.json` has the design's return shape and never a value.
 
+pub mod params;
+pub mod spec;
+
 use std::time::SystemTime;
 
 use serde_json::json;
 
-use super::{StepContext, ToolEnv};
+use super::StepContext;
 use crate::model::{StepOutcome, StepStatus};
-use crate::plan::ScanAction;
-use crate::plan::raw::ScanType;
-use crate::policy::{Risk, StepClassification};
 use crate::scan::{ScanOptions, scan_paths};
-
-/// Reading is safe; rewriting workspace files is moderate.
-pub fn classify(a: &ScanAction, _env: &ToolEnv) -> StepClassification {
-    let (risk, reason) = match a.scan_type {
-        ScanType::Redact => (
-            Risk::Moderate,
-            "rewrites workspace files with their secrets replaced",
-        ),
-        ScanType::Detect | ScanType::Report => (Risk::Safe, "only reads files"),
-    };
-    StepClassification {
-        floor: Risk::Safe,
-        classified: risk,
-        blocked: None,
-        unclassifiable: None,
-        reason: format!("secrets_scan {reason}"),
-    }
-}
+use params::{ScanAction, ScanType};
 
 /// Run a scan step.
 pub fn run(a: &ScanAction, step_id: &str, ctx: &StepContext, started: SystemTime) -> StepOutcome {

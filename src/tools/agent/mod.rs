@@ -1,0 +1,261 @@
+//! The `agent` tool: ask an agent, pass its answer through the fail-close
+//! guard, retry with the guard's feedback, account for tokens and cost.
+//!
+//! Nothing the agent says reaches the workspace, the report or a later step
+//! until `guard` accepts it. The raw answers are kept under
+//! `artifacts/<step>/attempt-N.answer.txt` as evidence only; the accepted
+//! value is written to `parsed.json` / `parsed.txt`, and later steps find it
+//! through `PLANGATE_RESULT_<STEP_ID>`. Envelope artifacts are written into
+//! the workspace only after the whole envelope is accepted, never through a
+//! symlink, never outside the workspace.
+//!
+//! Files: `params.rs` (parameters, checked action), `spec.rs` (load-time
+//! checks, lowering, risk floor, permission needs), `agents.rs` (checks of
+//! the `agents:` block), `provider/` (one file per provider behind the
+//! `Provider` trait), `prompt.rs`, `accept.rs`, and the retry loop here.
+
+mod accept;
+pub mod agents;
+pub mod params;
+mod prompt;
+pub mod provider;
+pub mod spec;
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::StepContext;
+use crate::guard::envelope::{self, Tier};
+use crate::guard::{Rejection, protocol};
+use crate::model::{AttemptRecord, StepOutcome, StepStatus, Usage};
+use crate::plan::Step;
+use accept::{accept, judge, write_json};
+use params::{AgentAction, OutputKind};
+use prompt::{build_prompt, estimate, priced};
+use provider::{Answer, Call, CallError};
+
+/// Default most characters in a prompt or an answer.
+pub const DEFAULT_MAX_CHARS: u64 = 400_000;
+/// Default time for one agent call.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Run an agent step.
+pub async fn run(
+    a: &AgentAction,
+    step: &Step,
+    ctx: &StepContext,
+    started: SystemTime,
+) -> StepOutcome {
+    let mut out = StepOutcome::new(started);
+    out.attempts = 0;
+    let t0 = Instant::now();
+    if let Err(e) = std::fs::create_dir_all(&ctx.artifacts_dir) {
+        out.error = Some(format!("cannot create the step's artifact folder: {e}"));
+        return out;
+    }
+    let base = match build_prompt(a, ctx) {
+        Ok(p) => p,
+        Err(e) => {
+            out.error = Some(e);
+            return out;
+        }
+    };
+    let instructions = match a.output {
+        OutputKind::Envelope => protocol::envelope_instructions(),
+        OutputKind::Code => protocol::code_instructions(a.language.as_deref()),
+        OutputKind::Json => protocol::json_instructions(a.schema.as_ref()),
+    };
+    let first = format!("{base}\n\n{instructions}");
+    let max_in = a.agent.max_input_chars.unwrap_or(DEFAULT_MAX_CHARS);
+    let max_out = a.agent.max_output_chars.unwrap_or(DEFAULT_MAX_CHARS);
+    let mut sent: HashSet<String> = HashSet::new();
+    let mut usage = Usage::default();
+    let mut last: Vec<Rejection> = Vec::new();
+    for n in 1..=a.max_attempts {
+        if let Some(why) = ctx.shared.check() {
+            out.budget_exhausted = true;
+            out.error = Some(why);
+            break;
+        }
+        let prompt = if n == 1 {
+            first.clone()
+        } else {
+            protocol::retry_prompt(&base, n, a.max_attempts, &last, &instructions)
+        };
+        let digest = hex::encode(Sha256::digest(prompt.as_bytes()));
+        if let Err(why) = may_send(a, n, &prompt, &digest, &mut sent, max_in) {
+            out.error = Some(why);
+            break;
+        }
+        out.attempts = n;
+        let prompt_rel = format!("{}/attempt-{n}.prompt.txt", ctx.artifacts_rel);
+        let answer_rel = format!("{}/attempt-{n}.answer.txt", ctx.artifacts_rel);
+        let _ = std::fs::write(ctx.out_dir.join(&prompt_rel), &prompt);
+        out.artifacts.push(prompt_rel.clone());
+        let call_started = Instant::now();
+        let result = call(a, step, ctx, &prompt, n, &digest, max_out).await;
+        let mut record = AttemptRecord {
+            attempt: n,
+            prompt_sha256: digest,
+            verdict: "error".to_owned(),
+            tier: None,
+            rejections: Vec::new(),
+            error: None,
+            usage: Usage::default(),
+            duration_ms: u64::try_from(call_started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            files: vec![prompt_rel],
+        };
+        let answer = match result {
+            Ok(ans) => ans,
+            Err(e) => {
+                call_failed(e, record, &mut out, ctx);
+                return finish(out, usage, t0);
+            }
+        };
+        let _ = std::fs::write(ctx.out_dir.join(&answer_rel), &answer.text);
+        out.artifacts.push(answer_rel.clone());
+        record.files.push(answer_rel);
+        let u = answer
+            .usage
+            .unwrap_or_else(|| estimate(&prompt, &answer.text));
+        let u = priced(u, a);
+        record.usage = u;
+        usage.add(&u);
+        let exhausted = ctx.shared.add_usage(&u);
+        let verdict = judge(a, &answer, max_out);
+        match verdict {
+            Ok(accepted) => {
+                record.verdict = "accepted".to_owned();
+                record.tier = accepted.tier.map(|t| match t {
+                    Tier::Strict => "strict".to_owned(),
+                    Tier::Recovered => "recovered".to_owned(),
+                });
+                out.agent_attempts.push(record);
+                out = accept(a, step, ctx, accepted, out);
+                if let Some(why) = exhausted {
+                    out.budget_exhausted = true;
+                    if out.error.is_none() {
+                        out.error = Some(format!("answer accepted, then {why}"));
+                    }
+                }
+                return finish(out, usage, t0);
+            }
+            Err(rejections) => {
+                record.verdict = "rejected".to_owned();
+                record.rejections = rejections.clone();
+                out.agent_attempts.push(record);
+                last = rejections;
+                if let Some(why) = exhausted {
+                    out.budget_exhausted = true;
+                    out.error = Some(why);
+                    break;
+                }
+            }
+        }
+    }
+    if out.error.is_none() {
+        out.status = StepStatus::Rejected;
+        out.error = Some(rejection_summary(out.attempts, &last));
+        let evidence = match a.output {
+            OutputKind::Envelope => {
+                serde_json::to_value(envelope::tier3_failure(&last)).unwrap_or(Value::Null)
+            }
+            _ => serde_json::json!({"rejections": last}),
+        };
+        let rel = format!("{}/rejected.json", ctx.artifacts_rel);
+        if write_json(&ctx.out_dir.join(&rel), &evidence).is_ok() {
+            out.artifacts.push(rel);
+        }
+    }
+    finish(out, usage, t0)
+}
+
+/// Whether attempt `n` may send `prompt`: never an exact repeat, never over `max_input_chars`.
+fn may_send(
+    a: &AgentAction,
+    n: u32,
+    prompt: &str,
+    digest: &str,
+    sent: &mut HashSet<String>,
+    max_in: u64,
+) -> Result<(), String> {
+    if !sent.insert(digest.to_owned()) {
+        return Err(format!(
+            "attempt {n} would repeat an earlier prompt exactly; refusing to resend it"
+        ));
+    }
+    let chars = prompt.chars().count() as u64;
+    if chars > max_in {
+        return Err(format!(
+            "the prompt of attempt {n} has {chars} characters, more than max_input_chars {max_in} of agent `{}`; it is never truncated",
+            a.agent_name
+        ));
+    }
+    Ok(())
+}
+
+/// A call that gave no answer ends the step: failed, timed out or stopped.
+fn call_failed(e: CallError, mut record: AttemptRecord, out: &mut StepOutcome, ctx: &StepContext) {
+    let (status, msg) = match e {
+        CallError::Failed(m) => (StepStatus::Failed, m),
+        CallError::TimedOut(m) => (StepStatus::TimedOut, m),
+        CallError::Stopped => (
+            StepStatus::Failed,
+            format!("{}; the agent was stopped", ctx.shared.stop_reason()),
+        ),
+    };
+    record.error = Some(msg.clone());
+    out.agent_attempts.push(record);
+    out.status = status;
+    out.error = Some(msg);
+}
+
+fn finish(mut out: StepOutcome, usage: Usage, t0: Instant) -> StepOutcome {
+    out.usage = Some(usage);
+    out.duration = t0.elapsed();
+    out
+}
+
+fn rejection_summary(attempts: u32, last: &[Rejection]) -> String {
+    let first = last
+        .first()
+        .map_or_else(|| "no reason".to_owned(), ToString::to_string);
+    let more = if last.len() > 1 {
+        format!(" (and {} more)", last.len() - 1)
+    } else {
+        String::new()
+    };
+    format!("answer rejected after {attempts} attempt(s): {first}{more}")
+}
+
+/// One call through the step's provider, within the agent's and the step's timeouts.
+async fn call(
+    a: &AgentAction,
+    step: &Step,
+    ctx: &StepContext,
+    prompt: &str,
+    attempt: u32,
+    digest: &str,
+    max_out: u64,
+) -> Result<Answer, CallError> {
+    let timeout = a
+        .agent
+        .timeout
+        .map_or(DEFAULT_TIMEOUT, |t| t.0)
+        .min(step.timeout);
+    provider::of(a.provider)
+        .call(Call {
+            action: a,
+            step,
+            ctx,
+            prompt,
+            attempt,
+            digest,
+            max_out,
+            timeout,
+        })
+        .await
+}

@@ -1,0 +1,97 @@
+//! The `agent` tool's parameters as written and its checked action.
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::plan::raw::{AgentDef, ProviderKind};
+
+/// What an agent step expects back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputKind {
+    /// `{"status","summary","artifacts":[{"path","content"}],"next_actions"}`, parsed in three tiers.
+    Envelope,
+    /// Exactly one fenced code block.
+    Code,
+    /// One JSON value, validated against `schema`.
+    Json,
+}
+
+/// Parameters of the `agent` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentParams {
+    /// Name of an agent declared under `agents:`.
+    pub agent: String,
+    /// The prompt (set this or `prompt_file`).
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// A workspace file holding the prompt.
+    #[serde(default)]
+    pub prompt_file: Option<String>,
+    /// What the answer must be. Default `envelope`.
+    #[serde(default)]
+    pub output: Option<OutputKind>,
+    /// `output: code`: the block's language (aliases such as py, sh, yml, rs are understood).
+    #[serde(default)]
+    pub language: Option<String>,
+    /// `output: json`: the JSON Schema the answer must satisfy.
+    #[serde(default)]
+    pub schema: Option<serde_json::Value>,
+    /// Attempts before the answer is rejected for good; each retry carries the parser's errors. Default 2.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 10))]
+    pub max_attempts: Option<u32>,
+    /// Steps (among the dependencies) whose captured output is appended to the prompt.
+    #[serde(default)]
+    pub context_steps: Vec<String>,
+    /// Workspace files appended to the prompt.
+    #[serde(default)]
+    pub context_files: Vec<String>,
+    /// `output: envelope`: write the envelope's artifacts into the workspace (after validation). Default true.
+    #[serde(default)]
+    pub write_artifacts: Option<bool>,
+}
+
+/// Where an agent step's prompt comes from.
+#[derive(Debug, Clone)]
+pub enum PromptSource {
+    /// Written in the plan.
+    Inline(String),
+    /// A workspace file (relative, inside).
+    File(PathBuf),
+}
+
+/// A checked agent step.
+#[derive(Debug, Clone)]
+pub struct AgentAction {
+    /// The agent's name under `agents:`.
+    pub agent_name: String,
+    /// The agent's definition (provider already resolved).
+    pub agent: AgentDef,
+    /// The provider.
+    pub provider: ProviderKind,
+    /// The prompt.
+    pub prompt: PromptSource,
+    /// What the answer must be.
+    pub output: OutputKind,
+    /// `output: code`: the language.
+    pub language: Option<String>,
+    /// `output: json`: the schema.
+    pub schema: Option<serde_json::Value>,
+    /// Attempts before rejection.
+    pub max_attempts: u32,
+    /// Indices of the steps whose output is appended to the prompt.
+    pub context_steps: Vec<usize>,
+    /// Workspace files appended to the prompt.
+    pub context_files: Vec<PathBuf>,
+    /// Write envelope artifacts into the workspace.
+    pub write_artifacts: bool,
+    /// `replay`: the recorded answers file (resolved against the plan's folder).
+    pub replay_file: Option<PathBuf>,
+    /// A further check of an accepted code block (e.g. `plangate draft` validates the drafted
+    /// plan); its rejections go back to the agent like the parser's. Never set from YAML.
+    pub check_code: Option<fn(&str) -> Vec<crate::guard::Rejection>>,
+}

@@ -1,0 +1,84 @@
+//! The prompt an agent step sends (its text, earlier steps' output, workspace
+//! files, each capped) and the usage an answer is charged.
+
+use std::path::Path;
+
+use super::params::{AgentAction, PromptSource};
+use crate::model::Usage;
+use crate::tools::StepContext;
+
+/// Most bytes of a step's output appended to a prompt as context.
+const MAX_CONTEXT_BYTES: u64 = 256 * 1024;
+
+/// The prompt text with its context (earlier steps' output, workspace files).
+pub(super) fn build_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String, String> {
+    let mut prompt = match &a.prompt {
+        PromptSource::Inline(t) => t.clone(),
+        PromptSource::File(rel) => {
+            let path = crate::tools::workspace_file(&ctx.env.workspace, rel)
+                .map_err(|e| format!("prompt_file {e}"))?;
+            std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read prompt_file `{}`: {e}", rel.display()))?
+        }
+    };
+    for &i in &a.context_steps {
+        let id = ctx.step_ids.get(i).cloned().unwrap_or_default();
+        let dir = ctx.out_dir.join("artifacts").join(&id);
+        let (label, file) = ["parsed.txt", "parsed.json", "stdout.txt"]
+            .iter()
+            .map(|f| (*f, dir.join(f)))
+            .find(|(_, p)| p.is_file())
+            .ok_or_else(|| format!("context step `{id}` left no output to include"))?;
+        let text = read_capped(&file, MAX_CONTEXT_BYTES)?;
+        prompt.push_str(&format!("\n\n--- output of step `{id}` ({label}) ---\n{text}\n--- end of output of step `{id}` ---"));
+    }
+    for rel in &a.context_files {
+        let path = crate::tools::workspace_file(&ctx.env.workspace, rel)
+            .map_err(|e| format!("context file {e}"))?;
+        let text = read_capped(&path, MAX_CONTEXT_BYTES)?;
+        let name = rel.display();
+        prompt.push_str(&format!(
+            "\n\n--- file `{name}` ---\n{text}\n--- end of file `{name}` ---"
+        ));
+    }
+    Ok(prompt)
+}
+
+fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
+    use std::io::Read;
+    let f =
+        std::fs::File::open(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let mut buf = Vec::new();
+    f.take(cap + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let cut = buf.len() as u64 > cap;
+    buf.truncate(usize::try_from(cap).unwrap_or(usize::MAX));
+    let mut text = String::from_utf8_lossy(&buf).into_owned();
+    if cut {
+        text.push_str(&format!("\n[... cut at {cap} bytes ...]"));
+    }
+    Ok(text)
+}
+
+/// Roughly four characters a token, marked as an estimate.
+pub(super) fn estimate(prompt: &str, answer: &str) -> Usage {
+    let t = |s: &str| (s.chars().count() as u64).div_ceil(4);
+    Usage {
+        input_tokens: t(prompt),
+        output_tokens: t(answer),
+        cost_usd: 0.0,
+        estimated: true,
+    }
+}
+
+pub(super) fn priced(mut u: Usage, a: &AgentAction) -> Usage {
+    if let Some(p) = a.agent.price
+        && u.cost_usd == 0.0
+    {
+        u.cost_usd = (u.input_tokens as f64 * p.input_per_mtok
+            + u.output_tokens as f64 * p.output_per_mtok)
+            / 1e6;
+    }
+    u
+}

@@ -1,0 +1,127 @@
+//! Agent providers: how an `agent` step reaches its agent. Each provider is
+//! one file implementing [`Provider`]: the agent keys it takes, its risk
+//! floor and its call. [`of`] is the table from [`ProviderKind`] (an
+//! exhaustive `match`, so a provider missing from it is a compile error).
+
+mod command;
+mod openai;
+mod replay;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use super::params::AgentAction;
+use crate::model::Usage;
+use crate::plan::Step;
+use crate::plan::raw::ProviderKind;
+use crate::policy::Risk;
+use crate::tools::StepContext;
+
+/// Every key of an agent definition that belongs to one provider or another
+/// (the keys every provider takes, such as `timeout`, are not listed).
+pub fn specific_keys() -> Vec<&'static str> {
+    let mut all: Vec<&'static str> = ProviderKind::ALL
+        .iter()
+        .flat_map(|k| of(*k).keys().iter().copied())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+/// The provider of `kind`.
+pub fn of(kind: ProviderKind) -> &'static dyn Provider {
+    match kind {
+        ProviderKind::Command => &command::Command,
+        ProviderKind::Openai => &openai::OpenAi,
+        ProviderKind::Replay => &replay::Replay,
+    }
+}
+
+/// One agent call's inputs.
+#[derive(Clone, Copy)]
+pub struct Call<'a> {
+    /// The step's agent action.
+    pub action: &'a AgentAction,
+    /// The step.
+    pub step: &'a Step,
+    /// The run around it.
+    pub ctx: &'a StepContext,
+    /// The prompt to send.
+    pub prompt: &'a str,
+    /// 1-based attempt number.
+    pub attempt: u32,
+    /// sha256 of the prompt, hex.
+    pub digest: &'a str,
+    /// Most characters of an answer.
+    pub max_out: u64,
+    /// Time for this call (the agent's `timeout`, within the step's).
+    pub timeout: Duration,
+}
+
+/// One answer from a provider.
+#[derive(Debug)]
+pub struct Answer {
+    /// The answer text (handed to the guard).
+    pub text: String,
+    /// Token counts, when the provider reports them.
+    pub usage: Option<Usage>,
+    /// The provider says it stopped early (e.g. `finish_reason: length`).
+    pub cut_short: Option<String>,
+}
+
+/// Why a provider gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The call failed; the step fails.
+    #[error("{0}")]
+    Failed(String),
+    /// The call ran out of time; the step times out.
+    #[error("{0}")]
+    TimedOut(String),
+    /// The run is stopping.
+    #[error("the agent was stopped")]
+    Stopped,
+}
+
+/// A call in flight.
+pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, CallError>> + Send + 'a>>;
+
+/// How `agent` steps reach one kind of agent.
+pub trait Provider: Sync {
+    /// The agent keys this provider needs.
+    fn required_keys(&self) -> &'static [&'static str];
+    /// The provider-specific agent keys it takes (the required ones included).
+    fn keys(&self) -> &'static [&'static str];
+    /// The risk of a step by this provider alone, and why.
+    fn risk_floor(&self, a: &AgentAction) -> (Risk, String);
+    /// Ask the agent once.
+    fn call<'a>(&'a self, call: Call<'a>) -> CallFuture<'a>;
+}
+
+/// One line of at most 300 characters (for messages quoting an answer).
+pub fn one_line(s: &str) -> String {
+    let line: String = s.lines().next().unwrap_or("").chars().take(300).collect();
+    if line.is_empty() {
+        "(no summary)".to_owned()
+    } else {
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ProviderKind, of, specific_keys};
+
+    #[test]
+    fn every_provider_declares_its_required_keys_among_its_keys() {
+        for k in ProviderKind::ALL {
+            let p = of(k);
+            for r in p.required_keys() {
+                assert!(p.keys().contains(r), "{k:?}: {r}");
+            }
+        }
+        assert!(specific_keys().contains(&"base_url"));
+    }
+}

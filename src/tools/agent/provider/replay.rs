@@ -1,0 +1,110 @@
+//! The `replay` provider: answers recorded in a JSON Lines file, one per
+//! (step, attempt), optionally pinned to the prompt's sha256.
+
+use serde_json::Value;
+
+use super::{Answer, Call, CallError, CallFuture, Provider};
+use crate::model::Usage;
+use crate::plan::raw::OutputKind;
+use crate::policy::Risk;
+use crate::tools::agent::params::AgentAction;
+
+/// Largest replay file read.
+const MAX_REPLAY_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The `replay` provider.
+pub struct Replay;
+
+impl Provider for Replay {
+    fn required_keys(&self) -> &'static [&'static str] {
+        &["file"]
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["file"]
+    }
+
+    fn risk_floor(&self, a: &AgentAction) -> (Risk, String) {
+        if a.output == OutputKind::Envelope && a.write_artifacts {
+            (
+                Risk::Moderate,
+                "writes the agent's files into the workspace".to_owned(),
+            )
+        } else {
+            (
+                Risk::Safe,
+                "replays recorded answers; writes nothing".to_owned(),
+            )
+        }
+    }
+
+    fn call<'a>(&'a self, call: Call<'a>) -> CallFuture<'a> {
+        let answer = replay(call.action, &call.step.id, call.attempt, call.digest);
+        Box::pin(std::future::ready(answer))
+    }
+}
+
+/// `replay`: the recorded answer for (step, attempt) from a JSON Lines file:
+/// `{"step": "fix", "attempt": 1, "answer": "...", "usage": {...}, "prompt_sha256": "..."}`.
+/// A record that names a `prompt_sha256` must match the prompt sent now.
+fn replay(a: &AgentAction, step_id: &str, attempt: u32, digest: &str) -> Result<Answer, CallError> {
+    use std::io::Read;
+    let path = a
+        .replay_file
+        .as_ref()
+        .ok_or_else(|| CallError::Failed(format!("agent `{}` has no replay file", a.agent_name)))?;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_REPLAY_BYTES).read_to_string(&mut text))
+        .map_err(|e| {
+            CallError::Failed(format!("cannot read replay file `{}`: {e}", path.display()))
+        })?;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| {
+            CallError::Failed(format!(
+                "replay file `{}` line {}: not JSON: {e}",
+                path.display(),
+                i + 1
+            ))
+        })?;
+        if v.get("step").and_then(Value::as_str) != Some(step_id)
+            || v.get("attempt").and_then(Value::as_u64) != Some(u64::from(attempt))
+        {
+            continue;
+        }
+        if let Some(want) = v.get("prompt_sha256").and_then(Value::as_str)
+            && want != digest
+        {
+            return Err(CallError::Failed(format!(
+                "replay file `{}` line {}: the answer was recorded for a different prompt (sha256 {want}, now {digest}); record it again",
+                path.display(),
+                i + 1
+            )));
+        }
+        let answer = v.get("answer").and_then(Value::as_str).ok_or_else(|| {
+            CallError::Failed(format!(
+                "replay file `{}` line {}: no string `answer`",
+                path.display(),
+                i + 1
+            ))
+        })?;
+        let usage = v.get("usage").map(|u| Usage {
+            input_tokens: u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0),
+            output_tokens: u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0),
+            cost_usd: u.get("cost_usd").and_then(Value::as_f64).unwrap_or(0.0),
+            estimated: false,
+        });
+        return Ok(Answer {
+            text: answer.to_owned(),
+            usage,
+            cut_short: None,
+        });
+    }
+    Err(CallError::Failed(format!(
+        "replay file `{}` has no answer for step `{step_id}` attempt {attempt}",
+        path.display()
+    )))
+}

@@ -1,0 +1,238 @@
+//! The `agent` tool's load-time checks and lowering, and its risk floor (the
+//! provider's) and permission needs. Pure.
+
+use schemars::{Schema, SchemaGenerator};
+use serde_json::Value;
+
+use super::params::{AgentAction, AgentParams, OutputKind, PromptSource};
+use super::provider;
+use crate::plan::diag::{Diagnostic, did_you_mean};
+use crate::plan::node::{Node, NodeValue};
+use crate::plan::paths::relative_inside;
+use crate::plan::raw::ProviderKind;
+use crate::policy::StepClassification;
+use crate::policy::permissions::{Access, Level};
+use crate::tools::registry::Action;
+use crate::tools::spec::{
+    ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, fixed, items, keys_of,
+    schema_of, str_of,
+};
+
+/// The `agent` tool.
+pub struct Spec;
+
+impl ToolSpec for Spec {
+    fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        schema_of::<AgentParams>(generator)
+    }
+
+    fn param_keys(&self) -> Vec<String> {
+        keys_of::<AgentParams>()
+    }
+
+    fn check(&self, cx: &CheckCx<'_>, params: &Node, out: &mut Vec<Diagnostic>) {
+        check_params(cx, params, out);
+    }
+
+    fn lower(&self, cx: &LowerCx<'_>, params: Value) -> Result<Lowered, Diagnostic> {
+        Ok(Lowered::action(Action::Agent(Box::new(lower(cx, params)?))))
+    }
+}
+
+impl ActionSpec for AgentAction {
+    /// The agent step's risk floor: what the provider and the output can do by themselves.
+    fn classify(&self, _env: &ToolEnv) -> StepClassification {
+        let (floor, reason) = provider::of(self.provider).risk_floor(self);
+        fixed(floor, reason)
+    }
+
+    fn needs(&self) -> Vec<Access> {
+        let mut v = vec![access(format!("agent:{}", self.agent_name), Level::Execute)];
+        if self.write_artifacts {
+            v.push(access(".", Level::Write));
+        }
+        v
+    }
+
+    fn show_cli(&self) -> bool {
+        false
+    }
+
+    fn may_write_workspace(&self) -> bool {
+        true
+    }
+}
+
+fn lower(cx: &LowerCx<'_>, params: Value) -> Result<AgentAction, Diagnostic> {
+    let p: AgentParams = cx.params(params)?;
+    let agent = cx
+        .agents
+        .get(&p.agent)
+        .cloned()
+        .ok_or_else(|| cx.at_step(format!("unknown agent `{}`", p.agent)))?;
+    let provider = agent.provider.unwrap_or(ProviderKind::Command);
+    let path = |f: &str| relative_inside(f).map_err(|why| cx.at_step(why.to_string()));
+    let prompt = match (&p.prompt, &p.prompt_file) {
+        (Some(t), None) => PromptSource::Inline(t.clone()),
+        (None, Some(f)) => PromptSource::File(path(f)?),
+        _ => {
+            return Err(cx.at_step("set exactly one of `prompt` and `prompt_file`"));
+        }
+    };
+    let context_files = p
+        .context_files
+        .iter()
+        .map(|f| path(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let replay_file = agent.file.as_ref().map(|f| cx.plan_dir.join(f));
+    Ok(AgentAction {
+        agent_name: p.agent.clone(),
+        provider,
+        prompt,
+        output: p.output.unwrap_or(OutputKind::Envelope),
+        language: p.language.clone(),
+        schema: p.schema.clone(),
+        max_attempts: p.max_attempts.unwrap_or(2).clamp(1, 10),
+        context_steps: p
+            .context_steps
+            .iter()
+            .filter_map(|c| cx.steps.get(c).copied())
+            .collect(),
+        context_files,
+        write_artifacts: p.write_artifacts.unwrap_or(true),
+        replay_file,
+        check_code: None,
+        agent,
+    })
+}
+
+/// The checks of an agent step's parameters.
+fn check_params(cx: &CheckCx<'_>, p: &Node, out: &mut Vec<Diagnostic>) {
+    let (file, agents, sid) = (cx.file, cx.agents, cx.sid);
+    if let Some(n) = p.child("agent")
+        && let Some(name) = str_of(n)
+        && agents.and_then(|a| a.child(name)).is_none()
+    {
+        let names: Vec<&str> = match agents.map(|a| &a.value) {
+            Some(NodeValue::Map(pairs)) => pairs.iter().map(|(k, _)| k.name.as_str()).collect(),
+            _ => Vec::new(),
+        };
+        let d = Diagnostic::at(
+            file,
+            n.pos,
+            format!("step `{sid}` uses agent `{name}`, which is not declared under `agents:`"),
+        );
+        out.push(match did_you_mean(name, names.iter().copied()) {
+            Some(s) => d.help(format!("did you mean `{s}`?")),
+            None => d.help("declare it under `agents:` with a `command`, an `openai` endpoint or a `replay` file"),
+        });
+    }
+    match (p.child("prompt"), p.child("prompt_file")) {
+        (None, None) => out.push(
+            Diagnostic::at(
+                file,
+                p.pos,
+                format!("the parameters of step `{sid}` have neither `prompt` nor `prompt_file`"),
+            )
+            .help(
+                "give the prompt inline with `prompt:` or in a workspace file with `prompt_file:`",
+            ),
+        ),
+        (Some(a), Some(_)) => out.push(
+            Diagnostic::at(
+                file,
+                a.pos,
+                format!("step `{sid}` sets both `prompt` and `prompt_file`"),
+            )
+            .help("keep one of them"),
+        ),
+        (Some(a), None) if str_of(a).is_some_and(|s| s.trim().is_empty()) => out.push(
+            Diagnostic::at(file, a.pos, format!("the prompt of step `{sid}` is empty"))
+                .help("say what the agent should do"),
+        ),
+        _ => {}
+    }
+    let output = p.child("output").and_then(str_of).unwrap_or("envelope");
+    for (key, wanted) in [
+        ("language", "code"),
+        ("schema", "json"),
+        ("write_artifacts", "envelope"),
+    ] {
+        if let Some(n) = p.child(key)
+            && output != wanted
+        {
+            out.push(
+                Diagnostic::at(
+                    file,
+                    n.pos,
+                    format!(
+                        "`{key}` of step `{sid}` only applies to `output: {wanted}`, not `{output}`"
+                    ),
+                )
+                .help(format!("remove `{key}` or set `output: {wanted}`")),
+            );
+        }
+    }
+    if output == "json" {
+        match p.child("schema") {
+            None => out.push(
+                Diagnostic::at(file, p.pos, format!("step `{sid}` has `output: json` but no `schema`"))
+                    .help("give the JSON Schema the answer must satisfy; plangate does not accept unchecked JSON"),
+            ),
+            Some(n) => {
+                if let Err(e) = jsonschema::validator_for(&n.to_json()) {
+                    out.push(
+                        Diagnostic::at(file, n.pos, format!("the `schema` of step `{sid}` is not a valid JSON Schema: {e}"))
+                            .help("fix the schema (draft 2020-12)"),
+                    );
+                }
+            }
+        }
+    }
+    check_context(cx, p, out);
+}
+
+/// `context_steps` must be dependencies; `prompt_file` and `context_files` stay inside the workspace.
+fn check_context(cx: &CheckCx<'_>, p: &Node, out: &mut Vec<Diagnostic>) {
+    let (file, step, sid, known) = (cx.file, cx.step, cx.sid, cx.known);
+    let deps: Vec<&str> = items(step.child("dependencies"))
+        .iter()
+        .filter_map(str_of)
+        .collect();
+    for n in items(p.child("context_steps")) {
+        let Some(c) = str_of(n) else { continue };
+        if !deps.contains(&c) {
+            let d = Diagnostic::at(
+                file,
+                n.pos,
+                format!("context step `{c}` of step `{sid}` is not one of its dependencies"),
+            );
+            out.push(if known.contains(&c) {
+                d.help(format!("add `{c}` to the `dependencies` of `{sid}` so its output exists when `{sid}` runs"))
+            } else {
+                d.help("name a step this one depends on")
+            });
+        }
+    }
+    for key in ["prompt_file"] {
+        if let Some(n) = p.child(key)
+            && let Some(s) = str_of(n)
+            && let Err(why) = relative_inside(s)
+        {
+            out.push(
+                Diagnostic::at(file, n.pos, format!("`{key}` of step `{sid}` {why}"))
+                    .help("give a path relative to the workspace that stays inside it"),
+            );
+        }
+    }
+    for n in items(p.child("context_files")) {
+        if let Some(s) = str_of(n)
+            && let Err(why) = relative_inside(s)
+        {
+            out.push(
+                Diagnostic::at(file, n.pos, format!("context file of step `{sid}` {why}"))
+                    .help("give a path relative to the workspace that stays inside it"),
+            );
+        }
+    }
+}

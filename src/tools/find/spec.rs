@@ -1,0 +1,80 @@
+//! The `find_in_files` tool's load-time checks (path, the query as a
+//! ripgrep regex), lowering, classification and permission needs. Pure.
+
+use schemars::{Schema, SchemaGenerator};
+use serde_json::Value;
+
+use super::params::{FindAction, FindInFilesParams};
+use crate::plan::diag::Diagnostic;
+use crate::plan::node::{Node, NodeValue};
+use crate::policy::permissions::{Access, Level};
+use crate::policy::{Risk, StepClassification};
+use crate::tools::registry::Action;
+use crate::tools::spec::{
+    ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, check_paths, fixed, keys_of,
+    resource, schema_of,
+};
+
+/// The `find_in_files` tool.
+pub struct Spec;
+
+impl ToolSpec for Spec {
+    fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        schema_of::<FindInFilesParams>(generator)
+    }
+
+    fn param_keys(&self) -> Vec<String> {
+        keys_of::<FindInFilesParams>()
+    }
+
+    fn check(&self, cx: &CheckCx<'_>, params: &Node, out: &mut Vec<Diagnostic>) {
+        check_paths(cx, params, &[("path", false)], out);
+        if let Some(q) = params.child("query")
+            && let NodeValue::Str(query) = &q.value
+        {
+            let literal = matches!(
+                params.child("fixed_strings").map(|n| &n.value),
+                Some(NodeValue::Bool(true))
+            );
+            if !literal
+                && let Err(e) = grep_regex::RegexMatcherBuilder::new()
+                    .line_terminator(Some(b'\n'))
+                    .build(query)
+            {
+                let first = e.to_string().lines().last().unwrap_or("").trim().to_owned();
+                out.push(
+                    cx.at(q.pos, format!("`query` of step `{}` is not a valid regular expression: {first}", cx.sid))
+                        .help("use Rust regex syntax (as ripgrep does), or set `fixed_strings: true` to search for the text as is"),
+                );
+            }
+        }
+    }
+
+    fn lower(&self, cx: &LowerCx<'_>, params: Value) -> Result<Lowered, Diagnostic> {
+        let p: FindInFilesParams = cx.workspace_params(params)?;
+        let path = cx.workspace_path(p.path.as_deref().unwrap_or("."))?;
+        Ok(Lowered::action(Action::FindInFiles(Box::new(FindAction {
+            path,
+            params: p,
+        }))))
+    }
+}
+
+impl ActionSpec for FindAction {
+    /// Reading files is safe.
+    fn classify(&self, _env: &ToolEnv) -> StepClassification {
+        fixed(Risk::Safe, "find_in_files only reads workspace files")
+    }
+
+    fn needs(&self) -> Vec<Access> {
+        vec![access(resource(&self.path), Level::Read)]
+    }
+
+    fn show_cli(&self) -> bool {
+        self.params.show_cli
+    }
+
+    fn may_write_workspace(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,146 @@
+//! The `git` tool's load-time checks (paths, commit message, and the
+//! operation's own argument rules from `args::problems`, placed at the
+//! parameter at fault), lowering and permission needs; its classification is
+//! the git tool's own (`super::classify`). Pure.
+
+use schemars::{Schema, SchemaGenerator};
+use serde_json::Value;
+
+use super::params::{GitAction, GitOperation, GitParams};
+use crate::plan::diag::Diagnostic;
+use crate::plan::node::{Node, NodeValue};
+use crate::policy::StepClassification;
+use crate::policy::permissions::{Access, Level};
+use crate::tools::registry::Action;
+use crate::tools::spec::{
+    ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, check_paths, keys_of,
+    resource, schema_of,
+};
+
+/// The `git` tool.
+pub struct Spec;
+
+impl ToolSpec for Spec {
+    fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        schema_of::<GitParams>(generator)
+    }
+
+    fn param_keys(&self) -> Vec<String> {
+        keys_of::<GitParams>()
+    }
+
+    fn check(&self, cx: &CheckCx<'_>, params: &Node, out: &mut Vec<Diagnostic>) {
+        let sid = cx.sid;
+        check_paths(
+            cx,
+            params,
+            &[("repository_path", false), ("files", true)],
+            out,
+        );
+        if let Some(NodeValue::Str(op)) = params.child("operation").map(|n| &n.value)
+            && op == "commit"
+            && params
+                .child("commit_message")
+                .is_none_or(|m| matches!(&m.value, NodeValue::Str(s) if s.trim().is_empty()))
+        {
+            out.push(
+                cx.at(
+                    params.pos,
+                    format!("step `{sid}`: a git `commit` needs a non-empty `commit_message`"),
+                )
+                .help("add `commit_message: \"...\"` to the parameters"),
+            );
+        }
+        out.extend(check_git(cx.file, params, sid));
+    }
+
+    fn lower(&self, cx: &LowerCx<'_>, params: Value) -> Result<Lowered, Diagnostic> {
+        let p: GitParams = cx.workspace_params(params)?;
+        let repo = cx.workspace_path(p.repository_path.as_deref().unwrap_or("."))?;
+        let timeout = p.timeout;
+        Ok(Lowered {
+            timeout,
+            ..Lowered::action(Action::Git(Box::new(GitAction { repo, params: p })))
+        })
+    }
+}
+
+impl ActionSpec for GitAction {
+    fn classify(&self, _env: &ToolEnv) -> StepClassification {
+        super::classify(self)
+    }
+
+    fn needs(&self) -> Vec<Access> {
+        let level = match self.params.operation {
+            GitOperation::Status | GitOperation::Diff | GitOperation::Log => Level::Read,
+            GitOperation::Push => Level::Admin,
+            _ => Level::Write,
+        };
+        vec![access(resource(&self.repo), level)]
+    }
+
+    fn show_cli(&self) -> bool {
+        self.params.show_cli
+    }
+
+    fn may_write_workspace(&self) -> bool {
+        true
+    }
+}
+
+/// The git tool's own checks ([`crate::tools::git::args::problems`]), placed at the parameter at fault.
+fn check_git(file: &str, params: &Node, sid: &str) -> Vec<Diagnostic> {
+    use super::args::{Request, Where, problems};
+    let Some(NodeValue::Str(op)) = params.child("operation").map(|n| &n.value) else {
+        return Vec::new();
+    };
+    let Ok(op) = serde_json::from_value(serde_json::Value::String(op.clone())) else {
+        return Vec::new();
+    };
+    let arg_nodes: Vec<&Node> = match params.child("args").map(|n| &n.value) {
+        Some(NodeValue::Seq(items)) => items.iter().collect(),
+        _ => Vec::new(),
+    };
+    let args: Vec<String> = arg_nodes
+        .iter()
+        .filter_map(|n| match &n.value {
+            NodeValue::Str(s) => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    if args.len() != arg_nodes.len() {
+        // Mistyped entries: the schema has reported them.
+        return Vec::new();
+    }
+    let is_true = |k: &str| {
+        matches!(
+            params.child(k).map(|n| &n.value),
+            Some(NodeValue::Bool(true))
+        )
+    };
+    let req = Request {
+        op,
+        args: &args,
+        has_files: matches!(params.child("files").map(|n| &n.value), Some(NodeValue::Seq(v)) if !v.is_empty()),
+        force: is_true("force"),
+        dry_run: is_true("dry_run"),
+        has_message: params
+            .child("commit_message")
+            .is_some_and(|n| !matches!(n.value, NodeValue::Null)),
+    };
+    problems(&req)
+        .into_iter()
+        .map(|pb| {
+            let pos = match pb.at {
+                Where::Arg(i) => arg_nodes.get(i).map(|n| n.pos),
+                Where::Force => params.child("force").map(|n| n.pos),
+                Where::DryRun => params.child("dry_run").map(|n| n.pos),
+                Where::Files => params.child("files").map(|n| n.pos),
+                Where::CommitMessage => params.child("commit_message").map(|n| n.pos),
+                Where::Params => None,
+            }
+            .unwrap_or(params.pos);
+            Diagnostic::at(file, pos, format!("step `{sid}`: {}", pb.message)).help(pb.help)
+        })
+        .collect()
+}

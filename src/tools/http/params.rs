@@ -1,0 +1,119 @@
+//! The `http_request` tool's parameters as written (design 002, 2.5) and its checked action.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::plan::node::Pos;
+use crate::plan::raw::Timeout;
+
+fn default_true() -> bool {
+    true
+}
+
+/// `http_request`'s timeout when neither the step nor `parameters.timeout` sets one.
+pub const HTTP_DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// HTTP methods of `http_request`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum HttpMethod {
+    /// Read (moderate).
+    Get,
+    /// Write (dangerous).
+    Post,
+    /// Write (dangerous).
+    Put,
+    /// Write (dangerous).
+    Delete,
+    /// Write (dangerous).
+    Patch,
+    /// Read (moderate).
+    Head,
+    /// Read (moderate).
+    Options,
+}
+
+impl HttpMethod {
+    /// The method name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HttpMethod::Get => "GET",
+            HttpMethod::Post => "POST",
+            HttpMethod::Put => "PUT",
+            HttpMethod::Delete => "DELETE",
+            HttpMethod::Patch => "PATCH",
+            HttpMethod::Head => "HEAD",
+            HttpMethod::Options => "OPTIONS",
+        }
+    }
+
+    /// Whether the method only reads.
+    pub fn is_read(self) -> bool {
+        matches!(
+            self,
+            HttpMethod::Get | HttpMethod::Head | HttpMethod::Options
+        )
+    }
+}
+
+/// Parameters of `http_request` (design 002, 2.5).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpRequestParams {
+    /// The method.
+    pub method: HttpMethod,
+    /// `http://` or `https://` URL. Its host must be allowed by `policy.allowed_hosts` when that is set.
+    #[schemars(length(min = 1))]
+    pub url: String,
+    /// Request headers (`Host`, `Content-Length`, `Transfer-Encoding` and `Connection` are set by plangate).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Request body, sent as is (POST, PUT, PATCH, DELETE only).
+    #[serde(default)]
+    pub body: Option<String>,
+    /// Query parameters, added to the URL's.
+    #[serde(default)]
+    pub params: BTreeMap<String, String>,
+    /// Seconds (or `30s`-style) for the whole exchange, redirects included; same as the step's
+    /// `timeout` (set one or the other). Default 30.
+    #[serde(default)]
+    pub timeout: Option<Timeout>,
+    /// Verify TLS certificates. Default true; `false` raises the step's risk to dangerous.
+    #[serde(default = "default_true")]
+    pub verify_ssl: bool,
+    /// Follow redirects (301, 302, 303, 307, 308). Default true. A redirect to a host
+    /// `policy.allowed_hosts` does not allow, or from https to http, stops the step.
+    #[serde(default = "default_true")]
+    pub follow_redirects: bool,
+    /// Most redirects followed. Default 5.
+    #[serde(default)]
+    #[schemars(range(max = 20))]
+    pub max_redirects: Option<u32>,
+    /// Most response-body bytes kept (the rest is dropped and `truncated` set). Default 10 MiB.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub max_response_bytes: Option<u64>,
+    /// Status codes that count as success. Default: any 2xx.
+    #[serde(default)]
+    #[schemars(inner(range(min = 100, max = 599)))]
+    pub expected_status: Vec<u16>,
+    /// More request headers never sent to another origin on a redirect (`Authorization`,
+    /// `Cookie`, `Proxy-Authorization` and names with `auth`, `token`, `key`, `secret`,
+    /// `session`, `password` or `credential` in them are dropped anyway).
+    #[serde(default)]
+    pub sensitive_headers: Vec<String>,
+    /// Print the response (`result.json`, never the request's headers or body) on stderr when the step ends.
+    #[serde(default)]
+    pub show_cli: bool,
+}
+
+/// A checked `http_request` step.
+#[derive(Debug, Clone)]
+pub struct HttpAction {
+    /// The parameters as written.
+    pub params: HttpRequestParams,
+    /// Where `url` is written (for allow-list diagnostics).
+    pub url_pos: Pos,
+}

@@ -1,0 +1,116 @@
+//! The `secrets_scan` tool's load-time checks (path, rule ids), lowering,
+//! classification and permission needs. Pure.
+
+use schemars::{Schema, SchemaGenerator};
+use serde_json::Value;
+
+use super::params::{ScanAction, ScanType, SecretsScanParams};
+use crate::plan::diag::{Diagnostic, did_you_mean};
+use crate::plan::node::Node;
+use crate::plan::paths::relative_inside;
+use crate::policy::permissions::{Access, Level};
+use crate::policy::{Risk, StepClassification};
+use crate::tools::registry::Action;
+use crate::tools::spec::{
+    ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, items, keys_of, resource,
+    schema_of, str_of,
+};
+
+/// The `secrets_scan` tool.
+pub struct Spec;
+
+impl ToolSpec for Spec {
+    fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        schema_of::<SecretsScanParams>(generator)
+    }
+
+    fn param_keys(&self) -> Vec<String> {
+        keys_of::<SecretsScanParams>()
+    }
+
+    fn check(&self, cx: &CheckCx<'_>, p: &Node, out: &mut Vec<Diagnostic>) {
+        let sid = cx.sid;
+        if let Some(n) = p.child("path")
+            && let Some(s) = str_of(n)
+            && let Err(why) = relative_inside(s)
+        {
+            out.push(cx.at(n.pos, format!("`path` of step `{sid}` {why}")).help(
+                "give a path relative to the workspace that stays inside it (`.` for all of it)",
+            ));
+        }
+        if let Some(ids) = p.child("rules") {
+            let known = crate::secrets::Ruleset::builtin();
+            let known_ids = known.ids();
+            for n in items(Some(ids)) {
+                if let Some(id) = str_of(n)
+                    && !known_ids.contains(&id)
+                {
+                    let d = cx.at(
+                        n.pos,
+                        format!("unknown secrets rule `{id}` in step `{sid}`"),
+                    );
+                    out.push(match did_you_mean(id, known_ids.iter().copied()) {
+                        Some(s) => d.help(format!("did you mean `{s}`?")),
+                        None => d.help("`plangate scan` rule ids are listed in its SARIF output"),
+                    });
+                }
+            }
+        }
+    }
+
+    fn lower(&self, cx: &LowerCx<'_>, params: Value) -> Result<Lowered, Diagnostic> {
+        let p: SecretsScanParams = cx.params(params)?;
+        let split = |g: &str| {
+            g.split(',')
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        Ok(Lowered::action(Action::SecretsScan(ScanAction {
+            path: cx.inside(&p.path)?,
+            include: p.file_pattern.as_deref().map(split).unwrap_or_default(),
+            exclude: p.exclude_patterns.clone(),
+            scan_type: p.scan_type.unwrap_or(ScanType::Detect),
+            rules: p.rules.clone(),
+            show_cli: p.show_cli,
+        })))
+    }
+}
+
+impl ActionSpec for ScanAction {
+    /// Reading is safe; rewriting workspace files is moderate.
+    fn classify(&self, _env: &ToolEnv) -> StepClassification {
+        let (risk, reason) = match self.scan_type {
+            ScanType::Redact => (
+                Risk::Moderate,
+                "rewrites workspace files with their secrets replaced",
+            ),
+            ScanType::Detect | ScanType::Report => (Risk::Safe, "only reads files"),
+        };
+        StepClassification {
+            floor: Risk::Safe,
+            classified: risk,
+            blocked: None,
+            unclassifiable: None,
+            reason: format!("secrets_scan {reason}"),
+        }
+    }
+
+    fn needs(&self) -> Vec<Access> {
+        let level = if self.scan_type == ScanType::Redact {
+            Level::Write
+        } else {
+            Level::Read
+        };
+        vec![access(resource(&self.path), level)]
+    }
+
+    fn show_cli(&self) -> bool {
+        self.show_cli
+    }
+
+    fn may_write_workspace(&self) -> bool {
+        self.scan_type == ScanType::Redact
+    }
+}

@@ -1,0 +1,282 @@
+//! The pure half of every tool: what it declares to the plan loader and to
+//! the policy before anything runs.
+//!
+//! A tool's folder implements [`ToolSpec`] (its parameters' schema, its
+//! load-time checks with positions, its lowering to a checked [`Action`]) and
+//! [`ActionSpec`] on its checked action (risk classification, permission
+//! needs, `show_cli`, whether it may write the workspace). Neither trait
+//! touches the engine, the report or the file system: these files import only
+//! `plan`'s leaf modules (`node`, `diag`, `raw`), `policy` and `guard`, so the
+//! loader can call them. Running a step is the other half (each folder's
+//! `mod.rs`, dispatched by [`super::execute`]).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::registry::Action;
+use crate::plan::diag::Diagnostic;
+use crate::plan::node::{Node, NodeValue, Pos};
+use crate::plan::paths::relative_inside;
+use crate::plan::raw::{AgentDef, Timeout};
+use crate::policy::permissions::{Access, Level};
+use crate::policy::{Risk, StepClassification};
+
+/// What a tool needs to know about the run (classification and execution).
+#[derive(Debug, Clone)]
+pub struct ToolEnv {
+    /// Absolute, canonical workspace.
+    pub workspace: PathBuf,
+    /// `$HOME`, for the classifier.
+    pub home: Option<PathBuf>,
+    /// The policy's host allow-list for `http_request` (None: any host).
+    pub allowed_hosts: Option<Vec<String>>,
+    /// What the sandbox pre-flight found (None: not probed, no step asks for a sandbox).
+    pub sandbox: Option<crate::model::Availability>,
+}
+
+/// Where a step's parameters are being checked (the tree may have failed the schema).
+#[derive(Debug, Clone, Copy)]
+pub struct CheckCx<'a> {
+    /// The plan file, for diagnostics.
+    pub file: &'a str,
+    /// The step's id as written (`?` when missing).
+    pub sid: &'a str,
+    /// The whole step node.
+    pub step: &'a Node,
+    /// The plan's `agents:` node, if any.
+    pub agents: Option<&'a Node>,
+    /// Every step id of the plan.
+    pub known: &'a [&'a str],
+}
+
+impl CheckCx<'_> {
+    /// A diagnostic at `pos`.
+    pub fn at(&self, pos: Pos, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::at(self.file, pos, message)
+    }
+}
+
+/// Where a step that passed every check is being lowered.
+#[derive(Debug, Clone, Copy)]
+pub struct LowerCx<'a> {
+    /// The plan file, for diagnostics.
+    pub file: &'a str,
+    /// The parsed tree, for positions.
+    pub root: &'a Node,
+    /// The step's index in the file.
+    pub index: usize,
+    /// The step's id.
+    pub id: &'a str,
+    /// Where the step is written.
+    pub pos: Pos,
+    /// Step index by id.
+    pub steps: &'a HashMap<String, usize>,
+    /// The plan's agents.
+    pub agents: &'a BTreeMap<String, AgentDef>,
+    /// The plan file's folder (replay files are relative to it).
+    pub plan_dir: &'a Path,
+}
+
+impl LowerCx<'_> {
+    /// Position of a pointer below this step's `parameters`.
+    pub fn param_pos(&self, key: &str) -> Pos {
+        if key.is_empty() {
+            self.root
+                .pos_of(&format!("/steps/{}/parameters", self.index))
+        } else {
+            self.root
+                .pos_of(&format!("/steps/{}/parameters/{key}", self.index))
+        }
+    }
+
+    /// A diagnostic at the step.
+    pub fn at_step(&self, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::at(self.file, self.pos, message)
+    }
+
+    /// A diagnostic at the step's `parameters`.
+    pub fn at_params(&self, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::at(self.file, self.param_pos(""), message)
+    }
+
+    /// Deserialize the parameters; a failure is reported at `parameters`.
+    pub fn params<T: DeserializeOwned>(&self, params: Value) -> Result<T, Diagnostic> {
+        serde_json::from_value(params)
+            .map_err(|e| self.at_params(format!("invalid parameters of step `{}`: {e}", self.id)))
+    }
+
+    /// A problem the schema could not see, at `parameters`, as "step `id`: ...".
+    pub fn workspace_error(&self, why: impl std::fmt::Display) -> Diagnostic {
+        self.at_params(format!("step `{}`: {why}", self.id))
+    }
+
+    /// Deserialize a workspace tool's parameters (errors as [`LowerCx::workspace_error`]).
+    pub fn workspace_params<T: DeserializeOwned>(&self, params: Value) -> Result<T, Diagnostic> {
+        serde_json::from_value(params)
+            .map_err(|e| self.workspace_error(format!("invalid parameters: {e}")))
+    }
+
+    /// A workspace tool's path parameter (errors as [`LowerCx::workspace_error`]).
+    pub fn workspace_path(&self, s: &str) -> Result<PathBuf, Diagnostic> {
+        inside(s).map_err(|why| self.workspace_error(why))
+    }
+
+    /// A workspace-relative path; `.` is the workspace itself. Reported at the step.
+    pub fn inside(&self, s: &str) -> Result<PathBuf, Diagnostic> {
+        inside(s).map_err(|why| self.at_step(why.to_string()))
+    }
+}
+
+/// A workspace-relative path (`.` is the workspace itself).
+pub fn inside(s: &str) -> Result<PathBuf, crate::plan::paths::PathError> {
+    if s.trim() == "." {
+        Ok(PathBuf::new())
+    } else {
+        relative_inside(s)
+    }
+}
+
+/// A step lowered by its tool.
+#[derive(Debug)]
+pub struct Lowered {
+    /// What the step does.
+    pub action: Action,
+    /// A risk the tool's own parameters declare (bash `security_level`).
+    pub declared_risk: Option<Risk>,
+    /// A timeout from the parameters (the step's own `timeout` wins).
+    pub timeout: Option<Timeout>,
+    /// Environment from the parameters (merged over the step's `env`).
+    pub env: BTreeMap<String, String>,
+}
+
+impl Lowered {
+    /// An action with nothing else from the parameters.
+    pub fn action(action: Action) -> Lowered {
+        Lowered {
+            action,
+            declared_risk: None,
+            timeout: None,
+            env: BTreeMap::new(),
+        }
+    }
+}
+
+/// A tool as the plan loader sees it.
+pub trait ToolSpec: Sync {
+    /// The JSON Schema of the tool's `parameters` (added to `generator`'s definitions).
+    fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema;
+    /// Whether a step of this tool must have `parameters`.
+    fn params_required(&self) -> bool {
+        true
+    }
+    /// The parameter names, for "did you mean" help.
+    fn param_keys(&self) -> Vec<String>;
+    /// The keys of a nested parameter object (`limits`), for "did you mean" help.
+    fn nested_keys(&self, _key: &str) -> Vec<String> {
+        Vec::new()
+    }
+    /// Checks the schema cannot express, each problem at its position.
+    fn check(&self, cx: &CheckCx<'_>, params: &Node, out: &mut Vec<Diagnostic>);
+    /// The checked action of a step whose plan passed every check.
+    fn lower(&self, cx: &LowerCx<'_>, params: Value) -> Result<Lowered, Diagnostic>;
+}
+
+/// A checked action as the policy sees it.
+pub trait ActionSpec {
+    /// The tool's risk floor and the risk of these parameters.
+    fn classify(&self, env: &ToolEnv) -> StepClassification;
+    /// The resources the step touches and the level it needs on each (first: the main one).
+    fn needs(&self) -> Vec<Access>;
+    /// Whether the step's output is echoed on stderr when it ends.
+    fn show_cli(&self) -> bool;
+    /// Whether the step can change workspace files.
+    fn may_write_workspace(&self) -> bool;
+}
+
+/// The schema of a parameters type.
+pub fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
+
+/// The keys of a parameters type.
+pub fn keys_of<T: JsonSchema>() -> Vec<String> {
+    crate::plan::schema::allowed_keys::<T>()
+}
+
+/// One access.
+pub fn access(resource: impl Into<String>, level: Level) -> Access {
+    Access {
+        resource: resource.into(),
+        level,
+    }
+}
+
+/// A workspace path as a permission resource (`.` for the workspace).
+pub fn resource(p: &Path) -> String {
+    let s = p.to_string_lossy().replace('\\', "/");
+    let s = s.trim_start_matches("./").trim_end_matches('/');
+    if s.is_empty() || s == "." {
+        ".".to_owned()
+    } else {
+        s.to_owned()
+    }
+}
+
+/// A classification at a fixed risk.
+pub fn fixed(risk: Risk, reason: impl Into<String>) -> StepClassification {
+    StepClassification {
+        floor: risk,
+        classified: risk,
+        blocked: None,
+        unclassifiable: None,
+        reason: reason.into(),
+    }
+}
+
+/// The text of a string node.
+pub fn str_of(n: &Node) -> Option<&str> {
+    match &n.value {
+        NodeValue::Str(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// The items of a sequence node (empty for anything else).
+pub fn items(n: Option<&Node>) -> &[Node] {
+    match n.map(|n| &n.value) {
+        Some(NodeValue::Seq(v)) => v,
+        _ => &[],
+    }
+}
+
+/// Check path-valued parameters `(key, is a list)` stay inside the workspace.
+pub fn check_paths(
+    cx: &CheckCx<'_>,
+    params: &Node,
+    keys: &[(&str, bool)],
+    out: &mut Vec<Diagnostic>,
+) {
+    for (key, list) in keys {
+        let Some(n) = params.child(key) else { continue };
+        let values: Vec<&Node> = match (&n.value, list) {
+            (NodeValue::Seq(items), true) => items.iter().collect(),
+            (_, false) => vec![n],
+            _ => Vec::new(),
+        };
+        for v in values {
+            if let NodeValue::Str(s) = &v.value
+                && s.trim() != "."
+                && let Err(why) = relative_inside(s)
+            {
+                out.push(
+                    cx.at(v.pos, format!("`{key}` of step `{}`: {why}", cx.sid))
+                        .help("give a path relative to the workspace that stays inside it (`.` for all of it)"),
+                );
+            }
+        }
+    }
+}
