@@ -13,6 +13,8 @@ pub struct Env {
     pub ws: PathBuf,
     /// `--out`.
     pub out: PathBuf,
+    /// `TMPDIR` for plangate (where it keeps its live-run registry), when private.
+    tmpdir: Option<PathBuf>,
 }
 
 impl Env {
@@ -23,7 +25,29 @@ impl Env {
             dir.path().join("ws").canonicalize().expect("canon ws")
         });
         let out = dir.path().join("out");
-        Env { _dir: dir, ws, out }
+        Env {
+            _dir: dir,
+            ws,
+            out,
+            tmpdir: None,
+        }
+    }
+
+    /// This workspace with a `TMPDIR` of its own: plangate's live-run
+    /// registry is then private, so runs of other tests (which reap the
+    /// orphans of every run they can see) cannot touch this test's.
+    pub fn private_tmp(mut self) -> Env {
+        let tmp = self._dir.path().join("tmp");
+        std::fs::create_dir_all(&tmp).expect("mkdir tmp");
+        self.tmpdir = Some(tmp);
+        self
+    }
+
+    /// A new workspace that shares `other`'s `TMPDIR` (and so its live-run registry).
+    pub fn sharing_tmp(other: &Env) -> Env {
+        let mut env = Env::new();
+        env.tmpdir = other.tmpdir.clone();
+        env
     }
 
     /// Write a file inside the workspace.
@@ -45,6 +69,9 @@ impl Env {
             }
         }
         c.current_dir(&self.ws);
+        if let Some(tmp) = &self.tmpdir {
+            c.env("TMPDIR", tmp);
+        }
         c
     }
 
@@ -134,6 +161,9 @@ pub fn spawn(env: &Env, plan_yaml: &str, args: &[&str]) -> std::process::Child {
         if k.starts_with("PLANGATE_") || k == "GITHUB_ACTIONS" {
             c.env_remove(k);
         }
+    }
+    if let Some(tmp) = &env.tmpdir {
+        c.env("TMPDIR", tmp);
     }
     c.arg("run")
         .arg(&plan)
