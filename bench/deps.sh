@@ -6,8 +6,10 @@
 # component with more than one module, and for each edge inside one, the files
 # that make it. No cycles means module dependencies run one way.
 #
-#   bench/deps.sh            # graph + cycles
-#   bench/deps.sh --edges    # also "X -> Y: files" for every edge
+#   bench/deps.sh                    # graph + cycles
+#   bench/deps.sh --edges            # also "X -> Y: files" for every edge
+#   bench/deps.sh --drop plan:tools  # as if that edge were gone (repeatable):
+#                                    # which cycles would remain without it
 #
 # Counts every `crate::` path in the source, test modules included (a test
 # module that reaches up is still a dependency of the module's file). Exits 1
@@ -16,7 +18,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 edges_flag=0
-[[ "${1:-}" == "--edges" ]] && edges_flag=1
+drop=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+    --edges) edges_flag=1 ;;
+    --drop)
+        drop+=("${2/:/ }")
+        shift
+        ;;
+    *)
+        echo "usage: $0 [--edges] [--drop FROM:TO]..." >&2
+        exit 2
+        ;;
+    esac
+    shift
+done
 
 # "from to file" for every crate::to path in a file of module from.
 edges=$(
@@ -24,12 +40,16 @@ edges=$(
         rel=${f#src/}
         from=${rel%%/*}
         from=${from%.rs}
-        grep -o 'crate::[a-z_][a-z0-9_]*' "$f" | sed 's/^crate:://' | sort -u |
+        { grep -o 'crate::[a-z_][a-z0-9_]*' "$f" || true; } | sed 's/^crate:://' | sort -u |
             while read -r to; do
-                [[ "$to" != "$from" ]] && echo "$from $to $f"
+                if [[ "$to" != "$from" ]]; then echo "$from $to $f"; fi
             done
     done
 )
+for d in ${drop[@]+"${drop[@]}"}; do
+    echo "(dropped: ${d/ / -> })"
+    edges=$(grep -v "^$d " <<<"$edges" || true)
+done
 
 awk -v show_edges="$edges_flag" '
 {

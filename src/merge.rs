@@ -11,9 +11,8 @@
 
 use std::path::PathBuf;
 
-use crate::diff::DiffSummary;
 use crate::model::RunStatus;
-use crate::model::{MergedShard, Report, ShardInfo, StepReport};
+use crate::model::{DiffSummary, MergedShard, Report, ShardInfo, StepReport};
 
 /// Why shard reports cannot be merged.
 #[derive(Debug, thiserror::Error)]
@@ -210,9 +209,9 @@ pub fn merge(mut reports: Vec<(PathBuf, Report)>, run_id: String) -> Result<Repo
             run_id: r.run_id.clone(),
             status: r.status,
         });
-        match r.diff.clone().map(serde_json::from_value::<DiffSummary>) {
-            Some(Ok(d)) => diffs.push((infos[k].index, d)),
-            _ => diff_missing = true,
+        match r.diff.clone() {
+            Some(d) => diffs.push((infos[k].index, d)),
+            None => diff_missing = true,
         }
         budget = budget.or_else(|| r.budget_exhausted.clone());
         if started.as_ref().is_none_or(|s| r.started_at < *s) {
@@ -246,7 +245,7 @@ pub fn merge(mut reports: Vec<(PathBuf, Report)>, run_id: String) -> Result<Repo
         approvals,
         steps,
         findings,
-        diff: diff.and_then(|d| serde_json::to_value(d).ok()),
+        diff,
         usage,
         budget_exhausted: budget,
         // Shards run on different machines: each shard report keeps its own

@@ -75,7 +75,7 @@ pub fn load(
     let abs = report_path
         .canonicalize()
         .unwrap_or_else(|_| report_path.to_path_buf());
-    check(&report, plan, workspace, head).map_err(|m| refuse(report_path, m))?;
+    check(&report, plan, workspace, head).map_err(|r| refuse(report_path, r.to_string()))?;
     let from = CarriedOver {
         run_id: report.run_id.clone(),
         report: abs.display().to_string(),
@@ -121,61 +121,122 @@ pub fn load(
     Ok(Resume { from, carried })
 }
 
+/// Why a report cannot be resumed with this plan in this workspace.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The resumed run's plan or flags were invalid.
+    #[error(
+        "run {run_id} never started (its plan or flags were invalid): there is nothing to resume"
+    )]
+    NeverStarted {
+        /// The resumed run.
+        run_id: String,
+    },
+    /// The plan file is not the one the report names.
+    #[error(
+        "the plan changed since run {run_id}: {plan} has sha256 {now}, the report recorded {then}"
+    )]
+    PlanChanged {
+        /// The resumed run.
+        run_id: String,
+        /// The plan file now.
+        plan: String,
+        /// Its sha256 now.
+        now: String,
+        /// The sha256 the report recorded.
+        then: String,
+    },
+    /// The report recorded no plan hash.
+    #[error("run {run_id} recorded no plan hash")]
+    NoPlanHash {
+        /// The resumed run.
+        run_id: String,
+    },
+    /// Another workspace.
+    #[error("run {run_id} worked on {then}, this run on {now}")]
+    OtherWorkspace {
+        /// The resumed run.
+        run_id: String,
+        /// The workspace the report names.
+        then: String,
+        /// This run's.
+        now: String,
+    },
+    /// `HEAD` is another commit.
+    #[error("the workspace's git HEAD moved since run {run_id}: it was {then}, it is {now}")]
+    HeadMoved {
+        /// The resumed run.
+        run_id: String,
+        /// `HEAD` then.
+        then: String,
+        /// `HEAD` now.
+        now: String,
+    },
+    /// The report recorded a `HEAD`; the workspace has none now.
+    #[error("run {run_id} recorded git HEAD {then}, but the workspace has no git HEAD now")]
+    HeadGone {
+        /// The resumed run.
+        run_id: String,
+        /// `HEAD` then.
+        then: String,
+    },
+    /// The workspace has a `HEAD` now; the report recorded none.
+    #[error(
+        "run {run_id} recorded no git HEAD, but the workspace is at {now} now: plangate cannot tell whether it moved"
+    )]
+    HeadUnknown {
+        /// The resumed run.
+        run_id: String,
+        /// `HEAD` now.
+        now: String,
+    },
+}
+
 /// Why the report cannot be resumed with this plan in this workspace (pure).
 pub fn check(
     report: &Report,
     plan: &Plan,
     workspace: &Path,
     head: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
+    let run_id = report.run_id.clone();
     if report.status == crate::model::RunStatus::Invalid && report.steps.is_empty() {
-        return Err(format!(
-            "run {} never started (its plan or flags were invalid): there is nothing to resume",
-            report.run_id
-        ));
+        return Err(Refusal::NeverStarted { run_id });
     }
     match &report.plan.sha256 {
         Some(h) if *h == plan.sha256 => {}
         Some(h) => {
-            return Err(format!(
-                "the plan changed since run {}: {} has sha256 {}, the report recorded {}",
-                report.run_id,
-                plan.path.display(),
-                plan.sha256,
-                h
-            ));
+            return Err(Refusal::PlanChanged {
+                run_id,
+                plan: plan.path.display().to_string(),
+                now: plan.sha256.clone(),
+                then: h.clone(),
+            });
         }
-        None => return Err(format!("run {} recorded no plan hash", report.run_id)),
+        None => return Err(Refusal::NoPlanHash { run_id }),
     }
     if Path::new(&report.workspace) != workspace {
-        return Err(format!(
-            "run {} worked on {}, this run on {}",
-            report.run_id,
-            report.workspace,
-            workspace.display()
-        ));
+        return Err(Refusal::OtherWorkspace {
+            run_id,
+            then: report.workspace.clone(),
+            now: workspace.display().to_string(),
+        });
     }
     match (report.workspace_head.as_deref(), head) {
-        (None, None) => {}
-        (Some(then), Some(now)) if then == now => {}
-        (Some(then), Some(now)) => {
-            return Err(format!(
-                "the workspace's git HEAD moved since run {}: it was {then}, it is {now}",
-                report.run_id
-            ));
-        }
-        (Some(then), None) => {
-            return Err(format!(
-                "run {} recorded git HEAD {then}, but the workspace has no git HEAD now",
-                report.run_id
-            ));
-        }
-        (None, Some(now)) => {
-            return Err(format!(
-                "run {} recorded no git HEAD, but the workspace is at {now} now: plangate cannot tell whether it moved",
-                report.run_id
-            ));
-        }
+        (None, None) => Ok(()),
+        (Some(then), Some(now)) if then == now => Ok(()),
+        (Some(then), Some(now)) => Err(Refusal::HeadMoved {
+            run_id,
+            then: then.to_owned(),
+            now: now.to_owned(),
+        }),
+        (Some(then), None) => Err(Refusal::HeadGone {
+            run_id,
+            then: then.to_owned(),
+        }),
+        (None, Some(now)) => Err(Refusal::HeadUnknown {
+            run_id,
+            now: now.to_owned(),
+        }),
     }
-    Ok(())
 }

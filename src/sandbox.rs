@@ -85,29 +85,89 @@ pub fn preflight(choice: Choice) -> Availability {
     Availability::none(tried.join("; "))
 }
 
+/// Why a probe failed, or why the helper could not restrict itself.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// `current_exe` failed.
+    #[error("cannot find plangate's own binary: {0}")]
+    OwnBinary(std::io::Error),
+    /// The probe could not be started.
+    #[error("cannot start `{name}`: {source}")]
+    Start {
+        /// The program.
+        name: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The probe ended unsuccessfully (with what it wrote on stderr).
+    #[error("the probe ended with {status}{}", stderr_suffix(.stderr))]
+    ProbeFailed {
+        /// How it ended.
+        status: std::process::ExitStatus,
+        /// Its stderr, trimmed (at most 4 KiB).
+        stderr: String,
+    },
+    /// The probe hung.
+    #[error("the probe did not finish within 10 s")]
+    ProbeTimedOut,
+    /// Waiting for the probe failed.
+    #[error("cannot wait for the probe: {0}")]
+    Wait(std::io::Error),
+    /// A resource limit could not be set.
+    #[error("cannot set the {what} limit: {source}")]
+    Limit {
+        /// memory, processes or file size.
+        what: &'static str,
+        /// Why.
+        source: rustix::io::Errno,
+    },
+    /// Landlock refused the ruleset.
+    #[error("Landlock: {0}")]
+    Landlock(#[from] landlock::RulesetError),
+    /// The kernel enforces Landlock only partly.
+    #[error("Landlock is not fully enforced by this kernel ({0:?})")]
+    NotEnforced(landlock::RulesetStatus),
+    /// This architecture has no seccomp filter.
+    #[error("seccomp: unsupported architecture: {0}")]
+    Arch(seccompiler::BackendError),
+    /// The seccomp filter could not be built.
+    #[error("seccomp: {0}")]
+    SeccompBuild(#[from] seccompiler::BackendError),
+    /// The seccomp filter could not be applied.
+    #[error("seccomp: {0}")]
+    Seccomp(#[from] seccompiler::Error),
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!(": {stderr}")
+    }
+}
+
 fn bwrap_probe_command() -> Command {
     let mut cmd = Command::new(BWRAP);
     cmd.args(base_args(false)).args(["--", "true"]);
     cmd
 }
 
-fn landlock_probe_command() -> Result<Command, String> {
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot find plangate's own binary: {e}"))?;
+fn landlock_probe_command() -> Result<Command, SandboxError> {
+    let exe = std::env::current_exe().map_err(SandboxError::OwnBinary)?;
     let mut cmd = Command::new(exe);
     cmd.args([HELPER, "--", "true"]);
     Ok(cmd)
 }
 
 /// Run a probe command (the sandbox around `true`); Ok when it exits 0.
-fn probe(mut cmd: Command) -> Result<(), String> {
+fn probe(mut cmd: Command) -> Result<(), SandboxError> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let name = cmd.get_program().to_string_lossy().into_owned();
     let mut child = cmd
         .spawn()
-        .map_err(|e| format!("cannot start `{name}`: {e}"))?;
+        .map_err(|source| SandboxError::Start { name, source })?;
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match child.try_wait() {
@@ -118,20 +178,18 @@ fn probe(mut cmd: Command) -> Result<(), String> {
                     use std::io::Read;
                     let _ = e.by_ref().take(4096).read_to_string(&mut err);
                 }
-                let err = err.trim();
-                return Err(if err.is_empty() {
-                    format!("the probe ended with {status}")
-                } else {
-                    format!("the probe ended with {status}: {err}")
+                return Err(SandboxError::ProbeFailed {
+                    status,
+                    stderr: err.trim().to_owned(),
                 });
             }
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err("the probe did not finish within 10 s".into());
+                return Err(SandboxError::ProbeTimedOut);
             }
-            Err(e) => return Err(format!("cannot wait for the probe: {e}")),
+            Err(e) => return Err(SandboxError::Wait(e)),
         }
     }
 }
@@ -300,7 +358,7 @@ pub fn exec(args: &ExecArgs) -> String {
 }
 
 /// Apply the resource limits (soft and hard), which the command inherits.
-fn set_limits(args: &ExecArgs) -> Result<(), String> {
+fn set_limits(args: &ExecArgs) -> Result<(), SandboxError> {
     use rustix::process::{Resource, Rlimit, setrlimit};
     for (what, resource, value) in [
         ("memory", Resource::As, args.rlimit_as),
@@ -315,7 +373,7 @@ fn set_limits(args: &ExecArgs) -> Result<(), String> {
                     maximum: Some(v),
                 },
             )
-            .map_err(|e| format!("cannot set the {what} limit: {e}"))?;
+            .map_err(|source| SandboxError::Limit { what, source })?;
         }
     }
     Ok(())
@@ -354,7 +412,7 @@ pub fn with_limits(
     (exe, a)
 }
 
-fn restrict(args: &ExecArgs) -> Result<(), String> {
+fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
     use landlock::{
         ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
         RulesetStatus, path_beneath_rules,
@@ -370,13 +428,9 @@ fn restrict(args: &ExecArgs) -> Result<(), String> {
         .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi))))
         .and_then(|r| r.add_rules(path_beneath_rules(&args.rw, AccessFs::from_all(abi))))
         .and_then(|r| r.add_rules(path_beneath_rules(devices, AccessFs::from_all(abi))))
-        .and_then(|r| r.restrict_self())
-        .map_err(|e| format!("Landlock: {e}"))?;
+        .and_then(|r| r.restrict_self())?;
     if status.ruleset != RulesetStatus::FullyEnforced {
-        return Err(format!(
-            "Landlock is not fully enforced by this kernel ({:?})",
-            status.ruleset
-        ));
+        return Err(SandboxError::NotEnforced(status.ruleset));
     }
     if !args.net {
         deny_network()?;
@@ -386,21 +440,19 @@ fn restrict(args: &ExecArgs) -> Result<(), String> {
 
 /// A seccomp filter: `socket` for any family but AF_UNIX, and `io_uring_setup`
 /// (whose socket operations bypass seccomp), fail with EACCES.
-fn deny_network() -> Result<(), String> {
+fn deny_network() -> Result<(), SandboxError> {
     use seccompiler::{
         BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
         SeccompRule, TargetArch,
     };
-    let arch = TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|e| format!("seccomp: unsupported architecture: {e}"))?;
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(SandboxError::Arch)?;
     let not_unix = SeccompCondition::new(
         0,
         SeccompCmpArgLen::Dword,
         SeccompCmpOp::Ne,
         u64::try_from(libc::AF_UNIX).unwrap_or(1),
     )
-    .and_then(|c| SeccompRule::new(vec![c]))
-    .map_err(|e| format!("seccomp: {e}"))?;
+    .and_then(|c| SeccompRule::new(vec![c]))?;
     let rules = [
         (libc::SYS_socket, vec![not_unix]),
         (libc::SYS_io_uring_setup, Vec::new()),
@@ -414,9 +466,9 @@ fn deny_network() -> Result<(), String> {
         SeccompAction::Errno(errno),
         arch,
     )
-    .and_then(TryInto::try_into)
-    .map_err(|e| format!("seccomp: {e}"))?;
-    seccompiler::apply_filter(&program).map_err(|e| format!("seccomp: {e}"))
+    .and_then(TryInto::try_into)?;
+    seccompiler::apply_filter(&program)?;
+    Ok(())
 }
 
 fn bwrap_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {

@@ -72,7 +72,7 @@ fn publish_ci(out_dir: &Path, gh: &github::Settings, quiet: bool) {
 fn print_notices(out_dir: Option<&Path>, notices: &[(&str, github::Notice)], quiet: bool) {
     for (target, notice) in notices {
         if let Some(dir) = out_dir {
-            let _ = reports::append_audit(dir, notice.to_json(target));
+            let _ = reports::append_audit(dir, &notice.to_event(target));
         }
         match notice {
             github::Notice::Failed(e) => output::line(format_args!(

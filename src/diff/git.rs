@@ -71,32 +71,70 @@ const KEEP_ENV: &[&str] = &[
 ];
 
 /// Why a git command did not give its output.
-#[derive(Debug)]
-enum GitError {
+#[derive(Debug, thiserror::Error)]
+pub(super) enum GitError {
+    /// git could not be started.
+    #[error("could not start git: {0}")]
     Spawn(std::io::Error),
+    /// git ended unsuccessfully.
+    #[error("`git {what}` ended with {}: {}", ended_with(*.code), one_line(.stderr))]
     Failed {
         what: &'static str,
         code: Option<i32>,
         stderr: String,
     },
+    /// git took longer than [`TIMEOUT`].
+    #[error("`git {0}` took longer than {TIMEOUT:?}")]
     TimedOut(&'static str),
+    /// git wrote more than plangate reads.
+    #[error("`git {0}` wrote too much output")]
     TooLarge(&'static str),
 }
 
-impl std::fmt::Display for GitError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            GitError::Spawn(e) => write!(f, "could not start git: {e}"),
-            GitError::Failed { what, code, stderr } => {
-                let code = code.map_or_else(|| "a signal".to_owned(), |c| format!("status {c}"));
-                let msg: String = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
-                let msg = cut_line(&msg);
-                write!(f, "`git {what}` ended with {code}: {msg}")
-            }
-            GitError::TimedOut(what) => write!(f, "`git {what}` took longer than {TIMEOUT:?}"),
-            GitError::TooLarge(what) => write!(f, "`git {what}` wrote too much output"),
-        }
-    }
+/// Why the git method cannot record or compare the workspace (the tracker
+/// says so in a note and, at the start, falls back to a snapshot).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum SessionError {
+    /// A git command failed.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// git answered something plangate does not understand.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// `git write-tree` did not print a tree id.
+    #[error("unexpected `git write-tree` output: {0:?}")]
+    Tree(String),
+    /// The workspace is ignored by the repository around it.
+    #[error("the workspace is ignored by the repository around it")]
+    Ignored,
+    /// The private index and objects could not be set up.
+    #[error("could not create a temporary folder: {0}")]
+    TempDir(std::io::Error),
+    /// The repository's index could not be copied to the private one.
+    #[error("could not copy the index: {0}")]
+    CopyIndex(std::io::Error),
+}
+
+/// git's output could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum OutputError {
+    /// Not in the expected shape.
+    #[error("unexpected `git {0}` output")]
+    Unexpected(&'static str),
+    /// The `--name-status` list did not end where it should.
+    #[error("`git diff-tree --name-status` output was cut")]
+    Cut,
+}
+
+/// "status N", or "a signal".
+fn ended_with(code: Option<i32>) -> String {
+    code.map_or_else(|| "a signal".to_owned(), |c| format!("status {c}"))
+}
+
+/// git's stderr on one (cut) line.
+fn one_line(stderr: &str) -> String {
+    let msg: String = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+    cut_line(&msg)
 }
 
 /// One changed path as `--name-status -z` gives it.
@@ -126,7 +164,7 @@ impl Session {
         workspace: &Path,
         exclude: &[PathBuf],
         git: &OsStr,
-    ) -> Result<Option<Session>, String> {
+    ) -> Result<Option<Session>, SessionError> {
         let mut cmd = base(git, workspace);
         cmd.args([
             "rev-parse",
@@ -141,7 +179,7 @@ impl Session {
             Ok(out) => out,
             Err(GitError::Spawn(e)) => {
                 return if inside_dot_git_tree(workspace) {
-                    Err(format!("could not start git: {e}"))
+                    Err(GitError::Spawn(e).into())
                 } else {
                     Ok(None)
                 };
@@ -149,33 +187,31 @@ impl Session {
             Err(GitError::Failed { stderr, .. }) if stderr.contains("not a git repository") => {
                 return Ok(None);
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         };
         let out = out.strip_suffix(b"\n").unwrap_or(&out);
         let lines: Vec<&[u8]> = out.split(|b| *b == b'\n').collect();
         let [_top, index, objects] = lines[..] else {
-            return Err("unexpected `git rev-parse` output".to_owned());
+            return Err(OutputError::Unexpected("rev-parse").into());
         };
         // A workspace git ignores would look unchanged to `git add`.
         let mut cmd = base(git, workspace);
         cmd.args(["check-ignore", "-q", "."]);
         match output(cmd, "check-ignore") {
-            Ok(_) => return Err("the workspace is ignored by the repository around it".into()),
+            Ok(_) => return Err(SessionError::Ignored),
             Err(GitError::Failed { code: Some(1), .. }) => {}
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         }
         let real_index = PathBuf::from(OsStr::from_bytes(index));
         let tmp = tempfile::Builder::new()
             .prefix("plangate-diff-")
             .tempdir()
-            .map_err(|e| format!("could not create a temporary folder: {e}"))?;
+            .map_err(SessionError::TempDir)?;
         let session_index = tmp.path().join("index");
         let session_objects = tmp.path().join("objects");
-        std::fs::create_dir(&session_objects)
-            .map_err(|e| format!("could not create a temporary folder: {e}"))?;
+        std::fs::create_dir(&session_objects).map_err(SessionError::TempDir)?;
         if real_index.is_file() {
-            std::fs::copy(&real_index, &session_index)
-                .map_err(|e| format!("could not copy the index: {e}"))?;
+            std::fs::copy(&real_index, &session_index).map_err(SessionError::CopyIndex)?;
         }
         let mut pathspec = vec![OsString::from(".")];
         for x in exclude {
@@ -252,23 +288,23 @@ impl Session {
     }
 
     /// Record the workspace as a tree in the private index; returns its id.
-    pub(super) fn record(&self) -> Result<String, String> {
-        let filters = self.filters().map_err(|e| e.to_string())?;
+    pub(super) fn record(&self) -> Result<String, SessionError> {
+        let filters = self.filters()?;
         let mut add = self.cmd(&filters);
         add.args(["add", "-A", "--"]).args(&self.pathspec);
-        output(add, "add").map_err(|e| e.to_string())?;
+        output(add, "add")?;
         let mut wt = self.cmd(&filters);
         wt.arg("write-tree");
-        let out = output(wt, "write-tree").map_err(|e| e.to_string())?;
+        let out = output(wt, "write-tree")?;
         let tree = String::from_utf8_lossy(&out).trim().to_owned();
         if tree.is_empty() || !tree.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(format!("unexpected `git write-tree` output: {tree:?}"));
+            return Err(SessionError::Tree(tree));
         }
         Ok(tree)
     }
 
     /// What changed from tree `before` to tree `after`.
-    pub(super) fn compare(&self, before: &str, after: &str) -> Result<Compared, String> {
+    pub(super) fn compare(&self, before: &str, after: &str) -> Result<Compared, SessionError> {
         let diff_tree = |format: &str| {
             let mut c = self.cmd(&[]);
             c.args([
@@ -285,10 +321,10 @@ impl Session {
         };
         let mut c = diff_tree("--name-status");
         c.args(["-z", before, after, "--"]).args(&self.pathspec);
-        let entries = parse_name_status(&output(c, "diff-tree").map_err(|e| e.to_string())?)?;
+        let entries = parse_name_status(&output(c, "diff-tree")?)?;
         let mut c = diff_tree("--numstat");
         c.args(["-z", before, after, "--"]).args(&self.pathspec);
-        let stats = parse_numstat(&output(c, "diff-tree").map_err(|e| e.to_string())?)?;
+        let stats = parse_numstat(&output(c, "diff-tree")?)?;
 
         let mut notes = Vec::new();
         let mut patch = Patch::default();
@@ -462,17 +498,17 @@ fn header(e: &Entry) -> Vec<u8> {
 }
 
 /// `--name-status -z`: `STATUS\0PATH\0`, or `R<score>\0OLD\0NEW\0`.
-fn parse_name_status(out: &[u8]) -> Result<Vec<Entry>, String> {
+fn parse_name_status(out: &[u8]) -> Result<Vec<Entry>, OutputError> {
     let mut entries = Vec::new();
     let Some(out) = out.strip_suffix(b"\0") else {
         return if out.is_empty() {
             Ok(entries)
         } else {
-            Err("`git diff-tree --name-status` output was cut".to_owned())
+            Err(OutputError::Cut)
         };
     };
     let mut tokens = out.split(|b| *b == 0);
-    let bad = || "unexpected `git diff-tree --name-status` output".to_owned();
+    let bad = || OutputError::Unexpected("diff-tree --name-status");
     let path = |t: Option<&[u8]>| {
         t.filter(|t| !t.is_empty())
             .map(<[u8]>::to_vec)
@@ -519,9 +555,9 @@ fn parse_name_status(out: &[u8]) -> Result<Vec<Entry>, String> {
 
 /// `--numstat -z`: `ADDED\tDELETED\tPATH\0`, or `ADDED\tDELETED\t\0OLD\0NEW\0`;
 /// `-` for both counts means binary. Keyed by the new path.
-fn parse_numstat(out: &[u8]) -> Result<Stats, String> {
+fn parse_numstat(out: &[u8]) -> Result<Stats, OutputError> {
     let mut stats = HashMap::new();
-    let bad = || "unexpected `git diff-tree --numstat` output".to_owned();
+    let bad = || OutputError::Unexpected("diff-tree --numstat");
     let Some(out) = out.strip_suffix(b"\0") else {
         return if out.is_empty() {
             Ok(stats)

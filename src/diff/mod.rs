@@ -36,7 +36,7 @@ use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use crate::model::{Change, DiffSummary, FileChange, Method};
 
 /// The commit `HEAD` names in the git work tree holding `workspace`, if it
 /// is in one (recorded in the report; `--resume` compares it).
@@ -58,87 +58,6 @@ pub const SHOW_LINE_BYTES: usize = 1000;
 pub const ATTRIBUTION_MAX_FILES: usize = 50_000;
 /// Most changed files listed on one step.
 pub const STEP_FILES_MAX: usize = 1000;
-
-/// How a file changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Change {
-    /// New file.
-    Added,
-    /// Content (or mode, or type) changed.
-    Modified,
-    /// Removed.
-    Deleted,
-    /// Moved from `old_path` (maybe changed too).
-    Renamed,
-}
-
-impl Change {
-    /// The report's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Change::Added => "added",
-            Change::Modified => "modified",
-            Change::Deleted => "deleted",
-            Change::Renamed => "renamed",
-        }
-    }
-}
-
-/// How the comparison was made.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Method {
-    /// Two git trees in a private index and object directory.
-    Git,
-    /// Content hashes of the files.
-    #[default]
-    Snapshot,
-    /// Not compared: no step that ran could write the workspace.
-    None,
-}
-
-/// One changed file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FileChange {
-    /// Relative to the workspace, `/`-separated (see the module docs for non-UTF-8 names).
-    pub path: String,
-    /// added | modified | deleted | renamed.
-    pub change: Change,
-    /// Lines added (0 for binary or uncompared files).
-    pub insertions: u64,
-    /// Lines removed.
-    pub deletions: u64,
-    /// Not text: no line counts.
-    #[serde(default)]
-    pub binary: bool,
-    /// Where a renamed file was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub old_path: Option<String>,
-    /// The steps (or `<id> (rollback)`) that changed it, in order; empty when
-    /// it changed while steps overlapped.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub steps: Vec<String>,
-}
-
-/// The report's `diff` block.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DiffSummary {
-    /// Files added, modified, deleted or renamed.
-    pub files_changed: u64,
-    /// Lines added.
-    pub insertions: u64,
-    /// Lines removed.
-    pub deletions: u64,
-    /// Each changed file, sorted by path.
-    pub files: Vec<FileChange>,
-    /// git or snapshot.
-    #[serde(default)]
-    pub method: Method,
-    /// What the reader should know: why git was not used, what was left out.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
 
 /// The files a step changed (by metadata), for the report's step.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

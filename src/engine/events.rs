@@ -6,7 +6,7 @@
 
 use std::time::SystemTime;
 
-use crate::model::{Finding, RunStatus, StepOutcome, StepReport, StepStatus};
+use crate::model::{DiffSummary, Finding, RunStatus, StepOutcome, StepReport, StepStatus};
 use crate::policy::{Decision, RiskAssessment};
 
 /// One event of a run.
@@ -89,7 +89,7 @@ pub enum RunEvent {
     /// What the run changed in the workspace (after the last step and the rollbacks).
     Diff {
         /// The report's `diff` block.
-        summary: crate::diff::DiffSummary,
+        summary: DiffSummary,
         /// `diff-summary.md` (written through the redaction layer).
         markdown: String,
         /// Secrets in the diff that no step's artifacts already showed.

@@ -22,7 +22,7 @@ use serde_json::json;
 pub use context::Context;
 pub use error::GithubError;
 
-use crate::model::Report;
+use crate::model::{AuditEvent, Report};
 use crate::redact;
 
 /// The public API, when neither `--github-api-url` nor `GITHUB_API_URL` says otherwise.
@@ -60,13 +60,17 @@ pub enum Notice {
 
 impl Notice {
     /// For the audit log.
-    pub fn to_json(&self, target: &str) -> serde_json::Value {
+    pub fn to_event(&self, target: &str) -> AuditEvent {
         let (result, text) = match self {
             Notice::Done(t) => ("done", t),
             Notice::Skipped(t) => ("skipped", t),
             Notice::Failed(t) => ("failed", t),
         };
-        json!({"event": "github", "target": target, "result": result, "detail": text})
+        AuditEvent::Github {
+            target: target.to_owned(),
+            result: result.to_owned(),
+            detail: text.clone(),
+        }
     }
 }
 

@@ -17,6 +17,8 @@
 //! report's types name the plan's `Diagnostic` and the policy's decisions,
 //! which is why this module sits above `plan` and `policy` rather than below.
 
+pub mod audit;
+pub mod diff;
 pub mod finding;
 pub mod report;
 pub mod run_status;
@@ -24,6 +26,8 @@ pub mod sandbox;
 pub mod step;
 pub mod usage;
 
+pub use audit::{AttemptEvent, AuditEvent};
+pub use diff::{Change, DiffSummary, FileChange, Method};
 pub use finding::Finding;
 pub use report::{
     CarriedOver, MergedShard, PlanRef, Report, RollbackReport, SCHEMA_VERSION, ShardInfo,

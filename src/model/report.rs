@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AttemptRecord, Availability, Finding, RunStatus, StepStatus, Usage};
+use super::{AttemptRecord, Availability, DiffSummary, Finding, RunStatus, StepStatus, Usage};
 use crate::plan::Diagnostic;
 use crate::policy::cap::EffectivePolicy;
 use crate::policy::{Decision, RiskAssessment};
@@ -52,7 +52,7 @@ pub struct Report {
     /// Secrets found (rule, location, line, fingerprint; never the value).
     pub findings: Vec<Finding>,
     /// What the run changed in the workspace; null until the diff summary is computed.
-    pub diff: Option<serde_json::Value>,
+    pub diff: Option<DiffSummary>,
     /// Tokens and cost of all agent calls (the sum of the steps').
     pub usage: Usage,
     /// Why the budget ran out, when it did.

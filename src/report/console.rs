@@ -207,7 +207,7 @@ impl Console {
         if let Some(d) = &r.diff {
             self.line(format_args!(
                 "changed: {} file(s), +{} -{} (diff-summary.md)",
-                d["files_changed"], d["insertions"], d["deletions"]
+                d.files_changed, d.insertions, d.deletions
             ));
         }
         if r.usage.tokens() > 0 {

@@ -6,11 +6,11 @@
 //! own thread; events that arrive while it writes are applied together, so a
 //! plan of many fast steps does not pay one full report write per step.
 
+pub mod audit;
 pub mod console;
 pub mod gitlab;
 pub mod render;
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,16 +18,16 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Instant, SystemTime};
 
 use serde::Serialize;
-use serde_json::json;
 
 use crate::engine::events::RunEvent;
 use crate::engine::{RunSettings, input_hash};
 use crate::model::{
-    PlanRef, Report, RollbackReport, RunStatus, SCHEMA_VERSION, StepOutcome, StepReport,
-    StepStatus, Usage,
+    AttemptEvent, AuditEvent, DiffSummary, Finding, PlanRef, Report, RollbackReport, RunStatus,
+    SCHEMA_VERSION, StepOutcome, StepReport, StepStatus, Usage,
 };
 use crate::plan::{Diagnostic, Plan};
 use crate::redact;
+use audit::AuditLog;
 use console::Console;
 
 /// Most time between an event and the report that shows it.
@@ -112,7 +112,7 @@ pub struct Reporter {
     report: Report,
     manifest: Vec<ManifestEntry>,
     hashes: Vec<String>,
-    audit: BufWriter<File>,
+    audit: AuditLog,
     console: Console,
     started: Instant,
     started_at: SystemTime,
@@ -126,7 +126,7 @@ impl Reporter {
         console: Console,
     ) -> std::io::Result<Reporter> {
         std::fs::create_dir_all(settings.out_dir.join("artifacts"))?;
-        let audit = BufWriter::new(File::create(settings.out_dir.join("audit.jsonl"))?);
+        let audit = AuditLog::create(&settings.out_dir)?;
         let started_at = SystemTime::now();
         let steps = plan
             .steps
@@ -201,23 +201,20 @@ impl Reporter {
             started: Instant::now(),
             started_at,
         };
-        r.audit(json!({
-            "event": "plan_loaded",
-            "plan_id": r.plan.id,
-            "path": r.report.plan.path,
-            "sha256": r.plan.sha256,
-            "steps": r.plan.steps.len(),
-        }));
-        let mut started = json!({"event": "run_started", "run_id": r.report.run_id, "policy": settings.policy, "dry_run": settings.dry_run, "approvals": r.report.approvals});
-        if let Some(obj) = started.as_object_mut() {
-            if let Some(h) = &r.report.workspace_head {
-                obj.insert("workspace_head".into(), json!(h));
-            }
-            if let Some(f) = &r.report.resumed_from {
-                obj.insert("resumed_from".into(), json!(f));
-            }
-        }
-        r.audit(started);
+        r.audit(AuditEvent::PlanLoaded {
+            plan_id: r.plan.id.clone(),
+            path: r.report.plan.path.clone(),
+            sha256: r.plan.sha256.clone(),
+            steps: r.plan.steps.len(),
+        });
+        r.audit(AuditEvent::RunStarted {
+            run_id: r.report.run_id.clone(),
+            policy: settings.policy.clone(),
+            dry_run: settings.dry_run,
+            approvals: r.report.approvals.clone(),
+            workspace_head: r.report.workspace_head.clone(),
+            resumed_from: r.report.resumed_from.clone(),
+        });
         r.console.run_started(&r.plan, settings);
         r.flush(false)?;
         Ok(r)
@@ -267,14 +264,8 @@ impl Reporter {
         Ok(self.out_dir.join("report.json"))
     }
 
-    fn audit(&mut self, mut v: serde_json::Value) {
-        if let Some(obj) = v.as_object_mut() {
-            obj.insert("ts".into(), json!(rfc3339(SystemTime::now())));
-        }
-        if let Ok(mut line) = serde_json::to_vec(&v) {
-            line.push(b'\n');
-            let _ = self.audit.write_all(&redact::clean(&line));
-        }
+    fn audit(&mut self, event: AuditEvent) {
+        self.audit.write(&event);
     }
 
     /// Apply one event; returns true when the run finished.
@@ -289,14 +280,22 @@ impl Reporter {
                 let s = &mut self.report.steps[*step];
                 s.risk = Some(*risk);
                 s.approval = Some(decision.clone());
-                let id = s.id.clone();
-                self.audit(json!({"event": "decision", "step": id, "risk": risk, "decision": decision.decision, "reason": decision.reason}));
+                let step = s.id.clone();
+                self.audit(AuditEvent::Decision {
+                    step,
+                    risk: *risk,
+                    decision: decision.decision,
+                    reason: decision.reason.clone(),
+                });
             }
             RunEvent::StepStarted { step, sequence, at } => {
                 let s = &mut self.report.steps[*step];
                 s.started_at = Some(rfc3339(*at));
-                let id = s.id.clone();
-                self.audit(json!({"event": "step_started", "step": id, "sequence": sequence}));
+                let step_id = s.id.clone();
+                self.audit(AuditEvent::StepStarted {
+                    step: step_id,
+                    sequence: *sequence,
+                });
                 self.console
                     .step_started(&self.plan.steps[*step], &self.report.steps[*step]);
             }
@@ -315,8 +314,12 @@ impl Reporter {
                 let s = &mut self.report.steps[*step];
                 s.status = *status;
                 s.error = Some(reason.clone());
-                let id = s.id.clone();
-                self.audit(json!({"event": "step_not_run", "step": id, "status": status, "reason": reason}));
+                let step_id = s.id.clone();
+                self.audit(AuditEvent::StepNotRun {
+                    step: step_id,
+                    status: *status,
+                    reason: reason.clone(),
+                });
                 self.console.step_not_run(&self.report.steps[*step]);
             }
             RunEvent::StepCarriedOver {
@@ -328,85 +331,116 @@ impl Reporter {
                 self.report.steps[*step] = (**previous).clone();
                 self.report.findings.extend(findings.iter().cloned());
                 let s = &self.report.steps[*step];
-                let id = s.id.clone();
-                self.audit(
-                    json!({"event": "step_carried_over", "step": id, "from": s.carried_over}),
-                );
+                let event = AuditEvent::StepCarriedOver {
+                    step: s.id.clone(),
+                    from: s.carried_over.clone(),
+                };
+                self.audit(event);
                 self.console.step_carried_over(&self.report.steps[*step]);
             }
             RunEvent::RollbackStarted { step, sequence } => {
                 let id = self.report.steps[*step].id.clone();
-                self.audit(json!({"event": "rollback_started", "step": id, "sequence": sequence}));
+                self.audit(AuditEvent::RollbackStarted {
+                    step: id.clone(),
+                    sequence: *sequence,
+                });
                 self.console.rollback_started(&id);
             }
             RunEvent::RollbackFinished {
                 step,
                 sequence,
                 outcome,
-            } => {
-                let id = self.report.steps[*step].id.clone();
-                let rb = RollbackReport {
-                    status: outcome.status,
-                    exit_code: outcome.exit_code,
-                    duration_ms: millis(outcome.duration),
-                    artifacts: outcome.artifacts.clone(),
-                    error: outcome.error.clone(),
-                    changed_files: None,
-                    changed_files_omitted: 0,
-                };
-                self.audit(json!({"event": "rollback_finished", "step": id, "status": outcome.status, "error": outcome.error}));
-                self.console.rollback_finished(&id, &rb);
-                self.report
-                    .findings
-                    .extend(outcome.findings.iter().cloned());
-                self.manifest_entry(*step, *sequence, "rollback", outcome);
-                self.report.steps[*step].rollback = Some(rb);
-            }
+            } => self.finish_rollback(*step, *sequence, outcome),
             RunEvent::StepChanges {
                 step,
                 rollback,
                 files,
                 omitted,
-            } => {
-                let s = &mut self.report.steps[*step];
-                let id = s.id.clone();
-                let (target, target_omitted) = match (*rollback, s.rollback.as_mut()) {
-                    (true, Some(rb)) => (&mut rb.changed_files, &mut rb.changed_files_omitted),
-                    _ => (&mut s.changed_files, &mut s.changed_files_omitted),
-                };
-                *target = Some(files.clone());
-                *target_omitted = *omitted;
-                let total = files.len() as u64 + omitted;
-                self.audit(json!({"event": "step_changes", "step": id, "rollback": rollback, "files": total}));
-            }
+            } => self.step_changes(*step, *rollback, files, *omitted),
             RunEvent::Diff {
                 summary,
                 markdown,
                 findings,
-            } => {
-                self.report.diff = serde_json::to_value(summary).ok();
-                self.report.findings.extend(findings.iter().cloned());
-                for f in findings {
-                    self.audit(json!({"event": "finding", "rule": f.rule, "location": f.location, "line": f.line, "fingerprint": f.fingerprint}));
-                }
-                self.audit(json!({"event": "diff", "method": summary.method, "files_changed": summary.files_changed, "insertions": summary.insertions, "deletions": summary.deletions, "notes": summary.notes}));
-                let path = self.out_dir.join("diff-summary.md");
-                if let Err(e) = write_text_atomic(&path, markdown) {
-                    self.audit(json!({"event": "error", "what": "diff-summary.md", "error": e.to_string()}));
-                }
-            }
+            } => self.diff(summary, markdown, findings),
             RunEvent::RunFinished { status } => {
                 self.report.status = *status;
                 self.report.exit_code = status.code();
                 self.report.in_progress = false;
                 self.report.finished_at = Some(rfc3339(SystemTime::now()));
-                self.audit(
-                    json!({"event": "run_finished", "status": status, "exit_code": status.code()}),
-                );
+                self.audit(AuditEvent::RunFinished {
+                    status: *status,
+                    exit_code: status.code(),
+                });
                 return true;
             }
         }
         false
+    }
+
+    /// A rollback ended: its report under the step, its findings, its manifest entry.
+    fn finish_rollback(&mut self, step: usize, sequence: u32, outcome: &StepOutcome) {
+        let id = self.report.steps[step].id.clone();
+        let rb = RollbackReport {
+            status: outcome.status,
+            exit_code: outcome.exit_code,
+            duration_ms: millis(outcome.duration),
+            artifacts: outcome.artifacts.clone(),
+            error: outcome.error.clone(),
+            changed_files: None,
+            changed_files_omitted: 0,
+        };
+        self.audit(AuditEvent::RollbackFinished {
+            step: id.clone(),
+            status: outcome.status,
+            error: outcome.error.clone(),
+        });
+        self.console.rollback_finished(&id, &rb);
+        self.report
+            .findings
+            .extend(outcome.findings.iter().cloned());
+        self.manifest_entry(step, sequence, "rollback", outcome);
+        self.report.steps[step].rollback = Some(rb);
+    }
+
+    /// The files a step (or its rollback) changed.
+    fn step_changes(&mut self, step: usize, rollback: bool, files: &[String], omitted: u64) {
+        let s = &mut self.report.steps[step];
+        let id = s.id.clone();
+        let (target, target_omitted) = match (rollback, s.rollback.as_mut()) {
+            (true, Some(rb)) => (&mut rb.changed_files, &mut rb.changed_files_omitted),
+            _ => (&mut s.changed_files, &mut s.changed_files_omitted),
+        };
+        *target = Some(files.to_vec());
+        *target_omitted = omitted;
+        let total = files.len() as u64 + omitted;
+        self.audit(AuditEvent::StepChanges {
+            step: id,
+            rollback,
+            files: total,
+        });
+    }
+
+    /// What the run changed: the report's `diff` block, its findings, `diff-summary.md`.
+    fn diff(&mut self, summary: &DiffSummary, markdown: &str, findings: &[Finding]) {
+        self.report.diff = Some(summary.clone());
+        self.report.findings.extend(findings.iter().cloned());
+        for f in findings {
+            self.audit(finding_event(None, f));
+        }
+        self.audit(AuditEvent::Diff {
+            method: summary.method,
+            files_changed: summary.files_changed,
+            insertions: summary.insertions,
+            deletions: summary.deletions,
+            notes: summary.notes.clone(),
+        });
+        let path = self.out_dir.join("diff-summary.md");
+        if let Err(e) = write_text_atomic(&path, markdown) {
+            self.audit(AuditEvent::Error {
+                what: "diff-summary.md".to_owned(),
+                error: e.to_string(),
+            });
+        }
     }
 
     fn finish_step(&mut self, step: usize, sequence: u32, o: &StepOutcome) {
@@ -435,20 +469,31 @@ impl Reporter {
         }
         let s = &self.report.steps[step];
         let id = s.id.clone();
-        self.audit(json!({
-            "event": "step_finished", "step": id, "sequence": sequence, "status": o.status,
-            "exit_code": o.exit_code, "duration_ms": millis(o.duration), "truncated": o.truncated, "error": o.error,
-        }));
+        self.audit(AuditEvent::StepFinished {
+            step: id.clone(),
+            sequence,
+            status: o.status,
+            exit_code: o.exit_code,
+            duration_ms: millis(o.duration),
+            truncated: o.truncated,
+            error: o.error.clone(),
+        });
         for f in &o.findings {
-            self.audit(json!({"event": "finding", "step": id, "rule": f.rule, "location": f.location, "line": f.line, "fingerprint": f.fingerprint}));
+            self.audit(finding_event(Some(&id), f));
         }
         for a in &o.agent_attempts {
-            let ev = if a.verdict == "rejected" {
-                "parse_failure"
-            } else {
-                "agent_attempt"
+            let attempt = AttemptEvent {
+                step: id.clone(),
+                attempt: a.attempt,
+                verdict: a.verdict.clone(),
+                rejections: a.rejections.clone(),
+                usage: a.usage,
             };
-            self.audit(json!({"event": ev, "step": id, "attempt": a.attempt, "verdict": a.verdict, "rejections": a.rejections, "usage": a.usage}));
+            self.audit(if a.verdict == "rejected" {
+                AuditEvent::ParseFailure(attempt)
+            } else {
+                AuditEvent::AgentAttempt(attempt)
+            });
         }
         self.manifest_entry(step, sequence, "step", o);
         self.console.step_finished(
@@ -495,7 +540,7 @@ impl Reporter {
         )?;
         write_json_atomic(&self.out_dir.join("report.json"), &self.report, last)?;
         if last {
-            self.audit.get_ref().sync_all()?;
+            self.audit.sync()?;
             self.console.run_finished(&self.report, &self.out_dir);
         }
         Ok(())
@@ -549,23 +594,27 @@ pub fn write_invalid(
     };
     let path = out_dir.join("report.json");
     write_json_atomic(&path, &report, true)?;
-    let mut audit = File::create(out_dir.join("audit.jsonl"))?;
-    let line =
-        json!({"ts": rfc3339(SystemTime::now()), "event": "plan_invalid", "errors": errors.len()});
-    writeln!(audit, "{line}")?;
+    let line = audit::line(&AuditEvent::PlanInvalid {
+        errors: errors.len(),
+    })
+    .map_err(std::io::Error::other)?;
+    std::fs::write(out_dir.join(audit::FILE), line)?;
     Ok(path)
 }
 
 /// Append one event to a finished run's `audit.jsonl` (what happened after
 /// the report was final, such as publishing), through the redaction layer.
-pub fn append_audit(out_dir: &Path, mut event: serde_json::Value) -> std::io::Result<()> {
-    if let Some(obj) = event.as_object_mut() {
-        obj.insert("ts".into(), json!(rfc3339(SystemTime::now())));
+pub fn append_audit(out_dir: &Path, event: &AuditEvent) -> std::io::Result<()> {
+    audit::append(out_dir, event)
+}
+
+/// The audit line of a finding (`step`: the step whose output held it; none for the diff's).
+fn finding_event(step: Option<&str>, f: &Finding) -> AuditEvent {
+    AuditEvent::Finding {
+        step: step.map(str::to_owned),
+        rule: f.rule.clone(),
+        location: f.location.clone(),
+        line: f.line,
+        fingerprint: f.fingerprint.clone(),
     }
-    let mut line = serde_json::to_vec(&event).map_err(std::io::Error::other)?;
-    line.push(b'\n');
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(out_dir.join("audit.jsonl"))?;
-    f.write_all(&redact::clean(&line))
 }

@@ -245,28 +245,29 @@ pub fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec<Sectio
             "changes",
             format!(
                 "### Changes\n\n{} file(s) changed, +{} -{}\n\n",
-                d["files_changed"], d["insertions"], d["deletions"]
+                d.files_changed, d.insertions, d.deletions
             ),
         );
         let cap = match detail {
             Detail::Compact => COMPACT_ROWS,
             Detail::Full => 100,
         };
-        let files = d["files"].as_array().map_or(&[][..], Vec::as_slice);
+        let files = &d.files;
         s.rows = files
             .iter()
             .take(cap)
             .map(|f| {
-                let from = f["old_path"]
-                    .as_str()
+                let from = f
+                    .old_path
+                    .as_deref()
                     .map(|old| format!("`{}` → ", cell(old)))
                     .unwrap_or_default();
                 format!(
                     "- {from}`{}` {} (+{} -{})\n",
-                    cell(f["path"].as_str().unwrap_or("")),
-                    f["change"].as_str().unwrap_or(""),
-                    f["insertions"],
-                    f["deletions"]
+                    cell(&f.path),
+                    f.change.as_str(),
+                    f.insertions,
+                    f.deletions
                 )
             })
             .collect();

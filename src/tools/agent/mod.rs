@@ -59,7 +59,7 @@ pub async fn run(
     let base = match build_prompt(a, ctx) {
         Ok(p) => p,
         Err(e) => {
-            out.error = Some(e);
+            out.error = Some(e.to_string());
             return out;
         }
     };
@@ -157,20 +157,25 @@ pub async fn run(
         }
     }
     if out.error.is_none() {
-        out.status = StepStatus::Rejected;
-        out.error = Some(rejection_summary(out.attempts, &last));
-        let evidence = match a.output {
-            OutputKind::Envelope => {
-                serde_json::to_value(envelope::tier3_failure(&last)).unwrap_or(Value::Null)
-            }
-            _ => serde_json::json!({"rejections": last}),
-        };
-        let rel = format!("{}/rejected.json", ctx.artifacts_rel);
-        if write_json(&ctx.out_dir.join(&rel), &evidence).is_ok() {
-            out.artifacts.push(rel);
-        }
+        rejected(a, ctx, &last, &mut out);
     }
     finish(out, usage, t0)
+}
+
+/// Every attempt was rejected: the step is `rejected`, with the last rejections as evidence.
+fn rejected(a: &AgentAction, ctx: &StepContext, last: &[Rejection], out: &mut StepOutcome) {
+    out.status = StepStatus::Rejected;
+    out.error = Some(rejection_summary(out.attempts, last));
+    let evidence = match a.output {
+        OutputKind::Envelope => {
+            serde_json::to_value(envelope::tier3_failure(last)).unwrap_or(Value::Null)
+        }
+        _ => serde_json::json!({"rejections": last}),
+    };
+    let rel = format!("{}/rejected.json", ctx.artifacts_rel);
+    if write_json(&ctx.out_dir.join(&rel), &evidence).is_ok() {
+        out.artifacts.push(rel);
+    }
 }
 
 /// Whether attempt `n` may send `prompt`: never an exact repeat, never over `max_input_chars`.

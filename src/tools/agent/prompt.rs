@@ -1,7 +1,9 @@
 //! The prompt an agent step sends (its text, earlier steps' output, workspace
 //! files, each capped) and the usage an answer is charged.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use crate::tools::WorkspacePathError;
 
 use super::params::{AgentAction, PromptSource};
 use crate::model::Usage;
@@ -10,15 +12,49 @@ use crate::tools::StepContext;
 /// Most bytes of a step's output appended to a prompt as context.
 const MAX_CONTEXT_BYTES: u64 = 256 * 1024;
 
+/// Why a step's prompt could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    /// `prompt_file` cannot be used.
+    #[error("prompt_file {0}")]
+    PromptFile(#[source] WorkspacePathError),
+    /// `prompt_file` cannot be read.
+    #[error("cannot read prompt_file `{}`: {source}", .rel.display())]
+    ReadPromptFile {
+        /// As written.
+        rel: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A context step left no output.
+    #[error("context step `{0}` left no output to include")]
+    NoContext(String),
+    /// A context file cannot be used.
+    #[error("context file {0}")]
+    ContextFile(#[source] WorkspacePathError),
+    /// A file cannot be read.
+    #[error("cannot read `{}`: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// The prompt text with its context (earlier steps' output, workspace files).
-pub(super) fn build_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String, String> {
+pub(super) fn build_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String, PromptError> {
     let mut prompt = match &a.prompt {
         PromptSource::Inline(t) => t.clone(),
         PromptSource::File(rel) => {
             let path = crate::tools::workspace_file(&ctx.env.workspace, rel)
-                .map_err(|e| format!("prompt_file {e}"))?;
-            std::fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read prompt_file `{}`: {e}", rel.display()))?
+                .map_err(PromptError::PromptFile)?;
+            std::fs::read_to_string(&path).map_err(|source| PromptError::ReadPromptFile {
+                rel: rel.clone(),
+                source,
+            })?
         }
     };
     for &i in &a.context_steps {
@@ -28,13 +64,13 @@ pub(super) fn build_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String,
             .iter()
             .map(|f| (*f, dir.join(f)))
             .find(|(_, p)| p.is_file())
-            .ok_or_else(|| format!("context step `{id}` left no output to include"))?;
+            .ok_or_else(|| PromptError::NoContext(id.clone()))?;
         let text = read_capped(&file, MAX_CONTEXT_BYTES)?;
         prompt.push_str(&format!("\n\n--- output of step `{id}` ({label}) ---\n{text}\n--- end of output of step `{id}` ---"));
     }
     for rel in &a.context_files {
         let path = crate::tools::workspace_file(&ctx.env.workspace, rel)
-            .map_err(|e| format!("context file {e}"))?;
+            .map_err(PromptError::ContextFile)?;
         let text = read_capped(&path, MAX_CONTEXT_BYTES)?;
         let name = rel.display();
         prompt.push_str(&format!(
@@ -44,14 +80,15 @@ pub(super) fn build_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String,
     Ok(prompt)
 }
 
-fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
+fn read_capped(path: &Path, cap: u64) -> Result<String, PromptError> {
     use std::io::Read;
-    let f =
-        std::fs::File::open(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let read = |source| PromptError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::open(path).map_err(read)?;
     let mut buf = Vec::new();
-    f.take(cap + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    f.take(cap + 1).read_to_end(&mut buf).map_err(read)?;
     let cut = buf.len() as u64 > cap;
     buf.truncate(usize::try_from(cap).unwrap_or(usize::MAX));
     let mut text = String::from_utf8_lossy(&buf).into_owned();

@@ -11,6 +11,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use super::error::ArchiveError;
 use super::names::{Excludes, lexical_target, show_path, shown};
 use super::params::{ArchiveFormat, Compression};
 use crate::tools::Stop;
@@ -160,15 +161,17 @@ pub fn zip_time(secs: i64) -> zip::DateTime {
 }
 
 /// Pack the sources. The archive appears only when complete.
-pub fn create(spec: &CreateSpec<'_>, stop: &Stop) -> Result<Created, String> {
+pub fn create(spec: &CreateSpec<'_>, stop: &Stop) -> Result<Created, ArchiveError> {
     let dir = spec.archive.parent().unwrap_or(Path::new("/"));
     let tmp = tempfile::Builder::new()
         .prefix(".plangate-archive-")
         .tempfile_in(dir)
-        .map_err(|e| format!("cannot create a temporary file beside the archive: {e}"))?;
+        .map_err(|e| {
+            ArchiveError::failed("cannot create a temporary file beside the archive", e)
+        })?;
     let file = tmp
         .reopen()
-        .map_err(|e| format!("cannot open the temporary archive: {e}"))?;
+        .map_err(|e| ArchiveError::failed("cannot open the temporary archive", e))?;
     let mut sink = match spec.format {
         ArchiveFormat::Tar => Sink::Tar(tar::Builder::new(match spec.compression {
             Compression::None => Encoder::Plain(file),
@@ -196,9 +199,9 @@ pub fn create(spec: &CreateSpec<'_>, stop: &Stop) -> Result<Created, String> {
             .into_iter();
         while let Some(item) = walk.next() {
             if stop.now() {
-                return Err(
+                return Err(ArchiveError::Limit(
                     "stopped before the archive was finished (timeout or run stopped)".into(),
-                );
+                ));
             }
             let e = item.map_err(|e| {
                 let at = e
@@ -206,7 +209,7 @@ pub fn create(spec: &CreateSpec<'_>, stop: &Stop) -> Result<Created, String> {
                     .and_then(|p| p.strip_prefix(&src.root).ok())
                     .map(|r| show_path(&src.prefix.join(r)))
                     .unwrap_or_default();
-                format!("cannot read `{at}`: {e}")
+                ArchiveError::failed(format!("cannot read `{at}`"), e)
             })?;
             let path = e.path();
             if skip.iter().any(|s| path == s) || spec.skip.iter().any(|s| path.starts_with(s)) {
@@ -235,15 +238,15 @@ pub fn create(spec: &CreateSpec<'_>, stop: &Stop) -> Result<Created, String> {
         Sink::Tar(b) => {
             let enc = b
                 .into_inner()
-                .map_err(|e| format!("cannot finish the tar: {e}"))?;
+                .map_err(|e| ArchiveError::failed("cannot finish the tar", e))?;
             let mut f = enc
                 .finish()
-                .map_err(|e| format!("cannot finish the compressed stream: {e}"))?;
-            f.flush().map_err(|e| e.to_string())?;
+                .map_err(|e| ArchiveError::failed("cannot finish the compressed stream", e))?;
+            f.flush()?;
         }
         Sink::Zip(z) => {
             z.finish()
-                .map_err(|e| format!("cannot finish the zip: {e}"))?;
+                .map_err(|e| ArchiveError::failed("cannot finish the zip", e))?;
         }
     }
     out.compressed_size = fs::metadata(tmp.path()).map(|m| m.len()).unwrap_or(0);
@@ -254,10 +257,12 @@ pub fn create(spec: &CreateSpec<'_>, stop: &Stop) -> Result<Created, String> {
     };
     persisted.map_err(|e| {
         if e.error.kind() == io::ErrorKind::AlreadyExists {
-            "the archive appeared while it was being written (set `overwrite: true` to replace it)"
-                .to_owned()
+            ArchiveError::Params(
+                "the archive appeared while it was being written (set `overwrite: true` to replace it)"
+                    .to_owned(),
+            )
         } else {
-            format!("cannot move the archive into place: {}", e.error)
+            ArchiveError::failed("cannot move the archive into place", e.error)
         }
     })?;
     if skipped_out_dir {
@@ -281,10 +286,10 @@ fn add(
     name: &Path,
     compression: Compression,
     stop: &Stop,
-) -> Result<(), String> {
+) -> Result<(), ArchiveError> {
     let shown_name = show_path(name);
-    let meta =
-        fs::symlink_metadata(path).map_err(|e| format!("cannot read `{shown_name}`: {e}"))?;
+    let meta = fs::symlink_metadata(path)
+        .map_err(|e| ArchiveError::failed(format!("cannot read `{shown_name}`"), e))?;
     let ft = meta.file_type();
     let mtime = meta
         .modified()
@@ -294,7 +299,9 @@ fn add(
     let mode = meta.permissions().mode() & 0o777;
     let zip_name = || {
         name.to_str().map(str::to_owned).ok_or_else(|| {
-            format!("`{shown_name}` is not valid UTF-8: zip names must be; use a tar")
+            ArchiveError::Params(format!(
+                "`{shown_name}` is not valid UTF-8: zip names must be; use a tar"
+            ))
         })
     };
     let method = if compression == Compression::None {
@@ -314,16 +321,17 @@ fn add(
             Sink::Tar(b) => {
                 let mut h = tar_header(tar::EntryType::Directory, 0o755, mtime, 0);
                 b.append_data(&mut h, name, io::empty())
-                    .map_err(|e| format!("cannot add `{shown_name}`: {e}"))?;
+                    .map_err(|e| ArchiveError::failed(format!("cannot add `{shown_name}`"), e))?;
             }
             Sink::Zip(z) => {
                 z.add_directory(format!("{}/", zip_name()?), zip_opts(0o755))
-                    .map_err(|e| format!("cannot add `{shown_name}`: {e}"))?;
+                    .map_err(|e| ArchiveError::failed(format!("cannot add `{shown_name}`"), e))?;
             }
         }
     } else if ft.is_symlink() {
-        let target = fs::read_link(path)
-            .map_err(|e| format!("cannot read the symlink `{shown_name}`: {e}"))?;
+        let target = fs::read_link(path).map_err(|e| {
+            ArchiveError::failed(format!("cannot read the symlink `{shown_name}`"), e)
+        })?;
         let t = target.as_os_str().as_bytes();
         if lexical_target(name.parent().unwrap_or(Path::new("")), t).is_none() {
             out.warnings.push(format!(
@@ -335,52 +343,29 @@ fn add(
             Sink::Tar(b) => {
                 let mut h = tar_header(tar::EntryType::Symlink, 0o777, mtime, 0);
                 b.append_link(&mut h, name, &target)
-                    .map_err(|e| format!("cannot add `{shown_name}`: {e}"))?;
+                    .map_err(|e| ArchiveError::failed(format!("cannot add `{shown_name}`"), e))?;
             }
             Sink::Zip(z) => {
                 let t = target.to_str().ok_or_else(|| {
-                    format!("the target of `{shown_name}` is not valid UTF-8: use a tar")
+                    ArchiveError::Params(format!(
+                        "the target of `{shown_name}` is not valid UTF-8: use a tar"
+                    ))
                 })?;
                 z.add_symlink(zip_name()?, t, zip_opts(0o777))
-                    .map_err(|e| format!("cannot add `{shown_name}`: {e}"))?;
+                    .map_err(|e| ArchiveError::failed(format!("cannot add `{shown_name}`"), e))?;
             }
         }
         out.files.push(shown_name);
     } else if ft.is_file() {
-        let len = meta.len();
-        let f = File::open(path).map_err(|e| format!("cannot read `{shown_name}`: {e}"))?;
-        let mut data = Exact {
-            inner: f.take(len),
-            left: len,
-            shrank: false,
-            stop,
+        let opts = zip_opts(mode).large_file(meta.len() >= 0xFFFF_FFFF);
+        let file = RegularFile {
+            path,
+            name,
+            len: meta.len(),
+            mode,
+            mtime,
         };
-        let fail = |e: &dyn std::fmt::Display| {
-            if stop.now() {
-                "stopped before the archive was finished (timeout or run stopped)".to_owned()
-            } else {
-                format!("cannot add `{shown_name}`: {e}")
-            }
-        };
-        match sink {
-            Sink::Tar(b) => {
-                let mut h = tar_header(tar::EntryType::Regular, mode, mtime, len);
-                b.append_data(&mut h, name, &mut data)
-                    .map_err(|e| fail(&e))?;
-            }
-            Sink::Zip(z) => {
-                z.start_file(zip_name()?, zip_opts(mode).large_file(len >= 0xFFFF_FFFF))
-                    .map_err(|e| fail(&e))?;
-                io::copy(&mut data, z.as_mut()).map_err(|e| fail(&e))?;
-            }
-        }
-        if data.shrank {
-            out.warnings.push(format!(
-                "`{shown_name}` shrank while it was packed: padded with zeros to its first size"
-            ));
-        }
-        out.total_size += len;
-        out.files.push(shown_name);
+        add_file(sink, out, &file, &zip_name, opts, stop)?;
     } else {
         let what = if meta.rdev() != 0 {
             "a device"
@@ -390,6 +375,68 @@ fn add(
         out.warnings
             .push(format!("`{shown_name}` left out: it is {what}"));
     }
+    Ok(())
+}
+
+/// A regular file to pack.
+struct RegularFile<'a> {
+    path: &'a Path,
+    name: &'a Path,
+    len: u64,
+    mode: u32,
+    mtime: u64,
+}
+
+/// Pack a regular file: exactly the length it had when it was listed
+/// (padded if it shrank), the stop signal polled while copying.
+fn add_file(
+    sink: &mut Sink,
+    out: &mut Created,
+    file: &RegularFile<'_>,
+    zip_name: &dyn Fn() -> Result<String, ArchiveError>,
+    opts: zip::write::SimpleFileOptions,
+    stop: &Stop,
+) -> Result<(), ArchiveError> {
+    let (path, name, len, mode, mtime) = (file.path, file.name, file.len, file.mode, file.mtime);
+    let shown_name = show_path(name);
+    let f = File::open(path)
+        .map_err(|e| ArchiveError::failed(format!("cannot read `{shown_name}`"), e))?;
+    let mut data = Exact {
+        inner: f.take(len),
+        left: len,
+        shrank: false,
+        stop,
+    };
+    let fail = |e: &dyn std::fmt::Display| {
+        if stop.now() {
+            ArchiveError::Limit(
+                "stopped before the archive was finished (timeout or run stopped)".to_owned(),
+            )
+        } else {
+            ArchiveError::Failed {
+                what: format!("cannot add `{shown_name}`"),
+                source: e.to_string().into(),
+            }
+        }
+    };
+    match sink {
+        Sink::Tar(b) => {
+            let mut h = tar_header(tar::EntryType::Regular, mode, mtime, len);
+            b.append_data(&mut h, name, &mut data)
+                .map_err(|e| fail(&e))?;
+        }
+        Sink::Zip(z) => {
+            z.start_file(zip_name()?, opts).map_err(|e| fail(&e))?;
+            io::copy(&mut data, z.as_mut()).map_err(|e| fail(&e))?;
+        }
+    }
+    if data.shrank {
+        out.warnings.push(format!(
+            "`{shown_name}` shrank while it was packed: padded with zeros to its first size"
+        ));
+    }
+    out.total_size += len;
+    out.files.push(shown_name);
     Ok(())
 }
 

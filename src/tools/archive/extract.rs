@@ -25,6 +25,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use super::error::ArchiveError;
 use super::names::{Excludes, lexical_target, normalize, show_path, shown};
 use crate::tools::Stop;
 
@@ -90,16 +91,22 @@ impl Meter {
     }
 
     /// The refusal behind an error, if a limit caused it; else `fallback`.
-    pub fn explain(&self, fallback: String) -> String {
-        self.refusal.borrow().clone().unwrap_or(fallback)
+    pub fn explain(&self, fallback: ArchiveError) -> ArchiveError {
+        match self.refusal.borrow().clone() {
+            Some(why) => ArchiveError::Limit(why),
+            None => fallback,
+        }
     }
 
     /// Whether the step must stop; records why.
-    pub fn stopped(&self) -> Result<(), String> {
+    pub fn stopped(&self) -> Result<(), ArchiveError> {
         if self.stop.now() {
-            return Err(self
-                .refuse("stopped before the archive was finished (timeout or run stopped)".into())
-                .to_string());
+            return Err(ArchiveError::Limit(
+                self.refuse(
+                    "stopped before the archive was finished (timeout or run stopped)".into(),
+                )
+                .to_string(),
+            ));
         }
         Ok(())
     }
@@ -148,14 +155,15 @@ impl Meter {
     }
 
     /// Count one more entry.
-    pub fn entry_count_ok(&self, count: u64) -> Result<(), String> {
+    pub fn entry_count_ok(&self, count: u64) -> Result<(), ArchiveError> {
         if count > self.limits.max_entries {
-            return Err(self
-                .refuse(format!(
+            return Err(ArchiveError::Limit(
+                self.refuse(format!(
                     "the archive has more than {} entries (max_entries)",
                     self.limits.max_entries
                 ))
-                .to_string());
+                .to_string(),
+            ));
         }
         Ok(())
     }
@@ -255,11 +263,13 @@ impl<'m> Extractor<'m> {
         excludes: Option<Excludes>,
         meter: &'m Meter,
         count_entry_bytes: bool,
-    ) -> Result<Extractor<'m>, String> {
+    ) -> Result<Extractor<'m>, ArchiveError> {
         let staging = tempfile::Builder::new()
             .prefix(".plangate-extract-")
             .tempdir_in(dest)
-            .map_err(|e| format!("cannot create a staging directory in the destination: {e}"))?;
+            .map_err(|e| {
+                ArchiveError::failed("cannot create a staging directory in the destination", e)
+            })?;
         Ok(Extractor {
             dest: dest.to_path_buf(),
             staging,
@@ -290,15 +300,21 @@ impl<'m> Extractor<'m> {
         raw: &[u8],
         kind: EntryKind,
         data: &mut dyn Read,
-    ) -> Result<(), String> {
+    ) -> Result<(), ArchiveError> {
         self.entries += 1;
         self.meter.entry_count_ok(self.entries)?;
         self.meter.stopped()?;
         let name = shown(raw);
-        let rel = match normalize(raw).map_err(|why| format!("entry `{name}` {why}"))? {
+        let rel = match normalize(raw)
+            .map_err(|why| ArchiveError::Refused(format!("entry `{name}` {why}")))?
+        {
             Some(rel) => rel,
             None if matches!(kind, EntryKind::Dir | EntryKind::Skip) => return Ok(()),
-            None => return Err(format!("entry `{name}` has an empty name")),
+            None => {
+                return Err(ArchiveError::Refused(format!(
+                    "entry `{name}` has an empty name"
+                )));
+            }
         };
         if matches!(kind, EntryKind::Skip) {
             return Ok(());
@@ -309,20 +325,20 @@ impl<'m> Extractor<'m> {
         }
         let name = show_path(&rel);
         match kind {
-            EntryKind::Special(what) => Err(format!(
+            EntryKind::Special(what) => Err(ArchiveError::Refused(format!(
                 "entry `{name}` is a {what}: device and fifo entries are refused"
-            )),
-            EntryKind::Unsupported(what) => Err(format!(
+            ))),
+            EntryKind::Unsupported(what) => Err(ArchiveError::Refused(format!(
                 "entry `{name}` has a type plangate does not extract ({what})"
-            )),
+            ))),
             EntryKind::Skip => Ok(()),
             EntryKind::Dir => {
                 self.check_parents(&rel, &name)?;
                 match self.staged.get(&rel) {
                     Some(Staged::Dir) => Ok(()),
-                    Some(_) => Err(format!(
+                    Some(_) => Err(ArchiveError::Refused(format!(
                         "entry `{name}` is a directory, but an earlier entry of that name is not"
-                    )),
+                    ))),
                     None => self.make_dirs(&rel),
                 }
             }
@@ -334,67 +350,84 @@ impl<'m> Extractor<'m> {
                 self.files.push(name);
                 Ok(())
             }
-            EntryKind::Symlink(target) => {
-                self.check_parents(&rel, &name)?;
-                let t = shown(&target);
-                if target.is_empty() || target.contains(&0) {
-                    return Err(format!("symlink `{name}` has an empty or NUL target"));
-                }
-                if target.first() == Some(&b'/') {
-                    return Err(format!(
-                        "symlink `{name}` → `{t}` has an absolute target: it leaves the destination"
-                    ));
-                }
-                let dir = rel.parent().unwrap_or(Path::new(""));
-                if lexical_target(dir, &target).is_none() {
-                    return Err(format!("symlink `{name}` → `{t}` leaves the destination"));
-                }
-                match self.staged.get(&rel) {
-                    None => {}
-                    Some(Staged::Symlink(_)) if self.overwrite => {}
-                    Some(_) => {
-                        return Err(format!(
-                            "entry `{name}` appears more than once in the archive{}",
-                            self.dup_hint()
-                        ));
-                    }
-                }
-                if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    self.make_dirs(parent)?;
-                }
-                // Created after every other entry, once the whole tree is known.
-                if !matches!(self.staged.get(&rel), Some(Staged::Symlink(_))) {
-                    self.files.push(name);
-                }
-                self.staged.insert(rel, Staged::Symlink(target));
-                Ok(())
-            }
-            EntryKind::Hardlink(target) => {
-                self.check_parents(&rel, &name)?;
-                let t = shown(&target);
-                let trel = match normalize(&target) {
-                    Ok(Some(p)) => p,
-                    Ok(None) => return Err(format!("hardlink `{name}` has an empty target")),
-                    Err(why) => {
-                        return Err(format!("hardlink `{name}` → `{t}`: its target {why}"));
-                    }
-                };
-                if self.staged.get(&trel) != Some(&Staged::File) {
-                    return Err(format!(
-                        "hardlink `{name}` → `{t}` does not point at a regular file extracted before it: refused"
-                    ));
-                }
-                self.make_room(&rel, &name)?;
-                fs::hard_link(
-                    self.staging.path().join(&trel),
-                    self.staging.path().join(&rel),
-                )
-                .map_err(|e| format!("hardlink `{name}` → `{t}`: {e}"))?;
-                self.staged.insert(rel, Staged::File);
-                self.files.push(name);
-                Ok(())
+            EntryKind::Symlink(target) => self.symlink(rel, name, target),
+            EntryKind::Hardlink(target) => self.hardlink(rel, name, &target),
+        }
+    }
+
+    /// Stage a symlink entry: its target must stay inside the destination by
+    /// name; it is created after every other entry.
+    fn symlink(&mut self, rel: PathBuf, name: String, target: Vec<u8>) -> Result<(), ArchiveError> {
+        self.check_parents(&rel, &name)?;
+        let t = shown(&target);
+        if target.is_empty() || target.contains(&0) {
+            return Err(ArchiveError::Refused(format!(
+                "symlink `{name}` has an empty or NUL target"
+            )));
+        }
+        if target.first() == Some(&b'/') {
+            return Err(ArchiveError::Refused(format!(
+                "symlink `{name}` → `{t}` has an absolute target: it leaves the destination"
+            )));
+        }
+        let dir = rel.parent().unwrap_or(Path::new(""));
+        if lexical_target(dir, &target).is_none() {
+            return Err(ArchiveError::Refused(format!(
+                "symlink `{name}` → `{t}` leaves the destination"
+            )));
+        }
+        match self.staged.get(&rel) {
+            None => {}
+            Some(Staged::Symlink(_)) if self.overwrite => {}
+            Some(_) => {
+                return Err(ArchiveError::Refused(format!(
+                    "entry `{name}` appears more than once in the archive{}",
+                    self.dup_hint()
+                )));
             }
         }
+        if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+            self.make_dirs(parent)?;
+        }
+        // Created after every other entry, once the whole tree is known.
+        if !matches!(self.staged.get(&rel), Some(Staged::Symlink(_))) {
+            self.files.push(name);
+        }
+        self.staged.insert(rel, Staged::Symlink(target));
+        Ok(())
+    }
+
+    /// Stage a hardlink entry: only to a regular file extracted before it.
+    fn hardlink(&mut self, rel: PathBuf, name: String, target: &[u8]) -> Result<(), ArchiveError> {
+        self.check_parents(&rel, &name)?;
+        let t = shown(target);
+        let trel = match normalize(target) {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                return Err(ArchiveError::Refused(format!(
+                    "hardlink `{name}` has an empty target"
+                )));
+            }
+            Err(why) => {
+                return Err(ArchiveError::Refused(format!(
+                    "hardlink `{name}` → `{t}`: its target {why}"
+                )));
+            }
+        };
+        if self.staged.get(&trel) != Some(&Staged::File) {
+            return Err(ArchiveError::Refused(format!(
+                "hardlink `{name}` → `{t}` does not point at a regular file extracted before it: refused"
+            )));
+        }
+        self.make_room(&rel, &name)?;
+        fs::hard_link(
+            self.staging.path().join(&trel),
+            self.staging.path().join(&rel),
+        )
+        .map_err(|e| ArchiveError::failed(format!("hardlink `{name}` → `{t}`"), e))?;
+        self.staged.insert(rel, Staged::File);
+        self.files.push(name);
+        Ok(())
     }
 
     fn dup_hint(&self) -> &'static str {
@@ -406,23 +439,23 @@ impl<'m> Extractor<'m> {
     }
 
     /// Refuse an entry under a symlink or a file the archive made earlier.
-    fn check_parents(&self, rel: &Path, name: &str) -> Result<(), String> {
+    fn check_parents(&self, rel: &Path, name: &str) -> Result<(), ArchiveError> {
         for a in rel.ancestors().skip(1) {
             if a.as_os_str().is_empty() {
                 break;
             }
             match self.staged.get(a) {
                 Some(Staged::Symlink(_)) => {
-                    return Err(format!(
+                    return Err(ArchiveError::Refused(format!(
                         "entry `{name}` passes through the symlink `{}` of the same archive: refused",
                         show_path(a)
-                    ));
+                    )));
                 }
                 Some(Staged::File) => {
-                    return Err(format!(
+                    return Err(ArchiveError::Refused(format!(
                         "entry `{name}` needs `{}` to be a directory, but the archive made it a file",
                         show_path(a)
-                    ));
+                    )));
                 }
                 _ => {}
             }
@@ -432,19 +465,19 @@ impl<'m> Extractor<'m> {
 
     /// A file or hardlink is about to be written at `rel`: refuse a clash,
     /// drop an earlier file of the same name when `overwrite` is set.
-    fn make_room(&mut self, rel: &Path, name: &str) -> Result<(), String> {
+    fn make_room(&mut self, rel: &Path, name: &str) -> Result<(), ArchiveError> {
         match self.staged.get(rel) {
             None => {}
             Some(Staged::File) if self.overwrite => {
                 fs::remove_file(self.staging.path().join(rel))
-                    .map_err(|e| format!("entry `{name}`: {e}"))?;
+                    .map_err(|e| ArchiveError::failed(format!("entry `{name}`"), e))?;
                 self.files.retain(|f| f != name);
             }
             Some(_) => {
-                return Err(format!(
+                return Err(ArchiveError::Refused(format!(
                     "entry `{name}` appears more than once in the archive{}",
                     self.dup_hint()
-                ));
+                )));
             }
         }
         if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -454,7 +487,7 @@ impl<'m> Extractor<'m> {
     }
 
     /// Create `rel` and its parents in the staging directory.
-    fn make_dirs(&mut self, rel: &Path) -> Result<(), String> {
+    fn make_dirs(&mut self, rel: &Path) -> Result<(), ArchiveError> {
         let mut cur = PathBuf::new();
         for c in rel.iter() {
             cur.push(c);
@@ -464,7 +497,12 @@ impl<'m> Extractor<'m> {
             match fs::create_dir(self.staging.path().join(&cur)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(format!("cannot create `{}`: {e}", show_path(&cur))),
+                Err(e) => {
+                    return Err(ArchiveError::Refused(format!(
+                        "cannot create `{}`: {e}",
+                        show_path(&cur)
+                    )));
+                }
             }
             self.staged.insert(cur.clone(), Staged::Dir);
             self.directories += 1;
@@ -480,7 +518,7 @@ impl<'m> Extractor<'m> {
         data: &mut dyn Read,
         declared: Option<u64>,
         mode: u32,
-    ) -> Result<(), String> {
+    ) -> Result<(), ArchiveError> {
         if mode & 0o7000 != 0 {
             self.dropped_modes += 1;
         }
@@ -490,7 +528,7 @@ impl<'m> Extractor<'m> {
             .create_new(true)
             .mode(perm)
             .open(self.staging.path().join(rel))
-            .map_err(|e| format!("entry `{name}`: cannot create it: {e}"))?;
+            .map_err(|e| ArchiveError::failed(format!("entry `{name}`: cannot create it"), e))?;
         let mut buf = vec![0u8; 64 * 1024];
         let mut total: u64 = 0;
         loop {
@@ -503,33 +541,34 @@ impl<'m> Extractor<'m> {
                     if let Some(d) = declared
                         && zip_size_lie(&e)
                     {
-                        return Err(format!(
+                        return Err(ArchiveError::Refused(format!(
                             "entry `{name}` holds more data than its header declares ({d} bytes): refused"
-                        ));
+                        )));
                     }
-                    return Err(self
-                        .meter
-                        .explain(format!("entry `{name}`: cannot read it: {e}")));
+                    return Err(self.meter.explain(ArchiveError::failed(
+                        format!("entry `{name}`: cannot read it"),
+                        e,
+                    )));
                 }
             };
             total += n as u64;
             if let Some(d) = declared
                 && total > d
             {
-                return Err(format!(
+                return Err(ArchiveError::Refused(format!(
                     "entry `{name}` holds more data than its header declares ({d} bytes): refused"
-                ));
+                )));
             }
             if self.count_entry_bytes {
                 self.meter
                     .add_expanded(n as u64)
-                    .map_err(|e| self.meter.explain(e.to_string()))?;
+                    .map_err(|e| self.meter.explain(ArchiveError::Limit(e.to_string())))?;
             }
             self.meter
                 .add_written(n as u64, name)
-                .map_err(|e| self.meter.explain(e.to_string()))?;
+                .map_err(|e| self.meter.explain(ArchiveError::Limit(e.to_string())))?;
             f.write_all(&buf[..n])
-                .map_err(|e| format!("entry `{name}`: cannot write it: {e}"))?;
+                .map_err(|e| ArchiveError::failed(format!("entry `{name}`: cannot write it"), e))?;
         }
         Ok(())
     }
@@ -537,7 +576,7 @@ impl<'m> Extractor<'m> {
     /// Create the symlinks, check the destination and move everything into
     /// place. Nothing reaches the destination before this succeeds up to the
     /// first rename.
-    pub fn finish(&mut self) -> Result<Extracted, String> {
+    pub fn finish(&mut self) -> Result<Extracted, ArchiveError> {
         self.meter.stopped()?;
         let links: Vec<(PathBuf, Vec<u8>)> = self
             .staged
@@ -556,25 +595,25 @@ impl<'m> Extractor<'m> {
                 .collect();
             let mut hops = 0;
             if let Err(why) = self.resolve(start, target, &mut hops) {
-                return Err(format!(
+                return Err(ArchiveError::Refused(format!(
                     "symlink `{}` → `{}` {why}",
                     show_path(p),
                     shown(target)
-                ));
+                )));
             }
         }
         for (p, target) in &links {
             std::os::unix::fs::symlink(OsStr::from_bytes(target), self.staging.path().join(p))
-                .map_err(|e| format!("symlink `{}`: {e}", show_path(p)))?;
+                .map_err(|e| ArchiveError::failed(format!("symlink `{}`", show_path(p)), e))?;
             self.symlinks += 1;
         }
         let moves = self.plan_moves()?;
         for p in &moves {
             fs::rename(self.staging.path().join(p), self.dest.join(p)).map_err(|e| {
-                format!(
-                    "cannot move `{}` into the destination: {e} (entries moved before it stay)",
-                    show_path(p)
-                )
+                ArchiveError::Failed {
+                    what: format!("cannot move `{}` into the destination", show_path(p)),
+                    source: format!("{e} (entries moved before it stay)").into(),
+                }
             })?;
             self.moved += 1;
         }
@@ -609,16 +648,18 @@ impl<'m> Extractor<'m> {
         mut stack: Vec<OsString>,
         target: &[u8],
         hops: &mut u32,
-    ) -> Result<Vec<OsString>, String> {
+    ) -> Result<Vec<OsString>, ArchiveError> {
         if target.first() == Some(&b'/') {
-            return Err("has an absolute target: it leaves the destination".to_owned());
+            return Err(ArchiveError::Refused(
+                "has an absolute target: it leaves the destination".to_owned(),
+            ));
         }
         for part in target.split(|b| *b == b'/') {
             match part {
                 b"" | b"." => {}
                 b".." => {
                     if stack.pop().is_none() {
-                        return Err("leaves the destination".to_owned());
+                        return Err(ArchiveError::Refused("leaves the destination".to_owned()));
                     }
                 }
                 name => {
@@ -634,7 +675,9 @@ impl<'m> Extractor<'m> {
                     }
                     *hops += 1;
                     if *hops > MAX_HOPS {
-                        return Err("goes through too many symlinks".to_owned());
+                        return Err(ArchiveError::Refused(
+                            "goes through too many symlinks".to_owned(),
+                        ));
                     }
                     stack.pop();
                     stack = match next {
@@ -649,22 +692,25 @@ impl<'m> Extractor<'m> {
     }
 
     /// Whether the destination already has a symlink at `rel`, and where it points.
-    fn dest_link(&self, rel: &Path) -> Result<DestLink, String> {
+    fn dest_link(&self, rel: &Path) -> Result<DestLink, ArchiveError> {
         let at = self.dest.join(rel);
         match fs::symlink_metadata(&at) {
             Ok(m) if m.file_type().is_symlink() => {
                 let t = fs::read_link(&at).map_err(|e| {
-                    format!("cannot read the existing symlink `{}`: {e}", show_path(rel))
+                    ArchiveError::failed(
+                        format!("cannot read the existing symlink `{}`", show_path(rel)),
+                        e,
+                    )
                 })?;
                 if t.is_absolute() {
                     match t.strip_prefix(&self.dest) {
                         Ok(inside) => {
                             Ok(DestLink::FromRoot(inside.as_os_str().as_bytes().to_vec()))
                         }
-                        Err(_) => Err(format!(
+                        Err(_) => Err(ArchiveError::Refused(format!(
                             "leaves the destination through its existing symlink `{}`",
                             show_path(rel)
-                        )),
+                        ))),
                     }
                 } else {
                     Ok(DestLink::Relative(t.as_os_str().as_bytes().to_vec()))
@@ -676,7 +722,7 @@ impl<'m> Extractor<'m> {
 
     /// What to rename into the destination (a new directory moves whole),
     /// after checking every clash with what is already there.
-    fn plan_moves(&self) -> Result<Vec<PathBuf>, String> {
+    fn plan_moves(&self) -> Result<Vec<PathBuf>, ArchiveError> {
         let mut moves: Vec<PathBuf> = Vec::new();
         let mut moved_dir: Option<&Path> = None;
         for (p, kind) in &self.staged {
@@ -692,29 +738,33 @@ impl<'m> Extractor<'m> {
                         moved_dir = Some(p);
                     }
                 }
-                Err(e) => return Err(format!("cannot check `{name}` in the destination: {e}")),
+                Err(e) => {
+                    return Err(ArchiveError::Refused(format!(
+                        "cannot check `{name}` in the destination: {e}"
+                    )));
+                }
                 Ok(m) if m.file_type().is_symlink() && is_dir => {
-                    return Err(format!(
+                    return Err(ArchiveError::Refused(format!(
                         "`{name}` is a symlink in the destination: refusing to extract into it"
-                    ));
+                    )));
                 }
                 Ok(m) if m.is_dir() => {
                     if !is_dir {
-                        return Err(format!(
+                        return Err(ArchiveError::Refused(format!(
                             "`{name}` is a directory in the destination; the archive has a file there"
-                        ));
+                        )));
                     }
                 }
                 Ok(_) if is_dir => {
-                    return Err(format!(
+                    return Err(ArchiveError::Refused(format!(
                         "`{name}` is a file in the destination; the archive has a directory there"
-                    ));
+                    )));
                 }
                 Ok(_) => {
                     if !self.overwrite {
-                        return Err(format!(
+                        return Err(ArchiveError::Refused(format!(
                             "`{name}` already exists in the destination (set `overwrite: true` to replace it)"
-                        ));
+                        )));
                     }
                     moves.push(p.clone());
                 }
@@ -724,23 +774,27 @@ impl<'m> Extractor<'m> {
     }
 
     /// Read a zip symlink's target (small, counted).
-    pub fn read_link_target(&self, name: &[u8], data: &mut dyn Read) -> Result<Vec<u8>, String> {
+    pub fn read_link_target(
+        &self,
+        name: &[u8],
+        data: &mut dyn Read,
+    ) -> Result<Vec<u8>, ArchiveError> {
         let mut t = Vec::new();
         data.take(MAX_LINK_TARGET + 1)
             .read_to_end(&mut t)
             .map_err(|e| {
-                self.meter
-                    .explain(format!("symlink `{}`: {e}", shown(name)))
+                self.meter.explain(ArchiveError::failed(
+                    format!("symlink `{}`", shown(name)),
+                    e,
+                ))
             })?;
         if t.len() as u64 > MAX_LINK_TARGET {
-            return Err(format!(
+            return Err(ArchiveError::Refused(format!(
                 "symlink `{}` has a target longer than {MAX_LINK_TARGET} bytes",
                 shown(name)
-            ));
+            )));
         }
-        self.meter
-            .add_expanded(t.len() as u64)
-            .map_err(|e| e.to_string())?;
+        self.meter.add_expanded(t.len() as u64)?;
         Ok(t)
     }
 }

@@ -11,6 +11,7 @@
 //! refused archive leaves the destination as it was.
 
 mod create;
+pub mod error;
 mod extract;
 pub mod names;
 pub mod params;
@@ -24,6 +25,7 @@ use serde_json::{Value, json};
 
 use super::{StepContext, Stop, ToolReturn};
 use crate::model::{StepOutcome, StepStatus};
+pub use error::ArchiveError;
 use params::{ArchiveAction, ArchiveFormat, ArchiveOperation, Compression};
 
 use extract::{EntryKind, Extractor, Limits, Meter, Metered};
@@ -66,7 +68,7 @@ pub fn run(a: &ArchiveAction, ctx: &StepContext, stop: &Stop) -> ToolReturn {
         ArchiveOperation::Extract => run_extract(a, ctx, stop, &mut report),
         ArchiveOperation::List => run_list(a, ctx, stop, &mut report),
     };
-    let error = res.err();
+    let error = res.err().map(|e| e.to_string());
     outcome.status = if error.is_none() {
         StepStatus::Success
     } else {
@@ -147,7 +149,11 @@ fn limits(a: &ArchiveAction) -> Limits {
 /// A path inside the workspace that may not exist yet: every existing
 /// component is resolved (symlinks followed and checked to stay inside), the
 /// missing rest is returned as is. Nothing is created.
-fn resolve_for_write(ws: &Path, rel: &Path, what: &str) -> Result<(PathBuf, PathBuf), String> {
+fn resolve_for_write(
+    ws: &Path,
+    rel: &Path,
+    what: &str,
+) -> Result<(PathBuf, PathBuf), ArchiveError> {
     let mut cur = ws.to_path_buf();
     let mut missing = PathBuf::new();
     for c in rel.iter() {
@@ -160,40 +166,46 @@ fn resolve_for_write(ws: &Path, rel: &Path, what: &str) -> Result<(PathBuf, Path
             Ok(m) if m.file_type().is_symlink() => {
                 let real = next
                     .canonicalize()
-                    .map_err(|e| format!("{what} `{}`: {e}", show_path(rel)))?;
+                    .map_err(|e| ArchiveError::failed(format!("{what} `{}`", show_path(rel)), e))?;
                 if !real.starts_with(ws) {
-                    return Err(format!(
+                    return Err(ArchiveError::Params(format!(
                         "{what} `{}` resolves outside the workspace (through a symlink)",
                         show_path(rel)
-                    ));
+                    )));
                 }
                 if !real.is_dir() {
-                    return Err(format!(
+                    return Err(ArchiveError::Params(format!(
                         "{what} `{}`: a part of it is not a directory",
                         show_path(rel)
-                    ));
+                    )));
                 }
                 cur = real;
             }
             Ok(m) if m.is_dir() => cur = next,
             Ok(_) => {
-                return Err(format!(
+                return Err(ArchiveError::Params(format!(
                     "{what} `{}`: a part of it is a file, not a directory",
                     show_path(rel)
-                ));
+                )));
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => missing.push(c),
-            Err(e) => return Err(format!("{what} `{}`: {e}", show_path(rel))),
+            Err(e) => {
+                return Err(ArchiveError::Params(format!(
+                    "{what} `{}`: {e}",
+                    show_path(rel)
+                )));
+            }
         }
     }
     Ok((cur, missing))
 }
 
 /// Create `missing` under `base` (all real directories); returns the full path.
-fn make_dirs(base: &Path, missing: &Path, what: &str, rel: &Path) -> Result<PathBuf, String> {
+fn make_dirs(base: &Path, missing: &Path, what: &str, rel: &Path) -> Result<PathBuf, ArchiveError> {
     let full = base.join(missing);
-    fs::create_dir_all(&full)
-        .map_err(|e| format!("cannot create the {what} `{}`: {e}", show_path(rel)))?;
+    fs::create_dir_all(&full).map_err(|e| {
+        ArchiveError::failed(format!("cannot create the {what} `{}`", show_path(rel)), e)
+    })?;
     Ok(full)
 }
 
@@ -213,29 +225,31 @@ fn run_create(
     ctx: &StepContext,
     stop: &Stop,
     report: &mut Report,
-) -> Result<(), String> {
+) -> Result<(), ArchiveError> {
     let p = &a.params;
     let ws = &ctx.env.workspace;
-    let name = a
-        .archive
-        .file_name()
-        .ok_or_else(|| format!("`archive_path` `{}` does not name a file", p.archive_path))?;
+    let name = a.archive.file_name().ok_or_else(|| {
+        ArchiveError::Params(format!(
+            "`archive_path` `{}` does not name a file",
+            p.archive_path
+        ))
+    })?;
     let by_name = ArchiveFormat::from_name(&p.archive_path);
     let format = p.format.or(by_name.map(|b| b.0)).ok_or_else(|| {
-        format!(
+        ArchiveError::Params(format!(
             "cannot tell the format of `{}`: name it .zip, .tar, .tar.gz, .tgz or .tar.bz2, or set `format`",
             p.archive_path
-        )
+        ))
     })?;
     let compression = p
         .compression
         .or(by_name.and_then(|b| b.1))
         .unwrap_or(Compression::Gzip);
     if format == ArchiveFormat::Zip && compression == Compression::Bz2 {
-        return Err(
+        return Err(ArchiveError::Params(
             "zip entries are deflated (`compression: gzip`) or stored (`none`); bz2 is for tar"
                 .into(),
-        );
+        ));
     }
     report.format = Some(format);
     report.compression = Some(match (format, compression) {
@@ -246,15 +260,14 @@ fn run_create(
     let excludes = Excludes::new(&p.exclude_patterns)?;
     let mut sources = Vec::new();
     for s in &a.sources {
-        let root = ws
-            .join(s)
-            .canonicalize()
-            .map_err(|e| format!("source `{}` cannot be read: {e}", display_rel(s)))?;
+        let root = ws.join(s).canonicalize().map_err(|e| {
+            ArchiveError::failed(format!("source `{}` cannot be read", display_rel(s)), e)
+        })?;
         if !root.starts_with(ws) {
-            return Err(format!(
+            return Err(ArchiveError::Params(format!(
                 "source `{}` resolves outside the workspace",
                 display_rel(s)
-            ));
+            )));
         }
         sources.push(create::Source {
             root,
@@ -267,19 +280,22 @@ fn run_create(
     if missing.as_os_str().is_empty() {
         match fs::symlink_metadata(base.join(&target_rel)) {
             Ok(m) if m.file_type().is_symlink() => {
-                return Err(format!(
+                return Err(ArchiveError::Params(format!(
                     "`{}` is a symlink: refusing to write the archive through it",
                     p.archive_path
-                ));
+                )));
             }
             Ok(m) if m.is_dir() => {
-                return Err(format!("`{}` is a directory", p.archive_path));
+                return Err(ArchiveError::Params(format!(
+                    "`{}` is a directory",
+                    p.archive_path
+                )));
             }
             Ok(_) if !p.overwrite => {
-                return Err(format!(
+                return Err(ArchiveError::Params(format!(
                     "`{}` already exists (set `overwrite: true` to replace it)",
                     p.archive_path
-                ));
+                )));
             }
             _ => {}
         }
@@ -325,22 +341,25 @@ fn display_rel(p: &Path) -> String {
 }
 
 /// Open the archive to read: inside the workspace after following symlinks, a regular file.
-fn open_archive(a: &ArchiveAction, ctx: &StepContext) -> Result<(PathBuf, u64), String> {
+fn open_archive(a: &ArchiveAction, ctx: &StepContext) -> Result<(PathBuf, u64), ArchiveError> {
     let real = super::workspace_file(&ctx.env.workspace, &a.archive)?;
     let size = fs::metadata(&real)
         .map(|m| m.len())
-        .map_err(|e| format!("`{}`: {e}", a.params.archive_path))?;
+        .map_err(|e| ArchiveError::failed(format!("`{}`", a.params.archive_path), e))?;
     Ok((real, size))
 }
 
 /// The format and compression to read with: the parameters, else the
 /// file's first bytes, else its name.
-fn read_format(a: &ArchiveAction, real: &Path) -> Result<(ArchiveFormat, Compression), String> {
+fn read_format(
+    a: &ArchiveAction,
+    real: &Path,
+) -> Result<(ArchiveFormat, Compression), ArchiveError> {
     let p = &a.params;
     let mut head = [0u8; 512];
     let n = File::open(real)
         .and_then(|mut f| read_up_to(&mut f, &mut head))
-        .map_err(|e| format!("`{}`: {e}", p.archive_path))?;
+        .map_err(|e| ArchiveError::failed(format!("`{}`", p.archive_path), e))?;
     let head = &head[..n];
     let sniffed = if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
         Some((ArchiveFormat::Zip, None))
@@ -359,10 +378,10 @@ fn read_format(a: &ArchiveAction, real: &Path) -> Result<(ArchiveFormat, Compres
         .or(sniffed.map(|s| s.0))
         .or(by_name.map(|b| b.0))
         .ok_or_else(|| {
-            format!(
+            ArchiveError::Params(format!(
                 "cannot tell the format of `{}` from its content or name: set `format`",
                 p.archive_path
-            )
+            ))
         })?;
     let compression = p
         .compression
@@ -386,8 +405,8 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 /// The decompressed stream of a tar.
-fn tar_stream(real: &Path, compression: Compression) -> Result<Box<dyn Read>, String> {
-    let f = BufReader::new(File::open(real).map_err(|e| e.to_string())?);
+fn tar_stream(real: &Path, compression: Compression) -> Result<Box<dyn Read>, ArchiveError> {
+    let f = BufReader::new(File::open(real)?);
     Ok(match compression {
         Compression::None => Box::new(f),
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(f)),
@@ -459,9 +478,10 @@ fn zip_kind<R: Read>(f: &zip::read::ZipFile<'_, R>) -> EntryKind {
     }
 }
 
-fn open_zip(real: &Path) -> Result<zip::ZipArchive<BufReader<File>>, String> {
-    let f = File::open(real).map_err(|e| e.to_string())?;
-    zip::ZipArchive::new(BufReader::new(f)).map_err(|e| format!("not a readable zip: {e}"))
+fn open_zip(real: &Path) -> Result<zip::ZipArchive<BufReader<File>>, ArchiveError> {
+    let f = File::open(real)?;
+    zip::ZipArchive::new(BufReader::new(f))
+        .map_err(|e| ArchiveError::failed("not a readable zip", e))
 }
 
 fn zip_name(za: &zip::ZipArchive<BufReader<File>>, i: usize) -> Vec<u8> {
@@ -476,7 +496,7 @@ fn run_extract(
     ctx: &StepContext,
     stop: &Stop,
     report: &mut Report,
-) -> Result<(), String> {
+) -> Result<(), ArchiveError> {
     let p = &a.params;
     let ws = &ctx.env.workspace;
     let (real, size) = open_archive(a, ctx)?;
@@ -545,7 +565,7 @@ fn extract_tar(
     compression: Compression,
     ex: &mut Extractor<'_>,
     meter: &Meter,
-) -> Result<(), String> {
+) -> Result<(), ArchiveError> {
     let stream = tar_stream(real, compression)?;
     let mut ar = tar::Archive::new(Metered {
         inner: stream,
@@ -553,12 +573,12 @@ fn extract_tar(
     });
     let entries = ar
         .entries()
-        .map_err(|e| meter.explain(format!("not a readable tar: {e}")))?;
+        .map_err(|e| meter.explain(ArchiveError::failed("not a readable tar", e)))?;
     for entry in entries {
         let mut entry = entry.map_err(|e| {
-            meter.explain(format!(
-                "cannot read the tar after {} entries: {e}",
-                ex.entries()
+            meter.explain(ArchiveError::failed(
+                format!("cannot read the tar after {} entries", ex.entries()),
+                e,
             ))
         })?;
         let name = entry.path_bytes().into_owned();
@@ -573,7 +593,7 @@ fn extract_zip(
     ex: &mut Extractor<'_>,
     meter: &Meter,
     report: &mut Report,
-) -> Result<(), String> {
+) -> Result<(), ArchiveError> {
     let mut za = open_zip(real)?;
     meter.entry_count_ok(za.len() as u64)?;
     let mut stored_only = true;
@@ -581,7 +601,7 @@ fn extract_zip(
         let name = zip_name(&za, i);
         let mut f = za
             .by_index(i)
-            .map_err(|e| format!("entry `{}`: {e}", shown(&name)))?;
+            .map_err(|e| ArchiveError::failed(format!("entry `{}`", shown(&name)), e))?;
         if f.compression() != zip::CompressionMethod::Stored {
             stored_only = false;
         }
@@ -632,7 +652,7 @@ fn run_list(
     ctx: &StepContext,
     stop: &Stop,
     report: &mut Report,
-) -> Result<(), String> {
+) -> Result<(), ArchiveError> {
     let (real, size) = open_archive(a, ctx)?;
     let (format, compression) = read_format(a, &real)?;
     report.format = Some(format);
@@ -664,10 +684,13 @@ fn run_list(
             });
             let iter = ar
                 .entries()
-                .map_err(|e| meter.explain(format!("not a readable tar: {e}")))?;
+                .map_err(|e| meter.explain(ArchiveError::failed("not a readable tar", e)))?;
             for entry in iter {
                 let entry = entry.map_err(|e| {
-                    meter.explain(format!("cannot read the tar after {entries} entries: {e}"))
+                    meter.explain(ArchiveError::failed(
+                        format!("cannot read the tar after {entries} entries"),
+                        e,
+                    ))
                 })?;
                 entries += 1;
                 meter.entry_count_ok(entries)?;
@@ -685,9 +708,9 @@ fn run_list(
                 meter.stopped()?;
                 let name = zip_name(&za, i);
                 let (kind, method, declared) = {
-                    let f = za
-                        .by_index_raw(i)
-                        .map_err(|e| format!("entry `{}`: {e}", shown(&name)))?;
+                    let f = za.by_index_raw(i).map_err(|e| {
+                        ArchiveError::failed(format!("entry `{}`", shown(&name)), e)
+                    })?;
                     (zip_kind(&f), f.compression(), f.size())
                 };
                 entries += 1;

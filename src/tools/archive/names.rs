@@ -33,6 +33,50 @@ pub fn show_path(p: &Path) -> String {
     shown(p.as_os_str().as_bytes())
 }
 
+/// Why an entry name is refused (the text follows "entry `NAME` ").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// A NUL byte.
+    #[error("has a NUL byte in its name")]
+    Nul,
+    /// A backslash.
+    #[error(
+        "has a backslash in its name (a Windows path separator: refused so `..\\` tricks cannot work)"
+    )]
+    Backslash,
+    /// Starts with `/`.
+    #[error("has an absolute name: it would leave the destination")]
+    Absolute,
+    /// `C:` and the like.
+    #[error("has a Windows drive prefix: it would leave the destination")]
+    Drive,
+    /// A `..` component.
+    #[error("leaves the destination (`..` in its name)")]
+    DotDot,
+    /// A `.git` component.
+    #[error(
+        "writes into a `.git` directory (it could plant hooks or config that a later git step would run)"
+    )]
+    Git,
+}
+
+/// Why `exclude_patterns` do not compile.
+#[derive(Debug, thiserror::Error)]
+pub enum ExcludeError {
+    /// One pattern.
+    #[error("exclude pattern `{pattern}`: {source}")]
+    Pattern {
+        /// The pattern as written.
+        pattern: String,
+        /// The glob error.
+        #[source]
+        source: globset::Error,
+    },
+    /// The set.
+    #[error("{0}")]
+    Set(#[source] globset::Error),
+}
+
 /// The relative path an entry name stands for, or why it is refused. `Ok(None)`
 /// is the archive's root (``, `.`, `./`). The rules: no NUL byte, no backslash
 /// (a Windows separator that would make `..\..\x` a `..` on the host that
@@ -40,32 +84,26 @@ pub fn show_path(p: &Path) -> String {
 /// (even one that would stay inside: an archive that needs one is hostile), no
 /// `.git` component (hooks and config planted there would run in a later git step).
 /// `.` and empty components are dropped (`./a//b` is `a/b`).
-pub fn normalize(raw: &[u8]) -> Result<Option<PathBuf>, String> {
+pub fn normalize(raw: &[u8]) -> Result<Option<PathBuf>, NameError> {
     if raw.contains(&0) {
-        return Err("has a NUL byte in its name".to_owned());
+        return Err(NameError::Nul);
     }
     if raw.contains(&b'\\') {
-        return Err(
-            "has a backslash in its name (a Windows path separator: refused so `..\\` tricks cannot work)"
-                .to_owned(),
-        );
+        return Err(NameError::Backslash);
     }
     if raw.first() == Some(&b'/') {
-        return Err("has an absolute name: it would leave the destination".to_owned());
+        return Err(NameError::Absolute);
     }
     if raw.len() >= 2 && raw[0].is_ascii_alphabetic() && raw[1] == b':' {
-        return Err("has a Windows drive prefix: it would leave the destination".to_owned());
+        return Err(NameError::Drive);
     }
     let mut out = PathBuf::new();
     for part in raw.split(|b| *b == b'/') {
         match part {
             b"" | b"." => {}
-            b".." => return Err("leaves the destination (`..` in its name)".to_owned()),
+            b".." => return Err(NameError::DotDot),
             name if name.eq_ignore_ascii_case(b".git") => {
-                return Err(
-                    "writes into a `.git` directory (it could plant hooks or config that a later git step would run)"
-                        .to_owned(),
-                );
+                return Err(NameError::Git);
             }
             name => out.push(OsStr::from_bytes(name)),
         }
@@ -108,11 +146,14 @@ pub struct Excludes {
 
 impl Excludes {
     /// Compile the patterns; `None` when there are none.
-    pub fn new(patterns: &[String]) -> Result<Option<Excludes>, String> {
+    pub fn new(patterns: &[String]) -> Result<Option<Excludes>, ExcludeError> {
         let mut b = GlobSetBuilder::new();
         let mut any = false;
         for p in patterns.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
-            b.add(Glob::new(p).map_err(|e| format!("exclude pattern `{p}`: {e}"))?);
+            b.add(Glob::new(p).map_err(|source| ExcludeError::Pattern {
+                pattern: p.to_owned(),
+                source,
+            })?);
             any = true;
         }
         if !any {
@@ -120,7 +161,7 @@ impl Excludes {
         }
         b.build()
             .map(|set| Some(Excludes { set }))
-            .map_err(|e| e.to_string())
+            .map_err(ExcludeError::Set)
     }
 
     /// Whether `rel` (relative, normalised) is left out.
@@ -146,7 +187,7 @@ mod tests {
 
     fn bad(raw: &[u8]) -> String {
         match normalize(raw) {
-            Err(e) => e,
+            Err(e) => e.to_string(),
             Ok(p) => panic!("{} accepted as {p:?}", shown(raw)),
         }
     }
@@ -231,7 +272,7 @@ mod tests {
         assert!(
             Excludes::new(&["a[".to_owned()])
                 .err()
-                .is_some_and(|e| e.contains("a["))
+                .is_some_and(|e| e.to_string().contains("a["))
         );
     }
 }
@@ -248,7 +289,10 @@ mod git_dir_tests {
             ".GIT/config",
             ".git",
         ] {
-            let why = normalize(name.as_bytes()).err().unwrap_or_default();
+            let why = normalize(name.as_bytes())
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
             assert!(why.contains("`.git`"), "{name}: {why}");
         }
         assert!(normalize(b".github/workflows/ci.yml").is_ok());

@@ -1,0 +1,173 @@
+//! After the steps: how the run ended, why the steps left were not run, and
+//! what the run changed in the workspace (the diff and the secrets in it).
+
+use std::collections::HashSet;
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::events::RunEvent;
+use super::schedule::{Scheduler, State};
+use super::{RunSettings, emit};
+use crate::diff::Tracker;
+use crate::model::{DiffSummary, Finding, RunStatus, StepStatus};
+use crate::plan::Plan;
+use crate::tools::RunShared;
+
+/// Whether nothing that will run (steps or rollbacks, carried-over ones
+/// included) can write the workspace: then the diff is not recorded.
+pub(super) fn read_only(
+    plan: &Plan,
+    pending: impl Iterator<Item = usize>,
+    carried: &[usize],
+) -> bool {
+    let mut pending = pending;
+    pending.all(|i| {
+        !plan.steps[i].action.may_write_workspace() && plan.steps[i].rollback_command.is_none()
+    }) && carried
+        .iter()
+        .all(|&i| plan.steps[i].rollback_command.is_none())
+}
+
+/// Record what the workspace looks like before anything runs (off the async
+/// workers); None when the run is read-only or the tracker could not start.
+pub(super) async fn start_tracker(
+    settings: &RunSettings,
+    read_only: bool,
+) -> Option<Arc<Mutex<Tracker>>> {
+    if read_only {
+        return None;
+    }
+    let ws = settings.env.workspace.clone();
+    let out = settings.out_dir.clone();
+    tokio::task::spawn_blocking(move || Tracker::start(&ws, &out))
+        .await
+        .ok()
+        .map(|t| Arc::new(Mutex::new(t)))
+}
+
+/// Why the steps stopped, read once when the graph is done.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Stop {
+    /// A signal arrived.
+    pub(super) interrupted: bool,
+    /// The budget ran out (or a step ended because it did).
+    pub(super) budget_out: bool,
+}
+
+impl Stop {
+    /// Read the run's stop state.
+    pub(super) fn read(sched: &Scheduler, shared: &RunShared) -> Stop {
+        Stop {
+            interrupted: shared.interrupted(),
+            budget_out: shared.check().is_some() || !sched.budget_hit.is_empty(),
+        }
+    }
+}
+
+/// How the run ended after its steps (before secrets in the diff are counted).
+pub(super) fn status_after_steps(plan: &Plan, sched: &Scheduler, stop: Stop) -> RunStatus {
+    let mut status = RunStatus::Success;
+    if stop.budget_out {
+        status = status.combine(RunStatus::BudgetExhausted);
+    }
+    for (i, s) in sched.state.iter().enumerate() {
+        if let State::Done(st) = s
+            && st.is_failure()
+            && !plan.steps[i].continue_on_error
+            && !sched.budget_hit.contains(&i)
+        {
+            status = status.combine(if *st == StepStatus::Rejected {
+                RunStatus::Rejected
+            } else {
+                RunStatus::Failed
+            });
+        }
+    }
+    if stop.interrupted {
+        status = status.combine(RunStatus::Interrupted);
+    }
+    status
+}
+
+/// Every step that never started is `not_run`, with the reason the run stopped.
+pub(super) fn mark_unreached(
+    plan: &Plan,
+    settings: &RunSettings,
+    sched: &Scheduler,
+    shared: &RunShared,
+    stop: Stop,
+    failed_step: Option<usize>,
+    events: &Sender<RunEvent>,
+) {
+    for (i, s) in sched.state.iter().enumerate() {
+        if !matches!(s, State::Pending | State::Running) {
+            continue;
+        }
+        let reason = if stop.interrupted {
+            "the run was interrupted first".to_owned()
+        } else if stop.budget_out {
+            format!("not started: {}", shared.stop_reason())
+        } else if sched.secrets > 0 && settings.policy.fail_on_secrets {
+            "not started: a secret was found in what the run produced (fail_on_secrets)".to_owned()
+        } else if let Some(f) = failed_step {
+            format!("the run stopped after step `{}` failed", plan.steps[f].id)
+        } else {
+            "not reached".to_owned()
+        };
+        emit(
+            events,
+            RunEvent::StepNotRun {
+                step: i,
+                status: StepStatus::NotRun,
+                reason,
+            },
+        );
+    }
+}
+
+/// What the run changed (off the async workers): the summary, its markdown,
+/// and the secrets in it that no step's output already showed (`seen`).
+pub(super) async fn changes(
+    tracker: Option<Arc<Mutex<Tracker>>>,
+    read_only: bool,
+    seen: HashSet<String>,
+) -> (DiffSummary, String, Vec<Finding>) {
+    tokio::task::spawn_blocking(move || {
+        let (summary, markdown) = match tracker {
+            Some(t) => lock(&t).finish(),
+            None if read_only => crate::diff::read_only_run(),
+            None => crate::diff::not_recorded(),
+        };
+        let findings = diff_findings(&markdown, &seen);
+        (summary, markdown, findings)
+    })
+    .await
+    .unwrap_or_default()
+}
+
+/// The diff tracker, even if a checkpoint panicked while holding it.
+pub(super) fn lock(t: &Mutex<Tracker>) -> std::sync::MutexGuard<'_, Tracker> {
+    t.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Secrets in the diff summary not already found in a step's output or files.
+fn diff_findings(markdown: &str, seen: &HashSet<String>) -> Vec<Finding> {
+    let scanner = crate::redact::builtin_scanner();
+    let found = scanner.scan(markdown.as_bytes());
+    crate::redact::remember(
+        found
+            .iter()
+            .filter_map(|f| markdown.as_bytes().get(f.start..f.end).map(<[u8]>::to_vec)),
+    );
+    found
+        .into_iter()
+        .filter(|f| !seen.contains(&f.fingerprint))
+        .map(|f| Finding {
+            rule: f.rule,
+            step: None,
+            location: "diff-summary.md".to_owned(),
+            line: f.line as u64,
+            fingerprint: f.fingerprint,
+        })
+        .collect()
+}

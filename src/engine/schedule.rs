@@ -1,0 +1,335 @@
+//! The scheduler: starts steps in plan order as soon as their dependencies
+//! succeeded (at most `max_parallel` at once), stops starting new ones after
+//! the first failure, runs the rollbacks, and checkpoints the diff tracker
+//! when the workspace is quiet.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::events::RunEvent;
+use super::finish::lock;
+use super::{RunSettings, result_var};
+use crate::model::{StepOutcome, StepStatus};
+use crate::plan::{Plan, Step};
+use crate::tools::{self, RunShared, StepContext};
+
+/// Where a step is in the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum State {
+    Pending,
+    Running,
+    Done(StepStatus),
+}
+
+/// Forward a signal, or the wall-time budget running out, to the steps' stop channel.
+pub(super) fn spawn_stop_watchers(
+    mut external: watch::Receiver<bool>,
+    shared: Arc<RunShared>,
+    stop: Arc<watch::Sender<bool>>,
+) {
+    let (s1, t1) = (Arc::clone(&shared), Arc::clone(&stop));
+    tokio::spawn(async move {
+        if external.wait_for(|c| *c).await.is_ok() {
+            s1.set_interrupted();
+            let _ = t1.send(true);
+        }
+    });
+    if let Some(secs) = shared.budget.max_wall_seconds {
+        tokio::spawn(async move {
+            let deadline = shared.started + Duration::from_secs(secs);
+            tokio::time::sleep_until(deadline.into()).await;
+            if shared.check().is_some() {
+                let _ = stop.send(true);
+            }
+        });
+    }
+}
+
+/// The dependency graph while it runs: who may start, who is running, what
+/// succeeded (for the rollback) and what the steps found.
+pub(super) struct Scheduler {
+    pub(super) plan: Arc<Plan>,
+    pub(super) settings: Arc<RunSettings>,
+    pub(super) events: Sender<RunEvent>,
+    pub(super) cancel: watch::Receiver<bool>,
+    pub(super) shared: Arc<RunShared>,
+    pub(super) step_ids: Arc<Vec<String>>,
+    /// Accepted agent results by step id (for PLANGATE_RESULT_<ID>).
+    pub(super) results: BTreeMap<String, PathBuf>,
+    /// Steps that ended because the budget ran out.
+    pub(super) budget_hit: Vec<usize>,
+    /// Secrets found so far.
+    pub(super) secrets: usize,
+    /// Their fingerprints (so the diff does not report them twice).
+    pub(super) fingerprints: std::collections::HashSet<String>,
+    pub(super) state: Vec<State>,
+    pub(super) selected: Vec<bool>,
+    /// Steps that succeeded, in completion order.
+    pub(super) completed: Vec<usize>,
+    pub(super) sequence: u32,
+    /// What the run changed and which step changed it (None if it could not start).
+    pub(super) tracker: Option<Arc<Mutex<crate::diff::Tracker>>>,
+    /// Steps started since the last checkpoint.
+    pub(super) since_checkpoint: Vec<usize>,
+}
+
+enum Readiness {
+    Ready,
+    Wait,
+    Never(StepStatus, String),
+}
+
+impl Scheduler {
+    fn emit(&self, e: RunEvent) {
+        let _ = self.events.send(e);
+    }
+
+    fn readiness(&self, i: usize) -> Readiness {
+        let step = &self.plan.steps[i];
+        for &d in &step.deps {
+            if !self.selected[d] {
+                continue; // outside --steps: assumed done
+            }
+            let dep = &self.plan.steps[d];
+            match self.state[d] {
+                State::Pending | State::Running => return Readiness::Wait,
+                State::Done(StepStatus::Success) => {}
+                State::Done(s) if s.is_failure() && dep.continue_on_error => {}
+                State::Done(StepStatus::Skipped) => {
+                    return Readiness::Never(
+                        StepStatus::Skipped,
+                        format!("dependency `{}` was skipped", dep.id),
+                    );
+                }
+                State::Done(s) => {
+                    return Readiness::Never(
+                        StepStatus::NotRun,
+                        format!("dependency `{}` ended {}", dep.id, s.as_str()),
+                    );
+                }
+            }
+        }
+        Readiness::Ready
+    }
+
+    fn context(&self, step: &Step) -> StepContext {
+        let s = &self.settings;
+        let artifacts_rel = format!("artifacts/{}", step.id);
+        let mut run_vars = BTreeMap::new();
+        run_vars.insert("PLANGATE_RUN_ID".to_owned(), s.run_id.clone());
+        run_vars.insert("PLANGATE_STEP_ID".to_owned(), step.id.clone());
+        run_vars.insert("PLANGATE_PLAN_ID".to_owned(), self.plan.id.clone());
+        run_vars.insert(
+            "PLANGATE_WORKSPACE".to_owned(),
+            s.env.workspace.display().to_string(),
+        );
+        run_vars.insert(
+            "PLANGATE_OUT_DIR".to_owned(),
+            s.out_dir.display().to_string(),
+        );
+        run_vars.insert(
+            "PLANGATE_STEP_ARTIFACTS".to_owned(),
+            s.out_dir.join(&artifacts_rel).display().to_string(),
+        );
+        for (id, path) in &self.results {
+            run_vars.insert(result_var(id), path.display().to_string());
+        }
+        StepContext {
+            out_dir: s.out_dir.clone(),
+            shared: Arc::clone(&self.shared),
+            step_ids: Arc::clone(&self.step_ids),
+            env: s.env.clone(),
+            artifacts_dir: s.out_dir.join(&artifacts_rel),
+            artifacts_rel,
+            run_vars,
+            max_output_bytes: s.max_output_bytes,
+            kill_grace: s.kill_grace,
+            cancel: self.cancel.clone(),
+        }
+    }
+
+    /// Returns (first blocking failure, interrupted).
+    pub(super) async fn run_graph(&mut self) -> (Option<usize>, bool) {
+        let n = self.plan.steps.len();
+        let max = usize::try_from(self.settings.policy.max_parallel)
+            .unwrap_or(1)
+            .max(1);
+        let mut running: JoinSet<(usize, u32, StepOutcome)> = JoinSet::new();
+        let mut failed: Option<usize> = None;
+        let mut cancel = self.cancel.clone();
+        loop {
+            let stopping = *cancel.borrow()
+                || self.shared.check().is_some()
+                || (self.secrets > 0 && self.settings.policy.fail_on_secrets);
+            if failed.is_none() && !stopping {
+                // Resolve never-runnable steps until nothing changes, then start what is ready.
+                let mut changed = true;
+                while changed {
+                    changed = false;
+                    for i in 0..n {
+                        if self.state[i] != State::Pending {
+                            continue;
+                        }
+                        match self.readiness(i) {
+                            Readiness::Never(status, reason) => {
+                                self.state[i] = State::Done(status);
+                                self.emit(RunEvent::StepNotRun {
+                                    step: i,
+                                    status,
+                                    reason,
+                                });
+                                changed = true;
+                            }
+                            Readiness::Ready if running.len() < max => {
+                                self.start(i, &mut running);
+                            }
+                            Readiness::Ready | Readiness::Wait => {}
+                        }
+                    }
+                }
+            }
+            if running.is_empty() {
+                return (failed, *cancel.borrow());
+            }
+            tokio::select! {
+                joined = running.join_next() => {
+                    let Some(joined) = joined else { continue };
+                    let (i, sequence, outcome) = match joined {
+                        Ok(r) => r,
+                        Err(e) => {
+                            // A panicked step task: record it as failed rather than lose it.
+                            let i = self.state.iter().position(|s| *s == State::Running).unwrap_or(0);
+                            (i, 0, tools::internal_failure(SystemTime::now(), format!("internal error: {e}")))
+                        }
+                    };
+                    let status = outcome.status;
+                    self.state[i] = State::Done(status);
+                    let stopped_by_budget = *self.cancel.borrow() && !self.shared.interrupted() && self.shared.check().is_some();
+                    if outcome.budget_exhausted || (status.is_failure() && stopped_by_budget) {
+                        self.budget_hit.push(i);
+                    }
+                    self.secrets += outcome.findings.len();
+                    self.fingerprints.extend(outcome.findings.iter().map(|f| f.fingerprint.clone()));
+                    if let Some(f) = &outcome.result_file {
+                        self.results.insert(self.plan.steps[i].id.clone(), f.clone());
+                    }
+                    if status == StepStatus::Success {
+                        self.completed.push(i);
+                    } else if status.is_failure() && !self.plan.steps[i].continue_on_error && failed.is_none() && !self.budget_hit.contains(&i) {
+                        failed = Some(i);
+                    }
+                    self.emit(RunEvent::StepFinished { step: i, sequence, outcome });
+                    if running.is_empty() && !self.since_checkpoint.is_empty() {
+                        // Quiet workspace: credit its changes to the step that
+                        // ran alone, or to nobody after an overlap.
+                        let alone = match self.since_checkpoint[..] {
+                            [only] => Some(only),
+                            _ => None,
+                        };
+                        self.since_checkpoint.clear();
+                        self.checkpoint(alone, false).await;
+                    }
+                }
+                _ = cancel.wait_for(|c| *c), if !*cancel.borrow() => {
+                    // Running steps see the same signal and stop their process groups.
+                }
+            }
+        }
+    }
+
+    fn start(&mut self, i: usize, running: &mut JoinSet<(usize, u32, StepOutcome)>) {
+        self.sequence += 1;
+        let sequence = self.sequence;
+        self.state[i] = State::Running;
+        self.since_checkpoint.push(i);
+        let at = SystemTime::now();
+        self.emit(RunEvent::StepStarted {
+            step: i,
+            sequence,
+            at,
+        });
+        let plan = Arc::clone(&self.plan);
+        let ctx = self.context(&plan.steps[i]);
+        running.spawn(async move {
+            let mut outcome = tools::execute(&plan.steps[i], &ctx, at).await;
+            let id = plan.steps[i].id.clone();
+            // Scanning reads and rewrites files: off the async workers.
+            let swept = tokio::task::spawn_blocking(move || {
+                tools::sweep(&mut outcome, &ctx, &id);
+                outcome
+            })
+            .await;
+            let outcome = swept.unwrap_or_else(|e| {
+                tools::internal_failure(at, format!("internal error while scanning: {e}"))
+            });
+            (i, sequence, outcome)
+        });
+    }
+
+    pub(super) async fn rollback(&mut self) {
+        let order: Vec<usize> = self.completed.iter().rev().copied().collect();
+        for i in order {
+            let step = &self.plan.steps[i];
+            let Some(cmd) = step.rollback_command.clone() else {
+                continue;
+            };
+            if *self.cancel.borrow() {
+                break;
+            }
+            self.sequence += 1;
+            let sequence = self.sequence;
+            self.emit(RunEvent::RollbackStarted { step: i, sequence });
+            let ctx = self.context(step);
+            let started = SystemTime::now();
+            let result =
+                tools::bash::run_command(&cmd, &ctx.env.workspace, step, &ctx, "rollback.", true)
+                    .await;
+            let mut outcome = tools::bash::outcome(step, result, started, None, &ctx);
+            tools::sweep(&mut outcome, &ctx, &step.id);
+            self.secrets += outcome.findings.len();
+            self.fingerprints
+                .extend(outcome.findings.iter().map(|f| f.fingerprint.clone()));
+            self.emit(RunEvent::RollbackFinished {
+                step: i,
+                sequence,
+                outcome,
+            });
+            self.checkpoint(Some(i), true).await;
+        }
+    }
+
+    /// Note what changed in the (quiet) workspace since the last checkpoint,
+    /// credited to `step` (or its rollback), or to nobody. Off the async workers.
+    async fn checkpoint(&mut self, step: Option<usize>, rollback: bool) {
+        let Some(tracker) = self.tracker.clone() else {
+            return;
+        };
+        let label = step.map(|i| {
+            let id = &self.plan.steps[i].id;
+            if rollback {
+                format!("{id} (rollback)")
+            } else {
+                id.clone()
+            }
+        });
+        let files =
+            tokio::task::spawn_blocking(move || lock(&tracker).checkpoint(label.as_deref()))
+                .await
+                .ok()
+                .flatten();
+        if let (Some(step), Some(files)) = (step, files) {
+            self.emit(RunEvent::StepChanges {
+                step,
+                rollback,
+                files: files.files,
+                omitted: files.omitted,
+            });
+        }
+    }
+}
