@@ -13,11 +13,14 @@ pub struct Env {
     pub ws: PathBuf,
     /// `--out`.
     pub out: PathBuf,
-    /// `TMPDIR` for plangate (where it keeps its live-run registry), when private.
-    tmpdir: Option<PathBuf>,
+    /// `TMPDIR` for plangate (where it keeps its live-run registry).
+    tmpdir: PathBuf,
 }
 
 impl Env {
+    /// A workspace, an output folder and a `TMPDIR` of its own: plangate
+    /// keeps its live-run registry there, so runs of other tests (which reap
+    /// the orphans of every run they can see) never touch this test's.
     pub fn new() -> Env {
         let dir = tempfile::tempdir().expect("tempdir");
         let ws = dir.path().join("ws").canonicalize().unwrap_or_else(|_| {
@@ -25,22 +28,14 @@ impl Env {
             dir.path().join("ws").canonicalize().expect("canon ws")
         });
         let out = dir.path().join("out");
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir_all(&tmp).expect("mkdir tmp");
         Env {
             _dir: dir,
             ws,
             out,
-            tmpdir: None,
+            tmpdir: tmp,
         }
-    }
-
-    /// This workspace with a `TMPDIR` of its own: plangate's live-run
-    /// registry is then private, so runs of other tests (which reap the
-    /// orphans of every run they can see) cannot touch this test's.
-    pub fn private_tmp(mut self) -> Env {
-        let tmp = self._dir.path().join("tmp");
-        std::fs::create_dir_all(&tmp).expect("mkdir tmp");
-        self.tmpdir = Some(tmp);
-        self
     }
 
     /// A new workspace that shares `other`'s `TMPDIR` (and so its live-run registry).
@@ -69,9 +64,7 @@ impl Env {
             }
         }
         c.current_dir(&self.ws);
-        if let Some(tmp) = &self.tmpdir {
-            c.env("TMPDIR", tmp);
-        }
+        c.env("TMPDIR", &self.tmpdir);
         c
     }
 
@@ -162,9 +155,7 @@ pub fn spawn(env: &Env, plan_yaml: &str, args: &[&str]) -> std::process::Child {
             c.env_remove(k);
         }
     }
-    if let Some(tmp) = &env.tmpdir {
-        c.env("TMPDIR", tmp);
-    }
+    c.env("TMPDIR", &env.tmpdir);
     c.arg("run")
         .arg(&plan)
         .arg("--workspace")

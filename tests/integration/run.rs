@@ -462,7 +462,7 @@ fn an_unwritable_out_dir_is_a_clear_error_and_runs_nothing() {
 
 #[test]
 fn sigkill_mid_run_leaves_a_valid_report_that_says_it_did_not_finish() {
-    let env = Env::new().private_tmp();
+    let env = Env::new();
     let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: quick, tool: bash, parameters: {command: 'true'}}\n  - {id: long, tool: bash, dependencies: [quick], parameters: {command: 'echo $$ > long.pid; exec sleep 300'}}\n";
     let mut child = spawn(&env, plan, &[]);
     let pidfile = env.ws.join("long.pid");
