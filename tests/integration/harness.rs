@@ -15,6 +15,7 @@ pub struct Env {
     pub out: PathBuf,
     /// `TMPDIR` for plangate (where it keeps its live-run registry).
     tmpdir: PathBuf,
+    _tmp: tempfile::TempDir,
 }
 
 impl Env {
@@ -28,13 +29,14 @@ impl Env {
             dir.path().join("ws").canonicalize().expect("canon ws")
         });
         let out = dir.path().join("out");
-        let tmp = dir.path().join("tmp");
-        std::fs::create_dir_all(&tmp).expect("mkdir tmp");
+        // Not beside the workspace: tests check that nothing is written there.
+        let tmp = tempfile::tempdir().expect("tempdir");
         Env {
             _dir: dir,
             ws,
             out,
-            tmpdir: tmp,
+            tmpdir: tmp.path().to_owned(),
+            _tmp: tmp,
         }
     }
 
