@@ -177,15 +177,15 @@ impl Session {
         ]);
         let out = match output(cmd, "rev-parse") {
             Ok(out) => out,
-            Err(GitError::Spawn(e)) => {
+            // git missing, or git saying no: not a repository unless a
+            // `.git` is there (then git's refusal is worth a note). Decided
+            // by looking, never by reading git's message.
+            Err(e @ (GitError::Spawn(_) | GitError::Failed { .. })) => {
                 return if inside_dot_git_tree(workspace) {
-                    Err(GitError::Spawn(e).into())
+                    Err(e.into())
                 } else {
                     Ok(None)
                 };
-            }
-            Err(GitError::Failed { stderr, .. }) if stderr.contains("not a git repository") => {
-                return Ok(None);
             }
             Err(e) => return Err(e.into()),
         };
@@ -430,7 +430,8 @@ pub(super) fn head(dir: &Path) -> Option<String> {
     (!head.is_empty() && head.bytes().all(|b| b.is_ascii_hexdigit())).then(|| head.to_owned())
 }
 
-/// Whether `dir` or a parent has a `.git` (to tell "git is missing" from "not a repository").
+/// Whether `dir` or a parent has a `.git`: tells "not a repository" (no note)
+/// from "git is missing or refuses this repository" (a note says why).
 fn inside_dot_git_tree(dir: &Path) -> bool {
     dir.ancestors().any(|d| d.join(".git").exists())
 }

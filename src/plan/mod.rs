@@ -41,12 +41,6 @@ pub use diag::Diagnostic;
 pub use node::Pos;
 pub use raw::{AgentDef, PolicyBlock};
 
-/// The git tool's types at their old path, for the git tool's own files
-/// (`tools/git.rs`, `tools/git/args.rs`) until they import `tools::git::params`.
-pub mod tool_params {
-    pub use crate::tools::git::params::{GitOperation, GitParams};
-}
-
 use crate::policy::Risk;
 
 /// The default step timeout (design 002's PlanStep default).

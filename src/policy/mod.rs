@@ -15,6 +15,7 @@
 
 pub mod cap;
 pub mod classify;
+pub mod git;
 pub mod hosts;
 pub mod permissions;
 

@@ -1,10 +1,12 @@
-//! Developer tools judged by subcommand: git, cargo, npm & co, go, make,
-//! network clients, package managers and infrastructure CLIs.
+//! Developer tools judged by subcommand: git (through the git tool's own
+//! rules, [`crate::policy::git`]), cargo, npm & co, go, make, network
+//! clients, package managers and infrastructure CLIs.
 
 use super::commands::{Cmd, parse_opts};
 use super::walk::Walker;
 use super::words::Arg;
 use crate::policy::Risk;
+use crate::policy::git::Word as GitWord;
 
 const NETWORK: &[&str] = &[
     "curl", "wget", "ssh", "nc", "ncat", "netcat", "telnet", "ftp", "sftp", "socat", "aria2c",
@@ -77,30 +79,33 @@ impl Walker {
         true
     }
 
+    /// `git …`: judged by the same rules as the `git` tool ([`crate::policy::git`]).
     fn git(&mut self, cmd: &Cmd<'_>) {
-        let with = ["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
-        let (globals, rest) = split_subcommand(cmd.args, &with);
-        if globals.values.iter().any(|(n, _)| n == "-c") {
-            self.note(
-                Risk::Moderate,
-                format!("`{}` overrides git configuration", cmd.shown),
-            );
+        let words: Vec<GitWord<'_>> = cmd
+            .args
+            .iter()
+            .map(|a| GitWord {
+                text: a.lit(),
+                raw: &a.raw,
+            })
+            .collect();
+        let c = crate::policy::git::classify_command(&words);
+        let v = c.verdict;
+        if let Some(why) = v.unclassifiable {
+            self.unclassifiable(format!("`{}`: {why}", cmd.shown));
         }
-        if rest.is_empty() && only_info_flags(cmd.args) {
-            self.note(
-                Risk::Safe,
-                format!("`{}` only prints git's version, help or paths", cmd.shown),
-            );
-            return;
+        self.note(v.risk, format!("`{}`: {}", cmd.shown, v.reason));
+        if v.risk > Risk::Safe {
+            let what = format!("`{}`", cmd.shown);
+            for i in c.repo_words {
+                if let Some(a) = cmd.args.get(i) {
+                    self.write_to(a, &what);
+                }
+            }
+            for dir in c.repo_attached {
+                self.write_to(&Arg::literal(&dir), &what);
+            }
         }
-        let sub = rest.first().and_then(Arg::lit).unwrap_or("");
-        let args = rest.get(1..).unwrap_or(&[]);
-        let opts = parse_opts(
-            args,
-            &["-m", "-u", "--set-upstream-to", "--format", "--sort"],
-        );
-        let (risk, why) = git_risk(sub, &opts);
-        self.note(risk, format!("`{}` {why}", cmd.shown));
     }
 
     fn cargo(&mut self, cmd: &Cmd<'_>) {
@@ -301,149 +306,4 @@ fn only_info_flags(args: &[Arg]) -> bool {
         && args
             .iter()
             .all(|a| a.lit().is_some_and(|t| INFO.contains(&t)))
-}
-
-/// Risk of a git subcommand with its options.
-fn git_risk(sub: &str, opts: &super::commands::Opts) -> (Risk, &'static str) {
-    const READ_ONLY: &[&str] = &[
-        "status",
-        "diff",
-        "log",
-        "show",
-        "rev-parse",
-        "ls-files",
-        "blame",
-        "describe",
-        "shortlog",
-        "rev-list",
-        "cat-file",
-        "ls-tree",
-        "grep",
-        "whatchanged",
-        "merge-base",
-        "name-rev",
-        "for-each-ref",
-        "show-ref",
-        "count-objects",
-        "version",
-        "help",
-        "check-ignore",
-        "var",
-        "reflog",
-        "show-branch",
-        "cherry",
-        "annotate",
-        "difftool",
-        "range-diff",
-        "--version",
-    ];
-    const NETWORK: &[&str] = &[
-        "fetch",
-        "pull",
-        "clone",
-        "ls-remote",
-        "submodule",
-        "remote-update",
-    ];
-    match sub {
-        "push" => git_push(opts),
-        s if READ_ONLY.contains(&s) => (Risk::Safe, "only reads the repository"),
-        "branch" => list_only(
-            opts,
-            &['a', 'r', 'v', 'l'],
-            &[
-                "--list",
-                "--all",
-                "--remotes",
-                "--show-current",
-                "--contains",
-                "--merged",
-                "--no-merged",
-                "--format",
-                "--sort",
-                "--color",
-                "--no-color",
-                "--verbose",
-            ],
-        ),
-        "tag" => list_only(
-            opts,
-            &['l', 'n'],
-            &["--list", "--contains", "--sort", "--format", "--points-at"],
-        ),
-        "remote"
-            if opts.pos.is_empty()
-                || opts
-                    .pos
-                    .first()
-                    .is_some_and(|a| a.is("show") || a.is("get-url")) =>
-        {
-            (Risk::Safe, "only reads the repository")
-        }
-        "stash" | "worktree"
-            if opts
-                .pos
-                .first()
-                .is_some_and(|a| a.is("list") || a.is("show")) =>
-        {
-            (Risk::Safe, "only reads the repository")
-        }
-        "config" if opts.has('l', &["--list", "--get", "--get-all", "--get-regexp"]) => {
-            (Risk::Safe, "only reads configuration")
-        }
-        s if NETWORK.contains(&s) => (Risk::Moderate, "fetches over the network"),
-        "reset" if opts.flags.iter().any(|f| f == "--hard") => {
-            (Risk::Moderate, "discards uncommitted work in the workspace")
-        }
-        "clean" => (Risk::Moderate, "deletes untracked files in the workspace"),
-        _ => (Risk::Moderate, "changes the repository"),
-    }
-}
-
-fn git_push(opts: &super::commands::Opts) -> (Risk, &'static str) {
-    let force = opts.has(
-        'f',
-        &[
-            "--force",
-            "--force-with-lease",
-            "--force-if-includes",
-            "--mirror",
-        ],
-    ) || opts
-        .pos
-        .iter()
-        .any(|a| a.lit().is_some_and(|t| t.starts_with('+')));
-    let delete = opts.has('d', &["--delete", "--prune"])
-        || opts
-            .pos
-            .iter()
-            .any(|a| a.lit().is_some_and(|t| t.starts_with(':')));
-    if force {
-        (Risk::Dangerous, "force-pushes, rewriting remote history")
-    } else if delete {
-        (Risk::Dangerous, "deletes remote refs")
-    } else {
-        (Risk::Moderate, "pushes to a remote")
-    }
-}
-
-/// Safe when only listing flags are given and there is no positional (a name to create).
-fn list_only(
-    opts: &super::commands::Opts,
-    shorts: &[char],
-    longs: &[&str],
-) -> (Risk, &'static str) {
-    let listing_flag = |f: &String| {
-        longs
-            .iter()
-            .any(|l| f == l || f.starts_with(&format!("{l}=")))
-            || (!f.starts_with("--") && f.chars().skip(1).all(|c| shorts.contains(&c) || c == 'v'))
-    };
-    let flags_ok = opts.flags.iter().all(listing_flag);
-    let explicit_list = opts.has('l', &["--list"]);
-    if flags_ok && (opts.pos.is_empty() || explicit_list) {
-        (Risk::Safe, "only lists")
-    } else {
-        (Risk::Moderate, "changes the repository")
-    }
 }

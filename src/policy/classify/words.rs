@@ -29,6 +29,15 @@ impl Arg {
         }
     }
 
+    /// A literal argument (a value taken out of another word, like `--git-dir=x`).
+    pub(crate) fn literal(text: &str) -> Self {
+        Self {
+            text: Some(text.to_string()),
+            raw: text.to_string(),
+            ..Self::default()
+        }
+    }
+
     /// The literal value, when known.
     pub(crate) fn lit(&self) -> Option<&str> {
         self.text.as_deref()

@@ -1,0 +1,153 @@
+//! The one git risk table: pure rules that say how risky a git command is,
+//! called both by the `git` tool (a step's `operation` and `args`) and by the
+//! bash classifier (`git …` written in a bash step), so an operation has the
+//! same risk by either route.
+//!
+//! - `op`: the subcommands the tool runs ([`GitOperation`]);
+//! - [`options`]: their option tables;
+//! - [`abbrev`]: abbreviated long options, resolved as git resolves them;
+//! - [`parse`]: reading arguments with a table;
+//! - [`risk`] and [`push`]: the risk of those subcommands;
+//! - [`command`]: a whole `git …` command line (global options, `-c`), for bash;
+//! - [`other`]: the subcommands the tool does not run (rebase, clean, tag, ...);
+//! - [`config`]: configuration keys, harmless or making git run programs.
+//!
+//! Three kinds of option: known ones (judged, passed on as written); refused
+//! ones (the tool's plan errors: they make git run a program named by the
+//! plan, read or write files plangate does not check, or wait for a human);
+//! anything else, unknown or ambiguous, cannot be judged: the step or command
+//! is unclassifiable and needs an explicit approval at any tolerance.
+//!
+//! No I/O here.
+
+pub mod abbrev;
+pub mod command;
+pub mod config;
+mod op;
+pub mod options;
+pub mod other;
+pub mod parse;
+pub mod push;
+pub mod risk;
+
+pub use command::classify_command;
+pub use op::GitOperation;
+pub use op::GitOperation as Op;
+pub use options::{Refusal, Tag};
+pub use parse::{Parsed, Word};
+pub use push::{DEFAULT_BRANCHES, PushTarget, push_target};
+pub use risk::Extra;
+
+use crate::policy::Risk;
+
+/// The verdict on a git step or command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// The risk.
+    pub risk: Risk,
+    /// What decided it.
+    pub reason: String,
+    /// Set when the arguments hold something plangate cannot judge.
+    pub unclassifiable: Option<String>,
+    /// Set when `args` hold an option the tool refuses (a plan error; never reached in a valid plan).
+    pub blocked: Option<String>,
+}
+
+pub(crate) fn verdict(risk: Risk, reason: impl Into<String>) -> Verdict {
+    Verdict {
+        risk,
+        reason: reason.into(),
+        unclassifiable: None,
+        blocked: None,
+    }
+}
+
+impl Verdict {
+    /// Marks the verdict unclassifiable (the risk is at least moderate).
+    pub(crate) fn cannot_judge(mut self, why: String) -> Verdict {
+        if self.unclassifiable.is_none() {
+            self.unclassifiable = Some(why);
+        }
+        self.risk = self.risk.max(Risk::Moderate);
+        self
+    }
+
+    /// Raises the risk to `risk` with this reason when it is higher.
+    pub(crate) fn at_least(mut self, risk: Risk, reason: impl Into<String>) -> Verdict {
+        if risk > self.risk {
+            self.risk = risk;
+            self.reason = reason.into();
+        }
+        self
+    }
+}
+
+/// Reads a tool step's `args` (literal words) with the operation's table.
+pub fn parse(op: Op, args: &[String]) -> Parsed {
+    let words: Vec<Word<'_>> = args.iter().map(|a| Word::lit(a)).collect();
+    parse_op(op, &words)
+}
+
+/// Reads the words after the subcommand with the operation's table (the
+/// first word of `stash` is its subcommand when it is not an option).
+pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
+    let stash_sub = if op == Op::Stash {
+        words
+            .first()
+            .filter(|w| w.text.is_none_or(|t| !t.starts_with('-')))
+            .map(|w| w.text.unwrap_or(w.raw).to_owned())
+    } else {
+        None
+    };
+    let t = options::tables(op, stash_sub.as_deref());
+    let paths = options::takes_paths(op, stash_sub.as_deref());
+    let start = usize::from(stash_sub.is_some());
+    let mut p = parse::parse_words(&t, words, start, paths);
+    p.stash_sub = stash_sub;
+    p
+}
+
+/// The parts of a tool step the rules need (built from the plan's nodes
+/// before the parameters are typed, and from the typed parameters after).
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The operation.
+    pub op: Op,
+    /// `args`.
+    pub args: &'a [String],
+    /// `files` is not empty.
+    pub has_files: bool,
+    /// `force`.
+    pub force: bool,
+    /// `dry_run`.
+    pub dry_run: bool,
+    /// `commit_message` is set.
+    pub has_message: bool,
+}
+
+/// Classifies a `git` tool step: a refused option blocks it, an unknown or
+/// ambiguous one makes it unclassifiable.
+pub fn classify(r: &Request<'_>) -> Verdict {
+    let p = parse(r.op, r.args);
+    let extra = Extra {
+        force: r.force,
+        dry_run: r.dry_run,
+        has_files: r.has_files,
+    };
+    let mut v = risk::judge(r.op, &p, extra);
+    if let Some((i, why)) = p.refused.first() {
+        v.blocked = Some(format!("`{}` {}", r.args[*i], why.why()));
+        v.risk = Risk::Dangerous;
+    } else if let Some(why) = p.unreadable() {
+        v = v.cannot_judge(format!(
+            "{why} for git {}, so it cannot judge what it does",
+            r.op.as_str()
+        ));
+    } else if let Some(why) = risk::unknown_stash_sub(r.op, &p) {
+        v = v.cannot_judge(why);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests;
