@@ -14,7 +14,9 @@ BIN="$CARGO_TARGET_DIR/release/examples/bench_envelope"
 FILES=(valid_100k valid_1m valid_4m tier2_100k tier2_1m tier2_4m tier2dense_100k tier2dense_1m tier2dense_4m)
 
 echo "== plangate parse_envelope (release, median) =="
-OURS=$("$BIN" run $(printf "$BENCH_DIR/%s.txt " "${FILES[@]}") | sed "s/\.txt//")
+INPUTS=()
+for f in "${FILES[@]}"; do INPUTS+=("$BENCH_DIR/$f.txt"); done
+OURS=$("$BIN" run "${INPUTS[@]}" | sed "s/\.txt//")
 echo "$OURS"
 
 if [ ! -x "$VENV/bin/python" ]; then

@@ -48,6 +48,7 @@ PY
   t2=$(now)
   "$bin" merge "${reports[@]}" --out "$work/merged-$n" --quiet
   t3=$(now)
+  # shellcheck disable=SC2086 # split "steps components shards" into $1 $2 $3 on purpose
   set -- $steps
   echo "steps=$1 components=$2 shards=$3: expand+shard $(secs "$t0" "$t1") s, merge $(secs "$t2" "$t3") s, total $(python3 -c "print(f'{($t1-$t0)+($t3-$t2):.3f}')") s"
 done

@@ -4,7 +4,7 @@
 # Crashes land in fuzz/artifacts/<target>/ (ignored by git): copy each into
 # fuzz/regressions/<target>/, where `cargo test` replays it (tests/integration/fuzz_regressions.rs).
 set -uo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")" || exit 1
 secs=${SECONDS_PER_TARGET:-60}
 status=0
 for t in $(cargo +nightly fuzz list); do

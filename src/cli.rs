@@ -10,7 +10,7 @@ use crate::policy::Tolerance;
 
 /// Run agent plans in CI with nobody at the keyboard.
 #[derive(Debug, Parser)]
-#[command(name = "plangate", version, about, long_about = None, propagate_version = true)]
+#[command(name = "plangate", version = crate::version::VERSION, about, long_about = None, propagate_version = true)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]

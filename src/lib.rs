@@ -24,6 +24,7 @@ pub mod error;
 pub mod github;
 pub mod guard;
 pub mod integrations;
+pub mod markdown;
 pub mod merge;
 pub mod model;
 pub mod output;
@@ -40,6 +41,7 @@ pub mod selection;
 pub mod settings;
 pub mod shard;
 pub mod tools;
+pub mod version;
 
 use std::process::ExitCode;
 

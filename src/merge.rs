@@ -230,7 +230,7 @@ pub fn merge(mut reports: Vec<(PathBuf, Report)>, run_id: String) -> Result<Repo
     let head = &reports[order[0]].1;
     Ok(Report {
         schema_version: head.schema_version,
-        plangate_version: env!("CARGO_PKG_VERSION").to_owned(),
+        plangate_version: crate::version::VERSION.to_owned(),
         run_id,
         in_progress: reports.iter().any(|(_, r)| r.in_progress),
         plan: head.plan.clone(),

@@ -41,6 +41,11 @@ pub struct FileFinding {
     pub fingerprint: String,
     /// Whether the file was rewritten with the secret replaced.
     pub redacted: bool,
+    /// The file on disk (as walked: relative to the current directory, or
+    /// absolute), from which SARIF and GitLab locations are made
+    /// repository-relative (`report::location`); not serialized.
+    #[serde(skip)]
+    pub path: PathBuf,
 }
 
 /// What a scan found.
@@ -335,6 +340,7 @@ fn scan_file(
             confidence: (f64::from(f.confidence) * 100.0).round() / 100.0,
             fingerprint: f.fingerprint,
             redacted,
+            path: path.to_path_buf(),
         })
         .collect();
     FileResult::Scanned {
@@ -400,8 +406,13 @@ pub fn load_baseline(path: &Path) -> Result<HashSet<String>, ScanError> {
     Ok(out)
 }
 
-/// SARIF 2.1.0 for GitHub code scanning: stable rule ids, partial fingerprints, no secret values.
+/// SARIF 2.1.0 for GitHub code scanning: stable rule ids, partial
+/// fingerprints, no secret values; locations relative to the repository
+/// (percent-encoded, `uriBaseId: %SRCROOT%`), rules with a PascalCase `name`
+/// and `help`. Valid against the 2.1.0 schema and the SARIF Multitool's
+/// SARIF and GitHub rule sets (tests/integration/formats.rs).
 pub fn to_sarif(rules: &Ruleset, findings: &[FileFinding]) -> Value {
+    let repo = crate::report::location::Repo::current();
     let mut used: Vec<&str> = findings.iter().map(|f| f.rule.as_str()).collect();
     used.sort_unstable();
     used.dedup();
@@ -409,11 +420,17 @@ pub fn to_sarif(rules: &Ruleset, findings: &[FileFinding]) -> Value {
         .iter()
         .map(|id| {
             let desc = rules.describe(id).unwrap_or(id);
+            let help = "The value is never shown. Rotate the secret (it must be treated as leaked), \
+                        remove it from the file and from the history, and load it from a secret store instead.";
             json!({
                 "id": id,
-                "name": id,
+                "name": pascal_case(id),
                 "shortDescription": {"text": desc},
                 "fullDescription": {"text": format!("{desc}. The value is never shown; rotate the secret and remove it from history.")},
+                "help": {
+                    "text": format!("{desc} ({id}). {help}"),
+                    "markdown": format!("**{desc}** (`{id}`)\n\n{help}")
+                },
                 "defaultConfiguration": {"level": "error"},
                 "properties": {"tags": ["security", "secret"], "security-severity": "8.0"}
             })
@@ -422,13 +439,18 @@ pub fn to_sarif(rules: &Ruleset, findings: &[FileFinding]) -> Value {
     let results: Vec<Value> = findings
         .iter()
         .map(|f| {
+            let path = if f.path.as_os_str().is_empty() {
+                PathBuf::from(&f.file)
+            } else {
+                f.path.clone()
+            };
             json!({
                 "ruleId": f.rule,
                 "ruleIndex": used.iter().position(|r| *r == f.rule).unwrap_or(0),
                 "level": "error",
-                "message": {"text": format!("{} ({}); the value is redacted", f.description, f.rule)},
+                "message": {"text": format!("{} ({}); the value is redacted.", f.description, f.rule)},
                 "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": f.file.replace('\\', "/")},
+                    "artifactLocation": repo.sarif_location(&path),
                     "region": {"startLine": f.line.max(1), "startColumn": f.column.max(1)}
                 }}],
                 "partialFingerprints": {"plangateSecret/v1": f.fingerprint}
@@ -441,11 +463,25 @@ pub fn to_sarif(rules: &Ruleset, findings: &[FileFinding]) -> Value {
         "runs": [{
             "tool": {"driver": {
                 "name": "plangate",
-                "semanticVersion": env!("CARGO_PKG_VERSION"),
+                "semanticVersion": crate::version::VERSION,
                 "informationUri": "https://github.com/plangate/plangate",
                 "rules": rule_objs
             }},
+            "originalUriBaseIds": repo.sarif_base(),
             "results": results
         }]
     })
+}
+
+/// A rule id as a SARIF rule `name`: `aws-access-key-id` → `AwsAccessKeyId`.
+fn pascal_case(id: &str) -> String {
+    id.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut cs = w.chars();
+            cs.next()
+                .map(|c| c.to_ascii_uppercase().to_string() + cs.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
 }

@@ -21,5 +21,5 @@ plangate run "$plan" --out "$out" --quiet
 code=$?
 echo "nightly: $plan ended with exit $code; report in $out/report.json"
 # Retention: keep the newest $keep runs.
-ls -1d "$reports"/20* 2>/dev/null | sort | head -n -"$keep" | while read -r old; do rm -rf -- "$old"; done
+find "$reports" -mindepth 1 -maxdepth 1 -name '20*' 2>/dev/null | sort | head -n -"$keep" | while read -r old; do rm -rf -- "$old"; done
 exit $code

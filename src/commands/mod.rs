@@ -49,7 +49,7 @@ fn write_derived_outputs(junit: Option<&Path>, out_dir: &Path) {
         write(junit, report.as_ref().ok().map(reports::render::junit));
     }
     let gitlab = report.as_ref().ok().and_then(|r| {
-        serde_json::to_string_pretty(&reports::render::gitlab_secret_detection(r))
+        serde_json::to_string_pretty(&reports::render::gitlab_secret_detection(r, out_dir))
             .ok()
             .map(|t| t + "\n")
     });

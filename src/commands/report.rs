@@ -33,13 +33,17 @@ pub fn run(args: &ReportArgs) -> Outcome {
     let Some(format) = args.format else {
         return Ok(RunStatus::Success);
     };
+    // Findings in run output are under the folder report.json is in.
+    let out_dir = args.report.parent().unwrap_or(std::path::Path::new("."));
     let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
     let body = match format {
         ReportFormat::Markdown => render::markdown(&report),
         ReportFormat::Junit => render::junit(&report),
-        ReportFormat::Sarif => pretty(&render::sarif(&report)),
+        ReportFormat::Sarif => pretty(&render::sarif(&report, out_dir)),
         ReportFormat::Json => pretty(&render::json(&report)),
-        ReportFormat::GitlabSecretDetection => pretty(&render::gitlab_secret_detection(&report)),
+        ReportFormat::GitlabSecretDetection => {
+            pretty(&render::gitlab_secret_detection(&report, out_dir))
+        }
     };
     crate::output::stdout(body.as_bytes()).map_err(Error::Stdout)?;
     Ok(RunStatus::Success)

@@ -38,6 +38,8 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{Change, DiffSummary, FileChange, Method};
 
+use crate::markdown;
+
 /// The commit `HEAD` names in the git work tree holding `workspace`, if it
 /// is in one (recorded in the report; `--resume` compares it).
 pub fn workspace_head(workspace: &Path) -> Option<String> {
@@ -337,10 +339,14 @@ fn relative(root: &Path, path: &Path) -> Option<PathBuf> {
 }
 
 /// Escape what would break a Markdown table cell or code span.
-fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
-        .replace('`', "'")
-        .replace(['\n', '\r'], " ")
+/// A name as a code span in a table cell (see `crate::markdown`).
+fn md_cell(s: &str) -> String {
+    markdown::code(s, markdown::At::Cell)
+}
+
+/// A name as a code span in a heading.
+fn md_code(s: &str) -> String {
+    markdown::code(s, markdown::At::Text)
 }
 
 /// A code fence longer than any run of backticks in `lines`.
@@ -388,7 +394,7 @@ fn render(summary: &DiffSummary, bodies: &[&Body]) -> String {
     if !summary.notes.is_empty() {
         md.push('\n');
         for n in &summary.notes {
-            let _ = writeln!(md, "> **Note:** {}", md_escape(n));
+            let _ = writeln!(md, "> **Note:** {}", markdown::text(n, markdown::At::Text));
         }
     }
     if summary.files.is_empty() {
@@ -397,8 +403,8 @@ fn render(summary: &DiffSummary, bodies: &[&Body]) -> String {
     md.push_str("\n| file | change | + | - | steps |\n| --- | --- | ---: | ---: | --- |\n");
     for f in &summary.files {
         let file = match &f.old_path {
-            Some(old) => format!("`{}` → `{}`", md_escape(old), md_escape(&f.path)),
-            None => format!("`{}`", md_escape(&f.path)),
+            Some(old) => format!("{} → {}", md_cell(old), md_cell(&f.path)),
+            None => md_cell(&f.path),
         };
         let _ = writeln!(
             md,
@@ -407,7 +413,7 @@ fn render(summary: &DiffSummary, bodies: &[&Body]) -> String {
             if f.binary { " (binary)" } else { "" },
             f.insertions,
             f.deletions,
-            md_escape(&f.steps.join(", "))
+            markdown::text(&f.steps.join(", "), markdown::At::Cell)
         );
     }
     md.push_str("\n## Diffs\n\n");
@@ -415,10 +421,10 @@ fn render(summary: &DiffSummary, bodies: &[&Body]) -> String {
     for (f, body) in summary.files.iter().zip(bodies) {
         match &f.old_path {
             Some(old) => {
-                let _ = writeln!(md, "### `{}` → `{}`\n", md_escape(old), md_escape(&f.path));
+                let _ = writeln!(md, "### {} → {}\n", md_code(old), md_code(&f.path));
             }
             None => {
-                let _ = writeln!(md, "### `{}`\n", md_escape(&f.path));
+                let _ = writeln!(md, "### {}\n", md_code(&f.path));
             }
         }
         match body {

@@ -27,6 +27,7 @@ pub fn plan_schema() -> Value {
         .collect();
     let root = generator.into_root_schema_for::<PlanFile>();
     let mut root = root.to_value();
+    strip_formats(&mut root);
     if let Some(obj) = root.as_object_mut() {
         obj.insert("$id".into(), Value::from(PLAN_SCHEMA_ID));
     }
@@ -55,7 +56,53 @@ pub fn plan_schema() -> Value {
 
 /// The JSON Schema of a `--policy` file.
 pub fn policy_schema() -> Value {
-    generator().into_root_schema_for::<PolicyBlock>().to_value()
+    let mut schema = generator().into_root_schema_for::<PolicyBlock>().to_value();
+    strip_formats(&mut schema);
+    schema
+}
+
+/// The `format`s JSON Schema 2020-12 defines; any other (schemars writes
+/// `uint16`/`uint32`/`uint64`/`int64`/`double` for Rust numbers) is
+/// refused by strict validators such as ajv, so it is left out: the
+/// `type: integer` and `minimum` beside it already say what is allowed.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+fn strip_formats(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            let non_standard = map
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !STANDARD_FORMATS.contains(&f));
+            // (`format` as a property name, under `properties`, is not a keyword)
+            if non_standard {
+                map.remove("format");
+            }
+            map.values_mut().for_each(strip_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_formats),
+        _ => {}
+    }
 }
 
 /// The property names a type's schema allows (for "did you mean" help).

@@ -231,11 +231,16 @@ impl Console {
         }
         if self.github {
             // GitHub shows at most 10 error annotations per step; the rest are in the report.
+            // The file relative to the repository, so GitHub places the annotation.
+            let repo = super::location::Repo::current();
             for f in r.findings.iter().take(10) {
-                let file = f.location.strip_prefix("workspace:").unwrap_or(&f.location);
+                let as_found = f.location.strip_prefix("workspace:").unwrap_or(&f.location);
+                let path =
+                    super::location::finding_path(&f.location, Path::new(&r.workspace), out_dir);
+                let file = repo.relative_or(&path, as_found);
                 self.line(format_args!(
                     "::error file={},line={},title={}::{}",
-                    gh_property(file),
+                    gh_property(&file),
                     f.line,
                     gh_property(&format!("secret ({})", f.rule)),
                     gh_data(&format!(

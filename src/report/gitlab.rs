@@ -43,15 +43,20 @@ pub fn secret_detection(
     commit: &str,
     status_ok: bool,
 ) -> Value {
+    let repo = super::location::Repo::current();
     let vulnerabilities: Vec<Value> = findings
         .iter()
         .map(|f| {
+            // Relative to the repository, like SARIF's and the annotations'
+            // (outside it, the name as found: relative to the output folder,
+            // the workspace or the scanned folder).
+            let file = repo.relative_or(&f.path, &f.file);
             // Stable across runs for the same secret at the same place, so GitLab
             // tracks one vulnerability rather than a new one per pipeline.
             let mut h = Sha256::new();
             h.update(f.rule.as_bytes());
             h.update([0]);
-            h.update(f.file.as_bytes());
+            h.update(file.as_bytes());
             h.update([0]);
             h.update(f.fingerprint.as_bytes());
             let id = hex::encode(h.finalize());
@@ -71,7 +76,7 @@ pub fn secret_detection(
                     "value": f.rule,
                 }],
                 "location": {
-                    "file": f.file,
+                    "file": file,
                     "start_line": f.line.max(1),
                     "end_line": f.line.max(1),
                     "commit": { "sha": commit },
@@ -83,7 +88,7 @@ pub fn secret_detection(
     let tool = json!({
         "id": "plangate",
         "name": "plangate",
-        "version": env!("CARGO_PKG_VERSION"),
+        "version": crate::version::VERSION,
         "vendor": vendor,
     });
     json!({
@@ -115,6 +120,7 @@ mod tests {
             confidence: 0.9,
             fingerprint: format!("fp-{rule}-{line}"),
             redacted: false,
+            path: std::path::PathBuf::new(),
         }
     }
 

@@ -9,6 +9,7 @@
 pub mod audit;
 pub mod console;
 pub mod gitlab;
+pub mod location;
 pub mod render;
 
 use std::io::{BufWriter, Write};
@@ -160,7 +161,7 @@ impl Reporter {
             .collect();
         let report = Report {
             schema_version: SCHEMA_VERSION,
-            plangate_version: env!("CARGO_PKG_VERSION").to_owned(),
+            plangate_version: crate::version::VERSION.to_owned(),
             run_id: settings.run_id.clone(),
             in_progress: true,
             plan: PlanRef {
@@ -560,7 +561,7 @@ pub fn write_invalid(
     let bytes = std::fs::read(plan_path).ok();
     let report = Report {
         schema_version: SCHEMA_VERSION,
-        plangate_version: env!("CARGO_PKG_VERSION").to_owned(),
+        plangate_version: crate::version::VERSION.to_owned(),
         run_id: run_id.to_owned(),
         in_progress: false,
         plan: PlanRef {

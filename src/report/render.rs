@@ -4,16 +4,14 @@
 //! still writes the result through the redaction layer.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::model::Report;
 use crate::model::StepStatus;
 
-/// Escape a Markdown table cell.
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace(['\n', '\r'], " ")
-}
+use crate::markdown::{At, code, text};
 
 /// GitHub-flavoured Markdown: outcome, steps, findings, changes, usage.
 pub fn markdown(r: &Report) -> String {
@@ -124,8 +122,8 @@ pub fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec<Sectio
     let mut out = Vec::new();
     let icon = if r.exit_code == 0 { "✅" } else { "❌" };
     let mut head = format!(
-        "## {icon} plangate: `{}` — {} (exit {})\n\n",
-        cell(r.plan.id.as_deref().unwrap_or("?")),
+        "## {icon} plangate: {} — {} (exit {})\n\n",
+        code(r.plan.id.as_deref().unwrap_or("?"), At::Text),
         r.status.as_str(),
         r.exit_code
     );
@@ -156,11 +154,9 @@ pub fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec<Sectio
             .iter()
             .map(|e| {
                 format!(
-                    "- `{}:{}:{}` {}\n",
-                    cell(&e.file),
-                    e.line,
-                    e.column,
-                    cell(&e.message)
+                    "- {} {}\n",
+                    code(&format!("{}:{}:{}", e.file, e.line, e.column), At::Text),
+                    text(&e.message, At::Text)
                 )
             })
             .collect();
@@ -195,12 +191,12 @@ pub fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec<Sectio
                     .map_or_else(|| "-".to_owned(), |k| k.effective.as_str().to_owned());
                 let decision = s.approval.as_ref().map_or("-", |a| a.decision.as_str());
                 format!(
-                    "| `{}` | {} | {} | {risk} | {decision} | {:.2} s | {} |\n",
-                    cell(&s.id),
+                    "| {} | {} | {} | {risk} | {decision} | {:.2} s | {} |\n",
+                    code(&s.id, At::Cell),
                     s.tool,
                     s.status.as_str(),
                     s.duration_ms as f64 / 1000.0,
-                    cell(s.error.as_deref().unwrap_or(""))
+                    text(s.error.as_deref().unwrap_or(""), At::Cell)
                 )
             })
             .collect();
@@ -227,9 +223,9 @@ pub fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec<Sectio
             .take(cap)
             .map(|f| {
                 format!(
-                    "| {} | `{}` | {} | `{}` |\n",
-                    cell(&f.rule),
-                    cell(&f.location),
+                    "| {} | {} | {} | `{}` |\n",
+                    text(&f.rule, At::Cell),
+                    code(&f.location, At::Cell),
                     f.line,
                     f.fingerprint
                 )
@@ -260,11 +256,11 @@ pub fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec<Sectio
                 let from = f
                     .old_path
                     .as_deref()
-                    .map(|old| format!("`{}` → ", cell(old)))
+                    .map(|old| format!("{} → ", code(old, At::Text)))
                     .unwrap_or_default();
                 format!(
-                    "- {from}`{}` {} (+{} -{})\n",
-                    cell(&f.path),
+                    "- {from}{} {} (+{} -{})\n",
+                    code(&f.path, At::Text),
                     f.change.as_str(),
                     f.insertions,
                     f.deletions
@@ -387,7 +383,10 @@ fn xml(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// JUnit XML: one test case per step; failures, rejections and findings as `<failure>`.
+/// JUnit XML: one test case per step; failures, rejections and findings as
+/// `<failure>`. Valid against the common JUnit XSD (Jenkins xUnit's
+/// `junit-10.xsd`, vendored in tests/fixtures/schemas): `errors` is always
+/// written, as 0, since plangate reports every problem as a failure.
 pub fn junit(r: &Report) -> String {
     let failed = |s: StepStatus| {
         matches!(
@@ -413,12 +412,12 @@ pub fn junit(r: &Report) -> String {
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
-        "<testsuites name=\"plangate\" tests=\"{tests}\" failures=\"{failures}\" time=\"{:.3}\">",
+        "<testsuites name=\"plangate\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" time=\"{:.3}\">",
         r.duration_ms as f64 / 1000.0
     );
     let _ = writeln!(
         out,
-        "  <testsuite name=\"{name}\" tests=\"{tests}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{:.3}\" timestamp=\"{}\">",
+        "  <testsuite name=\"{name}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{:.3}\" timestamp=\"{}\">",
         r.duration_ms as f64 / 1000.0,
         xml(&r.started_at)
     );
@@ -483,19 +482,20 @@ pub fn junit(r: &Report) -> String {
     out
 }
 
-/// SARIF 2.1.0 of the report's findings.
-pub fn sarif(r: &Report) -> Value {
+/// SARIF 2.1.0 of the report's findings; `out_dir` is the run's output
+/// folder (where report.json is), which findings in run output are under.
+pub fn sarif(r: &Report, out_dir: &Path) -> Value {
     let rules = crate::secrets::Ruleset::builtin();
-    crate::scan::to_sarif(&rules, &file_findings(r, &rules))
+    crate::scan::to_sarif(&rules, &file_findings(r, &rules, out_dir))
 }
 
-/// GitLab's secret-detection report of the report's findings.
-pub fn gitlab_secret_detection(r: &Report) -> Value {
+/// GitLab's secret-detection report of the report's findings (`out_dir` as for [`sarif`]).
+pub fn gitlab_secret_detection(r: &Report, out_dir: &Path) -> Value {
     let rules = crate::secrets::Ruleset::builtin();
     let start = super::gitlab::schema_time(Some(&r.started_at));
     let end = super::gitlab::schema_time(r.finished_at.as_deref().or(Some(&r.started_at)));
     super::gitlab::secret_detection(
-        &file_findings(r, &rules),
+        &file_findings(r, &rules, out_dir),
         &start,
         &end,
         &super::gitlab::commit_from_env(),
@@ -503,8 +503,13 @@ pub fn gitlab_secret_detection(r: &Report) -> Value {
     )
 }
 
-/// The report's findings in the shape of `plangate scan`'s.
-fn file_findings(r: &Report, rules: &crate::secrets::Ruleset) -> Vec<crate::scan::FileFinding> {
+/// The report's findings in the shape of `plangate scan`'s, each with the
+/// file it names on disk (in the workspace or the output folder).
+fn file_findings(
+    r: &Report,
+    rules: &crate::secrets::Ruleset,
+    out_dir: &Path,
+) -> Vec<crate::scan::FileFinding> {
     r.findings
         .iter()
         .map(|f| crate::scan::FileFinding {
@@ -516,6 +521,7 @@ fn file_findings(r: &Report, rules: &crate::secrets::Ruleset) -> Vec<crate::scan
             confidence: 1.0,
             fingerprint: f.fingerprint.clone(),
             redacted: false,
+            path: super::location::finding_path(&f.location, Path::new(&r.workspace), out_dir),
         })
         .collect()
 }

@@ -573,7 +573,13 @@ fn the_action_passes_every_input_as_a_variable_the_binary_knows() {
     ] {
         assert!(inputs.contains_key(name), "input {name}");
     }
-    for name in inputs.keys().filter(|n| *n != "plan") {
+    // `version` chooses the binary: the install step reads it, not plangate.
+    let install = action["runs"]["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["id"] == "install"))
+        .unwrap_or_else(|| panic!("no `install` step"));
+    assert_eq!(install["env"]["INPUT_VERSION"], "${{ inputs.version }}");
+    for name in inputs.keys().filter(|n| *n != "plan" && *n != "version") {
         let var = env
             .as_object()
             .and_then(|e| {

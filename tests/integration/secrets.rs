@@ -162,9 +162,15 @@ fn scan_finds_hidden_files_reports_json_and_sarif_and_exits_4() {
     assert_eq!(s["version"], "2.1.0");
     let res = &s["runs"][0]["results"][0];
     assert_eq!(res["ruleId"], "aws-access-key-id");
+    // Relative to the repository (here, with no git, the current directory:
+    // the workspace), not to the scanned folder, so code scanning can place it.
     assert_eq!(
         res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
-        ".env"
+        "proj/.env"
+    );
+    assert_eq!(
+        res["locations"][0]["physicalLocation"]["artifactLocation"]["uriBaseId"],
+        "%SRCROOT%"
     );
     assert!(res["partialFingerprints"]["plangateSecret/v1"].is_string());
     assert!(s["runs"][0]["tool"]["driver"]["rules"][0]["id"].is_string());

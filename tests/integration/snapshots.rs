@@ -66,8 +66,12 @@ fn mask(text: &str, env: &Env) -> String {
             r#""plangate_version": "[^"]+""#,
             "\"plangate_version\": \"[v]\"",
         ),
-        (r#""version": "\d+\.\d+\.\d+""#, "\"version\": \"[v]\""),
-        (r"plangate \d+\.\d+\.\d+", "plangate [v]"),
+        // (the version carries the commit as build metadata: `0.1.0+1a2b3c4d5e6f`)
+        (
+            r#""(version|semanticVersion)": "\d+\.\d+\.\d+(\+[0-9a-f]+)?""#,
+            "\"$1\": \"[v]\"",
+        ),
+        (r"plangate \d+\.\d+\.\d+(\+[0-9a-f]+)?", "plangate [v]"),
     ];
     for (re, to) in rules {
         s = Regex::new(re).unwrap().replace_all(&s, to).into_owned();

@@ -1,0 +1,88 @@
+//! GitHub-flavoured Markdown escaping for names plangate does not control
+//! (file names, step ids, error text): a name survives backticks, pipes,
+//! brackets, HTML and entities, in a table cell or in running text. The step
+//! summary, the pull-request comment and `diff-summary.md` all escape here;
+//! tests/integration/formats.rs renders them with a GFM renderer to prove it.
+
+/// Where the escaped text goes: a table cell must also escape `|` (GFM
+/// splits cells before it reads code spans; `\|` is read back as `|`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    /// Running text: a paragraph, a list item, a heading.
+    Text,
+    /// A table cell.
+    Cell,
+}
+
+/// `s` as an inline code span showing exactly `s` (line breaks become
+/// spaces, as GFM does inside code spans anyway): the fence is one backtick
+/// longer than the longest run inside, padded with a space where GFM would
+/// otherwise eat or merge a backtick or a space.
+pub fn code(s: &str, at: At) -> String {
+    let s = s.replace(['\n', '\r'], " ");
+    if s.is_empty() {
+        return "` `".to_owned();
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for c in s.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let all_spaces = s.chars().all(|c| c == ' ');
+    let pad = if !all_spaces
+        && (s.starts_with('`') || s.ends_with('`') || (s.starts_with(' ') && s.ends_with(' ')))
+    {
+        " "
+    } else {
+        ""
+    };
+    let span = format!("{fence}{pad}{s}{pad}{fence}");
+    match at {
+        At::Text => span,
+        At::Cell => span.replace('|', "\\|"),
+    }
+}
+
+/// `s` as literal text: every character inline Markdown could read as
+/// syntax (emphasis, strike-through, links, HTML, entities, code, cell
+/// separators) is backslash-escaped; line breaks become spaces (so no
+/// block syntax can start).
+pub fn text(s: &str, _at: At) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_spans_hold_backticks_and_pipes() {
+        assert_eq!(code("a.txt", At::Text), "`a.txt`");
+        assert_eq!(code("a`b", At::Text), "``a`b``");
+        assert_eq!(code("`x`", At::Text), "`` `x` ``");
+        assert_eq!(code("a|b", At::Text), "`a|b`");
+        assert_eq!(code("a|b", At::Cell), "`a\\|b`");
+        assert_eq!(code(" a ", At::Text), "`  a  `");
+        assert_eq!(code("", At::Text), "` `");
+        assert_eq!(code("l1\nl2", At::Text), "`l1 l2`");
+    }
+
+    #[test]
+    fn text_is_literal() {
+        assert_eq!(text("[x](y) <b>", At::Text), "\\[x\\](y) \\<b\\>");
+        assert_eq!(text("a\nb", At::Cell), "a b");
+    }
+}
