@@ -1,6 +1,6 @@
 //! The command line: raw flags only (clap derive). Every flag a CI user would
 //! set from the environment has a `PLANGATE_*` equivalent. Resolution into
-//! settings happens in `lib.rs`.
+//! settings happens in `settings.rs`.
 
 use std::path::PathBuf;
 
@@ -222,7 +222,6 @@ pub struct RunArgs {
     /// Resume the run this report describes: steps that succeeded there (and were not rolled back) are carried over, the rest run. Refused unless the plan file, the workspace and its git HEAD are the same.
     #[arg(long, env = "PLANGATE_RESUME", value_name = "REPORT.json")]
     pub resume: Option<PathBuf>,
-    /// Steps at once (capped by --policy).
     /// Run only shard i of N (`plangate shard`): the same partition on every machine.
     #[arg(
         long,
@@ -239,6 +238,7 @@ pub struct RunArgs {
         requires = "shard"
     )]
     pub timings: Option<PathBuf>,
+    /// Steps at once (capped by --policy).
     #[arg(long, env = "PLANGATE_MAX_PARALLEL", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub max_parallel: Option<u32>,
     /// Most bytes kept per captured stream of a step; the rest is dropped and flagged `truncated`.
@@ -288,12 +288,17 @@ pub struct GithubArgs {
     pub check_run: bool,
 }
 
+/// A switch given something other than `true` or `false`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected `true` or `false`, got `{0}`")]
+pub struct NotABool(String);
+
 /// `true` or `false`, nothing else (no `yes`, `1`, `on`): a typo in a CI input must not flip a switch.
-fn strict_bool(s: &str) -> Result<bool, String> {
+fn strict_bool(s: &str) -> Result<bool, NotABool> {
     match s {
         "true" => Ok(true),
         "false" => Ok(false),
-        other => Err(format!("expected `true` or `false`, got `{other}`")),
+        other => Err(NotABool(other.to_owned())),
     }
 }
 

@@ -13,16 +13,41 @@ use std::path::Path;
 
 use crate::github::{self, Notice};
 use crate::model::Report;
-use crate::report::{redact, render};
+use crate::redact;
+use crate::report::render;
 
 /// GitHub's step-summary limit is 1 MiB; stay under it.
 pub const STEP_SUMMARY_MAX: usize = 1000 * 1024;
 
+/// A saved report that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadReportError {
+    /// The file cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a report.json.
+    #[error("{} is not a plangate report: {source}", path.display())]
+    Parse {
+        path: std::path::PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
 /// Read a saved report.
-pub fn read_report(path: &Path) -> Result<Report, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("cannot read {}: {e}", path.display()))
+pub fn read_report(path: &Path) -> Result<Report, ReadReportError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ReadReportError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| ReadReportError::Parse {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// The step summary: the full Markdown, each piece redacted, cut by section.
@@ -43,7 +68,7 @@ pub fn publish(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static str, Noti
     let path = out_dir.join("report.json");
     let report = match read_report(&path) {
         Ok(r) => r,
-        Err(e) => return vec![("report", Notice::Failed(e))],
+        Err(e) => return vec![("report", Notice::Failed(e.to_string()))],
     };
     let mut notices = Vec::new();
     if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY")
@@ -76,13 +101,13 @@ pub fn publish(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static str, Noti
     notices
 }
 
+/// Append `text` (redacted) to `path`; the error is the notice's text.
 fn append(path: &Path, text: &str) -> Result<(), String> {
-    let mut f = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    f.write_all(&redact::clean(text.as_bytes()))
+        .and_then(|mut f| f.write_all(&redact::clean(text.as_bytes())))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 

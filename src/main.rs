@@ -3,6 +3,5 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    let cli = plangate::cli::Cli::parse();
-    std::process::ExitCode::from(plangate::run(cli))
+    plangate::run(plangate::cli::Cli::parse())
 }

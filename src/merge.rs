@@ -14,67 +14,118 @@ use std::path::PathBuf;
 use crate::model::RunStatus;
 use crate::model::{DiffSummary, MergedShard, Report, ShardInfo, StepReport};
 
-/// Join shard reports (each with the file it came from, for messages).
-pub fn merge(mut reports: Vec<(PathBuf, Report)>, run_id: String) -> Result<Report, String> {
+/// Why shard reports cannot be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("no report to merge")]
+    Empty,
+    #[error(
+        "{} is not a shard report (status {status}): only reports of `plangate run --shard i/N` can be merged",
+        path.display()
+    )]
+    NotAShard { path: PathBuf, status: RunStatus },
+    #[error("{} is a report of another plan (sha256 {sha}) than {} (sha256 {first_sha})", path.display(), first.display())]
+    OtherPlan {
+        path: PathBuf,
+        sha: String,
+        first: PathBuf,
+        first_sha: String,
+    },
+    #[error(
+        "{} was cut differently ({count} shards, partition {partition}) than {} ({first_count} shards, partition {first_partition}): give every shard the same --shard count and --timings file",
+        path.display(),
+        first.display()
+    )]
+    CutDifferently {
+        path: PathBuf,
+        count: usize,
+        partition: String,
+        first: PathBuf,
+        first_count: usize,
+        first_partition: String,
+    },
+    #[error("{} claims shard {index} of {count}", path.display())]
+    BadIndex {
+        path: PathBuf,
+        index: usize,
+        count: usize,
+    },
+    #[error("shard {index}/{count} is given twice: {} and {}", a.display(), b.display())]
+    Twice {
+        index: usize,
+        count: usize,
+        a: PathBuf,
+        b: PathBuf,
+    },
+    #[error("missing shard(s) {} of {count}: merge needs the report of every shard", missing.join(", "))]
+    Missing { missing: Vec<String>, count: usize },
+    #[error("{} has {got} steps but its shard block lists {listed}", path.display())]
+    StepCount {
+        path: PathBuf,
+        got: usize,
+        listed: usize,
+    },
+    #[error("{}: step position {pos} is out of the plan or claimed by two shards", path.display())]
+    StepPosition { path: PathBuf, pos: usize },
+    #[error("the shards do not cover every step of the plan")]
+    Uncovered,
+}
+
+/// Every report's shard block, checked: one plan, one cut, each shard once.
+fn check_shards(reports: &[(PathBuf, Report)]) -> Result<Vec<ShardInfo>, MergeError> {
     let Some((first_path, _)) = reports.first() else {
-        return Err("no report to merge".into());
+        return Err(MergeError::Empty);
     };
-    let first_path = first_path.clone();
     let mut infos: Vec<ShardInfo> = Vec::with_capacity(reports.len());
-    for (path, r) in &reports {
+    for (path, r) in reports {
         let Some(s) = &r.shard else {
-            return Err(format!(
-                "{} is not a shard report (status {}): only reports of `plangate run --shard i/N` can be merged",
-                path.display(),
-                r.status.as_str()
-            ));
+            return Err(MergeError::NotAShard {
+                path: path.clone(),
+                status: r.status,
+            });
         };
         infos.push(s.clone());
     }
-    let base = infos[0].clone();
+    let base = &infos[0];
     for ((path, _), s) in reports.iter().zip(&infos) {
         if s.plan_sha256 != base.plan_sha256 {
-            return Err(format!(
-                "{} is a report of another plan (sha256 {}) than {} (sha256 {})",
-                path.display(),
-                s.plan_sha256,
-                first_path.display(),
-                base.plan_sha256
-            ));
+            return Err(MergeError::OtherPlan {
+                path: path.clone(),
+                sha: s.plan_sha256.clone(),
+                first: first_path.clone(),
+                first_sha: base.plan_sha256.clone(),
+            });
         }
         if s.partition_sha256 != base.partition_sha256
             || s.count != base.count
             || s.plan_steps != base.plan_steps
         {
-            return Err(format!(
-                "{} was cut differently ({} shards, partition {}) than {} ({} shards, partition {}): give every shard the same --shard count and --timings file",
-                path.display(),
-                s.count,
-                short(&s.partition_sha256),
-                first_path.display(),
-                base.count,
-                short(&base.partition_sha256)
-            ));
+            return Err(MergeError::CutDifferently {
+                path: path.clone(),
+                count: s.count,
+                partition: short(&s.partition_sha256).to_owned(),
+                first: first_path.clone(),
+                first_count: base.count,
+                first_partition: short(&base.partition_sha256).to_owned(),
+            });
         }
     }
     let mut seen: Vec<Option<usize>> = vec![None; base.count];
     for (k, s) in infos.iter().enumerate() {
         if s.index == 0 || s.index > base.count {
-            return Err(format!(
-                "{} claims shard {} of {}",
-                reports[k].0.display(),
-                s.index,
-                base.count
-            ));
+            return Err(MergeError::BadIndex {
+                path: reports[k].0.clone(),
+                index: s.index,
+                count: base.count,
+            });
         }
         if let Some(j) = seen[s.index - 1] {
-            return Err(format!(
-                "shard {}/{} is given twice: {} and {}",
-                s.index,
-                base.count,
-                reports[j].0.display(),
-                reports[k].0.display()
-            ));
+            return Err(MergeError::Twice {
+                index: s.index,
+                count: base.count,
+                a: reports[j].0.clone(),
+                b: reports[k].0.clone(),
+            });
         }
         seen[s.index - 1] = Some(k);
     }
@@ -85,39 +136,52 @@ pub fn merge(mut reports: Vec<(PathBuf, Report)>, run_id: String) -> Result<Repo
         .map(|(i, _)| (i + 1).to_string())
         .collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "missing shard(s) {} of {}: merge needs the report of every shard",
-            missing.join(", "),
-            base.count
-        ));
+        return Err(MergeError::Missing {
+            missing,
+            count: base.count,
+        });
     }
-    // Steps back at their positions.
-    let mut slots: Vec<Option<StepReport>> = vec![None; base.plan_steps];
-    for ((path, r), s) in reports.iter_mut().zip(&infos) {
+    Ok(infos)
+}
+
+/// The steps of every shard back at their positions in the whole plan.
+fn place_steps(
+    reports: &mut [(PathBuf, Report)],
+    infos: &[ShardInfo],
+    plan_steps: usize,
+) -> Result<Vec<StepReport>, MergeError> {
+    let mut slots: Vec<Option<StepReport>> = vec![None; plan_steps];
+    for ((path, r), s) in reports.iter_mut().zip(infos) {
         if r.steps.len() != s.steps.len() {
-            return Err(format!(
-                "{} has {} steps but its shard block lists {}",
-                path.display(),
-                r.steps.len(),
-                s.steps.len()
-            ));
+            return Err(MergeError::StepCount {
+                path: path.clone(),
+                got: r.steps.len(),
+                listed: s.steps.len(),
+            });
         }
         for (step, &pos) in std::mem::take(&mut r.steps).into_iter().zip(&s.steps) {
             match slots.get_mut(pos) {
                 Some(slot @ None) => *slot = Some(step),
                 _ => {
-                    return Err(format!(
-                        "{}: step position {pos} is out of the plan or claimed by two shards",
-                        path.display()
-                    ));
+                    return Err(MergeError::StepPosition {
+                        path: path.clone(),
+                        pos,
+                    });
                 }
             }
         }
     }
-    let steps: Vec<StepReport> = slots
+    slots
         .into_iter()
         .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| "the shards do not cover every step of the plan".to_owned())?;
+        .ok_or(MergeError::Uncovered)
+}
+
+/// Join shard reports (each with the file it came from, for messages).
+pub fn merge(mut reports: Vec<(PathBuf, Report)>, run_id: String) -> Result<Report, MergeError> {
+    let infos = check_shards(&reports)?;
+    let base = infos[0].clone();
+    let steps = place_steps(&mut reports, &infos, base.plan_steps)?;
     // Everything else.
     let mut order: Vec<usize> = (0..reports.len()).collect();
     order.sort_by_key(|&k| infos[k].index);

@@ -1,6 +1,7 @@
-//! `plangate scan` and the `secrets_scan` tool: walk paths, scan every text
-//! file for secrets in parallel, optionally redact in place, and render the
-//! findings as text, JSON (design 002's shape) or SARIF 2.1.0.
+//! The scanner behind `plangate scan` and the `secrets_scan` tool: walk paths,
+//! scan every text file for secrets in parallel, optionally redact in place,
+//! and render the findings as SARIF 2.1.0 (the command's text and JSON
+//! renderers are in `commands/scan.rs`).
 //!
 //! Hidden files are scanned (secrets love `.env` and `.github/`); `.git/`
 //! internals are not (objects are compressed); `.gitignore` does not hide
@@ -81,7 +82,26 @@ pub struct ScanOptions {
     pub only_rules: Option<HashSet<String>>,
 }
 
-fn overrides(root: &Path, opts: &ScanOptions) -> Result<ignore::overrides::Override, String> {
+/// A glob of `include`/`exclude` that does not parse.
+#[derive(Debug, thiserror::Error)]
+pub enum PatternError {
+    #[error("bad file pattern `{glob}`: {source}")]
+    Include {
+        glob: String,
+        #[source]
+        source: ignore::Error,
+    },
+    #[error("bad exclude pattern `{glob}`: {source}")]
+    Exclude {
+        glob: String,
+        #[source]
+        source: ignore::Error,
+    },
+    #[error("{0}")]
+    Build(#[source] ignore::Error),
+}
+
+fn overrides(root: &Path, opts: &ScanOptions) -> Result<ignore::overrides::Override, PatternError> {
     let base = if root.is_dir() {
         root
     } else {
@@ -89,33 +109,75 @@ fn overrides(root: &Path, opts: &ScanOptions) -> Result<ignore::overrides::Overr
     };
     let mut b = ignore::overrides::OverrideBuilder::new(base);
     for g in &opts.include {
-        b.add(g)
-            .map_err(|e| format!("bad file pattern `{g}`: {e}"))?;
+        b.add(g).map_err(|source| PatternError::Include {
+            glob: g.clone(),
+            source,
+        })?;
     }
     for g in &opts.exclude {
         b.add(&format!("!{g}"))
-            .map_err(|e| format!("bad exclude pattern `{g}`: {e}"))?;
+            .map_err(|source| PatternError::Exclude {
+                glob: g.clone(),
+                source,
+            })?;
     }
-    b.build().map_err(|e| e.to_string())
+    b.build().map_err(PatternError::Build)
 }
 
-/// The built-in rules, compiled once per process.
-pub fn builtin_scanner() -> Option<&'static Scanner> {
-    static S: std::sync::OnceLock<Option<Scanner>> = std::sync::OnceLock::new();
-    S.get_or_init(|| Scanner::new(&Ruleset::builtin()).ok())
-        .as_ref()
+/// Why `plangate scan` cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error("cannot read rules file {}: {source}", path.display())]
+    ReadRules {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Rules {
+        path: PathBuf,
+        #[source]
+        source: crate::secrets::RulesError,
+    },
+    /// The scanner refused the merged rules (`secrets::Scanner::new` reports text).
+    #[error("{0}")]
+    Compile(String),
+    #[error("{}: no such file or directory", .0.display())]
+    NoSuchPath(PathBuf),
+    #[error("cannot read baseline {}: {source}", path.display())]
+    ReadBaseline {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("baseline {} is not JSON: {source}", path.display())]
+    BaselineJson {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error(
+        "baseline {} is not a scan report, a SARIF file or a list of fingerprints",
+        .0.display()
+    )]
+    BaselineShape(PathBuf),
 }
 
 /// The built-in rules plus an optional user rules file.
-pub fn scanner_with(user_rules: Option<&Path>) -> Result<(Ruleset, Scanner), String> {
+pub fn scanner_with(user_rules: Option<&Path>) -> Result<(Ruleset, Scanner), ScanError> {
     let mut rules = Ruleset::builtin();
     if let Some(p) = user_rules {
-        let text = std::fs::read_to_string(p)
-            .map_err(|e| format!("cannot read rules file {}: {e}", p.display()))?;
-        let extra = Ruleset::from_toml(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        let text = std::fs::read_to_string(p).map_err(|source| ScanError::ReadRules {
+            path: p.to_owned(),
+            source,
+        })?;
+        let extra = Ruleset::from_toml(&text).map_err(|source| ScanError::Rules {
+            path: p.to_owned(),
+            source,
+        })?;
         rules.extend(extra);
     }
-    let scanner = Scanner::new(&rules)?;
+    let scanner = Scanner::new(&rules).map_err(ScanError::Compile)?;
     Ok((rules, scanner))
 }
 
@@ -141,7 +203,7 @@ pub fn scan_paths(
             Ok(o) => o,
             Err(e) => {
                 if let Ok(mut s) = state.lock() {
-                    s.errors.push(e);
+                    s.errors.push(e.to_string());
                 }
                 continue;
             }
@@ -304,11 +366,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Fingerprints from a baseline file: a `plangate scan --format json` output,
 /// a SARIF file from `plangate scan --format sarif`, or a JSON list of fingerprints.
-pub fn load_baseline(path: &Path) -> Result<HashSet<String>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read baseline {}: {e}", path.display()))?;
-    let v: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("baseline {} is not JSON: {e}", path.display()))?;
+pub fn load_baseline(path: &Path) -> Result<HashSet<String>, ScanError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ScanError::ReadBaseline {
+        path: path.to_owned(),
+        source,
+    })?;
+    let v: Value = serde_json::from_str(&text).map_err(|source| ScanError::BaselineJson {
+        path: path.to_owned(),
+        source,
+    })?;
     let mut out = HashSet::new();
     let mut take = |s: Option<&str>| {
         if let Some(s) = s {
@@ -335,26 +401,9 @@ pub fn load_baseline(path: &Path) -> Result<HashSet<String>, String> {
             }
         }
     } else {
-        return Err(format!(
-            "baseline {} is not a scan report, a SARIF file or a list of fingerprints",
-            path.display()
-        ));
+        return Err(ScanError::BaselineShape(path.to_owned()));
     }
     Ok(out)
-}
-
-/// Design 002's return shape.
-pub fn to_json(o: &ScanOutcome) -> Value {
-    json!({
-        "secrets_found": o.findings.len(),
-        "files_scanned": o.files_scanned,
-        "bytes_scanned": o.bytes_scanned,
-        "binary_files_skipped": o.binary_skipped,
-        "baselined": o.baselined,
-        "findings": o.findings,
-        "errors": o.errors,
-        "scan_time": o.scan_time.as_secs_f64(),
-    })
 }
 
 /// SARIF 2.1.0 for GitHub code scanning: stable rule ids, partial
@@ -435,40 +484,4 @@ fn pascal_case(id: &str) -> String {
                 .unwrap_or_default()
         })
         .collect()
-}
-
-/// One line per finding, then a summary.
-pub fn to_text(o: &ScanOutcome) -> String {
-    let mut s = String::new();
-    for f in &o.findings {
-        s.push_str(&format!(
-            "{}:{}:{}: {} ({}, confidence {:.2}) fingerprint {}{}\n",
-            f.file,
-            f.line,
-            f.column,
-            f.rule,
-            f.description,
-            f.confidence,
-            f.fingerprint,
-            if f.redacted {
-                " [redacted in place]"
-            } else {
-                ""
-            }
-        ));
-    }
-    s.push_str(&format!(
-        "{} secret(s) in {} file(s) scanned ({:.1} MB, {} binary skipped{}) in {:.3}s\n",
-        o.findings.len(),
-        o.files_scanned,
-        o.bytes_scanned as f64 / 1e6,
-        o.binary_skipped,
-        if o.baselined > 0 {
-            format!(", {} baselined", o.baselined)
-        } else {
-            String::new()
-        },
-        o.scan_time.as_secs_f64()
-    ));
-    s
 }

@@ -3,28 +3,46 @@
 
 use crate::plan::Plan;
 
+/// Why a `--steps` value selects nothing sensible.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StepsError {
+    #[error("`{0}` is not a step position")]
+    NotAPosition(String),
+    #[error("step position {k} is out of range: the plan has {n} steps (1-{n})")]
+    OutOfRange { k: usize, n: usize },
+    #[error("--steps is empty")]
+    Empty,
+    #[error("empty item in --steps `{0}`")]
+    EmptyItem(String),
+    #[error("range `{0}` runs backwards")]
+    Backwards(String),
+    #[error("no step `{item}` in the plan{}", suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default())]
+    NoStep {
+        item: String,
+        suggestion: Option<String>,
+    },
+}
+
 /// Parse a `--steps` value into a per-step selection.
-pub fn parse_steps(spec: &str, plan: &Plan) -> Result<Vec<bool>, String> {
+pub fn parse_steps(spec: &str, plan: &Plan) -> Result<Vec<bool>, StepsError> {
     let n = plan.steps.len();
     let mut sel = vec![false; n];
-    let position = |s: &str| -> Result<usize, String> {
+    let position = |s: &str| -> Result<usize, StepsError> {
         let k: usize = s
             .trim()
             .parse()
-            .map_err(|_| format!("`{s}` is not a step position"))?;
+            .map_err(|_| StepsError::NotAPosition(s.to_owned()))?;
         if k == 0 || k > n {
-            return Err(format!(
-                "step position {k} is out of range: the plan has {n} steps (1-{n})"
-            ));
+            return Err(StepsError::OutOfRange { k, n });
         }
         Ok(k - 1)
     };
     if spec.trim().is_empty() {
-        return Err("--steps is empty".into());
+        return Err(StepsError::Empty);
     }
     for item in split_list(spec) {
         if item.is_empty() {
-            return Err(format!("empty item in --steps `{spec}`"));
+            return Err(StepsError::EmptyItem(spec.to_owned()));
         }
         if let Some(i) = plan.index_of(item) {
             sel[i] = true;
@@ -40,14 +58,14 @@ pub fn parse_steps(spec: &str, plan: &Plan) -> Result<Vec<bool>, String> {
         {
             let (a, b) = (position(a)?, position(b)?);
             if a > b {
-                return Err(format!("range `{item}` runs backwards"));
+                return Err(StepsError::Backwards(item.to_owned()));
             }
             sel[a..=b].iter_mut().for_each(|s| *s = true);
         } else {
             let ids = plan.steps.iter().map(|s| s.id.as_str());
-            return Err(match crate::plan::diag::did_you_mean(item, ids) {
-                Some(s) => format!("no step `{item}` in the plan; did you mean `{s}`?"),
-                None => format!("no step `{item}` in the plan"),
+            return Err(StepsError::NoStep {
+                item: item.to_owned(),
+                suggestion: crate::plan::diag::did_you_mean(item, ids).map(str::to_owned),
             });
         }
     }

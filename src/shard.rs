@@ -1,4 +1,5 @@
-//! Splitting an expanded plan into shards for the CI's own matrix, pure.
+//! Splitting an expanded plan into shards for the CI's own matrix (pure, but
+//! for reading a timings report).
 //!
 //! The dependency graph is cut along its connected components (union-find),
 //! so a chain never splits and every shard is closed under dependencies.
@@ -10,8 +11,12 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::path::Path;
 
 use sha2::{Digest, Sha256};
+
+use crate::model::ShardInfo;
+use crate::plan::Plan;
 
 /// Weight of a step with no recorded duration when timings are used and none is known.
 pub const DEFAULT_WEIGHT_MS: u64 = 1_000;
@@ -132,9 +137,29 @@ pub fn weights_from_timings(ids: &[&str], timings: &HashMap<String, u64>) -> Vec
         .collect()
 }
 
+/// Why a plan cannot be cut as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    /// Not `i/N` with 1 <= i <= N.
+    #[error("`{0}` is not a shard: use `i/N`, e.g. `2/4` (1 <= i <= N)")]
+    BadSpec(String),
+    /// The timings report cannot be used.
+    #[error("timings: {0}")]
+    Timings(#[source] crate::integrations::ReadReportError),
+    /// `--shard i/N` with N other than the number of shards the plan splits into.
+    #[error(
+        "the plan has {components} connected component(s), so it splits into {count} shard(s), not {asked}; run `plangate shard` and use the shards it prints"
+    )]
+    Count {
+        components: usize,
+        count: usize,
+        asked: usize,
+    },
+}
+
 /// Parse `i/N` (1-based).
-pub fn parse_shard(spec: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("`{spec}` is not a shard: use `i/N`, e.g. `2/4` (1 <= i <= N)");
+pub fn parse_shard(spec: &str) -> Result<(usize, usize), ShardError> {
+    let bad = || ShardError::BadSpec(spec.to_owned());
     let (a, b) = spec.trim().split_once('/').ok_or_else(bad)?;
     let i: usize = a.trim().parse().map_err(|_| bad())?;
     let n: usize = b.trim().parse().map_err(|_| bad())?;
@@ -142,6 +167,60 @@ pub fn parse_shard(spec: &str) -> Result<(usize, usize), String> {
         return Err(bad());
     }
     Ok((i, n))
+}
+
+/// The partition of `plan` into at most `jobs` shards, weighted by step
+/// count or by the durations of the `timings` report.
+pub fn partition_of(
+    plan: &Plan,
+    jobs: usize,
+    timings: Option<&Path>,
+) -> Result<Partition, ShardError> {
+    let weights = match timings {
+        None => vec![1; plan.steps.len()],
+        Some(p) => {
+            let r = crate::integrations::read_report(p).map_err(ShardError::Timings)?;
+            let t: HashMap<String, u64> = r
+                .steps
+                .into_iter()
+                .filter(|s| s.started_at.is_some())
+                .map(|s| (s.id, s.duration_ms))
+                .collect();
+            let ids: Vec<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
+            weights_from_timings(&ids, &t)
+        }
+    };
+    let deps: Vec<Vec<usize>> = plan.steps.iter().map(|s| s.deps.clone()).collect();
+    Ok(partition(&plan.sha256, &deps, &weights, jobs))
+}
+
+/// `run --shard i/N`: the plan restricted to shard i, and the report's shard block.
+pub fn shard_plan(
+    plan: &Plan,
+    spec: &str,
+    timings: Option<&Path>,
+) -> Result<(Plan, ShardInfo), ShardError> {
+    let (i, n) = parse_shard(spec)?;
+    let p = partition_of(plan, n, timings)?;
+    if p.count != n {
+        return Err(ShardError::Count {
+            components: p.components,
+            count: p.count,
+            asked: n,
+        });
+    }
+    let keep: Vec<bool> = p.shard_of.iter().map(|&s| s == i - 1).collect();
+    let steps = p.steps_of(i - 1);
+    let info = ShardInfo {
+        index: i,
+        count: n,
+        plan_sha256: plan.sha256.clone(),
+        partition_sha256: p.sha256.clone(),
+        plan_steps: plan.steps.len(),
+        steps,
+        merged: Vec::new(),
+    };
+    Ok((plan.restricted(&keep), info))
 }
 
 #[cfg(test)]
@@ -198,7 +277,7 @@ mod tests {
 
     #[test]
     fn shard_specs() {
-        assert_eq!(parse_shard("2/4"), Ok((2, 4)));
+        assert_eq!(parse_shard("2/4").ok(), Some((2, 4)));
         for bad in ["0/4", "5/4", "x", "1/0", "1-2", ""] {
             assert!(parse_shard(bad).is_err(), "{bad}");
         }

@@ -152,11 +152,9 @@ pub(super) fn lock(t: &Mutex<Tracker>) -> std::sync::MutexGuard<'_, Tracker> {
 
 /// Secrets in the diff summary not already found in a step's output or files.
 fn diff_findings(markdown: &str, seen: &HashSet<String>) -> Vec<Finding> {
-    let Some(scanner) = crate::scan::builtin_scanner() else {
-        return Vec::new();
-    };
+    let scanner = crate::redact::builtin_scanner();
     let found = scanner.scan(markdown.as_bytes());
-    crate::report::redact::remember(
+    crate::redact::remember(
         found
             .iter()
             .filter_map(|f| markdown.as_bytes().get(f.start..f.end).map(<[u8]>::to_vec)),

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::model::Report;
 use crate::model::RunStatus;
-use crate::report::redact;
+use crate::redact;
 use crate::report::render::{self, Detail};
 
 /// GitHub refuses comment bodies over 65,536 characters; stay under it (in

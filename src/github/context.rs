@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use super::GithubError;
+
 /// The repository, pull request and commit a run publishes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {
@@ -63,14 +65,14 @@ impl Context {
     pub fn from_parts(
         get: impl Fn(&str) -> Option<String>,
         event: Option<&Value>,
-    ) -> Result<Context, String> {
+    ) -> Result<Context, GithubError> {
         let full = get("GITHUB_REPOSITORY")
             .filter(|s| !s.is_empty())
-            .ok_or("GITHUB_REPOSITORY is not set")?;
+            .ok_or(GithubError::NoRepository)?;
         let (owner, repo) = full
             .split_once('/')
             .filter(|(o, r)| name_ok(o) && name_ok(r))
-            .ok_or_else(|| format!("GITHUB_REPOSITORY `{full}` is not OWNER/REPO"))?;
+            .ok_or_else(|| GithubError::BadRepository(full.clone()))?;
         let pr = event
             .and_then(pr_of_event)
             .or_else(|| get("GITHUB_REF").as_deref().and_then(pr_of_ref));
@@ -101,7 +103,7 @@ impl Context {
     /// From the process environment; the payload at `GITHUB_EVENT_PATH` is
     /// read if it is there (at most [`EVENT_MAX`] bytes; an unreadable one
     /// is ignored and `GITHUB_REF` decides).
-    pub fn from_env() -> Result<Context, String> {
+    pub fn from_env() -> Result<Context, GithubError> {
         let event = std::env::var_os("GITHUB_EVENT_PATH").and_then(|p| {
             use std::io::Read;
             let mut text = Vec::new();

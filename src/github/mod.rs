@@ -11,6 +11,7 @@
 
 pub mod body;
 pub mod context;
+mod error;
 
 use std::time::Duration;
 
@@ -19,9 +20,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 pub use context::Context;
+pub use error::GithubError;
 
 use crate::model::{AuditEvent, Report};
-use crate::report::redact;
+use crate::redact;
 
 /// The public API, when neither `--github-api-url` nor `GITHUB_API_URL` says otherwise.
 pub const DEFAULT_API_URL: &str = "https://api.github.com";
@@ -76,44 +78,38 @@ impl Notice {
 /// Enterprise's `https://HOST/api/v3` included), else [`DEFAULT_API_URL`].
 /// Only `https`, or `http` to a loopback address (a local test server): the
 /// token is never sent in clear over a network.
-pub fn api_base(flag: Option<&str>, actions: Option<&str>) -> Result<String, String> {
+pub fn api_base(flag: Option<&str>, actions: Option<&str>) -> Result<String, GithubError> {
     let raw = flag
         .or(actions)
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .unwrap_or(DEFAULT_API_URL);
-    let uri: http::Uri = raw
-        .parse()
-        .map_err(|e| format!("the GitHub API URL `{raw}` is not a URL: {e}"))?;
+    let uri: http::Uri = raw.parse().map_err(|source| GithubError::NotAUrl {
+        url: raw.to_owned(),
+        source,
+    })?;
     let host = uri.host().unwrap_or("");
     match uri.scheme_str() {
         Some("https") if !host.is_empty() => {}
         Some("http") if matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1") => {}
-        Some("http") => {
-            return Err(format!(
-                "the GitHub API URL `{raw}` is plain http to another host: the token is only sent over https"
-            ));
-        }
-        _ => return Err(format!("the GitHub API URL `{raw}` is not an https URL")),
+        Some("http") => return Err(GithubError::PlainHttp(raw.to_owned())),
+        _ => return Err(GithubError::NotHttps(raw.to_owned())),
     }
     if uri.query().is_some() {
-        return Err(format!("the GitHub API URL `{raw}` has a query"));
+        return Err(GithubError::Query(raw.to_owned()));
     }
     Ok(raw.trim_end_matches('/').to_owned())
 }
 
 /// A token must be one header value: visible ASCII, no spaces or newlines
 /// (a secret pasted with a trailing newline is trimmed).
-fn token_ok(token: &str) -> Result<String, String> {
+fn token_ok(token: &str) -> Result<String, GithubError> {
     let t = token.trim();
     if t.is_empty() {
-        return Err("the GitHub token is empty".to_owned());
+        return Err(GithubError::EmptyToken);
     }
     if !t.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(
-            "the GitHub token has characters a header cannot carry (spaces, control or non-ASCII characters)"
-                .to_owned(),
-        );
+        return Err(GithubError::BadToken);
     }
     Ok(t.to_owned())
 }
@@ -179,7 +175,8 @@ pub fn publish(report: &Report, settings: &Settings) -> Published {
     }
     // The token never reaches a log, the report or a comment, whatever happens next.
     redact::remember([token.trim().as_bytes().to_vec()]);
-    let all_failed = |why: String| {
+    let all_failed = |why: GithubError| {
+        let why = why.to_string();
         let mut out = Vec::new();
         if settings.comment {
             out.push(("comment", Notice::Failed(why.clone())));
@@ -212,28 +209,28 @@ pub fn publish(report: &Report, settings: &Settings) -> Published {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
-                .map_err(|e| format!("cannot start the HTTP runtime: {e}"))?;
+                .map_err(GithubError::Runtime)?;
             rt.block_on(async {
                 tokio::time::timeout(
                     TOTAL_TIMEOUT,
                     publish_async(&report, &settings, &ctx, &base, token),
                 )
                 .await
-                .map_err(|_| format!("GitHub did not answer within {} s", TOTAL_TIMEOUT.as_secs()))
+                .map_err(|_| GithubError::Timeout(TOTAL_TIMEOUT.as_secs()))
             })
         });
     match worker.map(std::thread::JoinHandle::join) {
         Ok(Ok(Ok(done))) => done,
         Ok(Ok(Err(e))) => all_failed(e),
-        Ok(Err(_)) => all_failed("the GitHub client crashed".to_owned()),
-        Err(e) => all_failed(format!("cannot start the GitHub client: {e}")),
+        Ok(Err(_)) => all_failed(GithubError::Crashed),
+        Err(e) => all_failed(GithubError::Thread(e)),
     }
 }
 
-fn client(base: &str, token: String) -> Result<Octocrab, String> {
+fn client(base: &str, token: String) -> Result<Octocrab, GithubError> {
     Octocrab::builder()
         .base_uri(base)
-        .map_err(|e| describe(&e))?
+        .map_err(GithubError::Api)?
         .personal_token(token)
         .add_header(
             http::header::ACCEPT,
@@ -247,7 +244,7 @@ fn client(base: &str, token: String) -> Result<Octocrab, String> {
         .set_read_timeout(Some(IO_TIMEOUT))
         .set_write_timeout(Some(IO_TIMEOUT))
         .build()
-        .map_err(|e| describe(&e))
+        .map_err(GithubError::Api)
 }
 
 async fn publish_async(
@@ -266,7 +263,7 @@ async fn publish_async(
             ]
             .into_iter()
             .filter(|(on, _)| *on)
-            .map(|(_, t)| (t, Notice::Failed(e.clone())))
+            .map(|(_, t)| (t, Notice::Failed(e.to_string())))
             .collect();
         }
     };
@@ -302,14 +299,14 @@ async fn upsert_comment(
     pr: u64,
     report: &Report,
     details: Option<&str>,
-) -> Result<String, String> {
+) -> Result<String, GithubError> {
     let marker = body::marker(report);
     let text = body::comment(report, details);
     let route = format!("/repos/{}/{}/issues/{pr}/comments", ctx.owner, ctx.repo);
     let mut page: octocrab::Page<Comment> = crab
         .get(&route, Some(&[("per_page", 100)]))
         .await
-        .map_err(|e| describe(&e))?;
+        .map_err(GithubError::Api)?;
     let mut found = None;
     for _ in 0..MAX_PAGES {
         found = page
@@ -323,7 +320,7 @@ async fn upsert_comment(
         match crab
             .get_page::<Comment>(&page.next)
             .await
-            .map_err(|e| describe(&e))?
+            .map_err(GithubError::Api)?
         {
             Some(next) => page = next,
             None => break,
@@ -338,14 +335,14 @@ async fn upsert_comment(
                     Some(&payload),
                 )
                 .await
-                .map_err(|e| describe(&e))?;
+                .map_err(GithubError::Api)?;
             Ok(format!("comment {id} on pull request #{pr} updated"))
         }
         None => {
             let c: Created = crab
                 .post(route, Some(&payload))
                 .await
-                .map_err(|e| describe(&e))?;
+                .map_err(GithubError::Api)?;
             Ok(format!("comment {} on pull request #{pr} created", c.id))
         }
     }
@@ -359,7 +356,7 @@ async fn create_check_run(
     sha: &str,
     report: &Report,
     details: Option<&str>,
-) -> Result<String, String> {
+) -> Result<String, GithubError> {
     let conclusion = body::conclusion(report.status, report.dry_run);
     let mut payload = json!({
         "name": body::check_name(report),
@@ -383,7 +380,7 @@ async fn create_check_run(
             Some(&payload),
         )
         .await
-        .map_err(|e| describe(&e))?;
+        .map_err(GithubError::Api)?;
     Ok(format!(
         "check run {} `{}` created ({})",
         c.id,
@@ -426,7 +423,7 @@ mod tests {
 
     #[test]
     fn tokens_must_be_one_header_value() {
-        assert_eq!(token_ok("ghs_abc\n").as_deref(), Ok("ghs_abc"));
+        assert_eq!(token_ok("ghs_abc\n").ok().as_deref(), Some("ghs_abc"));
         assert!(token_ok("a b").is_err());
         assert!(token_ok("   ").is_err());
         assert!(token_ok("tök").is_err());

@@ -60,43 +60,65 @@ fn yaml_error(file: &str, e: &serde_saphyr::Error) -> Diagnostic {
     let rendered = e.without_snippet().to_string();
     let first = rendered.lines().next().unwrap_or("invalid YAML").trim();
     let message = strip_location_suffix(first);
-    let (message, help) = if message.contains("Documents") {
-        (
+    let (message, help) = explain_yaml(e, message);
+    Diagnostic::at(file, pos, format!("invalid YAML: {message}")).help(help)
+}
+
+/// The wrapped error serde-saphyr reports (alias and snippet wrappers peeled).
+fn original(mut e: &serde_saphyr::Error) -> &serde_saphyr::Error {
+    while let serde_saphyr::Error::AliasError { error, .. }
+    | serde_saphyr::Error::WithSnippet { error, .. } = e
+    {
+        e = error;
+    }
+    e
+}
+
+/// The diagnostic's message and help for a YAML error, by serde-saphyr's typed
+/// error (its variants and budget breaches; never its message text).
+fn explain_yaml(e: &serde_saphyr::Error, message: String) -> (String, &'static str) {
+    use serde_saphyr::Error as E;
+    use serde_saphyr::budget::BudgetBreach as B;
+    match original(e) {
+        E::MultipleDocuments { .. }
+        | E::Budget {
+            breach: B::Documents { .. },
+            ..
+        } => (
             "more than one YAML document (`---`) in the file".to_owned(),
             "a plan or policy file holds exactly one document; split it into files",
-        )
-    } else if message.contains("Nodes") {
-        (
+        ),
+        E::Budget {
+            breach: B::Nodes { .. },
+            ..
+        }
+        | E::AliasExpansionLimitExceeded { .. }
+        | E::AliasReplayLimitExceeded { .. } => (
             format!("the file expands to more than {MAX_NODES} values (an alias bomb?)"),
             "write the values out instead of expanding aliases of aliases",
-        )
-    } else if message.contains("Depth")
-        || message.contains("recursion")
-        || message.contains("depth")
-    {
-        (
+        ),
+        E::Budget {
+            breach: B::Depth { .. },
+            ..
+        }
+        | E::AliasReplayStackDepthExceeded { .. } => (
             format!("nesting deeper than {MAX_DEPTH} levels"),
             "a plan needs only a few levels of nesting; flatten the file",
-        )
-    } else if message.contains("budget") {
-        (
+        ),
+        E::Budget { .. } => (
             message,
             "the file is too large or too repetitive to be a plan; simplify it",
-        )
-    } else if message.contains("non-finite") {
-        (
+        ),
+        E::NonFiniteFloat { .. } => (
             "a number is NaN or infinite".to_owned(),
             "use a finite number (for a timeout: seconds, or a duration like `10m`)",
-        )
-    } else if message.contains("duplicate") {
-        (
+        ),
+        E::DuplicateMappingKey { .. } => (
             message,
             "each key may appear once in a mapping; remove or rename the repeated key",
-        )
-    } else {
-        (message, "fix the YAML syntax at this position")
-    };
-    Diagnostic::at(file, pos, format!("invalid YAML: {message}")).help(help)
+        ),
+        _ => (message, "fix the YAML syntax at this position"),
+    }
 }
 
 /// serde-saphyr appends " at line X column Y"; the diagnostic carries the position already.
@@ -354,5 +376,40 @@ fn short(v: &Value) -> String {
         format!("{cut}...")
     } else {
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_document;
+
+    /// The diagnostic's message and help for `text`.
+    fn refused(text: &str) -> (String, String) {
+        match parse_document("p.yaml", text) {
+            Ok(_) => panic!("accepted: {text}"),
+            Err(d) => (d.message, d.help.unwrap_or_default()),
+        }
+    }
+
+    #[test]
+    fn yaml_failures_are_told_apart_by_their_type() {
+        let mut bomb = String::from("a: &a [x,x,x,x,x,x,x,x,x,x]\n");
+        for (name, prev) in [("b", "a"), ("c", "b"), ("d", "c"), ("e", "d"), ("f", "e")] {
+            let refs = vec![format!("*{prev}"); 10].join(",");
+            bomb.push_str(&format!("{name}: &{name} [{refs}]\n"));
+        }
+        let (message, help) = refused(&bomb);
+        assert!(
+            message.contains("alias bomb") || help.contains("too large or too repetitive"),
+            "{message} / {help}"
+        );
+        let deep = format!("x: {}{}\n", "[".repeat(64), "]".repeat(64));
+        assert!(refused(&deep).0.contains("nesting deeper than"));
+        let two = "a: 1\n---\nb: 2\n";
+        assert!(refused(two).0.contains("more than one YAML document"));
+        let dup = "a: 1\na: 2\n";
+        assert!(refused(dup).1.contains("each key may appear once"));
+        let syntax = "a: [1, 2\n";
+        assert_eq!(refused(syntax).1, "fix the YAML syntax at this position");
     }
 }

@@ -1,10 +1,7 @@
-//! Resolving the policy in force: CLI and plan, capped by the maintainers' policy file.
-//!
-//! Precedence: a CLI flag (or its `PLANGATE_*` variable) beats the plan's
-//! `policy:` block, which beats the defaults; then the `--policy` file caps
-//! the result: a plan (or a flag) can make the policy stricter, never looser.
-//! So `--fail-on-secrets false` loosens a plan's `fail_on_secrets`, unless the
-//! policy file pins it with `fail_on_secrets: true`.
+//! The capping rules of the policy in force: given the command line's
+//! overrides, the plan's `policy:` block and the maintainers' `--policy`
+//! file, pick each value and lower what the file caps. The precedence is
+//! written once, in `settings.rs`, which is the only caller.
 //! Pure: the caller reads the files.
 
 use crate::model::{BudgetBlock, EffectivePolicy, OnApproval, PolicyBlock, Tolerance};

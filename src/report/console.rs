@@ -1,10 +1,10 @@
-//! Human lines on stderr: one when a step starts, one when it ends.
+//! Human lines on stderr (through `crate::output`): one when a step starts,
+//! one when it ends.
 //!
 //! Colour only when stderr is a terminal (anstream honours NO_COLOR and
 //! CLICOLOR). Under GitHub Actions each finished step's details are folded
 //! in a `::group::`. Step output itself is echoed only for `show_cli: true`.
 
-use std::io::Write;
 use std::path::Path;
 
 use anstyle::{AnsiColor, Style};
@@ -59,10 +59,7 @@ impl Console {
         if self.quiet {
             return;
         }
-        let line = text.to_string();
-        let mut err = anstream::stderr().lock();
-        let _ = err.write_all(super::redact::clean_str(&line).as_bytes());
-        let _ = err.write_all(b"\n");
+        crate::output::line(text);
     }
 
     pub(super) fn run_started(&self, plan: &Plan, s: &RunSettings) {

@@ -10,7 +10,6 @@ pub mod audit;
 pub mod console;
 pub mod gitlab;
 pub mod location;
-pub mod redact;
 pub mod render;
 
 use std::io::{BufWriter, Write};
@@ -29,6 +28,7 @@ use crate::model::{
     SCHEMA_VERSION, StepOutcome, StepReport, StepStatus, Usage,
 };
 use crate::plan::Plan;
+use crate::redact;
 use audit::AuditLog;
 use console::Console;
 

@@ -17,7 +17,7 @@ mod rules;
 pub use engine::Scanner;
 pub use entropy::shannon as entropy;
 pub use redact::{fingerprint, looks_binary, redact};
-pub use rules::Ruleset;
+pub use rules::{RuleProblem, RulesError, Ruleset};
 
 /// One detected secret.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

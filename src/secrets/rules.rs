@@ -79,129 +79,188 @@ pub struct Ruleset {
 
 const BUILTIN: &str = include_str!("../../rules/default.toml");
 
+/// Why a rules file was refused. Every variant names the rule it is about.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RulesError {
+    /// Not TOML, or not the rules format.
+    #[error("rules file: invalid TOML: {0}")]
+    Toml(#[from] toml::de::Error),
+    /// Two rules share an id.
+    #[error("rule `{id}`: duplicate id")]
+    DuplicateId { id: String },
+    /// A regex does not parse.
+    #[error("rule `{id}`: invalid {what} regex: {source}")]
+    Regex {
+        id: String,
+        what: &'static str,
+        #[source]
+        source: Box<regex_syntax::Error>,
+    },
+    /// A field of the rule is out of range or unknown.
+    #[error("rule `{id}`: {problem}")]
+    Invalid { id: String, problem: RuleProblem },
+}
+
+/// What is wrong with one rule (beyond its regexes).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RuleProblem {
+    #[error("id must be non-empty lowercase letters, digits and '-'")]
+    BadId,
+    #[error("empty description")]
+    EmptyDescription,
+    #[error("at least one keyword is required")]
+    NoKeyword,
+    #[error("keyword `{0}` is too short (min 2 bytes)")]
+    ShortKeyword(String),
+    #[error("keyword `{0}` must be lowercase")]
+    UppercaseKeyword(String),
+    #[error("regex needs a capture group (`(?P<secret>...)` or group 1)")]
+    NoCaptureGroup,
+    #[error("entropy {0} out of range 0..8")]
+    Entropy(f64),
+    #[error("confidence {0} out of range 0..1")]
+    Confidence(f32),
+    #[error("unknown checksum `{0}` (github, npm)")]
+    Checksum(String),
+    #[error("unknown validate `{0}` (jwt)")]
+    Validate(String),
+    #[error("unknown decode `{0}` (base64)")]
+    Decode(String),
+    #[error("unknown window `{0}` (line, block)")]
+    Window(String),
+    #[error("min_len > max_len")]
+    MinOverMax,
+}
+
 /// Replace the `{lb}` / `{rb}` shorthands (token boundaries) in a rule regex.
 pub(crate) fn expand_regex(re: &str) -> String {
     re.replace("{lb}", r"(?:^|[^0-9A-Za-z]|\\[nrt])")
         .replace("{rb}", r"(?:[^0-9A-Za-z]|$)")
 }
 
-fn check_regex(id: &str, what: &str, re: &str) -> Result<usize, String> {
+fn check_regex(id: &str, what: &'static str, re: &str) -> Result<usize, RulesError> {
     let expanded = expand_regex(re);
     let hir = regex_syntax::ParserBuilder::new()
         .unicode(false)
         .utf8(false)
         .build()
         .parse(&expanded)
-        .map_err(|e| format!("rule `{id}`: invalid {what} regex: {e}"))?;
+        .map_err(|e| RulesError::Regex {
+            id: id.to_owned(),
+            what,
+            source: Box::new(e),
+        })?;
     Ok(hir.properties().explicit_captures_len())
 }
 
-fn validate(rule: &Rule, global: &Allowlist, regexes: bool) -> Result<(), String> {
+fn problem(rule: &Rule, global: &Allowlist) -> Result<Option<RuleProblem>, RulesError> {
+    use RuleProblem as P;
     let id = rule.id.as_str();
     if id.is_empty()
         || !id
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
     {
-        return Err(format!(
-            "rule `{id}`: id must be non-empty lowercase letters, digits and '-'"
-        ));
+        return Ok(Some(P::BadId));
     }
     if rule.description.trim().is_empty() {
-        return Err(format!("rule `{id}`: empty description"));
+        return Ok(Some(P::EmptyDescription));
     }
     if rule.keywords.is_empty() {
-        return Err(format!("rule `{id}`: at least one keyword is required"));
+        return Ok(Some(P::NoKeyword));
     }
     for k in &rule.keywords {
         if k.len() < 2 {
-            return Err(format!(
-                "rule `{id}`: keyword `{k}` is too short (min 2 bytes)"
-            ));
+            return Ok(Some(P::ShortKeyword(k.clone())));
         }
         if k.bytes().any(|b| b.is_ascii_uppercase()) {
-            return Err(format!("rule `{id}`: keyword `{k}` must be lowercase"));
+            return Ok(Some(P::UppercaseKeyword(k.clone())));
         }
     }
-    let caps = if regexes {
-        check_regex(id, "main", &rule.regex)?
-    } else {
-        1
-    };
-    if caps == 0 {
-        return Err(format!(
-            "rule `{id}`: regex needs a capture group (`(?P<secret>...)` or group 1)"
-        ));
+    if check_regex(id, "main", &rule.regex)? == 0 {
+        return Ok(Some(P::NoCaptureGroup));
     }
-    if regexes {
-        for r in &rule.allowlist.regexes {
-            check_regex(id, "allowlist", r)?;
-        }
-        if let Some(r) = &rule.decoded_regex {
-            check_regex(id, "decoded_regex", r)?;
-        }
+    for r in &rule.allowlist.regexes {
+        check_regex(id, "allowlist", r)?;
+    }
+    if let Some(r) = &rule.decoded_regex {
+        check_regex(id, "decoded_regex", r)?;
     }
     if let Some(e) = rule.entropy
         && !(0.0..=8.0).contains(&e)
     {
-        return Err(format!("rule `{id}`: entropy {e} out of range 0..8"));
+        return Ok(Some(P::Entropy(e)));
     }
     if let Some(c) = rule.confidence
         && !(0.0..=1.0).contains(&c)
     {
-        return Err(format!("rule `{id}`: confidence {c} out of range 0..1"));
+        return Ok(Some(P::Confidence(c)));
     }
-    match rule.checksum.as_deref() {
-        None | Some("github") | Some("npm") => {}
-        Some(o) => return Err(format!("rule `{id}`: unknown checksum `{o}` (github, npm)")),
-    }
-    match rule.validate.as_deref() {
-        None | Some("jwt") => {}
-        Some(o) => return Err(format!("rule `{id}`: unknown validate `{o}` (jwt)")),
-    }
-    match rule.decode.as_deref() {
-        None | Some("base64") => {}
-        Some(o) => return Err(format!("rule `{id}`: unknown decode `{o}` (base64)")),
-    }
-    match rule.window.as_deref() {
-        None | Some("line") | Some("block") => {}
-        Some(o) => return Err(format!("rule `{id}`: unknown window `{o}` (line, block)")),
+    let unknown = [
+        (
+            rule.checksum.as_deref(),
+            &["github", "npm"][..],
+            P::Checksum as fn(String) -> P,
+        ),
+        (rule.validate.as_deref(), &["jwt"][..], P::Validate),
+        (rule.decode.as_deref(), &["base64"][..], P::Decode),
+        (rule.window.as_deref(), &["line", "block"][..], P::Window),
+    ];
+    for (value, known, make) in unknown {
+        if let Some(v) = value
+            && !known.contains(&v)
+        {
+            return Ok(Some(make(v.to_owned())));
+        }
     }
     if let (Some(a), Some(b)) = (rule.min_len, rule.max_len)
         && a > b
     {
-        return Err(format!("rule `{id}`: min_len > max_len"));
+        return Ok(Some(P::MinOverMax));
     }
-    if regexes {
-        for r in &global.regexes {
-            check_regex("<global allowlist>", "allowlist", r)?;
-        }
+    for r in &global.regexes {
+        check_regex("<global allowlist>", "allowlist", r)?;
     }
-    Ok(())
+    Ok(None)
+}
+
+fn validate(rule: &Rule, global: &Allowlist) -> Result<(), RulesError> {
+    match problem(rule, global)? {
+        None => Ok(()),
+        Some(problem) => Err(RulesError::Invalid {
+            id: rule.id.clone(),
+            problem,
+        }),
+    }
 }
 
 impl Ruleset {
-    /// The compiled-in rules (`rules/default.toml`).
+    /// The compiled-in rules (`rules/default.toml`), parsed and regex-checked once per
+    /// process. A broken built-in file is an error (the redaction layer refuses to start
+    /// on it: [`crate::redact::init`]), never an empty rule set.
+    pub fn builtin_checked() -> Result<&'static Ruleset, &'static RulesError> {
+        static B: std::sync::OnceLock<Result<Ruleset, RulesError>> = std::sync::OnceLock::new();
+        B.get_or_init(|| Ruleset::from_toml(BUILTIN)).as_ref()
+    }
+
+    /// The compiled-in rules. `plangate` checks them at startup
+    /// ([`crate::redact::init`]), so this never fails in the binary; a library caller that
+    /// skipped that check gets a panic on a broken built-in file, never a silent empty set.
     pub fn builtin() -> Ruleset {
-        // The built-in regexes are validated (and compiled) by the test suite, so the regex
-        // syntax check is skipped here to keep the fixed cost low; fall back to an empty
-        // set rather than panicking if the file were ever broken.
-        Ruleset::parse(BUILTIN, false).unwrap_or_default()
+        match Ruleset::builtin_checked() {
+            Ok(r) => r.clone(),
+            Err(e) => panic!("the built-in secret rules are broken: {e}"),
+        }
     }
 
     /// Parse and validate a rules file. Errors name the rule id and what is wrong.
-    pub fn from_toml(text: &str) -> Result<Ruleset, String> {
-        Ruleset::parse(text, true)
-    }
-
-    fn parse(text: &str, check_regexes: bool) -> Result<Ruleset, String> {
-        let file: RulesFile =
-            toml::from_str(text).map_err(|e| format!("rules file: invalid TOML: {e}"))?;
+    pub fn from_toml(text: &str) -> Result<Ruleset, RulesError> {
+        let file: RulesFile = toml::from_str(text)?;
         let mut seen = std::collections::HashSet::new();
         for r in &file.rules {
-            validate(r, &file.allowlist, check_regexes)?;
+            validate(r, &file.allowlist)?;
             if !seen.insert(r.id.as_str()) {
-                return Err(format!("rule `{}`: duplicate id", r.id));
+                return Err(RulesError::DuplicateId { id: r.id.clone() });
             }
         }
         Ok(Ruleset {

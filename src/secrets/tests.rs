@@ -173,7 +173,9 @@ description = "x"
 keywords = ["abc"]
 regex = '''(?P<secret>abc[0-9'''
 "#;
-    let e = Ruleset::from_toml(bad_re).expect_err("bad regex");
+    let e = Ruleset::from_toml(bad_re)
+        .expect_err("bad regex")
+        .to_string();
     assert!(e.contains("my-rule") && e.contains("regex"), "{e}");
 
     let no_group = r#"
@@ -183,7 +185,9 @@ description = "x"
 keywords = ["abc"]
 regex = '''abc[0-9]+'''
 "#;
-    let e = Ruleset::from_toml(no_group).expect_err("no group");
+    let e = Ruleset::from_toml(no_group)
+        .expect_err("no group")
+        .to_string();
     assert!(e.contains("nogroup") && e.contains("capture"), "{e}");
 
     let upper_kw = r#"
@@ -196,6 +200,7 @@ regex = '''(abc)'''
     assert!(
         Ruleset::from_toml(upper_kw)
             .expect_err("kw")
+            .to_string()
             .contains("upper")
     );
 
@@ -210,6 +215,7 @@ checksum = "md5"
     assert!(
         Ruleset::from_toml(bad_checksum)
             .expect_err("cs")
+            .to_string()
             .contains("`cs`")
     );
     assert!(Ruleset::from_toml("[[rules]]\nid = 3").is_err());

@@ -397,9 +397,7 @@ pub fn write_result(ctx: &StepContext, result: &serde_json::Value) -> Result<Str
 /// left as written: it is the step's product). Values are remembered by the
 /// redaction layer and never stored.
 pub fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str) {
-    let Some(scanner) = crate::scan::builtin_scanner() else {
-        return;
-    };
+    let scanner = crate::redact::builtin_scanner();
     let mut targets: Vec<(String, PathBuf, bool)> = outcome
         .artifacts
         .iter()
@@ -423,7 +421,7 @@ pub fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str) {
         if found.is_empty() {
             continue;
         }
-        crate::report::redact::remember(
+        crate::redact::remember(
             found
                 .iter()
                 .filter_map(|f| bytes.get(f.start..f.end).map(<[u8]>::to_vec)),

@@ -269,11 +269,7 @@ fn openai_provider_sends_the_key_from_its_variable_and_counts_tokens() {
         ),
     );
     let o = env
-        .cmd()
-        .arg("run")
-        .arg(&plan)
-        .arg("--out")
-        .arg(&env.out)
+        .run_cmd(&plan)
         .env("TEST_PLANGATE_KEY", "sk-test-123")
         .output()
         .unwrap();

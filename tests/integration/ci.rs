@@ -97,11 +97,7 @@ fn under_github_actions_the_summary_and_outputs_are_written() {
         &format!("version: 1\nid: gh\npolicy: {{risk_tolerance: high}}\nsteps:\n  - {{id: s, tool: bash, parameters: {{command: 'echo {AWS_ID}'}}}}\n"),
     );
     let o = env
-        .cmd()
-        .arg("run")
-        .arg(&plan)
-        .arg("--out")
-        .arg(&env.out)
+        .run_cmd(&plan)
         .env("GITHUB_ACTIONS", "true")
         .env("GITHUB_STEP_SUMMARY", &summary)
         .env("GITHUB_OUTPUT", &output)
@@ -145,11 +141,7 @@ fn junit_flag_and_github_annotations() {
     );
     let junit = env.ws.join("junit.xml");
     let o = env
-        .cmd()
-        .arg("run")
-        .arg(&plan)
-        .arg("--out")
-        .arg(&env.out)
+        .run_cmd(&plan)
         .arg("--junit")
         .arg(&junit)
         .env("GITHUB_ACTIONS", "true")

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
-use crate::harness::{Env, code, stderr};
+use crate::harness::{Env, code, mock, stderr};
 
 /// A planted secret the built-in rules detect (it must never reach GitHub).
 const AWS_ID: &str = "AKIAZ7Q4NX2LMRBT5KPW";
@@ -146,18 +146,24 @@ fn a_first_run_creates_the_comment_and_a_check_run() {
             .expect(1)
             .mount(&server)
             .await;
-        Mock::given(method("POST"))
-            .and(path(format!("{REPO}/issues/7/comments")))
-            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 555})))
-            .expect(1)
-            .mount(&server)
-            .await;
-        Mock::given(method("POST"))
-            .and(path(format!("{REPO}/check-runs")))
-            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 99})))
-            .expect(1)
-            .mount(&server)
-            .await;
+        mock(
+            "POST",
+            format!("{REPO}/issues/7/comments"),
+            201,
+            Some(json!({"id": 555})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/check-runs"),
+            201,
+            Some(json!({"id": 99})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
     });
     let env = Env::new();
     let o = run(&env, &server, &leaky_plan(), &pr_event(), &[]);
@@ -254,24 +260,33 @@ fn a_rerun_updates_the_marked_comment_in_place() {
             .expect(1)
             .mount(&server)
             .await;
-        Mock::given(method("PATCH"))
-            .and(path(format!("{REPO}/issues/comments/321")))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 321})))
-            .expect(1)
-            .mount(&server)
-            .await;
-        Mock::given(method("POST"))
-            .and(path(format!("{REPO}/issues/7/comments")))
-            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 1})))
-            .expect(0)
-            .mount(&server)
-            .await;
-        Mock::given(method("POST"))
-            .and(path(format!("{REPO}/check-runs")))
-            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 100})))
-            .expect(1)
-            .mount(&server)
-            .await;
+        mock(
+            "PATCH",
+            format!("{REPO}/issues/comments/321"),
+            200,
+            Some(json!({"id": 321})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/issues/7/comments"),
+            201,
+            Some(json!({"id": 1})),
+        )
+        .expect(0)
+        .mount(&server)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/check-runs"),
+            201,
+            Some(json!({"id": 100})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
     });
     let env = Env::new();
     let o = run(&env, &server, ok_plan(), &pr_event(), &[]);
@@ -299,11 +314,14 @@ fn a_push_gets_a_check_run_and_no_comment() {
     let rt = rt();
     let server = rt.block_on(MockServer::start());
     rt.block_on(
-        Mock::given(method("POST"))
-            .and(path(format!("{REPO}/check-runs")))
-            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 7})))
-            .expect(1)
-            .mount(&server),
+        mock(
+            "POST",
+            format!("{REPO}/check-runs"),
+            201,
+            Some(json!({"id": 7})),
+        )
+        .expect(1)
+        .mount(&server),
     );
     let env = Env::new();
     let o = run(&env, &server, ok_plan(), &push_event(), &[]);
@@ -413,24 +431,33 @@ fn comment_false_publishes_only_the_check_run_and_check_run_false_only_the_comme
     let rt = rt();
     let server = rt.block_on(MockServer::start());
     rt.block_on(async {
-        Mock::given(method("POST"))
-            .and(path(format!("{REPO}/check-runs")))
-            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 5})))
-            .expect(1)
-            .mount(&server)
-            .await;
-        Mock::given(method("GET"))
-            .and(path(format!("{REPO}/issues/7/comments")))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-            .expect(1)
-            .mount(&server)
-            .await;
-        Mock::given(method("POST"))
-            .and(path(format!("{REPO}/issues/7/comments")))
-            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 6})))
-            .expect(1)
-            .mount(&server)
-            .await;
+        mock(
+            "POST",
+            format!("{REPO}/check-runs"),
+            201,
+            Some(json!({"id": 5})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+        mock(
+            "GET",
+            format!("{REPO}/issues/7/comments"),
+            200,
+            Some(json!([])),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/issues/7/comments"),
+            201,
+            Some(json!({"id": 6})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
     });
     let env = Env::new();
     let o = run(
@@ -577,23 +604,27 @@ fn a_saved_report_can_be_published_by_a_later_job() {
     let rt = rt();
     let server = rt.block_on(MockServer::start());
     rt.block_on(async {
-        Mock::given(method("POST"))
-            .and(path(format!("{REPO}/check-runs")))
-            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 11})))
+        mock(
+            "POST",
+            format!("{REPO}/check-runs"),
+            201,
+            Some(json!({"id": 11})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+        mock("POST", format!("{REPO}/issues/3/comments"), 500, None)
             .expect(1)
             .mount(&server)
             .await;
-        Mock::given(method("POST"))
-            .and(path(format!("{REPO}/issues/3/comments")))
-            .respond_with(ResponseTemplate::new(500))
-            .expect(1)
-            .mount(&server)
-            .await;
-        Mock::given(method("GET"))
-            .and(path(format!("{REPO}/issues/3/comments")))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-            .mount(&server)
-            .await;
+        mock(
+            "GET",
+            format!("{REPO}/issues/3/comments"),
+            200,
+            Some(json!([])),
+        )
+        .mount(&server)
+        .await;
     });
     let env = Env::new();
     let o = env.run(ok_plan(), &[]);
@@ -643,11 +674,14 @@ fn an_invalid_plan_is_published_as_a_failure() {
     let rt = rt();
     let server = rt.block_on(MockServer::start());
     rt.block_on(
-        Mock::given(method("POST"))
-            .and(path(format!("{REPO}/check-runs")))
-            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 8})))
-            .expect(1)
-            .mount(&server),
+        mock(
+            "POST",
+            format!("{REPO}/check-runs"),
+            201,
+            Some(json!({"id": 8})),
+        )
+        .expect(1)
+        .mount(&server),
     );
     let env = Env::new();
     let bad = "version: 1\nid: x\nsteps:\n  - {id: a, tool: bash, parameters: {comand: ls}}\n";

@@ -13,9 +13,15 @@ pub struct Env {
     pub ws: PathBuf,
     /// `--out`.
     pub out: PathBuf,
+    /// `TMPDIR` for plangate (where it keeps its live-run registry).
+    tmpdir: PathBuf,
+    _tmp: tempfile::TempDir,
 }
 
 impl Env {
+    /// A workspace, an output folder and a `TMPDIR` of its own: plangate
+    /// keeps its live-run registry there, so runs of other tests (which reap
+    /// the orphans of every run they can see) never touch this test's.
     pub fn new() -> Env {
         let dir = tempfile::tempdir().expect("tempdir");
         let ws = dir.path().join("ws").canonicalize().unwrap_or_else(|_| {
@@ -23,7 +29,22 @@ impl Env {
             dir.path().join("ws").canonicalize().expect("canon ws")
         });
         let out = dir.path().join("out");
-        Env { _dir: dir, ws, out }
+        // Not beside the workspace: tests check that nothing is written there.
+        let tmp = tempfile::tempdir().expect("tempdir");
+        Env {
+            _dir: dir,
+            ws,
+            out,
+            tmpdir: tmp.path().to_owned(),
+            _tmp: tmp,
+        }
+    }
+
+    /// A new workspace that shares `other`'s `TMPDIR` (and so its live-run registry).
+    pub fn sharing_tmp(other: &Env) -> Env {
+        let mut env = Env::new();
+        env.tmpdir = other.tmpdir.clone();
+        env
     }
 
     /// Write a file inside the workspace.
@@ -45,6 +66,14 @@ impl Env {
             }
         }
         c.current_dir(&self.ws);
+        c.env("TMPDIR", &self.tmpdir);
+        c
+    }
+
+    /// `plangate run PLAN --out OUT` (the workspace is the current directory), to add to.
+    pub fn run_cmd(&self, plan: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = self.cmd();
+        c.arg("run").arg(plan).arg("--out").arg(&self.out);
         c
     }
 
@@ -128,6 +157,7 @@ pub fn spawn(env: &Env, plan_yaml: &str, args: &[&str]) -> std::process::Child {
             c.env_remove(k);
         }
     }
+    c.env("TMPDIR", &env.tmpdir);
     c.arg("run")
         .arg(&plan)
         .arg("--workspace")
@@ -235,4 +265,22 @@ impl Env {
             .unwrap_or_default()
             .to_owned()
     }
+}
+
+/// A wiremock mock for `verb` on `path` answering `status` with a JSON body
+/// (the caller adds `.expect(n)` and mounts it).
+pub fn mock(
+    verb: &str,
+    path: impl Into<String>,
+    status: u16,
+    body: Option<Value>,
+) -> wiremock::Mock {
+    let response = wiremock::ResponseTemplate::new(status);
+    let response = match body {
+        Some(b) => response.set_body_json(b),
+        None => response,
+    };
+    wiremock::Mock::given(wiremock::matchers::method(verb))
+        .and(wiremock::matchers::path(path.into()))
+        .respond_with(response)
 }

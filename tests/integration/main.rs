@@ -1,10 +1,16 @@
 //! One integration binary: every test drives the real `plangate` binary.
 
-#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    clippy::disallowed_methods
+)]
 
 mod agent;
 mod bad_inputs;
 mod ci;
+mod cli_help;
 mod diff;
 mod distribution;
 mod examples;

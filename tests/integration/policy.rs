@@ -43,22 +43,14 @@ fn approve_flag_and_env_pre_approve() {
     std::fs::remove_file(env.ws.join("written")).unwrap();
     let p = env.write("plan.yaml", &plan("{}", WRITE));
     let o = env
-        .cmd()
-        .arg("run")
-        .arg(&p)
-        .arg("--out")
-        .arg(&env.out)
+        .run_cmd(&p)
         .env("PLANGATE_APPROVE", "other,write")
         .output()
         .unwrap();
     // `other` is not a step: a typo in an approval is an error, not silently ignored.
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     let o = env
-        .cmd()
-        .arg("run")
-        .arg(&p)
-        .arg("--out")
-        .arg(&env.out)
+        .run_cmd(&p)
         .env("PLANGATE_APPROVE", "write")
         .output()
         .unwrap();
@@ -308,11 +300,7 @@ fn fail_on_secrets_false_loosens_the_plan_unless_the_policy_file_pins_it() {
     assert_eq!(env.step("after")["status"], "success");
     let pin = env.write("policy.yaml", "fail_on_secrets: true\n");
     let o = env
-        .cmd()
-        .arg("run")
-        .arg(env.ws.join("plan.yaml"))
-        .arg("--out")
-        .arg(&env.out)
+        .run_cmd(env.ws.join("plan.yaml"))
         .arg("--policy")
         .arg(&pin)
         .env("PLANGATE_FAIL_ON_SECRETS", "false")

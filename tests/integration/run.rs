@@ -488,7 +488,7 @@ fn sigkill_mid_run_leaves_a_valid_report_that_says_it_did_not_finish() {
     // plangate could not stop it (SIGKILL): the step is still running...
     assert!(alive(step_pid), "the step outlived its plangate");
     // ...until the next run on this machine starts, and stops it first.
-    let next = Env::new();
+    let next = Env::sharing_tmp(&env);
     let o = next.run(
         "version: 1\nid: n\nsteps:\n  - {id: a, tool: bash, parameters: {command: 'true'}}\n",
         &[],

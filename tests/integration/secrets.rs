@@ -341,11 +341,7 @@ fn planted_secrets_reach_no_output_of_any_kind() {
         ),
     );
     let o = env
-        .cmd()
-        .arg("run")
-        .arg(&plan)
-        .arg("--out")
-        .arg(&env.out)
+        .run_cmd(&plan)
         .arg("--junit")
         .arg(&junit)
         .env("GITHUB_ACTIONS", "true")

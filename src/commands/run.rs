@@ -1,0 +1,210 @@
+//! `plangate run`: resolve the settings, run the plan on the engine with the
+//! reporter consuming its events, stop on SIGINT/SIGTERM, then write the
+//! derived outputs and publish to the CI.
+//!
+//! A plan or usage problem is still a run: it gets a report (status
+//! `invalid`) in the output folder, so CI always finds one.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Outcome, publish_ci, runtime, write_derived_outputs};
+use crate::cli::RunArgs;
+use crate::engine::{self, RunSettings};
+use crate::model::Diagnostic;
+use crate::model::RunStatus;
+use crate::plan::Plan;
+use crate::report::{self, console::Console};
+use crate::settings::{self, PlanSettings, RunFlags, usage_diag};
+use crate::{diff, output, process, resume, selection, shard};
+
+/// What `run` knows before the engine starts.
+struct Start<'a> {
+    args: &'a RunArgs,
+    gh: crate::github::Settings,
+    run_id: String,
+    cwd: PathBuf,
+}
+
+impl Start<'_> {
+    fn out_dir(&self, workspace: &Path) -> PathBuf {
+        settings::out_dir(self.args.out.as_deref(), &self.cwd, workspace, &self.run_id)
+    }
+
+    /// Print the problems, write the `invalid` report, publish it.
+    fn invalid(&self, diags: &[Diagnostic], ws: &Path) -> Outcome {
+        output::diagnostics(diags);
+        let out = self.out_dir(ws);
+        match report::write_invalid(&out, &self.run_id, &self.args.plan, ws, diags) {
+            Ok(p) => {
+                output::line(format_args!("report: {}", p.display()));
+                write_derived_outputs(self.args.junit.as_deref(), &out);
+                publish_ci(&out, &self.gh, self.args.quiet);
+            }
+            Err(e) => output::error(format_args!(
+                "cannot write the report to {}: {e}",
+                out.display()
+            )),
+        }
+        Ok(RunStatus::Invalid)
+    }
+}
+
+/// `plangate run`.
+pub fn run(args: &RunArgs) -> Outcome {
+    let start = Start {
+        args,
+        gh: settings::github(&args.github),
+        run_id: uuid::Uuid::now_v7().to_string(),
+        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+    };
+    let flags = RunFlags {
+        max_parallel: args.max_parallel,
+        fail_on_secrets: args.fail_on_secrets,
+    };
+    let mut prepared = match PlanSettings::resolve(&args.plan, &args.decision, flags) {
+        Ok(p) => p,
+        Err(diags) => {
+            let ws = settings::workspace(&args.decision).unwrap_or_else(|_| start.cwd.clone());
+            return start.invalid(&diags, &ws);
+        }
+    };
+    let settings = match run_settings(&start, &mut prepared) {
+        Ok(s) => s,
+        Err(d) => return start.invalid(&[d], &prepared.env.workspace),
+    };
+    let plan = Arc::new(prepared.plan);
+    let mut console = Console::from_env();
+    console.quiet = args.quiet;
+    let out_dir = settings.out_dir.clone();
+    let (status, finished) = execute(plan, Arc::new(settings), console);
+    write_derived_outputs(args.junit.as_deref(), &out_dir);
+    if finished {
+        publish_ci(&out_dir, &start.gh, args.quiet);
+    }
+    Ok(status)
+}
+
+/// The engine's settings: `--shard`, `--steps`, `--kill-grace`, `--resume`
+/// applied to the resolved plan. Moves the workspace out of `prepared.env`.
+fn run_settings(start: &Start<'_>, prepared: &mut PlanSettings) -> Result<RunSettings, Diagnostic> {
+    let args = start.args;
+    let mut shard_info = None;
+    if let Some(spec) = &args.shard {
+        let (sub, info) = shard::shard_plan(&prepared.plan, spec, args.timings.as_deref())
+            .map_err(|e| {
+                usage_diag(
+                    format!("--shard: {e}"),
+                    "use the shards `plangate shard` printed, with the same --timings file",
+                )
+            })?;
+        prepared.plan = sub;
+        shard_info = Some(info);
+    }
+    let selected = match &args.steps {
+        Some(spec) => Some(selection::parse_steps(spec, &prepared.plan).map_err(|e| {
+            usage_diag(
+                format!("--steps: {e}"),
+                "use `3`, `2-5` or ids like `lint,test`",
+            )
+        })?),
+        None => None,
+    };
+    let kill_grace = settings::kill_grace(args.kill_grace)?;
+    let workspace_head = diff::workspace_head(&prepared.env.workspace);
+    let resume = match &args.resume {
+        Some(path) => Some(resume::load(
+            path,
+            &prepared.plan,
+            &prepared.env.workspace,
+            workspace_head.as_deref(),
+        )?),
+        None => None,
+    };
+    Ok(RunSettings {
+        run_id: start.run_id.clone(),
+        env: prepared.env.clone(),
+        out_dir: start.out_dir(&prepared.env.workspace),
+        policy: prepared.policy.clone(),
+        approvals: prepared.approvals.clone(),
+        dry_run: args.dry_run,
+        selected,
+        max_output_bytes: args.max_output_bytes,
+        kill_grace,
+        workspace_head,
+        resume,
+        shard: shard_info,
+    })
+}
+
+/// Run the plan; returns the outcome and whether the final report was written.
+fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> (RunStatus, bool) {
+    let reporter = match report::Reporter::new(Arc::clone(&plan), &settings, console) {
+        Ok(r) => r,
+        Err(e) => {
+            output::error(format_args!(
+                "cannot write to the output directory {}: {e}; nothing was executed",
+                settings.out_dir.display()
+            ));
+            return (RunStatus::Invalid, false);
+        }
+    };
+    // Steps a killed earlier run left behind are stopped before this one starts.
+    for line in process::live::reap_orphans() {
+        output::line(format_args!("plangate: {line}"));
+    }
+    process::live::start(&settings.run_id);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let writer = std::thread::spawn(move || reporter.consume(&rx));
+    let runtime = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            e.display_to_stderr();
+            drop(tx);
+            let _ = writer.join();
+            return (e.status(), false);
+        }
+    };
+    let status = runtime.block_on(async move {
+        let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+        spawn_signal_watch(cancel_tx);
+        engine::run(plan, settings, tx, cancel_rx).await
+    });
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    process::live::finish();
+    let finished = match writer.join() {
+        Ok(Ok(_)) => true,
+        Ok(Err(e)) => {
+            output::error(format_args!("failed to write the report: {e}"));
+            false
+        }
+        Err(_) => {
+            output::error("the report writer crashed");
+            false
+        }
+    };
+    (status, finished)
+}
+
+/// SIGINT/SIGTERM: say so (through the output writer) and tell the engine to stop.
+fn spawn_signal_watch(cancel: tokio::sync::watch::Sender<bool>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        output::error("cannot install signal handlers; SIGINT/SIGTERM will kill plangate outright");
+        return;
+    };
+    tokio::spawn(async move {
+        let name = tokio::select! {
+            _ = int.recv() => "SIGINT",
+            _ = term.recv() => "SIGTERM",
+        };
+        output::line(format_args!(
+            "plangate: {name} received: stopping running steps"
+        ));
+        let _ = cancel.send(true);
+    });
+}

@@ -1,0 +1,242 @@
+//! `plangate validate`: check a plan and show each step's risk and the
+//! decision it would get, as a table (text) or as [`ValidateOutput`] (JSON).
+//! Runs nothing.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::Outcome;
+use crate::cli::{Format, ValidateArgs};
+use crate::engine::{self, StepDecision};
+use crate::error::Error;
+use crate::model::Diagnostic;
+use crate::model::EffectivePolicy;
+use crate::model::RunStatus;
+use crate::settings::{PlanSettings, RunFlags};
+
+/// `validate --format json` of a valid plan.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ValidateOutput<'a> {
+    /// Always `true` here.
+    pub valid: bool,
+    pub plan: PlanSummary<'a>,
+    /// The workspace, canonical.
+    pub workspace: String,
+    /// The policy in force (after flags and the `--policy` cap).
+    #[schemars(with = "serde_json::Value")]
+    pub policy: &'a EffectivePolicy,
+    /// The `--approve` ids.
+    pub approvals: &'a BTreeSet<String>,
+    pub size: Size,
+    pub steps: Vec<StepLine<'a>>,
+    /// Always empty here.
+    pub errors: [Diagnostic; 0],
+}
+
+/// `validate --format json` of an invalid plan.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ValidateInvalid<'a> {
+    /// Always `false`.
+    pub valid: bool,
+    /// The plan path as given.
+    pub plan: String,
+    /// Every problem found.
+    #[schemars(with = "Vec<serde_json::Value>")]
+    pub errors: &'a [Diagnostic],
+}
+
+/// Which plan.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PlanSummary<'a> {
+    pub id: &'a str,
+    pub path: String,
+    pub sha256: &'a str,
+    pub objective: &'a Option<String>,
+}
+
+/// Steps as written and once matrices are expanded.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Size {
+    pub written: usize,
+    pub expanded: usize,
+}
+
+/// One expanded step and the decision it would get.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StepLine<'a> {
+    pub id: &'a str,
+    pub template: &'a str,
+    pub matrix: &'a std::collections::BTreeMap<String, String>,
+    pub tool: &'a str,
+    pub line: u64,
+    pub dependencies: Vec<&'a str>,
+    #[schemars(with = "serde_json::Value")]
+    pub risk: &'a crate::model::RiskAssessment,
+    #[schemars(with = "serde_json::Value")]
+    pub approval: &'a crate::model::Decision,
+}
+
+/// `plangate validate`.
+pub fn run(args: &ValidateArgs) -> Outcome {
+    let prepared = match PlanSettings::resolve(&args.plan, &args.decision, RunFlags::default()) {
+        Ok(p) => p,
+        Err(diags) => {
+            if args.format == Format::Json {
+                let v = ValidateInvalid {
+                    valid: false,
+                    plan: args.plan.display().to_string(),
+                    errors: &diags,
+                };
+                let _ = crate::output::stdout(&pretty(&v));
+            }
+            return Err(Error::Invalid(diags));
+        }
+    };
+    let decisions = engine::decide_all(
+        &prepared.plan,
+        &prepared.env,
+        &prepared.policy,
+        &prepared.approvals,
+    );
+    let out = match args.format {
+        Format::Json => pretty(&to_json(&prepared, &decisions)),
+        Format::Text => text(&prepared, &decisions),
+    };
+    crate::output::stdout(&out).map_err(Error::Stdout)?;
+    Ok(RunStatus::Success)
+}
+
+/// Pretty JSON and a newline, keys sorted (through `serde_json::Value`, as
+/// the output has always been).
+fn pretty(v: &impl Serialize) -> Vec<u8> {
+    let mut out = serde_json::to_value(v)
+        .and_then(|v| serde_json::to_vec_pretty(&v))
+        .unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+/// The JSON form of a valid plan.
+pub fn to_json<'a>(p: &'a PlanSettings, decisions: &'a [StepDecision]) -> ValidateOutput<'a> {
+    let steps = p
+        .plan
+        .steps
+        .iter()
+        .zip(decisions)
+        .map(|(s, d)| StepLine {
+            id: &s.id,
+            template: &s.template,
+            matrix: &s.matrix,
+            tool: s.tool.as_str(),
+            line: s.pos.line,
+            dependencies: s
+                .deps
+                .iter()
+                .map(|&i| p.plan.steps[i].id.as_str())
+                .collect(),
+            risk: &d.risk,
+            approval: &d.decision,
+        })
+        .collect();
+    ValidateOutput {
+        valid: true,
+        plan: PlanSummary {
+            id: &p.plan.id,
+            path: p.plan.path.display().to_string(),
+            sha256: &p.plan.sha256,
+            objective: &p.plan.objective,
+        },
+        workspace: p.env.workspace.display().to_string(),
+        policy: &p.policy,
+        approvals: &p.approvals,
+        size: Size {
+            written: p.plan.template_count(),
+            expanded: p.plan.steps.len(),
+        },
+        steps,
+        errors: [],
+    }
+}
+
+/// The text form: the plan, the policy, one table row per step.
+pub fn text(p: &PlanSettings, decisions: &[StepDecision]) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write_text(&mut out, p, decisions);
+    out
+}
+
+fn write_text(
+    out: &mut impl Write,
+    p: &PlanSettings,
+    decisions: &[StepDecision],
+) -> std::io::Result<()> {
+    let pol = &p.policy;
+    if p.plan.has_matrix() {
+        writeln!(
+            out,
+            "plan `{}` ({}): {} steps once expanded ({} written, matrices expanded), valid",
+            p.plan.id,
+            p.plan.path.display(),
+            p.plan.steps.len(),
+            p.plan.template_count()
+        )?;
+    } else {
+        writeln!(
+            out,
+            "plan `{}` ({}): {} steps, valid",
+            p.plan.id,
+            p.plan.path.display(),
+            p.plan.steps.len()
+        )?;
+    }
+    writeln!(
+        out,
+        "policy: risk_tolerance {}, on_approval_required {}, max_parallel {}, fail_on_secrets {}",
+        pol.risk_tolerance.as_str(),
+        pol.on_approval_required.as_str(),
+        pol.max_parallel,
+        pol.fail_on_secrets
+    )?;
+    if let Some(hosts) = &pol.allowed_hosts {
+        writeln!(out, "policy: allowed_hosts [{}]", hosts.join(", "))?;
+    }
+    for list in pol.permission_lists() {
+        writeln!(
+            out,
+            "policy: {} permission rule(s) from the {} (what no rule allows is blocked)",
+            list.rules.len(),
+            list.source
+        )?;
+    }
+    for c in &pol.capped {
+        writeln!(out, "policy: {c}")?;
+    }
+    let width =
+        |f: fn(&crate::plan::Step) -> usize| p.plan.steps.iter().map(f).max().unwrap_or(4).max(4);
+    let w = width(|s| s.id.len());
+    let t = width(|s| s.tool.as_str().len());
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<w$}  {:<t$}  {:<9}  {:<10}  {:<9}  {:<13}  REASON",
+        "STEP", "TOOL", "DECLARED", "CLASSIFIED", "EFFECTIVE", "DECISION"
+    )?;
+    for (s, d) in p.plan.steps.iter().zip(decisions) {
+        writeln!(
+            out,
+            "{:<w$}  {:<t$}  {:<9}  {:<10}  {:<9}  {:<13}  {}",
+            s.id,
+            s.tool.as_str(),
+            d.risk.declared.as_str(),
+            d.risk.classified.as_str(),
+            d.risk.effective.as_str(),
+            d.decision.decision.as_str(),
+            d.decision.reason
+        )?;
+    }
+    Ok(())
+}

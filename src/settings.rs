@@ -1,0 +1,206 @@
+//! Every setting of a command, resolved once, into typed values.
+//!
+//! Precedence, highest first (the only place it is written down):
+//!
+//! 1. a command-line flag;
+//! 2. its `PLANGATE_*` environment variable (clap reads it when the flag is
+//!    absent: `cli.rs` declares the pair, so 1 and 2 arrive here as one value);
+//! 3. the plan's `policy:` block;
+//! 4. the built-in default;
+//!
+//! and then the maintainers' `--policy` file **caps** the result: it can make
+//! any value stricter (lower tolerance, fewer parallel steps, smaller budgets,
+//! a narrower host list, its permission rules), never looser; a flag or the
+//! plan loosening a value the file pins is lowered back and said so
+//! (`policy.capped`). The capping rules themselves are pure policy logic in
+//! [`crate::policy::cap`]. `--fail-on-secrets false` beats the plan, but not a
+//! policy file that pins `fail_on_secrets: true`.
+//!
+//! Settings outside the policy: the workspace is `--workspace` (or
+//! `PLANGATE_WORKSPACE`), else the current directory; the output folder is
+//! `--out` (relative to the current directory), else
+//! `WORKSPACE/.plangate/runs/RUN_ID`; the GitHub token is `--github-token`
+//! (or `PLANGATE_GITHUB_TOKEN`) and is handed to the redaction layer at once.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::cli::{DecisionArgs, GithubArgs};
+use crate::model::Diagnostic;
+use crate::model::EffectivePolicy;
+use crate::plan::{self, Plan};
+use crate::policy::cap::{Overrides, resolve};
+use crate::tools::ToolEnv;
+
+/// Run-only flags that feed the policy (`--max-parallel`, `--fail-on-secrets`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunFlags {
+    pub max_parallel: Option<u32>,
+    pub fail_on_secrets: Option<bool>,
+}
+
+/// What `run`, `validate` and `draft` share: the checked plan, the
+/// workspace, the policy in force, the approvals.
+pub struct PlanSettings {
+    pub plan: Plan,
+    pub env: ToolEnv,
+    pub policy: EffectivePolicy,
+    pub approvals: BTreeSet<String>,
+}
+
+/// A problem with the command line, as a diagnostic of `<command line>`.
+pub fn usage_diag(msg: String, help: &str) -> Diagnostic {
+    Diagnostic {
+        file: "<command line>".into(),
+        line: 0,
+        column: 0,
+        message: msg,
+        help: Some(help.into()),
+    }
+}
+
+/// The workspace: `--workspace`, else the current directory; canonical.
+pub fn workspace(args: &DecisionArgs) -> Result<PathBuf, Diagnostic> {
+    let raw = args.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
+    let ws = raw.canonicalize().map_err(|e| {
+        usage_diag(
+            format!("workspace `{}` is not usable: {e}", raw.display()),
+            "pass an existing directory with --workspace (or PLANGATE_WORKSPACE)",
+        )
+    })?;
+    if !ws.is_dir() {
+        return Err(usage_diag(
+            format!("workspace `{}` is not a directory", raw.display()),
+            "pass an existing directory with --workspace",
+        ));
+    }
+    Ok(ws)
+}
+
+/// The output folder of a run: `--out` (relative to `cwd`), else under the workspace.
+pub fn out_dir(out: Option<&Path>, cwd: &Path, workspace: &Path, run_id: &str) -> PathBuf {
+    match out {
+        Some(o) if o.is_absolute() => o.to_owned(),
+        Some(o) => cwd.join(o),
+        None => workspace.join(".plangate").join("runs").join(run_id),
+    }
+}
+
+/// `--kill-grace`: seconds between 0 and 600.
+pub fn kill_grace(secs: f64) -> Result<Duration, Diagnostic> {
+    match Duration::try_from_secs_f64(secs) {
+        Ok(d) if d <= Duration::from_secs(600) => Ok(d),
+        _ => Err(usage_diag(
+            format!("--kill-grace {secs} is not a number of seconds between 0 and 600"),
+            "e.g. --kill-grace 5",
+        )),
+    }
+}
+
+/// The `--approve` ids, each checked against the plan's steps and templates.
+fn approvals(args: &DecisionArgs, plan: &Plan) -> Result<BTreeSet<String>, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let mut approvals = BTreeSet::new();
+    for id in args
+        .approve
+        .iter()
+        .flat_map(|s| crate::selection::split_list(s))
+        .filter(|s| !s.is_empty())
+    {
+        if plan.index_of(id).is_none() && !plan.steps.iter().any(|s| s.template == id) {
+            let ids = plan.steps.iter().map(|s| s.id.as_str());
+            let hint = match plan::diag::did_you_mean(id, ids) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => "approve the id of a step of this plan".to_owned(),
+            };
+            diags.push(usage_diag(
+                format!(
+                    "--approve names `{id}`, which is not a step of plan `{}`",
+                    plan.id
+                ),
+                &hint,
+            ));
+        }
+        approvals.insert(id.to_owned());
+    }
+    if diags.is_empty() {
+        Ok(approvals)
+    } else {
+        Err(diags)
+    }
+}
+
+impl PlanSettings {
+    /// Load and check the plan and the `--policy` file, and resolve the
+    /// policy in force (the precedence above).
+    pub fn resolve(
+        plan_path: &Path,
+        args: &DecisionArgs,
+        flags: RunFlags,
+    ) -> Result<PlanSettings, Vec<Diagnostic>> {
+        let workspace = workspace(args).map_err(|d| vec![d])?;
+        let plan = plan::load_plan_file(plan_path);
+        let cap = args.policy.as_deref().map(plan::load_policy_file);
+        let (plan, cap) = match (plan, cap.transpose()) {
+            (Ok(p), Ok(c)) => (p, c),
+            (p, c) => {
+                let mut diags = c.err().unwrap_or_default();
+                diags.extend(p.err().unwrap_or_default());
+                return Err(diags);
+            }
+        };
+        let approvals = approvals(args, &plan)?;
+        let policy = resolve(
+            &plan.policy,
+            Overrides {
+                risk_tolerance: args.risk_tolerance.map(Into::into),
+                max_parallel: flags.max_parallel,
+                fail_on_secrets: flags.fail_on_secrets,
+            },
+            cap.as_ref(),
+        );
+        let hosts = plan::check_allowed_hosts(&plan, policy.allowed_hosts.as_deref());
+        if !hosts.is_empty() {
+            return Err(hosts);
+        }
+        // The sandbox pre-flight runs only when a step asks for one.
+        let sandbox = plan
+            .steps
+            .iter()
+            .any(|s| s.sandbox().is_some())
+            .then(|| crate::sandbox::preflight(args.sandbox_backend));
+        let env = ToolEnv {
+            workspace,
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            allowed_hosts: policy.allowed_hosts.clone(),
+            sandbox,
+        };
+        Ok(PlanSettings {
+            plan,
+            env,
+            policy,
+            approvals,
+        })
+    }
+}
+
+/// `--github-*`, `--comment`, `--check-run`. The token is remembered by the
+/// redaction layer at once, so it is replaced wherever it would show up.
+pub fn github(args: &GithubArgs) -> crate::github::Settings {
+    let token = args
+        .github_token
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned);
+    if let Some(t) = &token {
+        crate::redact::remember([t.as_bytes().to_vec()]);
+    }
+    crate::github::Settings {
+        token,
+        api_url: args.github_api_url.clone(),
+        comment: args.comment,
+        check_run: args.check_run,
+    }
+}
