@@ -24,6 +24,7 @@ pub mod error;
 pub mod github;
 pub mod guard;
 pub mod integrations;
+pub mod location;
 pub mod markdown;
 pub mod merge;
 pub mod model;

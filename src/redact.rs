@@ -1,6 +1,6 @@
 //! The one redaction layer: every byte plangate writes (report, manifest,
 //! audit log, console lines, every stdout and stderr line through
-//! [`crate::output`]) passes through [`clean`] on its way out.
+//! `output`) passes through [`clean`] on its way out.
 //!
 //! It scans the text with the built-in rules and also replaces every secret
 //! value detected anywhere earlier in the run (artifacts, agent files), so a

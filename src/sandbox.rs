@@ -382,7 +382,7 @@ fn set_limits(args: &ExecArgs) -> Result<(), SandboxError> {
 /// Wrap `program args` so that it runs under `limits` (through the helper,
 /// which sets them and then execs it).
 pub fn with_limits(
-    limits: &crate::plan::raw::Limits,
+    limits: &crate::model::Limits,
     program: String,
     args: Vec<String>,
 ) -> (String, Vec<String>) {

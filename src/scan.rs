@@ -43,7 +43,7 @@ pub struct FileFinding {
     pub redacted: bool,
     /// The file on disk (as walked: relative to the current directory, or
     /// absolute), from which SARIF and GitLab locations are made
-    /// repository-relative (`report::location`); not serialized.
+    /// repository-relative (`location`); not serialized.
     #[serde(skip)]
     pub path: PathBuf,
 }
@@ -412,7 +412,7 @@ pub fn load_baseline(path: &Path) -> Result<HashSet<String>, ScanError> {
 /// and `help`. Valid against the 2.1.0 schema and the SARIF Multitool's
 /// SARIF and GitHub rule sets (tests/integration/formats.rs).
 pub fn to_sarif(rules: &Ruleset, findings: &[FileFinding]) -> Value {
-    let repo = crate::report::location::Repo::current();
+    let repo = crate::location::Repo::current();
     let mut used: Vec<&str> = findings.iter().map(|f| f.rule.as_str()).collect();
     used.sort_unstable();
     used.dedup();

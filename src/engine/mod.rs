@@ -118,7 +118,7 @@ pub fn decide_all(
             let verdict = crate::policy::permissions::evaluate(
                 &lists,
                 step.tool.as_str(),
-                &crate::policy::permissions::needs(step, risk.effective),
+                &crate::policy::permissions::needs(step.action.spec().needs(), risk.effective),
                 risk.effective,
             );
             let decision = decision.with_permission(verdict);

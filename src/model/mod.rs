@@ -50,7 +50,7 @@ pub use report::{
 };
 pub use risk::{OnApproval, Risk, Tolerance};
 pub use run_status::RunStatus;
-pub use sandbox::{Availability, Backend};
+pub use sandbox::{Availability, Backend, Limits};
 pub use step::{AttemptRecord, StepOutcome, StepStatus};
 pub use tool::ToolName;
 pub use usage::Usage;

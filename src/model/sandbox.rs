@@ -1,6 +1,8 @@
-//! What the sandbox pre-flight found ([`Availability`]) and the backend names
-//! the report shows ([`Backend`]). The probing and wrapping live in `sandbox`.
+//! What the sandbox pre-flight found ([`Availability`]), the backend names
+//! the report shows ([`Backend`]) and a bash step's resource [`Limits`]. The
+//! probing, wrapping and setrlimit calls live in `sandbox`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A sandbox backend that works on this machine.
@@ -58,4 +60,26 @@ impl Availability {
             backend: None,
         }
     }
+}
+
+/// Per-step resource limits, applied with setrlimit to the step's command and
+/// inherited by what it starts. Exceeding `memory_mb` makes allocations fail;
+/// `file_size_mb` makes a larger write fail (the writer is killed by SIGXFSZ
+/// unless it ignores it); `processes` caps the processes of the user running
+/// plangate (the kernel does not apply it to root).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Most address space per process, in MiB (RLIMIT_AS).
+    #[serde(default)]
+    #[schemars(range(min = 16))]
+    pub memory_mb: Option<u64>,
+    /// Most processes of the user (RLIMIT_NPROC).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub processes: Option<u64>,
+    /// Largest file the command may write, in MiB (RLIMIT_FSIZE).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub file_size_mb: Option<u64>,
 }

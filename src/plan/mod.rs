@@ -113,9 +113,9 @@ impl Step {
     }
 
     /// The step's resource limits, if it sets any.
-    pub fn limits(&self) -> Option<raw::Limits> {
+    pub fn limits(&self) -> Option<crate::model::Limits> {
         match &self.action {
-            Action::Bash(b) => b.limits.filter(|l| *l != raw::Limits::default()),
+            Action::Bash(b) => b.limits.filter(|l| *l != crate::model::Limits::default()),
             _ => None,
         }
     }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Deserializer};
 use crate::model::{PolicyBlock, Risk, ToolName};
 
 pub use crate::tools::agent::params::{AgentParams, OutputKind};
-pub use crate::tools::bash::params::{BashParams, Limits};
+pub use crate::tools::bash::params::BashParams;
 pub use crate::tools::secrets_scan::params::{ScanType, SecretsScanParams};
 
 /// Step and agent ids: a letter or underscore, then letters, digits, `_` or `-`; 64 at most.

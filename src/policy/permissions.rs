@@ -18,7 +18,6 @@
 use globset::{Glob, GlobMatcher};
 
 use crate::model::{Level, PermissionRule, Risk, Verdict};
-use crate::plan::Step;
 
 /// One thing a step needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,10 +37,11 @@ pub struct RuleList<'a> {
     pub rules: &'a [PermissionRule],
 }
 
-/// The resources a step touches and the level it needs on each. A step whose
-/// effective risk is dangerous needs `admin` on its first resource.
-pub fn needs(step: &Step, effective: Risk) -> Vec<Access> {
-    let mut out = step.action.spec().needs();
+/// The resources a step touches and the level it needs on each, from what its
+/// tool says it touches (`ActionSpec::needs`). A step whose effective risk is
+/// dangerous needs `admin` on its first resource.
+pub fn needs(touches: Vec<Access>, effective: Risk) -> Vec<Access> {
+    let mut out = touches;
     if effective == Risk::Dangerous
         && let Some(first) = out.first_mut()
     {

@@ -232,11 +232,11 @@ impl Console {
         if self.github {
             // GitHub shows at most 10 error annotations per step; the rest are in the report.
             // The file relative to the repository, so GitHub places the annotation.
-            let repo = super::location::Repo::current();
+            let repo = crate::location::Repo::current();
             for f in r.findings.iter().take(10) {
                 let as_found = f.location.strip_prefix("workspace:").unwrap_or(&f.location);
                 let path =
-                    super::location::finding_path(&f.location, Path::new(&r.workspace), out_dir);
+                    crate::location::finding_path(&f.location, Path::new(&r.workspace), out_dir);
                 let file = repo.relative_or(&path, as_found);
                 self.line(format_args!(
                     "::error file={},line={},title={}::{}",

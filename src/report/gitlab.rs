@@ -43,7 +43,7 @@ pub fn secret_detection(
     commit: &str,
     status_ok: bool,
 ) -> Value {
-    let repo = super::location::Repo::current();
+    let repo = crate::location::Repo::current();
     let vulnerabilities: Vec<Value> = findings
         .iter()
         .map(|f| {

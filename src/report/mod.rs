@@ -9,7 +9,6 @@
 pub mod audit;
 pub mod console;
 pub mod gitlab;
-pub mod location;
 pub mod render;
 
 use std::io::{BufWriter, Write};

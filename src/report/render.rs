@@ -521,7 +521,7 @@ fn file_findings(
             confidence: 1.0,
             fingerprint: f.fingerprint.clone(),
             redacted: false,
-            path: super::location::finding_path(&f.location, Path::new(&r.workspace), out_dir),
+            path: crate::location::finding_path(&f.location, Path::new(&r.workspace), out_dir),
         })
         .collect()
 }

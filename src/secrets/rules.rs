@@ -237,14 +237,14 @@ fn validate(rule: &Rule, global: &Allowlist) -> Result<(), RulesError> {
 impl Ruleset {
     /// The compiled-in rules (`rules/default.toml`), parsed and regex-checked once per
     /// process. A broken built-in file is an error (the redaction layer refuses to start
-    /// on it: [`crate::redact::init`]), never an empty rule set.
+    /// on it: `redact::init`), never an empty rule set.
     pub fn builtin_checked() -> Result<&'static Ruleset, &'static RulesError> {
         static B: std::sync::OnceLock<Result<Ruleset, RulesError>> = std::sync::OnceLock::new();
         B.get_or_init(|| Ruleset::from_toml(BUILTIN)).as_ref()
     }
 
     /// The compiled-in rules. `plangate` checks them at startup
-    /// ([`crate::redact::init`]), so this never fails in the binary; a library caller that
+    /// (`redact::init`), so this never fails in the binary; a library caller that
     /// skipped that check gets a panic on a broken built-in file, never a silent empty set.
     pub fn builtin() -> Ruleset {
         match Ruleset::builtin_checked() {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::model::Risk;
+use crate::model::{Limits, Risk};
 use crate::plan::raw::Timeout;
 
 /// Parameters of the `bash` tool (design 002, 2.1).
@@ -52,28 +52,6 @@ pub struct BashParams {
 
 fn default_true() -> bool {
     true
-}
-
-/// Per-step resource limits, applied with setrlimit to the step's command and
-/// inherited by what it starts. Exceeding `memory_mb` makes allocations fail;
-/// `file_size_mb` makes a larger write fail (the writer is killed by SIGXFSZ
-/// unless it ignores it); `processes` caps the processes of the user running
-/// plangate (the kernel does not apply it to root).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Limits {
-    /// Most address space per process, in MiB (RLIMIT_AS).
-    #[serde(default)]
-    #[schemars(range(min = 16))]
-    pub memory_mb: Option<u64>,
-    /// Most processes of the user (RLIMIT_NPROC).
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub processes: Option<u64>,
-    /// Largest file the command may write, in MiB (RLIMIT_FSIZE).
-    #[serde(default)]
-    #[schemars(range(min = 1))]
-    pub file_size_mb: Option<u64>,
 }
 
 /// A checked bash step.

@@ -4,9 +4,10 @@
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use super::params::{BashAction, BashParams, Limits, SandboxSpec};
+use super::params::{BashAction, BashParams, SandboxSpec};
 use crate::model::Diagnostic;
 use crate::model::Level;
+use crate::model::Limits;
 use crate::model::Risk;
 use crate::plan::node::{Node, NodeValue};
 use crate::plan::paths::relative_inside;
