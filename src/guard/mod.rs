@@ -9,7 +9,7 @@
 pub mod code;
 pub mod envelope;
 pub mod json;
-pub mod protocol;
+pub(crate) mod protocol;
 
 use serde::{Deserialize, Serialize};
 

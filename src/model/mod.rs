@@ -17,23 +17,23 @@
 //! report's types name the plan's `Diagnostic` and the policy's decisions,
 //! which is why this module sits above `plan` and `policy` rather than below.
 
-pub mod audit;
-pub mod diff;
-pub mod finding;
-pub mod report;
-pub mod run_status;
-pub mod sandbox;
-pub mod step;
-pub mod usage;
+pub(crate) mod audit;
+pub(crate) mod diff;
+pub(crate) mod finding;
+pub(crate) mod report;
+pub(crate) mod run_status;
+pub(crate) mod sandbox;
+pub(crate) mod step;
+pub(crate) mod usage;
 
-pub use audit::{AttemptEvent, AuditEvent};
-pub use diff::{Change, DiffSummary, FileChange, Method};
-pub use finding::Finding;
-pub use report::{
+pub(crate) use audit::{AttemptEvent, AuditEvent};
+pub(crate) use diff::{Change, DiffSummary, FileChange, Method};
+pub(crate) use finding::Finding;
+pub(crate) use report::{
     CarriedOver, MergedShard, PlanRef, Report, RollbackReport, SCHEMA_VERSION, ShardInfo,
     StepReport,
 };
-pub use run_status::RunStatus;
-pub use sandbox::{Availability, Backend};
-pub use step::{AttemptRecord, StepOutcome, StepStatus};
-pub use usage::Usage;
+pub(crate) use run_status::RunStatus;
+pub(crate) use sandbox::{Availability, Backend};
+pub(crate) use step::{AttemptRecord, StepOutcome, StepStatus};
+pub(crate) use usage::Usage;

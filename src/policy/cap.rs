@@ -12,7 +12,7 @@ use crate::plan::raw::BudgetBlock;
 
 /// The policy a run uses, with where each value came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EffectivePolicy {
+pub(crate) struct EffectivePolicy {
     /// Highest risk that runs unattended.
     pub risk_tolerance: Tolerance,
     /// What happens without an approval.
@@ -40,7 +40,7 @@ pub struct EffectivePolicy {
 
 /// Command-line overrides.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Overrides {
+pub(crate) struct Overrides {
     /// `--risk-tolerance`.
     pub risk_tolerance: Option<Tolerance>,
     /// `--max-parallel`.
@@ -50,7 +50,11 @@ pub struct Overrides {
 }
 
 /// Resolve the policy in force.
-pub fn resolve(plan: &PolicyBlock, cli: Overrides, cap: Option<&PolicyBlock>) -> EffectivePolicy {
+pub(crate) fn resolve(
+    plan: &PolicyBlock,
+    cli: Overrides,
+    cap: Option<&PolicyBlock>,
+) -> EffectivePolicy {
     let mut capped = Vec::new();
     let mut tol = cli
         .risk_tolerance
@@ -119,7 +123,7 @@ pub fn resolve(plan: &PolicyBlock, cli: Overrides, cap: Option<&PolicyBlock>) ->
 
 impl EffectivePolicy {
     /// The permission lists in force (policy file first).
-    pub fn permission_lists(&self) -> Vec<super::permissions::RuleList<'_>> {
+    pub(crate) fn permission_lists(&self) -> Vec<super::permissions::RuleList<'_>> {
         let mut v = Vec::new();
         if let Some(r) = &self.permissions {
             v.push(super::permissions::RuleList {

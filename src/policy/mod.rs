@@ -13,11 +13,11 @@
 //! - otherwise a step runs unattended when its effective risk is within the
 //!   tolerance and it does not set `requires_approval`; else only if approved.
 
-pub mod cap;
-pub mod classify;
-pub mod git;
-pub mod hosts;
-pub mod permissions;
+pub(crate) mod cap;
+pub(crate) mod classify;
+pub(crate) mod git;
+pub(crate) mod hosts;
+pub(crate) mod permissions;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -119,7 +119,7 @@ impl OnApproval {
 /// The approval decision recorded for every step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum DecisionKind {
+pub(crate) enum DecisionKind {
     /// Within the tolerance: runs with nobody present.
     AutoApproved,
     /// Needed an approval and had one (`--approve` / `PLANGATE_APPROVE`).
@@ -132,7 +132,7 @@ pub enum DecisionKind {
 
 impl DecisionKind {
     /// The snake_case name used in reports.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             DecisionKind::AutoApproved => "auto_approved",
             DecisionKind::PreApproved => "pre_approved",
@@ -140,16 +140,11 @@ impl DecisionKind {
             DecisionKind::Blocked => "blocked",
         }
     }
-
-    /// Whether the step may execute.
-    pub fn allows_run(self) -> bool {
-        matches!(self, DecisionKind::AutoApproved | DecisionKind::PreApproved)
-    }
 }
 
 /// The three risk figures of a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct RiskAssessment {
+pub(crate) struct RiskAssessment {
     /// What the plan says (`risk_level`; safe when omitted).
     pub declared: Risk,
     /// What plangate read from the concrete parameters.
@@ -160,7 +155,7 @@ pub struct RiskAssessment {
 
 /// A decision and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Decision {
+pub(crate) struct Decision {
     /// The verdict.
     pub decision: DecisionKind,
     /// One line saying what decided it.
@@ -173,7 +168,7 @@ pub struct Decision {
 impl Decision {
     /// Apply the permission rules' verdict: a denial blocks the step (before
     /// and whatever any approval); an allowance is noted in the reason.
-    pub fn with_permission(mut self, verdict: Option<permissions::Verdict>) -> Decision {
+    pub(crate) fn with_permission(mut self, verdict: Option<permissions::Verdict>) -> Decision {
         let Some(v) = verdict else { return self };
         if !v.allowed && self.decision != DecisionKind::Blocked {
             self.decision = DecisionKind::Blocked;
@@ -203,7 +198,7 @@ pub struct StepClassification {
 
 /// Everything [`decide`] needs to know about one step.
 #[derive(Debug, Clone, Copy)]
-pub struct DecisionInput<'a> {
+pub(crate) struct DecisionInput<'a> {
     /// The plan's `risk_level` (safe when omitted).
     pub declared: Risk,
     /// The step sets `requires_approval: true`.
@@ -217,7 +212,7 @@ pub struct DecisionInput<'a> {
 }
 
 /// Decide whether a step may run with nobody present.
-pub fn decide(input: DecisionInput<'_>) -> (RiskAssessment, Decision) {
+pub(crate) fn decide(input: DecisionInput<'_>) -> (RiskAssessment, Decision) {
     let c = input.classification;
     let classified = c.classified.max(c.floor);
     let effective = input.declared.max(classified);

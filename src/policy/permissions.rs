@@ -113,7 +113,7 @@ pub struct Access {
 
 /// What the permission rules said about a step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     /// Every need was allowed.
     pub allowed: bool,
     /// The ids of the rules that decided (for a denial: the denying rule, none when no rule matched).
@@ -124,7 +124,7 @@ pub struct Verdict {
 
 /// A list of rules and where it comes from (`policy file`, `plan`).
 #[derive(Debug, Clone, Copy)]
-pub struct RuleList<'a> {
+pub(crate) struct RuleList<'a> {
     /// For the reason line.
     pub source: &'static str,
     /// The rules.
@@ -133,7 +133,7 @@ pub struct RuleList<'a> {
 
 /// The resources a step touches and the level it needs on each. A step whose
 /// effective risk is dangerous needs `admin` on its first resource.
-pub fn needs(step: &Step, effective: Risk) -> Vec<Access> {
+pub(crate) fn needs(step: &Step, effective: Risk) -> Vec<Access> {
     let mut out = step.action.spec().needs();
     if effective == Risk::Dangerous
         && let Some(first) = out.first_mut()
@@ -157,7 +157,7 @@ fn matcher(pattern: &str) -> Result<Option<GlobMatcher>, String> {
 }
 
 /// Problems with a list of rules: bad globs, duplicate ids (for the loaders).
-pub fn check(rules: &[PermissionRule]) -> Vec<(usize, &'static str, String)> {
+pub(crate) fn check(rules: &[PermissionRule]) -> Vec<(usize, &'static str, String)> {
     let mut out = Vec::new();
     for (i, r) in rules.iter().enumerate() {
         if let Err(e) = matcher(&r.resource) {
@@ -186,7 +186,7 @@ fn applies(r: &PermissionRule, tool: &str, resource: &str, risk: Risk) -> bool {
 }
 
 /// The rule that decides `resource` for `tool` in one list, if any.
-pub fn deciding_rule<'a>(
+pub(crate) fn deciding_rule<'a>(
     rules: &'a [PermissionRule],
     tool: &str,
     resource: &str,
@@ -208,7 +208,7 @@ pub fn deciding_rule<'a>(
 }
 
 /// Evaluate every list in force (None when there is none).
-pub fn evaluate(
+pub(crate) fn evaluate(
     lists: &[RuleList<'_>],
     tool: &str,
     needs: &[Access],
