@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use plangate::diff::Tracker;
+use plangate::workspace_diff::Tracker;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

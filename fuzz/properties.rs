@@ -17,7 +17,7 @@ use std::path::{Component, Path};
 /// `..`, no `.git` component and no NUL; a symlink target resolved by name
 /// never climbs above the destination. Input: `name\ntarget`.
 pub fn archive_names(data: &[u8]) {
-    use plangate::tools::archive::names::{lexical_target, normalize, shown};
+    use plangate::archive_names::{lexical_target, normalize, shown};
     let (name, target) = match data.iter().position(|b| *b == b'\n') {
         Some(i) => (&data[..i], &data[i + 1..]),
         None => (data, &data[..0]),
@@ -44,8 +44,8 @@ pub fn archive_names(data: &[u8]) {
 
 /// The bash classifier never panics and never calls an unreadable command safe.
 pub fn classify(data: &[u8]) {
-    use plangate::model::Risk;
-    use plangate::policy::classify::{ClassifyContext, classify_bash};
+    use plangate::classify::Risk;
+    use plangate::classify::{ClassifyContext, classify_bash};
     let Ok(cmd) = std::str::from_utf8(data) else {
         return;
     };
@@ -174,7 +174,7 @@ pub fn plan(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if let Err(diags) = plangate::plan::load_plan_str("fuzz.yaml", text) {
+    if let Err(diags) = plangate::load_plan_str("fuzz.yaml", text) {
         assert!(!diags.is_empty());
     }
 }
@@ -182,7 +182,7 @@ pub fn plan(data: &[u8]) {
 /// Redaction: never panics; redacting is idempotent; no detected secret
 /// survives redaction; the output layer's `clean` is idempotent too.
 pub fn redact(data: &[u8]) {
-    use plangate::redact::{builtin_scanner, clean};
+    use plangate::redaction::{builtin_scanner, clean};
     let scanner = builtin_scanner();
     let found = scanner.scan(data);
     let once = plangate::secrets::redact(data, &found);

@@ -291,7 +291,7 @@ pub struct GithubArgs {
 /// A switch given something other than `true` or `false`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("expected `true` or `false`, got `{0}`")]
-pub struct NotABool(String);
+pub(crate) struct NotABool(String);
 
 /// `true` or `false`, nothing else (no `yes`, `1`, `on`): a typo in a CI input must not flip a switch.
 fn strict_bool(s: &str) -> Result<bool, NotABool> {

@@ -20,7 +20,7 @@ use crate::plan::{Action, AgentAction, AgentDef, PromptSource, Step};
 use crate::tools::{RunShared, StepContext, ToolEnv, agent};
 
 /// What the drafting agent is told.
-pub fn draft_prompt(objective: &str, max_steps: u32) -> String {
+pub(crate) fn draft_prompt(objective: &str, max_steps: u32) -> String {
     format!(
         "Write a plangate plan for this objective:\n\n{objective}\n\n\
 plangate runs the plan unattended in CI. The plan is YAML:\n\
@@ -63,7 +63,7 @@ fn check_plan_text(text: &str) -> Vec<Rejection> {
 
 /// Everything `draft` needs.
 #[derive(Debug, Clone)]
-pub struct DraftRequest {
+pub(crate) struct DraftRequest {
     /// What the plan must achieve.
     pub objective: String,
     /// The agent's name and definition.
@@ -81,7 +81,7 @@ pub struct DraftRequest {
 }
 
 /// The drafted plan text, or why there is none.
-pub enum DraftResult {
+pub(crate) enum DraftResult {
     /// Accepted and valid.
     Plan {
         /// The YAML.
@@ -96,7 +96,7 @@ pub enum DraftResult {
 }
 
 /// Ask the agent, check the answer, return the plan text.
-pub async fn draft(req: &DraftRequest) -> DraftResult {
+pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
     let provider = req.agent.provider.unwrap_or(ProviderKind::Command);
     let action = AgentAction {
         agent_name: req.agent_name.clone(),
@@ -168,6 +168,6 @@ pub async fn draft(req: &DraftRequest) -> DraftResult {
 }
 
 /// Where the draft's evidence goes by default.
-pub fn default_out_dir(workspace: &Path, run_id: &str) -> PathBuf {
+pub(crate) fn default_out_dir(workspace: &Path, run_id: &str) -> PathBuf {
     workspace.join(".plangate").join("drafts").join(run_id)
 }

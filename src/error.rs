@@ -14,7 +14,7 @@ use crate::model::RunStatus;
 
 /// A command that could not do its job.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     /// Plan or usage problems, located; nothing was executed.
     #[error("{} problem(s) found; nothing was executed", .0.len())]
     Invalid(Vec<Diagnostic>),
@@ -74,7 +74,7 @@ impl Error {
     /// The process exit code: SPEC's table through [`RunStatus::code`]; the
     /// only code outside it is 126 for `__sandbox-exec` (the shell's "cannot
     /// execute", what a wrapped command's caller expects).
-    pub fn process_exit_code(&self) -> u8 {
+    pub(crate) fn process_exit_code(&self) -> u8 {
         match self {
             Error::SandboxExec(_) => 126,
             other => other.status().code(),
@@ -82,7 +82,7 @@ impl Error {
     }
 
     /// The run outcome this failure counts as.
-    pub fn status(&self) -> RunStatus {
+    pub(crate) fn status(&self) -> RunStatus {
         match self {
             Error::Invalid(_)
             | Error::Report(_)
@@ -103,7 +103,7 @@ impl Error {
     }
 
     /// Say it on stderr (through [`crate::output`], so redacted).
-    pub fn display_to_stderr(&self) {
+    pub(crate) fn display_to_stderr(&self) {
         match self {
             Error::Invalid(diags) => crate::output::diagnostics(diags),
             // Each failed publication was already a `::warning::` line.

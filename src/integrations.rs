@@ -17,11 +17,11 @@ use crate::redact;
 use crate::report::render;
 
 /// GitHub's step-summary limit is 1 MiB; stay under it.
-pub const STEP_SUMMARY_MAX: usize = 1000 * 1024;
+pub(crate) const STEP_SUMMARY_MAX: usize = 1000 * 1024;
 
 /// A saved report that cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum ReadReportError {
+pub(crate) enum ReadReportError {
     /// The file cannot be read.
     #[error("cannot read {}: {source}", path.display())]
     Read {
@@ -39,7 +39,7 @@ pub enum ReadReportError {
 }
 
 /// Read a saved report.
-pub fn read_report(path: &Path) -> Result<Report, ReadReportError> {
+pub(crate) fn read_report(path: &Path) -> Result<Report, ReadReportError> {
     let text = std::fs::read_to_string(path).map_err(|source| ReadReportError::Read {
         path: path.to_owned(),
         source,
@@ -51,7 +51,7 @@ pub fn read_report(path: &Path) -> Result<Report, ReadReportError> {
 }
 
 /// The step summary: the full Markdown, each piece redacted, cut by section.
-pub fn step_summary(report: &Report) -> String {
+pub(crate) fn step_summary(report: &Report) -> String {
     let sections: Vec<_> = render::sections(report, render::Detail::Full, None)
         .into_iter()
         .map(|s| s.map_text(|t| redact::clean_str(t).into_owned()))
@@ -61,7 +61,7 @@ pub fn step_summary(report: &Report) -> String {
 
 /// Publish a finished run where the CI system expects it. Returns what
 /// happened (`target`, notice); failures are for warnings.
-pub fn publish(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static str, Notice)> {
+pub(crate) fn publish(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static str, Notice)> {
     if std::env::var("GITHUB_ACTIONS").ok().as_deref() != Some("true") {
         return Vec::new();
     }

@@ -15,41 +15,70 @@
 //! `plan` and `policy` are pure; `engine` and `tools` do the work; only
 //! `output` writes to stdout or stderr.
 
-pub mod cli;
-pub mod commands;
-pub mod diff;
-pub mod draft;
-pub mod engine;
-pub mod error;
-pub mod github;
+pub(crate) mod cli;
+pub(crate) mod commands;
+pub(crate) mod diff;
+pub(crate) mod draft;
+pub(crate) mod engine;
+pub(crate) mod error;
+pub(crate) mod github;
 pub mod guard;
-pub mod integrations;
-pub mod location;
-pub mod markdown;
-pub mod merge;
-pub mod model;
-pub mod output;
-pub mod plan;
-pub mod policy;
-pub mod process;
-pub mod redact;
-pub mod report;
-pub mod resume;
-pub mod sandbox;
-pub mod scan;
+pub(crate) mod integrations;
+pub(crate) mod location;
+pub(crate) mod markdown;
+pub(crate) mod merge;
+pub(crate) mod model;
+pub(crate) mod output;
+pub(crate) mod plan;
+pub(crate) mod policy;
+pub(crate) mod process;
+pub(crate) mod redact;
+pub(crate) mod report;
+pub(crate) mod resume;
+pub(crate) mod sandbox;
+pub(crate) mod scan;
 pub mod secrets;
-pub mod selection;
-pub mod settings;
-pub mod shard;
-pub mod tools;
-pub mod version;
+pub(crate) mod selection;
+pub(crate) mod settings;
+pub(crate) mod shard;
+pub(crate) mod tools;
+pub(crate) mod version;
 
 use std::process::ExitCode;
 
-use cli::{Cli, Command};
+use cli::Command;
 use error::Error;
 
+pub use cli::Cli;
 pub use commands::GITLAB_SECRETS_FILE;
+
+// The library surface. plangate is a program; these few entry points exist for
+// the fuzz targets (fuzz/properties.rs), the examples/ benches and the
+// data-driven guard and rule tests. `guard` (the fail-close parsers) and
+// `secrets` (the detection engine) are public whole; everything else is
+// crate-private (`unreachable_pub` is denied), so the compiler reports dead code.
+pub use plan::load_plan_str;
+
+/// The bash classifier (the `classify` fuzz target).
+pub mod classify {
+    pub use crate::model::risk::Risk;
+    pub use crate::policy::classify::{ClassifyContext, classify_bash};
+}
+
+/// Archive entry-name checks (the `archive_names` fuzz target).
+pub mod archive_names {
+    pub use crate::tools::archive::names::{lexical_target, normalize, shown};
+}
+
+/// The output redaction layer (the `redact` fuzz target).
+pub mod redaction {
+    pub use crate::redact::{builtin_scanner, clean};
+}
+
+/// The workspace diff tracker (`examples/diff_cost.rs`).
+pub mod workspace_diff {
+    pub use crate::diff::Tracker;
+}
 
 /// Run a parsed command line; returns the process exit code (SPEC's table).
 ///

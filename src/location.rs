@@ -10,11 +10,11 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{Value, json};
 
 /// The SARIF base id every repository-relative URI is written against.
-pub const SRCROOT: &str = "%SRCROOT%";
+pub(crate) const SRCROOT: &str = "%SRCROOT%";
 
 /// The repository findings are located in.
 #[derive(Debug, Clone)]
-pub struct Repo {
+pub(crate) struct Repo {
     /// Absolute, symlinks resolved where the directory exists.
     root: PathBuf,
     /// The directory relative paths are read from.
@@ -24,13 +24,13 @@ pub struct Repo {
 impl Repo {
     /// The git work tree holding the current directory (its top: the nearest
     /// directory upwards with a `.git` entry), or the current directory itself.
-    pub fn current() -> Repo {
+    pub(crate) fn current() -> Repo {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         Repo::around(&cwd)
     }
 
     /// As [`Repo::current`], with `cwd` as the current directory.
-    pub fn around(cwd: &Path) -> Repo {
+    pub(crate) fn around(cwd: &Path) -> Repo {
         let cwd = absolute(cwd, Path::new("/"));
         let root = cwd
             .ancestors()
@@ -42,7 +42,7 @@ impl Repo {
 
     /// `path` (absolute, or relative to the current directory) relative to the
     /// repository, `/`-separated; `None` when it lies outside.
-    pub fn relative(&self, path: &Path) -> Option<String> {
+    pub(crate) fn relative(&self, path: &Path) -> Option<String> {
         let abs = absolute(path, &self.cwd);
         let rel = abs.strip_prefix(&self.root).ok()?;
         let parts: Vec<String> = rel
@@ -55,7 +55,7 @@ impl Repo {
     /// Where GitHub annotations and the GitLab report place a file:
     /// repository-relative, else `as_found` (the name plangate found it by;
     /// also when `path` is empty, i.e. unknown).
-    pub fn relative_or(&self, path: &Path, as_found: &str) -> String {
+    pub(crate) fn relative_or(&self, path: &Path, as_found: &str) -> String {
         if path.as_os_str().is_empty() {
             return as_found.to_owned();
         }
@@ -64,7 +64,7 @@ impl Repo {
 
     /// A SARIF `artifactLocation`: `{uri, uriBaseId: %SRCROOT%}` inside the
     /// repository, an absolute `file://` URI outside.
-    pub fn sarif_location(&self, path: &Path) -> Value {
+    pub(crate) fn sarif_location(&self, path: &Path) -> Value {
         match self.relative(path) {
             Some(rel) => json!({"uri": encode_path(&rel), "uriBaseId": SRCROOT}),
             None => json!({"uri": file_uri(&absolute(path, &self.cwd))}),
@@ -72,7 +72,7 @@ impl Repo {
     }
 
     /// SARIF `originalUriBaseIds`: where `%SRCROOT%` was on this machine.
-    pub fn sarif_base(&self) -> Value {
+    pub(crate) fn sarif_base(&self) -> Value {
         let mut uri = file_uri(&self.root);
         if !uri.ends_with('/') {
             uri.push('/');
@@ -83,7 +83,7 @@ impl Repo {
 
 /// The file a report finding names: `workspace:PATH` under the workspace,
 /// anything else under the run's output directory.
-pub fn finding_path(location: &str, workspace: &Path, out_dir: &Path) -> PathBuf {
+pub(crate) fn finding_path(location: &str, workspace: &Path, out_dir: &Path) -> PathBuf {
     match location.strip_prefix("workspace:") {
         Some(rel) => workspace.join(rel),
         None => out_dir.join(location),
@@ -124,7 +124,7 @@ fn absolute(path: &Path, base: &Path) -> PathBuf {
 /// RFC 3986 percent-encoding of a `/`-separated relative path: every byte
 /// but the unreserved characters and `/` is written `%XX` (so spaces, `#`,
 /// `?`, `%`, `:` and non-ASCII names make valid URI references).
-pub fn encode_path(rel: &str) -> String {
+pub(crate) fn encode_path(rel: &str) -> String {
     let mut out = String::with_capacity(rel.len());
     for b in rel.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {

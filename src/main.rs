@@ -3,5 +3,5 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    plangate::run(plangate::cli::Cli::parse())
+    plangate::run(plangate::Cli::parse())
 }

@@ -7,7 +7,7 @@
 /// Where the escaped text goes: a table cell must also escape `|` (GFM
 /// splits cells before it reads code spans; `\|` is read back as `|`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum At {
+pub(crate) enum At {
     /// Running text: a paragraph, a list item, a heading.
     Text,
     /// A table cell.
@@ -18,7 +18,7 @@ pub enum At {
 /// spaces, as GFM does inside code spans anyway): the fence is one backtick
 /// longer than the longest run inside, padded with a space where GFM would
 /// otherwise eat or merge a backtick or a space.
-pub fn code(s: &str, at: At) -> String {
+pub(crate) fn code(s: &str, at: At) -> String {
     let s = s.replace(['\n', '\r'], " ");
     if s.is_empty() {
         return "` `".to_owned();
@@ -49,7 +49,7 @@ pub fn code(s: &str, at: At) -> String {
 /// syntax (emphasis, strike-through, links, HTML, entities, code, cell
 /// separators) is backslash-escaped; line breaks become spaces (so no
 /// block syntax can start).
-pub fn text(s: &str, _at: At) -> String {
+pub(crate) fn text(s: &str, _at: At) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         match c {

@@ -16,7 +16,7 @@ use crate::model::{DiffSummary, MergedShard, Report, ShardInfo, StepReport};
 
 /// Why shard reports cannot be merged.
 #[derive(Debug, thiserror::Error)]
-pub enum MergeError {
+pub(crate) enum MergeError {
     #[error("no report to merge")]
     Empty,
     #[error(
@@ -178,7 +178,10 @@ fn place_steps(
 }
 
 /// Join shard reports (each with the file it came from, for messages).
-pub fn merge(mut reports: Vec<(PathBuf, Report)>, run_id: String) -> Result<Report, MergeError> {
+pub(crate) fn merge(
+    mut reports: Vec<(PathBuf, Report)>,
+    run_id: String,
+) -> Result<Report, MergeError> {
     let infos = check_shards(&reports)?;
     let base = infos[0].clone();
     let steps = place_steps(&mut reports, &infos, base.plan_steps)?;

@@ -16,7 +16,7 @@ use crate::model::Diagnostic;
 use crate::redact;
 
 /// Write `bytes` to stdout (redacted first).
-pub fn stdout(bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn stdout(bytes: &[u8]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(&redact::clean(bytes))?;
     out.flush()
@@ -24,29 +24,29 @@ pub fn stdout(bytes: &[u8]) -> std::io::Result<()> {
 
 /// Write `text` to stderr as it is (redacted first). stderr errors are ignored:
 /// there is nowhere left to report them.
-pub fn stderr(text: &str) {
+pub(crate) fn stderr(text: &str) {
     let _ = anstream::stderr()
         .lock()
         .write_all(redact::clean_str(text).as_bytes());
 }
 
 /// One line on stderr (a newline is added).
-pub fn line(text: impl Display) {
+pub(crate) fn line(text: impl Display) {
     stderr(&format!("{text}\n"));
 }
 
 /// `plangate: error: …` on stderr.
-pub fn error(msg: impl Display) {
+pub(crate) fn error(msg: impl Display) {
     stderr(&format!("plangate: error: {msg}\n"));
 }
 
 /// `plangate: warning: …` on stderr.
-pub fn warning(msg: impl Display) {
+pub(crate) fn warning(msg: impl Display) {
     stderr(&format!("plangate: warning: {msg}\n"));
 }
 
 /// Plan or usage problems, one per entry, then how many (nothing was executed).
-pub fn diagnostics(diags: &[Diagnostic]) {
+pub(crate) fn diagnostics(diags: &[Diagnostic]) {
     let mut text = String::new();
     for d in diags {
         text.push_str(&format!("{d}\n"));

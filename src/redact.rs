@@ -21,7 +21,7 @@ use crate::secrets::{RulesError, Ruleset, Scanner};
 
 /// The built-in secret rules cannot be used: plangate must not write anything.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum BrokenRules {
+pub(crate) enum BrokenRules {
     /// `rules/default.toml` does not parse or a regex of it is invalid.
     #[error("the built-in secret rules do not parse: {0}")]
     Rules(RulesError),
@@ -38,7 +38,7 @@ fn compile(rules: Result<&Ruleset, &RulesError>) -> Result<Scanner, BrokenRules>
 
 /// Check and compile the built-in rules (once per process). `plangate` calls
 /// this at startup and exits with an internal error when it fails.
-pub fn init() -> Result<&'static Scanner, BrokenRules> {
+pub(crate) fn init() -> Result<&'static Scanner, BrokenRules> {
     static S: OnceLock<Result<Scanner, BrokenRules>> = OnceLock::new();
     S.get_or_init(|| compile(Ruleset::builtin_checked()))
         .as_ref()
@@ -73,7 +73,7 @@ fn known() -> MutexGuard<'static, Known> {
 }
 
 /// Remember secret values found elsewhere, so they are replaced wherever they appear.
-pub fn remember(values: impl IntoIterator<Item = Vec<u8>>) {
+pub(crate) fn remember(values: impl IntoIterator<Item = Vec<u8>>) {
     let mut k = known();
     let mut changed = false;
     for v in values {
@@ -119,7 +119,7 @@ pub fn clean(bytes: &[u8]) -> Cow<'_, [u8]> {
 }
 
 /// [`clean`] for text.
-pub fn clean_str(s: &str) -> Cow<'_, str> {
+pub(crate) fn clean_str(s: &str) -> Cow<'_, str> {
     match clean(s.as_bytes()) {
         Cow::Borrowed(_) => Cow::Borrowed(s),
         Cow::Owned(b) => Cow::Owned(String::from_utf8_lossy(&b).into_owned()),

@@ -22,7 +22,7 @@ use crate::plan::Plan;
 
 /// What a resumed run takes from the report it resumes.
 #[derive(Debug, Clone)]
-pub struct Resume {
+pub(crate) struct Resume {
     /// The resumed run.
     pub from: CarriedOver,
     /// Per plan step: its previous report when it is carried over.
@@ -31,7 +31,7 @@ pub struct Resume {
 
 /// A step carried over from the resumed run.
 #[derive(Debug, Clone)]
-pub struct CarriedStep {
+pub(crate) struct CarriedStep {
     /// Its report in that run (with `carried_over` set to where it really ran).
     pub report: StepReport,
     /// The secrets found in its output then (they still count).
@@ -55,7 +55,7 @@ fn refuse(report: &Path, msg: String) -> Diagnostic {
 
 /// Read `report_path` and check it against the plan and the workspace now
 /// (`head`: the workspace's git `HEAD`, see [`crate::diff::workspace_head`]).
-pub fn load(
+pub(crate) fn load(
     report_path: &Path,
     plan: &Plan,
     workspace: &Path,
@@ -124,7 +124,7 @@ pub fn load(
 
 /// Why a report cannot be resumed with this plan in this workspace.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// The resumed run's plan or flags were invalid.
     #[error(
         "run {run_id} never started (its plan or flags were invalid): there is nothing to resume"
@@ -194,7 +194,7 @@ pub enum Refusal {
 }
 
 /// Why the report cannot be resumed with this plan in this workspace (pure).
-pub fn check(
+pub(crate) fn check(
     report: &Report,
     plan: &Plan,
     workspace: &Path,

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use crate::model::{Availability, Backend};
 
 /// The bubblewrap program (looked up in PATH).
-pub const BWRAP: &str = "bwrap";
+pub(crate) const BWRAP: &str = "bwrap";
 
 /// Which backend `--sandbox-backend` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -53,7 +53,7 @@ pub enum Choice {
 }
 
 /// Probe what this machine supports, within what `choice` allows.
-pub fn preflight(choice: Choice) -> Availability {
+pub(crate) fn preflight(choice: Choice) -> Availability {
     if choice == Choice::None {
         return Availability::none("--sandbox-backend none: sandboxes are switched off".into());
     }
@@ -87,7 +87,7 @@ pub fn preflight(choice: Choice) -> Availability {
 
 /// Why a probe failed, or why the helper could not restrict itself.
 #[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
+pub(crate) enum SandboxError {
     /// `current_exe` failed.
     #[error("cannot find plangate's own binary: {0}")]
     OwnBinary(std::io::Error),
@@ -220,7 +220,7 @@ fn base_args(network: bool) -> Vec<String> {
 
 /// What a sandboxed command may touch.
 #[derive(Debug, Clone)]
-pub struct Layout {
+pub(crate) struct Layout {
     /// The workspace (read-write, but its `.git` read-only).
     pub workspace: PathBuf,
     /// The run's output folder (read-only when inside the workspace).
@@ -236,7 +236,7 @@ pub struct Layout {
 }
 
 /// The program and arguments that run `program args` inside the sandbox.
-pub fn wrap(
+pub(crate) fn wrap(
     backend: Backend,
     layout: &Layout,
     program: &str,
@@ -253,7 +253,7 @@ pub fn wrap(
 }
 
 /// The hidden helper subcommand.
-pub const HELPER: &str = "__sandbox-exec";
+pub(crate) const HELPER: &str = "__sandbox-exec";
 
 fn helper_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
     let mut a = vec![HELPER.to_owned()];
@@ -282,7 +282,7 @@ fn helper_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
 /// beneath it, else each child of `root` that is not one of them (recursing
 /// into their parents). Symbolic links are never granted (Landlock would
 /// follow them out of the workspace).
-pub fn writable_beneath(root: &Path, read_only: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn writable_beneath(root: &Path, read_only: &[PathBuf]) -> Vec<PathBuf> {
     let inside: Vec<&PathBuf> = read_only
         .iter()
         .filter(|p| p.starts_with(root) && p.as_path() != root && p.symlink_metadata().is_ok())
@@ -341,7 +341,7 @@ pub struct ExecArgs {
 
 /// Restrict this process (Landlock, then seccomp), then exec the command.
 /// Returns only on failure, with the reason: the command never runs unrestricted.
-pub fn exec(args: &ExecArgs) -> String {
+pub(crate) fn exec(args: &ExecArgs) -> String {
     if let Err(e) = set_limits(args) {
         return format!("sandbox: {e}; the command was not run");
     }
@@ -381,7 +381,7 @@ fn set_limits(args: &ExecArgs) -> Result<(), SandboxError> {
 
 /// Wrap `program args` so that it runs under `limits` (through the helper,
 /// which sets them and then execs it).
-pub fn with_limits(
+pub(crate) fn with_limits(
     limits: &crate::model::Limits,
     program: String,
     args: Vec<String>,

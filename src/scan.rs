@@ -19,11 +19,11 @@ use serde_json::{Value, json};
 use crate::secrets::{Finding, Ruleset, Scanner, looks_binary, redact};
 
 /// Files larger than this are skipped (and said so).
-pub const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// One finding in a file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FileFinding {
+pub(crate) struct FileFinding {
     /// Relative to the scanned directory.
     pub file: String,
     /// 1-based.
@@ -50,7 +50,7 @@ pub struct FileFinding {
 
 /// What a scan found.
 #[derive(Debug, Clone, Default)]
-pub struct ScanOutcome {
+pub(crate) struct ScanOutcome {
     /// Findings, sorted by file, line, column.
     pub findings: Vec<FileFinding>,
     /// Text files scanned.
@@ -69,7 +69,7 @@ pub struct ScanOutcome {
 
 /// How to scan.
 #[derive(Debug, Clone, Default)]
-pub struct ScanOptions {
+pub(crate) struct ScanOptions {
     /// Rewrite files with secrets replaced.
     pub redact: bool,
     /// Fingerprints to suppress.
@@ -84,7 +84,7 @@ pub struct ScanOptions {
 
 /// A glob of `include`/`exclude` that does not parse.
 #[derive(Debug, thiserror::Error)]
-pub enum PatternError {
+pub(crate) enum PatternError {
     #[error("bad file pattern `{glob}`: {source}")]
     Include {
         glob: String,
@@ -126,7 +126,7 @@ fn overrides(root: &Path, opts: &ScanOptions) -> Result<ignore::overrides::Overr
 
 /// Why `plangate scan` cannot start.
 #[derive(Debug, thiserror::Error)]
-pub enum ScanError {
+pub(crate) enum ScanError {
     #[error("cannot read rules file {}: {source}", path.display())]
     ReadRules {
         path: PathBuf,
@@ -164,7 +164,7 @@ pub enum ScanError {
 }
 
 /// The built-in rules plus an optional user rules file.
-pub fn scanner_with(user_rules: Option<&Path>) -> Result<(Ruleset, Scanner), ScanError> {
+pub(crate) fn scanner_with(user_rules: Option<&Path>) -> Result<(Ruleset, Scanner), ScanError> {
     let mut rules = Ruleset::builtin();
     if let Some(p) = user_rules {
         let text = std::fs::read_to_string(p).map_err(|source| ScanError::ReadRules {
@@ -182,7 +182,7 @@ pub fn scanner_with(user_rules: Option<&Path>) -> Result<(Ruleset, Scanner), Sca
 }
 
 /// Scan paths (files or directories).
-pub fn scan_paths(
+pub(crate) fn scan_paths(
     rules: &Ruleset,
     scanner: &Scanner,
     paths: &[PathBuf],
@@ -352,7 +352,7 @@ fn scan_file(
 }
 
 /// Replace a file's content atomically, keeping its permissions.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let perms = std::fs::metadata(path)?.permissions();
     let mut tmp = tempfile::Builder::new()
@@ -366,7 +366,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Fingerprints from a baseline file: a `plangate scan --format json` output,
 /// a SARIF file from `plangate scan --format sarif`, or a JSON list of fingerprints.
-pub fn load_baseline(path: &Path) -> Result<HashSet<String>, ScanError> {
+pub(crate) fn load_baseline(path: &Path) -> Result<HashSet<String>, ScanError> {
     let text = std::fs::read_to_string(path).map_err(|source| ScanError::ReadBaseline {
         path: path.to_owned(),
         source,
@@ -411,7 +411,7 @@ pub fn load_baseline(path: &Path) -> Result<HashSet<String>, ScanError> {
 /// (percent-encoded, `uriBaseId: %SRCROOT%`), rules with a PascalCase `name`
 /// and `help`. Valid against the 2.1.0 schema and the SARIF Multitool's
 /// SARIF and GitHub rule sets (tests/integration/formats.rs).
-pub fn to_sarif(rules: &Ruleset, findings: &[FileFinding]) -> Value {
+pub(crate) fn to_sarif(rules: &Ruleset, findings: &[FileFinding]) -> Value {
     let repo = crate::location::Repo::current();
     let mut used: Vec<&str> = findings.iter().map(|f| f.rule.as_str()).collect();
     used.sort_unstable();

@@ -5,7 +5,7 @@ use crate::plan::Plan;
 
 /// Why a `--steps` value selects nothing sensible.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum StepsError {
+pub(crate) enum StepsError {
     #[error("`{0}` is not a step position")]
     NotAPosition(String),
     #[error("step position {k} is out of range: the plan has {n} steps (1-{n})")]
@@ -24,7 +24,7 @@ pub enum StepsError {
 }
 
 /// Parse a `--steps` value into a per-step selection.
-pub fn parse_steps(spec: &str, plan: &Plan) -> Result<Vec<bool>, StepsError> {
+pub(crate) fn parse_steps(spec: &str, plan: &Plan) -> Result<Vec<bool>, StepsError> {
     let n = plan.steps.len();
     let mut sel = vec![false; n];
     let position = |s: &str| -> Result<usize, StepsError> {
@@ -73,7 +73,7 @@ pub fn parse_steps(spec: &str, plan: &Plan) -> Result<Vec<bool>, StepsError> {
 }
 
 /// Split a comma-separated list, keeping commas inside `[...]`; items trimmed.
-pub fn split_list(spec: &str) -> Vec<&str> {
+pub(crate) fn split_list(spec: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let (mut depth, mut start) = (0usize, 0usize);
     for (i, c) in spec.char_indices() {

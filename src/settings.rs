@@ -35,14 +35,14 @@ use crate::tools::ToolEnv;
 
 /// Run-only flags that feed the policy (`--max-parallel`, `--fail-on-secrets`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct RunFlags {
+pub(crate) struct RunFlags {
     pub max_parallel: Option<u32>,
     pub fail_on_secrets: Option<bool>,
 }
 
 /// What `run`, `validate` and `draft` share: the checked plan, the
 /// workspace, the policy in force, the approvals.
-pub struct PlanSettings {
+pub(crate) struct PlanSettings {
     pub plan: Plan,
     pub env: ToolEnv,
     pub policy: EffectivePolicy,
@@ -50,7 +50,7 @@ pub struct PlanSettings {
 }
 
 /// A problem with the command line, as a diagnostic of `<command line>`.
-pub fn usage_diag(msg: String, help: &str) -> Diagnostic {
+pub(crate) fn usage_diag(msg: String, help: &str) -> Diagnostic {
     Diagnostic {
         file: "<command line>".into(),
         line: 0,
@@ -61,7 +61,7 @@ pub fn usage_diag(msg: String, help: &str) -> Diagnostic {
 }
 
 /// The workspace: `--workspace`, else the current directory; canonical.
-pub fn workspace(args: &DecisionArgs) -> Result<PathBuf, Diagnostic> {
+pub(crate) fn workspace(args: &DecisionArgs) -> Result<PathBuf, Diagnostic> {
     let raw = args.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
     let ws = raw.canonicalize().map_err(|e| {
         usage_diag(
@@ -79,7 +79,7 @@ pub fn workspace(args: &DecisionArgs) -> Result<PathBuf, Diagnostic> {
 }
 
 /// The output folder of a run: `--out` (relative to `cwd`), else under the workspace.
-pub fn out_dir(out: Option<&Path>, cwd: &Path, workspace: &Path, run_id: &str) -> PathBuf {
+pub(crate) fn out_dir(out: Option<&Path>, cwd: &Path, workspace: &Path, run_id: &str) -> PathBuf {
     match out {
         Some(o) if o.is_absolute() => o.to_owned(),
         Some(o) => cwd.join(o),
@@ -88,7 +88,7 @@ pub fn out_dir(out: Option<&Path>, cwd: &Path, workspace: &Path, run_id: &str) -
 }
 
 /// `--kill-grace`: seconds between 0 and 600.
-pub fn kill_grace(secs: f64) -> Result<Duration, Diagnostic> {
+pub(crate) fn kill_grace(secs: f64) -> Result<Duration, Diagnostic> {
     match Duration::try_from_secs_f64(secs) {
         Ok(d) if d <= Duration::from_secs(600) => Ok(d),
         _ => Err(usage_diag(
@@ -134,7 +134,7 @@ fn approvals(args: &DecisionArgs, plan: &Plan) -> Result<BTreeSet<String>, Vec<D
 impl PlanSettings {
     /// Load and check the plan and the `--policy` file, and resolve the
     /// policy in force (the precedence above).
-    pub fn resolve(
+    pub(crate) fn resolve(
         plan_path: &Path,
         args: &DecisionArgs,
         flags: RunFlags,
@@ -187,7 +187,7 @@ impl PlanSettings {
 
 /// `--github-*`, `--comment`, `--check-run`. The token is remembered by the
 /// redaction layer at once, so it is replaced wherever it would show up.
-pub fn github(args: &GithubArgs) -> crate::github::Settings {
+pub(crate) fn github(args: &GithubArgs) -> crate::github::Settings {
     let token = args
         .github_token
         .as_deref()

@@ -19,11 +19,11 @@ use crate::model::ShardInfo;
 use crate::plan::Plan;
 
 /// Weight of a step with no recorded duration when timings are used and none is known.
-pub const DEFAULT_WEIGHT_MS: u64 = 1_000;
+pub(crate) const DEFAULT_WEIGHT_MS: u64 = 1_000;
 
 /// A partition of the steps into shards.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Partition {
+pub(crate) struct Partition {
     /// Shard of each step (0-based), in plan order.
     pub shard_of: Vec<usize>,
     /// How many shards (at most the jobs asked for, at most the components).
@@ -38,7 +38,7 @@ pub struct Partition {
 
 impl Partition {
     /// The steps of shard `s` (0-based), in plan order.
-    pub fn steps_of(&self, s: usize) -> Vec<usize> {
+    pub(crate) fn steps_of(&self, s: usize) -> Vec<usize> {
         (0..self.shard_of.len())
             .filter(|&i| self.shard_of[i] == s)
             .collect()
@@ -54,7 +54,7 @@ fn find(parent: &mut [usize], mut x: usize) -> usize {
 }
 
 /// Partition steps with dependencies `deps` (indices) and `weights` into at most `jobs` shards.
-pub fn partition(
+pub(crate) fn partition(
     plan_sha256: &str,
     deps: &[Vec<usize>],
     weights: &[u64],
@@ -122,7 +122,7 @@ pub fn partition(
 
 /// Weights from recorded durations (step id -> ms); unknown steps get the
 /// median of the known ones (or [`DEFAULT_WEIGHT_MS`]). Every weight is at least 1.
-pub fn weights_from_timings(ids: &[&str], timings: &HashMap<String, u64>) -> Vec<u64> {
+pub(crate) fn weights_from_timings(ids: &[&str], timings: &HashMap<String, u64>) -> Vec<u64> {
     let mut known: Vec<u64> = ids
         .iter()
         .filter_map(|id| timings.get(*id).copied())
@@ -139,7 +139,7 @@ pub fn weights_from_timings(ids: &[&str], timings: &HashMap<String, u64>) -> Vec
 
 /// Why a plan cannot be cut as asked.
 #[derive(Debug, thiserror::Error)]
-pub enum ShardError {
+pub(crate) enum ShardError {
     /// Not `i/N` with 1 <= i <= N.
     #[error("`{0}` is not a shard: use `i/N`, e.g. `2/4` (1 <= i <= N)")]
     BadSpec(String),
@@ -158,7 +158,7 @@ pub enum ShardError {
 }
 
 /// Parse `i/N` (1-based).
-pub fn parse_shard(spec: &str) -> Result<(usize, usize), ShardError> {
+pub(crate) fn parse_shard(spec: &str) -> Result<(usize, usize), ShardError> {
     let bad = || ShardError::BadSpec(spec.to_owned());
     let (a, b) = spec.trim().split_once('/').ok_or_else(bad)?;
     let i: usize = a.trim().parse().map_err(|_| bad())?;
@@ -171,7 +171,7 @@ pub fn parse_shard(spec: &str) -> Result<(usize, usize), ShardError> {
 
 /// The partition of `plan` into at most `jobs` shards, weighted by step
 /// count or by the durations of the `timings` report.
-pub fn partition_of(
+pub(crate) fn partition_of(
     plan: &Plan,
     jobs: usize,
     timings: Option<&Path>,
@@ -195,7 +195,7 @@ pub fn partition_of(
 }
 
 /// `run --shard i/N`: the plan restricted to shard i, and the report's shard block.
-pub fn shard_plan(
+pub(crate) fn shard_plan(
     plan: &Plan,
     spec: &str,
     timings: Option<&Path>,

@@ -5,7 +5,7 @@
 //! and the GitLab report's scanner version all use it.
 
 /// `0.1.0+1a2b3c4d5e6f`, or `0.1.0` when built without a known commit.
-pub const VERSION: &str = env!("PLANGATE_FULL_VERSION");
+pub(crate) const VERSION: &str = env!("PLANGATE_FULL_VERSION");
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,7 @@ use crate::plan;
 use crate::settings::{self, PlanSettings, RunFlags, usage_diag};
 
 /// `plangate draft`.
-pub fn run(args: &DraftArgs) -> Outcome {
+pub(crate) fn run(args: &DraftArgs) -> Outcome {
     let workspace = settings::workspace(&args.decision).map_err(|d| Error::Invalid(vec![d]))?;
     let agents_path = args
         .agents

@@ -11,7 +11,7 @@ use crate::model::Report;
 use crate::{integrations, output, report, settings};
 
 /// `plangate merge`.
-pub fn run(args: &MergeArgs) -> Outcome {
+pub(crate) fn run(args: &MergeArgs) -> Outcome {
     let gh = settings::github(&args.github);
     let mut reports = Vec::with_capacity(args.reports.len());
     for p in &args.reports {

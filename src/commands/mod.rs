@@ -8,14 +8,14 @@
 //! to the CI (`run`, `merge`, `report`) and the outputs derived from
 //! report.json (`run`, `merge`).
 
-pub mod draft;
-pub mod merge;
-pub mod report;
-pub mod run;
-pub mod scan;
-pub mod schema;
-pub mod shard;
-pub mod validate;
+pub(crate) mod draft;
+pub(crate) mod merge;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod scan;
+pub(crate) mod schema;
+pub(crate) mod shard;
+pub(crate) mod validate;
 
 use std::path::Path;
 
@@ -24,7 +24,7 @@ use crate::model::RunStatus;
 use crate::{github, output, report as reports};
 
 /// What every command returns.
-pub type Outcome = Result<RunStatus, Error>;
+pub(crate) type Outcome = Result<RunStatus, Error>;
 
 /// GitLab's file name for `artifacts: reports: secret_detection:`.
 pub const GITLAB_SECRETS_FILE: &str = "gl-secret-detection-report.json";

@@ -10,7 +10,7 @@ use crate::report::render;
 use crate::{github, settings};
 
 /// `plangate report`.
-pub fn run(args: &ReportArgs) -> Outcome {
+pub(crate) fn run(args: &ReportArgs) -> Outcome {
     let report = crate::integrations::read_report(&args.report)?;
     if args.publish_github {
         let gh = settings::github(&args.github);

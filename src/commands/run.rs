@@ -52,7 +52,7 @@ impl Start<'_> {
 }
 
 /// `plangate run`.
-pub fn run(args: &RunArgs) -> Outcome {
+pub(crate) fn run(args: &RunArgs) -> Outcome {
     let start = Start {
         args,
         gh: settings::github(&args.github),

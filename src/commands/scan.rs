@@ -12,7 +12,7 @@ use crate::report::gitlab;
 use crate::scan::{self, ScanError, ScanOutcome};
 
 /// `plangate scan`.
-pub fn run(args: &ScanArgs) -> Outcome {
+pub(crate) fn run(args: &ScanArgs) -> Outcome {
     let (rules, scanner) = scan::scanner_with(args.rules.as_deref())?;
     if let Some(p) = args.paths.iter().find(|p| !p.exists()) {
         return Err(ScanError::NoSuchPath(p.clone()).into());
@@ -60,7 +60,7 @@ fn to_gitlab(outcome: &ScanOutcome) -> Value {
 }
 
 /// Design 002's return shape.
-pub fn to_json(o: &ScanOutcome) -> Value {
+pub(crate) fn to_json(o: &ScanOutcome) -> Value {
     json!({
         "secrets_found": o.findings.len(),
         "files_scanned": o.files_scanned,
@@ -74,7 +74,7 @@ pub fn to_json(o: &ScanOutcome) -> Value {
 }
 
 /// One line per finding, then a summary.
-pub fn to_text(o: &ScanOutcome) -> String {
+pub(crate) fn to_text(o: &ScanOutcome) -> String {
     let mut s = String::new();
     for f in &o.findings {
         s.push_str(&format!(

@@ -8,7 +8,7 @@ use crate::model::RunStatus;
 use crate::plan::schema;
 
 /// `plangate schema`.
-pub fn run(args: &SchemaArgs) -> Outcome {
+pub(crate) fn run(args: &SchemaArgs) -> Outcome {
     let schema = if args.policy {
         schema::policy_schema()
     } else {

@@ -14,7 +14,7 @@ use crate::shard::{Partition, partition_of};
 
 /// `shard --format json`: the whole partition.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct ShardOutput<'a> {
+pub(crate) struct ShardOutput<'a> {
     pub plan: ShardPlan<'a>,
     /// Steps once matrices are expanded.
     pub steps: usize,
@@ -32,7 +32,7 @@ pub struct ShardOutput<'a> {
 
 /// Which plan was cut.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct ShardPlan<'a> {
+pub(crate) struct ShardPlan<'a> {
     pub id: &'a str,
     pub path: String,
     pub sha256: &'a str,
@@ -40,7 +40,7 @@ pub struct ShardPlan<'a> {
 
 /// One shard.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct ShardEntry<'a> {
+pub(crate) struct ShardEntry<'a> {
     /// 1-based.
     pub index: usize,
     /// `i/N`, what `run --shard` takes.
@@ -55,20 +55,20 @@ pub struct ShardEntry<'a> {
 
 /// `shard --format github`: the value for `fromJSON` in `strategy.matrix`.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct GithubMatrix {
+pub(crate) struct GithubMatrix {
     pub include: Vec<GithubJob>,
 }
 
 /// One matrix job.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct GithubJob {
+pub(crate) struct GithubJob {
     pub shard: String,
     pub index: usize,
     pub steps: usize,
 }
 
 /// `plangate shard`.
-pub fn run(args: &ShardArgs) -> Outcome {
+pub(crate) fn run(args: &ShardArgs) -> Outcome {
     let plan = crate::plan::load_plan_file(&args.plan).map_err(Error::Invalid)?;
     let p = partition_of(&plan, args.jobs as usize, args.timings.as_deref())?;
     if p.components == 1 {

@@ -19,7 +19,7 @@ use crate::settings::{PlanSettings, RunFlags};
 
 /// `validate --format json` of a valid plan.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct ValidateOutput<'a> {
+pub(crate) struct ValidateOutput<'a> {
     /// Always `true` here.
     pub valid: bool,
     pub plan: PlanSummary<'a>,
@@ -38,7 +38,7 @@ pub struct ValidateOutput<'a> {
 
 /// `validate --format json` of an invalid plan.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct ValidateInvalid<'a> {
+pub(crate) struct ValidateInvalid<'a> {
     /// Always `false`.
     pub valid: bool,
     /// The plan path as given.
@@ -50,7 +50,7 @@ pub struct ValidateInvalid<'a> {
 
 /// Which plan.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct PlanSummary<'a> {
+pub(crate) struct PlanSummary<'a> {
     pub id: &'a str,
     pub path: String,
     pub sha256: &'a str,
@@ -59,14 +59,14 @@ pub struct PlanSummary<'a> {
 
 /// Steps as written and once matrices are expanded.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Size {
+pub(crate) struct Size {
     pub written: usize,
     pub expanded: usize,
 }
 
 /// One expanded step and the decision it would get.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct StepLine<'a> {
+pub(crate) struct StepLine<'a> {
     pub id: &'a str,
     pub template: &'a str,
     pub matrix: &'a std::collections::BTreeMap<String, String>,
@@ -80,7 +80,7 @@ pub struct StepLine<'a> {
 }
 
 /// `plangate validate`.
-pub fn run(args: &ValidateArgs) -> Outcome {
+pub(crate) fn run(args: &ValidateArgs) -> Outcome {
     let prepared = match PlanSettings::resolve(&args.plan, &args.decision, RunFlags::default()) {
         Ok(p) => p,
         Err(diags) => {
@@ -120,7 +120,10 @@ fn pretty(v: &impl Serialize) -> Vec<u8> {
 }
 
 /// The JSON form of a valid plan.
-pub fn to_json<'a>(p: &'a PlanSettings, decisions: &'a [StepDecision]) -> ValidateOutput<'a> {
+pub(crate) fn to_json<'a>(
+    p: &'a PlanSettings,
+    decisions: &'a [StepDecision],
+) -> ValidateOutput<'a> {
     let steps = p
         .plan
         .steps
@@ -162,7 +165,7 @@ pub fn to_json<'a>(p: &'a PlanSettings, decisions: &'a [StepDecision]) -> Valida
 }
 
 /// The text form: the plan, the policy, one table row per step.
-pub fn text(p: &PlanSettings, decisions: &[StepDecision]) -> Vec<u8> {
+pub(crate) fn text(p: &PlanSettings, decisions: &[StepDecision]) -> Vec<u8> {
     let mut out = Vec::new();
     // Writing to a Vec cannot fail.
     let _ = write_text(&mut out, p, decisions);

@@ -42,24 +42,22 @@ use crate::markdown;
 
 /// The commit `HEAD` names in the git work tree holding `workspace`, if it
 /// is in one (recorded in the report; `--resume` compares it).
-pub fn workspace_head(workspace: &Path) -> Option<String> {
+pub(crate) fn workspace_head(workspace: &Path) -> Option<String> {
     git::head(workspace)
 }
 
 /// Largest file whose text is kept for a line diff (snapshot method).
-pub const KEEP_FILE: u64 = 1024 * 1024;
-/// Most text kept over the whole snapshot.
-pub const KEEP_TOTAL: u64 = 128 * 1024 * 1024;
+pub(crate) const KEEP_FILE: u64 = 1024 * 1024;
 /// Most lines of unified diff shown per file in the summary.
-pub const SHOW_LINES: usize = 400;
+pub(crate) const SHOW_LINES: usize = 400;
 /// Most bytes of unified diffs in the summary.
-pub const SHOW_TOTAL: usize = 512 * 1024;
+pub(crate) const SHOW_TOTAL: usize = 512 * 1024;
 /// Longest diff line shown (longer lines are cut with `…`).
-pub const SHOW_LINE_BYTES: usize = 1000;
+pub(crate) const SHOW_LINE_BYTES: usize = 1000;
 /// Above this many files in the workspace, steps are not attributed their changes.
-pub const ATTRIBUTION_MAX_FILES: usize = 50_000;
+pub(crate) const ATTRIBUTION_MAX_FILES: usize = 50_000;
 /// Most changed files listed on one step.
-pub const STEP_FILES_MAX: usize = 1000;
+pub(crate) const STEP_FILES_MAX: usize = 1000;
 
 /// The files a step changed (by metadata), for the report's step.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -291,7 +289,7 @@ impl Tracker {
 }
 
 /// The diff when the workspace could not be recorded before the run.
-pub fn read_only_run() -> (DiffSummary, String) {
+pub(crate) fn read_only_run() -> (DiffSummary, String) {
     let summary = DiffSummary {
         method: Method::None,
         notes: vec![
@@ -304,7 +302,7 @@ pub fn read_only_run() -> (DiffSummary, String) {
 }
 
 /// The diff when the workspace could not be recorded before the run.
-pub fn not_recorded() -> (DiffSummary, String) {
+pub(crate) fn not_recorded() -> (DiffSummary, String) {
     let summary = DiffSummary {
         notes: vec![
             "internal error: the workspace was not recorded before the run; no diff".into(),
@@ -316,7 +314,7 @@ pub fn not_recorded() -> (DiffSummary, String) {
 }
 
 /// Bytes as text: valid UTF-8 as is, each byte of an invalid sequence as `\xNN`.
-pub fn escape_bytes(bytes: &[u8]) -> String {
+pub(crate) fn escape_bytes(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(bytes.len());
     for chunk in bytes.utf8_chunks() {
         s.push_str(chunk.valid());

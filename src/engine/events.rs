@@ -11,7 +11,7 @@ use crate::model::{DiffSummary, Finding, RunStatus, StepOutcome, StepReport, Ste
 
 /// One event of a run.
 #[derive(Debug, Clone)]
-pub enum RunEvent {
+pub(crate) enum RunEvent {
     /// The policy decided about a step (emitted for every step before anything runs).
     Decided {
         /// Step index.
@@ -20,8 +20,6 @@ pub enum RunEvent {
         risk: RiskAssessment,
         /// The decision and its reason.
         decision: Decision,
-        /// sha256 of the tool, parameters and environment.
-        input_hash: String,
     },
     /// A step started.
     StepStarted {

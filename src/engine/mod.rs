@@ -19,7 +19,7 @@
 //!
 //! The engine reports only through [`events::RunEvent`]s.
 
-pub mod events;
+pub(crate) mod events;
 mod finish;
 mod preflight;
 mod schedule;
@@ -43,7 +43,7 @@ use events::RunEvent;
 use schedule::Scheduler;
 
 /// The variable that carries an agent step's accepted result file to later steps.
-pub fn result_var(step_id: &str) -> String {
+pub(crate) fn result_var(step_id: &str) -> String {
     let up: String = step_id
         .chars()
         .map(|c| {
@@ -59,7 +59,7 @@ pub fn result_var(step_id: &str) -> String {
 
 /// Everything about a run that is not in the plan.
 #[derive(Debug, Clone)]
-pub struct RunSettings {
+pub(crate) struct RunSettings {
     /// The run's id.
     pub run_id: String,
     /// Absolute, canonical workspace, and `$HOME`.
@@ -88,7 +88,7 @@ pub struct RunSettings {
 
 /// A step's risk and decision.
 #[derive(Debug, Clone)]
-pub struct StepDecision {
+pub(crate) struct StepDecision {
     /// Declared, classified, effective.
     pub risk: RiskAssessment,
     /// The verdict and its reason.
@@ -96,7 +96,7 @@ pub struct StepDecision {
 }
 
 /// Classify and decide every step (used by `run` and `validate`).
-pub fn decide_all(
+pub(crate) fn decide_all(
     plan: &Plan,
     env: &ToolEnv,
     policy: &EffectivePolicy,
@@ -128,7 +128,7 @@ pub fn decide_all(
 }
 
 /// sha256 over a step's tool, parameters and environment (the manifest's input hash).
-pub fn input_hash(step: &Step) -> String {
+pub(crate) fn input_hash(step: &Step) -> String {
     let v = serde_json::json!({
         "tool": step.tool.as_str(),
         "parameters": step.parameters,
@@ -144,7 +144,7 @@ fn emit(events: &Sender<RunEvent>, e: RunEvent) {
 }
 
 /// Run a plan. Returns how the run ended; everything else goes out as events.
-pub async fn run(
+pub(crate) async fn run(
     plan: Arc<Plan>,
     settings: Arc<RunSettings>,
     events: Sender<RunEvent>,

@@ -10,7 +10,7 @@ use std::sync::mpsc::Sender;
 
 use super::events::RunEvent;
 use super::schedule::State;
-use super::{RunSettings, StepDecision, decide_all, emit, input_hash};
+use super::{RunSettings, StepDecision, decide_all, emit};
 use crate::model::{DecisionKind, OnApproval};
 use crate::model::{RunStatus, StepStatus};
 use crate::plan::Plan;
@@ -29,7 +29,6 @@ pub(super) fn decide_and_announce(
                 step: i,
                 risk: d.risk,
                 decision: d.decision.clone(),
-                input_hash: input_hash(&plan.steps[i]),
             },
         );
     }

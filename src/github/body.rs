@@ -13,14 +13,14 @@ use crate::report::render::{self, Detail};
 
 /// GitHub refuses comment bodies over 65,536 characters; stay under it (in
 /// bytes, which are never fewer than characters).
-pub const COMMENT_MAX: usize = 65_000;
+pub(crate) const COMMENT_MAX: usize = 65_000;
 /// A check run's `output.summary` is limited to 65,535 characters.
-pub const SUMMARY_MAX: usize = 65_000;
+pub(crate) const SUMMARY_MAX: usize = 65_000;
 
 /// A check run's conclusion (the API's names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Conclusion {
+pub(crate) enum Conclusion {
     /// Every step that was meant to run succeeded.
     Success,
     /// A step failed, an answer was rejected, a secret was found, the budget
@@ -36,7 +36,7 @@ pub enum Conclusion {
 
 impl Conclusion {
     /// The API's name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Conclusion::Success => "success",
             Conclusion::Failure => "failure",
@@ -48,7 +48,7 @@ impl Conclusion {
 }
 
 /// The check run's conclusion for a run's outcome.
-pub fn conclusion(status: RunStatus, dry_run: bool) -> Conclusion {
+pub(crate) fn conclusion(status: RunStatus, dry_run: bool) -> Conclusion {
     match status {
         RunStatus::Success if dry_run => Conclusion::Neutral,
         RunStatus::Success => Conclusion::Success,
@@ -65,7 +65,7 @@ pub fn conclusion(status: RunStatus, dry_run: bool) -> Conclusion {
 /// The plan id as it appears in the marker and the check run's name:
 /// `[A-Za-z0-9._-]` kept, anything else `_`, at most 100 characters (so it
 /// can neither close the HTML comment nor break a line).
-pub fn plan_key(r: &Report) -> String {
+pub(crate) fn plan_key(r: &Report) -> String {
     // An invalid plan's report may have no id: its file name stands in.
     let stem = std::path::Path::new(&r.plan.path)
         .file_stem()
@@ -90,12 +90,12 @@ pub fn plan_key(r: &Report) -> String {
 }
 
 /// The hidden marker that finds this plan's comment again on a re-run.
-pub fn marker(r: &Report) -> String {
+pub(crate) fn marker(r: &Report) -> String {
     format!("<!-- plangate:{} -->", plan_key(r))
 }
 
 /// The check run's name.
-pub fn check_name(r: &Report) -> String {
+pub(crate) fn check_name(r: &Report) -> String {
     format!("plangate / {}", plan_key(r))
 }
 
@@ -109,14 +109,14 @@ fn summary(r: &Report, details: Option<&str>, max: usize) -> String {
 }
 
 /// The pull-request comment: the marker on the first line, then the summary.
-pub fn comment(r: &Report, details: Option<&str>) -> String {
+pub(crate) fn comment(r: &Report, details: Option<&str>) -> String {
     let marker = marker(r);
     let text = summary(r, details, COMMENT_MAX - marker.len() - 1);
     format!("{marker}\n{text}")
 }
 
 /// The check run's `output.title`.
-pub fn check_title(r: &Report) -> String {
+pub(crate) fn check_title(r: &Report) -> String {
     let failed = r.steps.iter().filter(|s| s.status.is_failure()).count();
     let mut t = format!("{} (exit {})", r.status.as_str(), r.exit_code);
     if !r.steps.is_empty() {
@@ -129,7 +129,7 @@ pub fn check_title(r: &Report) -> String {
 }
 
 /// The check run's `output.summary`.
-pub fn check_summary(r: &Report, details: Option<&str>) -> String {
+pub(crate) fn check_summary(r: &Report, details: Option<&str>) -> String {
     summary(r, details, SUMMARY_MAX)
 }
 

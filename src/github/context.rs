@@ -7,7 +7,7 @@ use super::GithubError;
 
 /// The repository, pull request and commit a run publishes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Context {
+pub(crate) struct Context {
     /// `GITHUB_REPOSITORY`'s owner.
     pub owner: String,
     /// `GITHUB_REPOSITORY`'s name.
@@ -21,7 +21,7 @@ pub struct Context {
 }
 
 /// Most bytes of `GITHUB_EVENT_PATH` read (GitHub caps webhook payloads at 25 MB).
-pub const EVENT_MAX: u64 = 25 * 1024 * 1024;
+pub(crate) const EVENT_MAX: u64 = 25 * 1024 * 1024;
 
 fn name_ok(s: &str) -> bool {
     !s.is_empty()
@@ -39,7 +39,7 @@ fn sha_ok(s: &str) -> bool {
 /// The pull request number of an event payload: `pull_request.number`
 /// (`pull_request*` events), else `issue.number` when the issue is a pull
 /// request (`issue_comment` on a pull request).
-pub fn pr_of_event(event: &Value) -> Option<u64> {
+pub(crate) fn pr_of_event(event: &Value) -> Option<u64> {
     if let Some(n) = event["pull_request"]["number"].as_u64() {
         return Some(n);
     }
@@ -51,7 +51,7 @@ pub fn pr_of_event(event: &Value) -> Option<u64> {
 }
 
 /// `refs/pull/N/merge` or `refs/pull/N/head` → N.
-pub fn pr_of_ref(git_ref: &str) -> Option<u64> {
+pub(crate) fn pr_of_ref(git_ref: &str) -> Option<u64> {
     let rest = git_ref.strip_prefix("refs/pull/")?;
     let (n, tail) = rest.split_once('/')?;
     if !matches!(tail, "merge" | "head") {
@@ -62,7 +62,7 @@ pub fn pr_of_ref(git_ref: &str) -> Option<u64> {
 
 impl Context {
     /// From the Actions variables (`get`) and the event payload, if any.
-    pub fn from_parts(
+    pub(crate) fn from_parts(
         get: impl Fn(&str) -> Option<String>,
         event: Option<&Value>,
     ) -> Result<Context, GithubError> {
@@ -103,7 +103,7 @@ impl Context {
     /// From the process environment; the payload at `GITHUB_EVENT_PATH` is
     /// read if it is there (at most [`EVENT_MAX`] bytes; an unreadable one
     /// is ignored and `GITHUB_REF` decides).
-    pub fn from_env() -> Result<Context, GithubError> {
+    pub(crate) fn from_env() -> Result<Context, GithubError> {
         let event = std::env::var_os("GITHUB_EVENT_PATH").and_then(|p| {
             use std::io::Read;
             let mut text = Vec::new();

@@ -3,7 +3,7 @@
 
 /// Why a comment or check run was not published.
 #[derive(Debug, thiserror::Error)]
-pub enum GithubError {
+pub(crate) enum GithubError {
     #[error("GITHUB_REPOSITORY is not set")]
     NoRepository,
     #[error("GITHUB_REPOSITORY `{0}` is not OWNER/REPO")]

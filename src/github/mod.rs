@@ -9,8 +9,8 @@
 //! (`body`); the token is remembered by it, so it is replaced wherever it
 //! would appear, and it is sent only to the API's own host.
 
-pub mod body;
-pub mod context;
+pub(crate) mod body;
+pub(crate) mod context;
 mod error;
 
 use std::time::Duration;
@@ -19,16 +19,16 @@ use octocrab::Octocrab;
 use serde::Deserialize;
 use serde_json::json;
 
-pub use context::Context;
-pub use error::GithubError;
+pub(crate) use context::Context;
+pub(crate) use error::GithubError;
 
 use crate::model::{AuditEvent, Report};
 use crate::redact;
 
 /// The public API, when neither `--github-api-url` nor `GITHUB_API_URL` says otherwise.
-pub const DEFAULT_API_URL: &str = "https://api.github.com";
+pub(crate) const DEFAULT_API_URL: &str = "https://api.github.com";
 /// Pages of comments read to find the marked one (100 a page).
-pub const MAX_PAGES: usize = 20;
+pub(crate) const MAX_PAGES: usize = 20;
 /// The whole publication, all requests together.
 const TOTAL_TIMEOUT: Duration = Duration::from_secs(60);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -36,7 +36,7 @@ const IO_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What to publish and where (resolved from `--github-*`, `--comment`, `--check-run`).
 #[derive(Debug, Clone, Default)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// No token, nothing is published.
     pub token: Option<String>,
     /// `--github-api-url`.
@@ -49,7 +49,7 @@ pub struct Settings {
 
 /// How one publication went.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Notice {
+pub(crate) enum Notice {
     /// Done (`comment 12 updated`).
     Done(String),
     /// Not attempted, and why (`no pull request`).
@@ -60,7 +60,7 @@ pub enum Notice {
 
 impl Notice {
     /// For the audit log.
-    pub fn to_event(&self, target: &str) -> AuditEvent {
+    pub(crate) fn to_event(&self, target: &str) -> AuditEvent {
         let (result, text) = match self {
             Notice::Done(t) => ("done", t),
             Notice::Skipped(t) => ("skipped", t),
@@ -78,7 +78,7 @@ impl Notice {
 /// Enterprise's `https://HOST/api/v3` included), else [`DEFAULT_API_URL`].
 /// Only `https`, or `http` to a loopback address (a local test server): the
 /// token is never sent in clear over a network.
-pub fn api_base(flag: Option<&str>, actions: Option<&str>) -> Result<String, GithubError> {
+pub(crate) fn api_base(flag: Option<&str>, actions: Option<&str>) -> Result<String, GithubError> {
     let raw = flag
         .or(actions)
         .map(str::trim)
@@ -162,11 +162,11 @@ struct Created {
 }
 
 /// What was published: one `(target, notice)` per target (`comment`, `check_run`).
-pub type Published = Vec<(&'static str, Notice)>;
+pub(crate) type Published = Vec<(&'static str, Notice)>;
 
 /// Publish `report` as a comment and a check run. Blocking; runs its own
 /// small runtime on a thread of its own, so nothing here can take the run down.
-pub fn publish(report: &Report, settings: &Settings) -> Published {
+pub(crate) fn publish(report: &Report, settings: &Settings) -> Published {
     let Some(token) = settings.token.as_deref() else {
         return Vec::new();
     };

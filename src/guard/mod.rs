@@ -9,9 +9,9 @@
 pub mod code;
 pub mod envelope;
 pub mod json;
-pub mod protocol;
+pub(crate) mod protocol;
 
-use crate::model::{Category, Rejection};
+pub use crate::model::rejection::{Category, Rejection};
 
 impl Rejection {
     /// A rejection at a byte offset of `text` (converted to line and column).

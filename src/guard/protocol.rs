@@ -19,7 +19,7 @@ const ONE_JSON: &str = "nothing else: no text before or after it, no code fence,
 no duplicate keys.";
 
 /// Text appended to the prompt for `output: envelope`: the exact envelope shape `{"status":"OK"|"FAIL","summary":string,"artifacts":[{"path","content"}],"next_actions":[string]}` and the JSON escaping rules of design 001 Solution A (" -> \", newline -> \n, \ -> \\, tab -> \t; paths relative to the workspace, no `..`, no `.git/`; exactly one JSON object; no comments/trailing commas).
-pub fn envelope_instructions() -> String {
+pub(crate) fn envelope_instructions() -> String {
     format!(
         "## Answer format\n\
          Reply with exactly one JSON object and {ONE_JSON}\n\
@@ -35,7 +35,7 @@ pub fn envelope_instructions() -> String {
 }
 
 /// Text appended for `output: code`: exactly one fenced block, tagged with `language` when given, nothing else needing a fence.
-pub fn code_instructions(language: Option<&str>) -> String {
+pub(crate) fn code_instructions(language: Option<&str>) -> String {
     let tag = language.map(str::trim).unwrap_or("");
     let tagged = if tag.is_empty() {
         String::new()
@@ -55,7 +55,7 @@ pub fn code_instructions(language: Option<&str>) -> String {
 }
 
 /// Text appended for `output: json`: one JSON value that satisfies the schema (include the schema, pretty-printed), no prose needed, no comments.
-pub fn json_instructions(schema: Option<&serde_json::Value>) -> String {
+pub(crate) fn json_instructions(schema: Option<&serde_json::Value>) -> String {
     let schema_text = match schema {
         Some(schema) => format!("It must validate against this JSON Schema:\n{schema:#}\n"),
         None => String::new(),
@@ -69,7 +69,7 @@ pub fn json_instructions(schema: Option<&serde_json::Value>) -> String {
 }
 
 /// The retry prompt after a rejected answer: the original prompt, then a section quoting each rejection (category, line, column, message), then the relevant instructions again with the escaping rules, and the attempt number ("attempt 2 of 3"). Must never equal any earlier prompt: include the attempt number and the rejections.
-pub fn retry_prompt(
+pub(crate) fn retry_prompt(
     original_prompt: &str,
     attempt: u32,
     max_attempts: u32,

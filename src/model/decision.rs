@@ -11,7 +11,7 @@ use super::Risk;
 /// The approval decision recorded for every step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum DecisionKind {
+pub(crate) enum DecisionKind {
     /// Within the tolerance: runs with nobody present.
     AutoApproved,
     /// Needed an approval and had one (`--approve` / `PLANGATE_APPROVE`).
@@ -24,7 +24,7 @@ pub enum DecisionKind {
 
 impl DecisionKind {
     /// The snake_case name used in reports.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             DecisionKind::AutoApproved => "auto_approved",
             DecisionKind::PreApproved => "pre_approved",
@@ -32,16 +32,11 @@ impl DecisionKind {
             DecisionKind::Blocked => "blocked",
         }
     }
-
-    /// Whether the step may execute.
-    pub fn allows_run(self) -> bool {
-        matches!(self, DecisionKind::AutoApproved | DecisionKind::PreApproved)
-    }
 }
 
 /// The three risk figures of a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct RiskAssessment {
+pub(crate) struct RiskAssessment {
     /// What the plan says (`risk_level`; safe when omitted).
     pub declared: Risk,
     /// What plangate read from the concrete parameters.
@@ -52,7 +47,7 @@ pub struct RiskAssessment {
 
 /// A decision and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Decision {
+pub(crate) struct Decision {
     /// The verdict.
     pub decision: DecisionKind,
     /// One line saying what decided it.
@@ -64,7 +59,7 @@ pub struct Decision {
 
 /// What the permission rules said about a step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     /// Every need was allowed.
     pub allowed: bool,
     /// The ids of the rules that decided (for a denial: the denying rule, none when no rule matched).

@@ -20,37 +20,37 @@
 //! some of it as `impl` blocks there (`Diagnostic::at`, `Rejection::at`,
 //! `ToolName::spec`, `Decision::with_permission`).
 
-pub mod audit;
-pub mod decision;
-pub mod diag;
-pub mod diff;
-pub mod finding;
-pub mod permission;
-pub mod policy;
-pub mod rejection;
-pub mod report;
-pub mod risk;
-pub mod run_status;
-pub mod sandbox;
-pub mod step;
-pub mod tool;
-pub mod usage;
+pub(crate) mod audit;
+pub(crate) mod decision;
+pub(crate) mod diag;
+pub(crate) mod diff;
+pub(crate) mod finding;
+pub(crate) mod permission;
+pub(crate) mod policy;
+pub(crate) mod rejection;
+pub(crate) mod report;
+pub(crate) mod risk;
+pub(crate) mod run_status;
+pub(crate) mod sandbox;
+pub(crate) mod step;
+pub(crate) mod tool;
+pub(crate) mod usage;
 
-pub use audit::{AttemptEvent, AuditEvent};
-pub use decision::{Decision, DecisionKind, RiskAssessment, Verdict};
-pub use diag::Diagnostic;
-pub use diff::{Change, DiffSummary, FileChange, Method};
-pub use finding::Finding;
-pub use permission::{Conditions, Level, PermissionRule};
-pub use policy::{BudgetBlock, EffectivePolicy, HOST_PATTERN, PolicyBlock};
-pub use rejection::{Category, Rejection};
-pub use report::{
+pub(crate) use audit::{AttemptEvent, AuditEvent};
+pub(crate) use decision::{Decision, DecisionKind, RiskAssessment, Verdict};
+pub(crate) use diag::Diagnostic;
+pub(crate) use diff::{Change, DiffSummary, FileChange, Method};
+pub(crate) use finding::Finding;
+pub(crate) use permission::{Conditions, Level, PermissionRule};
+pub(crate) use policy::{BudgetBlock, EffectivePolicy, PolicyBlock};
+pub(crate) use rejection::{Category, Rejection};
+pub(crate) use report::{
     CarriedOver, MergedShard, PlanRef, Report, RollbackReport, SCHEMA_VERSION, ShardInfo,
     StepReport,
 };
-pub use risk::{OnApproval, Risk, Tolerance};
-pub use run_status::RunStatus;
-pub use sandbox::{Availability, Backend, Limits};
-pub use step::{AttemptRecord, StepOutcome, StepStatus};
-pub use tool::ToolName;
-pub use usage::Usage;
+pub(crate) use risk::{OnApproval, Risk, Tolerance};
+pub(crate) use run_status::RunStatus;
+pub(crate) use sandbox::{Availability, Backend, Limits};
+pub(crate) use step::{AttemptRecord, StepOutcome, StepStatus};
+pub(crate) use tool::ToolName;
+pub(crate) use usage::Usage;

@@ -12,7 +12,7 @@ use super::{OnApproval, PermissionRule, Tolerance};
 /// with an optional `:port` (the schema rejects anything else with its
 /// position, so `policy::hosts::HostPattern::parse` only sees
 /// well-formed text).
-pub const HOST_PATTERN: &str = r"^((\*\.)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$";
+pub(crate) const HOST_PATTERN: &str = r"^((\*\.)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$";
 
 /// A plan's `policy:` block; also the format of a `--policy` file.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -67,7 +67,7 @@ pub struct BudgetBlock {
 
 /// The policy a run uses, with where each value came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EffectivePolicy {
+pub(crate) struct EffectivePolicy {
     /// Highest risk that runs unattended.
     pub risk_tolerance: Tolerance,
     /// What happens without an approval.

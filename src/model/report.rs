@@ -8,11 +8,11 @@ use super::{AttemptRecord, Availability, DiffSummary, Finding, RunStatus, StepSt
 use super::{Decision, Diagnostic, EffectivePolicy, RiskAssessment};
 
 /// The current report format version.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// The whole report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// Format version.
     pub schema_version: u32,
     /// The plangate that wrote it.
@@ -73,7 +73,7 @@ pub struct Report {
 
 /// The plan a report is about.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PlanRef {
+pub(crate) struct PlanRef {
     /// The plan's id (null if it could not be read).
     pub id: Option<String>,
     /// The file, as given.
@@ -87,7 +87,7 @@ pub struct PlanRef {
 
 /// One step in the report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StepReport {
+pub(crate) struct StepReport {
     /// Step id.
     pub id: String,
     /// Tool name.
@@ -152,7 +152,7 @@ pub struct StepReport {
 
 /// Where a resumed run, or a carried-over step, comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CarriedOver {
+pub(crate) struct CarriedOver {
     /// The id of the run whose outcome this is.
     pub run_id: String,
     /// That run's `report.json`, absolute.
@@ -165,7 +165,7 @@ fn is_zero(n: &u64) -> bool {
 
 /// A rollback command's result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RollbackReport {
+pub(crate) struct RollbackReport {
     /// success, failed or timed_out.
     pub status: StepStatus,
     /// Exit code.
@@ -186,7 +186,7 @@ pub struct RollbackReport {
 
 /// The shard a report covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShardInfo {
+pub(crate) struct ShardInfo {
     /// 1-based shard number (0 in a merged report).
     pub index: usize,
     /// How many shards the plan was cut into.
@@ -206,7 +206,7 @@ pub struct ShardInfo {
 
 /// One shard report joined by `plangate merge`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MergedShard {
+pub(crate) struct MergedShard {
     /// 1-based shard number.
     pub index: usize,
     /// Its run id.

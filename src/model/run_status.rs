@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// How a run ended. The declaration order is *not* the precedence; see [`RunStatus::rank`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum RunStatus {
+pub(crate) enum RunStatus {
     /// Every step that was meant to run succeeded; no blocking finding. Exit 0.
     Success,
     /// A step failed: non-zero exit, timeout, expected_output mismatch. Exit 1.
@@ -31,7 +31,7 @@ pub enum RunStatus {
 
 impl RunStatus {
     /// The process exit code of SPEC's table.
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             RunStatus::Success => 0,
             RunStatus::Failed => 1,
@@ -45,7 +45,7 @@ impl RunStatus {
     }
 
     /// The report's `status` string.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RunStatus::Success => "success",
             RunStatus::Failed => "failed",
@@ -75,7 +75,7 @@ impl RunStatus {
 
     /// The outcome that wins when both `self` and `other` apply.
     #[must_use]
-    pub fn combine(self, other: RunStatus) -> RunStatus {
+    pub(crate) fn combine(self, other: RunStatus) -> RunStatus {
         if other.rank() > self.rank() {
             other
         } else {

@@ -12,7 +12,7 @@ use super::{Finding, Usage};
 /// A step's final state (SPEC's list).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum StepStatus {
+pub(crate) enum StepStatus {
     /// Ran and succeeded.
     Success,
     /// Ran and failed (non-zero exit, signal, expected_output mismatch, could not start).
@@ -33,7 +33,7 @@ pub enum StepStatus {
 
 impl StepStatus {
     /// The report's name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             StepStatus::Success => "success",
             StepStatus::Failed => "failed",
@@ -47,7 +47,7 @@ impl StepStatus {
     }
 
     /// Whether this is a failure of a step that ran.
-    pub fn is_failure(self) -> bool {
+    pub(crate) fn is_failure(self) -> bool {
         matches!(
             self,
             StepStatus::Failed | StepStatus::TimedOut | StepStatus::Rejected
@@ -57,7 +57,7 @@ impl StepStatus {
 
 /// What happened when a step (or its rollback) ran.
 #[derive(Debug, Clone)]
-pub struct StepOutcome {
+pub(crate) struct StepOutcome {
     /// Final state.
     pub status: StepStatus,
     /// Exit code of the main process, if it exited.
@@ -96,7 +96,7 @@ pub struct StepOutcome {
 
 impl StepOutcome {
     /// An empty outcome (failed, nothing recorded) started at `started`.
-    pub fn new(started: SystemTime) -> StepOutcome {
+    pub(crate) fn new(started: SystemTime) -> StepOutcome {
         StepOutcome {
             status: StepStatus::Failed,
             exit_code: None,
@@ -121,7 +121,7 @@ impl StepOutcome {
 
 /// One agent attempt, as the report shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AttemptRecord {
+pub(crate) struct AttemptRecord {
     /// 1-based.
     pub attempt: u32,
     /// sha256 of the prompt sent (prompts are kept in the artifacts, never repeated).

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// Tokens and cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Usage {
+pub(crate) struct Usage {
     /// Prompt tokens.
     pub input_tokens: u64,
     /// Answer tokens.
@@ -18,7 +18,7 @@ pub struct Usage {
 
 impl Usage {
     /// Add another usage.
-    pub fn add(&mut self, other: &Usage) {
+    pub(crate) fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cost_usd += other.cost_usd;
@@ -26,7 +26,7 @@ impl Usage {
     }
 
     /// All tokens.
-    pub fn tokens(&self) -> u64 {
+    pub(crate) fn tokens(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }
 }

@@ -19,7 +19,7 @@ impl Diagnostic {
 }
 
 /// The closest candidate to `word` by edit distance, if it is close enough to be a typo.
-pub fn did_you_mean<'a>(
+pub(crate) fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {

@@ -11,14 +11,14 @@ use super::node::{Node, Pos};
 use crate::model::Diagnostic;
 
 /// Plans and policy files larger than this are refused before parsing.
-pub const MAX_FILE_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: usize = 1024 * 1024;
 /// Deepest nesting accepted in a plan (a real plan needs fewer than 10 levels).
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 /// Most values a plan may expand to (aliases included).
-pub const MAX_NODES: usize = 200_000;
+pub(crate) const MAX_NODES: usize = 200_000;
 
 /// Parse YAML text into a spanned tree, refusing oversized input, alias bombs and deep nesting.
-pub fn parse_document(file: &str, text: &str) -> Result<Node, Diagnostic> {
+pub(crate) fn parse_document(file: &str, text: &str) -> Result<Node, Diagnostic> {
     if text.len() > MAX_FILE_BYTES {
         return Err(Diagnostic::at(
             file,
@@ -137,7 +137,7 @@ fn strip_location_suffix(msg: &str) -> String {
 ///
 /// `describe` turns a JSON pointer into words ("step `lint`"), and `keys_at`
 /// lists the keys allowed at a pointer, for "did you mean" help.
-pub fn schema_check(
+pub(crate) fn schema_check(
     file: &str,
     root: &Node,
     instance: &Value,

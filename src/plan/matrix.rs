@@ -15,7 +15,7 @@ use super::raw::Matrix;
 
 /// One template's expansions: the keys (sorted) and each combination's values in key order.
 #[derive(Debug, Clone, Default)]
-pub struct Expansion {
+pub(crate) struct Expansion {
     /// Sorted keys (empty without a matrix).
     pub keys: Vec<String>,
     /// One entry per expansion: the values in key order.
@@ -24,7 +24,7 @@ pub struct Expansion {
 
 impl Expansion {
     /// Expand a template's matrix (one empty combination when there is none).
-    pub fn of(matrix: Option<&Matrix>) -> Expansion {
+    pub(crate) fn of(matrix: Option<&Matrix>) -> Expansion {
         let Some(m) = matrix.filter(|m| !m.0.is_empty()) else {
             return Expansion {
                 keys: Vec::new(),
@@ -48,17 +48,12 @@ impl Expansion {
     }
 
     /// How many steps this template becomes.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.combos.len()
     }
 
-    /// Whether the template expands to nothing (never: lists are non-empty).
-    pub fn is_empty(&self) -> bool {
-        self.combos.is_empty()
-    }
-
     /// The id of combination `c` of template `id`.
-    pub fn id(&self, id: &str, c: usize) -> String {
+    pub(crate) fn id(&self, id: &str, c: usize) -> String {
         if self.keys.is_empty() {
             return id.to_owned();
         }
@@ -78,7 +73,7 @@ impl Expansion {
     }
 
     /// Combination `c` as key -> value.
-    pub fn values(&self, c: usize) -> BTreeMap<String, String> {
+    pub(crate) fn values(&self, c: usize) -> BTreeMap<String, String> {
         self.keys
             .iter()
             .cloned()
@@ -88,14 +83,14 @@ impl Expansion {
 }
 
 /// The environment variable that carries matrix key `key`.
-pub fn env_name(key: &str) -> String {
+pub(crate) fn env_name(key: &str) -> String {
     format!("PLANGATE_MATRIX_{}", key.to_ascii_uppercase())
 }
 
 /// For each expansion of `dependent`, the positions (within `dependency`'s
 /// expansions) it depends on; `None` for an expansion with no agreeing
 /// combination.
-pub fn link(dependent: &Expansion, dependency: &Expansion) -> Vec<Option<Vec<usize>>> {
+pub(crate) fn link(dependent: &Expansion, dependency: &Expansion) -> Vec<Option<Vec<usize>>> {
     let shared: Vec<(usize, usize)> = dependent
         .keys
         .iter()

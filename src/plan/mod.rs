@@ -11,14 +11,14 @@
 //! depends on those pure spec files, never on how a tool runs.
 
 pub(crate) mod checks;
-pub mod diag;
-pub mod load;
+pub(crate) mod diag;
+pub(crate) mod load;
 mod lower;
-pub mod matrix;
-pub mod node;
-pub mod paths;
-pub mod raw;
-pub mod schema;
+pub(crate) mod matrix;
+pub(crate) mod node;
+pub(crate) mod paths;
+pub(crate) mod raw;
+pub(crate) mod schema;
 pub(crate) mod validate;
 
 use std::collections::BTreeMap;
@@ -28,22 +28,17 @@ use std::time::Duration;
 use regex::Regex;
 use sha2::{Digest, Sha256};
 
-pub use crate::tools::agent::params::{AgentAction, PromptSource};
-pub use crate::tools::archive::params::ArchiveAction;
-pub use crate::tools::bash::params::{BashAction, SandboxSpec};
-pub use crate::tools::find::params::FindAction;
-pub use crate::tools::git::params::GitAction;
-pub use crate::tools::http::params::HttpAction;
-pub use crate::tools::http::spec::check_allowed_hosts;
-pub use crate::tools::registry::Action;
-pub use crate::tools::secrets_scan::params::ScanAction;
-pub use node::Pos;
-pub use raw::AgentDef;
+pub(crate) use crate::tools::agent::params::{AgentAction, PromptSource};
+pub(crate) use crate::tools::bash::params::SandboxSpec;
+pub(crate) use crate::tools::http::spec::check_allowed_hosts;
+pub(crate) use crate::tools::registry::Action;
+pub(crate) use node::Pos;
+pub(crate) use raw::AgentDef;
 
 use crate::model::{Diagnostic, PolicyBlock, Risk, ToolName};
 
 /// The default step timeout (design 002's PlanStep default).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// A plan that passed every check.
 #[derive(Debug, Clone)]
@@ -122,7 +117,7 @@ impl Step {
 }
 
 /// Read, parse and check a plan file: every problem is returned at once.
-pub fn load_plan_file(path: &Path) -> Result<Plan, Vec<Diagnostic>> {
+pub(crate) fn load_plan_file(path: &Path) -> Result<Plan, Vec<Diagnostic>> {
     let file = path.display().to_string();
     let bytes = read_capped(path).map_err(|d| vec![d])?;
     let text = String::from_utf8(bytes.clone()).map_err(|e| {
@@ -251,7 +246,7 @@ impl Plan {
 }
 
 /// Read and check a `--policy` file (YAML with the keys of a plan's `policy:` block).
-pub fn load_policy_file(path: &Path) -> Result<PolicyBlock, Vec<Diagnostic>> {
+pub(crate) fn load_policy_file(path: &Path) -> Result<PolicyBlock, Vec<Diagnostic>> {
     let file = path.display().to_string();
     let bytes = read_capped(path).map_err(|d| vec![d])?;
     let text = String::from_utf8(bytes).map_err(|_| {
@@ -325,7 +320,7 @@ pub(crate) fn check_permissions(
 
 /// Read the `agents:` block of a YAML file (a plan, or a file holding only `agents:`),
 /// for `plangate draft`. Other keys are ignored.
-pub fn load_agents_file(path: &Path) -> Result<BTreeMap<String, AgentDef>, Vec<Diagnostic>> {
+pub(crate) fn load_agents_file(path: &Path) -> Result<BTreeMap<String, AgentDef>, Vec<Diagnostic>> {
     let file = path.display().to_string();
     let bytes = read_capped(path).map_err(|d| vec![d])?;
     let text = String::from_utf8(bytes).map_err(|_| {

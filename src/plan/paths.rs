@@ -5,7 +5,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Why a path written in a plan is refused. The text follows "`key` of step `x`".
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PathError {
+pub(crate) enum PathError {
     /// The empty string.
     #[error("is empty")]
     Empty,
@@ -22,7 +22,7 @@ pub enum PathError {
 
 /// A path must be relative and must not climb out of the workspace; returns
 /// it cleaned (`.` parts dropped, `..` applied).
-pub fn relative_inside(s: &str) -> Result<PathBuf, PathError> {
+pub(crate) fn relative_inside(s: &str) -> Result<PathBuf, PathError> {
     let p = Path::new(s);
     if s.is_empty() {
         return Err(PathError::Empty);

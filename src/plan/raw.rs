@@ -13,25 +13,27 @@ use serde::{Deserialize, Deserializer};
 
 use crate::model::{PolicyBlock, Risk, ToolName};
 
-pub use crate::tools::agent::params::{AgentParams, OutputKind};
-pub use crate::tools::bash::params::BashParams;
-pub use crate::tools::secrets_scan::params::{ScanType, SecretsScanParams};
+pub(crate) use crate::tools::agent::params::OutputKind;
 
 /// Step and agent ids: a letter or underscore, then letters, digits, `_` or `-`; 64 at most.
-pub const ID_PATTERN: &str = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$";
+pub(crate) const ID_PATTERN: &str = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$";
 /// Plan ids may also contain dots.
-pub const PLAN_ID_PATTERN: &str = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$";
+pub(crate) const PLAN_ID_PATTERN: &str = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$";
 /// The longest timeout a step may ask for: one day.
-pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+pub(crate) const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 
 /// A plangate plan (format version 1).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "plangate plan")]
-pub struct PlanFile {
+pub(crate) struct PlanFile {
     /// Plan format version. Must be 1.
     #[schemars(range(min = 1, max = 1))]
-    pub version: u32,
+    #[expect(
+        dead_code,
+        reason = "the JSON Schema pins it to 1 (with its position); kept so the key parses"
+    )]
+    pub(crate) version: u32,
     /// The plan's id, used in reports.
     #[schemars(pattern(PLAN_ID_PATTERN))]
     pub id: String,
@@ -164,7 +166,7 @@ pub struct Price {
 /// One step of the plan.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct StepDef {
+pub(crate) struct StepDef {
     /// Unique id: a letter or underscore, then letters, digits, `_` or `-`.
     #[schemars(pattern(ID_PATTERN))]
     pub id: String,
@@ -209,22 +211,22 @@ pub struct StepDef {
 }
 
 /// Matrix keys: a lowercase letter, then lowercase letters, digits or `_`; 32 at most.
-pub const MATRIX_KEY_PATTERN: &str = r"^[a-z][a-z0-9_]{0,31}$";
+pub(crate) const MATRIX_KEY_PATTERN: &str = r"^[a-z][a-z0-9_]{0,31}$";
 /// Matrix string values: they become part of step ids and artifact folder names.
-pub const MATRIX_VALUE_PATTERN: &str = r"^[A-Za-z0-9_.+@-]{1,64}$";
+pub(crate) const MATRIX_VALUE_PATTERN: &str = r"^[A-Za-z0-9_.+@-]{1,64}$";
 /// Most combinations one step's matrix may make.
-pub const MAX_COMBINATIONS_PER_STEP: u64 = 10_000;
+pub(crate) const MAX_COMBINATIONS_PER_STEP: u64 = 10_000;
 /// Most steps a plan may have once every matrix is expanded.
-pub const MAX_EXPANDED_STEPS: u64 = 100_000;
+pub(crate) const MAX_EXPANDED_STEPS: u64 = 100_000;
 
 /// A step's `matrix:` block: key -> non-empty list of values.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct Matrix(pub BTreeMap<String, Vec<MatrixValue>>);
+pub(crate) struct Matrix(pub BTreeMap<String, Vec<MatrixValue>>);
 
 /// One matrix value: a string, a number or a boolean.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
-pub enum MatrixValue {
+pub(crate) enum MatrixValue {
     /// A boolean, written `true` / `false`.
     Bool(bool),
     /// A number, written as in the plan.
@@ -235,7 +237,7 @@ pub enum MatrixValue {
 
 impl MatrixValue {
     /// The value as it appears in ids and in `PLANGATE_MATRIX_<KEY>`.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         match self {
             MatrixValue::Bool(b) => b.to_string(),
             MatrixValue::Num(n) => n.to_string(),

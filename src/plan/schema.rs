@@ -13,14 +13,14 @@ use crate::model::PolicyBlock;
 use crate::model::ToolName;
 
 /// The URL-less id of the plan schema.
-pub const PLAN_SCHEMA_ID: &str = "https://plangate.dev/schema/plan-v1.json";
+pub(crate) const PLAN_SCHEMA_ID: &str = "https://plangate.dev/schema/plan-v1.json";
 
 fn generator() -> SchemaGenerator {
     SchemaGenerator::new(SchemaSettings::draft2020_12())
 }
 
 /// The JSON Schema of a plan file, with each tool's parameters attached to `tool`.
-pub fn plan_schema() -> Value {
+pub(crate) fn plan_schema() -> Value {
     let mut generator = generator();
     let params: Vec<(ToolName, Value)> = ToolName::ALL
         .iter()
@@ -56,7 +56,7 @@ pub fn plan_schema() -> Value {
 }
 
 /// The JSON Schema of a `--policy` file.
-pub fn policy_schema() -> Value {
+pub(crate) fn policy_schema() -> Value {
     let mut schema = generator().into_root_schema_for::<PolicyBlock>().to_value();
     strip_formats(&mut schema);
     schema
@@ -107,7 +107,7 @@ fn strip_formats(v: &mut Value) {
 }
 
 /// The property names a type's schema allows (for "did you mean" help).
-pub fn allowed_keys<T: JsonSchema>() -> Vec<String> {
+pub(crate) fn allowed_keys<T: JsonSchema>() -> Vec<String> {
     let schema = generator().into_root_schema_for::<T>().to_value();
     schema
         .get("properties")

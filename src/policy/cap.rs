@@ -8,7 +8,7 @@ use crate::model::{BudgetBlock, EffectivePolicy, OnApproval, PolicyBlock, Tolera
 
 /// Command-line overrides.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Overrides {
+pub(crate) struct Overrides {
     /// `--risk-tolerance`.
     pub risk_tolerance: Option<Tolerance>,
     /// `--max-parallel`.
@@ -18,7 +18,11 @@ pub struct Overrides {
 }
 
 /// Resolve the policy in force.
-pub fn resolve(plan: &PolicyBlock, cli: Overrides, cap: Option<&PolicyBlock>) -> EffectivePolicy {
+pub(crate) fn resolve(
+    plan: &PolicyBlock,
+    cli: Overrides,
+    cap: Option<&PolicyBlock>,
+) -> EffectivePolicy {
     let mut capped = Vec::new();
     let mut tol = cli
         .risk_tolerance
@@ -87,7 +91,7 @@ pub fn resolve(plan: &PolicyBlock, cli: Overrides, cap: Option<&PolicyBlock>) ->
 
 impl EffectivePolicy {
     /// The permission lists in force (policy file first).
-    pub fn permission_lists(&self) -> Vec<super::permissions::RuleList<'_>> {
+    pub(crate) fn permission_lists(&self) -> Vec<super::permissions::RuleList<'_>> {
         let mut v = Vec::new();
         if let Some(r) = &self.permissions {
             v.push(super::permissions::RuleList {

@@ -13,7 +13,7 @@ use std::fmt;
 
 /// One parsed entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostPattern {
+pub(crate) struct HostPattern {
     /// `*.` prefix: `host` is a suffix every matching name ends with after a dot.
     pub wildcard: bool,
     /// Lowercase, no final dot (IPv6 with its brackets).
@@ -23,13 +23,13 @@ pub struct HostPattern {
 }
 
 /// A URL host as plangate compares it: lowercase, without a final dot.
-pub fn normalize_host(host: &str) -> String {
+pub(crate) fn normalize_host(host: &str) -> String {
     host.trim_end_matches('.').to_ascii_lowercase()
 }
 
 impl HostPattern {
     /// Parse an entry; `Err` says why it is not one.
-    pub fn parse(entry: &str) -> Result<HostPattern, String> {
+    pub(crate) fn parse(entry: &str) -> Result<HostPattern, String> {
         let s = entry.trim();
         let (host, port) = if s.starts_with('[') {
             match s.find(']') {
@@ -91,7 +91,7 @@ impl HostPattern {
     }
 
     /// Whether a (normalized) host and port match.
-    pub fn matches(&self, host: &str, port: u16) -> bool {
+    pub(crate) fn matches(&self, host: &str, port: u16) -> bool {
         if self.port.is_some_and(|p| p != port) {
             return false;
         }
@@ -151,14 +151,14 @@ impl fmt::Display for HostPattern {
 }
 
 /// Whether `host:port` is allowed by a list (entries that do not parse allow nothing).
-pub fn allowed(list: &[String], host: &str, port: u16) -> bool {
+pub(crate) fn allowed(list: &[String], host: &str, port: u16) -> bool {
     list.iter()
         .filter_map(|e| HostPattern::parse(e).ok())
         .any(|p| p.matches(host, port))
 }
 
 /// The hosts both lists allow, as a list (empty: none).
-pub fn intersect(a: &[String], b: &[String]) -> Vec<String> {
+pub(crate) fn intersect(a: &[String], b: &[String]) -> Vec<String> {
     let parse = |l: &[String]| -> Vec<HostPattern> {
         l.iter()
             .filter_map(|e| HostPattern::parse(e).ok())
@@ -181,7 +181,7 @@ pub fn intersect(a: &[String], b: &[String]) -> Vec<String> {
 
 /// Where a URL goes: the parts the allow-list and the same-origin rules look at.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     /// `https` (else `http`).
     pub https: bool,
     /// Normalized host ([`normalize_host`]; IPv6 in brackets).
@@ -192,7 +192,7 @@ pub struct Target {
 
 impl Target {
     /// `scheme://host:port`, what "same origin" compares.
-    pub fn origin(&self) -> String {
+    pub(crate) fn origin(&self) -> String {
         format!(
             "{}://{}:{}",
             if self.https { "https" } else { "http" },
@@ -202,7 +202,7 @@ impl Target {
     }
 
     /// `localhost`, `*.localhost`, 127.0.0.0/8 or `[::1]`.
-    pub fn is_loopback(&self) -> bool {
+    pub(crate) fn is_loopback(&self) -> bool {
         self.host == "localhost"
             || self.host.ends_with(".localhost")
             || self.host == "[::1]"
@@ -213,7 +213,7 @@ impl Target {
     }
 
     /// Whether `host:port` is allowed by a list, or any host when there is none.
-    pub fn allowed_by(&self, list: Option<&[String]>) -> bool {
+    pub(crate) fn allowed_by(&self, list: Option<&[String]>) -> bool {
         list.is_none_or(|l| allowed(l, &self.host, self.port))
     }
 }
@@ -223,7 +223,7 @@ const NO_SCHEME: &str = "the URL has no scheme; start it with `https://` (or `ht
 /// Parse an absolute `http://` or `https://` URL the way the HTTP client will
 /// (the `http` crate's `Uri`, which ureq sends), refusing credentials in it.
 /// Errors never repeat the URL (it may hold a password).
-pub fn parse_url(url: &str) -> Result<(ureq::http::Uri, Target), String> {
+pub(crate) fn parse_url(url: &str) -> Result<(ureq::http::Uri, Target), String> {
     let url = url.trim();
     if !url.is_empty() && !url.contains("://") {
         return Err(NO_SCHEME.to_owned());
@@ -234,7 +234,7 @@ pub fn parse_url(url: &str) -> Result<(ureq::http::Uri, Target), String> {
 }
 
 /// The [`Target`] of a parsed URI (same checks as [`parse_url`]).
-pub fn target_of(uri: &ureq::http::Uri) -> Result<Target, String> {
+pub(crate) fn target_of(uri: &ureq::http::Uri) -> Result<Target, String> {
     let https = match uri.scheme_str().map(str::to_ascii_lowercase).as_deref() {
         Some("https") => true,
         Some("http") => false,
@@ -323,7 +323,8 @@ mod tests {
                 "{bad:?} should be refused"
             );
         }
-        let re = regex::Regex::new(crate::model::HOST_PATTERN).unwrap_or_else(|e| panic!("{e}"));
+        let re =
+            regex::Regex::new(crate::model::policy::HOST_PATTERN).unwrap_or_else(|e| panic!("{e}"));
         for good in [
             "a.com",
             "*.a.com",

@@ -13,18 +13,18 @@
 //! - otherwise a step runs unattended when its effective risk is within the
 //!   tolerance and it does not set `requires_approval`; else only if approved.
 
-pub mod cap;
-pub mod classify;
-pub mod git;
-pub mod hosts;
-pub mod permissions;
+pub(crate) mod cap;
+pub(crate) mod classify;
+pub(crate) mod git;
+pub(crate) mod hosts;
+pub(crate) mod permissions;
 
 use crate::model::{Decision, DecisionKind, Risk, RiskAssessment, Tolerance, Verdict};
 
 impl Decision {
     /// Apply the permission rules' verdict: a denial blocks the step (before
     /// and whatever any approval); an allowance is noted in the reason.
-    pub fn with_permission(mut self, verdict: Option<Verdict>) -> Decision {
+    pub(crate) fn with_permission(mut self, verdict: Option<Verdict>) -> Decision {
         let Some(v) = verdict else { return self };
         if !v.allowed && self.decision != DecisionKind::Blocked {
             self.decision = DecisionKind::Blocked;
@@ -54,7 +54,7 @@ pub struct StepClassification {
 
 /// Everything [`decide`] needs to know about one step.
 #[derive(Debug, Clone, Copy)]
-pub struct DecisionInput<'a> {
+pub(crate) struct DecisionInput<'a> {
     /// The plan's `risk_level` (safe when omitted).
     pub declared: Risk,
     /// The step sets `requires_approval: true`.
@@ -68,7 +68,7 @@ pub struct DecisionInput<'a> {
 }
 
 /// Decide whether a step may run with nobody present.
-pub fn decide(input: DecisionInput<'_>) -> (RiskAssessment, Decision) {
+pub(crate) fn decide(input: DecisionInput<'_>) -> (RiskAssessment, Decision) {
     let c = input.classification;
     let classified = c.classified.max(c.floor);
     let effective = input.declared.max(classified);

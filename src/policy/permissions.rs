@@ -30,7 +30,7 @@ pub struct Access {
 
 /// A list of rules and where it comes from (`policy file`, `plan`).
 #[derive(Debug, Clone, Copy)]
-pub struct RuleList<'a> {
+pub(crate) struct RuleList<'a> {
     /// For the reason line.
     pub source: &'static str,
     /// The rules.
@@ -40,7 +40,7 @@ pub struct RuleList<'a> {
 /// The resources a step touches and the level it needs on each, from what its
 /// tool says it touches (`ActionSpec::needs`). A step whose effective risk is
 /// dangerous needs `admin` on its first resource.
-pub fn needs(touches: Vec<Access>, effective: Risk) -> Vec<Access> {
+pub(crate) fn needs(touches: Vec<Access>, effective: Risk) -> Vec<Access> {
     let mut out = touches;
     if effective == Risk::Dangerous
         && let Some(first) = out.first_mut()
@@ -64,7 +64,7 @@ fn matcher(pattern: &str) -> Result<Option<GlobMatcher>, String> {
 }
 
 /// Problems with a list of rules: bad globs, duplicate ids (for the loaders).
-pub fn check(rules: &[PermissionRule]) -> Vec<(usize, &'static str, String)> {
+pub(crate) fn check(rules: &[PermissionRule]) -> Vec<(usize, &'static str, String)> {
     let mut out = Vec::new();
     for (i, r) in rules.iter().enumerate() {
         if let Err(e) = matcher(&r.resource) {
@@ -93,7 +93,7 @@ fn applies(r: &PermissionRule, tool: &str, resource: &str, risk: Risk) -> bool {
 }
 
 /// The rule that decides `resource` for `tool` in one list, if any.
-pub fn deciding_rule<'a>(
+pub(crate) fn deciding_rule<'a>(
     rules: &'a [PermissionRule],
     tool: &str,
     resource: &str,
@@ -115,7 +115,7 @@ pub fn deciding_rule<'a>(
 }
 
 /// Evaluate every list in force (None when there is none).
-pub fn evaluate(
+pub(crate) fn evaluate(
     lists: &[RuleList<'_>],
     tool: &str,
     needs: &[Access],

@@ -46,7 +46,7 @@ fn start_time(pid: i32) -> Option<u64> {
 }
 
 /// Start recording this run's groups. Call once, before any step starts.
-pub fn start(run_id: &str) {
+pub(crate) fn start(run_id: &str) {
     let pid = i32::try_from(std::process::id()).unwrap_or(0);
     let d = dir();
     if std::fs::create_dir_all(&d).is_err() {
@@ -74,7 +74,7 @@ fn save(reg: &Registry, rec: &Record) {
 }
 
 /// A step's process group started.
-pub fn add(pgid: Pid) {
+pub(crate) fn add(pgid: Pid) {
     if let Some(reg) = REGISTRY.get()
         && let Ok(mut rec) = reg.record.lock()
     {
@@ -84,7 +84,7 @@ pub fn add(pgid: Pid) {
 }
 
 /// A step's process group is gone.
-pub fn remove(pgid: Pid) {
+pub(crate) fn remove(pgid: Pid) {
     if let Some(reg) = REGISTRY.get()
         && let Ok(mut rec) = reg.record.lock()
     {
@@ -94,7 +94,7 @@ pub fn remove(pgid: Pid) {
 }
 
 /// The run ended normally: its file goes.
-pub fn finish() {
+pub(crate) fn finish() {
     if let Some(reg) = REGISTRY.get() {
         let _ = std::fs::remove_file(&reg.path);
     }
@@ -102,7 +102,7 @@ pub fn finish() {
 
 /// Stop the steps of runs whose plangate died without stopping them.
 /// Returns one line per reaped run, for the console and the audit log.
-pub fn reap_orphans() -> Vec<String> {
+pub(crate) fn reap_orphans() -> Vec<String> {
     let mut said = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir()) else {
         return said;

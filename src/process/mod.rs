@@ -9,7 +9,7 @@
 //! groups alive are listed on disk ([`live`]) so a killed run's steps are
 //! stopped by the next run.
 
-pub mod live;
+pub(crate) mod live;
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -25,7 +25,7 @@ use tokio::task::JoinHandle;
 
 /// Where a stream goes.
 #[derive(Debug, Clone)]
-pub enum Capture {
+pub(crate) enum Capture {
     /// Into a file, keeping at most `cap` bytes.
     File {
         /// The file.
@@ -39,7 +39,7 @@ pub enum Capture {
 
 /// What to run.
 #[derive(Debug, Clone)]
-pub struct ProcessSpec {
+pub(crate) struct ProcessSpec {
     /// Program (looked up in PATH).
     pub program: String,
     /// Arguments, passed as an argv array (never through a shell).
@@ -64,7 +64,7 @@ pub struct ProcessSpec {
 
 /// How a process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Termination {
+pub(crate) enum Termination {
     /// Exited by itself with this code.
     Exited(i32),
     /// Killed by a signal it did not get from plangate.
@@ -79,7 +79,7 @@ pub enum Termination {
 
 /// One captured stream.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StreamStats {
+pub(crate) struct StreamStats {
     /// Bytes the child wrote.
     pub bytes: u64,
     /// Bytes kept in the file.
@@ -93,7 +93,7 @@ pub struct StreamStats {
 
 /// The result of running a process.
 #[derive(Debug, Clone)]
-pub struct ProcessOutcome {
+pub(crate) struct ProcessOutcome {
     /// How it ended.
     pub termination: Termination,
     /// stdout figures.
@@ -105,7 +105,7 @@ pub struct ProcessOutcome {
 }
 
 /// Run a process to completion, timeout or cancellation.
-pub async fn run(
+pub(crate) async fn run(
     spec: ProcessSpec,
     mut cancel: watch::Receiver<bool>,
 ) -> std::io::Result<ProcessOutcome> {

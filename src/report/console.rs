@@ -17,7 +17,7 @@ use crate::plan::{Plan, Step};
 
 /// How to print.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Console {
+pub(crate) struct Console {
     /// Wrap step details in `::group::` / `::endgroup::`.
     pub github: bool,
     /// Print nothing.
@@ -48,7 +48,7 @@ fn secs(ms: u64) -> String {
 
 impl Console {
     /// From the environment: `GITHUB_ACTIONS=true` turns on groups.
-    pub fn from_env() -> Console {
+    pub(crate) fn from_env() -> Console {
         Console {
             github: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
             quiet: false,

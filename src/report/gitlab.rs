@@ -11,11 +11,11 @@ use sha2::{Digest, Sha256};
 use crate::scan::FileFinding;
 
 /// The schema version written.
-pub const SCHEMA_VERSION: &str = "15.2.1";
+pub(crate) const SCHEMA_VERSION: &str = "15.2.1";
 
 /// A timestamp as the schema wants it: `YYYY-MM-DDTHH:MM:SS`, UTC, no zone.
 /// Accepts RFC 3339 (what the report stores); anything else becomes the epoch.
-pub fn schema_time(rfc3339: Option<&str>) -> String {
+pub(crate) fn schema_time(rfc3339: Option<&str>) -> String {
     rfc3339
         .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
         .map(|t| {
@@ -27,7 +27,7 @@ pub fn schema_time(rfc3339: Option<&str>) -> String {
 
 /// The commit the findings belong to, from the CI's environment
 /// (`CI_COMMIT_SHA` on GitLab, `GITHUB_SHA` on GitHub), else the schema's placeholder.
-pub fn commit_from_env() -> String {
+pub(crate) fn commit_from_env() -> String {
     ["CI_COMMIT_SHA", "GITHUB_SHA"]
         .iter()
         .filter_map(|k| std::env::var(k).ok())
@@ -36,7 +36,7 @@ pub fn commit_from_env() -> String {
 }
 
 /// The report for `findings`, scanned between `start` and `end` (schema times).
-pub fn secret_detection(
+pub(crate) fn secret_detection(
     findings: &[FileFinding],
     start: &str,
     end: &str,

@@ -6,10 +6,10 @@
 //! own thread; events that arrive while it writes are applied together, so a
 //! plan of many fast steps does not pay one full report write per step.
 
-pub mod audit;
-pub mod console;
-pub mod gitlab;
-pub mod render;
+pub(crate) mod audit;
+pub(crate) mod console;
+pub(crate) mod gitlab;
+pub(crate) mod render;
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -32,10 +32,10 @@ use audit::AuditLog;
 use console::Console;
 
 /// Most time between an event and the report that shows it.
-pub const FLUSH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+pub(crate) const FLUSH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// RFC 3339 with milliseconds, UTC.
-pub fn rfc3339(t: SystemTime) -> String {
+pub(crate) fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
 
@@ -44,7 +44,11 @@ fn millis(d: std::time::Duration) -> u64 {
 }
 
 /// Write `value` as pretty JSON to `path` atomically; `sync` also fsyncs before the rename.
-pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T, sync: bool) -> std::io::Result<()> {
+pub(crate) fn write_json_atomic<T: Serialize>(
+    path: &Path,
+    value: &T,
+    sync: bool,
+) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
     {
@@ -68,7 +72,7 @@ pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T, sync: bool) -> st
 }
 
 /// Write text atomically through the redaction layer.
-pub fn write_text_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn write_text_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
     tmp.write_all(&redact::clean(text.as_bytes()))?;
@@ -107,7 +111,7 @@ struct Manifest<'a> {
 }
 
 /// Builds and writes everything in the output directory.
-pub struct Reporter {
+pub(crate) struct Reporter {
     plan: Arc<Plan>,
     out_dir: PathBuf,
     report: Report,
@@ -121,7 +125,7 @@ pub struct Reporter {
 
 impl Reporter {
     /// Create the output directory and the first report (every step `not_run`).
-    pub fn new(
+    pub(crate) fn new(
         plan: Arc<Plan>,
         settings: &RunSettings,
         console: Console,
@@ -228,7 +232,7 @@ impl Reporter {
     /// much, and a plan of a thousand one-millisecond steps does not pay a
     /// thousand rewrites of a growing file. The final write is immediate and
     /// fsynced.
-    pub fn consume(mut self, rx: &Receiver<RunEvent>) -> std::io::Result<PathBuf> {
+    pub(crate) fn consume(mut self, rx: &Receiver<RunEvent>) -> std::io::Result<PathBuf> {
         let mut last_flush = Instant::now();
         let mut dirty = false;
         loop {
@@ -549,7 +553,7 @@ impl Reporter {
 }
 
 /// Write the report of a run that never started because its plan or flags were invalid.
-pub fn write_invalid(
+pub(crate) fn write_invalid(
     out_dir: &Path,
     run_id: &str,
     plan_path: &Path,
@@ -605,7 +609,7 @@ pub fn write_invalid(
 
 /// Append one event to a finished run's `audit.jsonl` (what happened after
 /// the report was final, such as publishing), through the redaction layer.
-pub fn append_audit(out_dir: &Path, event: &AuditEvent) -> std::io::Result<()> {
+pub(crate) fn append_audit(out_dir: &Path, event: &AuditEvent) -> std::io::Result<()> {
     audit::append(out_dir, event)
 }
 

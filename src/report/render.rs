@@ -14,7 +14,7 @@ use crate::model::StepStatus;
 use crate::markdown::{At, code, text};
 
 /// GitHub-flavoured Markdown: outcome, steps, findings, changes, usage.
-pub fn markdown(r: &Report) -> String {
+pub(crate) fn markdown(r: &Report) -> String {
     sections(r, Detail::Full, None)
         .iter()
         .map(Section::render)
@@ -23,7 +23,7 @@ pub fn markdown(r: &Report) -> String {
 
 /// How much of the report the Markdown shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Detail {
+pub(crate) enum Detail {
     /// Everything (step summary, `plangate report`): every step, finding and
     /// up to 100 changed files.
     Full,
@@ -38,7 +38,7 @@ const COMPACT_ROWS: usize = 20;
 /// A part of the Markdown summary: kept whole, shortened (rows cut from the
 /// end) or dropped whole when the text must fit a size limit ([`fit`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Section {
+pub(crate) struct Section {
     /// Named in the closing note when it is cut or dropped.
     pub name: &'static str,
     /// Kept whenever the section is (title, table header).
@@ -74,7 +74,7 @@ impl Section {
     }
 
     /// The whole section.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         self.render_rows(self.rows.len())
     }
 
@@ -97,7 +97,7 @@ impl Section {
 
     /// Every piece passed through `f` (the redaction layer, before measuring).
     #[must_use]
-    pub fn map_text(mut self, f: impl Fn(&str) -> String) -> Section {
+    pub(crate) fn map_text(mut self, f: impl Fn(&str) -> String) -> Section {
         self.head = f(&self.head);
         self.tail = f(&self.tail);
         for row in &mut self.rows {
@@ -118,8 +118,18 @@ impl Section {
 
 /// The sections of the Markdown summary, most important first. `details`
 /// is a link to the full run (the workflow run's page), shown in the header.
-pub fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec<Section> {
-    let mut out = Vec::new();
+pub(crate) fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec<Section> {
+    let mut out = vec![header_section(r, detail, details)];
+    out.extend(problems_section(r));
+    out.extend(steps_section(r, detail));
+    out.extend(findings_section(r, detail));
+    out.extend(changes_section(r, detail));
+    out.extend(usage_section(r));
+    out
+}
+
+/// Status, run id, duration and the link to the full run (always shown).
+fn header_section(r: &Report, detail: Detail, details: Option<&str>) -> Section {
     let icon = if r.exit_code == 0 { "✅" } else { "❌" };
     let mut head = format!(
         "## {icon} plangate: {} — {} (exit {})\n\n",
@@ -146,150 +156,172 @@ pub fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec<Sectio
     }
     let mut header = Section::new("header", head);
     header.required = true;
-    out.push(header);
-    if !r.errors.is_empty() {
-        let mut s = Section::new("plan problems", "### Plan problems\n\n".to_owned());
-        s.rows = r
-            .errors
-            .iter()
-            .map(|e| {
-                format!(
-                    "- {} {}\n",
-                    code(&format!("{}:{}:{}", e.file, e.line, e.column), At::Text),
-                    text(&e.message, At::Text)
-                )
-            })
-            .collect();
-        s.tail = "\n".to_owned();
-        out.push(s);
+    header
+}
+
+/// The plan's problems with their positions (an invalid plan).
+fn problems_section(r: &Report) -> Option<Section> {
+    if r.errors.is_empty() {
+        return None;
     }
-    if !r.steps.is_empty() {
-        let mut s = Section::new(
-            "steps",
-            "| step | tool | status | risk | decision | time | note |\n| --- | --- | --- | --- | --- | ---: | --- |\n".to_owned(),
-        );
-        let shown: Vec<_> = if detail == Detail::Compact && r.steps.len() > COMPACT_ROWS {
-            r.steps
-                .iter()
-                .filter(|s| s.status != StepStatus::Success)
-                .collect()
-        } else {
-            r.steps.iter().collect()
-        };
-        let cap = if detail == Detail::Compact {
-            COMPACT_ROWS
-        } else {
-            usize::MAX
-        };
-        s.omitted = r.steps.len() - shown.len().min(cap);
-        s.rows = shown
-            .into_iter()
-            .take(cap)
-            .map(|s| {
-                let risk = s
-                    .risk
-                    .map_or_else(|| "-".to_owned(), |k| k.effective.as_str().to_owned());
-                let decision = s.approval.as_ref().map_or("-", |a| a.decision.as_str());
-                format!(
-                    "| {} | {} | {} | {risk} | {decision} | {:.2} s | {} |\n",
-                    code(&s.id, At::Cell),
-                    s.tool,
-                    s.status.as_str(),
-                    s.duration_ms as f64 / 1000.0,
-                    text(s.error.as_deref().unwrap_or(""), At::Cell)
-                )
-            })
-            .collect();
-        s.table = true;
-        s.tail = "\n".to_owned();
-        s.required = true;
-        out.push(s);
-    }
-    if !r.findings.is_empty() {
-        let mut s = Section::new(
-            "findings",
+    let mut s = Section::new("plan problems", "### Plan problems\n\n".to_owned());
+    s.rows = r
+        .errors
+        .iter()
+        .map(|e| {
             format!(
-                "### 🔑 {} secret(s) found (values redacted)\n\n| rule | location | line | fingerprint |\n| --- | --- | ---: | --- |\n",
-                r.findings.len()
-            ),
-        );
-        let cap = match detail {
-            Detail::Compact => COMPACT_ROWS,
-            Detail::Full => usize::MAX,
-        };
-        s.rows = r
-            .findings
+                "- {} {}\n",
+                code(&format!("{}:{}:{}", e.file, e.line, e.column), At::Text),
+                text(&e.message, At::Text)
+            )
+        })
+        .collect();
+    s.tail = "\n".to_owned();
+    Some(s)
+}
+
+/// One table row per step (compact: only the steps that did not succeed, when many).
+fn steps_section(r: &Report, detail: Detail) -> Option<Section> {
+    if r.steps.is_empty() {
+        return None;
+    }
+    let mut s = Section::new(
+        "steps",
+        "| step | tool | status | risk | decision | time | note |\n| --- | --- | --- | --- | --- | ---: | --- |\n".to_owned(),
+    );
+    let shown: Vec<_> = if detail == Detail::Compact && r.steps.len() > COMPACT_ROWS {
+        r.steps
             .iter()
-            .take(cap)
-            .map(|f| {
-                format!(
-                    "| {} | {} | {} | `{}` |\n",
-                    text(&f.rule, At::Cell),
-                    code(&f.location, At::Cell),
-                    f.line,
-                    f.fingerprint
-                )
-            })
-            .collect();
-        s.omitted = r.findings.len() - s.rows.len();
-        s.table = true;
+            .filter(|s| s.status != StepStatus::Success)
+            .collect()
+    } else {
+        r.steps.iter().collect()
+    };
+    let cap = if detail == Detail::Compact {
+        COMPACT_ROWS
+    } else {
+        usize::MAX
+    };
+    s.omitted = r.steps.len() - shown.len().min(cap);
+    s.rows = shown
+        .into_iter()
+        .take(cap)
+        .map(|s| {
+            let risk = s
+                .risk
+                .map_or_else(|| "-".to_owned(), |k| k.effective.as_str().to_owned());
+            let decision = s.approval.as_ref().map_or("-", |a| a.decision.as_str());
+            format!(
+                "| {} | {} | {} | {risk} | {decision} | {:.2} s | {} |\n",
+                code(&s.id, At::Cell),
+                s.tool,
+                s.status.as_str(),
+                s.duration_ms as f64 / 1000.0,
+                text(s.error.as_deref().unwrap_or(""), At::Cell)
+            )
+        })
+        .collect();
+    s.table = true;
+    s.tail = "\n".to_owned();
+    s.required = true;
+    Some(s)
+}
+
+/// The secrets found: rule, location, line and fingerprint, never the value.
+fn findings_section(r: &Report, detail: Detail) -> Option<Section> {
+    if r.findings.is_empty() {
+        return None;
+    }
+    let mut s = Section::new(
+        "findings",
+        format!(
+            "### 🔑 {} secret(s) found (values redacted)\n\n| rule | location | line | fingerprint |\n| --- | --- | ---: | --- |\n",
+            r.findings.len()
+        ),
+    );
+    let cap = match detail {
+        Detail::Compact => COMPACT_ROWS,
+        Detail::Full => usize::MAX,
+    };
+    s.rows = r
+        .findings
+        .iter()
+        .take(cap)
+        .map(|f| {
+            format!(
+                "| {} | {} | {} | `{}` |\n",
+                text(&f.rule, At::Cell),
+                code(&f.location, At::Cell),
+                f.line,
+                f.fingerprint
+            )
+        })
+        .collect();
+    s.omitted = r.findings.len() - s.rows.len();
+    s.table = true;
+    s.tail = "\n".to_owned();
+    Some(s)
+}
+
+/// What the run changed in the workspace, one line per file.
+fn changes_section(r: &Report, detail: Detail) -> Option<Section> {
+    let d = r.diff.as_ref()?;
+    let mut s = Section::new(
+        "changes",
+        format!(
+            "### Changes\n\n{} file(s) changed, +{} -{}\n\n",
+            d.files_changed, d.insertions, d.deletions
+        ),
+    );
+    let cap = match detail {
+        Detail::Compact => COMPACT_ROWS,
+        Detail::Full => 100,
+    };
+    let files = &d.files;
+    s.rows = files
+        .iter()
+        .take(cap)
+        .map(|f| {
+            let from = f
+                .old_path
+                .as_deref()
+                .map(|old| format!("{} → ", code(old, At::Text)))
+                .unwrap_or_default();
+            format!(
+                "- {from}{} {} (+{} -{})\n",
+                code(&f.path, At::Text),
+                f.change.as_str(),
+                f.insertions,
+                f.deletions
+            )
+        })
+        .collect();
+    s.omitted = files.len() - s.rows.len();
+    if !files.is_empty() {
         s.tail = "\n".to_owned();
-        out.push(s);
     }
-    if let Some(d) = &r.diff {
-        let mut s = Section::new(
-            "changes",
-            format!(
-                "### Changes\n\n{} file(s) changed, +{} -{}\n\n",
-                d.files_changed, d.insertions, d.deletions
-            ),
-        );
-        let cap = match detail {
-            Detail::Compact => COMPACT_ROWS,
-            Detail::Full => 100,
-        };
-        let files = &d.files;
-        s.rows = files
-            .iter()
-            .take(cap)
-            .map(|f| {
-                let from = f
-                    .old_path
-                    .as_deref()
-                    .map(|old| format!("{} → ", code(old, At::Text)))
-                    .unwrap_or_default();
-                format!(
-                    "- {from}{} {} (+{} -{})\n",
-                    code(&f.path, At::Text),
-                    f.change.as_str(),
-                    f.insertions,
-                    f.deletions
-                )
-            })
-            .collect();
-        s.omitted = files.len() - s.rows.len();
-        if !files.is_empty() {
-            s.tail = "\n".to_owned();
-        }
-        out.push(s);
+    Some(s)
+}
+
+/// Agent tokens and cost, when any agent ran.
+fn usage_section(r: &Report) -> Option<Section> {
+    if r.usage.tokens() == 0 {
+        return None;
     }
-    if r.usage.tokens() > 0 {
-        out.push(Section::new(
-            "usage",
-            format!(
-                "Agent usage: {} input + {} output tokens{}, ${:.4}.\n",
-                r.usage.input_tokens,
-                r.usage.output_tokens,
-                if r.usage.estimated {
-                    " (partly estimated)"
-                } else {
-                    ""
-                },
-                r.usage.cost_usd
-            ),
-        ));
-    }
-    out
+    Some(Section::new(
+        "usage",
+        format!(
+            "Agent usage: {} input + {} output tokens{}, ${:.4}.\n",
+            r.usage.input_tokens,
+            r.usage.output_tokens,
+            if r.usage.estimated {
+                " (partly estimated)"
+            } else {
+                ""
+            },
+            r.usage.cost_usd
+        ),
+    ))
 }
 
 /// "3 steps: 2 success, 1 failed."
@@ -311,7 +343,7 @@ fn counts(r: &Report) -> String {
 /// a section whose rows do not all fit is shortened (with a "… N more"
 /// row), one whose head does not fit is dropped. A closing note names what
 /// was cut or dropped.
-pub fn fit(sections: &[Section], max: usize) -> String {
+pub(crate) fn fit(sections: &[Section], max: usize) -> String {
     let full: String = sections.iter().map(Section::render).collect();
     if full.len() <= max {
         return full;
@@ -387,7 +419,7 @@ fn xml(s: &str) -> String {
 /// `<failure>`. Valid against the common JUnit XSD (Jenkins xUnit's
 /// `junit-10.xsd`, vendored in tests/fixtures/schemas): `errors` is always
 /// written, as 0, since plangate reports every problem as a failure.
-pub fn junit(r: &Report) -> String {
+pub(crate) fn junit(r: &Report) -> String {
     let failed = |s: StepStatus| {
         matches!(
             s,
@@ -484,13 +516,13 @@ pub fn junit(r: &Report) -> String {
 
 /// SARIF 2.1.0 of the report's findings; `out_dir` is the run's output
 /// folder (where report.json is), which findings in run output are under.
-pub fn sarif(r: &Report, out_dir: &Path) -> Value {
+pub(crate) fn sarif(r: &Report, out_dir: &Path) -> Value {
     let rules = crate::secrets::Ruleset::builtin();
     crate::scan::to_sarif(&rules, &file_findings(r, &rules, out_dir))
 }
 
 /// GitLab's secret-detection report of the report's findings (`out_dir` as for [`sarif`]).
-pub fn gitlab_secret_detection(r: &Report, out_dir: &Path) -> Value {
+pub(crate) fn gitlab_secret_detection(r: &Report, out_dir: &Path) -> Value {
     let rules = crate::secrets::Ruleset::builtin();
     let start = super::gitlab::schema_time(Some(&r.started_at));
     let end = super::gitlab::schema_time(r.finished_at.as_deref().or(Some(&r.started_at)));
@@ -527,7 +559,7 @@ fn file_findings(
 }
 
 /// The report as JSON (re-serialised: a check that it reads back).
-pub fn json(r: &Report) -> Value {
+pub(crate) fn json(r: &Report) -> Value {
     serde_json::to_value(r).unwrap_or_else(|_| json!({}))
 }
 

@@ -27,7 +27,7 @@ const fn crc_table() -> [u32; 256] {
 static CRC_TABLE: [u32; 256] = crc_table();
 
 /// CRC-32 (IEEE 802.3, as zlib's `crc32`).
-pub fn crc32(bytes: &[u8]) -> u32 {
+pub(super) fn crc32(bytes: &[u8]) -> u32 {
     let mut crc = !0u32;
     for &b in bytes {
         crc = CRC_TABLE[((crc ^ b as u32) & 0xFF) as usize] ^ (crc >> 8);
@@ -36,7 +36,7 @@ pub fn crc32(bytes: &[u8]) -> u32 {
 }
 
 /// `n` in base62 (0-9A-Za-z), left-padded with '0' to 6 characters.
-pub fn base62_6(mut n: u32) -> [u8; 6] {
+pub(super) fn base62_6(mut n: u32) -> [u8; 6] {
     let mut out = [b'0'; 6];
     let mut i = 6;
     while n > 0 && i > 0 {
@@ -50,7 +50,7 @@ pub fn base62_6(mut n: u32) -> [u8; 6] {
 /// Verify the checksum of a GitHub (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`) or
 /// npm (`npm_`) token: the part after the last `_` ends with 6 base62 chars that encode the
 /// CRC32 of the rest of that part.
-pub fn verify_crc_token(token: &[u8]) -> bool {
+pub(super) fn verify_crc_token(token: &[u8]) -> bool {
     let body = match token.iter().rposition(|&b| b == b'_') {
         Some(i) => &token[i + 1..],
         None => return false,
@@ -63,7 +63,7 @@ pub fn verify_crc_token(token: &[u8]) -> bool {
 }
 
 /// Decode base64 in any common flavour (standard / URL-safe, padded or not).
-pub fn decode_b64(s: &[u8]) -> Option<Vec<u8>> {
+pub(super) fn decode_b64(s: &[u8]) -> Option<Vec<u8>> {
     use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
     let trimmed: &[u8] = {
         let mut end = s.len();
@@ -81,7 +81,7 @@ pub fn decode_b64(s: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// A JWT whose header (first dot-separated part) decodes to a JSON object with "alg".
-pub fn valid_jwt(token: &[u8]) -> bool {
+pub(super) fn valid_jwt(token: &[u8]) -> bool {
     let header = match token.split(|&b| b == b'.').next() {
         Some(h) => h,
         None => return false,

@@ -22,7 +22,7 @@ pub fn shannon(bytes: &[u8]) -> f64 {
 
 /// Number of character classes present: lowercase, uppercase, digit, other symbol
 /// (`_`, `-` and `.` are not counted as symbols: they are identifier-ish).
-pub fn classes(bytes: &[u8]) -> usize {
+pub(super) fn classes(bytes: &[u8]) -> usize {
     let (mut l, mut u, mut d, mut s) = (false, false, false, false);
     for &b in bytes {
         match b {

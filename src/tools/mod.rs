@@ -10,19 +10,19 @@
 //! with their arms in `registry.rs`, the folder `tools/<tool>/`, and its arm
 //! in [`execute`]. The compiler names every table a new variant is missing from.
 
-pub mod agent;
-pub mod archive;
-pub mod bash;
-pub mod find;
-pub mod git;
-pub mod http;
-pub mod registry;
-pub mod secrets_scan;
-pub mod spec;
-pub mod system_info;
+pub(crate) mod agent;
+pub(crate) mod archive;
+pub(crate) mod bash;
+pub(crate) mod find;
+pub(crate) mod git;
+pub(crate) mod http;
+pub(crate) mod registry;
+pub(crate) mod secrets_scan;
+pub(crate) mod spec;
+pub(crate) mod system_info;
 
-pub use registry::Action;
-pub use spec::ToolEnv;
+pub(crate) use registry::Action;
+pub(crate) use spec::ToolEnv;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,7 +40,7 @@ use crate::process::ProcessOutcome;
 
 /// State every step of a run shares: the budget and why the run is stopping.
 #[derive(Debug)]
-pub struct RunShared {
+pub(crate) struct RunShared {
     /// Limits for the run.
     pub budget: BudgetBlock,
     /// When the run started.
@@ -52,7 +52,7 @@ pub struct RunShared {
 
 impl RunShared {
     /// A fresh run.
-    pub fn new(budget: BudgetBlock) -> RunShared {
+    pub(crate) fn new(budget: BudgetBlock) -> RunShared {
         RunShared {
             budget,
             started: Instant::now(),
@@ -63,12 +63,12 @@ impl RunShared {
     }
 
     /// Usage so far.
-    pub fn usage(&self) -> Usage {
+    pub(crate) fn usage(&self) -> Usage {
         self.usage.lock().map(|u| *u).unwrap_or_default()
     }
 
     /// Record an agent call's usage; returns why the budget is now exhausted, if it is.
-    pub fn add_usage(&self, u: &Usage) -> Option<String> {
+    pub(crate) fn add_usage(&self, u: &Usage) -> Option<String> {
         if let Ok(mut total) = self.usage.lock() {
             total.add(u);
         }
@@ -76,7 +76,7 @@ impl RunShared {
     }
 
     /// Why the budget is exhausted, if it is (tokens, cost, wall time).
-    pub fn check(&self) -> Option<String> {
+    pub(crate) fn check(&self) -> Option<String> {
         if let Some(why) = self.exhausted.lock().ok().and_then(|e| e.clone()) {
             return Some(why);
         }
@@ -106,17 +106,17 @@ impl RunShared {
     }
 
     /// Mark the run interrupted by a signal.
-    pub fn set_interrupted(&self) {
+    pub(crate) fn set_interrupted(&self) {
         self.interrupted.store(true, Ordering::SeqCst);
     }
 
     /// Whether a signal interrupted the run.
-    pub fn interrupted(&self) -> bool {
+    pub(crate) fn interrupted(&self) -> bool {
         self.interrupted.load(Ordering::SeqCst)
     }
 
     /// Why running steps are being stopped.
-    pub fn stop_reason(&self) -> String {
+    pub(crate) fn stop_reason(&self) -> String {
         if self.interrupted() {
             "interrupted".to_owned()
         } else if let Some(why) = self.exhausted.lock().ok().and_then(|e| e.clone()) {
@@ -129,7 +129,7 @@ impl RunShared {
 
 /// Everything a step execution needs.
 #[derive(Debug, Clone)]
-pub struct StepContext {
+pub(crate) struct StepContext {
     /// The run's environment.
     pub env: ToolEnv,
     /// The run's output directory (absolute).
@@ -155,7 +155,7 @@ pub struct StepContext {
 impl StepContext {
     /// The environment a step's child gets on top of the inherited one:
     /// plangate's run variables, then the step's own `env`.
-    pub fn child_env(&self, step: &Step) -> Vec<(String, String)> {
+    pub(crate) fn child_env(&self, step: &Step) -> Vec<(String, String)> {
         self.run_vars
             .iter()
             .chain(step.env.iter())
@@ -166,7 +166,7 @@ impl StepContext {
 
 /// What running a process produced (bash steps and rollbacks).
 #[derive(Debug, Clone)]
-pub struct ToolResult {
+pub(crate) struct ToolResult {
     /// How the process ended.
     pub process: ProcessOutcome,
     /// Files written, relative to the output directory.
@@ -177,7 +177,7 @@ pub struct ToolResult {
 
 /// Classify a step's concrete parameters and its rollback command: the
 /// rollback runs unattended too, so the higher risk (or a block) wins.
-pub fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
+pub(crate) fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
     let mut c = step.action.spec().classify(env);
     if let Some(rb) = step.rollback_command.as_deref() {
         let ctx = crate::policy::classify::ClassifyContext {
@@ -211,7 +211,7 @@ pub fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
 }
 
 /// Run a step.
-pub async fn execute(step: &Step, ctx: &StepContext, started: SystemTime) -> StepOutcome {
+pub(crate) async fn execute(step: &Step, ctx: &StepContext, started: SystemTime) -> StepOutcome {
     match &step.action {
         Action::Bash(b) => bash::run(b, step, ctx, started).await,
         Action::Agent(a) => agent::run(a, step, ctx, started).await,
@@ -255,14 +255,14 @@ pub async fn execute(step: &Step, ctx: &StepContext, started: SystemTime) -> Ste
 
 /// Why an in-process tool must stop early, polled by its loops.
 #[derive(Debug, Clone)]
-pub struct Stop {
+pub(crate) struct Stop {
     deadline: Instant,
     flag: Arc<AtomicBool>,
 }
 
 impl Stop {
     /// A stop that fires at `timeout` from now (or when [`Stop::fire`] is called).
-    pub fn after(timeout: Duration) -> Stop {
+    pub(crate) fn after(timeout: Duration) -> Stop {
         Stop {
             deadline: Instant::now() + timeout,
             flag: Arc::new(AtomicBool::new(false)),
@@ -270,12 +270,12 @@ impl Stop {
     }
 
     /// Whether the tool must stop now (timeout, signal or exhausted budget).
-    pub fn now(&self) -> bool {
+    pub(crate) fn now(&self) -> bool {
         self.flag.load(Ordering::Relaxed) || Instant::now() >= self.deadline
     }
 
     /// Time left before the deadline (zero once stopped).
-    pub fn remaining(&self) -> Duration {
+    pub(crate) fn remaining(&self) -> Duration {
         if self.flag.load(Ordering::Relaxed) {
             Duration::ZERO
         } else {
@@ -284,7 +284,7 @@ impl Stop {
     }
 
     /// Whether the deadline itself has passed (whatever the flag says).
-    pub fn deadline_passed(&self) -> bool {
+    pub(crate) fn deadline_passed(&self) -> bool {
         Instant::now() >= self.deadline
     }
 
@@ -295,7 +295,7 @@ impl Stop {
 
 /// What an in-process tool returns: its outcome, with the status and error
 /// set, and its `result.json` (the design's return object) if it got that far.
-pub struct ToolReturn {
+pub(crate) struct ToolReturn {
     /// The outcome so far (status, error, artifacts the tool wrote itself).
     pub outcome: StepOutcome,
     /// The design's return object, written to `artifacts/<step>/result.json`.
@@ -378,7 +378,10 @@ where
 /// Write a tool's return object to `artifacts/<step>/result.json`; returns its
 /// path relative to the output directory. Secrets in it are found and
 /// redacted by [`sweep`] like in any artifact.
-pub fn write_result(ctx: &StepContext, result: &serde_json::Value) -> Result<String, String> {
+pub(crate) fn write_result(
+    ctx: &StepContext,
+    result: &serde_json::Value,
+) -> Result<String, String> {
     let rel = format!("{}/result.json", ctx.artifacts_rel);
     std::fs::create_dir_all(&ctx.artifacts_dir)
         .and_then(|()| {
@@ -396,7 +399,7 @@ pub fn write_result(ctx: &StepContext, result: &serde_json::Value) -> Result<Str
 /// one) and every workspace file the step wrote through plangate (reported,
 /// left as written: it is the step's product). Values are remembered by the
 /// redaction layer and never stored.
-pub fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str) {
+pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str) {
     let scanner = crate::redact::builtin_scanner();
     let mut targets: Vec<(String, PathBuf, bool)> = outcome
         .artifacts
@@ -442,7 +445,7 @@ pub fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str) {
 }
 
 /// A failed outcome that never got to run anything.
-pub fn internal_failure(started: SystemTime, error: String) -> StepOutcome {
+pub(crate) fn internal_failure(started: SystemTime, error: String) -> StepOutcome {
     let mut o = StepOutcome::new(started);
     o.error = Some(error);
     o
@@ -450,7 +453,7 @@ pub fn internal_failure(started: SystemTime, error: String) -> StepOutcome {
 
 /// Why a workspace path a step names cannot be used at run time.
 #[derive(Debug, thiserror::Error)]
-pub enum WorkspacePathError {
+pub(crate) enum WorkspacePathError {
     /// The workspace itself is gone.
     #[error("the workspace `{}` is no longer a directory (did an earlier step remove it?)", .0.display())]
     WorkspaceGone(PathBuf),
@@ -493,7 +496,10 @@ pub enum WorkspacePathError {
 
 /// Resolve a step's working directory inside the workspace, following symlinks;
 /// refuses a directory that resolves outside.
-pub fn working_dir(workspace: &Path, rel: Option<&Path>) -> Result<PathBuf, WorkspacePathError> {
+pub(crate) fn working_dir(
+    workspace: &Path,
+    rel: Option<&Path>,
+) -> Result<PathBuf, WorkspacePathError> {
     if !workspace.is_dir() {
         return Err(WorkspacePathError::WorkspaceGone(workspace.to_path_buf()));
     }
@@ -521,7 +527,7 @@ pub fn working_dir(workspace: &Path, rel: Option<&Path>) -> Result<PathBuf, Work
 }
 
 /// Resolve a workspace file for reading: relative, inside after following symlinks, a regular file.
-pub fn workspace_file(workspace: &Path, rel: &Path) -> Result<PathBuf, WorkspacePathError> {
+pub(crate) fn workspace_file(workspace: &Path, rel: &Path) -> Result<PathBuf, WorkspacePathError> {
     let real =
         workspace
             .join(rel)

@@ -134,7 +134,7 @@ impl LowerCx<'_> {
 }
 
 /// A workspace-relative path (`.` is the workspace itself).
-pub fn inside(s: &str) -> Result<PathBuf, crate::plan::paths::PathError> {
+pub(crate) fn inside(s: &str) -> Result<PathBuf, crate::plan::paths::PathError> {
     if s.trim() == "." {
         Ok(PathBuf::new())
     } else {
@@ -200,17 +200,17 @@ pub trait ActionSpec {
 }
 
 /// The schema of a parameters type.
-pub fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+pub(crate) fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<T>()
 }
 
 /// The keys of a parameters type.
-pub fn keys_of<T: JsonSchema>() -> Vec<String> {
+pub(crate) fn keys_of<T: JsonSchema>() -> Vec<String> {
     crate::plan::schema::allowed_keys::<T>()
 }
 
 /// One access.
-pub fn access(resource: impl Into<String>, level: Level) -> Access {
+pub(crate) fn access(resource: impl Into<String>, level: Level) -> Access {
     Access {
         resource: resource.into(),
         level,
@@ -218,7 +218,7 @@ pub fn access(resource: impl Into<String>, level: Level) -> Access {
 }
 
 /// A workspace path as a permission resource (`.` for the workspace).
-pub fn resource(p: &Path) -> String {
+pub(crate) fn resource(p: &Path) -> String {
     let s = p.to_string_lossy().replace('\\', "/");
     let s = s.trim_start_matches("./").trim_end_matches('/');
     if s.is_empty() || s == "." {
@@ -229,7 +229,7 @@ pub fn resource(p: &Path) -> String {
 }
 
 /// A classification at a fixed risk.
-pub fn fixed(risk: Risk, reason: impl Into<String>) -> StepClassification {
+pub(crate) fn fixed(risk: Risk, reason: impl Into<String>) -> StepClassification {
     StepClassification {
         floor: risk,
         classified: risk,
@@ -240,7 +240,7 @@ pub fn fixed(risk: Risk, reason: impl Into<String>) -> StepClassification {
 }
 
 /// The text of a string node.
-pub fn str_of(n: &Node) -> Option<&str> {
+pub(crate) fn str_of(n: &Node) -> Option<&str> {
     match &n.value {
         NodeValue::Str(s) => Some(s),
         _ => None,
@@ -248,7 +248,7 @@ pub fn str_of(n: &Node) -> Option<&str> {
 }
 
 /// The items of a sequence node (empty for anything else).
-pub fn items(n: Option<&Node>) -> &[Node] {
+pub(crate) fn items(n: Option<&Node>) -> &[Node] {
     match n.map(|n| &n.value) {
         Some(NodeValue::Seq(v)) => v,
         _ => &[],
@@ -256,7 +256,7 @@ pub fn items(n: Option<&Node>) -> &[Node] {
 }
 
 /// Check path-valued parameters `(key, is a list)` stay inside the workspace.
-pub fn check_paths(
+pub(crate) fn check_paths(
     cx: &CheckCx<'_>,
     params: &Node,
     keys: &[(&str, bool)],

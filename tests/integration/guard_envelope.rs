@@ -8,9 +8,9 @@
 //! * `agent_output/json/{accept,reject}/` the same for `parse_json`, with an
 //!   optional `NAME.schema.json`.
 
+use plangate::guard::Rejection;
 use plangate::guard::envelope::{Envelope, Tier, parse_envelope, tier3_failure};
 use plangate::guard::json::parse_json;
-use plangate::model::Rejection;
 use std::path::{Path, PathBuf};
 
 fn dir(rel: &str) -> PathBuf {

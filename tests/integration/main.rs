@@ -1,7 +1,10 @@
 //! One integration binary: every test drives the real `plangate` binary.
 
 #![allow(
+    unreachable_pub, // one test binary: `pub` in its modules is for each other
     clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines, // the 120-line limit is for src/; case tables here are data
     clippy::print_stdout,
     clippy::print_stderr,
     clippy::disallowed_methods

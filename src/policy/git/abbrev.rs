@@ -7,7 +7,7 @@
 
 /// What a long option name (`--name`, without `=value`) resolves to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resolved {
+pub(crate) enum Resolved {
     /// This option (its full name).
     Option(&'static str),
     /// The prefix of several options.
@@ -19,7 +19,7 @@ pub enum Resolved {
 /// Resolves `name` (`--forc`) against the full names `candidates` (which may
 /// hold short options and duplicates: they are ignored). `abbrev` says whether
 /// the subcommand accepts abbreviations at all.
-pub fn resolve<'a>(
+pub(crate) fn resolve<'a>(
     name: &str,
     candidates: impl Iterator<Item = &'a &'static str>,
     abbrev: bool,

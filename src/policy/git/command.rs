@@ -19,7 +19,7 @@ use crate::model::Risk;
 /// The verdict on a `git` command line, and the words naming the repository
 /// it works on (indexes in the words given), for the caller to check.
 #[derive(Debug, Clone)]
-pub struct CommandVerdict {
+pub(crate) struct CommandVerdict {
     /// The risk of the command.
     pub verdict: Verdict,
     /// Indexes of the values of `-C`, `--git-dir`, `--work-tree` (a value
@@ -141,7 +141,7 @@ fn global(g: &mut Globals, name: &str, value: Option<Word<'_>>, at: Option<usize
 }
 
 /// Judges `git WORDS…` (the words after `git`).
-pub fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
+pub(crate) fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
     let (g, at) = globals(words);
     let rest = words.get(at..).unwrap_or(&[]);
     let mut v = match rest.first() {

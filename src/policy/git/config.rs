@@ -95,7 +95,7 @@ const RUNS_PROGRAMS: &[&str] = &[
 ];
 
 /// Why setting `key` cannot be judged, or None when it is harmless.
-pub fn judge_key(key: &str) -> Option<String> {
+pub(crate) fn judge_key(key: &str) -> Option<String> {
     let lower = key.to_ascii_lowercase();
     let section = lower.split('.').next().unwrap_or("");
     if HARMLESS.contains(&lower.as_str()) || HARMLESS_SECTIONS.contains(&section) {

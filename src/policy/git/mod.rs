@@ -20,29 +20,29 @@
 //!
 //! No I/O here.
 
-pub mod abbrev;
-pub mod command;
-pub mod config;
+pub(crate) mod abbrev;
+pub(crate) mod command;
+pub(crate) mod config;
 mod op;
-pub mod options;
-pub mod other;
-pub mod parse;
-pub mod push;
-pub mod risk;
+pub(crate) mod options;
+pub(crate) mod other;
+pub(crate) mod parse;
+pub(crate) mod push;
+pub(crate) mod risk;
 
-pub use command::classify_command;
-pub use op::GitOperation;
-pub use op::GitOperation as Op;
-pub use options::{Refusal, Tag};
-pub use parse::{Parsed, Word};
-pub use push::{DEFAULT_BRANCHES, PushTarget, push_target};
-pub use risk::Extra;
+pub(crate) use command::classify_command;
+pub(crate) use op::GitOperation;
+pub(crate) use op::GitOperation as Op;
+pub(crate) use options::Tag;
+pub(crate) use parse::{Parsed, Word};
+pub(crate) use push::{PushTarget, push_target};
+pub(crate) use risk::Extra;
 
 use crate::model::Risk;
 
 /// The verdict on a git step or command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     /// The risk.
     pub risk: Risk,
     /// What decided it.
@@ -83,14 +83,14 @@ impl Verdict {
 }
 
 /// Reads a tool step's `args` (literal words) with the operation's table.
-pub fn parse(op: Op, args: &[String]) -> Parsed {
+pub(crate) fn parse(op: Op, args: &[String]) -> Parsed {
     let words: Vec<Word<'_>> = args.iter().map(|a| Word::lit(a)).collect();
     parse_op(op, &words)
 }
 
 /// Reads the words after the subcommand with the operation's table (the
 /// first word of `stash` is its subcommand when it is not an option).
-pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
+pub(crate) fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
     let stash_sub = if op == Op::Stash {
         words
             .first()
@@ -110,7 +110,7 @@ pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
 /// The parts of a tool step the rules need (built from the plan's nodes
 /// before the parameters are typed, and from the typed parameters after).
 #[derive(Debug, Clone, Copy)]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     /// The operation.
     pub op: Op,
     /// `args`.
@@ -127,7 +127,7 @@ pub struct Request<'a> {
 
 /// Classifies a `git` tool step: a refused option blocks it, an unknown or
 /// ambiguous one makes it unclassifiable.
-pub fn classify(r: &Request<'_>) -> Verdict {
+pub(crate) fn classify(r: &Request<'_>) -> Verdict {
     let p = parse(r.op, r.args);
     let extra = Extra {
         force: r.force,

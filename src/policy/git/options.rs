@@ -10,7 +10,7 @@ use super::Op;
 
 /// How an option takes its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Takes {
+pub(crate) enum Takes {
     /// A flag.
     No,
     /// A required value: attached (`--x=v`, `-xV`) or the next argument.
@@ -24,7 +24,7 @@ pub enum Takes {
 
 /// What an option means to the risk rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tag {
+pub(crate) enum Tag {
     /// Nothing special.
     Plain,
     /// Overrides a safety check of git (`--force` and friends).
@@ -80,14 +80,14 @@ pub enum Tag {
 }
 
 /// A known option: (full name, how it takes a value, meaning).
-pub type Spec = (&'static str, Takes, Tag);
+pub(crate) type Spec = (&'static str, Takes, Tag);
 /// A refused option of the tool: (full name, how it takes a value, why).
-pub type Refused = (&'static str, Takes, Refusal);
+pub(crate) type Refused = (&'static str, Takes, Refusal);
 
 /// Why the `git` tool refuses an option (a plan error); the bash classifier
 /// judges the same option through [`Refusal::in_bash`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// Signs or verifies with gpg.
     Gpg,
     /// Asks questions on a terminal.
@@ -121,7 +121,7 @@ pub enum Refusal {
 /// What a refused option of the tool amounts to in a bash step, where git
 /// runs as written and the tool's restrictions do not apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InBash {
+pub(crate) enum InBash {
     /// Nothing more than the subcommand's own risk (reads a file, sets the message).
     Plain,
     /// Runs programs the repository's configuration names (like its hooks): at least moderate.
@@ -134,7 +134,7 @@ pub enum InBash {
 
 impl Refusal {
     /// Why the tool refuses it.
-    pub fn why(self) -> &'static str {
+    pub(crate) fn why(self) -> &'static str {
         match self {
             Refusal::Gpg => "makes git run gpg",
             Refusal::Interactive => {
@@ -162,7 +162,7 @@ impl Refusal {
     }
 
     /// What it amounts to in a bash step.
-    pub fn in_bash(self) -> InBash {
+    pub(crate) fn in_bash(self) -> InBash {
         match self {
             Refusal::Gpg | Refusal::ExtDiff | Refusal::Textconv | Refusal::Editor => {
                 InBash::RunsConfigured
@@ -732,7 +732,7 @@ pub(super) const QUIET: &[Spec] = &[("-q", N, P), ("--quiet", N, P)];
 
 /// The tables of one subcommand: what it knows and what the tool refuses.
 #[derive(Debug, Clone, Default)]
-pub struct Tables {
+pub(crate) struct Tables {
     /// Known options.
     pub known: Vec<&'static [Spec]>,
     /// Refused options.
@@ -746,7 +746,7 @@ pub struct Tables {
 }
 
 /// Which tables apply to an operation (and stash subcommand).
-pub fn tables(op: Op, stash_sub: Option<&str>) -> Tables {
+pub(crate) fn tables(op: Op, stash_sub: Option<&str>) -> Tables {
     let t = |known: Vec<&'static [Spec]>, refused: Vec<&'static [Refused]>, abbrev: bool| Tables {
         known,
         refused,
@@ -780,12 +780,12 @@ pub fn tables(op: Op, stash_sub: Option<&str>) -> Tables {
 }
 
 /// Stash subcommands plangate knows.
-pub const STASH_SUBS: &[&str] = &[
+pub(crate) const STASH_SUBS: &[&str] = &[
     "push", "save", "list", "show", "pop", "apply", "drop", "clear", "branch",
 ];
 
 /// Operations whose `--` introduces paths (the others only end the options).
-pub fn takes_paths(op: Op, stash_sub: Option<&str>) -> bool {
+pub(crate) fn takes_paths(op: Op, stash_sub: Option<&str>) -> bool {
     match op {
         Op::Status | Op::Diff | Op::Log | Op::Add | Op::Commit | Op::Checkout | Op::Reset => true,
         Op::Stash => matches!(stash_sub, None | Some("push")),

@@ -14,7 +14,7 @@ use super::options::{Refusal, Tables, Tag, Takes};
 
 /// One argument: its value when known, and how it is written (for reasons).
 #[derive(Debug, Clone, Copy)]
-pub struct Word<'a> {
+pub(crate) struct Word<'a> {
     /// The value, or None when it is only known at run time.
     pub text: Option<&'a str>,
     /// The word as written.
@@ -23,7 +23,7 @@ pub struct Word<'a> {
 
 impl<'a> Word<'a> {
     /// A literal word.
-    pub fn lit(s: &'a str) -> Self {
+    pub(crate) fn lit(s: &'a str) -> Self {
         Word {
             text: Some(s),
             raw: s,
@@ -47,7 +47,7 @@ impl<'a> Word<'a> {
 
 /// One known option as read: (full name, value, tag, the tokens that wrote it).
 #[derive(Debug, Clone)]
-pub struct Opt {
+pub(crate) struct Opt {
     /// The full name (an abbreviation is resolved).
     pub name: String,
     /// Its value, if it took one.
@@ -62,7 +62,7 @@ pub struct Opt {
 
 /// What `args` says, read with the operation's table.
 #[derive(Debug, Clone, Default)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     /// The stash subcommand (`push` when none is written).
     pub stash_sub: Option<String>,
     /// Known options, in order.
@@ -87,33 +87,25 @@ pub struct Parsed {
 
 impl Parsed {
     /// Whether an option with this tag was given.
-    pub fn has(&self, tag: Tag) -> bool {
+    pub(crate) fn has(&self, tag: Tag) -> bool {
         self.options.iter().any(|o| o.tag == tag)
     }
 
     /// The full name of the first option with this tag.
-    pub fn named(&self, tag: Tag) -> Option<&str> {
+    pub(crate) fn named(&self, tag: Tag) -> Option<&str> {
         self.options
             .iter()
             .find(|o| o.tag == tag)
             .map(|o| o.name.as_str())
     }
 
-    /// The value of the first option with this tag.
-    pub fn value_of(&self, tag: Tag) -> Option<&str> {
-        self.options
-            .iter()
-            .find(|o| o.tag == tag)
-            .and_then(|o| o.value.as_deref())
-    }
-
     /// Whether an option with this full name was given.
-    pub fn has_name(&self, name: &str) -> bool {
+    pub(crate) fn has_name(&self, name: &str) -> bool {
         self.options.iter().any(|o| o.name == name)
     }
 
     /// `args` with every abbreviated long option written in full.
-    pub fn canonical(&self, args: &[String]) -> Vec<String> {
+    pub(crate) fn canonical(&self, args: &[String]) -> Vec<String> {
         let mut out = args.to_vec();
         for o in self.options.iter().filter(|o| o.name.starts_with("--")) {
             if let (Some(slot), Some(full)) = (out.get_mut(o.at), o.tokens.first()) {
@@ -124,12 +116,12 @@ impl Parsed {
     }
 
     /// The tokens of the known options, in order.
-    pub fn option_tokens(&self) -> impl Iterator<Item = &String> {
+    pub(crate) fn option_tokens(&self) -> impl Iterator<Item = &String> {
         self.options.iter().flat_map(|o| o.tokens.iter())
     }
 
     /// Why the arguments cannot be judged (an unknown or ambiguous option), if they cannot.
-    pub fn unreadable(&self) -> Option<String> {
+    pub(crate) fn unreadable(&self) -> Option<String> {
         if let Some(u) = self.unknown.first() {
             return Some(format!("`{u}` is not an option plangate knows"));
         }
@@ -177,7 +169,7 @@ fn find_short(t: &Tables, name: &str) -> Found {
 }
 
 /// Reads `words[start..]` with the tables; `paths_after_dashdash` says whether `--` introduces paths.
-pub fn parse_words(t: &Tables, words: &[Word<'_>], start: usize, paths: bool) -> Parsed {
+pub(crate) fn parse_words(t: &Tables, words: &[Word<'_>], start: usize, paths: bool) -> Parsed {
     let mut p = Parsed::default();
     let mut i = start;
     let mut options_done = false;

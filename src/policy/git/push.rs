@@ -10,11 +10,11 @@ use super::{Verdict, verdict};
 use crate::model::Risk;
 
 /// Branch names taken as a remote's default branch when the remote's own is unknown.
-pub const DEFAULT_BRANCHES: &[&str] = &["main", "master"];
+pub(crate) const DEFAULT_BRANCHES: &[&str] = &["main", "master"];
 
 /// Where a push goes, as far as `args` say.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PushTarget {
+pub(crate) struct PushTarget {
     /// The repository argument (a remote name or URL), if written.
     pub remote: Option<String>,
     /// Destination branch names (`refs/heads/` stripped); empty when unknown.
@@ -28,7 +28,7 @@ pub struct PushTarget {
 }
 
 /// Read a push's repository and refspecs.
-pub fn push_target(p: &Parsed) -> PushTarget {
+pub(crate) fn push_target(p: &Parsed) -> PushTarget {
     let mut t = PushTarget {
         remote: p.positionals.first().cloned(),
         branches: Vec::new(),

@@ -11,7 +11,7 @@ use crate::model::Risk;
 
 /// What the risk rules need besides the parsed arguments.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Extra {
+pub(crate) struct Extra {
     /// The tool's `force` (git's `--force`, `--hard` for reset, `--force-with-lease` for push).
     pub force: bool,
     /// The tool's `dry_run`.
@@ -21,7 +21,7 @@ pub struct Extra {
 }
 
 /// Whether the request only reads (status, diff, log, branch listing, stash list/show).
-pub fn read_only(op: Op, p: &Parsed) -> bool {
+pub(crate) fn read_only(op: Op, p: &Parsed) -> bool {
     match op {
         Op::Status | Op::Diff | Op::Log => true,
         Op::Branch => branch_lists(p),
@@ -31,7 +31,7 @@ pub fn read_only(op: Op, p: &Parsed) -> bool {
 }
 
 /// Whether `git branch` with these arguments only lists.
-pub fn branch_lists(p: &Parsed) -> bool {
+pub(crate) fn branch_lists(p: &Parsed) -> bool {
     let modes = [
         Tag::BranchDelete,
         Tag::BranchForceDelete,
@@ -49,7 +49,7 @@ pub fn branch_lists(p: &Parsed) -> bool {
 
 /// The risk of the operation as its options and positionals say (refused,
 /// unknown and run-time words are the caller's to add).
-pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
+pub(crate) fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
     let dry = x.dry_run || p.has(Tag::DryRun);
     let force = x.force || p.has(Tag::Force);
     match op {
@@ -189,7 +189,7 @@ fn stash(p: &Parsed) -> Verdict {
 }
 
 /// Why a stash subcommand cannot be judged, if it cannot.
-pub fn unknown_stash_sub(op: Op, p: &Parsed) -> Option<String> {
+pub(crate) fn unknown_stash_sub(op: Op, p: &Parsed) -> Option<String> {
     let sub = p.stash_sub.as_deref()?;
     (op == Op::Stash && !STASH_SUBS.contains(&sub))
         .then(|| format!("`git stash {sub}` is not a subcommand plangate knows"))

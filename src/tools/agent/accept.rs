@@ -18,7 +18,7 @@ use crate::tools::StepContext;
 
 /// Why an accepted envelope's files were not written.
 #[derive(Debug, thiserror::Error)]
-pub enum WriteError {
+pub(super) enum WriteError {
     /// Absolute, or with `.`/`..` parts.
     #[error("unsafe path `{0}`")]
     Unsafe(String),

@@ -10,7 +10,7 @@ use crate::plan::raw::ProviderKind;
 use crate::tools::spec::{items, str_of};
 
 /// Provider-specific checks of every agent definition.
-pub fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
+pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
     let Some(NodeValue::Map(agents)) = root.child("agents").map(|n| &n.value) else {
         return;
     };

@@ -15,11 +15,11 @@
 //! `Provider` trait), `prompt.rs`, `accept.rs`, and the retry loop here.
 
 mod accept;
-pub mod agents;
-pub mod params;
+pub(crate) mod agents;
+pub(crate) mod params;
 mod prompt;
-pub mod provider;
-pub mod spec;
+pub(crate) mod provider;
+pub(crate) mod spec;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant, SystemTime};
@@ -39,12 +39,12 @@ use prompt::{build_prompt, estimate, priced};
 use provider::{Answer, Call, CallError};
 
 /// Default most characters in a prompt or an answer.
-pub const DEFAULT_MAX_CHARS: u64 = 400_000;
+pub(crate) const DEFAULT_MAX_CHARS: u64 = 400_000;
 /// Default time for one agent call.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Run an agent step.
-pub async fn run(
+pub(crate) async fn run(
     a: &AgentAction,
     step: &Step,
     ctx: &StepContext,

@@ -22,7 +22,7 @@ pub enum OutputKind {
 /// Parameters of the `agent` tool.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AgentParams {
+pub(crate) struct AgentParams {
     /// Name of an agent declared under `agents:`.
     pub agent: String,
     /// The prompt (set this or `prompt_file`).

@@ -14,7 +14,7 @@ const MAX_CONTEXT_BYTES: u64 = 256 * 1024;
 
 /// Why a step's prompt could not be built.
 #[derive(Debug, thiserror::Error)]
-pub enum PromptError {
+pub(super) enum PromptError {
     /// `prompt_file` cannot be used.
     #[error("prompt_file {0}")]
     PromptFile(#[source] WorkspacePathError),

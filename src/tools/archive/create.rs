@@ -17,7 +17,7 @@ use super::params::{ArchiveFormat, Compression};
 use crate::tools::Stop;
 
 /// One source: where it is on disk and what its entries are called.
-pub struct Source {
+pub(super) struct Source {
     /// Canonical, inside the workspace.
     pub root: PathBuf,
     /// Name prefix in the archive (the workspace-relative path as given; empty for `.`).
@@ -25,7 +25,7 @@ pub struct Source {
 }
 
 /// What to create.
-pub struct CreateSpec<'a> {
+pub(super) struct CreateSpec<'a> {
     /// Where the archive goes (its directory is canonical and exists).
     pub archive: PathBuf,
     /// The sources.
@@ -44,7 +44,7 @@ pub struct CreateSpec<'a> {
 
 /// What `create` packed.
 #[derive(Debug, Default)]
-pub struct Created {
+pub(super) struct Created {
     /// Non-directory entries, in archive order.
     pub files: Vec<String>,
     /// Directory entries.
@@ -132,7 +132,7 @@ impl Read for Exact<'_> {
 }
 
 /// Seconds since the epoch → zip's DOS date and time (UTC; zip's own range 1980–2107).
-pub fn zip_time(secs: i64) -> zip::DateTime {
+pub(super) fn zip_time(secs: i64) -> zip::DateTime {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     // Howard Hinnant's civil_from_days.
@@ -161,7 +161,7 @@ pub fn zip_time(secs: i64) -> zip::DateTime {
 }
 
 /// Pack the sources. The archive appears only when complete.
-pub fn create(spec: &CreateSpec<'_>, stop: &Stop) -> Result<Created, ArchiveError> {
+pub(super) fn create(spec: &CreateSpec<'_>, stop: &Stop) -> Result<Created, ArchiveError> {
     let dir = spec.archive.parent().unwrap_or(Path::new("/"));
     let tmp = tempfile::Builder::new()
         .prefix(".plangate-archive-")

@@ -5,7 +5,7 @@ use std::error::Error;
 
 /// An archive step's failure.
 #[derive(Debug, thiserror::Error)]
-pub enum ArchiveError {
+pub(crate) enum ArchiveError {
     /// An entry (or the archive) breaks an extraction rule: refused, the destination untouched.
     #[error("{0}")]
     Refused(String),
@@ -37,7 +37,7 @@ pub enum ArchiveError {
 
 impl ArchiveError {
     /// `what` failed because of `source`.
-    pub fn failed(
+    pub(crate) fn failed(
         what: impl Into<String>,
         source: impl Into<Box<dyn Error + Send + Sync>>,
     ) -> Self {

@@ -31,7 +31,7 @@ use crate::tools::Stop;
 
 /// Expansion below this many bytes is never called a bomb, whatever the ratio
 /// (a 2 KiB archive of a 600 KiB log is ordinary).
-pub const RATIO_FLOOR: u64 = 1 << 20;
+pub(super) const RATIO_FLOOR: u64 = 1 << 20;
 /// Longest symlink target read from a zip entry.
 const MAX_LINK_TARGET: u64 = 4096;
 /// Most symlinks followed while resolving one target (as Linux's ELOOP).
@@ -39,7 +39,7 @@ const MAX_HOPS: u32 = 40;
 
 /// The limits of one extraction (or listing).
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(super) struct Limits {
     /// Most bytes written.
     pub max_total_bytes: u64,
     /// Most entries.
@@ -51,7 +51,7 @@ pub struct Limits {
 /// Counts what an archive expands to and what is written, and remembers the
 /// first refusal so that an I/O error raised inside a decoder or the tar
 /// crate can be reported as the rule it broke.
-pub struct Meter {
+pub(super) struct Meter {
     limits: Limits,
     archive_size: u64,
     /// For a tar stream: most decompressed bytes read (headers, padding and
@@ -66,7 +66,12 @@ pub struct Meter {
 
 impl Meter {
     /// A meter for an archive of `archive_size` bytes.
-    pub fn new(limits: Limits, archive_size: u64, stream_cap: Option<u64>, stop: Stop) -> Meter {
+    pub(super) fn new(
+        limits: Limits,
+        archive_size: u64,
+        stream_cap: Option<u64>,
+        stop: Stop,
+    ) -> Meter {
         Meter {
             limits,
             archive_size,
@@ -79,19 +84,19 @@ impl Meter {
     }
 
     /// Bytes written so far.
-    pub fn written(&self) -> u64 {
+    pub(super) fn written(&self) -> u64 {
         self.written.get()
     }
 
     /// Record a refusal (the first one wins) and return it as an I/O error.
-    pub fn refuse(&self, why: String) -> io::Error {
+    pub(super) fn refuse(&self, why: String) -> io::Error {
         let mut r = self.refusal.borrow_mut();
         let first = r.get_or_insert(why);
         io::Error::other(first.clone())
     }
 
     /// The refusal behind an error, if a limit caused it; else `fallback`.
-    pub fn explain(&self, fallback: ArchiveError) -> ArchiveError {
+    pub(super) fn explain(&self, fallback: ArchiveError) -> ArchiveError {
         match self.refusal.borrow().clone() {
             Some(why) => ArchiveError::Limit(why),
             None => fallback,
@@ -99,7 +104,7 @@ impl Meter {
     }
 
     /// Whether the step must stop; records why.
-    pub fn stopped(&self) -> Result<(), ArchiveError> {
+    pub(super) fn stopped(&self) -> Result<(), ArchiveError> {
         if self.stop.now() {
             return Err(ArchiveError::Limit(
                 self.refuse(
@@ -112,7 +117,7 @@ impl Meter {
     }
 
     /// Count `n` more bytes the archive expanded to.
-    pub fn add_expanded(&self, n: u64) -> io::Result<()> {
+    pub(super) fn add_expanded(&self, n: u64) -> io::Result<()> {
         let e = self.expanded.get().saturating_add(n);
         self.expanded.set(e);
         if self.stop.now() {
@@ -155,7 +160,7 @@ impl Meter {
     }
 
     /// Count one more entry.
-    pub fn entry_count_ok(&self, count: u64) -> Result<(), ArchiveError> {
+    pub(super) fn entry_count_ok(&self, count: u64) -> Result<(), ArchiveError> {
         if count > self.limits.max_entries {
             return Err(ArchiveError::Limit(
                 self.refuse(format!(
@@ -170,7 +175,7 @@ impl Meter {
 }
 
 /// A reader whose bytes count as expansion (a tar's decompressed stream).
-pub struct Metered<'m, R> {
+pub(super) struct Metered<'m, R> {
     /// The decoder.
     pub inner: R,
     /// Where bytes are counted.
@@ -187,7 +192,7 @@ impl<R: Read> Read for Metered<'_, R> {
 
 /// What an entry is.
 #[derive(Debug, Clone)]
-pub enum EntryKind {
+pub(super) enum EntryKind {
     /// A directory.
     Dir,
     /// A regular file; `declared` is the size its header claims when the
@@ -229,7 +234,7 @@ enum DestLink {
 }
 
 /// One extraction in progress.
-pub struct Extractor<'m> {
+pub(super) struct Extractor<'m> {
     dest: PathBuf,
     staging: tempfile::TempDir,
     overwrite: bool,
@@ -257,7 +262,7 @@ pub struct Extractor<'m> {
 
 impl<'m> Extractor<'m> {
     /// Start extracting into `dest` (absolute, canonical, existing).
-    pub fn new(
+    pub(super) fn new(
         dest: &Path,
         overwrite: bool,
         excludes: Option<Excludes>,
@@ -290,12 +295,12 @@ impl<'m> Extractor<'m> {
     }
 
     /// Entries seen so far (excluded ones included).
-    pub fn entries(&self) -> u64 {
+    pub(super) fn entries(&self) -> u64 {
         self.entries
     }
 
     /// Extract one entry into the staging directory, or refuse it.
-    pub fn entry(
+    pub(super) fn entry(
         &mut self,
         raw: &[u8],
         kind: EntryKind,
@@ -576,7 +581,7 @@ impl<'m> Extractor<'m> {
     /// Create the symlinks, check the destination and move everything into
     /// place. Nothing reaches the destination before this succeeds up to the
     /// first rename.
-    pub fn finish(&mut self) -> Result<Extracted, ArchiveError> {
+    pub(super) fn finish(&mut self) -> Result<Extracted, ArchiveError> {
         self.meter.stopped()?;
         let links: Vec<(PathBuf, Vec<u8>)> = self
             .staged
@@ -774,7 +779,7 @@ impl<'m> Extractor<'m> {
     }
 
     /// Read a zip symlink's target (small, counted).
-    pub fn read_link_target(
+    pub(super) fn read_link_target(
         &self,
         name: &[u8],
         data: &mut dyn Read,
@@ -801,7 +806,7 @@ impl<'m> Extractor<'m> {
 
 /// What an extraction did.
 #[derive(Debug, Default)]
-pub struct Extracted {
+pub(super) struct Extracted {
     /// Non-directory entries written (files, symlinks, hardlinks).
     pub files: Vec<String>,
     /// Entries left out by `exclude_patterns`.

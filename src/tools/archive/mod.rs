@@ -11,11 +11,11 @@
 //! refused archive leaves the destination as it was.
 
 mod create;
-pub mod error;
+pub(crate) mod error;
 mod extract;
-pub mod names;
-pub mod params;
-pub mod spec;
+pub(crate) mod names;
+pub(crate) mod params;
+pub(crate) mod spec;
 
 use std::fs::{self, File};
 use std::io::{self, BufReader, Read};
@@ -25,18 +25,18 @@ use serde_json::{Value, json};
 
 use super::{StepContext, Stop, ToolReturn};
 use crate::model::{StepOutcome, StepStatus};
-pub use error::ArchiveError;
+pub(crate) use error::ArchiveError;
 use params::{ArchiveAction, ArchiveFormat, ArchiveOperation, Compression};
 
 use extract::{EntryKind, Extractor, Limits, Meter, Metered};
 use names::{Excludes, lexical_target, normalize, show_path, shown};
 
 /// Default `max_total_bytes`: 1 GiB.
-pub const DEFAULT_MAX_TOTAL_BYTES: u64 = 1 << 30;
+pub(crate) const DEFAULT_MAX_TOTAL_BYTES: u64 = 1 << 30;
 /// Default `max_entries`.
-pub const DEFAULT_MAX_ENTRIES: u64 = 100_000;
+pub(crate) const DEFAULT_MAX_ENTRIES: u64 = 100_000;
 /// Default `max_ratio`.
-pub const DEFAULT_MAX_RATIO: u64 = 200;
+pub(crate) const DEFAULT_MAX_RATIO: u64 = 200;
 /// Most names kept in `files` (all are counted in `files_processed`).
 const MAX_FILES_LISTED: usize = 10_000;
 /// Most warnings kept.
@@ -60,7 +60,7 @@ struct Report {
 }
 
 /// Run the operation.
-pub fn run(a: &ArchiveAction, ctx: &StepContext, stop: &Stop) -> ToolReturn {
+pub(crate) fn run(a: &ArchiveAction, ctx: &StepContext, stop: &Stop) -> ToolReturn {
     let mut outcome = StepOutcome::new(std::time::SystemTime::now());
     let mut report = Report::default();
     let res = match a.params.operation {

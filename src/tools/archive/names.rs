@@ -29,7 +29,7 @@ pub fn shown(raw: &[u8]) -> String {
 }
 
 /// A path as shown in messages and in `files` (`/`-separated).
-pub fn show_path(p: &Path) -> String {
+pub(crate) fn show_path(p: &Path) -> String {
     shown(p.as_os_str().as_bytes())
 }
 
@@ -62,7 +62,7 @@ pub enum NameError {
 
 /// Why `exclude_patterns` do not compile.
 #[derive(Debug, thiserror::Error)]
-pub enum ExcludeError {
+pub(crate) enum ExcludeError {
     /// One pattern.
     #[error("exclude pattern `{pattern}`: {source}")]
     Pattern {
@@ -140,13 +140,13 @@ pub fn lexical_target(dir: &Path, target: &[u8]) -> Option<PathBuf> {
 /// name: `*.log`, `node_modules`, `build/**` and `docs/*.tmp` all do what
 /// they say (`*` crosses `/`).
 #[derive(Debug, Clone)]
-pub struct Excludes {
+pub(crate) struct Excludes {
     set: GlobSet,
 }
 
 impl Excludes {
     /// Compile the patterns; `None` when there are none.
-    pub fn new(patterns: &[String]) -> Result<Option<Excludes>, ExcludeError> {
+    pub(crate) fn new(patterns: &[String]) -> Result<Option<Excludes>, ExcludeError> {
         let mut b = GlobSetBuilder::new();
         let mut any = false;
         for p in patterns.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
@@ -165,7 +165,7 @@ impl Excludes {
     }
 
     /// Whether `rel` (relative, normalised) is left out.
-    pub fn matches(&self, rel: &Path) -> bool {
+    pub(crate) fn matches(&self, rel: &Path) -> bool {
         rel.ancestors()
             .filter(|a| !a.as_os_str().is_empty())
             .any(|a| self.set.is_match(a))

@@ -20,7 +20,7 @@ use crate::tools::spec::{
 };
 
 /// The `archive` tool.
-pub struct Spec;
+pub(crate) struct Spec;
 
 impl ToolSpec for Spec {
     fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema {

@@ -5,8 +5,8 @@
 //! The command text comes from the plan only; nothing an agent says is ever
 //! spliced into it (agent results reach steps through files and variables).
 
-pub mod params;
-pub mod spec;
+pub(crate) mod params;
+pub(crate) mod spec;
 
 use std::path::Path;
 use std::time::SystemTime;
@@ -21,12 +21,12 @@ use params::BashAction;
 use super::{StepContext, ToolResult};
 
 /// The shell and its flags (GitHub Actions' `bash` shell, minus the script file).
-pub const SHELL: &str = "bash";
+pub(crate) const SHELL: &str = "bash";
 /// Flags before `-c`.
-pub const SHELL_FLAGS: [&str; 4] = ["--noprofile", "--norc", "-eo", "pipefail"];
+pub(crate) const SHELL_FLAGS: [&str; 4] = ["--noprofile", "--norc", "-eo", "pipefail"];
 
 /// Run a bash step.
-pub async fn run(
+pub(crate) async fn run(
     b: &BashAction,
     step: &Step,
     ctx: &StepContext,
@@ -56,7 +56,7 @@ fn sandbox_backend(ctx: &StepContext) -> std::io::Result<Backend> {
 }
 
 /// Run a bash command for a step (the command itself, or its rollback with `prefix` "rollback.").
-pub async fn run_command(
+pub(crate) async fn run_command(
     command: &str,
     cwd: &Path,
     step: &Step,
@@ -139,7 +139,7 @@ pub async fn run_command(
 }
 
 /// Turn a finished bash process into the step's outcome (exit code, timeout, expected_output).
-pub fn outcome(
+pub(crate) fn outcome(
     step: &Step,
     result: std::io::Result<ToolResult>,
     started: SystemTime,

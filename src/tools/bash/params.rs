@@ -12,7 +12,7 @@ use crate::plan::raw::Timeout;
 /// Parameters of the `bash` tool (design 002, 2.1).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct BashParams {
+pub(crate) struct BashParams {
     /// The command, run as `bash --noprofile --norc -eo pipefail -c COMMAND` with stdin closed.
     #[schemars(length(min = 1))]
     pub command: String,
@@ -27,7 +27,11 @@ pub struct BashParams {
     pub environment: BTreeMap<String, String>,
     /// Run under a pseudo-terminal. Not supported yet: only `false` is accepted.
     #[serde(default)]
-    pub use_pty: bool,
+    #[expect(
+        dead_code,
+        reason = "`true` is refused at load with its position (bash/spec.rs); kept so the key parses"
+    )]
+    pub(crate) use_pty: bool,
     /// Run in a sandbox: the filesystem read-only except the workspace (its `.git` stays read-only),
     /// the step's artifact folder and a private `TMPDIR`; no network unless `network: true`. When this
     /// machine has no working sandbox the step is blocked before the run starts, never run unsandboxed.

@@ -4,8 +4,8 @@
 //! binary detection, `grep-regex` matches. Results are sorted by file and
 //! line, so the same tree gives the same `result.json` on every run.
 
-pub mod params;
-pub mod spec;
+pub(crate) mod params;
+pub(crate) mod spec;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,13 +29,13 @@ use params::FindAction;
 /// Longest `match_text` / context line kept, in characters.
 const MAX_LINE_CHARS: usize = 500;
 /// Default context lines before and after a match.
-pub const DEFAULT_CONTEXT: u32 = 2;
+pub(crate) const DEFAULT_CONTEXT: u32 = 2;
 /// Default matches kept.
-pub const DEFAULT_MAX_MATCHES: u32 = 20;
+pub(crate) const DEFAULT_MAX_MATCHES: u32 = 20;
 
 /// One match, as the design returns it.
 #[derive(Debug, Clone, Serialize)]
-pub struct FoundMatch {
+pub(crate) struct FoundMatch {
     /// Relative to the workspace, `/`-separated.
     pub file: String,
     /// 1-based.
@@ -95,7 +95,7 @@ enum FindError {
 }
 
 /// Search.
-pub fn run(a: &FindAction, ctx: &StepContext, stop: &Stop) -> ToolReturn {
+pub(crate) fn run(a: &FindAction, ctx: &StepContext, stop: &Stop) -> ToolReturn {
     let started = Instant::now();
     let mut outcome = StepOutcome::new(std::time::SystemTime::now());
     let p = &a.params;

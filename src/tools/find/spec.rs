@@ -18,7 +18,7 @@ use crate::tools::spec::{
 };
 
 /// The `find_in_files` tool.
-pub struct Spec;
+pub(crate) struct Spec;
 
 impl ToolSpec for Spec {
     fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema {

@@ -7,11 +7,11 @@
 use super::params::{GitOperation, GitParams};
 use crate::policy::git::{self as rules, Parsed, PushTarget, Tag, options::STASH_SUBS};
 
-pub use super::problems::{Problem, Where, problems};
-pub use rules::Request;
+pub(crate) use super::problems::{Where, problems};
+pub(crate) use rules::Request;
 
 /// The rules' view of typed parameters.
-pub fn request(p: &GitParams) -> Request<'_> {
+pub(crate) fn request(p: &GitParams) -> Request<'_> {
     Request {
         op: p.operation,
         args: &p.args,
@@ -23,7 +23,7 @@ pub fn request(p: &GitParams) -> Request<'_> {
 }
 
 /// Classify a git step (the rules of [`crate::policy::git`]).
-pub fn classify(params: &GitParams) -> rules::Verdict {
+pub(crate) fn classify(params: &GitParams) -> rules::Verdict {
     rules::classify(&request(params))
 }
 
@@ -45,7 +45,7 @@ fn owned(items: &[&str]) -> impl Iterator<Item = String> {
 /// path) — unless they hold an option plangate does not know: then they are
 /// passed exactly as written (such a step needs an explicit approval anyway).
 /// Abbreviated long options are written in full either way.
-pub fn argv(params: &GitParams) -> Vec<String> {
+pub(crate) fn argv(params: &GitParams) -> Vec<String> {
     use GitOperation as G;
     let p = parse(params);
     let unknown_stash = params.operation == G::Stash
@@ -233,28 +233,18 @@ fn argv_verbatim(params: &GitParams, p: &Parsed) -> Vec<String> {
 }
 
 /// Whether the operation, as asked, only reads (runs with `GIT_OPTIONAL_LOCKS=0`, no before/after comparison).
-pub fn is_read_only(params: &GitParams) -> bool {
+pub(crate) fn is_read_only(params: &GitParams) -> bool {
     rules::risk::read_only(params.operation, &parse(params))
 }
 
 /// Whether the operation, as asked, is a dry run (changes nothing).
-pub fn is_dry_run(params: &GitParams) -> bool {
+pub(crate) fn is_dry_run(params: &GitParams) -> bool {
     params.dry_run || parse(params).has(Tag::DryRun)
 }
 
-/// The stash subcommand run (`push` when none is written).
-pub fn stash_sub(params: &GitParams) -> String {
-    parse(params).stash_sub.unwrap_or_else(|| "push".to_owned())
-}
-
 /// A push's target (for the run-time default-branch check).
-pub fn push_target_of(params: &GitParams) -> PushTarget {
+pub(crate) fn push_target_of(params: &GitParams) -> PushTarget {
     rules::push_target(&parse(params))
-}
-
-/// The stash message written in `args` (`-m`), if any.
-pub fn stash_message(params: &GitParams) -> Option<String> {
-    parse(params).value_of(Tag::Message).map(str::to_owned)
 }
 
 #[cfg(test)]
@@ -330,7 +320,6 @@ mod tests {
                         Where::DryRun => "dry_run".to_owned(),
                         Where::Files => "files".to_owned(),
                         Where::CommitMessage => "commit_message".to_owned(),
-                        Where::Params => "params".to_owned(),
                     };
                     format!("{at}: {}", pb.message)
                 })

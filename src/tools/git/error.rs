@@ -7,7 +7,7 @@ use thiserror::Error;
 
 /// A git step's failure (one line, shown as the step's error).
 #[derive(Debug, Error)]
-pub enum GitError {
+pub(crate) enum GitError {
     /// The artifacts folder could not be made.
     #[error("cannot create {rel}: {source}")]
     ArtifactsDir { rel: String, source: std::io::Error },
@@ -85,7 +85,7 @@ pub enum GitError {
 
 /// Why a git step stopped early.
 #[derive(Debug)]
-pub enum Halt {
+pub(crate) enum Halt {
     /// The step's timeout.
     TimedOut,
     /// The run is stopping.

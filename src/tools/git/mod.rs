@@ -32,17 +32,17 @@
 //! resolve inside the workspace. Risk rules are in [`crate::policy::git`],
 //! shared with the bash classifier.
 
-pub mod args;
+pub(crate) mod args;
 mod config;
 mod env;
-pub mod error;
-pub mod params;
-pub mod problems;
+pub(crate) mod error;
+pub(crate) mod params;
+pub(crate) mod problems;
 mod remote;
 mod repo;
 mod runner;
-pub mod spec;
-pub mod status;
+pub(crate) mod spec;
+pub(crate) mod status;
 mod step;
 mod text;
 
@@ -64,7 +64,7 @@ const RESULT_TEXT_CHARS: usize = 64 * 1024;
 const MAX_CHANGED_FILES: usize = 10_000;
 
 /// Classify a git step (the rules are in [`crate::policy::git`]).
-pub fn classify(a: &GitAction) -> StepClassification {
+pub(crate) fn classify(a: &GitAction) -> StepClassification {
     let v = args::classify(&a.params);
     StepClassification {
         floor: Risk::Safe,
@@ -95,7 +95,7 @@ struct Findings {
 }
 
 /// Run a git step.
-pub async fn run(
+pub(crate) async fn run(
     a: &GitAction,
     step: &Step,
     ctx: &StepContext,

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::plan::raw::Timeout;
 
 /// The operations (owned by the git risk rules, which the bash classifier shares).
-pub use crate::policy::git::GitOperation;
+pub(crate) use crate::policy::git::GitOperation;
 
 /// Parameters of the `git` tool (design 002, 2.3). Runs `git` directly (no shell),
 /// with hooks, pagers, credential prompts and external diff drivers disabled.

@@ -9,7 +9,7 @@ use crate::policy::git::{Parsed, Request, Tag, options::STASH_SUBS, parse, risk:
 
 /// Where a problem of the parameters is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Where {
+pub(crate) enum Where {
     /// `args[i]`.
     Arg(usize),
     /// `force`.
@@ -20,13 +20,11 @@ pub enum Where {
     Files,
     /// `commit_message`.
     CommitMessage,
-    /// The parameters as a whole.
-    Params,
 }
 
 /// A plan error in a git step's parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// Which parameter.
     pub at: Where,
     /// What is wrong.
@@ -44,7 +42,7 @@ fn problem(at: Where, message: String, help: impl Into<String>) -> Problem {
 }
 
 /// Plan errors of a git step: refused options, and parameters the operation cannot honour.
-pub fn problems(r: &Request<'_>) -> Vec<Problem> {
+pub(crate) fn problems(r: &Request<'_>) -> Vec<Problem> {
     let p = parse(r.op, r.args);
     let op = r.op.as_str();
     let mut out: Vec<Problem> = p

@@ -19,7 +19,7 @@ use crate::tools::spec::{
 };
 
 /// The `git` tool.
-pub struct Spec;
+pub(crate) struct Spec;
 
 impl ToolSpec for Spec {
     fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema {
@@ -138,7 +138,6 @@ fn check_git(file: &str, params: &Node, sid: &str) -> Vec<Diagnostic> {
                 Where::DryRun => params.child("dry_run").map(|n| n.pos),
                 Where::Files => params.child("files").map(|n| n.pos),
                 Where::CommitMessage => params.child("commit_message").map(|n| n.pos),
-                Where::Params => None,
             }
             .unwrap_or(params.pos);
             Diagnostic::at(file, pos, format!("step `{sid}`: {}", pb.message)).help(pb.help)

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 /// The repository's state, as the result reports it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct RepoStatus {
+pub(crate) struct RepoStatus {
     /// The current branch (None when HEAD is detached).
     pub branch: Option<String>,
     /// The commit HEAD points at (None before the first commit).
@@ -35,7 +35,7 @@ pub struct RepoStatus {
 
 /// A parsed status: the summary and, per path, its entry without the path.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Reading {
+pub(crate) struct Reading {
     /// The summary.
     pub status: RepoStatus,
     /// path → the entry's other fields (type, XY, modes, hashes).
@@ -43,7 +43,7 @@ pub struct Reading {
 }
 
 /// Parse `git status --porcelain=v2 --branch -z` output.
-pub fn parse(out: &[u8]) -> Reading {
+pub(crate) fn parse(out: &[u8]) -> Reading {
     let mut r = Reading::default();
     let mut records = out.split(|b| *b == 0).map(String::from_utf8_lossy);
     while let Some(rec) = records.next() {
@@ -123,7 +123,7 @@ fn header(s: &mut RepoStatus, h: &str) {
 }
 
 /// Paths whose entry differs between two readings (sorted).
-pub fn changed_paths(before: &Reading, after: &Reading) -> Vec<String> {
+pub(crate) fn changed_paths(before: &Reading, after: &Reading) -> Vec<String> {
     let mut out: Vec<String> = before
         .entries
         .iter()

@@ -28,8 +28,8 @@
 //! reported. The request's headers and body are never written anywhere.
 //! Everything else in `result.json` is swept for secrets like every artifact.
 
-pub mod params;
-pub mod spec;
+pub(crate) mod params;
+pub(crate) mod spec;
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -46,9 +46,9 @@ use params::{HttpAction, HttpMethod, HttpRequestParams};
 use spec::{is_listed, looks_sensitive};
 
 /// Redirects followed when `max_redirects` is not set.
-pub const DEFAULT_MAX_REDIRECTS: u32 = 5;
+pub(crate) const DEFAULT_MAX_REDIRECTS: u32 = 5;
 /// Response-body bytes kept when `max_response_bytes` is not set.
-pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 10 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_RESPONSE_BYTES: u64 = 10 * 1024 * 1024;
 /// How much earlier than the step's deadline the client stops.
 const CLIENT_MARGIN: std::time::Duration = std::time::Duration::from_millis(100);
 /// What replaces a credential-looking value.
@@ -82,7 +82,7 @@ struct Exchange {
 }
 
 /// Make the request, following redirects, and read the response.
-pub fn run(a: &HttpAction, ctx: &StepContext, stop: &Stop) -> ToolReturn {
+pub(crate) fn run(a: &HttpAction, ctx: &StepContext, stop: &Stop) -> ToolReturn {
     let clock = Instant::now();
     let mut outcome = StepOutcome::new(SystemTime::now());
     let p = &a.params;

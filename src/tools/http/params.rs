@@ -13,7 +13,7 @@ fn default_true() -> bool {
 }
 
 /// `http_request`'s timeout when neither the step nor `parameters.timeout` sets one.
-pub const HTTP_DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+pub(crate) const HTTP_DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// HTTP methods of `http_request`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]

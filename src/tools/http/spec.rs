@@ -20,7 +20,7 @@ use crate::tools::spec::{
 };
 
 /// The `http_request` tool.
-pub struct Spec;
+pub(crate) struct Spec;
 
 impl ToolSpec for Spec {
     fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema {
@@ -82,7 +82,7 @@ impl ActionSpec for HttpAction {
 }
 
 /// Whether a header (or query parameter) name looks like it carries a credential.
-pub fn looks_sensitive(name: &str) -> bool {
+pub(crate) fn looks_sensitive(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     if matches!(n.as_str(), "www-authenticate" | "proxy-authenticate")
         || n.starts_with("access-control-")
@@ -166,13 +166,13 @@ fn classify(a: &HttpAction, env: &ToolEnv) -> StepClassification {
     }
 }
 
-pub fn is_listed(name: &str, list: &[String]) -> bool {
+pub(crate) fn is_listed(name: &str, list: &[String]) -> bool {
     list.iter().any(|s| s.eq_ignore_ascii_case(name))
 }
 
 /// Request headers plangate sets itself: a plan setting them could send one
 /// host's request to another (`Host`) or desynchronise the message framing.
-pub const RESERVED_HEADERS: &[&str] = &[
+pub(crate) const RESERVED_HEADERS: &[&str] = &[
     "host",
     "content-length",
     "transfer-encoding",
@@ -181,7 +181,7 @@ pub const RESERVED_HEADERS: &[&str] = &[
 ];
 
 /// Why a request header cannot be sent as written, if it cannot.
-pub fn header_problem(name: &str, value: Option<&str>) -> Option<String> {
+pub(crate) fn header_problem(name: &str, value: Option<&str>) -> Option<String> {
     if ureq::http::HeaderName::from_bytes(name.as_bytes()).is_err() {
         return Some(format!("`{name}` is not a valid header name"));
     }
@@ -268,7 +268,7 @@ fn check_http_params(file: &str, params: &Node, sid: &str, out: &mut Vec<Diagnos
 
 /// Every `http_request` step whose URL's host the allow-list in force does
 /// not allow (checked again at run time, for every redirect hop).
-pub fn check_allowed_hosts(
+pub(crate) fn check_allowed_hosts(
     plan: &crate::plan::Plan,
     allowed: Option<&[String]>,
 ) -> Vec<Diagnostic> {

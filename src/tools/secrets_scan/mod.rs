@@ -2,8 +2,8 @@
 //! Findings join the run's findings (so `fail_on_secrets` applies); the
 //! step's `result.json` has the design's return shape and never a value.
 
-pub mod params;
-pub mod spec;
+pub(crate) mod params;
+pub(crate) mod spec;
 
 use std::time::SystemTime;
 
@@ -15,7 +15,12 @@ use crate::scan::{ScanOptions, scan_paths};
 use params::{ScanAction, ScanType};
 
 /// Run a scan step.
-pub fn run(a: &ScanAction, step_id: &str, ctx: &StepContext, started: SystemTime) -> StepOutcome {
+pub(crate) fn run(
+    a: &ScanAction,
+    step_id: &str,
+    ctx: &StepContext,
+    started: SystemTime,
+) -> StepOutcome {
     let mut out = StepOutcome::new(started);
     let ws = &ctx.env.workspace;
     let target = ws.join(&a.path);

@@ -20,7 +20,7 @@ pub enum ScanType {
 /// Parameters of the `secrets_scan` tool (design 002, 2.4).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SecretsScanParams {
+pub(crate) struct SecretsScanParams {
     /// File or directory to scan, relative to the workspace.
     pub path: String,
     /// Only files matching these globs (comma-separated), e.g. `*.py,*.env`.

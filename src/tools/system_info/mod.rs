@@ -2,8 +2,8 @@
 //! kernel, CPU, memory, the workspace's disk, the CI provider and the versions
 //! of the tools on PATH. Nothing is written but the step's `result.json`.
 
-pub mod params;
-pub mod spec;
+pub(crate) mod params;
+pub(crate) mod spec;
 
 use std::io::Read;
 use std::path::Path;
@@ -17,7 +17,7 @@ use crate::model::{StepOutcome, StepStatus};
 use params::SystemInfoParams;
 
 /// Probed when the plan names none.
-pub const DEFAULT_TOOLS: &[&str] = &[
+pub(crate) const DEFAULT_TOOLS: &[&str] = &[
     "git", "bash", "python3", "node", "cargo", "rustc", "go", "java", "docker",
 ];
 
@@ -25,7 +25,7 @@ pub const DEFAULT_TOOLS: &[&str] = &[
 const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Gather the facts.
-pub fn run(p: &SystemInfoParams, ctx: &StepContext, stop: &Stop) -> ToolReturn {
+pub(crate) fn run(p: &SystemInfoParams, ctx: &StepContext, stop: &Stop) -> ToolReturn {
     let mut outcome = StepOutcome::new(std::time::SystemTime::now());
     let uname = rustix::system::uname();
     let os_release = std::fs::read_to_string("/etc/os-release").unwrap_or_default();

@@ -17,7 +17,7 @@ use crate::tools::spec::{
 };
 
 /// The `system_info` tool.
-pub struct Spec;
+pub(crate) struct Spec;
 
 impl ToolSpec for Spec {
     fn params_required(&self) -> bool {
@@ -80,7 +80,7 @@ impl ActionSpec for SystemInfoParams {
 }
 
 /// A plain program name looked up on PATH: no path, no option, no spaces.
-pub fn program_name_ok(t: &str) -> bool {
+pub(crate) fn program_name_ok(t: &str) -> bool {
     !t.is_empty()
         && t.len() <= 64
         && !t.starts_with('-')

@@ -38,7 +38,7 @@ pub(crate) struct Checked {
 
 impl Checked {
     /// Only duplicate keys (or nothing) were found: the value can be built and validated.
-    pub fn syntax_ok(&self) -> bool {
+    pub(crate) fn syntax_ok(&self) -> bool {
         !self.fatal
             && self
                 .problems

@@ -17,7 +17,7 @@ use crate::model::Risk;
 
 /// What a subcommand does before its options are looked at.
 #[derive(Clone, Copy)]
-pub enum Rule {
+pub(crate) enum Rule {
     /// Only reads the repository.
     Reads,
     /// Talks to a remote (and may update remote-tracking refs).
@@ -33,7 +33,7 @@ pub enum Rule {
 }
 
 /// One subcommand (or `subcommand verb`) and how to read it.
-pub struct Sub {
+pub(crate) struct Sub {
     /// `rebase`, or `remote add` for a verb.
     pub name: &'static str,
     /// Known options.
@@ -70,13 +70,8 @@ fn all() -> impl Iterator<Item = &'static Sub> {
         .chain(custom::SUBS.iter())
 }
 
-/// Whether `name` is a subcommand (or the first word of `name verb`) the table knows.
-pub fn knows(name: &str) -> bool {
-    all().any(|s| s.name == name || s.name.split(' ').next() == Some(name))
-}
-
 /// Judges `git NAME words...` for a subcommand the tool does not run; None when the table does not know it.
-pub fn judge(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
+pub(crate) fn judge(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
     let (sub, start) = lookup(name, words)?;
     let t = Tables {
         known: sub.known.to_vec(),

@@ -12,7 +12,7 @@ use crate::process::{self, Capture, ProcessSpec, Termination};
 use crate::tools::agent::params::AgentAction;
 
 /// The `command` provider.
-pub struct Command;
+pub(super) struct Command;
 
 impl Provider for Command {
     fn required_keys(&self) -> &'static [&'static str] {

@@ -20,7 +20,7 @@ use crate::tools::StepContext;
 
 /// Every key of an agent definition that belongs to one provider or another
 /// (the keys every provider takes, such as `timeout`, are not listed).
-pub fn specific_keys() -> Vec<&'static str> {
+pub(crate) fn specific_keys() -> Vec<&'static str> {
     let mut all: Vec<&'static str> = ProviderKind::ALL
         .iter()
         .flat_map(|k| of(*k).keys().iter().copied())
@@ -31,7 +31,7 @@ pub fn specific_keys() -> Vec<&'static str> {
 }
 
 /// The provider of `kind`.
-pub fn of(kind: ProviderKind) -> &'static dyn Provider {
+pub(crate) fn of(kind: ProviderKind) -> &'static dyn Provider {
     match kind {
         ProviderKind::Command => &command::Command,
         ProviderKind::Openai => &openai::OpenAi,
@@ -41,7 +41,7 @@ pub fn of(kind: ProviderKind) -> &'static dyn Provider {
 
 /// One agent call's inputs.
 #[derive(Clone, Copy)]
-pub struct Call<'a> {
+pub(crate) struct Call<'a> {
     /// The step's agent action.
     pub action: &'a AgentAction,
     /// The step.
@@ -62,7 +62,7 @@ pub struct Call<'a> {
 
 /// One answer from a provider.
 #[derive(Debug)]
-pub struct Answer {
+pub(crate) struct Answer {
     /// The answer text (handed to the guard).
     pub text: String,
     /// Token counts, when the provider reports them.
@@ -73,7 +73,7 @@ pub struct Answer {
 
 /// Why a provider gave no answer.
 #[derive(Debug, thiserror::Error)]
-pub enum CallError {
+pub(crate) enum CallError {
     /// The call failed; the step fails.
     #[error("{0}")]
     Failed(String),
@@ -86,10 +86,11 @@ pub enum CallError {
 }
 
 /// A call in flight.
-pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<Answer, CallError>> + Send + 'a>>;
+pub(crate) type CallFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Answer, CallError>> + Send + 'a>>;
 
 /// How `agent` steps reach one kind of agent.
-pub trait Provider: Sync {
+pub(crate) trait Provider: Sync {
     /// The agent keys this provider needs.
     fn required_keys(&self) -> &'static [&'static str];
     /// The provider-specific agent keys it takes (the required ones included).
@@ -101,7 +102,7 @@ pub trait Provider: Sync {
 }
 
 /// One line of at most 300 characters (for messages quoting an answer).
-pub fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     let line: String = s.lines().next().unwrap_or("").chars().take(300).collect();
     if line.is_empty() {
         "(no summary)".to_owned()

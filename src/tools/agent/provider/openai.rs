@@ -16,7 +16,7 @@ use crate::tools::agent::params::AgentAction;
 const MAX_HTTP_BODY: u64 = 16 * 1024 * 1024;
 
 /// The `openai` provider.
-pub struct OpenAi;
+pub(super) struct OpenAi;
 
 impl Provider for OpenAi {
     fn required_keys(&self) -> &'static [&'static str] {
@@ -106,7 +106,7 @@ async fn call_openai(c: Call<'_>) -> Result<Answer, CallError> {
 
 /// Why a POST to an OpenAI-compatible endpoint gave no reply.
 #[derive(Debug, thiserror::Error)]
-pub enum PostError {
+pub(super) enum PostError {
     /// The request body could not be encoded.
     #[error("cannot encode the request: {0}")]
     Encode(#[source] serde_json::Error),
@@ -144,7 +144,7 @@ pub enum PostError {
 
 impl PostError {
     /// Whether the call ran out of time (the step then times out rather than fails).
-    pub fn is_timeout(&self) -> bool {
+    pub(super) fn is_timeout(&self) -> bool {
         match self {
             PostError::Request { source, .. } => is_timeout(source),
             PostError::Read { source, .. } => {

@@ -13,7 +13,7 @@ use crate::tools::agent::params::AgentAction;
 const MAX_REPLAY_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The `replay` provider.
-pub struct Replay;
+pub(super) struct Replay;
 
 impl Provider for Replay {
     fn required_keys(&self) -> &'static [&'static str] {
