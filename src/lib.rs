@@ -21,6 +21,7 @@ pub(crate) mod diff;
 pub(crate) mod draft;
 pub(crate) mod engine;
 pub(crate) mod error;
+pub(crate) mod format;
 pub(crate) mod github;
 pub mod guard;
 pub(crate) mod integrations;

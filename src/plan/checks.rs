@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use super::diag::did_you_mean;
 use super::node::{Node, NodeValue, Pos};
-use super::raw::Timeout;
+use crate::format::names::env_name_ok;
+use crate::format::timeout::check_timeout;
 use crate::model::Diagnostic;
 use crate::model::ToolName;
 use crate::tools::spec::{CheckCx, items, str_of};
@@ -242,43 +243,6 @@ fn check_step(
         };
         tool.spec().check(&cx, p, out);
     }
-}
-
-pub(crate) fn check_timeout(
-    file: &str,
-    node: Option<&Node>,
-    what: &str,
-    out: &mut Vec<Diagnostic>,
-) {
-    let Some(n) = node else { return };
-    let dur = match &n.value {
-        NodeValue::Int(i) => u64::try_from(*i).ok().map(std::time::Duration::from_secs),
-        NodeValue::UInt(u) => Some(std::time::Duration::from_secs(*u)),
-        NodeValue::Float(f) => std::time::Duration::try_from_secs_f64(*f).ok(),
-        NodeValue::Str(s) => Timeout::parse_str(s),
-        _ => None,
-    };
-    if !dur.is_some_and(Timeout::in_range) {
-        out.push(
-            Diagnostic::at(file, n.pos, format!("invalid timeout `{}` for {what}", short(&n.to_json())))
-                .help("use a positive number of seconds (at most 86400) or a duration like `90s`, `10m`, `1h`"),
-        );
-    }
-}
-
-fn short(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-pub(crate) fn env_name_ok(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn check_env(file: &str, step: &Node, sid: &str, out: &mut Vec<Diagnostic>) {

@@ -11,31 +11,28 @@
 //! depends on those pure spec files, never on how a tool runs.
 
 pub(crate) mod checks;
-pub(crate) mod diag;
 pub(crate) mod load;
 mod lower;
 pub(crate) mod matrix;
-pub(crate) mod node;
-pub(crate) mod paths;
 pub(crate) mod raw;
 pub(crate) mod schema;
 pub(crate) mod validate;
+
+pub(crate) use crate::format::{diag, node};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use regex::Regex;
 use sha2::{Digest, Sha256};
 
 pub(crate) use crate::tools::agent::params::{AgentAction, PromptSource};
-pub(crate) use crate::tools::bash::params::SandboxSpec;
-pub(crate) use crate::tools::http::spec::check_allowed_hosts;
 pub(crate) use crate::tools::registry::Action;
+pub(crate) use crate::tools::step::Step;
 pub(crate) use node::Pos;
 pub(crate) use raw::AgentDef;
 
-use crate::model::{Diagnostic, PolicyBlock, Risk, ToolName};
+use crate::model::{Diagnostic, PolicyBlock, ToolName};
 
 /// The default step timeout (design 002's PlanStep default).
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -59,64 +56,14 @@ pub struct Plan {
     pub steps: Vec<Step>,
 }
 
-/// A checked step.
-#[derive(Debug, Clone)]
-pub struct Step {
-    /// Unique id.
-    pub id: String,
-    /// Position in the plan (0-based).
-    pub index: usize,
-    /// The tool.
-    pub tool: ToolName,
-    /// What to do, per tool.
-    pub action: Action,
-    /// The parameters as written (for the input hash).
-    pub parameters: serde_json::Map<String, serde_json::Value>,
-    /// For humans.
-    pub description: Option<String>,
-    /// stdout must match this, or the step fails.
-    pub expected_output: Option<Regex>,
-    /// Undo command for when the run fails.
-    pub rollback_command: Option<String>,
-    /// Declared risk (`risk_level`, or the tool's `security_level`; safe when neither).
-    pub declared_risk: Risk,
-    /// Never run without an explicit approval.
-    pub requires_approval: bool,
-    /// Kill the process group after this long.
-    pub timeout: Duration,
-    /// Indices of the steps this one depends on.
-    pub deps: Vec<usize>,
-    /// A failure neither stops dependents nor fails the run.
-    pub continue_on_error: bool,
-    /// Extra environment (step `env` and tool `environment` merged).
-    pub env: BTreeMap<String, String>,
-    /// Where the step is written in the plan.
-    pub pos: Pos,
-    /// The id written in the plan (the same as `id` unless the step has a `matrix`).
-    pub template: String,
-    /// This expansion's matrix values (key -> value as rendered); empty without a matrix.
-    pub matrix: BTreeMap<String, String>,
-}
-
-impl Step {
-    /// The sandbox this step asks for, if any.
-    pub fn sandbox(&self) -> Option<SandboxSpec> {
-        match &self.action {
-            Action::Bash(b) => b.sandbox,
-            _ => None,
-        }
-    }
-
-    /// The step's resource limits, if it sets any.
-    pub fn limits(&self) -> Option<crate::model::Limits> {
-        match &self.action {
-            Action::Bash(b) => b.limits.filter(|l| *l != crate::model::Limits::default()),
-            _ => None,
-        }
-    }
-}
-
 /// Read, parse and check a plan file: every problem is returned at once.
+/// Every `http_request` step of `plan` whose URL's host the allow-list in
+/// force does not allow (checked again at run time, for every redirect hop).
+pub(crate) fn check_allowed_hosts(plan: &Plan, allowed: Option<&[String]>) -> Vec<Diagnostic> {
+    let file = plan.path.display().to_string();
+    crate::tools::http::spec::check_allowed_hosts(&file, &plan.steps, allowed)
+}
+
 pub(crate) fn load_plan_file(path: &Path) -> Result<Plan, Vec<Diagnostic>> {
     let file = path.display().to_string();
     let bytes = read_capped(path).map_err(|d| vec![d])?;

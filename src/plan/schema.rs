@@ -4,20 +4,16 @@
 //! deserializes it, so the schema an editor uses and the rules plangate
 //! applies are the same thing.
 
-use schemars::generate::SchemaSettings;
-use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Value, json};
 
 use super::raw::PlanFile;
+pub(crate) use crate::format::schema::allowed_keys;
+use crate::format::schema::generator;
 use crate::model::PolicyBlock;
 use crate::model::ToolName;
 
 /// The URL-less id of the plan schema.
 pub(crate) const PLAN_SCHEMA_ID: &str = "https://plangate.dev/schema/plan-v1.json";
-
-fn generator() -> SchemaGenerator {
-    SchemaGenerator::new(SchemaSettings::draft2020_12())
-}
 
 /// The JSON Schema of a plan file, with each tool's parameters attached to `tool`.
 pub(crate) fn plan_schema() -> Value {
@@ -104,14 +100,4 @@ fn strip_formats(v: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(strip_formats),
         _ => {}
     }
-}
-
-/// The property names a type's schema allows (for "did you mean" help).
-pub(crate) fn allowed_keys<T: JsonSchema>() -> Vec<String> {
-    let schema = generator().into_root_schema_for::<T>().to_value();
-    schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.keys().cloned().collect())
-        .unwrap_or_default()
 }

@@ -19,6 +19,7 @@ pub(crate) mod http;
 pub(crate) mod registry;
 pub(crate) mod secrets_scan;
 pub(crate) mod spec;
+pub(crate) mod step;
 pub(crate) mod system_info;
 
 pub(crate) use registry::Action;
@@ -34,9 +35,9 @@ use tokio::sync::watch;
 
 use crate::model::BudgetBlock;
 use crate::model::{StepOutcome, StepStatus, Usage};
-use crate::plan::Step;
 use crate::policy::StepClassification;
 use crate::process::ProcessOutcome;
+use crate::tools::step::Step;
 
 /// State every step of a run shares: the budget and why the run is stopping.
 #[derive(Debug)]

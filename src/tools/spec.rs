@@ -18,12 +18,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::registry::Action;
+use crate::format::agent::AgentDef;
+use crate::format::node::{Node, NodeValue, Pos};
+use crate::format::paths::relative_inside;
+use crate::format::timeout::Timeout;
 use crate::model::Diagnostic;
 use crate::model::Level;
 use crate::model::Risk;
-use crate::plan::node::{Node, NodeValue, Pos};
-use crate::plan::paths::relative_inside;
-use crate::plan::raw::{AgentDef, Timeout};
 use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
 
@@ -134,7 +135,7 @@ impl LowerCx<'_> {
 }
 
 /// A workspace-relative path (`.` is the workspace itself).
-pub(crate) fn inside(s: &str) -> Result<PathBuf, crate::plan::paths::PathError> {
+pub(crate) fn inside(s: &str) -> Result<PathBuf, crate::format::paths::PathError> {
     if s.trim() == "." {
         Ok(PathBuf::new())
     } else {
@@ -206,7 +207,7 @@ pub(crate) fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schem
 
 /// The keys of a parameters type.
 pub(crate) fn keys_of<T: JsonSchema>() -> Vec<String> {
-    crate::plan::schema::allowed_keys::<T>()
+    crate::format::schema::allowed_keys::<T>()
 }
 
 /// One access.

@@ -13,8 +13,8 @@ use crate::guard::envelope::{self, Status, Tier};
 use crate::guard::{code, json};
 use crate::model::{Category, Rejection};
 use crate::model::{StepOutcome, StepStatus};
-use crate::plan::Step;
 use crate::tools::StepContext;
+use crate::tools::step::Step;
 
 /// Why an accepted envelope's files were not written.
 #[derive(Debug, thiserror::Error)]

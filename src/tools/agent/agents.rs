@@ -3,10 +3,11 @@
 //! URL, key variable, replay file, timeouts and price. Pure.
 
 use super::provider;
+use crate::format::agent::ProviderKind;
+use crate::format::names::env_name_ok;
+use crate::format::node::{Node, NodeValue};
+use crate::format::timeout::check_timeout;
 use crate::model::Diagnostic;
-use crate::plan::checks::{check_timeout, env_name_ok};
-use crate::plan::node::{Node, NodeValue};
-use crate::plan::raw::ProviderKind;
 use crate::tools::spec::{items, str_of};
 
 /// Provider-specific checks of every agent definition.

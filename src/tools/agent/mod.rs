@@ -32,7 +32,7 @@ use crate::guard::envelope::{self, Tier};
 use crate::guard::protocol;
 use crate::model::Rejection;
 use crate::model::{AttemptRecord, StepOutcome, StepStatus, Usage};
-use crate::plan::Step;
+use crate::tools::step::Step;
 use accept::{accept, judge, write_json};
 use params::{AgentAction, OutputKind};
 use prompt::{build_prompt, estimate, priced};

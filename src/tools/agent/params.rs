@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::plan::raw::{AgentDef, ProviderKind};
+use crate::format::agent::{AgentDef, ProviderKind};
 
 /// What an agent step expects back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]

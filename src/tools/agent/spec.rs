@@ -6,12 +6,12 @@ use serde_json::Value;
 
 use super::params::{AgentAction, AgentParams, OutputKind, PromptSource};
 use super::provider;
+use crate::format::agent::ProviderKind;
+use crate::format::diag::did_you_mean;
+use crate::format::node::{Node, NodeValue};
+use crate::format::paths::relative_inside;
 use crate::model::Diagnostic;
 use crate::model::Level;
-use crate::plan::diag::did_you_mean;
-use crate::plan::node::{Node, NodeValue};
-use crate::plan::paths::relative_inside;
-use crate::plan::raw::ProviderKind;
 use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
 use crate::tools::registry::Action;

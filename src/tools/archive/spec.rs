@@ -7,10 +7,10 @@ use serde_json::Value;
 
 use super::names::show_path;
 use super::params::{ArchiveAction, ArchiveFormat, ArchiveOperation, ArchiveParams};
+use crate::format::node::{Node, NodeValue};
 use crate::model::Diagnostic;
 use crate::model::Level;
 use crate::model::Risk;
-use crate::plan::node::{Node, NodeValue};
 use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
 use crate::tools::registry::Action;

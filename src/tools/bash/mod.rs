@@ -13,9 +13,9 @@ use std::time::SystemTime;
 
 use crate::model::{Availability, Backend};
 use crate::model::{StepOutcome, StepStatus};
-use crate::plan::Step;
 use crate::process::{self, Capture, ProcessSpec, Termination};
 use crate::sandbox::{self, Layout};
+use crate::tools::step::Step;
 use params::BashAction;
 
 use super::{StepContext, ToolResult};

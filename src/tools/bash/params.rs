@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::format::timeout::Timeout;
 use crate::model::{Limits, Risk};
-use crate::plan::raw::Timeout;
 
 /// Parameters of the `bash` tool (design 002, 2.1).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -5,12 +5,12 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::params::{BashAction, BashParams, SandboxSpec};
+use crate::format::node::{Node, NodeValue};
+use crate::format::paths::relative_inside;
 use crate::model::Diagnostic;
 use crate::model::Level;
 use crate::model::Limits;
 use crate::model::Risk;
-use crate::plan::node::{Node, NodeValue};
-use crate::plan::paths::relative_inside;
 use crate::policy::StepClassification;
 use crate::policy::classify::{ClassifyContext, classify_bash};
 use crate::policy::permissions::Access;

@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use super::error::GitError;
-use crate::plan::Step;
 use crate::tools::StepContext;
+use crate::tools::step::Step;
 
 /// `GIT_*` variables that may reach git: who made a commit, and which global configuration file is read.
 pub(super) const KEPT_GIT_VARS: &[&str] = &[

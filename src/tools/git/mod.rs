@@ -53,8 +53,8 @@ use serde_json::{Value, json};
 use super::StepContext;
 use crate::model::Risk;
 use crate::model::{StepOutcome, StepStatus};
-use crate::plan::Step;
 use crate::policy::StepClassification;
+use crate::tools::step::Step;
 use error::{GitError, Halt};
 use params::GitAction;
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::plan::raw::Timeout;
+use crate::format::timeout::Timeout;
 
 /// The operations (owned by the git risk rules, which the bash classifier shares).
 pub(crate) use crate::policy::git::GitOperation;

@@ -9,7 +9,7 @@ use super::error::{GitError, Halt};
 use super::params::GitAction;
 use super::runner::Git;
 use crate::model::Risk;
-use crate::plan::Step;
+use crate::tools::step::Step;
 
 /// How git runs the receiving side of a push to a repository on this machine:
 /// with that repository's hooks switched off too.

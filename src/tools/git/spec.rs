@@ -7,9 +7,9 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::params::{GitAction, GitOperation, GitParams};
+use crate::format::node::{Node, NodeValue};
 use crate::model::Diagnostic;
 use crate::model::Level;
-use crate::plan::node::{Node, NodeValue};
 use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
 use crate::tools::registry::Action;

@@ -13,9 +13,9 @@ use super::params::GitOperation;
 use super::runner::Git;
 use super::text::{cut, failure_message, hide_userinfo, read_prefix};
 use super::{Findings, RESULT_TEXT_CHARS, args, config, env, remote, repo, status};
-use crate::plan::Step;
 use crate::process::{Capture, Termination};
 use crate::tools::StepContext;
+use crate::tools::step::Step;
 
 /// The step's work; `Ok(Some(error))` is a failure that still has a full result.
 pub(super) async fn go(

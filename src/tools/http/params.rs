@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::plan::node::Pos;
-use crate::plan::raw::Timeout;
+use crate::format::node::Pos;
+use crate::format::timeout::Timeout;
 
 fn default_true() -> bool {
     true

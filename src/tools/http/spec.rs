@@ -6,11 +6,11 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::params::{HTTP_DEFAULT_TIMEOUT, HttpAction, HttpMethod, HttpRequestParams};
+use crate::format::node::{Node, NodeValue};
+use crate::format::timeout::Timeout;
 use crate::model::Diagnostic;
 use crate::model::Level;
 use crate::model::Risk;
-use crate::plan::node::{Node, NodeValue};
-use crate::plan::raw::Timeout;
 use crate::policy::StepClassification;
 use crate::policy::hosts;
 use crate::policy::permissions::Access;
@@ -18,6 +18,7 @@ use crate::tools::registry::Action;
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, keys_of, schema_of,
 };
+use crate::tools::step::Step;
 
 /// The `http_request` tool.
 pub(crate) struct Spec;
@@ -267,17 +268,18 @@ fn check_http_params(file: &str, params: &Node, sid: &str, out: &mut Vec<Diagnos
 }
 
 /// Every `http_request` step whose URL's host the allow-list in force does
-/// not allow (checked again at run time, for every redirect hop).
+/// not allow (checked again at run time, for every redirect hop); `file` is
+/// the plan file the steps come from, for the diagnostics.
 pub(crate) fn check_allowed_hosts(
-    plan: &crate::plan::Plan,
+    file: &str,
+    steps: &[Step],
     allowed: Option<&[String]>,
 ) -> Vec<Diagnostic> {
     let Some(list) = allowed else {
         return Vec::new();
     };
-    let file = plan.path.display().to_string();
     let mut out = Vec::new();
-    for step in &plan.steps {
+    for step in steps {
         let Action::Http(h) = &step.action else {
             continue;
         };
@@ -292,7 +294,7 @@ pub(crate) fn check_allowed_hosts(
             };
             out.push(
                 Diagnostic::at(
-                    &file,
+                    file,
                     h.url_pos,
                     format!(
                         "step `{}`: host `{}` (port {}) is not in the policy's allowed_hosts",

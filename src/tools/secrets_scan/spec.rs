@@ -5,12 +5,12 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::params::{ScanAction, ScanType, SecretsScanParams};
+use crate::format::diag::did_you_mean;
+use crate::format::node::Node;
+use crate::format::paths::relative_inside;
 use crate::model::Diagnostic;
 use crate::model::Level;
 use crate::model::Risk;
-use crate::plan::diag::did_you_mean;
-use crate::plan::node::Node;
-use crate::plan::paths::relative_inside;
 use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
 use crate::tools::registry::Action;

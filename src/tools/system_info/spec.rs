@@ -5,10 +5,10 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::params::SystemInfoParams;
+use crate::format::node::{Node, NodeValue};
 use crate::model::Diagnostic;
 use crate::model::Level;
 use crate::model::Risk;
-use crate::plan::node::{Node, NodeValue};
 use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
 use crate::tools::registry::Action;

@@ -5,9 +5,9 @@
 use serde_json::Value;
 
 use super::{Answer, Call, CallError, CallFuture, Provider, one_line};
+use crate::format::agent::CliOutputFormat;
 use crate::model::Risk;
 use crate::model::Usage;
-use crate::plan::raw::CliOutputFormat;
 use crate::process::{self, Capture, ProcessSpec, Termination};
 use crate::tools::agent::params::AgentAction;
 

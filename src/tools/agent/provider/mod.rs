@@ -12,11 +12,11 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use super::params::AgentAction;
+use crate::format::agent::ProviderKind;
 use crate::model::Risk;
 use crate::model::Usage;
-use crate::plan::Step;
-use crate::plan::raw::ProviderKind;
 use crate::tools::StepContext;
+use crate::tools::step::Step;
 
 /// Every key of an agent definition that belongs to one provider or another
 /// (the keys every provider takes, such as `timeout`, are not listed).

@@ -6,8 +6,8 @@ use serde_json::Value;
 use super::{Answer, Call, CallError, CallFuture, Provider};
 use crate::model::Risk;
 use crate::model::Usage;
-use crate::plan::raw::OutputKind;
 use crate::tools::agent::params::AgentAction;
+use crate::tools::agent::params::OutputKind;
 
 /// Largest replay file read.
 const MAX_REPLAY_BYTES: u64 = 64 * 1024 * 1024;
