@@ -66,15 +66,7 @@ impl Start {
         start.carry_over(plan, settings, events);
         for i in 0..n {
             if !start.selected[i] && start.state[i] == State::Pending {
-                start.state[i] = State::Done(StepStatus::Skipped);
-                emit(
-                    events,
-                    RunEvent::StepNotRun {
-                        step: i,
-                        status: StepStatus::Skipped,
-                        reason: "not selected by --steps".into(),
-                    },
-                );
+                start.skip(events, i, "not selected by --steps".into());
             }
         }
         start
@@ -107,6 +99,19 @@ impl Start {
         }
         done.sort();
         self.completed = done.into_iter().map(|(_, i)| i).collect();
+    }
+
+    /// Marks step `i` skipped before the run starts, and says why.
+    fn skip(&mut self, events: &Sender<RunEvent>, i: usize, reason: String) {
+        self.state[i] = State::Done(StepStatus::Skipped);
+        emit(
+            events,
+            RunEvent::StepNotRun {
+                step: i,
+                status: StepStatus::Skipped,
+                reason,
+            },
+        );
     }
 
     /// Steps still to run.
@@ -169,18 +174,11 @@ pub(super) fn gate(
         .filter(|&i| decisions[i].decision.decision == DecisionKind::Denied)
         .collect();
     for i in denied {
-        start.state[i] = State::Done(StepStatus::Skipped);
-        emit(
-            events,
-            RunEvent::StepNotRun {
-                step: i,
-                status: StepStatus::Skipped,
-                reason: format!(
-                    "skipped (on_approval_required: skip): {}",
-                    decisions[i].decision.reason
-                ),
-            },
+        let reason = format!(
+            "skipped (on_approval_required: skip): {}",
+            decisions[i].decision.reason
         );
+        start.skip(events, i, reason);
     }
     if settings.dry_run {
         for i in start.pending() {

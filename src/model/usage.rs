@@ -17,6 +17,22 @@ pub(crate) struct Usage {
 }
 
 impl Usage {
+    /// "N input + M output tokens (partly estimated), $X": the one wording
+    /// the console and the Markdown summary share.
+    pub(crate) fn summary(&self) -> String {
+        format!(
+            "{} input + {} output tokens{}, ${:.4}",
+            self.input_tokens,
+            self.output_tokens,
+            if self.estimated {
+                " (partly estimated)"
+            } else {
+                ""
+            },
+            self.cost_usd
+        )
+    }
+
     /// Add another usage.
     pub(crate) fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;

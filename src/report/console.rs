@@ -211,17 +211,7 @@ impl Console {
             ));
         }
         if r.usage.tokens() > 0 {
-            self.line(format_args!(
-                "agent usage: {} input + {} output tokens{}, ${:.4}",
-                r.usage.input_tokens,
-                r.usage.output_tokens,
-                if r.usage.estimated {
-                    " (partly estimated)"
-                } else {
-                    ""
-                },
-                r.usage.cost_usd
-            ));
+            self.line(format_args!("agent usage: {}", r.usage.summary()));
         }
         if !r.findings.is_empty() {
             self.line(format_args!(

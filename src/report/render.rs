@@ -310,17 +310,7 @@ fn usage_section(r: &Report) -> Option<Section> {
     }
     Some(Section::new(
         "usage",
-        format!(
-            "Agent usage: {} input + {} output tokens{}, ${:.4}.\n",
-            r.usage.input_tokens,
-            r.usage.output_tokens,
-            if r.usage.estimated {
-                " (partly estimated)"
-            } else {
-                ""
-            },
-            r.usage.cost_usd
-        ),
+        format!("Agent usage: {}.\n", r.usage.summary()),
     ))
 }
 
