@@ -131,9 +131,31 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         continue_on_error: false,
         env: BTreeMap::new(),
         pos: crate::plan::Pos::default(),
+        network: false,
+    };
+    // An agent CLI drafts in a read-only sandbox (the network only when its
+    // definition says so); when none works here, it is not run.
+    let sandbox = if provider == ProviderKind::Command {
+        let availability = crate::sandbox::preflight(crate::sandbox::Choice::Auto);
+        let policy = crate::policy::cap::resolve(
+            &crate::model::PolicyBlock::default(),
+            crate::policy::cap::Overrides::default(),
+            None,
+        );
+        let request = crate::sandbox::Request {
+            network: req.agent.network,
+            ..crate::sandbox::Request::default()
+        };
+        match crate::sandbox::plan_for(&request, Risk::Safe, Some(&availability), &policy) {
+            Ok(s) => Some(s),
+            Err(why) => return DraftResult::Failed(format!("agent `{}` not run: {why}", req.agent_name)),
+        }
+    } else {
+        None
     };
     let (_tx, cancel) = tokio::sync::watch::channel(false);
     let ctx = StepContext {
+        sandbox,
         env: ToolEnv {
             workspace: req.workspace.clone(),
             home: std::env::var_os("HOME").map(PathBuf::from),

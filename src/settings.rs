@@ -164,11 +164,11 @@ impl PlanSettings {
         if !hosts.is_empty() {
             return Err(hosts);
         }
-        // The sandbox pre-flight runs only when a step asks for one.
+        // The sandbox pre-flight runs only when a step runs processes.
         let sandbox = plan
             .steps
             .iter()
-            .any(|s| s.sandbox().is_some())
+            .any(crate::tools::step::Step::runs_processes)
             .then(|| crate::sandbox::preflight(args.sandbox_backend));
         let env = ToolEnv {
             workspace,

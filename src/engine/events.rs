@@ -20,6 +20,8 @@ pub(crate) enum RunEvent {
         risk: RiskAssessment,
         /// The decision and its reason.
         decision: Decision,
+        /// The sandbox its processes will run in, when it runs any.
+        sandbox: Option<crate::model::StepSandbox>,
     },
     /// A step started.
     StepStarted {

@@ -35,7 +35,7 @@ use tokio::sync::watch;
 
 use crate::model::EffectivePolicy;
 use crate::model::RunStatus;
-use crate::model::{Decision, RiskAssessment};
+use crate::model::{Decision, DecisionKind, RiskAssessment};
 use crate::plan::{Plan, Step};
 use crate::policy::{DecisionInput, decide};
 use crate::tools::{self, RunShared, ToolEnv};
@@ -93,6 +93,8 @@ pub(crate) struct StepDecision {
     pub risk: RiskAssessment,
     /// The verdict and its reason.
     pub decision: Decision,
+    /// The sandbox its processes run in (None: it runs none, or it does not run).
+    pub sandbox: Option<crate::model::StepSandbox>,
 }
 
 /// Classify and decide every step (used by `run` and `validate`).
@@ -121,10 +123,41 @@ pub(crate) fn decide_all(
                 &crate::policy::permissions::needs(step.action.spec().needs(), risk.effective),
                 risk.effective,
             );
-            let decision = decision.with_permission(verdict);
-            StepDecision { risk, decision }
+            let mut decision = decision.with_permission(verdict);
+            let sandbox = sandbox_for(step, env, policy, &risk, &mut decision);
+            StepDecision {
+                risk,
+                decision,
+                sandbox,
+            }
         })
         .collect()
+}
+
+/// The sandbox an approved step's processes run in; when it cannot be had,
+/// the decision becomes `blocked` with the reason (fail-close).
+fn sandbox_for(
+    step: &Step,
+    env: &ToolEnv,
+    policy: &EffectivePolicy,
+    risk: &RiskAssessment,
+    decision: &mut Decision,
+) -> Option<crate::model::StepSandbox> {
+    if !matches!(
+        decision.decision,
+        DecisionKind::AutoApproved | DecisionKind::PreApproved
+    ) {
+        return None;
+    }
+    let request = step.sandbox_request(&env.workspace, env.home.as_deref())?;
+    match crate::sandbox::plan_for(&request, risk.effective, env.sandbox.as_ref(), policy) {
+        Ok(s) => Some(s),
+        Err(why) => {
+            decision.decision = DecisionKind::Blocked;
+            decision.reason = format!("blocked: {why}");
+            None
+        }
+    }
 }
 
 /// sha256 over a step's tool, parameters and environment (the manifest's input hash).
@@ -171,6 +204,7 @@ pub(crate) async fn run(
         cancel: stop_rx,
         shared: Arc::clone(&shared),
         step_ids: Arc::new(plan.steps.iter().map(|s| s.id.clone()).collect()),
+        sandboxes: Arc::new(decisions.iter().map(|d| d.sandbox.clone()).collect()),
         results: start.results,
         budget_hit: Vec::new(),
         secrets: start.secrets,

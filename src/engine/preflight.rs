@@ -29,6 +29,7 @@ pub(super) fn decide_and_announce(
                 step: i,
                 risk: d.risk,
                 decision: d.decision.clone(),
+                sandbox: d.sandbox.clone(),
             },
         );
     }

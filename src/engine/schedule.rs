@@ -16,7 +16,7 @@ use super::events::RunEvent;
 use super::finish::lock;
 use super::{RunSettings, result_var};
 use crate::model::{StepOutcome, StepStatus};
-use crate::plan::{Plan, Step};
+use crate::plan::Plan;
 use crate::tools::{self, RunShared, StepContext};
 
 /// Where a step is in the run.
@@ -60,6 +60,8 @@ pub(super) struct Scheduler {
     pub(super) cancel: watch::Receiver<bool>,
     pub(super) shared: Arc<RunShared>,
     pub(super) step_ids: Arc<Vec<String>>,
+    /// Each step's sandbox (None: it runs no process).
+    pub(super) sandboxes: Arc<Vec<Option<crate::model::StepSandbox>>>,
     /// Accepted agent results by step id (for PLANGATE_RESULT_<ID>).
     pub(super) results: BTreeMap<String, PathBuf>,
     /// Steps that ended because the budget ran out.
@@ -118,7 +120,8 @@ impl Scheduler {
         Readiness::Ready
     }
 
-    fn context(&self, step: &Step) -> StepContext {
+    fn context(&self, i: usize) -> StepContext {
+        let step = &self.plan.steps[i];
         let s = &self.settings;
         let artifacts_rel = format!("artifacts/{}", step.id);
         let mut run_vars = BTreeMap::new();
@@ -151,6 +154,7 @@ impl Scheduler {
             max_output_bytes: s.max_output_bytes,
             kill_grace: s.kill_grace,
             cancel: self.cancel.clone(),
+            sandbox: self.sandboxes.get(i).cloned().flatten(),
         }
     }
 
@@ -255,7 +259,7 @@ impl Scheduler {
             at,
         });
         let plan = Arc::clone(&self.plan);
-        let ctx = self.context(&plan.steps[i]);
+        let ctx = self.context(i);
         running.spawn(async move {
             let mut outcome = tools::execute(&plan.steps[i], &ctx, at).await;
             let id = plan.steps[i].id.clone();
@@ -285,7 +289,7 @@ impl Scheduler {
             self.sequence += 1;
             let sequence = self.sequence;
             self.emit(RunEvent::RollbackStarted { step: i, sequence });
-            let ctx = self.context(step);
+            let ctx = self.context(i);
             let started = SystemTime::now();
             let result =
                 tools::bash::run_command(&cmd, &ctx.env.workspace, step, &ctx, "rollback.", true)

@@ -61,6 +61,10 @@ pub struct AgentDef {
     /// Prices for cost accounting and `policy.budget.max_cost_usd`.
     #[serde(default)]
     pub price: Option<Price>,
+    /// (command) Let the agent CLI reach the network from its sandbox (to call its API); its steps'
+    /// risk is at least moderate.
+    #[serde(default)]
+    pub network: bool,
 }
 
 /// Agent providers.

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{OnApproval, PermissionRule, Tolerance};
+use super::{OnApproval, PermissionRule, SandboxMode, Tolerance};
 
 /// The JSON Schema pattern of one `allowed_hosts` entry: a name
 /// (`api.example.com`), a wildcard (`*.example.com`) or an IP address, each
@@ -45,6 +45,16 @@ pub struct PolicyBlock {
     /// a denied step is blocked. The plan's list and a `--policy` file's must both allow.
     #[serde(default)]
     pub permissions: Option<Vec<PermissionRule>>,
+    /// required (default): every bash step, rollback and agent CLI runs in a sandbox whose profile
+    /// is the risk it was approved at; when no backend works here, each such step is blocked before
+    /// anything runs. optional: without a backend they run unsandboxed, marked "not enforced".
+    /// Unset in the plan: the `--policy` file's value; set in both: the stricter.
+    #[serde(default)]
+    pub sandbox: Option<SandboxMode>,
+    /// Whether a step approved as dangerous may ask to run without a sandbox (bash `sandbox:
+    /// false`). Default true; `false` in either the plan or the `--policy` file forbids it.
+    #[serde(default)]
+    pub allow_unsandboxed: Option<bool>,
 }
 
 /// `policy.budget`: limits for the whole run.
@@ -88,6 +98,10 @@ pub(crate) struct EffectivePolicy {
     /// The plan's own permission rules (they can only restrict: both lists must allow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_permissions: Option<Vec<PermissionRule>>,
+    /// What happens when no sandbox backend works.
+    pub sandbox: SandboxMode,
+    /// Whether an approved dangerous step may run without a sandbox.
+    pub allow_unsandboxed: bool,
     /// One line per value lowered by the policy file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capped: Vec<String>,

@@ -42,7 +42,7 @@ pub(crate) struct Report {
     pub policy: Option<EffectivePolicy>,
     /// Step ids approved in advance.
     pub approvals: Vec<String>,
-    /// What the sandbox pre-flight found (`bwrap`, `landlock+seccomp` or `none`, and why); absent when no step asked for a sandbox.
+    /// What the sandbox pre-flight found (`bwrap`, `landlock+seccomp` or `none`, and why); absent when no step runs a process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<Availability>,
     /// Every step of the plan, in plan order.
@@ -124,9 +124,12 @@ pub(crate) struct StepReport {
     pub output_bytes: u64,
     /// What went wrong or why it did not run, in one line.
     pub error: Option<String>,
-    /// The sandbox the step ran in (`bwrap`, `landlock+seccomp`), when it asked for one.
+    /// The sandbox its processes ran in (steps that run a bash command, a rollback or an agent
+    /// CLI, once approved): `enforcement` (`bwrap`, `landlock+seccomp` or `not enforced`), the
+    /// `profile` its approval granted (`filesystem`: read-only | workspace-write | declared,
+    /// `network`, extra `writable` paths), and `reason` when not enforced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<String>,
+    pub sandbox: Option<super::StepSandbox>,
     /// The rollback, when one ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback: Option<RollbackReport>,

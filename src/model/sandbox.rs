@@ -83,3 +83,126 @@ pub struct Limits {
     #[schemars(range(min = 1))]
     pub file_size_mb: Option<u64>,
 }
+
+/// `policy.sandbox`: what happens when no sandbox backend works here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxMode {
+    /// Steps run unsandboxed, and every report line says "not enforced".
+    Optional,
+    /// (default) No step that runs a process can be approved; each is blocked before anything runs.
+    Required,
+}
+
+impl SandboxMode {
+    /// The name used in plans and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Optional => "optional",
+            SandboxMode::Required => "required",
+        }
+    }
+}
+
+/// What a sandboxed step may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Filesystem {
+    /// Everything read-only but the step's artifact folder and its private TMPDIR (safe).
+    ReadOnly,
+    /// Also the workspace, except the files that make git run code (moderate).
+    WorkspaceWrite,
+    /// Also the workspace's git hooks and configuration, and the paths the step
+    /// declares under `writable` (dangerous, approved).
+    Declared,
+}
+
+impl Filesystem {
+    /// The name used in reports.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Filesystem::ReadOnly => "read-only",
+            Filesystem::WorkspaceWrite => "workspace-write",
+            Filesystem::Declared => "declared",
+        }
+    }
+}
+
+/// The boundary a step's processes run in, derived from the risk it was
+/// approved at (`sandbox::profile_for`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct Profile {
+    /// What it may write.
+    pub(crate) filesystem: Filesystem,
+    /// Whether it may reach the network (only when the step or its agent declares `network: true`).
+    pub(crate) network: bool,
+    /// Extra writable paths (absolute), declared by a step approved as dangerous.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) writable: Vec<std::path::PathBuf>,
+}
+
+/// How a step's profile is enforced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct StepSandbox {
+    /// The backend (`bwrap`, `landlock+seccomp`) or `not enforced`.
+    pub(crate) enforcement: String,
+    /// What the step may do.
+    pub(crate) profile: Profile,
+    /// Why it is not enforced (absent when it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reason: Option<String>,
+    #[serde(skip)]
+    backend: Option<Backend>,
+}
+
+/// The report's word for a step whose profile no sandbox enforces.
+pub(crate) const NOT_ENFORCED: &str = "not enforced";
+
+impl StepSandbox {
+    /// `profile`, enforced by `backend`.
+    pub(crate) fn enforced(backend: Backend, profile: Profile) -> Self {
+        StepSandbox {
+            enforcement: backend.as_str().to_owned(),
+            profile,
+            reason: None,
+            backend: Some(backend),
+        }
+    }
+
+    /// `profile`, not enforced, because of `reason`.
+    pub(crate) fn not_enforced(profile: Profile, reason: String) -> Self {
+        StepSandbox {
+            enforcement: NOT_ENFORCED.to_owned(),
+            profile,
+            reason: Some(reason),
+            backend: None,
+        }
+    }
+
+    /// The backend that enforces it (None: runs unsandboxed).
+    pub(crate) fn backend(&self) -> Option<Backend> {
+        self.backend
+    }
+
+    /// Whether a backend enforces it (read from `enforcement`, so it holds for a report read back).
+    pub(crate) fn is_enforced(&self) -> bool {
+        self.enforcement != NOT_ENFORCED
+    }
+
+    /// One line for people: `bwrap: read-only`, `landlock+seccomp: workspace-write + network`,
+    /// `not enforced (why)`.
+    pub(crate) fn summary(&self) -> String {
+        let mut s = format!(
+            "{}: {}",
+            self.enforcement,
+            self.profile.filesystem.as_str()
+        );
+        if self.profile.network {
+            s.push_str(" + network");
+        }
+        if let Some(why) = &self.reason {
+            s.push_str(&format!(" ({why})"));
+        }
+        s
+    }
+}

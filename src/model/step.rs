@@ -90,8 +90,6 @@ pub(crate) struct StepOutcome {
     pub workspace_files: Vec<String>,
     /// Secrets found in the step's artifacts and files (values never kept).
     pub findings: Vec<Finding>,
-    /// The sandbox backend the step ran in, if it asked for one.
-    pub sandbox: Option<String>,
 }
 
 impl StepOutcome {
@@ -114,7 +112,6 @@ impl StepOutcome {
             result_file: None,
             workspace_files: Vec::new(),
             findings: Vec::new(),
-            sandbox: None,
         }
     }
 }

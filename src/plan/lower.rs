@@ -216,6 +216,7 @@ fn lower_step(cx: &LowerCx<'_>, s: StepDef) -> Result<Step, Diagnostic> {
         pos: cx.pos,
         template: s.id.clone(),
         matrix: BTreeMap::new(),
+        network: s.network,
         id: s.id,
     })
 }

@@ -91,6 +91,10 @@ pub(crate) struct StepDef {
     /// Extra environment variables for the step.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Let the step's processes (bash command, rollback, agent CLI) reach the network from their
+    /// sandbox. Its risk is then at least moderate.
+    #[serde(default)]
+    pub network: bool,
     /// Run the step once per combination of these values: `{package: [a, b]}` makes
     /// `ID[package=a]` and `ID[package=b]`, each with `PLANGATE_MATRIX_PACKAGE` set
     /// (values reach the command only through the environment, never by substitution).

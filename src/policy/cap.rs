@@ -4,7 +4,7 @@
 //! written once, in `settings.rs`, which is the only caller.
 //! Pure: the caller reads the files.
 
-use crate::model::{BudgetBlock, EffectivePolicy, OnApproval, PolicyBlock, Tolerance};
+use crate::model::{BudgetBlock, EffectivePolicy, OnApproval, PolicyBlock, SandboxMode, Tolerance};
 
 /// Command-line overrides.
 #[derive(Debug, Clone, Copy, Default)]
@@ -76,7 +76,10 @@ pub(crate) fn resolve(
         cap.and_then(|c| c.allowed_hosts.as_deref()),
         &mut capped,
     );
+    let (sandbox, allow_unsandboxed) = sandbox_rules(plan, cap, &mut capped);
     EffectivePolicy {
+        sandbox,
+        allow_unsandboxed,
         permissions: cap.and_then(|c| c.permissions.clone()),
         plan_permissions: plan.permissions.clone(),
         allowed_hosts,
@@ -87,6 +90,37 @@ pub(crate) fn resolve(
         max_parallel: par,
         capped,
     }
+}
+
+/// `sandbox`: the plan's value, else the policy file's, else required; when
+/// both set one, the stricter (so the maintainers can pin `required`, and allow
+/// `optional` for plans that do not insist). `allow_unsandboxed`: false when
+/// either says false.
+fn sandbox_rules(
+    plan: &PolicyBlock,
+    cap: Option<&PolicyBlock>,
+    capped: &mut Vec<String>,
+) -> (SandboxMode, bool) {
+    let file = cap.and_then(|c| c.sandbox);
+    let mode = match (plan.sandbox, file) {
+        (Some(p), Some(f)) if f > p => {
+            capped.push(format!(
+                "sandbox {} raised to {} by the policy file",
+                p.as_str(),
+                f.as_str()
+            ));
+            f
+        }
+        (Some(p), _) => p,
+        (None, Some(f)) => f,
+        (None, None) => SandboxMode::Required,
+    };
+    let file_allows = cap.and_then(|c| c.allow_unsandboxed);
+    if file_allows == Some(false) && plan.allow_unsandboxed == Some(true) {
+        capped.push("allow_unsandboxed forced to false by the policy file".to_owned());
+    }
+    let allow = plan.allow_unsandboxed.unwrap_or(true) && file_allows.unwrap_or(true);
+    (mode, allow)
 }
 
 impl EffectivePolicy {
@@ -190,7 +224,44 @@ mod tests {
             budget: None,
             allowed_hosts: None,
             permissions: None,
+            sandbox: None,
+            allow_unsandboxed: None,
         }
+    }
+
+    #[test]
+    fn sandbox_mode_plan_then_file_and_the_stricter_when_both() {
+        use SandboxMode::{Optional, Required};
+        for (plan, file, want) in [
+            (None, None, Required),
+            (None, Some(Optional), Optional),
+            (Some(Optional), None, Optional),
+            (Some(Optional), Some(Required), Required),
+            (Some(Required), Some(Optional), Required),
+        ] {
+            let p = PolicyBlock {
+                sandbox: plan,
+                ..PolicyBlock::default()
+            };
+            let f = PolicyBlock {
+                sandbox: file,
+                ..PolicyBlock::default()
+            };
+            let e = resolve(&p, Overrides::default(), Some(&f));
+            assert_eq!(e.sandbox, want, "{plan:?} {file:?}");
+        }
+        let p = PolicyBlock {
+            allow_unsandboxed: Some(true),
+            ..PolicyBlock::default()
+        };
+        let f = PolicyBlock {
+            allow_unsandboxed: Some(false),
+            ..PolicyBlock::default()
+        };
+        let e = resolve(&p, Overrides::default(), Some(&f));
+        assert!(!e.allow_unsandboxed);
+        assert!(e.capped.iter().any(|c| c.contains("allow_unsandboxed")));
+        assert!(resolve(&p, Overrides::default(), None).allow_unsandboxed);
     }
 
     #[test]

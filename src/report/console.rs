@@ -82,8 +82,15 @@ impl Console {
             (Some(k), Some(a)) => (k.effective.as_str(), a.decision.as_str(), a.reason.as_str()),
             _ => ("?", "?", ""),
         };
+        let sandbox = r.sandbox.as_ref().map_or_else(String::new, |s| {
+            if s.is_enforced() {
+                format!(" {DIM}[sandbox {}]{DIM:#}", s.summary())
+            } else {
+                format!(" [sandbox {}]", s.summary())
+            }
+        });
         self.line(format_args!(
-            "{DIM}>{DIM:#} {BOLD}{}{BOLD:#} [{}] {risk}, {decision}: {reason}",
+            "{DIM}>{DIM:#} {BOLD}{}{BOLD:#} [{}] {risk}, {decision}: {reason}{sandbox}",
             step.id,
             step.tool.as_str()
         ));

@@ -280,10 +280,11 @@ impl Reporter {
                 step,
                 risk,
                 decision,
-                ..
+                sandbox,
             } => {
                 let s = &mut self.report.steps[*step];
                 s.risk = Some(*risk);
+                s.sandbox.clone_from(sandbox);
                 s.approval = Some(decision.clone());
                 let step = s.id.clone();
                 self.audit(AuditEvent::Decision {
@@ -461,7 +462,6 @@ impl Reporter {
         s.truncated = o.truncated;
         s.output_bytes = o.output_bytes;
         s.error.clone_from(&o.error);
-        s.sandbox.clone_from(&o.sandbox);
         s.usage = o.usage;
         self.report.findings.extend(o.findings.iter().cloned());
         let s = &mut self.report.steps[step];

@@ -211,13 +211,23 @@ fn steps_section(r: &Report, detail: Detail) -> Option<Section> {
                 .risk
                 .map_or_else(|| "-".to_owned(), |k| k.effective.as_str().to_owned());
             let decision = s.approval.as_ref().map_or("-", |a| a.decision.as_str());
+            let mut note = String::new();
+            if let Some(sb) = s.sandbox.as_ref().filter(|sb| !sb.is_enforced()) {
+                note = format!("sandbox {}", sb.summary());
+            }
+            if let Some(e) = &s.error {
+                if !note.is_empty() {
+                    note.push_str("; ");
+                }
+                note.push_str(e);
+            }
             format!(
                 "| {} | {} | {} | {risk} | {decision} | {:.2} s | {} |\n",
                 code(&s.id, At::Cell),
                 s.tool,
                 s.status.as_str(),
                 s.duration_ms as f64 / 1000.0,
-                text(s.error.as_deref().unwrap_or(""), At::Cell)
+                text(&note, At::Cell)
             )
         })
         .collect();

@@ -18,6 +18,7 @@ pub(crate) mod git;
 pub(crate) mod http;
 pub(crate) mod registry;
 pub(crate) mod secrets_scan;
+pub(crate) mod sandboxed;
 pub(crate) mod spec;
 pub(crate) mod step;
 pub(crate) mod system_info;
@@ -34,6 +35,7 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::watch;
 
 use crate::model::BudgetBlock;
+use crate::model::Risk;
 use crate::model::{StepOutcome, StepStatus, Usage};
 use crate::policy::StepClassification;
 use crate::process::ProcessOutcome;
@@ -151,6 +153,8 @@ pub(crate) struct StepContext {
     pub shared: std::sync::Arc<RunShared>,
     /// Ids of all steps, by index (for context lookups).
     pub step_ids: std::sync::Arc<Vec<String>>,
+    /// The sandbox the step's processes run in (None: it runs none).
+    pub sandbox: Option<crate::model::StepSandbox>,
 }
 
 impl StepContext {
@@ -174,6 +178,8 @@ pub(crate) struct ToolResult {
     pub artifacts: Vec<String>,
     /// Absolute path of the captured stdout, if kept.
     pub stdout_path: Option<PathBuf>,
+    /// Why the step fails for changing git's code-running files (they were put back).
+    pub undone: Option<String>,
 }
 
 /// Classify a step's concrete parameters and its rollback command: the
@@ -198,17 +204,41 @@ pub(crate) fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
             c.reason = format!("rollback_command: {}", r.reason);
         }
     }
-    // Fail-close: a step that asks for a sandbox this machine cannot give never runs.
-    if step.sandbox().is_some() && env.sandbox.as_ref().and_then(|s| s.backend()).is_none() {
-        let why = env
-            .sandbox
-            .as_ref()
-            .map_or("the sandbox pre-flight did not run", |s| s.reason.as_str());
-        c.blocked = Some(format!(
-            "the step asks for a sandbox and none is available here ({why}); it is refused, never run unsandboxed"
-        ));
+    if let Some(req) = step.sandbox_request(&env.workspace, env.home.as_deref()) {
+        floor_for_sandbox(&mut c, &req, &env.workspace);
     }
     c
+}
+
+/// What a step declares about its sandbox raises its risk: the network to
+/// moderate; a writable path inside the workspace to moderate, outside it to
+/// dangerous; no sandbox at all to dangerous.
+fn floor_for_sandbox(c: &mut StepClassification, req: &crate::sandbox::Request, workspace: &Path) {
+    let mut raise = |risk: Risk, why: String| {
+        if risk > c.classified.max(c.floor) {
+            c.reason = why;
+        }
+        c.floor = c.floor.max(risk);
+    };
+    if req.network {
+        raise(Risk::Moderate, "declares `network: true`".to_owned());
+    }
+    for w in &req.writable {
+        if w.starts_with(workspace) {
+            raise(Risk::Moderate, format!("declares `{}` writable", w.display()));
+        } else {
+            raise(
+                Risk::Dangerous,
+                format!("declares `{}` (outside the workspace) writable", w.display()),
+            );
+        }
+    }
+    if req.unsandboxed {
+        raise(
+            Risk::Dangerous,
+            "asks to run without a sandbox (`sandbox: false`)".to_owned(),
+        );
+    }
 }
 
 /// Run a step.

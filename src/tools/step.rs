@@ -2,13 +2,14 @@
 //! the tool's own [`Action`] (the plan loader builds it; `plan::Step` names it too).
 
 use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use regex::Regex;
 
 use crate::format::node::Pos;
 use crate::model::{Risk, ToolName};
-use crate::tools::bash::params::SandboxSpec;
+use crate::sandbox::Request;
 use crate::tools::registry::Action;
 
 /// A checked step.
@@ -48,15 +49,47 @@ pub struct Step {
     pub template: String,
     /// This expansion's matrix values (key -> value as rendered); empty without a matrix.
     pub matrix: BTreeMap<String, String>,
+    /// `network: true`: its processes may reach the network.
+    pub network: bool,
 }
 
 impl Step {
-    /// The sandbox this step asks for, if any.
-    pub fn sandbox(&self) -> Option<SandboxSpec> {
-        match &self.action {
-            Action::Bash(b) => b.sandbox,
-            _ => None,
+    /// Whether the step runs processes of its own (a bash command, a rollback
+    /// command, an agent CLI): those run in the sandbox its approval grants.
+    pub fn runs_processes(&self) -> bool {
+        self.rollback_command.is_some()
+            || match &self.action {
+                Action::Bash(_) => true,
+                Action::Agent(a) => a.provider == crate::format::agent::ProviderKind::Command,
+                _ => false,
+            }
+    }
+
+    /// What the step declares about its sandbox (None: it runs no process),
+    /// with `writable` paths made absolute (`~/` against `home`, relative
+    /// ones against `workspace`, `..` resolved lexically).
+    pub(crate) fn sandbox_request(&self, workspace: &Path, home: Option<&Path>) -> Option<Request> {
+        if !self.runs_processes() {
+            return None;
         }
+        let mut r = Request {
+            network: self.network,
+            ..Request::default()
+        };
+        match &self.action {
+            Action::Bash(b) => {
+                r.network |= b.network;
+                r.unsandboxed = b.unsandboxed;
+                r.writable = b
+                    .writable
+                    .iter()
+                    .map(|w| absolute(w, workspace, home))
+                    .collect();
+            }
+            Action::Agent(a) => r.network |= a.agent.network,
+            _ => {}
+        }
+        Some(r)
     }
 
     /// The step's resource limits, if it sets any.
@@ -64,6 +97,48 @@ impl Step {
         match &self.action {
             Action::Bash(b) => b.limits.filter(|l| *l != crate::model::Limits::default()),
             _ => None,
+        }
+    }
+}
+
+/// `w` as an absolute, lexically normal path.
+fn absolute(w: &str, workspace: &Path, home: Option<&Path>) -> PathBuf {
+    let joined = if let Some(rest) = w.strip_prefix("~/") {
+        home.unwrap_or(Path::new("/")).join(rest)
+    } else {
+        workspace.join(w)
+    };
+    let mut out = PathBuf::from("/");
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::absolute;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn writable_paths_become_absolute_and_normal() {
+        let ws = Path::new("/w/repo");
+        let home = Some(Path::new("/home/ci"));
+        for (w, want) in [
+            ("target", "/w/repo/target"),
+            ("./a/../b", "/w/repo/b"),
+            ("../../etc", "/etc"),
+            ("/opt/cache/", "/opt/cache"),
+            ("~/.cargo", "/home/ci/.cargo"),
+            ("/../..", "/"),
+        ] {
+            assert_eq!(absolute(w, ws, home), PathBuf::from(want), "{w}");
         }
     }
 }

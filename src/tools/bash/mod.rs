@@ -11,10 +11,8 @@ pub(crate) mod spec;
 use std::path::Path;
 use std::time::SystemTime;
 
-use crate::model::{Availability, Backend};
 use crate::model::{StepOutcome, StepStatus};
-use crate::process::{self, Capture, ProcessSpec, Termination};
-use crate::sandbox::{self, Layout};
+use crate::process::{Capture, ProcessSpec, Termination};
 use crate::tools::step::Step;
 use params::BashAction;
 
@@ -36,23 +34,7 @@ pub(crate) async fn run(
         Ok(cwd) => run_command(&b.command, &cwd, step, ctx, "", b.capture_output).await,
         Err(e) => Err(std::io::Error::other(e)),
     };
-    let ran = result.is_ok();
-    let mut out = outcome(step, result, started, step.expected_output.as_ref(), ctx);
-    if ran && step.sandbox().is_some() {
-        out.sandbox = sandbox_backend(ctx).ok().map(|b| b.as_str().to_owned());
-    }
-    out
-}
-
-/// The backend a sandboxed step runs in; an error when there is none (fail-close).
-fn sandbox_backend(ctx: &StepContext) -> std::io::Result<Backend> {
-    ctx.env
-        .sandbox
-        .as_ref()
-        .and_then(Availability::backend)
-        .ok_or_else(|| {
-            std::io::Error::other("the step asks for a sandbox and none is available; not run")
-        })
+    outcome(step, result, started, step.expected_output.as_ref(), ctx)
 }
 
 /// Run a bash command for a step (the command itself, or its rollback with `prefix` "rollback.").
@@ -92,37 +74,11 @@ pub(crate) async fn run_command(
     let mut args: Vec<String> = SHELL_FLAGS.iter().map(|s| (*s).to_owned()).collect();
     args.push("-c".to_owned());
     args.push(command.to_owned());
-    let mut env = ctx.child_env(step);
-    let mut program = SHELL.to_owned();
-    // Kept until the process has ended: the sandbox's private TMPDIR.
-    let mut _temp = None;
-    if let Some(spec) = step.sandbox() {
-        let backend = sandbox_backend(ctx)?;
-        let temp = tempfile::Builder::new()
-            .prefix("plangate-sandbox-")
-            .tempdir()?;
-        let layout = Layout {
-            workspace: ctx.env.workspace.clone(),
-            out_dir: ctx.out_dir.clone(),
-            artifacts: ctx.artifacts_dir.clone(),
-            temp: temp.path().to_path_buf(),
-            cwd: cwd.to_path_buf(),
-            network: spec.network,
-        };
-        for var in ["TMPDIR", "TMP", "TEMP"] {
-            env.push((var.to_owned(), temp.path().display().to_string()));
-        }
-        (program, args) = sandbox::wrap(backend, &layout, &program, &args);
-        _temp = Some(temp);
-    }
-    if let Some(limits) = step.limits() {
-        (program, args) = sandbox::with_limits(&limits, program, args);
-    }
     let spec = ProcessSpec {
-        program,
+        program: SHELL.to_owned(),
         args,
         cwd: cwd.to_path_buf(),
-        env,
+        env: ctx.child_env(step),
         stdout,
         stderr,
         timeout: step.timeout,
@@ -130,11 +86,14 @@ pub(crate) async fn run_command(
         stdin: None,
         idle_timeout: None,
     };
-    let process = process::run(spec, ctx.cancel.clone()).await?;
+    let guarded = super::sandboxed::run(spec, ctx, step.limits()).await?;
+    let undone = guarded.undone_error();
+    let process = guarded.process;
     Ok(ToolResult {
         process,
         artifacts,
         stdout_path,
+        undone,
     })
 }
 
@@ -203,6 +162,11 @@ pub(crate) fn outcome(
             p.stdout.kept + p.stderr.kept,
             p.stdout.bytes + p.stderr.bytes
         ));
+    }
+    // Files that make git run code, changed by a step below dangerous, were put back.
+    if let Some(why) = &res.undone {
+        status = StepStatus::Failed;
+        error = Some(why.clone());
     }
     if status == StepStatus::Success
         && let Some(re) = expected

@@ -32,14 +32,19 @@ pub(crate) struct BashParams {
         reason = "`true` is refused at load with its position (bash/spec.rs); kept so the key parses"
     )]
     pub(crate) use_pty: bool,
-    /// Run in a sandbox: the filesystem read-only except the workspace (its `.git` stays read-only),
-    /// the step's artifact folder and a private `TMPDIR`; no network unless `network: true`. When this
-    /// machine has no working sandbox the step is blocked before the run starts, never run unsandboxed.
-    #[serde(default)]
+    /// Every bash step runs in a sandbox whose profile is the risk it was approved at (safe:
+    /// read-only but its artifact folder and a private `TMPDIR`; moderate: also the workspace;
+    /// dangerous: also the `writable` paths). `false` asks to run without one: the step's risk
+    /// becomes dangerous, and the policy may forbid it (`allow_unsandboxed: false`).
+    #[serde(default = "default_true")]
     pub sandbox: bool,
-    /// With `sandbox: true`: allow network access inside the sandbox. Default false.
+    /// Same as the step's `network`: let the command reach the network (risk at least moderate).
     #[serde(default)]
     pub network: bool,
+    /// Extra paths the command may write (absolute, `~/`, or relative to the workspace), granted
+    /// when the step is approved as dangerous; a path outside the workspace makes its risk dangerous.
+    #[serde(default)]
+    pub writable: Vec<String>,
     /// Resource limits for the command and everything it starts (setrlimit; with or without a sandbox).
     #[serde(default)]
     pub limits: Option<Limits>,
@@ -69,15 +74,12 @@ pub struct BashAction {
     pub show_cli: bool,
     /// Keep output as artifacts.
     pub capture_output: bool,
-    /// Run in a sandbox (None: no sandbox).
-    pub sandbox: Option<SandboxSpec>,
+    /// `sandbox: false`: asks to run without a sandbox.
+    pub unsandboxed: bool,
+    /// `network: true` in the parameters.
+    pub network: bool,
+    /// Extra writable paths as written.
+    pub writable: Vec<String>,
     /// Resource limits (None: none).
     pub limits: Option<Limits>,
-}
-
-/// What a sandboxed step asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SandboxSpec {
-    /// Allow network access inside the sandbox.
-    pub network: bool,
 }

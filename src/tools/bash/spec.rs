@@ -4,7 +4,7 @@
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use super::params::{BashAction, BashParams, SandboxSpec};
+use super::params::{BashAction, BashParams};
 use crate::format::node::{Node, NodeValue};
 use crate::format::paths::relative_inside;
 use crate::model::Diagnostic;
@@ -51,19 +51,17 @@ impl ToolSpec for Spec {
                 );
             }
         }
-        if let Some(n) = p.child("network")
-            && n.value == NodeValue::Bool(true)
-            && p.child("sandbox").map(|s| &s.value) != Some(&NodeValue::Bool(true))
+        if let Some(n) = p.child("writable")
+            && let NodeValue::Seq(items) = &n.value
         {
-            out.push(
-                cx.at(
-                    n.pos,
-                    format!("`network: true` on step `{sid}` without `sandbox: true`"),
-                )
-                .help(
-                    "`network` only controls the sandbox; set `sandbox: true` or remove `network`",
-                ),
-            );
+            for item in items {
+                if str_of(item).is_some_and(|w| w.trim().is_empty() || w.contains('\0')) {
+                    out.push(
+                        cx.at(item.pos, format!("an empty path in `writable` of step `{sid}`"))
+                            .help("give an absolute path, `~/...`, or a path relative to the workspace"),
+                    );
+                }
+            }
         }
         if let Some(n) = p.child("command")
             && str_of(n).is_some_and(|s| !s.is_empty() && s.trim().is_empty())
@@ -96,7 +94,9 @@ impl ToolSpec for Spec {
                 working_directory,
                 show_cli: p.show_cli,
                 capture_output: p.capture_output,
-                sandbox: p.sandbox.then_some(SandboxSpec { network: p.network }),
+                unsandboxed: !p.sandbox,
+                network: p.network,
+                writable: p.writable,
                 limits: p.limits,
             }),
             declared_risk: p.security_level,

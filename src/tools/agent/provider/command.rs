@@ -8,7 +8,7 @@ use super::{Answer, Call, CallError, CallFuture, Provider, one_line};
 use crate::format::agent::CliOutputFormat;
 use crate::model::Risk;
 use crate::model::Usage;
-use crate::process::{self, Capture, ProcessSpec, Termination};
+use crate::process::{Capture, ProcessSpec, Termination};
 use crate::tools::agent::params::AgentAction;
 
 /// The `command` provider.
@@ -20,7 +20,7 @@ impl Provider for Command {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["command", "output_format", "idle_timeout"]
+        &["command", "output_format", "idle_timeout", "network"]
     }
 
     fn risk_floor(&self, a: &AgentAction) -> (Risk, String) {
@@ -84,11 +84,15 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         stdin: Some(prompt.as_bytes().to_vec()),
         idle_timeout: a.agent.idle_timeout.map(|t| t.0),
     };
-    let outcome = process::run(spec, ctx.cancel.clone())
+    let guarded = crate::tools::sandboxed::run(spec, ctx, None)
         .await
         .map_err(|e| CallError::Failed(format!("cannot start agent `{}`: {e}", a.agent_name)))?;
     let bytes = std::fs::read(&raw).unwrap_or_default();
     let _ = std::fs::remove_file(&raw);
+    if let Some(why) = guarded.undone_error() {
+        return Err(CallError::Failed(format!("agent `{}` {why}", a.agent_name)));
+    }
+    let outcome = guarded.process;
     match outcome.termination {
         Termination::Exited(0) => {}
         Termination::Exited(c) => {

@@ -1,0 +1,168 @@
+//! The hidden `__sandbox-exec` helper: set resource limits, restrict itself
+//! with Landlock and seccomp (the `landlock+seccomp` backend), then `exec` the
+//! step's command. It never runs the command unrestricted.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use super::{HELPER, SandboxError};
+
+
+/// Arguments of the hidden `__sandbox-exec` helper.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ExecArgs {
+    /// Paths (and everything beneath) the command may write.
+    #[arg(long = "rw", value_name = "PATH")]
+    pub rw: Vec<PathBuf>,
+    /// Leave the network on.
+    #[arg(long)]
+    pub net: bool,
+    /// Only apply the resource limits; no Landlock, no seccomp (the sandbox, if
+    /// any, is the bwrap this helper then runs).
+    #[arg(long)]
+    pub limits_only: bool,
+    /// RLIMIT_AS, bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub rlimit_as: Option<u64>,
+    /// RLIMIT_NPROC.
+    #[arg(long, value_name = "N")]
+    pub rlimit_nproc: Option<u64>,
+    /// RLIMIT_FSIZE, bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub rlimit_fsize: Option<u64>,
+    /// The command.
+    #[arg(last = true, required = true)]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+/// Restrict this process (Landlock, then seccomp), then exec the command.
+/// Returns only on failure, with the reason: the command never runs unrestricted.
+pub(crate) fn exec(args: &ExecArgs) -> String {
+    if let Err(e) = set_limits(args) {
+        return format!("sandbox: {e}; the command was not run");
+    }
+    if !args.limits_only
+        && let Err(e) = restrict(args)
+    {
+        return format!("sandbox: {e}; the command was not run");
+    }
+    let Some((program, rest)) = args.command.split_first() else {
+        return "sandbox: no command given".into();
+    };
+    let err = std::os::unix::process::CommandExt::exec(Command::new(program).args(rest));
+    format!("sandbox: cannot run `{}`: {err}", program.to_string_lossy())
+}
+
+/// Apply the resource limits (soft and hard), which the command inherits.
+fn set_limits(args: &ExecArgs) -> Result<(), SandboxError> {
+    use rustix::process::{Resource, Rlimit, setrlimit};
+    for (what, resource, value) in [
+        ("memory", Resource::As, args.rlimit_as),
+        ("processes", Resource::Nproc, args.rlimit_nproc),
+        ("file size", Resource::Fsize, args.rlimit_fsize),
+    ] {
+        if let Some(v) = value {
+            setrlimit(
+                resource,
+                Rlimit {
+                    current: Some(v),
+                    maximum: Some(v),
+                },
+            )
+            .map_err(|source| SandboxError::Limit { what, source })?;
+        }
+    }
+    Ok(())
+}
+
+/// Wrap `program args` so that it runs under `limits` (through the helper,
+/// which sets them and then execs it).
+pub(crate) fn with_limits(
+    limits: &crate::model::Limits,
+    program: String,
+    args: Vec<String>,
+) -> (String, Vec<String>) {
+    const MIB: u64 = 1024 * 1024;
+    let exe =
+        std::env::current_exe().map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string());
+    let mut a = vec![HELPER.to_owned(), "--limits-only".to_owned()];
+    for (flag, v) in [
+        (
+            "--rlimit-as",
+            limits.memory_mb.map(|m| m.saturating_mul(MIB)),
+        ),
+        ("--rlimit-nproc", limits.processes),
+        (
+            "--rlimit-fsize",
+            limits.file_size_mb.map(|m| m.saturating_mul(MIB)),
+        ),
+    ] {
+        if let Some(v) = v {
+            a.push(flag.to_owned());
+            a.push(v.to_string());
+        }
+    }
+    a.push("--".to_owned());
+    a.push(program);
+    a.extend(args);
+    (exe, a)
+}
+
+fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
+    use landlock::{
+        ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
+        RulesetStatus, path_beneath_rules,
+    };
+    // v3 (Linux 6.2) is the first ABI that also controls truncation: below it a
+    // write outside the allowed paths would remain possible, so it is required.
+    let abi = ABI::V3;
+    let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(abi))
+        .and_then(|r| r.create())
+        .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi))))
+        .and_then(|r| r.add_rules(path_beneath_rules(&args.rw, AccessFs::from_all(abi))))
+        .and_then(|r| r.add_rules(path_beneath_rules(devices, AccessFs::from_all(abi))))
+        .and_then(|r| r.restrict_self())?;
+    if status.ruleset != RulesetStatus::FullyEnforced {
+        return Err(SandboxError::NotEnforced(status.ruleset));
+    }
+    if !args.net {
+        deny_network()?;
+    }
+    Ok(())
+}
+
+/// A seccomp filter: `socket` for any family but AF_UNIX, and `io_uring_setup`
+/// (whose socket operations bypass seccomp), fail with EACCES.
+fn deny_network() -> Result<(), SandboxError> {
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
+    };
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(SandboxError::Arch)?;
+    let not_unix = SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Ne,
+        u64::try_from(libc::AF_UNIX).unwrap_or(1),
+    )
+    .and_then(|c| SeccompRule::new(vec![c]))?;
+    let rules = [
+        (libc::SYS_socket, vec![not_unix]),
+        (libc::SYS_io_uring_setup, Vec::new()),
+    ]
+    .into_iter()
+    .collect();
+    let errno = u32::try_from(libc::EACCES).unwrap_or(13);
+    let program: BpfProgram = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(errno),
+        arch,
+    )
+    .and_then(TryInto::try_into)?;
+    seccompiler::apply_filter(&program)?;
+    Ok(())
+}

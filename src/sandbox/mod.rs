@@ -1,0 +1,207 @@
+//! Step sandboxes: what this machine supports (the pre-flight probe), and
+//! how a sandboxed command is started.
+//!
+//! A sandboxed step sees the whole filesystem read-only except the
+//! workspace (whose `.git` and, when it lies inside, the run's output folder
+//! stay read-only), the step's own artifact folder and a private temporary
+//! folder (`TMPDIR`); the network is off unless the step allows it.
+//!
+//! Backends, best first:
+//! - `bwrap` (bubblewrap): new mount, pid, network, ipc and uts namespaces;
+//!   bind mounts give the layout above; `--die-with-parent` and the pid
+//!   namespace make sure nothing the step forks outlives it, even a process
+//!   that called `setsid`.
+//! - `landlock+seccomp`: when bwrap does not work. The step runs through
+//!   plangate's hidden `__sandbox-exec` helper, which restricts itself with
+//!   Landlock (read everywhere, write only beneath the allowed paths) and,
+//!   without network, a seccomp filter refusing every non-unix socket and
+//!   io_uring, then `exec`s the command (same pid and process group). Landlock
+//!   cannot take back a right granted higher up, so the workspace's `.git` (and
+//!   the output folder inside it) stay read-only by granting write access to
+//!   each sibling instead: new entries directly in the workspace root (or in
+//!   another parent of those folders) cannot be created under this backend.
+//!   There is no pid namespace: a process that calls `setsid` can outlive the
+//!   step, as without a sandbox.
+//! - none: a step that asks for a sandbox is blocked before the run starts
+//!   (fail-close), never run unsandboxed.
+//!
+//! The probe runs the backend for real (`bwrap ... -- true`), because bwrap
+//! is often installed where it cannot work (Ubuntu 24.04 runners restrict
+//! unprivileged user namespaces; unprivileged containers forbid mounts).
+
+mod exec;
+pub(crate) mod git_guard;
+mod layout;
+mod profile;
+
+pub(crate) use exec::ExecArgs;
+pub(crate) use exec::{exec, with_limits};
+pub(crate) use layout::{Layout, wrap};
+pub(crate) use profile::{Request, plan_for};
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::model::{Availability, Backend};
+
+/// The bubblewrap program (looked up in PATH).
+pub(crate) const BWRAP: &str = "bwrap";
+
+/// Which backend `--sandbox-backend` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Choice {
+    /// The best that works here.
+    #[default]
+    Auto,
+    /// bubblewrap only.
+    Bwrap,
+    /// Landlock + seccomp only.
+    Landlock,
+    /// No sandbox: every step that asks for one is refused.
+    None,
+}
+
+/// Probe what this machine supports, within what `choice` allows.
+pub(crate) fn preflight(choice: Choice) -> Availability {
+    if choice == Choice::None {
+        return Availability::none("--sandbox-backend none: sandboxes are switched off".into());
+    }
+    let mut tried = Vec::new();
+    if matches!(choice, Choice::Auto | Choice::Bwrap) {
+        match probe(bwrap_probe_command()) {
+            Ok(()) => {
+                return Availability::with(
+                    Backend::Bwrap,
+                    "bwrap ran a probe command with new namespaces and read-only binds".into(),
+                );
+            }
+            Err(why) => tried.push(format!("bwrap does not work here: {why}")),
+        }
+    }
+    if matches!(choice, Choice::Auto | Choice::Landlock) {
+        match landlock_probe_command().and_then(probe) {
+            Ok(()) => {
+                let mut why = tried.join("; ");
+                if !why.is_empty() {
+                    why.push_str("; ");
+                }
+                why.push_str("a probe child enforced Landlock (ABI v3 rights) and the seccomp network filter");
+                return Availability::with(Backend::Landlock, why);
+            }
+            Err(why) => tried.push(format!("Landlock + seccomp does not work here: {why}")),
+        }
+    }
+    Availability::none(tried.join("; "))
+}
+
+/// Why a probe failed, or why the helper could not restrict itself.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SandboxError {
+    /// `current_exe` failed.
+    #[error("cannot find plangate's own binary: {0}")]
+    OwnBinary(std::io::Error),
+    /// The probe could not be started.
+    #[error("cannot start `{name}`: {source}")]
+    Start {
+        /// The program.
+        name: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The probe ended unsuccessfully (with what it wrote on stderr).
+    #[error("the probe ended with {status}{}", stderr_suffix(.stderr))]
+    ProbeFailed {
+        /// How it ended.
+        status: std::process::ExitStatus,
+        /// Its stderr, trimmed (at most 4 KiB).
+        stderr: String,
+    },
+    /// The probe hung.
+    #[error("the probe did not finish within 10 s")]
+    ProbeTimedOut,
+    /// Waiting for the probe failed.
+    #[error("cannot wait for the probe: {0}")]
+    Wait(std::io::Error),
+    /// A resource limit could not be set.
+    #[error("cannot set the {what} limit: {source}")]
+    Limit {
+        /// memory, processes or file size.
+        what: &'static str,
+        /// Why.
+        source: rustix::io::Errno,
+    },
+    /// Landlock refused the ruleset.
+    #[error("Landlock: {0}")]
+    Landlock(#[from] landlock::RulesetError),
+    /// The kernel enforces Landlock only partly.
+    #[error("Landlock is not fully enforced by this kernel ({0:?})")]
+    NotEnforced(landlock::RulesetStatus),
+    /// This architecture has no seccomp filter.
+    #[error("seccomp: unsupported architecture: {0}")]
+    Arch(seccompiler::BackendError),
+    /// The seccomp filter could not be built.
+    #[error("seccomp: {0}")]
+    SeccompBuild(#[from] seccompiler::BackendError),
+    /// The seccomp filter could not be applied.
+    #[error("seccomp: {0}")]
+    Seccomp(#[from] seccompiler::Error),
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!(": {stderr}")
+    }
+}
+
+/// The hidden helper subcommand.
+pub(crate) const HELPER: &str = "__sandbox-exec";
+
+fn bwrap_probe_command() -> Command {
+    let mut cmd = Command::new(BWRAP);
+    cmd.args(layout::base_args(false)).args(["--", "true"]);
+    cmd
+}
+
+fn landlock_probe_command() -> Result<Command, SandboxError> {
+    let exe = std::env::current_exe().map_err(SandboxError::OwnBinary)?;
+    let mut cmd = Command::new(exe);
+    cmd.args([HELPER, "--", "true"]);
+    Ok(cmd)
+}
+
+/// Run a probe command (the sandbox around `true`); Ok when it exits 0.
+fn probe(mut cmd: Command) -> Result<(), SandboxError> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let name = cmd.get_program().to_string_lossy().into_owned();
+    let mut child = cmd
+        .spawn()
+        .map_err(|source| SandboxError::Start { name, source })?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => {
+                let mut err = String::new();
+                if let Some(mut e) = child.stderr.take() {
+                    use std::io::Read;
+                    let _ = e.by_ref().take(4096).read_to_string(&mut err);
+                }
+                return Err(SandboxError::ProbeFailed {
+                    status,
+                    stderr: err.trim().to_owned(),
+                });
+            }
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(SandboxError::ProbeTimedOut);
+            }
+            Err(e) => return Err(SandboxError::Wait(e)),
+        }
+    }
+}

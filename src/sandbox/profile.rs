@@ -1,0 +1,151 @@
+//! The approved risk level *is* the sandbox profile: what a step that runs a
+//! process (a bash step, its rollback, an agent CLI) may do follows from the
+//! risk it was approved at, not from what it asks for.
+//!
+//! | approved at | filesystem        | network                      |
+//! |-------------|-------------------|------------------------------|
+//! | safe        | `read-only`       | only with `network: true`    |
+//! | moderate    | `workspace-write` | (which floors the risk at    |
+//! | dangerous   | `declared`        |  moderate)                   |
+//!
+//! A dangerous step may also ask for no sandbox at all (bash `sandbox:
+//! false`), honoured only when `allow_unsandboxed` is not false. When no
+//! backend works here, `policy.sandbox: required` blocks the step (the
+//! decision names the reason and the fix) and `optional` runs it marked
+//! "not enforced".
+
+use std::path::PathBuf;
+
+use crate::model::{
+    Availability, EffectivePolicy, Filesystem, Profile, Risk, SandboxMode, StepSandbox,
+};
+
+/// What a step that runs processes declares about its sandbox.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Request {
+    /// `network: true` on the step (or its agent).
+    pub network: bool,
+    /// `sandbox: false`: asks to run without a sandbox (floors the risk at dangerous).
+    pub unsandboxed: bool,
+    /// `writable:` paths (absolute), granted when approved as dangerous.
+    pub writable: Vec<PathBuf>,
+}
+
+/// The sandbox of an approved step that runs processes, at `risk`; an error
+/// (the reason it is blocked) when it cannot be had.
+pub(crate) fn plan_for(
+    request: &Request,
+    risk: Risk,
+    availability: Option<&Availability>,
+    policy: &EffectivePolicy,
+) -> Result<StepSandbox, String> {
+    let filesystem = match risk {
+        Risk::Safe => Filesystem::ReadOnly,
+        Risk::Moderate => Filesystem::WorkspaceWrite,
+        Risk::Dangerous => Filesystem::Declared,
+    };
+    let profile = Profile {
+        filesystem,
+        network: request.network,
+        writable: if filesystem == Filesystem::Declared {
+            request.writable.clone()
+        } else {
+            Vec::new()
+        },
+    };
+    if request.unsandboxed {
+        if risk < Risk::Dangerous {
+            // The classifier floors such a step at dangerous; never reached otherwise.
+            return Err("asks to run without a sandbox (`sandbox: false`), which needs an approval at dangerous risk".to_owned());
+        }
+        if !policy.allow_unsandboxed {
+            return Err("asks to run without a sandbox (`sandbox: false`), which the policy forbids (`allow_unsandboxed: false`); remove `sandbox: false` and list the paths it must write under `writable`".to_owned());
+        }
+        return Ok(StepSandbox::not_enforced(
+            profile,
+            "the step asks to run without a sandbox (`sandbox: false`) and was approved as dangerous".to_owned(),
+        ));
+    }
+    if let Some(backend) = availability.and_then(Availability::backend) {
+        return Ok(StepSandbox::enforced(backend, profile));
+    }
+    let why = availability.map_or("the sandbox pre-flight did not run", |a| a.reason.as_str());
+    match policy.sandbox {
+        SandboxMode::Required => Err(format!(
+            "no sandbox backend works here ({why}), and `policy.sandbox` is required, so no step that runs a process can be approved; \
+             fix: install bubblewrap and allow unprivileged user namespaces (Ubuntu 24.04: `sysctl kernel.apparmor_restrict_unprivileged_userns=0`), \
+             or run on Linux 6.2+ with Landlock enabled; or set `sandbox: optional` in the --policy file to run steps unenforced"
+        )),
+        SandboxMode::Optional => Ok(StepSandbox::not_enforced(
+            profile,
+            format!("no sandbox backend works here ({why}) and `policy.sandbox` is optional"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Backend;
+
+    fn policy(mode: SandboxMode, allow: bool) -> EffectivePolicy {
+        let mut p = crate::policy::cap::resolve(
+            &crate::model::PolicyBlock::default(),
+            crate::policy::cap::Overrides::default(),
+            None,
+        );
+        p.sandbox = mode;
+        p.allow_unsandboxed = allow;
+        p
+    }
+
+    #[test]
+    fn risk_picks_the_filesystem_and_the_request_the_network() {
+        let bwrap = Availability::with(Backend::Bwrap, "probe".into());
+        let req = Request {
+            network: true,
+            unsandboxed: false,
+            writable: vec![PathBuf::from("/opt/cache")],
+        };
+        let p = policy(SandboxMode::Required, true);
+        for (risk, fs, writable) in [
+            (Risk::Safe, Filesystem::ReadOnly, 0),
+            (Risk::Moderate, Filesystem::WorkspaceWrite, 0),
+            (Risk::Dangerous, Filesystem::Declared, 1),
+        ] {
+            let s = plan_for(&req, risk, Some(&bwrap), &p).expect("sandbox");
+            assert_eq!(s.profile.filesystem, fs);
+            assert!(s.profile.network);
+            assert_eq!(s.profile.writable.len(), writable);
+            assert_eq!(s.backend(), Some(Backend::Bwrap));
+        }
+    }
+
+    #[test]
+    fn no_backend_blocks_when_required_and_is_marked_when_optional() {
+        let none = Availability::none("bwrap is missing".into());
+        let req = Request::default();
+        let err = plan_for(&req, Risk::Safe, Some(&none), &policy(SandboxMode::Required, true))
+            .expect_err("blocked");
+        assert!(err.contains("bwrap is missing") && err.contains("sandbox: optional"), "{err}");
+        let s = plan_for(&req, Risk::Safe, Some(&none), &policy(SandboxMode::Optional, true))
+            .expect("optional");
+        assert_eq!(s.enforcement, crate::model::sandbox::NOT_ENFORCED);
+        assert!(s.backend().is_none());
+    }
+
+    #[test]
+    fn unsandboxed_needs_dangerous_and_the_policy() {
+        let bwrap = Availability::with(Backend::Bwrap, "probe".into());
+        let req = Request {
+            unsandboxed: true,
+            ..Request::default()
+        };
+        let p = policy(SandboxMode::Required, true);
+        assert!(plan_for(&req, Risk::Moderate, Some(&bwrap), &p).is_err());
+        let s = plan_for(&req, Risk::Dangerous, Some(&bwrap), &p).expect("allowed");
+        assert!(s.backend().is_none());
+        let p = policy(SandboxMode::Required, false);
+        assert!(plan_for(&req, Risk::Dangerous, Some(&bwrap), &p).is_err());
+    }
+}

@@ -1,0 +1,107 @@
+//! The one way a step's process starts: inside the sandbox its approval
+//! granted (bash commands, rollback commands and agent CLIs all come here).
+//!
+//! It gives the process a private `TMPDIR`, wraps it in the step's backend
+//! (or leaves it unwrapped when the decision says "not enforced"), applies the
+//! resource limits, and around it keeps the files that make git run code as
+//! they were ([`crate::sandbox::git_guard`]): what a step below dangerous
+//! changed there is undone and named, so the caller fails the step.
+
+use crate::model::{Filesystem, Limits};
+use crate::process::{self, ProcessOutcome, ProcessSpec};
+use crate::sandbox::{self, Layout, git_guard::Snapshot};
+
+use super::StepContext;
+
+/// A finished process and the protected git files it changed (undone).
+#[derive(Debug)]
+pub(crate) struct Guarded {
+    /// How it ended.
+    pub process: ProcessOutcome,
+    /// Paths (relative to the workspace) it changed that only a dangerous
+    /// step may change; they were put back.
+    pub undone: Vec<String>,
+}
+
+impl Guarded {
+    /// The error a step reports for `undone`, if any.
+    pub(crate) fn undone_error(&self) -> Option<String> {
+        (!self.undone.is_empty()).then(|| undone_message(&self.undone))
+    }
+}
+
+/// Why a step that changed git's code-running files fails.
+pub(crate) fn undone_message(undone: &[String]) -> String {
+    const SHOWN: usize = 4;
+    let mut list = undone
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if undone.len() > SHOWN {
+        list.push_str(&format!(" and {} more", undone.len() - SHOWN));
+    }
+    format!(
+        "changed files that make git run code ({list}); they were put back: only a step approved as dangerous may change git hooks or configuration"
+    )
+}
+
+/// Run `spec` for the step of `ctx`, inside its sandbox, under `limits`.
+pub(crate) async fn run(
+    mut spec: ProcessSpec,
+    ctx: &StepContext,
+    limits: Option<Limits>,
+) -> std::io::Result<Guarded> {
+    // Fail-close: a process-running step always has a sandbox decision.
+    let Some(sb) = ctx.sandbox.as_ref() else {
+        return Err(std::io::Error::other(
+            "no sandbox was decided for this step; it is not run",
+        ));
+    };
+    let snapshot = if sb.profile.filesystem == Filesystem::Declared {
+        None
+    } else {
+        Some(Snapshot::take(&ctx.env.workspace).map_err(|e| {
+            std::io::Error::other(format!(
+                "cannot record the git hooks and configuration before the step: {e}"
+            ))
+        })?)
+    };
+    std::fs::create_dir_all(&ctx.artifacts_dir)?;
+    let temp = tempfile::Builder::new()
+        .prefix("plangate-step-")
+        .tempdir()?;
+    for var in ["TMPDIR", "TMP", "TEMP"] {
+        spec.env.push((var.to_owned(), temp.path().display().to_string()));
+    }
+    if let Some(backend) = sb.backend() {
+        let layout = Layout {
+            workspace: ctx.env.workspace.clone(),
+            out_dir: ctx.out_dir.clone(),
+            artifacts: ctx.artifacts_dir.clone(),
+            temp: temp.path().to_path_buf(),
+            cwd: spec.cwd.clone(),
+            profile: sb.profile.clone(),
+        };
+        (spec.program, spec.args) = sandbox::wrap(backend, &layout, &spec.program, &spec.args);
+    }
+    if let Some(limits) = limits {
+        (spec.program, spec.args) = sandbox::with_limits(&limits, spec.program, spec.args);
+    }
+    let result = process::run(spec, ctx.cancel.clone()).await;
+    // Undo even when the process could not be waited for: it may have run.
+    let undone = match snapshot {
+        Some(s) => s.undo_changes().map_err(|e| {
+            std::io::Error::other(format!(
+                "cannot put back the git hooks and configuration after the step: {e}"
+            ))
+        })?,
+        None => Vec::new(),
+    };
+    drop(temp);
+    Ok(Guarded {
+        process: result?,
+        undone,
+    })
+}
