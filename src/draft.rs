@@ -133,8 +133,9 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         pos: crate::plan::Pos::default(),
         network: false,
     };
-    // An agent CLI drafts in a read-only sandbox (the network only when its
-    // definition says so); when none works here, it is not run.
+    // An agent CLI drafts in the sandbox of an agent step (moderate: the
+    // workspace writable, the network only when its definition says so); when
+    // none works here, it is not run.
     let sandbox = if provider == ProviderKind::Command {
         let availability = crate::sandbox::preflight(crate::sandbox::Choice::Auto);
         let policy = crate::policy::cap::resolve(
@@ -146,7 +147,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
             network: req.agent.network,
             ..crate::sandbox::Request::default()
         };
-        match crate::sandbox::plan_for(&request, Risk::Safe, Some(&availability), &policy) {
+        match crate::sandbox::plan_for(&request, Risk::Moderate, Some(&availability), &policy) {
             Ok(s) => Some(s),
             Err(why) => return DraftResult::Failed(format!("agent `{}` not run: {why}", req.agent_name)),
         }

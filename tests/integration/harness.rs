@@ -132,6 +132,16 @@ pub fn bash_plan(steps: &[(&str, &str)]) -> String {
     s
 }
 
+/// Like [`bash_plan`], with `policy.sandbox: optional`: with `--sandbox-backend
+/// none` its steps run unsandboxed (for tests that compare host pids).
+pub fn unsandboxed_plan(steps: &[(&str, &str)]) -> String {
+    bash_plan(steps).replacen(
+        "policy: {risk_tolerance: high}",
+        "policy: {risk_tolerance: high, sandbox: optional}",
+        1,
+    )
+}
+
 /// Whether a process is alive (and not a zombie).
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

@@ -2,7 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::harness::{Env, alive, bash_plan, code, read_json, spawn, stderr, wait_until};
+use crate::harness::{
+    Env, alive, bash_plan, code, read_json, spawn, stderr, unsandboxed_plan, wait_until,
+};
 
 #[test]
 fn success_writes_report_artifacts_manifest_and_audit() {
@@ -118,12 +120,13 @@ fn expected_output_mismatch_fails_the_step() {
     assert_eq!(env.step("b")["status"], "success");
 }
 
+// Host pids are compared: run without a sandbox (bwrap's pid namespace would hide them).
 #[test]
 fn timeout_kills_the_whole_process_group_including_grandchildren() {
     let env = Env::new();
-    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - id: slow\n    tool: bash\n    timeout: 1\n    parameters: {command: 'sh -c \"sleep 300\" & echo $! > grandchild.pid; sleep 300'}\n";
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high, sandbox: optional}\nsteps:\n  - id: slow\n    tool: bash\n    timeout: 1\n    parameters: {command: 'sh -c \"sleep 300\" & echo $! > grandchild.pid; sleep 300'}\n";
     let t = Instant::now();
-    let o = env.run(plan, &["--kill-grace", "1"]);
+    let o = env.run(plan, &["--kill-grace", "1", "--sandbox-backend", "none"]);
     assert!(
         t.elapsed() < Duration::from_secs(30),
         "took {:?}",
@@ -144,12 +147,13 @@ fn timeout_kills_the_whole_process_group_including_grandchildren() {
     );
 }
 
+// Host pids are compared: run without a sandbox (bwrap's pid namespace would hide them).
 #[test]
 fn background_processes_do_not_outlive_their_step() {
     let env = Env::new();
-    let plan = bash_plan(&[("bg", "sleep 300 & echo $! > bg.pid; echo started")]);
+    let plan = unsandboxed_plan(&[("bg", "sleep 300 & echo $! > bg.pid; echo started")]);
     let t = Instant::now();
-    let o = env.run(&plan, &["--kill-grace", "1"]);
+    let o = env.run(&plan, &["--kill-grace", "1", "--sandbox-backend", "none"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(t.elapsed() < Duration::from_secs(20));
     let pid: u32 = std::fs::read_to_string(env.ws.join("bg.pid"))
@@ -243,11 +247,12 @@ fn two_gigabytes_of_output_keep_memory_and_disk_flat() {
     assert!(peak_kb > 0 && peak_kb < 64 * 1024, "peak RSS {peak_kb} kB");
 }
 
+// Host pids are compared: run without a sandbox (bwrap's pid namespace would hide them).
 #[test]
 fn sigterm_mid_run_leaves_an_interrupted_report_and_stops_children() {
     let env = Env::new();
-    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: long, tool: bash, parameters: {command: 'echo $$ > long.pid; sleep 300'}}\n  - {id: after, tool: bash, dependencies: [long], parameters: {command: 'true'}}\n";
-    let child = spawn(&env, plan, &["--kill-grace", "1"]);
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high, sandbox: optional}\nsteps:\n  - {id: long, tool: bash, parameters: {command: 'echo $$ > long.pid; sleep 300'}}\n  - {id: after, tool: bash, dependencies: [long], parameters: {command: 'true'}}\n";
+    let child = spawn(&env, plan, &["--kill-grace", "1", "--sandbox-backend", "none"]);
     let pidfile = env.ws.join("long.pid");
     assert!(wait_until(20, || std::fs::read_to_string(&pidfile)
         .is_ok_and(|s| s.ends_with('\n'))));
@@ -460,11 +465,12 @@ fn an_unwritable_out_dir_is_a_clear_error_and_runs_nothing() {
     assert!(!env.ws.join("marker").exists());
 }
 
+// Host pids are compared: run without a sandbox (bwrap's pid namespace would hide them).
 #[test]
 fn sigkill_mid_run_leaves_a_valid_report_that_says_it_did_not_finish() {
     let env = Env::new();
-    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: quick, tool: bash, parameters: {command: 'true'}}\n  - {id: long, tool: bash, dependencies: [quick], parameters: {command: 'echo $$ > long.pid; exec sleep 300'}}\n";
-    let mut child = spawn(&env, plan, &[]);
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high, sandbox: optional}\nsteps:\n  - {id: quick, tool: bash, parameters: {command: 'true'}}\n  - {id: long, tool: bash, dependencies: [quick], parameters: {command: 'echo $$ > long.pid; exec sleep 300'}}\n";
+    let mut child = spawn(&env, plan, &["--sandbox-backend", "none"]);
     let pidfile = env.ws.join("long.pid");
     assert!(wait_until(20, || std::fs::read_to_string(&pidfile)
         .is_ok_and(|s| s.ends_with('\n'))));

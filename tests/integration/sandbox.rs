@@ -1,6 +1,11 @@
-//! Sandboxed bash steps (`sandbox: true`): writes outside the workspace and
-//! into `.git` fail, the network is off unless allowed, nothing outlives the
-//! step, and a step whose sandbox cannot be had is refused before anything runs.
+//! The approved risk level is the sandbox profile: every bash step, rollback
+//! and agent CLI runs in the boundary its approval grants (safe: read-only
+//! but its artifacts and TMPDIR; moderate: also the workspace, not git's
+//! hooks and configuration; dangerous: what it declares), the network only
+//! with `network: true`, nothing outlives the step, and a step whose sandbox
+//! cannot be had is refused before anything runs (`policy.sandbox:
+//! required`) or marked "not enforced" (`optional`).
+//!
 //! Every behaviour is checked under each backend this machine supports
 //! (`--sandbox-backend`). A backend that cannot run here (bubblewrap not
 //! installed, Landlock off in the kernel) is skipped with the reason on
@@ -27,7 +32,7 @@ fn in_ci() -> bool {
 /// pre-flight on a one-step sandboxed plan, as the report records it.
 fn unavailable(flag: &str, backend: &str) -> Option<String> {
     let env = Env::new();
-    let o = run(&env, flag, &plan(&[("probe", "true", ", sandbox: true")]));
+    let o = run(&env, flag, &plan(&[("probe", "true", "")]));
     let r = env.report();
     if code(&o) == 0 && r["sandbox"]["available"] == backend {
         return None;
@@ -84,10 +89,17 @@ fn backends_for(test: &str, wanted: &[&str]) -> Vec<(&'static str, &'static str)
 }
 
 fn plan(steps: &[(&str, &str, &str)]) -> String {
-    let mut s = String::from("version: 1\nid: sb\npolicy: {risk_tolerance: high}\nsteps:\n");
+    plan_with("{risk_tolerance: high}", steps)
+}
+
+/// A plan whose steps are `(id, command, extra step keys)`; `extra` starts
+/// with `, ` and may hold step keys (`risk_level: dangerous`) or, after
+/// `parameters:`, nothing: parameters go in `command` only.
+fn plan_with(policy: &str, steps: &[(&str, &str, &str)]) -> String {
+    let mut s = format!("version: 1\nid: sb\npolicy: {policy}\nsteps:\n");
     for (id, cmd, extra) in steps {
         s.push_str(&format!(
-            "  - id: {id}\n    tool: bash\n    continue_on_error: true\n    parameters: {{command: {}{extra}}}\n",
+            "  - {{id: {id}, tool: bash, continue_on_error: true{extra}, parameters: {{command: {}}}}}\n",
             serde_json::to_string(cmd).unwrap()
         ));
     }
@@ -111,82 +123,129 @@ fn stderr_of(env: &Env, id: &str) -> String {
     std::fs::read_to_string(env.out.join(format!("artifacts/{id}/stderr.txt"))).unwrap_or_default()
 }
 
+/// The step's sandbox as the report records it: (enforcement, filesystem, network).
+fn sandbox_of(env: &Env, id: &str) -> (String, String, bool) {
+    let s = env.step(id);
+    let sb = &s["sandbox"];
+    (
+        sb["enforcement"].as_str().unwrap_or("?").to_owned(),
+        sb["profile"]["filesystem"].as_str().unwrap_or("?").to_owned(),
+        sb["profile"]["network"].as_bool().unwrap_or(false),
+    )
+}
+
+fn git(ws: &std::path::Path, args: &[&str]) {
+    let o = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(ws)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A repository whose configuration makes `git diff` run a program (a
+/// textconv driver, set up before the run as a user's own configuration
+/// would be): the classifier rightly calls `git diff` safe, but what it
+/// runs tries to write each target of `$WRITE_TARGETS` (`TMP`: its TMPDIR,
+/// `ART`: its artifact folder, or a path) and says on stderr which writes
+/// were refused. This is the gap the sandbox exists for.
+fn textconv_repo(env: &Env) -> PathBuf {
+    let tools = env.ws.parent().unwrap().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let conv = tools.join("conv.sh");
+    std::fs::write(
+        &conv,
+        "for t in $WRITE_TARGETS; do\n  case $t in TMP) t=$TMPDIR/t;; ART) t=$PLANGATE_STEP_ARTIFACTS/mine.txt;; esac\n  if { echo x > \"$t\"; } 2>/dev/null; then echo \"wrote $t\" >&2; else echo \"refused $t\" >&2; fi\ndone\ncat \"$1\"\n",
+    )
+    .unwrap();
+    git(&env.ws, &["init", "-q"]);
+    git(
+        &env.ws,
+        &["config", "diff.probe.textconv", &format!("sh {}", conv.display())],
+    );
+    env.write(".gitattributes", "*.txt diff=probe\n");
+    env.write("a.txt", "one\n");
+    git(&env.ws, &["add", "."]);
+    git(&env.ws, &["commit", "-qm", "init"]);
+    env.write("a.txt", "two\n");
+    let other = env.ws.parent().unwrap().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    other
+}
+
 #[test]
-fn a_sandboxed_step_writes_the_workspace_and_its_tmpdir_only() {
+fn the_approved_risk_is_the_sandbox_profile() {
     let all = ["bwrap", "landlock+seccomp"];
-    for (flag, backend) in backends_for(
-        "a_sandboxed_step_writes_the_workspace_and_its_tmpdir_only",
-        &all,
-    ) {
+    for (flag, backend) in backends_for("the_approved_risk_is_the_sandbox_profile", &all) {
         let env = Env::new();
-        std::fs::create_dir_all(env.ws.join(".git/hooks")).unwrap();
-        std::fs::create_dir_all(env.ws.join("src")).unwrap();
-        env.write("existing.txt", "old\n");
-        // Landlock cannot grant new entries in the workspace root without
-        // granting them in `.git` too: only bwrap creates files there.
-        let root_file = if backend == "bwrap" {
-            " && echo ok > made.txt"
-        } else {
-            ""
-        };
-        let other: PathBuf = env.ws.parent().unwrap().join("other");
-        std::fs::create_dir_all(&other).unwrap();
-        let outside = other.join("escaped.txt");
+        let other = textconv_repo(&env);
+        let ws = env.ws.display().to_string();
+        let o = other.display().to_string();
+        let targets = |list: &[&str]| format!(", env: {{WRITE_TARGETS: {:?}}}", list.join(" "));
+        let safe = targets(&["TMP", "ART", &format!("{ws}/by-safe.txt"), &format!("{o}/by-safe.txt")]);
+        let moderate = targets(&[&format!("{ws}/by-moderate.txt"), &format!("{o}/by-moderate.txt")]);
         let yaml = plan(&[
+            ("safe", "git --no-pager diff", &safe),
+            ("moderate", "git --no-pager diff > diff.out", &moderate),
+            ("hook", "echo x > .git/hooks/pre-commit", ""),
             (
-                "inside",
-                &format!(
-                    "echo new >> existing.txt && echo ok > src/deep.txt && echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo a > \"$PLANGATE_STEP_ARTIFACTS/mine.txt\"{root_file}"
-                ),
-                ", sandbox: true",
+                "config",
+                "echo '[core]' >> .git/config",
+                "",
             ),
             (
-                "outside",
-                &format!("echo bad > {}", outside.display()),
-                ", sandbox: true",
-            ),
-            ("git", "echo bad > .git/hooks/pre-commit", ", sandbox: true"),
-            (
-                "tmp",
-                "echo bad > /tmp/plangate-sandbox-escape-$$",
-                ", sandbox: true",
-            ),
-            (
-                "report",
+                "out_dir",
                 &format!("echo bad >> {}", env.out.join("report.json").display()),
-                ", sandbox: true",
+                "",
             ),
-        ]);
-        let o = run(&env, flag, &yaml);
-        assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+            (
+                "dangerous",
+                &format!("echo ok > .git/hooks/post-commit && echo ok > {o}/granted.txt"),
+                &format!(", risk_level: dangerous, parameters_writable: [{o:?}]"),
+            ),
+        ])
+        .replace(", parameters_writable: [", ", parameters: {writable: [")
+        .replace("], parameters: {command:", "], command:");
+        let out = run(&env, flag, &yaml);
+        assert_eq!(code(&out), 0, "{backend}: {}\n{yaml}", stderr(&out));
         check_backend(&env, backend);
-        let s = env.step("inside");
-        assert_eq!(s["status"], "success", "{backend}: {s}");
-        assert_eq!(s["sandbox"], backend);
+        // safe: read-only but its TMPDIR and artifact folder.
         assert_eq!(
-            env.ws.join("made.txt").exists(),
-            backend == "bwrap",
-            "{backend}"
+            sandbox_of(&env, "safe"),
+            (backend.to_owned(), "read-only".to_owned(), false)
         );
-        assert_eq!(
-            std::fs::read_to_string(env.ws.join("existing.txt")).unwrap(),
-            "old\nnew\n"
-        );
-        assert!(env.ws.join("src/deep.txt").exists(), "{backend}");
-        assert!(env.out.join("artifacts/inside/mine.txt").exists());
-        for id in ["outside", "git", "tmp", "report"] {
+        let err = stderr_of(&env, "safe");
+        assert!(err.contains("wrote ") && err.contains("/t\n"), "{backend}: {err}");
+        assert!(err.contains("mine.txt"), "{backend}: {err}");
+        assert!(err.contains(&format!("refused {ws}/by-safe.txt")), "{backend}: {err}");
+        assert!(err.contains(&format!("refused {o}/by-safe.txt")), "{backend}: {err}");
+        assert!(!env.ws.join("by-safe.txt").exists() && !other.join("by-safe.txt").exists());
+        // moderate: the workspace too, nothing outside it.
+        assert_eq!(sandbox_of(&env, "moderate").1, "workspace-write");
+        let err = stderr_of(&env, "moderate");
+        assert!(env.ws.join("by-moderate.txt").exists(), "{backend}: {err}");
+        assert!(!other.join("by-moderate.txt").exists(), "{backend}: {err}");
+        // git's hooks and configuration: refused or put back, and the step fails.
+        for id in ["hook", "config"] {
             let s = env.step(id);
-            assert_eq!(s["status"], "failed", "{backend}: step {id} wrote: {s}");
-            let err = stderr_of(&env, id);
-            assert!(
-                err.contains("Read-only file system") || err.contains("Permission denied"),
-                "{backend}: {id}: {err}"
-            );
+            assert_eq!(s["status"], "failed", "{backend}: {id}: {s}");
+            assert_eq!(sandbox_of(&env, id).1, "workspace-write");
         }
-        assert!(!outside.exists(), "{backend}: the write outside landed");
         assert!(!env.ws.join(".git/hooks/pre-commit").exists(), "{backend}");
+        let config = std::fs::read_to_string(env.ws.join(".git/config")).unwrap();
+        assert!(!config.ends_with("[core]\n"), "{backend}: {config}");
+        // The run's output folder is not the step's.
+        assert_eq!(env.step("out_dir")["status"], "failed", "{backend}");
         let report = std::fs::read_to_string(env.out.join("report.json")).unwrap();
         assert!(!report.contains("\nbad"), "{backend}");
+        // dangerous: what it declares, and git's files.
+        let s = env.step("dangerous");
+        assert_eq!(s["status"], "success", "{backend}: {s}");
+        assert_eq!(s["sandbox"]["profile"]["filesystem"], "declared");
+        assert_eq!(s["sandbox"]["profile"]["writable"][0], o.as_str());
+        assert!(other.join("granted.txt").exists());
+        assert!(env.ws.join(".git/hooks/post-commit").exists());
     }
 }
 
@@ -207,33 +266,66 @@ fn listener() -> (u16, Arc<AtomicUsize>) {
 }
 
 #[test]
-fn the_network_is_off_in_a_sandbox_unless_the_step_allows_it() {
+fn the_network_is_off_unless_the_step_declares_it() {
     let all = ["bwrap", "landlock+seccomp"];
-    for (flag, backend) in backends_for(
-        "the_network_is_off_in_a_sandbox_unless_the_step_allows_it",
-        &all,
-    ) {
+    for (flag, backend) in backends_for("the_network_is_off_unless_the_step_declares_it", &all) {
         let env = Env::new();
         let (port, hits) = listener();
         let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo hi >&3");
+        let python = format!(
+            "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}))'"
+        );
         let yaml = plan(&[
             ("plain", &connect, ""),
-            ("boxed", &connect, ", sandbox: true"),
-            ("allowed", &connect, ", sandbox: true, network: true"),
+            ("dangerous", &connect, ", risk_level: dangerous"),
+            ("python", &python, ""),
+            ("declared", &connect, ", network: true"),
         ]);
         let o = run(&env, flag, &yaml);
         assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
         check_backend(&env, backend);
-        assert_eq!(env.step("plain")["status"], "success", "{backend}");
-        let boxed = env.step("boxed");
-        assert_eq!(boxed["status"], "failed", "{backend}: {boxed}");
-        assert_eq!(boxed["sandbox"], backend);
-        assert_eq!(env.step("allowed")["status"], "success", "{backend}");
+        for id in ["plain", "dangerous", "python"] {
+            let s = env.step(id);
+            assert_eq!(s["status"], "failed", "{backend}: {id}: {s}");
+            assert!(!sandbox_of(&env, id).2);
+        }
+        let s = env.step("declared");
+        assert_eq!(s["status"], "success", "{backend}: {s}");
+        assert!(sandbox_of(&env, "declared").2);
+        // `network: true` floors the risk at moderate.
+        assert_ne!(s["risk"]["effective"], "safe");
         assert_eq!(
             hits.load(Ordering::SeqCst),
-            2,
-            "{backend}: only the unsandboxed step and the allowed one connect"
+            1,
+            "{backend}: only the step that declares the network connects"
         );
+    }
+}
+
+#[test]
+fn an_agent_cli_runs_in_the_sandbox_of_its_step() {
+    let all = ["bwrap", "landlock+seccomp"];
+    for (flag, backend) in backends_for("an_agent_cli_runs_in_the_sandbox_of_its_step", &all) {
+        let env = Env::new();
+        let other = env.ws.parent().unwrap().join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        let escaped = other.join("escaped.txt");
+        let script = format!(
+            "cat > /dev/null; echo x > {} 2>/dev/null; echo ws > in-ws.txt; printf '%s' '{{\"status\": \"OK\", \"summary\": \"done\", \"artifacts\": [], \"next_actions\": []}}'",
+            escaped.display()
+        );
+        let yaml = format!(
+            "version: 1\nid: ag\npolicy: {{risk_tolerance: medium}}\nagents:\n  cli:\n    command: [bash, -c, {}]\n    timeout: 30\nsteps:\n  - {{id: ask, tool: agent, parameters: {{agent: cli, prompt: hi}}}}\n",
+            serde_json::to_string(&script).unwrap()
+        );
+        let o = run(&env, flag, &yaml);
+        assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+        assert_eq!(
+            sandbox_of(&env, "ask"),
+            (backend.to_owned(), "workspace-write".to_owned(), false)
+        );
+        assert!(env.ws.join("in-ws.txt").exists(), "{backend}");
+        assert!(!escaped.exists(), "{backend}: the agent CLI wrote outside the workspace");
     }
 }
 
@@ -249,7 +341,7 @@ fn nothing_a_sandboxed_step_forks_outlives_it_even_after_setsid() {
         let yaml = plan(&[(
             "bg",
             "setsid bash -c 'sleep 1.5; echo late > late.txt' >/dev/null 2>&1 < /dev/null & echo started",
-            ", sandbox: true",
+            "",
         )]);
         let o = run(&env, flag, &yaml);
         assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
@@ -264,7 +356,7 @@ fn nothing_a_sandboxed_step_forks_outlives_it_even_after_setsid() {
 
 fn assert_refused(env: &Env, o: &std::process::Output, why: &str) {
     assert_eq!(code(o), 3, "{}", stderr(o));
-    assert!(!env.ws.join("marker").exists(), "the step ran");
+    assert!(!env.ws.join("marker").exists(), "a step ran");
     let r = env.report();
     assert_eq!(r["status"], "denied");
     assert_eq!(r["sandbox"]["available"], "none");
@@ -273,24 +365,21 @@ fn assert_refused(env: &Env, o: &std::process::Output, why: &str) {
         "{}",
         r["sandbox"]
     );
-    let s = env.step("boxed");
-    assert_eq!(s["status"], "blocked");
-    assert!(
-        s["error"]
-            .as_str()
-            .unwrap()
-            .contains("never run unsandboxed"),
-        "{s}"
-    );
-    assert_eq!(env.step("plain")["status"], "not_run");
+    for id in ["first", "second"] {
+        let s = env.step(id);
+        assert_eq!(s["status"], "blocked", "{s}");
+        let err = s["error"].as_str().unwrap();
+        assert!(
+            err.contains("no sandbox backend works here") && err.contains("sandbox: optional"),
+            "{err}"
+        );
+    }
+    assert!(stderr(o).contains("bubblewrap"), "the fix is named: {}", stderr(o));
 }
 
 #[test]
-fn a_step_whose_sandbox_cannot_be_had_is_refused_before_anything_runs() {
-    let yaml = plan(&[
-        ("plain", "touch marker", ""),
-        ("boxed", "touch marker", ", sandbox: true"),
-    ]);
+fn under_required_no_backend_means_no_step_runs() {
+    let yaml = plan(&[("first", "ls", ""), ("second", "touch marker", "")]);
     // Sandboxes switched off.
     let env = Env::new();
     let o = run(&env, "none", &yaml);
@@ -311,7 +400,7 @@ fn a_step_whose_sandbox_cannot_be_had_is_refused_before_anything_runs() {
         .output()
         .unwrap();
     assert_refused(&env, &o, "cannot start `bwrap`");
-    // `validate` shows the same refusal.
+    // `validate` shows the same refusal, with run's exit code.
     let o = env
         .cmd()
         .arg("validate")
@@ -320,16 +409,86 @@ fn a_step_whose_sandbox_cannot_be_had_is_refused_before_anything_runs() {
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout).into_owned() + &stderr(&o);
-    assert!(out.contains("sandbox"), "{out}");
+    assert!(out.contains("no sandbox backend works here"), "{out}");
+    // The maintainers' policy file pins `required` over a plan's `optional`.
+    let env = Env::new();
+    let yaml = plan_with(
+        "{risk_tolerance: high, sandbox: optional}",
+        &[("first", "ls", ""), ("second", "touch marker", "")],
+    );
+    let policy = env.write("policy.yaml", "sandbox: required\n");
+    let o = env.run(
+        &yaml,
+        &["--sandbox-backend", "none", "--policy", policy.to_str().unwrap()],
+    );
+    assert_refused(&env, &o, "switched off");
 }
 
 #[test]
-fn no_probe_and_no_sandbox_block_when_no_step_asks() {
+fn under_optional_steps_run_and_say_not_enforced_everywhere() {
     let env = Env::new();
-    let o = run(&env, "none", &plan(&[("plain", "touch marker", "")]));
+    let yaml = plan(&[("first", "touch marker", "")]);
+    let policy = env.write("policy.yaml", "sandbox: optional\n");
+    let o = env.run(
+        &yaml,
+        &["--sandbox-backend", "none", "--policy", policy.to_str().unwrap()],
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(env.ws.join("marker").exists());
+    let s = env.step("first");
+    assert_eq!(s["sandbox"]["enforcement"], "not enforced", "{s}");
+    assert!(s["sandbox"]["reason"].as_str().unwrap().contains("optional"));
+    assert!(stderr(&o).contains("not enforced"), "{}", stderr(&o));
+    // The step summary (the Markdown a CI job publishes).
+    let md = env
+        .cmd()
+        .arg("report")
+        .arg(env.out.join("report.json"))
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
+    let summary = String::from_utf8_lossy(&md.stdout);
+    assert!(summary.contains("not enforced"), "{summary}");
+}
+
+#[test]
+fn a_step_may_ask_for_no_sandbox_only_as_dangerous_and_if_the_policy_allows() {
+    let env = Env::new();
+    let step = [("free", "touch marker", ", parameters_sandbox: false")];
+    let fix = |y: String| {
+        y.replace(", parameters_sandbox: false, parameters: {command:", ", parameters: {sandbox: false, command:")
+    };
+    // Dangerous: denied at medium...
+    let o = env.run(&fix(plan_with("{risk_tolerance: medium}", &step)), &[]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let s = env.step("free");
+    assert_eq!(s["risk"]["effective"], "dangerous", "{s}");
+    assert!(s["approval"]["reason"].as_str().unwrap().contains("sandbox: false"));
+    assert!(!env.ws.join("marker").exists());
+    // ...run unsandboxed, and said so, once approved...
+    let o = env.run(&fix(plan(&step)), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(env.ws.join("marker").exists());
+    assert_eq!(env.step("free")["sandbox"]["enforcement"], "not enforced");
+    std::fs::remove_file(env.ws.join("marker")).unwrap();
+    // ...unless the policy file forbids it.
+    let policy = env.write("policy.yaml", "allow_unsandboxed: false\n");
+    let o = env.run(&fix(plan(&step)), &["--policy", policy.to_str().unwrap()]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(env.step("free")["status"], "blocked");
+    assert!(!env.ws.join("marker").exists());
+}
+
+#[test]
+fn no_probe_when_no_step_runs_a_process() {
+    let env = Env::new();
+    let o = env.run(
+        "version: 1\nid: p\nsteps:\n  - {id: info, tool: system_info, parameters: {tools: []}}\n",
+        &["--sandbox-backend", "none"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(env.report().get("sandbox").is_none());
+    assert!(env.step("info").get("sandbox").is_none());
 }
 
 #[test]
