@@ -149,7 +149,9 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         };
         match crate::sandbox::plan_for(&request, Risk::Moderate, Some(&availability), &policy) {
             Ok(s) => Some(s),
-            Err(why) => return DraftResult::Failed(format!("agent `{}` not run: {why}", req.agent_name)),
+            Err(why) => {
+                return DraftResult::Failed(format!("agent `{}` not run: {why}", req.agent_name));
+            }
         }
     } else {
         None

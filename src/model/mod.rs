@@ -50,7 +50,9 @@ pub(crate) use report::{
 };
 pub(crate) use risk::{OnApproval, Risk, Tolerance};
 pub(crate) use run_status::RunStatus;
-pub(crate) use sandbox::{Availability, Backend, Filesystem, Limits, Profile, SandboxMode, StepSandbox};
+pub(crate) use sandbox::{
+    Availability, Backend, Filesystem, Limits, Profile, SandboxMode, StepSandbox,
+};
 pub(crate) use step::{AttemptRecord, StepOutcome, StepStatus};
 pub(crate) use tool::ToolName;
 pub(crate) use usage::Usage;

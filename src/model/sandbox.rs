@@ -85,7 +85,9 @@ pub struct Limits {
 }
 
 /// `policy.sandbox`: what happens when no sandbox backend works here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SandboxMode {
     /// Steps run unsandboxed, and every report line says "not enforced".
@@ -105,7 +107,9 @@ impl SandboxMode {
 }
 
 /// What a sandboxed step may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Filesystem {
     /// Everything read-only but the step's artifact folder and its private TMPDIR (safe).
@@ -192,11 +196,7 @@ impl StepSandbox {
     /// One line for people: `bwrap: read-only`, `landlock+seccomp: workspace-write + network`,
     /// `not enforced (why)`.
     pub(crate) fn summary(&self) -> String {
-        let mut s = format!(
-            "{}: {}",
-            self.enforcement,
-            self.profile.filesystem.as_str()
-        );
+        let mut s = format!("{}: {}", self.enforcement, self.profile.filesystem.as_str());
         if self.profile.network {
             s.push_str(" + network");
         }

@@ -7,7 +7,6 @@ use std::process::Command;
 
 use super::{HELPER, SandboxError};
 
-
 /// Arguments of the hidden `__sandbox-exec` helper.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ExecArgs {

@@ -275,8 +275,14 @@ mod tests {
         let changed = s.undo_changes().expect("undo");
         assert!(changed.contains(&".git/config".to_owned()), "{changed:?}");
         assert!(changed.contains(&".git/hooks".to_owned()), "{changed:?}");
-        assert!(changed.contains(&".git/config.worktree".to_owned()), "{changed:?}");
-        assert_eq!(std::fs::read_to_string(g.join("config")).expect("read"), "[core]\n");
+        assert!(
+            changed.contains(&".git/config.worktree".to_owned()),
+            "{changed:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(g.join("config")).expect("read"),
+            "[core]\n"
+        );
         assert!(!g.join("config.worktree").exists());
         assert!(g.join("hooks").symlink_metadata().expect("hooks").is_dir());
         assert!(g.join("hooks/pre-commit.sample").is_file());

@@ -163,7 +163,11 @@ mod tests {
 
     #[test]
     fn read_only_binds_only_artifacts_and_temp() {
-        let s = bwrap(&layout("/nonexistent/ws", "/nonexistent/out", Filesystem::ReadOnly));
+        let s = bwrap(&layout(
+            "/nonexistent/ws",
+            "/nonexistent/out",
+            Filesystem::ReadOnly,
+        ));
         assert!(s.starts_with("--ro-bind / / --dev /dev --proc /proc --unshare-all"));
         assert!(!s.contains("--share-net"));
         assert!(!s.contains("--bind /nonexistent/ws "));
@@ -175,10 +179,18 @@ mod tests {
 
     #[test]
     fn workspace_write_binds_the_workspace_and_declared_adds_paths() {
-        let s = bwrap(&layout("/nonexistent/ws", "/nonexistent/out", Filesystem::WorkspaceWrite));
+        let s = bwrap(&layout(
+            "/nonexistent/ws",
+            "/nonexistent/out",
+            Filesystem::WorkspaceWrite,
+        ));
         assert!(s.contains("--bind /nonexistent/ws /nonexistent/ws"));
         assert!(!s.contains("/opt/cache"));
-        let s = bwrap(&layout("/nonexistent/ws", "/nonexistent/out", Filesystem::Declared));
+        let s = bwrap(&layout(
+            "/nonexistent/ws",
+            "/nonexistent/out",
+            Filesystem::Declared,
+        ));
         assert!(s.contains("--bind /nonexistent/ws /nonexistent/ws"));
         assert!(s.contains("--bind /opt/cache /opt/cache"));
     }

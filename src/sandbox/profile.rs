@@ -125,11 +125,24 @@ mod tests {
     fn no_backend_blocks_when_required_and_is_marked_when_optional() {
         let none = Availability::none("bwrap is missing".into());
         let req = Request::default();
-        let err = plan_for(&req, Risk::Safe, Some(&none), &policy(SandboxMode::Required, true))
-            .expect_err("blocked");
-        assert!(err.contains("bwrap is missing") && err.contains("sandbox: optional"), "{err}");
-        let s = plan_for(&req, Risk::Safe, Some(&none), &policy(SandboxMode::Optional, true))
-            .expect("optional");
+        let err = plan_for(
+            &req,
+            Risk::Safe,
+            Some(&none),
+            &policy(SandboxMode::Required, true),
+        )
+        .expect_err("blocked");
+        assert!(
+            err.contains("bwrap is missing") && err.contains("sandbox: optional"),
+            "{err}"
+        );
+        let s = plan_for(
+            &req,
+            Risk::Safe,
+            Some(&none),
+            &policy(SandboxMode::Optional, true),
+        )
+        .expect("optional");
         assert_eq!(s.enforcement, crate::model::sandbox::NOT_ENFORCED);
         assert!(s.backend().is_none());
     }

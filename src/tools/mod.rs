@@ -17,8 +17,8 @@ pub(crate) mod find;
 pub(crate) mod git;
 pub(crate) mod http;
 pub(crate) mod registry;
-pub(crate) mod secrets_scan;
 pub(crate) mod sandboxed;
+pub(crate) mod secrets_scan;
 pub(crate) mod spec;
 pub(crate) mod step;
 pub(crate) mod system_info;
@@ -225,11 +225,17 @@ fn floor_for_sandbox(c: &mut StepClassification, req: &crate::sandbox::Request, 
     }
     for w in &req.writable {
         if w.starts_with(workspace) {
-            raise(Risk::Moderate, format!("declares `{}` writable", w.display()));
+            raise(
+                Risk::Moderate,
+                format!("declares `{}` writable", w.display()),
+            );
         } else {
             raise(
                 Risk::Dangerous,
-                format!("declares `{}` (outside the workspace) writable", w.display()),
+                format!(
+                    "declares `{}` (outside the workspace) writable",
+                    w.display()
+                ),
             );
         }
     }

@@ -73,7 +73,8 @@ pub(crate) async fn run(
         .prefix("plangate-step-")
         .tempdir()?;
     for var in ["TMPDIR", "TMP", "TEMP"] {
-        spec.env.push((var.to_owned(), temp.path().display().to_string()));
+        spec.env
+            .push((var.to_owned(), temp.path().display().to_string()));
     }
     if let Some(backend) = sb.backend() {
         let layout = Layout {

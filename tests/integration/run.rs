@@ -252,7 +252,11 @@ fn two_gigabytes_of_output_keep_memory_and_disk_flat() {
 fn sigterm_mid_run_leaves_an_interrupted_report_and_stops_children() {
     let env = Env::new();
     let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high, sandbox: optional}\nsteps:\n  - {id: long, tool: bash, parameters: {command: 'echo $$ > long.pid; sleep 300'}}\n  - {id: after, tool: bash, dependencies: [long], parameters: {command: 'true'}}\n";
-    let child = spawn(&env, plan, &["--kill-grace", "1", "--sandbox-backend", "none"]);
+    let child = spawn(
+        &env,
+        plan,
+        &["--kill-grace", "1", "--sandbox-backend", "none"],
+    );
     let pidfile = env.ws.join("long.pid");
     assert!(wait_until(20, || std::fs::read_to_string(&pidfile)
         .is_ok_and(|s| s.ends_with('\n'))));

@@ -129,7 +129,10 @@ fn sandbox_of(env: &Env, id: &str) -> (String, String, bool) {
     let sb = &s["sandbox"];
     (
         sb["enforcement"].as_str().unwrap_or("?").to_owned(),
-        sb["profile"]["filesystem"].as_str().unwrap_or("?").to_owned(),
+        sb["profile"]["filesystem"]
+            .as_str()
+            .unwrap_or("?")
+            .to_owned(),
         sb["profile"]["network"].as_bool().unwrap_or(false),
     )
 }
@@ -141,7 +144,11 @@ fn git(ws: &std::path::Path, args: &[&str]) {
         .current_dir(ws)
         .output()
         .unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// A repository whose configuration makes `git diff` run a program (a
@@ -162,7 +169,11 @@ fn textconv_repo(env: &Env) -> PathBuf {
     git(&env.ws, &["init", "-q"]);
     git(
         &env.ws,
-        &["config", "diff.probe.textconv", &format!("sh {}", conv.display())],
+        &[
+            "config",
+            "diff.probe.textconv",
+            &format!("sh {}", conv.display()),
+        ],
     );
     env.write(".gitattributes", "*.txt diff=probe\n");
     env.write("a.txt", "one\n");
@@ -183,17 +194,21 @@ fn the_approved_risk_is_the_sandbox_profile() {
         let ws = env.ws.display().to_string();
         let o = other.display().to_string();
         let targets = |list: &[&str]| format!(", env: {{WRITE_TARGETS: {:?}}}", list.join(" "));
-        let safe = targets(&["TMP", "ART", &format!("{ws}/by-safe.txt"), &format!("{o}/by-safe.txt")]);
-        let moderate = targets(&[&format!("{ws}/by-moderate.txt"), &format!("{o}/by-moderate.txt")]);
+        let safe = targets(&[
+            "TMP",
+            "ART",
+            &format!("{ws}/by-safe.txt"),
+            &format!("{o}/by-safe.txt"),
+        ]);
+        let moderate = targets(&[
+            &format!("{ws}/by-moderate.txt"),
+            &format!("{o}/by-moderate.txt"),
+        ]);
         let yaml = plan(&[
             ("safe", "git --no-pager diff", &safe),
             ("moderate", "git --no-pager diff > diff.out", &moderate),
             ("hook", "echo x > .git/hooks/pre-commit", ""),
-            (
-                "config",
-                "echo '[core]' >> .git/config",
-                "",
-            ),
+            ("config", "echo '[core]' >> .git/config", ""),
             (
                 "out_dir",
                 &format!("echo bad >> {}", env.out.join("report.json").display()),
@@ -216,10 +231,19 @@ fn the_approved_risk_is_the_sandbox_profile() {
             (backend.to_owned(), "read-only".to_owned(), false)
         );
         let err = stderr_of(&env, "safe");
-        assert!(err.contains("wrote ") && err.contains("/t\n"), "{backend}: {err}");
+        assert!(
+            err.contains("wrote ") && err.contains("/t\n"),
+            "{backend}: {err}"
+        );
         assert!(err.contains("mine.txt"), "{backend}: {err}");
-        assert!(err.contains(&format!("refused {ws}/by-safe.txt")), "{backend}: {err}");
-        assert!(err.contains(&format!("refused {o}/by-safe.txt")), "{backend}: {err}");
+        assert!(
+            err.contains(&format!("refused {ws}/by-safe.txt")),
+            "{backend}: {err}"
+        );
+        assert!(
+            err.contains(&format!("refused {o}/by-safe.txt")),
+            "{backend}: {err}"
+        );
         assert!(!env.ws.join("by-safe.txt").exists() && !other.join("by-safe.txt").exists());
         // moderate: the workspace too, nothing outside it.
         assert_eq!(sandbox_of(&env, "moderate").1, "workspace-write");
@@ -325,7 +349,10 @@ fn an_agent_cli_runs_in_the_sandbox_of_its_step() {
             (backend.to_owned(), "workspace-write".to_owned(), false)
         );
         assert!(env.ws.join("in-ws.txt").exists(), "{backend}");
-        assert!(!escaped.exists(), "{backend}: the agent CLI wrote outside the workspace");
+        assert!(
+            !escaped.exists(),
+            "{backend}: the agent CLI wrote outside the workspace"
+        );
     }
 }
 
@@ -374,7 +401,11 @@ fn assert_refused(env: &Env, o: &std::process::Output, why: &str) {
             "{err}"
         );
     }
-    assert!(stderr(o).contains("bubblewrap"), "the fix is named: {}", stderr(o));
+    assert!(
+        stderr(o).contains("bubblewrap"),
+        "the fix is named: {}",
+        stderr(o)
+    );
 }
 
 #[test]
@@ -419,7 +450,12 @@ fn under_required_no_backend_means_no_step_runs() {
     let policy = env.write("policy.yaml", "sandbox: required\n");
     let o = env.run(
         &yaml,
-        &["--sandbox-backend", "none", "--policy", policy.to_str().unwrap()],
+        &[
+            "--sandbox-backend",
+            "none",
+            "--policy",
+            policy.to_str().unwrap(),
+        ],
     );
     assert_refused(&env, &o, "switched off");
 }
@@ -431,13 +467,23 @@ fn under_optional_steps_run_and_say_not_enforced_everywhere() {
     let policy = env.write("policy.yaml", "sandbox: optional\n");
     let o = env.run(
         &yaml,
-        &["--sandbox-backend", "none", "--policy", policy.to_str().unwrap()],
+        &[
+            "--sandbox-backend",
+            "none",
+            "--policy",
+            policy.to_str().unwrap(),
+        ],
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(env.ws.join("marker").exists());
     let s = env.step("first");
     assert_eq!(s["sandbox"]["enforcement"], "not enforced", "{s}");
-    assert!(s["sandbox"]["reason"].as_str().unwrap().contains("optional"));
+    assert!(
+        s["sandbox"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("optional")
+    );
     assert!(stderr(&o).contains("not enforced"), "{}", stderr(&o));
     // The step summary (the Markdown a CI job publishes).
     let md = env
@@ -456,14 +502,22 @@ fn a_step_may_ask_for_no_sandbox_only_as_dangerous_and_if_the_policy_allows() {
     let env = Env::new();
     let step = [("free", "touch marker", ", parameters_sandbox: false")];
     let fix = |y: String| {
-        y.replace(", parameters_sandbox: false, parameters: {command:", ", parameters: {sandbox: false, command:")
+        y.replace(
+            ", parameters_sandbox: false, parameters: {command:",
+            ", parameters: {sandbox: false, command:",
+        )
     };
     // Dangerous: denied at medium...
     let o = env.run(&fix(plan_with("{risk_tolerance: medium}", &step)), &[]);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     let s = env.step("free");
     assert_eq!(s["risk"]["effective"], "dangerous", "{s}");
-    assert!(s["approval"]["reason"].as_str().unwrap().contains("sandbox: false"));
+    assert!(
+        s["approval"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("sandbox: false")
+    );
     assert!(!env.ws.join("marker").exists());
     // ...run unsandboxed, and said so, once approved...
     let o = env.run(&fix(plan(&step)), &[]);

@@ -46,7 +46,7 @@ fn mask(text: &str, env: &Env) -> String {
     if let Some(root) = env.ws.parent() {
         s = s.replace(&*root.to_string_lossy(), "[tmp]");
     }
-    let rules: [(&str, &str); 9] = [
+    let rules: [(&str, &str); 12] = [
         (
             r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
             "[uuid]",
@@ -72,6 +72,19 @@ fn mask(text: &str, env: &Env) -> String {
             "\"$1\": \"[v]\"",
         ),
         (r"plangate \d+\.\d+\.\d+(\+[0-9a-f]+)?", "plangate [v]"),
+        // Which sandbox backend works depends on the machine.
+        (
+            r#""(available|enforcement)": "(bwrap|landlock\+seccomp)""#,
+            "\"$1\": \"[backend]\"",
+        ),
+        (
+            r"\[sandbox (bwrap|landlock\+seccomp):",
+            "[sandbox [backend]:",
+        ),
+        (
+            r#""reason": "[^"]*(bwrap ran a probe|enforced Landlock)[^"]*""#,
+            "\"reason\": \"[probe]\"",
+        ),
     ];
     for (re, to) in rules {
         s = Regex::new(re).unwrap().replace_all(&s, to).into_owned();

@@ -57,8 +57,13 @@ impl ToolSpec for Spec {
             for item in items {
                 if str_of(item).is_some_and(|w| w.trim().is_empty() || w.contains('\0')) {
                     out.push(
-                        cx.at(item.pos, format!("an empty path in `writable` of step `{sid}`"))
-                            .help("give an absolute path, `~/...`, or a path relative to the workspace"),
+                        cx.at(
+                            item.pos,
+                            format!("an empty path in `writable` of step `{sid}`"),
+                        )
+                        .help(
+                            "give an absolute path, `~/...`, or a path relative to the workspace",
+                        ),
                     );
                 }
             }
