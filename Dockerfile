@@ -12,7 +12,7 @@ RUN cargo build --profile dist --locked --bin plangate
 
 FROM debian:bookworm-slim
 # Tools typical steps call: bash (steps run under it), git (plans and the diff),
-# coreutils, python3, jq; bubblewrap for `sandbox: true` steps (it needs user
+# coreutils, python3, jq; bubblewrap for the step sandboxes (it needs user
 # namespaces: run with --security-opt seccomp=unconfined or a runtime that allows
 # them; otherwise the Landlock backend is used); ca-certificates for HTTPS agents.
 RUN apt-get update \

@@ -87,9 +87,20 @@ pub mod workspace_diff {
 /// can be redacted, so plangate stops with an internal error before it
 /// writes anything else.
 pub fn run(cli: Cli) -> ExitCode {
-    let result = match redact::init() {
-        Err(e) => Err(Error::Internal(e)),
-        Ok(_) => dispatch(cli.command),
+    // The sandbox helper restricts itself and execs the step's command at
+    // once (it is on every sandboxed step's path): the rule set is built only
+    // if it fails and has something to say.
+    let command = cli.command;
+    let result = if let Command::SandboxExec(args) = &command {
+        let why = sandbox::exec(args);
+        redact::init()
+            .map_err(Error::Internal)
+            .and(Err(Error::SandboxExec(why)))
+    } else {
+        match redact::init() {
+            Err(e) => Err(Error::Internal(e)),
+            Ok(_) => dispatch(command),
+        }
     };
     ExitCode::from(match result {
         Ok(status) => status.code(),
