@@ -59,9 +59,23 @@ struct Known {
     matcher: Option<AhoCorasick>,
 }
 
-fn known() -> MutexGuard<'static, Known> {
-    static K: OnceLock<Mutex<Known>> = OnceLock::new();
-    K.get_or_init(|| {
+/// Two lists of values: those plangate was given (secret environment
+/// values: masked in artifacts without being findings) and those found
+/// (by the rules, or plangate's own token: a new appearance is a finding).
+#[derive(Clone, Copy)]
+enum List {
+    Given,
+    Found,
+}
+
+fn known(list: List) -> MutexGuard<'static, Known> {
+    static GIVEN: OnceLock<Mutex<Known>> = OnceLock::new();
+    static FOUND: OnceLock<Mutex<Known>> = OnceLock::new();
+    let cell = match list {
+        List::Given => &GIVEN,
+        List::Found => &FOUND,
+    };
+    cell.get_or_init(|| {
         Mutex::new(Known {
             values: Vec::new(),
             matcher: None,
@@ -75,7 +89,7 @@ fn known() -> MutexGuard<'static, Known> {
 /// Remember secret values found elsewhere, so they are replaced wherever they appear.
 pub(crate) fn remember(values: impl IntoIterator<Item = Vec<u8>>) {
     // Very short values would redact ordinary text; rules never yield them.
-    remember_at_least(values, 8);
+    remember_at_least(List::Found, values, 8);
 }
 
 /// The shortest environment value (or line of one, or piece of its base64
@@ -107,7 +121,7 @@ pub(crate) fn remember_secrets<'a>(values: impl IntoIterator<Item = &'a str>) {
             forms.extend(base64_forms(t.as_bytes()));
         }
     }
-    remember_at_least(forms, MIN_SECRET_LEN);
+    remember_at_least(List::Given, forms, MIN_SECRET_LEN);
 }
 
 /// The base64 text that encodes `value` wherever it sits in a longer encoded
@@ -133,8 +147,8 @@ fn base64_forms(value: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
-fn remember_at_least(values: impl IntoIterator<Item = Vec<u8>>, min: usize) {
-    let mut k = known();
+fn remember_at_least(list: List, values: impl IntoIterator<Item = Vec<u8>>, min: usize) {
+    let mut k = known(list);
     let mut changed = false;
     for v in values {
         if v.len() >= min && !k.values.contains(&v) {
@@ -143,7 +157,11 @@ fn remember_at_least(values: impl IntoIterator<Item = Vec<u8>>, min: usize) {
         }
     }
     if changed {
-        match AhoCorasick::new(&k.values) {
+        // Leftmost-longest: a whole value wins over one of its lines.
+        let built = AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .build(&k.values);
+        match built {
             Ok(m) => k.matcher = Some(m),
             // Only a size limit can refuse it; a value that cannot be matched must not leak.
             Err(e) => panic!("cannot index the remembered secret values: {e}"),
@@ -151,11 +169,12 @@ fn remember_at_least(values: impl IntoIterator<Item = Vec<u8>>, min: usize) {
     }
 }
 
-/// `bytes` with every remembered secret replaced by `[REDACTED]`, then every
-/// detected one by `[REDACTED:<rule>]` (remembered values first, so a rule
-/// matching part of one cannot leave the rest of it).
+/// `bytes` with every secret value plangate was given replaced by
+/// `[REDACTED]`, every detected one by `[REDACTED:<rule>]`, and every one
+/// detected earlier by `[REDACTED]` (given values first, so a rule matching
+/// part of one cannot leave the rest of it).
 pub fn clean(bytes: &[u8]) -> Cow<'_, [u8]> {
-    let mut out = mask_known(bytes);
+    let mut out = replace(List::Given, Cow::Borrowed(bytes));
     let found = builtin_scanner().scan(&out);
     if !found.is_empty() {
         remember(
@@ -165,22 +184,27 @@ pub fn clean(bytes: &[u8]) -> Cow<'_, [u8]> {
         );
         out = Cow::Owned(crate::secrets::redact(&out, &found));
     }
-    out
+    replace(List::Found, out)
 }
 
-/// `bytes` with every remembered secret value replaced by `[REDACTED]` (no rule scan).
-pub(crate) fn mask_known(bytes: &[u8]) -> Cow<'_, [u8]> {
-    let k = known();
+/// `bytes` with every secret value plangate was given (secret environment
+/// values, [`remember_secrets`]) replaced by `[REDACTED]`; no rule scan.
+pub(crate) fn mask_given(bytes: &[u8]) -> Cow<'_, [u8]> {
+    replace(List::Given, Cow::Borrowed(bytes))
+}
+
+fn replace(list: List, bytes: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
+    let k = known(list);
     match &k.matcher {
-        Some(m) if m.is_match(bytes) => {
+        Some(m) if m.is_match(&*bytes) => {
             let mut buf = Vec::with_capacity(bytes.len());
-            m.replace_all_with_bytes(bytes, &mut buf, |_, _, dst| {
+            m.replace_all_with_bytes(&bytes, &mut buf, |_, _, dst| {
                 dst.extend_from_slice(b"[REDACTED]");
                 true
             });
             Cow::Owned(buf)
         }
-        _ => Cow::Borrowed(bytes),
+        _ => bytes,
     }
 }
 

@@ -477,7 +477,7 @@ pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str)
             continue;
         }
         let masked = if rewrite {
-            crate::redact::mask_known(&read)
+            crate::redact::mask_given(&read)
         } else {
             std::borrow::Cow::Borrowed(&read[..])
         };
