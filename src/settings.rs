@@ -10,7 +10,8 @@
 //!
 //! and then the maintainers' `--policy` file **caps** the result: it can make
 //! any value stricter (lower tolerance, fewer parallel steps, smaller budgets,
-//! a narrower host list, its permission rules), never looser; a flag or the
+//! a narrower host list, its permission rules, its own `env_passthrough`
+//! list in place of the plan's), never looser; a flag or the
 //! plan loosening a value the file pins is lowered back and said so
 //! (`policy.capped`). The capping rules themselves are pure policy logic in
 //! [`crate::policy::cap`]. `--fail-on-secrets false` beats the plan, but not a
