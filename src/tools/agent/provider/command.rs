@@ -20,7 +20,14 @@ impl Provider for Command {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["command", "output_format", "idle_timeout", "network"]
+        &[
+            "command",
+            "output_format",
+            "idle_timeout",
+            "api_key_env",
+            "secrets",
+            "network",
+        ]
     }
 
     fn risk_floor(&self, a: &AgentAction) -> (Risk, String) {
