@@ -179,12 +179,27 @@ mod tests {
         }
     }
 
+    /// Both fixture files: `commands.tsv` (line numbers as is) and
+    /// `families.tsv` (one group per `# family:` comment; line numbers + 10000).
     fn fixture() -> Vec<(usize, &'static str, &'static str)> {
-        include_str!("../../tests/fixtures/classifier/commands.tsv")
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
-            .filter_map(|(i, l)| l.split_once('\t').map(|(e, c)| (i + 1, e, c)))
+        let files = [
+            (
+                0,
+                include_str!("../../tests/fixtures/classifier/commands.tsv"),
+            ),
+            (
+                10_000,
+                include_str!("../../tests/fixtures/classifier/families.tsv"),
+            ),
+        ];
+        files
+            .into_iter()
+            .flat_map(|(base, text)| {
+                text.lines()
+                    .enumerate()
+                    .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
+                    .filter_map(move |(i, l)| l.split_once('\t').map(|(e, c)| (base + i + 1, e, c)))
+            })
             .collect()
     }
 

@@ -75,7 +75,7 @@ impl Walker {
         match cmd.name {
             n if DECLARE.contains(&n) => self.declare(cmd),
             "read" | "mapfile" | "readarray" => self.read(cmd),
-            "printf" => self.printf(cmd),
+            "printf" if cmd.args.first().is_some_and(|a| a.is("-v")) => self.printf(cmd),
             "let" => {
                 for a in cmd.args {
                     self.arithmetic(a.lit().unwrap_or(&a.raw));
@@ -166,7 +166,7 @@ impl Walker {
                     cmd.shown
                 ));
             }
-            self.assign_variable(&name, &Arg::unknown("<input>"), &cmd.shown, None);
+            self.assign_variable(&name, &Arg::unknown("$REPLY"), &cmd.shown, None);
         }
         self.note(
             Risk::Safe,
@@ -191,7 +191,7 @@ impl Walker {
                             cmd.shown
                         ));
                     }
-                    self.assign_variable(&n, &Arg::unknown("<printf>"), &cmd.shown, None);
+                    self.assign_variable(&n, &Arg::unknown("$REPLY"), &cmd.shown, None);
                 }
                 None => self.unclassifiable(format!("`{}` has -v without a name", cmd.shown)),
             }

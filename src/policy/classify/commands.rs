@@ -423,7 +423,15 @@ pub(crate) fn parse_opts(args: &[Arg], with_value: &[&str]) -> Opts {
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let Some(t) = arg.lit() else {
-            out.pos.push(arg.clone());
+            // `--opt="$X"`: the option is known, its value is not.
+            match arg.raw.split_once('=').filter(|(n, _)| is_long_name(n)) {
+                Some((name, _)) => {
+                    out.flags.push(name.to_string());
+                    let name = canonical_long(name, with_value);
+                    out.values.push((name.to_string(), Arg::unknown(&arg.raw)));
+                }
+                None => out.pos.push(arg.clone()),
+            }
             continue;
         };
         if t == "--" {
@@ -460,6 +468,12 @@ fn parse_flag<'a>(
         }
         return;
     }
+    if with_value.contains(&t) {
+        // A multi-letter option with one dash (`-TT`, `-File`).
+        let v = it.next().cloned().unwrap_or_default();
+        out.values.push((t.to_string(), v));
+        return;
+    }
     // A short cluster: the first letter taking a value takes the rest or the next word.
     for (i, c) in t.char_indices().skip(1) {
         let key = format!("-{c}");
@@ -476,6 +490,14 @@ fn parse_flag<'a>(
         }
         return;
     }
+}
+
+fn is_long_name(n: &str) -> bool {
+    n.starts_with("--")
+        && n.len() > 2
+        && n[2..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
 /// Whether `given` (a long option as written, without `=value`) names `long`:

@@ -199,6 +199,10 @@ impl Walker {
             self.network(format!("`{}` reaches the package registry", cmd.shown));
         }
         let (risk, why) = match sub {
+            "" if matches!(cmd.name, "yarn" | "pnpm") && cmd.args.is_empty() => {
+                self.network(format!("`{}` installs packages", cmd.shown));
+                (Risk::Moderate, "installs packages")
+            }
             _ if cmd.name == "npx" || cmd.name == "bunx" => {
                 (Risk::Moderate, "downloads and runs a package")
             }

@@ -428,7 +428,7 @@ impl Walker {
                     self.words(&w.value);
                 }
                 let shown = format!("for {} in ...", f.variable_name);
-                self.assign_variable(&f.variable_name, &Arg::unknown("..."), &shown, None);
+                self.assign_variable(&f.variable_name, &Arg::unknown("$ITEM"), &shown, None);
                 self.conditional(|me| me.compound_list(&f.body.list));
             }
             C::ArithmeticForClause(f) => {
