@@ -100,6 +100,54 @@ const CLOUD: &[&str] = &[
     "consul",
     "vault",
 ];
+/// Global and common options of cloud CLIs that take the next word as value.
+const CLOUD_VALUE_FLAGS: &[&str] = &[
+    "-n",
+    "--namespace",
+    "--context",
+    "--cluster",
+    "--kubeconfig",
+    "-s",
+    "--server",
+    "--user",
+    "--token",
+    "-l",
+    "--selector",
+    "-o",
+    "--output",
+    "-f",
+    "--filename",
+    "-c",
+    "--container",
+    "--kube-context",
+    "--profile",
+    "--region",
+    "--endpoint-url",
+    "--query",
+    "--project",
+    "--account",
+    "--configuration",
+    "--format",
+    "--zone",
+    "--subscription",
+    "-g",
+    "--resource-group",
+    "--name",
+    "--stack",
+    "-C",
+    "--cwd",
+    "-i",
+    "--inventory",
+    "-e",
+    "--extra-vars",
+    "--instance-ids",
+    "--values",
+    "--set",
+    "--version",
+    "-p",
+    "--limit",
+];
+
 const CONTAINERS: &[&str] = &["docker", "podman", "nerdctl", "buildah", "docker-compose"];
 
 const CONTAINER_READS: &[&str] = &[
@@ -140,12 +188,18 @@ impl Walker {
     }
 
     fn cloud(&mut self, cmd: &Cmd<'_>) {
-        let words: Vec<&str> = cmd
-            .args
-            .iter()
-            .map(|a| a.lit().unwrap_or("?"))
-            .filter(|t| !t.starts_with('-') || t.starts_with("--version") || *t == "--help")
-            .collect();
+        let mut words: Vec<&str> = Vec::new();
+        let mut skip_value = false;
+        for t in cmd.args.iter().map(|a| a.lit().unwrap_or("?")) {
+            if std::mem::take(&mut skip_value) {
+                continue;
+            }
+            if t.starts_with('-') && t != "--version" && t != "--help" {
+                skip_value = CLOUD_VALUE_FLAGS.contains(&t);
+                continue;
+            }
+            words.push(t);
+        }
         let flags: Vec<&str> = cmd
             .args
             .iter()

@@ -140,9 +140,7 @@ impl Walker {
                 self.note(Risk::Safe, format!("`{shown}` runs a literal script"));
                 self.script(text);
             }
-            None => {
-                self.unclassifiable(format!("`{shown}` runs shell code only known at run time"))
-            }
+            None => self.unclassifiable(format!("`{shown}` runs code only known at run time")),
         }
     }
 

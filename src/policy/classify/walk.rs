@@ -48,6 +48,8 @@ pub(crate) struct Walker {
     /// Functions defined so far, and whether their body changes directory.
     functions: Vec<(String, bool)>,
     defining: Vec<String>,
+    /// Calls made inside function bodies: (caller, callee, spawned in the background or a pipe).
+    calls: Vec<(String, String, bool)>,
     in_pipe: bool,
     in_background: bool,
     /// Depth of loops that never end (`while true`), for unbounded background spawning.
@@ -72,6 +74,7 @@ impl Walker {
             nest_used: 0,
             functions: Vec::new(),
             defining: Vec::new(),
+            calls: Vec::new(),
             in_pipe: false,
             in_background: false,
             forever: 0,
@@ -528,13 +531,46 @@ impl Walker {
             .map(|(_, moves)| *moves)
     }
 
+    /// Records a call made inside a function body; a cycle of calls with one
+    /// of them spawned (background or pipe) is a fork bomb (`f(){ f|f& }`,
+    /// `a(){ b & }; b(){ a & }`).
     fn check_fork_bomb(&mut self, name: &str) {
-        let recursive = self.defining.iter().any(|f| f == name);
-        if recursive && (self.in_pipe || self.in_background) {
+        let Some(caller) = self.defining.last().cloned() else {
+            return;
+        };
+        let spawned = self.in_pipe || self.in_background;
+        self.calls.push((caller, name.to_string(), spawned));
+        if self.calls.len() > 512 {
+            return;
+        }
+        let cyclic = self
+            .calls
+            .iter()
+            .filter(|(_, _, s)| *s)
+            .any(|(from, to, _)| self.reaches(to, from));
+        if cyclic {
             self.block(format!(
-                "fork bomb: function `{name}` calls itself in a background or piped process"
+                "fork bomb: function `{name}` is called recursively in a background or piped process"
             ));
         }
+    }
+
+    /// Whether function `from` calls `to`, directly or through other functions.
+    fn reaches(&self, from: &str, to: &str) -> bool {
+        let mut seen: Vec<&str> = vec![from];
+        let mut i = 0;
+        while let Some(&f) = seen.get(i) {
+            if f == to {
+                return true;
+            }
+            for (_, callee, _) in self.calls.iter().filter(|(c, _, _)| c == f) {
+                if !seen.contains(&callee.as_str()) {
+                    seen.push(callee);
+                }
+            }
+            i += 1;
+        }
+        false
     }
 
     fn extended_test(&mut self, e: &ast::ExtendedTestExpr, depth: usize) {

@@ -369,6 +369,10 @@ impl Walker {
         for a in after_skip.iter().take(after_skip.len() - inner.len()) {
             self.assignment_word(a, &cmd.shown);
         }
+        if inner.is_empty() && w.risk == ROOT {
+            // `sudo -s`, `sudo -i`: a root shell reading standard input.
+            self.stdin_shell(cmd);
+        }
         Some(inner)
     }
 
