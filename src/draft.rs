@@ -17,6 +17,7 @@ use crate::model::ToolName;
 use crate::model::{Category, Rejection};
 use crate::plan::raw::{OutputKind, ProviderKind};
 use crate::plan::{Action, AgentAction, AgentDef, PromptSource, Step};
+use crate::policy::env::Scope;
 use crate::tools::{RunShared, StepContext, ToolEnv, agent};
 
 /// What the drafting agent is told.
@@ -130,8 +131,19 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         matrix: BTreeMap::new(),
         continue_on_error: false,
         env: BTreeMap::new(),
+        secrets: std::collections::BTreeSet::new(),
         pos: crate::plan::Pos::default(),
     };
+    // The agent's CLI gets the allow-list and its own secrets, like in a run.
+    let scope = Scope::new(crate::process::own_env(), &[]);
+    let declared = step.secret_names();
+    if let Some(first) = scope.missing(&declared).first() {
+        return DraftResult::Failed(format!(
+            "agent `{}` needs `{first}` (its `secrets:` or `api_key_env`), which is unset or empty in plangate's environment; set it, or stop declaring it",
+            req.agent_name
+        ));
+    }
+    crate::redact::remember_secrets(scope.secret_values(&declared));
     let (_tx, cancel) = tokio::sync::watch::channel(false);
     let ctx = StepContext {
         env: ToolEnv {
@@ -139,6 +151,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
             home: std::env::var_os("HOME").map(PathBuf::from),
             allowed_hosts: None,
             sandbox: None,
+            scope: Arc::new(scope),
         },
         out_dir: req.out_dir.clone(),
         artifacts_dir: req.out_dir.join("artifacts").join("draft"),

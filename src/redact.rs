@@ -59,9 +59,23 @@ struct Known {
     matcher: Option<AhoCorasick>,
 }
 
-fn known() -> MutexGuard<'static, Known> {
-    static K: OnceLock<Mutex<Known>> = OnceLock::new();
-    K.get_or_init(|| {
+/// Two lists of values: those plangate was given (secret environment
+/// values: masked in artifacts without being findings) and those found
+/// (by the rules, or plangate's own token: a new appearance is a finding).
+#[derive(Clone, Copy)]
+enum List {
+    Given,
+    Found,
+}
+
+fn known(list: List) -> MutexGuard<'static, Known> {
+    static GIVEN: OnceLock<Mutex<Known>> = OnceLock::new();
+    static FOUND: OnceLock<Mutex<Known>> = OnceLock::new();
+    let cell = match list {
+        List::Given => &GIVEN,
+        List::Found => &FOUND,
+    };
+    cell.get_or_init(|| {
         Mutex::new(Known {
             values: Vec::new(),
             matcher: None,
@@ -74,17 +88,80 @@ fn known() -> MutexGuard<'static, Known> {
 
 /// Remember secret values found elsewhere, so they are replaced wherever they appear.
 pub(crate) fn remember(values: impl IntoIterator<Item = Vec<u8>>) {
-    let mut k = known();
+    // Very short values would redact ordinary text; rules never yield them.
+    remember_at_least(List::Found, values, 8);
+}
+
+/// The shortest environment value (or line of one, or piece of its base64
+/// form) that is masked: shorter ones would mask ordinary text (`true`,
+/// `1`, `main`), as GitHub Actions' masks also skip them.
+pub(crate) const MIN_SECRET_LEN: usize = 6;
+
+/// Remember the values of secret environment variables (declared in
+/// `secrets:`, or named like a credential), before the first step: each value,
+/// each line of a multi-line value, their JSON-escaped forms (`report.json`)
+/// and their base64 forms (standard and URL-safe, at the three byte
+/// alignments, so a value inside a longer encoded text is found too). Forms
+/// shorter than [`MIN_SECRET_LEN`] are skipped.
+pub(crate) fn remember_secrets<'a>(values: impl IntoIterator<Item = &'a str>) {
+    let mut forms: Vec<Vec<u8>> = Vec::new();
+    for value in values {
+        let mut texts = vec![value, value.trim()];
+        if value.contains('\n') {
+            texts.extend(value.lines().map(str::trim));
+        }
+        for t in texts {
+            forms.push(t.as_bytes().to_vec());
+            let json = serde_json::to_string(t).unwrap_or_default();
+            if let Some(inner) = json.get(1..json.len().saturating_sub(1))
+                && inner != t
+            {
+                forms.push(inner.as_bytes().to_vec());
+            }
+            forms.extend(base64_forms(t.as_bytes()));
+        }
+    }
+    remember_at_least(List::Given, forms, MIN_SECRET_LEN);
+}
+
+/// The base64 text that encodes `value` wherever it sits in a longer encoded
+/// stream: for each of the three alignments, the characters that depend on
+/// `value`'s bytes only (standard and URL-safe alphabets).
+fn base64_forms(value: &[u8]) -> Vec<Vec<u8>> {
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    let mut out = Vec::new();
+    for k in 0..3usize {
+        let mut padded = vec![0u8; k];
+        padded.extend_from_slice(value);
+        let bits = 8 * padded.len();
+        let first = (8 * k).div_ceil(6);
+        let last = bits / 6; // exclusive: the last character also holds following bits
+        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+            let text = engine.encode(&padded);
+            if let Some(piece) = text.as_bytes().get(first..last) {
+                out.push(piece.to_vec());
+            }
+        }
+    }
+    out
+}
+
+fn remember_at_least(list: List, values: impl IntoIterator<Item = Vec<u8>>, min: usize) {
+    let mut k = known(list);
     let mut changed = false;
     for v in values {
-        // Very short values would redact ordinary text; rules never yield them.
-        if v.len() >= 8 && !k.values.contains(&v) {
+        if v.len() >= min && !k.values.contains(&v) {
             k.values.push(v);
             changed = true;
         }
     }
     if changed {
-        match AhoCorasick::new(&k.values) {
+        // Leftmost-longest: a whole value wins over one of its lines.
+        let built = AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .build(&k.values);
+        match built {
             Ok(m) => k.matcher = Some(m),
             // Only a size limit can refuse it; a value that cannot be matched must not leak.
             Err(e) => panic!("cannot index the remembered secret values: {e}"),
@@ -92,9 +169,12 @@ pub(crate) fn remember(values: impl IntoIterator<Item = Vec<u8>>) {
     }
 }
 
-/// `bytes` with every detected or remembered secret replaced by `[REDACTED:<rule>]`.
+/// `bytes` with every secret value plangate was given replaced by
+/// `[REDACTED]`, every detected one by `[REDACTED:<rule>]`, and every one
+/// detected earlier by `[REDACTED]` (given values first, so a rule matching
+/// part of one cannot leave the rest of it).
 pub fn clean(bytes: &[u8]) -> Cow<'_, [u8]> {
-    let mut out: Cow<'_, [u8]> = Cow::Borrowed(bytes);
+    let mut out = replace(List::Given, Cow::Borrowed(bytes));
     let found = builtin_scanner().scan(&out);
     if !found.is_empty() {
         remember(
@@ -104,18 +184,28 @@ pub fn clean(bytes: &[u8]) -> Cow<'_, [u8]> {
         );
         out = Cow::Owned(crate::secrets::redact(&out, &found));
     }
-    let k = known();
-    if let Some(m) = &k.matcher
-        && m.is_match(&*out)
-    {
-        let mut buf = Vec::with_capacity(out.len());
-        m.replace_all_with_bytes(&out, &mut buf, |_, _, dst| {
-            dst.extend_from_slice(b"[REDACTED]");
-            true
-        });
-        out = Cow::Owned(buf);
+    replace(List::Found, out)
+}
+
+/// `bytes` with every secret value plangate was given (secret environment
+/// values, [`remember_secrets`]) replaced by `[REDACTED]`; no rule scan.
+pub(crate) fn mask_given(bytes: &[u8]) -> Cow<'_, [u8]> {
+    replace(List::Given, Cow::Borrowed(bytes))
+}
+
+fn replace(list: List, bytes: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
+    let k = known(list);
+    match &k.matcher {
+        Some(m) if m.is_match(&*bytes) => {
+            let mut buf = Vec::with_capacity(bytes.len());
+            m.replace_all_with_bytes(&bytes, &mut buf, |_, _, dst| {
+                dst.extend_from_slice(b"[REDACTED]");
+                true
+            });
+            Cow::Owned(buf)
+        }
+        _ => bytes,
     }
-    out
 }
 
 /// [`clean`] for text.
@@ -148,6 +238,36 @@ mod tests {
             not_toml,
             Err(BrokenRules::Rules(RulesError::Toml(_)))
         ));
+    }
+
+    #[test]
+    fn secret_values_are_masked_with_their_lines_and_base64_forms() {
+        use base64::Engine;
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+        let value = "Zq8vT1x-first-line\nsecond-line-Kp3w\n";
+        remember_secrets([value, "short", ""]);
+        assert_eq!(clean_str(value), "[REDACTED]");
+        assert_eq!(
+            clean_str("a: Zq8vT1x-first-line b"),
+            "a: [REDACTED] b",
+            "each line alone"
+        );
+        assert_eq!(
+            clean_str(r#"{"v":"Zq8vT1x-first-line\nsecond-line-Kp3w\n"}"#),
+            r#"{"v":"[REDACTED]"}"#,
+            "the JSON-escaped form"
+        );
+        assert_eq!(clean_str("short and shorter"), "short and shorter");
+        for prefix in ["", "a", "ab", "abc"] {
+            for engine in [&STANDARD, &URL_SAFE] {
+                let text = engine.encode(format!("{prefix}{value}"));
+                let cleaned = clean_str(&text);
+                assert!(cleaned.contains("[REDACTED]"), "{prefix:?}: {cleaned}");
+                // What is left is at most the characters that mix in other bytes.
+                let left = cleaned.replace("[REDACTED]", "");
+                assert!(left.len() <= 8, "{prefix:?}: {cleaned}");
+            }
+        }
     }
 
     #[test]

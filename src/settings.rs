@@ -10,7 +10,8 @@
 //!
 //! and then the maintainers' `--policy` file **caps** the result: it can make
 //! any value stricter (lower tolerance, fewer parallel steps, smaller budgets,
-//! a narrower host list, its permission rules), never looser; a flag or the
+//! a narrower host list, its permission rules, its own `env_passthrough`
+//! list in place of the plan's), never looser; a flag or the
 //! plan loosening a value the file pins is lowered back and said so
 //! (`policy.capped`). The capping rules themselves are pure policy logic in
 //! [`crate::policy::cap`]. `--fail-on-secrets false` beats the plan, but not a
@@ -24,6 +25,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cli::{DecisionArgs, GithubArgs};
@@ -31,6 +33,7 @@ use crate::model::Diagnostic;
 use crate::model::EffectivePolicy;
 use crate::plan::{self, Plan};
 use crate::policy::cap::{Overrides, resolve};
+use crate::policy::env::Scope;
 use crate::tools::ToolEnv;
 
 /// Run-only flags that feed the policy (`--max-parallel`, `--fail-on-secrets`).
@@ -175,6 +178,7 @@ impl PlanSettings {
             home: std::env::var_os("HOME").map(PathBuf::from),
             allowed_hosts: policy.allowed_hosts.clone(),
             sandbox,
+            scope: scoped_env(&plan, &policy),
         };
         Ok(PlanSettings {
             plan,
@@ -183,6 +187,20 @@ impl PlanSettings {
             approvals,
         })
     }
+}
+
+/// What steps' processes get from plangate's environment (`policy::env`);
+/// every secret value in it (declared by a step or agent, or named like a
+/// credential) is handed to the redaction layer now, before the first step.
+fn scoped_env(plan: &Plan, policy: &EffectivePolicy) -> Arc<Scope> {
+    let scope = Scope::new(crate::process::own_env(), &policy.env_passthrough);
+    let declared: BTreeSet<String> = plan
+        .steps
+        .iter()
+        .flat_map(crate::plan::Step::secret_names)
+        .collect();
+    crate::redact::remember_secrets(scope.secret_values(&declared));
+    Arc::new(scope)
 }
 
 /// `--github-*`, `--comment`, `--check-run`. The token is remembered by the

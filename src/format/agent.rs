@@ -30,9 +30,17 @@ pub struct AgentDef {
     /// `openai`: the model name.
     #[serde(default)]
     pub model: Option<String>,
-    /// `openai`: the environment variable holding the API key (never the key itself).
+    /// `openai` and `command`: the environment variable holding the API key (never the key
+    /// itself). It is a secret of the agent: must be set when the run starts, masked everywhere,
+    /// and passed to a `command` CLI (the `openai` provider reads it itself).
     #[serde(default)]
     pub api_key_env: Option<String>,
+    /// `command`: variables of plangate's environment the CLI gets besides the allow-list (every
+    /// step calling this agent passes them); like a step's `secrets:`, each must be set when the
+    /// run starts and is masked everywhere.
+    #[serde(default)]
+    #[schemars(inner(pattern(crate::model::policy::ENV_NAME_PATTERN)))]
+    pub secrets: Option<Vec<String>>,
     /// `openai`: sampling temperature.
     #[serde(default)]
     #[schemars(range(min = 0.0, max = 2.0))]

@@ -51,6 +51,6 @@ pub(crate) use report::{
 pub(crate) use risk::{OnApproval, Risk, Tolerance};
 pub(crate) use run_status::RunStatus;
 pub(crate) use sandbox::{Availability, Backend, Limits};
-pub(crate) use step::{AttemptRecord, StepOutcome, StepStatus};
+pub(crate) use step::{AttemptRecord, StepEnvironment, StepOutcome, StepStatus};
 pub(crate) use tool::ToolName;
 pub(crate) use usage::Usage;

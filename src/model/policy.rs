@@ -14,6 +14,10 @@ use super::{OnApproval, PermissionRule, Tolerance};
 /// well-formed text).
 pub(crate) const HOST_PATTERN: &str = r"^((\*\.)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$";
 
+/// The JSON Schema pattern of an environment variable name (`secrets:`,
+/// `env_passthrough:`): portable names only.
+pub(crate) const ENV_NAME_PATTERN: &str = r"^[A-Za-z_][A-Za-z0-9_]*$";
+
 /// A plan's `policy:` block; also the format of a `--policy` file.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -45,6 +49,16 @@ pub struct PolicyBlock {
     /// a denied step is blocked. The plan's list and a `--policy` file's must both allow.
     #[serde(default)]
     pub permissions: Option<Vec<PermissionRule>>,
+    /// Variables of plangate's environment that every step's processes get besides the built-in
+    /// allow-list (PATH, HOME, locale, the CI system's non-secret context). Names that look secret
+    /// (`*_TOKEN`, `*_KEY`, `*PASSWORD*`, ...) and the workflow-command files (`GITHUB_ENV`, ...)
+    /// are refused: declare secrets under a step's or agent's `secrets:`. A `--policy` file's list
+    /// is the one in force when it sets one (the plan's names outside it are dropped: the
+    /// maintainers decide what every step sees; `env_passthrough: []` allows none); otherwise
+    /// the plan's list applies.
+    #[serde(default)]
+    #[schemars(inner(pattern(ENV_NAME_PATTERN)))]
+    pub env_passthrough: Option<Vec<String>>,
 }
 
 /// `policy.budget`: limits for the whole run.
@@ -88,6 +102,9 @@ pub(crate) struct EffectivePolicy {
     /// The plan's own permission rules (they can only restrict: both lists must allow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_permissions: Option<Vec<PermissionRule>>,
+    /// Variables of plangate's environment passed to every step besides the built-in allow-list.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_passthrough: Vec<String>,
     /// One line per value lowered by the policy file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capped: Vec<String>,

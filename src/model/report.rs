@@ -143,6 +143,10 @@ pub(crate) struct StepReport {
     /// Changed files left out of `changed_files` (past the first 1000).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub changed_files_omitted: u64,
+    /// The names (never the values) of the environment variables its processes
+    /// received; absent for a step that started none or did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<super::StepEnvironment>,
     /// Set when the step did not run in this run because it succeeded in the
     /// run this one resumed: its outcome is that run's (its `artifacts` are
     /// relative to that run's output folder, the folder of `report`).

@@ -86,6 +86,8 @@ pub(crate) struct StepOutcome {
     pub budget_exhausted: bool,
     /// The accepted, sanitized result (an agent step's `parsed.*`), absolute.
     pub result_file: Option<std::path::PathBuf>,
+    /// The names of the variables its processes received (None: it started none).
+    pub environment: Option<StepEnvironment>,
     /// Workspace files the step wrote through plangate (agent envelope files), relative.
     pub workspace_files: Vec<String>,
     /// Secrets found in the step's artifacts and files (values never kept).
@@ -112,11 +114,23 @@ impl StepOutcome {
             agent_attempts: Vec::new(),
             budget_exhausted: false,
             result_file: None,
+            environment: None,
             workspace_files: Vec::new(),
             findings: Vec::new(),
             sandbox: None,
         }
     }
+}
+
+/// The environment a step's processes received, by name (values are never
+/// recorded): the report's `environment`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct StepEnvironment {
+    /// Passed in the clear: the allow-list and `env_passthrough` variables set
+    /// in plangate's environment, plangate's run variables and the step's `env`.
+    pub variables: Vec<String>,
+    /// The declared secrets passed (their values are masked in every output).
+    pub secrets: Vec<String>,
 }
 
 /// One agent attempt, as the report shows it.

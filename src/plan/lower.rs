@@ -213,6 +213,7 @@ fn lower_step(cx: &LowerCx<'_>, s: StepDef) -> Result<Step, Diagnostic> {
             .collect(),
         continue_on_error: s.continue_on_error,
         env,
+        secrets: s.secrets.into_iter().collect(),
         pos: cx.pos,
         template: s.id.clone(),
         matrix: BTreeMap::new(),

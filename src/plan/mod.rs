@@ -11,6 +11,7 @@
 //! depends on those pure spec files, never on how a tool runs.
 
 pub(crate) mod checks;
+pub(crate) mod env;
 pub(crate) mod load;
 mod lower;
 pub(crate) mod matrix;
@@ -240,6 +241,7 @@ pub(crate) fn load_policy_file(path: &Path) -> Result<PolicyBlock, Vec<Diagnosti
     })?;
     let mut diags = Vec::new();
     check_permissions(&file, &root, "", block.permissions.as_deref(), &mut diags);
+    env::check_passthrough(&file, Some(&root), "`env_passthrough`", &mut diags);
     if diags.is_empty() {
         Ok(block)
     } else {

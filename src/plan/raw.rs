@@ -91,6 +91,13 @@ pub(crate) struct StepDef {
     /// Extra environment variables for the step.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Variables of plangate's environment this step's processes get (its command, rollback, git,
+    /// its agent's CLI): nothing else passes but a fixed allow-list and `env`. Each must be set and
+    /// non-empty when the run starts (else the step is blocked), and its value is masked in every
+    /// output. Workflow-command files (`GITHUB_ENV`, `GITHUB_OUTPUT`, ...) are refused.
+    #[serde(default)]
+    #[schemars(inner(pattern(crate::model::policy::ENV_NAME_PATTERN)))]
+    pub secrets: Vec<String>,
     /// Run the step once per combination of these values: `{package: [a, b]}` makes
     /// `ID[package=a]` and `ID[package=b]`, each with `PLANGATE_MATRIX_PACKAGE` set
     /// (values reach the command only through the environment, never by substitution).

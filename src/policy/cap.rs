@@ -76,7 +76,13 @@ pub(crate) fn resolve(
         cap.and_then(|c| c.allowed_hosts.as_deref()),
         &mut capped,
     );
+    let env_passthrough = cap_passthrough(
+        plan.env_passthrough.as_deref(),
+        cap.and_then(|c| c.env_passthrough.as_deref()),
+        &mut capped,
+    );
     EffectivePolicy {
+        env_passthrough,
         permissions: cap.and_then(|c| c.permissions.clone()),
         plan_permissions: plan.permissions.clone(),
         allowed_hosts,
@@ -137,6 +143,33 @@ fn cap_hosts(
     }
 }
 
+/// The `env_passthrough` in force: the policy file's list when it sets one
+/// (the plan's names outside it are dropped, and said so), else the plan's.
+fn cap_passthrough(
+    plan: Option<&[String]>,
+    cap: Option<&[String]>,
+    capped: &mut Vec<String>,
+) -> Vec<String> {
+    match (plan, cap) {
+        (p, None) => p.map(<[String]>::to_vec).unwrap_or_default(),
+        (p, Some(c)) => {
+            let dropped: Vec<&str> = p
+                .unwrap_or_default()
+                .iter()
+                .filter(|n| !c.contains(n))
+                .map(String::as_str)
+                .collect();
+            if !dropped.is_empty() {
+                capped.push(format!(
+                    "env_passthrough: [{}] dropped by the policy file",
+                    dropped.join(", ")
+                ));
+            }
+            c.to_vec()
+        }
+    }
+}
+
 fn cap_budget(
     plan: BudgetBlock,
     cap: Option<BudgetBlock>,
@@ -190,6 +223,7 @@ mod tests {
             budget: None,
             allowed_hosts: None,
             permissions: None,
+            env_passthrough: None,
         }
     }
 
@@ -273,6 +307,33 @@ mod tests {
             ..Overrides::default()
         };
         assert!(resolve(&block(None, None, Some(false), None), on, None).fail_on_secrets);
+    }
+
+    #[test]
+    fn the_file_decides_the_passthrough_list() {
+        let names = |v: &[&str]| Some(v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+        let mut plan = PolicyBlock::default();
+        let mut file = PolicyBlock::default();
+        assert!(
+            resolve(&plan, Overrides::default(), Some(&file))
+                .env_passthrough
+                .is_empty()
+        );
+        plan.env_passthrough = names(&["RUST_LOG", "NODE_OPTIONS"]);
+        let e = resolve(&plan, Overrides::default(), Some(&file));
+        assert_eq!(e.env_passthrough, ["RUST_LOG", "NODE_OPTIONS"]);
+        assert!(e.capped.is_empty());
+        file.env_passthrough = names(&["RUST_LOG", "JAVA_HOME"]);
+        let e = resolve(&plan, Overrides::default(), Some(&file));
+        assert_eq!(e.env_passthrough, ["RUST_LOG", "JAVA_HOME"]);
+        assert_eq!(
+            e.capped,
+            ["env_passthrough: [NODE_OPTIONS] dropped by the policy file"]
+        );
+        file.env_passthrough = names(&[]);
+        let e = resolve(&plan, Overrides::default(), Some(&file));
+        assert!(e.env_passthrough.is_empty());
+        assert_eq!(e.capped.len(), 1);
     }
 
     #[test]

@@ -15,6 +15,7 @@
 
 pub(crate) mod cap;
 pub(crate) mod classify;
+pub(crate) mod env;
 pub(crate) mod git;
 pub(crate) mod hosts;
 pub(crate) mod permissions;

@@ -46,7 +46,8 @@ pub(crate) struct ProcessSpec {
     pub args: Vec<String>,
     /// Working directory.
     pub cwd: PathBuf,
-    /// Extra environment, over the inherited one.
+    /// The child's whole environment: nothing is inherited (build it with
+    /// `StepContext::child_env`, which applies `policy::env`).
     pub env: Vec<(String, String)>,
     /// stdout destination.
     pub stdout: Capture,
@@ -110,15 +111,12 @@ pub(crate) async fn run(
     mut cancel: watch::Receiver<bool>,
 ) -> std::io::Result<ProcessOutcome> {
     let started = Instant::now();
-    let mut cmd = Command::new(&spec.program);
-    // plangate's own control variables (approvals, tolerance, ...) never reach a child:
-    // a nested plangate must not inherit the outer run's approvals.
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("PLANGATE_") {
-            cmd.env_remove(&key);
-        }
-    }
-    cmd.args(&spec.args)
+    let mut cmd = Command::new(program_path(&spec.program));
+    // The child gets exactly `spec.env`: no token, key or workflow-command file
+    // of plangate's environment, and none of plangate's control variables (a
+    // nested plangate must not inherit the outer run's approvals).
+    cmd.env_clear()
+        .args(&spec.args)
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(if spec.stdin.is_some() {
@@ -211,6 +209,35 @@ pub(crate) async fn run(
         stderr,
         duration: started.elapsed(),
     })
+}
+
+/// plangate's own environment, captured once per run (`policy::env::Scope`
+/// picks what a child gets from it). Variables whose name or value is not
+/// UTF-8 are left out: no child gets them.
+pub(crate) fn own_env() -> std::collections::BTreeMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
+}
+
+/// Where `program` is: looked up in plangate's `PATH` (not the child's, which a
+/// step's `env` may change), so wrappers such as `bwrap` are the ones plangate
+/// probed. A name not found there is left for the spawn to report.
+fn program_path(program: &str) -> PathBuf {
+    if program.contains('/') {
+        return PathBuf::from(program);
+    }
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join(program))
+            .find(|p| {
+                use std::os::unix::fs::PermissionsExt;
+                p.metadata()
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+    });
+    found.unwrap_or_else(|| PathBuf::from(program))
 }
 
 fn stdio_for(c: &Capture) -> Stdio {

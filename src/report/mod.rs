@@ -160,6 +160,7 @@ impl Reporter {
                 agent_attempts: Vec::new(),
                 changed_files: None,
                 changed_files_omitted: 0,
+                environment: None,
                 carried_over: None,
             })
             .collect();
@@ -463,6 +464,7 @@ impl Reporter {
         s.error.clone_from(&o.error);
         s.sandbox.clone_from(&o.sandbox);
         s.usage = o.usage;
+        s.environment.clone_from(&o.environment);
         self.report.findings.extend(o.findings.iter().cloned());
         let s = &mut self.report.steps[step];
         s.agent_attempts.clone_from(&o.agent_attempts);

@@ -154,15 +154,53 @@ pub(crate) struct StepContext {
 }
 
 impl StepContext {
-    /// The environment a step's child gets on top of the inherited one:
-    /// plangate's run variables, then the step's own `env`.
+    /// The whole environment of a step's child (nothing else is inherited):
+    /// the allow-list and `env_passthrough` from plangate's environment, the
+    /// step's declared secrets, plangate's run variables, then the step's own
+    /// `env` (the rules: `policy::env`).
     pub(crate) fn child_env(&self, step: &Step) -> Vec<(String, String)> {
-        self.run_vars
-            .iter()
-            .chain(step.env.iter())
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
+        self.scoped_env(step).vars.into_iter().collect()
     }
+
+    fn scoped_env(&self, step: &Step) -> crate::policy::env::ChildEnv {
+        self.env
+            .scope
+            .child(&step.secret_names(), self.run_vars.iter().chain(&step.env))
+    }
+}
+
+/// The names of the variables a step's processes get, for the report; None
+/// for a step that starts no process (in-process tools, agents over HTTP).
+fn environment_record(step: &Step, ctx: &StepContext) -> Option<crate::model::StepEnvironment> {
+    let starts_process = match &step.action {
+        Action::Bash(_) | Action::Git(_) => true,
+        Action::Agent(a) => a.provider == crate::format::agent::ProviderKind::Command,
+        _ => false,
+    };
+    starts_process.then(|| {
+        let c = ctx.scoped_env(step);
+        crate::model::StepEnvironment {
+            variables: c.variables,
+            secrets: c.secrets,
+        }
+    })
+}
+
+/// Why a step cannot run: a secret it declares is unset or empty in plangate's environment.
+fn missing_secrets(step: &Step, env: &ToolEnv) -> Option<String> {
+    let declared = step.secret_names();
+    let missing = env.scope.missing(&declared);
+    (!missing.is_empty()).then(|| {
+        let names: Vec<String> = missing.iter().map(|n| format!("`{n}`")).collect();
+        format!(
+            "the secret{} {} (declared in `secrets:` or the agent's `api_key_env`) {} unset or empty in plangate's environment; set {} in the CI job's environment, or stop declaring {}",
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            if names.len() == 1 { "is" } else { "are" },
+            if names.len() == 1 { "it" } else { "them" },
+            if names.len() == 1 { "it" } else { "them" },
+        )
+    })
 }
 
 /// What running a process produced (bash steps and rollbacks).
@@ -208,11 +246,21 @@ pub(crate) fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
             "the step asks for a sandbox and none is available here ({why}); it is refused, never run unsandboxed"
         ));
     }
+    // Fail-close: a step whose declared secret is missing never runs without it.
+    if c.blocked.is_none() {
+        c.blocked = missing_secrets(step, env);
+    }
     c
 }
 
-/// Run a step.
+/// Run a step; the report gets the names of the variables its processes received.
 pub(crate) async fn execute(step: &Step, ctx: &StepContext, started: SystemTime) -> StepOutcome {
+    let mut outcome = execute_tool(step, ctx, started).await;
+    outcome.environment = environment_record(step, ctx);
+    outcome
+}
+
+async fn execute_tool(step: &Step, ctx: &StepContext, started: SystemTime) -> StepOutcome {
     match &step.action {
         Action::Bash(b) => bash::run(b, step, ctx, started).await,
         Action::Agent(a) => agent::run(a, step, ctx, started).await,
@@ -399,7 +447,9 @@ pub(crate) fn write_result(
 /// rewritten with the secrets replaced, so the output directory never holds
 /// one) and every workspace file the step wrote through plangate (reported,
 /// left as written: it is the step's product). Values are remembered by the
-/// redaction layer and never stored.
+/// redaction layer and never stored. In artifacts, the values the redaction
+/// layer already knows (declared secrets, credentials of plangate's
+/// environment) are masked first and are not findings: plangate passed them.
 pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str) {
     let scanner = crate::redact::builtin_scanner();
     let mut targets: Vec<(String, PathBuf, bool)> = outcome
@@ -407,6 +457,11 @@ pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str)
         .iter()
         .map(|rel| (rel.clone(), ctx.out_dir.join(rel), true))
         .collect();
+    // Files the step wrote into its folder itself (`$PLANGATE_STEP_ARTIFACTS`) are output too.
+    for rel in unlisted_files(ctx, &outcome.artifacts) {
+        let path = ctx.out_dir.join(&rel);
+        targets.push((rel, path, true));
+    }
     targets.extend(outcome.workspace_files.iter().map(|rel| {
         (
             format!("workspace:{rel}"),
@@ -415,14 +470,23 @@ pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str)
         )
     }));
     for (location, path, rewrite) in targets {
-        let Ok(bytes) = std::fs::read(&path) else {
+        let Ok(read) = std::fs::read(&path) else {
             continue;
         };
-        if crate::secrets::looks_binary(&bytes) {
+        if crate::secrets::looks_binary(&read) {
             continue;
         }
-        let found = scanner.scan(&bytes);
+        let masked = if rewrite {
+            crate::redact::mask_given(&read)
+        } else {
+            std::borrow::Cow::Borrowed(&read[..])
+        };
+        let bytes: &[u8] = &masked;
+        let found = scanner.scan(bytes);
         if found.is_empty() {
+            if let std::borrow::Cow::Owned(m) = &masked {
+                let _ = crate::scan::write_atomic(&path, m);
+            }
             continue;
         }
         crate::redact::remember(
@@ -431,7 +495,7 @@ pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str)
                 .filter_map(|f| bytes.get(f.start..f.end).map(<[u8]>::to_vec)),
         );
         if rewrite {
-            let _ = crate::scan::write_atomic(&path, &crate::secrets::redact(&bytes, &found));
+            let _ = crate::scan::write_atomic(&path, &crate::secrets::redact(bytes, &found));
         }
         outcome
             .findings
@@ -443,6 +507,41 @@ pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str)
                 fingerprint: f.fingerprint,
             }));
     }
+}
+
+/// Most files of a step's artifact folder swept besides its listed artifacts,
+/// and the largest one read (bigger ones are left as written).
+const UNLISTED_FILES: usize = 10_000;
+const UNLISTED_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Regular files under the step's artifact folder (symbolic links are not
+/// followed) that `listed` does not name, relative to the output directory.
+fn unlisted_files(ctx: &StepContext, listed: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut dirs = vec![(ctx.artifacts_dir.clone(), ctx.artifacts_rel.clone())];
+    while let Some((dir, rel)) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let (Ok(meta), Some(name)) = (
+                e.path().symlink_metadata(),
+                e.file_name().to_str().map(str::to_owned),
+            ) else {
+                continue;
+            };
+            let r = format!("{rel}/{name}");
+            if meta.is_dir() {
+                dirs.push((e.path(), r));
+            } else if meta.is_file() && meta.len() <= UNLISTED_MAX_BYTES && !listed.contains(&r) {
+                out.push(r);
+                if out.len() >= UNLISTED_FILES {
+                    return out;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A failed outcome that never got to run anything.

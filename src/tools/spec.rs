@@ -39,6 +39,9 @@ pub struct ToolEnv {
     pub allowed_hosts: Option<Vec<String>>,
     /// What the sandbox pre-flight found (None: not probed, no step asks for a sandbox).
     pub sandbox: Option<crate::model::Availability>,
+    /// plangate's environment and the `env_passthrough` in force: what a child's
+    /// environment is built from (`StepContext::child_env`).
+    pub(crate) scope: std::sync::Arc<crate::policy::env::Scope>,
 }
 
 /// Where a step's parameters are being checked (the tree may have failed the schema).

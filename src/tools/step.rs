@@ -1,7 +1,7 @@
 //! The checked step: what the plan loader hands the engine for each step, with
 //! the tool's own [`Action`] (the plan loader builds it; `plan::Step` names it too).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use regex::Regex;
@@ -42,6 +42,8 @@ pub struct Step {
     pub continue_on_error: bool,
     /// Extra environment (step `env` and tool `environment` merged).
     pub env: BTreeMap<String, String>,
+    /// The step's own `secrets:` (see [`Step::secret_names`] for all it gets).
+    pub secrets: BTreeSet<String>,
     /// Where the step is written in the plan.
     pub pos: Pos,
     /// The id written in the plan (the same as `id` unless the step has a `matrix`).
@@ -57,6 +59,17 @@ impl Step {
             Action::Bash(b) => b.sandbox,
             _ => None,
         }
+    }
+
+    /// Every secret the step's processes get: its own `secrets:`, and for an
+    /// agent step its agent's `secrets:` and `api_key_env`.
+    pub fn secret_names(&self) -> BTreeSet<String> {
+        let mut all = self.secrets.clone();
+        if let Action::Agent(a) = &self.action {
+            all.extend(a.agent.secrets.iter().flatten().cloned());
+            all.extend(a.agent.api_key_env.iter().cloned());
+        }
+        all
     }
 
     /// The step's resource limits, if it sets any.

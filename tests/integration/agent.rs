@@ -336,15 +336,24 @@ fn openai_answers_cut_by_the_token_limit_are_rejected_and_http_errors_fail() {
 }
 
 #[test]
-fn openai_without_its_key_fails_clearly() {
+fn openai_without_its_key_is_refused_before_the_run() {
     let env = Env::new();
-    let agents = "  gpt:\n    provider: openai\n    base_url: http://127.0.0.1:9\n    model: m\n    api_key_env: PLANGATE_TEST_MISSING_KEY\n";
+    // `api_key_env` is a secret of the agent: unset, the step is blocked (exit 3) before anything runs.
+    let agents = "  gpt:\n    provider: openai\n    base_url: http://127.0.0.1:9\n    model: m\n    api_key_env: TEST_MISSING_OPENAI_KEY\n";
     let o = env.run(
         &agent_plan(agents, "      agent: gpt\n      prompt: p\n", ""),
         &[],
     );
-    assert_eq!(code(&o), 1);
-    assert!(env.step_error("fix").contains("PLANGATE_TEST_MISSING_KEY"));
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let s = env.step("fix");
+    assert_eq!(s["status"], "blocked");
+    assert!(
+        s["approval"]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("`TEST_MISSING_OPENAI_KEY`"),
+        "{s}"
+    );
 }
 
 #[test]

@@ -70,6 +70,18 @@ impl Env {
         c
     }
 
+    /// [`Env::cmd`] with nothing of the test's environment but `PATH` (and
+    /// `HOME` = `TMPDIR`): for outputs that list what steps received.
+    pub fn bare_cmd(&self) -> Command {
+        let mut c = self.cmd();
+        c.env_clear();
+        if let Some(path) = std::env::var_os("PATH") {
+            c.env("PATH", path);
+        }
+        c.env("TMPDIR", &self.tmpdir).env("HOME", &self.tmpdir);
+        c
+    }
+
     /// `plangate run PLAN --out OUT` (the workspace is the current directory), to add to.
     pub fn run_cmd(&self, plan: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut c = self.cmd();

@@ -16,6 +16,7 @@ mod ci;
 mod cli_help;
 mod diff;
 mod distribution;
+mod env_scope;
 mod examples;
 mod faults;
 mod formats;

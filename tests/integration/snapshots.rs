@@ -99,7 +99,17 @@ fn every_output_format_of_one_run() {
     let env = Env::new();
     env.write("notes.md", "first\n");
     let junit = env.out.with_file_name("junit.xml");
-    let o = env.run(PLAN, &["--junit", junit.to_str().unwrap()]);
+    // A fixed environment: the report lists the variables each step received.
+    let plan = env.write("plan.yaml", PLAN);
+    let o = env
+        .bare_cmd()
+        .arg("run")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&env.out)
+        .args(["--junit", junit.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(code(&o), 4, "{}", stderr(&o));
     let outputs = [
         ("stderr", String::from_utf8_lossy(&o.stderr).into_owned()),

@@ -59,6 +59,12 @@ pub(crate) fn run(p: &SystemInfoParams, ctx: &StepContext, stop: &Stop) -> ToolR
         .unwrap_or_else(|| DEFAULT_TOOLS.iter().map(|s| (*s).to_owned()).collect());
     let mut tools = serde_json::Map::new();
     let mut warnings = Vec::new();
+    // The probes get what any step's process gets without secrets (`policy::env`).
+    let env = ctx
+        .env
+        .scope
+        .child(&std::collections::BTreeSet::new(), &ctx.run_vars)
+        .vars;
     for name in &names {
         if stop.now() {
             warnings.push(format!("stopped before probing `{name}`"));
@@ -66,7 +72,7 @@ pub(crate) fn run(p: &SystemInfoParams, ctx: &StepContext, stop: &Stop) -> ToolR
         }
         tools.insert(
             name.clone(),
-            version_of(name, stop.remaining().min(VERSION_TIMEOUT)),
+            version_of(name, &env, stop.remaining().min(VERSION_TIMEOUT)),
         );
     }
     let result = json!({
@@ -129,9 +135,15 @@ fn ci_provider() -> Value {
 }
 
 /// `NAME --version`, first line, with a timeout; `null` when the program is not on PATH.
-fn version_of(name: &str, timeout: Duration) -> Value {
+fn version_of(
+    name: &str,
+    env: &std::collections::BTreeMap<String, String>,
+    timeout: Duration,
+) -> Value {
     let mut child = match Command::new(name)
         .arg("--version")
+        .env_clear()
+        .envs(env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -20,7 +20,13 @@ impl Provider for Command {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["command", "output_format", "idle_timeout"]
+        &[
+            "command",
+            "output_format",
+            "idle_timeout",
+            "api_key_env",
+            "secrets",
+        ]
     }
 
     fn risk_floor(&self, a: &AgentAction) -> (Risk, String) {
