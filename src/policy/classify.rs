@@ -11,15 +11,21 @@
 //! processes, reads no environment variables and never touches the filesystem
 //! (paths are resolved lexically against [`ClassifyContext`]).
 
+mod braces;
+mod builtins;
 mod commands;
 mod effects;
 mod files;
+mod infra;
 mod nesting;
 mod paths;
+mod shells;
 mod tools;
+mod vars;
 mod walk;
 mod words;
 mod wrappers;
+mod writers;
 
 use crate::model::Risk;
 
@@ -45,6 +51,11 @@ pub struct Classification {
     /// One line naming what decided the risk, e.g. "`rm -rf build` deletes recursively inside the workspace".
     /// For a blocked command it equals the blocked reason.
     pub reason: String,
+    /// Some(what) when the command uses the network (a network client, a
+    /// cloud CLI, `/dev/tcp/...`, a remote git command); such a command is
+    /// at least moderate, and the sandbox blocks it unless the step says
+    /// `network: true`.
+    pub network: Option<String>,
 }
 
 /// Classifies one bash command line. Never panics, does no I/O.
@@ -61,9 +72,19 @@ pub(crate) struct Findings {
     top: Option<(Risk, String)>,
     blocked: Option<String>,
     unclassifiable: Option<String>,
+    network: Option<String>,
 }
 
 impl Findings {
+    /// Records a use of the network: at least moderate.
+    pub(crate) fn network(&mut self, reason: String) {
+        let reason = one_line(&reason);
+        self.note(Risk::Moderate, reason.clone());
+        if self.network.is_none() {
+            self.network = Some(reason);
+        }
+    }
+
     /// Records a command's risk; keeps the first reason at the highest level.
     pub(crate) fn note(&mut self, risk: Risk, reason: String) {
         let higher = self.top.as_ref().is_none_or(|(r, _)| risk > *r);
@@ -93,6 +114,7 @@ impl Findings {
                 blocked: Some(reason.clone()),
                 unclassifiable: self.unclassifiable,
                 reason,
+                network: self.network,
             };
         }
         if let Some(reason) = self.unclassifiable {
@@ -101,6 +123,7 @@ impl Findings {
                 blocked: None,
                 unclassifiable: Some(reason.clone()),
                 reason,
+                network: self.network,
             };
         }
         let (risk, reason) = self
@@ -111,6 +134,7 @@ impl Findings {
             blocked: None,
             unclassifiable: None,
             reason,
+            network: self.network,
         }
     }
 }
@@ -155,12 +179,27 @@ mod tests {
         }
     }
 
+    /// Both fixture files: `commands.tsv` (line numbers as is) and
+    /// `families.tsv` (one group per `# family:` comment; line numbers + 10000).
     fn fixture() -> Vec<(usize, &'static str, &'static str)> {
-        include_str!("../../tests/fixtures/classifier/commands.tsv")
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
-            .filter_map(|(i, l)| l.split_once('\t').map(|(e, c)| (i + 1, e, c)))
+        let files = [
+            (
+                0,
+                include_str!("../../tests/fixtures/classifier/commands.tsv"),
+            ),
+            (
+                10_000,
+                include_str!("../../tests/fixtures/classifier/families.tsv"),
+            ),
+        ];
+        files
+            .into_iter()
+            .flat_map(|(base, text)| {
+                text.lines()
+                    .enumerate()
+                    .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
+                    .filter_map(move |(i, l)| l.split_once('\t').map(|(e, c)| (base + i + 1, e, c)))
+            })
             .collect()
     }
 

@@ -28,20 +28,15 @@ const READ_ONLY: &[&str] = &[
     "fgrep",
     "rg",
     "echo",
-    "printf",
     "pwd",
     "true",
     "false",
-    "test",
-    "[",
     "stat",
     "file",
     "du",
     "df",
     "which",
     "type",
-    "date",
-    "uniq",
     "cut",
     "tr",
     "diff",
@@ -73,33 +68,19 @@ const READ_ONLY: &[&str] = &[
     "sha512sum",
     "b2sum",
     "cksum",
-    "tree",
     "od",
     "hexdump",
-    "xxd",
     "strings",
     "nproc",
     "free",
     "uptime",
     "ps",
-    "less",
-    "more",
     ":",
     "exit",
     "return",
-    "set",
-    "shopt",
-    "export",
-    "unset",
-    "local",
-    "declare",
-    "readonly",
-    "typeset",
-    "read",
     "wait",
     "shift",
     "getopts",
-    "hash",
     "help",
     "zcat",
     "bzcat",
@@ -114,7 +95,6 @@ const READ_ONLY: &[&str] = &[
     "who",
     "w",
     "pgrep",
-    "ldd",
     "nm",
     "objdump",
     "lscpu",
@@ -191,19 +171,11 @@ impl Walker {
             return stage;
         };
         let Some(text) = first.lit() else {
-            self.note(
-                Risk::Dangerous,
-                format!("`{shown}` runs a command whose name is only known at run time"),
-            );
+            self.unclassifiable(format!(
+                "`{shown}` runs a command whose name is only known at run time"
+            ));
             return stage;
         };
-        if self.is_function(text) {
-            self.note(
-                Risk::Safe,
-                format!("`{shown}` calls a function defined in the script"),
-            );
-            return stage;
-        }
         let name = text.rsplit('/').next().unwrap_or(text);
         let cmd = Cmd {
             name,
@@ -211,25 +183,44 @@ impl Walker {
             shown,
             input,
         };
-        self.dispatch(&cmd, &mut stage);
+        if let Some(moves) = self.function_named(text) {
+            self.note(
+                Risk::Safe,
+                format!("`{}` calls a function defined in the script", cmd.shown),
+            );
+            // The definition may not have run (`if false; then rm() { :; }; fi`):
+            // a function named like a command is judged as that command too.
+            self.dispatch_known(&cmd, &mut stage);
+            if moves {
+                self.cwd = None;
+            }
+            return stage;
+        }
+        if !self.dispatch_known(&cmd, &mut stage) {
+            self.note(
+                Risk::Moderate,
+                format!("unknown command `{}` (effects unknown)", cmd.name),
+            );
+        }
         stage
     }
 
-    fn dispatch(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) {
-        if self.wrapper(cmd, stage) || self.shell_like(cmd, stage) || self.tool(cmd) {
-            return;
+    /// Judges a command the classifier knows by name; false for an unknown one.
+    fn dispatch_known(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
+        if self.wrapper(cmd, stage) || self.shell_like(cmd, stage) || self.builtin(cmd) {
+            return true;
         }
-        if self.file_command(cmd) || self.system_command(cmd) || self.text_command(cmd, stage) {
-            return;
+        if self.tool(cmd) || self.infra(cmd) || self.file_command(cmd) || self.writer(cmd) {
+            return true;
+        }
+        if self.system_command(cmd) || self.text_command(cmd, stage) {
+            return true;
         }
         if READ_ONLY.contains(&cmd.name) {
             self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
-            return;
+            return true;
         }
-        self.note(
-            Risk::Moderate,
-            format!("unknown command `{}` (effects unknown)", cmd.name),
-        );
+        false
     }
 
     /// Commands whose output or in-place flags matter.
@@ -240,16 +231,13 @@ impl Walker {
                 self.note(Risk::Safe, format!("`{}` only prints", cmd.shown));
             }
             "cat" if cmd.args.is_empty() => {
-                if let Input::Text(text) = cmd.input {
+                if let Input::Text(text) | Input::Pipe(text) = cmd.input {
                     stage.output.clone_from(text);
                 }
                 self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
             }
             "cd" | "pushd" | "popd" => self.change_dir(cmd),
-            "sed" => self.sed(cmd),
-            "awk" | "gawk" | "mawk" | "nawk" => self.awk(cmd),
-            "sort" => self.output_flag(cmd, &["-o", "--output"]),
-            "yq" => self.in_place(cmd, 'i', "--inplace"),
+            "yq" => self.yq(cmd),
             "find" => self.find(cmd),
             "history" => self.history(cmd),
             "kill" | "pkill" | "killall" => self.kill(cmd),
@@ -277,59 +265,15 @@ impl Walker {
         self.note(Risk::Safe, format!("`{}` changes directory", cmd.shown));
     }
 
-    fn sed(&mut self, cmd: &Cmd<'_>) {
-        let opts = parse_opts(cmd.args, &["-e", "--expression", "-f", "--file", "-l"]);
-        let in_place = opts.has('i', &["--in-place"]);
-        if !in_place {
-            self.note(Risk::Safe, format!("`{}` only prints", cmd.shown));
-            return;
-        }
-        let script_given = opts
-            .value_of(&["-e", "--expression", "-f", "--file"])
-            .is_some();
-        let files = opts.pos.iter().skip(usize::from(!script_given));
-        let mut any = false;
-        for f in files {
-            any = true;
-            self.write_to(f, &format!("`{}`", cmd.shown));
-        }
-        if !any {
+    fn yq(&mut self, cmd: &Cmd<'_>) {
+        let opts = self.opts(cmd, &["-s", "--split-exp"]);
+        if opts.value_of(&["-s", "--split-exp"]).is_some() {
             self.note(
                 Risk::Moderate,
-                format!("`{}` edits files in place", cmd.shown),
+                format!("`{}` writes files named by an expression", cmd.shown),
             );
         }
-    }
-
-    fn awk(&mut self, cmd: &Cmd<'_>) {
-        let writes = cmd.args.iter().any(|a| match a.lit() {
-            Some(t) => t.contains("system(") || t.contains('>') || t.contains('|'),
-            None => true,
-        });
-        if writes {
-            self.note(
-                Risk::Moderate,
-                format!(
-                    "`{}` runs an awk program that may write or run commands",
-                    cmd.shown
-                ),
-            );
-        } else {
-            self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
-        }
-    }
-
-    fn output_flag(&mut self, cmd: &Cmd<'_>, flags: &[&str]) {
-        let opts = parse_opts(cmd.args, flags);
-        match opts.value_of(flags) {
-            Some(out) => self.write_to(&out, &format!("`{}`", cmd.shown)),
-            None => self.note(Risk::Safe, format!("`{}` only reads", cmd.shown)),
-        }
-    }
-
-    fn in_place(&mut self, cmd: &Cmd<'_>, short: char, long: &str) {
-        let opts = parse_opts(cmd.args, &[]);
-        if opts.has(short, &[long]) {
+        if opts.has('i', &["--inplace"]) {
             for f in opts.pos.iter().skip(1) {
                 self.write_to(f, &format!("`{}`", cmd.shown));
             }
@@ -443,13 +387,15 @@ pub(crate) struct Opts {
 }
 
 impl Opts {
-    /// True when short flag `c` appears in a cluster or one of `long` is given.
+    /// True when short flag `c` appears in a cluster or one of `long` is given,
+    /// also abbreviated (`--no-preserve-roo`: getopt takes any unambiguous
+    /// prefix; a prefix of a watched option counts as it, which errs on the
+    /// cautious side).
     pub(crate) fn has(&self, c: char, long: &[&str]) -> bool {
         self.flags.iter().any(|f| {
             let short = !f.starts_with("--") && f.len() > 1 && f.chars().skip(1).any(|x| x == c);
-            let is_long = long
-                .iter()
-                .any(|l| f == l || f.strip_prefix(l).is_some_and(|r| r.starts_with('=')));
+            let name = f.split_once('=').map_or(f.as_str(), |(n, _)| n);
+            let is_long = f.starts_with("--") && long.iter().any(|l| long_matches(name, l));
             (c != '\0' && short) || is_long
         })
     }
@@ -463,6 +409,13 @@ impl Opts {
     }
 }
 
+impl Walker {
+    /// Parses a command's options (see [`parse_opts`]).
+    pub(crate) fn opts(&self, cmd: &Cmd<'_>, with_value: &[&str]) -> Opts {
+        parse_opts(cmd.args, with_value)
+    }
+}
+
 /// Splits arguments into flags, valued options and positionals.
 /// `with_value` lists options (`-o`, `--output`) that take the next argument.
 pub(crate) fn parse_opts(args: &[Arg], with_value: &[&str]) -> Opts {
@@ -470,7 +423,15 @@ pub(crate) fn parse_opts(args: &[Arg], with_value: &[&str]) -> Opts {
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let Some(t) = arg.lit() else {
-            out.pos.push(arg.clone());
+            // `--opt="$X"`: the option is known, its value is not.
+            match arg.raw.split_once('=').filter(|(n, _)| is_long_name(n)) {
+                Some((name, _)) => {
+                    out.flags.push(name.to_string());
+                    let name = canonical_long(name, with_value);
+                    out.values.push((name.to_string(), Arg::unknown(&arg.raw)));
+                }
+                None => out.pos.push(arg.clone()),
+            }
             continue;
         };
         if t == "--" {
@@ -494,26 +455,65 @@ fn parse_flag<'a>(
     out: &mut Opts,
 ) {
     out.flags.push(t.to_string());
-    if let Some((name, value)) = t.split_once('=').filter(|_| t.starts_with("--")) {
+    if let Some((_, value)) = t.split_once('=').filter(|_| t.starts_with("--")) {
+        let name = canonical_long(t, with_value);
         out.values.push((name.to_string(), literal_arg(value, arg)));
         return;
     }
-    let key = if t.starts_with("--") {
-        t
-    } else {
-        t.get(..2).unwrap_or(t)
-    };
-    if !with_value.contains(&key) {
-        return;
-    }
-    let attached = t.get(2..).filter(|r| !r.is_empty() && !t.starts_with("--"));
-    match attached {
-        Some(v) => out.values.push((key.to_string(), literal_arg(v, arg))),
-        None => {
+    if t.starts_with("--") {
+        let key = canonical_long(t, with_value);
+        if with_value.contains(&key) {
             let v = it.next().cloned().unwrap_or_default();
             out.values.push((key.to_string(), v));
         }
+        return;
     }
+    if with_value.contains(&t) {
+        // A multi-letter option with one dash (`-TT`, `-File`).
+        let v = it.next().cloned().unwrap_or_default();
+        out.values.push((t.to_string(), v));
+        return;
+    }
+    // A short cluster: the first letter taking a value takes the rest or the next word.
+    for (i, c) in t.char_indices().skip(1) {
+        let key = format!("-{c}");
+        if !with_value.contains(&key.as_str()) {
+            continue;
+        }
+        let attached = t.get(i + c.len_utf8()..).filter(|r| !r.is_empty());
+        match attached {
+            Some(v) => out.values.push((key, literal_arg(v, arg))),
+            None => {
+                let v = it.next().cloned().unwrap_or_default();
+                out.values.push((key, v));
+            }
+        }
+        return;
+    }
+}
+
+fn is_long_name(n: &str) -> bool {
+    n.starts_with("--")
+        && n.len() > 2
+        && n[2..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// Whether `given` (a long option as written, without `=value`) names `long`:
+/// exactly, or as a prefix of it (`--no`, `--rec`).
+pub(crate) fn long_matches(given: &str, long: &str) -> bool {
+    given == long || (given.len() >= 3 && given.starts_with("--") && long.starts_with(given))
+}
+
+/// The long option of `known` that `t` (maybe abbreviated) names, or `t`.
+pub(crate) fn canonical_long<'a>(t: &'a str, known: &[&'a str]) -> &'a str {
+    let name = t.split_once('=').map_or(t, |(n, _)| n);
+    known
+        .iter()
+        .find(|k| k.starts_with("--") && long_matches(name, k))
+        .copied()
+        .unwrap_or(name)
 }
 
 fn literal_arg(value: &str, from: &Arg) -> Arg {

@@ -64,6 +64,9 @@ impl Walker {
             Loc::Protected | Loc::DevDisk => {
                 self.block(format!("{what} deletes protected system path {p}"));
             }
+            Loc::System if std::path::Path::new(p).components().count() == 2 => {
+                self.block(format!("{what} deletes system directory {p}"));
+            }
             Loc::Inside => self.note(
                 Risk::Moderate,
                 format!("{what} deletes recursively inside the workspace"),

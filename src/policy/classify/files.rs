@@ -13,16 +13,16 @@ impl Walker {
             "rm" => self.rm(cmd),
             "rmdir" | "unlink" => self.each_positional(cmd, &[], Self::delete_one),
             "cp" | "mv" | "install" | "ln" | "scp" | "rsync" => self.copy(cmd),
-            "touch" | "mkdir" | "truncate" | "tee" | "mkfifo" | "mknod" => self.touch(cmd),
+            "touch" | "mkdir" | "truncate" | "tee" | "mkfifo" | "mknod" | "sponge" => {
+                self.touch(cmd)
+            }
             "chmod" | "chown" | "chgrp" => self.chmod(cmd),
             "dd" => self.dd(cmd),
             "shred" => self.shred(cmd),
             "tar" => self.tar(cmd),
-            "unzip" | "gunzip" | "gzip" | "bunzip2" | "bzip2" | "xz" | "unxz" | "zip" | "7z"
-            | "patch" => self.note(
-                Risk::Moderate,
-                format!("`{}` writes files (archive or patch)", cmd.shown),
-            ),
+            "unzip" | "7z" | "7za" | "zip" => self.archiver(cmd),
+            "gunzip" | "gzip" | "bunzip2" | "bzip2" | "xz" | "unxz" | "zstd" | "unzstd" | "lz4"
+            | "brotli" => self.compressor(cmd),
             _ => return false,
         }
         true
@@ -55,7 +55,7 @@ impl Walker {
     fn rm(&mut self, cmd: &Cmd<'_>) {
         let opts = parse_opts(cmd.args, &[]);
         let what = format!("`{}`", cmd.shown);
-        if opts.flags.iter().any(|f| f == "--no-preserve-root") {
+        if opts.has('\0', &["--no-preserve-root"]) {
             self.block(format!("{what} uses --no-preserve-root"));
             return;
         }
@@ -69,58 +69,106 @@ impl Walker {
     }
 
     fn copy(&mut self, cmd: &Cmd<'_>) {
-        let with_value = [
-            "-t",
-            "--target-directory",
-            "-S",
-            "--suffix",
-            "-m",
-            "--mode",
-            "-o",
-            "--owner",
-            "-g",
-            "--group",
-            "-e",
-            "--rsh",
-            "-i",
-            "-P",
-            "-F",
-            "-l",
-            "-c",
-            "-J",
-            "--exclude",
-            "--include",
-            "--filter",
-            "-f",
-        ];
-        let opts = parse_opts(cmd.args, &with_value);
+        let with_value: &[&str] = match cmd.name {
+            "install" => &[
+                "-t",
+                "--target-directory",
+                "-S",
+                "--suffix",
+                "-m",
+                "--mode",
+                "-o",
+                "--owner",
+                "-g",
+                "--group",
+            ],
+            "scp" => &["-i", "-P", "-F", "-l", "-c", "-J", "-o", "-S", "-D", "-X"],
+            "rsync" => &[
+                "-e",
+                "--rsh",
+                "--exclude",
+                "--include",
+                "--filter",
+                "-f",
+                "--rsync-path",
+                "--exclude-from",
+                "--include-from",
+                "--files-from",
+                "-T",
+                "--temp-dir",
+                "--backup-dir",
+                "--suffix",
+                "--chmod",
+                "--log-file",
+                "--port",
+                "-B",
+            ],
+            _ => &["-t", "--target-directory", "-S", "--suffix"],
+        };
+        let opts = parse_opts(cmd.args, with_value);
         let what = format!("`{}`", cmd.shown);
         let remote = matches!(cmd.name, "scp" | "rsync");
         if remote {
-            self.note(
-                Risk::Moderate,
-                format!("{what} transfers files over the network"),
-            );
+            self.remote_copy(cmd, &opts);
+        }
+        if let Some(log) = opts.value_of(&["--log-file"]) {
+            self.write_to(&log, &what);
         }
         let target_dir = opts.value_of(&["-t", "--target-directory"]);
+        let dirs_only = cmd.name == "install" && opts.has('d', &["--directory"]);
         let (sources, dest) = match (&target_dir, opts.pos.split_last()) {
+            _ if dirs_only => (&[][..], None),
             (Some(t), _) => (opts.pos.as_slice(), Some(t.clone())),
             (None, Some((last, rest))) => (rest, Some(last.clone())),
             (None, None) => (opts.pos.as_slice(), None),
         };
+        for d in opts.pos.iter().filter(|_| dirs_only) {
+            self.write_to(d, &what);
+        }
         let is_remote = |a: &Arg| {
             remote
                 && a.lit()
                     .is_some_and(|t| !t.starts_with('/') && t.contains(':'))
         };
+        let deletes = remote && opts.flags.iter().any(|f| f.starts_with("--del"));
         match dest {
-            Some(d) if !is_remote(&d) => self.write_to(&d, &what),
+            Some(d) if !is_remote(&d) => {
+                self.write_to(&d, &what);
+                if deletes {
+                    self.delete(&d, true, &what);
+                }
+            }
             Some(_) => {}
+            None if dirs_only => {}
             None => self.note(Risk::Moderate, format!("{what} copies files")),
         }
         let moves = cmd.name == "mv" || opts.flags.iter().any(|f| f == "--remove-source-files");
         for s in sources.iter().filter(|s| moves && !is_remote(s)) {
+            // Moving a tree away removes it from where it was.
             self.write_to(s, &what);
+            self.delete(s, true, &what);
+        }
+    }
+
+    /// scp and rsync: the network, and the programs they start (`-e`, `-S`, `ProxyCommand`).
+    fn remote_copy(&mut self, cmd: &Cmd<'_>, opts: &super::commands::Opts) {
+        self.network(format!("`{}` transfers files over the network", cmd.shown));
+        if let Some(program) = opts.value_of(&["-e", "--rsh", "-S"]) {
+            self.code_string(&program, &cmd.shown);
+        }
+        for o in opts
+            .values
+            .iter()
+            .filter(|(n, _)| n == "-o")
+            .map(|(_, v)| v)
+        {
+            self.ssh_option(o, &cmd.shown);
+        }
+        if opts.value_of(&["-F"]).is_some_and(|f| !f.is("/dev/null")) {
+            self.unclassifiable(format!(
+                "`{}` reads an ssh configuration file, which can run commands",
+                cmd.shown
+            ));
         }
     }
 
@@ -224,21 +272,201 @@ impl Walker {
     }
 
     fn tar(&mut self, cmd: &Cmd<'_>) {
-        let opts = parse_opts(cmd.args, &["-C", "--directory", "-f", "--file", "-T", "-X"]);
+        const PROGRAMS: &[&str] = &[
+            "-I",
+            "--use-compress-program",
+            "-F",
+            "--info-script",
+            "--new-volume-script",
+            "--to-command",
+            "--rsh-command",
+            "--rmt-command",
+        ];
+        const WITH: &[&str] = &[
+            "-C",
+            "--directory",
+            "-f",
+            "--file",
+            "-T",
+            "--files-from",
+            "-X",
+            "--exclude-from",
+            "-I",
+            "--use-compress-program",
+            "-F",
+            "--info-script",
+            "--new-volume-script",
+            "--to-command",
+            "--checkpoint-action",
+            "--rsh-command",
+            "--rmt-command",
+            "-g",
+            "--listed-incremental",
+            "-K",
+            "-N",
+            "-V",
+            "--label",
+            "-b",
+            "-H",
+            "--format",
+            "--owner",
+            "--group",
+            "--mode",
+            "--exclude",
+            "-L",
+            "--tape-length",
+            "--index-file",
+            "--volno-file",
+        ];
+        let mut args = cmd.args.to_vec();
+        if let Some(first) = args.first_mut()
+            && let Some(t) = first.lit()
+            && !t.starts_with('-')
+            && !t.is_empty()
+            && t.chars().all(|c| c.is_ascii_alphabetic())
+        {
+            first.text = Some(format!("-{t}"));
+        }
+        let opts = parse_opts(&args, WITH);
         let what = format!("`{}`", cmd.shown);
-        let mode = cmd.args.first().and_then(Arg::lit).unwrap_or("");
-        let listing = (opts.has('t', &["--list"])
-            || (!mode.starts_with('-') && mode.contains('t')))
-            && !opts.has('x', &["--extract"])
-            && !mode.contains('x');
-        if listing {
-            self.note(Risk::Safe, format!("{what} only lists an archive"));
+        for (_, program) in opts
+            .values
+            .iter()
+            .filter(|(n, _)| PROGRAMS.contains(&n.as_str()))
+        {
+            self.code_string(program, &cmd.shown);
+        }
+        for (_, action) in opts
+            .values
+            .iter()
+            .filter(|(n, _)| n == "--checkpoint-action")
+        {
+            match action.lit() {
+                Some(a) if a.starts_with("exec=") => {
+                    let code = Arg::literal(a.trim_start_matches("exec="));
+                    self.code_string(&code, &cmd.shown);
+                }
+                Some(_) => {}
+                None => self.unclassifiable(format!(
+                    "{what} has a checkpoint action only known at run time"
+                )),
+            }
+        }
+        let archive = opts.value_of(&["-f", "--file"]);
+        let remote = archive
+            .as_ref()
+            .and_then(Arg::lit)
+            .is_some_and(|f| f.split('/').next().is_some_and(|head| head.contains(':')))
+            && !opts.has('\0', &["--force-local"]);
+        if remote {
+            self.network(format!("{what} reads or writes a remote archive"));
+        }
+        let extract = opts.has('x', &["--extract", "--get"]);
+        let writes_archive = opts.has('c', &["--create"])
+            || opts.has('r', &["--append"])
+            || opts.has('u', &["--update"])
+            || opts.has('A', &["--catenate", "--concatenate"])
+            || opts.has('\0', &["--delete"]);
+        if extract {
+            self.tar_extract(&opts, &what);
+        }
+        if writes_archive {
+            match archive.filter(|a| !a.is("-") && !remote) {
+                Some(a) => self.write_to(&a, &what),
+                None => self.note(Risk::Moderate, format!("{what} writes an archive")),
+            }
+            if opts.has('\0', &["--remove-files"]) {
+                for p in &opts.pos {
+                    self.delete(p, true, &what);
+                }
+            }
+        }
+        if !extract && !writes_archive {
+            self.note(
+                Risk::Safe,
+                format!("{what} only lists or compares an archive"),
+            );
+        }
+    }
+
+    fn tar_extract(&mut self, opts: &super::commands::Opts, what: &str) {
+        if opts.has('O', &["--to-stdout"]) {
+            self.note(Risk::Safe, format!("{what} extracts to standard output"));
             return;
         }
-        if let Some(dir) = opts.value_of(&["-C", "--directory"]) {
-            self.write_to(&dir, &what);
+        let dir = opts
+            .value_of(&["-C", "--directory"])
+            .unwrap_or_else(|| Arg::literal("."));
+        self.write_to(&dir, what);
+        if opts.has('P', &["--absolute-names"]) {
+            self.note(
+                Risk::Dangerous,
+                format!("{what} extracts members with absolute paths, anywhere on the system"),
+            );
         }
-        self.note(Risk::Moderate, format!("{what} writes files (archive)"));
+    }
+
+    /// zip, unzip, 7z: the archive or the extraction directory is written; `zip -TT` runs a command.
+    fn archiver(&mut self, cmd: &Cmd<'_>) {
+        let with = [
+            "-d",
+            "-TT",
+            "--unzip-command",
+            "-x",
+            "-i",
+            "-P",
+            "-b",
+            "-n",
+            "-t",
+            "-tt",
+        ];
+        let opts = parse_opts(cmd.args, &with);
+        let what = format!("`{}`", cmd.shown);
+        if let Some(program) = opts.value_of(&["-TT", "--unzip-command"]) {
+            self.code_string(&program.clone(), &cmd.shown);
+        }
+        match cmd.name {
+            "unzip" => {
+                let reads = ["-l", "-t", "-v", "-p", "-c", "-z", "-Z"];
+                if opts.flags.iter().any(|f| reads.contains(&f.as_str())) {
+                    self.note(Risk::Safe, format!("{what} only lists or tests an archive"));
+                    return;
+                }
+                let dir = opts.value_of(&["-d"]).unwrap_or_else(|| Arg::literal("."));
+                self.write_to(&dir, &what);
+            }
+            "zip" => match opts.pos.first() {
+                Some(archive) => self.write_to(archive, &what),
+                None => self.note(Risk::Moderate, format!("{what} writes an archive")),
+            },
+            _ => self.note(Risk::Moderate, format!("{what} writes files (archive)")),
+        }
+    }
+
+    /// gzip & co: in place unless writing to standard output, listing or testing.
+    fn compressor(&mut self, cmd: &Cmd<'_>) {
+        let opts = parse_opts(cmd.args, &["-S", "--suffix", "-o"]);
+        let what = format!("`{}`", cmd.shown);
+        let stdout = opts.has('c', &["--stdout", "--to-stdout"])
+            || opts.has('l', &["--list"])
+            || opts.has('t', &["--test"]);
+        if stdout {
+            self.note(
+                Risk::Safe,
+                format!("{what} only reads or writes to standard output"),
+            );
+            return;
+        }
+        if let Some(out) = opts.value_of(&["-o"]) {
+            self.write_to(&out, &what);
+        }
+        for p in &opts.pos {
+            self.write_to(p, &what);
+        }
+        self.note(
+            Risk::Moderate,
+            format!("{what} compresses or expands files in place"),
+        );
     }
 
     pub(crate) fn find(&mut self, cmd: &Cmd<'_>) {
@@ -260,7 +488,9 @@ impl Walker {
             match arg.lit() {
                 Some("-delete") => {
                     acted = true;
-                    self.delete(&found, false, &what);
+                    // -delete empties whole trees when no test narrows what is found.
+                    let narrowed = cmd.args.iter().any(|a| a.lit().is_some_and(is_find_test));
+                    self.delete(&found, !narrowed, &what);
                 }
                 Some(t @ ("-exec" | "-execdir" | "-ok" | "-okdir")) => {
                     acted = true;
@@ -322,4 +552,49 @@ impl Walker {
             .map(|a| if a.is("{}") { found.clone() } else { a.clone() })
             .collect()
     }
+}
+
+/// find's tests, which narrow what an action applies to.
+fn is_find_test(t: &str) -> bool {
+    const TESTS: &[&str] = &[
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-type",
+        "-xtype",
+        "-newer",
+        "-user",
+        "-group",
+        "-uid",
+        "-gid",
+        "-perm",
+        "-size",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-empty",
+        "-links",
+        "-inum",
+        "-samefile",
+        "-lname",
+        "-ilname",
+        "-nouser",
+        "-nogroup",
+        "-readable",
+        "-writable",
+        "-executable",
+        "-fstype",
+        "-used",
+        "-newermt",
+        "-false",
+    ];
+    TESTS.contains(&t)
 }

@@ -100,9 +100,7 @@ impl Places {
             return None;
         }
         let base = normalize(Path::new(if dir.is_empty() { "/" } else { dir }));
-        let covers_all = tail.trim_matches('/').is_empty()
-            && !component.is_empty()
-            && component.chars().all(|c| c == '*' || c == '?');
+        let covers_all = tail.trim_matches('/').is_empty() && wildcards_only(component);
         Some(Target {
             loc: self.locate(&base),
             under: true,
@@ -133,6 +131,29 @@ impl Places {
         }
         system_loc(p)
     }
+}
+
+/// A glob component made only of wildcards and bracket expressions (`*`,
+/// `?*`, `[!.]*`, `[a-z]*`) with at least one `*`: it matches (almost) every
+/// entry of its directory.
+fn wildcards_only(component: &str) -> bool {
+    let mut rest = component;
+    let mut star = false;
+    while let Some(c) = rest.chars().next() {
+        match c {
+            '*' => {
+                star = true;
+                rest = &rest[1..];
+            }
+            '?' => rest = &rest[1..],
+            '[' => match rest.find(']') {
+                Some(end) if end > 1 => rest = &rest[end + 1..],
+                _ => return false,
+            },
+            _ => return false,
+        }
+    }
+    star || (!component.is_empty() && component.chars().all(|c| c == '?'))
 }
 
 fn system_loc(p: &Path) -> Loc {

@@ -14,39 +14,57 @@ const NETWORK: &[&str] = &[
 ];
 const PACKAGE_MANAGERS: &[&str] = &[
     "apt", "apt-get", "yum", "dnf", "apk", "pacman", "zypper", "brew", "pip", "pip3", "pipx",
-    "gem", "conda", "poetry", "uv", "bundle", "composer", "snap", "flatpak", "dpkg", "rpm",
+    "gem", "conda", "mamba", "poetry", "uv", "pipenv", "pdm", "hatch", "bundle", "composer",
+    "snap", "flatpak", "dpkg", "rpm",
 ];
-const INFRA: &[&str] = &[
-    "docker",
-    "podman",
-    "kubectl",
-    "helm",
-    "terraform",
-    "tofu",
-    "ansible",
-    "aws",
-    "gcloud",
-    "az",
-];
-const INFRA_READ_ONLY: &[&str] = &[
-    "ps",
-    "images",
-    "version",
-    "info",
-    "inspect",
-    "logs",
-    "get",
-    "describe",
-    "plan",
-    "validate",
-    "show",
-    "list",
-    "ls",
-    "top",
-    "config",
-    "fmt",
-    "--version",
-    "help",
+/// Build and test runners: they run project code and write build output.
+const BUILD_RUNNERS: &[&str] = &[
+    "make",
+    "gmake",
+    "cmake",
+    "ctest",
+    "ninja",
+    "meson",
+    "just",
+    "task",
+    "gradle",
+    "gradlew",
+    "mvn",
+    "mvnw",
+    "ant",
+    "bazel",
+    "bazelisk",
+    "buck",
+    "pants",
+    "sbt",
+    "lein",
+    "rake",
+    "mix",
+    "tox",
+    "nox",
+    "pytest",
+    "py.test",
+    "jest",
+    "vitest",
+    "mocha",
+    "phpunit",
+    "rspec",
+    "dotnet",
+    "swift",
+    "zig",
+    "dune",
+    "stack",
+    "cabal",
+    "scons",
+    "turbo",
+    "nx",
+    "lerna",
+    "tsc",
+    "webpack",
+    "vite",
+    "cypress",
+    "playwright",
+    "earthly",
 ];
 
 impl Walker {
@@ -56,23 +74,20 @@ impl Walker {
             "cargo" => self.cargo(cmd),
             "npm" | "pnpm" | "yarn" | "npx" | "bunx" => self.npm(cmd),
             "go" => self.go(cmd),
-            "make" | "gmake" | "cmake" | "ninja" | "just" | "gradle" | "mvn" | "ant" | "bazel"
-                if only_info_flags(cmd.args) =>
-            {
+            n if BUILD_RUNNERS.contains(&n) && only_info_flags(cmd.args) => {
                 self.note(
                     Risk::Safe,
                     format!("`{}` only prints its version or help", cmd.shown),
                 );
             }
-            "make" | "gmake" | "cmake" | "ninja" | "just" | "gradle" | "mvn" | "ant" | "bazel" => {
+            n if BUILD_RUNNERS.contains(&n) => {
                 self.note(
                     Risk::Moderate,
-                    format!("`{}` runs build recipes (arbitrary commands)", cmd.shown),
+                    format!("`{}` runs build recipes or tests (project code)", cmd.shown),
                 );
             }
-            n if NETWORK.contains(&n) => self.network(cmd),
+            n if NETWORK.contains(&n) => self.network_client(cmd),
             n if PACKAGE_MANAGERS.contains(&n) => self.package_manager(cmd),
-            n if INFRA.contains(&n) => self.infra(cmd),
             "rustup" | "rustc" | "gofmt" | "rustfmt" | "prettier" | "eslint" => self.formatter(cmd),
             _ => return false,
         }
@@ -91,6 +106,27 @@ impl Walker {
             .collect();
         let c = crate::policy::git::classify_command(&words);
         let v = c.verdict;
+        const REMOTE: &[&str] = &[
+            "fetch",
+            "pull",
+            "push",
+            "clone",
+            "ls-remote",
+            "remote",
+            "submodule",
+            "archive",
+            "send-email",
+            "request-pull",
+        ];
+        let remote = cmd
+            .args
+            .iter()
+            .filter_map(Arg::lit)
+            .find(|t| !t.starts_with('-'))
+            .is_some_and(|sub| REMOTE.contains(&sub));
+        if remote && v.risk > Risk::Safe {
+            self.network(format!("`{}` reaches a git remote", cmd.shown));
+        }
         if let Some(why) = v.unclassifiable {
             self.unclassifiable(format!("`{}`: {why}", cmd.shown));
         }
@@ -123,10 +159,16 @@ impl Walker {
             "clippy" | "fix" if opts.flags.iter().any(|f| f == "--fix") || sub == "fix" => {
                 (Risk::Moderate, "rewrites source files")
             }
-            "check" | "test" | "clippy" | "build" | "b" | "c" | "t" | "doc" | "d" | "tree"
-            | "metadata" | "version" | "--version" | "-V" | "help" | "bench" | "locate-project"
-            | "verify-project" | "pkgid" | "search" | "read-manifest" | "nextest" | "audit"
-            | "deny" | "" => (Risk::Safe, "builds, checks or reads"),
+            "tree" | "metadata" | "version" | "--version" | "-V" | "help" | "locate-project"
+            | "verify-project" | "pkgid" | "read-manifest" | "" => (Risk::Safe, "only reads"),
+            "check" | "test" | "clippy" | "build" | "b" | "c" | "t" | "doc" | "d" | "bench"
+            | "nextest" | "miri" | "llvm-cov" | "tarpaulin" => (
+                Risk::Moderate,
+                "builds and runs project code (build scripts, tests)",
+            ),
+            "search" | "audit" | "deny" | "fetch" | "vendor" | "generate-lockfile" => {
+                (Risk::Moderate, "reaches the network or writes files")
+            }
             "install" | "add" | "remove" | "rm" | "update" | "uninstall" => {
                 (Risk::Moderate, "installs or changes dependencies")
             }
@@ -148,11 +190,19 @@ impl Walker {
             .iter()
             .find_map(|a| a.lit().filter(|t| !t.starts_with('-')))
             .unwrap_or("");
-        let read_only = [
-            "ls", "list", "view", "info", "outdated", "audit", "whoami", "why", "explain", "help",
-            "config", "",
+        let read_only = ["ls", "list", "why", "explain", "help", "config", ""];
+        let fetches = [
+            "install", "i", "ci", "add", "update", "upgrade", "view", "info", "outdated", "audit",
+            "whoami", "publish", "search", "dlx", "exec", "x", "create", "init",
         ];
+        if cmd.name == "npx" || cmd.name == "bunx" || fetches.contains(&sub) {
+            self.network(format!("`{}` reaches the package registry", cmd.shown));
+        }
         let (risk, why) = match sub {
+            "" if matches!(cmd.name, "yarn" | "pnpm") && cmd.args.is_empty() => {
+                self.network(format!("`{}` installs packages", cmd.shown));
+                (Risk::Moderate, "installs packages")
+            }
             _ if cmd.name == "npx" || cmd.name == "bunx" => {
                 (Risk::Moderate, "downloads and runs a package")
             }
@@ -171,14 +221,18 @@ impl Walker {
         let sub = cmd.args.first().and_then(Arg::lit).unwrap_or("");
         let second = cmd.args.get(1).and_then(Arg::lit).unwrap_or("");
         let (risk, why) = match (sub, second) {
-            ("vet" | "test" | "build" | "version" | "list" | "doc" | "help", _) => {
-                (Risk::Safe, "builds, checks or reads")
+            ("vet" | "version" | "list" | "doc" | "help" | "fmt" | "--version", _)
+                if sub != "fmt" || cmd.args.iter().any(|a| a.is("-n") || a.is("-l")) =>
+            {
+                (Risk::Safe, "checks or reads")
             }
+            ("test" | "build", _) => (Risk::Moderate, "builds and runs project code"),
             ("env", _) if !cmd.args.iter().any(|a| a.is("-w") || a.is("-u")) => {
                 (Risk::Safe, "only reads")
             }
             ("mod", "verify" | "graph" | "why") => (Risk::Safe, "only reads"),
             ("install" | "get", _) | ("mod", "download") => {
+                self.network(format!("`{}` downloads modules", cmd.shown));
                 (Risk::Moderate, "downloads and installs modules")
             }
             ("run" | "generate", _) => (Risk::Moderate, "runs a program"),
@@ -187,26 +241,214 @@ impl Walker {
         self.note(risk, format!("`{}` {why}", cmd.shown));
     }
 
-    fn network(&mut self, cmd: &Cmd<'_>) {
-        let with = [
+    /// Network clients: the network always; curl and wget also by the files they write.
+    fn network_client(&mut self, cmd: &Cmd<'_>) {
+        let what = format!("`{}`", cmd.shown);
+        match cmd.name {
+            "curl" => self.curl(cmd, &what),
+            "wget" => self.wget(cmd, &what),
+            "ssh" => self.ssh(cmd),
+            "nc" | "ncat" | "netcat" | "socat" => {
+                let runs = cmd.args.iter().any(|a| {
+                    a.lit().is_none_or(|t| {
+                        matches!(t, "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec")
+                            || t.to_ascii_uppercase().starts_with("EXEC:")
+                            || t.to_ascii_uppercase().starts_with("SYSTEM:")
+                    })
+                });
+                if runs {
+                    self.unclassifiable(format!("{what} connects a program to the network"));
+                }
+            }
+            _ => {}
+        }
+        self.network(format!("{what} uses the network"));
+    }
+
+    fn curl(&mut self, cmd: &Cmd<'_>, what: &str) {
+        const OUT: &[&str] = &[
             "-o",
             "--output",
+            "-D",
+            "--dump-header",
+            "-c",
+            "--cookie-jar",
+            "--trace",
+            "--trace-ascii",
+            "--libcurl",
+            "--etag-save",
+            "--hsts",
+            "--alt-svc",
+            "--stderr",
+        ];
+        const OTHER: &[&str] = &[
+            "-K",
+            "--config",
+            "--output-dir",
+            "-d",
+            "--data",
+            "-H",
+            "--header",
+            "-u",
+            "--user",
+            "-X",
+            "--request",
+            "-A",
+            "--user-agent",
+            "-e",
+            "--referer",
+            "-T",
+            "--upload-file",
+            "-F",
+            "--form",
+            "-b",
+            "--cookie",
+            "-x",
+            "--proxy",
+            "-w",
+            "--write-out",
+            "-m",
+            "--max-time",
+            "--retry",
+            "--connect-timeout",
+            "-r",
+            "--range",
+            "-E",
+            "--cert",
+            "--key",
+            "--cacert",
+            "--data-binary",
+            "--data-raw",
+            "--data-urlencode",
+            "--json",
+            "--url",
+            "--resolve",
+            "-Y",
+            "-y",
+            "--proto",
+            "--proto-redir",
+        ];
+        let with: Vec<&str> = [OUT, OTHER].concat();
+        let opts = parse_opts(cmd.args, &with);
+        if opts.value_of(&["-K", "--config"]).is_some() {
+            self.unclassifiable(format!(
+                "{what} reads options from a file (they can write anywhere)"
+            ));
+        }
+        let dir = opts.value_of(&["--output-dir"]);
+        for (n, v) in &opts.values {
+            if OUT.contains(&n.as_str()) && !v.is("-") && !v.is("%") {
+                let target = match (&dir, n.as_str(), v.lit()) {
+                    (Some(d), "-o" | "--output", Some(f)) if !f.starts_with('/') => Arg {
+                        text: d.lit().map(|d| format!("{d}/{f}")),
+                        ..v.clone()
+                    },
+                    _ => v.clone(),
+                };
+                self.write_to(&target, what);
+            }
+        }
+        let remote_name = opts.has('O', &["--remote-name", "--remote-name-all"])
+            || opts.has('J', &["--remote-header-name"]);
+        if remote_name {
+            let d = dir.unwrap_or_else(|| Arg::literal("."));
+            self.write_to(&d, what);
+        }
+    }
+
+    fn wget(&mut self, cmd: &Cmd<'_>, what: &str) {
+        const OUT: &[&str] = &[
             "-O",
             "--output-document",
+            "-o",
+            "--output-file",
+            "-a",
+            "--append-output",
+            "--save-cookies",
+            "--warc-file",
+            "--save-headers",
+        ];
+        const OTHER: &[&str] = &[
             "-P",
             "--directory-prefix",
+            "-e",
+            "--execute",
+            "--config",
+            "-i",
+            "--input-file",
+            "-U",
+            "--user-agent",
+            "--header",
+            "--post-data",
+            "--post-file",
+            "-t",
+            "--tries",
+            "-T",
+            "--timeout",
+            "--user",
+            "--password",
+            "--use-askpass",
+            "-l",
+            "--level",
+            "-A",
+            "-R",
+            "--accept",
+            "--reject",
+            "-B",
+            "--base",
         ];
-        let what = format!("`{}`", cmd.shown);
+        let with: Vec<&str> = [OUT, OTHER].concat();
         let opts = parse_opts(cmd.args, &with);
-        let output = match cmd.name {
-            "curl" => opts.value_of(&["-o", "--output"]),
-            "wget" => opts.value_of(&["-O", "--output-document", "-P", "--directory-prefix"]),
-            _ => None,
-        };
-        if let Some(out) = output.filter(|o| !o.is("-")) {
-            self.write_to(&out, &what);
+        if opts.value_of(&["-e", "--execute", "--config"]).is_some() {
+            self.unclassifiable(format!(
+                "{what} runs wgetrc commands (they can write anywhere)"
+            ));
         }
-        self.note(Risk::Moderate, format!("{what} uses the network"));
+        if let Some(p) = opts.value_of(&["--use-askpass"]) {
+            self.code_string(&p, &cmd.shown);
+        }
+        let mut to_stdout = false;
+        for (n, v) in &opts.values {
+            if OUT.contains(&n.as_str()) {
+                if v.is("-") {
+                    to_stdout |= n == "-O" || n == "--output-document";
+                } else {
+                    self.write_to(v, what);
+                    to_stdout |= n == "-O" || n == "--output-document";
+                }
+            }
+        }
+        if !to_stdout && !opts.has('\0', &["--spider"]) {
+            let dir = opts
+                .value_of(&["-P", "--directory-prefix"])
+                .unwrap_or_else(|| Arg::literal("."));
+            self.write_to(&dir, what);
+        }
+    }
+
+    fn ssh(&mut self, cmd: &Cmd<'_>) {
+        let with = [
+            "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o",
+            "-p", "-Q", "-R", "-S", "-W", "-w", "-B",
+        ];
+        let opts = parse_opts(cmd.args, &with);
+        for o in opts
+            .values
+            .iter()
+            .filter(|(n, _)| n == "-o")
+            .map(|(_, v)| v)
+        {
+            self.ssh_option(o, &cmd.shown);
+        }
+        if let Some(log) = opts.value_of(&["-E"]) {
+            self.write_to(&log, &format!("`{}`", cmd.shown));
+        }
+        if opts.value_of(&["-F"]).is_some_and(|f| !f.is("/dev/null")) {
+            self.unclassifiable(format!(
+                "`{}` reads an ssh configuration file, which can run commands",
+                cmd.shown
+            ));
+        }
     }
 
     fn package_manager(&mut self, cmd: &Cmd<'_>) {
@@ -229,6 +471,9 @@ impl Walker {
             "-s",
         ];
         let first_flag = cmd.args.first().and_then(Arg::lit).unwrap_or("");
+        if matches!(sub, "run" | "exec") && cmd.name != "npm" {
+            return self.package_runner(cmd, sub);
+        }
         let (risk, why) = if read_only.contains(&sub)
             || (cmd.name == "dpkg" && read_only.contains(&first_flag))
         {
@@ -236,28 +481,32 @@ impl Walker {
         } else {
             (Risk::Moderate, "installs or changes packages")
         };
+        if risk > Risk::Safe && !matches!(cmd.name, "dpkg" | "rpm") {
+            self.network(format!("`{}` downloads packages", cmd.shown));
+        }
         self.note(risk, format!("`{}` {why}", cmd.shown));
     }
 
-    fn infra(&mut self, cmd: &Cmd<'_>) {
-        let words: Vec<&str> = cmd
+    /// `bundle exec CMD`, `poetry run CMD`, `uv run CMD`: the command runs in the project's environment.
+    fn package_runner(&mut self, cmd: &Cmd<'_>, sub: &str) {
+        self.note(
+            Risk::Moderate,
+            format!(
+                "`{}` runs a command in the project's environment",
+                cmd.shown
+            ),
+        );
+        let after = cmd
             .args
             .iter()
-            .filter_map(Arg::lit)
-            .filter(|t| !t.starts_with('-'))
-            .collect();
-        let read_only = words.first().is_some_and(|w| INFRA_READ_ONLY.contains(w))
-            && words.len() <= 3
-            && !words
-                .iter()
-                .any(|w| matches!(*w, "rm" | "delete" | "apply" | "destroy" | "exec" | "run"));
-        if read_only {
-            self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
-        } else {
-            self.note(
-                Risk::Moderate,
-                format!("`{}` changes infrastructure or containers", cmd.shown),
-            );
+            .position(|a| a.is(sub))
+            .map_or(&[][..], |p| cmd.args.get(p + 1..).unwrap_or(&[]));
+        let with = [
+            "-n", "--name", "-p", "--prefix", "--with", "--python", "--group", "--extra",
+        ];
+        let inner = super::wrappers::leading_options(after, &with);
+        if !inner.is_empty() {
+            self.run(&inner, cmd.input);
         }
     }
 

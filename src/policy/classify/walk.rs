@@ -20,10 +20,12 @@ const MAX_TEST_DEPTH: usize = 32;
 #[derive(Debug, Clone)]
 pub(crate) enum Input {
     Terminal,
-    Pipe,
+    /// The output of the previous stage; Some(text) when it is static (`echo ...`).
+    Pipe(Option<String>),
     /// A here-document or here-string; None when its text is not static.
     Text(Option<String>),
-    File,
+    /// A file (`< FILE`).
+    File(Arg),
 }
 
 /// What the pipeline logic needs to know about one stage.
@@ -31,8 +33,6 @@ pub(crate) enum Input {
 pub(crate) struct Stage {
     /// The command as written, for reasons.
     pub shown: String,
-    /// Some(shell) when the command executes its standard input as code.
-    pub stdin_script: Option<String>,
     /// What the command prints, when it is static (`echo ...`, `cat <<EOF`).
     pub output: Option<String>,
 }
@@ -45,10 +45,15 @@ pub(crate) struct Walker {
     findings: Findings,
     depth: usize,
     nest_used: usize,
-    functions: Vec<String>,
+    /// Functions defined so far, and whether their body changes directory.
+    functions: Vec<(String, bool)>,
     defining: Vec<String>,
+    /// Calls made inside function bodies: (caller, callee, spawned in the background or a pipe).
+    calls: Vec<(String, String, bool)>,
     in_pipe: bool,
     in_background: bool,
+    /// Depth of loops that never end (`while true`), for unbounded background spawning.
+    forever: usize,
 }
 
 impl Walker {
@@ -69,8 +74,10 @@ impl Walker {
             nest_used: 0,
             functions: Vec::new(),
             defining: Vec::new(),
+            calls: Vec::new(),
             in_pipe: false,
             in_background: false,
+            forever: 0,
         }
     }
 
@@ -88,6 +95,11 @@ impl Walker {
 
     pub(crate) fn unclassifiable(&mut self, reason: String) {
         self.findings.unclassifiable(reason);
+    }
+
+    /// Records a use of the network (at least moderate).
+    pub(crate) fn network(&mut self, reason: String) {
+        self.findings.network(reason);
     }
 
     /// Parses and walks a (possibly nested) script.
@@ -143,6 +155,14 @@ impl Walker {
         eval.arg
     }
 
+    /// Evaluates a command word after brace expansion: `{a,b}` gives two arguments.
+    pub(crate) fn words(&mut self, raw: &str) -> Vec<Arg> {
+        match super::braces::expand(raw) {
+            Some(list) if list.len() > 1 => list.iter().map(|w| self.word(w)).collect(),
+            _ => vec![self.word(raw)],
+        }
+    }
+
     fn absorb(&mut self, scripts: Vec<String>, problem: Option<String>) {
         if let Some(p) = problem {
             self.unclassifiable(p);
@@ -155,7 +175,14 @@ impl Walker {
     fn compound_list(&mut self, list: &ast::CompoundList) {
         for ast::CompoundListItem(and_or, sep) in &list.0 {
             let saved = self.in_background;
-            self.in_background |= matches!(sep, ast::SeparatorOperator::Async);
+            let background = matches!(sep, ast::SeparatorOperator::Async);
+            if background && self.forever > 0 {
+                self.block(
+                    "a loop that never ends starts commands in the background: unbounded process spawning (fork bomb)"
+                        .to_string(),
+                );
+            }
+            self.in_background |= background;
             self.and_or(and_or);
             self.in_background = saved;
         }
@@ -180,29 +207,15 @@ impl Walker {
             if multi {
                 self.cwd.clone_from(&saved_cwd);
             }
-            let input = if i > 0 { Input::Pipe } else { Input::Terminal };
-            let stage = self.command(cmd, input);
-            if let (Some(shell), Some(prev)) = (&stage.stdin_script, &previous) {
-                self.piped_into_shell(prev, shell);
-            }
-            previous = Some(stage);
+            let input = match &previous {
+                Some(prev) if i > 0 => Input::Pipe(prev.output.clone()),
+                _ => Input::Terminal,
+            };
+            previous = Some(self.command(cmd, input));
         }
         self.in_pipe = saved_pipe;
         if multi {
             self.cwd = saved_cwd;
-        }
-    }
-
-    fn piped_into_shell(&mut self, producer: &Stage, shell: &str) {
-        match &producer.output {
-            Some(text) => self.subshell_script(text),
-            None => self.note(
-                Risk::Dangerous,
-                format!(
-                    "`{}` pipes output into `{shell}`, which runs it as code",
-                    producer.shown
-                ),
-            ),
         }
     }
 
@@ -246,23 +259,25 @@ impl Walker {
             self.item(item, &mut args, &mut input, Some(&mut assigned));
         }
         for w in name {
-            let arg = self.word(&w.value);
-            args.push(arg);
+            args.extend(self.words(&w.value));
         }
         for item in suffix {
             self.item(item, &mut args, &mut input, None);
         }
         if args.is_empty() {
+            for (var, value) in &assigned {
+                self.assign_variable(var, value, &format!("{var}={}", value.raw), None);
+            }
             self.note(Risk::Safe, "assignment or redirection only".to_string());
             return Stage::default();
         }
-        if let Some(name) = args.first().and_then(Arg::lit) {
-            let name = name.to_string();
-            self.check_fork_bomb(&name);
+        let name = args.first().and_then(Arg::lit).map(str::to_string);
+        if let Some(name) = &name {
+            self.check_fork_bomb(name);
         }
         let stage = self.run(&args, &input);
-        for var in assigned {
-            self.env_assignment(&var, &stage.shown);
+        for (var, value) in assigned {
+            self.assign_variable(&var, &value, &stage.shown, name.as_deref());
         }
         stage
     }
@@ -272,18 +287,17 @@ impl Walker {
         item: &ast::CommandPrefixOrSuffixItem,
         args: &mut Vec<Arg>,
         input: &mut Input,
-        assigned: Option<&mut Vec<String>>,
+        assigned: Option<&mut Vec<(String, Arg)>>,
     ) {
         match item {
             ast::CommandPrefixOrSuffixItem::IoRedirect(r) => self.redirect(r, input),
             ast::CommandPrefixOrSuffixItem::Word(w) => {
-                let arg = self.word(&w.value);
-                args.push(arg);
+                args.extend(self.words(&w.value));
             }
             ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => match assigned {
                 Some(list) => {
-                    self.assignment(a);
-                    list.push(assignment_name(a));
+                    let value = self.assignment(a);
+                    list.push((assignment_name(a), value));
                 }
                 None => {
                     let arg = self.word(&w.value);
@@ -301,40 +315,35 @@ impl Walker {
         }
     }
 
-    fn assignment(&mut self, a: &ast::Assignment) {
+    /// Evaluates an assignment's value (unknown for arrays and appends).
+    fn assignment(&mut self, a: &ast::Assignment) -> Arg {
+        if let ast::AssignmentName::ArrayElementName(n, idx) = &a.name
+            && (idx.contains('$') || idx.contains('`'))
+        {
+            self.unclassifiable(format!(
+                "`{n}[{idx}]=` indexes an array with an expansion, which bash evaluates again (it can run commands)"
+            ));
+        }
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
-                self.word(&w.value);
+                let v = self.word(&w.value);
+                if a.append { Arg::unknown(&v.raw) } else { v }
             }
             ast::AssignmentValue::Array(items) => {
                 for (k, v) in items {
                     if let Some(k) = k {
+                        if words::subscript_expands(&format!("[{}]", k.value)) {
+                            self.unclassifiable(format!(
+                                "array index `[{}]` holds an expansion, which bash evaluates again",
+                                k.value
+                            ));
+                        }
                         self.word(&k.value);
                     }
                     self.word(&v.value);
                 }
+                Arg::unknown("(...)")
             }
-        }
-    }
-
-    /// Flags assignments that change how later commands are found or run.
-    pub(crate) fn env_assignment(&mut self, name: &str, shown: &str) {
-        const SENSITIVE: [&str; 9] = [
-            "PATH",
-            "LD_PRELOAD",
-            "LD_LIBRARY_PATH",
-            "BASH_ENV",
-            "ENV",
-            "PROMPT_COMMAND",
-            "IFS",
-            "GIT_SSH_COMMAND",
-            "GIT_EXEC_PATH",
-        ];
-        if SENSITIVE.contains(&name) {
-            self.note(
-                Risk::Moderate,
-                format!("`{shown}` sets {name}, which changes how commands run"),
-            );
         }
     }
 
@@ -379,7 +388,13 @@ impl Walker {
         let writes = match kind {
             K::Read => {
                 if fd.is_none_or(|f| f == 0) {
-                    *input = Input::File;
+                    *input = Input::File(arg.clone());
+                }
+                if self.target(&arg).loc == super::paths::Loc::DevNet {
+                    self.network(format!(
+                        "redirection `< {}` opens a network connection",
+                        arg.raw
+                    ));
                 }
                 false
             }
@@ -413,8 +428,10 @@ impl Walker {
             C::Subshell(s) => self.subshell(&s.list),
             C::ForClause(f) => {
                 for w in f.values.iter().flatten() {
-                    self.word(&w.value);
+                    self.words(&w.value);
                 }
+                let shown = format!("for {} in ...", f.variable_name);
+                self.assign_variable(&f.variable_name, &Arg::unknown("$ITEM"), &shown, None);
                 self.conditional(|me| me.compound_list(&f.body.list));
             }
             C::ArithmeticForClause(f) => {
@@ -424,14 +441,19 @@ impl Walker {
                 {
                     self.arithmetic(&e.value);
                 }
-                self.conditional(|me| me.compound_list(&f.body.list));
+                let forever = f.condition.as_ref().is_none_or(|c| c.value.trim() == "1");
+                self.conditional(|me| me.loop_body(forever, &f.body.list));
             }
             C::CaseClause(c) => self.case(c),
             C::IfClause(i) => self.conditional(|me| me.if_clause(i)),
-            C::WhileClause(w) | C::UntilClause(w) => self.conditional(|me| {
-                me.compound_list(&w.0);
-                me.compound_list(&w.1.list);
-            }),
+            C::WhileClause(w) | C::UntilClause(w) => {
+                let until = matches!(c, C::UntilClause(_));
+                let forever = constant_condition(&w.0) == Some(!until);
+                self.conditional(|me| {
+                    me.compound_list(&w.0);
+                    me.loop_body(forever, &w.1.list);
+                });
+            }
             C::Arithmetic(a) => self.arithmetic(&a.expr.value),
             C::Coprocess(co) => {
                 let saved = self.cwd.clone();
@@ -441,9 +463,19 @@ impl Walker {
         }
     }
 
-    fn arithmetic(&mut self, expr: &str) {
+    /// Walks a loop body; `forever` when the loop has no end (`while true`).
+    fn loop_body(&mut self, forever: bool, body: &ast::CompoundList) {
+        self.forever += usize::from(forever);
+        self.compound_list(body);
+        self.forever -= usize::from(forever);
+    }
+
+    pub(crate) fn arithmetic(&mut self, expr: &str) {
         let eval = words::eval_word(expr, self.home.as_deref());
         self.absorb(eval.scripts, eval.problem);
+        if let Some(why) = words::arithmetic_problem(expr) {
+            self.unclassifiable(why);
+        }
         self.note(Risk::Safe, "arithmetic only computes".to_string());
     }
 
@@ -474,27 +506,71 @@ impl Walker {
 
     fn function(&mut self, f: &ast::FunctionDefinition) {
         let name = f.fname.value.clone();
-        self.functions.push(name.clone());
-        self.defining.push(name);
+        self.functions.push((name.clone(), false));
+        self.defining.push(name.clone());
         let saved = self.cwd.clone();
+        let saved_forever = std::mem::take(&mut self.forever);
         let mut input = Input::Terminal;
         self.redirects(f.body.1.as_ref(), &mut input);
         self.compound(&f.body.0);
+        let moves = self.cwd != saved;
         self.cwd = saved;
+        self.forever = saved_forever;
         self.defining.pop();
+        if moves && let Some(entry) = self.functions.iter_mut().rev().find(|(n, _)| *n == name) {
+            entry.1 = true;
+        }
     }
 
-    pub(crate) fn is_function(&self, name: &str) -> bool {
-        self.functions.iter().any(|f| f == name)
+    /// Some(changes directory) when `name` is a function defined in the script.
+    pub(crate) fn function_named(&self, name: &str) -> Option<bool> {
+        self.functions
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, moves)| *moves)
     }
 
+    /// Records a call made inside a function body; a cycle of calls with one
+    /// of them spawned (background or pipe) is a fork bomb (`f(){ f|f& }`,
+    /// `a(){ b & }; b(){ a & }`).
     fn check_fork_bomb(&mut self, name: &str) {
-        let recursive = self.defining.iter().any(|f| f == name);
-        if recursive && (self.in_pipe || self.in_background) {
+        let Some(caller) = self.defining.last().cloned() else {
+            return;
+        };
+        let spawned = self.in_pipe || self.in_background;
+        self.calls.push((caller, name.to_string(), spawned));
+        if self.calls.len() > 512 {
+            return;
+        }
+        let cyclic = self
+            .calls
+            .iter()
+            .filter(|(_, _, s)| *s)
+            .any(|(from, to, _)| self.reaches(to, from));
+        if cyclic {
             self.block(format!(
-                "fork bomb: function `{name}` calls itself in a background or piped process"
+                "fork bomb: function `{name}` is called recursively in a background or piped process"
             ));
         }
+    }
+
+    /// Whether function `from` calls `to`, directly or through other functions.
+    fn reaches(&self, from: &str, to: &str) -> bool {
+        let mut seen: Vec<&str> = vec![from];
+        let mut i = 0;
+        while let Some(&f) = seen.get(i) {
+            if f == to {
+                return true;
+            }
+            for (_, callee, _) in self.calls.iter().filter(|(c, _, _)| c == f) {
+                if !seen.contains(&callee.as_str()) {
+                    seen.push(callee);
+                }
+            }
+            i += 1;
+        }
+        false
     }
 
     fn extended_test(&mut self, e: &ast::ExtendedTestExpr, depth: usize) {
@@ -509,13 +585,67 @@ impl Walker {
                 self.extended_test(b, depth + 1);
             }
             E::Not(a) | E::Parenthesized(a) => self.extended_test(a, depth + 1),
-            E::UnaryTest(_, w) => {
+            E::UnaryTest(op, w) => {
                 self.word(&w.value);
+                let names_var = matches!(
+                    op,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                );
+                if names_var {
+                    self.test_index(&w.value);
+                }
             }
-            E::BinaryTest(_, a, b) => {
+            E::BinaryTest(op, a, b) => {
                 self.word(&a.value);
                 self.word(&b.value);
+                use ast::BinaryPredicate as B;
+                let arithmetic = matches!(
+                    op,
+                    B::ArithmeticEqualTo
+                        | B::ArithmeticNotEqualTo
+                        | B::ArithmeticLessThan
+                        | B::ArithmeticLessThanOrEqualTo
+                        | B::ArithmeticGreaterThan
+                        | B::ArithmeticGreaterThanOrEqualTo
+                );
+                if arithmetic {
+                    self.test_index(&a.value);
+                    self.test_index(&b.value);
+                }
             }
+        }
+    }
+}
+
+/// Some(value) when a loop condition is a constant: `true`, `:` (true), `false` (false).
+fn constant_condition(list: &ast::CompoundList) -> Option<bool> {
+    let [ast::CompoundListItem(and_or, _)] = list.0.as_slice() else {
+        return None;
+    };
+    if !and_or.additional.is_empty() || and_or.first.seq.len() != 1 || and_or.first.bang {
+        return None;
+    }
+    let ast::Command::Simple(sc) = and_or.first.seq.first()? else {
+        return None;
+    };
+    if sc.suffix.is_some() || sc.prefix.is_some() {
+        return None;
+    }
+    match sc.word_or_name.as_ref()?.value.as_str() {
+        "true" | ":" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+impl Walker {
+    /// `[[ x -eq 'a[$(cmd)]' ]]`, `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the index again.
+    fn test_index(&mut self, raw: &str) {
+        if words::subscript_expands(raw) {
+            self.unclassifiable(format!(
+                "`[[ ... ]]` evaluates `{raw}`, an array index holding an expansion (it can run commands)"
+            ));
         }
     }
 }

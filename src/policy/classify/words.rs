@@ -146,6 +146,9 @@ impl Builder<'_> {
             WordPiece::ArithmeticExpression(e) => {
                 self.known = false;
                 self.nested_code(&e.value);
+                if let Some(why) = arithmetic_problem(&e.value) {
+                    self.out.problem.get_or_insert(why);
+                }
             }
         }
     }
@@ -179,6 +182,9 @@ impl Builder<'_> {
         self.known = false;
         let source = self.raw.get(p.start_index..p.end_index).unwrap_or(self.raw);
         self.nested_code(source);
+        if let Some(why) = expansion_problem(source) {
+            self.out.problem.get_or_insert(why);
+        }
     }
 
     /// Text that may hide command substitutions we cannot extract precisely.
@@ -189,6 +195,60 @@ impl Builder<'_> {
             });
         }
     }
+}
+
+/// True when `text` holds an array subscript (`name[...]`) whose index holds
+/// an expansion (`$`, a backquote): bash evaluates such an index as arithmetic
+/// and expands what it finds there again, so a value like `a[$(cmd)]` runs `cmd`.
+pub(crate) fn subscript_expands(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let after = rest.get(open + 1..).unwrap_or("");
+        let inner = after
+            .find(']')
+            .map_or(after, |c| after.get(..c).unwrap_or(after));
+        if inner.contains('$') || inner.contains('`') {
+            return true;
+        }
+        rest = after;
+    }
+    false
+}
+
+/// Why an arithmetic expression cannot be followed, if it cannot.
+pub(crate) fn arithmetic_problem(expr: &str) -> Option<String> {
+    subscript_expands(expr).then(|| {
+        format!(
+            "arithmetic `{expr}` indexes an array with an expansion, which bash evaluates again (it can run commands)"
+        )
+    })
+}
+
+/// Why a parameter expansion cannot be followed: prompt expansion (`${x@P}`)
+/// and indirection (`${!x}`) evaluate the variable's value; an array index
+/// holding an expansion is evaluated twice.
+fn expansion_problem(source: &str) -> Option<String> {
+    let inner = source.strip_prefix("${")?.strip_suffix('}')?;
+    if inner.ends_with("@P") {
+        return Some(format!(
+            "`{source}` applies prompt expansion, which runs command substitutions held in the value"
+        ));
+    }
+    let indirect = inner.strip_prefix('!').is_some_and(|n| {
+        !n.is_empty()
+            && !n.ends_with('*')
+            && !n.ends_with('@')
+            && !n.ends_with("[@]")
+            && !n.ends_with("[*]")
+    });
+    if indirect {
+        return Some(format!(
+            "`{source}` expands a variable named by another one (it can run commands)"
+        ));
+    }
+    subscript_expands(inner).then(|| {
+        format!("`{source}` indexes an array with an expansion, which bash evaluates again")
+    })
 }
 
 /// Index of the first glob (or brace-expansion) character in unquoted text.

@@ -1,0 +1,424 @@
+//! Infrastructure CLIs. Rule: a cloud or cluster CLI always reaches the
+//! network with the runner's credentials, so its read-only forms (`plan`,
+//! `get`, `describe`, `list`, `ls`) are moderate; every other form changes
+//! live infrastructure and is dangerous (`terraform apply|destroy|import`,
+//! `kubectl apply|delete|drain`, `helm install|uninstall`, `aws ... delete*`,
+//! `gcloud ... delete`). A local container engine's read-only forms are safe,
+//! building and running containers moderate, removing containers, images,
+//! volumes or pruning dangerous, and a container given the host (`--privileged`,
+//! `--pid=host`, `--net=host`, a bind mount of a path outside the workspace)
+//! dangerous.
+
+use super::commands::Cmd;
+use super::paths::Loc;
+use super::walk::Walker;
+use super::words::Arg;
+use crate::model::Risk;
+
+/// Subcommands (any word of the command) that only read, per CLI family.
+const CLOUD_READS: &[&str] = &[
+    "plan",
+    "validate",
+    "show",
+    "output",
+    "graph",
+    "providers",
+    "version",
+    "get",
+    "describe",
+    "logs",
+    "explain",
+    "api-resources",
+    "api-versions",
+    "cluster-info",
+    "top",
+    "diff",
+    "list",
+    "ls",
+    "status",
+    "history",
+    "search",
+    "lint",
+    "template",
+    "preview",
+    "whoami",
+    "info",
+    "help",
+    "--version",
+    "--help",
+    "view",
+    "current-context",
+    "get-contexts",
+    "can-i",
+    "get-caller-identity",
+    "head-object",
+    "wait",
+    "print-access-token",
+    "fmt",
+    "init",
+    "completion",
+    "env",
+    "console",
+    "read",
+    "check",
+    "verify",
+    "inspect",
+];
+/// Verb prefixes of aws/gcloud/az operations that only read.
+const READ_VERBS: &[&str] = &[
+    "describe", "list", "get", "show", "head", "ls", "print", "wait",
+];
+
+const CLOUD: &[&str] = &[
+    "terraform",
+    "tofu",
+    "terragrunt",
+    "pulumi",
+    "kubectl",
+    "oc",
+    "helm",
+    "aws",
+    "gcloud",
+    "gsutil",
+    "az",
+    "ansible",
+    "ansible-playbook",
+    "eksctl",
+    "doctl",
+    "flyctl",
+    "heroku",
+    "vercel",
+    "netlify",
+    "wrangler",
+    "firebase",
+    "serverless",
+    "sls",
+    "cdk",
+    "kustomize",
+    "argocd",
+    "nomad",
+    "consul",
+    "vault",
+];
+/// Global and common options of cloud CLIs that take the next word as value.
+const CLOUD_VALUE_FLAGS: &[&str] = &[
+    "-n",
+    "--namespace",
+    "--context",
+    "--cluster",
+    "--kubeconfig",
+    "-s",
+    "--server",
+    "--user",
+    "--token",
+    "-l",
+    "--selector",
+    "-o",
+    "--output",
+    "-f",
+    "--filename",
+    "-c",
+    "--container",
+    "--kube-context",
+    "--profile",
+    "--region",
+    "--endpoint-url",
+    "--query",
+    "--project",
+    "--account",
+    "--configuration",
+    "--format",
+    "--zone",
+    "--subscription",
+    "-g",
+    "--resource-group",
+    "--name",
+    "--stack",
+    "-C",
+    "--cwd",
+    "-i",
+    "--inventory",
+    "-e",
+    "--extra-vars",
+    "--instance-ids",
+    "--values",
+    "--set",
+    "--version",
+    "-p",
+    "--limit",
+];
+
+const CONTAINERS: &[&str] = &["docker", "podman", "nerdctl", "buildah", "docker-compose"];
+
+const CONTAINER_READS: &[&str] = &[
+    "ps",
+    "images",
+    "version",
+    "info",
+    "inspect",
+    "logs",
+    "top",
+    "stats",
+    "history",
+    "port",
+    "diff",
+    "events",
+    "search",
+    "ls",
+    "list",
+    "df",
+    "config",
+    "--version",
+    "help",
+    "--help",
+];
+const CONTAINER_DESTROYS: &[&str] = &["rm", "rmi", "prune", "kill", "down", "remove"];
+
+impl Walker {
+    /// Judges infrastructure CLIs; false when `cmd` is none.
+    pub(crate) fn infra(&mut self, cmd: &Cmd<'_>) -> bool {
+        if CLOUD.contains(&cmd.name) {
+            self.cloud(cmd);
+        } else if CONTAINERS.contains(&cmd.name) {
+            self.container(cmd);
+        } else {
+            return false;
+        }
+        true
+    }
+
+    fn cloud(&mut self, cmd: &Cmd<'_>) {
+        let mut words: Vec<&str> = Vec::new();
+        let mut skip_value = false;
+        for t in cmd.args.iter().map(|a| a.lit().unwrap_or("?")) {
+            if std::mem::take(&mut skip_value) {
+                continue;
+            }
+            if t.starts_with('-') && t != "--version" && t != "--help" {
+                skip_value = CLOUD_VALUE_FLAGS.contains(&t);
+                continue;
+            }
+            words.push(t);
+        }
+        let flags: Vec<&str> = cmd
+            .args
+            .iter()
+            .filter_map(Arg::lit)
+            .filter(|t| t.starts_with('-'))
+            .collect();
+        let what = format!("`{}`", cmd.shown);
+        if words.is_empty() || only_info(cmd.args) {
+            self.note(
+                Risk::Safe,
+                format!("{what} only prints help or its version"),
+            );
+            return;
+        }
+        self.network(format!(
+            "{what} reaches the network with the runner's credentials"
+        ));
+        if cloud_reads(cmd.name, &words, &flags) {
+            self.note(
+                Risk::Moderate,
+                format!("{what} reads infrastructure state (network, credentials)"),
+            );
+        } else {
+            self.note(
+                Risk::Dangerous,
+                format!("{what} changes live infrastructure"),
+            );
+        }
+    }
+
+    fn container(&mut self, cmd: &Cmd<'_>) {
+        let words: Vec<&str> = cmd
+            .args
+            .iter()
+            .filter_map(Arg::lit)
+            .filter(|t| !t.starts_with('-'))
+            .collect();
+        let what = format!("`{}`", cmd.shown);
+        let sub = words.first().copied().unwrap_or("");
+        if words.iter().any(|w| CONTAINER_DESTROYS.contains(w))
+            || cmd.args.iter().any(|a| a.is("-v") || a.is("--volumes")) && words.contains(&"down")
+        {
+            self.note(
+                Risk::Dangerous,
+                format!("{what} removes containers, images or volumes"),
+            );
+            return;
+        }
+        if words
+            .iter()
+            .any(|w| matches!(*w, "run" | "create" | "exec" | "up"))
+        {
+            self.container_run(cmd, &what);
+            return;
+        }
+        let reads = match sub {
+            s if CONTAINER_READS.contains(&s) => true,
+            "image" | "container" | "volume" | "network" | "system" | "compose" | "builder"
+            | "context" | "buildx" => words.get(1).is_some_and(|w| CONTAINER_READS.contains(w)),
+            _ => false,
+        };
+        if reads || only_info(cmd.args) {
+            self.note(Risk::Safe, format!("{what} only reads"));
+        } else {
+            if matches!(sub, "pull" | "push" | "login" | "build" | "buildx") {
+                self.network(format!("{what} reaches a registry"));
+            }
+            self.note(
+                Risk::Moderate,
+                format!("{what} builds or changes local containers"),
+            );
+        }
+    }
+
+    /// `docker run`/`create`/`exec`/`compose up`: dangerous when the container gets the host.
+    fn container_run(&mut self, cmd: &Cmd<'_>, what: &str) {
+        const HOST: &[&str] = &[
+            "--privileged",
+            "--pid=host",
+            "--net=host",
+            "--network=host",
+            "--ipc=host",
+            "--uts=host",
+            "--userns=host",
+            "--cgroupns=host",
+        ];
+        let args = cmd.args;
+        for (i, a) in args.iter().enumerate() {
+            let Some(t) = a.lit() else { continue };
+            let next = args.get(i + 1).and_then(Arg::lit).unwrap_or("");
+            let host_flag = HOST.contains(&t)
+                || (matches!(
+                    t,
+                    "--net" | "--network" | "--pid" | "--ipc" | "--uts" | "--userns"
+                ) && next == "host")
+                || t.starts_with("--cap-add")
+                || t.starts_with("--device")
+                || t.starts_with("--security-opt");
+            if host_flag {
+                self.note(
+                    Risk::Dangerous,
+                    format!("{what} gives the container access to the host"),
+                );
+            }
+            let volume = match t {
+                "-v" | "--volume" | "--mount" => Some(next),
+                _ => t
+                    .strip_prefix("--volume=")
+                    .or_else(|| t.strip_prefix("--mount="))
+                    .or_else(|| t.strip_prefix("-v").filter(|r| !r.is_empty())),
+            };
+            if let Some(spec) = volume.filter(|v| !v.is_empty()) {
+                self.bind_mount(spec, what);
+            }
+            if matches!(t, "-v" | "--volume" | "--mount")
+                && args.get(i + 1).is_some_and(|n| n.lit().is_none())
+            {
+                self.note(
+                    Risk::Dangerous,
+                    format!("{what} mounts a host path only known at run time"),
+                );
+            }
+        }
+        self.note(Risk::Moderate, format!("{what} runs a container"));
+    }
+
+    fn bind_mount(&mut self, spec: &str, what: &str) {
+        let source = if spec.contains("source=") || spec.contains("src=") {
+            spec.split(',')
+                .find_map(|kv| {
+                    kv.strip_prefix("source=")
+                        .or_else(|| kv.strip_prefix("src="))
+                })
+                .unwrap_or("")
+        } else {
+            spec.split(':').next().unwrap_or("")
+        };
+        let host_path = source.starts_with(['/', '.', '~', '$']);
+        if !host_path {
+            return;
+        }
+        let arg = super::words::eval_word(source, self.home.as_deref()).arg;
+        let t = self.target(&arg);
+        if !matches!(t.loc, Loc::Inside | Loc::WsRoot) || t.under {
+            self.note(
+                Risk::Dangerous,
+                format!("{what} mounts host path {} into the container", t.shown),
+            );
+        }
+    }
+}
+
+/// Whether a cloud command line only reads.
+fn cloud_reads(name: &str, words: &[&str], flags: &[&str]) -> bool {
+    match name {
+        "terraform" | "tofu" | "terragrunt" => {
+            let sub = words.first().copied().unwrap_or("");
+            match sub {
+                "state" => matches!(words.get(1).copied(), Some("list" | "show" | "pull")),
+                "workspace" => matches!(words.get(1).copied(), Some("list" | "show" | "select")),
+                _ => CLOUD_READS.contains(&sub) && sub != "console",
+            }
+        }
+        "aws" => {
+            let op = words.get(1).copied().unwrap_or("");
+            (words.first() == Some(&"s3") && op == "ls")
+                || READ_VERBS.iter().any(|v| op.starts_with(v))
+                || (words.first() == Some(&"sts") && op == "get-caller-identity")
+                || (words.first() == Some(&"configure") && matches!(op, "list" | "get"))
+        }
+        "gcloud" | "az" | "gsutil" | "doctl" => {
+            let verb = words.last().copied().unwrap_or("");
+            words.iter().any(|w| {
+                READ_VERBS.iter().any(|v| w.starts_with(v)) || *w == "info" || *w == "version"
+            }) && !words.iter().any(|w| is_destructive(w))
+                || verb == "version"
+        }
+        "ansible" | "ansible-playbook" => flags.iter().any(|f| {
+            *f == "--check" || *f == "-C" || *f == "--syntax-check" || *f == "--list-hosts"
+        }),
+        _ => {
+            let sub = words.first().copied().unwrap_or("");
+            let rest_ok = !words.iter().any(|w| is_destructive(w));
+            CLOUD_READS.contains(&sub) && rest_ok
+                || (sub == "config"
+                    && matches!(
+                        words.get(1).copied(),
+                        Some("view" | "get-contexts" | "current-context")
+                    ))
+                || (sub == "auth" && words.get(1) == Some(&"can-i"))
+                || (sub == "rollout" && matches!(words.get(1).copied(), Some("status" | "history")))
+        }
+    }
+}
+
+fn is_destructive(w: &str) -> bool {
+    [
+        "delete",
+        "remove",
+        "rm",
+        "destroy",
+        "terminate",
+        "purge",
+        "apply",
+        "create",
+        "update",
+        "set",
+        "deploy",
+        "uninstall",
+    ]
+    .iter()
+    .any(|d| w.starts_with(d))
+}
+
+fn only_info(args: &[Arg]) -> bool {
+    !args.is_empty()
+        && args.iter().all(|a| {
+            a.lit().is_some_and(|t| {
+                matches!(t, "--version" | "-v" | "version" | "--help" | "-h" | "help")
+            })
+        })
+}

@@ -1,0 +1,283 @@
+//! Assignments to variables that change what runs: `PATH`, `LD_PRELOAD`,
+//! `GIT_SSH_COMMAND`, `PAGER`, `NODE_OPTIONS`, `BASH_ENV`, ... however they are
+//! made (`VAR=x cmd`, `VAR=x`, `export`, `declare -x`, `local`, `readonly`,
+//! `env VAR=x`, `sudo VAR=x`, `read VAR`, `printf -v VAR`, `for VAR in`).
+//!
+//! One rule: such an assignment is at least moderate; it is moderate when
+//! its value is a literal the classifier can follow (directories inside the
+//! workspace or system directories, a file inside the workspace, a command
+//! line that classifies, options that load no code), dangerous otherwise
+//! (a value known only at run time, a path outside the workspace, options
+//! that load code). Variables that change how the shell itself parses or
+//! runs (`SHELLOPTS`, `BASHOPTS`, `CDPATH`, `BASH_*`, `GIT_CONFIG_PARAMETERS`)
+//! make the command unclassifiable.
+
+use super::paths::Loc;
+use super::walk::Walker;
+use super::words::Arg;
+use crate::model::Risk;
+
+/// How a variable changes what runs.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// `:`-separated directories searched for programs, libraries or modules.
+    SearchPath,
+    /// Files or directories loaded, sourced or used as configuration.
+    Files,
+    /// A command line some program runs.
+    Command,
+    /// Options of an interpreter or compiler: dangerous when one of these loads code.
+    Options(&'static [&'static str]),
+    /// A git configuration key (`GIT_CONFIG_KEY_<n>`): judged by git's key table.
+    GitKey,
+    /// Only changes which of several known things runs: moderate.
+    Plain,
+    /// Changes how the shell parses or runs later commands: unclassifiable.
+    Shell,
+}
+
+const NODE_LOADS: &[&str] = &[
+    "-r",
+    "--require",
+    "--import",
+    "--loader",
+    "--experimental-loader",
+];
+const PERL_LOADS: &[&str] = &["-M", "-m", "-I", "-d"];
+const RUBY_LOADS: &[&str] = &["-r", "-I"];
+const JAVA_LOADS: &[&str] = &["-javaagent", "-agentpath", "-agentlib", "-Xbootclasspath"];
+const RUST_LOADS: &[&str] = &["linker", "link-arg", "link-args", "-Z", "plugin"];
+
+/// Variables by exact name.
+const VARS: &[(&str, Kind)] = &[
+    ("PATH", Kind::SearchPath),
+    ("LD_LIBRARY_PATH", Kind::SearchPath),
+    ("PYTHONPATH", Kind::SearchPath),
+    ("NODE_PATH", Kind::SearchPath),
+    ("PERL5LIB", Kind::SearchPath),
+    ("PERLLIB", Kind::SearchPath),
+    ("RUBYLIB", Kind::SearchPath),
+    ("GEM_PATH", Kind::SearchPath),
+    ("GIT_EXEC_PATH", Kind::SearchPath),
+    ("BASH_LOADABLES_PATH", Kind::SearchPath),
+    ("LD_PRELOAD", Kind::Files),
+    ("LD_AUDIT", Kind::Files),
+    ("BASH_ENV", Kind::Files),
+    ("ENV", Kind::Files),
+    ("PYTHONSTARTUP", Kind::Files),
+    ("PYTHONHOME", Kind::Files),
+    ("GIT_DIR", Kind::Files),
+    ("GIT_WORK_TREE", Kind::Files),
+    ("GIT_COMMON_DIR", Kind::Files),
+    ("GIT_INDEX_FILE", Kind::Files),
+    ("GIT_OBJECT_DIRECTORY", Kind::Files),
+    ("GIT_TEMPLATE_DIR", Kind::Files),
+    ("GIT_CONFIG", Kind::Files),
+    ("GIT_CONFIG_GLOBAL", Kind::Files),
+    ("GIT_CONFIG_SYSTEM", Kind::Files),
+    ("HOME", Kind::Files),
+    ("XDG_CONFIG_HOME", Kind::Files),
+    ("CARGO_HOME", Kind::Files),
+    ("RUSTUP_HOME", Kind::Files),
+    ("NPM_CONFIG_USERCONFIG", Kind::Files),
+    ("NPM_CONFIG_GLOBALCONFIG", Kind::Files),
+    ("PIP_CONFIG_FILE", Kind::Files),
+    ("CURL_HOME", Kind::Files),
+    ("WGETRC", Kind::Files),
+    ("INPUTRC", Kind::Files),
+    ("GCONV_PATH", Kind::Files),
+    ("GIT_SSH_COMMAND", Kind::Command),
+    ("GIT_SSH", Kind::Command),
+    ("GIT_EXTERNAL_DIFF", Kind::Command),
+    ("GIT_EDITOR", Kind::Command),
+    ("GIT_SEQUENCE_EDITOR", Kind::Command),
+    ("GIT_PAGER", Kind::Command),
+    ("GIT_ASKPASS", Kind::Command),
+    ("GIT_PROXY_COMMAND", Kind::Command),
+    ("SSH_ASKPASS", Kind::Command),
+    ("SUDO_ASKPASS", Kind::Command),
+    ("EDITOR", Kind::Command),
+    ("VISUAL", Kind::Command),
+    ("PAGER", Kind::Command),
+    ("MANPAGER", Kind::Command),
+    ("SYSTEMD_PAGER", Kind::Command),
+    ("LESSOPEN", Kind::Command),
+    ("LESSCLOSE", Kind::Command),
+    ("BROWSER", Kind::Command),
+    ("RUSTC_WRAPPER", Kind::Command),
+    ("RUSTC_WORKSPACE_WRAPPER", Kind::Command),
+    ("RUSTC", Kind::Command),
+    ("RUSTDOC", Kind::Command),
+    ("CARGO", Kind::Command),
+    ("CARGO_BUILD_RUSTC", Kind::Command),
+    ("CARGO_BUILD_RUSTC_WRAPPER", Kind::Command),
+    ("CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER", Kind::Command),
+    ("CARGO_BUILD_RUSTDOC", Kind::Command),
+    ("CC", Kind::Command),
+    ("CXX", Kind::Command),
+    ("LD", Kind::Command),
+    ("AR", Kind::Command),
+    ("MAKE", Kind::Command),
+    ("SHELL", Kind::Command),
+    ("CONFIG_SHELL", Kind::Command),
+    ("PROMPT_COMMAND", Kind::Command),
+    ("PS4", Kind::Command),
+    ("NODE_OPTIONS", Kind::Options(NODE_LOADS)),
+    ("PERL5OPT", Kind::Options(PERL_LOADS)),
+    ("RUBYOPT", Kind::Options(RUBY_LOADS)),
+    ("JAVA_TOOL_OPTIONS", Kind::Options(JAVA_LOADS)),
+    ("_JAVA_OPTIONS", Kind::Options(JAVA_LOADS)),
+    ("JDK_JAVA_OPTIONS", Kind::Options(JAVA_LOADS)),
+    ("RUSTFLAGS", Kind::Options(RUST_LOADS)),
+    ("RUSTDOCFLAGS", Kind::Options(RUST_LOADS)),
+    ("CARGO_ENCODED_RUSTFLAGS", Kind::Options(RUST_LOADS)),
+    ("CARGO_BUILD_RUSTFLAGS", Kind::Options(RUST_LOADS)),
+    ("IFS", Kind::Plain),
+    ("GIT_CONFIG_COUNT", Kind::Plain),
+    ("GIT_CONFIG_NOSYSTEM", Kind::Plain),
+    ("SHELLOPTS", Kind::Shell),
+    ("BASHOPTS", Kind::Shell),
+    ("CDPATH", Kind::Shell),
+    ("POSIXLY_CORRECT", Kind::Shell),
+    ("GIT_CONFIG_PARAMETERS", Kind::Shell),
+];
+
+/// Variables by (prefix, suffix); the first match wins.
+const FAMILIES: &[(&str, &str, Kind)] = &[
+    ("CARGO_TARGET_", "_RUNNER", Kind::Command),
+    ("CARGO_TARGET_", "_LINKER", Kind::Command),
+    ("CARGO_TARGET_", "_RUSTFLAGS", Kind::Options(RUST_LOADS)),
+    ("CARGO_HOST_", "_LINKER", Kind::Command),
+    ("CARGO_REGISTRIES_", "_CREDENTIAL_PROVIDER", Kind::Command),
+    ("CARGO_REGISTRY_", "_CREDENTIAL_PROVIDER", Kind::Command),
+    ("GIT_CONFIG_KEY_", "", Kind::GitKey),
+    ("GIT_CONFIG_VALUE_", "", Kind::Plain),
+    ("BASH_", "", Kind::Shell),
+];
+
+fn kind_of(name: &str) -> Option<Kind> {
+    if let Some((_, k)) = VARS.iter().find(|(n, _)| *n == name) {
+        return Some(*k);
+    }
+    FAMILIES
+        .iter()
+        .find(|(pre, suf, _)| {
+            name.len() >= pre.len() + suf.len() && name.starts_with(pre) && name.ends_with(suf)
+        })
+        .map(|(_, _, k)| *k)
+}
+
+/// Builtins whose prefix `IFS=` only changes their own splitting.
+const IFS_ONLY: &[&str] = &["read", "mapfile", "readarray"];
+
+impl Walker {
+    /// Judges an assignment of `value` to `name`; `prefix_of` names the command
+    /// it is a prefix of (`VAR=x cmd`), if any.
+    pub(crate) fn assign_variable(
+        &mut self,
+        name: &str,
+        value: &Arg,
+        shown: &str,
+        prefix_of: Option<&str>,
+    ) {
+        let Some(kind) = kind_of(name) else {
+            return;
+        };
+        if name == "IFS" && prefix_of.is_some_and(|c| IFS_ONLY.contains(&c)) {
+            return;
+        }
+        let what = format!("`{shown}` sets {name}");
+        let followed = match kind {
+            Kind::Shell => {
+                self.unclassifiable(format!(
+                    "{what}, which changes how the shell parses or runs later commands"
+                ));
+                return;
+            }
+            Kind::Plain => true,
+            Kind::GitKey => self.git_key(value, &what),
+            Kind::SearchPath => self.search_path(value),
+            Kind::Files => self.file_list(value),
+            Kind::Command => self.command_value(value),
+            Kind::Options(loads) => value.lit().is_some_and(|v| !loads_code(v, loads)),
+        };
+        if followed {
+            self.note(Risk::Moderate, format!("{what}, which changes what runs"));
+        } else {
+            self.note(
+                Risk::Dangerous,
+                format!(
+                    "{what} to a value that can make later commands run code from outside the workspace or only known at run time"
+                ),
+            );
+        }
+    }
+
+    fn git_key(&mut self, value: &Arg, what: &str) -> bool {
+        match value.lit() {
+            Some(key) => match crate::policy::git::config::judge_key(key) {
+                None => true,
+                Some(why) => {
+                    self.unclassifiable(format!("{what}: {why}"));
+                    true
+                }
+            },
+            None => {
+                self.unclassifiable(format!("{what} to a git key only known at run time"));
+                true
+            }
+        }
+    }
+
+    /// Every directory is inside the workspace, a system directory or the old value (`$PATH`).
+    fn search_path(&self, value: &Arg) -> bool {
+        let raw = value.raw.trim_matches('"');
+        raw.split(':').all(|part| {
+            if part.is_empty() {
+                return false;
+            }
+            if part.starts_with('$') {
+                let own = part.trim_start_matches('$').trim_matches(['{', '}']);
+                return kind_of(own).is_some() && !own.contains('$');
+            }
+            let arg = super::words::eval_word(part, self.home.as_deref()).arg;
+            self.inside_or_system(&arg)
+        })
+    }
+
+    fn inside_or_system(&self, arg: &Arg) -> bool {
+        let t = self.target(arg);
+        !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot | Loc::System)
+    }
+
+    /// Every file (`:`/space separated) is inside the workspace or /dev/null.
+    fn file_list(&self, value: &Arg) -> bool {
+        let Some(v) = value.lit() else {
+            return false;
+        };
+        v.split([':', ' ']).filter(|p| !p.is_empty()).all(|p| {
+            let t = self.target(&Arg::literal(p));
+            !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot | Loc::DevSink)
+        })
+    }
+
+    /// A literal command line is classified as one (its risk counts too).
+    fn command_value(&mut self, value: &Arg) -> bool {
+        let Some(v) = value.lit() else {
+            return false;
+        };
+        // LESSOPEN/LESSCLOSE: `|cmd %s`, `||cmd %s`, `-cmd`.
+        let v = v.trim_start_matches(['|', '-']);
+        self.subshell_script(&v.replace("%s", "FILE"));
+        true
+    }
+}
+
+/// Whether an option string holds one of `loads` (as a word, a prefix or `=`-joined).
+fn loads_code(v: &str, loads: &[&str]) -> bool {
+    v.split([' ', '\x1f', ',']).any(|w| {
+        loads
+            .iter()
+            .any(|l| w.starts_with(l) || w.contains(&format!("{l}=")))
+    })
+}
