@@ -391,7 +391,7 @@ fn an_agent_cli_gets_its_agents_secrets_and_api_key_env_and_nothing_else() {
     let agents =
         format!("{agents}    api_key_env: CODER_API_KEY\n    secrets: [CODER_EXTRA_TOKEN]\n");
     let plan = format!(
-        "version: 1\nid: a\npolicy: {{risk_tolerance: medium}}\nagents:\n{agents}steps:\n  - id: fix\n    tool: agent\n    secrets: [STEP_TOKEN]\n    parameters:\n      agent: coder\n      prompt: Say done.\n"
+        "version: 1\nid: a\npolicy: {{risk_tolerance: medium, sandbox: optional}}\nagents:\n{agents}steps:\n  - id: fix\n    tool: agent\n    secrets: [STEP_TOKEN]\n    parameters:\n      agent: coder\n      prompt: Say done.\n"
     );
     let key = "fake-coder-Mv5Xr2Lq8Ts1Wn6Y";
     let extra = "fake-extra-Dg3Pk7Zs0Hc4Jb9U";
@@ -405,6 +405,9 @@ fn an_agent_cli_gets_its_agents_secrets_and_api_key_env_and_nothing_else() {
             ("STEP_TOKEN", step_token),
         ],
     )
+    // The dump lands outside the workspace: run the CLI unsandboxed (the
+    // environment is scoped the same way with or without a sandbox).
+    .env("PLANGATE_SANDBOX_BACKEND", "none")
     .output()
     .unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
