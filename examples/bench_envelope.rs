@@ -80,7 +80,7 @@ fn run(files: &[String]) -> Result<(), String> {
                 Ok((e, tier)) => {
                     format!(
                         "{tier:?}, content {} bytes",
-                        e.artifacts.first().map_or(0, |a| a.content.len())
+                        e.files().first().map_or(0, |a| a.content.len())
                     )
                 }
                 Err(r) => format!(

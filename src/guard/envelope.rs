@@ -30,12 +30,30 @@ use std::collections::HashMap;
 use tier2::{Ev, Field, Outcome};
 
 /// The agent's answer for `output: envelope`.
+///
+/// `artifacts` and `next_actions` are optional: a key the answer left out is
+/// `None`, stays absent when serialised (`parsed.json`) and counts as none
+/// ([`Envelope::files`], [`Envelope::actions`]).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Envelope {
     pub status: Status,
     pub summary: String,
-    pub artifacts: Vec<Artifact>,
-    pub next_actions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifacts: Option<Vec<Artifact>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_actions: Option<Vec<String>>,
+}
+
+impl Envelope {
+    /// The files to write: none when `artifacts` is absent.
+    pub fn files(&self) -> &[Artifact] {
+        self.artifacts.as_deref().unwrap_or(&[])
+    }
+
+    /// The follow-up actions: none when `next_actions` is absent.
+    pub fn actions(&self) -> &[String] {
+        self.next_actions.as_deref().unwrap_or(&[])
+    }
 }
 
 /// The agent's verdict on its own work.
@@ -63,7 +81,12 @@ pub enum Tier {
     Recovered,
 }
 
+/// Every envelope key (what makes a region envelope-like).
 const KEYS: [&str; 4] = ["status", "summary", "artifacts", "next_actions"];
+/// The keys an envelope must have.
+const REQUIRED: [&str; 2] = ["status", "summary"];
+/// The keys an envelope may leave out (absent = none).
+const OPTIONAL: [&str; 2] = ["artifacts", "next_actions"];
 /// Pointer index depth: /artifacts/0/path.
 const INDEX_DEPTH: usize = 3;
 
@@ -372,7 +395,7 @@ fn no_envelope(answer: &str, cands: &[Cand]) -> Result<(Envelope, Tier), Vec<Rej
     }
     Err(vec![Rejection::whole(
         Category::NotFound,
-        "no envelope found: answer with one JSON object {\"status\": \"OK\"|\"FAIL\", \"summary\": \"...\", \"artifacts\": [{\"path\": \"...\", \"content\": \"...\"}], \"next_actions\": [\"...\"]}",
+        "no envelope found: answer with one JSON object {\"status\": \"OK\"|\"FAIL\", \"summary\": \"...\", \"artifacts\": [{\"path\": \"...\", \"content\": \"...\"}], \"next_actions\": [\"...\"]} (artifacts and next_actions may be left out)",
     )])
 }
 
@@ -412,29 +435,37 @@ impl Validator<'_> {
         self.out.push(pending(at, category, msg));
     }
 
-    /// Exactly `keys` in `obj`; reports missing and extra keys.
+    /// All of `required` and nothing but `required` and `optional` in `obj`;
+    /// reports missing and extra keys.
     fn exact_keys(
         &mut self,
         ptr: &str,
         what: &str,
         obj: &serde_json::Map<String, Value>,
-        keys: &[&str],
+        required: &[&str],
+        optional: &[&str],
     ) {
-        for k in keys {
+        let allowed = if optional.is_empty() {
+            format!("exactly {}", required.join(", "))
+        } else {
+            format!(
+                "{}, and optionally {}",
+                required.join(", "),
+                optional.join(", ")
+            )
+        };
+        for k in required {
             if !obj.contains_key(*k) {
                 self.err(
                     ptr,
                     Category::Schema,
-                    format!(
-                        "{what} is missing the key \"{k}\": it needs exactly {}",
-                        keys.join(", ")
-                    ),
+                    format!("{what} is missing the key \"{k}\": it needs {allowed}"),
                 );
             }
         }
         let mut extra: Vec<(usize, &String)> = obj
             .keys()
-            .filter(|k| !keys.contains(&k.as_str()))
+            .filter(|k| !required.contains(&k.as_str()) && !optional.contains(&k.as_str()))
             .map(|k| (self.key_at(&format!("{ptr}/{}", esc(k))), k))
             .collect();
         extra.sort();
@@ -443,10 +474,7 @@ impl Validator<'_> {
             self.out.push(pending(
                 at,
                 Category::Schema,
-                format!(
-                    "unexpected key \"{shown}\" in {what}: remove it ({what} has exactly {})",
-                    keys.join(", ")
-                ),
+                format!("unexpected key \"{shown}\" in {what}: remove it ({what} has {allowed})"),
             ));
         }
     }
@@ -489,7 +517,7 @@ fn validate(v: &Value, checked: &Checked) -> Result<Envelope, Vec<Rejection>> {
         );
         return Err(val.out);
     };
-    val.exact_keys("", "the envelope", obj, &KEYS);
+    val.exact_keys("", "the envelope", obj, &REQUIRED, &OPTIONAL);
     let status = match obj.get("status") {
         Some(Value::String(s)) if s == "OK" => Some(Status::Ok),
         Some(Value::String(s)) if s == "FAIL" => Some(Status::Fail),
@@ -524,8 +552,8 @@ fn validate(v: &Value, checked: &Checked) -> Result<Envelope, Vec<Rejection>> {
     }
 }
 
-/// The envelope's `artifacts`: each `{"path", "content"}` with a safe, unique path.
-fn artifacts(val: &mut Validator<'_>, value: Option<&Value>) -> Vec<Artifact> {
+/// The envelope's `artifacts` (None when absent): each `{"path", "content"}` with a safe, unique path.
+fn artifacts(val: &mut Validator<'_>, value: Option<&Value>) -> Option<Vec<Artifact>> {
     let mut artifacts = Vec::new();
     match value {
         Some(Value::Array(items)) => {
@@ -543,7 +571,13 @@ fn artifacts(val: &mut Validator<'_>, value: Option<&Value>) -> Vec<Artifact> {
                     );
                     continue;
                 };
-                val.exact_keys(&ptr, &format!("artifacts[{i}]"), a, &["path", "content"]);
+                val.exact_keys(
+                    &ptr,
+                    &format!("artifacts[{i}]"),
+                    a,
+                    &["path", "content"],
+                    &[],
+                );
                 let path = val.string(
                     &format!("{ptr}/path"),
                     &format!("artifacts[{i}].path"),
@@ -593,13 +627,13 @@ fn artifacts(val: &mut Validator<'_>, value: Option<&Value>) -> Vec<Artifact> {
                 type_name(other)
             ),
         ),
-        None => {}
+        None => return None,
     }
-    artifacts
+    Some(artifacts)
 }
 
-/// The envelope's `next_actions`: an array of strings.
-fn next_actions(val: &mut Validator<'_>, value: Option<&Value>) -> Vec<String> {
+/// The envelope's `next_actions` (None when absent): an array of strings.
+fn next_actions(val: &mut Validator<'_>, value: Option<&Value>) -> Option<Vec<String>> {
     let mut next_actions = Vec::new();
     match value {
         Some(Value::Array(items)) => {
@@ -621,9 +655,9 @@ fn next_actions(val: &mut Validator<'_>, value: Option<&Value>) -> Vec<String> {
                 type_name(other)
             ),
         ),
-        None => {}
+        None => return None,
     }
-    next_actions
+    Some(next_actions)
 }
 
 /// An artifact being assembled from a reading: (path and its offset, content).
@@ -641,10 +675,14 @@ fn from_reading(
     let mut summary = String::new();
     let mut artifacts: Vec<PartialArtifact> = Vec::new();
     let mut next_actions = Vec::new();
+    // Which optional keys the reading has (absent keys stay absent).
+    let (mut has_artifacts, mut has_actions) = (false, false);
     let mut any_repair = false;
     for ev in events {
         match *ev {
             Ev::Status(s) => status = s,
+            Ev::ArtifactsKey => has_artifacts = true,
+            Ev::ActionsKey => has_actions = true,
             Ev::ArtifactStart => artifacts.push((None, None)),
             Ev::Str {
                 field,
@@ -697,6 +735,7 @@ fn from_reading(
     if !any_repair {
         return None;
     }
+    out.extend(swallowed_keys(answer, events));
     let mut arts = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, (p, c)) in artifacts.into_iter().enumerate() {
@@ -741,14 +780,61 @@ fn from_reading(
             Envelope {
                 status,
                 summary,
-                artifacts: arts,
-                next_actions,
+                artifacts: has_artifacts.then_some(arts),
+                next_actions: has_actions.then_some(next_actions),
             },
             Tier::Recovered,
         )))
     } else {
         Some(Err(out))
     }
+}
+
+/// A recovered reading without `artifacts` (or `next_actions`) whose repaired string holds
+/// `"artifacts":` (or `"next_actions":`) swallowed the key the agent wrote: refused, never
+/// read as an envelope without it.
+fn swallowed_keys(answer: &str, events: &[Ev]) -> Vec<Rejection> {
+    let has = |k: &Ev| {
+        events
+            .iter()
+            .any(|e| std::mem::discriminant(e) == std::mem::discriminant(k))
+    };
+    let absent: Vec<&str> = [
+        (Ev::ArtifactsKey, "artifacts"),
+        (Ev::ActionsKey, "next_actions"),
+    ]
+    .iter()
+    .filter(|(ev, _)| !has(ev))
+    .map(|(_, k)| *k)
+    .collect();
+    let mut out = Vec::new();
+    for ev in events {
+        let Ev::Str {
+            start,
+            end,
+            repaired: true,
+            ..
+        } = *ev
+        else {
+            continue;
+        };
+        let text = answer.get(start..end).unwrap_or("");
+        for key in &absent {
+            let quoted = format!("\"{key}\"");
+            let hit = text.match_indices(&quoted).find(|(i, _)| {
+                text.get(i + quoted.len()..)
+                    .is_some_and(|rest| rest.trim_start().starts_with(':'))
+            });
+            if let Some((i, _)) = hit {
+                out.push(pending(
+                    start + i,
+                    Category::Escaping,
+                    format!("a string with unescaped quotes holds \"{key}\": here: if it is the key, close the string before it; if it is text, escape every \" inside the string as \\\""),
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Tier 3 of design 001: the FAIL envelope plangate records for a refused answer: summary names the
@@ -767,7 +853,7 @@ pub fn tier3_failure(rejections: &[Rejection]) -> Envelope {
         )
     };
     let mut next_actions = vec![
-        "Retry: answer with exactly one JSON object with exactly the keys status (\"OK\" or \"FAIL\"), summary, artifacts ([{\"path\", \"content\"}]) and next_actions ([strings]); prose or a ```json fence around it is fine, a second object is not".to_string(),
+        "Retry: answer with exactly one JSON object with the keys status (\"OK\" or \"FAIL\") and summary, and optionally artifacts ([{\"path\", \"content\"}]) and next_actions ([strings]), no other key; prose or a ```json fence around it is fine, a second object is not".to_string(),
         "Escape inside every JSON string: \" as \\\", \\ as \\\\, newline as \\n, tab as \\t, carriage return as \\r; no raw control characters, no comments, no trailing commas, no single quotes".to_string(),
         "Artifact paths are relative file paths inside the workspace: no '..', no leading '/', '\\' or '~', no drive letters, nothing under .git".to_string(),
     ];
@@ -775,8 +861,8 @@ pub fn tier3_failure(rejections: &[Rejection]) -> Envelope {
     Envelope {
         status: Status::Fail,
         summary,
-        artifacts: Vec::new(),
-        next_actions,
+        artifacts: Some(Vec::new()),
+        next_actions: Some(next_actions),
     }
 }
 
@@ -797,7 +883,7 @@ mod tests {
         ];
         let e = tier3_failure(&r);
         assert_eq!(e.status, Status::Fail);
-        assert!(e.artifacts.is_empty());
+        assert_eq!(e.artifacts, Some(Vec::new()));
         assert!(e.summary.contains("2 problems"));
         assert!(
             e.summary
@@ -805,16 +891,16 @@ mod tests {
         );
         assert!(e.summary.contains("not_found"));
         assert!(
-            e.next_actions
+            e.actions()
                 .iter()
                 .any(|a| a.contains("\\\"") && a.contains("\\n"))
         );
         assert!(
-            e.next_actions
+            e.actions()
                 .iter()
                 .any(|a| a.starts_with("Fix: syntax at line 4 column 12"))
         );
-        assert!(e.next_actions.iter().all(|a| !a.contains('\n')));
+        assert!(e.actions().iter().all(|a| !a.contains('\n')));
         // The failure envelope is itself a valid envelope.
         let s = serde_json::to_string(&e).unwrap_or_default();
         assert_eq!(parse_envelope(&s).map(|x| x.0), Ok(e));
@@ -825,7 +911,7 @@ mod tests {
         let e = tier3_failure(&[]);
         assert_eq!(e.status, Status::Fail);
         assert!(!e.summary.is_empty());
-        assert!(e.next_actions.len() >= 2);
+        assert!(e.actions().len() >= 2);
     }
 
     #[test]

@@ -18,7 +18,7 @@ A raw newline or an unescaped \" inside a string makes the whole answer invalid.
 const ONE_JSON: &str = "nothing else: no text before or after it, no code fence, no comments, no trailing commas, \
 no duplicate keys.";
 
-/// Text appended to the prompt for `output: envelope`: the exact envelope shape `{"status":"OK"|"FAIL","summary":string,"artifacts":[{"path","content"}],"next_actions":[string]}` and the JSON escaping rules of design 001 Solution A (" -> \", newline -> \n, \ -> \\, tab -> \t; paths relative to the workspace, no `..`, no `.git/`; exactly one JSON object; no comments/trailing commas).
+/// Text appended to the prompt for `output: envelope`: the envelope shape `{"status":"OK"|"FAIL","summary":string,"artifacts":[{"path","content"}],"next_actions":[string]}` (`artifacts` and `next_actions` may be left out) and the JSON escaping rules of design 001 Solution A (" -> \", newline -> \n, \ -> \\, tab -> \t; paths relative to the workspace, no `..`, no `.git/`; exactly one JSON object; no comments/trailing commas).
 pub(crate) fn envelope_instructions() -> String {
     format!(
         "## Answer format\n\
@@ -26,10 +26,10 @@ pub(crate) fn envelope_instructions() -> String {
          {{\"status\":\"OK\",\"summary\":\"...\",\"artifacts\":[{{\"path\":\"...\",\"content\":\"...\"}}],\"next_actions\":[\"...\"]}}\n\
          - \"status\": \"OK\" if the task is done, else \"FAIL\".\n\
          - \"summary\": one short sentence.\n\
-         - \"artifacts\": each file you create or change, with its complete content; [] if none. \
+         - \"artifacts\": each file you create or change, with its complete content; [] or leave it out if none. \
          \"path\" is relative to the workspace root with \"/\" separators: no leading \"/\", no \"..\", nothing in \".git/\".\n\
-         - \"next_actions\": follow-up steps as strings; [] if none.\n\
-         Exactly these four keys, each once.\n\n\
+         - \"next_actions\": follow-up steps as strings; [] or leave it out if none.\n\
+         \"status\" and \"summary\" are required; no other keys; each key once.\n\n\
          {ESCAPING}"
     )
 }
@@ -162,6 +162,8 @@ mod tests {
             r#"no "..""#,
             ".git/",
             "no trailing commas",
+            "leave it out if none",
+            r#""status" and "summary" are required; no other keys"#,
         ] {
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }

@@ -1,8 +1,10 @@
 //! Data-driven fixture tests: one test per verdict directory. Adding a case is
 //! adding files; every mismatch of a directory is reported in one panic.
 //!
-//! * `agent_output/envelope/accept/NAME.txt` + `NAME.json` (the exact Envelope);
-//!   names starting with `tier2_` must be accepted by tier 2 (`Tier::Recovered`), others by tier 1.
+//! * `agent_output/envelope/accept/NAME.txt` + `NAME.json` (the exact Envelope,
+//!   which is also exactly what `parsed.json` holds: an absent `artifacts` or
+//!   `next_actions` stays absent); names starting with `tier2_` must be
+//!   accepted by tier 2 (`Tier::Recovered`), others by tier 1.
 //! * `agent_output/envelope/reject/NAME.txt` + `NAME.expected` (category of the
 //!   first rejection; optional `LINE:COL` on line 2: a rejection of that category there).
 //! * `agent_output/json/{accept,reject}/` the same for `parse_json`, with an
@@ -114,9 +116,13 @@ fn envelope_accept() {
     let mut failures = Vec::new();
     for (name, p) in &list {
         let text = read(p);
-        let expected: Envelope = match serde_json::from_str(&read(&sibling(p, "json"))) {
-            Ok(e) => e,
-            Err(e) => {
+        let expected_json = read(&sibling(p, "json"));
+        let (expected, expected_value): (Envelope, serde_json::Value) = match (
+            serde_json::from_str(&expected_json),
+            serde_json::from_str(&expected_json),
+        ) {
+            (Ok(e), Ok(v)) => (e, v),
+            (Err(e), _) | (_, Err(e)) => {
                 failures.push(format!("{name}: bad NAME.json: {e}"));
                 continue;
             }
@@ -128,9 +134,14 @@ fn envelope_accept() {
         };
         match parse_envelope(&text) {
             Ok((env, tier)) => {
+                let written = serde_json::to_value(&env).unwrap_or_default();
                 if env != expected {
                     failures.push(format!(
                         "{name}: envelope differs:\n    got  {env:?}\n    want {expected:?}"
+                    ));
+                } else if written != expected_value {
+                    failures.push(format!(
+                        "{name}: parsed.json differs:\n    got  {written}\n    want {expected_value}"
                     ));
                 } else if tier != want_tier {
                     failures.push(format!(
@@ -158,7 +169,7 @@ fn envelope_reject() {
                 }
                 let t3 = tier3_failure(&r);
                 if t3
-                    .next_actions
+                    .actions()
                     .iter()
                     .chain(std::iter::once(&t3.summary))
                     .any(|s| s.contains('\n'))

@@ -7,6 +7,8 @@
 //!    refused or accepted as exactly itself: tier 2 never returns another
 //!    envelope. (Generated strings never put `,` `}` `]` `:` right after a
 //!    quote, so the true reading is always an admissible one; see tier2.rs.)
+//! 3. Both again with `artifacts` and/or `next_actions` left out: the absent
+//!    keys stay absent (issue 15 item 6).
 
 use plangate::guard::envelope::{Artifact, Envelope, Status, Tier, parse_envelope};
 
@@ -96,7 +98,8 @@ fn string(r: &mut Lcg, raw_safe: bool, with_escapes: bool) -> String {
     s
 }
 
-fn envelope(r: &mut Lcg, raw_safe: bool) -> Envelope {
+/// A random envelope; with `omit`, `artifacts` and `next_actions` are each absent half of the time.
+fn envelope(r: &mut Lcg, raw_safe: bool, omit: bool) -> Envelope {
     let safe_path =
         |r: &mut Lcg| ["src/a.rs", "b.txt", "dir/c d.md", "ü.py"][r.below(4)].to_string();
     let mut artifacts = Vec::new();
@@ -106,7 +109,15 @@ fn envelope(r: &mut Lcg, raw_safe: bool) -> Envelope {
             content: string(r, raw_safe, true),
         });
     }
-    let next_actions = (0..r.below(3)).map(|_| string(r, raw_safe, true)).collect();
+    let next_actions: Vec<String> = (0..r.below(3)).map(|_| string(r, raw_safe, true)).collect();
+    let (artifacts, next_actions) = if omit {
+        (
+            (r.below(2) == 0).then_some(artifacts),
+            (r.below(2) == 0).then_some(next_actions),
+        )
+    } else {
+        (Some(artifacts), Some(next_actions))
+    };
     Envelope {
         status: if r.below(2) == 0 {
             Status::Ok
@@ -120,31 +131,45 @@ fn envelope(r: &mut Lcg, raw_safe: bool) -> Envelope {
 }
 
 fn raw_render(e: &Envelope) -> String {
-    let arts: Vec<String> = e
-        .artifacts
-        .iter()
-        .map(|a| {
-            format!(
-                "{{\"path\": \"{}\", \"content\": \"{}\"}}",
-                a.path, a.content
-            )
-        })
-        .collect();
-    let acts: Vec<String> = e.next_actions.iter().map(|a| format!("\"{a}\"")).collect();
+    let arts = e.artifacts.as_ref().map(|arts| {
+        let items: Vec<String> = arts
+            .iter()
+            .map(|a| {
+                format!(
+                    "{{\"path\": \"{}\", \"content\": \"{}\"}}",
+                    a.path, a.content
+                )
+            })
+            .collect();
+        format!(", \"artifacts\": [{}]", items.join(", "))
+    });
+    let acts = e.next_actions.as_ref().map(|acts| {
+        let items: Vec<String> = acts.iter().map(|a| format!("\"{a}\"")).collect();
+        format!(", \"next_actions\": [{}]", items.join(", "))
+    });
     let status = if e.status == Status::Ok { "OK" } else { "FAIL" };
     format!(
-        "Here it is:\n```json\n{{\"status\": \"{status}\", \"summary\": \"{}\", \"artifacts\": [{}], \"next_actions\": [{}]}}\n```\n",
+        "Here it is:\n```json\n{{\"status\": \"{status}\", \"summary\": \"{}\"{}{}}}\n```\n",
         e.summary,
-        arts.join(", "),
-        acts.join(", ")
+        arts.unwrap_or_default(),
+        acts.unwrap_or_default()
     )
 }
 
 #[test]
 fn serialised_envelopes_round_trip() {
-    let mut r = Lcg(7);
+    serialised_round_trip(7, false);
+}
+
+#[test]
+fn serialised_envelopes_without_optional_keys_round_trip() {
+    serialised_round_trip(8, true);
+}
+
+fn serialised_round_trip(seed: u64, omit: bool) {
+    let mut r = Lcg(seed);
     for i in 0..3000 {
-        let e = envelope(&mut r, false);
+        let e = envelope(&mut r, false, omit);
         let json = serde_json::to_string_pretty(&e).unwrap_or_default();
         let text = match i % 3 {
             0 => json,
@@ -161,10 +186,19 @@ fn serialised_envelopes_round_trip() {
 
 #[test]
 fn raw_envelopes_are_exact_or_refused() {
-    let mut r = Lcg(42);
+    raw_exact_or_refused(42, false);
+}
+
+#[test]
+fn raw_envelopes_without_optional_keys_are_exact_or_refused() {
+    raw_exact_or_refused(43, true);
+}
+
+fn raw_exact_or_refused(seed: u64, omit: bool) {
+    let mut r = Lcg(seed);
     let (mut recovered, mut strict, mut refused) = (0, 0, 0);
     for i in 0..5000 {
-        let e = envelope(&mut r, true);
+        let e = envelope(&mut r, true, omit);
         let text = raw_render(&e);
         match parse_envelope(&text) {
             Ok((got, tier)) => {

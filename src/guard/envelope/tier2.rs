@@ -21,6 +21,18 @@
 //! Readings that break the rule are still simulated: if one of them yields a
 //! complete envelope that ends somewhere else than the admissible one, the
 //! answer has two valid boundaries and is refused.
+//!
+//! A reading is complete once `status` and `summary` are read and the object
+//! closes; `artifacts` and `next_actions` may be absent — but a reading
+//! without one of them is only complete where the answer may end (nothing
+//! glued to the `}`, no JSON-looking `,` `:` `}` `]` `"` after it). The reading taken is
+//! the admissible one with the most keys; every other complete reading makes
+//! the answer ambiguous, except one that only *drops* keys the taken reading
+//! has (its string swallowed them) and either breaks the admissibility rule or
+//! ends inside the taken reading — what follows it is then the rest of the
+//! envelope, never an answer's end. With all four keys present this is
+//! exactly the rule of the four-key grammar; a shorter reading that ends
+//! after the taken one (the taken one may have closed too early) is refused.
 
 use super::super::json::skip_plain;
 use super::Status;
@@ -39,6 +51,10 @@ pub(crate) enum Field {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Ev {
     Status(Status),
+    /// The optional `artifacts` key is present.
+    ArtifactsKey,
+    /// The optional `next_actions` key is present.
+    ActionsKey,
     ArtifactStart,
     /// A string value: `start..end` is between its quotes.
     Str {
@@ -116,13 +132,21 @@ enum Run {
         env_seen: u8,
         art_seen: u8,
     },
-    Accept(usize),
+    /// The envelope closes before `end`, with the keys `env` (bits of [`ENV_KEYS`]).
+    Accept {
+        end: usize,
+        env: u8,
+    },
     Dead,
     Eof,
 }
 
 const ENV_KEYS: [&[u8]; 4] = [b"status", b"summary", b"artifacts", b"next_actions"];
+/// `status` and `summary` are required; `artifacts` and `next_actions` may be absent.
+const REQUIRED_ENV: u8 = 0b0011;
 const ALL_ENV: u8 = 0b1111;
+/// Distinct complete readings kept; more is treated as too complex (refused).
+const MAX_DONE: usize = 32;
 const ALL_ART: u8 = 0b11;
 
 fn is_ws(b: u8) -> bool {
@@ -164,6 +188,23 @@ fn read_key(b: &[u8], i: usize, keys: &[&[u8]]) -> KeyRead {
         Some(k) => KeyRead::Key(k, j + 1),
         None => KeyRead::Dead,
     }
+}
+
+/// Whether an envelope may end before `end`: no text glued to it and no JSON-looking
+/// `,` `:` `}` `]` `"` after it (the test tier 1 applies after a value, `junk_after`).
+fn may_end_here(b: &[u8], end: usize) -> bool {
+    let head = b.get(end..b.len().min(end + 4)).unwrap_or(&[]);
+    let first = head
+        .utf8_chunks()
+        .next()
+        .and_then(|c| c.valid().chars().next());
+    if first.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+        return false;
+    }
+    !matches!(
+        b.get(skip_ws(b, end)),
+        Some(b',' | b':' | b'}' | b']' | b'"')
+    )
 }
 
 /// `ws : ws` after a key; returns the offset of the value.
@@ -233,7 +274,14 @@ fn env_key(b: &[u8], mut i: usize, env: &mut u8, art: u8, evs: &mut Vec<Ev>) -> 
         },
         _ => match b.get(i) {
             None => Next::Stop(Run::Eof),
-            Some(b'[') => Next::Go(if k == 2 { St::ArtsStart } else { St::ActsStart }, i + 1),
+            Some(b'[') if k == 2 => {
+                evs.push(Ev::ArtifactsKey);
+                Next::Go(St::ArtsStart, i + 1)
+            }
+            Some(b'[') => {
+                evs.push(Ev::ActionsKey);
+                Next::Go(St::ActsStart, i + 1)
+            }
             Some(_) => Next::Stop(Run::Dead),
         },
     }
@@ -296,7 +344,13 @@ fn structural(
                     i += 1;
                     St::EnvKey
                 }
-                b'}' if env == ALL_ENV => return Run::Accept(i + 1),
+                b'}' if env & REQUIRED_ENV == REQUIRED_ENV => {
+                    // A reading without an optional key is only one where the answer may end.
+                    if env != ALL_ENV && !may_end_here(b, i + 1) {
+                        return Run::Dead;
+                    }
+                    return Run::Accept { end: i + 1, env };
+                }
                 _ => return Run::Dead,
             },
             St::ArtsStart | St::ArtsNeedObj => match c {
@@ -371,14 +425,26 @@ fn structural(
     }
 }
 
+/// Complete readings with the same keys, end and admissibility (merged).
+#[derive(Debug, Clone, Copy)]
+struct Done {
+    env: u8,
+    end: usize,
+    admissible: bool,
+    /// How many readings (saturating at 2).
+    count: u8,
+    /// Events of the first admissible one.
+    hist: u32,
+}
+
 struct Sim<'a> {
     b: &'a [u8],
     arena: Vec<Node>,
     queue: BTreeMap<Key, Thread>,
-    accepted: u8,
-    first_accept: Option<(u32, usize)>,
-    /// Distinct end offsets of every complete reading (admissible or not), at most 3 kept.
-    ends: Vec<usize>,
+    /// Every complete reading, admissible or not (at most [`MAX_DONE`] kept).
+    done: Vec<Done>,
+    /// More than [`MAX_DONE`] distinct complete readings.
+    overflow: bool,
 }
 
 impl Sim<'_> {
@@ -426,16 +492,28 @@ impl Sim<'_> {
                     },
                 );
             }
-            Run::Accept(end) => {
-                if !self.ends.contains(&end) && self.ends.len() < 3 {
-                    self.ends.push(end);
-                }
-                if admissible {
-                    let hist = self.push_events(hist, evs);
-                    self.accepted = self.accepted.saturating_add(count).min(2);
-                    if self.first_accept.is_none() {
-                        self.first_accept = Some((hist, end));
-                    }
+            Run::Accept { end, env } => {
+                let hist = if admissible {
+                    self.push_events(hist, evs)
+                } else {
+                    NONE
+                };
+                if let Some(d) = self
+                    .done
+                    .iter_mut()
+                    .find(|d| d.env == env && d.end == end && d.admissible == admissible)
+                {
+                    d.count = d.count.saturating_add(count).min(2);
+                } else if self.done.len() < MAX_DONE {
+                    self.done.push(Done {
+                        env,
+                        end,
+                        admissible,
+                        count: count.min(2),
+                        hist,
+                    });
+                } else {
+                    self.overflow = true;
                 }
             }
             Run::Dead | Run::Eof => {}
@@ -463,15 +541,23 @@ pub(crate) fn recover(text: &str, start: usize) -> Outcome {
         b,
         arena: Vec::new(),
         queue: BTreeMap::new(),
-        accepted: 0,
-        first_accept: None,
-        ends: Vec::new(),
+        done: Vec::new(),
+        overflow: false,
     };
     let mut evs = Vec::new();
     let run = structural(b, start + 1, St::EnvKey, 0, 0, &mut evs);
     sim.handle(run, 1, NONE, &evs, true);
     while let Some((key, th)) = sim.queue.pop_first() {
-        if sim.accepted >= 2 {
+        if sim.overflow {
+            return Outcome::TooComplex;
+        }
+        // Two admissible readings with every key: nothing can settle it any more.
+        let full: u8 = sim
+            .done
+            .iter()
+            .filter(|d| d.admissible && d.env == ALL_ENV)
+            .fold(0, |n, d| n.saturating_add(d.count));
+        if full >= 2 {
             return Outcome::Many;
         }
         let mut i = key.pos;
@@ -512,7 +598,7 @@ pub(crate) fn recover(text: &str, start: usize) -> Outcome {
             Field::Action => St::ActsAfter,
         };
         let run = structural(sim.b, q + 1, st, key.env_seen, key.art_seen, &mut evs);
-        let viable = matches!(run, Run::Open { .. } | Run::Accept(_));
+        let viable = matches!(run, Run::Open { .. } | Run::Accept { .. });
         // Reading 1: the quote is literal text (admissible only in a dirty string or where closing is not viable).
         let lit_admissible = key.admissible && (key.dirty || !viable);
         let lit_th = if lit_admissible {
@@ -535,22 +621,72 @@ pub(crate) fn recover(text: &str, start: usize) -> Outcome {
             sim.handle(run, th.count, th.hist, &evs, key.admissible);
         }
     }
-    match (sim.accepted, sim.first_accept) {
-        (1, Some((_, end))) if sim.ends.iter().any(|e| *e != end) => {
-            Outcome::TwoBoundaries(sim.ends.iter().copied().find(|e| *e != end).unwrap_or(end))
-        }
-        (1, Some((hist, end))) => {
+    if sim.overflow {
+        return Outcome::TooComplex;
+    }
+    match decide(&sim.done) {
+        Decision::Unique(a) => {
             let mut events = Vec::new();
-            let mut h = hist;
+            let mut h = a.hist;
             while let Some(node) = sim.arena.get(h as usize) {
                 events.push(node.ev);
                 h = node.prev;
             }
             events.reverse();
-            Outcome::Unique { events, end }
+            Outcome::Unique { events, end: a.end }
         }
-        (0, _) => Outcome::Nothing,
-        _ => Outcome::Many,
+        Decision::Many => Outcome::Many,
+        Decision::TwoBoundaries(end) => Outcome::TwoBoundaries(end),
+        Decision::Nothing => Outcome::Nothing,
+    }
+}
+
+enum Decision {
+    Unique(Done),
+    Many,
+    TwoBoundaries(usize),
+    Nothing,
+}
+
+/// `a`'s keys are a strict subset of `b`'s.
+fn fewer_keys(a: u8, b: u8) -> bool {
+    a != b && a & !b == 0
+}
+
+/// Which complete reading is the answer (see the module doc).
+fn decide(done: &[Done]) -> Decision {
+    let adm: Vec<(usize, &Done)> = done
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.admissible)
+        .collect();
+    // The admissible reading with the most keys: no other admissible one has more.
+    let Some(&(ai, a)) = adm
+        .iter()
+        .find(|(_, d)| !adm.iter().any(|(_, o)| fewer_keys(d.env, o.env)))
+    else {
+        return Decision::Nothing;
+    };
+    if a.count >= 2 {
+        return Decision::Many;
+    }
+    let mut other_end = None;
+    for (i, r) in done.iter().enumerate() {
+        if i == ai {
+            continue;
+        }
+        let drops_keys = fewer_keys(r.env, a.env);
+        if r.admissible {
+            if !(drops_keys && r.end < a.end) {
+                return Decision::Many;
+            }
+        } else if r.end != a.end && !drops_keys {
+            other_end = other_end.or(Some(r.end));
+        }
+    }
+    match other_end {
+        Some(end) => Decision::TwoBoundaries(end),
+        None => Decision::Unique(*a),
     }
 }
 
@@ -600,6 +736,36 @@ mod tests {
     fn dirty_list_element_is_ambiguous() {
         let t = "{\"status\": \"OK\", \"summary\": \"s\", \"artifacts\": [], \"next_actions\": [\"run \"a\", \"b\" now\"]}";
         assert!(matches!(recover(t, 0), Outcome::Many));
+    }
+
+    #[test]
+    fn absent_optional_keys_complete_a_reading() {
+        let t = "{\"status\": \"OK\", \"summary\": \"say \"hi\"\"}";
+        assert_eq!(strs(t, &recover(t, 0)), vec!["say \"hi\""]);
+        let t = "{\"status\": \"OK\", \"next_actions\": [\"a\nb\"]}";
+        assert!(matches!(recover(t, 0), Outcome::Nothing));
+    }
+
+    #[test]
+    fn a_reading_that_swallows_keys_into_the_summary_is_not_another_reading() {
+        // Closing the summary at the content's `"}` would be an envelope with status and
+        // summary only, followed by the rest of the one with artifacts: not an answer's end.
+        let t = "{\"status\": \"OK\", \"summary\": \"s\", \"artifacts\": [{\"path\": \"a.py\", \"content\": \"d = {\"k\": \"v\"}\nprint(1)\n\"}]}";
+        assert_eq!(
+            strs(t, &recover(t, 0)),
+            vec!["s", "a.py", "d = {\"k\": \"v\"}\nprint(1)\n"]
+        );
+    }
+
+    #[test]
+    fn a_shorter_reading_ending_later_is_ambiguous() {
+        let t =
+            "{\"status\": \"OK\", \"summary\": \"x \"y\", \"next_actions\": [\"z\"]} and then \"}";
+        assert!(matches!(recover(t, 0), Outcome::Many));
+        // The short reading is followed by `"`: not an answer's end, so tier 2 reads the long
+        // one only (tier 1, which parses the short one strictly, then sees two boundaries).
+        let t = "{\"status\": \"OK\", \"summary\": \"use \"}\" to close\"}";
+        assert!(matches!(recover(t, 0), Outcome::Unique { end, .. } if end == t.len()));
     }
 
     #[test]

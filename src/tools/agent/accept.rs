@@ -151,7 +151,7 @@ pub(super) fn accept(
             match write_envelope_files(&ctx.env.workspace, e) {
                 Ok(n) => {
                     out.output_bytes = n;
-                    out.workspace_files = e.artifacts.iter().map(|a| a.path.clone()).collect();
+                    out.workspace_files = e.files().iter().map(|a| a.path.clone()).collect();
                 }
                 Err(why) => {
                     out.status = StepStatus::Failed;
@@ -183,7 +183,7 @@ pub(super) fn accept(
 /// All paths are checked before anything is written.
 fn write_envelope_files(workspace: &Path, e: &envelope::Envelope) -> Result<u64, WriteError> {
     let mut targets = Vec::new();
-    for art in &e.artifacts {
+    for art in e.files() {
         let rel = Path::new(&art.path);
         if rel.is_absolute() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
             return Err(WriteError::Unsafe(art.path.clone()));
