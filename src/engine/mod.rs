@@ -125,6 +125,9 @@ pub(crate) fn decide_all(
             );
             let mut decision = decision.with_permission(verdict);
             let sandbox = sandbox_for(step, env, policy, &risk, &mut decision);
+            // The classifier quotes commands whole; they are cut here, after
+            // redaction, so no secret's prefix survives the cut.
+            decision.reason = crate::redact::cut_reason(&decision.reason);
             StepDecision {
                 risk,
                 decision,
@@ -231,8 +234,23 @@ pub(crate) async fn run(
     if matches!(status, RunStatus::Failed | RunStatus::Rejected) {
         sched.rollback().await;
     }
-    let (summary, markdown, findings) =
+    // Whatever a step left in the output folder, wherever, is scanned before the run ends.
+    let late = {
+        let (out, ids, seen) = (
+            settings.out_dir.clone(),
+            Arc::clone(&sched.step_ids),
+            sched.fingerprints.clone(),
+        );
+        tokio::task::spawn_blocking(move || tools::sweep_output_folder(&out, &ids, &seen))
+            .await
+            .unwrap_or_default()
+    };
+    sched
+        .fingerprints
+        .extend(late.iter().map(|f| f.fingerprint.clone()));
+    let (summary, markdown, mut findings) =
         finish::changes(tracker, read_only, sched.fingerprints.clone()).await;
+    findings.splice(0..0, late);
     sched.secrets += findings.len();
     emit(
         &events,

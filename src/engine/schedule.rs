@@ -155,6 +155,7 @@ impl Scheduler {
             kill_grace: s.kill_grace,
             cancel: self.cancel.clone(),
             sandbox: self.sandboxes.get(i).cloned().flatten(),
+            fail_on_secrets: s.policy.fail_on_secrets,
         }
     }
 

@@ -91,6 +91,11 @@ fn read_capped(path: &Path, cap: u64) -> Result<String, PromptError> {
     f.take(cap + 1).read_to_end(&mut buf).map_err(read)?;
     let cut = buf.len() as u64 > cap;
     buf.truncate(usize::try_from(cap).unwrap_or(usize::MAX));
+    if cut {
+        // Whole lines only: a secret cut in half would no longer be recognised.
+        let keep = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
+        buf.truncate(keep);
+    }
     let mut text = String::from_utf8_lossy(&buf).into_owned();
     if cut {
         text.push_str(&format!("\n[... cut at {cap} bytes ...]"));

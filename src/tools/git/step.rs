@@ -128,8 +128,15 @@ async fn operation(
     f.output_truncated = out.stdout.truncated
         || out.stdout.kept > stdout_bytes.len() as u64
         || stdout.chars().count() > RESULT_TEXT_CHARS;
-    f.output = stdout.chars().take(RESULT_TEXT_CHARS).collect();
-    f.stderr = stderr.chars().take(RESULT_TEXT_CHARS).collect();
+    // Redacted before they are cut: a cut secret is no longer recognised.
+    f.output = crate::redact::clean_str(&stdout)
+        .chars()
+        .take(RESULT_TEXT_CHARS)
+        .collect();
+    f.stderr = crate::redact::clean_str(&stderr)
+        .chars()
+        .take(RESULT_TEXT_CHARS)
+        .collect();
     let code = match out.termination {
         Termination::Exited(c) => c,
         Termination::Signaled(s) => return Err(GitError::Signaled(s).into()),
