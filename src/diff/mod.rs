@@ -362,6 +362,10 @@ fn fence(lines: &[String]) -> String {
 
 /// Cut a line to [`SHOW_LINE_BYTES`] at a character boundary.
 fn cut_line(s: &str) -> String {
+    if s.len() <= SHOW_LINE_BYTES {
+        // Whole: the summary is scanned for findings, then redacted where written.
+        return s.to_owned();
+    }
     // Redacted before it is cut: a cut secret is no longer recognised.
     let s = crate::redact::clean_str(s);
     if s.len() <= SHOW_LINE_BYTES {

@@ -73,7 +73,7 @@ pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str)
     }));
     for (location, path, rewrite) in targets {
         if rewrite && outcome.truncated && is_capped_stream(&location) {
-            whole_lines_only(&path, ctx.max_output_bytes);
+            drop_partial_word(&path, ctx.max_output_bytes);
         }
         let found = sweep_file(&path, rewrite);
         outcome.findings.extend(found.into_iter().map(|f| Finding {
@@ -91,9 +91,13 @@ fn is_capped_stream(rel: &str) -> bool {
     rel.ends_with("stdout.txt") || rel.ends_with("stderr.txt")
 }
 
-/// A stream cut at the output cap ends mid-line, maybe mid-secret, where no
-/// rule recognises what is left: drop that last partial line.
-fn whole_lines_only(path: &Path, cap: u64) {
+/// Most bytes of a partial word dropped from the end of a capped stream.
+const PARTIAL_WORD_MAX: usize = 1024;
+
+/// A stream cut at the output cap may end inside a secret, where no rule
+/// recognises what is left: drop its last partial word (the bytes a token
+/// is made of, back to the last other byte).
+fn drop_partial_word(path: &Path, cap: u64) {
     use std::io::{Seek, SeekFrom};
     let Ok(mut f) = std::fs::OpenOptions::new()
         .read(true)
@@ -106,13 +110,19 @@ fn whole_lines_only(path: &Path, cap: u64) {
     if cap == 0 || len < cap {
         return;
     }
-    let from = len.saturating_sub(64 * 1024);
+    let from = len.saturating_sub(PARTIAL_WORD_MAX as u64);
     let mut tail = Vec::new();
     if f.seek(SeekFrom::Start(from)).is_err() || f.read_to_end(&mut tail).is_err() {
         return;
     }
-    let keep = memchr::memrchr(b'\n', &tail).map_or(from, |i| from + i as u64 + 1);
-    let _ = f.set_len(keep);
+    let word = tail
+        .iter()
+        .rev()
+        .take_while(|&&b| b.is_ascii_alphanumeric() || b"_-+/=.~:%@".contains(&b))
+        .count();
+    if word > 0 {
+        let _ = f.set_len(len - word as u64);
+    }
 }
 
 /// Scan one file (every byte of it) and, with `rewrite`, replace it with
