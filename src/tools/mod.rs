@@ -16,6 +16,7 @@ pub(crate) mod bash;
 pub(crate) mod find;
 pub(crate) mod git;
 pub(crate) mod http;
+pub(crate) mod judge;
 pub(crate) mod registry;
 pub(crate) mod sandboxed;
 pub(crate) mod secrets_scan;
@@ -155,6 +156,15 @@ pub(crate) struct StepContext {
     pub step_ids: std::sync::Arc<Vec<String>>,
     /// The sandbox the step's processes run in (None: it runs none).
     pub sandbox: Option<crate::model::StepSandbox>,
+    /// The permission rules for the paths the step finds at run time (None: no list in force).
+    pub judge: Option<Arc<judge::PathJudge>>,
+}
+
+impl StepContext {
+    /// Whether the permission rules let the step use `path` at `level` (always, without rules).
+    pub(crate) fn may(&self, path: &Path, level: crate::model::Level) -> Result<(), String> {
+        self.judge.as_ref().map_or(Ok(()), |j| j.check(path, level))
+    }
 }
 
 impl StepContext {

@@ -13,6 +13,7 @@
 mod create;
 pub(crate) mod error;
 mod extract;
+mod links;
 pub(crate) mod names;
 pub(crate) mod params;
 pub(crate) mod spec;
@@ -484,6 +485,17 @@ fn open_zip(real: &Path) -> Result<zip::ZipArchive<BufReader<File>>, ArchiveErro
         .map_err(|e| ArchiveError::failed("not a readable zip", e))
 }
 
+/// Two central-directory entries of one name: tools disagree on which one
+/// wins (the zip crate keeps one and hides the other), so the archive is refused.
+fn refuse_duplicates(za: &zip::ZipArchive<BufReader<File>>) -> Result<(), ArchiveError> {
+    if za.has_duplicate_names() {
+        return Err(ArchiveError::Refused(
+            "the zip names one entry more than once in its central directory: refused (which copy is extracted differs between tools)".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
 fn zip_name(za: &zip::ZipArchive<BufReader<File>>, i: usize) -> Vec<u8> {
     za.name_for_index(i)
         .and_then(Result::ok)
@@ -520,6 +532,8 @@ fn run_extract(
         let meter = Meter::new(limits, size, cap, stop.clone());
         let ex = Extractor::new(
             &dest,
+            ws,
+            ctx.judge.clone(),
             p.overwrite,
             excludes,
             &meter,
@@ -595,6 +609,7 @@ fn extract_zip(
     report: &mut Report,
 ) -> Result<(), ArchiveError> {
     let mut za = open_zip(real)?;
+    refuse_duplicates(&za)?;
     meter.entry_count_ok(za.len() as u64)?;
     let mut stored_only = true;
     for i in 0..za.len() {
@@ -701,6 +716,7 @@ fn run_list(
         }
         ArchiveFormat::Zip => {
             let mut za = open_zip(&real)?;
+            refuse_duplicates(&za)?;
             let meter = Meter::new(limits, size, None, stop.clone());
             meter.entry_count_ok(za.len() as u64)?;
             let mut stored_only = true;

@@ -233,10 +233,10 @@ fn check_archive_params(file: &str, params: &Node, sid: &str, out: &mut Vec<Diag
     if let Some(NodeValue::Seq(items)) = params.child("exclude_patterns").map(|n| &n.value) {
         for it in items {
             if let NodeValue::Str(g) = &it.value
-                && let Err(e) = globset::Glob::new(g.trim())
+                && let Err(e) = crate::policy::glob::set([g.trim()])
             {
                 out.push(
-                    Diagnostic::at(file, it.pos, format!("`exclude_patterns` entry `{g}` of step `{sid}` is not a valid glob: {}", e.kind()))
+                    Diagnostic::at(file, it.pos, format!("`exclude_patterns` entry of step `{sid}` is not a valid glob: {e}"))
                         .help("use globs like `*.log`, `node_modules` or `build/**`"),
                 );
             }
