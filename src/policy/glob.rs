@@ -58,7 +58,9 @@ pub(crate) fn matcher(pattern: &str, literal_separator: bool) -> Result<GlobSet,
 }
 
 /// A set of globs (`globset::Glob::new` semantics); None when the list is empty.
-pub(crate) fn set<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Result<Option<GlobSet>, String> {
+pub(crate) fn set<'a>(
+    patterns: impl IntoIterator<Item = &'a str>,
+) -> Result<Option<GlobSet>, String> {
     let mut b = GlobSetBuilder::new();
     let mut any = false;
     for p in patterns {

@@ -9,8 +9,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::step::Step;
 use super::ToolEnv;
+use super::step::Step;
 use crate::model::{EffectivePolicy, Level, Risk, ToolName, Verdict};
 use crate::policy::permissions::{self, Access, Compiled};
 
@@ -152,10 +152,7 @@ impl PathJudge {
             resources.push(real);
         }
         if resources.is_empty() {
-            return Err(format!(
-                "`{}` is outside the workspace",
-                abs.display()
-            ));
+            return Err(format!("`{}` is outside the workspace", abs.display()));
         }
         let needs: Vec<Access> = resources
             .into_iter()

@@ -79,12 +79,18 @@ fn resolve_stack(
 
 /// Every symlink under the workspace (not following any, `.git` and the
 /// staging directory left out), relative to the workspace.
-fn existing_links(ws: &Path, staging: &Path, stop: &Stop) -> Result<Vec<(PathBuf, Vec<u8>)>, ArchiveError> {
+fn existing_links(
+    ws: &Path,
+    staging: &Path,
+    stop: &Stop,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, ArchiveError> {
     let mut out = Vec::new();
     let mut todo = vec![PathBuf::new()];
     let mut seen = 0u64;
     while let Some(dir) = todo.pop() {
-        let Ok(rd) = fs::read_dir(ws.join(&dir)) else { continue };
+        let Ok(rd) = fs::read_dir(ws.join(&dir)) else {
+            continue;
+        };
         for e in rd.flatten() {
             seen += 1;
             if seen > MAX_WALK || stop.now() {

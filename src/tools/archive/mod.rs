@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{StepContext, Stop, ToolReturn};
-use crate::model::{StepOutcome, StepStatus};
+use crate::model::{Level, StepOutcome, StepStatus};
 pub(crate) use error::ArchiveError;
 use params::{ArchiveAction, ArchiveFormat, ArchiveOperation, Compression};
 
@@ -261,6 +261,8 @@ fn run_create(
     let excludes = Excludes::new(&p.exclude_patterns)?;
     let mut sources = Vec::new();
     for s in &a.sources {
+        ctx.may(&ws.join(s), Level::Read)
+            .map_err(|why| ArchiveError::Refused(format!("source `{}`: {why}", display_rel(s))))?;
         let root = ws.join(s).canonicalize().map_err(|e| {
             ArchiveError::failed(format!("source `{}` cannot be read", display_rel(s)), e)
         })?;
@@ -315,6 +317,7 @@ fn run_create(
         excludes: excludes.as_ref(),
         overwrite: p.overwrite,
         skip: vec![out_dir],
+        judge: ctx.judge.as_deref(),
     };
     let made = create::create(&spec, stop);
     let made = match made {
@@ -512,6 +515,8 @@ fn run_extract(
     let p = &a.params;
     let ws = &ctx.env.workspace;
     let (real, size) = open_archive(a, ctx)?;
+    ctx.may(&ws.join(&a.archive), Level::Read)
+        .map_err(|why| ArchiveError::Refused(format!("`{}`: {why}", p.archive_path)))?;
     let (format, compression) = read_format(a, &real)?;
     report.format = Some(format);
     report.compression = Some(match format {

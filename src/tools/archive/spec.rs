@@ -236,8 +236,14 @@ fn check_archive_params(file: &str, params: &Node, sid: &str, out: &mut Vec<Diag
                 && let Err(e) = crate::policy::glob::set([g.trim()])
             {
                 out.push(
-                    Diagnostic::at(file, it.pos, format!("`exclude_patterns` entry of step `{sid}` is not a valid glob: {e}"))
-                        .help("use globs like `*.log`, `node_modules` or `build/**`"),
+                    Diagnostic::at(
+                        file,
+                        it.pos,
+                        format!(
+                            "`exclude_patterns` entry of step `{sid}` is not a valid glob: {e}"
+                        ),
+                    )
+                    .help("use globs like `*.log`, `node_modules` or `build/**`"),
                 );
             }
         }

@@ -74,13 +74,15 @@ fn check_globs(cx: &CheckCx<'_>, params: &Node, out: &mut Vec<Diagnostic>) {
     }
     for (key, n) in nodes {
         if let NodeValue::Str(list) = &n.value
-            && let Err(e) = crate::policy::glob::set(
-                list.split(',').map(str::trim).filter(|g| !g.is_empty()),
-            )
+            && let Err(e) =
+                crate::policy::glob::set(list.split(',').map(str::trim).filter(|g| !g.is_empty()))
         {
             out.push(
-                cx.at(n.pos, format!("`{key}` of step `{}` is not a valid glob: {e}", cx.sid))
-                    .help("use globs like `*.rs`, `src/**/*.ts` or `node_modules`"),
+                cx.at(
+                    n.pos,
+                    format!("`{key}` of step `{}` is not a valid glob: {e}", cx.sid),
+                )
+                .help("use globs like `*.rs`, `src/**/*.ts` or `node_modules`"),
             );
         }
     }

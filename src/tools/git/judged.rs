@@ -142,9 +142,6 @@ mod tests {
             let s = p.to_string_lossy();
             !(s.starts_with("/r/secrets/") || s == "/r/mix/no")
         };
-        assert_eq!(
-            denied_units(cwd, &names, allowed),
-            ["mix/no", "secrets"]
-        );
+        assert_eq!(denied_units(cwd, &names, allowed), ["mix/no", "secrets"]);
     }
 }

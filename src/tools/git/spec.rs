@@ -94,12 +94,7 @@ impl ActionSpec for GitAction {
     fn needs(&self) -> Vec<Access> {
         let level = level(self.params.operation);
         let mut v = vec![access(resource(&self.repo), level)];
-        let after_dashdash = self
-            .params
-            .args
-            .iter()
-            .skip_while(|a| *a != "--")
-            .skip(1);
+        let after_dashdash = self.params.args.iter().skip_while(|a| *a != "--").skip(1);
         for f in self.params.files.iter().chain(after_dashdash) {
             v.push(access(resource(&self.repo.join(pathspec_path(f))), level));
         }
