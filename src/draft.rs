@@ -171,6 +171,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
     let (_tx, cancel) = tokio::sync::watch::channel(false);
     let ctx = StepContext {
         sandbox,
+        judge: None,
         env: ToolEnv {
             workspace: req.workspace.clone(),
             home: std::env::var_os("HOME").map(PathBuf::from),

@@ -16,6 +16,7 @@ pub(crate) mod bash;
 pub(crate) mod find;
 pub(crate) mod git;
 pub(crate) mod http;
+pub(crate) mod judge;
 pub(crate) mod registry;
 pub(crate) mod sandboxed;
 pub(crate) mod secrets_scan;
@@ -160,6 +161,15 @@ pub(crate) struct StepContext {
     /// `fail_on_secrets` of the policy in force: an agent's envelope holding
     /// a secret then writes nothing into the workspace.
     pub fail_on_secrets: bool,
+    /// The permission rules for the paths the step finds at run time (None: no list in force).
+    pub judge: Option<Arc<judge::PathJudge>>,
+}
+
+impl StepContext {
+    /// Whether the permission rules let the step use `path` at `level` (always, without rules).
+    pub(crate) fn may(&self, path: &Path, level: crate::model::Level) -> Result<(), String> {
+        self.judge.as_ref().map_or(Ok(()), |j| j.check(path, level))
+    }
 }
 
 impl StepContext {
