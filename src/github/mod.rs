@@ -115,8 +115,9 @@ fn token_ok(token: &str) -> Result<String, GithubError> {
 }
 
 /// One line of at most `max` characters, control characters removed (an
-/// error message may quote a response body; the caller redacts it).
+/// error message may quote a response body): redacted before it is cut.
 fn one_line(s: &str, max: usize) -> String {
+    let s = redact::clean_str(s);
     let mut out: String = s
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

@@ -361,6 +361,9 @@ fn line_text(bytes: &[u8]) -> String {
     let t = t.strip_suffix(b"\r").unwrap_or(t);
     let s = String::from_utf8_lossy(t);
     if s.chars().count() > MAX_LINE_CHARS {
+        // Redacted before it is cut, so a cut never keeps part of a secret
+        // (a whole line is left for the sweep, which reports what it masks).
+        let s = crate::redact::clean_str(&s);
         let mut cut: String = s.chars().take(MAX_LINE_CHARS).collect();
         cut.push('…');
         cut
