@@ -171,6 +171,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
     let (_tx, cancel) = tokio::sync::watch::channel(false);
     let ctx = StepContext {
         sandbox,
+        judge: None,
         env: ToolEnv {
             workspace: req.workspace.clone(),
             home: std::env::var_os("HOME").map(PathBuf::from),
@@ -187,6 +188,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         cancel,
         shared: Arc::new(RunShared::new(crate::model::BudgetBlock::default())),
         step_ids: Arc::new(vec!["draft".to_owned()]),
+        fail_on_secrets: true,
     };
     let out = agent::run(&action, &step, &ctx, SystemTime::now()).await;
     match out.status {

@@ -4,8 +4,8 @@
 //!
 //! `clippy.toml` forbids `std::io::stdout`/`stderr` and `anstream::stdout`/
 //! `stderr` everywhere else, and `print!`/`eprint!` are denied crate-wide.
-//! stderr goes through anstream, which drops colours when stderr is not a
-//! terminal (and honours NO_COLOR / CLICOLOR).
+//! stderr gets colours only when anstream would keep them (a terminal, and
+//! NO_COLOR / CLICOLOR); otherwise they are stripped before redaction.
 
 #![allow(clippy::disallowed_methods)]
 
@@ -24,10 +24,20 @@ pub(crate) fn stdout(bytes: &[u8]) -> std::io::Result<()> {
 
 /// Write `text` to stderr as it is (redacted first). stderr errors are ignored:
 /// there is nowhere left to report them.
+///
+/// When stderr gets no colours (not a terminal, NO_COLOR), escape sequences
+/// and control bytes are stripped *before* redaction, and the result is
+/// written as it is: stripping after redaction would join the pieces of a
+/// secret that control bytes split. With colours the text is written as
+/// redacted; the redaction layer already scans it as a terminal shows it.
 pub(crate) fn stderr(text: &str) {
-    let _ = anstream::stderr()
-        .lock()
-        .write_all(redact::clean_str(text).as_bytes());
+    let raw = std::io::stderr();
+    let shown = if anstream::AutoStream::choice(&raw) == anstream::ColorChoice::Never {
+        std::borrow::Cow::Owned(anstream::adapter::strip_str(text).to_string())
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
+    let _ = raw.lock().write_all(redact::clean_str(&shown).as_bytes());
 }
 
 /// One line on stderr (a newline is added).

@@ -363,7 +363,13 @@ fn fence(lines: &[String]) -> String {
 /// Cut a line to [`SHOW_LINE_BYTES`] at a character boundary.
 fn cut_line(s: &str) -> String {
     if s.len() <= SHOW_LINE_BYTES {
+        // Whole: the summary is scanned for findings, then redacted where written.
         return s.to_owned();
+    }
+    // Redacted before it is cut: a cut secret is no longer recognised.
+    let s = crate::redact::clean_str(s);
+    if s.len() <= SHOW_LINE_BYTES {
+        return s.into_owned();
     }
     let mut end = SHOW_LINE_BYTES;
     while !s.is_char_boundary(end) {

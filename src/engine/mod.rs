@@ -116,15 +116,13 @@ pub(crate) fn decide_all(
                 tolerance: policy.risk_tolerance,
             });
             // Permission rules decide before any approval: a denial blocks.
-            let lists = policy.permission_lists();
-            let verdict = crate::policy::permissions::evaluate(
-                &lists,
-                step.tool.as_str(),
-                &crate::policy::permissions::needs(step.action.spec().needs(), risk.effective),
-                risk.effective,
-            );
+            // Every part of the step is judged (its rollback too), links resolved.
+            let verdict = tools::judge::verdict(step, env, policy, risk.effective);
             let mut decision = decision.with_permission(verdict);
             let sandbox = sandbox_for(step, env, policy, &risk, &mut decision);
+            // The classifier quotes commands whole; they are cut here, after
+            // redaction, so no secret's prefix survives the cut.
+            decision.reason = crate::redact::cut_reason(&decision.reason);
             StepDecision {
                 risk,
                 decision,
@@ -205,6 +203,21 @@ pub(crate) async fn run(
         shared: Arc::clone(&shared),
         step_ids: Arc::new(plan.steps.iter().map(|s| s.id.clone()).collect()),
         sandboxes: Arc::new(decisions.iter().map(|d| d.sandbox.clone()).collect()),
+        judges: Arc::new(
+            plan.steps
+                .iter()
+                .zip(&decisions)
+                .map(|(step, d)| {
+                    tools::judge::PathJudge::new(
+                        &settings.env.workspace,
+                        step.tool,
+                        d.risk.effective,
+                        &settings.policy,
+                    )
+                    .map(Arc::new)
+                })
+                .collect(),
+        ),
         results: start.results,
         budget_hit: Vec::new(),
         secrets: start.secrets,
@@ -231,8 +244,23 @@ pub(crate) async fn run(
     if matches!(status, RunStatus::Failed | RunStatus::Rejected) {
         sched.rollback().await;
     }
-    let (summary, markdown, findings) =
+    // Whatever a step left in the output folder, wherever, is scanned before the run ends.
+    let late = {
+        let (out, ids, seen) = (
+            settings.out_dir.clone(),
+            Arc::clone(&sched.step_ids),
+            sched.fingerprints.clone(),
+        );
+        tokio::task::spawn_blocking(move || tools::sweep_output_folder(&out, &ids, &seen))
+            .await
+            .unwrap_or_default()
+    };
+    sched
+        .fingerprints
+        .extend(late.iter().map(|f| f.fingerprint.clone()));
+    let (summary, markdown, mut findings) =
         finish::changes(tracker, read_only, sched.fingerprints.clone()).await;
+    findings.splice(0..0, late);
     sched.secrets += findings.len();
     emit(
         &events,

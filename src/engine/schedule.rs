@@ -62,6 +62,8 @@ pub(super) struct Scheduler {
     pub(super) step_ids: Arc<Vec<String>>,
     /// Each step's sandbox (None: it runs no process).
     pub(super) sandboxes: Arc<Vec<Option<crate::model::StepSandbox>>>,
+    /// Each step's judge of the paths it finds at run time (None: no permission list).
+    pub(super) judges: Arc<Vec<Option<Arc<tools::judge::PathJudge>>>>,
     /// Accepted agent results by step id (for PLANGATE_RESULT_<ID>).
     pub(super) results: BTreeMap<String, PathBuf>,
     /// Steps that ended because the budget ran out.
@@ -155,6 +157,8 @@ impl Scheduler {
             kill_grace: s.kill_grace,
             cancel: self.cancel.clone(),
             sandbox: self.sandboxes.get(i).cloned().flatten(),
+            fail_on_secrets: s.policy.fail_on_secrets,
+            judge: self.judges.get(i).cloned().flatten(),
         }
     }
 

@@ -63,7 +63,7 @@ pub(crate) fn conclusion(status: RunStatus, dry_run: bool) -> Conclusion {
 }
 
 /// The plan id as it appears in the marker and the check run's name:
-/// `[A-Za-z0-9._-]` kept, anything else `_`, at most 100 characters (so it
+/// redacted, then `[A-Za-z0-9._-]` kept, anything else `_`, at most 100 characters (so it
 /// can neither close the HTML comment nor break a line).
 pub(crate) fn plan_key(r: &Report) -> String {
     // An invalid plan's report may have no id: its file name stands in.
@@ -71,6 +71,8 @@ pub(crate) fn plan_key(r: &Report) -> String {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned());
     let id = r.plan.id.as_deref().or(stem.as_deref()).unwrap_or("plan");
+    // Redacted before it is cut or rewritten: a secret in the id is still whole here.
+    let id = redact::clean_str(id);
     let key: String = id
         .chars()
         .take(100)

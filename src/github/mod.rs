@@ -115,8 +115,9 @@ fn token_ok(token: &str) -> Result<String, GithubError> {
 }
 
 /// One line of at most `max` characters, control characters removed (an
-/// error message may quote a response body; the caller redacts it).
+/// error message may quote a response body): redacted before it is cut.
 fn one_line(s: &str, max: usize) -> String {
+    let s = redact::clean_str(s);
     let mut out: String = s
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -159,6 +160,48 @@ struct Comment {
 #[derive(Debug, Deserialize)]
 struct Created {
     id: u64,
+}
+
+/// Every string of a request body passes the redaction layer here, the one
+/// place every payload goes through on its way to GitHub (whatever built it:
+/// the marker, the check run's name, title and summary, the comment).
+fn redacted(mut v: serde_json::Value) -> serde_json::Value {
+    fn walk(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) => {
+                if let std::borrow::Cow::Owned(clean) = redact::clean_str(s) {
+                    *s = clean;
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
+            serde_json::Value::Object(map) => map.values_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut v);
+    v
+}
+
+/// POST a JSON body, redacted.
+async fn post<T: serde::de::DeserializeOwned>(
+    crab: &Octocrab,
+    route: String,
+    payload: serde_json::Value,
+) -> Result<T, GithubError> {
+    crab.post(route, Some(&redacted(payload)))
+        .await
+        .map_err(GithubError::Api)
+}
+
+/// PATCH a JSON body, redacted.
+async fn patch<T: serde::de::DeserializeOwned>(
+    crab: &Octocrab,
+    route: String,
+    payload: serde_json::Value,
+) -> Result<T, GithubError> {
+    crab.patch(route, Some(&redacted(payload)))
+        .await
+        .map_err(GithubError::Api)
 }
 
 /// What was published: one `(target, notice)` per target (`comment`, `check_run`).
@@ -329,20 +372,16 @@ async fn upsert_comment(
     let payload = json!({ "body": text });
     match found {
         Some(id) => {
-            let _: serde_json::Value = crab
-                .patch(
-                    format!("/repos/{}/{}/issues/comments/{id}", ctx.owner, ctx.repo),
-                    Some(&payload),
-                )
-                .await
-                .map_err(GithubError::Api)?;
+            let _: serde_json::Value = patch(
+                crab,
+                format!("/repos/{}/{}/issues/comments/{id}", ctx.owner, ctx.repo),
+                payload,
+            )
+            .await?;
             Ok(format!("comment {id} on pull request #{pr} updated"))
         }
         None => {
-            let c: Created = crab
-                .post(route, Some(&payload))
-                .await
-                .map_err(GithubError::Api)?;
+            let c: Created = post(crab, route, payload).await?;
             Ok(format!("comment {} on pull request #{pr} created", c.id))
         }
     }
@@ -364,7 +403,7 @@ async fn create_check_run(
         "status": "completed",
         "conclusion": conclusion,
         "output": {
-            "title": redact::clean_str(&body::check_title(report)),
+            "title": body::check_title(report),
             "summary": body::check_summary(report, details),
         },
     });
@@ -374,13 +413,12 @@ async fn create_check_run(
     if let Some(t) = &report.finished_at {
         payload["completed_at"] = json!(t);
     }
-    let c: Created = crab
-        .post(
-            format!("/repos/{}/{}/check-runs", ctx.owner, ctx.repo),
-            Some(&payload),
-        )
-        .await
-        .map_err(GithubError::Api)?;
+    let c: Created = post(
+        crab,
+        format!("/repos/{}/{}/check-runs", ctx.owner, ctx.repo),
+        payload,
+    )
+    .await?;
     Ok(format!(
         "check run {} `{}` created ({})",
         c.id,

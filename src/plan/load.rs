@@ -371,6 +371,8 @@ fn short(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
+    // Redacted before it is cut: a cut secret is no longer recognised.
+    let s = crate::redact::clean_str(&s).into_owned();
     if s.chars().count() > 60 {
         let cut: String = s.chars().take(57).collect();
         format!("{cut}...")

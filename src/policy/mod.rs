@@ -17,6 +17,7 @@ pub(crate) mod cap;
 pub(crate) mod classify;
 pub(crate) mod env;
 pub(crate) mod git;
+pub(crate) mod glob;
 pub(crate) mod hosts;
 pub(crate) mod permissions;
 

@@ -15,7 +15,7 @@
 //! Without any `permissions:` list nothing changes (no verdict at all).
 //! A denied step is blocked: it never runs, whatever the approvals.
 
-use globset::{Glob, GlobMatcher};
+use globset::GlobSet;
 
 use crate::model::{Level, PermissionRule, Risk, Verdict};
 
@@ -50,17 +50,53 @@ pub(crate) fn needs(touches: Vec<Access>, effective: Risk) -> Vec<Access> {
     out
 }
 
+/// A rule's resource pattern, compiled once.
+#[derive(Debug, Clone)]
+enum Pattern {
+    /// `*` alone: anything.
+    Any,
+    /// A glob, matched segment by segment.
+    Glob(GlobSet),
+    /// Refused at load; never a match (and never a grant).
+    Invalid,
+}
+
 /// Compile a rule's resource pattern (`*` alone matches anything).
-fn matcher(pattern: &str) -> Result<Option<GlobMatcher>, String> {
+fn matcher(pattern: &str) -> Result<Option<GlobSet>, String> {
     if pattern == "*" {
         return Ok(None);
     }
-    globset::GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .map(|g: Glob| Some(g.compile_matcher()))
-        .map_err(|e| e.to_string())
+    super::glob::matcher(pattern, true).map(Some)
+}
+
+fn pattern(resource: &str) -> Pattern {
+    match matcher(resource) {
+        Ok(None) => Pattern::Any,
+        Ok(Some(g)) => Pattern::Glob(g),
+        Err(_) => Pattern::Invalid,
+    }
+}
+
+/// A list of rules with their patterns compiled, for judging many paths
+/// (a search, an archive, a repository's changed files).
+#[derive(Debug, Clone)]
+pub(crate) struct Compiled {
+    source: &'static str,
+    rules: Vec<(PermissionRule, Pattern)>,
+}
+
+impl Compiled {
+    /// Compile one list.
+    pub(crate) fn new(list: &RuleList<'_>) -> Compiled {
+        Compiled {
+            source: list.source,
+            rules: list
+                .rules
+                .iter()
+                .map(|r| (r.clone(), pattern(&r.resource)))
+                .collect(),
+        }
+    }
 }
 
 /// Problems with a list of rules: bad globs, duplicate ids (for the loaders).
@@ -81,26 +117,30 @@ pub(crate) fn check(rules: &[PermissionRule]) -> Vec<(usize, &'static str, Strin
     out
 }
 
-fn applies(r: &PermissionRule, tool: &str, resource: &str, risk: Risk) -> bool {
+fn applies(r: &PermissionRule, p: &Pattern, tool: &str, resource: &str, risk: Risk) -> bool {
     r.enabled
         && (r.tools.is_empty() || r.tools.iter().any(|t| t.as_str() == tool))
         && r.conditions.risk_at_most.is_none_or(|m| risk <= m)
-        && match matcher(&r.resource) {
-            Ok(None) => true,
-            Ok(Some(m)) => m.is_match(resource),
-            Err(_) => false, // refused at load; never a match (and never a grant)
+        && match p {
+            Pattern::Any => true,
+            Pattern::Glob(m) => m.is_match(resource),
+            Pattern::Invalid => false,
         }
 }
 
-/// The rule that decides `resource` for `tool` in one list, if any.
-pub(crate) fn deciding_rule<'a>(
-    rules: &'a [PermissionRule],
+/// The rule that decides `resource` for `tool` in one compiled list, if any.
+fn deciding<'a>(
+    list: &'a Compiled,
     tool: &str,
     resource: &str,
     risk: Risk,
 ) -> Option<&'a PermissionRule> {
     let mut best: Option<&PermissionRule> = None;
-    for r in rules.iter().filter(|r| applies(r, tool, resource, risk)) {
+    for (r, _) in list
+        .rules
+        .iter()
+        .filter(|(r, p)| applies(r, p, tool, resource, risk))
+    {
         best = match best {
             None => Some(r),
             Some(b)
@@ -124,13 +164,24 @@ pub(crate) fn evaluate(
     if lists.is_empty() {
         return None;
     }
+    let compiled: Vec<Compiled> = lists.iter().map(Compiled::new).collect();
+    Some(evaluate_compiled(&compiled, tool, needs, risk))
+}
+
+/// Evaluate compiled lists (at least one list is in force).
+pub(crate) fn evaluate_compiled(
+    lists: &[Compiled],
+    tool: &str,
+    needs: &[Access],
+    risk: Risk,
+) -> Verdict {
     let mut rules = Vec::new();
     let mut granted = Vec::new();
     for list in lists {
         for n in needs {
-            match deciding_rule(list.rules, tool, &n.resource, risk) {
+            match deciding(list, tool, &n.resource, risk) {
                 None => {
-                    return Some(Verdict {
+                    return Verdict {
                         allowed: false,
                         rules: Vec::new(),
                         reason: format!(
@@ -139,10 +190,10 @@ pub(crate) fn evaluate(
                             n.level.as_str(),
                             n.resource
                         ),
-                    });
+                    };
                 }
                 Some(r) if r.level == Level::None || r.level < n.level => {
-                    return Some(Verdict {
+                    return Verdict {
                         allowed: false,
                         rules: vec![r.id.clone()],
                         reason: format!(
@@ -153,7 +204,7 @@ pub(crate) fn evaluate(
                             n.resource,
                             n.level.as_str()
                         ),
-                    });
+                    };
                 }
                 Some(r) => {
                     if !rules.contains(&r.id) {
@@ -170,11 +221,36 @@ pub(crate) fn evaluate(
             }
         }
     }
-    Some(Verdict {
+    Verdict {
         allowed: true,
         rules,
         reason: format!("permission: {}", granted.join(", ")),
-    })
+    }
+}
+
+/// Combine the verdicts of the parts of one step (its own action, its
+/// rollback command): the first denial decides; else every grant is named.
+pub(crate) fn combine(verdicts: Vec<Verdict>) -> Option<Verdict> {
+    let mut out: Option<Verdict> = None;
+    for v in verdicts {
+        if !v.allowed {
+            return Some(v);
+        }
+        out = Some(match out {
+            None => v,
+            Some(mut acc) => {
+                for r in v.rules {
+                    if !acc.rules.contains(&r) {
+                        acc.rules.push(r);
+                    }
+                }
+                let more = v.reason.strip_prefix("permission: ").unwrap_or(&v.reason);
+                acc.reason = format!("{}, {more}", acc.reason);
+                acc
+            }
+        });
+    }
+    out
 }
 
 #[cfg(test)]

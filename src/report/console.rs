@@ -276,6 +276,11 @@ fn echo_file(c: &Console, path: &Path) {
     }
     let mut buf = Vec::new();
     let _ = f.take(ECHO_LIMIT).read_to_end(&mut buf);
+    if len > ECHO_LIMIT {
+        // Whole lines only: the first one starts mid-line (maybe mid-secret).
+        let from = memchr::memchr(b'\n', &buf).map_or(buf.len(), |i| i + 1);
+        buf.drain(..from);
+    }
     for line in String::from_utf8_lossy(&buf).lines() {
         // Neutralise workflow commands a step could print.
         let safe = if c.github && line.trim_start().starts_with("::") {

@@ -47,9 +47,10 @@ pub(super) fn base62_6(mut n: u32) -> [u8; 6] {
     out
 }
 
-/// Verify the checksum of a GitHub (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`) or
-/// npm (`npm_`) token: the part after the last `_` ends with 6 base62 chars that encode the
-/// CRC32 of the rest of that part.
+/// Verify the checksum of a classic GitHub (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`) or npm
+/// (`npm_`) token: the part after the last `_` ends with 6 base62 chars that encode the CRC32
+/// of the rest of that part. Fine-grained `github_pat_` tokens carry no such checksum (their
+/// rule does not ask for one; `tests/fixtures/secrets/real_world/`).
 pub(super) fn verify_crc_token(token: &[u8]) -> bool {
     let body = match token.iter().rposition(|&b| b == b'_') {
         Some(i) => &token[i + 1..],
@@ -135,12 +136,15 @@ mod tests {
         // npm uses the same scheme
         let npm = make_crc_token("npm_", "Q2wE3rT4yU5iO6pA7sD8fG9hJ0kL1z");
         assert!(verify_crc_token(npm.as_bytes()));
-        // fine-grained PAT: checksum over the part after the last underscore
-        let fg = make_crc_token(
-            "github_pat_11ABCDEFG0123456789abc_",
-            "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC7dE9fG1hJ3kL5mN7p",
-        );
-        assert!(verify_crc_token(fg.as_bytes()));
+        // a real, leaked fine-grained PAT (Kingfisher's github.yml example) fails the classic
+        // scheme: such tokens have no checksum to verify
+        assert!(!verify_crc_token(
+            b"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"
+        ));
+        // a real classic token (Kingfisher's github.yml example) passes it
+        assert!(verify_crc_token(
+            b"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"
+        ));
     }
 
     #[test]

@@ -434,6 +434,7 @@ impl Scanner {
                     sec.end()
                 }
                 Some(sec) => {
+                    let before = out.len();
                     self.candidate(
                         ri,
                         c,
@@ -443,7 +444,12 @@ impl Scanner {
                         depth,
                         out,
                     );
-                    sec.end()
+                    // a rejected value may hide the next assignment (`k = process.env.K ||
+                    // "value"`): search again from its start
+                    match out.get(before..) {
+                        Some(new) if new.iter().any(|r| !r.veto) => sec.end(),
+                        _ => sec.start(),
+                    }
                 }
                 None => m0.end(),
             };

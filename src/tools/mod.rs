@@ -16,15 +16,18 @@ pub(crate) mod bash;
 pub(crate) mod find;
 pub(crate) mod git;
 pub(crate) mod http;
+pub(crate) mod judge;
 pub(crate) mod registry;
 pub(crate) mod sandboxed;
 pub(crate) mod secrets_scan;
 pub(crate) mod spec;
 pub(crate) mod step;
+mod sweep;
 pub(crate) mod system_info;
 
 pub(crate) use registry::Action;
 pub(crate) use spec::ToolEnv;
+pub(crate) use sweep::{sweep, sweep_output_folder};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -155,6 +158,18 @@ pub(crate) struct StepContext {
     pub step_ids: std::sync::Arc<Vec<String>>,
     /// The sandbox the step's processes run in (None: it runs none).
     pub sandbox: Option<crate::model::StepSandbox>,
+    /// `fail_on_secrets` of the policy in force: an agent's envelope holding
+    /// a secret then writes nothing into the workspace.
+    pub fail_on_secrets: bool,
+    /// The permission rules for the paths the step finds at run time (None: no list in force).
+    pub judge: Option<Arc<judge::PathJudge>>,
+}
+
+impl StepContext {
+    /// Whether the permission rules let the step use `path` at `level` (always, without rules).
+    pub(crate) fn may(&self, path: &Path, level: crate::model::Level) -> Result<(), String> {
+        self.judge.as_ref().map_or(Ok(()), |j| j.check(path, level))
+    }
 }
 
 impl StepContext {
@@ -477,107 +492,6 @@ pub(crate) fn write_result(
         })
         .map_err(|e| format!("cannot write {rel}: {e}"))?;
     Ok(rel)
-}
-
-/// Scan what a step produced for secrets: every artifact file (which is then
-/// rewritten with the secrets replaced, so the output directory never holds
-/// one) and every workspace file the step wrote through plangate (reported,
-/// left as written: it is the step's product). Values are remembered by the
-/// redaction layer and never stored. In artifacts, the values the redaction
-/// layer already knows (declared secrets, credentials of plangate's
-/// environment) are masked first and are not findings: plangate passed them.
-pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str) {
-    let scanner = crate::redact::builtin_scanner();
-    let mut targets: Vec<(String, PathBuf, bool)> = outcome
-        .artifacts
-        .iter()
-        .map(|rel| (rel.clone(), ctx.out_dir.join(rel), true))
-        .collect();
-    // Files the step wrote into its folder itself (`$PLANGATE_STEP_ARTIFACTS`) are output too.
-    for rel in unlisted_files(ctx, &outcome.artifacts) {
-        let path = ctx.out_dir.join(&rel);
-        targets.push((rel, path, true));
-    }
-    targets.extend(outcome.workspace_files.iter().map(|rel| {
-        (
-            format!("workspace:{rel}"),
-            ctx.env.workspace.join(rel),
-            false,
-        )
-    }));
-    for (location, path, rewrite) in targets {
-        let Ok(read) = std::fs::read(&path) else {
-            continue;
-        };
-        if crate::secrets::looks_binary(&read) {
-            continue;
-        }
-        let masked = if rewrite {
-            crate::redact::mask_given(&read)
-        } else {
-            std::borrow::Cow::Borrowed(&read[..])
-        };
-        let bytes: &[u8] = &masked;
-        let found = scanner.scan(bytes);
-        if found.is_empty() {
-            if let std::borrow::Cow::Owned(m) = &masked {
-                let _ = crate::scan::write_atomic(&path, m);
-            }
-            continue;
-        }
-        crate::redact::remember(
-            found
-                .iter()
-                .filter_map(|f| bytes.get(f.start..f.end).map(<[u8]>::to_vec)),
-        );
-        if rewrite {
-            let _ = crate::scan::write_atomic(&path, &crate::secrets::redact(bytes, &found));
-        }
-        outcome
-            .findings
-            .extend(found.into_iter().map(|f| crate::model::Finding {
-                rule: f.rule,
-                step: Some(step_id.to_owned()),
-                location: location.clone(),
-                line: f.line as u64,
-                fingerprint: f.fingerprint,
-            }));
-    }
-}
-
-/// Most files of a step's artifact folder swept besides its listed artifacts,
-/// and the largest one read (bigger ones are left as written).
-const UNLISTED_FILES: usize = 10_000;
-const UNLISTED_MAX_BYTES: u64 = 64 * 1024 * 1024;
-
-/// Regular files under the step's artifact folder (symbolic links are not
-/// followed) that `listed` does not name, relative to the output directory.
-fn unlisted_files(ctx: &StepContext, listed: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut dirs = vec![(ctx.artifacts_dir.clone(), ctx.artifacts_rel.clone())];
-    while let Some((dir, rel)) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let (Ok(meta), Some(name)) = (
-                e.path().symlink_metadata(),
-                e.file_name().to_str().map(str::to_owned),
-            ) else {
-                continue;
-            };
-            let r = format!("{rel}/{name}");
-            if meta.is_dir() {
-                dirs.push((e.path(), r));
-            } else if meta.is_file() && meta.len() <= UNLISTED_MAX_BYTES && !listed.contains(&r) {
-                out.push(r);
-                if out.len() >= UNLISTED_FILES {
-                    return out;
-                }
-            }
-        }
-    }
-    out
 }
 
 /// A failed outcome that never got to run anything.

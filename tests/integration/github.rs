@@ -702,3 +702,75 @@ fn an_invalid_plan_is_published_as_a_failure() {
         "{check}"
     );
 }
+
+#[test]
+fn a_saved_reports_plan_id_is_redacted_in_the_check_run_name_and_comment_marker() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        mock(
+            "POST",
+            format!("{REPO}/check-runs"),
+            201,
+            Some(json!({"id": 12})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+        mock(
+            "GET",
+            format!("{REPO}/issues/3/comments"),
+            200,
+            Some(json!([])),
+        )
+        .mount(&server)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/issues/3/comments"),
+            201,
+            Some(json!({"id": 13})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    });
+    let env = Env::new();
+    let o = env.run(ok_plan(), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // A later job publishes a report whose plan id holds a secret.
+    let path = env.out.join("report.json");
+    let mut report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}"));
+    report["plan"]["id"] = json!(format!("deploy-{AWS_ID}"));
+    std::fs::write(&path, report.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let mut c = env.cmd();
+    for (k, _) in std::env::vars() {
+        if k.starts_with("GITHUB_") {
+            c.env_remove(k);
+        }
+    }
+    let o = c
+        .arg("report")
+        .arg(&path)
+        .arg("--publish-github")
+        .env("GITHUB_REPOSITORY", "acme/widgets")
+        .env("GITHUB_REF", "refs/pull/3/merge")
+        .env("GITHUB_SHA", SHA)
+        .env("PLANGATE_GITHUB_API_URL", server.uri())
+        .env("PLANGATE_GITHUB_TOKEN", TOKEN)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    no_leak(&o);
+    rt.block_on(server.verify());
+    let reqs = requests(&rt, &server);
+    check_requests(&reqs);
+    let check = find(&reqs, "POST", &format!("{REPO}/check-runs"));
+    let name = body(check[0])["name"].as_str().unwrap_or("").to_owned();
+    assert!(name.starts_with("plangate / deploy-"), "{name}");
+    let comment = find(&reqs, "POST", &format!("{REPO}/issues/3/comments"));
+    let text = body(comment[0])["body"].as_str().unwrap_or("").to_owned();
+    assert!(text.starts_with("<!-- plangate:deploy-"), "{text}");
+}

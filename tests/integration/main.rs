@@ -28,6 +28,7 @@ mod guard_envelope;
 mod guard_roundtrip;
 mod harness;
 mod install_action;
+mod leaks;
 mod matrix;
 mod permissions;
 mod plans;

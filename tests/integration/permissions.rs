@@ -176,3 +176,201 @@ fn a_bad_rule_is_a_policy_error_with_its_position() {
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("plan.yaml:5:"), "{}", stderr(&o));
 }
+
+/// The issue-14 policy: everything allowed but the README's own example,
+/// `secrets/**` denied.
+const NO_SECRETS: &str = "permissions:\n  - {id: all, resource: '*', level: admin, priority: 10}\n  - {id: no-secrets, resource: 'secrets/**', level: none, priority: 90}\n";
+
+/// The line that must never come back (the plans only hold a regex that
+/// matches it, never the line itself).
+const SECRET_LINE: &str = "SECRET-LINE do not read";
+
+fn secret_tree(env: &Env) {
+    env.write("secrets/key", &format!("{SECRET_LINE}\n"));
+    env.write("src/a.txt", "hello\n");
+    std::os::unix::fs::symlink("secrets", env.ws.join("lnk")).unwrap();
+    std::os::unix::fs::symlink("secrets/key", env.ws.join("lnkf")).unwrap();
+}
+
+/// Every file under `dir` that holds `needle`.
+fn files_holding(dir: &std::path::Path, needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let t = e.file_type().unwrap();
+        if t.is_dir() && e.file_name() != ".git" {
+            out.extend(files_holding(&p, needle));
+        } else if t.is_file()
+            && String::from_utf8_lossy(&std::fs::read(&p).unwrap_or_default()).contains(needle)
+        {
+            out.push(p.display().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn a_rollback_command_is_judged_as_bash() {
+    let env = Env::new();
+    env.write("src/a.txt", "a\n");
+    let policy = env.write(
+        "policy.yaml",
+        "permissions:\n  - {id: read-only, resource: '*', level: read}\n",
+    );
+    // Before: the find was allowed, the second find failed, and the rollback created a file.
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: s1, tool: find_in_files, parameters: {path: src, query: a}, rollback_command: 'touch created'}\n  - {id: s2, tool: find_in_files, dependencies: [s1], parameters: {path: src, query: nothing-here, fail_if_none: true}}\n";
+    let o = env.run(plan, &["--policy", policy.to_str().unwrap()]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(!env.ws.join("created").exists());
+    let s1 = env.step("s1");
+    assert_eq!(s1["status"], "blocked");
+    let err = s1["error"].as_str().unwrap();
+    assert!(
+        err.contains("rule `read-only` (grants read on `.`; the step needs execute)"),
+        "{err}"
+    );
+    // Without the rollback the same step is allowed.
+    let plan = "version: 1\nid: t\nsteps:\n  - {id: s1, tool: find_in_files, parameters: {path: src, query: a}}\n";
+    let o = env.run(plan, &["--policy", policy.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+#[test]
+fn a_denied_subtree_is_refused_before_the_run_whatever_names_it() {
+    let env = Env::new();
+    secret_tree(&env);
+    let (_dir, agents) = crate::harness::fake_agent(&env, "coder", &[]);
+    let policy = env.write("policy.yaml", NO_SECRETS);
+    let plan = format!(
+        "version: 1\nid: t\npolicy: {{risk_tolerance: high}}\nagents:\n{agents}steps:\n  - {{id: find_link, tool: find_in_files, parameters: {{path: lnkf, query: x}}}}\n  - {{id: ctx, tool: agent, parameters: {{agent: coder, prompt: p, context_files: [secrets/key]}}}}\n  - {{id: ctx_link, tool: agent, parameters: {{agent: coder, prompt: p, context_files: [lnkf]}}}}\n  - {{id: git_files, tool: git, parameters: {{operation: add, files: [secrets/key]}}}}\n  - {{id: git_args, tool: git, parameters: {{operation: add, args: ['--', 'secrets/key']}}}}\n  - {{id: git_magic, tool: git, parameters: {{operation: add, files: [':(literal)secrets/key']}}}}\n  - {{id: find_dot, tool: find_in_files, parameters: {{path: ., query: x}}}}\n"
+    );
+    let plan = env.write("plan.yaml", &plan);
+    let o = env
+        .cmd()
+        .args(["validate", "--format", "json"])
+        .arg(&plan)
+        .arg("--workspace")
+        .arg(&env.ws)
+        .arg("--policy")
+        .arg(&policy)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for s in out["steps"].as_array().unwrap() {
+        let approval = &s["approval"];
+        if s["id"] == "find_dot" {
+            assert_eq!(approval["permission"]["allowed"], true, "{s}");
+            continue;
+        }
+        assert_eq!(approval["decision"], "blocked", "{s}");
+        assert_eq!(
+            approval["permission"]["rules"],
+            serde_json::json!(["no-secrets"]),
+            "{s}"
+        );
+        assert!(
+            approval["reason"]
+                .as_str()
+                .unwrap()
+                .contains("on `secrets/key`"),
+            "{s}"
+        );
+    }
+}
+
+#[test]
+fn a_denied_subtree_stays_out_of_searches_links_context_files_and_git_add() {
+    let env = Env::new();
+    secret_tree(&env);
+    let (dir, agents) = crate::harness::fake_agent(&env, "coder", &[]);
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&env.ws)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    let policy = env.write("policy.yaml", NO_SECRETS);
+    let plan = format!(
+        "version: 1\nid: t\npolicy: {{risk_tolerance: high}}\nagents:\n{agents}steps:\n  - {{id: find_dot, tool: find_in_files, continue_on_error: true, parameters: {{path: ., query: 'SECRET-[L]INE', hidden: true}}}}\n  - {{id: find_lnk, tool: find_in_files, continue_on_error: true, parameters: {{path: lnk, query: 'SECRET-[L]INE'}}}}\n  - {{id: mk, tool: bash, parameters: {{command: 'ln -s secrets/key late'}}}}\n  - {{id: ctx_late, tool: agent, dependencies: [mk], continue_on_error: true, parameters: {{agent: coder, prompt: p, context_files: [late]}}}}\n  - {{id: add_all, tool: git, dependencies: [ctx_late], continue_on_error: true, parameters: {{operation: add}}}}\n  - {{id: diff, tool: git, dependencies: [add_all], continue_on_error: true, parameters: {{operation: diff, args: ['--cached']}}}}\n"
+    );
+    let o = env.run(&plan, &["--policy", policy.to_str().unwrap()]);
+    assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+    for id in ["find_dot", "find_lnk"] {
+        let s = env.step(id);
+        assert_eq!(s["status"], "success", "{s}");
+        let r = crate::harness::read_json(&env.out.join(format!("artifacts/{id}/result.json")));
+        assert_eq!(r["total_matches"], 0, "{id}: {r}");
+        assert!(r["withheld_paths"].as_u64().unwrap() >= 1, "{id}: {r}");
+        assert!(r["warnings"].to_string().contains("withheld"), "{id}: {r}");
+    }
+    // The link made at run time is judged where it resolves.
+    let s = env.step("ctx_late");
+    assert_ne!(s["status"], "success", "{s}");
+    assert!(s["error"].as_str().unwrap().contains("no-secrets"), "{s}");
+    assert!(!crate::harness::prompt_of(&dir, 1).contains("SECRET"));
+    // `git add` with no path stages everything but the denied subtree.
+    assert_eq!(
+        env.step("add_all")["status"],
+        "success",
+        "{}",
+        env.step("add_all")
+    );
+    let staged = git(&["ls-files", "--cached"]);
+    assert!(staged.contains("src/a.txt"), "{staged}");
+    assert!(!staged.contains("secrets/"), "{staged}");
+    let r = crate::harness::read_json(&env.out.join("artifacts/add_all/result.json"));
+    assert!(r["warnings"].to_string().contains("left out"), "{r}");
+    assert_eq!(env.step("diff")["status"], "success");
+    // The secret line reached no output of any kind.
+    assert_eq!(files_holding(&env.out, "SECRET-LINE"), Vec::<String>::new());
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("SECRET-LINE"));
+}
+
+#[test]
+fn deeply_nested_braces_in_a_rule_are_a_policy_error_not_a_panic() {
+    let env = Env::new();
+    let mut glob = String::new();
+    for _ in 0..130 {
+        glob.push_str("{a,");
+    }
+    glob.push('b');
+    for _ in 0..130 {
+        glob.push('}');
+    }
+    let policy = env.write(
+        "policy.yaml",
+        &format!("permissions:\n  - {{id: all, resource: '*', level: read}}\n  - {{id: deep, resource: '{glob}', level: read}}\n"),
+    );
+    let plan = env.write("plan.yaml", &crate::harness::bash_plan(&[("s", "ls")]));
+    for verb in ["validate", "run"] {
+        let o = env
+            .cmd()
+            .arg(verb)
+            .arg(&plan)
+            .arg("--policy")
+            .arg(&policy)
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 2, "{verb}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("policy.yaml:3:"), "{err}");
+        assert!(err.contains("nested 130 deep; at most 32"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // A plan's find_in_files globs are bounded the same way, at load.
+    let plan = env.write(
+        "plan.yaml",
+        &format!("version: 1\nid: t\nsteps:\n  - {{id: f, tool: find_in_files, parameters: {{query: x, file_pattern: '{glob}'}}}}\n"),
+    );
+    let o = env.cmd().arg("validate").arg(&plan).output().unwrap();
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("plan.yaml:4:"), "{}", stderr(&o));
+}

@@ -358,6 +358,37 @@ fn an_agent_cli_runs_in_the_sandbox_of_its_step() {
 }
 
 #[test]
+fn a_rollback_runs_in_the_sandbox_of_its_step() {
+    let all = ["bwrap", "landlock+seccomp"];
+    for (flag, backend) in backends_for("a_rollback_runs_in_the_sandbox_of_its_step", &all) {
+        let env = Env::new();
+        let other = env.ws.parent().unwrap().join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        let escaped = other.join("rolled-back.txt");
+        let yaml = format!(
+            "version: 1\nid: rb\npolicy: {{risk_tolerance: high}}\nsteps:\n  - id: made\n    tool: bash\n    rollback_command: {}\n    parameters: {{command: 'echo made > made.txt'}}\n  - id: boom\n    tool: bash\n    dependencies: [made]\n    parameters: {{command: 'exit 3'}}\n",
+            serde_json::to_string(&format!("rm made.txt; echo undone > {}", escaped.display()))
+                .unwrap()
+        );
+        let o = run(&env, flag, &yaml);
+        assert_eq!(code(&o), 1, "{backend}: {}", stderr(&o));
+        let s = env.step("made");
+        assert_eq!(s["rollback"]["status"], "failed", "{backend}: {s}");
+        // Whatever the classifier made of the rollback, its step's profile
+        // grants nothing outside the workspace.
+        assert_ne!(s["sandbox"]["enforcement"], "not enforced", "{s}");
+        assert!(
+            !env.ws.join("made.txt").exists(),
+            "{backend}: rm ran inside"
+        );
+        assert!(
+            !escaped.exists(),
+            "{backend}: the rollback wrote outside the workspace"
+        );
+    }
+}
+
+#[test]
 fn nothing_a_sandboxed_step_forks_outlives_it_even_after_setsid() {
     // bwrap only: its pid namespace dies with the step. The Landlock backend
     // has no pid namespace (a `setsid` child escapes, as without a sandbox).

@@ -97,10 +97,13 @@ fn a_secret_in_files_an_agent_writes_is_found_and_kept_out_of_every_output() {
         .iter()
         .filter_map(|f| f["location"].as_str())
         .collect();
+    // Under fail_on_secrets the envelope's files are scanned first and not
+    // written; the secret is found in the answer kept as evidence.
     assert!(
-        locations.contains(&"workspace:config/aws.ini"),
+        locations.contains(&"artifacts/fix/attempt-1.answer.txt"),
         "{locations:?}"
     );
+    assert!(!env.ws.join("config/aws.ini").exists());
     assert_nowhere(&env.out, &[&o.stdout, &o.stderr], AWS_ID);
 }
 

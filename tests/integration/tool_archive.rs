@@ -916,3 +916,95 @@ fn special_mode_bits_are_dropped_and_long_lists_are_capped() {
     assert_eq!(files[0], "f00000");
     assert_eq!(files[9_999], "f09999");
 }
+
+#[test]
+fn two_archives_cannot_combine_into_a_link_that_leaves_the_workspace() {
+    let env = Env::new();
+    use tar::EntryType as T;
+    // Alone, each is fine: `d/p → x/../..` resolves to the workspace while
+    // `d/x` does not exist; `d/x → .` is `d` itself.
+    let mut b = Vec::new();
+    tar_raw(&mut b, b"d/", T::Directory, b"", b"");
+    tar_raw(&mut b, b"d/p", T::Symlink, b"x/../..", b"");
+    write_bytes(&env, "first.tar", &tar_end(b));
+    let mut b = Vec::new();
+    tar_raw(&mut b, b"d/x", T::Symlink, b".", b"");
+    write_bytes(&env, "second.tar", &tar_end(b));
+    let steps = [
+        json!({"id": "first", "params": {"operation": "extract", "archive_path": "first.tar", "destination": "."}}),
+        json!({"id": "second", "params": {"operation": "extract", "archive_path": "second.tar", "destination": "."}}),
+    ];
+    let report = run_steps(&env, &steps, None);
+    assert_eq!(step(&report, "first")["status"], "success");
+    let err = step(&report, "second")["error"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        err.contains("the existing symlink `d/p` would resolve outside the workspace"),
+        "{err}"
+    );
+    assert!(
+        env.ws.join("d/x").symlink_metadata().is_err(),
+        "nothing moved in"
+    );
+}
+
+#[test]
+fn sparse_holes_count_against_max_ratio_and_duplicate_zip_names_are_refused() {
+    let env = Env::new();
+    // A GNU sparse entry: 99 bytes of data standing for 300 MiB.
+    let real: u64 = 300 << 20;
+    let mut h = tar::Header::new_gnu();
+    h.set_path("sparse.bin").unwrap();
+    h.set_entry_type(tar::EntryType::GNUSparse);
+    h.set_size(99);
+    h.set_mode(0o644);
+    h.set_mtime(0);
+    {
+        let g = h.as_gnu_mut().unwrap();
+        g.sparse[0].set_offset(real - 99);
+        g.sparse[0].set_length(99);
+        g.set_real_size(real);
+    }
+    h.set_cksum();
+    let mut b = h.as_bytes().to_vec();
+    b.extend_from_slice(&[b'x'; 99]);
+    b.resize(b.len().div_ceil(512) * 512, 0);
+    write_bytes(&env, "sparse.tar", &tar_end(b));
+    // Two central-directory entries of one name (written as two names, then renamed).
+    let mut z = zip_of(&[("a.txt", None, b"first\n"), ("b.txt", None, b"second\n")]);
+    let mut i = 0;
+    while i + 5 <= z.len() {
+        if &z[i..i + 5] == b"b.txt" {
+            z[i] = b'a';
+        }
+        i += 1;
+    }
+    write_bytes(&env, "dup.zip", &z);
+    let steps = [
+        json!({"id": "sparse", "params": {"operation": "extract", "archive_path": "sparse.tar", "destination": "sp"}}),
+        json!({"id": "dup", "params": {"operation": "extract", "archive_path": "dup.zip", "destination": "dup", "overwrite": true}}),
+        json!({"id": "dup_list", "params": {"operation": "list", "archive_path": "dup.zip"}}),
+    ];
+    let report = run_steps(&env, &steps, Some(120.0));
+    let err = |id: &str| step(&report, id)["error"].as_str().unwrap_or("").to_owned();
+    assert!(err("sparse").contains("max_ratio"), "{}", err("sparse"));
+    assert!(
+        err("sparse").contains("sparse holes counted"),
+        "{}",
+        err("sparse")
+    );
+    assert!(!env.ws.join("sp/sparse.bin").exists());
+    assert!(
+        err("dup").contains("names one entry more than once"),
+        "{}",
+        err("dup")
+    );
+    assert!(!env.ws.join("dup/a.txt").exists());
+    assert!(
+        err("dup_list").contains("names one entry more than once"),
+        "{}",
+        err("dup_list")
+    );
+}

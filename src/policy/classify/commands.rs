@@ -359,20 +359,16 @@ fn literal_output(cmd: &Cmd<'_>) -> Option<String> {
     Some(text.replace("\\n", "\n"))
 }
 
-/// The words of a command as written, joined and cut for reasons.
+/// The words of a command as written, joined on one line for reasons. Not
+/// cut: a cut could keep a secret's prefix that redaction no longer
+/// recognises; `engine::decide_all` cuts reasons after redacting them.
 pub(crate) fn show(args: &[Arg]) -> String {
     let joined = args
         .iter()
         .map(|a| a.raw.as_str())
         .collect::<Vec<_>>()
         .join(" ");
-    let line = joined.replace(['\n', '\r', '\t'], " ");
-    if line.chars().count() > 80 {
-        let cut: String = line.chars().take(77).collect();
-        format!("{cut}...")
-    } else {
-        line
-    }
+    joined.replace(['\n', '\r', '\t'], " ")
 }
 
 /// Options and positional arguments of one command line.

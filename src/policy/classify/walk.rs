@@ -665,11 +665,11 @@ fn is_fd_word(arg: &Arg) -> bool {
     })
 }
 
-/// The first line of a script, cut to 60 characters, for reasons.
+/// The first line of a script, for reasons (whole: reasons are cut after
+/// redaction, by `engine::decide_all`).
 pub(crate) fn short(s: &str) -> String {
-    let line = s.lines().next().unwrap_or("").trim();
-    let mut out: String = line.chars().take(60).collect();
-    if out.len() < line.len() || s.trim().lines().nth(1).is_some() {
+    let mut out = s.lines().next().unwrap_or("").trim().to_owned();
+    if s.trim().lines().nth(1).is_some() {
         out.push_str("...");
     }
     out

@@ -148,6 +148,15 @@ pub(super) fn accept(
             return out;
         }
         if a.write_artifacts {
+            if ctx.fail_on_secrets
+                && let Some(why) = holds_secret(e)
+            {
+                out.status = StepStatus::Failed;
+                out.error = Some(format!(
+                    "the envelope was accepted but its files were not written: {why} (fail_on_secrets)"
+                ));
+                return out;
+            }
             match write_envelope_files(&ctx.env.workspace, e) {
                 Ok(n) => {
                     out.output_bytes = n;
@@ -176,6 +185,23 @@ pub(super) fn accept(
     out.status = StepStatus::Success;
     out.error = None;
     out
+}
+
+/// The first envelope file holding a secret, scanned as the redaction layer
+/// scans what plangate writes (rules, values given or found, the text as
+/// shown): why it must not be written. Values found are remembered, so they
+/// are redacted wherever they show up (the answer, `parsed.json`).
+fn holds_secret(e: &envelope::Envelope) -> Option<String> {
+    e.files().iter().find_map(|art| {
+        let (cleaned, found) = crate::redact::scrub(art.content.as_bytes(), true);
+        match (found.first(), cleaned) {
+            (Some(f), _) => Some(format!("`{}` holds a secret ({})", art.path, f.rule)),
+            (None, std::borrow::Cow::Owned(_)) => {
+                Some(format!("`{}` holds a secret value", art.path))
+            }
+            (None, std::borrow::Cow::Borrowed(_)) => None,
+        }
+    })
 }
 
 /// Write an accepted envelope's files into the workspace: every component must

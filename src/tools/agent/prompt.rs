@@ -33,6 +33,14 @@ pub(super) enum PromptError {
     /// A context file cannot be used.
     #[error("context file {0}")]
     ContextFile(#[source] WorkspacePathError),
+    /// The permission rules deny reading a file.
+    #[error("`{}`: {why}", .rel.display())]
+    Denied {
+        /// As written.
+        rel: PathBuf,
+        /// The rules' reason.
+        why: String,
+    },
     /// A file cannot be read.
     #[error("cannot read `{}`: {source}", .path.display())]
     Read {
@@ -51,6 +59,7 @@ pub(super) fn build_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String,
         PromptSource::File(rel) => {
             let path = crate::tools::workspace_file(&ctx.env.workspace, rel)
                 .map_err(PromptError::PromptFile)?;
+            may_read(ctx, rel)?;
             std::fs::read_to_string(&path).map_err(|source| PromptError::ReadPromptFile {
                 rel: rel.clone(),
                 source,
@@ -71,6 +80,7 @@ pub(super) fn build_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String,
     for rel in &a.context_files {
         let path = crate::tools::workspace_file(&ctx.env.workspace, rel)
             .map_err(PromptError::ContextFile)?;
+        may_read(ctx, rel)?;
         let text = read_capped(&path, MAX_CONTEXT_BYTES)?;
         let name = rel.display();
         prompt.push_str(&format!(
@@ -78,6 +88,15 @@ pub(super) fn build_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String,
         ));
     }
     Ok(prompt)
+}
+
+/// The permission rules must let the step read `rel`, as written and where it resolves.
+fn may_read(ctx: &StepContext, rel: &Path) -> Result<(), PromptError> {
+    ctx.may(&ctx.env.workspace.join(rel), crate::model::Level::Read)
+        .map_err(|why| PromptError::Denied {
+            rel: rel.to_path_buf(),
+            why,
+        })
 }
 
 fn read_capped(path: &Path, cap: u64) -> Result<String, PromptError> {
@@ -91,6 +110,11 @@ fn read_capped(path: &Path, cap: u64) -> Result<String, PromptError> {
     f.take(cap + 1).read_to_end(&mut buf).map_err(read)?;
     let cut = buf.len() as u64 > cap;
     buf.truncate(usize::try_from(cap).unwrap_or(usize::MAX));
+    if cut {
+        // Whole lines only: a secret cut in half would no longer be recognised.
+        let keep = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
+        buf.truncate(keep);
+    }
     let mut text = String::from_utf8_lossy(&buf).into_owned();
     if cut {
         text.push_str(&format!("\n[... cut at {cap} bytes ...]"));

@@ -17,7 +17,7 @@ use crate::policy::permissions::Access;
 use crate::tools::registry::Action;
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, fixed, items, keys_of,
-    schema_of, str_of,
+    resource, schema_of, str_of,
 };
 
 /// The `agent` tool.
@@ -50,6 +50,15 @@ impl ActionSpec for AgentAction {
 
     fn needs(&self) -> Vec<Access> {
         let mut v = vec![access(format!("agent:{}", self.agent_name), Level::Execute)];
+        // What the prompt reads: its file and the context files.
+        if let PromptSource::File(f) = &self.prompt {
+            v.push(access(resource(f), Level::Read));
+        }
+        v.extend(
+            self.context_files
+                .iter()
+                .map(|f| access(resource(f), Level::Read)),
+        );
         if self.write_artifacts {
             v.push(access(".", Level::Write));
         }

@@ -40,6 +40,8 @@ pub(super) struct CreateSpec<'a> {
     pub overwrite: bool,
     /// Paths never packed (plangate's output directory).
     pub skip: Vec<PathBuf>,
+    /// The permission rules: paths they deny reading are left out (None: no list in force).
+    pub judge: Option<&'a crate::tools::judge::PathJudge>,
 }
 
 /// What `create` packed.
@@ -47,6 +49,8 @@ pub(super) struct CreateSpec<'a> {
 pub(super) struct Created {
     /// Non-directory entries, in archive order.
     pub files: Vec<String>,
+    /// Paths left out because the permission rules deny reading them.
+    pub withheld: u64,
     /// Directory entries.
     pub directories: u64,
     /// Bytes of file content packed.
@@ -224,6 +228,17 @@ pub(super) fn create(spec: &CreateSpec<'_>, stop: &Stop) -> Result<Created, Arch
             if name.as_os_str().is_empty() || !seen.insert(name.clone()) {
                 continue;
             }
+            // The roots are resolved and links are not followed: names are real paths.
+            if spec
+                .judge
+                .is_some_and(|j| j.check_real(path, crate::model::Level::Read).is_err())
+            {
+                out.withheld += 1;
+                if e.file_type().is_dir() {
+                    walk.skip_current_dir();
+                }
+                continue;
+            }
             if spec.excludes.is_some_and(|x| x.matches(&name)) {
                 out.excluded += 1;
                 if e.file_type().is_dir() {
@@ -265,9 +280,21 @@ pub(super) fn create(spec: &CreateSpec<'_>, stop: &Stop) -> Result<Created, Arch
             ArchiveError::failed("cannot move the archive into place", e.error)
         }
     })?;
+    warn(&mut out, skipped_out_dir);
+    Ok(out)
+}
+
+/// What was left out, as warnings.
+fn warn(out: &mut Created, skipped_out_dir: bool) {
     if skipped_out_dir {
         out.warnings
             .push("plangate's output directory was left out".to_owned());
+    }
+    if out.withheld > 0 {
+        out.warnings.push(format!(
+            "{} path(s) withheld: the permission rules deny reading them",
+            out.withheld
+        ));
     }
     if out.excluded > 0 {
         out.warnings.push(format!(
@@ -275,7 +302,6 @@ pub(super) fn create(spec: &CreateSpec<'_>, stop: &Stop) -> Result<Created, Arch
             out.excluded
         ));
     }
-    Ok(out)
 }
 
 /// Add one walked path.

@@ -147,12 +147,24 @@ impl Meter {
     }
 
     /// Count `n` bytes about to be written; refuses before passing the limit.
+    /// The ratio is checked on what is written too: a sparse tar entry's
+    /// holes are written without being read from the stream.
     fn add_written(&self, n: u64, entry: &str) -> io::Result<()> {
         let w = self.written.get().saturating_add(n);
         if w > self.limits.max_total_bytes {
             return Err(self.refuse(format!(
                 "extraction stopped at entry `{entry}`: it would write more than {} bytes (max_total_bytes)",
                 self.limits.max_total_bytes
+            )));
+        }
+        let allowed = self
+            .archive_size
+            .max(1)
+            .saturating_mul(self.limits.max_ratio);
+        if w > RATIO_FLOOR && w > allowed {
+            return Err(self.refuse(format!(
+                "extraction stopped at entry `{entry}`: the archive writes more than {} times its size of {} bytes (max_ratio {}, sparse holes counted): refused as a decompression bomb",
+                self.limits.max_ratio, self.archive_size, self.limits.max_ratio
             )));
         }
         self.written.set(w);
@@ -236,6 +248,10 @@ enum DestLink {
 /// One extraction in progress.
 pub(super) struct Extractor<'m> {
     dest: PathBuf,
+    /// The workspace (canonical): existing links anywhere in it are checked.
+    workspace: PathBuf,
+    /// The permission rules for the paths written (None: no list in force).
+    judge: Option<std::sync::Arc<crate::tools::judge::PathJudge>>,
     staging: tempfile::TempDir,
     overwrite: bool,
     excludes: Option<Excludes>,
@@ -264,6 +280,8 @@ impl<'m> Extractor<'m> {
     /// Start extracting into `dest` (absolute, canonical, existing).
     pub(super) fn new(
         dest: &Path,
+        workspace: &Path,
+        judge: Option<std::sync::Arc<crate::tools::judge::PathJudge>>,
         overwrite: bool,
         excludes: Option<Excludes>,
         meter: &'m Meter,
@@ -277,6 +295,8 @@ impl<'m> Extractor<'m> {
             })?;
         Ok(Extractor {
             dest: dest.to_path_buf(),
+            workspace: workspace.to_path_buf(),
+            judge,
             staging,
             overwrite,
             excludes,
@@ -329,6 +349,11 @@ impl<'m> Extractor<'m> {
             return Ok(());
         }
         let name = show_path(&rel);
+        if let Some(j) = &self.judge
+            && let Err(why) = j.check(&self.dest.join(&rel), crate::model::Level::Write)
+        {
+            return Err(ArchiveError::Refused(format!("entry `{name}`: {why}")));
+        }
         match kind {
             EntryKind::Special(what) => Err(ArchiveError::Refused(format!(
                 "entry `{name}` is a {what}: device and fifo entries are refused"
@@ -611,6 +636,21 @@ impl<'m> Extractor<'m> {
             std::os::unix::fs::symlink(OsStr::from_bytes(target), self.staging.path().join(p))
                 .map_err(|e| ArchiveError::failed(format!("symlink `{}`", show_path(p)), e))?;
             self.symlinks += 1;
+        }
+        if !links.is_empty() {
+            let staged = |r: &Path| {
+                self.staged.get(r).map(|s| match s {
+                    Staged::Symlink(t) => super::links::Node::Link(t.clone()),
+                    _ => super::links::Node::Other,
+                })
+            };
+            super::links::check_existing(
+                &self.workspace,
+                &self.dest,
+                self.staging.path(),
+                &staged,
+                &self.meter.stop,
+            )?;
         }
         let moves = self.plan_moves()?;
         for p in &moves {

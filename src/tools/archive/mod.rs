@@ -13,6 +13,7 @@
 mod create;
 pub(crate) mod error;
 mod extract;
+mod links;
 pub(crate) mod names;
 pub(crate) mod params;
 pub(crate) mod spec;
@@ -24,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{StepContext, Stop, ToolReturn};
-use crate::model::{StepOutcome, StepStatus};
+use crate::model::{Level, StepOutcome, StepStatus};
 pub(crate) use error::ArchiveError;
 use params::{ArchiveAction, ArchiveFormat, ArchiveOperation, Compression};
 
@@ -260,6 +261,8 @@ fn run_create(
     let excludes = Excludes::new(&p.exclude_patterns)?;
     let mut sources = Vec::new();
     for s in &a.sources {
+        ctx.may(&ws.join(s), Level::Read)
+            .map_err(|why| ArchiveError::Refused(format!("source `{}`: {why}", display_rel(s))))?;
         let root = ws.join(s).canonicalize().map_err(|e| {
             ArchiveError::failed(format!("source `{}` cannot be read", display_rel(s)), e)
         })?;
@@ -314,6 +317,7 @@ fn run_create(
         excludes: excludes.as_ref(),
         overwrite: p.overwrite,
         skip: vec![out_dir],
+        judge: ctx.judge.as_deref(),
     };
     let made = create::create(&spec, stop);
     let made = match made {
@@ -484,6 +488,17 @@ fn open_zip(real: &Path) -> Result<zip::ZipArchive<BufReader<File>>, ArchiveErro
         .map_err(|e| ArchiveError::failed("not a readable zip", e))
 }
 
+/// Two central-directory entries of one name: tools disagree on which one
+/// wins (the zip crate keeps one and hides the other), so the archive is refused.
+fn refuse_duplicates(za: &zip::ZipArchive<BufReader<File>>) -> Result<(), ArchiveError> {
+    if za.has_duplicate_names() {
+        return Err(ArchiveError::Refused(
+            "the zip names one entry more than once in its central directory: refused (which copy is extracted differs between tools)".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
 fn zip_name(za: &zip::ZipArchive<BufReader<File>>, i: usize) -> Vec<u8> {
     za.name_for_index(i)
         .and_then(Result::ok)
@@ -500,6 +515,8 @@ fn run_extract(
     let p = &a.params;
     let ws = &ctx.env.workspace;
     let (real, size) = open_archive(a, ctx)?;
+    ctx.may(&ws.join(&a.archive), Level::Read)
+        .map_err(|why| ArchiveError::Refused(format!("`{}`: {why}", p.archive_path)))?;
     let (format, compression) = read_format(a, &real)?;
     report.format = Some(format);
     report.compression = Some(match format {
@@ -520,6 +537,8 @@ fn run_extract(
         let meter = Meter::new(limits, size, cap, stop.clone());
         let ex = Extractor::new(
             &dest,
+            ws,
+            ctx.judge.clone(),
             p.overwrite,
             excludes,
             &meter,
@@ -595,6 +614,7 @@ fn extract_zip(
     report: &mut Report,
 ) -> Result<(), ArchiveError> {
     let mut za = open_zip(real)?;
+    refuse_duplicates(&za)?;
     meter.entry_count_ok(za.len() as u64)?;
     let mut stored_only = true;
     for i in 0..za.len() {
@@ -701,6 +721,7 @@ fn run_list(
         }
         ArchiveFormat::Zip => {
             let mut za = open_zip(&real)?;
+            refuse_duplicates(&za)?;
             let meter = Meter::new(limits, size, None, stop.clone());
             meter.entry_count_ok(za.len() as u64)?;
             let mut stored_only = true;

@@ -75,6 +75,14 @@ pub(crate) enum ExcludeError {
     /// The set.
     #[error("{0}")]
     Set(#[source] globset::Error),
+    /// One pattern nested too deeply.
+    #[error("exclude pattern `{pattern}`: {why}")]
+    Nested {
+        /// The pattern as written.
+        pattern: String,
+        /// Why.
+        why: String,
+    },
 }
 
 /// The relative path an entry name stands for, or why it is refused. `Ok(None)`
@@ -150,6 +158,10 @@ impl Excludes {
         let mut b = GlobSetBuilder::new();
         let mut any = false;
         for p in patterns.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
+            crate::policy::glob::check_depth(p).map_err(|why| ExcludeError::Nested {
+                pattern: p.to_owned(),
+                why,
+            })?;
             b.add(Glob::new(p).map_err(|source| ExcludeError::Pattern {
                 pattern: p.to_owned(),
                 source,

@@ -233,11 +233,21 @@ fn check_archive_params(file: &str, params: &Node, sid: &str, out: &mut Vec<Diag
     if let Some(NodeValue::Seq(items)) = params.child("exclude_patterns").map(|n| &n.value) {
         for it in items {
             if let NodeValue::Str(g) = &it.value
-                && let Err(e) = globset::Glob::new(g.trim())
+                && let Err(e) = crate::policy::glob::check_depth(g.trim()).and_then(|()| {
+                    globset::Glob::new(g.trim())
+                        .map(|_| ())
+                        .map_err(|e| e.kind().to_string())
+                })
             {
                 out.push(
-                    Diagnostic::at(file, it.pos, format!("`exclude_patterns` entry `{g}` of step `{sid}` is not a valid glob: {}", e.kind()))
-                        .help("use globs like `*.log`, `node_modules` or `build/**`"),
+                    Diagnostic::at(
+                        file,
+                        it.pos,
+                        format!(
+                            "`exclude_patterns` entry `{g}` of step `{sid}` is not a valid glob: {e}"
+                        ),
+                    )
+                    .help("use globs like `*.log`, `node_modules` or `build/**`"),
                 );
             }
         }

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::GlobSet;
 use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::{StepContext, Stop, ToolReturn};
-use crate::model::{StepOutcome, StepStatus};
+use crate::model::{Level, StepOutcome, StepStatus};
 use params::FindAction;
 
 /// Longest `match_text` / context line kept, in characters.
@@ -75,6 +75,8 @@ struct Gathered {
     binary_skipped: AtomicU64,
     errors: Mutex<Vec<String>>,
     stopped: AtomicBool,
+    /// Files and folders left out because the permission rules deny reading them.
+    withheld: std::sync::Arc<AtomicU64>,
 }
 
 /// Why a search could not start.
@@ -91,7 +93,7 @@ enum FindError {
     Query(#[source] grep_regex::Error),
     /// A glob list does not compile.
     #[error("`{0}`: {1}")]
-    Glob(&'static str, #[source] globset::Error),
+    Glob(&'static str, String),
 }
 
 /// Search.
@@ -109,7 +111,15 @@ pub(crate) fn run(a: &FindAction, ctx: &StepContext, stop: &Stop) -> ToolReturn 
             };
         }
     };
+    if let Err(why) = ctx.may(&ctx.env.workspace.join(&a.path), Level::Read) {
+        outcome.error = Some(why);
+        return ToolReturn {
+            outcome,
+            result: None,
+        };
+    }
     let gathered = walk(&root, &search, exclude, ctx, stop);
+    let withheld = gathered.withheld.load(Ordering::Relaxed);
     let kept = gathered.kept.into_inner().unwrap_or_default();
     let total = gathered.total_matches.load(Ordering::Relaxed);
     let stopped = gathered.stopped.load(Ordering::Relaxed);
@@ -122,6 +132,11 @@ pub(crate) fn run(a: &FindAction, ctx: &StepContext, stop: &Stop) -> ToolReturn 
         warnings
             .push("the search was stopped before it finished (timeout or run stopped)".to_owned());
     }
+    if withheld > 0 {
+        warnings.push(format!(
+            "{withheld} file(s) or folder(s) withheld: the permission rules deny reading them (they were not searched)"
+        ));
+    }
     let result = json!({
         "matches": matches,
         "total_files_searched": gathered.files_searched.load(Ordering::Relaxed),
@@ -130,6 +145,7 @@ pub(crate) fn run(a: &FindAction, ctx: &StepContext, stop: &Stop) -> ToolReturn 
         "binary_files_skipped": gathered.binary_skipped.load(Ordering::Relaxed),
         "search_time": started.elapsed().as_secs_f64(),
         "truncated": truncated,
+        "withheld_paths": withheld,
         "warnings": warnings,
     });
     outcome.status = StepStatus::Success;
@@ -209,9 +225,18 @@ fn walk(
                 .min(8),
         );
     let out_dir = ctx.out_dir.clone();
+    let judge = ctx.judge.clone();
+    let withheld = std::sync::Arc::clone(&gathered.withheld);
     walker.filter_entry(move |e| {
         let name = e.file_name();
         if name == ".git" || e.path().starts_with(&out_dir) {
+            return false;
+        }
+        // The root is resolved and links are not followed: names are real paths.
+        if let Some(j) = &judge
+            && j.check_real(e.path(), Level::Read).is_err()
+        {
+            withheld.fetch_add(1, Ordering::Relaxed);
             return false;
         }
         let is_dir = e.file_type().is_some_and(|t| t.is_dir());
@@ -261,17 +286,8 @@ fn walk(
 }
 
 /// Comma-separated globs; None when there are none.
-fn globs(list: &str) -> Result<Option<GlobSet>, globset::Error> {
-    let mut b = GlobSetBuilder::new();
-    let mut any = false;
-    for g in list.split(',').map(str::trim).filter(|g| !g.is_empty()) {
-        b.add(Glob::new(g)?);
-        any = true;
-    }
-    if !any {
-        return Ok(None);
-    }
-    b.build().map(Some)
+fn globs(list: &str) -> Result<Option<GlobSet>, String> {
+    crate::policy::glob::set(list.split(',').map(str::trim).filter(|g| !g.is_empty()))
 }
 
 fn rel(ws: &Path, p: &Path) -> String {
@@ -345,6 +361,9 @@ fn line_text(bytes: &[u8]) -> String {
     let t = t.strip_suffix(b"\r").unwrap_or(t);
     let s = String::from_utf8_lossy(t);
     if s.chars().count() > MAX_LINE_CHARS {
+        // Redacted before it is cut, so a cut never keeps part of a secret
+        // (a whole line is left for the sweep, which reports what it masks).
+        let s = crate::redact::clean_str(&s);
         let mut cut: String = s.chars().take(MAX_LINE_CHARS).collect();
         cut.push('…');
         cut

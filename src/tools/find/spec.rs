@@ -31,6 +31,7 @@ impl ToolSpec for Spec {
 
     fn check(&self, cx: &CheckCx<'_>, params: &Node, out: &mut Vec<Diagnostic>) {
         check_paths(cx, params, &[("path", false)], out);
+        check_globs(cx, params, out);
         if let Some(q) = params.child("query")
             && let NodeValue::Str(query) = &q.value
         {
@@ -59,6 +60,31 @@ impl ToolSpec for Spec {
             path,
             params: p,
         }))))
+    }
+}
+
+/// `file_pattern` (comma-separated) and `exclude_dirs` must compile, nesting bounded.
+fn check_globs(cx: &CheckCx<'_>, params: &Node, out: &mut Vec<Diagnostic>) {
+    let mut nodes: Vec<(&str, &Node)> = Vec::new();
+    if let Some(n) = params.child("file_pattern") {
+        nodes.push(("file_pattern", n));
+    }
+    for n in crate::tools::spec::items(params.child("exclude_dirs")) {
+        nodes.push(("exclude_dirs", n));
+    }
+    for (key, n) in nodes {
+        if let NodeValue::Str(list) = &n.value
+            && let Err(e) =
+                crate::policy::glob::set(list.split(',').map(str::trim).filter(|g| !g.is_empty()))
+        {
+            out.push(
+                cx.at(
+                    n.pos,
+                    format!("`{key}` of step `{}` is not a valid glob: {e}", cx.sid),
+                )
+                .help("use globs like `*.rs`, `src/**/*.ts` or `node_modules`"),
+            );
+        }
     }
 }
 

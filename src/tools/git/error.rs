@@ -8,6 +8,9 @@ use thiserror::Error;
 /// A git step's failure (one line, shown as the step's error).
 #[derive(Debug, Error)]
 pub(crate) enum GitError {
+    /// The permission rules deny a path the operation reaches.
+    #[error("{0}")]
+    Denied(String),
     /// The artifacts folder could not be made.
     #[error("cannot create {rel}: {source}")]
     ArtifactsDir { rel: String, source: std::io::Error },

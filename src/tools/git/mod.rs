@@ -36,6 +36,7 @@ pub(crate) mod args;
 mod config;
 mod env;
 pub(crate) mod error;
+mod judged;
 pub(crate) mod params;
 pub(crate) mod problems;
 mod remote;

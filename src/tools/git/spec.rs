@@ -66,18 +66,39 @@ impl ToolSpec for Spec {
     }
 }
 
+/// The level an operation needs.
+pub(crate) fn level(op: GitOperation) -> Level {
+    match op {
+        GitOperation::Status | GitOperation::Diff | GitOperation::Log => Level::Read,
+        GitOperation::Push => Level::Admin,
+        _ => Level::Write,
+    }
+}
+
+/// The path a pathspec names, its magic prefix (`:(literal)`, `:/`) dropped.
+fn pathspec_path(spec: &str) -> &str {
+    if let Some(rest) = spec.strip_prefix(":(")
+        && let Some(i) = rest.find(')')
+    {
+        return &rest[i + 1..];
+    }
+    spec.strip_prefix(":/").unwrap_or(spec)
+}
+
 impl ActionSpec for GitAction {
     fn classify(&self, _env: &ToolEnv) -> StepClassification {
         super::classify(self)
     }
 
+    /// The repository, and every path named in `files` or after `--` in `args`.
     fn needs(&self) -> Vec<Access> {
-        let level = match self.params.operation {
-            GitOperation::Status | GitOperation::Diff | GitOperation::Log => Level::Read,
-            GitOperation::Push => Level::Admin,
-            _ => Level::Write,
-        };
-        vec![access(resource(&self.repo), level)]
+        let level = level(self.params.operation);
+        let mut v = vec![access(resource(&self.repo), level)];
+        let after_dashdash = self.params.args.iter().skip_while(|a| *a != "--").skip(1);
+        for f in self.params.files.iter().chain(after_dashdash) {
+            v.push(access(resource(&self.repo.join(pathspec_path(f))), level));
+        }
+        v
     }
 
     fn show_cli(&self) -> bool {

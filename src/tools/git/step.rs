@@ -12,7 +12,7 @@ use super::params::GitAction;
 use super::params::GitOperation;
 use super::runner::Git;
 use super::text::{cut, failure_message, hide_userinfo, read_prefix};
-use super::{Findings, RESULT_TEXT_CHARS, args, config, env, remote, repo, status};
+use super::{Findings, RESULT_TEXT_CHARS, args, config, env, judged, remote, repo, status};
 use crate::process::{Capture, Termination};
 use crate::tools::StepContext;
 use crate::tools::step::Step;
@@ -37,6 +37,24 @@ pub(super) async fn go(
         .collect();
     let mut run_argv = argv;
     repo::check_work_tree(&git, ws, &a.repo).await?;
+    if let Some(j) = ctx.judge.as_deref() {
+        match judged::judge(&git, a, j).await? {
+            judged::Judged::Clear => {}
+            judged::Judged::Refused(why) => return Err(GitError::Denied(why).into()),
+            judged::Judged::Exclude(pathspecs) => {
+                f.warnings.push(format!(
+                    "{} path(s) left out: the permission rules deny them",
+                    pathspecs.len()
+                ));
+                if !run_argv.iter().any(|a| a == "--") {
+                    run_argv.push("--".to_owned());
+                    f.command.push("--".to_owned());
+                }
+                f.command.extend(pathspecs.iter().cloned());
+                run_argv.extend(pathspecs);
+            }
+        }
+    }
 
     // Drivers and remote programs named by the configuration.
     let dump = config::dump(&git).await?;
@@ -71,6 +89,9 @@ fn prepare<'a>(a: &GitAction, step: &Step, ctx: &'a StepContext) -> Result<Git<'
     let cwd = repo::repo_dir(ws, &a.repo)?;
     for file in &a.params.files {
         repo::check_file(ws, &cwd, file)?;
+        // The rules judged the path as written; here where it resolves too.
+        ctx.may(&cwd.join(file), super::spec::level(a.params.operation))
+            .map_err(GitError::Denied)?;
     }
     let mut step_env = env::step_env(ctx, step)?;
     step_env.extend(env::fixed_env(ws.parent().unwrap_or(ws)));
@@ -128,8 +149,15 @@ async fn operation(
     f.output_truncated = out.stdout.truncated
         || out.stdout.kept > stdout_bytes.len() as u64
         || stdout.chars().count() > RESULT_TEXT_CHARS;
-    f.output = stdout.chars().take(RESULT_TEXT_CHARS).collect();
-    f.stderr = stderr.chars().take(RESULT_TEXT_CHARS).collect();
+    // Redacted before they are cut: a cut secret is no longer recognised.
+    f.output = crate::redact::clean_str(&stdout)
+        .chars()
+        .take(RESULT_TEXT_CHARS)
+        .collect();
+    f.stderr = crate::redact::clean_str(&stderr)
+        .chars()
+        .take(RESULT_TEXT_CHARS)
+        .collect();
     let code = match out.termination {
         Termination::Exited(c) => c,
         Termination::Signaled(s) => return Err(GitError::Signaled(s).into()),

@@ -27,9 +27,11 @@ pub(super) fn first_error_line(stderr: &str) -> String {
     cut(pick, 300)
 }
 
+/// `s` redacted, then cut to `max` characters.
 pub(super) fn cut(s: &str, max: usize) -> String {
+    let s = crate::redact::clean_str(s);
     if s.chars().count() <= max {
-        s.to_owned()
+        s.into_owned()
     } else {
         let mut t: String = s.chars().take(max).collect();
         t.push('…');

@@ -101,9 +101,10 @@ pub(crate) trait Provider: Sync {
     fn call<'a>(&'a self, call: Call<'a>) -> CallFuture<'a>;
 }
 
-/// One line of at most 300 characters (for messages quoting an answer).
+/// One line of at most 300 characters (for messages quoting an answer),
+/// redacted before it is cut.
 pub(crate) fn one_line(s: &str) -> String {
-    let line: String = s.lines().next().unwrap_or("").chars().take(300).collect();
+    let line = crate::redact::cut(s.lines().next().unwrap_or(""), 300);
     if line.is_empty() {
         "(no summary)".to_owned()
     } else {

@@ -95,10 +95,9 @@ async fn call_openai(c: Call<'_>) -> Result<Answer, CallError> {
         }
     })?;
     if !(200..300).contains(&status) {
-        let snippet: String = reply.chars().take(300).collect();
         return Err(CallError::Failed(format!(
             "agent `{name}`: HTTP {status}: {}",
-            one_line(&snippet)
+            one_line(&reply)
         )));
     }
     openai_answer(&name, &reply)

@@ -17,7 +17,9 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use aho_corasick::AhoCorasick;
 
-use crate::secrets::{RulesError, Ruleset, Scanner};
+use crate::secrets::{Finding, RulesError, Ruleset, Scanner};
+
+mod view;
 
 /// The built-in secret rules cannot be used: plangate must not write anything.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -172,39 +174,102 @@ fn remember_at_least(list: List, values: impl IntoIterator<Item = Vec<u8>>, min:
 /// `bytes` with every secret value plangate was given replaced by
 /// `[REDACTED]`, every detected one by `[REDACTED:<rule>]`, and every one
 /// detected earlier by `[REDACTED]` (given values first, so a rule matching
-/// part of one cannot leave the rest of it).
+/// part of one cannot leave the rest of it). Each pass looks at the raw bytes
+/// and at the text as shown ([`view`]): a secret split by control bytes is
+/// replaced over its whole span, control bytes included.
 pub fn clean(bytes: &[u8]) -> Cow<'_, [u8]> {
-    let mut out = replace(List::Given, Cow::Borrowed(bytes));
-    let found = builtin_scanner().scan(&out);
-    if !found.is_empty() {
-        remember(
-            found
-                .iter()
-                .filter_map(|f| out.get(f.start..f.end).map(<[u8]>::to_vec)),
-        );
-        out = Cow::Owned(crate::secrets::redact(&out, &found));
+    scrub(bytes, true).0
+}
+
+/// [`clean`] that also returns what the rules found (offsets in the
+/// original bytes; values remembered). With `mask_given` false the values
+/// plangate was given are neither masked nor skipped: a rule finds them like
+/// any text (workspace files).
+pub(crate) fn scrub(bytes: &[u8], mask_given: bool) -> (Cow<'_, [u8]>, Vec<Finding>) {
+    let mut out = Cow::Borrowed(bytes);
+    if mask_given {
+        out = pass(out, &mut |b| known_spans(List::Given, b)).0;
     }
-    replace(List::Found, out)
+    let (out, found) = pass(out, &mut |b| {
+        let hits = builtin_scanner().scan(b);
+        remember(
+            hits.iter()
+                .filter_map(|f| b.get(f.start..f.end).map(<[u8]>::to_vec)),
+        );
+        hits.into_iter()
+            .map(|f| (f.start, f.end, Some(f)))
+            .collect()
+    });
+    let (out, _) = pass(out, &mut |b| known_spans(List::Found, b));
+    (out, found)
 }
 
-/// `bytes` with every secret value plangate was given (secret environment
-/// values, [`remember_secrets`]) replaced by `[REDACTED]`; no rule scan.
-pub(crate) fn mask_given(bytes: &[u8]) -> Cow<'_, [u8]> {
-    replace(List::Given, Cow::Borrowed(bytes))
+/// A span to replace, and the finding behind it (none: a known value).
+type Span = (usize, usize, Option<Finding>);
+
+/// One redaction pass: `find` runs on the bytes and on each view of them;
+/// every span found (mapped back) is replaced. Findings keep the original
+/// offsets, line and column, and the fingerprint of the value as shown.
+fn pass<'a>(
+    bytes: Cow<'a, [u8]>,
+    find: &mut dyn FnMut(&[u8]) -> Vec<Span>,
+) -> (Cow<'a, [u8]>, Vec<Finding>) {
+    let mut spans = find(&bytes);
+    for v in view::views(&bytes) {
+        for (s, e, f) in find(&v.text) {
+            let (os, oe) = v.span(s, e);
+            let f = f.map(|mut f| {
+                f.start = os;
+                f.end = oe;
+                let before = bytes.get(..os).unwrap_or_default();
+                f.line = memchr::memchr_iter(b'\n', before).count() + 1;
+                f.column = os - memchr::memrchr(b'\n', before).map_or(0, |i| i + 1) + 1;
+                f
+            });
+            spans.push((os, oe, f));
+        }
+    }
+    if spans.is_empty() {
+        return (bytes, Vec::new());
+    }
+    spans.sort_by_key(|s| (s.0, std::cmp::Reverse(s.1)));
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut pos = 0usize;
+    for (s, e, f) in spans {
+        let e = e.min(bytes.len());
+        if e <= pos {
+            // Inside a span already replaced (the same secret seen in a view).
+            continue;
+        }
+        if s >= pos {
+            out.extend_from_slice(bytes.get(pos..s).unwrap_or_default());
+            match &f {
+                Some(f) => {
+                    out.extend_from_slice(b"[REDACTED:");
+                    out.extend_from_slice(f.rule.as_bytes());
+                    out.push(b']');
+                }
+                None => out.extend_from_slice(b"[REDACTED]"),
+            }
+            findings.extend(f.filter(|f| !findings.iter().any(|g| g.fingerprint == f.fingerprint)));
+        }
+        // An overlapping tail: the replacement before covers it.
+        pos = e;
+    }
+    out.extend_from_slice(bytes.get(pos..).unwrap_or_default());
+    (Cow::Owned(out), findings)
 }
 
-fn replace(list: List, bytes: Cow<'_, [u8]>) -> Cow<'_, [u8]> {
+/// Where the values of `list` occur in `bytes`.
+fn known_spans(list: List, bytes: &[u8]) -> Vec<Span> {
     let k = known(list);
     match &k.matcher {
-        Some(m) if m.is_match(&*bytes) => {
-            let mut buf = Vec::with_capacity(bytes.len());
-            m.replace_all_with_bytes(&bytes, &mut buf, |_, _, dst| {
-                dst.extend_from_slice(b"[REDACTED]");
-                true
-            });
-            Cow::Owned(buf)
-        }
-        _ => bytes,
+        Some(m) => m
+            .find_iter(bytes)
+            .map(|h| (h.start(), h.end(), None))
+            .collect(),
+        None => Vec::new(),
     }
 }
 
@@ -214,6 +279,52 @@ pub(crate) fn clean_str(s: &str) -> Cow<'_, str> {
         Cow::Borrowed(_) => Cow::Borrowed(s),
         Cow::Owned(b) => Cow::Owned(String::from_utf8_lossy(&b).into_owned()),
     }
+}
+
+/// `text` redacted, then cut to `max` characters (`…` marks a cut). Text
+/// that can hold a secret is always cut this way: cut first, a secret's
+/// prefix would no longer match its rule and would be kept.
+pub(crate) fn cut(text: &str, max: usize) -> String {
+    let clean = clean_str(text);
+    if clean.chars().count() <= max {
+        return clean.into_owned();
+    }
+    let mut out: String = clean.chars().take(max).collect();
+    out.push('…');
+    out
+}
+
+/// Most characters of a command quoted in a reason.
+pub(crate) const QUOTE_MAX: usize = 80;
+/// Most characters of a reason.
+pub(crate) const REASON_MAX: usize = 600;
+
+/// A decision's reason as people see it: redacted first, then every
+/// `` `quoted` `` fragment cut to [`QUOTE_MAX`] characters and the whole to
+/// [`REASON_MAX`]. The classifier quotes commands whole (it is pure and
+/// cannot redact); this is where they are shortened.
+pub(crate) fn cut_reason(reason: &str) -> String {
+    let clean = clean_str(reason);
+    let parts: Vec<String> = clean
+        .split('`')
+        .enumerate()
+        .map(|(i, p)| {
+            if i % 2 == 1 && p.chars().count() > QUOTE_MAX {
+                let mut t: String = p.chars().take(QUOTE_MAX - 3).collect();
+                t.push_str("...");
+                t
+            } else {
+                p.to_owned()
+            }
+        })
+        .collect();
+    let joined = parts.join("`");
+    if joined.chars().count() <= REASON_MAX {
+        return joined;
+    }
+    let mut out: String = joined.chars().take(REASON_MAX).collect();
+    out.push('…');
+    out
 }
 
 #[cfg(test)]
@@ -277,5 +388,71 @@ mod tests {
             clean_str("password: hunter2-but-longer!"),
             "password: [REDACTED]!"
         );
+    }
+
+    /// Made-up values in the shape the built-in rules detect.
+    const GH: &str = "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";
+    const AWS: &str = "AKIAZ7Q4NX2LMRBT5KPW";
+
+    fn no_trace(out: &str, secret: &str) {
+        assert!(!out.contains(secret), "{out:?}");
+        assert!(!out.contains(&secret[..12]), "{out:?}");
+        let shown = String::from_utf8_lossy(&view::view(out.as_bytes(), false).text).into_owned();
+        assert!(!shown.contains(&secret[..12]), "shown: {shown:?}");
+        let stripped = anstream::adapter::strip_str(out).to_string();
+        assert!(!stripped.contains(&secret[..12]), "stripped: {stripped:?}");
+    }
+
+    #[test]
+    fn a_secret_split_by_control_bytes_is_replaced_whole() {
+        for secret in [GH, AWS] {
+            let (a, b) = secret.split_at(9);
+            for sep in [
+                "\x1b[31m",
+                "\x1b[0m\x1b[1m",
+                "\x07",
+                "\x00",
+                "\r",
+                "\x1b]0;title\x07",
+                "\u{9b}0m",
+                "\\u001b[0m",
+                "\\u0007",
+                "\\r",
+                "\\b\\b\\b",
+                "\x7f",
+            ] {
+                let text = format!("token: {a}{sep}{b} end");
+                no_trace(&clean_str(&text), secret);
+            }
+            // Overstrike: the character before a backspace is not shown.
+            let text = format!("x {a}Q\x08{b} y");
+            no_trace(&clean_str(&text), secret);
+        }
+    }
+
+    #[test]
+    fn scrub_reports_a_split_secret_once_with_its_line() {
+        let (a, b) = GH.split_at(6);
+        let text = format!("one\ntwo {a}\x1b[0m{b}\nthree {GH}\n");
+        let (out, found) = scrub(text.as_bytes(), true);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].line, 2);
+        assert_eq!(
+            found[0].fingerprint,
+            crate::secrets::fingerprint(GH.as_bytes())
+        );
+        no_trace(&String::from_utf8_lossy(&out), GH);
+    }
+
+    #[test]
+    fn cutting_follows_redaction() {
+        let reason = format!(
+            "dangerous: `curl -H 'Authorization: token {GH}' https://api.github.com/x` writes"
+        );
+        let r = cut_reason(&reason);
+        no_trace(&r, GH);
+        assert!(r.ends_with("` writes"), "{r}");
+        let long = format!("{} {GH} tail", "x".repeat(60));
+        no_trace(&cut(&long, 70), GH);
     }
 }

@@ -1,0 +1,270 @@
+//! The text as it will be shown: control sequences removed, with a way back
+//! to the original byte offsets.
+//!
+//! A terminal, anstream's stripping (stderr that is not a terminal), an XML
+//! writer dropping control characters, or a JSON reader decoding `\u001b`
+//! all join what a control sequence split: `ghp_ab<ESC>[0mcd…` is shown as
+//! `ghp_abcd…`. The redaction layer scans these views besides the raw bytes,
+//! and replaces a secret found in a view over its whole original span
+//! (control bytes included), so nothing downstream can reassemble it.
+//!
+//! Removed: ANSI escape sequences (CSI, OSC, DCS/SOS/PM/APC strings, two-byte
+//! and `nF` escapes; 7-bit and C1 forms), every other C0 control but `\n`
+//! and `\t` (NUL, BEL, CR, backspace, …), DEL and C1 controls, raw or
+//! JSON-escaped (`\u001b`, `\b`, `\r`, `\f`). The overstrike view also lets
+//! a backspace erase the character before it, as a terminal shows it.
+
+/// One lexical unit of the input: a byte (or a JSON escape) of text, or a control.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    /// Shown text; the value is the byte for escape-sequence parsing
+    /// (`0xff` for a multi-byte escape that is not a control).
+    Text(u8),
+    /// A control (C0, DEL, C1), raw or JSON-escaped.
+    Ctl(u8),
+}
+
+const ESC: u8 = 0x1b;
+const BS: u8 = 0x08;
+
+fn is_ctl(v: u32) -> bool {
+    (v < 0x20 && v != u32::from(b'\n') && v != u32::from(b'\t')) || (0x7f..=0x9f).contains(&v)
+}
+
+fn hex4(b: Option<&[u8]>) -> Option<u32> {
+    let s = std::str::from_utf8(b?).ok()?;
+    u32::from_str_radix(s, 16).ok()
+}
+
+/// The unit at `i` and where it ends.
+fn unit_at(b: &[u8], i: usize) -> Option<(Unit, usize)> {
+    let c = *b.get(i)?;
+    let next = b.get(i + 1).copied();
+    Some(match (c, next) {
+        (b'\\', Some(b'u')) => match hex4(b.get(i + 2..i + 6)) {
+            Some(v) if is_ctl(v) => (Unit::Ctl(u8::try_from(v).unwrap_or(0)), i + 6),
+            Some(_) => (Unit::Text(0xff), i + 6),
+            None => (Unit::Text(b'\\'), i + 1),
+        },
+        (b'\\', Some(b'b')) => (Unit::Ctl(BS), i + 2),
+        (b'\\', Some(b'f')) => (Unit::Ctl(0x0c), i + 2),
+        (b'\\', Some(b'r')) => (Unit::Ctl(b'\r'), i + 2),
+        (b'\\', Some(e)) => (Unit::Text(e), i + 2),
+        (0xc2, Some(v @ 0x80..=0x9f)) => (Unit::Ctl(v), i + 2),
+        (c, _) if is_ctl(u32::from(c)) => (Unit::Ctl(c), i + 1),
+        (c, _) => (Unit::Text(c), i + 1),
+    })
+}
+
+/// Whether `b` holds anything a view would remove (cheap; most text does not).
+pub(super) fn has_controls(b: &[u8]) -> bool {
+    b.iter().enumerate().any(|(i, &c)| match c {
+        b'\\' => matches!(b.get(i + 1), Some(b'u' | b'b' | b'f' | b'r')),
+        0xc2 => matches!(b.get(i + 1), Some(0x80..=0x9f)),
+        c => is_ctl(u32::from(c)),
+    })
+}
+
+/// Whether `b` holds a backspace (raw or JSON-escaped).
+pub(super) fn has_backspace(b: &[u8]) -> bool {
+    memchr::memchr(BS, b).is_some()
+        || memchr::memmem::find(b, b"\\b").is_some()
+        || memchr::memmem::find(b, b"\\u0008").is_some()
+}
+
+/// A view of some bytes and the way back to them.
+pub(super) struct View {
+    /// The shown text.
+    pub(super) text: Vec<u8>,
+    /// `(view offset, original offset)` where the view stops following the
+    /// original one to one (sorted by view offset).
+    shifts: Vec<(usize, usize)>,
+    /// Where in the original the last byte of the view came from (+1).
+    next_orig: usize,
+}
+
+impl View {
+    fn push(&mut self, bytes: &[u8], orig: usize) {
+        if self.shifts.last().is_none() || self.next_orig != orig {
+            self.shifts.push((self.text.len(), orig));
+        }
+        self.text.extend_from_slice(bytes);
+        self.next_orig = orig + bytes.len();
+    }
+
+    /// Drop the last character shown (a backspace over it).
+    fn erase_last(&mut self) {
+        let Some(mut n) = self.text.len().checked_sub(1) else {
+            return;
+        };
+        while n > 0 && self.text.get(n).is_some_and(|&c| (0x80..0xc0).contains(&c)) {
+            n -= 1;
+        }
+        self.text.truncate(n);
+        while self.shifts.last().is_some_and(|&(v, _)| v >= n) {
+            self.shifts.pop();
+        }
+        // The next byte shown never continues the erased one.
+        self.next_orig = usize::MAX;
+    }
+
+    fn orig(&self, p: usize) -> usize {
+        let k = self.shifts.partition_point(|&(v, _)| v <= p);
+        self.shifts
+            .get(k.wrapping_sub(1))
+            .map_or(p, |&(v, o)| o + (p - v))
+    }
+
+    /// The original span of the view's bytes `s..e`: from where its first
+    /// byte came to where its last one did, control bytes between included.
+    pub(super) fn span(&self, s: usize, e: usize) -> (usize, usize) {
+        let start = self.orig(s);
+        let end = e.checked_sub(1).map_or(start, |l| self.orig(l) + 1);
+        (start, end.max(start))
+    }
+}
+
+/// Skip a CSI's parameters, intermediates and final byte from `i`.
+fn skip_csi(b: &[u8], mut i: usize) -> usize {
+    for range in [0x30..=0x3f, 0x20..=0x2f] {
+        while let Some((Unit::Text(v), end)) = unit_at(b, i)
+            && range.contains(&v)
+        {
+            i = end;
+        }
+    }
+    match unit_at(b, i) {
+        Some((Unit::Text(0x40..=0x7e), end)) => end,
+        _ => i,
+    }
+}
+
+/// Most units of an OSC/DCS string dropped before the view resumes.
+const STRING_MAX: usize = 4096;
+
+/// Skip a control string (OSC, DCS, …) up to its terminator (BEL, ST), a
+/// newline, or [`STRING_MAX`] units.
+fn skip_string(b: &[u8], mut i: usize) -> usize {
+    for _ in 0..STRING_MAX {
+        let Some((u, end)) = unit_at(b, i) else {
+            return i;
+        };
+        match u {
+            Unit::Ctl(0x07 | 0x9c | 0x18 | 0x1a) => return end,
+            Unit::Ctl(ESC) => {
+                // ST is ESC and a backslash (two when JSON-escaped).
+                return match (b.get(end), b.get(end + 1)) {
+                    (Some(b'\\'), Some(b'\\')) => end + 2,
+                    (Some(b'\\'), _) => end + 1,
+                    _ => end,
+                };
+            }
+            Unit::Text(b'\n') => return i,
+            _ => i = end,
+        }
+    }
+    i
+}
+
+/// Skip what follows an ESC at `i`.
+fn skip_escape(b: &[u8], i: usize) -> usize {
+    match unit_at(b, i) {
+        Some((Unit::Text(b'['), end)) => skip_csi(b, end),
+        Some((Unit::Text(b']' | b'P' | b'X' | b'^' | b'_'), end)) => skip_string(b, end),
+        Some((Unit::Text(0x20..=0x2f), _)) => {
+            let mut i = i;
+            while let Some((Unit::Text(0x20..=0x2f), end)) = unit_at(b, i) {
+                i = end;
+            }
+            match unit_at(b, i) {
+                Some((Unit::Text(0x30..=0x7e), end)) => end,
+                _ => i,
+            }
+        }
+        Some((Unit::Text(0x30..=0x7e), end)) => end,
+        _ => i,
+    }
+}
+
+/// `b` as shown: control sequences removed; with `overstrike`, a backspace
+/// also erases the character before it.
+pub(super) fn view(b: &[u8], overstrike: bool) -> View {
+    let mut v = View {
+        text: Vec::with_capacity(b.len()),
+        shifts: Vec::new(),
+        next_orig: 0,
+    };
+    let mut i = 0;
+    while let Some((u, end)) = unit_at(b, i) {
+        i = match u {
+            Unit::Text(_) => {
+                v.push(b.get(i..end).unwrap_or_default(), i);
+                end
+            }
+            Unit::Ctl(ESC) => skip_escape(b, end),
+            Unit::Ctl(0x9b) => skip_csi(b, end),
+            Unit::Ctl(0x90 | 0x98 | 0x9d | 0x9e | 0x9f) => skip_string(b, end),
+            Unit::Ctl(BS) if overstrike => {
+                v.erase_last();
+                end
+            }
+            Unit::Ctl(_) => end,
+        };
+    }
+    v
+}
+
+/// The views of `b` worth scanning besides the raw bytes (none for plain text).
+pub(super) fn views(b: &[u8]) -> Vec<View> {
+    if !has_controls(b) {
+        return Vec::new();
+    }
+    let mut out = vec![view(b, false)];
+    if has_backspace(b) {
+        out.push(view(b, true));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(b: &[u8], overstrike: bool) -> String {
+        String::from_utf8_lossy(&view(b, overstrike).text).into_owned()
+    }
+
+    #[test]
+    fn control_sequences_are_removed() {
+        assert_eq!(shown(b"ab\x1b[1;31mcd\x1b[0m", false), "abcd");
+        assert_eq!(shown(b"a\x07b\x00c\rd\x7fe", false), "abcde");
+        assert_eq!(
+            shown(b"a\x1b]8;;http://x\x1b\\b\x1b]0;t\x07c", false),
+            "abc"
+        );
+        assert_eq!(shown("a\u{9b}0mb\u{85}c".as_bytes(), false), "abc");
+        assert_eq!(shown(b"a\x1b(Bb\x1b=c", false), "abc");
+        assert_eq!(shown(b"line\n\tnext", false), "line\n\tnext");
+        assert_eq!(
+            shown(br"a\u001b[0mb\u0007c\rd\\u001b", false),
+            r"abcd\\u001b"
+        );
+        assert_eq!(shown(b"abX\x08c", false), "abXc");
+        assert_eq!(shown(b"abX\x08c", true), "abc");
+        assert_eq!(shown("é\x08x".as_bytes(), true), "x");
+    }
+
+    #[test]
+    fn spans_map_back_over_the_removed_bytes() {
+        let b = b"k=ab\x1b[0mcd\x07ef rest";
+        let v = view(b, false);
+        assert_eq!(v.text, b"k=abcdef rest");
+        let (s, e) = v.span(2, 8);
+        assert_eq!(&b[s..e], b"ab\x1b[0mcd\x07ef");
+        let b = b"xAB\x08CD";
+        let v = view(b, true);
+        assert_eq!(v.text, b"xACD");
+        let (s, e) = v.span(1, 4);
+        assert_eq!(&b[s..e], b"AB\x08CD");
+    }
+}

@@ -1,0 +1,281 @@
+//! The sweep: every file a step leaves in the output folder is scanned, as
+//! bytes (binary or not, whatever its size), and rewritten with its secrets
+//! replaced; symbolic links there are removed. After each step
+//! ([`sweep`]) and once more over the whole output folder before the run
+//! ends ([`sweep_output_folder`]): what a step wrote outside its listed
+//! artifacts, or after its own sweep, is caught too.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::SystemTime;
+
+use crate::model::{Finding, StepOutcome};
+use crate::tools::StepContext;
+
+/// Files up to this size are read whole; larger ones in pieces.
+const WHOLE_MAX: u64 = 16 * 1024 * 1024;
+/// The size of one piece of a larger file (cut after a newline when there is one).
+const PIECE: u64 = 8 * 1024 * 1024;
+
+/// The files of the output folder plangate writes itself, through the
+/// redaction layer, at any time: the final sweep leaves them alone.
+const OWN_FILES: &[&str] = &[
+    "report.json",
+    "audit.jsonl",
+    "diff-summary.md",
+    "artifacts/manifest.json",
+];
+
+/// A file's size and modification time.
+type Stamp = (u64, Option<SystemTime>);
+
+/// Files already swept, with their [`Stamp`] as left: the final sweep
+/// skips them when unchanged.
+fn swept() -> std::sync::MutexGuard<'static, HashMap<PathBuf, Stamp>> {
+    static S: OnceLock<Mutex<HashMap<PathBuf, Stamp>>> = OnceLock::new();
+    S.get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()))
+}
+
+/// Scan what a step produced for secrets: every artifact file (which is then
+/// rewritten with the secrets replaced, so the output directory never holds
+/// one), every other file of its artifact folder, and every workspace file
+/// the step wrote through plangate (reported, left as written: it is the
+/// step's product). Values are remembered by the redaction layer and never
+/// stored. In artifacts, the values the redaction layer already knows
+/// (declared secrets, credentials of plangate's environment) are masked
+/// first and are not findings: plangate passed them.
+pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str) {
+    let mut targets: Vec<(String, PathBuf, bool)> = outcome
+        .artifacts
+        .iter()
+        .map(|rel| (rel.clone(), ctx.out_dir.join(rel), true))
+        .collect();
+    // Files the step wrote into its folder itself (`$PLANGATE_STEP_ARTIFACTS`) are output too.
+    for rel in unlisted_files(&ctx.artifacts_dir, &ctx.artifacts_rel, &outcome.artifacts) {
+        let path = ctx.out_dir.join(&rel);
+        targets.push((rel, path, true));
+    }
+    targets.extend(outcome.workspace_files.iter().map(|rel| {
+        (
+            format!("workspace:{rel}"),
+            ctx.env.workspace.join(rel),
+            false,
+        )
+    }));
+    for (location, path, rewrite) in targets {
+        if rewrite && outcome.truncated && is_capped_stream(&location) {
+            drop_partial_word(&path, ctx.max_output_bytes);
+        }
+        let found = sweep_file(&path, rewrite);
+        outcome.findings.extend(found.into_iter().map(|f| Finding {
+            rule: f.rule,
+            step: Some(step_id.to_owned()),
+            location: location.clone(),
+            line: f.line as u64,
+            fingerprint: f.fingerprint,
+        }));
+    }
+}
+
+/// `stdout.txt`, `stderr.txt` (and a rollback's): the streams cut at `max_output_bytes`.
+fn is_capped_stream(rel: &str) -> bool {
+    rel.ends_with("stdout.txt") || rel.ends_with("stderr.txt")
+}
+
+/// Most bytes of a partial word dropped from the end of a capped stream.
+const PARTIAL_WORD_MAX: usize = 1024;
+
+/// A stream cut at the output cap may end inside a secret, where no rule
+/// recognises what is left: drop its last partial word (the bytes a token
+/// is made of, back to the last other byte).
+fn drop_partial_word(path: &Path, cap: u64) {
+    use std::io::{Seek, SeekFrom};
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+    else {
+        return;
+    };
+    let len = f.metadata().map_or(0, |m| m.len());
+    if cap == 0 || len < cap {
+        return;
+    }
+    let from = len.saturating_sub(PARTIAL_WORD_MAX as u64);
+    let mut tail = Vec::new();
+    if f.seek(SeekFrom::Start(from)).is_err() || f.read_to_end(&mut tail).is_err() {
+        return;
+    }
+    let word = tail
+        .iter()
+        .rev()
+        .take_while(|&&b| b.is_ascii_alphanumeric() || b"_-+/=.~:%@".contains(&b))
+        .count();
+    if word > 0 {
+        let _ = f.set_len(len - word as u64);
+    }
+}
+
+/// Scan one file (every byte of it) and, with `rewrite`, replace it with
+/// its secrets redacted. What the rules found, offsets in the file.
+fn sweep_file(path: &Path, rewrite: bool) -> Vec<crate::secrets::Finding> {
+    let Some((len, _)) = stamp(path) else {
+        return Vec::new();
+    };
+    let found = if len <= WHOLE_MAX {
+        let Ok(read) = std::fs::read(path) else {
+            return Vec::new();
+        };
+        let (cleaned, found) = crate::redact::scrub(&read, rewrite);
+        if rewrite && let std::borrow::Cow::Owned(c) = &cleaned {
+            let _ = crate::scan::write_atomic(path, c);
+        }
+        found
+    } else {
+        sweep_in_pieces(path, rewrite).unwrap_or_default()
+    };
+    if rewrite && let Some(s) = stamp(path) {
+        swept().insert(path.to_path_buf(), s);
+    }
+    found
+}
+
+/// [`sweep_file`] for a large file: pieces of [`PIECE`] bytes, each ending
+/// after its last newline (a secret spanning two pieces is only missed in a
+/// line longer than a piece), written to a new file that replaces the old
+/// one when anything was redacted.
+fn sweep_in_pieces(path: &Path, rewrite: bool) -> std::io::Result<Vec<crate::secrets::Finding>> {
+    use std::io::Write;
+    let mut file = std::fs::File::open(path)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = if rewrite {
+        Some(
+            tempfile::Builder::new()
+                .prefix(".plangate-redact-")
+                .tempfile_in(dir)?,
+        )
+    } else {
+        None
+    };
+    let (mut found, mut changed, mut lines) = (Vec::new(), false, 0usize);
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let want = PIECE.saturating_sub(carry.len() as u64);
+        let n = (&mut file).take(want).read_to_end(&mut carry)?;
+        let eof = n == 0 || (n as u64) < want;
+        if carry.is_empty() {
+            break;
+        }
+        let cut = if eof {
+            carry.len()
+        } else {
+            memchr::memrchr(b'\n', &carry).map_or(carry.len(), |i| i + 1)
+        };
+        let piece = carry.get(..cut).unwrap_or_default();
+        let (cleaned, mut hits) = crate::redact::scrub(piece, rewrite);
+        changed |= matches!(cleaned, std::borrow::Cow::Owned(_));
+        for h in &mut hits {
+            h.line += lines;
+        }
+        found.extend(hits);
+        lines += memchr::memchr_iter(b'\n', piece).count();
+        if let Some(t) = tmp.as_mut() {
+            t.write_all(&cleaned)?;
+        }
+        carry.drain(..cut);
+        if eof && carry.is_empty() {
+            break;
+        }
+    }
+    if let (Some(t), true) = (tmp, changed) {
+        let perms = std::fs::metadata(path)?.permissions();
+        t.as_file().set_permissions(perms)?;
+        t.persist(path).map_err(|e| e.error)?;
+    }
+    Ok(found)
+}
+
+/// Regular files under `dir` (relative to the output folder as `rel`) that
+/// `listed` does not name. Symbolic links found there are removed: what
+/// they point at was never swept, and whoever reads the folder would follow them.
+fn unlisted_files(dir: &Path, rel: &str, listed: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut dirs = vec![(dir.to_path_buf(), rel.to_owned())];
+    while let Some((dir, rel)) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let (Ok(meta), Some(name)) = (
+                e.path().symlink_metadata(),
+                e.file_name().to_str().map(str::to_owned),
+            ) else {
+                continue;
+            };
+            let r = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            if meta.is_symlink() {
+                let _ = std::fs::remove_file(e.path());
+            } else if meta.is_dir() {
+                dirs.push((e.path(), r));
+            } else if meta.is_file() && !listed.contains(&r) {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+/// The last sweep, before the run ends: every file of the output folder
+/// not swept since it last changed (plangate's own files aside), scanned and
+/// rewritten; symbolic links removed. Findings of secrets not in `seen`,
+/// credited to the step whose artifact folder holds them.
+pub(crate) fn sweep_output_folder(
+    out_dir: &Path,
+    step_ids: &[String],
+    seen: &HashSet<String>,
+) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = Vec::new();
+    for rel in unlisted_files(out_dir, "", &[]) {
+        if OWN_FILES.contains(&rel.as_str()) {
+            continue;
+        }
+        let path = out_dir.join(&rel);
+        let done = swept().get(&path).copied();
+        if done.is_some() && done == stamp(&path) {
+            continue;
+        }
+        let step = rel
+            .strip_prefix("artifacts/")
+            .and_then(|r| r.split('/').next())
+            .filter(|id| step_ids.iter().any(|s| s == id))
+            .map(str::to_owned);
+        for f in sweep_file(&path, true) {
+            if seen.contains(&f.fingerprint)
+                || findings.iter().any(|g| g.fingerprint == f.fingerprint)
+            {
+                continue;
+            }
+            findings.push(Finding {
+                rule: f.rule,
+                step: step.clone(),
+                location: rel.clone(),
+                line: f.line as u64,
+                fingerprint: f.fingerprint,
+            });
+        }
+    }
+    findings
+}
