@@ -145,7 +145,8 @@ pub(super) fn accept(
     out
 }
 
-/// Check and apply the agent's change set; record it on `out`.
+/// Check and apply the agent's change set; record it on `out`. `Err` says
+/// why nothing was applied.
 fn commit(
     ctx: &StepContext,
     stage: Option<&Stage>,
@@ -156,18 +157,35 @@ fn commit(
     if stage.is_none() && envelope.is_empty() {
         return Ok(());
     }
-    envelope.check(ctx)?;
+    let mut findings = Vec::new();
+    let checked = envelope.check(ctx, &mut findings);
+    out.findings.append(&mut findings);
+    checked.map_err(|why| {
+        format!("the envelope was accepted but its files were not written: {why}")
+    })?;
+    let not_applied = |why: String| {
+        format!("the answer was accepted but the agent's changes were not applied: {why}")
+    };
     let set = match stage {
         Some(s) => {
             // The envelope's files land in the copy first: one change set for both.
-            ChangeSet::from_files(&s.ws, files.iter().copied()).apply(&s.ws)?;
-            let set = s.changes()?;
-            set.check(ctx)?;
+            ChangeSet::from_files(&s.ws, files.iter().copied())
+                .apply(&s.ws)
+                .map_err(not_applied)?;
+            let set = s.changes().map_err(not_applied)?;
+            // The envelope's files were scanned above.
+            let checked = set.check(ctx, &mut findings);
+            findings.retain(|f| !out.findings.iter().any(|o| o.fingerprint == f.fingerprint));
+            out.findings.append(&mut findings);
+            checked.map_err(not_applied)?;
             set
         }
         None => envelope,
     };
-    let written = set.apply(&ctx.env.workspace)?;
+    let written = set.apply(&ctx.env.workspace).map_err(|why| match stage {
+        Some(_) => not_applied(why),
+        None => format!("the envelope was accepted but its files were not written: {why}"),
+    })?;
     let listed = set.listed();
     out.output_bytes = written;
     out.workspace_files = listed

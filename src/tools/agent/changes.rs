@@ -121,8 +121,15 @@ impl ChangeSet {
         v
     }
 
-    /// Check every change before any is applied; `Err` says why the whole set is refused.
-    pub(crate) fn check(&self, ctx: &StepContext) -> Result<(), String> {
+    /// Check every change before any is applied; `Err` says why the whole
+    /// set is refused. Under `fail_on_secrets` the secrets found in its
+    /// content are added to `findings` (location `change:PATH`); otherwise
+    /// the files are applied and the sweep finds them in the workspace.
+    pub(crate) fn check(
+        &self,
+        ctx: &StepContext,
+        findings: &mut Vec<crate::model::Finding>,
+    ) -> Result<(), String> {
         let files = self.listed().len();
         if files > MAX_FILES {
             return Err(format!(
@@ -166,14 +173,16 @@ impl ChangeSet {
             }
             ctx.may(&workspace.join(rel), crate::model::Level::Write)?;
         }
-        if ctx.fail_on_secrets {
-            for c in &self.changes {
-                if let What::File { source, .. } = &c.what {
-                    holds_secret(&c.path, source)?;
-                }
+        let mut refused = None;
+        for c in &self.changes {
+            if let What::File { source, .. } = &c.what
+                && let Some(why) = holds_secret(ctx, &c.path, source, findings)?
+                && ctx.fail_on_secrets
+            {
+                refused.get_or_insert(why);
             }
         }
-        Ok(())
+        refused.map_or(Ok(()), Err)
     }
 
     /// Apply the (checked) set to `root`: removals first, then files, links
@@ -244,8 +253,15 @@ fn link_stays_inside(path: &str, target: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `Err` when the content holds a secret (scanned as the redaction layer scans what plangate writes).
-fn holds_secret(path: &str, source: &Source) -> Result<(), String> {
+/// Why the content must not be applied when it holds a secret (scanned as
+/// the redaction layer scans what plangate writes; values found are
+/// remembered, so they are masked wherever else they show up).
+fn holds_secret(
+    ctx: &StepContext,
+    path: &str,
+    source: &Source,
+    findings: &mut Vec<crate::model::Finding>,
+) -> Result<Option<String>, String> {
     let bytes = match source {
         Source::Bytes(b) => std::borrow::Cow::Borrowed(b.as_slice()),
         Source::Staged(p) => {
@@ -257,16 +273,28 @@ fn holds_secret(path: &str, source: &Source) -> Result<(), String> {
         }
     };
     let (cleaned, found) = crate::redact::scrub(&bytes, true);
-    match (found.first(), cleaned) {
-        (Some(f), _) => Err(format!(
+    findings.extend(
+        found
+            .iter()
+            .filter(|_| ctx.fail_on_secrets)
+            .map(|f| crate::model::Finding {
+                rule: f.rule.clone(),
+                step: ctx.run_vars.get("PLANGATE_STEP_ID").cloned(),
+                location: format!("change:{path}"),
+                line: f.line as u64,
+                fingerprint: f.fingerprint.clone(),
+            }),
+    );
+    Ok(match (found.first(), cleaned) {
+        (Some(f), _) => Some(format!(
             "`{path}` holds a secret ({}); nothing was applied (fail_on_secrets)",
             f.rule
         )),
-        (None, std::borrow::Cow::Owned(_)) => Err(format!(
+        (None, std::borrow::Cow::Owned(_)) => Some(format!(
             "`{path}` holds a secret value; nothing was applied (fail_on_secrets)"
         )),
-        (None, std::borrow::Cow::Borrowed(_)) => Ok(()),
-    }
+        (None, std::borrow::Cow::Borrowed(_)) => None,
+    })
 }
 
 /// Every existing parent of `rel` under `root` is a real folder (no symlink, no file).
