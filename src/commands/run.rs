@@ -74,6 +74,16 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         Ok(s) => s,
         Err(d) => return start.invalid(&[d], &prepared.env.workspace),
     };
+    // Every agent the selected steps use must be reachable before anything runs.
+    let missing = crate::tools::agent::preflight::check(
+        &prepared.plan,
+        settings.selected.as_deref(),
+        &prepared.env,
+        &args.plan.display().to_string(),
+    );
+    if !missing.is_empty() {
+        return start.invalid(&missing, &prepared.env.workspace);
+    }
     let plan = Arc::new(prepared.plan);
     let mut console = Console::from_env();
     console.quiet = args.quiet;

@@ -338,22 +338,20 @@ fn openai_answers_cut_by_the_token_limit_are_rejected_and_http_errors_fail() {
 #[test]
 fn openai_without_its_key_is_refused_before_the_run() {
     let env = Env::new();
-    // `api_key_env` is a secret of the agent: unset, the step is blocked (exit 3) before anything runs.
+    // `api_key_env` unset: the agent cannot run; the pre-flight of agents
+    // makes the run invalid (exit 2) before anything runs.
     let agents = "  gpt:\n    provider: openai\n    base_url: http://127.0.0.1:9\n    model: m\n    api_key_env: TEST_MISSING_OPENAI_KEY\n";
     let o = env.run(
         &agent_plan(agents, "      agent: gpt\n      prompt: p\n", ""),
         &[],
     );
-    assert_eq!(code(&o), 3, "{}", stderr(&o));
-    let s = env.step("fix");
-    assert_eq!(s["status"], "blocked");
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(
-        s["approval"]["reason"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("`TEST_MISSING_OPENAI_KEY`"),
-        "{s}"
+        stderr(&o).contains("`TEST_MISSING_OPENAI_KEY` (api_key_env) is unset or empty"),
+        "{}",
+        stderr(&o)
     );
+    assert_eq!(env.report()["status"], "invalid");
 }
 
 #[test]

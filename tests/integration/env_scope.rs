@@ -432,7 +432,7 @@ fn an_agent_cli_gets_its_agents_secrets_and_api_key_env_and_nothing_else() {
         ["CODER_API_KEY", "CODER_EXTRA_TOKEN", "STEP_TOKEN"]
     );
     assert_nowhere(&env, &o, &[key, extra, step_token]);
-    // Without its key the agent step is refused before it is called.
+    // Without its key the agent cannot run: the run is invalid before any step runs.
     let o = env
         .cmd()
         .arg("run")
@@ -444,6 +444,6 @@ fn an_agent_cli_gets_its_agents_secrets_and_api_key_env_and_nothing_else() {
         .env_remove("CODER_API_KEY")
         .output()
         .unwrap();
-    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("CODER_API_KEY"), "{}", stderr(&o));
 }

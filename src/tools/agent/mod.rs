@@ -18,6 +18,7 @@ mod accept;
 pub(crate) mod agents;
 mod changes;
 pub(crate) mod params;
+pub(crate) mod preflight;
 mod prompt;
 pub(crate) mod provider;
 pub(crate) mod spec;

@@ -1,0 +1,153 @@
+//! Before any step runs: every agent the selected steps use must be
+//! reachable, so a run never finds one missing after earlier steps ran. A
+//! `command` agent's program is on plangate's `PATH` (or is an executable
+//! path); a declared `api_key_env` is set and not empty; a `replay` file
+//! exists, fits the size cap and every line is a record the provider reads.
+//! Any problem is a diagnostic: the run is invalid (exit 2) and nothing runs.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::params::AgentAction;
+use crate::format::agent::ProviderKind;
+use crate::model::Diagnostic;
+use crate::plan::Plan;
+use crate::tools::{Action, ToolEnv};
+
+/// Largest replay file read (the provider's cap too).
+pub(crate) const MAX_REPLAY_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The problems of every agent the selected steps use (`file`: the plan, as named).
+pub(crate) fn check(
+    plan: &Plan,
+    selected: Option<&[bool]>,
+    env: &ToolEnv,
+    file: &str,
+) -> Vec<Diagnostic> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for (i, step) in plan.steps.iter().enumerate() {
+        if selected.is_some_and(|s| !s.get(i).copied().unwrap_or(false)) {
+            continue;
+        }
+        let Action::Agent(a) = &step.action else {
+            continue;
+        };
+        if !seen.insert(a.agent_name.clone()) {
+            continue;
+        }
+        for (message, help) in problems(a, env) {
+            out.push(Diagnostic {
+                file: file.to_owned(),
+                line: 0,
+                column: 0,
+                message: format!(
+                    "agent `{}` (step `{}`) cannot run: {message}",
+                    a.agent_name, step.id
+                ),
+                help: Some(help),
+            });
+        }
+    }
+    out
+}
+
+/// What stops agent `a` from running here: (message, what to do).
+fn problems(a: &AgentAction, env: &ToolEnv) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Some(var) = &a.agent.api_key_env
+        && !env.scope.missing([var]).is_empty()
+    {
+        out.push((
+            format!("its key variable `{var}` (api_key_env) is unset or empty"),
+            format!("set {var} in the CI job's environment (a secret), or change `api_key_env`"),
+        ));
+    }
+    match a.provider {
+        ProviderKind::Command => {
+            let program = a
+                .agent
+                .command
+                .as_ref()
+                .and_then(|c| c.first())
+                .map_or("", String::as_str);
+            if let Err(why) = program_found(program, &env.workspace) {
+                out.push((why, format!("install `{program}` in the CI image (on plangate's PATH), or fix the agent's `command`")));
+            }
+        }
+        ProviderKind::Replay => {
+            if let Some(path) = &a.replay_file
+                && let Err(why) = replay_file_ok(path)
+            {
+                out.push((
+                    why,
+                    "record the answers again (`plangate run --record FILE`), or fix the agent's `file`"
+                        .to_owned(),
+                ));
+            }
+        }
+        ProviderKind::Openai => {}
+    }
+    out
+}
+
+/// `program` is an executable path (relative: to the workspace), or a name found on plangate's `PATH`.
+fn program_found(program: &str, workspace: &Path) -> Result<PathBuf, String> {
+    if program.trim().is_empty() {
+        return Err("its command has no program".to_owned());
+    }
+    let executable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = workspace.join(program);
+        return if executable(&p) {
+            Ok(p)
+        } else {
+            Err(format!("its program `{program}` is not an executable file"))
+        };
+    }
+    std::env::var_os("PATH")
+        .and_then(|path| {
+            std::env::split_paths(&path)
+                .filter(|dir| dir.is_absolute())
+                .map(|dir| dir.join(program))
+                .find(|p| executable(p))
+        })
+        .ok_or_else(|| format!("its program `{program}` is not on plangate's PATH"))
+}
+
+/// The replay file exists, is not too large, and every line is a record.
+pub(crate) fn replay_file_ok(path: &Path) -> Result<(), String> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("its replay file `{shown}`: {e}"))?;
+    if meta.len() > MAX_REPLAY_BYTES {
+        return Err(format!(
+            "its replay file `{shown}` has {} bytes, more than {MAX_REPLAY_BYTES}",
+            meta.len()
+        ));
+    }
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("its replay file `{shown}`: {e}"))?;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let n = i + 1;
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| format!("its replay file `{shown}` line {n}: not JSON: {e}"))?;
+        let ok = v.get("step").is_some_and(Value::is_string)
+            && v.get("attempt").is_some_and(Value::is_u64)
+            && v.get("answer").is_some_and(Value::is_string);
+        if !ok {
+            return Err(format!(
+                "its replay file `{shown}` line {n}: a record needs a string `step`, a number `attempt` and a string `answer`"
+            ));
+        }
+    }
+    Ok(())
+}
