@@ -222,6 +222,9 @@ pub struct RunArgs {
     /// Resume the run this report describes: steps that succeeded there (and were not rolled back) are carried over, the rest run. Refused unless the plan file, the workspace and its git HEAD are the same.
     #[arg(long, env = "PLANGATE_RESUME", value_name = "REPORT.json")]
     pub resume: Option<PathBuf>,
+    /// Write every live agent answer (with its prompt's sha256 and its usage, redacted) to this file, which a `provider: replay` agent reads: replaying the run gives the same statuses and results.
+    #[arg(long, env = "PLANGATE_RECORD", value_name = "FILE.jsonl")]
+    pub record: Option<PathBuf>,
     /// Run only shard i of N (`plangate shard`): the same partition on every machine.
     #[arg(
         long,

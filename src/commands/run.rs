@@ -132,7 +132,19 @@ fn run_settings(start: &Start<'_>, prepared: &mut PlanSettings) -> Result<RunSet
         )?),
         None => None,
     };
+    let record = match &args.record {
+        Some(path) => Some(std::sync::Arc::new(
+            crate::tools::agent::record::Recorder::create(path).map_err(|e| {
+                usage_diag(
+                    format!("--record {}: {e}", path.display()),
+                    "name a file in a folder that exists and is writable",
+                )
+            })?,
+        )),
+        None => None,
+    };
     Ok(RunSettings {
+        record,
         run_id: start.run_id.clone(),
         env: prepared.env.clone(),
         out_dir: start.out_dir(&prepared.env.workspace),

@@ -84,6 +84,8 @@ pub(crate) struct RunSettings {
     pub resume: Option<crate::resume::Resume>,
     /// `--shard i/N`: the report's `shard` block (the plan is already restricted to it).
     pub shard: Option<crate::model::ShardInfo>,
+    /// `--record FILE`: where live agent answers are written.
+    pub record: Option<Arc<crate::tools::agent::record::Recorder>>,
 }
 
 /// A step's risk and decision.

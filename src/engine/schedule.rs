@@ -161,6 +161,7 @@ impl Scheduler {
             sandbox: self.sandboxes.get(i).cloned().flatten(),
             fail_on_secrets: s.policy.fail_on_secrets,
             judge: self.judges.get(i).cloned().flatten(),
+            record: s.record.clone(),
         }
     }
 

@@ -163,6 +163,8 @@ pub(crate) struct StepContext {
     pub fail_on_secrets: bool,
     /// The permission rules for the paths the step finds at run time (None: no list in force).
     pub judge: Option<Arc<judge::PathJudge>>,
+    /// `--record`: where live agent answers go.
+    pub record: Option<Arc<agent::record::Recorder>>,
 }
 
 impl StepContext {

@@ -12,6 +12,7 @@
 
 mod agent;
 mod agent_preflight;
+mod agent_record;
 mod agent_stage;
 mod bad_inputs;
 mod ci;

@@ -21,6 +21,7 @@ pub(crate) mod params;
 pub(crate) mod preflight;
 mod prompt;
 pub(crate) mod provider;
+pub(crate) mod record;
 pub(crate) mod spec;
 mod stage;
 
@@ -41,6 +42,8 @@ use params::{AgentAction, OutputKind};
 use prompt::{build_prompt, estimate, priced};
 use provider::{Answer, Call, CallError};
 use stage::Stage;
+
+use crate::format::agent::ProviderKind;
 
 /// Default most characters in a prompt or an answer.
 pub(crate) const DEFAULT_MAX_CHARS: u64 = 400_000;
@@ -86,14 +89,7 @@ pub(crate) async fn run(
         let prompt = if n == 1 {
             first.clone()
         } else {
-            protocol::retry_prompt(
-                &base,
-                n,
-                a.max_attempts,
-                &last,
-                &instructions,
-                stage.is_some(),
-            )
+            protocol::retry_prompt(&base, n, a.max_attempts, &last, &instructions)
         };
         let digest = hex::encode(Sha256::digest(prompt.as_bytes()));
         if let Err(why) = may_send(a, n, &prompt, &digest, &mut sent, max_in) {
@@ -116,6 +112,21 @@ pub(crate) async fn run(
             }
         };
         let _ = std::fs::write(ctx.out_dir.join(&answer_rel), &answer.text);
+        if let Some(rec) = ctx
+            .record
+            .as_ref()
+            .filter(|_| a.provider != ProviderKind::Replay)
+            && let Err(why) = rec.append(
+                &step.id,
+                n,
+                &record.prompt_sha256,
+                &answer.text,
+                answer.usage.as_ref(),
+            )
+        {
+            out.error = Some(why);
+            return finish(out, usage, t0);
+        }
         out.artifacts.push(answer_rel.clone());
         record.files.push(answer_rel);
         let u = answer
@@ -208,7 +219,7 @@ fn prepare(a: &AgentAction, ctx: &StepContext) -> Result<(String, String), Strin
 
 /// The staged copy an agent CLI works in (None for agents that cannot act on files).
 async fn staged(a: &AgentAction, ctx: &StepContext) -> Result<Option<Stage>, String> {
-    if a.provider != crate::format::agent::ProviderKind::Command {
+    if a.provider != ProviderKind::Command {
         return Ok(None);
     }
     let ctx = ctx.clone();
