@@ -28,7 +28,7 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
             None => {
                 out.push(
                     Diagnostic::at(file, k.pos, format!("agent `{name}` has neither `provider` nor `command`"))
-                        .help("set `command: [cli, args...]`, or `provider: openai` with `base_url` and `model`, or `provider: replay` with `file`"),
+                        .help("set `command: [cli, args...]`, or `provider: openai` with `base_url` and `model`, or `provider: anthropic` with `model`, or `provider: replay` with `file`"),
                 );
                 continue;
             }
@@ -115,17 +115,83 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
                     .help("name the recorded answers file"),
             );
         }
-        check_timeout(
-            file,
-            a.child("idle_timeout"),
-            &format!("`idle_timeout` of agent `{name}`"),
-            out,
-        );
+        check_headers(file, name, kind, a, out);
+        check_timeouts(file, name, a, out);
         if needs_price && a.child("price").is_none() {
             out.push(
                 Diagnostic::at(file, k.pos, format!("agent `{name}` has no `price`, but `policy.budget.max_cost_usd` is set"))
                     .help("give `price: {input_per_mtok: X, output_per_mtok: Y}` so the cost budget can be enforced"),
             );
         }
+    }
+}
+
+/// Headers an agent's `headers` may not set: the transport's own, and the
+/// ones its provider sets (the key, the API version).
+fn reserved_header(kind: ProviderKind, a: &Node, header: &str) -> bool {
+    let h = header.to_ascii_lowercase();
+    let transport = matches!(
+        h.as_str(),
+        "host" | "content-length" | "content-type" | "transfer-encoding" | "connection" | "upgrade"
+    );
+    transport
+        || match kind {
+            ProviderKind::Openai => h == "authorization" && a.child("api_key_env").is_some(),
+            ProviderKind::Anthropic => h == "x-api-key" || h == "anthropic-version",
+            _ => false,
+        }
+}
+
+/// `headers`: each name an HTTP header name the provider does not set
+/// itself, each value the name of an environment variable.
+fn check_headers(file: &str, name: &str, kind: ProviderKind, a: &Node, out: &mut Vec<Diagnostic>) {
+    let Some(NodeValue::Map(pairs)) = a.child("headers").map(|n| &n.value) else {
+        return;
+    };
+    for (k, v) in pairs {
+        let header = k.name.as_str();
+        let token = !header.is_empty()
+            && header
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !token {
+            out.push(
+                Diagnostic::at(
+                    file,
+                    k.pos,
+                    format!("`{header}` in `headers` of agent `{name}` is not an HTTP header name"),
+                )
+                .help("use letters, digits and `-`, e.g. `api-key` or `HTTP-Referer`"),
+            );
+        } else if reserved_header(kind, a, header) {
+            out.push(
+                Diagnostic::at(
+                    file,
+                    k.pos,
+                    format!("`headers` of agent `{name}` may not set `{header}`: plangate sets it"),
+                )
+                .help("remove it (the API key comes from `api_key_env`)"),
+            );
+        }
+        if let Some(var) = str_of(v)
+            && !env_name_ok(var)
+        {
+            out.push(
+                Diagnostic::at(file, v.pos, format!("the value of header `{header}` of agent `{name}` is not an environment variable name"))
+                    .help("name the variable that holds the value (e.g. AZURE_OPENAI_KEY), never the value itself"),
+            );
+        }
+    }
+}
+
+/// The agent's `retry_base_delay` and `idle_timeout`.
+fn check_timeouts(file: &str, name: &str, a: &Node, out: &mut Vec<Diagnostic>) {
+    for key in ["retry_base_delay", "idle_timeout"] {
+        check_timeout(
+            file,
+            a.child(key),
+            &format!("`{key}` of agent `{name}`"),
+            out,
+        );
     }
 }

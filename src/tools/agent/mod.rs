@@ -31,7 +31,7 @@ use super::StepContext;
 use crate::guard::envelope::{self, Tier};
 use crate::guard::protocol;
 use crate::model::Rejection;
-use crate::model::{AttemptRecord, StepOutcome, StepStatus, Usage};
+use crate::model::{AttemptRecord, HttpAttempt, StepOutcome, StepStatus, Usage};
 use crate::tools::step::Step;
 use accept::{accept, judge, write_json};
 use params::{AgentAction, OutputKind};
@@ -97,7 +97,7 @@ pub(crate) async fn run(
         let _ = std::fs::write(ctx.out_dir.join(&prompt_rel), &prompt);
         out.artifacts.push(prompt_rel.clone());
         let call_started = Instant::now();
-        let result = call(a, step, ctx, &prompt, n, &digest, max_out).await;
+        let (result, http_attempts) = call(a, step, ctx, &prompt, n, &digest, max_out).await;
         let mut record = AttemptRecord {
             attempt: n,
             prompt_sha256: digest,
@@ -108,6 +108,7 @@ pub(crate) async fn run(
             usage: Usage::default(),
             duration_ms: u64::try_from(call_started.elapsed().as_millis()).unwrap_or(u64::MAX),
             files: vec![prompt_rel],
+            http_attempts,
         };
         let answer = match result {
             Ok(ans) => ans,
@@ -237,7 +238,8 @@ fn rejection_summary(attempts: u32, last: &[Rejection]) -> String {
     format!("answer rejected after {attempts} attempt(s): {first}{more}")
 }
 
-/// One call through the step's provider, within the agent's and the step's timeouts.
+/// One call through the step's provider, within the agent's and the step's
+/// timeouts, with the HTTP requests it made (HTTP providers retry).
 async fn call(
     a: &AgentAction,
     step: &Step,
@@ -246,13 +248,14 @@ async fn call(
     attempt: u32,
     digest: &str,
     max_out: u64,
-) -> Result<Answer, CallError> {
+) -> (Result<Answer, CallError>, Vec<HttpAttempt>) {
+    let http = provider::HttpLog::default();
     let timeout = a
         .agent
         .timeout
         .map_or(DEFAULT_TIMEOUT, |t| t.0)
         .min(step.timeout);
-    provider::of(a.provider)
+    let result = provider::of(a.provider)
         .call(Call {
             action: a,
             step,
@@ -262,6 +265,8 @@ async fn call(
             digest,
             max_out,
             timeout,
+            http: &http,
         })
-        .await
+        .await;
+    (result, http.take())
 }
