@@ -47,8 +47,7 @@ pub struct AgentDef {
     /// everywhere.
     #[serde(default)]
     #[schemars(extend(
-        "additionalProperties" = {"type": "string", "pattern": crate::model::policy::ENV_NAME_PATTERN},
-        "propertyNames" = {"pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"}
+        "additionalProperties" = {"type": "string", "pattern": crate::model::policy::ENV_NAME_PATTERN}
     ))]
     pub headers: Option<std::collections::BTreeMap<String, String>>,
     /// `openai` and `anthropic`: for `output: json` steps whose schema is an object, ask for the

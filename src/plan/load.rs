@@ -244,6 +244,10 @@ fn explain(
             Diagnostic::at(file, pos, format!("invalid matrix key in {what}"))
                 .help("matrix keys are lowercase: a letter, then letters, digits or `_` (32 at most); each becomes PLANGATE_MATRIX_<KEY>"),
         ],
+        K::Pattern { .. } if pointer.contains("/headers/") => vec![
+            Diagnostic::at(file, pos, format!("invalid {what}: `{found}` is not an environment variable name"))
+                .help("give the NAME of the variable that holds the header's value (e.g. AZURE_OPENAI_KEY), never the value itself"),
+        ],
         K::Pattern { .. } => vec![
             Diagnostic::at(file, pos, format!("invalid {what}: `{found}`")).help(
                 "ids start with a letter or `_` and use only letters, digits, `_` and `-` (64 characters at most)",

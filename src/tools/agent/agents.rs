@@ -126,29 +126,38 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Headers an agent's `headers` may not set: the transport's own, and the
-/// ones its provider sets (the key, the API version).
-fn reserved_header(kind: ProviderKind, a: &Node, header: &str) -> bool {
+/// Why an agent's `headers` may not set `header` (None: it may): the
+/// transport's own headers, and the ones its provider sets (the key, the
+/// API version).
+fn reserved_header(kind: ProviderKind, a: &Node, header: &str) -> Option<&'static str> {
     let h = header.to_ascii_lowercase();
     let transport = matches!(
         h.as_str(),
         "host" | "content-length" | "content-type" | "transfer-encoding" | "connection" | "upgrade"
     );
-    transport
-        || match kind {
-            ProviderKind::Openai => h == "authorization" && a.child("api_key_env").is_some(),
-            ProviderKind::Anthropic => h == "x-api-key" || h == "anthropic-version",
-            _ => false,
-        }
+    let key = match kind {
+        ProviderKind::Openai => h == "authorization" && a.child("api_key_env").is_some(),
+        ProviderKind::Anthropic => h == "x-api-key",
+        _ => false,
+    };
+    if transport {
+        Some("remove it: the HTTP client sets it for the JSON request")
+    } else if key {
+        Some("remove it: the API key comes from the variable `api_key_env` names")
+    } else if kind == ProviderKind::Anthropic && h == "anthropic-version" {
+        Some("remove it: plangate speaks `anthropic-version: 2023-06-01`, the version it reads")
+    } else {
+        None
+    }
 }
 
 /// `headers`: each name an HTTP header name the provider does not set
-/// itself, each value the name of an environment variable.
+/// itself (that each value names an environment variable is the schema's).
 fn check_headers(file: &str, name: &str, kind: ProviderKind, a: &Node, out: &mut Vec<Diagnostic>) {
     let Some(NodeValue::Map(pairs)) = a.child("headers").map(|n| &n.value) else {
         return;
     };
-    for (k, v) in pairs {
+    for (k, _) in pairs {
         let header = k.name.as_str();
         let token = !header.is_empty()
             && header
@@ -163,22 +172,14 @@ fn check_headers(file: &str, name: &str, kind: ProviderKind, a: &Node, out: &mut
                 )
                 .help("use letters, digits and `-`, e.g. `api-key` or `HTTP-Referer`"),
             );
-        } else if reserved_header(kind, a, header) {
+        } else if let Some(help) = reserved_header(kind, a, header) {
             out.push(
                 Diagnostic::at(
                     file,
                     k.pos,
                     format!("`headers` of agent `{name}` may not set `{header}`: plangate sets it"),
                 )
-                .help("remove it (the API key comes from `api_key_env`)"),
-            );
-        }
-        if let Some(var) = str_of(v)
-            && !env_name_ok(var)
-        {
-            out.push(
-                Diagnostic::at(file, v.pos, format!("the value of header `{header}` of agent `{name}` is not an environment variable name"))
-                    .help("name the variable that holds the value (e.g. AZURE_OPENAI_KEY), never the value itself"),
+                .help(help),
             );
         }
     }
