@@ -294,6 +294,7 @@ fn anthropic_529_overloaded_twice_then_an_answer_with_cache_tokens() {
             .unwrap()
             .contains("overloaded_error: Overloaded")
     );
+    assert!(stderr(&o).contains("2 HTTP retries"), "{}", stderr(&o));
     let s = env.step("fix");
     assert_eq!(s["status"], "success");
     // Cache writes and reads are input tokens, and shown apart.
