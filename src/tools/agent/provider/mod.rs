@@ -70,6 +70,9 @@ pub(crate) struct Call<'a> {
     pub max_out: u64,
     /// Time for this call (the agent's `timeout`, within the step's), retries included.
     pub timeout: Duration,
+    /// A private, writable home for an agent CLI (`HOME`, the XDG folders);
+    /// `ctx`'s workspace is then the staged copy it works in.
+    pub home: Option<&'a std::path::Path>,
     /// Where HTTP providers record each request.
     pub http: &'a HttpLog,
 }
