@@ -498,10 +498,16 @@ fn an_unset_header_variable_blocks_the_step_before_the_run() {
         PROMPT,
         &[],
     );
-    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    // The pre-flight of agents: the run is invalid (exit 2), nothing is sent.
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(server.seen().is_empty());
-    let reason = env.step("fix")["approval"]["reason"].to_string();
-    assert!(reason.contains("`TEST_UNSET_HEADER_VAR`"), "{reason}");
+    assert!(
+        stderr(&o).contains(
+            "the variable `TEST_UNSET_HEADER_VAR` of its header `api-key` is unset or empty"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }
 
 const SCHEMA: &str = "      output: json\n      schema: {type: object, additionalProperties: false, properties: {count: {type: integer, minimum: 0}}, required: [count]}\n";
@@ -606,7 +612,7 @@ fn anthropic_reads_its_key_from_anthropic_api_key_by_default() {
             .head
             .contains("x-api-key: fake-default-key-0001")
     );
-    // Unset, the step is blocked before anything runs.
+    // Unset, the run is invalid (the pre-flight of agents, exit 2) before anything runs.
     let env = Env::new();
     let path = env.write(
         "plan.yaml",
@@ -619,10 +625,10 @@ fn anthropic_reads_its_key_from_anthropic_api_key_by_default() {
         .env_remove("ANTHROPIC_API_KEY")
         .output()
         .unwrap();
-    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(
-        env.step("fix")["approval"]["reason"]
-            .to_string()
-            .contains("`ANTHROPIC_API_KEY`")
+        stderr(&o).contains("`ANTHROPIC_API_KEY` (api_key_env) is unset or empty"),
+        "{}",
+        stderr(&o)
     );
 }

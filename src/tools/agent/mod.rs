@@ -114,18 +114,7 @@ pub(crate) async fn run(
             }
         };
         let _ = std::fs::write(ctx.out_dir.join(&answer_rel), &answer.text);
-        if let Some(rec) = ctx
-            .record
-            .as_ref()
-            .filter(|_| a.provider != ProviderKind::Replay)
-            && let Err(why) = rec.append(
-                &step.id,
-                n,
-                &record.prompt_sha256,
-                &answer.text,
-                answer.usage.as_ref(),
-            )
-        {
+        if let Err(why) = record_answer(a, step, ctx, &record, &answer) {
             out.error = Some(why);
             return finish(out, usage, t0);
         }
@@ -188,6 +177,26 @@ fn tier_name(t: Tier) -> String {
         Tier::Recovered => "recovered",
     }
     .to_owned()
+}
+
+/// `--record`: a live answer goes to the replay file (replayed ones are not recorded again).
+fn record_answer(
+    a: &AgentAction,
+    step: &Step,
+    ctx: &StepContext,
+    record: &AttemptRecord,
+    answer: &Answer,
+) -> Result<(), String> {
+    match &ctx.record {
+        Some(rec) if a.provider != ProviderKind::Replay => rec.append(
+            &step.id,
+            record.attempt,
+            &record.prompt_sha256,
+            &answer.text,
+            answer.usage.as_ref(),
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// The record of attempt `n`, before its answer is judged.

@@ -1,7 +1,8 @@
 //! Before any step runs: every agent the selected steps use must be
 //! reachable, so a run never finds one missing after earlier steps ran. A
 //! `command` agent's program is on plangate's `PATH` (or is an executable
-//! path); a declared `api_key_env` is set and not empty; a `replay` file
+//! path); its key variable (`api_key_env`, or the provider's default) and
+//! the variables of its `headers` are set and not empty; a `replay` file
 //! exists, fits the size cap and every line is a record the provider reads.
 //! Any problem is a diagnostic: the run is invalid (exit 2) and nothing runs.
 
@@ -57,13 +58,21 @@ pub(crate) fn check(
 /// What stops agent `a` from running here: (message, what to do).
 fn problems(a: &AgentAction, env: &ToolEnv) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    if let Some(var) = &a.agent.api_key_env
-        && !env.scope.missing([var]).is_empty()
+    if let Some(var) = super::provider::key_env(a).map(str::to_owned)
+        && !env.scope.missing([&var]).is_empty()
     {
         out.push((
             format!("its key variable `{var}` (api_key_env) is unset or empty"),
             format!("set {var} in the CI job's environment (a secret), or change `api_key_env`"),
         ));
+    }
+    for (header, var) in a.agent.headers.iter().flatten() {
+        if !env.scope.missing([var]).is_empty() {
+            out.push((
+                format!("the variable `{var}` of its header `{header}` is unset or empty"),
+                format!("set {var} in the CI job's environment (a secret), or remove the header"),
+            ));
+        }
     }
     match a.provider {
         ProviderKind::Command => {
@@ -88,7 +97,7 @@ fn problems(a: &AgentAction, env: &ToolEnv) -> Vec<(String, String)> {
                 ));
             }
         }
-        ProviderKind::Openai => {}
+        ProviderKind::Openai | ProviderKind::Anthropic => {}
     }
     out
 }
