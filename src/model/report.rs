@@ -143,6 +143,11 @@ pub(crate) struct StepReport {
     /// `bytes`): what it changed, checked and applied after its answer was accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_changes: Option<super::AgentChanges>,
+    /// An agent step's accepted result (`kind`: envelope | json | code;
+    /// `summary`, `files`, `next_actions` of an envelope; `text`: the JSON or
+    /// code, redacted and cut at 4000 characters, `cut` when it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<super::AgentResult>,
     /// Workspace files the step created, changed or removed (by their
     /// metadata), when it ran alone; absent when it overlapped another step.
     /// For an agent step with a change set: exactly those files.

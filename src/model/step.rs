@@ -92,6 +92,8 @@ pub(crate) struct StepOutcome {
     pub workspace_files: Vec<String>,
     /// An agent step's change set, applied after its answer was accepted (exact, whatever ran beside it).
     pub agent_changes: Option<AgentChanges>,
+    /// An agent step's accepted result, as the summaries show it.
+    pub result: Option<AgentResult>,
     /// Secrets found in the step's artifacts and files (values never kept).
     pub findings: Vec<Finding>,
 }
@@ -117,6 +119,7 @@ impl StepOutcome {
             environment: None,
             workspace_files: Vec::new(),
             agent_changes: None,
+            result: None,
             findings: Vec::new(),
         }
     }
@@ -144,6 +147,37 @@ pub(crate) struct AgentChanges {
     pub files: Vec<ChangedPath>,
     /// Bytes of content written.
     pub bytes: u64,
+}
+
+/// An agent step's accepted result as the step summary, the PR comment and
+/// `plangate report --format markdown` show it: redacted, cut.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct AgentResult {
+    /// envelope | json | code.
+    pub kind: String,
+    /// An envelope's summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// An envelope's files (paths).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// An envelope's next actions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub next_actions: Vec<String>,
+    /// A code block's language.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// The JSON value (pretty) or the code, cut at [`AgentResult::MAX_TEXT`] characters.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// `text` was cut (the whole value is in `parsed.*`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
+}
+
+impl AgentResult {
+    /// Most characters of `text` kept.
+    pub(crate) const MAX_TEXT: usize = 4000;
 }
 
 /// One path of an agent's change set.

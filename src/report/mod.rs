@@ -159,6 +159,7 @@ impl Reporter {
                 usage: None,
                 agent_attempts: Vec::new(),
                 agent_changes: None,
+                result: None,
                 changed_files: None,
                 changed_files_omitted: 0,
                 environment: None,
@@ -470,6 +471,7 @@ impl Reporter {
         let s = &mut self.report.steps[step];
         s.agent_attempts.clone_from(&o.agent_attempts);
         s.agent_changes.clone_from(&o.agent_changes);
+        s.result.clone_from(&o.result);
         if let Some(u) = &o.usage {
             self.report.usage.add(u);
         }

@@ -122,6 +122,7 @@ pub(crate) fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec
     let mut out = vec![header_section(r, detail, details)];
     out.extend(problems_section(r));
     out.extend(steps_section(r, detail));
+    out.extend(results_section(r, detail));
     out.extend(findings_section(r, detail));
     out.extend(changes_section(r, detail));
     out.extend(usage_section(r));
@@ -235,6 +236,114 @@ fn steps_section(r: &Report, detail: Detail) -> Option<Section> {
     s.tail = "\n".to_owned();
     s.required = true;
     Some(s)
+}
+
+/// Each agent step's accepted result: an envelope's summary, files and next
+/// actions; a JSON object of plain values as a table, other JSON and code as
+/// a fenced block (cut shorter in the compact form).
+fn results_section(r: &Report, detail: Detail) -> Option<Section> {
+    let max_chars = match detail {
+        Detail::Full => crate::model::AgentResult::MAX_TEXT,
+        Detail::Compact => 1500,
+    };
+    let rows: Vec<String> = r
+        .steps
+        .iter()
+        .filter_map(|s| s.result.as_ref().map(|res| (s, res)))
+        .map(|(s, res)| agent_result(&s.id, res, max_chars))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut s = Section::new("agent results", "### Agent results\n\n".to_owned());
+    s.rows = rows;
+    Some(s)
+}
+
+fn agent_result(id: &str, res: &crate::model::AgentResult, max_chars: usize) -> String {
+    let mut out = format!("**{}** ({})\n\n", code(id, At::Text), res.kind);
+    if let Some(summary) = &res.summary {
+        let _ = writeln!(out, "{}\n", text(summary, At::Text));
+    }
+    if !res.files.is_empty() {
+        let files: Vec<String> = res.files.iter().map(|f| code(f, At::Text)).collect();
+        let _ = writeln!(out, "Files: {}\n", files.join(", "));
+    }
+    for n in &res.next_actions {
+        let _ = writeln!(out, "- next: {}", text(n, At::Text));
+    }
+    if !res.next_actions.is_empty() {
+        out.push('\n');
+    }
+    if res.text.is_empty() {
+        return out;
+    }
+    if res.kind == "json"
+        && !res.cut
+        && let Some(table) = json_table(&res.text)
+    {
+        out.push_str(&table);
+        out.push('\n');
+        return out;
+    }
+    let shown: String = res.text.chars().take(max_chars).collect();
+    let cut = res.cut || shown.len() < res.text.len();
+    let lang = match res.kind.as_str() {
+        "json" => "json".to_owned(),
+        _ => res
+            .language
+            .as_deref()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.' | '_'))
+            .collect(),
+    };
+    let fence = fence_for(&shown);
+    let _ = writeln!(
+        out,
+        "{fence}{lang}\n{}\n{fence}",
+        shown.trim_end_matches('\n')
+    );
+    if cut {
+        out.push_str("(cut; the whole result is in the step's `parsed.*` artifact)\n");
+    }
+    out.push('\n');
+    out
+}
+
+/// A JSON object whose values are all plain (string, number, bool, null) as a table.
+fn json_table(json: &str) -> Option<String> {
+    let Value::Object(map) = serde_json::from_str::<Value>(json).ok()? else {
+        return None;
+    };
+    if map.is_empty() || map.values().any(|v| v.is_object() || v.is_array()) {
+        return None;
+    }
+    let mut out = "| key | value |\n| --- | --- |\n".to_owned();
+    for (k, v) in &map {
+        let value = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} |",
+            code(k, At::Cell),
+            text(&value, At::Cell)
+        );
+    }
+    Some(out)
+}
+
+/// A code fence longer than any run of backticks in `s` (at least three).
+fn fence_for(s: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in s.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat((longest + 1).max(3))
 }
 
 /// The secrets found: rule, location, line and fingerprint, never the value.

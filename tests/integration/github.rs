@@ -774,3 +774,115 @@ fn a_saved_reports_plan_id_is_redacted_in_the_check_run_name_and_comment_marker(
     let text = body(comment[0])["body"].as_str().unwrap_or("").to_owned();
     assert!(text.starts_with("<!-- plangate:deploy-"), "{text}");
 }
+
+#[test]
+fn agent_results_show_in_the_comment_the_check_run_the_step_summary_and_the_report() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO}/issues/7/comments")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+            .mount(&server)
+            .await;
+        mock(
+            "POST",
+            format!("{REPO}/issues/7/comments"),
+            201,
+            Some(json!({"id": 5})),
+        )
+        .mount(&server)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/check-runs"),
+            201,
+            Some(json!({"id": 9})),
+        )
+        .mount(&server)
+        .await;
+    });
+    let env = Env::new();
+    let answers = env.ws.parent().unwrap().join("answers.jsonl");
+    let review = json!({"status": "OK", "summary": "Two issues: unchecked index in parse().", "artifacts": [{"path": "REVIEW.md", "content": "x\n"}], "next_actions": ["add a bounds check"]});
+    let records = [
+        json!({"step": "review", "attempt": 1, "answer": review.to_string()}),
+        json!({"step": "score", "attempt": 1, "answer": json!({"score": 7, "verdict": "needs work"}).to_string()}),
+        json!({"step": "patch", "attempt": 1, "answer": "```rust\nfn f() -> u8 { 1 }\n```"}),
+    ];
+    let lines: Vec<String> = records.iter().map(Value::to_string).collect();
+    std::fs::write(&answers, lines.join("\n") + "\n").unwrap();
+    let plan = format!(
+        "version: 1\nid: gh\npolicy: {{risk_tolerance: medium}}\nagents:\n  r: {{provider: replay, file: {:?}}}\nsteps:\n  - {{id: review, tool: agent, parameters: {{agent: r, prompt: Review.}}}}\n  - {{id: score, tool: agent, parameters: {{agent: r, prompt: Score., output: json, schema: {{type: object}}}}}}\n  - {{id: patch, tool: agent, parameters: {{agent: r, prompt: Patch., output: code, language: rust}}}}\n",
+        answers.display().to_string()
+    );
+    let summary = env.ws.parent().unwrap().join("summary.md");
+    let summary_arg = summary.display().to_string();
+    let o = {
+        let plan = env.write("plan.yaml", &plan);
+        let mut c = env.cmd();
+        for (k, _) in std::env::vars() {
+            if k.starts_with("GITHUB_") {
+                c.env_remove(k);
+            }
+        }
+        let event = env.write(".github-event.json", &pr_event().to_string());
+        c.arg("run")
+            .arg(&plan)
+            .arg("--out")
+            .arg(&env.out)
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_REPOSITORY", "acme/widgets")
+            .env("GITHUB_EVENT_PATH", &event)
+            .env("GITHUB_SHA", "ffffffffffffffffffffffffffffffffffffffff")
+            .env("GITHUB_STEP_SUMMARY", &summary_arg)
+            .env("PLANGATE_GITHUB_TOKEN", TOKEN)
+            .env("PLANGATE_GITHUB_API_URL", server.uri())
+            .output()
+            .unwrap()
+    };
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let reqs = requests(&rt, &server);
+    let comment = body(find(&reqs, "POST", &format!("{REPO}/issues/7/comments"))[0])["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let check = body(find(&reqs, "POST", &format!("{REPO}/check-runs"))[0])["output"]["summary"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let step_summary = std::fs::read_to_string(&summary).unwrap();
+    let rendered = env
+        .cmd()
+        .args(["report", "--format", "markdown"])
+        .arg(env.out.join("report.json"))
+        .output()
+        .unwrap();
+    let rendered = String::from_utf8_lossy(&rendered.stdout).into_owned();
+    for (name, text) in [
+        ("comment", &comment),
+        ("check run", &check),
+        ("step summary", &step_summary),
+        ("report --format markdown", &rendered),
+    ] {
+        for want in [
+            "### Agent results",
+            "Two issues: unchecked index in parse().",
+            "Files: `REVIEW.md`",
+            "- next: add a bounds check",
+            "| `score` | 7 |",
+            "| `verdict` | needs work |",
+            "```rust\nfn f() -> u8 { 1 }\n```",
+        ] {
+            assert!(text.contains(want), "{name} lacks {want:?}:\n{text}");
+        }
+    }
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(env.out.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        report["steps"][0]["result"]["summary"],
+        "Two issues: unchecked index in parse()."
+    );
+    assert_eq!(report["steps"][2]["result"]["language"], "rust");
+}

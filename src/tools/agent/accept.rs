@@ -13,7 +13,7 @@ use super::provider::{Answer, one_line};
 use super::stage::Stage;
 use crate::guard::envelope::{self, Status, Tier};
 use crate::guard::{code, json};
-use crate::model::{AgentChanges, StepOutcome, StepStatus};
+use crate::model::{AgentChanges, AgentResult, StepOutcome, StepStatus};
 use crate::model::{Category, Rejection};
 use crate::tools::StepContext;
 use crate::tools::step::Step;
@@ -105,6 +105,7 @@ pub(super) fn accept(
     }
     out.artifacts.push(rel);
     out.result_file = Some(path);
+    out.result = Some(shown(a, &acc.kind, &text));
     let mut files: Vec<(&str, &[u8])> = Vec::new();
     if let AcceptedKind::Envelope(e) = &acc.kind {
         if e.status == Status::Fail {
@@ -143,6 +144,50 @@ pub(super) fn accept(
     out.status = StepStatus::Success;
     out.error = None;
     out
+}
+
+/// The accepted result as the summaries show it: redacted, then cut.
+fn shown(a: &AgentAction, kind: &AcceptedKind, text: &str) -> AgentResult {
+    const MAX_ITEM: usize = 300;
+    let cut_text = |t: &str| {
+        let clean = crate::redact::clean_str(t).into_owned();
+        let cut = clean.chars().count() > AgentResult::MAX_TEXT;
+        (
+            clean
+                .chars()
+                .take(AgentResult::MAX_TEXT)
+                .collect::<String>(),
+            cut,
+        )
+    };
+    match kind {
+        AcceptedKind::Envelope(e) => AgentResult {
+            kind: "envelope".to_owned(),
+            summary: Some(crate::redact::cut(&e.summary, AgentResult::MAX_TEXT)),
+            files: e
+                .files()
+                .iter()
+                .map(|f| crate::redact::cut(&f.path, MAX_ITEM))
+                .collect(),
+            next_actions: e
+                .actions()
+                .iter()
+                .map(|n| crate::redact::cut(n, MAX_ITEM))
+                .collect(),
+            ..AgentResult::default()
+        },
+        AcceptedKind::Json(_) | AcceptedKind::Code(_) => {
+            let (text, cut) = cut_text(text);
+            let code = matches!(kind, AcceptedKind::Code(_));
+            AgentResult {
+                kind: if code { "code" } else { "json" }.to_owned(),
+                language: if code { a.language.clone() } else { None },
+                text,
+                cut,
+                ..AgentResult::default()
+            }
+        }
+    }
 }
 
 /// Check and apply the agent's change set; record it on `out`. `Err` says
