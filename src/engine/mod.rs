@@ -42,19 +42,16 @@ use crate::tools::{self, RunShared, ToolEnv};
 use events::RunEvent;
 use schedule::Scheduler;
 
-/// The variable that carries an agent step's accepted result file to later steps.
+/// The variable that carries an agent step's accepted result file to later steps
+/// (`PLANGATE_RESULT_<ID>`, the id as [`crate::format::names::env_key`] writes it).
 pub(crate) fn result_var(step_id: &str) -> String {
-    let up: String = step_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("PLANGATE_RESULT_{up}")
+    format!("PLANGATE_RESULT_{}", crate::format::names::env_key(step_id))
+}
+
+/// The variable that carries output `name` of step `step_id` to its dependents.
+pub(crate) fn output_var(step_id: &str, name: &str) -> String {
+    use crate::format::names::env_key;
+    format!("PLANGATE_OUTPUT_{}_{}", env_key(step_id), env_key(name))
 }
 
 /// Everything about a run that is not in the plan.
@@ -84,6 +81,8 @@ pub(crate) struct RunSettings {
     pub resume: Option<crate::resume::Resume>,
     /// `--shard i/N`: the report's `shard` block (the plan is already restricted to it).
     pub shard: Option<crate::model::ShardInfo>,
+    /// The plan's input values (checked).
+    pub inputs: std::collections::BTreeMap<String, crate::plan::inputs::InputValue>,
 }
 
 /// A step's risk and decision.
@@ -219,6 +218,11 @@ pub(crate) async fn run(
                 .collect(),
         ),
         results: start.results,
+        outputs: start.outputs,
+        status_conditions: plan
+            .steps
+            .iter()
+            .any(|s| s.condition.as_ref().is_some_and(|c| c.uses_status)),
         budget_hit: Vec::new(),
         secrets: start.secrets,
         fingerprints: start.fingerprints,

@@ -92,6 +92,8 @@ pub(crate) struct StepOutcome {
     pub workspace_files: Vec<String>,
     /// Secrets found in the step's artifacts and files (values never kept).
     pub findings: Vec<Finding>,
+    /// The step's outputs (name -> value), for its dependents and the report.
+    pub outputs: std::collections::BTreeMap<String, String>,
 }
 
 impl StepOutcome {
@@ -115,6 +117,7 @@ impl StepOutcome {
             environment: None,
             workspace_files: Vec::new(),
             findings: Vec::new(),
+            outputs: std::collections::BTreeMap::new(),
         }
     }
 }
