@@ -13,8 +13,8 @@ pub(crate) struct Piece {
     pub start: usize,
     /// Byte offset after `}}`.
     pub end: usize,
-    /// The reference, or why it is not one (offset within the text).
-    pub r: Result<Ref, ExprError>,
+    /// The reference and its byte offset in the text, or why it is not one.
+    pub r: Result<(Ref, usize), ExprError>,
 }
 
 /// Every `${{ ... }}` of `text`, in order; an unclosed one is an error piece.
@@ -39,7 +39,9 @@ pub(crate) fn pieces(text: &str) -> Vec<Piece> {
         let inner = &text[inner_at..inner_at + j];
         let r = match expr::parse(inner) {
             Ok(e) => match e.kind {
-                Kind::Ref(r @ (Ref::Input(_) | Ref::Matrix(_) | Ref::Output(..))) => Ok(r),
+                Kind::Ref(r @ (Ref::Input(_) | Ref::Matrix(_) | Ref::Output(..))) => {
+                    Ok((r, inner_at + e.at))
+                }
                 _ => Err(ExprError {
                     at: e.at,
                     message: "a prompt template holds one name: `inputs.NAME`, `matrix.KEY` or `steps.ID.outputs.NAME`".to_owned(),
@@ -67,7 +69,7 @@ pub(crate) fn render(
     let mut last = 0;
     for p in pieces(text) {
         out.push_str(&text[last..p.start]);
-        let r = p.r.map_err(|e| e.message)?;
+        let (r, _) = p.r.map_err(|e| e.message)?;
         out.push_str(&value(&r)?);
         last = p.end;
     }

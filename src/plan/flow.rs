@@ -132,9 +132,9 @@ fn prompt(cx: &FlowCx<'_>, t: usize, diags: &mut Vec<Diagnostic>) {
                     .to_owned(),
                 e.at,
             ),
-            Ok(r) => match resolve(cx, t, &r) {
+            Ok((r, at)) => match resolve(cx, t, &r) {
                 Ok(_) => continue,
-                Err((msg, help)) => (msg, help, p.start + 4),
+                Err((msg, help)) => (msg, help, at),
             },
         };
         diags.push(
@@ -300,13 +300,14 @@ fn known<'a>(what: &str, name: &str, all: impl Iterator<Item = &'a str>) -> Stri
 }
 
 /// Where byte `at` of a scalar's `value` is in the plan file: exact for
-/// plain and quoted scalars on one line and for literal blocks (`|`), the
-/// scalar's own position otherwise.
+/// plain and quoted scalars on one line and for literal blocks (`|`, whose
+/// position is their first line's), the scalar's own position otherwise.
 pub(super) fn place(text: &str, node: &Node, value: &str, at: usize) -> Pos {
     let (l, c) = template::line_col(value, at);
+    let line = node.pos.line + (l as u64 - 1);
     let Some(src) = text
         .lines()
-        .nth(usize::try_from(node.pos.line).unwrap_or(0).wrapping_sub(1))
+        .nth(usize::try_from(line).unwrap_or(0).wrapping_sub(1))
     else {
         return node.pos;
     };
@@ -315,34 +316,16 @@ pub(super) fn place(text: &str, node: &Node, value: &str, at: usize) -> Pos {
     let value_line = value.split('\n').nth(l - 1).unwrap_or("");
     let before: String = value_line.chars().take(c - 1).collect();
     let at_col = |base: usize| Pos {
-        line: node.pos.line + (l as u64 - 1),
+        line,
         column: (base + c - 1) as u64,
     };
-    if l == 1 && rest.starts_with(&before) {
-        return at_col(col0);
-    }
-    if l == 1 && (rest.starts_with('\'') || rest.starts_with('"')) && rest[1..].starts_with(&before)
-    {
+    let quote = rest.chars().next().filter(|q| *q == '\'' || *q == '"');
+    let quoted = quote.is_some_and(|q| !value.starts_with(q));
+    if l == 1 && quoted && rest[1..].starts_with(&before) {
         return at_col(col0 + 1);
     }
-    if rest.starts_with('|') {
-        let line = node.pos.line + l as u64;
-        if let Some(s) = text
-            .lines()
-            .nth(usize::try_from(line).unwrap_or(0).wrapping_sub(1))
-        {
-            let indent = s.chars().take_while(|c| *c == ' ').count();
-            if s.chars()
-                .skip(indent)
-                .collect::<String>()
-                .starts_with(&before)
-            {
-                return Pos {
-                    line,
-                    column: (indent + c) as u64,
-                };
-            }
-        }
+    if !quoted && rest.starts_with(&before) {
+        return at_col(col0);
     }
     node.pos
 }
