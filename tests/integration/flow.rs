@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Env, code, prompt_of, read_json, stderr};
+use crate::harness::{Env, code, read_json, stderr};
 
 const INPUTS_PLAN: &str = r#"version: 1
 id: inputs
@@ -459,7 +459,11 @@ steps:
     let plan = plan.replace("; ${{ not closed on purpose", ".");
     let o = env.run(&plan, &["--input", "base-ref=release"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let prompt = prompt_of(&env.out.join("artifacts/review[package=cli]"), 1);
+    let prompt = std::fs::read_to_string(
+        env.out
+            .join("artifacts/review[package=cli]/attempt-1.prompt.txt"),
+    )
+    .unwrap();
     assert!(
         prompt.starts_with("Review cli against release.\nLint found 4 problems."),
         "{prompt}"
