@@ -10,7 +10,11 @@
 //!    succeeded, at most `max_parallel` at once. The first failure of a step
 //!    without `continue_on_error` stops new steps from starting; running ones
 //!    finish. Dependents of a failed step are `not_run`; of a skipped step,
-//!    `skipped`.
+//!    `skipped`. A step with `if:` runs only when its condition holds
+//!    (false: `skipped`, "condition false"); one whose condition calls a
+//!    status function (`always()`, `success()`, `failure()`) is evaluated
+//!    whatever its dependencies ended, even after a failure. A step gets its
+//!    dependencies' outputs as `PLANGATE_OUTPUT_<STEP>_<NAME>`.
 //! 3. *Rollback*: when the run fails (not when it is interrupted or denied),
 //!    the `rollback_command` of every step that succeeded runs, newest
 //!    completion first, each with its step's timeout; a failing rollback is

@@ -56,11 +56,14 @@ fn inputs_come_from_the_flag_then_the_environment_then_the_default() {
     );
 }
 
+/// Flags, environment variables, and what the refusal says.
+type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
 #[test]
 fn every_bad_input_is_refused_before_anything_runs_with_exit_2_naming_it() {
     let env = Env::new();
     let plan = env.write("plan.yaml", INPUTS_PLAN);
-    let cases: &[(&[&str], &[(&str, &str)], &str)] = &[
+    let cases: &[Case<'_>] = &[
         (&[], &[], "input `count` is required and was not given"),
         (
             &["--input", "count=many"],
@@ -124,10 +127,7 @@ fn every_bad_input_is_refused_before_anything_runs_with_exit_2_naming_it() {
             if command == "run" {
                 let r = env.report();
                 assert_eq!(r["status"], "invalid");
-                assert!(
-                    r["errors"].to_string().contains(&want.replace('`', "`")),
-                    "{r}"
-                );
+                assert!(r["errors"].to_string().contains(*want), "{r}");
                 assert!(!env.out.join("artifacts/show").exists(), "nothing ran");
             }
         }
