@@ -90,6 +90,8 @@ pub(crate) struct StepOutcome {
     pub environment: Option<StepEnvironment>,
     /// Workspace files the step wrote through plangate (agent envelope files), relative.
     pub workspace_files: Vec<String>,
+    /// An agent step's change set, applied after its answer was accepted (exact, whatever ran beside it).
+    pub agent_changes: Option<AgentChanges>,
     /// Secrets found in the step's artifacts and files (values never kept).
     pub findings: Vec<Finding>,
     /// The step's outputs (name -> value), for its dependents and the report.
@@ -116,6 +118,7 @@ impl StepOutcome {
             result_file: None,
             environment: None,
             workspace_files: Vec::new(),
+            agent_changes: None,
             findings: Vec::new(),
             outputs: std::collections::BTreeMap::new(),
         }
@@ -131,6 +134,28 @@ pub(crate) struct StepEnvironment {
     pub variables: Vec<String>,
     /// The declared secrets passed (their values are masked in every output).
     pub secrets: Vec<String>,
+}
+
+/// What an agent step changed in the workspace: its checked change set,
+/// applied only after its answer was accepted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct AgentChanges {
+    /// How the agent worked: `staged copy` (an agent CLI, in a copy of the
+    /// workspace) or `envelope` (plangate wrote the envelope's files).
+    pub via: String,
+    /// Each path created, modified or deleted (relative to the workspace), by path.
+    pub files: Vec<ChangedPath>,
+    /// Bytes of content written.
+    pub bytes: u64,
+}
+
+/// One path of an agent's change set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ChangedPath {
+    /// Relative to the workspace.
+    pub path: String,
+    /// added | modified | deleted.
+    pub change: super::Change,
 }
 
 /// One agent attempt, as the report shows it.
@@ -157,4 +182,11 @@ pub(crate) struct AttemptRecord {
     pub duration_ms: u64,
     /// The prompt and the raw answer, relative to the output directory (kept as evidence, never used as input).
     pub files: Vec<String>,
+    /// Files the attempt changed in its staged copy that were discarded with its rejected answer.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub discarded_changes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

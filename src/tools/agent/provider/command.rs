@@ -91,8 +91,11 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         stdin: Some(prompt.as_bytes().to_vec()),
         idle_timeout: a.agent.idle_timeout.map(|t| t.0),
     };
-    let guarded = crate::tools::sandboxed::run(spec, ctx, None)
-        .await
+    let started = match c.home {
+        Some(home) => crate::tools::sandboxed::run_with_home(spec, ctx, home).await,
+        None => crate::tools::sandboxed::run(spec, ctx, None).await,
+    };
+    let guarded = started
         .map_err(|e| CallError::Failed(format!("cannot start agent `{}`: {e}", a.agent_name)))?;
     let bytes = std::fs::read(&raw).unwrap_or_default();
     let _ = std::fs::remove_file(&raw);
