@@ -54,7 +54,7 @@ pub(crate) use sandbox::{
     Availability, Backend, Filesystem, Limits, Profile, SandboxMode, StepSandbox,
 };
 pub(crate) use step::{
-    AgentChanges, AttemptRecord, ChangedPath, StepEnvironment, StepOutcome, StepStatus,
+    AgentChanges, AttemptRecord, ChangedPath, HttpAttempt, StepEnvironment, StepOutcome, StepStatus,
 };
 pub(crate) use tool::ToolName;
 pub(crate) use usage::Usage;

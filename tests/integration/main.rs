@@ -11,6 +11,7 @@
 )]
 
 mod agent;
+mod agent_http;
 mod agent_stage;
 mod bad_inputs;
 mod ci;

@@ -188,6 +188,8 @@ fn cli_json_answer(agent: &str, stdout: &str) -> Result<Answer, CallError> {
                 .and_then(Value::as_f64)
                 .unwrap_or(0.0),
             estimated: false,
+            cache_creation_input_tokens: n("cache_creation_input_tokens"),
+            cache_read_input_tokens: n("cache_read_input_tokens"),
         }
     });
     let cut_short = match v.get("is_error").and_then(Value::as_bool) {
