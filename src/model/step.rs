@@ -96,6 +96,8 @@ pub(crate) struct StepOutcome {
     pub result: Option<AgentResult>,
     /// Secrets found in the step's artifacts and files (values never kept).
     pub findings: Vec<Finding>,
+    /// The step's outputs (name -> value), for its dependents and the report.
+    pub outputs: std::collections::BTreeMap<String, String>,
 }
 
 impl StepOutcome {
@@ -121,6 +123,7 @@ impl StepOutcome {
             agent_changes: None,
             result: None,
             findings: Vec::new(),
+            outputs: std::collections::BTreeMap::new(),
         }
     }
 }

@@ -17,6 +17,7 @@ pub(crate) mod find;
 pub(crate) mod git;
 pub(crate) mod http;
 pub(crate) mod judge;
+pub(crate) mod outputs;
 pub(crate) mod registry;
 pub(crate) mod sandboxed;
 pub(crate) mod secrets_scan;
@@ -165,6 +166,9 @@ pub(crate) struct StepContext {
     pub judge: Option<Arc<judge::PathJudge>>,
     /// `--record`: where live agent answers go.
     pub record: Option<Arc<agent::record::Recorder>>,
+    /// What an agent prompt's templates render to, by reference (`inputs.x`,
+    /// `matrix.k`, `steps.ID.outputs.NAME`).
+    pub template_values: BTreeMap<String, String>,
 }
 
 impl StepContext {
@@ -310,6 +314,11 @@ fn floor_for_sandbox(c: &mut StepClassification, req: &crate::sandbox::Request, 
 pub(crate) async fn execute(step: &Step, ctx: &StepContext, started: SystemTime) -> StepOutcome {
     let mut outcome = execute_tool(step, ctx, started).await;
     outcome.environment = environment_record(step, ctx);
+    if let (Action::Agent(a), Some(file), StepStatus::Success) =
+        (&step.action, &outcome.result_file, outcome.status)
+    {
+        outcome.outputs = outputs::of_agent(a.output, file);
+    }
     outcome
 }
 
