@@ -189,6 +189,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         shared: Arc::new(RunShared::new(crate::model::BudgetBlock::default())),
         step_ids: Arc::new(vec!["draft".to_owned()]),
         fail_on_secrets: true,
+        pulse: None,
     };
     let out = agent::run(&action, &step, &ctx, SystemTime::now()).await;
     match out.status {

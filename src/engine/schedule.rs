@@ -159,6 +159,12 @@ impl Scheduler {
             sandbox: self.sandboxes.get(i).cloned().flatten(),
             fail_on_secrets: s.policy.fail_on_secrets,
             judge: self.judges.get(i).cloned().flatten(),
+            pulse: s.heartbeat.map(|every| {
+                let events = self.events.clone();
+                tools::Pulse::new(every, move |beat| {
+                    let _ = events.send(RunEvent::Heartbeat { step: i, beat });
+                })
+            }),
         }
     }
 

@@ -154,4 +154,46 @@ pub(crate) struct AttemptRecord {
     pub duration_ms: u64,
     /// The prompt and the raw answer, relative to the output directory (kept as evidence, never used as input).
     pub files: Vec<String>,
+    /// What an agent CLI said about its own session (its JSON or JSON Lines output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<AgentSession>,
+}
+
+/// What an agent CLI reported about its session besides the answer (read
+/// from its JSON or JSON Lines output; never used as input).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct AgentSession {
+    /// The output format read (`claude-stream-json`, `codex-jsonl`, ...).
+    pub format: String,
+    /// How the CLI said it ended: `success`, `error_max_turns`, `turn.failed`, ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// The CLI's session (or thread) id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Turns the CLI says it took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u64>,
+    /// Prompt tokens read from the provider's cache (part of `usage.input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache (part of `usage.input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_creation_tokens: u64,
+    /// Commands the CLI says it ran.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub commands: u64,
+    /// Files the CLI says it changed (`update src/lib.rs`), as it named them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub file_changes: Vec<String>,
+    /// Tool calls its permission mode refused.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub permission_denials: u64,
+    /// Errors it reported along the way without failing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

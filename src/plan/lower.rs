@@ -30,6 +30,12 @@ pub(super) fn lower(
         .enumerate()
         .map(|(i, s)| (s.id.clone(), i))
         .collect();
+    // Presets become the argv and output format they stand for, once, here.
+    let agents: std::collections::BTreeMap<_, _> = raw
+        .agents
+        .into_iter()
+        .map(|(k, a)| (k, a.resolved()))
+        .collect();
     let mut templates = Vec::with_capacity(raw.steps.len());
     let mut expansions = Vec::with_capacity(raw.steps.len());
     for (i, mut s) in raw.steps.into_iter().enumerate() {
@@ -42,7 +48,7 @@ pub(super) fn lower(
             id: &id,
             pos,
             steps: &index,
-            agents: &raw.agents,
+            agents: &agents,
             plan_dir: path.parent().unwrap_or(Path::new("")),
         };
         expansions.push(Expansion::of(s.matrix.take().as_ref()));
@@ -68,7 +74,7 @@ pub(super) fn lower(
         path: path.to_path_buf(),
         sha256,
         policy: raw.policy,
-        agents: raw.agents,
+        agents,
         steps,
     })
 }

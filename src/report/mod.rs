@@ -313,6 +313,9 @@ impl Reporter {
             } => {
                 self.finish_step(*step, *sequence, outcome);
             }
+            RunEvent::Heartbeat { step, beat } => {
+                self.console.heartbeat(&self.report.steps[*step].id, beat);
+            }
             RunEvent::StepNotRun {
                 step,
                 status,

@@ -248,5 +248,6 @@ fn openai_answer(agent: &str, reply: &str) -> Result<Answer, CallError> {
         text,
         usage,
         cut_short,
+        extra: super::Extra::default(),
     })
 }
