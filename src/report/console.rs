@@ -110,7 +110,8 @@ impl Console {
         };
         let mut said = vec![format!("attempt {}", b.attempt)];
         if b.events > 0 {
-            said.push(format!("{} events", b.events));
+            let s = if b.events == 1 { "" } else { "s" };
+            said.push(format!("{} event{s}", b.events));
         }
         if let Some(n) = b.tokens {
             said.push(format!("{n} tokens"));

@@ -157,6 +157,7 @@ impl Reporter {
                 sandbox: None,
                 rollback: None,
                 usage: None,
+                agent_command: s.action.agent_command().map(<[String]>::to_vec),
                 agent_attempts: Vec::new(),
                 changed_files: None,
                 changed_files_omitted: 0,

@@ -11,6 +11,7 @@
 )]
 
 mod agent;
+mod agent_cli;
 mod bad_inputs;
 mod ci;
 mod cli_help;
