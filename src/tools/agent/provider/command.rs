@@ -114,31 +114,39 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         };
         return cli::conclude(ended, ctx);
     }
+    text_answer(&a.agent_name, &outcome, bytes, &err_rel, timeout, max_out)
+}
+
+/// `output_format: text`: stdout is the answer, when the CLI exited with 0.
+fn text_answer(
+    agent: &str,
+    outcome: &crate::process::ProcessOutcome,
+    bytes: Vec<u8>,
+    err_rel: &str,
+    timeout: std::time::Duration,
+    max_out: u64,
+) -> Result<Answer, CallError> {
     match outcome.termination {
         Termination::Exited(0) => {}
         Termination::Exited(c) => {
             return Err(CallError::Failed(format!(
-                "agent `{}` exited with code {c} (stderr in {err_rel})",
-                a.agent_name
+                "agent `{agent}` exited with code {c} (stderr in {err_rel})"
             )));
         }
         Termination::Signaled(s) => {
             return Err(CallError::Failed(format!(
-                "agent `{}` was killed by signal {s}",
-                a.agent_name
+                "agent `{agent}` was killed by signal {s}"
             )));
         }
         Termination::TimedOut => {
             return Err(CallError::TimedOut(format!(
-                "agent `{}` did not answer within {}",
-                a.agent_name,
+                "agent `{agent}` did not answer within {}",
                 humantime::format_duration(timeout)
             )));
         }
         Termination::IdleTimedOut => {
             return Err(CallError::TimedOut(format!(
-                "agent `{}` printed nothing for too long",
-                a.agent_name
+                "agent `{agent}` printed nothing for too long"
             )));
         }
         Termination::Cancelled => return Err(CallError::Stopped),

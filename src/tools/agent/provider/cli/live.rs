@@ -17,7 +17,7 @@ pub(crate) enum Stream {
     /// `claude-stream-json`.
     Claude(claude::Stream),
     /// `codex-jsonl`.
-    Codex(codex::Stream),
+    Codex(Box<codex::Stream>),
     /// A format that is not a stream: nothing to read live.
     None,
 }
@@ -27,7 +27,7 @@ impl Stream {
     pub(crate) fn new(format: CliOutputFormat) -> Stream {
         match format {
             CliOutputFormat::ClaudeStreamJson => Stream::Claude(claude::Stream::default()),
-            CliOutputFormat::CodexJsonl => Stream::Codex(codex::Stream::default()),
+            CliOutputFormat::CodexJsonl => Stream::Codex(Box::default()),
             _ => Stream::None,
         }
     }

@@ -246,7 +246,7 @@ fn the_tail_reads_a_growing_stream_line_by_line() {
     assert_eq!(p.events, 2);
     assert_eq!(p.tokens, Some(4 + 3402 + 12011 + 2));
     assert_eq!(p.cost_usd, None);
-    std::fs::write(&path, format!("{full}")).unwrap();
+    std::fs::write(&path, &full).unwrap();
     let p = tail.poll();
     assert_eq!(p.events, lines.len() as u64);
     assert_eq!(p.cost_usd, Some(0.0389));
