@@ -650,3 +650,38 @@ fn a_long_agent_step_prints_heartbeats_with_the_streams_tokens() {
         "{err}"
     );
 }
+
+#[test]
+fn codex_last_message_file_is_the_answer_when_the_command_names_one() {
+    let env = Env::new();
+    let mut argv: Vec<String> = serde_json::from_str(&standin(&[
+        "--as",
+        "codex",
+        "--play",
+        &recorded("codex/success.jsonl"),
+        "--last-message",
+        &recorded("codex/last_message.txt"),
+    ]))
+    .unwrap();
+    argv.extend(
+        [
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "-o",
+            "codex-last.txt",
+            "-",
+        ]
+        .map(str::to_owned),
+    );
+    let agent = format!(
+        "    command: {}\n    output_format: codex-jsonl\n",
+        serde_json::to_string(&argv).unwrap()
+    );
+    let o = env.run(&plan(&agent, ""), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let parsed = std::fs::read_to_string(env.out.join("artifacts/fix/parsed.json")).unwrap();
+    assert!(parsed.contains("Written by codex -o"), "{parsed}");
+    // Its tokens are still the stream's.
+    assert_eq!(env.step("fix")["usage"]["input_tokens"], 24763);
+}
