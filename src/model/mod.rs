@@ -53,6 +53,9 @@ pub(crate) use run_status::RunStatus;
 pub(crate) use sandbox::{
     Availability, Backend, Filesystem, Limits, Profile, SandboxMode, StepSandbox,
 };
-pub(crate) use step::{AgentSession, AttemptRecord, StepEnvironment, StepOutcome, StepStatus};
+pub(crate) use step::{
+    AgentChanges, AgentSession, AttemptRecord, ChangedPath, StepEnvironment, StepOutcome,
+    StepStatus,
+};
 pub(crate) use tool::ToolName;
 pub(crate) use usage::Usage;

@@ -86,8 +86,11 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         idle_timeout: a.agent.idle_timeout.map(|t| t.0),
     };
     let last_message = cli::last_message_file(a.agent.output_format, &spec.args, &spec.cwd);
-    let guarded = crate::tools::sandboxed::run(spec, ctx, None)
-        .await
+    let started = match c.home {
+        Some(home) => crate::tools::sandboxed::run_with_home(spec, ctx, home).await,
+        None => crate::tools::sandboxed::run(spec, ctx, None).await,
+    };
+    let guarded = started
         .map_err(|e| CallError::Failed(format!("cannot start agent `{}`: {e}", a.agent_name)))?;
     let bytes = std::fs::read(&raw).unwrap_or_default();
     let _ = std::fs::remove_file(&raw);

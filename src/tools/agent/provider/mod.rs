@@ -59,6 +59,9 @@ pub(crate) struct Call<'a> {
     pub max_out: u64,
     /// Time for this call (the agent's `timeout`, within the step's).
     pub timeout: Duration,
+    /// A private, writable home for an agent CLI (`HOME`, the XDG folders);
+    /// `ctx`'s workspace is then the staged copy it works in.
+    pub home: Option<&'a std::path::Path>,
 }
 
 /// One answer from a provider.

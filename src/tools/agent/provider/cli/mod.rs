@@ -354,7 +354,9 @@ fn spent(run: &mut CliRun, files: Vec<String>) -> Spent {
 /// Codex's `-o` file, when it is there and may be read, is the final message.
 fn last_message(run: &mut CliRun, path: &Path, max_out: u64, ctx: &StepContext) {
     use std::io::Read;
-    if ctx.may(path, crate::model::Level::Read).is_err() {
+    // Judged where it lies in the workspace (the CLI may work in a staged copy of it).
+    let judged = path.strip_prefix(&ctx.env.workspace).unwrap_or(path);
+    if ctx.may(judged, crate::model::Level::Read).is_err() {
         run.session
             .warnings
             .push("its -o file is denied by the permission rules; not read".to_owned());
