@@ -106,14 +106,8 @@ pub(crate) async fn run(
         let _ = std::fs::write(ctx.out_dir.join(&prompt_rel), &prompt);
         out.artifacts.push(prompt_rel.clone());
         let call_started = Instant::now();
-        let result = heartbeat::around(
-            call(a, step, ctx, stage.as_ref(), &prompt, n, &digest, max_out),
-            a,
-            ctx,
-            n,
-            t0,
-        )
-        .await;
+        let asked = call(a, step, ctx, stage.as_ref(), &prompt, n, &digest, max_out);
+        let result = heartbeat::around(asked, a, ctx, n, t0).await;
         let mut record = attempt_record(n, digest, prompt_rel, call_started);
         let mut answer = match result {
             Ok(ans) => ans,
