@@ -163,7 +163,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
     let declared = step.secret_names();
     if let Some(first) = scope.missing(&declared).first() {
         return DraftResult::Failed(format!(
-            "agent `{}` needs `{first}` (its `secrets:` or `api_key_env`), which is unset or empty in plangate's environment; set it, or stop declaring it",
+            "agent `{}` needs `{first}` (its `secrets:`, `api_key_env` or `headers`), which is unset or empty in plangate's environment; set it, or stop declaring it",
             req.agent_name
         ));
     }

@@ -185,6 +185,9 @@ pub(crate) struct AttemptRecord {
     /// What an agent CLI said about its own session (its JSON or JSON Lines output).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<AgentSession>,
+    /// HTTP providers: every request of this attempt, retries included (absent for other providers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http_attempts: Vec<HttpAttempt>,
 }
 
 /// What an agent CLI reported about its session besides the answer (read
@@ -202,12 +205,6 @@ pub(crate) struct AgentSession {
     /// Turns the CLI says it took.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<u64>,
-    /// Prompt tokens read from the provider's cache (part of `usage.input_tokens`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub cache_read_tokens: u64,
-    /// Prompt tokens written to the provider's cache (part of `usage.input_tokens`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub cache_creation_tokens: u64,
     /// Commands the CLI says it ran.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub commands: u64,
@@ -224,4 +221,24 @@ pub(crate) struct AgentSession {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// One HTTP request of an agent attempt (an HTTP provider retries on 429, 5xx,
+/// overload and dropped connections).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct HttpAttempt {
+    /// The reply's status (absent when no reply came: refused, reset, timed out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Wall time of the request.
+    pub duration_ms: u64,
+    /// What the server asked to wait (`retry-after-ms` or `Retry-After`), if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+    /// How long plangate waited before the next request (absent after the last one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<u64>,
+    /// Why it failed: the provider's message or the connection error (one line, redacted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }

@@ -111,7 +111,7 @@ fn codex_reports_what_it_changed_and_its_cached_tokens() {
         session["file_changes"],
         serde_json::json!(["update src/lib.rs"])
     );
-    assert_eq!(session["cache_read_tokens"], 24448);
+    assert_eq!(env.step("fix")["usage"]["cache_read_input_tokens"], 24448);
     assert_eq!(session["commands"], 1);
     assert_eq!(session["outcome"], "turn.completed");
 }

@@ -12,6 +12,7 @@
 
 mod agent;
 mod agent_cli;
+mod agent_http;
 mod agent_stage;
 mod bad_inputs;
 mod ci;

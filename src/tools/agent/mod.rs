@@ -106,9 +106,11 @@ pub(crate) async fn run(
         let _ = std::fs::write(ctx.out_dir.join(&prompt_rel), &prompt);
         out.artifacts.push(prompt_rel.clone());
         let call_started = Instant::now();
-        let asked = call(a, step, ctx, stage.as_ref(), &prompt, n, &digest, max_out);
+        let (log, staged) = (provider::HttpLog::default(), stage.as_ref());
+        let asked = call(a, step, ctx, staged, &prompt, n, &digest, max_out, &log);
         let result = heartbeat::around(asked, a, ctx, n, t0).await;
         let mut record = attempt_record(n, digest, prompt_rel, call_started);
+        record.http_attempts = log.take();
         let mut answer = match result {
             Ok(ans) => ans,
             Err(e) => {
@@ -191,6 +193,7 @@ fn attempt_record(n: u32, digest: String, prompt_rel: String, started: Instant) 
         files: vec![prompt_rel],
         discarded_changes: 0,
         session: None,
+        http_attempts: Vec::new(),
     }
 }
 
@@ -351,6 +354,7 @@ fn rejection_summary(attempts: u32, last: &[Rejection]) -> String {
 
 /// One call through the step's provider, within the agent's and the step's
 /// timeouts; with a staged copy, in that copy with a fresh private home.
+/// HTTP providers record each request in `http`.
 #[allow(clippy::too_many_arguments)]
 async fn call(
     a: &AgentAction,
@@ -361,6 +365,7 @@ async fn call(
     attempt: u32,
     digest: &str,
     max_out: u64,
+    http: &provider::HttpLog,
 ) -> Result<Answer, CallError> {
     let timeout = a
         .agent
@@ -391,6 +396,7 @@ async fn call(
             max_out,
             timeout,
             home: home.as_deref(),
+            http,
         })
         .await
 }

@@ -28,21 +28,19 @@ use super::{CliRun, ReadError, n, s};
 use crate::model::Usage;
 
 /// Tokens of one `usage` object: prompt tokens include both cache figures.
-pub(super) fn usage_of(u: &Value) -> (Usage, u64, u64) {
+pub(super) fn usage_of(u: &Value) -> Usage {
     let (read, created) = (
         n(u, "cache_read_input_tokens"),
         n(u, "cache_creation_input_tokens"),
     );
-    (
-        Usage {
-            input_tokens: n(u, "input_tokens") + read + created,
-            output_tokens: n(u, "output_tokens"),
-            cost_usd: 0.0,
-            estimated: false,
-        },
-        read,
-        created,
-    )
+    Usage {
+        input_tokens: n(u, "input_tokens") + read + created,
+        output_tokens: n(u, "output_tokens"),
+        cost_usd: 0.0,
+        estimated: false,
+        cache_creation_input_tokens: created,
+        cache_read_input_tokens: read,
+    }
 }
 
 /// The result object (`--output-format json`, the last event of
@@ -58,11 +56,9 @@ pub(super) fn object(v: &Value, typed: bool) -> Result<CliRun, ReadError> {
     let mut run = CliRun::default();
     let cost = v.get("total_cost_usd").and_then(Value::as_f64);
     if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
-        let (mut usage, read, created) = usage_of(u);
+        let mut usage = usage_of(u);
         usage.cost_usd = cost.unwrap_or(0.0);
         run.usage = Some(usage);
-        run.session.cache_read_tokens = read;
-        run.session.cache_creation_tokens = created;
     } else if let Some(c) = cost {
         run.usage = Some(Usage {
             cost_usd: c,
@@ -171,10 +167,10 @@ impl Stream {
     /// Tokens so far (the result's, once it came) and the cost, once known.
     pub(crate) fn so_far(&self) -> (u64, Option<f64>) {
         if let Some(r) = &self.result {
-            let tokens = r.get("usage").map_or(0, |u| usage_of(u).0.tokens());
+            let tokens = r.get("usage").map_or(0, |u| usage_of(u).tokens());
             return (tokens, r.get("total_cost_usd").and_then(Value::as_f64));
         }
-        let tokens = self.messages.values().map(|u| usage_of(u).0.tokens()).sum();
+        let tokens = self.messages.values().map(|u| usage_of(u).tokens()).sum();
         (tokens, None)
     }
 
@@ -192,10 +188,7 @@ impl Stream {
         let mut run = CliRun::default();
         let mut total = Usage::default();
         for u in self.messages.values() {
-            let (t, read, created) = usage_of(u);
-            total.add(&t);
-            run.session.cache_read_tokens += read;
-            run.session.cache_creation_tokens += created;
+            total.add(&usage_of(u));
         }
         run.usage = (!self.messages.is_empty()).then_some(total);
         run.session.session_id = self.session_id;

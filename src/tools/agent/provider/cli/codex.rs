@@ -51,10 +51,9 @@ impl Stream {
                 let turn = Usage {
                     input_tokens: n(&u, "input_tokens"),
                     output_tokens: n(&u, "output_tokens"),
-                    cost_usd: 0.0,
-                    estimated: false,
+                    cache_read_input_tokens: n(&u, "cached_input_tokens"),
+                    ..Usage::default()
                 };
-                self.run.session.cache_read_tokens += n(&u, "cached_input_tokens");
                 self.usage.get_or_insert_with(Usage::default).add(&turn);
                 self.completed = true;
                 self.fatal = None;

@@ -34,10 +34,9 @@ pub(super) fn object(v: &Value) -> Result<CliRun, ReadError> {
             total.add(&Usage {
                 input_tokens: n(&t, "prompt") + n(&t, "tool"),
                 output_tokens: n(&t, "candidates") + n(&t, "thoughts"),
-                cost_usd: 0.0,
-                estimated: false,
+                cache_read_input_tokens: n(&t, "cached"),
+                ..Usage::default()
             });
-            run.session.cache_read_tokens += n(&t, "cached");
         }
         run.usage = Some(total);
     }

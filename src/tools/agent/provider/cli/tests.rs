@@ -20,12 +20,12 @@ fn claude_json_success_gives_the_result_and_the_clis_own_usage() {
     assert_eq!(u.output_tokens, 612);
     assert!((u.cost_usd - 0.0421).abs() < 1e-9);
     assert!(!u.estimated);
+    assert_eq!(u.cache_read_input_tokens, 36512);
+    assert_eq!(u.cache_creation_input_tokens, 4210);
     let s = run.session;
     assert_eq!(s.format, "claude-json");
     assert_eq!(s.outcome.as_deref(), Some("success"));
     assert_eq!(s.turns, Some(4));
-    assert_eq!(s.cache_read_tokens, 36512);
-    assert_eq!(s.cache_creation_tokens, 4210);
     assert_eq!(
         s.session_id.as_deref(),
         Some("6f1c2f7e-5b0e-4a8e-9d55-2b6e8c1a7f40")
@@ -123,8 +123,8 @@ fn codex_events_give_the_last_agent_message_turn_usage_and_file_changes() {
     assert_eq!((u.input_tokens, u.output_tokens), (24763, 122));
     assert!(!u.estimated);
     assert_eq!(u.cost_usd, 0.0, "Codex reports no cost");
+    assert_eq!(u.cache_read_input_tokens, 24448);
     let s = run.session;
-    assert_eq!(s.cache_read_tokens, 24448);
     assert_eq!(s.file_changes, vec!["update src/lib.rs"]);
     assert_eq!(s.commands, 1);
     assert_eq!(
@@ -183,7 +183,7 @@ fn gemini_json_sums_every_models_tokens_and_reads_its_error() {
     let u = run.usage.unwrap();
     assert_eq!(u.input_tokens, 24401 + 803);
     assert_eq!(u.output_tokens, 215 + 103 + 16 + 38);
-    assert_eq!(run.session.cache_read_tokens, 10656);
+    assert_eq!(u.cache_read_input_tokens, 10656);
     assert_eq!(run.session.commands, 2);
 
     let run = read(F::GeminiJson, &recorded("gemini/error.json"), true).unwrap();
