@@ -202,6 +202,14 @@ pub struct DecisionArgs {
     pub sandbox_backend: crate::sandbox::Choice,
 }
 
+/// The plan's inputs (`run` and `validate`).
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// Give the plan's input NAME this value (repeatable); beats PLANGATE_INPUT_<NAME> in the environment.
+    #[arg(long = "input", value_name = "NAME=VALUE")]
+    pub input: Vec<String>,
+}
+
 /// `plangate run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -210,6 +218,8 @@ pub struct RunArgs {
     pub plan: PathBuf,
     #[command(flatten)]
     pub decision: DecisionArgs,
+    #[command(flatten)]
+    pub inputs: InputArgs,
     /// Where the report and artifacts go [default: WORKSPACE/.plangate/runs/RUN_ID].
     #[arg(long, env = "PLANGATE_OUT", value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -319,6 +329,8 @@ pub struct ValidateArgs {
     pub plan: PathBuf,
     #[command(flatten)]
     pub decision: DecisionArgs,
+    #[command(flatten)]
+    pub inputs: InputArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,

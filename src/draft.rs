@@ -129,6 +129,8 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         deps: Vec::new(),
         template: "draft".into(),
         matrix: BTreeMap::new(),
+        matrix_values: BTreeMap::new(),
+        condition: None,
         continue_on_error: false,
         env: BTreeMap::new(),
         secrets: std::collections::BTreeSet::new(),
@@ -197,6 +199,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         step_ids: Arc::new(vec!["draft".to_owned()]),
         fail_on_secrets: true,
         pulse: None,
+        template_values: BTreeMap::new(),
     };
     let out = agent::run(&action, &step, &ctx, SystemTime::now()).await;
     match out.status {

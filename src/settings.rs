@@ -50,6 +50,17 @@ pub(crate) struct PlanSettings {
     pub env: ToolEnv,
     pub policy: EffectivePolicy,
     pub approvals: BTreeSet<String>,
+    /// The inputs' values ([`inputs`]; empty until the command resolves them).
+    pub inputs: std::collections::BTreeMap<String, plan::inputs::InputValue>,
+}
+
+/// The plan's input values: `--input`, else `PLANGATE_INPUT_<NAME>` in
+/// plangate's environment, else the default (`plan::inputs::resolve`).
+pub(crate) fn inputs(
+    args: &crate::cli::InputArgs,
+    plan: &Plan,
+) -> Result<std::collections::BTreeMap<String, plan::inputs::InputValue>, Vec<Diagnostic>> {
+    plan::inputs::resolve(&plan.inputs, &args.input, &crate::process::own_env())
 }
 
 /// A problem with the command line, as a diagnostic of `<command line>`.
@@ -197,6 +208,7 @@ impl PlanSettings {
             env,
             policy,
             approvals,
+            inputs: std::collections::BTreeMap::new(),
         })
     }
 }

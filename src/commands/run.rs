@@ -70,6 +70,10 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
             return start.invalid(&diags, &ws);
         }
     };
+    match settings::inputs(&args.inputs, &prepared.plan) {
+        Ok(values) => prepared.inputs = values,
+        Err(diags) => return start.invalid(&diags, &prepared.env.workspace),
+    }
     let settings = match run_settings(&start, &mut prepared) {
         Ok(s) => s,
         Err(d) => return start.invalid(&[d], &prepared.env.workspace),
@@ -120,6 +124,7 @@ fn run_settings(start: &Start<'_>, prepared: &mut PlanSettings) -> Result<RunSet
             &prepared.plan,
             &prepared.env.workspace,
             workspace_head.as_deref(),
+            &prepared.inputs,
         )?),
         None => None,
     };
@@ -137,6 +142,7 @@ fn run_settings(start: &Start<'_>, prepared: &mut PlanSettings) -> Result<RunSet
         workspace_head,
         resume,
         shard: shard_info,
+        inputs: prepared.inputs.clone(),
     })
 }
 

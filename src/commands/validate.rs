@@ -84,7 +84,12 @@ pub(crate) struct StepLine<'a> {
 
 /// `plangate validate`.
 pub(crate) fn run(args: &ValidateArgs) -> Outcome {
-    let prepared = match PlanSettings::resolve(&args.plan, &args.decision, RunFlags::default()) {
+    let resolved =
+        PlanSettings::resolve(&args.plan, &args.decision, RunFlags::default()).and_then(|mut p| {
+            p.inputs = crate::settings::inputs(&args.inputs, &p.plan)?;
+            Ok(p)
+        });
+    let prepared = match resolved {
         Ok(p) => p,
         Err(diags) => {
             if args.format == Format::Json {

@@ -94,6 +94,8 @@ pub(crate) struct StepOutcome {
     pub agent_changes: Option<AgentChanges>,
     /// Secrets found in the step's artifacts and files (values never kept).
     pub findings: Vec<Finding>,
+    /// The step's outputs (name -> value), for its dependents and the report.
+    pub outputs: std::collections::BTreeMap<String, String>,
 }
 
 impl StepOutcome {
@@ -118,6 +120,7 @@ impl StepOutcome {
             workspace_files: Vec::new(),
             agent_changes: None,
             findings: Vec::new(),
+            outputs: std::collections::BTreeMap::new(),
         }
     }
 }

@@ -17,6 +17,7 @@ pub(crate) mod find;
 pub(crate) mod git;
 pub(crate) mod http;
 pub(crate) mod judge;
+pub(crate) mod outputs;
 pub(crate) mod registry;
 pub(crate) mod sandboxed;
 pub(crate) mod secrets_scan;
@@ -165,6 +166,9 @@ pub(crate) struct StepContext {
     pub judge: Option<Arc<judge::PathJudge>>,
     /// Where a long step says it is still at work (None: it says nothing).
     pub pulse: Option<Pulse>,
+    /// What an agent prompt's templates render to, by reference (`inputs.x`,
+    /// `matrix.k`, `steps.ID.outputs.NAME`).
+    pub template_values: BTreeMap<String, String>,
 }
 
 /// A long step saying it is still at work.
@@ -354,6 +358,11 @@ fn floor_for_sandbox(c: &mut StepClassification, req: &crate::sandbox::Request, 
 pub(crate) async fn execute(step: &Step, ctx: &StepContext, started: SystemTime) -> StepOutcome {
     let mut outcome = execute_tool(step, ctx, started).await;
     outcome.environment = environment_record(step, ctx);
+    if let (Action::Agent(a), Some(file), StepStatus::Success) =
+        (&step.action, &outcome.result_file, outcome.status)
+    {
+        outcome.outputs = outputs::of_agent(a.output, file);
+    }
     outcome
 }
 

@@ -22,6 +22,7 @@ mod distribution;
 mod env_scope;
 mod examples;
 mod faults;
+mod flow;
 mod formats;
 mod fuzz_regressions;
 mod github;
