@@ -19,6 +19,7 @@ pub struct Cli {
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process; boxing would buy nothing
 pub enum Command {
     /// Run a plan: decide for every step, run what may run, write the report.
     Run(RunArgs),
@@ -265,6 +266,15 @@ pub struct RunArgs {
         default_value_t = 5.0
     )]
     pub kill_grace: f64,
+    /// Seconds between the console's "still running" lines of a long agent step (elapsed time,
+    /// and the tokens and cost its CLI's stream reported so far); 0 turns them off.
+    #[arg(
+        long,
+        env = "PLANGATE_HEARTBEAT",
+        value_name = "SECONDS",
+        default_value_t = 30.0
+    )]
+    pub heartbeat: f64,
     /// Also write the report as JUnit XML here (GitLab `artifacts: reports: junit`).
     #[arg(long, env = "PLANGATE_JUNIT", value_name = "FILE")]
     pub junit: Option<PathBuf>,

@@ -199,6 +199,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         step_ids: Arc::new(vec!["draft".to_owned()]),
         fail_on_secrets: true,
         record: None,
+        pulse: None,
         template_values: BTreeMap::new(),
     };
     let out = agent::run(&action, &step, &ctx, SystemTime::now()).await;

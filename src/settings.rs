@@ -112,6 +112,18 @@ pub(crate) fn kill_grace(secs: f64) -> Result<Duration, Diagnostic> {
     }
 }
 
+/// `--heartbeat`: seconds between 0 (off) and 3600.
+pub(crate) fn heartbeat(secs: f64) -> Result<Option<Duration>, Diagnostic> {
+    match Duration::try_from_secs_f64(secs) {
+        Ok(d) if d.is_zero() => Ok(None),
+        Ok(d) if d <= Duration::from_secs(3600) => Ok(Some(d.max(Duration::from_millis(100)))),
+        _ => Err(usage_diag(
+            format!("--heartbeat {secs} is not a number of seconds between 0 and 3600"),
+            "e.g. --heartbeat 30, or 0 for none",
+        )),
+    }
+}
+
 /// The `--approve` ids, each checked against the plan's steps and templates.
 fn approvals(args: &DecisionArgs, plan: &Plan) -> Result<BTreeSet<String>, Vec<Diagnostic>> {
     let mut diags = Vec::new();

@@ -126,6 +126,7 @@ fn run_settings(start: &Start<'_>, prepared: &mut PlanSettings) -> Result<RunSet
         None => None,
     };
     let kill_grace = settings::kill_grace(args.kill_grace)?;
+    let heartbeat = settings::heartbeat(args.heartbeat)?;
     let workspace_head = diff::workspace_head(&prepared.env.workspace);
     let resume = match &args.resume {
         Some(path) => Some(resume::load(
@@ -159,6 +160,7 @@ fn run_settings(start: &Start<'_>, prepared: &mut PlanSettings) -> Result<RunSet
         selected,
         max_output_bytes: args.max_output_bytes,
         kill_grace,
+        heartbeat,
         workspace_head,
         resume,
         shard: shard_info,

@@ -79,6 +79,8 @@ pub(crate) struct RunSettings {
     pub max_output_bytes: u64,
     /// Between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
+    /// Between a long agent step's heartbeat lines (None: none).
+    pub heartbeat: Option<Duration>,
     /// The workspace's git `HEAD` at the start (recorded in the report).
     pub workspace_head: Option<String>,
     /// `--resume`: the run resumed and the steps carried over from it.

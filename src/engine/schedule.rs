@@ -297,6 +297,12 @@ impl Scheduler {
             fail_on_secrets: s.policy.fail_on_secrets,
             judge: self.judges.get(i).cloned().flatten(),
             record: s.record.clone(),
+            pulse: s.heartbeat.map(|every| {
+                let events = self.events.clone();
+                tools::Pulse::new(every, move |beat| {
+                    let _ = events.send(RunEvent::Heartbeat { step: i, beat });
+                })
+            }),
             template_values: BTreeMap::new(),
         }
     }

@@ -142,6 +142,9 @@ pub(crate) struct StepReport {
     /// Tokens and cost of this step's agent calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// An agent step's CLI as started (a preset resolved to its program and flags).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_command: Option<Vec<String>>,
     /// Every agent attempt: prompt hash, verdict, rejections, usage, evidence files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_attempts: Vec<AttemptRecord>,

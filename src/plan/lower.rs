@@ -31,6 +31,12 @@ pub(super) fn lower(
         .enumerate()
         .map(|(i, s)| (s.id.clone(), i))
         .collect();
+    // Presets become the argv and output format they stand for, once, here.
+    let agents: std::collections::BTreeMap<_, _> = raw
+        .agents
+        .into_iter()
+        .map(|(k, a)| (k, a.resolved()))
+        .collect();
     let mut templates = Vec::with_capacity(raw.steps.len());
     let mut expansions = Vec::with_capacity(raw.steps.len());
     let mut matrix_types = Vec::with_capacity(raw.steps.len());
@@ -44,7 +50,7 @@ pub(super) fn lower(
             id: &id,
             pos,
             steps: &index,
-            agents: &raw.agents,
+            agents: &agents,
             plan_dir: path.parent().unwrap_or(Path::new("")),
         };
         let m = s.matrix.take();
@@ -85,7 +91,7 @@ pub(super) fn lower(
         path: path.to_path_buf(),
         sha256,
         policy: raw.policy,
-        agents: raw.agents,
+        agents,
         inputs: raw.inputs,
         steps,
     })

@@ -295,10 +295,12 @@ pub(crate) fn load_agents_file(path: &Path) -> Result<BTreeMap<String, AgentDef>
     if !diags.is_empty() {
         return Err(diags);
     }
-    serde_json::from_value(agents.to_json()).map_err(|e| {
-        vec![
-            Diagnostic::at(&file, agents.pos, format!("invalid `agents:` block: {e}"))
-                .help("see `plangate schema` for the agent format"),
-        ]
-    })
+    serde_json::from_value::<BTreeMap<String, AgentDef>>(agents.to_json())
+        .map(|m| m.into_iter().map(|(k, a)| (k, a.resolved())).collect())
+        .map_err(|e| {
+            vec![
+                Diagnostic::at(&file, agents.pos, format!("invalid `agents:` block: {e}"))
+                    .help("see `plangate schema` for the agent format"),
+            ]
+        })
 }

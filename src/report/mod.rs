@@ -157,6 +157,7 @@ impl Reporter {
                 sandbox: None,
                 rollback: None,
                 usage: None,
+                agent_command: s.action.agent_command().map(<[String]>::to_vec),
                 agent_attempts: Vec::new(),
                 agent_changes: None,
                 result: None,
@@ -322,6 +323,9 @@ impl Reporter {
                 outcome,
             } => {
                 self.finish_step(*step, *sequence, outcome);
+            }
+            RunEvent::Heartbeat { step, beat } => {
+                self.console.heartbeat(&self.report.steps[*step].id, beat);
             }
             RunEvent::StepNotRun {
                 step,

@@ -37,6 +37,10 @@ fn an_agent_that_cannot_run_stops_the_run_before_any_step() {
             "`PGTEST_UNSET_AGENT_KEY` (api_key_env) is unset or empty",
         ),
         (
+            "    preset: claude-code\n    command: [cat]\n".to_owned(),
+            "runs the claude CLI (`preset: claude-code`), which calls its model's API, but its sandbox has no network",
+        ),
+        (
             "    provider: replay\n    file: missing.jsonl\n".to_owned(),
             "its replay file",
         ),

@@ -11,6 +11,7 @@
 )]
 
 mod agent;
+mod agent_cli;
 mod agent_http;
 mod agent_preflight;
 mod agent_record;

@@ -2,7 +2,8 @@
 //! reachable, so a run never finds one missing after earlier steps ran. A
 //! `command` agent's program is on plangate's `PATH` (or is an executable
 //! path); its key variable (`api_key_env`, or the provider's default) and
-//! the variables of its `headers` are set and not empty; a `replay` file
+//! the variables of its `headers` are set and not empty; a CLI `preset`
+//! (which calls its model's API) declares `network: true`; a `replay` file
 //! exists, fits the size cap and every line is a record the provider reads.
 //! Any problem is a diagnostic: the run is invalid (exit 2) and nothing runs.
 
@@ -84,6 +85,19 @@ fn problems(a: &AgentAction, env: &ToolEnv) -> Vec<(String, String)> {
                 .map_or("", String::as_str);
             if let Err(why) = program_found(program, &env.workspace) {
                 out.push((why, format!("install `{program}` in the CI image (on plangate's PATH), or fix the agent's `command`")));
+            }
+            if let Some(preset) = a.agent.preset
+                && !a.agent.network
+            {
+                out.push((
+                    format!(
+                        "it runs the {} CLI (`preset: {}`), which calls its model's API, but its sandbox has no network",
+                        preset.program(),
+                        preset.as_str()
+                    ),
+                    "add `network: true` to the agent (its steps' risk is then at least moderate)"
+                        .to_owned(),
+                ));
             }
         }
         ProviderKind::Replay => {
