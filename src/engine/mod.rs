@@ -194,7 +194,8 @@ pub(crate) async fn run(
         emit(&events, RunEvent::RunFinished { status });
         return status;
     }
-    let read_only = finish::read_only(&plan, start.pending(), &start.completed);
+    // A dry run changes nothing: no snapshot of the workspace.
+    let read_only = settings.dry_run || finish::read_only(&plan, start.pending(), &start.completed);
     let tracker = finish::start_tracker(&settings, read_only).await;
     // Running steps stop on one channel, for a signal or an exhausted budget.
     let shared = Arc::new(RunShared::new(settings.policy.budget));
@@ -242,6 +243,16 @@ pub(crate) async fn run(
         since_checkpoint: Vec::new(),
         exact: Vec::new(),
     };
+    if settings.dry_run {
+        sched.dry_run(&decisions);
+        emit(
+            &events,
+            RunEvent::RunFinished {
+                status: RunStatus::Success,
+            },
+        );
+        return RunStatus::Success;
+    }
     let (failed_step, _) = sched.run_graph().await;
     let stop = finish::Stop::read(&sched, &shared);
     let mut status = finish::status_after_steps(&plan, &sched, stop);

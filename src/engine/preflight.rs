@@ -185,21 +185,5 @@ pub(super) fn gate(
         );
         start.skip(events, i, reason);
     }
-    if settings.dry_run {
-        for i in start.pending() {
-            emit(
-                events,
-                RunEvent::StepNotRun {
-                    step: i,
-                    status: StepStatus::NotRun,
-                    reason: format!(
-                        "dry run: would run ({})",
-                        decisions[i].decision.decision.as_str()
-                    ),
-                },
-            );
-        }
-        return Some(RunStatus::Success);
-    }
     None
 }

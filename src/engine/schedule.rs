@@ -352,6 +352,34 @@ impl Scheduler {
         Ok(())
     }
 
+    /// `--dry-run`: every step that would run is `not_run`, saying so; an
+    /// agent step's full first prompt is written to its artifact folder
+    /// (results of earlier steps as placeholders) and the reason says where.
+    pub(super) fn dry_run(&self, decisions: &[super::StepDecision]) {
+        for i in 0..self.plan.steps.len() {
+            if self.state[i] != State::Pending {
+                continue;
+            }
+            let mut reason = format!(
+                "dry run: would run ({})",
+                decisions[i].decision.decision.as_str()
+            );
+            if let tools::Action::Agent(a) = &self.plan.steps[i].action {
+                let mut ctx = self.context(i);
+                let _ = self.flow(i, &mut ctx);
+                match tools::agent::dry_run_prompt(a, &ctx) {
+                    Ok(rel) => reason.push_str(&format!("; its prompt is in {rel}")),
+                    Err(why) => reason.push_str(&format!("; its prompt cannot be built: {why}")),
+                }
+            }
+            self.emit(RunEvent::StepNotRun {
+                step: i,
+                status: StepStatus::NotRun,
+                reason,
+            });
+        }
+    }
+
     /// Returns (first blocking failure, interrupted).
     pub(super) async fn run_graph(&mut self) -> (Option<usize>, bool) {
         let max = usize::try_from(self.settings.policy.max_parallel)

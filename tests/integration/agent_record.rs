@@ -78,3 +78,37 @@ fn a_record_file_that_cannot_be_written_is_a_usage_error() {
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("--record"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_dry_run_writes_each_agent_prompt_and_says_where() {
+    let env = Env::new();
+    let (_, writer) = fake_agent(&env, "writer", &[GOOD]);
+    let plan = format!(
+        "version: 1\nid: dry\npolicy: {{risk_tolerance: medium}}\nagents:\n{writer}steps:\n  - {{id: lint, tool: bash, parameters: {{command: 'touch ran; echo warning: unused'}}}}\n  - {{id: fix, tool: agent, dependencies: [lint], parameters: {{agent: writer, prompt: Fix the lint warnings., context_steps: [lint]}}}}\n"
+    );
+    let o = env.run(&plan, &["--dry-run"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!env.ws.join("ran").exists(), "a dry run runs nothing");
+    let prompt = std::fs::read_to_string(env.out.join("artifacts/fix/prompt.dry-run.txt")).unwrap();
+    for want in [
+        "Fix the lint warnings.",
+        "<the output of step `lint` goes here once it has run>",
+        "## Answer format",
+    ] {
+        assert!(prompt.contains(want), "{want:?} missing:\n{prompt}");
+    }
+    let step = env.step("fix");
+    assert_eq!(step["status"], "not_run");
+    assert!(
+        step["error"]
+            .as_str()
+            .unwrap()
+            .contains("its prompt is in artifacts/fix/prompt.dry-run.txt"),
+        "{step}"
+    );
+    assert!(
+        stderr(&o).contains("artifacts/fix/prompt.dry-run.txt"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -218,17 +218,44 @@ fn attempt_record(n: u32, digest: String, prompt_rel: String, started: Instant) 
     }
 }
 
+/// `--dry-run`: the step's full first prompt (its text, context, protocol;
+/// results of earlier steps as placeholders; the system prompt first when
+/// the agent has one), redacted, in `artifacts/<step>/prompt.dry-run.txt`.
+/// Returns that path, relative to the output folder.
+pub(crate) fn dry_run_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String, String> {
+    std::fs::create_dir_all(&ctx.artifacts_dir)
+        .map_err(|e| format!("cannot create the step's artifact folder: {e}"))?;
+    let base = build_prompt(a, ctx, true).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    if let Some(system) = &a.agent.system {
+        text.push_str(&format!(
+            "--- system prompt ---\n{system}\n--- prompt ---\n"
+        ));
+    }
+    text.push_str(&format!("{base}\n\n{}", instructions_for(a)));
+    let rel = format!("{}/prompt.dry-run.txt", ctx.artifacts_rel);
+    std::fs::write(
+        ctx.out_dir.join(&rel),
+        crate::redact::clean(text.as_bytes()),
+    )
+    .map_err(|e| format!("cannot write {rel}: {e}"))?;
+    Ok(rel)
+}
+
+fn instructions_for(a: &AgentAction) -> String {
+    match a.output {
+        OutputKind::Envelope => protocol::envelope_instructions(),
+        OutputKind::Code => protocol::code_instructions(a.language.as_deref()),
+        OutputKind::Json => protocol::json_instructions(a.schema.as_ref()),
+    }
+}
+
 /// The artifact folder, the prompt and the protocol text for the step's output kind.
 fn prepare(a: &AgentAction, ctx: &StepContext) -> Result<(String, String), String> {
     std::fs::create_dir_all(&ctx.artifacts_dir)
         .map_err(|e| format!("cannot create the step's artifact folder: {e}"))?;
-    let base = build_prompt(a, ctx).map_err(|e| e.to_string())?;
-    let instructions = match a.output {
-        OutputKind::Envelope => protocol::envelope_instructions(),
-        OutputKind::Code => protocol::code_instructions(a.language.as_deref()),
-        OutputKind::Json => protocol::json_instructions(a.schema.as_ref()),
-    };
-    Ok((base, instructions))
+    let base = build_prompt(a, ctx, false).map_err(|e| e.to_string())?;
+    Ok((base, instructions_for(a)))
 }
 
 /// The staged copy an agent CLI works in (None for agents that cannot act on files).

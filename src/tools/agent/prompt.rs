@@ -56,9 +56,14 @@ pub(super) enum PromptError {
 }
 
 /// The prompt text with its context (earlier steps' output, workspace files).
-pub(super) fn build_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String, PromptError> {
+/// With `dry` (a dry run), what earlier steps have not produced yet is a placeholder.
+pub(super) fn build_prompt(
+    a: &AgentAction,
+    ctx: &StepContext,
+    dry: bool,
+) -> Result<String, PromptError> {
     let mut prompt = match &a.prompt {
-        PromptSource::Inline(t) => render(t, ctx)?,
+        PromptSource::Inline(t) => render(t, ctx, dry)?,
         PromptSource::File(rel) => {
             let path = crate::tools::workspace_file(&ctx.env.workspace, rel)
                 .map_err(PromptError::PromptFile)?;
@@ -72,12 +77,18 @@ pub(super) fn build_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String,
     for &i in &a.context_steps {
         let id = ctx.step_ids.get(i).cloned().unwrap_or_default();
         let dir = ctx.out_dir.join("artifacts").join(&id);
-        let (label, file) = ["parsed.txt", "parsed.json", "stdout.txt"]
+        let found = ["parsed.txt", "parsed.json", "stdout.txt"]
             .iter()
             .map(|f| (*f, dir.join(f)))
-            .find(|(_, p)| p.is_file())
-            .ok_or_else(|| PromptError::NoContext(id.clone()))?;
-        let text = read_capped(&file, MAX_CONTEXT_BYTES)?;
+            .find(|(_, p)| p.is_file());
+        let (label, text) = match found {
+            Some((label, file)) => (label, read_capped(&file, MAX_CONTEXT_BYTES)?),
+            None if dry => (
+                "placeholder",
+                format!("<the output of step `{id}` goes here once it has run>"),
+            ),
+            None => return Err(PromptError::NoContext(id.clone())),
+        };
         prompt.push_str(&format!("\n\n--- output of step `{id}` ({label}) ---\n{text}\n--- end of output of step `{id}` ---"));
     }
     for rel in &a.context_files {
@@ -96,10 +107,13 @@ pub(super) fn build_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String,
 /// The inline prompt with its `${{ }}` templates rendered (checked at load
 /// time; an input given no value renders empty, an output the dependency did
 /// not set is an error). A `prompt_file` is sent as it is.
-fn render(text: &str, ctx: &StepContext) -> Result<String, PromptError> {
+fn render(text: &str, ctx: &StepContext, dry: bool) -> Result<String, PromptError> {
     use crate::format::expr::Ref;
     crate::format::template::render(text, &|r| match ctx.template_values.get(&r.to_string()) {
         Some(v) => Ok(v.clone()),
+        None if dry && matches!(r, Ref::Output(..)) => {
+            Ok(format!("<{r}: known once the step has run>"))
+        }
         None => match r {
             Ref::Input(_) => Ok(String::new()),
             Ref::Output(step, name) => Err(format!(
