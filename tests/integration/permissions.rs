@@ -396,6 +396,7 @@ fn a_denied_subtree_stays_out_of_git_history() {
             "{operation: diff, args: ['HEAD~3:secrets/gone', 'HEAD:src/a.txt']}",
         ),
         step("stash_show", "{operation: stash, args: [show, '-p']}"),
+        step("checkout_back", "{operation: checkout, args: ['HEAD~1']}"),
     ]
     .concat();
     let o = env.run(&plan, &["--policy", policy.to_str().unwrap()]);
@@ -413,6 +414,7 @@ fn a_denied_subtree_stays_out_of_git_history() {
         ("trees", "HEAD~3:secrets"),
         ("blobs", "HEAD~3:secrets/gone"),
         ("stash_show", "stash"),
+        ("checkout_back", "would rewrite"),
     ] {
         let s = env.step(id);
         assert_eq!(s["status"], "failed", "{s}");

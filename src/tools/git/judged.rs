@@ -10,7 +10,9 @@
 //! anything is denied: `log --full-diff`, a `<rev>:<path>` blob or tree
 //! argument of `diff` or `log`, `stash show` (and `pop`, `apply`, `branch`)
 //! of a stash holding a denied path. An operation that cannot leave them out
-//! (commit, checkout, reset, stash) is refused when a denied path has changes.
+//! (commit, checkout, reset, stash) is refused when a denied path has changes,
+//! and a `checkout` or `reset` to another commit when that commit differs from
+//! `HEAD` on a denied path (it would write that path).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -68,6 +70,9 @@ pub(super) async fn judge(git: &Git<'_>, a: &GitAction, judge: &PathJudge) -> Re
         return Ok(Judged::Clear);
     };
     let top = toplevel(git).await?;
+    if let Some(why) = rewrites_denied(git, op, &parsed, &top, judge).await? {
+        return Ok(Judged::Refused(why));
+    }
     let history = reads_history(op, sub);
     let mut names = work_tree_names(git, a.params.force).await?;
     if history {
@@ -235,6 +240,62 @@ async fn unlimited(
             "git stash {} would show or restore {denied} path(s) of `{}` that no pathspec limits",
             parsed.stash_sub.as_deref().unwrap_or("show"),
             super::text::shown(Path::new(&stash))
+        )
+    }))
+}
+
+/// Why a `checkout` or `reset` to another commit is refused, if it is: the
+/// paths that differ between `HEAD` and the target are the ones it writes
+/// (into the work tree or the index), and the rules deny some of them.
+async fn rewrites_denied(
+    git: &Git<'_>,
+    op: GitOperation,
+    parsed: &Parsed,
+    top: &Path,
+    judge: &PathJudge,
+) -> Result<Option<String>, Halt> {
+    let Some(target) = parsed
+        .positionals
+        .first()
+        .filter(|_| matches!(op, GitOperation::Checkout | GitOperation::Reset))
+    else {
+        return Ok(None);
+    };
+    let shown = super::text::shown(Path::new(target));
+    let a = git
+        .aux(&[
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            "--no-relative",
+            "--no-ext-diff",
+            "--no-textconv",
+            "HEAD",
+            target,
+            "--",
+        ])
+        .await?;
+    if a.code != 0 {
+        return Ok(Some(format!(
+            "git {} `{shown}`: cannot tell which paths it would change ({}), so the permission rules cannot judge them; refused",
+            op.as_str(),
+            a.first_error()
+        )));
+    }
+    let denied: Vec<String> = a
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|n| !n.is_empty())
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .filter(|n| judge.check_real(&top.join(n), Level::Write).is_err())
+        .collect();
+    Ok((!denied.is_empty()).then(|| {
+        format!(
+            "git {} `{shown}` would rewrite {} path(s) the permission rules deny ({}); refused",
+            op.as_str(),
+            denied.len(),
+            shown_units(&denied)
         )
     }))
 }
