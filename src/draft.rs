@@ -163,7 +163,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
     let declared = step.secret_names();
     if let Some(first) = scope.missing(&declared).first() {
         return DraftResult::Failed(format!(
-            "agent `{}` needs `{first}` (its `secrets:` or `api_key_env`), which is unset or empty in plangate's environment; set it, or stop declaring it",
+            "agent `{}` needs `{first}` (its `secrets:`, `api_key_env` or `headers`), which is unset or empty in plangate's environment; set it, or stop declaring it",
             req.agent_name
         ));
     }
@@ -182,7 +182,14 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         out_dir: req.out_dir.clone(),
         artifacts_dir: req.out_dir.join("artifacts").join("draft"),
         artifacts_rel: "artifacts/draft".to_owned(),
-        run_vars: BTreeMap::new(),
+        run_vars: BTreeMap::from([(
+            "PLANGATE_STEP_ARTIFACTS".to_owned(),
+            req.out_dir
+                .join("artifacts")
+                .join("draft")
+                .display()
+                .to_string(),
+        )]),
         max_output_bytes: 16 * 1024 * 1024,
         kill_grace: Duration::from_secs(5),
         cancel,

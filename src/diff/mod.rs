@@ -227,6 +227,17 @@ impl Tracker {
         Some(StepFiles { files, omitted })
     }
 
+    /// Credit `files` to `label` whatever ran beside it (an agent step's
+    /// change set is exact).
+    pub fn credit(&mut self, label: &str, files: &[String]) {
+        for path in files {
+            let labels = self.attribution.entry(path.clone()).or_default();
+            if labels.last().map(String::as_str) != Some(label) {
+                labels.push(label.to_owned());
+            }
+        }
+    }
+
     /// Compare the workspace now with the start: the `diff` block and
     /// `diff-summary.md`. Call once, after the last step and rollback.
     pub fn finish(&mut self) -> (DiffSummary, String) {

@@ -228,6 +228,7 @@ pub(crate) async fn run(
         sequence: 0,
         tracker: tracker.clone(),
         since_checkpoint: Vec::new(),
+        exact: Vec::new(),
     };
     let (failed_step, _) = sched.run_graph().await;
     let stop = finish::Stop::read(&sched, &shared);

@@ -81,6 +81,8 @@ pub(super) struct Scheduler {
     pub(super) tracker: Option<Arc<Mutex<crate::diff::Tracker>>>,
     /// Steps started since the last checkpoint.
     pub(super) since_checkpoint: Vec<usize>,
+    /// Steps whose changes are known exactly (agent change sets).
+    pub(super) exact: Vec<usize>,
 }
 
 enum Readiness {
@@ -232,12 +234,17 @@ impl Scheduler {
                     } else if status.is_failure() && !self.plan.steps[i].continue_on_error && failed.is_none() && !self.budget_hit.contains(&i) {
                         failed = Some(i);
                     }
+                    let exact = outcome.agent_changes.as_ref().map(|c| c.files.iter().map(|f| f.path.clone()).collect::<Vec<_>>());
                     self.emit(RunEvent::StepFinished { step: i, sequence, outcome });
+                    if let Some(files) = exact {
+                        self.credit(i, files);
+                    }
                     if running.is_empty() && !self.since_checkpoint.is_empty() {
                         // Quiet workspace: credit its changes to the step that
-                        // ran alone, or to nobody after an overlap.
+                        // ran alone (unless its change set already said exactly
+                        // what it changed), or to nobody after an overlap.
                         let alone = match self.since_checkpoint[..] {
-                            [only] => Some(only),
+                            [only] if !self.exact.contains(&only) => Some(only),
                             _ => None,
                         };
                         self.since_checkpoint.clear();
@@ -310,6 +317,20 @@ impl Scheduler {
             });
             self.checkpoint(Some(i), true).await;
         }
+    }
+
+    /// An agent step's exact change set: its `changed_files`, and its files in the diff.
+    fn credit(&mut self, step: usize, files: Vec<String>) {
+        self.exact.push(step);
+        if let Some(tracker) = &self.tracker {
+            lock(tracker).credit(&self.plan.steps[step].id, &files);
+        }
+        self.emit(RunEvent::StepChanges {
+            step,
+            rollback: false,
+            files,
+            omitted: 0,
+        });
     }
 
     /// Note what changed in the (quiet) workspace since the last checkpoint,

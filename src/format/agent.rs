@@ -13,7 +13,8 @@ use super::timeout::Timeout;
 #[serde(deny_unknown_fields)]
 pub struct AgentDef {
     /// How to reach the agent: `command` (a local CLI; the default when `command` is set),
-    /// `openai` (an OpenAI-compatible HTTP endpoint) or `replay` (answers recorded in a file).
+    /// `openai` (an OpenAI-compatible HTTP endpoint), `anthropic` (the Anthropic Messages API) or
+    /// `replay` (answers recorded in a file).
     #[serde(default)]
     pub provider: Option<ProviderKind>,
     /// `command`: the CLI's argv (no shell). The prompt goes on its stdin, which is then closed; the answer is its stdout.
@@ -25,27 +26,55 @@ pub struct AgentDef {
     #[serde(default)]
     pub output_format: Option<CliOutputFormat>,
     /// `openai`: the API base, e.g. `https://api.openai.com/v1` (`/chat/completions` is appended).
+    /// `anthropic`: default `https://api.anthropic.com` (`/v1/messages` is appended).
     #[serde(default)]
     pub base_url: Option<String>,
-    /// `openai`: the model name.
+    /// `openai` and `anthropic`: the model name.
     #[serde(default)]
     pub model: Option<String>,
-    /// `openai` and `command`: the environment variable holding the API key (never the key
-    /// itself). It is a secret of the agent: must be set when the run starts, masked everywhere,
-    /// and passed to a `command` CLI (the `openai` provider reads it itself).
+    /// `openai`, `anthropic` and `command`: the environment variable holding the API key (never
+    /// the key itself; `anthropic` defaults to `ANTHROPIC_API_KEY`). It is a secret of the agent:
+    /// must be set when the run starts, masked everywhere, and passed to a `command` CLI (the HTTP
+    /// providers read it themselves).
     #[serde(default)]
     pub api_key_env: Option<String>,
+    /// `openai` and `anthropic`: the system prompt.
+    #[serde(default)]
+    pub system: Option<String>,
+    /// `openai` and `anthropic`: extra request headers, each mapped to the NAME of the environment
+    /// variable holding its value (e.g. `api-key: AZURE_OPENAI_KEY`); values never appear in a
+    /// plan. Each variable is a secret of the agent: must be set when the run starts, masked
+    /// everywhere.
+    #[serde(default)]
+    #[schemars(extend(
+        "additionalProperties" = {"type": "string", "pattern": crate::model::policy::ENV_NAME_PATTERN}
+    ))]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+    /// `openai` and `anthropic`: for `output: json` steps whose schema is an object, ask for the
+    /// provider's structured output (`response_format: json_schema`; a forced tool). Default
+    /// true; the answer is still checked against the schema.
+    #[serde(default)]
+    pub structured_output: Option<bool>,
+    /// `openai` and `anthropic`: retries of one call after HTTP 429, 500, 502, 503, 504, 529, an
+    /// overloaded error or a dropped connection, within the call's timeout. Default 4.
+    #[serde(default)]
+    #[schemars(range(max = 10))]
+    pub max_retries: Option<u32>,
+    /// `openai` and `anthropic`: the first retry's longest wait (it doubles each retry, at most
+    /// 60 s, the wait drawn at random below it); a `Retry-After` from the server wins. Default 1 s.
+    #[serde(default)]
+    pub retry_base_delay: Option<Timeout>,
     /// `command`: variables of plangate's environment the CLI gets besides the allow-list (every
     /// step calling this agent passes them); like a step's `secrets:`, each must be set when the
     /// run starts and is masked everywhere.
     #[serde(default)]
     #[schemars(inner(pattern(crate::model::policy::ENV_NAME_PATTERN)))]
     pub secrets: Option<Vec<String>>,
-    /// `openai`: sampling temperature.
+    /// `openai` and `anthropic`: sampling temperature.
     #[serde(default)]
     #[schemars(range(min = 0.0, max = 2.0))]
     pub temperature: Option<f64>,
-    /// `openai`: most tokens in one answer.
+    /// `openai` and `anthropic`: most tokens in one answer (`anthropic`: default 4096).
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub max_tokens: Option<u32>,
@@ -83,15 +112,18 @@ pub enum ProviderKind {
     Command,
     /// An OpenAI-compatible chat-completions endpoint.
     Openai,
+    /// The Anthropic Messages API.
+    Anthropic,
     /// Recorded answers.
     Replay,
 }
 
 impl ProviderKind {
     /// Every provider (a test checks none is missing).
-    pub const ALL: [ProviderKind; 3] = [
+    pub const ALL: [ProviderKind; 4] = [
         ProviderKind::Command,
         ProviderKind::Openai,
+        ProviderKind::Anthropic,
         ProviderKind::Replay,
     ];
 
@@ -100,6 +132,7 @@ impl ProviderKind {
         match self {
             ProviderKind::Command => "command",
             ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
             ProviderKind::Replay => "replay",
         }
     }
@@ -141,7 +174,7 @@ mod tests {
     fn all_lists_every_provider() {
         let schema = schemars::schema_for!(ProviderKind).to_value();
         let text = schema.to_string();
-        let named = ["command", "openai", "replay"];
+        let named = ["command", "openai", "anthropic", "replay"];
         for n in named {
             assert!(text.contains(&format!("\"{n}\"")), "{n}");
         }

@@ -75,6 +75,7 @@ pub(crate) fn retry_prompt(
     max_attempts: u32,
     rejections: &[Rejection],
     instructions: &str,
+    discarded: bool,
 ) -> String {
     let mut problems = String::new();
     for rejection in rejections {
@@ -87,10 +88,16 @@ pub(crate) fn retry_prompt(
     if problems.is_empty() {
         problems.push_str("- the answer could not be read with certainty\n");
     }
+    let files = if discarded {
+        "Every change you made to files was discarded too: the workspace is back as it was before your first \
+         attempt, so make the changes again. "
+    } else {
+        ""
+    };
     format!(
         "{original_prompt}\n\n\
          ## Attempt {attempt} of {max_attempts}: your previous answer was rejected\n\
-         It was not used. Lines and columns below refer to that answer. Fix every problem and send the complete \
+         It was not used. {files}Lines and columns below refer to that answer. Fix every problem and send the complete \
          answer again:\n\
          {problems}\n\
          {instructions}"
@@ -124,8 +131,8 @@ mod tests {
     fn retries_never_repeat_a_prompt() {
         let instructions = code_instructions(Some("python"));
         let first = format!("Write hello world.\n\n{instructions}");
-        let second = retry_prompt(&first, 2, 3, &rejections(), &instructions);
-        let third = retry_prompt(&first, 3, 3, &rejections(), &instructions);
+        let second = retry_prompt(&first, 2, 3, &rejections(), &instructions, false);
+        let third = retry_prompt(&first, 3, 3, &rejections(), &instructions, true);
         assert_ne!(second, first);
         assert_ne!(third, first);
         assert_ne!(second, third);
@@ -140,12 +147,14 @@ mod tests {
         }
         assert!(second.contains("Attempt 2 of 3"));
         assert!(third.contains("Attempt 3 of 3"));
+        assert!(third.contains("was discarded too"));
+        assert!(!second.contains("discarded"));
     }
 
     #[test]
     fn retry_without_rejections_still_differs() {
         let first = "p";
-        let retry = retry_prompt(first, 2, 2, &[], "");
+        let retry = retry_prompt(first, 2, 2, &[], "", false);
         assert_ne!(retry, first);
         assert!(retry.contains("Attempt 2 of 2"));
     }

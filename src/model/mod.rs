@@ -53,6 +53,8 @@ pub(crate) use run_status::RunStatus;
 pub(crate) use sandbox::{
     Availability, Backend, Filesystem, Limits, Profile, SandboxMode, StepSandbox,
 };
-pub(crate) use step::{AttemptRecord, StepEnvironment, StepOutcome, StepStatus};
+pub(crate) use step::{
+    AgentChanges, AttemptRecord, ChangedPath, HttpAttempt, StepEnvironment, StepOutcome, StepStatus,
+};
 pub(crate) use tool::ToolName;
 pub(crate) use usage::Usage;

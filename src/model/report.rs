@@ -139,8 +139,13 @@ pub(crate) struct StepReport {
     /// Every agent attempt: prompt hash, verdict, rejections, usage, evidence files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_attempts: Vec<AttemptRecord>,
+    /// An agent step's change set (`via`, `files` with `path` and `change`,
+    /// `bytes`): what it changed, checked and applied after its answer was accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_changes: Option<super::AgentChanges>,
     /// Workspace files the step created, changed or removed (by their
     /// metadata), when it ran alone; absent when it overlapped another step.
+    /// For an agent step with a change set: exactly those files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed_files: Option<Vec<String>>,
     /// Changed files left out of `changed_files` (past the first 1000).

@@ -90,6 +90,8 @@ pub(crate) struct StepOutcome {
     pub environment: Option<StepEnvironment>,
     /// Workspace files the step wrote through plangate (agent envelope files), relative.
     pub workspace_files: Vec<String>,
+    /// An agent step's change set, applied after its answer was accepted (exact, whatever ran beside it).
+    pub agent_changes: Option<AgentChanges>,
     /// Secrets found in the step's artifacts and files (values never kept).
     pub findings: Vec<Finding>,
 }
@@ -114,6 +116,7 @@ impl StepOutcome {
             result_file: None,
             environment: None,
             workspace_files: Vec::new(),
+            agent_changes: None,
             findings: Vec::new(),
         }
     }
@@ -128,6 +131,28 @@ pub(crate) struct StepEnvironment {
     pub variables: Vec<String>,
     /// The declared secrets passed (their values are masked in every output).
     pub secrets: Vec<String>,
+}
+
+/// What an agent step changed in the workspace: its checked change set,
+/// applied only after its answer was accepted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct AgentChanges {
+    /// How the agent worked: `staged copy` (an agent CLI, in a copy of the
+    /// workspace) or `envelope` (plangate wrote the envelope's files).
+    pub via: String,
+    /// Each path created, modified or deleted (relative to the workspace), by path.
+    pub files: Vec<ChangedPath>,
+    /// Bytes of content written.
+    pub bytes: u64,
+}
+
+/// One path of an agent's change set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ChangedPath {
+    /// Relative to the workspace.
+    pub path: String,
+    /// added | modified | deleted.
+    pub change: super::Change,
 }
 
 /// One agent attempt, as the report shows it.
@@ -154,4 +179,34 @@ pub(crate) struct AttemptRecord {
     pub duration_ms: u64,
     /// The prompt and the raw answer, relative to the output directory (kept as evidence, never used as input).
     pub files: Vec<String>,
+    /// Files the attempt changed in its staged copy that were discarded with its rejected answer.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub discarded_changes: u64,
+    /// HTTP providers: every request of this attempt, retries included (absent for other providers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http_attempts: Vec<HttpAttempt>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// One HTTP request of an agent attempt (an HTTP provider retries on 429, 5xx,
+/// overload and dropped connections).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct HttpAttempt {
+    /// The reply's status (absent when no reply came: refused, reset, timed out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Wall time of the request.
+    pub duration_ms: u64,
+    /// What the server asked to wait (`retry-after-ms` or `Retry-After`), if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+    /// How long plangate waited before the next request (absent after the last one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<u64>,
+    /// Why it failed: the provider's message or the connection error (one line, redacted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// Tokens and cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Usage {
-    /// Prompt tokens.
+    /// Prompt tokens, cache writes and reads included.
     pub input_tokens: u64,
     /// Answer tokens.
     pub output_tokens: u64,
@@ -14,14 +14,32 @@ pub(crate) struct Usage {
     /// True when a figure is an estimate (4 characters a token) because the provider reported none.
     #[serde(default)]
     pub estimated: bool,
+    /// Of `input_tokens`, those written to the provider's prompt cache (absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_creation_input_tokens: u64,
+    /// Of `input_tokens`, those read from the provider's prompt cache (absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_input_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
     /// "N input + M output tokens (partly estimated), $X": the one wording
     /// the console and the Markdown summary share.
     pub(crate) fn summary(&self) -> String {
+        let cache = if self.cache_read_input_tokens + self.cache_creation_input_tokens > 0 {
+            format!(
+                " (cache: {} read, {} written)",
+                self.cache_read_input_tokens, self.cache_creation_input_tokens
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "{} input + {} output tokens{}, ${:.4}",
+            "{} input{cache} + {} output tokens{}, ${:.4}",
             self.input_tokens,
             self.output_tokens,
             if self.estimated {
@@ -39,6 +57,8 @@ impl Usage {
         self.output_tokens += other.output_tokens;
         self.cost_usd += other.cost_usd;
         self.estimated |= other.estimated;
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+        self.cache_read_input_tokens += other.cache_read_input_tokens;
     }
 
     /// All tokens.

@@ -1,6 +1,6 @@
 //! Load-time checks of the names a plan or policy file gives the scoped
-//! environment: `secrets:` of steps and agents, agents' `api_key_env`, and
-//! `env_passthrough:`. The rules are `policy::env`'s; this file only finds the
+//! environment: `secrets:` of steps and agents, agents' `api_key_env` and
+//! `headers`, and `env_passthrough:`. The rules are `policy::env`'s; this file only finds the
 //! names and their positions. (Name syntax is the schema's.)
 
 use crate::format::node::Node;
@@ -9,7 +9,7 @@ use crate::policy::env::{Refusal, passthrough_refusal, secret_refusal};
 use crate::tools::spec::{items, str_of};
 
 /// Every scoped-environment name of a plan: steps' and agents' `secrets`,
-/// agents' `api_key_env`, `policy.env_passthrough`.
+/// agents' `api_key_env` and `headers` values, `policy.env_passthrough`.
 pub(super) fn check(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
     for step in items(root.child("steps")) {
         let sid = step.child("id").and_then(str_of).unwrap_or("?");
@@ -33,6 +33,20 @@ pub(super) fn check(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
             {
                 let place = format!("`api_key_env` of agent `{}`", k.name);
                 out.push(Diagnostic::at(file, n.pos, r.message(name, &place)).help(r.help()));
+            }
+            if let Some(crate::format::node::NodeValue::Map(headers)) =
+                a.child("headers").map(|n| &n.value)
+            {
+                for (h, n) in headers {
+                    if let Some(name) = str_of(n)
+                        && let Some(r) = secret_refusal(name)
+                    {
+                        let place = format!("header `{}` of agent `{}`", h.name, k.name);
+                        out.push(
+                            Diagnostic::at(file, n.pos, r.message(name, &place)).help(r.help()),
+                        );
+                    }
+                }
             }
         }
     }

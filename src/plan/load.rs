@@ -244,11 +244,7 @@ fn explain(
             Diagnostic::at(file, pos, format!("invalid matrix key in {what}"))
                 .help("matrix keys are lowercase: a letter, then letters, digits or `_` (32 at most); each becomes PLANGATE_MATRIX_<KEY>"),
         ],
-        K::Pattern { .. } => vec![
-            Diagnostic::at(file, pos, format!("invalid {what}: `{found}`")).help(
-                "ids start with a letter or `_` and use only letters, digits, `_` and `-` (64 characters at most)",
-            ),
-        ],
+        K::Pattern { .. } => vec![pattern_error(file, pos, &what, &found, pointer)],
         K::OneOfNotValid { context } | K::AnyOf { context } if !consts(context).is_empty() => {
             let opts = consts(context);
             let value = node.and_then(|n| n.to_json().as_str().map(str::to_owned)).unwrap_or(found);
@@ -292,6 +288,17 @@ fn explain(
                 .help("see `plangate schema` for the expected shape"),
         ],
     }
+}
+
+/// A string that does not match its pattern: an agent header's variable name, else an id.
+fn pattern_error(file: &str, pos: Pos, what: &str, found: &str, pointer: &str) -> Diagnostic {
+    if pointer.contains("/headers/") {
+        return Diagnostic::at(file, pos, format!("invalid {what}: `{found}` is not an environment variable name"))
+            .help("give the NAME of the variable that holds the header's value (e.g. AZURE_OPENAI_KEY), never the value itself");
+    }
+    Diagnostic::at(file, pos, format!("invalid {what}: `{found}`")).help(
+        "ids start with a letter or `_` and use only letters, digits, `_` and `-` (64 characters at most)",
+    )
 }
 
 /// For an optional value (`anyOf: [T, null]`) that is present but wrong: the errors of

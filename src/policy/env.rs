@@ -272,6 +272,12 @@ impl Scope {
             .filter(|v| !v.is_empty() && secret_refusal(name).is_none())
     }
 
+    /// The value of the declared secret `name` (an HTTP provider's key or
+    /// header): set, not empty, and allowed at all.
+    pub(crate) fn secret_value(&self, name: &str) -> Option<&str> {
+        self.secret(name).map(String::as_str)
+    }
+
     /// The declared secrets that are unset or empty in plangate's environment.
     pub(crate) fn missing<'a>(
         &self,

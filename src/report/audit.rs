@@ -102,6 +102,7 @@ mod tests {
             output_tokens: 4,
             cost_usd: 0.5,
             estimated: false,
+            ..Usage::default()
         };
         let rejection = Rejection::whole(Category::NotFound, "no envelope");
         let attempt = AttemptEvent {

@@ -109,6 +109,17 @@ impl Console {
                 ", {} attempt(s), {rejected} rejected",
                 r.agent_attempts.len()
             ));
+            let retries: usize = r
+                .agent_attempts
+                .iter()
+                .map(|a| a.http_attempts.len().saturating_sub(1))
+                .sum();
+            if retries > 0 {
+                head.push_str(&format!(
+                    ", {retries} HTTP retr{}",
+                    if retries == 1 { "y" } else { "ies" }
+                ));
+            }
         }
         if let Some(e) = &r.error {
             head.push_str(&format!(" ({e})"));

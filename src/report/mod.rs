@@ -158,6 +158,7 @@ impl Reporter {
                 rollback: None,
                 usage: None,
                 agent_attempts: Vec::new(),
+                agent_changes: None,
                 changed_files: None,
                 changed_files_omitted: 0,
                 environment: None,
@@ -468,6 +469,7 @@ impl Reporter {
         self.report.findings.extend(o.findings.iter().cloned());
         let s = &mut self.report.steps[step];
         s.agent_attempts.clone_from(&o.agent_attempts);
+        s.agent_changes.clone_from(&o.agent_changes);
         if let Some(u) = &o.usage {
             self.report.usage.add(u);
         }

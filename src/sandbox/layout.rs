@@ -31,6 +31,8 @@ pub(crate) struct Layout {
     pub temp: PathBuf,
     /// Where the command starts.
     pub cwd: PathBuf,
+    /// Further folders writable whatever the profile (an agent CLI's private home).
+    pub extra: Vec<PathBuf>,
     /// What the approval grants.
     pub profile: Profile,
 }
@@ -85,6 +87,7 @@ fn writable(l: &Layout) -> Vec<PathBuf> {
     if l.profile.filesystem == Filesystem::Declared {
         w.extend(l.profile.writable.iter().cloned());
     }
+    w.extend(l.extra.iter().cloned());
     w
 }
 
@@ -147,6 +150,7 @@ mod tests {
             artifacts: PathBuf::from(out).join("artifacts/s"),
             temp: PathBuf::from("/tmp/t"),
             cwd: PathBuf::from(ws),
+            extra: Vec::new(),
             profile: Profile {
                 filesystem,
                 network: false,

@@ -212,7 +212,7 @@ fn missing_secrets(step: &Step, env: &ToolEnv) -> Option<String> {
     (!missing.is_empty()).then(|| {
         let names: Vec<String> = missing.iter().map(|n| format!("`{n}`")).collect();
         format!(
-            "the secret{} {} (declared in `secrets:` or the agent's `api_key_env`) {} unset or empty in plangate's environment; set {} in the CI job's environment, or stop declaring {}",
+            "the secret{} {} (declared in `secrets:`, or the agent's `api_key_env` or `headers`) {} unset or empty in plangate's environment; set {} in the CI job's environment, or stop declaring {}",
             if names.len() == 1 { "" } else { "s" },
             names.join(", "),
             if names.len() == 1 { "is" } else { "are" },

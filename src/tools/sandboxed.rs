@@ -49,9 +49,42 @@ pub(crate) fn undone_message(undone: &[String]) -> String {
 
 /// Run `spec` for the step of `ctx`, inside its sandbox, under `limits`.
 pub(crate) async fn run(
+    spec: ProcessSpec,
+    ctx: &StepContext,
+    limits: Option<Limits>,
+) -> std::io::Result<Guarded> {
+    run_in(spec, ctx, limits, None).await
+}
+
+/// [`run`] with `home` as the process's private, writable home: `HOME` and
+/// the XDG folders point into it (an agent CLI keeps its session and config there).
+pub(crate) async fn run_with_home(
+    mut spec: ProcessSpec,
+    ctx: &StepContext,
+    home: &std::path::Path,
+) -> std::io::Result<Guarded> {
+    let at = |sub: &str| home.join(sub).display().to_string();
+    for (var, sub) in [
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_CACHE_HOME", ".cache"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_STATE_HOME", ".local/state"),
+    ] {
+        std::fs::create_dir_all(home.join(sub))?;
+        spec.env.retain(|(k, _)| k != var);
+        spec.env.push((var.to_owned(), at(sub)));
+    }
+    spec.env.retain(|(k, _)| k != "HOME");
+    spec.env
+        .push(("HOME".to_owned(), home.display().to_string()));
+    run_in(spec, ctx, None, Some(home)).await
+}
+
+async fn run_in(
     mut spec: ProcessSpec,
     ctx: &StepContext,
     limits: Option<Limits>,
+    home: Option<&std::path::Path>,
 ) -> std::io::Result<Guarded> {
     // Fail-close: a process-running step always has a sandbox decision.
     let Some(sb) = ctx.sandbox.as_ref() else {
@@ -83,6 +116,7 @@ pub(crate) async fn run(
             artifacts: ctx.artifacts_dir.clone(),
             temp: temp.path().to_path_buf(),
             cwd: spec.cwd.clone(),
+            extra: home.map(std::path::Path::to_path_buf).into_iter().collect(),
             profile: sb.profile.clone(),
         };
         (spec.program, spec.args) = sandbox::wrap(backend, &layout, &spec.program, &spec.args);

@@ -95,12 +95,14 @@ impl Step {
     }
 
     /// Every secret the step's processes get: its own `secrets:`, and for an
-    /// agent step its agent's `secrets:` and `api_key_env`.
+    /// agent step its agent's `secrets:`, `api_key_env` (or its provider's
+    /// default) and the variables of its `headers`.
     pub fn secret_names(&self) -> BTreeSet<String> {
         let mut all = self.secrets.clone();
         if let Action::Agent(a) = &self.action {
             all.extend(a.agent.secrets.iter().flatten().cloned());
-            all.extend(a.agent.api_key_env.iter().cloned());
+            all.extend(crate::tools::agent::provider::key_env(a).map(str::to_owned));
+            all.extend(a.agent.headers.iter().flatten().map(|(_, var)| var.clone()));
         }
         all
     }

@@ -315,7 +315,7 @@ fn openai_answers_cut_by_the_token_limit_are_rejected_and_http_errors_fail() {
         (500, "{\"error\": \"boom\"}".into()),
     ]);
     let agents = format!(
-        "  gpt:\n    provider: openai\n    base_url: {}\n    model: m\n",
+        "  gpt:\n    provider: openai\n    base_url: {}\n    model: m\n    max_retries: 0\n",
         server.url
     );
     let o = env.run(

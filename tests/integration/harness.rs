@@ -224,9 +224,35 @@ pub fn fake_agent(env: &Env, name: &str, answers: &[&str]) -> (PathBuf, String) 
     (dir, yaml)
 }
 
-/// A recorded prompt of the fake agent.
+/// A recorded prompt of the fake agent: it keeps them in its step's
+/// artifact folder (`fake-agent-<name of dir>/prompts/N.txt`, found under
+/// the test's folder), or in `dir` when it ran without one.
 pub fn prompt_of(dir: &Path, n: u32) -> String {
-    std::fs::read_to_string(dir.join("prompts").join(format!("{n}.txt"))).unwrap_or_default()
+    fn find(root: &Path, name: &str, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            let p = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if p.file_name().and_then(|f| f.to_str()) == Some(name) {
+                    out.push(p);
+                } else {
+                    find(&p, name, out);
+                }
+            }
+        }
+    }
+    let name = format!(
+        "fake-agent-{}",
+        dir.file_name().and_then(|f| f.to_str()).unwrap_or_default()
+    );
+    let mut states = Vec::new();
+    if let Some(root) = dir.parent().and_then(Path::parent) {
+        find(root, &name, &mut states);
+    }
+    states.push(dir.to_path_buf());
+    states
+        .iter()
+        .find_map(|s| std::fs::read_to_string(s.join("prompts").join(format!("{n}.txt"))).ok())
+        .unwrap_or_default()
 }
 
 /// A one-shot local HTTP server: answers each request with the next canned

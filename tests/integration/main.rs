@@ -11,6 +11,8 @@
 )]
 
 mod agent;
+mod agent_http;
+mod agent_stage;
 mod bad_inputs;
 mod ci;
 mod cli_help;

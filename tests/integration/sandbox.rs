@@ -45,7 +45,7 @@ fn unavailable(flag: &str, backend: &str) -> Option<String> {
 
 /// The backends that work on this machine (probed once). Each one that does
 /// not is reported on stderr as skipped; under `CI=true` it is a failure.
-fn backends() -> &'static [(&'static str, &'static str)] {
+pub fn backends() -> &'static [(&'static str, &'static str)] {
     static USABLE: OnceLock<Vec<(&str, &str)>> = OnceLock::new();
     USABLE.get_or_init(|| {
         let mut usable = Vec::new();

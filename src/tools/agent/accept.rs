@@ -1,49 +1,22 @@
 //! What happens to an agent's answer: the guard judges it ([`judge`]); an
-//! accepted value is stored as `parsed.*`, an accepted envelope's files are
-//! written into the workspace (never through a symlink, never outside it),
-//! and the step's `expected_output` is applied ([`accept`]).
+//! accepted value is stored as `parsed.*`, the step's `expected_output` is
+//! applied, and the agent's change set (its staged copy's changes, an
+//! envelope's files) is checked and applied ([`accept`], `changes.rs`).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
+use super::changes::ChangeSet;
 use super::params::{AgentAction, OutputKind};
 use super::provider::{Answer, one_line};
+use super::stage::Stage;
 use crate::guard::envelope::{self, Status, Tier};
 use crate::guard::{code, json};
+use crate::model::{AgentChanges, StepOutcome, StepStatus};
 use crate::model::{Category, Rejection};
-use crate::model::{StepOutcome, StepStatus};
 use crate::tools::StepContext;
 use crate::tools::step::Step;
-
-/// Why an accepted envelope's files were not written.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum WriteError {
-    /// Absolute, or with `.`/`..` parts.
-    #[error("unsafe path `{0}`")]
-    Unsafe(String),
-    /// A component is a symlink.
-    #[error("`{0}` goes through the symlink `{link}`", link = .1.display())]
-    Symlink(String, PathBuf),
-    /// A parent is not a directory.
-    #[error("`{0}`: `{parent}` is not a directory", parent = .1.display())]
-    NotADirectory(String, PathBuf),
-    /// The target is a directory.
-    #[error("`{0}` is a directory")]
-    IsADirectory(String),
-    /// No parent directory.
-    #[error("no parent directory")]
-    NoParent,
-    /// Creating a directory failed.
-    #[error("cannot create `{dir}`: {1}", dir = .0.display())]
-    CreateDir(PathBuf, #[source] std::io::Error),
-    /// Creating the temporary file failed.
-    #[error("cannot write in `{dir}`: {1}", dir = .0.display())]
-    WriteIn(PathBuf, #[source] std::io::Error),
-    /// Writing or renaming the file failed.
-    #[error("cannot write `{path}`: {1}", path = .0.display())]
-    Write(PathBuf, #[source] std::io::Error),
-}
 
 /// The parsed value of an accepted answer.
 pub(super) struct Accepted {
@@ -103,44 +76,36 @@ pub(super) fn judge(
     }
 }
 
-/// Store the accepted value, write envelope files, set the outcome.
+/// Store the accepted value, check `expected_output`, then commit the
+/// agent's change set (its staged copy's changes and an envelope's files):
+/// checked as a whole, applied only when every check passes.
 pub(super) fn accept(
     a: &AgentAction,
     step: &Step,
     ctx: &StepContext,
+    stage: Option<&Stage>,
     acc: Accepted,
     mut out: StepOutcome,
 ) -> StepOutcome {
-    let (rel, text, bytes) = match &acc.kind {
-        AcceptedKind::Code(c) => (
-            format!("{}/parsed.txt", ctx.artifacts_rel),
-            c.clone(),
-            c.clone().into_bytes(),
+    let (rel, text) = match &acc.kind {
+        AcceptedKind::Code(c) => (format!("{}/parsed.txt", ctx.artifacts_rel), c.clone()),
+        AcceptedKind::Envelope(e) => (
+            format!("{}/parsed.json", ctx.artifacts_rel),
+            serde_json::to_string_pretty(e).unwrap_or_default(),
         ),
-        AcceptedKind::Envelope(e) => {
-            let body = serde_json::to_string_pretty(e).unwrap_or_default();
-            (
-                format!("{}/parsed.json", ctx.artifacts_rel),
-                body.clone(),
-                body.into_bytes(),
-            )
-        }
-        AcceptedKind::Json(v) => {
-            let body = serde_json::to_string_pretty(v).unwrap_or_default();
-            (
-                format!("{}/parsed.json", ctx.artifacts_rel),
-                body.clone(),
-                body.into_bytes(),
-            )
-        }
+        AcceptedKind::Json(v) => (
+            format!("{}/parsed.json", ctx.artifacts_rel),
+            serde_json::to_string_pretty(v).unwrap_or_default(),
+        ),
     };
     let path = ctx.out_dir.join(&rel);
-    if let Err(e) = std::fs::write(&path, &bytes) {
+    if let Err(e) = std::fs::write(&path, text.as_bytes()) {
         out.error = Some(format!("cannot store the accepted answer: {e}"));
         return out;
     }
     out.artifacts.push(rel);
     out.result_file = Some(path);
+    let mut files: Vec<(&str, &[u8])> = Vec::new();
     if let AcceptedKind::Envelope(e) = &acc.kind {
         if e.status == Status::Fail {
             out.status = StepStatus::Failed;
@@ -148,28 +113,11 @@ pub(super) fn accept(
             return out;
         }
         if a.write_artifacts {
-            if ctx.fail_on_secrets
-                && let Some(why) = holds_secret(e)
-            {
-                out.status = StepStatus::Failed;
-                out.error = Some(format!(
-                    "the envelope was accepted but its files were not written: {why} (fail_on_secrets)"
-                ));
-                return out;
-            }
-            match write_envelope_files(&ctx.env.workspace, e) {
-                Ok(n) => {
-                    out.output_bytes = n;
-                    out.workspace_files = e.files().iter().map(|a| a.path.clone()).collect();
-                }
-                Err(why) => {
-                    out.status = StepStatus::Failed;
-                    out.error = Some(format!(
-                        "the envelope was accepted but its files were not written: {why}"
-                    ));
-                    return out;
-                }
-            }
+            files = e
+                .files()
+                .iter()
+                .map(|f| (f.path.as_str(), f.content.as_bytes()))
+                .collect();
         }
     }
     if let Some(re) = &step.expected_output
@@ -182,78 +130,80 @@ pub(super) fn accept(
         ));
         return out;
     }
+    if let Err(why) = commit(ctx, stage, &files, &mut out) {
+        out.status = StepStatus::Failed;
+        out.error = Some(match stage {
+            Some(_) => {
+                format!("the answer was accepted but the agent's changes were not applied: {why}")
+            }
+            None => format!("the envelope was accepted but its files were not written: {why}"),
+        });
+        return out;
+    }
     out.status = StepStatus::Success;
     out.error = None;
     out
 }
 
-/// The first envelope file holding a secret, scanned as the redaction layer
-/// scans what plangate writes (rules, values given or found, the text as
-/// shown): why it must not be written. Values found are remembered, so they
-/// are redacted wherever they show up (the answer, `parsed.json`).
-fn holds_secret(e: &envelope::Envelope) -> Option<String> {
-    e.files().iter().find_map(|art| {
-        let (cleaned, found) = crate::redact::scrub(art.content.as_bytes(), true);
-        match (found.first(), cleaned) {
-            (Some(f), _) => Some(format!("`{}` holds a secret ({})", art.path, f.rule)),
-            (None, std::borrow::Cow::Owned(_)) => {
-                Some(format!("`{}` holds a secret value", art.path))
-            }
-            (None, std::borrow::Cow::Borrowed(_)) => None,
-        }
-    })
-}
-
-/// Write an accepted envelope's files into the workspace: every component must
-/// be a real directory inside it (no symlinks), each file is replaced atomically.
-/// All paths are checked before anything is written.
-fn write_envelope_files(workspace: &Path, e: &envelope::Envelope) -> Result<u64, WriteError> {
-    let mut targets = Vec::new();
-    for art in e.files() {
-        let rel = Path::new(&art.path);
-        if rel.is_absolute() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
-            return Err(WriteError::Unsafe(art.path.clone()));
-        }
-        let mut cur = workspace.to_path_buf();
-        let parts: Vec<_> = rel.components().collect();
-        for (i, c) in parts.iter().enumerate() {
-            cur.push(c);
-            match std::fs::symlink_metadata(&cur) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    return Err(WriteError::Symlink(art.path.clone(), cur));
-                }
-                Ok(m) if i + 1 < parts.len() && !m.is_dir() => {
-                    return Err(WriteError::NotADirectory(art.path.clone(), cur));
-                }
-                Ok(m) if i + 1 == parts.len() && m.is_dir() => {
-                    return Err(WriteError::IsADirectory(art.path.clone()));
-                }
-                _ => {}
-            }
-        }
-        targets.push((cur, art.content.as_bytes()));
+/// Check and apply the agent's change set; record it on `out`. `Err` says
+/// why nothing was applied.
+fn commit(
+    ctx: &StepContext,
+    stage: Option<&Stage>,
+    files: &[(&str, &[u8])],
+    out: &mut StepOutcome,
+) -> Result<(), String> {
+    let envelope = ChangeSet::from_files(&ctx.env.workspace, files.iter().copied());
+    if stage.is_none() && envelope.is_empty() {
+        return Ok(());
     }
-    let mut total = 0u64;
-    for (path, content) in targets {
-        let dir = path.parent().ok_or(WriteError::NoParent)?;
-        std::fs::create_dir_all(dir).map_err(|e| WriteError::CreateDir(dir.to_owned(), e))?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".plangate-")
-            .tempfile_in(dir)
-            .map_err(|e| WriteError::WriteIn(dir.to_owned(), e))?;
-        std::io::Write::write_all(&mut tmp, content)
-            .map_err(|e| WriteError::Write(path.clone(), e))?;
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = tmp
-                .as_file()
-                .set_permissions(std::fs::Permissions::from_mode(0o644));
+    let mut findings = Vec::new();
+    let checked = envelope.check(ctx, &mut findings);
+    out.findings.append(&mut findings);
+    checked.map_err(|why| {
+        format!("the envelope was accepted but its files were not written: {why}")
+    })?;
+    let not_applied = |why: String| {
+        format!("the answer was accepted but the agent's changes were not applied: {why}")
+    };
+    let set = match stage {
+        Some(s) => {
+            // The envelope's files land in the copy first: one change set for both.
+            ChangeSet::from_files(&s.ws, files.iter().copied())
+                .apply(&s.ws)
+                .map_err(not_applied)?;
+            let set = s.changes().map_err(not_applied)?;
+            // The envelope's files were scanned above.
+            let checked = set.check(ctx, &mut findings);
+            findings.retain(|f| !out.findings.iter().any(|o| o.fingerprint == f.fingerprint));
+            out.findings.append(&mut findings);
+            checked.map_err(not_applied)?;
+            set
         }
-        tmp.persist(&path)
-            .map_err(|e| WriteError::Write(path.clone(), e.error))?;
-        total += content.len() as u64;
-    }
-    Ok(total)
+        None => envelope,
+    };
+    let written = set.apply(&ctx.env.workspace).map_err(|why| match stage {
+        Some(_) => not_applied(why),
+        None => format!("the envelope was accepted but its files were not written: {why}"),
+    })?;
+    let listed = set.listed();
+    out.output_bytes = written;
+    out.workspace_files = listed
+        .iter()
+        .filter(|c| c.change != crate::model::Change::Deleted)
+        .map(|c| c.path.clone())
+        .collect();
+    out.agent_changes = Some(AgentChanges {
+        via: if stage.is_some() {
+            "staged copy"
+        } else {
+            "envelope"
+        }
+        .to_owned(),
+        files: listed,
+        bytes: set.bytes(),
+    });
+    Ok(())
 }
 
 pub(super) fn write_json(path: &Path, v: &Value) -> std::io::Result<()> {

@@ -28,7 +28,7 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
             None => {
                 out.push(
                     Diagnostic::at(file, k.pos, format!("agent `{name}` has neither `provider` nor `command`"))
-                        .help("set `command: [cli, args...]`, or `provider: openai` with `base_url` and `model`, or `provider: replay` with `file`"),
+                        .help("set `command: [cli, args...]`, or `provider: openai` with `base_url` and `model`, or `provider: anthropic` with `model`, or `provider: replay` with `file`"),
                 );
                 continue;
             }
@@ -115,17 +115,84 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
                     .help("name the recorded answers file"),
             );
         }
-        check_timeout(
-            file,
-            a.child("idle_timeout"),
-            &format!("`idle_timeout` of agent `{name}`"),
-            out,
-        );
+        check_headers(file, name, kind, a, out);
+        check_timeouts(file, name, a, out);
         if needs_price && a.child("price").is_none() {
             out.push(
                 Diagnostic::at(file, k.pos, format!("agent `{name}` has no `price`, but `policy.budget.max_cost_usd` is set"))
                     .help("give `price: {input_per_mtok: X, output_per_mtok: Y}` so the cost budget can be enforced"),
             );
         }
+    }
+}
+
+/// Why an agent's `headers` may not set `header` (None: it may): the
+/// transport's own headers, and the ones its provider sets (the key, the
+/// API version).
+fn reserved_header(kind: ProviderKind, a: &Node, header: &str) -> Option<&'static str> {
+    let h = header.to_ascii_lowercase();
+    let transport = matches!(
+        h.as_str(),
+        "host" | "content-length" | "content-type" | "transfer-encoding" | "connection" | "upgrade"
+    );
+    let key = match kind {
+        ProviderKind::Openai => h == "authorization" && a.child("api_key_env").is_some(),
+        ProviderKind::Anthropic => h == "x-api-key",
+        _ => false,
+    };
+    if transport {
+        Some("remove it: the HTTP client sets it for the JSON request")
+    } else if key {
+        Some("remove it: the API key comes from the variable `api_key_env` names")
+    } else if kind == ProviderKind::Anthropic && h == "anthropic-version" {
+        Some("remove it: plangate speaks `anthropic-version: 2023-06-01`, the version it reads")
+    } else {
+        None
+    }
+}
+
+/// `headers`: each name an HTTP header name the provider does not set
+/// itself (that each value names an environment variable is the schema's).
+fn check_headers(file: &str, name: &str, kind: ProviderKind, a: &Node, out: &mut Vec<Diagnostic>) {
+    let Some(NodeValue::Map(pairs)) = a.child("headers").map(|n| &n.value) else {
+        return;
+    };
+    for (k, _) in pairs {
+        let header = k.name.as_str();
+        let token = !header.is_empty()
+            && header
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !token {
+            out.push(
+                Diagnostic::at(
+                    file,
+                    k.pos,
+                    format!("`{header}` in `headers` of agent `{name}` is not an HTTP header name"),
+                )
+                .help("use letters, digits and `-`, e.g. `api-key` or `HTTP-Referer`"),
+            );
+        } else if let Some(help) = reserved_header(kind, a, header) {
+            out.push(
+                Diagnostic::at(
+                    file,
+                    k.pos,
+                    format!("`headers` of agent `{name}` may not set `{header}`: plangate sets it"),
+                )
+                .help(help),
+            );
+        }
+    }
+}
+
+/// The agent's `retry_base_delay` and `idle_timeout`.
+fn check_timeouts(file: &str, name: &str, a: &Node, out: &mut Vec<Diagnostic>) {
+    for key in ["retry_base_delay", "idle_timeout"] {
+        check_timeout(
+            file,
+            a.child(key),
+            &format!("`{key}` of agent `{name}`"),
+            out,
+        );
     }
 }

@@ -16,10 +16,12 @@
 
 mod accept;
 pub(crate) mod agents;
+mod changes;
 pub(crate) mod params;
 mod prompt;
 pub(crate) mod provider;
 pub(crate) mod spec;
+mod stage;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant, SystemTime};
@@ -37,6 +39,7 @@ use accept::{accept, judge, write_json};
 use params::{AgentAction, OutputKind};
 use prompt::{build_prompt, estimate, priced};
 use provider::{Answer, Call, CallError};
+use stage::Stage;
 
 /// Default most characters in a prompt or an answer.
 pub(crate) const DEFAULT_MAX_CHARS: u64 = 400_000;
@@ -53,21 +56,12 @@ pub(crate) async fn run(
     let mut out = StepOutcome::new(started);
     out.attempts = 0;
     let t0 = Instant::now();
-    if let Err(e) = std::fs::create_dir_all(&ctx.artifacts_dir) {
-        out.error = Some(format!("cannot create the step's artifact folder: {e}"));
-        return out;
-    }
-    let base = match build_prompt(a, ctx) {
+    let (base, instructions) = match prepare(a, ctx) {
         Ok(p) => p,
         Err(e) => {
-            out.error = Some(e.to_string());
+            out.error = Some(e);
             return out;
         }
-    };
-    let instructions = match a.output {
-        OutputKind::Envelope => protocol::envelope_instructions(),
-        OutputKind::Code => protocol::code_instructions(a.language.as_deref()),
-        OutputKind::Json => protocol::json_instructions(a.schema.as_ref()),
     };
     let first = format!("{base}\n\n{instructions}");
     let max_in = a.agent.max_input_chars.unwrap_or(DEFAULT_MAX_CHARS);
@@ -75,6 +69,13 @@ pub(crate) async fn run(
     let mut sent: HashSet<String> = HashSet::new();
     let mut usage = Usage::default();
     let mut last: Vec<Rejection> = Vec::new();
+    let mut stage = match staged(a, ctx).await {
+        Ok(s) => s,
+        Err(e) => {
+            out.error = Some(e);
+            return out;
+        }
+    };
     for n in 1..=a.max_attempts {
         if let Some(why) = ctx.shared.check() {
             out.budget_exhausted = true;
@@ -84,7 +85,14 @@ pub(crate) async fn run(
         let prompt = if n == 1 {
             first.clone()
         } else {
-            protocol::retry_prompt(&base, n, a.max_attempts, &last, &instructions)
+            protocol::retry_prompt(
+                &base,
+                n,
+                a.max_attempts,
+                &last,
+                &instructions,
+                stage.is_some(),
+            )
         };
         let digest = hex::encode(Sha256::digest(prompt.as_bytes()));
         if let Err(why) = may_send(a, n, &prompt, &digest, &mut sent, max_in) {
@@ -97,18 +105,10 @@ pub(crate) async fn run(
         let _ = std::fs::write(ctx.out_dir.join(&prompt_rel), &prompt);
         out.artifacts.push(prompt_rel.clone());
         let call_started = Instant::now();
-        let result = call(a, step, ctx, &prompt, n, &digest, max_out).await;
-        let mut record = AttemptRecord {
-            attempt: n,
-            prompt_sha256: digest,
-            verdict: "error".to_owned(),
-            tier: None,
-            rejections: Vec::new(),
-            error: None,
-            usage: Usage::default(),
-            duration_ms: u64::try_from(call_started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            files: vec![prompt_rel],
-        };
+        let (log, staged) = (provider::HttpLog::default(), stage.as_ref());
+        let result = call(a, step, ctx, staged, &prompt, n, &digest, max_out, &log).await;
+        let mut record = attempt_record(n, digest, prompt_rel, call_started);
+        record.http_attempts = log.take();
         let answer = match result {
             Ok(ans) => ans,
             Err(e) => {
@@ -130,12 +130,9 @@ pub(crate) async fn run(
         match verdict {
             Ok(accepted) => {
                 record.verdict = "accepted".to_owned();
-                record.tier = accepted.tier.map(|t| match t {
-                    Tier::Strict => "strict".to_owned(),
-                    Tier::Recovered => "recovered".to_owned(),
-                });
+                record.tier = accepted.tier.map(tier_name);
                 out.agent_attempts.push(record);
-                out = accept(a, step, ctx, accepted, out);
+                out = accept(a, step, ctx, stage.as_ref(), accepted, out);
                 if let Some(why) = exhausted {
                     out.budget_exhausted = true;
                     if out.error.is_none() {
@@ -147,6 +144,16 @@ pub(crate) async fn run(
             Err(rejections) => {
                 record.verdict = "rejected".to_owned();
                 record.rejections = rejections.clone();
+                if stage.is_some() {
+                    match discard(&mut stage, ctx).await {
+                        Ok(n) => record.discarded_changes = n,
+                        Err(e) => {
+                            out.agent_attempts.push(record);
+                            out.error = Some(e);
+                            return finish(out, usage, t0);
+                        }
+                    }
+                }
                 out.agent_attempts.push(record);
                 last = rejections;
                 if let Some(why) = exhausted {
@@ -161,6 +168,72 @@ pub(crate) async fn run(
         rejected(a, ctx, &last, &mut out);
     }
     finish(out, usage, t0)
+}
+
+fn tier_name(t: Tier) -> String {
+    match t {
+        Tier::Strict => "strict",
+        Tier::Recovered => "recovered",
+    }
+    .to_owned()
+}
+
+/// The record of attempt `n`, before its answer is judged.
+fn attempt_record(n: u32, digest: String, prompt_rel: String, started: Instant) -> AttemptRecord {
+    AttemptRecord {
+        attempt: n,
+        prompt_sha256: digest,
+        verdict: "error".to_owned(),
+        tier: None,
+        rejections: Vec::new(),
+        error: None,
+        usage: Usage::default(),
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        files: vec![prompt_rel],
+        discarded_changes: 0,
+        http_attempts: Vec::new(),
+    }
+}
+
+/// The artifact folder, the prompt and the protocol text for the step's output kind.
+fn prepare(a: &AgentAction, ctx: &StepContext) -> Result<(String, String), String> {
+    std::fs::create_dir_all(&ctx.artifacts_dir)
+        .map_err(|e| format!("cannot create the step's artifact folder: {e}"))?;
+    let base = build_prompt(a, ctx).map_err(|e| e.to_string())?;
+    let instructions = match a.output {
+        OutputKind::Envelope => protocol::envelope_instructions(),
+        OutputKind::Code => protocol::code_instructions(a.language.as_deref()),
+        OutputKind::Json => protocol::json_instructions(a.schema.as_ref()),
+    };
+    Ok((base, instructions))
+}
+
+/// The staged copy an agent CLI works in (None for agents that cannot act on files).
+async fn staged(a: &AgentAction, ctx: &StepContext) -> Result<Option<Stage>, String> {
+    if a.provider != crate::format::agent::ProviderKind::Command {
+        return Ok(None);
+    }
+    let ctx = ctx.clone();
+    tokio::task::spawn_blocking(move || Stage::create(&ctx))
+        .await
+        .map_err(|e| format!("internal error while staging the workspace: {e}"))?
+        .map(Some)
+}
+
+/// A rejected attempt's changes go: the copy is as the workspace again.
+async fn discard(stage: &mut Option<Stage>, ctx: &StepContext) -> Result<u64, String> {
+    let Some(mut s) = stage.take() else {
+        return Ok(0);
+    };
+    let c = ctx.clone();
+    let (s, r) = tokio::task::spawn_blocking(move || {
+        let r = s.reset(&c);
+        (s, r)
+    })
+    .await
+    .map_err(|e| format!("internal error while resetting the staged copy: {e}"))?;
+    *stage = Some(s);
+    r
 }
 
 /// Every attempt was rejected: the step is `rejected`, with the last rejections as evidence.
@@ -237,21 +310,39 @@ fn rejection_summary(attempts: u32, last: &[Rejection]) -> String {
     format!("answer rejected after {attempts} attempt(s): {first}{more}")
 }
 
-/// One call through the step's provider, within the agent's and the step's timeouts.
+/// One call through the step's provider, within the agent's and the step's
+/// timeouts; with a staged copy, in that copy with a fresh private home.
+/// HTTP providers record each request in `http`.
+#[allow(clippy::too_many_arguments)]
 async fn call(
     a: &AgentAction,
     step: &Step,
     ctx: &StepContext,
+    stage: Option<&Stage>,
     prompt: &str,
     attempt: u32,
     digest: &str,
     max_out: u64,
+    http: &provider::HttpLog,
 ) -> Result<Answer, CallError> {
     let timeout = a
         .agent
         .timeout
         .map_or(DEFAULT_TIMEOUT, |t| t.0)
         .min(step.timeout);
+    let staged_ctx;
+    let (ctx, home) = match stage {
+        Some(s) => {
+            let home = s.fresh_home().map_err(CallError::Failed)?;
+            let mut c = ctx.clone();
+            c.env.workspace.clone_from(&s.ws);
+            c.run_vars
+                .insert("PLANGATE_WORKSPACE".to_owned(), s.ws.display().to_string());
+            staged_ctx = c;
+            (&staged_ctx, Some(home))
+        }
+        None => (ctx, None),
+    };
     provider::of(a.provider)
         .call(Call {
             action: a,
@@ -262,6 +353,8 @@ async fn call(
             digest,
             max_out,
             timeout,
+            home: home.as_deref(),
+            http,
         })
         .await
 }

@@ -130,6 +130,7 @@ pub(super) fn estimate(prompt: &str, answer: &str) -> Usage {
         output_tokens: t(answer),
         cost_usd: 0.0,
         estimated: true,
+        ..Usage::default()
     }
 }
 

@@ -91,8 +91,11 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         stdin: Some(prompt.as_bytes().to_vec()),
         idle_timeout: a.agent.idle_timeout.map(|t| t.0),
     };
-    let guarded = crate::tools::sandboxed::run(spec, ctx, None)
-        .await
+    let started = match c.home {
+        Some(home) => crate::tools::sandboxed::run_with_home(spec, ctx, home).await,
+        None => crate::tools::sandboxed::run(spec, ctx, None).await,
+    };
+    let guarded = started
         .map_err(|e| CallError::Failed(format!("cannot start agent `{}`: {e}", a.agent_name)))?;
     let bytes = std::fs::read(&raw).unwrap_or_default();
     let _ = std::fs::remove_file(&raw);
@@ -185,6 +188,8 @@ fn cli_json_answer(agent: &str, stdout: &str) -> Result<Answer, CallError> {
                 .and_then(Value::as_f64)
                 .unwrap_or(0.0),
             estimated: false,
+            cache_creation_input_tokens: n("cache_creation_input_tokens"),
+            cache_read_input_tokens: n("cache_read_input_tokens"),
         }
     });
     let cut_short = match v.get("is_error").and_then(Value::as_bool) {

@@ -3,7 +3,9 @@
 //! floor and its call. [`of`] is the table from [`ProviderKind`] (an
 //! exhaustive `match`, so a provider missing from it is a compile error).
 
+mod anthropic;
 mod command;
+mod http;
 mod openai;
 mod replay;
 
@@ -14,7 +16,7 @@ use std::time::Duration;
 use super::params::AgentAction;
 use crate::format::agent::ProviderKind;
 use crate::model::Risk;
-use crate::model::Usage;
+use crate::model::{HttpAttempt, Usage};
 use crate::tools::StepContext;
 use crate::tools::step::Step;
 
@@ -30,11 +32,21 @@ pub(crate) fn specific_keys() -> Vec<&'static str> {
     all
 }
 
+/// The variable holding an agent's API key: its `api_key_env`, else its
+/// provider's default (`anthropic`: `ANTHROPIC_API_KEY`).
+pub(crate) fn key_env(a: &AgentAction) -> Option<&str> {
+    a.agent.api_key_env.as_deref().or(match a.provider {
+        ProviderKind::Anthropic => Some(anthropic::DEFAULT_KEY_ENV),
+        _ => None,
+    })
+}
+
 /// The provider of `kind`.
 pub(crate) fn of(kind: ProviderKind) -> &'static dyn Provider {
     match kind {
         ProviderKind::Command => &command::Command,
         ProviderKind::Openai => &openai::OpenAi,
+        ProviderKind::Anthropic => &anthropic::Anthropic,
         ProviderKind::Replay => &replay::Replay,
     }
 }
@@ -56,8 +68,64 @@ pub(crate) struct Call<'a> {
     pub digest: &'a str,
     /// Most characters of an answer.
     pub max_out: u64,
-    /// Time for this call (the agent's `timeout`, within the step's).
+    /// Time for this call (the agent's `timeout`, within the step's), retries included.
     pub timeout: Duration,
+    /// A private, writable home for an agent CLI (`HOME`, the XDG folders);
+    /// `ctx`'s workspace is then the staged copy it works in.
+    pub home: Option<&'a std::path::Path>,
+    /// Where HTTP providers record each request.
+    pub http: &'a HttpLog,
+}
+
+/// The HTTP requests of one call (the report's `http_attempts`).
+#[derive(Debug, Default)]
+pub(crate) struct HttpLog(std::sync::Mutex<Vec<HttpAttempt>>);
+
+impl HttpLog {
+    fn with<T>(&self, f: impl FnOnce(&mut Vec<HttpAttempt>) -> T) -> T {
+        let mut v = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut v)
+    }
+
+    /// Record a request.
+    fn push(&self, a: HttpAttempt) {
+        self.with(|v| v.push(a));
+    }
+
+    /// Record the wait after the last request.
+    fn set_wait(&self, ms: u64) {
+        self.with(|v| {
+            if let Some(last) = v.last_mut() {
+                last.wait_ms = Some(ms);
+            }
+        });
+    }
+
+    /// Requests so far.
+    fn len(&self) -> usize {
+        self.with(|v| v.len())
+    }
+
+    /// "429, 503, connection error": each request's status.
+    fn statuses(&self) -> String {
+        self.with(|v| {
+            v.iter()
+                .map(|a| {
+                    a.status
+                        .map_or_else(|| "no reply".to_owned(), |s| s.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    }
+
+    /// Every request, in order.
+    pub(crate) fn take(&self) -> Vec<HttpAttempt> {
+        self.with(std::mem::take)
+    }
 }
 
 /// One answer from a provider.
@@ -99,6 +167,18 @@ pub(crate) trait Provider: Sync {
     fn risk_floor(&self, a: &AgentAction) -> (Risk, String);
     /// Ask the agent once.
     fn call<'a>(&'a self, call: Call<'a>) -> CallFuture<'a>;
+}
+
+/// The schema to ask an HTTP provider's structured output for: an `output:
+/// json` step's schema when it describes an object (what both APIs take) and
+/// the agent does not set `structured_output: false`.
+fn structured_schema(a: &AgentAction) -> Option<&serde_json::Value> {
+    if a.output != super::params::OutputKind::Json || a.agent.structured_output == Some(false) {
+        return None;
+    }
+    a.schema
+        .as_ref()
+        .filter(|s| s.get("type").and_then(serde_json::Value::as_str) == Some("object"))
 }
 
 /// One line of at most 300 characters (for messages quoting an answer),

@@ -96,6 +96,14 @@ fn replay(a: &AgentAction, step_id: &str, attempt: u32, digest: &str) -> Result<
             output_tokens: u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0),
             cost_usd: u.get("cost_usd").and_then(Value::as_f64).unwrap_or(0.0),
             estimated: false,
+            cache_creation_input_tokens: u
+                .get("cache_creation_input_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            cache_read_input_tokens: u
+                .get("cache_read_input_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
         });
         return Ok(Answer {
             text: answer.to_owned(),
