@@ -202,6 +202,14 @@ pub struct DecisionArgs {
     pub sandbox_backend: crate::sandbox::Choice,
 }
 
+/// The plan's inputs (`run` and `validate`).
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// Give the plan's input NAME this value (repeatable); beats PLANGATE_INPUT_<NAME> in the environment.
+    #[arg(long = "input", value_name = "NAME=VALUE")]
+    pub input: Vec<String>,
+}
+
 /// `plangate run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -210,6 +218,8 @@ pub struct RunArgs {
     pub plan: PathBuf,
     #[command(flatten)]
     pub decision: DecisionArgs,
+    #[command(flatten)]
+    pub inputs: InputArgs,
     /// Where the report and artifacts go [default: WORKSPACE/.plangate/runs/RUN_ID].
     #[arg(long, env = "PLANGATE_OUT", value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -252,6 +262,15 @@ pub struct RunArgs {
         default_value_t = 5.0
     )]
     pub kill_grace: f64,
+    /// Seconds between the console's "still running" lines of a long agent step (elapsed time,
+    /// and the tokens and cost its CLI's stream reported so far); 0 turns them off.
+    #[arg(
+        long,
+        env = "PLANGATE_HEARTBEAT",
+        value_name = "SECONDS",
+        default_value_t = 30.0
+    )]
+    pub heartbeat: f64,
     /// Also write the report as JUnit XML here (GitLab `artifacts: reports: junit`).
     #[arg(long, env = "PLANGATE_JUNIT", value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -310,6 +329,8 @@ pub struct ValidateArgs {
     pub plan: PathBuf,
     #[command(flatten)]
     pub decision: DecisionArgs,
+    #[command(flatten)]
+    pub inputs: InputArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,

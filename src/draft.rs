@@ -129,6 +129,8 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         deps: Vec::new(),
         template: "draft".into(),
         matrix: BTreeMap::new(),
+        matrix_values: BTreeMap::new(),
+        condition: None,
         continue_on_error: false,
         env: BTreeMap::new(),
         secrets: std::collections::BTreeSet::new(),
@@ -196,6 +198,8 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         shared: Arc::new(RunShared::new(crate::model::BudgetBlock::default())),
         step_ids: Arc::new(vec!["draft".to_owned()]),
         fail_on_secrets: true,
+        pulse: None,
+        template_values: BTreeMap::new(),
     };
     let out = agent::run(&action, &step, &ctx, SystemTime::now()).await;
     match out.status {

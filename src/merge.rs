@@ -265,6 +265,8 @@ pub(crate) fn merge(
             steps: Vec::new(),
             merged,
         }),
+        inputs: head.inputs.clone(),
+        inputs_sha256: head.inputs_sha256.clone(),
         errors: Vec::new(),
     })
 }

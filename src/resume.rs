@@ -13,12 +13,19 @@
 //! partly undone), so it runs again, like every step that failed, timed out,
 //! was rejected, denied, blocked, skipped or not run. Those are decided again
 //! under the policy in force now.
+//!
+//! The input values are part of the pin: a resumed run must be given the
+//! same values (the report's `inputs_sha256`). A carried-over step's outputs
+//! are the report's `outputs`, so its dependents get them again; a value that
+//! held a secret was redacted there and is carried over redacted.
 
 use std::path::{Path, PathBuf};
 
 use crate::model::Diagnostic;
 use crate::model::{CarriedOver, Finding, Report, StepReport};
 use crate::plan::Plan;
+use crate::plan::inputs::InputValue;
+use std::collections::BTreeMap;
 
 /// What a resumed run takes from the report it resumes.
 #[derive(Debug, Clone)]
@@ -38,6 +45,8 @@ pub(crate) struct CarriedStep {
     pub findings: Vec<Finding>,
     /// An agent step's accepted result file, absolute, if it is still there.
     pub result_file: Option<PathBuf>,
+    /// Its outputs, as the report recorded them.
+    pub outputs: std::collections::BTreeMap<String, String>,
 }
 
 fn refuse(report: &Path, msg: String) -> Diagnostic {
@@ -60,6 +69,7 @@ pub(crate) fn load(
     plan: &Plan,
     workspace: &Path,
     head: Option<&str>,
+    inputs: &BTreeMap<String, InputValue>,
 ) -> Result<Resume, Diagnostic> {
     let text = std::fs::read_to_string(report_path)
         .map_err(|e| refuse(report_path, format!("cannot read the report: {e}")))?;
@@ -77,6 +87,7 @@ pub(crate) fn load(
         .canonicalize()
         .unwrap_or_else(|_| report_path.to_path_buf());
     check(&report, plan, workspace, head).map_err(|r| refuse(report_path, r.to_string()))?;
+    check_inputs(&report, plan, inputs).map_err(|r| refuse(report_path, r.to_string()))?;
     let from = CarriedOver {
         run_id: report.run_id.clone(),
         report: abs.display().to_string(),
@@ -108,6 +119,7 @@ pub(crate) fn load(
             let mut r = prev.clone();
             r.carried_over = Some(origin);
             Some(CarriedStep {
+                outputs: prev.outputs.clone(),
                 report: r,
                 findings: report
                     .findings
@@ -181,6 +193,14 @@ pub(crate) enum Refusal {
         /// `HEAD` then.
         then: String,
     },
+    /// The input values are not the ones the resumed run was given.
+    #[error("the inputs differ from run {run_id}'s ({which}): resume with the same --input values")]
+    InputsChanged {
+        /// The resumed run.
+        run_id: String,
+        /// Which differ, as far as the report shows (its values are redacted).
+        which: String,
+    },
     /// The workspace has a `HEAD` now; the report recorded none.
     #[error(
         "run {run_id} recorded no git HEAD, but the workspace is at {now} now: plangate cannot tell whether it moved"
@@ -240,4 +260,33 @@ pub(crate) fn check(
             now: now.to_owned(),
         }),
     }
+}
+
+/// Whether this run's input values are the resumed run's (pure).
+pub(crate) fn check_inputs(
+    report: &Report,
+    plan: &Plan,
+    inputs: &BTreeMap<String, InputValue>,
+) -> Result<(), Refusal> {
+    let now = (!plan.inputs.is_empty()).then(|| crate::plan::inputs::digest(inputs));
+    if now == report.inputs_sha256 {
+        return Ok(());
+    }
+    let mut names: Vec<String> = Vec::new();
+    for name in plan.inputs.keys() {
+        let then = report.inputs.get(name);
+        let value = inputs.get(name).map(InputValue::to_json);
+        if then != value.as_ref() {
+            names.push(format!("`{name}`"));
+        }
+    }
+    let which = if names.is_empty() {
+        "a value the report shows redacted".to_owned()
+    } else {
+        names.join(", ")
+    };
+    Err(Refusal::InputsChanged {
+        run_id: report.run_id.clone(),
+        which,
+    })
 }

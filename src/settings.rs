@@ -50,6 +50,17 @@ pub(crate) struct PlanSettings {
     pub env: ToolEnv,
     pub policy: EffectivePolicy,
     pub approvals: BTreeSet<String>,
+    /// The inputs' values ([`inputs`]; empty until the command resolves them).
+    pub inputs: std::collections::BTreeMap<String, plan::inputs::InputValue>,
+}
+
+/// The plan's input values: `--input`, else `PLANGATE_INPUT_<NAME>` in
+/// plangate's environment, else the default (`plan::inputs::resolve`).
+pub(crate) fn inputs(
+    args: &crate::cli::InputArgs,
+    plan: &Plan,
+) -> Result<std::collections::BTreeMap<String, plan::inputs::InputValue>, Vec<Diagnostic>> {
+    plan::inputs::resolve(&plan.inputs, &args.input, &crate::process::own_env())
 }
 
 /// A problem with the command line, as a diagnostic of `<command line>`.
@@ -97,6 +108,18 @@ pub(crate) fn kill_grace(secs: f64) -> Result<Duration, Diagnostic> {
         _ => Err(usage_diag(
             format!("--kill-grace {secs} is not a number of seconds between 0 and 600"),
             "e.g. --kill-grace 5",
+        )),
+    }
+}
+
+/// `--heartbeat`: seconds between 0 (off) and 3600.
+pub(crate) fn heartbeat(secs: f64) -> Result<Option<Duration>, Diagnostic> {
+    match Duration::try_from_secs_f64(secs) {
+        Ok(d) if d.is_zero() => Ok(None),
+        Ok(d) if d <= Duration::from_secs(3600) => Ok(Some(d.max(Duration::from_millis(100)))),
+        _ => Err(usage_diag(
+            format!("--heartbeat {secs} is not a number of seconds between 0 and 3600"),
+            "e.g. --heartbeat 30, or 0 for none",
         )),
     }
 }
@@ -185,6 +208,7 @@ impl PlanSettings {
             env,
             policy,
             approvals,
+            inputs: std::collections::BTreeMap::new(),
         })
     }
 }

@@ -70,6 +70,10 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
             return start.invalid(&diags, &ws);
         }
     };
+    match settings::inputs(&args.inputs, &prepared.plan) {
+        Ok(values) => prepared.inputs = values,
+        Err(diags) => return start.invalid(&diags, &prepared.env.workspace),
+    }
     let settings = match run_settings(&start, &mut prepared) {
         Ok(s) => s,
         Err(d) => return start.invalid(&[d], &prepared.env.workspace),
@@ -112,6 +116,7 @@ fn run_settings(start: &Start<'_>, prepared: &mut PlanSettings) -> Result<RunSet
         None => None,
     };
     let kill_grace = settings::kill_grace(args.kill_grace)?;
+    let heartbeat = settings::heartbeat(args.heartbeat)?;
     let workspace_head = diff::workspace_head(&prepared.env.workspace);
     let resume = match &args.resume {
         Some(path) => Some(resume::load(
@@ -119,6 +124,7 @@ fn run_settings(start: &Start<'_>, prepared: &mut PlanSettings) -> Result<RunSet
             &prepared.plan,
             &prepared.env.workspace,
             workspace_head.as_deref(),
+            &prepared.inputs,
         )?),
         None => None,
     };
@@ -132,9 +138,11 @@ fn run_settings(start: &Start<'_>, prepared: &mut PlanSettings) -> Result<RunSet
         selected,
         max_output_bytes: args.max_output_bytes,
         kill_grace,
+        heartbeat,
         workspace_head,
         resume,
         shard: shard_info,
+        inputs: prepared.inputs.clone(),
     })
 }
 

@@ -77,11 +77,19 @@ pub(crate) struct StepLine<'a> {
     pub risk: &'a crate::model::RiskAssessment,
     #[schemars(with = "serde_json::Value")]
     pub approval: &'a crate::model::Decision,
+    /// An agent step's CLI as it will be started (a preset resolved).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_command: Option<&'a [String]>,
 }
 
 /// `plangate validate`.
 pub(crate) fn run(args: &ValidateArgs) -> Outcome {
-    let prepared = match PlanSettings::resolve(&args.plan, &args.decision, RunFlags::default()) {
+    let resolved =
+        PlanSettings::resolve(&args.plan, &args.decision, RunFlags::default()).and_then(|mut p| {
+            p.inputs = crate::settings::inputs(&args.inputs, &p.plan)?;
+            Ok(p)
+        });
+    let prepared = match resolved {
         Ok(p) => p,
         Err(diags) => {
             if args.format == Format::Json {
@@ -142,6 +150,7 @@ pub(crate) fn to_json<'a>(
                 .collect(),
             risk: &d.risk,
             approval: &d.decision,
+            agent_command: s.action.agent_command(),
         })
         .collect();
     ValidateOutput {
@@ -239,6 +248,28 @@ fn write_text(
             d.risk.effective.as_str(),
             d.decision.decision.as_str(),
             d.decision.reason
+        )?;
+    }
+    let agents: Vec<_> = p
+        .plan
+        .steps
+        .iter()
+        .filter_map(|s| match &s.action {
+            crate::tools::registry::Action::Agent(a) => a.cli_argv().map(|argv| (s, a, argv)),
+            _ => None,
+        })
+        .collect();
+    if !agents.is_empty() {
+        writeln!(out)?;
+    }
+    for (s, a, argv) in agents {
+        writeln!(
+            out,
+            "{:<w$}  agent `{}` runs: {}{}",
+            s.id,
+            a.agent_name,
+            crate::tools::agent::provider::cli::shown_argv(argv),
+            crate::tools::agent::provider::cli::shown_format(&a.agent)
         )?;
     }
     Ok(())

@@ -32,6 +32,13 @@ pub(crate) enum RunEvent {
         /// When.
         at: SystemTime,
     },
+    /// A long step is still at work (console only).
+    Heartbeat {
+        /// Step index.
+        step: usize,
+        /// Elapsed time and what its agent reported so far.
+        beat: crate::tools::Beat,
+    },
     /// A step ended after running.
     StepFinished {
         /// Step index.

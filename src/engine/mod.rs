@@ -10,7 +10,11 @@
 //!    succeeded, at most `max_parallel` at once. The first failure of a step
 //!    without `continue_on_error` stops new steps from starting; running ones
 //!    finish. Dependents of a failed step are `not_run`; of a skipped step,
-//!    `skipped`.
+//!    `skipped`. A step with `if:` runs only when its condition holds
+//!    (false: `skipped`, "condition false"); one whose condition calls a
+//!    status function (`always()`, `success()`, `failure()`) is evaluated
+//!    whatever its dependencies ended, even after a failure. A step gets its
+//!    dependencies' outputs as `PLANGATE_OUTPUT_<STEP>_<NAME>`.
 //! 3. *Rollback*: when the run fails (not when it is interrupted or denied),
 //!    the `rollback_command` of every step that succeeded runs, newest
 //!    completion first, each with its step's timeout; a failing rollback is
@@ -42,19 +46,16 @@ use crate::tools::{self, RunShared, ToolEnv};
 use events::RunEvent;
 use schedule::Scheduler;
 
-/// The variable that carries an agent step's accepted result file to later steps.
+/// The variable that carries an agent step's accepted result file to later steps
+/// (`PLANGATE_RESULT_<ID>`, the id as [`crate::format::names::env_key`] writes it).
 pub(crate) fn result_var(step_id: &str) -> String {
-    let up: String = step_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("PLANGATE_RESULT_{up}")
+    format!("PLANGATE_RESULT_{}", crate::format::names::env_key(step_id))
+}
+
+/// The variable that carries output `name` of step `step_id` to its dependents.
+pub(crate) fn output_var(step_id: &str, name: &str) -> String {
+    use crate::format::names::env_key;
+    format!("PLANGATE_OUTPUT_{}_{}", env_key(step_id), env_key(name))
 }
 
 /// Everything about a run that is not in the plan.
@@ -78,12 +79,16 @@ pub(crate) struct RunSettings {
     pub max_output_bytes: u64,
     /// Between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
+    /// Between a long agent step's heartbeat lines (None: none).
+    pub heartbeat: Option<Duration>,
     /// The workspace's git `HEAD` at the start (recorded in the report).
     pub workspace_head: Option<String>,
     /// `--resume`: the run resumed and the steps carried over from it.
     pub resume: Option<crate::resume::Resume>,
     /// `--shard i/N`: the report's `shard` block (the plan is already restricted to it).
     pub shard: Option<crate::model::ShardInfo>,
+    /// The plan's input values (checked).
+    pub inputs: std::collections::BTreeMap<String, crate::plan::inputs::InputValue>,
 }
 
 /// A step's risk and decision.
@@ -219,6 +224,11 @@ pub(crate) async fn run(
                 .collect(),
         ),
         results: start.results,
+        outputs: start.outputs,
+        status_conditions: plan
+            .steps
+            .iter()
+            .any(|s| s.condition.as_ref().is_some_and(|c| c.uses_status)),
         budget_hit: Vec::new(),
         secrets: start.secrets,
         fingerprints: start.fingerprints,

@@ -50,6 +50,8 @@ pub(super) struct Start {
     pub(super) results: BTreeMap<String, PathBuf>,
     /// The carried-over steps, in the order they completed.
     pub(super) completed: Vec<usize>,
+    /// Each step's outputs (the carried-over steps' so far).
+    pub(super) outputs: Vec<std::collections::BTreeMap<String, String>>,
 }
 
 impl Start {
@@ -63,6 +65,7 @@ impl Start {
             fingerprints: HashSet::new(),
             results: BTreeMap::new(),
             completed: Vec::new(),
+            outputs: vec![std::collections::BTreeMap::new(); n],
         };
         start.carry_over(plan, settings, events);
         for i in 0..n {
@@ -88,6 +91,7 @@ impl Start {
             if let Some(f) = &c.result_file {
                 self.results.insert(plan.steps[i].id.clone(), f.clone());
             }
+            self.outputs[i].clone_from(&c.outputs);
             done.push((c.report.finished_at.clone().unwrap_or_default(), i));
             emit(
                 events,

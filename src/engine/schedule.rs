@@ -14,9 +14,11 @@ use tokio::task::JoinSet;
 
 use super::events::RunEvent;
 use super::finish::lock;
-use super::{RunSettings, result_var};
+use super::{RunSettings, output_var, result_var};
+use crate::format::expr::{self, Lookup, Ref, Val};
 use crate::model::{StepOutcome, StepStatus};
 use crate::plan::Plan;
+use crate::plan::inputs::InputValue;
 use crate::tools::{self, RunShared, StepContext};
 
 /// Where a step is in the run.
@@ -66,6 +68,10 @@ pub(super) struct Scheduler {
     pub(super) judges: Arc<Vec<Option<Arc<tools::judge::PathJudge>>>>,
     /// Accepted agent results by step id (for PLANGATE_RESULT_<ID>).
     pub(super) results: BTreeMap<String, PathBuf>,
+    /// Each step's outputs, by index (for its dependents).
+    pub(super) outputs: Vec<BTreeMap<String, String>>,
+    /// Some step's `if:` calls a status function: after a failure, such steps are still considered.
+    pub(super) status_conditions: bool,
     /// Steps that ended because the budget ran out.
     pub(super) budget_hit: Vec<usize>,
     /// Secrets found so far.
@@ -89,6 +95,89 @@ enum Readiness {
     Ready,
     Wait,
     Never(StepStatus, String),
+    /// Its condition could not be evaluated: the step fails without running.
+    Fail(String),
+}
+
+/// What a step's condition reads: the run's inputs, its matrix values, its
+/// dependencies (by the id written in the plan) and their outputs.
+struct CondLookup<'a> {
+    sched: &'a Scheduler,
+    step: usize,
+    deps: BTreeMap<&'a str, usize>,
+}
+
+impl CondLookup<'_> {
+    fn state(&self, d: usize) -> Option<StepStatus> {
+        match self.sched.state[d] {
+            State::Done(s) => Some(s),
+            State::Pending | State::Running => None,
+        }
+    }
+
+    /// The selected dependencies and how they ended (None: not done).
+    fn ended(&self) -> impl Iterator<Item = (usize, Option<StepStatus>)> + '_ {
+        self.sched.plan.steps[self.step]
+            .deps
+            .iter()
+            .filter(|&&d| self.sched.selected[d])
+            .map(|&d| (d, self.state(d)))
+    }
+}
+
+impl Lookup for CondLookup<'_> {
+    fn value(&self, r: &Ref) -> Val {
+        let step = &self.sched.plan.steps[self.step];
+        let dep = |id: &str| self.deps.get(id).copied();
+        match r {
+            Ref::Input(n) => self
+                .sched
+                .settings
+                .inputs
+                .get(n)
+                .map_or(Val::Null, |v| match v {
+                    InputValue::Str(s) => Val::Str(s.clone()),
+                    InputValue::Num(n) => Val::Num(n.as_f64().unwrap_or(f64::NAN)),
+                    InputValue::Bool(b) => Val::Bool(*b),
+                }),
+            Ref::Matrix(k) => step.matrix_values.get(k).cloned().unwrap_or(Val::Null),
+            Ref::Output(id, n) => dep(id)
+                .and_then(|d| self.sched.outputs[d].get(n))
+                .map_or(Val::Null, |v| Val::Str(v.clone())),
+            Ref::Status(id) => dep(id)
+                .and_then(|d| self.state(d))
+                .map_or(Val::Null, |s| Val::Str(s.as_str().to_owned())),
+            Ref::Outcome(id) => dep(id)
+                .and_then(|d| self.state(d))
+                .map_or(Val::Null, |s| Val::Str(outcome(s).to_owned())),
+        }
+    }
+
+    fn success(&self) -> bool {
+        self.ended().all(|(d, s)| match s {
+            Some(StepStatus::Success) => true,
+            Some(s) => s.is_failure() && self.sched.plan.steps[d].continue_on_error,
+            None => false,
+        })
+    }
+
+    fn failure(&self) -> bool {
+        self.ended().any(|(d, s)| {
+            s.is_some_and(StepStatus::is_failure) && !self.sched.plan.steps[d].continue_on_error
+        })
+    }
+}
+
+/// `steps.ID.outcome`: success, failure (a failure allowed by
+/// `continue_on_error` too) or skipped (anything that did not run).
+fn outcome(s: StepStatus) -> &'static str {
+    if s == StepStatus::Success {
+        "success"
+    } else if s.is_failure() {
+        "failure"
+    } else {
+        "skipped"
+    }
 }
 
 impl Scheduler {
@@ -97,6 +186,49 @@ impl Scheduler {
     }
 
     fn readiness(&self, i: usize) -> Readiness {
+        let step = &self.plan.steps[i];
+        let Some(cond) = &step.condition else {
+            return self.deps_ready(i);
+        };
+        if cond.uses_status {
+            let waiting = step.deps.iter().any(|&d| {
+                self.selected[d] && matches!(self.state[d], State::Pending | State::Running)
+            });
+            if waiting {
+                return Readiness::Wait;
+            }
+        } else {
+            match self.deps_ready(i) {
+                Readiness::Ready => {}
+                other => return other,
+            }
+        }
+        let lookup = CondLookup {
+            sched: self,
+            step: i,
+            deps: step
+                .deps
+                .iter()
+                .map(|&d| (self.plan.steps[d].template.as_str(), d))
+                .collect(),
+        };
+        match expr::eval(&cond.expr, &lookup) {
+            Ok(Val::Bool(true)) => Readiness::Ready,
+            Ok(Val::Bool(false)) => Readiness::Never(
+                StepStatus::Skipped,
+                format!("condition false: `{}`", cond.text),
+            ),
+            Ok(_) => Readiness::Fail(format!("the condition `{}` is not a boolean", cond.text)),
+            Err(e) => Readiness::Fail(format!(
+                "the condition `{}` cannot be evaluated: {}",
+                cond.text, e.message
+            )),
+        }
+    }
+
+    /// The rule without a condition: every dependency succeeded (or failed
+    /// under `continue_on_error`); a skipped one skips, another end stops it.
+    fn deps_ready(&self, i: usize) -> Readiness {
         let step = &self.plan.steps[i];
         for &d in &step.deps {
             if !self.selected[d] {
@@ -147,6 +279,9 @@ impl Scheduler {
         for (id, path) in &self.results {
             run_vars.insert(result_var(id), path.display().to_string());
         }
+        for (name, value) in &s.inputs {
+            run_vars.insert(crate::plan::inputs::env_name(name), value.text());
+        }
         StepContext {
             out_dir: s.out_dir.clone(),
             shared: Arc::clone(&self.shared),
@@ -161,12 +296,63 @@ impl Scheduler {
             sandbox: self.sandboxes.get(i).cloned().flatten(),
             fail_on_secrets: s.policy.fail_on_secrets,
             judge: self.judges.get(i).cloned().flatten(),
+            pulse: s.heartbeat.map(|every| {
+                let events = self.events.clone();
+                tools::Pulse::new(every, move |beat| {
+                    let _ = events.send(RunEvent::Heartbeat { step: i, beat });
+                })
+            }),
+            template_values: BTreeMap::new(),
         }
+    }
+
+    /// What a step gets from its dependencies and the plan besides
+    /// [`Scheduler::context`]: `$PLANGATE_OUTPUT` (bash steps), each
+    /// dependency's outputs as `PLANGATE_OUTPUT_<STEP>_<NAME>`, and the values
+    /// its prompt templates may use. Two outputs with one variable name
+    /// are refused (the step fails without running).
+    fn flow(&self, i: usize, ctx: &mut StepContext) -> Result<(), String> {
+        let step = &self.plan.steps[i];
+        if matches!(step.action, crate::tools::Action::Bash(_)) {
+            ctx.run_vars.insert(
+                "PLANGATE_OUTPUT".to_owned(),
+                ctx.artifacts_dir
+                    .join(crate::tools::outputs::FILE_NAME)
+                    .display()
+                    .to_string(),
+            );
+        }
+        let mut from: BTreeMap<String, (String, String)> = BTreeMap::new();
+        for &d in &step.deps {
+            let dep = &self.plan.steps[d];
+            for (name, value) in &self.outputs[d] {
+                let var = output_var(&dep.id, name);
+                if let Some((other, other_name)) = from.get(&var) {
+                    return Err(format!(
+                        "output `{other_name}` of step `{other}` and output `{name}` of step `{}` would both be `{var}`; rename one of them",
+                        dep.id
+                    ));
+                }
+                from.insert(var.clone(), (dep.id.clone(), name.clone()));
+                ctx.run_vars.insert(var, value.clone());
+                ctx.template_values.insert(
+                    format!("steps.{}.outputs.{name}", dep.template),
+                    value.clone(),
+                );
+            }
+        }
+        for (name, value) in &self.settings.inputs {
+            ctx.template_values
+                .insert(format!("inputs.{name}"), value.text());
+        }
+        for (k, v) in &step.matrix {
+            ctx.template_values.insert(format!("matrix.{k}"), v.clone());
+        }
+        Ok(())
     }
 
     /// Returns (first blocking failure, interrupted).
     pub(super) async fn run_graph(&mut self) -> (Option<usize>, bool) {
-        let n = self.plan.steps.len();
         let max = usize::try_from(self.settings.policy.max_parallel)
             .unwrap_or(1)
             .max(1);
@@ -177,32 +363,8 @@ impl Scheduler {
             let stopping = *cancel.borrow()
                 || self.shared.check().is_some()
                 || (self.secrets > 0 && self.settings.policy.fail_on_secrets);
-            if failed.is_none() && !stopping {
-                // Resolve never-runnable steps until nothing changes, then start what is ready.
-                let mut changed = true;
-                while changed {
-                    changed = false;
-                    for i in 0..n {
-                        if self.state[i] != State::Pending {
-                            continue;
-                        }
-                        match self.readiness(i) {
-                            Readiness::Never(status, reason) => {
-                                self.state[i] = State::Done(status);
-                                self.emit(RunEvent::StepNotRun {
-                                    step: i,
-                                    status,
-                                    reason,
-                                });
-                                changed = true;
-                            }
-                            Readiness::Ready if running.len() < max => {
-                                self.start(i, &mut running);
-                            }
-                            Readiness::Ready | Readiness::Wait => {}
-                        }
-                    }
-                }
+            if !stopping && (failed.is_none() || self.status_conditions) {
+                self.resolve(&mut running, max, &mut failed);
             }
             if running.is_empty() {
                 return (failed, *cancel.borrow());
@@ -229,6 +391,7 @@ impl Scheduler {
                     if let Some(f) = &outcome.result_file {
                         self.results.insert(self.plan.steps[i].id.clone(), f.clone());
                     }
+                    self.outputs[i].clone_from(&outcome.outputs);
                     if status == StepStatus::Success {
                         self.completed.push(i);
                     } else if status.is_failure() && !self.plan.steps[i].continue_on_error && failed.is_none() && !self.budget_hit.contains(&i) {
@@ -258,6 +421,61 @@ impl Scheduler {
         }
     }
 
+    /// Resolve never-runnable steps until nothing changes, then start what is
+    /// ready. After a failure only steps whose `if:` calls a status function
+    /// start; the others are `not_run`.
+    fn resolve(
+        &mut self,
+        running: &mut JoinSet<(usize, u32, StepOutcome)>,
+        max: usize,
+        failed: &mut Option<usize>,
+    ) {
+        let n = self.plan.steps.len();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for i in 0..n {
+                if self.state[i] != State::Pending {
+                    continue;
+                }
+                let step = &self.plan.steps[i];
+                let status_step = step.condition.as_ref().is_some_and(|c| c.uses_status);
+                let (status, reason) = match self.readiness(i) {
+                    Readiness::Never(status, reason) => (status, reason),
+                    Readiness::Fail(reason) => {
+                        if !step.continue_on_error && failed.is_none() {
+                            *failed = Some(i);
+                        }
+                        (StepStatus::Failed, reason)
+                    }
+                    Readiness::Ready => match *failed {
+                        Some(f) if !status_step => (
+                            StepStatus::NotRun,
+                            format!(
+                                "the run stopped after step `{}` failed",
+                                self.plan.steps[f].id
+                            ),
+                        ),
+                        _ => {
+                            if running.len() < max {
+                                self.start(i, running);
+                            }
+                            continue;
+                        }
+                    },
+                    Readiness::Wait => continue,
+                };
+                self.state[i] = State::Done(status);
+                self.emit(RunEvent::StepNotRun {
+                    step: i,
+                    status,
+                    reason,
+                });
+                changed = true;
+            }
+        }
+    }
+
     fn start(&mut self, i: usize, running: &mut JoinSet<(usize, u32, StepOutcome)>) {
         self.sequence += 1;
         let sequence = self.sequence;
@@ -270,8 +488,12 @@ impl Scheduler {
             at,
         });
         let plan = Arc::clone(&self.plan);
-        let ctx = self.context(i);
+        let mut ctx = self.context(i);
+        let refused = self.flow(i, &mut ctx).err();
         running.spawn(async move {
+            if let Some(why) = refused {
+                return (i, sequence, tools::internal_failure(at, why));
+            }
             let mut outcome = tools::execute(&plan.steps[i], &ctx, at).await;
             let id = plan.steps[i].id.clone();
             // Scanning reads and rewrites files: off the async workers.

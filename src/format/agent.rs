@@ -18,11 +18,22 @@ pub struct AgentDef {
     #[serde(default)]
     pub provider: Option<ProviderKind>,
     /// `command`: the CLI's argv (no shell). The prompt goes on its stdin, which is then closed; the answer is its stdout.
+    /// With a `preset`: how to start the CLI (e.g. `[npx, -y, "@openai/codex"]`); the preset's flags follow.
     #[serde(default)]
     #[schemars(length(min = 1))]
     pub command: Option<Vec<String>>,
-    /// `command`: `text` (default: stdout is the answer) or `json` (stdout is one JSON object with the
-    /// answer in `result` and token counts in `usage`, as `claude -p --output-format json` prints).
+    /// `command`: a known agent CLI run headless: `claude-code`, `codex` or `gemini-cli`. It sets the
+    /// flags the CLI needs (no interactive approval, the prompt on stdin, the output format plangate
+    /// reads) and `output_format`; `command` defaults to the CLI's program name.
+    #[serde(default)]
+    pub preset: Option<Preset>,
+    /// `command` with a `preset`: more arguments, appended after the preset's flags.
+    #[serde(default)]
+    pub args: Option<Vec<String>>,
+    /// `command`: how to read stdout. `text` (default: stdout is the answer), `json` (one JSON object
+    /// with the answer in `result`, token counts in `usage`, `total_cost_usd`, `is_error`),
+    /// `claude-json` / `claude-stream-json` (`claude -p --output-format json` / `stream-json`),
+    /// `codex-jsonl` (`codex exec --json`), `gemini-json` (`gemini --output-format json`).
     #[serde(default)]
     pub output_format: Option<CliOutputFormat>,
     /// `openai`: the API base, e.g. `https://api.openai.com/v1` (`/chat/completions` is appended).
@@ -102,6 +113,10 @@ pub struct AgentDef {
     /// risk is at least moderate.
     #[serde(default)]
     pub network: bool,
+    /// Set once the preset is applied to `command` and `output_format` (never from YAML).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub preset_applied: bool,
 }
 
 /// Agent providers.
@@ -145,12 +160,156 @@ impl ProviderKind {
 
 /// How a CLI agent prints its answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum CliOutputFormat {
     /// stdout is the answer.
     Text,
-    /// stdout is `{"result": "...", "usage": {"input_tokens": N, "output_tokens": N}, ...}`.
+    /// stdout is `{"result": "...", "usage": {"input_tokens": N, "output_tokens": N}, "total_cost_usd"?, "is_error"?}`.
     Json,
+    /// Claude Code `-p --output-format json`: one `{"type": "result", "subtype", "is_error", "result", "total_cost_usd", "usage", ...}`.
+    ClaudeJson,
+    /// Claude Code `-p --output-format stream-json --verbose`: JSON Lines (`system`, `assistant`, `user`, then `result`).
+    ClaudeStreamJson,
+    /// Codex `exec --json`: JSON Lines of thread events (`thread.started`, `item.completed`, `turn.completed`, `turn.failed`, `error`).
+    CodexJsonl,
+    /// Gemini CLI `--output-format json`: one `{"response", "stats": {"models": ...}, "error"?}`.
+    GeminiJson,
+}
+
+impl CliOutputFormat {
+    /// Every format (a test checks none is missing).
+    pub const ALL: [CliOutputFormat; 6] = [
+        CliOutputFormat::Text,
+        CliOutputFormat::Json,
+        CliOutputFormat::ClaudeJson,
+        CliOutputFormat::ClaudeStreamJson,
+        CliOutputFormat::CodexJsonl,
+        CliOutputFormat::GeminiJson,
+    ];
+
+    /// The name used in plans.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CliOutputFormat::Text => "text",
+            CliOutputFormat::Json => "json",
+            CliOutputFormat::ClaudeJson => "claude-json",
+            CliOutputFormat::ClaudeStreamJson => "claude-stream-json",
+            CliOutputFormat::CodexJsonl => "codex-jsonl",
+            CliOutputFormat::GeminiJson => "gemini-json",
+        }
+    }
+
+    /// Whether stdout is a JSON Lines stream of events.
+    pub fn is_stream(self) -> bool {
+        matches!(
+            self,
+            CliOutputFormat::ClaudeStreamJson | CliOutputFormat::CodexJsonl
+        )
+    }
+}
+
+/// A known agent CLI, run headless.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    /// Claude Code: `claude -p --output-format stream-json --verbose --permission-mode acceptEdits`.
+    ClaudeCode,
+    /// Codex: `codex exec --json --skip-git-repo-check --sandbox workspace-write --color never -`.
+    Codex,
+    /// Gemini CLI: `gemini --output-format json --approval-mode auto_edit`.
+    GeminiCli,
+}
+
+impl Preset {
+    /// Every preset.
+    pub const ALL: [Preset; 3] = [Preset::ClaudeCode, Preset::Codex, Preset::GeminiCli];
+
+    /// The name used in plans.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Preset::ClaudeCode => "claude-code",
+            Preset::Codex => "codex",
+            Preset::GeminiCli => "gemini-cli",
+        }
+    }
+
+    /// The CLI's program name (looked up in `PATH`).
+    pub fn program(self) -> &'static str {
+        match self {
+            Preset::ClaudeCode => "claude",
+            Preset::Codex => "codex",
+            Preset::GeminiCli => "gemini",
+        }
+    }
+
+    /// The flags that run it headless, reading the prompt on stdin and printing what plangate reads.
+    pub fn flags(self) -> &'static [&'static str] {
+        match self {
+            // `-p` without a prompt argument reads stdin; stream-json needs --verbose in print
+            // mode; acceptEdits lets it edit files, any other tool needing approval is denied
+            // (never asked) in print mode.
+            Preset::ClaudeCode => &[
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--permission-mode",
+                "acceptEdits",
+            ],
+            // exec never asks for approval; workspace-write lets it edit the checkout.
+            Preset::Codex => &[
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--sandbox",
+                "workspace-write",
+                "--color",
+                "never",
+            ],
+            // Headless when stdin is not a terminal: the prompt is read from stdin.
+            Preset::GeminiCli => &["--output-format", "json", "--approval-mode", "auto_edit"],
+        }
+    }
+
+    /// Arguments that must come last (Codex's `-`: the prompt is on stdin).
+    pub fn trailing(self) -> &'static [&'static str] {
+        match self {
+            Preset::Codex => &["-"],
+            Preset::ClaudeCode | Preset::GeminiCli => &[],
+        }
+    }
+
+    /// The output format its flags select.
+    pub fn output_format(self) -> CliOutputFormat {
+        match self {
+            Preset::ClaudeCode => CliOutputFormat::ClaudeStreamJson,
+            Preset::Codex => CliOutputFormat::CodexJsonl,
+            Preset::GeminiCli => CliOutputFormat::GeminiJson,
+        }
+    }
+}
+
+impl AgentDef {
+    /// The definition with its preset applied: `command` is the CLI (the given `command`, else
+    /// the preset's program) followed by the preset's flags, then `args`, then the preset's
+    /// trailing arguments; `output_format` is the preset's. Without a preset, unchanged.
+    #[must_use]
+    pub fn resolved(mut self) -> AgentDef {
+        let Some(p) = self.preset.filter(|_| !self.preset_applied) else {
+            return self;
+        };
+        self.preset_applied = true;
+        let mut argv = self
+            .command
+            .take()
+            .unwrap_or_else(|| vec![p.program().to_owned()]);
+        argv.extend(p.flags().iter().map(|s| (*s).to_owned()));
+        argv.extend(self.args.iter().flatten().cloned());
+        argv.extend(p.trailing().iter().map(|s| (*s).to_owned()));
+        self.command = Some(argv);
+        self.output_format = Some(p.output_format());
+        self
+    }
 }
 
 /// Dollars per million tokens.

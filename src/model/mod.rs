@@ -54,7 +54,8 @@ pub(crate) use sandbox::{
     Availability, Backend, Filesystem, Limits, Profile, SandboxMode, StepSandbox,
 };
 pub(crate) use step::{
-    AgentChanges, AttemptRecord, ChangedPath, HttpAttempt, StepEnvironment, StepOutcome, StepStatus,
+    AgentChanges, AgentSession, AttemptRecord, ChangedPath, HttpAttempt, StepEnvironment,
+    StepOutcome, StepStatus,
 };
 pub(crate) use tool::ToolName;
 pub(crate) use usage::Usage;

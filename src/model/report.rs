@@ -66,6 +66,12 @@ pub(crate) struct Report {
     /// Which shard of the plan this run covered (`run --shard i/N`), or which shards were merged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardInfo>,
+    /// The plan's input values (redacted like everything written); absent when it has none.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub inputs: std::collections::BTreeMap<String, serde_json::Value>,
+    /// sha256 over the input values as given (`--resume` refuses other values).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs_sha256: Option<String>,
     /// Plan or usage errors (status `invalid`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<Diagnostic>,
@@ -136,6 +142,9 @@ pub(crate) struct StepReport {
     /// Tokens and cost of this step's agent calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// An agent step's CLI as started (a preset resolved to its program and flags).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_command: Option<Vec<String>>,
     /// Every agent attempt: prompt hash, verdict, rejections, usage, evidence files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_attempts: Vec<AttemptRecord>,
@@ -155,6 +164,10 @@ pub(crate) struct StepReport {
     /// received; absent for a step that started none or did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<super::StepEnvironment>,
+    /// The step's outputs (`$PLANGATE_OUTPUT` lines of a bash step, the accepted values of an
+    /// agent step), redacted like everything written; absent when it set none.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub outputs: std::collections::BTreeMap<String, String>,
     /// Set when the step did not run in this run because it succeeded in the
     /// run this one resumed: its outcome is that run's (its `artifacts` are
     /// relative to that run's output folder, the folder of `report`).

@@ -94,6 +94,8 @@ pub(crate) struct StepOutcome {
     pub agent_changes: Option<AgentChanges>,
     /// Secrets found in the step's artifacts and files (values never kept).
     pub findings: Vec<Finding>,
+    /// The step's outputs (name -> value), for its dependents and the report.
+    pub outputs: std::collections::BTreeMap<String, String>,
 }
 
 impl StepOutcome {
@@ -118,6 +120,7 @@ impl StepOutcome {
             workspace_files: Vec::new(),
             agent_changes: None,
             findings: Vec::new(),
+            outputs: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -182,9 +185,41 @@ pub(crate) struct AttemptRecord {
     /// Files the attempt changed in its staged copy that were discarded with its rejected answer.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub discarded_changes: u64,
+    /// What an agent CLI said about its own session (its JSON or JSON Lines output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<AgentSession>,
     /// HTTP providers: every request of this attempt, retries included (absent for other providers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub http_attempts: Vec<HttpAttempt>,
+}
+
+/// What an agent CLI reported about its session besides the answer (read
+/// from its JSON or JSON Lines output; never used as input).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct AgentSession {
+    /// The output format read (`claude-stream-json`, `codex-jsonl`, ...).
+    pub format: String,
+    /// How the CLI said it ended: `success`, `error_max_turns`, `turn.failed`, ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// The CLI's session (or thread) id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Turns the CLI says it took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u64>,
+    /// Commands the CLI says it ran.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub commands: u64,
+    /// Files the CLI says it changed (`update src/lib.rs`), as it named them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub file_changes: Vec<String>,
+    /// Tool calls its permission mode refused.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub permission_denials: u64,
+    /// Errors it reported along the way without failing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 fn is_zero(n: &u64) -> bool {

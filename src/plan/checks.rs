@@ -54,6 +54,7 @@ pub(super) fn semantic_checks(file: &str, root: &Node) -> Vec<Diagnostic> {
     check_matrices(file, root, steps, &mut out);
     crate::tools::agent::agents::check_agents(file, root, &mut out);
     super::env::check(file, root, &mut out);
+    super::inputs::check(file, root, &mut out);
     if let Some(NodeValue::Map(agents)) = root.child("agents").map(|n| &n.value) {
         let re = Regex::new(super::raw::ID_PATTERN).ok();
         for (k, _) in agents {

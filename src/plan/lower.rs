@@ -18,6 +18,7 @@ use crate::tools::spec::LowerCx;
 
 pub(super) fn lower(
     file: &str,
+    text: &str,
     root: &Node,
     raw: PlanFile,
     path: &Path,
@@ -30,8 +31,15 @@ pub(super) fn lower(
         .enumerate()
         .map(|(i, s)| (s.id.clone(), i))
         .collect();
+    // Presets become the argv and output format they stand for, once, here.
+    let agents: std::collections::BTreeMap<_, _> = raw
+        .agents
+        .into_iter()
+        .map(|(k, a)| (k, a.resolved()))
+        .collect();
     let mut templates = Vec::with_capacity(raw.steps.len());
     let mut expansions = Vec::with_capacity(raw.steps.len());
+    let mut matrix_types = Vec::with_capacity(raw.steps.len());
     for (i, mut s) in raw.steps.into_iter().enumerate() {
         let pos = root.pos_of(&format!("/steps/{i}"));
         let id = s.id.clone();
@@ -42,10 +50,12 @@ pub(super) fn lower(
             id: &id,
             pos,
             steps: &index,
-            agents: &raw.agents,
+            agents: &agents,
             plan_dir: path.parent().unwrap_or(Path::new("")),
         };
-        expansions.push(Expansion::of(s.matrix.take().as_ref()));
+        let m = s.matrix.take();
+        matrix_types.push(matrix::key_types(m.as_ref()));
+        expansions.push(Expansion::of(m.as_ref()));
         match lower_step(&cx, s) {
             Ok(step) => templates.push(step),
             Err(d) => diags.push(d),
@@ -61,14 +71,28 @@ pub(super) fn lower(
     if !diags.is_empty() {
         return Err(diags);
     }
+    let conditions = super::flow::check(&super::flow::FlowCx {
+        file,
+        text,
+        root,
+        templates: &templates,
+        expansions: &expansions,
+        matrix_types: &matrix_types,
+        inputs: &raw.inputs,
+    })?;
+    for (t, c) in templates.iter_mut().zip(conditions) {
+        t.condition = c;
+    }
     let steps = expand(file, root, templates, &expansions)?;
+    distinct_env_keys(file, &steps)?;
     Ok(Plan {
         id: raw.id,
         objective: raw.objective,
         path: path.to_path_buf(),
         sha256,
         policy: raw.policy,
-        agents: raw.agents,
+        agents,
+        inputs: raw.inputs,
         steps,
     })
 }
@@ -157,6 +181,7 @@ fn expand(
             s.index = steps.len();
             s.id = exp.id(&template.id, c);
             s.matrix = exp.values(c);
+            s.matrix_values = exp.typed_values(c);
             for (k, v) in &s.matrix {
                 s.env.insert(matrix::env_name(k), v.clone());
             }
@@ -217,7 +242,40 @@ fn lower_step(cx: &LowerCx<'_>, s: StepDef) -> Result<Step, Diagnostic> {
         pos: cx.pos,
         template: s.id.clone(),
         matrix: BTreeMap::new(),
+        matrix_values: BTreeMap::new(),
+        condition: None,
         network: s.network,
         id: s.id,
     })
+}
+
+/// Two steps whose ids make one variable name (`PLANGATE_OUTPUT_<STEP>_...`,
+/// `PLANGATE_RESULT_<STEP>`) are refused: `deploy-web` and `deploy_web`, or
+/// two matrix expansions whose values differ only in punctuation.
+fn distinct_env_keys(file: &str, steps: &[Step]) -> Result<(), Vec<Diagnostic>> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut diags = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        let key = crate::format::names::env_key(&s.id);
+        if let Some(&j) = seen.get(&key) {
+            let first = &steps[j];
+            diags.push(
+                Diagnostic::at(
+                    file,
+                    s.pos,
+                    format!(
+                        "steps `{}` and `{}` would have the same variables (`PLANGATE_OUTPUT_{key}_*`)",
+                        first.id, s.id
+                    ),
+                )
+                .help(format!(
+                    "`{}` is at line {}; a step's variables use its id upper-cased with `_` for every other character: rename one",
+                    first.id, first.pos.line
+                )),
+            );
+        } else {
+            seen.insert(key, i);
+        }
+    }
+    if diags.is_empty() { Ok(()) } else { Err(diags) }
 }

@@ -11,7 +11,40 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::raw::Matrix;
+use super::raw::{Matrix, MatrixValue};
+use crate::format::expr::{Ty, Val};
+
+/// A matrix value as the expression language sees it.
+fn typed_value(v: &MatrixValue) -> Val {
+    match v {
+        MatrixValue::Bool(b) => Val::Bool(*b),
+        MatrixValue::Num(n) => Val::Num(n.as_f64().unwrap_or(f64::NAN)),
+        MatrixValue::Str(s) => Val::Str(s.clone()),
+    }
+}
+
+/// Each key's type in expressions: the type all its values share, else `Any`.
+pub(crate) fn key_types(matrix: Option<&Matrix>) -> BTreeMap<String, Ty> {
+    let Some(m) = matrix else {
+        return BTreeMap::new();
+    };
+    m.0.iter()
+        .map(|(k, values)| {
+            let mut tys = values.iter().map(|v| match v {
+                MatrixValue::Bool(_) => Ty::Bool,
+                MatrixValue::Num(_) => Ty::Num,
+                MatrixValue::Str(_) => Ty::Str,
+            });
+            let first = tys.next().unwrap_or(Ty::Any);
+            let ty = if tys.all(|t| t == first) {
+                first
+            } else {
+                Ty::Any
+            };
+            (k.clone(), ty)
+        })
+        .collect()
+}
 
 /// One template's expansions: the keys (sorted) and each combination's values in key order.
 #[derive(Debug, Clone, Default)]
@@ -20,6 +53,8 @@ pub(crate) struct Expansion {
     pub keys: Vec<String>,
     /// One entry per expansion: the values in key order.
     pub combos: Vec<Vec<String>>,
+    /// The same values with their YAML types (for conditions).
+    pub typed: Vec<Vec<Val>>,
 }
 
 impl Expansion {
@@ -29,22 +64,42 @@ impl Expansion {
             return Expansion {
                 keys: Vec::new(),
                 combos: vec![Vec::new()],
+                typed: vec![Vec::new()],
             };
         };
         let keys: Vec<String> = m.0.keys().cloned().collect();
         let mut combos: Vec<Vec<String>> = vec![Vec::new()];
+        let mut typed: Vec<Vec<Val>> = vec![Vec::new()];
         for values in m.0.values() {
             let mut next = Vec::with_capacity(combos.len() * values.len());
-            for c in &combos {
+            let mut next_typed = Vec::with_capacity(combos.len() * values.len());
+            for (c, t) in combos.iter().zip(&typed) {
                 for v in values {
                     let mut c = c.clone();
                     c.push(v.render());
                     next.push(c);
+                    let mut t = t.clone();
+                    t.push(typed_value(v));
+                    next_typed.push(t);
                 }
             }
             combos = next;
+            typed = next_typed;
         }
-        Expansion { keys, combos }
+        Expansion {
+            keys,
+            combos,
+            typed,
+        }
+    }
+
+    /// Combination `c` as key -> typed value.
+    pub(crate) fn typed_values(&self, c: usize) -> BTreeMap<String, Val> {
+        self.keys
+            .iter()
+            .cloned()
+            .zip(self.typed[c].iter().cloned())
+            .collect()
     }
 
     /// How many steps this template becomes.
@@ -119,7 +174,6 @@ pub(crate) fn link(dependent: &Expansion, dependency: &Expansion) -> Vec<Option<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::raw::MatrixValue;
 
     fn m(pairs: &[(&str, &[&str])]) -> Matrix {
         Matrix(

@@ -12,6 +12,8 @@
 
 pub(crate) mod checks;
 pub(crate) mod env;
+mod flow;
+pub(crate) mod inputs;
 pub(crate) mod load;
 mod lower;
 pub(crate) mod matrix;
@@ -53,6 +55,8 @@ pub struct Plan {
     pub policy: PolicyBlock,
     /// Declared agents.
     pub agents: BTreeMap<String, AgentDef>,
+    /// Declared inputs (`inputs:`).
+    pub(crate) inputs: BTreeMap<String, inputs::InputDef>,
     /// Steps in file order.
     pub steps: Vec<Step>,
 }
@@ -188,6 +192,7 @@ impl Plan {
             sha256: self.sha256.clone(),
             policy: self.policy.clone(),
             agents: self.agents.clone(),
+            inputs: self.inputs.clone(),
             steps: Vec::new(),
         }
     }
@@ -290,10 +295,12 @@ pub(crate) fn load_agents_file(path: &Path) -> Result<BTreeMap<String, AgentDef>
     if !diags.is_empty() {
         return Err(diags);
     }
-    serde_json::from_value(agents.to_json()).map_err(|e| {
-        vec![
-            Diagnostic::at(&file, agents.pos, format!("invalid `agents:` block: {e}"))
-                .help("see `plangate schema` for the agent format"),
-        ]
-    })
+    serde_json::from_value::<BTreeMap<String, AgentDef>>(agents.to_json())
+        .map(|m| m.into_iter().map(|(k, a)| (k, a.resolved())).collect())
+        .map_err(|e| {
+            vec![
+                Diagnostic::at(&file, agents.pos, format!("invalid `agents:` block: {e}"))
+                    .help("see `plangate schema` for the agent format"),
+            ]
+        })
 }

@@ -13,6 +13,7 @@ use serde::Deserialize;
 
 use crate::model::{PolicyBlock, Risk, ToolName};
 
+pub(crate) use super::inputs::InputDef;
 pub(crate) use crate::format::agent::{AgentDef, Price, ProviderKind};
 pub(crate) use crate::format::timeout::Timeout;
 pub(crate) use crate::tools::agent::params::OutputKind;
@@ -46,6 +47,11 @@ pub(crate) struct PlanFile {
     /// Agents that `agent` steps refer to by name.
     #[serde(default)]
     pub agents: BTreeMap<String, AgentDef>,
+    /// Values the run is given: `--input NAME=VALUE`, else `PLANGATE_INPUT_<NAME>`, else
+    /// `default`. Checked before anything runs; every step reads them from its environment
+    /// as `PLANGATE_INPUT_<NAME>` (the name upper-cased, `_` for every other character).
+    #[serde(default)]
+    pub inputs: BTreeMap<String, InputDef>,
     /// The steps, run as a dependency graph.
     #[schemars(length(min = 1))]
     pub steps: Vec<StepDef>,
@@ -85,6 +91,15 @@ pub(crate) struct StepDef {
     /// Ids of steps that must succeed first.
     #[serde(default)]
     pub dependencies: Vec<String>,
+    /// Run the step only when this expression holds (see "Conditions" in the README), e.g.
+    /// `steps.lint.outputs.changed == 'true'` or `failure()`; false: the step is `skipped`
+    /// ("condition false"). Without it a step runs when its dependencies succeeded.
+    #[serde(default, rename = "if")]
+    #[expect(
+        dead_code,
+        reason = "plan::flow reads it from the tree, with positions; kept so the key parses"
+    )]
+    pub condition: Option<String>,
     /// A failure of this step neither stops its dependents nor fails the run.
     #[serde(default)]
     pub continue_on_error: bool,

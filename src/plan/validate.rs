@@ -60,7 +60,7 @@ pub(super) fn plan_from_text(
             format!("invalid plan: {e}"),
         )]
     })?;
-    super::lower::lower(file, &root, raw, path, sha256)
+    super::lower::lower(file, text, &root, raw, path, sha256)
 }
 
 /// Words for a JSON pointer, naming steps by id.
@@ -91,6 +91,8 @@ fn describe(root: &Node, pointer: &str) -> String {
         ["steps", i, "dependencies", _] => format!("a dependency of {}", step_name(i)),
         ["steps", i, k, ..] => format!("`{k}` of {}", step_name(i)),
         ["agents", a] => format!("agent `{a}`"),
+        ["inputs", a] => format!("input `{a}`"),
+        ["inputs", a, k, ..] => format!("`{k}` of input `{a}`"),
         ["agents", a, k, ..] => format!("`{k}` of agent `{a}`"),
         [first, rest @ ..] => {
             let mut s = (*first).to_owned();
@@ -132,6 +134,7 @@ fn keys_at(root: &Node, pointer: &str) -> Vec<String> {
             }
         }
         ["agents", _] => allowed_keys::<AgentDef>(),
+        ["inputs", _] => allowed_keys::<super::raw::InputDef>(),
         ["agents", _, "price"] => allowed_keys::<super::raw::Price>(),
         ["policy", "budget"] => allowed_keys::<BudgetBlock>(),
         ["policy", "permissions", _] => allowed_keys::<crate::model::PermissionRule>(),

@@ -96,6 +96,40 @@ impl Console {
         ));
     }
 
+    /// "… fix still running after 1m30s (attempt 1: 42 events, 12345 tokens, $0.0421 so far)".
+    pub(super) fn heartbeat(&self, id: &str, b: &crate::tools::Beat) {
+        let t = b.elapsed.as_secs_f64();
+        let elapsed = if t < 60.0 {
+            format!("{t:.1}s")
+        } else {
+            format!(
+                "{}m{:02}s",
+                b.elapsed.as_secs() / 60,
+                b.elapsed.as_secs() % 60
+            )
+        };
+        let mut said = vec![format!("attempt {}", b.attempt)];
+        if b.events > 0 {
+            let s = if b.events == 1 { "" } else { "s" };
+            said.push(format!("{} event{s}", b.events));
+        }
+        if let Some(n) = b.tokens {
+            said.push(format!("{n} tokens"));
+        }
+        if let Some(c) = b.cost_usd {
+            said.push(format!("${c:.4}"));
+        }
+        let so_far = if b.tokens.is_some() || b.cost_usd.is_some() {
+            " so far"
+        } else {
+            ""
+        };
+        self.line(format_args!(
+            "{DIM}…{DIM:#} {BOLD}{id}{BOLD:#} still running after {elapsed} ({}{so_far})",
+            said.join(", ")
+        ));
+    }
+
     pub(super) fn step_finished(&self, step: &Step, r: &StepReport, out_dir: &Path) {
         let (style, tag) = status_style(r.status);
         let mut head = format!("{} {} in {}", r.id, r.status.as_str(), secs(r.duration_ms));

@@ -157,11 +157,13 @@ impl Reporter {
                 sandbox: None,
                 rollback: None,
                 usage: None,
+                agent_command: s.action.agent_command().map(<[String]>::to_vec),
                 agent_attempts: Vec::new(),
                 agent_changes: None,
                 changed_files: None,
                 changed_files_omitted: 0,
                 environment: None,
+                outputs: std::collections::BTreeMap::new(),
                 carried_over: None,
             })
             .collect();
@@ -194,6 +196,13 @@ impl Reporter {
             workspace_head: settings.workspace_head.clone(),
             resumed_from: settings.resume.as_ref().map(|r| r.from.clone()),
             shard: settings.shard.clone(),
+            inputs: settings
+                .inputs
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_json()))
+                .collect(),
+            inputs_sha256: (!plan.inputs.is_empty())
+                .then(|| crate::plan::inputs::digest(&settings.inputs)),
             errors: Vec::new(),
         };
         let hashes = plan.steps.iter().map(input_hash).collect();
@@ -313,6 +322,9 @@ impl Reporter {
                 outcome,
             } => {
                 self.finish_step(*step, *sequence, outcome);
+            }
+            RunEvent::Heartbeat { step, beat } => {
+                self.console.heartbeat(&self.report.steps[*step].id, beat);
             }
             RunEvent::StepNotRun {
                 step,
@@ -466,6 +478,7 @@ impl Reporter {
         s.error.clone_from(&o.error);
         s.usage = o.usage;
         s.environment.clone_from(&o.environment);
+        s.outputs.clone_from(&o.outputs);
         self.report.findings.extend(o.findings.iter().cloned());
         let s = &mut self.report.steps[step];
         s.agent_attempts.clone_from(&o.agent_attempts);
@@ -599,6 +612,8 @@ pub(crate) fn write_invalid(
         workspace_head: None,
         resumed_from: None,
         shard: None,
+        inputs: std::collections::BTreeMap::new(),
+        inputs_sha256: None,
         errors: errors.to_vec(),
     };
     let path = out_dir.join("report.json");

@@ -17,6 +17,7 @@ pub(crate) mod find;
 pub(crate) mod git;
 pub(crate) mod http;
 pub(crate) mod judge;
+pub(crate) mod outputs;
 pub(crate) mod registry;
 pub(crate) mod sandboxed;
 pub(crate) mod secrets_scan;
@@ -163,6 +164,55 @@ pub(crate) struct StepContext {
     pub fail_on_secrets: bool,
     /// The permission rules for the paths the step finds at run time (None: no list in force).
     pub judge: Option<Arc<judge::PathJudge>>,
+    /// Where a long step says it is still at work (None: it says nothing).
+    pub pulse: Option<Pulse>,
+    /// What an agent prompt's templates render to, by reference (`inputs.x`,
+    /// `matrix.k`, `steps.ID.outputs.NAME`).
+    pub template_values: BTreeMap<String, String>,
+}
+
+/// A long step saying it is still at work.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Beat {
+    /// Since the step started.
+    pub elapsed: Duration,
+    /// The agent attempt running.
+    pub attempt: u32,
+    /// Events its CLI's stream printed so far (0: not a stream).
+    pub events: u64,
+    /// Tokens its CLI's stream reported so far.
+    pub tokens: Option<u64>,
+    /// Dollars its CLI's stream reported so far.
+    pub cost_usd: Option<f64>,
+}
+
+/// How often a long step beats, and to whom (the engine turns a beat into a `RunEvent`).
+#[derive(Clone)]
+pub(crate) struct Pulse {
+    /// Between beats.
+    pub every: Duration,
+    send: Arc<dyn Fn(Beat) + Send + Sync>,
+}
+
+impl Pulse {
+    /// Beat every `every` through `send`.
+    pub(crate) fn new(every: Duration, send: impl Fn(Beat) + Send + Sync + 'static) -> Pulse {
+        Pulse {
+            every,
+            send: Arc::new(send),
+        }
+    }
+
+    /// One beat.
+    pub(crate) fn beat(&self, b: Beat) {
+        (self.send)(b);
+    }
+}
+
+impl std::fmt::Debug for Pulse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pulse").field("every", &self.every).finish()
+    }
 }
 
 impl StepContext {
@@ -308,6 +358,11 @@ fn floor_for_sandbox(c: &mut StepClassification, req: &crate::sandbox::Request, 
 pub(crate) async fn execute(step: &Step, ctx: &StepContext, started: SystemTime) -> StepOutcome {
     let mut outcome = execute_tool(step, ctx, started).await;
     outcome.environment = environment_record(step, ctx);
+    if let (Action::Agent(a), Some(file), StepStatus::Success) =
+        (&step.action, &outcome.result_file, outcome.status)
+    {
+        outcome.outputs = outputs::of_agent(a.output, file);
+    }
     outcome
 }
 

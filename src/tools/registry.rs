@@ -49,6 +49,14 @@ pub enum Action {
 }
 
 impl Action {
+    /// An agent step's CLI argv (see `AgentAction::cli_argv`).
+    pub(crate) fn agent_command(&self) -> Option<&[String]> {
+        match self {
+            Action::Agent(a) => a.cli_argv(),
+            _ => None,
+        }
+    }
+
     /// The action's policy-facing half: classification, permission needs, flags.
     pub fn spec(&self) -> &dyn ActionSpec {
         match self {

@@ -51,6 +51,10 @@ pub struct Step {
     pub template: String,
     /// This expansion's matrix values (key -> value as rendered); empty without a matrix.
     pub matrix: BTreeMap<String, String>,
+    /// The same values with their types, for conditions.
+    pub(crate) matrix_values: BTreeMap<String, crate::format::expr::Val>,
+    /// `if:`: run only when it holds (checked at load time).
+    pub(crate) condition: Option<crate::format::expr::Condition>,
     /// `network: true`: its processes may reach the network.
     pub network: bool,
 }

@@ -11,6 +11,7 @@
 )]
 
 mod agent;
+mod agent_cli;
 mod agent_http;
 mod agent_stage;
 mod bad_inputs;
@@ -21,6 +22,7 @@ mod distribution;
 mod env_scope;
 mod examples;
 mod faults;
+mod flow;
 mod formats;
 mod fuzz_regressions;
 mod github;

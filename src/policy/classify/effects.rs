@@ -13,6 +13,18 @@ impl Walker {
 
     /// A write (create, overwrite, append, move away) to `arg`.
     pub(crate) fn write_to(&mut self, arg: &Arg, what: &str) {
+        // The step's output file, which plangate made for it (an assignment
+        // to PLANGATE_OUTPUT makes the command unclassifiable: `vars.rs`).
+        if matches!(
+            arg.raw.as_str(),
+            "$PLANGATE_OUTPUT"
+                | "\"$PLANGATE_OUTPUT\""
+                | "${PLANGATE_OUTPUT}"
+                | "\"${PLANGATE_OUTPUT}\""
+        ) {
+            self.note(Risk::Safe, format!("{what} writes the step's outputs"));
+            return;
+        }
         let t = self.target(arg);
         let loc = effective(&t);
         let p = &t.shown;

@@ -34,6 +34,8 @@ enum Kind {
     Plain,
     /// Changes how the shell parses or runs later commands: unclassifiable.
     Shell,
+    /// `PLANGATE_OUTPUT`: a write to it is safe only while it is plangate's file: unclassifiable.
+    OutputFile,
 }
 
 const NODE_LOADS: &[&str] = &[
@@ -140,6 +142,7 @@ const VARS: &[(&str, Kind)] = &[
     ("CDPATH", Kind::Shell),
     ("POSIXLY_CORRECT", Kind::Shell),
     ("GIT_CONFIG_PARAMETERS", Kind::Shell),
+    ("PLANGATE_OUTPUT", Kind::OutputFile),
 ];
 
 /// Variables by (prefix, suffix); the first match wins.
@@ -191,6 +194,12 @@ impl Walker {
             Kind::Shell => {
                 self.unclassifiable(format!(
                     "{what}, which changes how the shell parses or runs later commands"
+                ));
+                return;
+            }
+            Kind::OutputFile => {
+                self.unclassifiable(format!(
+                    "{what}: writes to $PLANGATE_OUTPUT are safe only while it names the step's output file"
                 ));
                 return;
             }

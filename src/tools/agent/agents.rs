@@ -5,7 +5,7 @@
 use super::provider;
 use crate::format::agent::ProviderKind;
 use crate::format::names::env_name_ok;
-use crate::format::node::{Node, NodeValue};
+use crate::format::node::{Node, NodeValue, Pos};
 use crate::format::timeout::check_timeout;
 use crate::model::Diagnostic;
 use crate::tools::spec::{items, str_of};
@@ -24,11 +24,11 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
         let name = &k.name;
         let provider = match a.child("provider").and_then(str_of) {
             Some(p) => p,
-            None if a.child("command").is_some() => "command",
+            None if a.child("command").is_some() || a.child("preset").is_some() => "command",
             None => {
                 out.push(
                     Diagnostic::at(file, k.pos, format!("agent `{name}` has neither `provider` nor `command`"))
-                        .help("set `command: [cli, args...]`, or `provider: openai` with `base_url` and `model`, or `provider: anthropic` with `model`, or `provider: replay` with `file`"),
+                        .help("set `preset: claude-code` (or codex, gemini-cli), or `command: [cli, args...]`, or `provider: openai` with `base_url` and `model`, or `provider: anthropic` with `model`, or `provider: replay` with `file`"),
                 );
                 continue;
             }
@@ -51,6 +51,9 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
                     .help(format!("add `{r}:` to agent `{name}`")),
                 );
             }
+        }
+        if kind == ProviderKind::Command {
+            check_preset(file, name, k.pos, a, out);
         }
         let specific = provider::specific_keys();
         if let NodeValue::Map(pairs) = &a.value {
@@ -123,6 +126,44 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
                     .help("give `price: {input_per_mtok: X, output_per_mtok: Y}` so the cost budget can be enforced"),
             );
         }
+    }
+}
+
+/// A `command` agent has a `command` or a `preset`; `args` only go with a
+/// preset, whose output format is its own.
+fn check_preset(file: &str, name: &str, pos: Pos, a: &Node, out: &mut Vec<Diagnostic>) {
+    let preset = a.child("preset").and_then(str_of);
+    if a.child("command").is_none() && a.child("preset").is_none() {
+        out.push(
+            Diagnostic::at(
+                file,
+                pos,
+                format!("agent `{name}` (provider command) needs `command` or `preset`"),
+            )
+            .help("add `preset: claude-code` (or codex, gemini-cli), or `command: [cli, args...]`"),
+        );
+    }
+    if let Some(n) = a.child("args")
+        && a.child("preset").is_none()
+    {
+        out.push(
+            Diagnostic::at(
+                file,
+                n.pos,
+                format!("`args` of agent `{name}` only apply with a `preset`"),
+            )
+            .help("put the arguments in `command`"),
+        );
+    }
+    if let (Some(n), Some(p)) = (a.child("output_format"), preset) {
+        out.push(
+            Diagnostic::at(
+                file,
+                n.pos,
+                format!("`output_format` of agent `{name}` is set by its preset `{p}`"),
+            )
+            .help("remove `output_format`, or drop the preset and write the whole `command`"),
+        );
     }
 }
 

@@ -17,6 +17,7 @@
 mod accept;
 pub(crate) mod agents;
 mod changes;
+mod heartbeat;
 pub(crate) mod params;
 mod prompt;
 pub(crate) mod provider;
@@ -106,26 +107,26 @@ pub(crate) async fn run(
         out.artifacts.push(prompt_rel.clone());
         let call_started = Instant::now();
         let (log, staged) = (provider::HttpLog::default(), stage.as_ref());
-        let result = call(a, step, ctx, staged, &prompt, n, &digest, max_out, &log).await;
+        let asked = call(a, step, ctx, staged, &prompt, n, &digest, max_out, &log);
+        let result = heartbeat::around(asked, a, ctx, n, t0).await;
         let mut record = attempt_record(n, digest, prompt_rel, call_started);
         record.http_attempts = log.take();
-        let answer = match result {
+        let mut answer = match result {
             Ok(ans) => ans,
             Err(e) => {
-                call_failed(e, record, &mut out, ctx);
+                call_failed(e, a, record, &mut out, &mut usage, ctx);
                 return finish(out, usage, t0);
             }
         };
         let _ = std::fs::write(ctx.out_dir.join(&answer_rel), &answer.text);
         out.artifacts.push(answer_rel.clone());
         record.files.push(answer_rel);
+        keep_extra(&mut record, &mut out, std::mem::take(&mut answer.extra));
         let u = answer
             .usage
             .unwrap_or_else(|| estimate(&prompt, &answer.text));
-        let u = priced(u, a);
+        let (u, exhausted) = charge(u, a, &mut usage, ctx);
         record.usage = u;
-        usage.add(&u);
-        let exhausted = ctx.shared.add_usage(&u);
         let verdict = judge(a, &answer, max_out);
         match verdict {
             Ok(accepted) => {
@@ -191,6 +192,7 @@ fn attempt_record(n: u32, digest: String, prompt_rel: String, started: Instant) 
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         files: vec![prompt_rel],
         discarded_changes: 0,
+        session: None,
         http_attempts: Vec::new(),
     }
 }
@@ -277,19 +279,59 @@ fn may_send(
 }
 
 /// A call that gave no answer ends the step: failed, timed out or stopped.
-fn call_failed(e: CallError, mut record: AttemptRecord, out: &mut StepOutcome, ctx: &StepContext) {
-    let (status, msg) = match e {
+/// What it still cost is counted (and may exhaust the budget); what it left is kept.
+fn call_failed(
+    e: CallError,
+    a: &AgentAction,
+    mut record: AttemptRecord,
+    out: &mut StepOutcome,
+    usage: &mut Usage,
+    ctx: &StepContext,
+) {
+    let (e, spent) = e.split();
+    let (status, mut msg) = match e {
         CallError::Failed(m) => (StepStatus::Failed, m),
         CallError::TimedOut(m) => (StepStatus::TimedOut, m),
-        CallError::Stopped => (
+        CallError::Stopped | CallError::After { .. } => (
             StepStatus::Failed,
             format!("{}; the agent was stopped", ctx.shared.stop_reason()),
         ),
     };
+    keep_extra(&mut record, out, spent.extra);
+    if let Some(u) = spent.usage {
+        let (u, exhausted) = charge(u, a, usage, ctx);
+        record.usage = u;
+        msg.push_str(&format!(" ({} spent)", u.summary()));
+        if let Some(why) = exhausted {
+            out.budget_exhausted = true;
+            msg.push_str(&format!("; {why}"));
+        }
+    }
     record.error = Some(msg.clone());
     out.agent_attempts.push(record);
     out.status = status;
     out.error = Some(msg);
+}
+
+/// Price `u`, add it to the step's and the run's usage; why the budget is now exhausted, if it is.
+fn charge(
+    u: Usage,
+    a: &AgentAction,
+    usage: &mut Usage,
+    ctx: &StepContext,
+) -> (Usage, Option<String>) {
+    let u = priced(u, a);
+    usage.add(&u);
+    (u, ctx.shared.add_usage(&u))
+}
+
+/// An attempt's session facts and kept files go to its record and the step's artifacts.
+fn keep_extra(record: &mut AttemptRecord, out: &mut StepOutcome, extra: provider::Extra) {
+    record.session = extra.session;
+    for f in extra.files {
+        out.artifacts.push(f.clone());
+        record.files.push(f);
+    }
 }
 
 fn finish(mut out: StepOutcome, usage: Usage, t0: Instant) -> StepOutcome {

@@ -64,6 +64,15 @@ pub enum PromptSource {
     File(PathBuf),
 }
 
+impl AgentAction {
+    /// The argv of its CLI (a `command` agent, preset resolved); None for other providers.
+    pub(crate) fn cli_argv(&self) -> Option<&[String]> {
+        (self.provider == ProviderKind::Command)
+            .then_some(self.agent.command.as_deref())
+            .flatten()
+    }
+}
+
 /// A checked agent step.
 #[derive(Debug, Clone)]
 pub struct AgentAction {

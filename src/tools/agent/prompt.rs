@@ -27,6 +27,9 @@ pub(super) enum PromptError {
         #[source]
         source: std::io::Error,
     },
+    /// A template of the prompt has no value.
+    #[error("prompt template: {0}")]
+    Template(String),
     /// A context step left no output.
     #[error("context step `{0}` left no output to include")]
     NoContext(String),
@@ -55,7 +58,7 @@ pub(super) enum PromptError {
 /// The prompt text with its context (earlier steps' output, workspace files).
 pub(super) fn build_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String, PromptError> {
     let mut prompt = match &a.prompt {
-        PromptSource::Inline(t) => t.clone(),
+        PromptSource::Inline(t) => render(t, ctx)?,
         PromptSource::File(rel) => {
             let path = crate::tools::workspace_file(&ctx.env.workspace, rel)
                 .map_err(PromptError::PromptFile)?;
@@ -88,6 +91,24 @@ pub(super) fn build_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String,
         ));
     }
     Ok(prompt)
+}
+
+/// The inline prompt with its `${{ }}` templates rendered (checked at load
+/// time; an input given no value renders empty, an output the dependency did
+/// not set is an error). A `prompt_file` is sent as it is.
+fn render(text: &str, ctx: &StepContext) -> Result<String, PromptError> {
+    use crate::format::expr::Ref;
+    crate::format::template::render(text, &|r| match ctx.template_values.get(&r.to_string()) {
+        Some(v) => Ok(v.clone()),
+        None => match r {
+            Ref::Input(_) => Ok(String::new()),
+            Ref::Output(step, name) => Err(format!(
+                "step `{step}` set no output `{name}` (`${{{{ {r} }}}}`)"
+            )),
+            _ => Err(format!("`{r}` has no value")),
+        },
+    })
+    .map_err(PromptError::Template)
 }
 
 /// The permission rules must let the step read `rel`, as written and where it resolves.

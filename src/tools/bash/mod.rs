@@ -30,11 +30,41 @@ pub(crate) async fn run(
     ctx: &StepContext,
     started: SystemTime,
 ) -> StepOutcome {
-    let result = match super::working_dir(&ctx.env.workspace, b.working_directory.as_deref()) {
-        Ok(cwd) => run_command(&b.command, &cwd, step, ctx, "", b.capture_output).await,
-        Err(e) => Err(std::io::Error::other(e)),
+    let output_file = ctx.artifacts_dir.join(super::outputs::FILE_NAME);
+    let prepared = std::fs::create_dir_all(&ctx.artifacts_dir)
+        .and_then(|()| std::fs::write(&output_file, b""));
+    let result = match (
+        prepared,
+        super::working_dir(&ctx.env.workspace, b.working_directory.as_deref()),
+    ) {
+        (Err(e), _) => Err(e),
+        (Ok(()), Ok(cwd)) => run_command(&b.command, &cwd, step, ctx, "", b.capture_output).await,
+        (Ok(()), Err(e)) => Err(std::io::Error::other(e)),
     };
-    outcome(step, result, started, step.expected_output.as_ref(), ctx)
+    let mut out = outcome(step, result, started, step.expected_output.as_ref(), ctx);
+    read_outputs(&mut out, &output_file, ctx);
+    out
+}
+
+/// The step's `$PLANGATE_OUTPUT` file: its outputs, or (malformed, too
+/// large) the reason a step that succeeded fails. A file with content is
+/// kept as an artifact.
+fn read_outputs(out: &mut StepOutcome, file: &Path, ctx: &StepContext) {
+    if std::fs::metadata(file).is_ok_and(|m| m.len() > 0) {
+        out.artifacts.push(format!(
+            "{}/{}",
+            ctx.artifacts_rel,
+            super::outputs::FILE_NAME
+        ));
+    }
+    match super::outputs::read(file) {
+        Ok(values) => out.outputs = values,
+        Err(e) if out.status == StepStatus::Success => {
+            out.status = StepStatus::Failed;
+            out.error = Some(e.to_string());
+        }
+        Err(_) => {}
+    }
 }
 
 /// Run a bash command for a step (the command itself, or its rollback with `prefix` "rollback.").

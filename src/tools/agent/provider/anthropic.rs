@@ -169,6 +169,7 @@ fn answer(agent: &str, max_tokens: u32, reply: &str) -> Result<Answer, CallError
         text,
         usage,
         cut_short,
+        extra: super::Extra::default(),
     })
 }
 

@@ -1,13 +1,10 @@
 //! The `command` provider: a local agent CLI (argv, no shell), the prompt on
-//! its stdin, the answer on its stdout (`output_format: json`: one JSON object
-//! with the answer in `result` and token counts in `usage`).
+//! its stdin, the answer on its stdout: as printed (`output_format: text`) or
+//! read from the CLI's JSON or JSON Lines (`cli::conclude`).
 
-use serde_json::Value;
-
-use super::{Answer, Call, CallError, CallFuture, Provider, one_line};
+use super::{Answer, Call, CallError, CallFuture, Extra, Provider, cli};
 use crate::format::agent::CliOutputFormat;
 use crate::model::Risk;
-use crate::model::Usage;
 use crate::process::{Capture, ProcessSpec, Termination};
 use crate::tools::agent::params::AgentAction;
 
@@ -16,12 +13,15 @@ pub(super) struct Command;
 
 impl Provider for Command {
     fn required_keys(&self) -> &'static [&'static str] {
-        &["command"]
+        // `command` or `preset`: checked in `agents.rs`.
+        &[]
     }
 
     fn keys(&self) -> &'static [&'static str] {
         &[
             "command",
+            "preset",
+            "args",
             "output_format",
             "idle_timeout",
             "api_key_env",
@@ -34,12 +34,9 @@ impl Provider for Command {
         (
             Risk::Moderate,
             format!(
-                "runs the agent CLI `{}`, which can act on its own",
-                a.agent
-                    .command
-                    .as_ref()
-                    .and_then(|c| c.first())
-                    .map_or("?", String::as_str)
+                "runs the agent CLI `{}`{}, which can act on its own",
+                cli::shown_argv(a.agent.command.as_deref().unwrap_or_default()),
+                cli::shown_format(&a.agent)
             ),
         )
     }
@@ -67,9 +64,7 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
             a.agent_name
         )));
     };
-    let raw = ctx
-        .artifacts_dir
-        .join(format!("attempt-{attempt}.stdout.raw"));
+    let raw = cli::stdout_file(&ctx.artifacts_dir, attempt);
     let err_rel = format!("{}/attempt-{attempt}.stderr.txt", ctx.artifacts_rel);
     let env = ctx.child_env(step);
     let spec = ProcessSpec {
@@ -77,10 +72,9 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         args: args.to_vec(),
         cwd: ctx.env.workspace.clone(),
         env,
-        // Four bytes a character at most, and one more to notice an answer that is too long.
         stdout: Capture::File {
             path: raw.clone(),
-            cap: max_out.saturating_mul(4).saturating_add(1),
+            cap: cli::stdout_cap(a.agent.output_format, max_out, ctx.max_output_bytes),
         },
         stderr: Capture::File {
             path: ctx.out_dir.join(&err_rel),
@@ -91,6 +85,7 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         stdin: Some(prompt.as_bytes().to_vec()),
         idle_timeout: a.agent.idle_timeout.map(|t| t.0),
     };
+    let last_message = cli::last_message_file(a.agent.output_format, &spec.args, &spec.cwd);
     let started = match c.home {
         Some(home) => crate::tools::sandboxed::run_with_home(spec, ctx, home).await,
         None => crate::tools::sandboxed::run(spec, ctx, None).await,
@@ -103,31 +98,58 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         return Err(CallError::Failed(format!("agent `{}` {why}", a.agent_name)));
     }
     let outcome = guarded.process;
+    if let Some(format) = a
+        .agent
+        .output_format
+        .filter(|f| *f != CliOutputFormat::Text)
+    {
+        let ended = cli::Ended {
+            agent: &a.agent_name,
+            format,
+            termination: outcome.termination,
+            stdout: bytes,
+            truncated: outcome.stdout.truncated,
+            attempt,
+            err_rel: &err_rel,
+            timeout,
+            max_out,
+            last_message,
+        };
+        return cli::conclude(ended, ctx);
+    }
+    text_answer(&a.agent_name, &outcome, bytes, &err_rel, timeout, max_out)
+}
+
+/// `output_format: text`: stdout is the answer, when the CLI exited with 0.
+fn text_answer(
+    agent: &str,
+    outcome: &crate::process::ProcessOutcome,
+    bytes: Vec<u8>,
+    err_rel: &str,
+    timeout: std::time::Duration,
+    max_out: u64,
+) -> Result<Answer, CallError> {
     match outcome.termination {
         Termination::Exited(0) => {}
         Termination::Exited(c) => {
             return Err(CallError::Failed(format!(
-                "agent `{}` exited with code {c} (stderr in {err_rel})",
-                a.agent_name
+                "agent `{agent}` exited with code {c} (stderr in {err_rel})"
             )));
         }
         Termination::Signaled(s) => {
             return Err(CallError::Failed(format!(
-                "agent `{}` was killed by signal {s}",
-                a.agent_name
+                "agent `{agent}` was killed by signal {s}"
             )));
         }
         Termination::TimedOut => {
             return Err(CallError::TimedOut(format!(
-                "agent `{}` did not answer within {}",
-                a.agent_name,
+                "agent `{agent}` did not answer within {}",
                 humantime::format_duration(timeout)
             )));
         }
         Termination::IdleTimedOut => {
             return Err(CallError::TimedOut(format!(
-                "agent `{}` printed nothing for too long",
-                a.agent_name
+                "agent `{agent}` printed nothing for too long"
             )));
         }
         Termination::Cancelled => return Err(CallError::Stopped),
@@ -147,63 +169,14 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
                     "the answer is not valid UTF-8 (byte {})",
                     e.utf8_error().valid_up_to()
                 )),
+                extra: Extra::default(),
             });
         }
     };
-    if a.agent.output_format == Some(CliOutputFormat::Json) && cut_short.is_none() {
-        return cli_json_answer(&a.agent_name, &text);
-    }
     Ok(Answer {
         text,
         usage: None,
         cut_short,
-    })
-}
-
-/// `output_format: json`: `{"result": "...", "usage": {"input_tokens", "output_tokens"}, "total_cost_usd"?}`.
-fn cli_json_answer(agent: &str, stdout: &str) -> Result<Answer, CallError> {
-    let v: Value = serde_json::from_str(stdout.trim()).map_err(|e| {
-        CallError::Failed(format!(
-            "agent `{agent}` has output_format json but printed something else: {e}"
-        ))
-    })?;
-    let text = v
-        .get("result")
-        .and_then(Value::as_str)
-        .ok_or_else(|| {
-            CallError::Failed(format!(
-                "agent `{agent}` printed JSON without a string `result`"
-            ))
-        })?
-        .to_owned();
-    let usage = v.get("usage").map(|u| {
-        let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-        Usage {
-            input_tokens: n("input_tokens")
-                + n("cache_read_input_tokens")
-                + n("cache_creation_input_tokens"),
-            output_tokens: n("output_tokens"),
-            cost_usd: v
-                .get("total_cost_usd")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0),
-            estimated: false,
-            cache_creation_input_tokens: n("cache_creation_input_tokens"),
-            cache_read_input_tokens: n("cache_read_input_tokens"),
-        }
-    });
-    let cut_short = match v.get("is_error").and_then(Value::as_bool) {
-        Some(true) => {
-            return Err(CallError::Failed(format!(
-                "agent `{agent}` reported an error: {}",
-                one_line(&text)
-            )));
-        }
-        _ => None,
-    };
-    Ok(Answer {
-        text,
-        usage,
-        cut_short,
+        extra: Extra::default(),
     })
 }

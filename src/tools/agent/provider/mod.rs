@@ -4,6 +4,7 @@
 //! exhaustive `match`, so a provider missing from it is a compile error).
 
 mod anthropic;
+pub(crate) mod cli;
 mod command;
 mod http;
 mod openai;
@@ -16,7 +17,7 @@ use std::time::Duration;
 use super::params::AgentAction;
 use crate::format::agent::ProviderKind;
 use crate::model::Risk;
-use crate::model::{HttpAttempt, Usage};
+use crate::model::{AgentSession, HttpAttempt, Usage};
 use crate::tools::StepContext;
 use crate::tools::step::Step;
 
@@ -137,6 +138,27 @@ pub(crate) struct Answer {
     pub usage: Option<Usage>,
     /// The provider says it stopped early (e.g. `finish_reason: length`).
     pub cut_short: Option<String>,
+    /// What the provider adds besides the text (an agent CLI's session, kept files).
+    pub extra: Extra,
+}
+
+/// What a provider reports besides an answer's text.
+#[derive(Debug, Default)]
+pub(crate) struct Extra {
+    /// What an agent CLI said about its session.
+    pub session: Option<AgentSession>,
+    /// More evidence of the attempt in the artifact folder (relative to the output directory),
+    /// e.g. the CLI's raw JSON Lines.
+    pub files: Vec<String>,
+}
+
+/// What a call that gave no answer still cost and left behind.
+#[derive(Debug, Default)]
+pub(crate) struct Spent {
+    /// The tokens and cost the provider reported (counted against the budget).
+    pub usage: Option<Usage>,
+    /// Session facts and kept files.
+    pub extra: Extra,
 }
 
 /// Why a provider gave no answer.
@@ -151,6 +173,42 @@ pub(crate) enum CallError {
     /// The run is stopping.
     #[error("the agent was stopped")]
     Stopped,
+    /// A failure (never itself `After`) after the agent spent tokens or left evidence.
+    #[error("{error}")]
+    After {
+        /// The failure.
+        error: Box<CallError>,
+        /// What it cost and left.
+        spent: Box<Spent>,
+    },
+}
+
+impl CallError {
+    /// This failure, with what the call spent and left.
+    pub(crate) fn after(self, spent: Spent) -> CallError {
+        let (error, mut before) = self.split();
+        before.usage = match (before.usage, spent.usage) {
+            (Some(mut a), Some(b)) => {
+                a.add(&b);
+                Some(a)
+            }
+            (a, b) => a.or(b),
+        };
+        before.extra.session = spent.extra.session.or(before.extra.session);
+        before.extra.files.extend(spent.extra.files);
+        CallError::After {
+            error: Box::new(error),
+            spent: Box::new(before),
+        }
+    }
+
+    /// The failure and what it spent (nothing, for a plain failure).
+    pub(crate) fn split(self) -> (CallError, Spent) {
+        match self {
+            CallError::After { error, spent } => (*error, *spent),
+            e => (e, Spent::default()),
+        }
+    }
 }
 
 /// A call in flight.

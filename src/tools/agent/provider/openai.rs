@@ -186,6 +186,7 @@ fn openai_answer(agent: &str, reply: &str) -> Result<Answer, CallError> {
         text,
         usage,
         cut_short,
+        extra: super::Extra::default(),
     })
 }
 

@@ -109,6 +109,7 @@ fn replay(a: &AgentAction, step_id: &str, attempt: u32, digest: &str) -> Result<
             text: answer.to_owned(),
             usage,
             cut_short: None,
+            extra: super::Extra::default(),
         });
     }
     Err(CallError::Failed(format!(

@@ -1,0 +1,380 @@
+//! What agent CLIs print: Claude Code's `--output-format json` and
+//! `stream-json`, Codex's `exec --json` events, Gemini CLI's
+//! `--output-format json`, and the generic `json` object. Each reader turns
+//! stdout into a [`CliRun`]: the final message, the CLI's own usage and cost,
+//! what it said about its session, and whether it failed (ran out of turns,
+//! errored). [`conclude`] makes the `command` provider's answer of it.
+//!
+//! Files: `claude.rs`, `codex.rs`, `gemini.rs` (one per CLI), `live.rs`
+//! (progress read from a stream while the CLI runs, for heartbeats).
+
+mod claude;
+mod codex;
+mod gemini;
+pub(crate) mod live;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{Answer, CallError, Extra, Spent};
+use crate::format::agent::CliOutputFormat;
+use crate::model::{AgentSession, Usage};
+use crate::process::Termination;
+use crate::tools::StepContext;
+
+/// What a CLI's output said.
+#[derive(Debug, Default)]
+pub(crate) struct CliRun {
+    /// The final message (the answer handed to the guard).
+    pub text: Option<String>,
+    /// The CLI's own tokens and cost.
+    pub usage: Option<Usage>,
+    /// What went wrong, as a phrase after "agent `x` " (e.g. "ran out of turns ...").
+    pub failure: Option<String>,
+    /// What it said about its session.
+    pub session: AgentSession,
+}
+
+/// Why a CLI's output cannot be read as its format.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReadError {
+    /// A line of a JSON Lines stream is not a JSON object.
+    #[error("line {line} is not a JSON object: {why}")]
+    Line {
+        /// 1-based.
+        line: usize,
+        /// The parser's message.
+        why: String,
+    },
+    /// stdout is not one JSON object.
+    #[error("stdout is not one JSON object: {0}")]
+    NotObject(String),
+    /// The object lacks what the format promises.
+    #[error("{0}")]
+    Shape(String),
+}
+
+/// Where the `command` provider captures attempt `attempt`'s stdout while the CLI runs.
+pub(crate) fn stdout_file(artifacts_dir: &Path, attempt: u32) -> PathBuf {
+    artifacts_dir.join(format!("attempt-{attempt}.stdout.raw"))
+}
+
+/// An argv as one line, each argument quoted when it would not read as one word.
+pub(crate) fn shown_argv(argv: &[String]) -> String {
+    let shown: Vec<String> = argv
+        .iter()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@+,%".contains(c))
+            {
+                a.clone()
+            } else {
+                format!("{a:?}")
+            }
+        })
+        .collect();
+    shown.join(" ")
+}
+
+/// " (preset P, output_format F)" for an agent with a preset or a structured format, else "".
+pub(crate) fn shown_format(agent: &crate::format::agent::AgentDef) -> String {
+    let format = agent.output_format.unwrap_or(CliOutputFormat::Text);
+    match (agent.preset, format) {
+        (Some(p), f) => format!(" (preset {}, output_format {})", p.as_str(), f.as_str()),
+        (None, CliOutputFormat::Text) => String::new(),
+        (None, f) => format!(" (output_format {})", f.as_str()),
+    }
+}
+
+/// Most bytes of stdout kept for `format`: the answer's own cap for `text`,
+/// and room for the whole event stream (tool output included) for the others.
+pub(crate) fn stdout_cap(format: Option<CliOutputFormat>, max_out: u64, max_output: u64) -> u64 {
+    // Four bytes a character at most, and one more to notice an answer that is too long.
+    let answer = max_out.saturating_mul(4).saturating_add(1);
+    match format {
+        None | Some(CliOutputFormat::Text) => answer,
+        Some(_) => answer.max(max_output),
+    }
+}
+
+/// Read `stdout` as `format`. `ended`: the CLI exited by itself (a stream
+/// must then hold its final event); otherwise it was stopped, a last partial
+/// line is ignored and only what was said so far is read.
+pub(crate) fn read(
+    format: CliOutputFormat,
+    stdout: &str,
+    ended: bool,
+) -> Result<CliRun, ReadError> {
+    let mut run = match format {
+        CliOutputFormat::Text => CliRun {
+            text: Some(stdout.to_owned()),
+            ..CliRun::default()
+        },
+        CliOutputFormat::Json => claude::object(&object(stdout)?, false)?,
+        CliOutputFormat::ClaudeJson => claude::object(&object(stdout)?, true)?,
+        CliOutputFormat::GeminiJson => gemini::object(&object(stdout)?)?,
+        CliOutputFormat::ClaudeStreamJson | CliOutputFormat::CodexJsonl => {
+            let mut s = live::Stream::new(format);
+            for (i, line) in lines(stdout, ended) {
+                let v = event(line, i)?;
+                s.event(&v);
+            }
+            s.finish(ended)
+        }
+    };
+    run.session.format = format.as_str().to_owned();
+    Ok(run)
+}
+
+/// The complete, non-blank lines of `stdout` with their 1-based numbers (a
+/// last line without its newline only when the CLI ended by itself).
+fn lines(stdout: &str, ended: bool) -> impl Iterator<Item = (usize, &str)> {
+    let complete = if ended || stdout.ends_with('\n') {
+        stdout
+    } else {
+        stdout.rfind('\n').map_or("", |i| &stdout[..=i])
+    };
+    complete
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .filter(|(_, l)| !l.trim().is_empty())
+}
+
+/// One event line: a JSON object.
+fn event(line: &str, n: usize) -> Result<Value, ReadError> {
+    match serde_json::from_str::<Value>(line) {
+        Ok(v) if v.is_object() => Ok(v),
+        Ok(_) => Err(ReadError::Line {
+            line: n,
+            why: "not an object".to_owned(),
+        }),
+        Err(e) => Err(ReadError::Line {
+            line: n,
+            why: e.to_string(),
+        }),
+    }
+}
+
+fn object(stdout: &str) -> Result<Value, ReadError> {
+    match serde_json::from_str::<Value>(stdout.trim()) {
+        Ok(v) if v.is_object() => Ok(v),
+        Ok(_) => Err(ReadError::NotObject("it is not an object".to_owned())),
+        Err(e) => Err(ReadError::NotObject(e.to_string())),
+    }
+}
+
+/// A non-negative integer field, 0 when absent.
+pub(super) fn n(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// A string field.
+pub(super) fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// The file Codex writes its last message to (`-o FILE`,
+/// `--output-last-message FILE` or `=FILE`), resolved against `cwd`.
+pub(crate) fn last_message_file(
+    format: Option<CliOutputFormat>,
+    args: &[String],
+    cwd: &Path,
+) -> Option<PathBuf> {
+    if format != Some(CliOutputFormat::CodexJsonl) {
+        return None;
+    }
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let file = if a == "-o" || a == "--output-last-message" {
+            it.next().cloned()
+        } else {
+            a.strip_prefix("--output-last-message=").map(str::to_owned)
+        };
+        if let Some(f) = file {
+            return Some(cwd.join(f));
+        }
+    }
+    None
+}
+
+/// How the `command` provider's call ended, for [`conclude`].
+pub(crate) struct Ended<'a> {
+    /// The agent's name.
+    pub agent: &'a str,
+    /// Its output format (not `text`).
+    pub format: CliOutputFormat,
+    /// How the process ended.
+    pub termination: Termination,
+    /// Its stdout.
+    pub stdout: Vec<u8>,
+    /// stdout went past its cap.
+    pub truncated: bool,
+    /// Attempt number.
+    pub attempt: u32,
+    /// stderr's artifact, relative to the output directory.
+    pub err_rel: &'a str,
+    /// The call's time limit.
+    pub timeout: Duration,
+    /// Most characters of an answer.
+    pub max_out: u64,
+    /// Codex's `-o` file, when the command names one.
+    pub last_message: Option<PathBuf>,
+}
+
+/// The answer of a CLI with a structured output format: its final message,
+/// its own usage, or a failure that still carries what it spent. stdout is
+/// kept as `attempt-N.stdout.json[l]` in every case.
+pub(crate) fn conclude(e: Ended<'_>, ctx: &StepContext) -> Result<Answer, CallError> {
+    let ext = if e.format.is_stream() {
+        "jsonl"
+    } else {
+        "json"
+    };
+    let kept = format!("{}/attempt-{}.stdout.{ext}", ctx.artifacts_rel, e.attempt);
+    let mut files = Vec::new();
+    if std::fs::write(ctx.out_dir.join(&kept), &e.stdout).is_ok() {
+        files.push(kept.clone());
+    }
+    let agent = e.agent;
+    let ended = matches!(e.termination, Termination::Exited(_));
+    let text = String::from_utf8_lossy(&e.stdout);
+    let read = if e.truncated {
+        Err(ReadError::Shape(format!(
+            "stdout passed the {} bytes kept",
+            stdout_cap(Some(e.format), e.max_out, ctx.max_output_bytes)
+        )))
+    } else {
+        read(e.format, &text, ended)
+    };
+    let stopped = match e.termination {
+        Termination::Exited(_) => None,
+        Termination::Signaled(sig) => Some(CallError::Failed(format!(
+            "agent `{agent}` was killed by signal {sig}"
+        ))),
+        Termination::TimedOut => Some(CallError::TimedOut(format!(
+            "agent `{agent}` did not answer within {}",
+            humantime::format_duration(e.timeout)
+        ))),
+        Termination::IdleTimedOut => Some(CallError::TimedOut(format!(
+            "agent `{agent}` printed nothing for too long"
+        ))),
+        Termination::Cancelled => Some(CallError::Stopped),
+    };
+    if let Some(err) = stopped {
+        // What it said before it was stopped still counts.
+        return Err(match read {
+            Ok(mut run) => err.after(spent(&mut run, files)),
+            Err(_) => err.after(Spent {
+                usage: None,
+                extra: Extra {
+                    session: None,
+                    files,
+                },
+            }),
+        });
+    }
+    let code = match e.termination {
+        Termination::Exited(c) => c,
+        _ => 0,
+    };
+    let mut run = match read {
+        Ok(run) => run,
+        Err(why) => {
+            let exited = if code == 0 {
+                String::new()
+            } else {
+                format!(" (it exited with code {code}, stderr in {})", e.err_rel)
+            };
+            return Err(CallError::Failed(format!(
+                "agent `{agent}` printed output that cannot be read as `output_format: {}`: {why}{exited}; the raw output is kept in {kept}",
+                e.format.as_str()
+            ))
+            .after(Spent {
+                usage: None,
+                extra: Extra {
+                    session: None,
+                    files,
+                },
+            }));
+        }
+    };
+    if let Some(path) = &e.last_message {
+        last_message(&mut run, path, e.max_out, ctx);
+    }
+    if e.format == CliOutputFormat::GeminiJson && code == gemini::TURN_LIMIT_EXIT {
+        let said = run
+            .failure
+            .take()
+            .map(|f| format!("; it {f}"))
+            .unwrap_or_default();
+        run.failure = Some(format!(
+            "ran out of turns (Gemini CLI's maxSessionTurns){said}"
+        ));
+    }
+    let failure = match (run.failure.take(), code) {
+        (Some(f), 0) => Some(f),
+        (Some(f), c) => Some(format!("{f}; it exited with code {c}")),
+        (None, 0) if run.text.is_none() => Some("printed no final message".to_owned()),
+        (None, 0) => None,
+        (None, c) => Some(format!(
+            "exited with code {c} (stderr in {}) although its output reports success",
+            e.err_rel
+        )),
+    };
+    if let Some(f) = failure {
+        return Err(CallError::Failed(format!("agent `{agent}` {f}")).after(spent(&mut run, files)));
+    }
+    let usage = run.usage.take();
+    Ok(Answer {
+        text: run.text.take().unwrap_or_default(),
+        usage,
+        cut_short: None,
+        extra: Extra {
+            session: Some(run.session),
+            files,
+        },
+    })
+}
+
+/// What a failed run spent: its usage and session, the kept files.
+fn spent(run: &mut CliRun, files: Vec<String>) -> Spent {
+    Spent {
+        usage: run.usage.take(),
+        extra: Extra {
+            session: Some(std::mem::take(&mut run.session)),
+            files,
+        },
+    }
+}
+
+/// Codex's `-o` file, when it is there and may be read, is the final message.
+fn last_message(run: &mut CliRun, path: &Path, max_out: u64, ctx: &StepContext) {
+    use std::io::Read;
+    // Judged where it lies in the workspace (the CLI may work in a staged copy of it).
+    let judged = path.strip_prefix(&ctx.env.workspace).unwrap_or(path);
+    if ctx.may(judged, crate::model::Level::Read).is_err() {
+        run.session
+            .warnings
+            .push("its -o file is denied by the permission rules; not read".to_owned());
+        return;
+    }
+    let Ok(f) = std::fs::File::open(path) else {
+        return;
+    };
+    let mut buf = Vec::new();
+    let cap = max_out.saturating_mul(4).saturating_add(1);
+    if f.take(cap).read_to_end(&mut buf).is_err() {
+        return;
+    }
+    match String::from_utf8(buf) {
+        Ok(t) if !t.trim().is_empty() => run.text = Some(t),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,534 @@
+//! What flows through a plan (issue 16): inputs, step outputs, `if:`
+//! conditions and prompt templates, through the real binary. Load-time
+//! errors with their positions are fixtures (`plans/invalid/flow-*.yaml`).
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Env, code, read_json, stderr};
+
+const INPUTS_PLAN: &str = r#"version: 1
+id: inputs
+inputs:
+  base-ref: {description: branch to compare with, default: main}
+  count: {type: number, required: true}
+  strict: {type: boolean, default: false}
+  mode: {type: choice, options: [check, fix], default: check}
+  note: {}
+steps:
+  - id: show
+    tool: bash
+    parameters:
+      command: 'echo "$PLANGATE_INPUT_BASE_REF $PLANGATE_INPUT_COUNT $PLANGATE_INPUT_STRICT $PLANGATE_INPUT_MODE ${PLANGATE_INPUT_NOTE-unset}"'
+"#;
+
+fn stdout_of(env: &Env, step: &str) -> String {
+    std::fs::read_to_string(env.out.join(format!("artifacts/{step}/stdout.txt")))
+        .unwrap_or_default()
+}
+
+#[test]
+fn inputs_come_from_the_flag_then_the_environment_then_the_default() {
+    let env = Env::new();
+    let plan = env.write("plan.yaml", INPUTS_PLAN);
+    let o = env
+        .run_cmd(&plan)
+        .args(["--input", "count=3", "--input", "mode=fix"])
+        .env("PLANGATE_INPUT_COUNT", "9")
+        .env("PLANGATE_INPUT_STRICT", "true")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout_of(&env, "show").trim(), "main 3 true fix unset");
+    let r = env.report();
+    assert_eq!(
+        r["inputs"],
+        json!({"base-ref": "main", "count": 3, "strict": true, "mode": "fix"})
+    );
+    assert!(r["inputs_sha256"].as_str().is_some_and(|h| h.len() == 64));
+    let vars = env.step("show")["environment"]["variables"].clone();
+    assert!(
+        vars.as_array()
+            .unwrap()
+            .contains(&json!("PLANGATE_INPUT_BASE_REF")),
+        "{vars}"
+    );
+}
+
+/// Flags, environment variables, and what the refusal says.
+type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
+#[test]
+fn every_bad_input_is_refused_before_anything_runs_with_exit_2_naming_it() {
+    let env = Env::new();
+    let plan = env.write("plan.yaml", INPUTS_PLAN);
+    let cases: &[Case<'_>] = &[
+        (&[], &[], "input `count` is required and was not given"),
+        (
+            &["--input", "count=many"],
+            &[],
+            "input `count` (from --input count): expected a number",
+        ),
+        (
+            &["--input", "count=1", "--input", "strict=yes"],
+            &[],
+            "input `strict` (from --input strict): expected `true` or `false`",
+        ),
+        (
+            &["--input", "count=1", "--input", "mode=delete"],
+            &[],
+            "input `mode` (from --input mode): `delete` is not one of its options",
+        ),
+        (
+            &["--input", "count=1", "--input", "nope=1"],
+            &[],
+            "--input names `nope`, which is not an input of the plan",
+        ),
+        (
+            &["--input", "count"],
+            &[],
+            "--input `count` is not NAME=VALUE",
+        ),
+        (
+            &["--input", "count=1", "--input", "count=2"],
+            &[],
+            "--input `count` is given twice",
+        ),
+        (
+            &["--input", "count=1"],
+            &[("PLANGATE_INPUT_COUNTS", "1")],
+            "`PLANGATE_INPUT_COUNTS` names no input",
+        ),
+        (
+            &[],
+            &[("PLANGATE_INPUT_COUNT", "x1")],
+            "input `count` (from PLANGATE_INPUT_COUNT): expected a number",
+        ),
+    ];
+    for (args, vars, want) in cases {
+        for command in ["run", "validate"] {
+            let mut c = env.cmd();
+            c.arg(command).arg(&plan);
+            if command == "run" {
+                c.arg("--out").arg(&env.out);
+            }
+            c.args(*args);
+            for (k, v) in *vars {
+                c.env(k, v);
+            }
+            let o = c.output().unwrap();
+            assert_eq!(code(&o), 2, "{command} {args:?}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains(want),
+                "{command} {args:?}: {}",
+                stderr(&o)
+            );
+            if command == "run" {
+                let r = env.report();
+                assert_eq!(r["status"], "invalid");
+                assert!(r["errors"].to_string().contains(*want), "{r}");
+                assert!(!env.out.join("artifacts/show").exists(), "nothing ran");
+            }
+        }
+    }
+}
+
+const OUTPUTS_PLAN: &str = r#"version: 1
+id: outputs
+policy: {max_parallel: 1}
+steps:
+  - id: version
+    tool: bash
+    parameters:
+      command: |
+        echo "tag=v1.2" >> "$PLANGATE_OUTPUT"
+        printf 'notes<<END\nfirst line\n\nthird = line\nEND\n' >> "$PLANGATE_OUTPUT"
+  - id: build
+    tool: bash
+    matrix: {package: [core, cli-tool]}
+    dependencies: [version]
+    parameters:
+      command: |
+        echo "artifact=$PLANGATE_MATRIX_PACKAGE-$PLANGATE_OUTPUT_VERSION_TAG.tgz" >> "$PLANGATE_OUTPUT"
+  - id: publish
+    tool: bash
+    dependencies: [build, version]
+    parameters:
+      command: |
+        echo "$PLANGATE_OUTPUT_BUILD_PACKAGE_CORE_ARTIFACT"
+        echo "$PLANGATE_OUTPUT_BUILD_PACKAGE_CLI_TOOL_ARTIFACT"
+        printf '%s\n' "$PLANGATE_OUTPUT_VERSION_NOTES"
+  - id: unrelated
+    tool: bash
+    parameters: {command: 'echo "[${PLANGATE_OUTPUT_VERSION_TAG-}]"'}
+"#;
+
+#[test]
+fn outputs_pass_to_dependents_as_variables_matrix_ids_included() {
+    let env = Env::new();
+    let o = env.run(OUTPUTS_PLAN, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        stdout_of(&env, "publish"),
+        "core-v1.2.tgz\ncli-tool-v1.2.tgz\nfirst line\n\nthird = line\n"
+    );
+    // Only dependencies' outputs reach a step.
+    assert_eq!(stdout_of(&env, "unrelated").trim(), "[]");
+    assert_eq!(
+        env.step("version")["outputs"],
+        json!({"tag": "v1.2", "notes": "first line\n\nthird = line"})
+    );
+    assert_eq!(
+        env.step("build[package=cli-tool]")["outputs"],
+        json!({"artifact": "cli-tool-v1.2.tgz"})
+    );
+    assert!(env.step("publish").get("outputs").is_none());
+    assert!(env.out.join("artifacts/version/outputs.txt").is_file());
+}
+
+#[test]
+fn a_malformed_output_file_fails_the_step_with_its_line() {
+    let env = Env::new();
+    let plan = "version: 1\nid: bad\nsteps:\n  - id: emit\n    tool: bash\n    parameters: {command: 'printf \"ok=1\\nnot an output\\n\" >> \"$PLANGATE_OUTPUT\"'}\n  - id: after\n    tool: bash\n    dependencies: [emit]\n    parameters: {command: 'true'}\n";
+    let o = env.run(plan, &[]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let s = env.step("emit");
+    assert_eq!(s["status"], "failed");
+    let err = s["error"].as_str().unwrap();
+    assert!(err.contains("$PLANGATE_OUTPUT line 2"), "{err}");
+    assert_eq!(env.step("after")["status"], "not_run");
+    // An unclosed block and an over-long value fail too.
+    let o = env.run(
+        &plan.replace("ok=1\\nnot an output", "x<<EOF\\nno end"),
+        &[],
+    );
+    assert_eq!(code(&o), 1);
+    assert!(
+        env.step("emit")["error"]
+            .as_str()
+            .unwrap()
+            .contains("never closed")
+    );
+    let o = env.run(
+        &plan.replace(
+            "printf \"ok=1\\nnot an output\\n\"",
+            "printf \"big=%070000d\\n\" 0",
+        ),
+        &[],
+    );
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(
+        env.step("emit")["error"]
+            .as_str()
+            .unwrap()
+            .contains("more than the 65536"),
+        "{}",
+        env.step("emit")
+    );
+}
+
+#[test]
+fn a_secret_in_an_output_is_redacted_in_the_report() {
+    let env = Env::new();
+    let token = "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";
+    let plan = format!(
+        "version: 1\nid: s\npolicy: {{fail_on_secrets: false}}\nsteps:\n  - id: emit\n    tool: bash\n    parameters: {{command: 'echo \"token={token}\" >> \"$PLANGATE_OUTPUT\"; echo \"plain=ok\" >> \"$PLANGATE_OUTPUT\"'}}\n  - id: use\n    tool: bash\n    dependencies: [emit]\n    parameters: {{command: 'test -n \"$PLANGATE_OUTPUT_EMIT_TOKEN\"'}}\n"
+    );
+    let o = env.run(&plan, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let outputs = env.step("emit")["outputs"].clone();
+    assert_eq!(outputs["plain"], "ok");
+    assert!(
+        !outputs["token"].as_str().unwrap().contains(token),
+        "{outputs}"
+    );
+    let text = std::fs::read_to_string(env.out.join("report.json")).unwrap();
+    assert!(!text.contains(token));
+    assert!(!stderr(&o).contains(token));
+    assert_eq!(env.step("use")["status"], "success");
+}
+
+fn run_to(env: &Env, out: &Path, args: &[&str]) -> std::process::Output {
+    let mut c = env.cmd();
+    c.arg("run")
+        .arg(env.ws.join("plan.yaml"))
+        .arg("--out")
+        .arg(out)
+        .args(args);
+    c.output().unwrap()
+}
+
+#[test]
+fn outputs_are_carried_over_by_resume_and_the_inputs_are_pinned() {
+    let env = Env::new();
+    let plan = "version: 1\nid: r\ninputs:\n  who: {default: world}\nsteps:\n  - id: make\n    tool: bash\n    parameters: {command: 'echo \"greeting=hello $PLANGATE_INPUT_WHO\" >> \"$PLANGATE_OUTPUT\"; echo x >> counter'}\n    risk_level: moderate\n  - id: use\n    tool: bash\n    dependencies: [make]\n    parameters: {command: 'cat needed.txt && echo \"$PLANGATE_OUTPUT_MAKE_GREETING\"'}\n";
+    env.write("plan.yaml", plan);
+    let first = run_to(&env, &env.out, &["--approve", "make", "--input", "who=ci"]);
+    assert_eq!(code(&first), 1, "{}", stderr(&first));
+    env.write("needed.txt", "");
+    let report = env.out.join("report.json");
+    let out2 = env.out.with_file_name("out2");
+    // Other input values: refused, naming the input.
+    let o = run_to(
+        &env,
+        &out2,
+        &["--approve", "make", "--resume", report.to_str().unwrap()],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("the inputs differ"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("`who`"), "{}", stderr(&o));
+    let o = run_to(
+        &env,
+        &out2,
+        &[
+            "--approve",
+            "make",
+            "--input",
+            "who=ci",
+            "--resume",
+            report.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r = read_json(&out2.join("report.json"));
+    let make = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "make")
+        .unwrap();
+    assert!(make["carried_over"].is_object());
+    assert_eq!(make["outputs"], json!({"greeting": "hello ci"}));
+    let out = std::fs::read_to_string(out2.join("artifacts/use/stdout.txt")).unwrap();
+    assert_eq!(out.trim(), "hello ci");
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("counter"))
+            .unwrap()
+            .lines()
+            .count(),
+        1,
+        "the carried-over step did not run again"
+    );
+}
+
+const CONDITIONS_PLAN: &str = r#"version: 1
+id: cond
+inputs:
+  mode: {type: choice, options: [check, fix], default: check}
+policy: {max_parallel: 1}
+steps:
+  - id: lint
+    tool: bash
+    parameters: {command: 'echo "changed=$LINT_CHANGED" >> "$PLANGATE_OUTPUT"'}
+    env: {LINT_CHANGED: "true"}
+  - id: fix
+    tool: bash
+    dependencies: [lint]
+    if: steps.lint.outputs.changed == 'true' && inputs.mode == 'fix'
+    parameters: {command: 'touch fixed'}
+    risk_level: moderate
+  - id: commit
+    tool: bash
+    dependencies: [fix]
+    parameters: {command: 'touch committed'}
+    risk_level: moderate
+  - id: summary
+    tool: bash
+    dependencies: [fix]
+    if: always()
+    parameters: {command: 'echo "fix ended ${PLANGATE_OUTPUT_FIX_X-}"'}
+  - id: on-failure
+    tool: bash
+    dependencies: [commit]
+    if: failure()
+    parameters: {command: 'touch alarm'}
+"#;
+
+#[test]
+fn a_false_condition_skips_the_step_and_its_dependents_unless_they_use_always() {
+    let env = Env::new();
+    let o = env.run(CONDITIONS_PLAN, &["--approve", "fix,commit,on-failure"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let fix = env.step("fix");
+    assert_eq!(fix["status"], "skipped");
+    assert!(
+        fix["error"].as_str().unwrap().contains("condition false"),
+        "{fix}"
+    );
+    assert_eq!(env.step("commit")["status"], "skipped");
+    assert!(
+        env.step("commit")["error"]
+            .as_str()
+            .unwrap()
+            .contains("dependency `fix` was skipped")
+    );
+    assert_eq!(env.step("summary")["status"], "success");
+    assert_eq!(env.step("on-failure")["status"], "skipped");
+    assert!(!env.ws.join("fixed").exists());
+    assert!(!env.ws.join("alarm").exists());
+    // True: the step and its dependents run.
+    let o = env.run(
+        CONDITIONS_PLAN,
+        &["--approve", "fix,commit,on-failure", "--input", "mode=fix"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(env.step("fix")["status"], "success");
+    assert_eq!(env.step("commit")["status"], "success");
+    assert!(env.ws.join("committed").exists());
+}
+
+#[test]
+fn failure_steps_run_after_a_failure_and_the_run_still_fails() {
+    let env = Env::new();
+    let plan = CONDITIONS_PLAN.replace(
+        "parameters: {command: 'touch committed'}",
+        "parameters: {command: 'exit 3'}",
+    );
+    let o = env.run(
+        &plan,
+        &["--approve", "fix,commit,on-failure", "--input", "mode=fix"],
+    );
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(env.step("commit")["status"], "failed");
+    assert_eq!(env.step("on-failure")["status"], "success");
+    assert!(env.ws.join("alarm").exists());
+    // Denied steps are still decided before anything runs, whatever their condition.
+    let o = env.run(CONDITIONS_PLAN, &[]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(env.step("fix")["status"], "denied");
+}
+
+#[test]
+fn a_condition_that_cannot_be_evaluated_fails_the_step() {
+    let env = Env::new();
+    let plan = "version: 1\nid: c\nsteps:\n  - id: a\n    tool: bash\n    parameters: {command: 'true'}\n  - id: b\n    tool: bash\n    dependencies: [a]\n    if: steps.a.outputs.n > '3'\n    parameters: {command: 'true'}\n";
+    let o = env.run(plan, &[]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let b = env.step("b");
+    assert_eq!(b["status"], "failed");
+    assert!(
+        b["error"].as_str().unwrap().contains("cannot order null"),
+        "{b}"
+    );
+}
+
+#[test]
+fn agent_prompts_render_inputs_matrix_values_and_outputs() {
+    let env = Env::new();
+    let good = "```json\n{\"status\": \"OK\", \"summary\": \"looks fine\", \"artifacts\": []}\n```";
+    let mut rec = String::new();
+    for id in ["review[package=core]", "review[package=cli]"] {
+        rec.push_str(&json!({"step": id, "attempt": 1, "answer": good}).to_string());
+        rec.push('\n');
+    }
+    env.write("answers.jsonl", &rec);
+    let plan = r#"version: 1
+id: prompts
+policy: {risk_tolerance: medium}
+inputs:
+  base-ref: {default: main}
+agents:
+  rec: {provider: replay, file: answers.jsonl}
+steps:
+  - id: lint
+    tool: bash
+    matrix: {package: [core, cli]}
+    parameters: {command: 'echo "count=$((3 + 1))" >> "$PLANGATE_OUTPUT"'}
+  - id: review
+    tool: agent
+    matrix: {package: [core, cli]}
+    dependencies: [lint]
+    parameters:
+      agent: rec
+      output: envelope
+      prompt: |
+        Review ${{ matrix.package }} against ${{ inputs.base-ref }}.
+        Lint found ${{ steps.lint.outputs.count }} problems; ${{ not closed on purpose
+  - id: gate
+    tool: bash
+    dependencies: [review]
+    if: always()
+    parameters: {command: 'true'}
+"#;
+    let o = env.run(plan, &["--input", "base-ref=release"]);
+    // The unclosed template is a load error, placed.
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("plan.yaml:22:62:"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("never closed"), "{}", stderr(&o));
+    let plan = plan.replace("; ${{ not closed on purpose", ".");
+    let o = env.run(&plan, &["--input", "base-ref=release"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let prompt = std::fs::read_to_string(
+        env.out
+            .join("artifacts/review[package=cli]/attempt-1.prompt.txt"),
+    )
+    .unwrap();
+    assert!(
+        prompt.starts_with("Review cli against release.\nLint found 4 problems."),
+        "{prompt}"
+    );
+    assert_eq!(
+        env.step("review[package=core]")["outputs"],
+        json!({"status": "OK", "summary": "looks fine"})
+    );
+}
+
+#[test]
+fn agent_outputs_feed_conditions_and_the_result_variable_has_no_trailing_underscore() {
+    let env = Env::new();
+    let good =
+        "```json\n{\"status\": \"OK\", \"summary\": \"nothing to do\", \"artifacts\": []}\n```";
+    env.write(
+        "answers.jsonl",
+        &format!(
+            "{}\n",
+            json!({"step": "ask[package=core]", "attempt": 1, "answer": good})
+        ),
+    );
+    let plan = r#"version: 1
+id: agent-out
+policy: {risk_tolerance: medium}
+agents:
+  rec: {provider: replay, file: answers.jsonl}
+steps:
+  - id: ask
+    tool: agent
+    matrix: {package: [core]}
+    parameters: {agent: rec, prompt: 'Anything to do?', output: envelope}
+  - id: act
+    tool: bash
+    matrix: {package: [core]}
+    dependencies: [ask]
+    if: steps.ask.outputs.status != 'OK'
+    parameters: {command: 'true'}
+  - id: read
+    tool: bash
+    matrix: {package: [core]}
+    dependencies: [ask]
+    parameters: {command: 'test -f "$PLANGATE_RESULT_ASK_PACKAGE_CORE" && echo "$PLANGATE_OUTPUT_ASK_PACKAGE_CORE_SUMMARY"'}
+"#;
+    let o = env.run(plan, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(env.step("act[package=core]")["status"], "skipped");
+    assert_eq!(
+        stdout_of(&env, "read[package=core]").trim(),
+        "nothing to do"
+    );
+}
+
+#[test]
+fn validate_checks_conditions_with_the_inputs_given() {
+    let env = Env::new();
+    let plan = env.write("plan.yaml", CONDITIONS_PLAN);
+    let o = env
+        .cmd()
+        .args(["validate", "--format", "json"])
+        .arg(&plan)
+        .args(["--input", "mode=fix"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["valid"], true);
+}
