@@ -214,21 +214,7 @@ fn pass<'a>(
     bytes: Cow<'a, [u8]>,
     find: &mut dyn FnMut(&[u8]) -> Vec<Span>,
 ) -> (Cow<'a, [u8]>, Vec<Finding>) {
-    let mut spans = find(&bytes);
-    for v in view::views(&bytes) {
-        for (s, e, f) in find(&v.text) {
-            let (os, oe) = v.span(s, e);
-            let f = f.map(|mut f| {
-                f.start = os;
-                f.end = oe;
-                let before = bytes.get(..os).unwrap_or_default();
-                f.line = memchr::memchr_iter(b'\n', before).count() + 1;
-                f.column = os - memchr::memrchr(b'\n', before).map_or(0, |i| i + 1) + 1;
-                f
-            });
-            spans.push((os, oe, f));
-        }
-    }
+    let mut spans = spans_in(&bytes, find);
     if spans.is_empty() {
         return (bytes, Vec::new());
     }
@@ -259,6 +245,97 @@ fn pass<'a>(
     }
     out.extend_from_slice(bytes.get(pos..).unwrap_or_default());
     (Cow::Owned(out), findings)
+}
+
+/// What `find` finds in `bytes` and in each view of them, as spans of the
+/// original bytes (findings moved there, with their line and column).
+fn spans_in(bytes: &[u8], find: &mut dyn FnMut(&[u8]) -> Vec<Span>) -> Vec<Span> {
+    let mut spans = find(bytes);
+    for v in view::views(bytes) {
+        for (s, e, f) in find(&v.text) {
+            let (os, oe) = v.span(s, e);
+            let f = f.map(|mut f| {
+                f.start = os;
+                f.end = oe;
+                let before = bytes.get(..os).unwrap_or_default();
+                f.line = memchr::memchr_iter(b'\n', before).count() + 1;
+                f.column = os - memchr::memrchr(b'\n', before).map_or(0, |i| i + 1) + 1;
+                f
+            });
+            spans.push((os, oe, f));
+        }
+    }
+    spans
+}
+
+/// Bytes read past a cap so that [`safe_cut`] sees a secret the cap would
+/// cut whole (the private-key rule looks 12 000 bytes past its start).
+pub(crate) const CUT_LOOKAHEAD: usize = 64 * 1024;
+
+/// Where to cut `bytes` (read up to [`CUT_LOOKAHEAD`] past `max`) to keep at
+/// most `max` of them and no part of a secret: a secret the cut would split
+/// (a given value, a rule's match, a value found earlier; in the raw bytes
+/// or as shown) is left out whole, and a UTF-8 character is not split (a
+/// split one would turn a text into base64, where no rule looks).
+pub(crate) fn safe_cut(bytes: &[u8], max: usize) -> usize {
+    if bytes.len() <= max {
+        return bytes.len();
+    }
+    // A secret that ends past `max` starts at most this far before it: the
+    // scan starts there, at a line's start when one is near.
+    let from = max.saturating_sub(CUT_LOOKAHEAD);
+    let from = bytes
+        .get(from..max)
+        .and_then(|b| memchr::memchr(b'\n', b))
+        .map_or(from, |i| from + i + 1);
+    let window = bytes.get(from..).unwrap_or_default();
+    let mut spans = spans_in(window, &mut |b| known_spans(List::Given, b));
+    spans.extend(spans_in(window, &mut |b| {
+        builtin_scanner()
+            .scan(b)
+            .into_iter()
+            .map(|f| (f.start, f.end, None))
+            .collect()
+    }));
+    spans.extend(spans_in(window, &mut |b| known_spans(List::Found, b)));
+    let spans: Vec<(usize, usize)> = spans.iter().map(|s| (from + s.0, from + s.1)).collect();
+    let mut cut = max;
+    loop {
+        let before = cut;
+        // Moving the cut back can land it inside an earlier, overlapping span.
+        while let Some(&(s, _)) = spans.iter().find(|&&(s, e)| s < cut && cut < e) {
+            cut = s;
+        }
+        if bytes.get(cut).is_some_and(|b| b & 0xc0 == 0x80) {
+            // Back to the lead byte of the character, if there is one.
+            let lead = (1..=3)
+                .filter_map(|k| cut.checked_sub(k))
+                .find(|&i| bytes.get(i).is_some_and(|b| b & 0xc0 != 0x80));
+            if let Some(i) = lead.filter(|&i| bytes.get(i).is_some_and(|b| *b >= 0xc0)) {
+                cut = i;
+            }
+        }
+        if cut == before {
+            return cut;
+        }
+    }
+}
+
+/// Most bytes of a partial word [`partial_word`] counts.
+pub(crate) const PARTIAL_WORD_MAX: usize = 1024;
+
+/// How many bytes at the end of `bytes` make its last word (the bytes a
+/// token is made of, back to the last other byte; at most
+/// [`PARTIAL_WORD_MAX`]). Text cut where nothing shows what follows (a
+/// stream at its cap, a body when the step stopped) may end inside a
+/// secret no rule recognises any more: that word is dropped.
+pub(crate) fn partial_word(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .rev()
+        .take(PARTIAL_WORD_MAX)
+        .take_while(|&&b| b.is_ascii_alphanumeric() || b"_-+/=.~:%@".contains(&b))
+        .count()
 }
 
 /// Where the values of `list` occur in `bytes`.
@@ -454,5 +531,25 @@ mod tests {
         assert!(r.ends_with("` writes"), "{r}");
         let long = format!("{} {GH} tail", "x".repeat(60));
         no_trace(&cut(&long, 70), GH);
+    }
+
+    #[test]
+    fn a_cap_never_keeps_part_of_a_secret() {
+        let text = format!("log: {GH} and {AWS}\n");
+        let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle}"));
+        // Inside the token: back to its start; between the two: kept as asked.
+        assert_eq!(safe_cut(text.as_bytes(), at(GH) + 10), at(GH));
+        assert_eq!(safe_cut(text.as_bytes(), at(" and")), at(" and"));
+        assert_eq!(safe_cut(text.as_bytes(), at(AWS) + 3), at(AWS));
+        assert_eq!(safe_cut(text.as_bytes(), text.len()), text.len());
+        // Split by an escape sequence: still one secret.
+        let (a, b) = GH.split_at(8);
+        let split = format!("x {a}\x1b[0m{b} y");
+        assert_eq!(safe_cut(split.as_bytes(), 12), 2);
+        // UTF-8 characters are kept whole; bytes that are no text stay as cut.
+        assert_eq!(safe_cut("aéé".as_bytes(), 4), 3);
+        assert_eq!(safe_cut(&[0x80; 10], 5), 5);
+        assert_eq!(partial_word(b"key: ghp_ycv2"), 8);
+        assert_eq!(partial_word(b"done\n"), 0);
     }
 }

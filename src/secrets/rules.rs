@@ -132,10 +132,16 @@ pub enum RuleProblem {
     MinOverMax,
 }
 
-/// Replace the `{lb}` / `{rb}` shorthands (token boundaries) in a rule regex.
+/// Replace the `{lb}` / `{rb}` shorthands (token boundaries) and `{assign}`
+/// (a name's closing quotes or bracket, escaped or not, then `=`, `:`, `:=`,
+/// `=>`, `||=` or `??=`, then an opening quote) in a rule regex.
 pub(crate) fn expand_regex(re: &str) -> String {
     re.replace("{lb}", r"(?:^|[^0-9A-Za-z]|\\[nrt])")
         .replace("{rb}", r"(?:[^0-9A-Za-z]|$)")
+        .replace(
+            "{assign}",
+            r#"(?:\\?["'\]])*\s*(?:\|\|=|\?\?=|:=|=>|=|:)\s*\\?["']?"#,
+        )
 }
 
 fn check_regex(id: &str, what: &'static str, re: &str) -> Result<usize, RulesError> {

@@ -91,12 +91,9 @@ fn is_capped_stream(rel: &str) -> bool {
     rel.ends_with("stdout.txt") || rel.ends_with("stderr.txt")
 }
 
-/// Most bytes of a partial word dropped from the end of a capped stream.
-const PARTIAL_WORD_MAX: usize = 1024;
-
 /// A stream cut at the output cap may end inside a secret, where no rule
-/// recognises what is left: drop its last partial word (the bytes a token
-/// is made of, back to the last other byte).
+/// recognises what is left: drop its last partial word
+/// ([`crate::redact::partial_word`]).
 fn drop_partial_word(path: &Path, cap: u64) {
     use std::io::{Seek, SeekFrom};
     let Ok(mut f) = std::fs::OpenOptions::new()
@@ -110,16 +107,12 @@ fn drop_partial_word(path: &Path, cap: u64) {
     if cap == 0 || len < cap {
         return;
     }
-    let from = len.saturating_sub(PARTIAL_WORD_MAX as u64);
+    let from = len.saturating_sub(crate::redact::PARTIAL_WORD_MAX as u64);
     let mut tail = Vec::new();
     if f.seek(SeekFrom::Start(from)).is_err() || f.read_to_end(&mut tail).is_err() {
         return;
     }
-    let word = tail
-        .iter()
-        .rev()
-        .take_while(|&&b| b.is_ascii_alphanumeric() || b"_-+/=.~:%@".contains(&b))
-        .count();
+    let word = crate::redact::partial_word(&tail);
     if word > 0 {
         let _ = f.set_len(len - word as u64);
     }

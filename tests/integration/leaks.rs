@@ -283,3 +283,52 @@ fn an_envelope_holding_a_secret_writes_nothing_into_the_workspace() {
     );
     assert_no_trace(&outputs, &[ENVELOPE]);
 }
+
+/// Made-up AWS key ids (the `aws-access-key-id` rule's shape) in archive entry names.
+const NAME_CUT: &str = "AKIAG2WQ7NXT4KMP9LRB";
+const NAME_ESCAPED: &str = "AKIAK7RZ3NWQ8TLP2XMD";
+
+#[test]
+fn archive_entry_names_are_redacted_before_they_are_cut_or_escaped() {
+    use crate::tool_archive::{pax_path, tar_end, tar_raw};
+    use tar::EntryType as T;
+    let env = Env::new();
+    let mut b = Vec::new();
+    // 188 characters, then the key: the 200-character cut falls 12 characters into it.
+    let long = format!("{}/{}-{NAME_CUT}.txt", "d".repeat(120), "n".repeat(66));
+    assert_eq!(long.find(NAME_CUT), Some(188));
+    pax_path(&mut b, &long);
+    tar_raw(&mut b, b"placeholder", T::Regular, b"", b"one\n");
+    // A colour code after 13 characters: escaped as `\u{1b}`, it would split the key.
+    let escaped = format!(
+        "e-{}\x1b[31m{}.txt",
+        &NAME_ESCAPED[..13],
+        &NAME_ESCAPED[13..]
+    );
+    tar_raw(&mut b, escaped.as_bytes(), T::Regular, b"", b"two\n");
+    std::fs::write(env.ws.join("names.tar"), tar_end(b)).unwrap();
+    let plan = [
+        "version: 1\nid: names\npolicy: {risk_tolerance: high}\nsteps:",
+        "  - {id: ls, tool: archive, parameters: {operation: list, archive_path: names.tar, show_cli: true}}",
+        "  - id: x\n    tool: archive\n    dependencies: [ls]",
+        "    parameters: {operation: extract, archive_path: names.tar, destination: out, show_cli: true}\n",
+    ]
+    .join("\n");
+    let (status, outputs) = run_everywhere(&env, &plan, &[]);
+    // The extracted files' names hold the keys: the diff summary finds them (fail_on_secrets).
+    assert_eq!(status, 4, "{:#}", env.report());
+    let step = env.step("ls");
+    assert_eq!(step["status"], "success", "{step:#}");
+    assert_no_trace(&outputs, &[NAME_CUT, NAME_ESCAPED]);
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(env.out.join("artifacts/ls/result.json")).unwrap())
+            .unwrap();
+    let files = result["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2, "{result:#}");
+    assert!(
+        files
+            .iter()
+            .all(|f| f.as_str().unwrap().contains("[REDACTED")),
+        "{result:#}"
+    );
+}

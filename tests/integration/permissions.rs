@@ -335,6 +335,102 @@ fn a_denied_subtree_stays_out_of_searches_links_context_files_and_git_add() {
 }
 
 #[test]
+fn a_denied_subtree_stays_out_of_git_history() {
+    let env = Env::new();
+    secret_tree(&env);
+    std::fs::remove_file(env.ws.join("lnk")).unwrap();
+    std::fs::remove_file(env.ws.join("lnkf")).unwrap();
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(&env.ws)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+    };
+    // History: denied files changed, deleted, stashed; at the end none is left in the work tree.
+    git(&["init", "-q"]);
+    env.write("secrets/gone", "SECRET-LINE deleted since\n");
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "one"]);
+    std::fs::remove_file(env.ws.join("secrets/gone")).unwrap();
+    env.write("src/a.txt", "hello again\n");
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "two"]);
+    env.write("secrets/key", "SECRET-LINE changed\n");
+    env.write("src/a.txt", "hello a third time\n");
+    git(&["commit", "-qam", "three"]);
+    env.write("secrets/key", "SECRET-LINE stashed\n");
+    git(&["stash", "-q"]);
+    // The denied folder is then deleted: only the history still holds it.
+    git(&["rm", "-rq", "secrets"]);
+    git(&["commit", "-qm", "four"]);
+    assert!(!env.ws.join("secrets").exists());
+    let policy = env.write("policy.yaml", NO_SECRETS);
+    let step = |id: &str, params: &str| {
+        format!("  - {{id: {id}, tool: git, continue_on_error: true, parameters: {params}}}\n")
+    };
+    let plan = [
+        "version: 1\nid: t\npolicy: {risk_tolerance: high, max_parallel: 1}\nsteps:\n".to_owned(),
+        step(
+            "log_all",
+            "{operation: log, args: ['-p', '--all', '--reflog', '--stat', '-m']}",
+        ),
+        step(
+            "log_sub",
+            "{operation: log, repository_path: src, args: ['-p']}",
+        ),
+        step("diff_revs", "{operation: diff, args: ['HEAD~3', 'HEAD']}"),
+        step(
+            "pickaxe",
+            "{operation: log, args: ['-p', '-G', 'LINE', '--pickaxe-all']}",
+        ),
+        step("full_diff", "{operation: log, args: ['-p', '--full-diff']}"),
+        step(
+            "trees",
+            "{operation: diff, args: ['HEAD~3:secrets', 'HEAD~1:secrets']}",
+        ),
+        step(
+            "blobs",
+            "{operation: diff, args: ['HEAD~3:secrets/gone', 'HEAD:src/a.txt']}",
+        ),
+        step("stash_show", "{operation: stash, args: [show, '-p']}"),
+        step("checkout_back", "{operation: checkout, args: ['HEAD~1']}"),
+    ]
+    .concat();
+    let o = env.run(&plan, &["--policy", policy.to_str().unwrap()]);
+    assert!(matches!(code(&o), 0 | 1), "{}", stderr(&o));
+    for id in ["log_all", "log_sub", "diff_revs", "pickaxe"] {
+        let s = env.step(id);
+        assert_eq!(s["status"], "success", "{s}");
+        let r = crate::harness::read_json(&env.out.join(format!("artifacts/{id}/result.json")));
+        assert!(r["warnings"].to_string().contains("left out"), "{id}: {r}");
+    }
+    let out = std::fs::read_to_string(env.out.join("artifacts/log_all/stdout.txt")).unwrap();
+    assert!(out.contains("hello a third time"), "{out}");
+    for (id, why) in [
+        ("full_diff", "--full-diff"),
+        ("trees", "HEAD~3:secrets"),
+        ("blobs", "HEAD~3:secrets/gone"),
+        ("stash_show", "stash"),
+        ("checkout_back", "would rewrite"),
+    ] {
+        let s = env.step(id);
+        assert_eq!(s["status"], "failed", "{s}");
+        let error = s["error"].as_str().unwrap();
+        assert!(
+            error.contains("permission rules") && error.contains(why),
+            "{id}: {error}"
+        );
+    }
+    // No line of a denied file, present, deleted or stashed, reached any output.
+    assert_eq!(files_holding(&env.out, "SECRET-LINE"), Vec::<String>::new());
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("SECRET-LINE"));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("SECRET-LINE"));
+}
+
+#[test]
 fn deeply_nested_braces_in_a_rule_are_a_policy_error_not_a_panic() {
     let env = Env::new();
     let mut glob = String::new();

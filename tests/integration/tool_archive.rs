@@ -223,7 +223,13 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 /// A raw tar entry: the name and link name are written into the header as
 /// bytes (the tar crate's setters refuse `..` and absolute names).
-fn tar_raw(out: &mut Vec<u8>, name: &[u8], kind: tar::EntryType, link: &[u8], data: &[u8]) {
+pub(crate) fn tar_raw(
+    out: &mut Vec<u8>,
+    name: &[u8],
+    kind: tar::EntryType,
+    link: &[u8],
+    data: &[u8],
+) {
     let mut h = tar::Header::new_gnu();
     {
         let g = h.as_gnu_mut().unwrap();
@@ -240,13 +246,13 @@ fn tar_raw(out: &mut Vec<u8>, name: &[u8], kind: tar::EntryType, link: &[u8], da
     out.resize(out.len().div_ceil(512) * 512, 0);
 }
 
-fn tar_end(mut out: Vec<u8>) -> Vec<u8> {
+pub(crate) fn tar_end(mut out: Vec<u8>) -> Vec<u8> {
     out.extend_from_slice(&[0u8; 1024]);
     out
 }
 
 /// A pax extended header giving the next entry's path.
-fn pax_path(out: &mut Vec<u8>, path: &str) {
+pub(crate) fn pax_path(out: &mut Vec<u8>, path: &str) {
     let body = format!(" path={path}\n");
     let mut len = body.len() + 1;
     while format!("{len}{body}").len() != len {

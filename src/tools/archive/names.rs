@@ -1,5 +1,6 @@
-//! Entry names and exclude patterns (pure; public for the fuzz target): what an archive entry may be
-//! called before plangate writes anything under that name.
+//! Entry names and exclude patterns (public for the fuzz target; pure but
+//! for `shown`, which redacts): what an archive entry may be called before
+//! plangate writes anything under that name.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -11,10 +12,21 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 const SHOWN_CHARS: usize = 200;
 
 /// An entry name as it may appear in a one-line message: lossy UTF-8,
-/// control characters escaped, cut at 200 characters.
+/// control characters escaped, cut at 200 characters. A name that is cut
+/// or escaped is redacted first (`redact::clean_str`, which also sees a
+/// secret split by control bytes): a cut would keep a secret's prefix and
+/// an escape (`\u{1b}`) would split it, where no later scan recognises
+/// either. Other names are left whole for the sweep, which reports what it
+/// masks.
 pub fn shown(raw: &[u8]) -> String {
+    let lossy = String::from_utf8_lossy(raw);
+    let text = if lossy.chars().any(char::is_control) || lossy.chars().nth(SHOWN_CHARS).is_some() {
+        crate::redact::clean_str(&lossy).into_owned()
+    } else {
+        lossy.into_owned()
+    };
     let mut s = String::new();
-    for (i, c) in String::from_utf8_lossy(raw).chars().enumerate() {
+    for (i, c) in text.chars().enumerate() {
         if i >= SHOWN_CHARS {
             s.push('…');
             break;
@@ -236,6 +248,12 @@ mod tests {
         assert_eq!(shown(b"\x1b[31m"), "\\u{1b}[31m");
         assert_eq!(shown(&[b'x'; 300]).chars().count(), SHOWN_CHARS + 1);
         assert_eq!(shown(b"\xff"), "\u{fffd}");
+        // Cut or escaped: redacted first, so no prefix of the key is left.
+        let key = "AKIAZ7Q4NX2LMRBT5KPW";
+        let long = format!("{}-{key}", "x".repeat(190));
+        assert!(shown(long.as_bytes()).contains("[REDACTED"));
+        let split = format!("a-{}\x1b[0m{}", &key[..12], &key[12..]);
+        assert!(!shown(split.as_bytes()).contains(&key[..12]));
     }
 
     #[test]

@@ -22,7 +22,11 @@
 //!
 //! The response body is read through a cap (`max_response_bytes`, default
 //! 10 MiB; `truncated` says when more was sent), decoded from gzip by ureq
-//! first, so the cap bounds what plangate holds. Response headers that carry
+//! first, so the cap bounds what plangate holds. At most that many bytes are
+//! kept, and the cut never keeps part of a secret: plangate reads 64 KiB past
+//! the cap and moves the cut back to the start of a secret it would split
+//! (and of a split UTF-8 character); a body the step stopped reading loses
+//! its last partial word. Response headers that carry
 //! credentials (`Set-Cookie`, names like the ones above) are kept with their
 //! value replaced; query values under such names are replaced in every URL
 //! reported. The request's headers and body are never written anywhere.
@@ -42,6 +46,7 @@ use ureq::http::{self, HeaderName, HeaderValue, Method, Uri};
 use super::{StepContext, Stop, ToolReturn};
 use crate::model::{StepOutcome, StepStatus};
 use crate::policy::hosts::{self, Target};
+use crate::redact;
 use params::{HttpAction, HttpMethod, HttpRequestParams};
 use spec::{is_listed, looks_sensitive};
 
@@ -369,7 +374,9 @@ fn drop_credentials(
     }
 }
 
-/// Read the final body through the cap, checking the stop signal between chunks.
+/// Read the final body through the cap, checking the stop signal between
+/// chunks: up to [`redact::CUT_LOOKAHEAD`] bytes past it, so that the cut
+/// ([`cut_body`]) sees a secret it would split.
 fn read_body(
     body: &mut ureq::Body,
     max: u64,
@@ -380,24 +387,32 @@ fn read_body(
     let mut reader = body.as_reader();
     let mut chunk = vec![0u8; 64 * 1024];
     let max = usize::try_from(max).unwrap_or(usize::MAX);
+    let read_max = max.saturating_add(redact::CUT_LOOKAHEAD);
     loop {
         if stop.now() {
+            cut_body(ex, max, false);
             ex.truncated = true;
             return Some(stopped(&ex.method, shown));
         }
         match reader.read(&mut chunk) {
-            Ok(0) => return None,
+            Ok(0) => {
+                cut_body(ex, max, true);
+                return None;
+            }
             Ok(n) => {
-                let room = max.saturating_sub(ex.body.len());
+                let room = read_max.saturating_sub(ex.body.len());
                 ex.body
                     .extend_from_slice(chunk.get(..n.min(room)).unwrap_or_default());
                 if n > room {
+                    // More than the lookahead past the cap: the end is not known.
+                    cut_body(ex, max, true);
                     ex.truncated = true;
                     return None;
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
+                cut_body(ex, max, false);
                 ex.truncated = true;
                 let f = describe(ureq::Error::from(e), &ex.method, shown, true);
                 return Some(Failure {
@@ -406,6 +421,24 @@ fn read_body(
                 });
             }
         }
+    }
+}
+
+/// Keep at most `max` bytes of the body read, never part of a secret: the
+/// cut moves back to the start of a secret it would split
+/// ([`redact::safe_cut`], which sees the bytes read past `max`). When the
+/// body stopped early (`whole_read` false: the step stopped, the connection
+/// broke) nothing shows what followed, so its last partial word is dropped
+/// first ([`redact::partial_word`]).
+fn cut_body(ex: &mut Exchange, max: usize, whole_read: bool) {
+    if !whole_read {
+        let word = redact::partial_word(&ex.body);
+        ex.body.truncate(ex.body.len() - word);
+    }
+    if ex.body.len() > max {
+        ex.truncated = true;
+        let cut = redact::safe_cut(&ex.body, max);
+        ex.body.truncate(cut);
     }
 }
 

@@ -91,7 +91,8 @@ pub struct HttpRequestParams {
     #[serde(default)]
     #[schemars(range(max = 20))]
     pub max_redirects: Option<u32>,
-    /// Most response-body bytes kept (the rest is dropped and `truncated` set). Default 10 MiB.
+    /// Most response-body bytes kept (the rest is dropped and `truncated` set); the cut moves back
+    /// rather than keep part of a secret or of a UTF-8 character. Default 10 MiB.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub max_response_bytes: Option<u64>,
