@@ -356,14 +356,11 @@ impl Scheduler {
     /// agent step's full first prompt is written to its artifact folder
     /// (results of earlier steps as placeholders) and the reason says where.
     pub(super) fn dry_run(&self, decisions: &[super::StepDecision]) {
-        for i in 0..self.plan.steps.len() {
-            if self.state[i] != State::Pending {
+        for (i, d) in decisions.iter().enumerate() {
+            if self.state.get(i) != Some(&State::Pending) {
                 continue;
             }
-            let mut reason = format!(
-                "dry run: would run ({})",
-                decisions[i].decision.decision.as_str()
-            );
+            let mut reason = format!("dry run: would run ({})", d.decision.decision.as_str());
             if let tools::Action::Agent(a) = &self.plan.steps[i].action {
                 let mut ctx = self.context(i);
                 let _ = self.flow(i, &mut ctx);
