@@ -128,7 +128,12 @@ pub struct Tracker {
     /// Path → labels of the checkpoints that saw it change, in order.
     attribution: HashMap<String, Vec<String>>,
     notes: Vec<String>,
+    /// Whether a path's content must not be shown (the permission rules deny reading it).
+    withheld: Option<Withhold>,
 }
+
+/// Says whether a changed file's content must be withheld from the diff.
+pub(crate) type Withhold = Box<dyn Fn(&str) -> bool + Send>;
 
 impl Tracker {
     /// Record the workspace as it is now. `out_dir` (the run's output folder)
@@ -189,6 +194,7 @@ impl Tracker {
             stat,
             attribution: HashMap::new(),
             notes,
+            withheld: None,
         }
     }
 
@@ -225,6 +231,12 @@ impl Tracker {
         let mut files = changed;
         files.truncate(STEP_FILES_MAX);
         Some(StepFiles { files, omitted })
+    }
+
+    /// Never show the content of a path `withhold` names (its row stays, its
+    /// diff is replaced by a note): the permission rules deny reading it.
+    pub(crate) fn withhold(&mut self, withhold: Withhold) {
+        self.withheld = Some(withhold);
     }
 
     /// Credit `files` to `label` whatever ran beside it (an agent step's
@@ -272,6 +284,15 @@ impl Tracker {
         compared
             .files
             .sort_by(|(a, _), (b, _)| a.path.cmp(&b.path).then(a.old_path.cmp(&b.old_path)));
+        if let Some(withhold) = &self.withheld {
+            for (f, body) in &mut compared.files {
+                if withhold(&f.path) || f.old_path.as_deref().is_some_and(|p| withhold(p)) {
+                    *body = Body::NotShown(
+                        "content withheld: the permission rules deny reading this file",
+                    );
+                }
+            }
+        }
         for (f, _) in &mut compared.files {
             let mut steps: Vec<String> = Vec::new();
             for p in f.old_path.iter().chain(std::iter::once(&f.path)) {

@@ -39,10 +39,33 @@ pub(super) async fn start_tracker(
     }
     let ws = settings.env.workspace.clone();
     let out = settings.out_dir.clone();
-    tokio::task::spawn_blocking(move || Tracker::start(&ws, &out))
-        .await
-        .ok()
-        .map(|t| Arc::new(Mutex::new(t)))
+    // A file some tool may not read never shows its content in the diff.
+    let judges: Vec<_> = crate::model::ToolName::ALL
+        .iter()
+        .filter_map(|&tool| {
+            crate::tools::judge::PathJudge::new(
+                &ws,
+                tool,
+                crate::model::Risk::Dangerous,
+                &settings.policy,
+            )
+        })
+        .collect();
+    tokio::task::spawn_blocking(move || {
+        let mut t = Tracker::start(&ws, &out);
+        if !judges.is_empty() {
+            t.withhold(Box::new(move |path: &str| {
+                judges.iter().any(|j| {
+                    j.check(std::path::Path::new(path), crate::model::Level::Read)
+                        .is_err()
+                })
+            }));
+        }
+        t
+    })
+    .await
+    .ok()
+    .map(|t| Arc::new(Mutex::new(t)))
 }
 
 /// Why the steps stopped, read once when the graph is done.

@@ -470,3 +470,54 @@ fn deeply_nested_braces_in_a_rule_are_a_policy_error_not_a_panic() {
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("plan.yaml:4:"), "{}", stderr(&o));
 }
+
+#[test]
+fn the_diff_summary_never_shows_the_content_of_a_file_the_rules_deny_reading() {
+    let env = Env::new();
+    secret_tree(&env);
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-qm",
+            "base",
+        ],
+    ] {
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&env.ws)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+    }
+    let policy = env.write("policy.yaml", NO_SECRETS);
+    // A bash step (execute on the workspace) rewrites a denied file and an allowed one.
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: edit, tool: bash, parameters: {command: 'sed -i s/do/DO/ secrets/key; echo more >> src/a.txt'}}\n";
+    let plan_path = env.write("plan.yaml", plan);
+    let o = env
+        .run_cmd(&plan_path)
+        .arg("--policy")
+        .arg(&policy)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let diff = std::fs::read_to_string(env.out.join("diff-summary.md")).unwrap();
+    assert!(diff.contains("secrets/key"), "the row stays: {diff}");
+    assert!(
+        diff.contains("content withheld: the permission rules deny reading this file"),
+        "{diff}"
+    );
+    assert!(
+        !diff.contains("SECRET-LINE") && !diff.contains("read\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+more"),
+        "allowed files keep their diff: {diff}"
+    );
+}
