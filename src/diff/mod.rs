@@ -286,7 +286,7 @@ impl Tracker {
             .sort_by(|(a, _), (b, _)| a.path.cmp(&b.path).then(a.old_path.cmp(&b.old_path)));
         if let Some(withhold) = &self.withheld {
             for (f, body) in &mut compared.files {
-                if withhold(&f.path) || f.old_path.as_deref().is_some_and(|p| withhold(p)) {
+                if withhold(&f.path) || f.old_path.as_deref().is_some_and(withhold) {
                     *body = Body::NotShown(
                         "content withheld: the permission rules deny reading this file",
                     );
