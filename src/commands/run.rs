@@ -80,7 +80,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     };
     // Every agent the selected steps use must be reachable before anything runs.
     let missing = crate::tools::agent::preflight::check(
-        &prepared.plan,
+        &prepared.plan.steps,
         settings.selected.as_deref(),
         &prepared.env,
         &args.plan.display().to_string(),

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::params::AgentAction;
 use crate::format::agent::ProviderKind;
 use crate::model::Diagnostic;
-use crate::plan::Plan;
+use crate::tools::step::Step;
 use crate::tools::{Action, ToolEnv};
 
 /// Largest replay file read (the provider's cap too).
@@ -23,14 +23,14 @@ pub(crate) const MAX_REPLAY_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The problems of every agent the selected steps use (`file`: the plan, as named).
 pub(crate) fn check(
-    plan: &Plan,
+    steps: &[Step],
     selected: Option<&[bool]>,
     env: &ToolEnv,
     file: &str,
 ) -> Vec<Diagnostic> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    for (i, step) in plan.steps.iter().enumerate() {
+    for (i, step) in steps.iter().enumerate() {
         if selected.is_some_and(|s| !s.get(i).copied().unwrap_or(false)) {
             continue;
         }
