@@ -632,3 +632,39 @@ fn anthropic_reads_its_key_from_anthropic_api_key_by_default() {
         stderr(&o)
     );
 }
+
+#[test]
+fn every_reply_is_kept_even_one_whose_wrapper_cannot_be_read() {
+    // (provider definition, reply, exit code)
+    let env = Env::new();
+    let good = serve(vec![ok(completion(GOOD))]);
+    let broken = serve(vec![Reply::Http(
+        200,
+        Vec::new(),
+        "{\"choices\": [{\"message\": ".to_owned(),
+    )]);
+    let cases = [
+        (openai(&good.url, ""), 0, "\"choices\""),
+        (
+            openai(&broken.url, "    max_retries: 0\n"),
+            1,
+            "{\"choices\": [{\"message\": ",
+        ),
+    ];
+    for (def, exit, body) in cases {
+        let o = run(&env, &def, PROMPT, &[]);
+        assert_eq!(code(&o), exit, "{}", stderr(&o));
+        let kept = std::fs::read_to_string(env.out.join("artifacts/fix/attempt-1.reply.json"))
+            .unwrap_or_else(|e| panic!("{def}: {e}"));
+        assert!(kept.contains(body), "{kept}");
+        let attempt = &env.step("fix")["agent_attempts"][0];
+        assert!(
+            attempt["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f == "artifacts/fix/attempt-1.reply.json"),
+            "{attempt}"
+        );
+    }
+}

@@ -84,7 +84,7 @@ async fn call_anthropic(c: Call<'_>) -> Result<Answer, CallError> {
         },
     )
     .await?;
-    answer(&a.agent_name, max_tokens(a), &reply)
+    http::kept(&c, &reply, answer(&a.agent_name, max_tokens(a), &reply))
 }
 
 fn max_tokens(a: &AgentAction) -> u32 {

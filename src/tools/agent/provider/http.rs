@@ -226,6 +226,39 @@ pub(super) fn provider_message(body: &str) -> String {
     }
 }
 
+/// The provider's reply (the JSON wrapper around the answer) is kept,
+/// redacted, as `attempt-N.reply.json` beside the answer, whether or not it
+/// could be read: evidence when the wrapper was not what was expected.
+pub(super) fn kept(
+    c: &Call<'_>,
+    reply: &str,
+    read: Result<super::Answer, CallError>,
+) -> Result<super::Answer, CallError> {
+    let rel = format!("{}/attempt-{}.reply.json", c.ctx.artifacts_rel, c.attempt);
+    let written = std::fs::create_dir_all(&c.ctx.artifacts_dir).and_then(|()| {
+        std::fs::write(
+            c.ctx.out_dir.join(&rel),
+            crate::redact::clean(reply.as_bytes()),
+        )
+    });
+    if written.is_err() {
+        return read;
+    }
+    match read {
+        Ok(mut answer) => {
+            answer.extra.files.push(rel);
+            Ok(answer)
+        }
+        Err(e) => Err(e.after(super::Spent {
+            usage: None,
+            extra: super::Extra {
+                session: None,
+                files: vec![rel],
+            },
+        })),
+    }
+}
+
 /// Full jitter: a wait drawn at random up to `base · 2^(retry-1)`, at most [`MAX_BACKOFF`].
 fn backoff(base: Duration, retry: u32) -> Duration {
     let cap = base

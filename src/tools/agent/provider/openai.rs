@@ -68,7 +68,7 @@ async fn call_openai(c: Call<'_>) -> Result<Answer, CallError> {
         },
     )
     .await?;
-    openai_answer(&a.agent_name, &reply)
+    http::kept(&c, &reply, openai_answer(&a.agent_name, &reply))
 }
 
 /// The chat-completions request.
