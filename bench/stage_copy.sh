@@ -18,11 +18,11 @@ bin="${CARGO_TARGET_DIR:-$root/target}/release/plangate"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-python3 - "$bin" "$work" "$RUNS" $SIZES <<'PY'
+python3 - "$bin" "$work" "$RUNS" "$SIZES" <<'PY'
 import json, os, shutil, statistics, subprocess, sys, time
 
 binary, work, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-sizes = [int(n) for n in sys.argv[4:]]
+sizes = [int(n) for n in sys.argv[4].split()]
 answer = json.dumps({"status": "OK", "summary": "nothing to change"})
 
 def make_ws(n):
