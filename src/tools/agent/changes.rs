@@ -171,6 +171,17 @@ impl ChangeSet {
             if let What::Link(target) = &c.what {
                 link_stays_inside(&c.path, target)?;
             }
+            if let What::File {
+                source: Source::Bytes(_),
+                ..
+            } = &c.what
+                && workspace.join(rel).is_dir()
+            {
+                return Err(format!(
+                    "`{}` is a folder; an envelope's file cannot replace it",
+                    c.path
+                ));
+            }
             ctx.may(&workspace.join(rel), crate::model::Level::Write)?;
         }
         let mut refused = None;
@@ -185,8 +196,10 @@ impl ChangeSet {
         refused.map_or(Ok(()), Err)
     }
 
-    /// Apply the (checked) set to `root`: removals first, then files, links
-    /// and folders, then folders removed deepest first. Every path is checked
+    /// Apply the (checked) set to `root`: removals first (files and links,
+    /// then folders deepest first, only when empty), then files, links and
+    /// folders. Nothing is ever removed recursively: a write onto a folder
+    /// that still holds something fails. Every path is checked
     /// before anything is written. Returns the bytes written.
     pub(crate) fn apply(&self, root: &Path) -> Result<u64, String> {
         for c in &self.changes {
@@ -196,6 +209,16 @@ impl ChangeSet {
             if matches!(c.what, What::Remove) {
                 remove(root, &c.path)?;
             }
+        }
+        let mut dirs: Vec<&Change> = self
+            .changes
+            .iter()
+            .filter(|c| matches!(c.what, What::RemoveDir))
+            .collect();
+        dirs.sort_by_key(|c| std::cmp::Reverse(c.path.len()));
+        for c in dirs {
+            // Still holding something (another step's file): kept, and a write there fails.
+            let _ = std::fs::remove_dir(root.join(&c.path));
         }
         let mut written = 0;
         for c in &self.changes {
@@ -213,16 +236,6 @@ impl ChangeSet {
                     .map_err(|e| format!("cannot make the folder `{}`: {e}", c.path))?,
                 What::Remove | What::RemoveDir => {}
             }
-        }
-        let mut dirs: Vec<&Change> = self
-            .changes
-            .iter()
-            .filter(|c| matches!(c.what, What::RemoveDir))
-            .collect();
-        dirs.sort_by_key(|c| std::cmp::Reverse(c.path.len()));
-        for c in dirs {
-            // Still holding something (another step's file): kept.
-            let _ = std::fs::remove_dir(root.join(&c.path));
         }
         Ok(written)
     }
@@ -324,7 +337,7 @@ fn real_parents(root: &Path, rel: &str) -> Result<(), String> {
 fn remove(root: &Path, rel: &str) -> Result<(), String> {
     let path = root.join(rel);
     match std::fs::symlink_metadata(&path) {
-        Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
+        Ok(m) if m.is_dir() => std::fs::remove_dir(&path),
         Ok(_) => std::fs::remove_file(&path),
         Err(_) => Ok(()),
     }
@@ -337,7 +350,7 @@ fn write_file(path: &Path, source: &Source, mode: u32) -> std::io::Result<u64> {
         .ok_or_else(|| std::io::Error::other("no parent folder"))?;
     std::fs::create_dir_all(dir)?;
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-        std::fs::remove_dir_all(path)?;
+        std::fs::remove_dir(path)?;
     }
     let mut tmp = tempfile::Builder::new()
         .prefix(".plangate-")
@@ -362,7 +375,7 @@ fn write_link(path: &Path, target: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     if let Ok(m) = std::fs::symlink_metadata(path) {
         if m.is_dir() {
-            std::fs::remove_dir_all(path)?;
+            std::fs::remove_dir(path)?;
         } else {
             std::fs::remove_file(path)?;
         }
@@ -408,5 +421,25 @@ mod tests {
         assert!(err.contains("symlink"), "{err}");
         assert!(!dir.path().join("ok.txt").exists());
         assert!(!outside.path().join("x.txt").exists());
+    }
+
+    #[test]
+    fn apply_never_removes_a_folder_that_still_holds_something() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("keep/inner")).unwrap();
+        std::fs::write(dir.path().join("keep/inner/f.txt"), "f").unwrap();
+        let set = ChangeSet {
+            changes: vec![Change {
+                path: "keep".to_owned(),
+                kind: ChangeKind::Modified,
+                what: What::File {
+                    source: Source::Bytes(b"x".to_vec()),
+                    mode: 0o644,
+                    len: 1,
+                },
+            }],
+        };
+        assert!(set.apply(dir.path()).is_err());
+        assert!(dir.path().join("keep/inner/f.txt").exists());
     }
 }

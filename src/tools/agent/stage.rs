@@ -83,10 +83,6 @@ pub(crate) struct Stage {
     workspace: PathBuf,
     out_dir: PathBuf,
     baseline: BTreeMap<String, Entry>,
-    /// Entries copied.
-    pub files: u64,
-    /// Bytes copied.
-    pub bytes: u64,
 }
 
 impl Stage {
@@ -102,8 +98,6 @@ impl Stage {
             workspace: ctx.env.workspace.clone(),
             out_dir: ctx.out_dir.clone(),
             baseline: BTreeMap::new(),
-            files: 0,
-            bytes: 0,
             root,
         };
         std::fs::create_dir(&stage.ws)
@@ -169,10 +163,6 @@ impl Stage {
             let Some(staged) = Meta::read(&dest) else {
                 return Err(format!("cannot stage `{rel}`"));
             };
-            self.files += 1;
-            if original.kind == Kind::File {
-                self.bytes += original.len;
-            }
             self.baseline.insert(rel, Entry { staged, original });
         }
         // Modes last: a read-only folder is filled first.

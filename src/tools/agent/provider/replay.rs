@@ -10,7 +10,7 @@ use crate::tools::agent::params::AgentAction;
 use crate::tools::agent::params::OutputKind;
 
 /// Largest replay file read.
-const MAX_REPLAY_BYTES: u64 = 64 * 1024 * 1024;
+use crate::tools::agent::preflight::MAX_REPLAY_BYTES;
 
 /// The `replay` provider.
 pub(super) struct Replay;
