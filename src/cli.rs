@@ -284,8 +284,35 @@ pub struct RunArgs {
     /// Whether findings fail the run (exit 4); overrides the plan's `fail_on_secrets` unless --policy pins it to true.
     #[arg(long, env = "PLANGATE_FAIL_ON_SECRETS", value_name = "true|false", value_parser = strict_bool)]
     pub fail_on_secrets: Option<bool>,
+    /// Fail a partial success: a step skipped for want of approval makes the run `denied` (exit 3), a failure allowed by continue_on_error makes it `failed` (exit 1).
+    #[arg(long, env = "PLANGATE_STRICT")]
+    pub strict: bool,
+    /// Whose last lines of stdout and stderr the console, annotations, JUnit, the summary and the PR comment show.
+    #[arg(long, env = "PLANGATE_SHOW_OUTPUT", value_enum, default_value_t = ShowOutputArg::Failures)]
+    pub show_output: ShowOutputArg,
     #[command(flatten)]
     pub github: GithubArgs,
+}
+
+/// `--show-output` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowOutputArg {
+    /// Failed steps' (failures allowed by continue_on_error included).
+    Failures,
+    /// Every step that ran.
+    All,
+    /// None: the output stays in the artifacts.
+    None,
+}
+
+impl From<ShowOutputArg> for crate::model::ShowOutput {
+    fn from(s: ShowOutputArg) -> crate::model::ShowOutput {
+        match s {
+            ShowOutputArg::Failures => crate::model::ShowOutput::Failures,
+            ShowOutputArg::All => crate::model::ShowOutput::All,
+            ShowOutputArg::None => crate::model::ShowOutput::None,
+        }
+    }
 }
 
 /// Publishing to GitHub (under GitHub Actions, with a token): a pull-request
@@ -338,6 +365,9 @@ pub struct ValidateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Exit as `run --strict` would: a step that would be skipped for want of approval makes it 3.
+    #[arg(long, env = "PLANGATE_STRICT")]
+    pub strict: bool,
 }
 
 /// `plangate schema`.

@@ -1,7 +1,8 @@
 //! CI integrations that run after the report is final. Under GitHub Actions
 //! (`GITHUB_ACTIONS=true`): the Markdown summary is appended to
 //! `$GITHUB_STEP_SUMMARY` (redacted, then cut by section under GitHub's
-//! 1 MiB limit), the outputs `status`, `exit-code`, `report`,
+//! 1 MiB limit), the outputs `status`, `exit-code`, `conclusion`
+//! (`success | partial | failure`), `partial` (`true | false`), `report`,
 //! `diff-summary`, `findings` and `cost-usd` are written to `$GITHUB_OUTPUT`
 //! with random heredoc delimiters, and, with a token, the pull-request
 //! comment and the check run are published (`github`). Everything goes
@@ -77,9 +78,15 @@ pub(crate) fn publish(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static st
         notices.push(("step_summary", Notice::Failed(e)));
     }
     if let Some(output) = std::env::var_os("GITHUB_OUTPUT") {
+        let conclusion = report.conclusion();
         let values = [
             ("status", report.status.as_str().to_owned()),
             ("exit-code", report.exit_code.to_string()),
+            ("conclusion", conclusion.as_str().to_owned()),
+            (
+                "partial",
+                (conclusion == crate::model::Conclusion::Partial).to_string(),
+            ),
             ("report", path.display().to_string()),
             (
                 "diff-summary",

@@ -64,6 +64,24 @@ pub(crate) fn text(s: &str, _at: At) -> String {
     out
 }
 
+/// `s` as HTML text (inside `<summary>`, where Markdown is not read): `&`,
+/// `<`, `>`, quotes as entities; line breaks become spaces.
+pub(crate) fn html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,6 +96,14 @@ mod tests {
         assert_eq!(code(" a ", At::Text), "`  a  `");
         assert_eq!(code("", At::Text), "` `");
         assert_eq!(code("l1\nl2", At::Text), "`l1 l2`");
+    }
+
+    #[test]
+    fn html_is_text() {
+        assert_eq!(
+            html("<b>a&b</b>\n'\""),
+            "&lt;b&gt;a&amp;b&lt;/b&gt; &#39;&quot;"
+        );
     }
 
     #[test]

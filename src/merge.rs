@@ -230,6 +230,18 @@ pub(crate) fn merge(
     approvals.sort();
     approvals.dedup();
     let diff = merge_diffs(diffs, diff_missing);
+    // In plan order, as the steps are.
+    let partial_reasons: Vec<_> = steps
+        .iter()
+        .flat_map(|s| {
+            order
+                .iter()
+                .flat_map(|&k| reports[k].1.partial_reasons.iter())
+                .filter(|p| p.step == s.id)
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+        .collect();
     let head = &reports[order[0]].1;
     Ok(Report {
         schema_version: head.schema_version,
@@ -239,6 +251,9 @@ pub(crate) fn merge(
         plan: head.plan.clone(),
         status,
         exit_code: status.code(),
+        conclusion: Some(status.conclusion(!partial_reasons.is_empty())),
+        partial_reasons,
+        strict: reports.iter().any(|(_, r)| r.strict),
         started_at: started.unwrap_or_default(),
         finished_at: finished,
         duration_ms: duration,

@@ -165,6 +165,8 @@ fn run_settings(start: &Start<'_>, prepared: &mut PlanSettings) -> Result<RunSet
         resume,
         shard: shard_info,
         inputs: prepared.inputs.clone(),
+        strict: args.strict,
+        show_output: args.show_output.into(),
     })
 }
 

@@ -32,8 +32,55 @@ pub(crate) struct ValidateOutput<'a> {
     pub approvals: &'a BTreeSet<String>,
     pub size: Size,
     pub steps: Vec<StepLine<'a>>,
+    /// What `run` would make of these decisions before any step starts.
+    pub gate: Gate,
     /// Always empty here.
     pub errors: [Diagnostic; 0],
+}
+
+/// What `run` would make of the decisions before any step starts, and the
+/// code `validate` exits with: `denied` (3) when a step would stop the run
+/// (`refused`: blocked, or denied under `on_approval_required: deny`), else
+/// `success` (0), with the steps it would skip for want of approval and their
+/// dependents in `partial_reasons` (`--strict`: `denied`, 3).
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct Gate {
+    pub status: String,
+    pub exit_code: u8,
+    pub refused: Vec<String>,
+    #[schemars(with = "Vec<serde_json::Value>")]
+    pub partial_reasons: Vec<crate::model::PartialReason>,
+    pub strict: bool,
+}
+
+impl Gate {
+    /// The gate for these decisions (`strict`: `--strict`).
+    pub(crate) fn of(
+        p: &PlanSettings,
+        decisions: &[StepDecision],
+        strict: bool,
+    ) -> (Gate, RunStatus) {
+        let (refused, partial) = engine::gate_outcome(&p.plan, &p.policy, decisions);
+        let mut status = if refused.is_empty() {
+            RunStatus::Success
+        } else {
+            RunStatus::Denied
+        };
+        if strict {
+            status = status.strict(partial.iter().map(|r| r.reason));
+        }
+        let gate = Gate {
+            status: status.as_str().to_owned(),
+            exit_code: status.code(),
+            refused: refused
+                .iter()
+                .map(|&i| p.plan.steps[i].id.clone())
+                .collect(),
+            partial_reasons: partial,
+            strict,
+        };
+        (gate, status)
+    }
 }
 
 /// `validate --format json` of an invalid plan.
@@ -109,12 +156,47 @@ pub(crate) fn run(args: &ValidateArgs) -> Outcome {
         &prepared.policy,
         &prepared.approvals,
     );
+    let (gate, status) = Gate::of(&prepared, &decisions, args.strict);
     let out = match args.format {
-        Format::Json => pretty(&to_json(&prepared, &decisions)),
-        Format::Text => text(&prepared, &decisions),
+        Format::Json => pretty(&to_json(&prepared, &decisions, gate)),
+        Format::Text => {
+            let mut out = text(&prepared, &decisions);
+            gate_text(&mut out, &gate);
+            out
+        }
     };
     crate::output::stdout(&out).map_err(Error::Stdout)?;
-    Ok(RunStatus::Success)
+    // The code `run` would exit with for these decisions (3: it would stop at the gate).
+    Ok(status)
+}
+
+/// What the gate would do, when it would stop the run or skip a step.
+fn gate_text(out: &mut Vec<u8>, gate: &Gate) {
+    use std::fmt::Write as _;
+    let mut t = String::new();
+    if !gate.refused.is_empty() {
+        let ids: Vec<String> = gate.refused.iter().map(|id| format!("`{id}`")).collect();
+        let _ = writeln!(
+            t,
+            "\nrun would stop before any step runs (exit {}): {} blocked or without the approval it needs (on_approval_required: deny)",
+            gate.exit_code,
+            ids.join(", ")
+        );
+    } else if !gate.partial_reasons.is_empty() {
+        let strict = if gate.strict {
+            format!(
+                "--strict: the run would be {} (exit {})",
+                gate.status, gate.exit_code
+            )
+        } else {
+            "exit 0 if every step that runs succeeds; --strict: exit 3".to_owned()
+        };
+        let _ = writeln!(t, "\nrun would succeed only partly ({strict}):");
+        for r in &gate.partial_reasons {
+            let _ = writeln!(t, "  - {}", r.describe(|id| format!("`{id}`")));
+        }
+    }
+    out.extend_from_slice(t.as_bytes());
 }
 
 /// Pretty JSON and a newline, keys sorted (through `serde_json::Value`, as
@@ -131,6 +213,7 @@ fn pretty(v: &impl Serialize) -> Vec<u8> {
 pub(crate) fn to_json<'a>(
     p: &'a PlanSettings,
     decisions: &'a [StepDecision],
+    gate: Gate,
 ) -> ValidateOutput<'a> {
     let steps = p
         .plan
@@ -169,6 +252,7 @@ pub(crate) fn to_json<'a>(
             expanded: p.plan.steps.len(),
         },
         steps,
+        gate,
         errors: [],
     }
 }

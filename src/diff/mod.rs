@@ -410,6 +410,55 @@ fn cut_line(s: &str) -> String {
     format!("{}…", &s[..end])
 }
 
+/// Where line `line` of `diff-summary.md` (`markdown`) comes from: the
+/// workspace file (relative to the workspace) and its line after the run (a
+/// removed line: where it was). `files` are the summary's, in the order it
+/// shows them. None outside the diffs, and for a deleted file (nothing to
+/// point at).
+pub(crate) fn locate(files: &[FileChange], markdown: &str, line: u64) -> Option<(String, u64)> {
+    let mut in_diffs = false;
+    let mut file: Option<&FileChange> = None;
+    let mut headings = files.iter();
+    // The next line of the file after the run, inside a hunk.
+    let mut next: Option<u64> = None;
+    for (n, l) in (1u64..).zip(markdown.lines()) {
+        if !in_diffs {
+            in_diffs = l == "## Diffs";
+        } else if l.starts_with("### ") {
+            // Diff lines start with a space, `+`, `-`, `@` or `\`: never `#`.
+            file = headings.next();
+            next = None;
+        } else if let Some(h) = l.strip_prefix("@@ ") {
+            next = hunk_start(h);
+        } else if let Some(at) = next {
+            let here = match l.as_bytes().first() {
+                Some(b'+' | b' ') => {
+                    next = Some(at + 1);
+                    at
+                }
+                Some(b'-') => at.saturating_sub(1).max(1),
+                _ => at,
+            };
+            if n == line {
+                return file
+                    .filter(|f| f.change != crate::model::Change::Deleted)
+                    .map(|f| (f.path.clone(), here.max(1)));
+            }
+            continue;
+        }
+        if n == line {
+            return None;
+        }
+    }
+    None
+}
+
+/// The first line of the new side of a hunk header (`-a,b +c,d @@`).
+fn hunk_start(header: &str) -> Option<u64> {
+    let new = header.split(' ').find_map(|w| w.strip_prefix('+'))?;
+    new.split(',').next()?.parse().ok()
+}
+
 /// `diff-summary.md`: totals, notes, the table of files, then the diffs.
 fn render(summary: &DiffSummary, bodies: &[&Body]) -> String {
     let mut md = String::from("# What the run changed\n\n");

@@ -623,3 +623,42 @@ fn escaping_and_fences() {
     assert_eq!(md_cell("a|b`c\nd"), "``a\\|b`c d``");
     assert_eq!(md_code("a|b`c"), "``a|b`c``");
 }
+
+#[test]
+fn a_line_of_the_summary_is_located_in_its_workspace_file() {
+    let file = |path: &str, change| crate::model::FileChange {
+        binary: false,
+        change,
+        deletions: 0,
+        insertions: 0,
+        old_path: None,
+        path: path.to_owned(),
+        steps: Vec::new(),
+    };
+    let files = [
+        file("gen/result.txt", Change::Added),
+        file("gone.txt", Change::Deleted),
+        file("notes.md", Change::Modified),
+    ];
+    let md = "# What the run changed\n\n| file |\n| --- |\n| `notes.md` |\n\n## Diffs\n\n\
+              ### `gen/result.txt`\n\n```diff\n--- /dev/null\n+++ b/gen/result.txt\n@@ -0,0 +1,2 @@\n+a\n+b\n```\n\n\
+              ### `gone.txt`\n\n```diff\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n```\n\n\
+              ### `notes.md`\n\n```diff\n--- a/notes.md\n+++ b/notes.md\n@@ -3,3 +3,3 @@\n first\n-old\n+new\n last\n```\n";
+    let at = |needle: &str| {
+        let n = md
+            .lines()
+            .position(|l| l == needle)
+            .unwrap_or_else(|| panic!("{needle}")) as u64
+            + 1;
+        locate(&files, md, n)
+    };
+    assert_eq!(at("+a"), Some(("gen/result.txt".to_owned(), 1)));
+    assert_eq!(at("+b"), Some(("gen/result.txt".to_owned(), 2)));
+    assert_eq!(at("-x"), None, "a deleted file");
+    assert_eq!(at(" first"), Some(("notes.md".to_owned(), 3)));
+    assert_eq!(at("-old"), Some(("notes.md".to_owned(), 3)));
+    assert_eq!(at("+new"), Some(("notes.md".to_owned(), 4)));
+    assert_eq!(at(" last"), Some(("notes.md".to_owned(), 5)));
+    assert_eq!(at("| `notes.md` |"), None, "the table is no file's line");
+    assert_eq!(at("+++ b/notes.md"), None);
+}

@@ -6,6 +6,7 @@
 
 use std::time::SystemTime;
 
+use crate::model::PartialReason;
 use crate::model::{Decision, RiskAssessment};
 use crate::model::{DiffSummary, Finding, RunStatus, StepOutcome, StepReport, StepStatus};
 
@@ -106,5 +107,7 @@ pub(crate) enum RunEvent {
     RunFinished {
         /// How it ended.
         status: RunStatus,
+        /// What it left undone although the plan let it go on (the report's `partial_reasons`).
+        partial: Vec<PartialReason>,
     },
 }

@@ -10,6 +10,7 @@ use super::schedule::{Scheduler, State};
 use super::{RunSettings, emit};
 use crate::diff::Tracker;
 use crate::model::{DiffSummary, Finding, RunStatus, StepStatus};
+use crate::model::{PartialKind, PartialReason};
 use crate::plan::Plan;
 use crate::tools::RunShared;
 
@@ -110,6 +111,80 @@ pub(super) fn status_after_steps(plan: &Plan, sched: &Scheduler, stop: Stop) -> 
         status = status.combine(RunStatus::Interrupted);
     }
     status
+}
+
+/// The run's last event: what made it partial and, under `--strict`, the
+/// status that makes of it. Returns the final status.
+pub(super) fn conclude(
+    sched: &Scheduler,
+    approval_skipped: &[usize],
+    status: RunStatus,
+) -> RunStatus {
+    let partial = partial_reasons(&sched.plan, &sched.state, &sched.selected, approval_skipped);
+    let status = if sched.settings.strict {
+        status.strict(partial.iter().map(|p| p.reason))
+    } else {
+        status
+    };
+    emit(&sched.events, RunEvent::RunFinished { status, partial });
+    status
+}
+
+/// What the run left undone although the plan let it go on, in plan order:
+/// the steps the gate skipped for want of approval, the selected steps
+/// skipped because a dependency was (by the dependency rule, not by a
+/// condition that calls a status function), and the failures allowed by
+/// `continue_on_error`.
+pub(super) fn partial_reasons(
+    plan: &Plan,
+    state: &[State],
+    selected: &[bool],
+    approval_skipped: &[usize],
+) -> Vec<PartialReason> {
+    let n = plan.steps.len();
+    // For each step skipped for want of approval: the step whose approval was missing.
+    let mut root: Vec<Option<usize>> = vec![None; n];
+    for &i in approval_skipped {
+        root[i] = Some(i);
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in 0..n {
+            let step = &plan.steps[i];
+            if root[i].is_some()
+                || state[i] != State::Done(StepStatus::Skipped)
+                || !selected[i]
+                || step.condition.as_ref().is_some_and(|c| c.uses_status)
+            {
+                continue;
+            }
+            if let Some(r) = step.deps.iter().find_map(|&d| root[d]) {
+                root[i] = Some(r);
+                changed = true;
+            }
+        }
+    }
+    (0..n)
+        .filter_map(|i| {
+            let step = &plan.steps[i];
+            if let Some(r) = root[i] {
+                return Some(PartialReason {
+                    step: step.id.clone(),
+                    reason: PartialKind::ApprovalRequired,
+                    via: (r != i).then(|| plan.steps[r].id.clone()),
+                });
+            }
+            match state[i] {
+                State::Done(s) if s.is_failure() && step.continue_on_error => Some(PartialReason {
+                    step: step.id.clone(),
+                    reason: PartialKind::AllowedFailure,
+                    via: None,
+                }),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 /// Every step that never started is `not_run`, with the reason the run stopped.

@@ -91,6 +91,10 @@ pub(crate) struct RunSettings {
     pub record: Option<Arc<crate::tools::agent::record::Recorder>>,
     /// The plan's input values (checked).
     pub inputs: std::collections::BTreeMap<String, crate::plan::inputs::InputValue>,
+    /// `--strict`: a partial success is a failure.
+    pub strict: bool,
+    /// `--show-output`: whose output tail the report keeps.
+    pub show_output: crate::model::ShowOutput,
 }
 
 /// A step's risk and decision.
@@ -137,6 +141,37 @@ pub(crate) fn decide_all(
             }
         })
         .collect()
+}
+
+/// What `run` would make of these decisions before any step starts (for
+/// `validate`): the steps that stop it at the gate (blocked, or denied under
+/// `on_approval_required: deny`; then its status is `denied`, exit 3), and
+/// otherwise the steps it would skip for want of approval with the
+/// dependents the dependency rule skips with them (a partial success).
+pub(crate) fn gate_outcome(
+    plan: &Plan,
+    policy: &EffectivePolicy,
+    decisions: &[StepDecision],
+) -> (Vec<usize>, Vec<crate::model::PartialReason>) {
+    let deny_mode = policy.on_approval_required == crate::model::OnApproval::Deny;
+    let refused: Vec<usize> = (0..decisions.len())
+        .filter(|&i| match decisions[i].decision.decision {
+            DecisionKind::Blocked => true,
+            DecisionKind::Denied => deny_mode,
+            DecisionKind::AutoApproved | DecisionKind::PreApproved => false,
+        })
+        .collect();
+    if !refused.is_empty() {
+        return (refused, Vec::new());
+    }
+    let skipped: Vec<usize> = (0..decisions.len())
+        .filter(|&i| decisions[i].decision.decision == DecisionKind::Denied)
+        .collect();
+    // Every step might end skipped: the dependency rule decides which do.
+    let n = plan.steps.len();
+    let state = vec![schedule::State::Done(crate::model::StepStatus::Skipped); n];
+    let partial = finish::partial_reasons(plan, &state, &vec![true; n], &skipped);
+    (Vec::new(), partial)
 }
 
 /// The sandbox an approved step's processes run in; when it cannot be had,
@@ -191,9 +226,16 @@ pub(crate) async fn run(
     let decisions = preflight::decide_and_announce(&plan, &settings, &events);
     let mut start = preflight::Start::new(&plan, &settings, &events);
     if let Some(status) = preflight::gate(&plan, &settings, &decisions, &mut start, &events) {
-        emit(&events, RunEvent::RunFinished { status });
+        emit(
+            &events,
+            RunEvent::RunFinished {
+                status,
+                partial: Vec::new(),
+            },
+        );
         return status;
     }
+    let approval_skipped = std::mem::take(&mut start.approval_skipped);
     // A dry run changes nothing: no snapshot of the workspace.
     let read_only = settings.dry_run || finish::read_only(&plan, start.pending(), &start.completed);
     let tracker = finish::start_tracker(&settings, read_only).await;
@@ -245,13 +287,7 @@ pub(crate) async fn run(
     };
     if settings.dry_run {
         sched.dry_run(&decisions);
-        emit(
-            &events,
-            RunEvent::RunFinished {
-                status: RunStatus::Success,
-            },
-        );
-        return RunStatus::Success;
+        return finish::conclude(&sched, &approval_skipped, RunStatus::Success);
     }
     let (failed_step, _) = sched.run_graph().await;
     let stop = finish::Stop::read(&sched, &shared);
@@ -297,6 +333,5 @@ pub(crate) async fn run(
     if sched.secrets > 0 && settings.policy.fail_on_secrets {
         status = status.combine(RunStatus::SecretsFound);
     }
-    emit(&events, RunEvent::RunFinished { status });
-    status
+    finish::conclude(&sched, &approval_skipped, status)
 }

@@ -52,6 +52,8 @@ pub(super) struct Start {
     pub(super) completed: Vec<usize>,
     /// Each step's outputs (the carried-over steps' so far).
     pub(super) outputs: Vec<std::collections::BTreeMap<String, String>>,
+    /// Steps the gate skipped for want of approval (`on_approval_required: skip`).
+    pub(super) approval_skipped: Vec<usize>,
 }
 
 impl Start {
@@ -66,6 +68,7 @@ impl Start {
             results: BTreeMap::new(),
             completed: Vec::new(),
             outputs: vec![std::collections::BTreeMap::new(); n],
+            approval_skipped: Vec::new(),
         };
         start.carry_over(plan, settings, events);
         for i in 0..n {
@@ -184,6 +187,7 @@ pub(super) fn gate(
             decisions[i].decision.reason
         );
         start.skip(events, i, reason);
+        start.approval_skipped.push(i);
     }
     None
 }

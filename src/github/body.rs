@@ -26,7 +26,8 @@ pub(crate) enum Conclusion {
     /// A step failed, an answer was rejected, a secret was found, the budget
     /// ran out, or the plan was invalid.
     Failure,
-    /// A dry run: nothing was executed.
+    /// A dry run (nothing was executed), or a partial success (exit 0, but a
+    /// step was skipped for want of approval or failed under `continue_on_error`).
     Neutral,
     /// A step needed an approval (someone must approve it and re-run).
     ActionRequired,
@@ -47,10 +48,11 @@ impl Conclusion {
     }
 }
 
-/// The check run's conclusion for a run's outcome.
-pub(crate) fn conclusion(status: RunStatus, dry_run: bool) -> Conclusion {
+/// The check run's conclusion for a run's outcome (`partial`: the report's
+/// conclusion is `partial`).
+pub(crate) fn conclusion(status: RunStatus, dry_run: bool, partial: bool) -> Conclusion {
     match status {
-        RunStatus::Success if dry_run => Conclusion::Neutral,
+        RunStatus::Success if dry_run || partial => Conclusion::Neutral,
         RunStatus::Success => Conclusion::Success,
         RunStatus::Failed
         | RunStatus::Invalid
@@ -120,7 +122,11 @@ pub(crate) fn comment(r: &Report, details: Option<&str>) -> String {
 /// The check run's `output.title`.
 pub(crate) fn check_title(r: &Report) -> String {
     let failed = r.steps.iter().filter(|s| s.status.is_failure()).count();
-    let mut t = format!("{} (exit {})", r.status.as_str(), r.exit_code);
+    let outcome = match r.conclusion() {
+        crate::model::Conclusion::Partial => "partial success",
+        _ => r.status.as_str(),
+    };
+    let mut t = format!("{outcome} (exit {})", r.exit_code);
     if !r.steps.is_empty() {
         t.push_str(&format!(": {} step(s), {failed} failed", r.steps.len()));
     }
@@ -152,14 +158,26 @@ mod tests {
             (RunStatus::Interrupted, "cancelled"),
         ];
         for (status, want) in cases {
-            assert_eq!(conclusion(status, false).as_str(), want, "{status:?}");
-            let json =
-                serde_json::to_value(conclusion(status, false)).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                conclusion(status, false, false).as_str(),
+                want,
+                "{status:?}"
+            );
+            let json = serde_json::to_value(conclusion(status, false, false))
+                .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(json, want);
         }
-        assert_eq!(conclusion(RunStatus::Success, true), Conclusion::Neutral);
         assert_eq!(
-            conclusion(RunStatus::Denied, true),
+            conclusion(RunStatus::Success, true, false),
+            Conclusion::Neutral
+        );
+        assert_eq!(
+            conclusion(RunStatus::Success, false, true),
+            Conclusion::Neutral,
+            "a partial success"
+        );
+        assert_eq!(
+            conclusion(RunStatus::Denied, true, true),
             Conclusion::ActionRequired
         );
     }

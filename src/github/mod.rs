@@ -396,7 +396,11 @@ async fn create_check_run(
     report: &Report,
     details: Option<&str>,
 ) -> Result<String, GithubError> {
-    let conclusion = body::conclusion(report.status, report.dry_run);
+    let conclusion = body::conclusion(
+        report.status,
+        report.dry_run,
+        report.conclusion() == crate::model::Conclusion::Partial,
+    );
     let mut payload = json!({
         "name": body::check_name(report),
         "head_sha": sha,

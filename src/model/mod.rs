@@ -45,11 +45,11 @@ pub(crate) use permission::{Conditions, Level, PermissionRule};
 pub(crate) use policy::{BudgetBlock, EffectivePolicy, PolicyBlock};
 pub(crate) use rejection::{Category, Rejection};
 pub(crate) use report::{
-    CarriedOver, MergedShard, PlanRef, Report, RollbackReport, SCHEMA_VERSION, ShardInfo,
-    StepReport,
+    CarriedOver, MergedShard, OutputTail, PartialReason, PlanRef, Report, RollbackReport,
+    SCHEMA_VERSION, ShardInfo, ShowOutput, StepReport,
 };
 pub(crate) use risk::{OnApproval, Risk, Tolerance};
-pub(crate) use run_status::RunStatus;
+pub(crate) use run_status::{Conclusion, PartialKind, RunStatus};
 pub(crate) use sandbox::{
     Availability, Backend, Filesystem, Limits, Profile, SandboxMode, StepSandbox,
 };

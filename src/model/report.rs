@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{AttemptRecord, Availability, DiffSummary, Finding, RunStatus, StepStatus, Usage};
+use super::{Conclusion, PartialKind};
 use super::{Decision, Diagnostic, EffectivePolicy, RiskAssessment};
 
 /// The current report format version.
@@ -28,6 +29,20 @@ pub(crate) struct Report {
     pub status: RunStatus,
     /// The process exit code (SPEC's table).
     pub exit_code: u8,
+    /// `success`, `partial` (exit 0, but see `partial_reasons`) or `failure`
+    /// (any other exit code); absent in reports written before it existed
+    /// (read them with [`Report::conclusion`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conclusion: Option<Conclusion>,
+    /// What the run left undone although the plan let it go on: steps skipped
+    /// for want of approval (and their dependents skipped because of them),
+    /// failures allowed by `continue_on_error`. Listed whatever the status;
+    /// with exit 0 they make the conclusion `partial`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partial_reasons: Vec<PartialReason>,
+    /// `--strict`: a partial success was made a failure (`denied` or `failed`).
+    #[serde(default)]
+    pub strict: bool,
     /// RFC 3339.
     pub started_at: String,
     /// RFC 3339; null while in progress.
@@ -75,6 +90,85 @@ pub(crate) struct Report {
     /// Plan or usage errors (status `invalid`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<Diagnostic>,
+}
+
+impl Report {
+    /// The conclusion: the recorded one, or (a report from before it was
+    /// recorded) the one its status gives.
+    pub(crate) fn conclusion(&self) -> Conclusion {
+        self.conclusion
+            .unwrap_or_else(|| self.status.conclusion(!self.partial_reasons.is_empty()))
+    }
+}
+
+/// One reason a run succeeded only partly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PartialReason {
+    /// The step.
+    pub step: String,
+    /// `approval_required` or `allowed_failure`.
+    pub reason: PartialKind,
+    /// A step skipped because its dependency was skipped for want of
+    /// approval: the step that was (absent for that step itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+}
+
+impl PartialReason {
+    /// One sentence, with each step id passed through `id` (a code span, quotes).
+    pub(crate) fn describe(&self, id: impl Fn(&str) -> String) -> String {
+        match (self.reason, &self.via) {
+            (PartialKind::ApprovalRequired, None) => format!(
+                "{} was skipped: it needs an approval it does not have (on_approval_required: skip)",
+                id(&self.step)
+            ),
+            (PartialKind::ApprovalRequired, Some(via)) => format!(
+                "{} was skipped: it depends on {}, which needs an approval",
+                id(&self.step),
+                id(via)
+            ),
+            (PartialKind::AllowedFailure, _) => {
+                format!("{} failed, allowed by continue_on_error", id(&self.step))
+            }
+        }
+    }
+}
+
+/// Whose output the report keeps and the summaries show (`--show-output`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum ShowOutput {
+    /// Failed steps' (allowed failures included).
+    #[default]
+    Failures,
+    /// Every step that ran.
+    All,
+    /// Nobody's.
+    None,
+}
+
+/// The end of a step's output, as the console, the annotations, JUnit and
+/// the summaries show it: stripped of escape sequences, redacted, then cut to
+/// its last lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct OutputTail {
+    /// The last lines of stdout (absent when it printed nothing or was not captured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout: Option<String>,
+    /// The last lines of stderr (an agent step: its last attempt's CLI stderr).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+    /// An agent step: why its last attempt was refused (its rejections, or its error).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+    /// Lines (or bytes of a long line) of stdout or stderr were left out.
+    pub truncated: bool,
+}
+
+impl OutputTail {
+    /// Nothing to show.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.stdout.is_none() && self.stderr.is_none() && self.reasons.is_empty()
+    }
 }
 
 /// The plan a report is about.
@@ -130,6 +224,10 @@ pub(crate) struct StepReport {
     pub output_bytes: u64,
     /// What went wrong or why it did not run, in one line.
     pub error: Option<String>,
+    /// The end of its output (`--show-output`: failed steps by default):
+    /// `stdout`, `stderr`, an agent's `reasons`, `truncated`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tail: Option<OutputTail>,
     /// The sandbox its processes ran in (steps that run a bash command, a rollback or an agent
     /// CLI, once approved): `enforcement` (`bwrap`, `landlock+seccomp` or `not enforced`), the
     /// `profile` its approval granted (`filesystem`: read-only | workspace-write | declared,

@@ -84,6 +84,74 @@ impl RunStatus {
     }
 }
 
+/// A run's outcome in three words, for people and dashboards: `success`
+/// (exit 0, everything meant to run ran and succeeded), `partial` (exit 0, but
+/// a step was skipped for want of approval or failed under
+/// `continue_on_error`) or `failure` (any other exit code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Conclusion {
+    /// Exit 0 and nothing left undone.
+    Success,
+    /// Exit 0, but the run did less than the plan asked (see `partial_reasons`).
+    Partial,
+    /// A non-zero exit code.
+    Failure,
+}
+
+impl Conclusion {
+    /// The report's name.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Conclusion::Success => "success",
+            Conclusion::Partial => "partial",
+            Conclusion::Failure => "failure",
+        }
+    }
+}
+
+/// Why a run that exited 0 succeeded only partly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum PartialKind {
+    /// Skipped for want of an approval (`on_approval_required: skip`), or
+    /// skipped because a dependency was.
+    ApprovalRequired,
+    /// Failed under `continue_on_error`.
+    AllowedFailure,
+}
+
+impl PartialKind {
+    /// What `--strict` makes of it: a step skipped for want of approval is
+    /// `denied` (exit 3), an allowed failure `failed` (exit 1).
+    pub(crate) fn strict_status(self) -> RunStatus {
+        match self {
+            PartialKind::ApprovalRequired => RunStatus::Denied,
+            PartialKind::AllowedFailure => RunStatus::Failed,
+        }
+    }
+}
+
+impl RunStatus {
+    /// The conclusion of a run that ended so; `partial`: something made it partial.
+    pub(crate) fn conclusion(self, partial: bool) -> Conclusion {
+        match self {
+            RunStatus::Success if partial => Conclusion::Partial,
+            RunStatus::Success => Conclusion::Success,
+            _ => Conclusion::Failure,
+        }
+    }
+
+    /// `--strict`: the status once every reason the run was partial counts
+    /// as a failure (SPEC's precedence decides between them).
+    #[must_use]
+    pub(crate) fn strict(self, kinds: impl IntoIterator<Item = PartialKind>) -> RunStatus {
+        kinds
+            .into_iter()
+            .fold(self, |s, k| s.combine(k.strict_status()))
+    }
+}
+
 impl std::fmt::Display for RunStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -122,6 +190,19 @@ mod tests {
             }
             assert_eq!(hi.combine(Success), *hi);
         }
+    }
+
+    #[test]
+    fn strict_turns_partial_into_failure_by_precedence() {
+        use super::{Conclusion, PartialKind::*};
+        assert_eq!(Success.strict([]), Success);
+        assert_eq!(Success.strict([ApprovalRequired]), Denied);
+        assert_eq!(Success.strict([AllowedFailure]), Failed);
+        assert_eq!(Success.strict([ApprovalRequired, AllowedFailure]), Failed);
+        assert_eq!(SecretsFound.strict([AllowedFailure]), SecretsFound);
+        assert_eq!(Success.conclusion(true), Conclusion::Partial);
+        assert_eq!(Success.conclusion(false), Conclusion::Success);
+        assert_eq!(Denied.conclusion(true), Conclusion::Failure);
     }
 
     #[test]

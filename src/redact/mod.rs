@@ -371,6 +371,45 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
     out
 }
 
+/// The last lines of a step's output, as people are shown it: escape
+/// sequences stripped (before redaction, as on stderr), the whole text
+/// redacted, and only then cut to its last `max_lines` lines and at most
+/// `max_bytes` bytes (at a character boundary). Within a line, what a
+/// carriage return overwrote is dropped, and control characters but tabs
+/// are removed. Returns the text (no trailing newline; `None` when nothing
+/// is left) and whether anything was left out.
+pub(crate) fn tail(bytes: &[u8], max_lines: usize, max_bytes: usize) -> (Option<String>, bool) {
+    let text = String::from_utf8_lossy(bytes);
+    let plain = anstream::adapter::strip_str(&text).to_string();
+    let clean = clean_str(&plain);
+    let lines: Vec<String> = clean
+        .trim_end_matches(['\n', '\r'])
+        .split('\n')
+        .map(|l| {
+            let shown = l.rsplit('\r').find(|p| !p.is_empty()).unwrap_or("");
+            shown
+                .chars()
+                .filter(|c| !c.is_control() || *c == '\t')
+                .collect()
+        })
+        .collect();
+    let skip = lines.len().saturating_sub(max_lines);
+    let mut out = lines[skip..].join("\n");
+    let mut cut = skip > 0;
+    if out.len() > max_bytes {
+        let mut from = out.len() - max_bytes;
+        while !out.is_char_boundary(from) {
+            from += 1;
+        }
+        out.drain(..from);
+        cut = true;
+    }
+    if out.trim().is_empty() {
+        return (None, cut);
+    }
+    (Some(out), cut)
+}
+
 /// Most characters of a command quoted in a reason.
 pub(crate) const QUOTE_MAX: usize = 80;
 /// Most characters of a reason.
@@ -531,6 +570,36 @@ mod tests {
         assert!(r.ends_with("` writes"), "{r}");
         let long = format!("{} {GH} tail", "x".repeat(60));
         no_trace(&cut(&long, 70), GH);
+    }
+
+    #[test]
+    fn a_tail_is_redacted_before_it_is_cut() {
+        // A private key whose header is far above the tail: the whole text is redacted first.
+        use base64::Engine;
+        use sha2::Digest;
+        // A made-up body: base64 of hashes (no real key).
+        let body: Vec<String> = (0..8u8)
+            .map(|i| base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest([i])))
+            .collect();
+        let key = format!(
+            "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----",
+            body.join("\n")
+        );
+        let text = format!(
+            "start\n{key}\ntoken {GH}\n\x1b[31mred\x1b[0m\nprogress 10%\rprogress 100%\r\n"
+        );
+        // Cut first, the last 6 lines would hold the key's last body lines, unrecognised.
+        let (t, cut) = tail(text.as_bytes(), 6, 4096);
+        let t = t.unwrap_or_default();
+        assert!(!cut, "the key is one redacted line: {t}");
+        assert!(t.starts_with("start\n[REDACTED"), "{t}");
+        no_trace(&t, GH);
+        assert!(!body.iter().any(|b| t.contains(&b[..20])), "{t}");
+        assert!(t.ends_with("red\nprogress 100%"), "{t:?}");
+        assert_eq!(tail(b"a\nb\nc\n", 2, 100), (Some("b\nc".to_owned()), true));
+        let (t, cut) = tail("ab\néé".as_bytes(), 10, 3);
+        assert_eq!((t.as_deref(), cut), (Some("é"), true));
+        assert_eq!(tail(b"\n\n", 5, 10), (None, false));
     }
 
     #[test]

@@ -10,10 +10,11 @@ use std::path::Path;
 use anstyle::{AnsiColor, Style};
 
 use crate::engine::RunSettings;
-use crate::model::RunStatus;
 use crate::model::StepStatus;
-use crate::model::{Report, RollbackReport, StepReport};
+use crate::model::{Conclusion, RunStatus};
+use crate::model::{OutputTail, Report, RollbackReport, StepReport};
 use crate::plan::{Plan, Step};
+use crate::tools::Action;
 
 /// How to print.
 #[derive(Debug, Clone, Copy, Default)]
@@ -132,43 +133,15 @@ impl Console {
 
     pub(super) fn step_finished(&self, step: &Step, r: &StepReport, out_dir: &Path) {
         let (style, tag) = status_style(r.status);
-        let mut head = format!("{} {} in {}", r.id, r.status.as_str(), secs(r.duration_ms));
-        if !r.agent_attempts.is_empty() {
-            let rejected = r
-                .agent_attempts
-                .iter()
-                .filter(|a| a.verdict == "rejected")
-                .count();
-            head.push_str(&format!(
-                ", {} attempt(s), {rejected} rejected",
-                r.agent_attempts.len()
-            ));
-            let retries: usize = r
-                .agent_attempts
-                .iter()
-                .map(|a| a.http_attempts.len().saturating_sub(1))
-                .sum();
-            if retries > 0 {
-                head.push_str(&format!(
-                    ", {retries} HTTP retr{}",
-                    if retries == 1 { "y" } else { "ies" }
-                ));
-            }
-        }
-        if let Some(e) = &r.error {
-            head.push_str(&format!(" ({e})"));
-        }
+        let head = head_line(r);
         if self.github {
             self.line(format_args!("::group::{tag} {head}"));
+            // Never an empty group: what ran, how long, what it left.
+            self.line(format_args!("     {}", step_summary(step, r)));
         } else {
             self.line(format_args!("{style}{tag:>4}{style:#} {head}"));
         }
         let show = step.action.show_cli();
-        if show || (self.github && r.status.is_failure()) {
-            for a in &r.artifacts {
-                self.line(format_args!("     {DIM}artifact{DIM:#} {a}"));
-            }
-        }
         if show {
             // Under GitHub Actions nothing a step printed may act as a workflow command.
             let token = uuid::Uuid::now_v7().simple().to_string();
@@ -181,7 +154,10 @@ impl Console {
             if self.github {
                 self.line(format_args!("::{token}::"));
             }
-        } else if r.status.is_failure() && !r.artifacts.is_empty() {
+        } else if let Some(t) = &r.output_tail {
+            self.output_tail(t);
+        }
+        if !show && !self.github && r.status.is_failure() && !r.artifacts.is_empty() {
             self.line(format_args!(
                 "     {DIM}output:{DIM:#} {}",
                 out_dir.join("artifacts").join(&r.id).display()
@@ -190,11 +166,118 @@ impl Console {
         if self.github {
             self.line(format_args!("::endgroup::"));
             if r.status.is_failure() {
-                self.line(format_args!(
-                    "::error title={}::{}",
-                    gh_property(&format!("plangate step {} {}", r.id, r.status.as_str())),
-                    gh_data(r.error.as_deref().unwrap_or(""))
-                ));
+                self.annotate_failure(r, step.continue_on_error);
+            }
+        }
+    }
+
+    /// A step's output tail, each line behind `| ` (so no line it holds
+    /// can start a workflow command).
+    fn output_tail(&self, t: &OutputTail) {
+        for (label, lines) in super::tail::blocks(t) {
+            self.line(format_args!("     {DIM}{label}:{DIM:#}"));
+            for l in lines {
+                self.line(format_args!("     | {l}"));
+            }
+        }
+    }
+
+    /// A failed step's annotation: `::error`, or `::warning` for a failure
+    /// `continue_on_error` allows; its message is the error and the output tail.
+    fn annotate_failure(&self, r: &StepReport, allowed: bool) {
+        let (kind, what) = if allowed {
+            (
+                "warning",
+                format!("{} (allowed: continue_on_error)", r.status.as_str()),
+            )
+        } else {
+            ("error", r.status.as_str().to_owned())
+        };
+        let mut message = r.error.clone().unwrap_or_default();
+        if let Some(t) = &r.output_tail {
+            for (label, lines) in super::tail::blocks(t) {
+                message.push_str(&format!("\n{label}:"));
+                for l in lines {
+                    message.push('\n');
+                    message.push_str(l);
+                }
+            }
+        }
+        self.line(format_args!(
+            "::{kind} title={}::{}",
+            gh_property(&format!("plangate step {} {what}", r.id)),
+            gh_data(&message)
+        ));
+    }
+
+    /// What made the run partial (or, with `--strict`, failed), one line,
+    /// and under GitHub Actions a warning annotation for a partial success.
+    fn partial(&self, r: &Report) {
+        if r.partial_reasons.is_empty() {
+            return;
+        }
+        let items: Vec<String> = r
+            .partial_reasons
+            .iter()
+            .map(|p| p.describe(|id| format!("`{id}`")))
+            .collect();
+        let items = items.join("; ");
+        match r.conclusion() {
+            Conclusion::Partial => {
+                self.line(format_args!("{YELLOW}partial{YELLOW:#}: {items}"));
+                if self.github {
+                    self.line(format_args!(
+                        "::warning title=plangate: partial success::{}",
+                        gh_data(&items)
+                    ));
+                }
+            }
+            _ if r.strict => self.line(format_args!(
+                "{RED}strict{RED:#}: a partial success fails the run: {items}"
+            )),
+            _ => self.line(format_args!("also left undone: {items}")),
+        }
+    }
+
+    /// One annotation per finding (GitHub shows at most 10 error annotations
+    /// per step; the rest are in the report). A secret in a workspace file
+    /// (written there, or shown in the diff summary) points at that file,
+    /// relative to the repository, and its line, so GitHub links it; one in
+    /// the run's own output names that file in the message only, since the
+    /// output folder is no file of the commit.
+    fn finding_annotations(&self, r: &Report, out_dir: &Path) {
+        let repo = crate::location::Repo::current();
+        let diff_summary = std::fs::read_to_string(out_dir.join("diff-summary.md")).ok();
+        for f in r.findings.iter().take(10) {
+            let in_workspace = match f.location.strip_prefix("workspace:") {
+                Some(rel) => Some((rel.to_owned(), f.line)),
+                None if f.location == "diff-summary.md" => r
+                    .diff
+                    .as_ref()
+                    .zip(diff_summary.as_deref())
+                    .and_then(|(d, md)| crate::diff::locate(&d.files, md, f.line)),
+                None => None,
+            };
+            let title = gh_property(&format!("secret ({})", f.rule));
+            match in_workspace {
+                Some((rel, line)) => {
+                    let path = Path::new(&r.workspace).join(&rel);
+                    self.line(format_args!(
+                        "::error file={},line={line},title={title}::{}",
+                        gh_property(&repo.relative_or(&path, &rel)),
+                        gh_data(&format!(
+                            "a {} secret was found here; its value is redacted (fingerprint {})",
+                            f.rule, f.fingerprint
+                        ))
+                    ));
+                }
+                None => self.line(format_args!(
+                    "::error title={title}::{}",
+                    gh_data(&format!(
+                        "a {} secret was found in the run's output, {} line {} (in the output folder); its value is redacted (fingerprint {})",
+                        f.rule, f.location, f.line, f.fingerprint
+                    ))
+                )),
             }
         }
     }
@@ -237,15 +320,16 @@ impl Console {
     }
 
     pub(super) fn run_finished(&self, r: &Report, out_dir: &Path) {
-        let style = if r.status == RunStatus::Success {
-            GREEN
-        } else {
-            RED
+        let partial = r.conclusion() == Conclusion::Partial;
+        let (style, outcome) = match r.status {
+            RunStatus::Success if partial => (YELLOW, "partial success"),
+            RunStatus::Success => (GREEN, "success"),
+            other => (RED, other.as_str()),
         };
         let count = |s: StepStatus| r.steps.iter().filter(|x| x.status == s).count();
         self.line(format_args!(
             "{BOLD}plangate{BOLD:#}: {style}{}{style:#} (exit {}) in {}: {} succeeded, {} failed, {} timed out, {} denied, {} blocked, {} skipped, {} not run",
-            r.status.as_str(),
+            outcome,
             r.exit_code,
             secs(r.duration_ms),
             count(StepStatus::Success),
@@ -271,26 +355,9 @@ impl Console {
                 r.findings.len()
             ));
         }
+        self.partial(r);
         if self.github {
-            // GitHub shows at most 10 error annotations per step; the rest are in the report.
-            // The file relative to the repository, so GitHub places the annotation.
-            let repo = crate::location::Repo::current();
-            for f in r.findings.iter().take(10) {
-                let as_found = f.location.strip_prefix("workspace:").unwrap_or(&f.location);
-                let path =
-                    crate::location::finding_path(&f.location, Path::new(&r.workspace), out_dir);
-                let file = repo.relative_or(&path, as_found);
-                self.line(format_args!(
-                    "::error file={},line={},title={}::{}",
-                    gh_property(&file),
-                    f.line,
-                    gh_property(&format!("secret ({})", f.rule)),
-                    gh_data(&format!(
-                        "a {} secret was found here; its value is redacted (fingerprint {})",
-                        f.rule, f.fingerprint
-                    ))
-                ));
-            }
+            self.finding_annotations(r, out_dir);
         }
         if let Some(why) = &r.budget_exhausted {
             self.line(format_args!("{RED}budget{RED:#}: {why}"));
@@ -300,6 +367,74 @@ impl Console {
             out_dir.join("report.json").display()
         ));
     }
+}
+
+/// "fix failed in 1.20s, 2 attempt(s), 1 rejected (exited with code 1)".
+fn head_line(r: &StepReport) -> String {
+    let mut head = format!("{} {} in {}", r.id, r.status.as_str(), secs(r.duration_ms));
+    if !r.agent_attempts.is_empty() {
+        let rejected = r
+            .agent_attempts
+            .iter()
+            .filter(|a| a.verdict == "rejected")
+            .count();
+        head.push_str(&format!(
+            ", {} attempt(s), {rejected} rejected",
+            r.agent_attempts.len()
+        ));
+        let retries: usize = r
+            .agent_attempts
+            .iter()
+            .map(|a| a.http_attempts.len().saturating_sub(1))
+            .sum();
+        if retries > 0 {
+            head.push_str(&format!(
+                ", {retries} HTTP retr{}",
+                if retries == 1 { "y" } else { "ies" }
+            ));
+        }
+    }
+    if let Some(e) = &r.error {
+        head.push_str(&format!(" ({e})"));
+    }
+    head
+}
+
+/// Most characters of a command in a step's summary line.
+const COMMAND_CHARS: usize = 120;
+/// Most artifacts named in a step's summary line.
+const SUMMARY_ARTIFACTS: usize = 5;
+
+/// One line for a step's group: what ran (a bash command, redacted then
+/// cut; an agent's name; the tool), how long, the artifacts it left.
+fn step_summary(step: &Step, r: &StepReport) -> String {
+    let what = match &step.action {
+        Action::Bash(b) => format!(
+            "bash `{}`",
+            crate::redact::cut(&b.command.replace(['\n', '\r'], " "), COMMAND_CHARS)
+        ),
+        Action::Agent(a) => format!("agent `{}`", a.agent_name),
+        _ => step.tool.as_str().to_owned(),
+    };
+    let mut line = format!("{what}, {}", secs(r.duration_ms));
+    if r.artifacts.is_empty() {
+        line.push_str(", no artifacts");
+    } else {
+        let shown: Vec<&str> = r
+            .artifacts
+            .iter()
+            .take(SUMMARY_ARTIFACTS)
+            .map(String::as_str)
+            .collect();
+        line.push_str(&format!(", artifacts: {}", shown.join(", ")));
+        if r.artifacts.len() > SUMMARY_ARTIFACTS {
+            line.push_str(&format!(
+                " (+{} more)",
+                r.artifacts.len() - SUMMARY_ARTIFACTS
+            ));
+        }
+    }
+    line
 }
 
 fn echo_file(c: &Console, path: &Path) {

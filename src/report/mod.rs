@@ -10,6 +10,7 @@ pub(crate) mod audit;
 pub(crate) mod console;
 pub(crate) mod gitlab;
 pub(crate) mod render;
+pub(crate) mod tail;
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -121,6 +122,8 @@ pub(crate) struct Reporter {
     console: Console,
     started: Instant,
     started_at: SystemTime,
+    /// `--show-output`: whose output tail the report keeps.
+    show_output: crate::model::ShowOutput,
 }
 
 impl Reporter {
@@ -154,6 +157,7 @@ impl Reporter {
                 truncated: false,
                 output_bytes: 0,
                 error: None,
+                output_tail: None,
                 sandbox: None,
                 rollback: None,
                 usage: None,
@@ -181,6 +185,9 @@ impl Reporter {
             },
             status: RunStatus::Interrupted,
             exit_code: RunStatus::Interrupted.code(),
+            conclusion: Some(RunStatus::Interrupted.conclusion(false)),
+            partial_reasons: Vec::new(),
+            strict: settings.strict,
             started_at: rfc3339(started_at),
             finished_at: None,
             duration_ms: 0,
@@ -217,6 +224,7 @@ impl Reporter {
             console,
             started: Instant::now(),
             started_at,
+            show_output: settings.show_output,
         };
         r.audit(AuditEvent::PlanLoaded {
             plan_id: r.plan.id.clone(),
@@ -383,9 +391,11 @@ impl Reporter {
                 markdown,
                 findings,
             } => self.diff(summary, markdown, findings),
-            RunEvent::RunFinished { status } => {
+            RunEvent::RunFinished { status, partial } => {
                 self.report.status = *status;
                 self.report.exit_code = status.code();
+                self.report.conclusion = Some(status.conclusion(!partial.is_empty()));
+                self.report.partial_reasons.clone_from(partial);
                 self.report.in_progress = false;
                 self.report.finished_at = Some(rfc3339(SystemTime::now()));
                 self.audit(AuditEvent::RunFinished {
@@ -520,6 +530,8 @@ impl Reporter {
             });
         }
         self.manifest_entry(step, sequence, "step", o);
+        let tail = tail::of_step(&self.out_dir, &self.report.steps[step], self.show_output);
+        self.report.steps[step].output_tail = tail;
         self.console.step_finished(
             &self.plan.steps[step],
             &self.report.steps[step],
@@ -598,6 +610,9 @@ pub(crate) fn write_invalid(
         },
         status: RunStatus::Invalid,
         exit_code: RunStatus::Invalid.code(),
+        conclusion: Some(RunStatus::Invalid.conclusion(false)),
+        partial_reasons: Vec::new(),
+        strict: false,
         started_at: now.clone(),
         finished_at: Some(now),
         duration_ms: 0,

@@ -8,10 +8,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::model::Report;
 use crate::model::StepStatus;
+use crate::model::{Conclusion, Report};
 
-use crate::markdown::{At, code, text};
+use crate::markdown::{At, code, html, text};
 
 /// GitHub-flavoured Markdown: outcome, steps, findings, changes, usage.
 pub(crate) fn markdown(r: &Report) -> String {
@@ -120,8 +120,10 @@ impl Section {
 /// is a link to the full run (the workflow run's page), shown in the header.
 pub(crate) fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec<Section> {
     let mut out = vec![header_section(r, detail, details)];
+    out.extend(partial_section(r));
     out.extend(problems_section(r));
     out.extend(steps_section(r, detail));
+    out.extend(output_section(r, detail));
     out.extend(results_section(r, detail));
     out.extend(findings_section(r, detail));
     out.extend(changes_section(r, detail));
@@ -131,11 +133,14 @@ pub(crate) fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec
 
 /// Status, run id, duration and the link to the full run (always shown).
 fn header_section(r: &Report, detail: Detail, details: Option<&str>) -> Section {
-    let icon = if r.exit_code == 0 { "✅" } else { "❌" };
+    let (icon, outcome) = match r.conclusion() {
+        Conclusion::Success => ("✅", r.status.as_str()),
+        Conclusion::Partial => ("⚠️", "partial success"),
+        Conclusion::Failure => ("❌", r.status.as_str()),
+    };
     let mut head = format!(
-        "## {icon} plangate: {} — {} (exit {})\n\n",
+        "## {icon} plangate: {} — {outcome} (exit {})\n\n",
         code(r.plan.id.as_deref().unwrap_or("?"), At::Text),
-        r.status.as_str(),
         r.exit_code
     );
     let _ = writeln!(
@@ -158,6 +163,91 @@ fn header_section(r: &Report, detail: Detail, details: Option<&str>) -> Section 
     let mut header = Section::new("header", head);
     header.required = true;
     header
+}
+
+/// What made the run partial (or, with `--strict`, failed), right under the
+/// header: one item per step (always shown).
+fn partial_section(r: &Report) -> Option<Section> {
+    if r.partial_reasons.is_empty() {
+        return None;
+    }
+    let head = match r.conclusion() {
+        Conclusion::Partial => {
+            "**Partial success**: the run exited 0 but did not do everything the plan asked:\n\n"
+        }
+        _ if r.strict => "**Strict** (`--strict`): a partial success fails the run:\n\n",
+        _ => "Also left undone:\n\n",
+    };
+    let mut s = Section::new("partial success", head.to_owned());
+    s.rows = r
+        .partial_reasons
+        .iter()
+        .map(|p| format!("- {}\n", p.describe(|id| code(id, At::Text))))
+        .collect();
+    s.tail = "\n".to_owned();
+    s.required = true;
+    Some(s)
+}
+
+/// Steps shown in the compact form's output section.
+const COMPACT_OUTPUTS: usize = 5;
+
+/// The end of each shown step's output (the report's `output_tail`: failed
+/// steps by default), one `<details>` per step, each stream in a fenced
+/// block longer than any backtick run it holds. Compact: failed steps only.
+fn output_section(r: &Report, detail: Detail) -> Option<Section> {
+    let shown: Vec<_> = r
+        .steps
+        .iter()
+        .filter_map(|s| s.output_tail.as_ref().map(|t| (s, t)))
+        .filter(|(s, _)| detail == Detail::Full || s.status.is_failure())
+        .collect();
+    if shown.is_empty() {
+        return None;
+    }
+    let cap = match detail {
+        Detail::Compact => COMPACT_OUTPUTS,
+        Detail::Full => usize::MAX,
+    };
+    let mut s = Section::new("output", "### Output\n\n".to_owned());
+    s.rows = shown
+        .iter()
+        .take(cap)
+        .map(|(step, t)| output_details(r, step, t))
+        .collect();
+    s.omitted = shown.len() - s.rows.len();
+    Some(s)
+}
+
+/// One step's `<details>`: its status and error as the summary, then its tail.
+fn output_details(
+    r: &Report,
+    s: &crate::model::StepReport,
+    t: &crate::model::OutputTail,
+) -> String {
+    let allowed = r
+        .partial_reasons
+        .iter()
+        .any(|p| p.step == s.id && p.reason == crate::model::PartialKind::AllowedFailure);
+    let mut summary = format!("<code>{}</code> {}", html(&s.id), s.status.as_str());
+    if allowed {
+        summary.push_str(" (allowed by continue_on_error)");
+    }
+    if let Some(e) = &s.error {
+        let _ = write!(summary, ": {}", html(e));
+    }
+    let mut out = format!("<details><summary>{summary}</summary>\n\n");
+    for (label, lines) in super::tail::blocks(t) {
+        let body = lines.join("\n");
+        let fence = fence_for(&body);
+        let _ = write!(
+            out,
+            "{}:\n\n{fence}text\n{body}\n{fence}\n\n",
+            text(&label, At::Text)
+        );
+    }
+    out.push_str("</details>\n\n");
+    out
 }
 
 /// The plan's problems with their positions (an invalid plan).
@@ -525,21 +615,30 @@ fn xml(s: &str) -> String {
 }
 
 /// JUnit XML: one test case per step; failures, rejections and findings as
-/// `<failure>`. Valid against the common JUnit XSD (Jenkins xUnit's
+/// `<failure>` (its text: the error, then the step's output tail), the
+/// output tail also as `<system-out>` / `<system-err>`. A failure allowed by
+/// `continue_on_error` is no `<failure>`: its case passes with the error in
+/// `<system-err>`. Valid against the common JUnit XSD (Jenkins xUnit's
 /// `junit-10.xsd`, vendored in tests/fixtures/schemas): `errors` is always
-/// written, as 0, since plangate reports every problem as a failure.
+/// written, as 0, since plangate reports every problem as a failure; the
+/// suite's `<properties>` hold the run's `plangate.status` and `plangate.conclusion`.
 pub(crate) fn junit(r: &Report) -> String {
-    let failed = |s: StepStatus| {
+    let allowed = |id: &str| {
+        r.partial_reasons
+            .iter()
+            .any(|p| p.step == id && p.reason == crate::model::PartialKind::AllowedFailure)
+    };
+    let failed = |s: &crate::model::StepReport| {
         matches!(
-            s,
+            s.status,
             StepStatus::Failed
                 | StepStatus::TimedOut
                 | StepStatus::Rejected
                 | StepStatus::Denied
                 | StepStatus::Blocked
-        )
+        ) && !allowed(&s.id)
     };
-    let failures = r.steps.iter().filter(|s| failed(s.status)).count()
+    let failures = r.steps.iter().filter(|s| failed(s)).count()
         + usize::from(!r.findings.is_empty())
         + usize::from(!r.errors.is_empty());
     let skipped = r
@@ -562,37 +661,14 @@ pub(crate) fn junit(r: &Report) -> String {
         r.duration_ms as f64 / 1000.0,
         xml(&r.started_at)
     );
+    let _ = writeln!(
+        out,
+        "    <properties>\n      <property name=\"plangate.status\" value=\"{}\"/>\n      <property name=\"plangate.conclusion\" value=\"{}\"/>\n    </properties>",
+        r.status.as_str(),
+        r.conclusion().as_str()
+    );
     for s in &r.steps {
-        let _ = write!(
-            out,
-            "    <testcase classname=\"{name}\" name=\"{}\" time=\"{:.3}\"",
-            xml(&s.id),
-            s.duration_ms as f64 / 1000.0
-        );
-        let msg: String = s
-            .error
-            .as_deref()
-            .unwrap_or(s.status.as_str())
-            .chars()
-            .take(500)
-            .collect();
-        if failed(s.status) {
-            let _ = writeln!(
-                out,
-                ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
-                xml(&msg),
-                s.status.as_str(),
-                xml(&msg)
-            );
-        } else if matches!(s.status, StepStatus::Skipped | StepStatus::NotRun) {
-            let _ = writeln!(
-                out,
-                ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                xml(&msg)
-            );
-        } else {
-            out.push_str("/>\n");
-        }
+        junit_case(&mut out, &name, s, failed(s), allowed(&s.id));
     }
     if !r.findings.is_empty() {
         let list: Vec<String> = r
@@ -621,6 +697,77 @@ pub(crate) fn junit(r: &Report) -> String {
     }
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
+}
+
+/// One step's `<testcase>`: a `<failure>` when it failed (not allowed), a
+/// `<skipped>` when it did not run, its output tail as `<system-out>` and
+/// `<system-err>` (an allowed failure's error heads `<system-err>`).
+fn junit_case(
+    out: &mut String,
+    suite: &str,
+    s: &crate::model::StepReport,
+    failed: bool,
+    allowed: bool,
+) {
+    let _ = write!(
+        out,
+        "    <testcase classname=\"{suite}\" name=\"{}\" time=\"{:.3}\"",
+        xml(&s.id),
+        s.duration_ms as f64 / 1000.0
+    );
+    let msg: String = s
+        .error
+        .as_deref()
+        .unwrap_or(s.status.as_str())
+        .chars()
+        .take(500)
+        .collect();
+    let tail = s.output_tail.as_ref();
+    let mut body = String::new();
+    if failed {
+        let mut text = msg.clone();
+        if let Some(t) = tail {
+            for (label, lines) in super::tail::blocks(t) {
+                let _ = write!(text, "\n\n{label}:\n{}", lines.join("\n"));
+            }
+        }
+        let _ = writeln!(
+            body,
+            "      <failure message=\"{}\" type=\"{}\">{}</failure>",
+            xml(&msg),
+            s.status.as_str(),
+            xml(&text)
+        );
+    } else if matches!(s.status, StepStatus::Skipped | StepStatus::NotRun) {
+        let _ = writeln!(body, "      <skipped message=\"{}\"/>", xml(&msg));
+    }
+    let stdout = tail.and_then(|t| t.stdout.as_deref());
+    let mut stderr: Vec<String> = Vec::new();
+    if allowed {
+        stderr.push(format!(
+            "allowed failure (continue_on_error): {} {msg}",
+            s.status.as_str()
+        ));
+    }
+    if let Some(t) = tail {
+        stderr.extend(t.reasons.iter().cloned());
+        stderr.extend(t.stderr.clone());
+    }
+    if let Some(text) = stdout {
+        let _ = writeln!(body, "      <system-out>{}</system-out>", xml(text));
+    }
+    if !stderr.is_empty() {
+        let _ = writeln!(
+            body,
+            "      <system-err>{}</system-err>",
+            xml(&stderr.join("\n"))
+        );
+    }
+    if body.is_empty() {
+        out.push_str("/>\n");
+    } else {
+        let _ = write!(out, ">\n{body}    </testcase>\n");
+    }
 }
 
 /// SARIF 2.1.0 of the report's findings; `out_dir` is the run's output
