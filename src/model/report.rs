@@ -160,8 +160,12 @@ pub(crate) struct OutputTail {
     /// An agent step: why its last attempt was refused (its rejections, or its error).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<String>,
-    /// Lines (or bytes of a long line) of stdout or stderr were left out.
-    pub truncated: bool,
+    /// Earlier lines (or bytes) of stdout were left out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stdout_truncated: bool,
+    /// Earlier lines (or bytes) of stderr were left out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stderr_truncated: bool,
 }
 
 impl OutputTail {
@@ -225,7 +229,7 @@ pub(crate) struct StepReport {
     /// What went wrong or why it did not run, in one line.
     pub error: Option<String>,
     /// The end of its output (`--show-output`: failed steps by default):
-    /// `stdout`, `stderr`, an agent's `reasons`, `truncated`.
+    /// `stdout`, `stderr`, an agent's `reasons`, `stdout_truncated`, `stderr_truncated`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tail: Option<OutputTail>,
     /// The sandbox its processes ran in (steps that run a bash command, a rollback or an agent

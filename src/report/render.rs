@@ -745,7 +745,7 @@ fn junit_case(
     let mut stderr: Vec<String> = Vec::new();
     if allowed {
         stderr.push(format!(
-            "allowed failure (continue_on_error): {} {msg}",
+            "allowed failure (continue_on_error): {}: {msg}",
             s.status.as_str()
         ));
     }

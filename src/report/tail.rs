@@ -42,15 +42,11 @@ pub(crate) fn of_step(out_dir: &Path, s: &StepReport, mode: ShowOutput) -> Optio
         return None;
     }
     let mut tail = OutputTail::default();
-    let mut read = |rel: &str| {
-        let (text, cut) = read_tail(&out_dir.join(rel));
-        tail.truncated |= cut;
-        text
-    };
+    let read = |rel: &str| read_tail(&out_dir.join(rel));
     match s.agent_attempts.last() {
         Some(last) => {
             let stderr = format!("artifacts/{}/attempt-{}.stderr.txt", s.id, last.attempt);
-            tail.stderr = read(&stderr);
+            (tail.stderr, tail.stderr_truncated) = read(&stderr);
             tail.reasons = last
                 .rejections
                 .iter()
@@ -68,10 +64,10 @@ pub(crate) fn of_step(out_dir: &Path, s: &StepReport, mode: ShowOutput) -> Optio
                     .cloned()
             };
             if let Some(rel) = stream("stdout.txt") {
-                tail.stdout = read(&rel);
+                (tail.stdout, tail.stdout_truncated) = read(&rel);
             }
             if let Some(rel) = stream("stderr.txt") {
-                tail.stderr = read(&rel);
+                (tail.stderr, tail.stderr_truncated) = read(&rel);
             }
         }
     }
@@ -99,9 +95,9 @@ fn read_tail(path: &Path) -> (Option<String>, bool) {
 }
 
 /// A tail as labelled blocks of lines, in the order people read them: an
-/// agent's reasons, stderr, stdout (`, last lines` when something was left out).
+/// agent's reasons, stderr, stdout (`, last lines` when earlier ones were left out).
 pub(crate) fn blocks(t: &OutputTail) -> Vec<(String, Vec<&str>)> {
-    let more = if t.truncated { ", last lines" } else { "" };
+    let more = |cut: bool| if cut { ", last lines" } else { "" };
     let mut out = Vec::new();
     if !t.reasons.is_empty() {
         out.push((
@@ -109,9 +105,12 @@ pub(crate) fn blocks(t: &OutputTail) -> Vec<(String, Vec<&str>)> {
             t.reasons.iter().map(String::as_str).collect(),
         ));
     }
-    for (name, text) in [("stderr", &t.stderr), ("stdout", &t.stdout)] {
+    for (name, text, cut) in [
+        ("stderr", &t.stderr, t.stderr_truncated),
+        ("stdout", &t.stdout, t.stdout_truncated),
+    ] {
         if let Some(text) = text {
-            out.push((format!("{name}{more}"), text.lines().collect()));
+            out.push((format!("{name}{}", more(cut)), text.lines().collect()));
         }
     }
     out

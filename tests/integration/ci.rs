@@ -40,7 +40,12 @@ fn a_saved_report_renders_as_markdown_junit_sarif_and_json() {
         3,
         "two steps and the secrets case: {junit}"
     );
-    assert_eq!(junit.matches("<failure ").count(), 2, "{junit}");
+    // `bad` failed under continue_on_error: no <failure>, the error in <system-err>.
+    assert_eq!(junit.matches("<failure ").count(), 1, "{junit}");
+    assert!(
+        junit.contains("<system-err>allowed failure (continue_on_error): failed: exited with code 2\n&lt;&amp;&gt;</system-err>"),
+        "{junit}"
+    );
     assert!(
         !junit.contains("<&>") && junit.contains("exited with code 2"),
         "escaped: {junit}"
@@ -158,7 +163,11 @@ fn junit_flag_and_github_annotations() {
         err.contains("::error title=plangate step leak failed::exited with code 3"),
         "{err}"
     );
-    assert!(err.contains("::error file=diff-summary.md,line="), "{err}");
+    // The secret was written to conf.ini: the annotation points at that file and line.
+    assert!(
+        err.contains("::error file=conf.ini,line=1,title=secret (aws-access-key-id)::"),
+        "{err}"
+    );
     // A step's output cannot issue workflow commands: it is wrapped in stop-commands.
     let stop = err
         .lines()

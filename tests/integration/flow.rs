@@ -525,7 +525,7 @@ fn validate_checks_conditions_with_the_inputs_given() {
         .cmd()
         .args(["validate", "--format", "json"])
         .arg(&plan)
-        .args(["--input", "mode=fix"])
+        .args(["--input", "mode=fix", "--approve", "fix,commit,on-failure"])
         .output()
         .unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));

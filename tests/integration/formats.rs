@@ -349,10 +349,12 @@ fn run_findings_point_into_the_repository_in_sarif_annotations_and_gitlab() {
         .unwrap();
     let stdout =
         String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    // In the run's output (no file of the commit): named in the message, no `file=`.
     assert!(
-        stdout.contains("::error file=out2/artifacts/leak/stdout.txt,line=1"),
+        stdout.contains("::error title=secret (aws-access-key-id)::a aws-access-key-id secret was found in the run's output, artifacts/leak/stdout.txt line 1"),
         "{plan}\n{stdout}"
     );
+    assert!(!stdout.contains("file=out2/"), "{stdout}");
     assert!(
         stdout.contains("::error file=ws/conf/key`|x.env,line=1"),
         "{stdout}"

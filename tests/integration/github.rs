@@ -45,6 +45,18 @@ fn ok_plan() -> &'static str {
 
 /// `plangate run` under GitHub Actions, publishing to `server`.
 fn run(env: &Env, server: &MockServer, plan: &str, event: &Value, args: &[&str]) -> Output {
+    run_with(env, server, plan, event, args, &[])
+}
+
+/// [`run`] with more variables in plangate's environment.
+fn run_with(
+    env: &Env,
+    server: &MockServer,
+    plan: &str,
+    event: &Value,
+    args: &[&str],
+    vars: &[(&str, &str)],
+) -> Output {
     let plan = env.write("plan.yaml", plan);
     let event_path = env.write(
         ".github-event.json",
@@ -71,6 +83,7 @@ fn run(env: &Env, server: &MockServer, plan: &str, event: &Value, args: &[&str])
         .env("GITHUB_API_URL", "https://api.github.invalid")
         .env("PLANGATE_GITHUB_TOKEN", TOKEN)
         .env("PLANGATE_GITHUB_API_URL", server.uri())
+        .envs(vars.iter().copied())
         .timeout(std::time::Duration::from_secs(120));
     c.output().unwrap_or_else(|e| panic!("{e}"))
 }
@@ -885,4 +898,116 @@ fn agent_results_show_in_the_comment_the_check_run_the_step_summary_and_the_repo
         "Two issues: unchecked index in parse()."
     );
     assert_eq!(report["steps"][2]["result"]["language"], "rust");
+}
+
+/// Mocks for a pull request's first run: no comment yet, one created, one check run.
+fn first_run_mocks(rt: &tokio::runtime::Runtime, server: &MockServer) {
+    rt.block_on(async {
+        mock(
+            "GET",
+            format!("{REPO}/issues/7/comments"),
+            200,
+            Some(json!([])),
+        )
+        .expect(1)
+        .mount(server)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/issues/7/comments"),
+            201,
+            Some(json!({"id": 556})),
+        )
+        .expect(1)
+        .mount(server)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/check-runs"),
+            201,
+            Some(json!({"id": 101})),
+        )
+        .expect(1)
+        .mount(server)
+        .await;
+    });
+}
+
+#[test]
+fn a_partial_success_concludes_the_check_run_neutral() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    first_run_mocks(&rt, &server);
+    let env = Env::new();
+    let plan = crate::outcomes::fixture("allowed.yaml");
+    let o = run(&env, &server, &plan, &pr_event(), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(server.verify());
+    let reqs = requests(&rt, &server);
+    check_requests(&reqs);
+    let check = body(find(&reqs, "POST", &format!("{REPO}/check-runs"))[0]);
+    assert_eq!(check["conclusion"], "neutral", "{check}");
+    let title = check["output"]["title"].as_str().unwrap_or_default();
+    assert!(title.starts_with("partial success (exit 0)"), "{title}");
+    let comment = body(find(&reqs, "POST", &format!("{REPO}/issues/7/comments"))[0]);
+    let text = comment["body"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("## ⚠️ plangate: `batch` — partial success (exit 0)")
+            && text.contains("- `pkg-b` failed, allowed by continue_on_error"),
+        "{text}"
+    );
+    assert!(
+        text.contains("<details><summary><code>pkg-b</code> failed (allowed by continue_on_error): exited with code 7</summary>")
+            && text.contains("```text\nerror: b conflicts with a\n```"),
+        "{text}"
+    );
+    assert!(
+        stderr(&o).contains("check run 101 `plangate / batch` created (neutral)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_failed_steps_last_lines_reach_the_comment_redacted() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    first_run_mocks(&rt, &server);
+    let env = Env::new();
+    env.write("leak.txt", &format!("key={AWS_ID} {TOKEN}\n"));
+    let plan = crate::outcomes::fixture("failing.yaml");
+    let deploy = crate::outcomes::DEPLOY_TOKEN;
+    let o = run_with(
+        &env,
+        &server,
+        &plan,
+        &pr_event(),
+        &[],
+        &[("DEPLOY_TOKEN", deploy)],
+    );
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    rt.block_on(server.verify());
+    let reqs = requests(&rt, &server);
+    check_requests(&reqs);
+    let comment = body(find(&reqs, "POST", &format!("{REPO}/issues/7/comments"))[0]);
+    let text = comment["body"].as_str().unwrap_or_default();
+    assert!(
+        text.contains(
+            "<details><summary><code>compile</code> failed: exited with code 1</summary>"
+        ),
+        "{text}"
+    );
+    // The fence is longer than the backtick run the output holds.
+    assert!(
+        text.contains("````text\nkey=[REDACTED:aws-access-key-id] [REDACTED]\nsrc/main.rs:3: error: expected `;` near ``` <b>x</b> & more\n````"),
+        "{text}"
+    );
+    assert!(text.contains("using token [REDACTED]"), "{text}");
+    let check = body(find(&reqs, "POST", &format!("{REPO}/check-runs"))[0]);
+    assert_eq!(check["conclusion"], "failure");
+    for r in &reqs {
+        let b = String::from_utf8_lossy(&r.body);
+        assert!(!b.contains(&deploy[..12]), "{b}");
+    }
+    no_leak(&o);
 }

@@ -332,3 +332,27 @@ pub fn mock(
         .and(wiremock::matchers::path(path.into()))
         .respond_with(response)
 }
+
+/// The code `validate` must exit with for its `--format json` output `v`:
+/// the code `run` would give for the decisions it prints (3 when a step is
+/// blocked, or denied under `on_approval_required: deny`; else 0). Also
+/// checks that the output's `gate` says the same.
+pub fn validate_exit(v: &Value) -> i32 {
+    let deny = v["policy"]["on_approval_required"] != "skip";
+    let refused: Vec<&Value> = v["steps"]
+        .as_array()
+        .map(|s| s.iter().collect())
+        .unwrap_or_default();
+    let refused: Vec<&str> = refused
+        .iter()
+        .filter(|s| {
+            let d = &s["approval"]["decision"];
+            d == "blocked" || (d == "denied" && deny)
+        })
+        .filter_map(|s| s["id"].as_str())
+        .collect();
+    let want = if refused.is_empty() { 0 } else { 3 };
+    assert_eq!(v["gate"]["exit_code"], want, "{v:#}");
+    assert_eq!(v["gate"]["refused"], serde_json::json!(refused), "{v:#}");
+    want
+}

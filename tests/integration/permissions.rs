@@ -52,8 +52,17 @@ fn the_permission_case_table() {
             c.args(["--approve", "s"]);
         }
         let o = c.output().unwrap();
-        if code(&o) != 0 {
-            failures.push(format!("{name}: exit {}: {}", code(&o), stderr(&o)));
+        // validate exits as run would: 3 for a blocked or denied step.
+        let want = match case["expect"]["decision"].as_str() {
+            Some("blocked" | "denied") => 3,
+            _ => 0,
+        };
+        if code(&o) != want {
+            failures.push(format!(
+                "{name}: exit {}, expected {want}: {}",
+                code(&o),
+                stderr(&o)
+            ));
             continue;
         }
         let out: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -258,8 +267,10 @@ fn a_denied_subtree_is_refused_before_the_run_whatever_names_it() {
         .arg(&policy)
         .output()
         .unwrap();
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
     let out: Value = serde_json::from_slice(&o.stdout).unwrap();
+    // Blocked steps: validate exits 3, as run would.
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(crate::harness::validate_exit(&out), 3);
     for s in out["steps"].as_array().unwrap() {
         let approval = &s["approval"];
         if s["id"] == "find_dot" {

@@ -197,7 +197,8 @@ fn validate_prints_risks_and_decisions_in_text_and_json() {
         .args(["validate", p.to_str().unwrap()])
         .output()
         .unwrap();
-    assert_eq!(code(&o), 0);
+    // `write` lacks its approval (deny): validate exits as run would.
+    assert_eq!(code(&o), 3);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
         text.contains("DECLARED") && text.contains("auto_approved") && text.contains("denied"),
@@ -259,7 +260,8 @@ fn a_command_with_control_characters_is_unclassifiable_not_a_crash() {
         .timeout(std::time::Duration::from_secs(20))
         .output()
         .unwrap();
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // Denied (unclassifiable, no approval): validate exits 3 as run would.
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["steps"][0]["approval"]["decision"], "denied");
     assert!(
@@ -280,7 +282,8 @@ fn an_oversized_fd_number_is_unclassifiable_not_a_panic() {
         .args(["validate", p.to_str().unwrap()])
         .output()
         .unwrap();
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // Denied: validate exits 3 as run would.
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("denied"));
 }
 

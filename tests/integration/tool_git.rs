@@ -405,7 +405,8 @@ fn git_validate_prints_the_risk_and_reason() {
         "version: 1\nid: v\nsteps:\n  - {id: up, tool: git, parameters: {operation: push, args: [origin, main]}}\n  - {id: look, tool: git, parameters: {operation: log}}\n",
     );
     let o = env.cmd().arg("validate").arg(&plan).output().unwrap();
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // The push needs an approval: exit 3, as run would.
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("updates `main`, a default branch"), "{text}");
     assert!(text.contains("git log only reads"), "{text}");
