@@ -36,6 +36,7 @@ mod harness;
 mod install_action;
 mod leaks;
 mod matrix;
+mod outdir;
 mod permissions;
 mod plans;
 mod policy;
