@@ -30,6 +30,9 @@ pub(crate) struct ValidateOutput<'a> {
     pub policy: &'a EffectivePolicy,
     /// The `--approve` ids.
     pub approvals: &'a BTreeSet<String>,
+    /// The inputs' values for this validation (`--input`, `PLANGATE_INPUT_*`,
+    /// defaults); an input with no value is absent.
+    pub inputs: std::collections::BTreeMap<&'a str, serde_json::Value>,
     pub size: Size,
     pub steps: Vec<StepLine<'a>>,
     /// Always empty here.
@@ -170,6 +173,11 @@ pub(crate) fn to_json<'a>(
         workspace: p.env.workspace.display().to_string(),
         policy: &p.policy,
         approvals: &p.approvals,
+        inputs: p
+            .inputs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.to_json()))
+            .collect(),
         size: Size {
             written: p.plan.template_count(),
             expanded: p.plan.steps.len(),

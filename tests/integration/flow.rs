@@ -579,6 +579,7 @@ fn a_condition_on_inputs_alone_is_decided_before_the_run_and_needs_no_approval_w
         steps["steps"][1]["skipped"],
         "condition false: `inputs.publish == true`"
     );
+    assert_eq!(steps["inputs"], json!({"publish": false}));
     // True: the step needs its approval again; without it nothing runs (exit 3).
     let env = Env::new();
     let plan = env.write("plan.yaml", STATIC_PLAN);
