@@ -2,7 +2,7 @@
 //! (`GITHUB_ACTIONS=true`): the Markdown summary is appended to
 //! `$GITHUB_STEP_SUMMARY` (redacted, then cut by section under GitHub's
 //! 1 MiB limit), the outputs `status`, `exit-code`, `conclusion`
-//! (`success | partial | failure`), `partial` (`true | false`), `report`,
+//! (`success | partial | failure`), `partial` (`true | false`), `report`, `out-dir`,
 //! `diff-summary`, `findings` and `cost-usd` are written to `$GITHUB_OUTPUT`
 //! with random heredoc delimiters, and, with a token, the pull-request
 //! comment and the check run are published (`github`). Everything goes
@@ -88,6 +88,7 @@ pub(crate) fn publish(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static st
                 (conclusion == crate::model::Conclusion::Partial).to_string(),
             ),
             ("report", path.display().to_string()),
+            ("out-dir", out_dir.display().to_string()),
             (
                 "diff-summary",
                 out_dir.join("diff-summary.md").display().to_string(),

@@ -118,9 +118,16 @@ pub(super) fn status_after_steps(plan: &Plan, sched: &Scheduler, stop: Stop) -> 
 pub(super) fn conclude(
     sched: &Scheduler,
     approval_skipped: &[usize],
+    decisions: &[super::StepDecision],
     status: RunStatus,
 ) -> RunStatus {
-    let partial = partial_reasons(&sched.plan, &sched.state, &sched.selected, approval_skipped);
+    let partial = partial_reasons(
+        &sched.plan,
+        &sched.state,
+        &sched.selected,
+        approval_skipped,
+        &super::condition_false(decisions),
+    );
     let status = if sched.settings.strict {
         status.strict(partial.iter().map(|p| p.reason))
     } else {
@@ -134,12 +141,14 @@ pub(super) fn conclude(
 /// the steps the gate skipped for want of approval, the selected steps
 /// skipped because a dependency was (by the dependency rule, not by a
 /// condition that calls a status function), and the failures allowed by
-/// `continue_on_error`.
+/// `continue_on_error`. Steps in `condition_false` (a condition known before
+/// the run is false) were skipped on their own.
 pub(super) fn partial_reasons(
     plan: &Plan,
     state: &[State],
     selected: &[bool],
     approval_skipped: &[usize],
+    condition_false: &[usize],
 ) -> Vec<PartialReason> {
     let n = plan.steps.len();
     // For each step skipped for want of approval: the step whose approval was missing.
@@ -153,6 +162,7 @@ pub(super) fn partial_reasons(
         for i in 0..n {
             let step = &plan.steps[i];
             if root[i].is_some()
+                || condition_false.contains(&i)
                 || state[i] != State::Done(StepStatus::Skipped)
                 || !selected[i]
                 || step.condition.as_ref().is_some_and(|c| c.uses_status)
