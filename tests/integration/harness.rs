@@ -347,7 +347,8 @@ pub fn mock(
 
 /// The code `validate` must exit with for its `--format json` output `v`:
 /// the code `run` would give for the decisions it prints (3 when a step is
-/// blocked, or denied under `on_approval_required: deny`; else 0). Also
+/// blocked, or denied under `on_approval_required: deny` and not skipped by
+/// a condition known before the run; else 0). Also
 /// checks that the output's `gate` says the same.
 pub fn validate_exit(v: &Value) -> i32 {
     let deny = v["policy"]["on_approval_required"] != "skip";
@@ -358,8 +359,9 @@ pub fn validate_exit(v: &Value) -> i32 {
     let refused: Vec<&str> = refused
         .iter()
         .filter(|s| {
+            // A step whose condition is false before the run needs no approval.
             let d = &s["approval"]["decision"];
-            d == "blocked" || (d == "denied" && deny)
+            d == "blocked" || (d == "denied" && deny && s.get("skipped").is_none())
         })
         .filter_map(|s| s["id"].as_str())
         .collect();

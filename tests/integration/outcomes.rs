@@ -86,6 +86,7 @@ fn a_step_skipped_for_want_of_approval_makes_a_partial_success() {
         ])
     );
     assert_eq!(env.step("fix")["status"], "skipped");
+    assert_eq!(env.step("publish")["status"], "skipped");
     assert_eq!(env.step("after-fix")["status"], "skipped");
     let out = file(&env, "github_output.txt");
     assert_eq!(output(&out, "conclusion"), "partial");
