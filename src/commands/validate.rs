@@ -207,11 +207,12 @@ fn write_text(
     }
     writeln!(
         out,
-        "policy: risk_tolerance {}, on_approval_required {}, max_parallel {}, fail_on_secrets {}",
+        "policy: risk_tolerance {}, on_approval_required {}, max_parallel {}, fail_on_secrets {}, fail_fast {}",
         pol.risk_tolerance.as_str(),
         pol.on_approval_required.as_str(),
         pol.max_parallel,
-        pol.fail_on_secrets
+        pol.fail_on_secrets,
+        pol.fail_fast
     )?;
     if let Some(hosts) = &pol.allowed_hosts {
         writeln!(out, "policy: allowed_hosts [{}]", hosts.join(", "))?;

@@ -52,6 +52,8 @@ pub(super) struct Start {
     pub(super) completed: Vec<usize>,
     /// Each step's outputs (the carried-over steps' so far).
     pub(super) outputs: Vec<std::collections::BTreeMap<String, String>>,
+    /// The carried-over steps whose output held a secret.
+    pub(super) leaked: Vec<bool>,
 }
 
 impl Start {
@@ -66,6 +68,7 @@ impl Start {
             results: BTreeMap::new(),
             completed: Vec::new(),
             outputs: vec![std::collections::BTreeMap::new(); n],
+            leaked: vec![false; n],
         };
         start.carry_over(plan, settings, events);
         for i in 0..n {
@@ -86,6 +89,7 @@ impl Start {
             let Some(c) = c else { continue };
             self.state[i] = State::Done(StepStatus::Success);
             self.secrets += c.findings.len();
+            self.leaked[i] = !c.findings.is_empty();
             self.fingerprints
                 .extend(c.findings.iter().map(|f| f.fingerprint.clone()));
             if let Some(f) = &c.result_file {

@@ -255,6 +255,10 @@ fn explain(
                 None => d.help(format!("expected one of: {list}")),
             }]
         }
+        K::OneOfNotValid { .. } | K::AnyOf { .. } if pointer.ends_with("/retry/delay") => vec![
+            Diagnostic::at(file, pos, format!("invalid delay `{found}` for {what}"))
+                .help(crate::format::retry::DELAY_HELP),
+        ],
         K::OneOfNotValid { .. } | K::AnyOf { .. } if pointer.ends_with("/timeout") => vec![
             Diagnostic::at(file, pos, format!("invalid timeout `{found}` for {what}"))
                 .help("use a positive number of seconds (at most 86400) or a duration like `90s`, `10m`, `1h`"),
