@@ -42,6 +42,8 @@ pub(crate) fn run(args: &DraftArgs) -> Outcome {
         )]));
     }
     let run_id = uuid::Uuid::now_v7().to_string();
+    // The evidence folder stays out of git like a run folder (best effort: the draft does not depend on it).
+    let _ = settings::ignore_whole(&crate::format::paths::drafts_folder(&workspace));
     let req = DraftRequest {
         objective: args.objective.clone(),
         agent_name: args.agent.clone(),
@@ -82,7 +84,7 @@ fn write_and_show(args: &DraftArgs, req: &DraftRequest, text: &str, attempts: u3
     ));
     let p = PlanSettings::resolve(&args.out, &args.decision, RunFlags::default())
         .map_err(Error::Invalid)?;
-    let decisions = crate::engine::decide_all(&p.plan, &p.env, &p.policy, &p.approvals);
+    let decisions = crate::engine::decide_all(&p.plan, &p.env, &p.policy, &p.approvals, &p.inputs);
     crate::output::stdout(&validate::text(&p, &decisions)).map_err(Error::Stdout)?;
     Ok(RunStatus::Success)
 }
