@@ -223,3 +223,45 @@ fn resume_does_not_rerun_a_step_that_succeeded_on_its_second_attempt() {
     assert_eq!(s["attempts"], 2);
     assert_eq!(s["command_attempts"], first["command_attempts"]);
 }
+
+#[test]
+fn a_secret_in_a_failed_attempt_ends_the_retries_and_every_attempt_is_swept() {
+    let secret = concat!("AKIA", "Z7Q4NX2LMRBT5KPW");
+    let env = Env::new();
+    let p = plan(&env, "leak.yaml");
+    let o = env.run_cmd(&p).output().unwrap();
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let s = env.step("leaky");
+    assert_eq!(s["attempts"], 1);
+    let r = env.report();
+    assert_eq!(r["findings"][0]["location"], "artifacts/leaky/stdout.txt");
+    // Without fail_on_secrets every attempt runs; each kept stream is redacted
+    // and its finding points at it.
+    let env = Env::new();
+    let p = plan(&env, "leak.yaml");
+    let o = env
+        .run_cmd(&p)
+        .args(["--fail-on-secrets", "false"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(env.step("leaky")["attempts"], 3);
+    let r = env.report();
+    let locations: Vec<&str> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["location"].as_str().unwrap())
+        .collect();
+    assert!(
+        locations.contains(&"artifacts/leaky/attempt-1.stdout.txt"),
+        "{locations:?}"
+    );
+    for rel in ["attempt-1.stdout.txt", "attempt-2.stdout.txt", "stdout.txt"] {
+        let text = std::fs::read_to_string(env.out.join("artifacts/leaky").join(rel)).unwrap();
+        assert!(
+            text.starts_with("key=") && !text.contains(secret),
+            "{rel}: {text}"
+        );
+    }
+}
