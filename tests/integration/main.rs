@@ -36,6 +36,7 @@ mod harness;
 mod install_action;
 mod leaks;
 mod matrix;
+mod mermaid;
 mod permissions;
 mod plans;
 mod policy;
