@@ -30,6 +30,9 @@ pub(crate) struct ValidateOutput<'a> {
     pub policy: &'a EffectivePolicy,
     /// The `--approve` ids.
     pub approvals: &'a BTreeSet<String>,
+    /// The inputs' values for this validation (`--input`, `PLANGATE_INPUT_*`,
+    /// defaults); an input with no value is absent.
+    pub inputs: std::collections::BTreeMap<&'a str, serde_json::Value>,
     pub size: Size,
     pub steps: Vec<StepLine<'a>>,
     /// Always empty here.
@@ -77,6 +80,10 @@ pub(crate) struct StepLine<'a> {
     pub risk: &'a crate::model::RiskAssessment,
     #[schemars(with = "serde_json::Value")]
     pub approval: &'a crate::model::Decision,
+    /// Why the step is skipped before the run (its `if:`, known from the
+    /// inputs and matrix values, is false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<&'a str>,
     /// An agent step's CLI as it will be started (a preset resolved).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_command: Option<&'a [String]>,
@@ -108,6 +115,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Outcome {
         &prepared.env,
         &prepared.policy,
         &prepared.approvals,
+        &prepared.inputs,
     );
     let out = match args.format {
         Format::Json => pretty(&to_json(&prepared, &decisions)),
@@ -151,6 +159,7 @@ pub(crate) fn to_json<'a>(
                 .collect(),
             risk: &d.risk,
             approval: &d.decision,
+            skipped: d.skip.as_deref(),
             agent_command: s.action.agent_command(),
         })
         .collect();
@@ -165,6 +174,11 @@ pub(crate) fn to_json<'a>(
         workspace: p.env.workspace.display().to_string(),
         policy: &p.policy,
         approvals: &p.approvals,
+        inputs: p
+            .inputs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.to_json()))
+            .collect(),
         size: Size {
             written: p.plan.template_count(),
             expanded: p.plan.steps.len(),
@@ -175,7 +189,8 @@ pub(crate) fn to_json<'a>(
 }
 
 /// The Mermaid form: the expanded steps, their dependencies, each node
-/// labelled with its effective risk and decision (`skipped` for a denied step
+/// labelled with its effective risk and decision (`skipped` for a step whose
+/// `if:` is false before the run, as in the table, and for a denied step
 /// under `on_approval_required: skip`). Printed whatever its size, with a
 /// warning when Mermaid's default limits would stop a renderer.
 pub(crate) fn mermaid(p: &PlanSettings, decisions: &[StepDecision]) -> Vec<u8> {
@@ -192,6 +207,7 @@ pub(crate) fn mermaid(p: &PlanSettings, decisions: &[StepDecision]) -> Vec<u8> {
             tool: s.tool.as_str(),
             risk: Some(d.risk.effective.as_str()),
             state: match d.decision.decision {
+                _ if d.skip.is_some() => "skipped",
                 DecisionKind::Denied if skip => "skipped",
                 k => k.as_str(),
             },
@@ -290,8 +306,15 @@ fn write_text(
             d.risk.declared.as_str(),
             d.risk.classified.as_str(),
             d.risk.effective.as_str(),
-            d.decision.decision.as_str(),
-            d.decision.reason
+            if d.skip.is_some() {
+                "skipped"
+            } else {
+                d.decision.decision.as_str()
+            },
+            d.skip.as_ref().map_or_else(
+                || d.decision.reason.clone(),
+                |why| format!("{why}: not run, so no approval is needed")
+            )
         )?;
     }
     let agents: Vec<_> = p

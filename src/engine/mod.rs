@@ -90,7 +90,7 @@ pub(crate) struct RunSettings {
     /// `--record FILE`: where live agent answers are written.
     pub record: Option<Arc<crate::tools::agent::record::Recorder>>,
     /// The plan's input values (checked).
-    pub inputs: std::collections::BTreeMap<String, crate::plan::inputs::InputValue>,
+    pub inputs: Inputs,
 }
 
 /// A step's risk and decision.
@@ -102,6 +102,10 @@ pub(crate) struct StepDecision {
     pub decision: Decision,
     /// The sandbox its processes run in (None: it runs none, or it does not run).
     pub sandbox: Option<crate::model::StepSandbox>,
+    /// Why it is skipped before the run: its `if:` reads only inputs and
+    /// matrix values and is false (then it needs no approval; a blocked
+    /// step stays blocked).
+    pub skip: Option<String>,
 }
 
 /// Classify and decide every step (used by `run` and `validate`).
@@ -110,6 +114,7 @@ pub(crate) fn decide_all(
     env: &ToolEnv,
     policy: &EffectivePolicy,
     approvals: &BTreeSet<String>,
+    inputs: &Inputs,
 ) -> Vec<StepDecision> {
     plan.steps
         .iter()
@@ -130,13 +135,74 @@ pub(crate) fn decide_all(
             // The classifier quotes commands whole; they are cut here, after
             // redaction, so no secret's prefix survives the cut.
             decision.reason = crate::redact::cut_reason(&decision.reason);
+            let skip = (decision.decision != DecisionKind::Blocked)
+                .then(|| static_skip(step, inputs))
+                .flatten();
             StepDecision {
                 risk,
                 decision,
                 sandbox,
+                skip,
             }
         })
         .collect()
+}
+
+/// The run's input values.
+pub(crate) type Inputs = std::collections::BTreeMap<String, crate::plan::inputs::InputValue>;
+
+/// A condition known before the run: an `if:` that reads only inputs and
+/// matrix values (no step, no status function) is evaluated with the
+/// decisions; false gives the reason the step is skipped.
+fn static_skip(step: &Step, inputs: &Inputs) -> Option<String> {
+    use crate::format::expr::{self, Ref, Val};
+    let cond = step.condition.as_ref()?;
+    let known = |r: &Ref| matches!(r, Ref::Input(_) | Ref::Matrix(_));
+    if cond.uses_status || !cond.expr.refs().iter().all(|(r, _)| known(r)) {
+        return None;
+    }
+    let lookup = StaticLookup { step, inputs };
+    match expr::eval(&cond.expr, &lookup) {
+        Ok(Val::Bool(false)) => Some(format!("condition false: `{}`", cond.text)),
+        // True, or an error the run reports when the step's turn comes.
+        _ => None,
+    }
+}
+
+/// The values a condition known before the run reads.
+struct StaticLookup<'a> {
+    step: &'a Step,
+    inputs: &'a Inputs,
+}
+
+impl crate::format::expr::Lookup for StaticLookup<'_> {
+    fn value(&self, r: &crate::format::expr::Ref) -> crate::format::expr::Val {
+        use crate::format::expr::{Ref, Val};
+        match r {
+            Ref::Input(n) => self.inputs.get(n).map_or(Val::Null, input_val),
+            Ref::Matrix(k) => self.step.matrix_values.get(k).cloned().unwrap_or(Val::Null),
+            Ref::Output(..) | Ref::Status(_) | Ref::Outcome(_) => Val::Null,
+        }
+    }
+
+    fn success(&self) -> bool {
+        true
+    }
+
+    fn failure(&self) -> bool {
+        false
+    }
+}
+
+/// An input's value as a condition sees it.
+pub(crate) fn input_val(v: &crate::plan::inputs::InputValue) -> crate::format::expr::Val {
+    use crate::format::expr::Val;
+    use crate::plan::inputs::InputValue;
+    match v {
+        InputValue::Str(s) => Val::Str(s.clone()),
+        InputValue::Num(n) => Val::Num(n.as_f64().unwrap_or(f64::NAN)),
+        InputValue::Bool(b) => Val::Bool(*b),
+    }
 }
 
 /// The sandbox an approved step's processes run in; when it cannot be had,

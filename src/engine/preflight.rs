@@ -21,7 +21,13 @@ pub(super) fn decide_and_announce(
     settings: &RunSettings,
     events: &Sender<RunEvent>,
 ) -> Vec<StepDecision> {
-    let decisions = decide_all(plan, &settings.env, &settings.policy, &settings.approvals);
+    let decisions = decide_all(
+        plan,
+        &settings.env,
+        &settings.policy,
+        &settings.approvals,
+        &settings.inputs,
+    );
     for (i, d) in decisions.iter().enumerate() {
         emit(
             events,
@@ -137,6 +143,16 @@ pub(super) fn gate(
     events: &Sender<RunEvent>,
 ) -> Option<RunStatus> {
     let deny_mode = settings.policy.on_approval_required == OnApproval::Deny;
+    // A condition known before the run that is false: skipped, no approval needed.
+    let known_false: Vec<usize> = start
+        .pending()
+        .filter(|&i| decisions[i].skip.is_some())
+        .collect();
+    for i in known_false {
+        if let Some(why) = &decisions[i].skip {
+            start.skip(events, i, why.clone());
+        }
+    }
     let stoppers: Vec<usize> = start
         .pending()
         .filter(|&i| match decisions[i].decision.decision {

@@ -18,7 +18,6 @@ use super::{RunSettings, output_var, result_var};
 use crate::format::expr::{self, Lookup, Ref, Val};
 use crate::model::{StepOutcome, StepStatus};
 use crate::plan::Plan;
-use crate::plan::inputs::InputValue;
 use crate::tools::{self, RunShared, StepContext};
 
 /// Where a step is in the run.
@@ -135,11 +134,7 @@ impl Lookup for CondLookup<'_> {
                 .settings
                 .inputs
                 .get(n)
-                .map_or(Val::Null, |v| match v {
-                    InputValue::Str(s) => Val::Str(s.clone()),
-                    InputValue::Num(n) => Val::Num(n.as_f64().unwrap_or(f64::NAN)),
-                    InputValue::Bool(b) => Val::Bool(*b),
-                }),
+                .map_or(Val::Null, super::input_val),
             Ref::Matrix(k) => step.matrix_values.get(k).cloned().unwrap_or(Val::Null),
             Ref::Output(id, n) => dep(id)
                 .and_then(|d| self.sched.outputs[d].get(n))

@@ -111,3 +111,114 @@ fn what_the_capability_examples_show_is_what_happens() {
         .collect();
     assert_eq!(files, ["notes/final.md", "notes/list.txt"]);
 }
+
+/// One `# example-run:` line of a job example: the flags, then what the run
+/// must give (`exit=N`, `STEP=STATUS`, `outputs.STEP.NAME=VALUE`; a value
+/// holds no `=`).
+struct ExampleRun {
+    setup_args: Vec<String>,
+    flags: Vec<String>,
+    expect: Vec<(String, String)>,
+}
+
+/// The runs a job example's header promises, in order. `# example-setup-args:`
+/// applies to the runs after it.
+fn example_runs(plan: &Path) -> Vec<ExampleRun> {
+    let text = std::fs::read_to_string(plan).unwrap();
+    let mut setup_args: Vec<String> = Vec::new();
+    let mut runs = Vec::new();
+    for line in text.lines() {
+        if let Some(a) = line.strip_prefix("# example-setup-args:") {
+            setup_args = a.split_whitespace().map(str::to_owned).collect();
+        } else if let Some(r) = line.strip_prefix("# example-run:") {
+            let r = r.trim();
+            let close = r
+                .find(']')
+                .unwrap_or_else(|| panic!("{}: `{r}`", plan.display()));
+            let flags = r[1..close]
+                .split(',')
+                .map(str::trim)
+                .filter(|f| !f.is_empty())
+                .map(str::to_owned)
+                .collect();
+            let expect = r[close + 1..]
+                .split_whitespace()
+                .map(|kv| {
+                    let (k, v) = kv
+                        .rsplit_once('=')
+                        .unwrap_or_else(|| panic!("{}: `{kv}`", plan.display()));
+                    (k.to_owned(), v.to_owned())
+                })
+                .collect();
+            runs.push(ExampleRun {
+                setup_args: setup_args.clone(),
+                flags,
+                expect,
+            });
+        }
+    }
+    runs
+}
+
+#[test]
+fn each_job_example_runs_offline_as_its_header_says() {
+    let jobs = Path::new(EXAMPLES).join("jobs");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&jobs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("plan.yaml").is_file())
+        .collect();
+    dirs.sort();
+    let names: Vec<_> = dirs
+        .iter()
+        .map(|d| d.file_name().unwrap().to_owned())
+        .collect();
+    for want in ["dependency-batch", "lint-fix", "pr-review"] {
+        assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
+    }
+    for dir in &dirs {
+        let plan = dir.join("plan.yaml");
+        let runs = example_runs(&plan);
+        assert!(!runs.is_empty(), "{} promises no run", plan.display());
+        for run in runs {
+            let env = Env::new();
+            let setup = std::process::Command::new("bash")
+                .arg(dir.join("setup.sh"))
+                .arg(&env.ws)
+                .args(&run.setup_args)
+                .output()
+                .unwrap();
+            assert!(
+                setup.status.success(),
+                "{}: {}",
+                dir.display(),
+                stderr(&setup)
+            );
+            let o = env
+                .cmd()
+                .arg("run")
+                .arg(&plan)
+                .arg("--workspace")
+                .arg(&env.ws)
+                .arg("--out")
+                .arg(&env.out)
+                .args(&run.flags)
+                .timeout(std::time::Duration::from_secs(120))
+                .output()
+                .unwrap();
+            let what = format!("{} {:?} {:?}", plan.display(), run.setup_args, run.flags);
+            let r = env.report();
+            assert_eq!(r["in_progress"], false, "{what}");
+            for (k, v) in &run.expect {
+                if k == "exit" {
+                    assert_eq!(code(&o).to_string(), *v, "{what}: {}", stderr(&o));
+                } else if let Some(rest) = k.strip_prefix("outputs.") {
+                    let (step, name) = rest.rsplit_once('.').unwrap();
+                    assert_eq!(env.step(step)["outputs"][name], *v.as_str(), "{what}: {k}");
+                } else {
+                    assert_eq!(env.step(k)["status"], *v.as_str(), "{what}: {k}");
+                }
+            }
+        }
+    }
+}

@@ -532,3 +532,90 @@ fn validate_checks_conditions_with_the_inputs_given() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["valid"], true);
 }
+
+const STATIC_PLAN: &str = r#"version: 1
+id: static-conditions
+inputs:
+  publish: {type: boolean, default: false}
+policy: {risk_tolerance: low, on_approval_required: deny}
+steps:
+  - id: build
+    tool: bash
+    parameters: {command: 'echo built'}
+  - id: publish
+    tool: bash
+    dependencies: [build]
+    if: inputs.publish == true
+    requires_approval: true
+    parameters: {command: 'echo published'}
+  - id: announce
+    tool: bash
+    dependencies: [publish]
+    parameters: {command: 'echo announced'}
+"#;
+
+#[test]
+fn a_condition_on_inputs_alone_is_decided_before_the_run_and_needs_no_approval_when_false() {
+    let env = Env::new();
+    let plan = env.write("plan.yaml", STATIC_PLAN);
+    // False: the step that would need an approval is skipped, the run is green.
+    let o = env.run_cmd(&plan).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(env.step("build")["status"], "success");
+    assert_eq!(env.step("publish")["status"], "skipped");
+    assert_eq!(
+        env.step("publish")["error"],
+        "condition false: `inputs.publish == true`"
+    );
+    assert_eq!(env.step("announce")["status"], "skipped");
+    let v = env
+        .cmd()
+        .args(["validate", "--format", "json"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    let steps: Value = serde_json::from_slice(&v.stdout).unwrap();
+    assert_eq!(
+        steps["steps"][1]["skipped"],
+        "condition false: `inputs.publish == true`"
+    );
+    assert_eq!(steps["inputs"], json!({"publish": false}));
+    // True: the step needs its approval again; without it nothing runs (exit 3).
+    let env = Env::new();
+    let plan = env.write("plan.yaml", STATIC_PLAN);
+    let o = env
+        .run_cmd(&plan)
+        .args(["--input", "publish=true"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(env.step("build")["status"], "not_run");
+    let env = Env::new();
+    let plan = env.write("plan.yaml", STATIC_PLAN);
+    let o = env
+        .run_cmd(&plan)
+        .args(["--input", "publish=true", "--approve", "publish"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(env.step("announce")["status"], "success");
+}
+
+#[test]
+fn a_blocked_step_stays_blocked_whatever_its_condition() {
+    let env = Env::new();
+    let plan = env.write(
+        "plan.yaml",
+        &STATIC_PLAN.replace(
+            "    requires_approval: true\n",
+            "    secrets: [STATIC_COND_TEST_NEVER_SET_TOKEN]\n",
+        ),
+    );
+    let o = env
+        .run_cmd(&plan)
+        .env_remove("STATIC_COND_TEST_NEVER_SET_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(env.step("publish")["status"], "blocked");
+}

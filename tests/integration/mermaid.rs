@@ -255,6 +255,7 @@ fn expected_plan_graph(json: &Value, skip: bool) -> Graph {
     let steps = json["steps"].as_array().unwrap();
     let index = |id: &str| steps.iter().position(|s| s["id"] == id).unwrap();
     let state = |s: &Value| match s["approval"]["decision"].as_str().unwrap() {
+        _ if s.get("skipped").is_some() => "skipped".to_owned(),
         "denied" if skip => "skipped".to_owned(),
         d => d.to_owned(),
     };
@@ -341,10 +342,18 @@ fn validate_mermaid_labels_every_decision_and_takes_the_flags_of_the_other_forma
     assert_eq!(g, expected_plan_graph(&plan_json(&env, &args), false));
     assert_eq!(
         g.classes,
-        ["auto_approved", "denied", "pre_approved", "blocked"],
+        [
+            "auto_approved",
+            "denied",
+            "pre_approved",
+            "blocked",
+            "skipped"
+        ],
         "{text}"
     );
     assert_eq!(g.labels[1], "build<br>bash · moderate · denied");
+    // An `if:` false before the run (from the inputs): skipped, as in the table.
+    assert_eq!(g.labels[4], "announce<br>bash · safe · skipped");
     insta::assert_snapshot!("mermaid_validate_decisions", text);
 
     // Without the required input: the plan's problem, exit 2, nothing on stdout.

@@ -37,8 +37,10 @@ impl<'a> Word<'a> {
 
     /// Whether a run-time value could start with `-`: nothing literal precedes the expansion.
     fn may_be_option(&self) -> bool {
+        // Double quotes hide nothing: `"refs/heads/$B"` starts with `r`.
         !self
             .raw
+            .trim_start_matches('"')
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_alphanumeric() || "./:_+@~^%,=".contains(c))
