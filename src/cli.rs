@@ -221,7 +221,7 @@ pub struct RunArgs {
     pub decision: DecisionArgs,
     #[command(flatten)]
     pub inputs: InputArgs,
-    /// Where the report and artifacts go [default: WORKSPACE/.plangate/runs/RUN_ID].
+    /// Where the report and artifacts go [default: $RUNNER_TEMP/plangate/runs/RUN_ID on GitHub Actions, $RUNNER_TEMP_PROJECT_DIR/… on GitLab CI, else WORKSPACE/.plangate/runs/RUN_ID, which git ignores].
     #[arg(long, env = "PLANGATE_OUT", value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Decide and report, execute nothing.

@@ -221,5 +221,5 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
 
 /// Where the draft's evidence goes by default.
 pub(crate) fn default_out_dir(workspace: &Path, run_id: &str) -> PathBuf {
-    workspace.join(".plangate").join("drafts").join(run_id)
+    crate::format::paths::drafts_folder(workspace).join(run_id)
 }

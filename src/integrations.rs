@@ -1,7 +1,7 @@
 //! CI integrations that run after the report is final. Under GitHub Actions
 //! (`GITHUB_ACTIONS=true`): the Markdown summary is appended to
 //! `$GITHUB_STEP_SUMMARY` (redacted, then cut by section under GitHub's
-//! 1 MiB limit), the outputs `status`, `exit-code`, `report`,
+//! 1 MiB limit), the outputs `status`, `exit-code`, `report`, `out-dir`,
 //! `diff-summary`, `findings` and `cost-usd` are written to `$GITHUB_OUTPUT`
 //! with random heredoc delimiters, and, with a token, the pull-request
 //! comment and the check run are published (`github`). Everything goes
@@ -81,6 +81,7 @@ pub(crate) fn publish(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static st
             ("status", report.status.as_str().to_owned()),
             ("exit-code", report.exit_code.to_string()),
             ("report", path.display().to_string()),
+            ("out-dir", out_dir.display().to_string()),
             (
                 "diff-summary",
                 out_dir.join("diff-summary.md").display().to_string(),

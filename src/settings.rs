@@ -19,9 +19,10 @@
 //!
 //! Settings outside the policy: the workspace is `--workspace` (or
 //! `PLANGATE_WORKSPACE`), else the current directory; the output folder is
-//! `--out` (relative to the current directory), else
-//! `WORKSPACE/.plangate/runs/RUN_ID`; the GitHub token is `--github-token`
-//! (or `PLANGATE_GITHUB_TOKEN`) and is handed to the redaction layer at once.
+//! [`out_dir`] (`--out`, else the CI's temporary folder, else
+//! `WORKSPACE/.plangate/runs/RUN_ID`), kept out of git by [`hide_from_git`];
+//! the GitHub token is `--github-token` (or `PLANGATE_GITHUB_TOKEN`) and is
+//! handed to the redaction layer at once.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -92,12 +93,133 @@ pub(crate) fn workspace(args: &DecisionArgs) -> Result<PathBuf, Diagnostic> {
     Ok(ws)
 }
 
-/// The output folder of a run: `--out` (relative to `cwd`), else under the workspace.
-pub(crate) fn out_dir(out: Option<&Path>, cwd: &Path, workspace: &Path, run_id: &str) -> PathBuf {
-    match out {
-        Some(o) if o.is_absolute() => o.to_owned(),
-        Some(o) => cwd.join(o),
-        None => workspace.join(".plangate").join("runs").join(run_id),
+/// A run's output folder and who chose it ([`out_dir`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OutDir {
+    /// The run folder.
+    pub path: PathBuf,
+    /// Who chose it.
+    pub origin: OutOrigin,
+}
+
+/// Who chose the output folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OutOrigin {
+    /// `--out` (or `PLANGATE_OUT`).
+    Flag,
+    /// The CI job's temporary folder ([`ci_temp`]).
+    CiTemp,
+    /// `WORKSPACE/.plangate/runs/RUN_ID`.
+    Workspace,
+}
+
+/// The output folder of a run, the one place it is decided:
+///
+/// 1. `--out` / `PLANGATE_OUT` (relative to `cwd`);
+/// 2. on a CI runner that has one, the job's temporary folder
+///    ([`ci_temp`]): `TEMP/plangate/runs/RUN_ID`, outside the checkout, so
+///    git never sees it;
+/// 3. `WORKSPACE/.plangate/runs/RUN_ID` ([`crate::format::paths::runs_folder`]).
+///
+/// `env` reads plangate's environment (a parameter, for the tests).
+pub(crate) fn out_dir(
+    out: Option<&Path>,
+    cwd: &Path,
+    workspace: &Path,
+    run_id: &str,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> OutDir {
+    let (path, origin) = match out {
+        Some(o) if o.is_absolute() => (o.to_owned(), OutOrigin::Flag),
+        Some(o) => (cwd.join(o), OutOrigin::Flag),
+        None => match ci_temp(env) {
+            Some(t) => (
+                t.join("plangate").join("runs").join(run_id),
+                OutOrigin::CiTemp,
+            ),
+            None => (
+                crate::format::paths::runs_folder(workspace).join(run_id),
+                OutOrigin::Workspace,
+            ),
+        },
+    };
+    OutDir { path, origin }
+}
+
+/// The CI job's temporary folder, when plangate runs on a runner that gives
+/// one and it is an existing absolute directory:
+///
+/// - GitHub Actions (`GITHUB_ACTIONS=true`): `RUNNER_TEMP`, emptied at the
+///   start and end of every job;
+/// - GitLab CI (`GITLAB_CI=true`): `RUNNER_TEMP_PROJECT_DIR`, the job's
+///   temporary folder GitLab Runner keeps beside the checkout
+///   (`${CI_PROJECT_DIR}.tmp`, where it writes file-type variables). GitLab
+///   Runner sets it although GitLab's table of predefined variables does not
+///   list it; when it is missing the workspace default applies. GitLab uploads
+///   `artifacts:paths` only from inside `CI_PROJECT_DIR`: a job that keeps the
+///   run folder as an artifact passes `--out` (the component does).
+fn ci_temp(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let on = |k: &str| env(k).is_some_and(|v| v == "true");
+    let dir = |k: &str| {
+        env(k)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute() && p.is_dir())
+    };
+    if on("GITHUB_ACTIONS")
+        && let Some(d) = dir("RUNNER_TEMP")
+    {
+        return Some(d);
+    }
+    if on("GITLAB_CI") {
+        return dir("RUNNER_TEMP_PROJECT_DIR");
+    }
+    None
+}
+
+/// What plangate writes in a `.gitignore` of a folder it owns whole.
+const IGNORE_ALL: &str =
+    "# Written by plangate: this folder holds its output; git ignores all of it.\n*\n";
+
+/// Keep the run folder out of git without the user editing a `.gitignore`:
+/// creates it (when it can: the report writer says why not) and, when it
+/// lies inside the workspace, writes a `.gitignore`
+/// holding `*` in the folder plangate owns around it
+/// ([`crate::format::paths::own_folder`]: `.plangate/runs/` for the default,
+/// the `--out` folder itself otherwise), unless one is there. A folder outside
+/// the workspace (a CI temporary folder, `--out` elsewhere) gets none; nor
+/// does an `--out` that is the workspace or holds it.
+pub(crate) fn hide_from_git(out: &OutDir, workspace: &Path) -> Result<(), String> {
+    let shown = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    if std::fs::create_dir_all(&out.path).is_err() {
+        // The report writer says why the folder cannot be used.
+        return Ok(());
+    }
+    let root = match out.origin {
+        OutOrigin::CiTemp => return Ok(()),
+        OutOrigin::Workspace => crate::format::paths::own_folder(&out.path, workspace),
+        OutOrigin::Flag => {
+            let real = out.path.canonicalize().map_err(|e| shown(&out.path, e))?;
+            if real == workspace || !real.starts_with(workspace) {
+                return Ok(());
+            }
+            out.path.clone()
+        }
+    };
+    ignore_whole(&root).map_err(|e| shown(&root.join(".gitignore"), e))
+}
+
+/// Write `folder/.gitignore` holding `*` unless the folder has one.
+pub(crate) fn ignore_whole(folder: &Path) -> std::io::Result<()> {
+    use std::io::Write as _;
+    std::fs::create_dir_all(folder)?;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(folder.join(".gitignore"))
+    {
+        Ok(mut f) => f.write_all(IGNORE_ALL.as_bytes()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
     }
 }
 
@@ -244,5 +366,99 @@ pub(crate) fn github(args: &GithubArgs) -> crate::github::Settings {
         api_url: args.github_api_url.clone(),
         comment: args.comment,
         check_run: args.check_run,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn env_of(pairs: Vec<(&'static str, OsString)>) -> impl Fn(&str) -> Option<OsString> {
+        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn the_output_folder_is_the_flag_then_the_ci_temp_then_the_workspace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = tmp.path().canonicalize().unwrap();
+        let ws = Path::new("/w");
+        let cwd = Path::new("/c");
+        let at = |out: Option<&Path>, env: Vec<(&'static str, OsString)>| {
+            out_dir(out, cwd, ws, "r1", &env_of(env))
+        };
+        let gh = |temp: &Path| {
+            vec![
+                ("GITHUB_ACTIONS", OsString::from("true")),
+                ("RUNNER_TEMP", temp.as_os_str().to_owned()),
+            ]
+        };
+        assert_eq!(
+            at(Some(Path::new("o")), gh(&t)),
+            OutDir {
+                path: PathBuf::from("/c/o"),
+                origin: OutOrigin::Flag
+            }
+        );
+        assert_eq!(
+            at(None, gh(&t)),
+            OutDir {
+                path: t.join("plangate/runs/r1"),
+                origin: OutOrigin::CiTemp
+            }
+        );
+        let local = OutDir {
+            path: PathBuf::from("/w/.plangate/runs/r1"),
+            origin: OutOrigin::Workspace,
+        };
+        // A RUNNER_TEMP that is missing, relative or not a folder, or not on Actions.
+        assert_eq!(at(None, gh(&t.join("missing"))), local);
+        assert_eq!(at(None, gh(Path::new("rel"))), local);
+        assert_eq!(
+            at(None, vec![("RUNNER_TEMP", t.as_os_str().to_owned())]),
+            local
+        );
+        let gl = vec![
+            ("GITLAB_CI", OsString::from("true")),
+            ("RUNNER_TEMP_PROJECT_DIR", t.as_os_str().to_owned()),
+        ];
+        assert_eq!(at(None, gl).path, t.join("plangate/runs/r1"));
+        assert_eq!(at(None, vec![("GITLAB_CI", OsString::from("true"))]), local);
+        assert_eq!(at(None, Vec::new()), local);
+    }
+
+    #[test]
+    fn a_gitignore_goes_where_plangate_owns_the_folder_inside_the_workspace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let ws = root.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let ignore = |p: &Path| std::fs::read_to_string(p.join(".gitignore")).ok();
+        let run = |path: PathBuf, origin| {
+            hide_from_git(&OutDir { path, origin }, &ws).unwrap();
+        };
+        // The default: `.plangate/runs/.gitignore`, not `.plangate/` (agents.yaml stays visible).
+        run(ws.join(".plangate/runs/r1"), OutOrigin::Workspace);
+        assert!(ws.join(".plangate/runs/r1").is_dir());
+        assert_eq!(
+            ignore(&ws.join(".plangate/runs")).as_deref(),
+            Some(IGNORE_ALL)
+        );
+        assert_eq!(ignore(&ws.join(".plangate")), None);
+        // --out inside the workspace (through `..`): the folder itself.
+        run(ws.join("sub/../out"), OutOrigin::Flag);
+        assert_eq!(ignore(&ws.join("out")).as_deref(), Some(IGNORE_ALL));
+        // One of the user's is left alone.
+        std::fs::create_dir_all(ws.join("mine")).unwrap();
+        std::fs::write(ws.join("mine/.gitignore"), "x\n").unwrap();
+        run(ws.join("mine"), OutOrigin::Flag);
+        assert_eq!(ignore(&ws.join("mine")).as_deref(), Some("x\n"));
+        // Outside the workspace, the workspace itself, a CI folder: none.
+        run(root.join("elsewhere"), OutOrigin::Flag);
+        run(ws.clone(), OutOrigin::Flag);
+        run(ws.join("ci"), OutOrigin::CiTemp);
+        assert_eq!(ignore(&root.join("elsewhere")), None);
+        assert_eq!(ignore(&ws), None);
+        assert_eq!(ignore(&ws.join("ci")), None);
     }
 }

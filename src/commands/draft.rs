@@ -42,6 +42,8 @@ pub(crate) fn run(args: &DraftArgs) -> Outcome {
         )]));
     }
     let run_id = uuid::Uuid::now_v7().to_string();
+    // The evidence folder stays out of git like a run folder (best effort: the draft does not depend on it).
+    let _ = settings::ignore_whole(&crate::format::paths::drafts_folder(&workspace));
     let req = DraftRequest {
         objective: args.objective.clone(),
         agent_name: args.agent.clone(),

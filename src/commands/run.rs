@@ -28,8 +28,23 @@ struct Start<'a> {
 }
 
 impl Start<'_> {
+    /// The run folder ([`settings::out_dir`]), created and kept out of git
+    /// ([`settings::hide_from_git`]; a failure there is a warning: the
+    /// diff and the `git` tool leave the folder out all the same).
     fn out_dir(&self, workspace: &Path) -> PathBuf {
-        settings::out_dir(self.args.out.as_deref(), &self.cwd, workspace, &self.run_id)
+        let out = settings::out_dir(
+            self.args.out.as_deref(),
+            &self.cwd,
+            workspace,
+            &self.run_id,
+            &|k| std::env::var_os(k),
+        );
+        if let Err(e) = settings::hide_from_git(&out, workspace) {
+            output::warning(format_args!(
+                "could not keep the output folder out of git ({e}); it is left out of the diff and of `git` steps all the same"
+            ));
+        }
+        out.path
     }
 
     /// Print the problems, write the `invalid` report, publish it.

@@ -154,7 +154,10 @@ pub(super) struct Session {
     index: PathBuf,
     objects: PathBuf,
     alternates: OsString,
+    /// `.` and an exclusion of each left-out folder: what `diff-tree` compares.
     pathspec: Vec<OsString>,
+    /// The left-out folders inside the workspace, relative to it.
+    excluded: Vec<PathBuf>,
 }
 
 impl Session {
@@ -213,14 +216,13 @@ impl Session {
         if real_index.is_file() {
             std::fs::copy(&real_index, &session_index).map_err(SessionError::CopyIndex)?;
         }
+        let excluded: Vec<PathBuf> = exclude
+            .iter()
+            .filter_map(|x| relative(workspace, x))
+            .filter(|r| !r.as_os_str().is_empty())
+            .collect();
         let mut pathspec = vec![OsString::from(".")];
-        for x in exclude {
-            if let Some(rel) = relative(workspace, x).filter(|r| !r.as_os_str().is_empty()) {
-                let mut p = b":(exclude,literal)".to_vec();
-                p.extend_from_slice(rel.as_os_str().as_bytes());
-                pathspec.push(OsString::from_vec(p));
-            }
-        }
+        pathspec.extend(excluded.iter().map(|r| exclusion(r)));
         Ok(Some(Session {
             git: git.to_owned(),
             workspace: workspace.to_path_buf(),
@@ -229,6 +231,7 @@ impl Session {
             objects: session_objects,
             alternates: OsString::from_vec(alternate(objects)),
             pathspec,
+            excluded,
         }))
     }
 
@@ -287,11 +290,36 @@ impl Session {
         Ok(names)
     }
 
+    /// The pathspec of `git add`: `.` and an exclusion of each left-out
+    /// folder git does not ignore already. An ignored one is left out by git
+    /// itself, and must not be named: `git add` reports an ignored path that
+    /// any pathspec names (an exclusion too) and exits 1, which would throw
+    /// the git method away whenever the user's `.gitignore` lists the output
+    /// folder. `--ignore-errors` does not help (it covers files that cannot
+    /// be read, not ignored ones), so the folder is checked with `git
+    /// check-ignore --no-index` (the patterns alone) before every `add`: a
+    /// step may have edited a `.gitignore` since the last one. `diff-tree`
+    /// keeps every exclusion, so the folder never shows either way.
+    fn add_pathspec(&self) -> Result<Vec<OsString>, SessionError> {
+        let mut pathspec = vec![OsString::from(".")];
+        for rel in &self.excluded {
+            let mut c = self.cmd(&[]);
+            c.args(["check-ignore", "-q", "--no-index", "--"]).arg(rel);
+            match output(c, "check-ignore") {
+                Ok(_) => {}
+                Err(GitError::Failed { code: Some(1), .. }) => pathspec.push(exclusion(rel)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(pathspec)
+    }
+
     /// Record the workspace as a tree in the private index; returns its id.
     pub(super) fn record(&self) -> Result<String, SessionError> {
         let filters = self.filters()?;
+        let pathspec = self.add_pathspec()?;
         let mut add = self.cmd(&filters);
-        add.args(["add", "-A", "--"]).args(&self.pathspec);
+        add.args(["add", "-A", "--"]).args(&pathspec);
         output(add, "add")?;
         let mut wt = self.cmd(&filters);
         wt.arg("write-tree");
@@ -428,6 +456,13 @@ pub(super) fn head(dir: &Path) -> Option<String> {
     let text = String::from_utf8(out).ok()?;
     let head = text.trim();
     (!head.is_empty() && head.bytes().all(|b| b.is_ascii_hexdigit())).then(|| head.to_owned())
+}
+
+/// `:(exclude,literal)REL`.
+fn exclusion(rel: &Path) -> OsString {
+    let mut p = b":(exclude,literal)".to_vec();
+    p.extend_from_slice(rel.as_os_str().as_bytes());
+    OsString::from_vec(p)
 }
 
 /// Whether `dir` or a parent has a `.git`: tells "not a repository" (no note)

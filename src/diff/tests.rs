@@ -397,6 +397,56 @@ fn a_subfolder_of_a_repository_with_the_output_inside_it() {
     assert!(md.contains("--- a/in.txt"), "{md}");
 }
 
+/// The output folder inside the workspace, listed in the user's
+/// `.gitignore` or not, ignored by a `.gitignore` of its own, or only made
+/// ignored by a step: git is used every time and the folder never shows.
+#[test]
+fn the_output_folder_ignored_or_not_stays_out_and_git_keeps_working() {
+    for case in [
+        "user ignores it",
+        "not ignored",
+        "own gitignore",
+        "ignored by a step",
+    ] {
+        let (_dir, root) = tempdir();
+        tgit(&root, &["init", "-q", "."]);
+        let ignore: &[u8] = if case == "user ignores it" {
+            b".plangate/\n"
+        } else {
+            b"*.log\n"
+        };
+        write(&root, ".gitignore", ignore);
+        write(&root, "a.txt", b"1\n");
+        tgit(&root, &["add", "-A"]);
+        tgit(&root, &["commit", "-qm", "seed"]);
+        let out = root.join(".plangate/runs/r1");
+        if case == "own gitignore" {
+            write(&root, ".plangate/runs/.gitignore", b"*\n");
+        }
+        write(&out, "report.json", b"{}");
+        let mut t = Tracker::start(&root, &out);
+        assert_eq!(t.method(), Method::Git, "{case}");
+        write(&root, "a.txt", b"2\n");
+        write(&out, "report.json", b"{\"more\": 1}");
+        write(&out, "artifacts/s/stdout.txt", b"out\n");
+        if case == "ignored by a step" {
+            write(&root, ".gitignore", b".plangate/\n");
+        }
+        let (s, md) = t.finish();
+        assert_eq!(s.method, Method::Git, "{case}: {:?}", s.notes);
+        assert_eq!(s.notes, Vec::<String>::new(), "{case}");
+        let mut want = vec![("a.txt", Change::Modified, 1, 1, false, None)];
+        if case == "ignored by a step" {
+            want.insert(0, (".gitignore", Change::Modified, 1, 1, false, None));
+        }
+        assert_eq!(rows(&s), owned(want), "{case}");
+        assert!(
+            !md.contains("report.json") && !md.contains("stdout.txt"),
+            "{case}: {md}"
+        );
+    }
+}
+
 /// Steps credited with the files they changed, in both methods.
 fn attribution(root: &Path, method: Method) {
     write(root, "c.txt", b"c\n");

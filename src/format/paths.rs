@@ -57,9 +57,33 @@ pub(crate) fn relative_inside(s: &str) -> Result<PathBuf, PathError> {
     Ok(clean)
 }
 
+/// `WORKSPACE/.plangate/runs`: where run folders go outside CI when `--out`
+/// is not given. plangate owns it whole: its `.gitignore` says `*`.
+pub(crate) fn runs_folder(workspace: &Path) -> PathBuf {
+    workspace.join(".plangate").join("runs")
+}
+
+/// `WORKSPACE/.plangate/drafts`: where `plangate draft` keeps its evidence
+/// (owned whole, like [`runs_folder`]).
+pub(crate) fn drafts_folder(workspace: &Path) -> PathBuf {
+    workspace.join(".plangate").join("drafts")
+}
+
+/// The folder plangate owns around the run folder `out_dir`: [`runs_folder`]
+/// for a run folder there (earlier runs' folders are plangate's too), else
+/// the run folder itself. This is what git must never see or stage.
+pub(crate) fn own_folder(out_dir: &Path, workspace: &Path) -> PathBuf {
+    let runs = runs_folder(workspace);
+    if out_dir.parent() == Some(runs.as_path()) {
+        runs
+    } else {
+        out_dir.to_path_buf()
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{PathError, relative_inside};
+    use super::{PathError, own_folder, relative_inside, runs_folder};
 
     #[test]
     fn working_directories() {
@@ -84,5 +108,19 @@ mod tests {
             relative_inside("/etc").map_err(|e| e.to_string()),
             Err("`/etc` is not relative to the workspace".to_owned())
         );
+    }
+
+    #[test]
+    fn the_own_folder_of_a_default_run_is_the_runs_folder() {
+        let ws = std::path::Path::new("/w");
+        let run = runs_folder(ws).join("r1");
+        assert_eq!(
+            own_folder(&run, ws),
+            std::path::PathBuf::from("/w/.plangate/runs")
+        );
+        let out = std::path::Path::new("/w/out");
+        assert_eq!(own_folder(out, ws), out);
+        let tmp = std::path::Path::new("/tmp/plangate/runs/r1");
+        assert_eq!(own_folder(tmp, ws), tmp);
     }
 }

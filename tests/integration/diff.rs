@@ -278,9 +278,11 @@ fn the_default_output_folder_inside_a_repository_stays_out_of_the_diff() {
         .output()
         .unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // The run folder, beside plangate's `.gitignore`.
     let runs: Vec<_> = std::fs::read_dir(env.ws.join(".plangate/runs"))
         .unwrap()
         .flatten()
+        .filter(|e| e.path().is_dir())
         .collect();
     assert_eq!(runs.len(), 1);
     let r = read_json(&runs[0].path().join("report.json"));

@@ -61,7 +61,7 @@ impl Env {
     pub fn cmd(&self) -> Command {
         let mut c = Command::cargo_bin("plangate").expect("binary");
         for (k, _) in std::env::vars() {
-            if k.starts_with("PLANGATE_") || k == "GITHUB_ACTIONS" {
+            if outside_only(&k) {
                 c.env_remove(k);
             }
         }
@@ -169,13 +169,25 @@ pub fn alive(pid: u32) -> bool {
     }
 }
 
+/// Variables of the machine running the tests that plangate must not see:
+/// its settings, and the CI's (a test under GitHub Actions or GitLab CI must
+/// never write into the runner's real temporary folder; tests that want CI
+/// behaviour set these themselves).
+pub fn outside_only(k: &str) -> bool {
+    k.starts_with("PLANGATE_")
+        || matches!(
+            k,
+            "GITHUB_ACTIONS" | "RUNNER_TEMP" | "GITLAB_CI" | "RUNNER_TEMP_PROJECT_DIR"
+        )
+}
+
 /// Spawn plangate in the background (std process, so the test can signal it).
 pub fn spawn(env: &Env, plan_yaml: &str, args: &[&str]) -> std::process::Child {
     let plan = env.write("plan.yaml", plan_yaml);
     let bin = assert_cmd::cargo::cargo_bin("plangate");
     let mut c = std::process::Command::new(bin);
     for (k, _) in std::env::vars() {
-        if k.starts_with("PLANGATE_") || k == "GITHUB_ACTIONS" {
+        if outside_only(&k) {
             c.env_remove(k);
         }
     }

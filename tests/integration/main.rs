@@ -37,6 +37,7 @@ mod install_action;
 mod leaks;
 mod matrix;
 mod mermaid;
+mod outdir;
 mod permissions;
 mod plans;
 mod policy;

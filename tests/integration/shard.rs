@@ -49,7 +49,7 @@ fn bin() -> PathBuf {
 fn plangate(dir: &Path) -> StdCommand {
     let mut c = StdCommand::new(bin());
     for (k, _) in std::env::vars() {
-        if k.starts_with("PLANGATE_") || k == "GITHUB_ACTIONS" {
+        if crate::harness::outside_only(&k) {
             c.env_remove(k);
         }
     }

@@ -136,7 +136,7 @@ fn shown_units(units: &[String]) -> String {
 
 /// The repository's top level (paths below are judged from there: a step in
 /// a subfolder still reads the whole repository's status and history).
-async fn toplevel(git: &Git<'_>) -> Result<PathBuf, Halt> {
+pub(super) async fn toplevel(git: &Git<'_>) -> Result<PathBuf, Halt> {
     let a = git
         .aux(&["rev-parse", "--path-format=absolute", "--show-toplevel"])
         .await?;

@@ -6,7 +6,8 @@
 //! Files: [`args`] (the argv and what the run needs to know about the
 //! parameters), [`problems`] (plan errors), `step` (one run from start to
 //! end), `runner` (calling git), `env` and `config` (what git may run),
-//! `repo` and `remote` (where it works and pushes), [`status`], `text`.
+//! `repo` and `remote` (where it works and pushes), `own` (plangate's output
+//! folder is never staged), [`status`], `text`.
 //!
 //! Git runs nothing but itself:
 //! - hooks (`core.hooksPath=/dev/null`), pagers, editors (`true`), credential
@@ -37,6 +38,7 @@ mod config;
 mod env;
 pub(crate) mod error;
 mod judged;
+mod own;
 pub(crate) mod params;
 pub(crate) mod problems;
 mod remote;

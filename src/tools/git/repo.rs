@@ -33,7 +33,17 @@ pub(super) fn repo_dir(ws: &Path, rel: &Path) -> Result<PathBuf, GitError> {
 /// The last component is not followed (git adds a symlink as a link).
 pub(super) fn check_file(ws: &Path, repo: &Path, file: &str) -> Result<(), GitError> {
     let joined = repo.join(file);
-    let mut probe: Option<&Path> = joined.parent();
+    // `.` or `..` names a folder, whose own path is judged (`Path::parent`
+    // of `REPO/.` would be the repository's parent).
+    let names_folder = matches!(
+        Path::new(file).components().next_back(),
+        Some(std::path::Component::CurDir | std::path::Component::ParentDir)
+    );
+    let mut probe: Option<&Path> = if names_folder {
+        Some(joined.as_path())
+    } else {
+        joined.parent()
+    };
     // The nearest existing ancestor decides (the file itself may be deleted or a pattern).
     while let Some(p) = probe {
         if p.exists() {
@@ -91,4 +101,23 @@ pub(super) async fn check_work_tree(git: &Git<'_>, ws: &Path, rel: &Path) -> Res
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_names_the_repository_and_dot_dot_its_parent() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        assert!(check_file(&ws, &ws, ".").is_ok());
+        assert!(check_file(&ws, &ws, "a.txt").is_ok());
+        assert!(check_file(&ws, &ws.join("sub"), "..").is_ok());
+        assert!(matches!(
+            check_file(&ws, &ws, ".."),
+            Err(GitError::FileOutside { .. })
+        ));
+    }
 }

@@ -12,7 +12,7 @@ use super::params::GitAction;
 use super::params::GitOperation;
 use super::runner::Git;
 use super::text::{cut, failure_message, hide_userinfo, read_prefix};
-use super::{Findings, RESULT_TEXT_CHARS, args, config, env, judged, remote, repo, status};
+use super::{Findings, RESULT_TEXT_CHARS, args, config, env, judged, own, remote, repo, status};
 use crate::process::{Capture, Termination};
 use crate::tools::StepContext;
 use crate::tools::step::Step;
@@ -46,14 +46,12 @@ pub(super) async fn go(
                     "{} path(s) left out: the permission rules deny them",
                     pathspecs.len()
                 ));
-                if !run_argv.iter().any(|a| a == "--") {
-                    run_argv.push("--".to_owned());
-                    f.command.push("--".to_owned());
-                }
-                f.command.extend(pathspecs.iter().cloned());
-                run_argv.extend(pathspecs);
+                exclude(&mut run_argv, f, pathspecs);
             }
         }
+    }
+    if let own::Own::Exclude(pathspec) = own::guard(&git, a, ctx).await? {
+        exclude(&mut run_argv, f, vec![pathspec]);
     }
 
     // Drivers and remote programs named by the configuration.
@@ -81,6 +79,16 @@ pub(super) async fn go(
     }
     let ran = operation(&git, step, &run_argv, read_only, f).await?;
     after(&git, a, step, before.as_ref(), ran, f).await
+}
+
+/// Append exclusion pathspecs to the argv run and to the command shown (after a `--`).
+fn exclude(run_argv: &mut Vec<String>, f: &mut Findings, pathspecs: Vec<String>) {
+    if !run_argv.iter().any(|a| a == "--") {
+        run_argv.push("--".to_owned());
+        f.command.push("--".to_owned());
+    }
+    f.command.extend(pathspecs.iter().cloned());
+    run_argv.extend(pathspecs);
 }
 
 /// Checks the repository and `files`, and builds the environment of every call.
