@@ -372,6 +372,9 @@ pub enum Format {
     Text,
     /// For programs.
     Json,
+    /// A Mermaid flowchart: one node per step (id, tool, effective risk,
+    /// decision), one edge per dependency, nodes styled by decision.
+    Mermaid,
 }
 
 /// `--risk-tolerance` values.

@@ -9,6 +9,7 @@
 pub(crate) mod audit;
 pub(crate) mod console;
 pub(crate) mod gitlab;
+pub(crate) mod mermaid;
 pub(crate) mod render;
 
 use std::io::{BufWriter, Write};

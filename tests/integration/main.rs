@@ -37,6 +37,7 @@ mod install_action;
 mod keep_going;
 mod leaks;
 mod matrix;
+mod mermaid;
 mod outdir;
 mod permissions;
 mod plans;
