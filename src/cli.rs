@@ -290,6 +290,12 @@ pub struct RunArgs {
     /// Whose last lines of stdout and stderr the console, annotations, JUnit, the summary and the PR comment show.
     #[arg(long, env = "PLANGATE_SHOW_OUTPUT", value_enum, default_value_t = ShowOutputArg::Failures)]
     pub show_output: ShowOutputArg,
+    /// Stop starting steps after the first failure (the default; `--fail-fast=false` is `--no-fail-fast`); overrides the plan's `policy.fail_fast`.
+    #[arg(long, env = "PLANGATE_FAIL_FAST", value_name = "true|false", value_parser = strict_bool, num_args = 0..=1, require_equals = true, default_missing_value = "true", overrides_with = "no_fail_fast")]
+    pub fail_fast: Option<bool>,
+    /// Keep going after a failed step: every step that does not depend on a failed one still runs; the run still fails (exit 1).
+    #[arg(long, overrides_with = "fail_fast")]
+    pub no_fail_fast: bool,
     #[command(flatten)]
     pub github: GithubArgs,
 }
@@ -311,6 +317,17 @@ impl From<ShowOutputArg> for crate::model::ShowOutput {
             ShowOutputArg::Failures => crate::model::ShowOutput::Failures,
             ShowOutputArg::All => crate::model::ShowOutput::All,
             ShowOutputArg::None => crate::model::ShowOutput::None,
+        }
+    }
+}
+
+impl RunArgs {
+    /// `--no-fail-fast`, else `--fail-fast[=BOOL]` or `PLANGATE_FAIL_FAST` (None: the plan decides).
+    pub(crate) fn fail_fast(&self) -> Option<bool> {
+        if self.no_fail_fast {
+            Some(false)
+        } else {
+            self.fail_fast
         }
     }
 }
@@ -385,6 +402,9 @@ pub enum Format {
     Text,
     /// For programs.
     Json,
+    /// A Mermaid flowchart: one node per step (id, tool, effective risk,
+    /// decision), one edge per dependency, nodes styled by decision.
+    Mermaid,
 }
 
 /// `--risk-tolerance` values.
@@ -428,5 +448,34 @@ mod tests {
         assert!(
             Cli::try_parse_from(["plangate", "run", "p.yaml", "--fail-on-secrets", "no"]).is_err()
         );
+    }
+
+    #[test]
+    fn fail_fast_flags_the_last_one_wins_and_a_bare_flag_takes_no_plan_path() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["plangate", "run"];
+            all.extend_from_slice(args);
+            let cli = Cli::try_parse_from(all).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            let Command::Run(run) = cli.command else {
+                panic!("not run")
+            };
+            (run.fail_fast(), run.plan)
+        };
+        assert_eq!(parse(&["p.yaml"]).0, None);
+        assert_eq!(parse(&["--no-fail-fast", "p.yaml"]).0, Some(false));
+        assert_eq!(
+            parse(&["--fail-fast", "p.yaml"]),
+            (Some(true), PathBuf::from("p.yaml"))
+        );
+        assert_eq!(parse(&["p.yaml", "--fail-fast=false"]).0, Some(false));
+        assert_eq!(
+            parse(&["p.yaml", "--fail-fast", "--no-fail-fast"]).0,
+            Some(false)
+        );
+        assert_eq!(
+            parse(&["p.yaml", "--no-fail-fast", "--fail-fast"]).0,
+            Some(true)
+        );
+        assert!(Cli::try_parse_from(["plangate", "run", "p.yaml", "--fail-fast=no"]).is_err());
     }
 }

@@ -132,6 +132,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         matrix_values: BTreeMap::new(),
         condition: None,
         continue_on_error: false,
+        retry: None,
         env: BTreeMap::new(),
         secrets: std::collections::BTreeSet::new(),
         pos: crate::plan::Pos::default(),
@@ -200,6 +201,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         fail_on_secrets: true,
         record: None,
         pulse: None,
+        on_retry: None,
         template_values: BTreeMap::new(),
     };
     let out = agent::run(&action, &step, &ctx, SystemTime::now()).await;

@@ -15,7 +15,12 @@
 //! plan loosening a value the file pins is lowered back and said so
 //! (`policy.capped`). The capping rules themselves are pure policy logic in
 //! [`crate::policy::cap`]. `--fail-on-secrets false` beats the plan, but not a
-//! policy file that pins `fail_on_secrets: true`.
+//! policy file that pins `fail_on_secrets: true`. Likewise `fail_fast`:
+//! `--no-fail-fast` (or `--fail-fast`, or `PLANGATE_FAIL_FAST=true|false`)
+//! beats the plan's `policy.fail_fast`, whose default is true; a policy file's
+//! `fail_fast: true` pins it (keeping going is no safety matter, but it runs
+//! more unattended steps after a failure), its `fail_fast: false` changes
+//! nothing.
 //!
 //! Settings outside the policy: the workspace is `--workspace` (or
 //! `PLANGATE_WORKSPACE`), else the current directory; the output folder is
@@ -37,11 +42,13 @@ use crate::policy::cap::{Overrides, resolve};
 use crate::policy::env::Scope;
 use crate::tools::ToolEnv;
 
-/// Run-only flags that feed the policy (`--max-parallel`, `--fail-on-secrets`).
+/// Run-only flags that feed the policy (`--max-parallel`, `--fail-on-secrets`,
+/// `--fail-fast` / `--no-fail-fast`).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct RunFlags {
     pub max_parallel: Option<u32>,
     pub fail_on_secrets: Option<bool>,
+    pub fail_fast: Option<bool>,
 }
 
 /// What `run`, `validate` and `draft` share: the checked plan, the
@@ -305,6 +312,7 @@ impl PlanSettings {
                 risk_tolerance: args.risk_tolerance.map(Into::into),
                 max_parallel: flags.max_parallel,
                 fail_on_secrets: flags.fail_on_secrets,
+                fail_fast: flags.fail_fast,
             },
             cap.as_ref(),
         );

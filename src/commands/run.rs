@@ -77,6 +77,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     let flags = RunFlags {
         max_parallel: args.max_parallel,
         fail_on_secrets: args.fail_on_secrets,
+        fail_fast: args.fail_fast(),
     };
     let mut prepared = match PlanSettings::resolve(&args.plan, &args.decision, flags) {
         Ok(p) => p,

@@ -1,6 +1,6 @@
 //! `plangate validate`: check a plan and show each step's risk and the
-//! decision it would get, as a table (text) or as [`ValidateOutput`] (JSON).
-//! Runs nothing.
+//! decision it would get, as a table (text), as [`ValidateOutput`] (JSON) or
+//! as a Mermaid flowchart (`report::mermaid`). Runs nothing.
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -172,6 +172,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Outcome {
             gate_text(&mut out, &gate);
             out
         }
+        Format::Mermaid => mermaid(&prepared, &decisions),
     };
     crate::output::stdout(&out).map_err(Error::Stdout)?;
     // The code `run` would exit with for these decisions (3: it would stop at the gate).
@@ -271,6 +272,51 @@ pub(crate) fn to_json<'a>(
     }
 }
 
+/// The Mermaid form: the expanded steps, their dependencies, each node
+/// labelled with its effective risk and decision (`skipped` for a step whose
+/// `if:` is false before the run, as in the table, and for a denied step
+/// under `on_approval_required: skip`). Printed whatever its size, with a
+/// warning when Mermaid's default limits would stop a renderer.
+pub(crate) fn mermaid(p: &PlanSettings, decisions: &[StepDecision]) -> Vec<u8> {
+    use crate::model::{DecisionKind, OnApproval};
+    use crate::report::mermaid::{self, Node};
+    let skip = p.policy.on_approval_required == OnApproval::Skip;
+    let nodes: Vec<Node<'_>> = p
+        .plan
+        .steps
+        .iter()
+        .zip(decisions)
+        .map(|(s, d)| Node {
+            id: &s.id,
+            tool: s.tool.as_str(),
+            risk: Some(d.risk.effective.as_str()),
+            state: match d.decision.decision {
+                _ if d.skip.is_some() => "skipped",
+                DecisionKind::Denied if skip => "skipped",
+                k => k.as_str(),
+            },
+        })
+        .collect();
+    let edges: Vec<(usize, usize)> = p
+        .plan
+        .steps
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| s.deps.iter().map(move |&d| (d, i)))
+        .collect();
+    let text = mermaid::flowchart(&nodes, &edges);
+    if text.len() > mermaid::MERMAID_MAX_TEXT || edges.len() > mermaid::MERMAID_MAX_EDGES {
+        crate::output::warning(format_args!(
+            "the graph has {} characters and {} edges: Mermaid's defaults (maxTextSize {}, maxEdges {}) stop renderers such as GitHub's from drawing it",
+            text.len(),
+            edges.len(),
+            mermaid::MERMAID_MAX_TEXT,
+            mermaid::MERMAID_MAX_EDGES
+        ));
+    }
+    text.into_bytes()
+}
+
 /// The text form: the plan, the policy, one table row per step.
 pub(crate) fn text(p: &PlanSettings, decisions: &[StepDecision]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -305,11 +351,12 @@ fn write_text(
     }
     writeln!(
         out,
-        "policy: risk_tolerance {}, on_approval_required {}, max_parallel {}, fail_on_secrets {}",
+        "policy: risk_tolerance {}, on_approval_required {}, max_parallel {}, fail_on_secrets {}, fail_fast {}",
         pol.risk_tolerance.as_str(),
         pol.on_approval_required.as_str(),
         pol.max_parallel,
-        pol.fail_on_secrets
+        pol.fail_on_secrets,
+        pol.fail_fast
     )?;
     if let Some(hosts) = &pol.allowed_hosts {
         writeln!(out, "policy: allowed_hosts [{}]", hosts.join(", "))?;

@@ -40,6 +40,13 @@ pub(crate) enum RunEvent {
         /// Elapsed time and what its agent reported so far.
         beat: crate::tools::Beat,
     },
+    /// A bash step's attempt failed; its command runs again after a wait (`retry:`).
+    StepRetrying {
+        /// Step index.
+        step: usize,
+        /// The failed attempt and the wait.
+        notice: crate::tools::RetryNotice,
+    },
     /// A step ended after running.
     StepFinished {
         /// Step index.

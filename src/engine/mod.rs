@@ -7,19 +7,28 @@
 //!    right there with exit 3: nothing is executed, so a half-run plan never
 //!    has to be undone.
 //! 2. *Schedule*: steps start in plan order as soon as their dependencies
-//!    succeeded, at most `max_parallel` at once. The first failure of a step
-//!    without `continue_on_error` stops new steps from starting; running ones
-//!    finish. Dependents of a failed step are `not_run`; of a skipped step,
+//!    succeeded, at most `max_parallel` at once. Under `fail_fast` (the
+//!    default) the first failure of a step without `continue_on_error` stops
+//!    new steps from starting; running ones finish. With `fail_fast: false`
+//!    every step that does not depend on a failed one still starts. A signal,
+//!    an exhausted budget and (under `fail_fast`) a secret found under
+//!    `fail_on_secrets` stop everything; with `fail_fast: false` a secret
+//!    only stops the dependents of the step whose output held it.
+//!    Dependents of a failed step are `not_run`; of a skipped step,
 //!    `skipped`. A step with `if:` runs only when its condition holds
 //!    (false: `skipped`, "condition false"); one whose condition calls a
 //!    status function (`always()`, `success()`, `failure()`) is evaluated
 //!    whatever its dependencies ended, even after a failure. A step gets its
-//!    dependencies' outputs as `PLANGATE_OUTPUT_<STEP>_<NAME>`.
+//!    dependencies' outputs as `PLANGATE_OUTPUT_<STEP>_<NAME>`. A bash step
+//!    with `retry:` runs again after a failed attempt (`tools/bash/retry.rs`).
 //! 3. *Rollback*: when the run fails (not when it is interrupted or denied),
 //!    the `rollback_command` of every step that succeeded runs, newest
 //!    completion first, each with its step's timeout; a failing rollback is
-//!    recorded and the others still run. Under `--resume`, the steps carried
-//!    over from the resumed run count as completed before any of this run's.
+//!    recorded and the others still run. With `fail_fast: false` only the
+//!    successful steps a failed step depends on are rolled back, and not those
+//!    a kept step depends on too (`finish::keep_going_rollbacks`). Under
+//!    `--resume`, the steps carried over from the resumed run count as
+//!    completed before any of this run's.
 //!
 //! The engine reports only through [`events::RunEvent`]s.
 
@@ -354,6 +363,7 @@ pub(crate) async fn run(
         ),
         results: start.results,
         outputs: start.outputs,
+        leaked: start.leaked,
         status_conditions: plan
             .steps
             .iter()

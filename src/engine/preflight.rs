@@ -60,6 +60,8 @@ pub(super) struct Start {
     pub(super) outputs: Vec<std::collections::BTreeMap<String, String>>,
     /// Steps the gate skipped for want of approval (`on_approval_required: skip`).
     pub(super) approval_skipped: Vec<usize>,
+    /// The carried-over steps whose output held a secret.
+    pub(super) leaked: Vec<bool>,
 }
 
 impl Start {
@@ -75,6 +77,7 @@ impl Start {
             completed: Vec::new(),
             outputs: vec![std::collections::BTreeMap::new(); n],
             approval_skipped: Vec::new(),
+            leaked: vec![false; n],
         };
         start.carry_over(plan, settings, events);
         for i in 0..n {
@@ -95,6 +98,7 @@ impl Start {
             let Some(c) = c else { continue };
             self.state[i] = State::Done(StepStatus::Success);
             self.secrets += c.findings.len();
+            self.leaked[i] = !c.findings.is_empty();
             self.fingerprints
                 .extend(c.findings.iter().map(|f| f.fingerprint.clone()));
             if let Some(f) = &c.result_file {

@@ -1,6 +1,7 @@
 //! The scheduler: starts steps in plan order as soon as their dependencies
 //! succeeded (at most `max_parallel` at once), stops starting new ones after
-//! the first failure, runs the rollbacks, and checkpoints the diff tracker
+//! the first failure (under `fail_fast`; otherwise only the failed step's
+//! dependents stay out), runs the rollbacks, and checkpoints the diff tracker
 //! when the workspace is quiet.
 
 use std::collections::BTreeMap;
@@ -69,6 +70,9 @@ pub(super) struct Scheduler {
     pub(super) results: BTreeMap<String, PathBuf>,
     /// Each step's outputs, by index (for its dependents).
     pub(super) outputs: Vec<BTreeMap<String, String>>,
+    /// Steps whose output held a secret: under `fail_on_secrets` with
+    /// `fail_fast: false`, nothing that depends on them starts.
+    pub(super) leaked: Vec<bool>,
     /// Some step's `if:` calls a status function: after a failure, such steps are still considered.
     pub(super) status_conditions: bool,
     /// Steps that ended because the budget ran out.
@@ -182,6 +186,21 @@ impl Scheduler {
 
     fn readiness(&self, i: usize) -> Readiness {
         let step = &self.plan.steps[i];
+        if self.settings.policy.fail_on_secrets
+            && let Some(&d) = step
+                .deps
+                .iter()
+                .find(|&&d| self.selected[d] && self.leaked[d])
+        {
+            // Not even a status function runs on what a leaking step produced.
+            return Readiness::Never(
+                StepStatus::NotRun,
+                format!(
+                    "dependency `{}` produced a secret (fail_on_secrets)",
+                    self.plan.steps[d].id
+                ),
+            );
+        }
         let Some(cond) = &step.condition else {
             return self.deps_ready(i);
         };
@@ -298,6 +317,12 @@ impl Scheduler {
                     let _ = events.send(RunEvent::Heartbeat { step: i, beat });
                 })
             }),
+            on_retry: Some({
+                let events = self.events.clone();
+                tools::RetryNotices::new(move |notice| {
+                    let _ = events.send(RunEvent::StepRetrying { step: i, notice });
+                })
+            }),
             template_values: BTreeMap::new(),
         }
     }
@@ -380,11 +405,14 @@ impl Scheduler {
         let mut running: JoinSet<(usize, u32, StepOutcome)> = JoinSet::new();
         let mut failed: Option<usize> = None;
         let mut cancel = self.cancel.clone();
+        let fail_fast = self.settings.policy.fail_fast;
         loop {
+            // A signal and the budget stop everything; a secret too under
+            // fail_fast (without it, only the leaking step's dependents stay out).
             let stopping = *cancel.borrow()
                 || self.shared.check().is_some()
-                || (self.secrets > 0 && self.settings.policy.fail_on_secrets);
-            if !stopping && (failed.is_none() || self.status_conditions) {
+                || (fail_fast && self.secrets > 0 && self.settings.policy.fail_on_secrets);
+            if !stopping && (failed.is_none() || self.status_conditions || !fail_fast) {
                 self.resolve(&mut running, max, &mut failed);
             }
             if running.is_empty() {
@@ -408,6 +436,7 @@ impl Scheduler {
                         self.budget_hit.push(i);
                     }
                     self.secrets += outcome.findings.len();
+                    self.leaked[i] = !outcome.findings.is_empty();
                     self.fingerprints.extend(outcome.findings.iter().map(|f| f.fingerprint.clone()));
                     if let Some(f) = &outcome.result_file {
                         self.results.insert(self.plan.steps[i].id.clone(), f.clone());
@@ -443,8 +472,9 @@ impl Scheduler {
     }
 
     /// Resolve never-runnable steps until nothing changes, then start what is
-    /// ready. After a failure only steps whose `if:` calls a status function
-    /// start; the others are `not_run`.
+    /// ready. After a failure under `fail_fast`, only steps whose `if:` calls
+    /// a status function start; the others are `not_run`. Without `fail_fast`
+    /// every ready step starts (a failed step's dependents are never ready).
     fn resolve(
         &mut self,
         running: &mut JoinSet<(usize, u32, StepOutcome)>,
@@ -470,7 +500,7 @@ impl Scheduler {
                         (StepStatus::Failed, reason)
                     }
                     Readiness::Ready => match *failed {
-                        Some(f) if !status_step => (
+                        Some(f) if !status_step && self.settings.policy.fail_fast => (
                             StepStatus::NotRun,
                             format!(
                                 "the run stopped after step `{}` failed",
@@ -530,8 +560,22 @@ impl Scheduler {
         });
     }
 
+    /// Run the rollbacks of a failed run, newest completion first: every
+    /// step that succeeded under `fail_fast`; without it, those
+    /// [`super::finish::keep_going_rollbacks`] picks.
     pub(super) async fn rollback(&mut self) {
-        let order: Vec<usize> = self.completed.iter().rev().copied().collect();
+        let order: Vec<usize> = if self.settings.policy.fail_fast {
+            self.completed.iter().rev().copied().collect()
+        } else {
+            let deps: Vec<&[usize]> = self.plan.steps.iter().map(|s| s.deps.as_slice()).collect();
+            let failed: Vec<usize> = (0..self.state.len())
+                .filter(|&i| {
+                    matches!(self.state[i], State::Done(s) if s.is_failure())
+                        && !self.plan.steps[i].continue_on_error
+                })
+                .collect();
+            super::finish::keep_going_rollbacks(&deps, &self.completed, &failed)
+        };
         for i in order {
             let step = &self.plan.steps[i];
             let Some(cmd) = step.rollback_command.clone() else {

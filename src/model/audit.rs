@@ -82,6 +82,23 @@ pub(crate) enum AuditEvent {
         /// What went wrong.
         error: Option<String>,
     },
+    /// A bash step's attempt failed and its command will run again (`retry:`).
+    StepRetry {
+        /// Step id.
+        step: String,
+        /// The attempt that failed (1-based).
+        attempt: u32,
+        /// Attempts in all.
+        max_attempts: u32,
+        /// How it ended.
+        status: StepStatus,
+        /// Its exit code, if it exited.
+        exit_code: Option<i32>,
+        /// Why it failed.
+        error: Option<String>,
+        /// The wait before the next attempt.
+        wait_ms: u64,
+    },
     /// A step will not run.
     StepNotRun {
         /// Step id.

@@ -54,8 +54,8 @@ pub(crate) use sandbox::{
     Availability, Backend, Filesystem, Limits, Profile, SandboxMode, StepSandbox,
 };
 pub(crate) use step::{
-    AgentChanges, AgentResult, AgentSession, AttemptRecord, ChangedPath, HttpAttempt,
-    StepEnvironment, StepOutcome, StepStatus,
+    AgentChanges, AgentResult, AgentSession, AttemptRecord, ChangedPath, CommandAttempt,
+    HttpAttempt, StepEnvironment, StepOutcome, StepStatus,
 };
 pub(crate) use tool::ToolName;
 pub(crate) use usage::Usage;

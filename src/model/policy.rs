@@ -35,6 +35,12 @@ pub struct PolicyBlock {
     #[serde(default)]
     #[schemars(range(min = 1, max = 256))]
     pub max_parallel: Option<u32>,
+    /// true (default): after a step fails (not under `continue_on_error`), no new step starts but
+    /// those whose `if:` calls a status function. false: keep going: every step that does not
+    /// depend on a failed step still runs (its dependents are `not_run`); the run still fails.
+    /// A `--policy` file's `fail_fast: true` pins it (its `false` changes nothing).
+    #[serde(default)]
+    pub fail_fast: Option<bool>,
     /// Limits on tokens, cost and wall time for the whole run; exhausting one ends the run with exit 6.
     #[serde(default)]
     pub budget: Option<BudgetBlock>,
@@ -100,6 +106,9 @@ pub(crate) struct EffectivePolicy {
     pub fail_on_secrets: bool,
     /// Steps at once.
     pub max_parallel: u32,
+    /// Stop starting steps after the first failure (false: keep going with independent steps).
+    #[serde(default = "default_true")]
+    pub fail_fast: bool,
     /// Limits for the whole run (each the lower of plan and policy file).
     #[serde(default)]
     pub budget: BudgetBlock,
@@ -122,4 +131,8 @@ pub(crate) struct EffectivePolicy {
     /// One line per value lowered by the policy file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capped: Vec<String>,
+}
+
+fn default_true() -> bool {
+    true
 }

@@ -250,6 +250,10 @@ pub(crate) struct StepReport {
     /// Every agent attempt: prompt hash, verdict, rejections, usage, evidence files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_attempts: Vec<AttemptRecord>,
+    /// A bash step with `retry:`: every run of its command (`attempt`, `status`, `exit_code`,
+    /// `started_at`, `duration_ms`, `wait_ms` before the next one, `error`, `files`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_attempts: Vec<super::CommandAttempt>,
     /// An agent step's change set (`via`, `files` with `path` and `change`,
     /// `bytes`): what it changed, checked and applied after its answer was accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -68,7 +68,7 @@ pub(crate) struct StepOutcome {
     pub started_at: SystemTime,
     /// Wall time.
     pub duration: Duration,
-    /// Attempts made (agents retry; bash makes one).
+    /// Attempts made (agents retry; bash steps with `retry:` too).
     pub attempts: u32,
     /// Files written, relative to the output directory.
     pub artifacts: Vec<String>,
@@ -82,6 +82,8 @@ pub(crate) struct StepOutcome {
     pub usage: Option<Usage>,
     /// Every agent attempt, in order.
     pub agent_attempts: Vec<AttemptRecord>,
+    /// Every run of a bash step's command when it has `retry:`, in order.
+    pub command_attempts: Vec<CommandAttempt>,
     /// The run's budget ran out during this step.
     pub budget_exhausted: bool,
     /// The accepted, sanitized result (an agent step's `parsed.*`), absolute.
@@ -116,6 +118,7 @@ impl StepOutcome {
             error: None,
             usage: None,
             agent_attempts: Vec::new(),
+            command_attempts: Vec::new(),
             budget_exhausted: false,
             result_file: None,
             environment: None,
@@ -225,6 +228,34 @@ pub(crate) struct AttemptRecord {
     /// HTTP providers: every request of this attempt, retries included (absent for other providers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub http_attempts: Vec<HttpAttempt>,
+}
+
+/// One run of a bash step's command under `retry:`, as the report shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct CommandAttempt {
+    /// 1-based.
+    pub attempt: u32,
+    /// How it ended: success, failed or timed_out.
+    pub status: StepStatus,
+    /// Its exit code, if it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that killed it, if one did (not sent by plangate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// When it started (RFC 3339).
+    pub started_at: String,
+    /// Its wall time.
+    pub duration_ms: u64,
+    /// How long plangate waited after it before the next attempt (absent after the last).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<u64>,
+    /// What went wrong, in one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Its captured output, relative to the output directory (`attempt-N.stdout.txt`, ...;
+    /// the last attempt's are the step's `stdout.txt` and `stderr.txt`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
 }
 
 /// What an agent CLI reported about its session besides the answer (read

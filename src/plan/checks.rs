@@ -1,7 +1,7 @@
 //! The checks the schema cannot express, on the parsed tree (so they
 //! tolerate a tree the schema rejected): duplicate ids, unknown, self and
-//! repeated dependencies, cycles (named), matrices, timeouts, regexes,
-//! environment names; each tool's own checks through its spec.
+//! repeated dependencies, cycles (named), matrices, timeouts, `retry`,
+//! regexes, environment names; each tool's own checks through its spec.
 
 use std::collections::HashMap;
 
@@ -230,6 +230,13 @@ fn check_step(
         }
     }
     check_env(file, step, sid, out);
+    crate::format::retry::check(
+        file,
+        step.child("retry"),
+        step.child("tool").and_then(str_of),
+        sid,
+        out,
+    );
     if let (Some(tool), Some(p)) = (
         step.child("tool")
             .and_then(str_of)

@@ -255,10 +255,9 @@ fn explain(
                 None => d.help(format!("expected one of: {list}")),
             }]
         }
-        K::OneOfNotValid { .. } | K::AnyOf { .. } if pointer.ends_with("/timeout") => vec![
-            Diagnostic::at(file, pos, format!("invalid timeout `{found}` for {what}"))
-                .help("use a positive number of seconds (at most 86400) or a duration like `90s`, `10m`, `1h`"),
-        ],
+        K::OneOfNotValid { .. } | K::AnyOf { .. } if duration_key(pointer).is_some() => {
+            vec![duration_error(file, pos, &what, &found, pointer)]
+        }
         K::OneOfNotValid { context } | K::AnyOf { context } if single_branch(context).is_some() => {
             let mut out = Vec::new();
             for e in single_branch(context).unwrap_or_default() {
@@ -287,6 +286,34 @@ fn explain(
             Diagnostic::at(file, pos, format!("invalid {what}: {err}"))
                 .help("see `plangate schema` for the expected shape"),
         ],
+    }
+}
+
+/// The duration keys (`timeout`, a bash step's `retry.delay`): the word for one.
+fn duration_key(pointer: &str) -> Option<&'static str> {
+    if pointer.ends_with("/timeout") {
+        Some("timeout")
+    } else if pointer.ends_with("/retry/delay") {
+        Some("delay")
+    } else {
+        None
+    }
+}
+
+/// A `timeout` or `retry.delay` that is neither a number in range nor a duration.
+fn duration_error(file: &str, pos: Pos, what: &str, found: &str, pointer: &str) -> Diagnostic {
+    let d = Diagnostic::at(
+        file,
+        pos,
+        format!(
+            "invalid {} `{found}` for {what}",
+            duration_key(pointer).unwrap_or("duration")
+        ),
+    );
+    if pointer.ends_with("/timeout") {
+        d.help("use a positive number of seconds (at most 86400) or a duration like `90s`, `10m`, `1h`")
+    } else {
+        d.help(crate::format::retry::DELAY_HELP)
     }
 }
 

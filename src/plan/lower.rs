@@ -237,6 +237,7 @@ fn lower_step(cx: &LowerCx<'_>, s: StepDef) -> Result<Step, Diagnostic> {
             .filter_map(|d| cx.steps.get(d).copied())
             .collect(),
         continue_on_error: s.continue_on_error,
+        retry: s.retry.map(crate::format::retry::Retry::from_def),
         env,
         secrets: s.secrets.into_iter().collect(),
         pos: cx.pos,

@@ -91,6 +91,11 @@ pub(crate) struct StepDef {
     /// Ids of steps that must succeed first.
     #[serde(default)]
     pub dependencies: Vec<String>,
+    /// Bash steps only: run the command again after a failed attempt, e.g. `{max_attempts: 3,
+    /// delay: 5s, backoff: 2}`. Each attempt starts afresh (`$PLANGATE_OUTPUT` emptied); the
+    /// report lists every attempt (`command_attempts`).
+    #[serde(default)]
+    pub retry: Option<crate::format::retry::RetryDef>,
     /// Run the step only when this expression holds (see "Conditions" in the README), e.g.
     /// `steps.lint.outputs.changed == 'true'` or `failure()`; false: the step is `skipped`
     /// ("condition false"). Without it a step runs when its dependencies succeeded.

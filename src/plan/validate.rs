@@ -133,6 +133,7 @@ fn keys_at(root: &Node, pointer: &str) -> Vec<String> {
                 _ => Vec::new(),
             }
         }
+        ["steps", _, "retry"] => allowed_keys::<crate::format::retry::RetryDef>(),
         ["agents", _] => allowed_keys::<AgentDef>(),
         ["inputs", _] => allowed_keys::<super::raw::InputDef>(),
         ["agents", _, "price"] => allowed_keys::<super::raw::Price>(),

@@ -15,6 +15,8 @@ pub(crate) struct Overrides {
     pub max_parallel: Option<u32>,
     /// `--fail-on-secrets` (the policy file's `fail_on_secrets: true` still wins).
     pub fail_on_secrets: Option<bool>,
+    /// `--fail-fast` / `--no-fail-fast` (the policy file's `fail_fast: true` still wins).
+    pub fail_fast: Option<bool>,
 }
 
 /// Resolve the policy in force.
@@ -31,6 +33,7 @@ pub(crate) fn resolve(
     let mut on = plan.on_approval_required.unwrap_or(OnApproval::Deny);
     let mut fail = cli.fail_on_secrets.or(plan.fail_on_secrets).unwrap_or(true);
     let mut par = cli.max_parallel.or(plan.max_parallel).unwrap_or(1).max(1);
+    let mut fail_fast = cli.fail_fast.or(plan.fail_fast).unwrap_or(true);
     if let Some(cap) = cap {
         if let Some(max) = cap.risk_tolerance
             && tol > max
@@ -56,6 +59,12 @@ pub(crate) fn resolve(
         if cap.fail_on_secrets == Some(true) && !fail {
             capped.push("fail_on_secrets forced to true by the policy file".to_owned());
             fail = true;
+        }
+        // Keeping going is not a safety matter, but it runs more unattended
+        // steps after a failure: the maintainers may pin the default.
+        if cap.fail_fast == Some(true) && !fail_fast {
+            capped.push("fail_fast forced to true by the policy file".to_owned());
+            fail_fast = true;
         }
         if let Some(max) = cap.max_parallel
             && par > max
@@ -94,6 +103,7 @@ pub(crate) fn resolve(
         on_approval_required: on,
         fail_on_secrets: fail,
         max_parallel: par,
+        fail_fast,
         capped,
     }
 }
@@ -254,6 +264,7 @@ mod tests {
             on_approval_required: on,
             fail_on_secrets: f,
             max_parallel: p,
+            fail_fast: None,
             budget: None,
             allowed_hosts: None,
             permissions: None,
@@ -327,6 +338,7 @@ mod tests {
                 risk_tolerance: Some(Tolerance::High),
                 max_parallel: None,
                 fail_on_secrets: Some(false),
+                fail_fast: None,
             },
             Some(&cap),
         );
@@ -378,6 +390,32 @@ mod tests {
             ..Overrides::default()
         };
         assert!(resolve(&block(None, None, Some(false), None), on, None).fail_on_secrets);
+    }
+
+    #[test]
+    fn fail_fast_flag_then_plan_then_true_and_a_file_may_pin_it_true() {
+        let plan = |f: Option<bool>| PolicyBlock {
+            fail_fast: f,
+            ..PolicyBlock::default()
+        };
+        let cli = |f: Option<bool>| Overrides {
+            fail_fast: f,
+            ..Overrides::default()
+        };
+        assert!(resolve(&plan(None), cli(None), None).fail_fast);
+        assert!(!resolve(&plan(Some(false)), cli(None), None).fail_fast);
+        assert!(resolve(&plan(Some(false)), cli(Some(true)), None).fail_fast);
+        assert!(!resolve(&plan(Some(true)), cli(Some(false)), None).fail_fast);
+        // A file's `true` pins it; its `false` loosens nothing and forces nothing.
+        let e = resolve(&plan(Some(false)), cli(None), Some(&plan(Some(true))));
+        assert!(e.fail_fast);
+        assert_eq!(e.capped, ["fail_fast forced to true by the policy file"]);
+        let e = resolve(&plan(None), cli(Some(false)), Some(&plan(Some(true))));
+        assert!(e.fail_fast);
+        let e = resolve(&plan(None), cli(None), Some(&plan(Some(false))));
+        assert!(e.fail_fast);
+        assert!(e.capped.is_empty());
+        assert!(!resolve(&plan(Some(false)), cli(None), Some(&plan(Some(false)))).fail_fast);
     }
 
     #[test]

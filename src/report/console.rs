@@ -131,6 +131,29 @@ impl Console {
         ));
     }
 
+    /// "… test attempt 1/3 failed (exited with code 1); retrying in 2s (attempt 2/3)".
+    pub(super) fn step_retrying(&self, id: &str, n: &crate::tools::RetryNotice) {
+        let w = n.wait.as_secs_f64();
+        let wait = if n.wait.subsec_millis() == 0 {
+            format!("{}s", n.wait.as_secs())
+        } else {
+            format!("{w:.1}s")
+        };
+        let why = n
+            .error
+            .as_deref()
+            .map(|e| format!(" ({e})"))
+            .unwrap_or_default();
+        self.line(format_args!(
+            "{YELLOW}…{YELLOW:#} {BOLD}{id}{BOLD:#} attempt {}/{} {}{why}; retrying in {wait} (attempt {}/{})",
+            n.attempt,
+            n.max_attempts,
+            n.status.as_str(),
+            n.attempt + 1,
+            n.max_attempts
+        ));
+    }
+
     pub(super) fn step_finished(&self, step: &Step, r: &StepReport, out_dir: &Path) {
         let (style, tag) = status_style(r.status);
         let head = head_line(r);
@@ -393,6 +416,9 @@ fn head_line(r: &StepReport) -> String {
                 if retries == 1 { "y" } else { "ies" }
             ));
         }
+    }
+    if r.command_attempts.len() > 1 {
+        head.push_str(&format!(", {} attempts", r.command_attempts.len()));
     }
     if let Some(e) = &r.error {
         head.push_str(&format!(" ({e})"));

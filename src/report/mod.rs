@@ -9,6 +9,7 @@
 pub(crate) mod audit;
 pub(crate) mod console;
 pub(crate) mod gitlab;
+pub(crate) mod mermaid;
 pub(crate) mod render;
 pub(crate) mod tail;
 
@@ -163,6 +164,7 @@ impl Reporter {
                 usage: None,
                 agent_command: s.action.agent_command().map(<[String]>::to_vec),
                 agent_attempts: Vec::new(),
+                command_attempts: Vec::new(),
                 agent_changes: None,
                 result: None,
                 changed_files: None,
@@ -332,6 +334,7 @@ impl Reporter {
             } => {
                 self.finish_step(*step, *sequence, outcome);
             }
+            RunEvent::StepRetrying { step, notice } => self.step_retrying(*step, notice),
             RunEvent::Heartbeat { step, beat } => {
                 self.console.heartbeat(&self.report.steps[*step].id, beat);
             }
@@ -406,6 +409,21 @@ impl Reporter {
             }
         }
         false
+    }
+
+    /// A bash step's attempt failed and its command runs again: the audit log and the console say so.
+    fn step_retrying(&mut self, step: usize, notice: &crate::tools::RetryNotice) {
+        let id = self.report.steps[step].id.clone();
+        self.audit(AuditEvent::StepRetry {
+            step: id.clone(),
+            attempt: notice.attempt,
+            max_attempts: notice.max_attempts,
+            status: notice.status,
+            exit_code: notice.exit_code,
+            error: notice.error.clone(),
+            wait_ms: millis(notice.wait),
+        });
+        self.console.step_retrying(&id, notice);
     }
 
     /// A rollback ended: its report under the step, its findings, its manifest entry.
@@ -493,6 +511,7 @@ impl Reporter {
         self.report.findings.extend(o.findings.iter().cloned());
         let s = &mut self.report.steps[step];
         s.agent_attempts.clone_from(&o.agent_attempts);
+        s.command_attempts.clone_from(&o.command_attempts);
         s.agent_changes.clone_from(&o.agent_changes);
         s.result.clone_from(&o.result);
         if let Some(u) = &o.usage {

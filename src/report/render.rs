@@ -61,7 +61,7 @@ const MORE_RESERVE: usize = 64;
 const NOTE_RESERVE: usize = 600;
 
 impl Section {
-    fn new(name: &'static str, head: String) -> Section {
+    pub(super) fn new(name: &'static str, head: String) -> Section {
         Section {
             name,
             head,
@@ -124,6 +124,9 @@ pub(crate) fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec
     out.extend(problems_section(r));
     out.extend(steps_section(r, detail));
     out.extend(output_section(r, detail));
+    if detail == Detail::Full {
+        out.extend(super::mermaid::sections(r));
+    }
     out.extend(results_section(r, detail));
     out.extend(findings_section(r, detail));
     out.extend(changes_section(r, detail));

@@ -168,6 +168,8 @@ pub(crate) struct StepContext {
     pub record: Option<Arc<agent::record::Recorder>>,
     /// Where a long step says it is still at work (None: it says nothing).
     pub pulse: Option<Pulse>,
+    /// Where a bash step with `retry:` says it will run its command again (None: nowhere).
+    pub on_retry: Option<RetryNotices>,
     /// What an agent prompt's templates render to, by reference (`inputs.x`,
     /// `matrix.k`, `steps.ID.outputs.NAME`).
     pub template_values: BTreeMap<String, String>,
@@ -214,6 +216,46 @@ impl Pulse {
 impl std::fmt::Debug for Pulse {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pulse").field("every", &self.every).finish()
+    }
+}
+
+/// A bash step's attempt failed and its command will run again: what the
+/// console and the audit log say.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RetryNotice {
+    /// The attempt that failed (1-based).
+    pub attempt: u32,
+    /// Attempts in all.
+    pub max_attempts: u32,
+    /// The wait before the next attempt.
+    pub wait: Duration,
+    /// How the failed attempt ended.
+    pub status: StepStatus,
+    /// Its exit code, if it exited.
+    pub exit_code: Option<i32>,
+    /// Why it failed.
+    pub error: Option<String>,
+}
+
+/// Where [`RetryNotice`]s go (the engine turns each into a `RunEvent`).
+#[derive(Clone)]
+pub(crate) struct RetryNotices(Arc<dyn Fn(RetryNotice) + Send + Sync>);
+
+impl RetryNotices {
+    /// Send every notice through `send`.
+    pub(crate) fn new(send: impl Fn(RetryNotice) + Send + Sync + 'static) -> RetryNotices {
+        RetryNotices(Arc::new(send))
+    }
+
+    /// Say it.
+    pub(crate) fn send(&self, n: RetryNotice) {
+        (self.0)(n);
+    }
+}
+
+impl std::fmt::Debug for RetryNotices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RetryNotices")
     }
 }
 

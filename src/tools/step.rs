@@ -41,6 +41,8 @@ pub struct Step {
     pub deps: Vec<usize>,
     /// A failure neither stops dependents nor fails the run.
     pub continue_on_error: bool,
+    /// `retry:` (bash steps): run the command again after a failed attempt.
+    pub retry: Option<crate::format::retry::Retry>,
     /// Extra environment (step `env` and tool `environment` merged).
     pub env: BTreeMap<String, String>,
     /// The step's own `secrets:` (see [`Step::secret_names`] for all it gets).

@@ -46,7 +46,7 @@ fn mask(text: &str, env: &Env) -> String {
     if let Some(root) = env.ws.parent() {
         s = s.replace(&*root.to_string_lossy(), "[tmp]");
     }
-    let rules: [(&str, &str); 12] = [
+    let rules: [(&str, &str); 13] = [
         (
             r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
             "[uuid]",
@@ -61,6 +61,8 @@ fn mask(text: &str, env: &Env) -> String {
         ),
         (r#"time="[0-9.]+""#, "time=\"[n]\""),
         (r"\b\d+(\.\d+)?(ms|s)\b", "[dur]"),
+        // Gantt bars: start and end in ms since the run started.
+        (r"(:(?:crit, )?n\d+), \d+, \d+\n", "$1, [t], [t]\n"),
         (r"\b\d+(\.\d+)? s\b", "[dur]"),
         (
             r#""plangate_version": "[^"]+""#,

@@ -6,6 +6,7 @@
 //! spliced into it (agent results reach steps through files and variables).
 
 pub(crate) mod params;
+mod retry;
 pub(crate) mod spec;
 
 use std::path::Path;
@@ -23,13 +24,29 @@ pub(crate) const SHELL: &str = "bash";
 /// Flags before `-c`.
 pub(crate) const SHELL_FLAGS: [&str; 4] = ["--noprofile", "--norc", "-eo", "pipefail"];
 
-/// Run a bash step.
+/// Run a bash step (again after a failed attempt, with `retry:`).
 pub(crate) async fn run(
     b: &BashAction,
     step: &Step,
     ctx: &StepContext,
     started: SystemTime,
 ) -> StepOutcome {
+    match &step.retry {
+        Some(r) => retry::run(b, step, ctx, started, r).await,
+        None => attempt(b, step, ctx, started).await.0,
+    }
+}
+
+/// Run the command once, with an empty `$PLANGATE_OUTPUT`. Also says whether
+/// a failure may be retried: not when the run is stopping, the output could
+/// not be saved, the step changed git's code-running files (a refusal) or
+/// plangate itself could not run it.
+async fn attempt(
+    b: &BashAction,
+    step: &Step,
+    ctx: &StepContext,
+    started: SystemTime,
+) -> (StepOutcome, bool) {
     let output_file = ctx.artifacts_dir.join(super::outputs::FILE_NAME);
     let prepared = std::fs::create_dir_all(&ctx.artifacts_dir)
         .and_then(|()| std::fs::write(&output_file, b""));
@@ -41,9 +58,16 @@ pub(crate) async fn run(
         (Ok(()), Ok(cwd)) => run_command(&b.command, &cwd, step, ctx, "", b.capture_output).await,
         (Ok(()), Err(e)) => Err(std::io::Error::other(e)),
     };
+    let retryable = result.as_ref().is_ok_and(|r| {
+        let p = &r.process;
+        r.undone.is_none()
+            && p.stdout.write_error.is_none()
+            && p.stderr.write_error.is_none()
+            && !matches!(p.termination, Termination::Cancelled)
+    });
     let mut out = outcome(step, result, started, step.expected_output.as_ref(), ctx);
     read_outputs(&mut out, &output_file, ctx);
-    out
+    (out, retryable)
 }
 
 /// The step's `$PLANGATE_OUTPUT` file: its outputs, or (malformed, too
