@@ -591,15 +591,16 @@ fn mermaid_parse(files: &[PathBuf]) -> Option<Vec<Value>> {
 fn the_mermaid_parser_reads_every_diagram_as_plangate_meant_it() {
     let env = Env::new();
     let mut diagrams: Vec<String> = Vec::new();
-    for (plan, input) in [
-        ("keyword-ids.yaml", None),
-        ("decisions.yaml", Some("target=x")),
+    // validate exits as run would: 3 for the plan with a blocked step (`upload`).
+    for (plan, input, want) in [
+        ("keyword-ids.yaml", None, 0),
+        ("decisions.yaml", Some("target=x"), 3),
     ] {
         let plan = fixture(plan);
         let mut args = vec!["--format", "mermaid", plan.to_str().unwrap()];
         args.extend(input.iter().flat_map(|i| ["--input", i]));
         let (rc, text) = validate(&env, &args);
-        assert_eq!(rc, 0, "{text}");
+        assert_eq!(rc, want, "{text}");
         diagrams.push(text);
     }
     for report in ["mixed-report.json", "hostile-report.json"] {
