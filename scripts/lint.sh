@@ -32,7 +32,7 @@ cmp -s "$tmp/plan.schema.json" schema/plan.schema.json || {
   echo "schema/plan.schema.json is stale: run \`plangate schema > schema/plan.schema.json\`" >&2
   exit 1
 }
-mapfile -t plans < <(git ls-files 'examples/*.yaml' 'examples/plans/*.yaml')
+mapfile -t plans < <(git ls-files 'examples/*.yaml' 'examples/plans/*.yaml' 'examples/jobs/*/plan.yaml')
 
 echo "== check-jsonschema $(check-jsonschema --version | sed 's/.*version //')"
 check-jsonschema --check-metaschema "$tmp/plan.schema.json" "$tmp/policy.schema.json"

@@ -318,7 +318,7 @@ fn steps_section(r: &Report, detail: Detail) -> Option<Section> {
             format!(
                 "| {} | {} | {} | {risk} | {decision} | {:.2} s | {} |\n",
                 code(&s.id, At::Cell),
-                s.tool,
+                text(&s.tool, At::Cell),
                 s.status.as_str(),
                 s.duration_ms as f64 / 1000.0,
                 text(&note, At::Cell)

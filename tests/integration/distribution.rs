@@ -153,3 +153,61 @@ fn every_relative_link_in_the_markdown_files_points_at_a_file() {
     assert!(broken.is_empty(), "{broken:#?}");
     assert!(checked > 5, "{checked} links");
 }
+
+/// The `run:` script of the action's step named `name`.
+fn action_step_script(name: &str) -> String {
+    let action = yaml(&root().join("action.yml"));
+    action["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .and_then(|s| s["run"].as_str())
+        .unwrap_or_else(|| panic!("no step {name}"))
+        .to_owned()
+}
+
+#[test]
+fn the_actions_inputs_lines_reach_the_plan_as_inputs_never_as_shell_text() {
+    let env = crate::harness::Env::new();
+    let plan = env.write(
+        "plan.yaml",
+        "version: 1\nid: action-inputs\ninputs:\n  base-ref: {default: main}\n  note: {}\n  count: {type: number, default: 1}\nsteps:\n  - id: show\n    tool: bash\n    parameters: {command: 'printf \"%s|%s|%s\" \"$PLANGATE_INPUT_BASE_REF\" \"$PLANGATE_INPUT_NOTE\" \"$PLANGATE_INPUT_COUNT\"'}\n",
+    );
+    let script = action_step_script("Run the plan");
+    // A value with quotes, `$(...)` and `;` stays one argument's text.
+    let note = "it's \"quoted\"; $(echo no) `echo no` $HOME";
+    let lines = format!("base-ref=release/2.0\r\nnote={note}\n\n");
+    let mut c = std::process::Command::new("bash");
+    for (k, _) in std::env::vars() {
+        if crate::harness::outside_only(&k) {
+            c.env_remove(k);
+        }
+    }
+    let o = c
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
+        .current_dir(&env.ws)
+        .env("BIN", assert_cmd::cargo::cargo_bin("plangate"))
+        .env("PLAN", &plan)
+        .env("PLAN_INPUTS", &lines)
+        .env("PLANGATE_OUT", &env.out)
+        .env("PLANGATE_INPUT_COUNT", "7")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = std::fs::read_to_string(env.out.join("artifacts/show/stdout.txt")).unwrap();
+    assert_eq!(out, format!("release/2.0|{note}|7"));
+    assert_eq!(env.report()["inputs"]["note"], note);
+    // An unknown name is the binary's usage error, named.
+    let o = std::process::Command::new("bash")
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
+        .current_dir(&env.ws)
+        .env("BIN", assert_cmd::cargo::cargo_bin("plangate"))
+        .env("PLAN", &plan)
+        .env("PLAN_INPUTS", "nope=1")
+        .env("PLANGATE_OUT", env.out.join("again"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("`nope`"));
+}

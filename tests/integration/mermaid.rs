@@ -477,6 +477,10 @@ fn a_hostile_report_cannot_break_out_of_a_label_a_task_or_the_block() {
     for block in &b {
         assert!(md.contains(&format!("```mermaid\n{block}```\n")));
     }
+    // The steps table: a hostile tool name stays inside its cell, one row a step.
+    assert!(!md.contains("<b>bash</b>"), "{md}");
+    let rows = md.lines().filter(|l| l.starts_with("| `")).count();
+    assert_eq!(rows, report["steps"].as_array().unwrap().len(), "{md}");
     let bars = gantt(&b[1]);
     // Ran: everything with a readable start but the skipped, not-run, denied
     // and blocked steps; the one that started before the run counts from 0.
