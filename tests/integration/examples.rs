@@ -123,8 +123,8 @@ fn what_the_capability_examples_show_is_what_happens() {
 }
 
 /// One `# example-run:` line of a job example: the flags, then what the run
-/// must give (`exit=N`, `STEP=STATUS`, `outputs.STEP.NAME=VALUE`; a value
-/// holds no `=`).
+/// must give (`exit=N`, `conclusion=success|partial|failure`, `STEP=STATUS`,
+/// `outputs.STEP.NAME=VALUE`; a value holds no `=`).
 struct ExampleRun {
     setup_args: Vec<String>,
     flags: Vec<String>,
@@ -222,6 +222,8 @@ fn each_job_example_runs_offline_as_its_header_says() {
             for (k, v) in &run.expect {
                 if k == "exit" {
                     assert_eq!(code(&o).to_string(), *v, "{what}: {}", stderr(&o));
+                } else if k == "conclusion" {
+                    assert_eq!(r["conclusion"], *v.as_str(), "{what}");
                 } else if let Some(rest) = k.strip_prefix("outputs.") {
                     let (step, name) = rest.rsplit_once('.').unwrap();
                     assert_eq!(env.step(step)["outputs"][name], *v.as_str(), "{what}: {k}");
