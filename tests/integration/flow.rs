@@ -619,3 +619,16 @@ fn a_blocked_step_stays_blocked_whatever_its_condition() {
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     assert_eq!(env.step("publish")["status"], "blocked");
 }
+
+#[test]
+fn a_dependency_left_out_by_steps_reads_as_skipped_with_no_outputs() {
+    let env = Env::new();
+    let plan = env.write(
+        "plan.yaml",
+        "version: 1\nid: st\nsteps:\n  - id: a\n    tool: bash\n    parameters: {command: 'echo x=1 >> \"$PLANGATE_OUTPUT\"'}\n  - id: b\n    tool: bash\n    dependencies: [a]\n    if: steps.a.outcome == 'skipped' && steps.a.outputs.x == null\n    parameters: {command: 'echo b'}\n",
+    );
+    let o = env.run_cmd(&plan).args(["--steps", "b"]).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(env.step("a")["status"], "skipped");
+    assert_eq!(env.step("b")["status"], "success");
+}

@@ -592,7 +592,11 @@ fn the_action_passes_every_input_as_a_variable_the_binary_knows() {
         .and_then(|s| s.iter().find(|s| s["id"] == "install"))
         .unwrap_or_else(|| panic!("no `install` step"));
     assert_eq!(install["env"]["INPUT_VERSION"], "${{ inputs.version }}");
-    for name in inputs.keys().filter(|n| *n != "plan" && *n != "version") {
+    // `inputs` becomes `--input` arguments (distribution::the_actions_inputs_lines_reach_the_plan_as_inputs_never_as_shell_text).
+    assert_eq!(env["PLAN_INPUTS"], "${{ inputs.inputs }}");
+    assert!(script.contains("--input"), "{script}");
+    let passed = |n: &&String| !matches!(n.as_str(), "plan" | "version" | "inputs");
+    for name in inputs.keys().filter(passed) {
         let var = env
             .as_object()
             .and_then(|e| {
