@@ -7,6 +7,8 @@ plan=${2:?usage: nightly.sh REPO PLAN [KEEP]}
 keep=${3:-14}
 reports="$repo/.plangate/nightly"
 mkdir -p "$reports"
+# Keep the reports and the lock out of git, like plangate's own run folders.
+[ -e "$reports/.gitignore" ] || printf '*\n' >"$reports/.gitignore"
 # A lock, so two runs never overlap (flock is in util-linux).
 exec 9>"$reports/.lock"
 if ! flock -n 9; then

@@ -89,7 +89,7 @@ impl JsonSchema for Delay {
             "description": "Seconds (0 to 600) or a duration such as `5s`, `2m`.",
             "oneOf": [
                 {"type": "number", "minimum": 0, "maximum": MAX_WAIT_SECS},
-                {"type": "string", "pattern": r"^\s*[0-9]+(\.[0-9]+)?\s*([a-zA-Z]+)?(\s+[0-9]+\s*[a-zA-Z]+)*\s*$"}
+                {"type": "string", "pattern": super::timeout::DURATION_PATTERN}
             ]
         })
     }

@@ -54,6 +54,10 @@ impl<'de> Deserialize<'de> for Timeout {
     }
 }
 
+/// What a duration string looks like (the schemas of `timeout` and `retry.delay`).
+pub(crate) const DURATION_PATTERN: &str =
+    r"^\s*[0-9]+(\.[0-9]+)?\s*([a-zA-Z]+)?(\s+[0-9]+\s*[a-zA-Z]+)*\s*$";
+
 impl JsonSchema for Timeout {
     fn schema_name() -> Cow<'static, str> {
         "Timeout".into()
@@ -64,7 +68,7 @@ impl JsonSchema for Timeout {
             "description": "Seconds (a positive number, at most 86400) or a duration such as `90s`, `10m`, `1h 30m`.",
             "oneOf": [
                 {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT_SECS},
-                {"type": "string", "pattern": r"^\s*[0-9]+(\.[0-9]+)?\s*([a-zA-Z]+)?(\s+[0-9]+\s*[a-zA-Z]+)*\s*$"}
+                {"type": "string", "pattern": DURATION_PATTERN}
             ]
         })
     }

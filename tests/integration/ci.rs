@@ -228,6 +228,11 @@ fn the_nightly_cron_wrapper_keeps_reports_per_date_and_prunes_old_ones() {
     assert_eq!(kept.len(), 2, "retention keeps 2: {kept:?}");
     assert_eq!(kept[0], "2001-01-03");
     assert!(nightly.join(&kept[1]).join("report.json").exists());
+    // The reports and the lock stay out of git.
+    assert_eq!(
+        std::fs::read_to_string(nightly.join(".gitignore")).unwrap(),
+        "*\n"
+    );
     // While another run holds the lock, a second one skips.
     let holder = std::process::Command::new("flock")
         .arg(nightly.join(".lock"))
