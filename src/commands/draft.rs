@@ -84,7 +84,14 @@ fn write_and_show(args: &DraftArgs, req: &DraftRequest, text: &str, attempts: u3
     ));
     let p = PlanSettings::resolve(&args.out, &args.decision, RunFlags::default())
         .map_err(Error::Invalid)?;
-    let decisions = crate::engine::decide_all(&p.plan, &p.env, &p.policy, &p.approvals, &p.inputs);
+    let decisions = crate::engine::decide_all(
+        &p.plan,
+        &p.env,
+        &p.policy,
+        &p.approvals,
+        &p.inputs,
+        &vec![true; p.plan.steps.len()],
+    );
     crate::output::stdout(&validate::text(&p, &decisions)).map_err(Error::Stdout)?;
     Ok(RunStatus::Success)
 }

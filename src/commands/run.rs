@@ -94,10 +94,26 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         Ok(s) => s,
         Err(d) => return start.invalid(&[d], &prepared.env.workspace),
     };
-    // Every agent the selected steps use must be reachable before anything runs.
+    // Every agent the selected steps use must be reachable before anything
+    // runs; a step that never runs (a condition known before the run is
+    // false, for it or a dependency) needs none.
+    let never = engine::never_runs(
+        &prepared.plan,
+        &settings.inputs,
+        &settings.active(prepared.plan.steps.len()),
+    );
+    let needed: Vec<bool> = (0..prepared.plan.steps.len())
+        .map(|i| {
+            never[i].is_none()
+                && settings
+                    .selected
+                    .as_ref()
+                    .is_none_or(|s| s.get(i).copied().unwrap_or(false))
+        })
+        .collect();
     let missing = crate::tools::agent::preflight::check(
         &prepared.plan.steps,
-        settings.selected.as_deref(),
+        Some(&needed),
         &prepared.env,
         &args.plan.display().to_string(),
     );

@@ -163,6 +163,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Outcome {
         &prepared.policy,
         &prepared.approvals,
         &prepared.inputs,
+        &vec![true; prepared.plan.steps.len()],
     );
     let (gate, status) = Gate::of(&prepared, &decisions, args.strict);
     let out = match args.format {

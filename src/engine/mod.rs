@@ -106,6 +106,24 @@ pub(crate) struct RunSettings {
     pub show_output: crate::model::ShowOutput,
 }
 
+impl RunSettings {
+    /// The steps this run decides and may start: not left out by `--steps`,
+    /// not carried over by `--resume` (`n`: the plan's steps).
+    pub(crate) fn active(&self, n: usize) -> Vec<bool> {
+        (0..n)
+            .map(|i| {
+                self.selected
+                    .as_ref()
+                    .is_none_or(|s| s.get(i).copied().unwrap_or(false))
+                    && self
+                        .resume
+                        .as_ref()
+                        .is_none_or(|r| r.carried.get(i).is_none_or(Option::is_none))
+            })
+            .collect()
+    }
+}
+
 /// A step's risk and decision.
 #[derive(Debug, Clone)]
 pub(crate) struct StepDecision {
@@ -115,42 +133,69 @@ pub(crate) struct StepDecision {
     pub decision: Decision,
     /// The sandbox its processes run in (None: it runs none, or it does not run).
     pub sandbox: Option<crate::model::StepSandbox>,
-    /// Why it is skipped before the run: its `if:` reads only inputs and
-    /// matrix values and is false (then it needs no approval; a blocked
-    /// step stays blocked).
+    /// Why it is skipped before the run ([`never_runs`]): its `if:` reads
+    /// only inputs and matrix values and is false, or a dependency is
+    /// skipped so (then it needs no approval, no secret, no sandbox; a
+    /// blocked step stays blocked).
     pub skip: Option<String>,
 }
 
-/// Classify and decide every step (used by `run` and `validate`).
+/// Classify and decide every step (used by `run` and `validate`). `active`:
+/// the steps this run decides and may start (not left out by `--steps`, not
+/// carried over by `--resume`); every step for `validate`.
+///
+/// A step that never runs ([`never_runs`]) is decided on its parameters
+/// alone: its missing secrets and its sandbox do not block it, and it needs
+/// no approval (the gate skips it). A step the classifier or the permission
+/// rules block stays blocked whatever its condition.
 pub(crate) fn decide_all(
     plan: &Plan,
     env: &ToolEnv,
     policy: &EffectivePolicy,
     approvals: &BTreeSet<String>,
     inputs: &Inputs,
+    active: &[bool],
 ) -> Vec<StepDecision> {
+    let never = never_runs(plan, inputs, active);
     plan.steps
         .iter()
-        .map(|step| {
-            let classification = tools::classify(step, env);
-            let (risk, decision) = decide(DecisionInput {
-                declared: step.declared_risk,
-                requires_approval: step.requires_approval,
-                classification: &classification,
-                approved: approvals.contains(&step.id) || approvals.contains(&step.template),
-                tolerance: policy.risk_tolerance,
-            });
+        .zip(never)
+        .map(|(step, never)| {
+            let mut classification = tools::classify(step, env);
+            let decide_with = |c: &crate::policy::StepClassification| {
+                decide(DecisionInput {
+                    declared: step.declared_risk,
+                    requires_approval: step.requires_approval,
+                    classification: c,
+                    approved: approvals.contains(&step.id) || approvals.contains(&step.template),
+                    tolerance: policy.risk_tolerance,
+                })
+            };
+            let (mut risk, decision) = decide_with(&classification);
             // Permission rules decide before any approval: a denial blocks.
             // Every part of the step is judged (its rollback too), links resolved.
             let verdict = tools::judge::verdict(step, env, policy, risk.effective);
-            let mut decision = decision.with_permission(verdict);
-            let sandbox = sandbox_for(step, env, policy, &risk, &mut decision);
+            let mut decision = decision.with_permission(verdict.clone());
+            // Fail-close: a step that may run never runs without a secret it
+            // declares; one that never runs does not need it.
+            if never.is_none()
+                && classification.blocked.is_none()
+                && let Some(why) = tools::missing_secrets(step, env)
+            {
+                classification.blocked = Some(why);
+                let (r, d) = decide_with(&classification);
+                risk = r;
+                decision = d.with_permission(verdict);
+            }
+            let sandbox = if never.is_none() {
+                sandbox_for(step, env, policy, &risk, &mut decision)
+            } else {
+                None
+            };
             // The classifier quotes commands whole; they are cut here, after
             // redaction, so no secret's prefix survives the cut.
             decision.reason = crate::redact::cut_reason(&decision.reason);
-            let skip = (decision.decision != DecisionKind::Blocked)
-                .then(|| static_skip(step, inputs))
-                .flatten();
+            let skip = never.filter(|_| decision.decision != DecisionKind::Blocked);
             StepDecision {
                 risk,
                 decision,
@@ -163,6 +208,56 @@ pub(crate) fn decide_all(
 
 /// The run's input values.
 pub(crate) type Inputs = std::collections::BTreeMap<String, crate::plan::inputs::InputValue>;
+
+/// Why each step never runs, known before the run (None: it may run). A step
+/// of `active` never runs when its own condition, read from inputs and
+/// matrix values alone, is false ([`static_skip`]), or, unless its `if:`
+/// calls a status function (`always()`, `success()`, `failure()`, which are
+/// evaluated whatever its dependencies ended), when an active dependency
+/// never runs: the dependency rule then skips it. Transitively. A dependency
+/// outside `active` is done before the run (carried over, or left out by
+/// `--steps`, which reads as done) and skips nothing.
+pub(crate) fn never_runs(plan: &Plan, inputs: &Inputs, active: &[bool]) -> Vec<Option<String>> {
+    let n = plan.steps.len();
+    let is_active = |i: usize| active.get(i).copied().unwrap_or(false);
+    // Each step's own reason, then (step, root) for the ones a dependency skips.
+    let mut why: Vec<Option<String>> = plan
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| is_active(i).then(|| static_skip(s, inputs)).flatten())
+        .collect();
+    let mut root: Vec<Option<usize>> = (0..n).map(|i| why[i].is_some().then_some(i)).collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in 0..n {
+            let step = &plan.steps[i];
+            if root[i].is_some()
+                || !is_active(i)
+                || step.condition.as_ref().is_some_and(|c| c.uses_status)
+            {
+                continue;
+            }
+            if let Some(&d) = step
+                .deps
+                .iter()
+                .find(|&&d| is_active(d) && root[d].is_some())
+            {
+                let r = root[d].unwrap_or(d);
+                root[i] = Some(r);
+                why[i] = Some(format!(
+                    "dependency `{}` is skipped before the run (`{}`: {})",
+                    plan.steps[d].id,
+                    plan.steps[r].id,
+                    why[r].clone().unwrap_or_default()
+                ));
+                changed = true;
+            }
+        }
+    }
+    why
+}
 
 /// A condition known before the run: an `if:` that reads only inputs and
 /// matrix values (no step, no status function) is evaluated with the

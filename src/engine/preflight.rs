@@ -27,6 +27,7 @@ pub(super) fn decide_and_announce(
         &settings.policy,
         &settings.approvals,
         &settings.inputs,
+        &settings.active(plan.steps.len()),
     );
     for (i, d) in decisions.iter().enumerate() {
         emit(
@@ -150,7 +151,8 @@ pub(super) fn gate(
     events: &Sender<RunEvent>,
 ) -> Option<RunStatus> {
     let deny_mode = settings.policy.on_approval_required == OnApproval::Deny;
-    // A condition known before the run that is false: skipped, no approval needed.
+    // Never runs (a condition known before the run is false, for it or a
+    // dependency): skipped, no approval, secret or sandbox needed.
     let known_false: Vec<usize> = start
         .pending()
         .filter(|&i| decisions[i].skip.is_some())

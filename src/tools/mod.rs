@@ -299,8 +299,9 @@ fn environment_record(step: &Step, ctx: &StepContext) -> Option<crate::model::St
     })
 }
 
-/// Why a step cannot run: a secret it declares is unset or empty in plangate's environment.
-fn missing_secrets(step: &Step, env: &ToolEnv) -> Option<String> {
+/// Why a step cannot run: a secret it declares is unset or empty in
+/// plangate's environment (`engine::decide_all` blocks a step that may run on it).
+pub(crate) fn missing_secrets(step: &Step, env: &ToolEnv) -> Option<String> {
     let declared = step.secret_names();
     let missing = env.scope.missing(&declared);
     (!missing.is_empty()).then(|| {
@@ -330,7 +331,8 @@ pub(crate) struct ToolResult {
 }
 
 /// Classify a step's concrete parameters and its rollback command: the
-/// rollback runs unattended too, so the higher risk (or a block) wins.
+/// rollback runs unattended too, so the higher risk (or a block) wins. Its
+/// declared secrets are not looked at here ([`missing_secrets`]).
 pub(crate) fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
     let mut c = step.action.spec().classify(env);
     if let Some(rb) = step.rollback_command.as_deref() {
@@ -353,10 +355,6 @@ pub(crate) fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
     }
     if let Some(req) = step.sandbox_request(&env.workspace, env.home.as_deref()) {
         floor_for_sandbox(&mut c, &req, &env.workspace);
-    }
-    // Fail-close: a step whose declared secret is missing never runs without it.
-    if c.blocked.is_none() {
-        c.blocked = missing_secrets(step, env);
     }
     c
 }

@@ -602,22 +602,265 @@ fn a_condition_on_inputs_alone_is_decided_before_the_run_and_needs_no_approval_w
 }
 
 #[test]
-fn a_blocked_step_stays_blocked_whatever_its_condition() {
+fn a_step_the_rules_block_stays_blocked_whatever_its_condition() {
+    // Blocked by what it is (here: the permission rules allow bash in `docs`
+    // only), not by what the machine lacks: the plan is refused.
     let env = Env::new();
     let plan = env.write(
         "plan.yaml",
-        &STATIC_PLAN.replace(
-            "    requires_approval: true\n",
-            "    secrets: [STATIC_COND_TEST_NEVER_SET_TOKEN]\n",
+        &STATIC_PLAN
+            .replace(
+                "policy: {risk_tolerance: low, on_approval_required: deny}\n",
+                "policy:\n  risk_tolerance: low\n  on_approval_required: deny\n  permissions:\n    - {id: docs-only, resource: docs, tools: [bash], level: execute}\n",
+            )
+            .replace(
+                "    parameters: {command: 'echo built'}\n",
+                "    parameters: {command: 'true', working_directory: docs}\n",
+            )
+            .replace(
+                "    parameters: {command: 'echo announced'}\n",
+                "    parameters: {command: 'true', working_directory: docs}\n",
+            ),
+    );
+    env.write("docs/x", "");
+    let o = env.run_cmd(&plan).output().unwrap();
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(env.step("publish")["status"], "blocked");
+    // Its dependent never runs: skipped before the run, not blocked.
+    assert_eq!(env.step("announce")["status"], "skipped");
+}
+
+/// Issue 27 item 4: `push` is false before the run; everything that stands
+/// on it, directly or not, never runs and needs nothing: no secret, no
+/// approval, no agent. `cleanup` calls `always()`: it runs whatever its
+/// dependency ended, so it is decided (and would be blocked) as usual.
+const NEVER_PLAN: &str = r#"version: 1
+id: never-runs
+inputs:
+  push: {type: boolean, default: false}
+policy: {risk_tolerance: medium, on_approval_required: deny}
+agents:
+  gone:
+    command: [plangate-no-such-agent-cli]
+steps:
+  - id: build
+    tool: bash
+    parameters: {command: 'touch built'}
+  - id: push
+    tool: bash
+    dependencies: [build]
+    if: inputs.push == true
+    network: true
+    secrets: [PGTEST_NEVER_SET_GITHUB_TOKEN]
+    parameters: {command: 'touch pushed'}
+  - id: release
+    tool: bash
+    dependencies: [push]
+    requires_approval: true
+    secrets: [PGTEST_NEVER_SET_RELEASE_TOKEN]
+    parameters: {command: 'touch released'}
+  - id: notes
+    tool: agent
+    dependencies: [release]
+    parameters: {agent: gone, prompt: write the release notes}
+  - id: summary
+    tool: bash
+    dependencies: [build, push]
+    requires_approval: true
+    parameters: {command: 'touch summarised'}
+  - id: cleanup
+    tool: bash
+    dependencies: [release]
+    if: always()
+    parameters: {command: 'touch cleaned'}
+"#;
+
+#[test]
+fn steps_that_can_never_run_need_no_secret_approval_or_agent() {
+    let env = Env::new();
+    let plan = env.write("plan.yaml", NEVER_PLAN);
+    let o = env
+        .run_cmd(&plan)
+        .env_remove("PGTEST_NEVER_SET_GITHUB_TOKEN")
+        .env_remove("PGTEST_NEVER_SET_RELEASE_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let cond = "condition false: `inputs.push == true`";
+    assert_eq!(env.step("build")["status"], "success");
+    assert_eq!(env.step("push")["status"], "skipped");
+    assert_eq!(env.step("push")["error"], cond);
+    // A chain of three: push -> release -> notes, each skipped before the run.
+    for (id, via) in [
+        ("release", "push"),
+        ("notes", "release"),
+        ("summary", "push"),
+    ] {
+        let s = env.step(id);
+        assert_eq!(s["status"], "skipped", "{id}: {s:#}");
+        assert_eq!(
+            s["error"],
+            format!("dependency `{via}` is skipped before the run (`push`: {cond})"),
+            "{id}"
+        );
+    }
+    assert_eq!(env.step("cleanup")["status"], "success");
+    for f in ["pushed", "released", "summarised"] {
+        assert!(!env.ws.join(f).exists(), "{f} ran");
+    }
+    assert!(env.ws.join("cleaned").exists());
+    let r = env.report();
+    assert_eq!(r["conclusion"], "success", "{r:#}");
+    assert!(r.get("partial_reasons").is_none(), "{r:#}");
+
+    // validate says the same in every format, and exits as run would.
+    let validate = |format: &str| {
+        env.cmd()
+            .args(["validate", "--format", format])
+            .arg(&plan)
+            .env_remove("PGTEST_NEVER_SET_GITHUB_TOKEN")
+            .env_remove("PGTEST_NEVER_SET_RELEASE_TOKEN")
+            .output()
+            .unwrap()
+    };
+    let o = validate("json");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["gate"]["refused"], json!([]));
+    assert_eq!(v["gate"]["partial_reasons"], json!([]));
+    let skipped: Vec<(String, String)> = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| {
+            Some((
+                s["id"].as_str()?.to_owned(),
+                s["skipped"].as_str()?.to_owned(),
+            ))
+        })
+        .collect();
+    let ids: Vec<&str> = skipped.iter().map(|(i, _)| i.as_str()).collect();
+    assert_eq!(ids, ["push", "release", "notes", "summary"]);
+    assert!(
+        skipped[1]
+            .1
+            .contains("dependency `push` is skipped before the run")
+    );
+    let o = validate("text");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    for id in ["release", "notes", "summary"] {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("{id} in {text}"));
+        assert!(
+            row.contains("skipped") && row.contains("is skipped before the run"),
+            "{row}"
+        );
+        assert!(!row.contains("PGTEST_NEVER_SET"), "{row}");
+    }
+    let o = validate("mermaid");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let m = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(m.matches(" · skipped\"]:::skipped").count(), 4, "{m}");
+    assert!(
+        m.contains("cleanup<br>bash · moderate · auto_approved"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_step_that_may_run_still_needs_its_secret_and_agent() {
+    // The condition true: push may run, and its missing secret blocks the run
+    // (exit 3, validate too); the agent it leads to must exist (exit 2).
+    let env = Env::new();
+    let plan = env.write(
+        "plan.yaml",
+        &NEVER_PLAN.replace("agent: gone", "agent: here").replace(
+            "  gone:\n    command: [plangate-no-such-agent-cli]\n",
+            "  gone:\n    command: [plangate-no-such-agent-cli]\n  here:\n    command: [cat]\n",
         ),
     );
     let o = env
         .run_cmd(&plan)
-        .env_remove("STATIC_COND_TEST_NEVER_SET_TOKEN")
+        .args(["--input", "push=true", "--approve", "release,summary"])
+        .env_remove("PGTEST_NEVER_SET_GITHUB_TOKEN")
+        .env_remove("PGTEST_NEVER_SET_RELEASE_TOKEN")
         .output()
         .unwrap();
     assert_eq!(code(&o), 3, "{}", stderr(&o));
-    assert_eq!(env.step("publish")["status"], "blocked");
+    assert_eq!(env.step("push")["status"], "blocked");
+    assert!(
+        env.step("push")["error"]
+            .as_str()
+            .unwrap()
+            .contains("`PGTEST_NEVER_SET_GITHUB_TOKEN`")
+    );
+    assert_eq!(env.step("release")["status"], "blocked");
+    assert!(!env.ws.join("built").exists());
+    let o = env
+        .cmd()
+        .args([
+            "validate",
+            "--input",
+            "push=true",
+            "--approve",
+            "release,summary",
+        ])
+        .arg(&plan)
+        .env_remove("PGTEST_NEVER_SET_GITHUB_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let env = Env::new();
+    let plan = env.write("plan.yaml", NEVER_PLAN);
+    let o = env
+        .run_cmd(&plan)
+        .args(["--input", "push=true"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("plangate-no-such-agent-cli"),
+        "{}",
+        stderr(&o)
+    );
+    // A step whose `if:` calls a status function runs whatever its
+    // dependency ended: it is never skipped before the run, and its
+    // missing secret blocks (push false again).
+    let env = Env::new();
+    let plan = env.write(
+        "plan.yaml",
+        &NEVER_PLAN.replace(
+            "    if: always()\n",
+            "    if: always()\n    secrets: [PGTEST_NEVER_SET_CLEANUP_TOKEN]\n",
+        ),
+    );
+    let o = env
+        .run_cmd(&plan)
+        .env_remove("PGTEST_NEVER_SET_CLEANUP_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(env.step("cleanup")["status"], "blocked");
+    assert_eq!(env.step("release")["status"], "skipped");
+}
+
+#[test]
+fn a_dependency_outside_steps_or_carried_over_skips_nothing_before_the_run() {
+    // `--steps release`: push is left out (reads as done), so release may
+    // run and needs its approval and secret again.
+    let env = Env::new();
+    let plan = env.write("plan.yaml", NEVER_PLAN);
+    let o = env
+        .run_cmd(&plan)
+        .args(["--steps", "release"])
+        .env_remove("PGTEST_NEVER_SET_RELEASE_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(env.step("release")["status"], "blocked");
 }
 
 #[test]
