@@ -278,7 +278,7 @@ pub struct RunArgs {
     /// Also write the report as JUnit XML here (GitLab `artifacts: reports: junit`).
     #[arg(long, env = "PLANGATE_JUNIT", value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Print nothing on stderr (the report is still written).
+    /// On stderr only one line, when the run does not succeed cleanly: the outcome and why (the blocked, denied or failed steps with their reasons).
     #[arg(long, short, env = "PLANGATE_QUIET")]
     pub quiet: bool,
     /// Whether findings fail the run (exit 4); overrides the plan's `fail_on_secrets` unless --policy pins it to true.

@@ -19,6 +19,9 @@ day=$(date -u +%Y-%m-%d)
 out="$reports/$day"
 [ -e "$out" ] && out="$reports/$day-$(date -u +%H%M%S)"
 cd "$repo" || exit 2
+# --quiet: silent on a clean success; otherwise one line on stderr with the
+# outcome and why (the blocked, denied or failed steps and their reasons),
+# so the cron mail says what to fix without opening the report.
 plangate run "$plan" --out "$out" --quiet
 code=$?
 echo "nightly: $plan ended with exit $code; report in $out/report.json"

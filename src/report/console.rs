@@ -21,7 +21,8 @@ use crate::tools::Action;
 pub(crate) struct Console {
     /// Wrap step details in `::group::` / `::endgroup::`.
     pub github: bool,
-    /// Print nothing.
+    /// Print only the outcome line, and only when the run did not
+    /// succeed cleanly ([`outcome_line`]).
     pub quiet: bool,
 }
 
@@ -343,6 +344,13 @@ impl Console {
     }
 
     pub(super) fn run_finished(&self, r: &Report, out_dir: &Path) {
+        if self.quiet {
+            // Quiet (cron): nothing for a clean success, else one line that says why.
+            if let Some(l) = outcome_line(r, out_dir) {
+                crate::output::line(format_args!("{l}"));
+            }
+            return;
+        }
         let partial = r.conclusion() == Conclusion::Partial;
         let (style, outcome) = match r.status {
             RunStatus::Success if partial => (YELLOW, "partial success"),
@@ -390,6 +398,100 @@ impl Console {
             out_dir.join("report.json").display()
         ));
     }
+}
+
+/// Most steps named in the quiet outcome line.
+const OUTCOME_STEPS: usize = 3;
+/// Most characters of one step's reason in the quiet outcome line.
+const OUTCOME_REASON_CHARS: usize = 160;
+
+/// The `--quiet` outcome, one line (None for a clean success): the outcome
+/// and exit code, then why: the steps that were blocked, denied or failed,
+/// each with its reason (redacted, cut), at most [`OUTCOME_STEPS`] of them
+/// ("and N more"); what made the run partial; secrets found; the budget;
+/// then where the report is. `plangate: denied (exit 3): deploy — blocked:
+/// the secret `GITHUB_TOKEN` … is unset …; push — denied: dangerous risk
+/// exceeds tolerance medium …; report: out/report.json`.
+pub(crate) fn outcome_line(r: &Report, out_dir: &Path) -> Option<String> {
+    let partial = r.conclusion() == Conclusion::Partial;
+    if r.status == RunStatus::Success && !partial {
+        return None;
+    }
+    let outcome = if partial {
+        "partial success"
+    } else {
+        r.status.as_str()
+    };
+    let mut why: Vec<String> = Vec::new();
+    let stopped: Vec<&StepReport> = r
+        .steps
+        .iter()
+        .filter(|s| {
+            matches!(s.status, StepStatus::Blocked | StepStatus::Denied) || s.status.is_failure()
+        })
+        .collect();
+    for s in stopped.iter().take(OUTCOME_STEPS) {
+        let status = s.status.as_str();
+        let error = s.error.as_deref().unwrap_or("");
+        // A blocked step's reason already starts with "blocked: ".
+        let error = error
+            .strip_prefix(status)
+            .and_then(|e| e.strip_prefix(": "))
+            .unwrap_or(error);
+        let one_line = error.replace(['\n', '\r'], " ");
+        why.push(format!(
+            "{} — {status}: {}",
+            s.id,
+            crate::redact::cut(one_line.trim(), OUTCOME_REASON_CHARS)
+        ));
+    }
+    if stopped.len() > OUTCOME_STEPS {
+        why.push(format!(
+            "and {} more {}",
+            stopped.len() - OUTCOME_STEPS,
+            if stopped.len() - OUTCOME_STEPS == 1 {
+                "step"
+            } else {
+                "steps"
+            }
+        ));
+    }
+    let reasons: Vec<String> = r
+        .partial_reasons
+        .iter()
+        .map(|p| p.describe(|id| format!("`{id}`")))
+        .collect();
+    for p in reasons.iter().take(OUTCOME_STEPS) {
+        why.push(crate::redact::cut(p, OUTCOME_REASON_CHARS));
+    }
+    if reasons.len() > OUTCOME_STEPS {
+        why.push(format!(
+            "and {} more left undone",
+            reasons.len() - OUTCOME_STEPS
+        ));
+    }
+    if !r.findings.is_empty() {
+        why.push(format!(
+            "{} secret(s) found in what the run produced (values redacted)",
+            r.findings.len()
+        ));
+    }
+    if let Some(b) = &r.budget_exhausted {
+        why.push(format!(
+            "budget: {}",
+            crate::redact::cut(b, OUTCOME_REASON_CHARS)
+        ));
+    }
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", why.join("; "))
+    };
+    Some(format!(
+        "plangate: {outcome} (exit {}){why}; report: {}",
+        r.exit_code,
+        out_dir.join("report.json").display()
+    ))
 }
 
 /// "fix failed in 1.20s, 2 attempt(s), 1 rejected (exited with code 1)".

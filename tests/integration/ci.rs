@@ -251,6 +251,64 @@ fn the_nightly_cron_wrapper_keeps_reports_per_date_and_prunes_old_ones() {
     let _ = holder.wait();
 }
 
+/// Issue 27 items 4 and 5: the nightly batch with a push step that needs
+/// `GITHUB_TOKEN` behind a false condition runs green without the token;
+/// when a step does stop it, the cron output names the step and the reason.
+#[test]
+fn the_nightly_wrapper_says_which_step_stopped_the_run_and_why() {
+    let env = Env::new();
+    env.write(
+        "plans/nightly.yaml",
+        "version: 1\nid: nightly\ninputs:\n  push: {type: boolean, default: false}\npolicy: {on_approval_required: deny}\nsteps:\n  - {id: lint, tool: bash, parameters: {command: 'echo linted'}}\n  - id: push\n    tool: bash\n    dependencies: [lint]\n    if: inputs.push == true\n    network: true\n    secrets: [GITHUB_TOKEN]\n    parameters: {command: 'echo pushing'}\n  - {id: announce, tool: bash, dependencies: [push], requires_approval: true, parameters: {command: 'echo announced'}}\n",
+    );
+    env.write(
+        "plans/blocked.yaml",
+        "version: 1\nid: blocked\nsteps:\n  - {id: lint, tool: bash, parameters: {command: 'echo linted'}}\n  - {id: deploy, tool: bash, dependencies: [lint], secrets: [PGTEST_NIGHTLY_NEVER_SET], parameters: {command: 'echo deploying'}}\n",
+    );
+    let bin_dir = assert_cmd::cargo::cargo_bin("plangate")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ci/nightly.sh");
+    let run = |plan: &str| {
+        let mut c = std::process::Command::new("bash");
+        for (k, _) in std::env::vars() {
+            if crate::harness::outside_only(&k) {
+                c.env_remove(k);
+            }
+        }
+        c.arg(script)
+            .arg(&env.ws)
+            .arg(plan)
+            .env("PATH", &path)
+            .env_remove("GITHUB_TOKEN")
+            .env_remove("PGTEST_NIGHTLY_NEVER_SET")
+            .output()
+            .unwrap()
+    };
+    let o = run("plans/nightly.yaml");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(err, "", "a clean success is silent");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ended with exit 0"));
+    let o = run("plans/blocked.yaml");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.starts_with(
+            "plangate: denied (exit 3): deploy — blocked: the secret `PGTEST_NIGHTLY_NEVER_SET`"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("lint —"), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ended with exit 3"));
+}
+
 #[test]
 fn junit_is_written_for_an_invalid_plan_too() {
     let env = Env::new();

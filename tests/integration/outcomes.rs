@@ -482,3 +482,114 @@ fn a_failed_agent_steps_tail_is_its_last_attempts_rejections() {
         "{err}"
     );
 }
+
+/// Issue 27 item 5: `--quiet` prints one line, only when the run does not
+/// succeed cleanly, naming the steps that stopped it and why.
+fn quiet_line(o: &Output) -> String {
+    let err = stderr(o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {err}");
+    lines[0].to_owned()
+}
+
+#[test]
+fn quiet_says_nothing_on_success_and_one_line_with_the_reasons_otherwise() {
+    let env = Env::new();
+    let o = env.run(
+        "version: 1\nid: q\nsteps:\n  - {id: a, tool: bash, parameters: {command: 'echo ok'}}\n",
+        &["--quiet"],
+    );
+    assert_eq!(code(&o), 0);
+    assert_eq!(stderr(&o), "", "a clean success is silent");
+
+    // Stopped at the gate: the blocked and the denied step, each with its
+    // reason; the value of a declared secret the reason quotes is redacted.
+    let env = Env::new();
+    let plan = "version: 1\nid: q\npolicy: {risk_tolerance: low, on_approval_required: deny}\nsteps:\n  - {id: build, tool: bash, parameters: {command: 'echo ok'}}\n  - id: push\n    tool: bash\n    secrets: [PGTEST_QUIET_TOKEN]\n    parameters: {command: 'echo dpl-7Hq2xV9mKp4sLw8RtZ3n > pushed.txt'}\n  - id: deploy\n    tool: bash\n    secrets: [PGTEST_QUIET_NEVER_SET]\n    parameters: {command: 'echo deployed'}\n";
+    let p = env.write("plan.yaml", plan);
+    let o = env
+        .run_cmd(&p)
+        .arg("--quiet")
+        .env("PGTEST_QUIET_TOKEN", DEPLOY_TOKEN)
+        .env_remove("PGTEST_QUIET_NEVER_SET")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 3);
+    let line = quiet_line(&o);
+    assert!(
+        line.starts_with("plangate: denied (exit 3): push — denied: "),
+        "{line}"
+    );
+    assert!(
+        line.contains("; deploy — blocked: the secret `PGTEST_QUIET_NEVER_SET`"),
+        "{line}"
+    );
+    assert!(line.contains("exceeds tolerance low"), "{line}");
+    assert!(!line.contains(DEPLOY_TOKEN), "{line}");
+    assert!(
+        !line.contains("build"),
+        "a step that did not run is not named: {line}"
+    );
+    assert!(line.ends_with(&format!(
+        "; report: {}",
+        env.out.join("report.json").display()
+    )));
+
+    // Failures: at most three named, each reason cut, then "and N more".
+    let env = Env::new();
+    let long = "x".repeat(400);
+    let mut plan = "version: 1\nid: q\npolicy: {fail_fast: false}\nsteps:\n".to_owned();
+    for i in 0..5 {
+        plan.push_str(&format!(
+            "  - {{id: s{i}, tool: bash, parameters: {{command: 'echo ok'}}, expected_output: nothing-like-this-{long}}}\n"
+        ));
+    }
+    // A reason that quotes a declared secret's value shows it redacted.
+    plan.push_str(&format!(
+        "  - {{id: s5, tool: bash, secrets: [PGTEST_QUIET_TOKEN], parameters: {{command: 'echo ok'}}, expected_output: {DEPLOY_TOKEN}}}\n"
+    ));
+    plan = plan.replace("steps:\n", &format!(
+        "steps:\n  - {{id: s9, tool: bash, secrets: [PGTEST_QUIET_TOKEN], parameters: {{command: 'echo ok'}}, expected_output: {DEPLOY_TOKEN}}}\n"
+    ));
+    let p = env.write("plan.yaml", &plan);
+    let o = env
+        .run_cmd(&p)
+        .arg("--quiet")
+        .env("PGTEST_QUIET_TOKEN", DEPLOY_TOKEN)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let line = quiet_line(&o);
+    assert!(
+        line.starts_with(
+            "plangate: failed (exit 1): s9 — failed: stdout does not match expected_output `[REDACTED]`; s0 — failed: stdout does not match expected_output `nothing-like-this-xxx"
+        ),
+        "{line}"
+    );
+    assert!(!line.contains(DEPLOY_TOKEN), "{line}");
+    assert!(
+        line.contains("…; s1 — failed: ") && !line.contains("s2 —"),
+        "{line}"
+    );
+    assert!(line.contains("; and 4 more steps; report: "), "{line}");
+    assert!(
+        line.chars().count() < 900,
+        "bounded: {} chars",
+        line.chars().count()
+    );
+
+    // A partial success says what was left undone.
+    let env = Env::new();
+    let o = env.run(
+        "version: 1\nid: q\npolicy: {on_approval_required: skip}\nsteps:\n  - {id: a, tool: bash, parameters: {command: 'echo ok'}}\n  - {id: gated, tool: bash, requires_approval: true, parameters: {command: 'echo no'}}\n",
+        &["--quiet"],
+    );
+    assert_eq!(code(&o), 0);
+    let line = quiet_line(&o);
+    assert!(
+        line.starts_with(
+            "plangate: partial success (exit 0): `gated` was skipped: it needs an approval"
+        ),
+        "{line}"
+    );
+}
