@@ -88,6 +88,134 @@ fn the_gitlab_component_takes_the_inputs_users_set_and_uses_the_image() {
     );
     assert!(job["script"][0].as_str().unwrap().contains("plangate run"));
     assert_eq!(job["artifacts"]["reports"]["junit"], "plangate-junit.xml");
+    // Only "nothing ran: needs an approval or blocked" (3) is yellow; a
+    // rejected agent answer (5) fails the job.
+    assert_eq!(
+        job["allow_failure"]["exit_codes"],
+        serde_json::json!([3]),
+        "{job:#}"
+    );
+}
+
+/// The component's job with its inputs' defaults filled in: (variables, script).
+fn component_job() -> (serde_json::Map<String, Value>, String) {
+    let text = std::fs::read_to_string(root().join("templates/plangate.yml")).unwrap();
+    let (spec, job) = text.split_once("\n---\n").unwrap();
+    let spec: Value = serde_saphyr::from_str(spec).unwrap();
+    let mut filled = job.to_owned();
+    for (name, v) in spec["spec"]["inputs"].as_object().unwrap() {
+        let value = v["default"].as_str().unwrap_or("plan.yaml");
+        let value = if name == "job" { "plangate" } else { value };
+        filled = filled.replace(&format!("$[[ inputs.{name} ]]"), value);
+    }
+    let v: Value = serde_saphyr::from_str(&filled).unwrap();
+    let job = &v["plangate"];
+    (
+        job["variables"].as_object().unwrap().clone(),
+        job["script"][0].as_str().unwrap().to_owned(),
+    )
+}
+
+/// Run the component's script in `env`'s workspace with the built binary
+/// first on `PATH` and `junit` as the `junit` input.
+fn run_component(env: &crate::harness::Env, junit: &str) -> std::process::Output {
+    let (vars, script) = component_job();
+    let bin_dir = assert_cmd::cargo::cargo_bin("plangate")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let mut c = std::process::Command::new("bash");
+    for (k, _) in std::env::vars() {
+        if crate::harness::outside_only(&k) {
+            c.env_remove(k);
+        }
+    }
+    for (k, v) in &vars {
+        c.env(k, v.as_str().unwrap());
+    }
+    c.env("PLANGATE_JUNIT", junit).env(
+        "PATH",
+        format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    );
+    c.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
+        .current_dir(&env.ws)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_gitlab_component_makes_the_junit_folder_or_fails_saying_why() {
+    let env = crate::harness::Env::new();
+    env.write(
+        "plan.yaml",
+        "version: 1\nid: gl\nsteps:\n  - {id: a, tool: bash, parameters: {command: 'echo ok'}}\n",
+    );
+    // A folder that does not exist yet: made, and the report is in it.
+    let o = run_component(&env, "reports/plangate/junit.xml");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let xml = std::fs::read_to_string(env.ws.join("reports/plangate/junit.xml")).unwrap();
+    assert!(xml.contains("<testsuite"), "{xml}");
+    assert!(env.ws.join("plangate-out/report.json").exists());
+    // A folder that cannot be made (a file is in the way): the job fails with the reason.
+    env.write("blocker", "a file\n");
+    let o = run_component(&env, "blocker/junit.xml");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("plangate component: cannot create the folder blocker of the JUnit report"),
+        "{err}"
+    );
+    // A report plangate could not write (a folder is in the way): the job
+    // fails although every step succeeded.
+    std::fs::create_dir_all(env.ws.join("taken/junit.xml")).unwrap();
+    let o = run_component(&env, "taken/junit.xml");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("plangate component: the JUnit report taken/junit.xml was not written"),
+        "{err}"
+    );
+    // A failing code is kept as it is (2: an invalid plan).
+    env.write(
+        "plan.yaml",
+        "version: 1\nid: gl\nsteps:\n  - {id: a, tool: bash, parameters: {comand: ls}}\n",
+    );
+    let o = run_component(&env, "taken/junit.xml");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The allowed 3 (nothing ran: an approval is missing) stays 3 with its
+    // report, and becomes a failure without it.
+    env.write(
+        "plan.yaml",
+        "version: 1\nid: gl\nsteps:\n  - {id: a, tool: bash, requires_approval: true, parameters: {command: 'echo ok'}}\n",
+    );
+    let o = run_component(&env, "reports/plangate/junit.xml");
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run_component(&env, "taken/junit.xml");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// Relative link targets in a Markdown text: `[text](target)` with no scheme.
