@@ -67,6 +67,15 @@ pub(crate) fn output_var(step_id: &str, name: &str) -> String {
     format!("PLANGATE_OUTPUT_{}_{}", env_key(step_id), env_key(name))
 }
 
+/// The variable that carries output `name` of every expansion of matrix
+/// step `template` a step depends on: a JSON object keyed by each
+/// expansion's matrix values as its id writes them (`package=core`,
+/// `arch=x,os=linux`).
+pub(crate) fn matrix_outputs_var(template: &str, name: &str) -> String {
+    use crate::format::names::env_key;
+    format!("PLANGATE_OUTPUTS_{}_{}", env_key(template), env_key(name))
+}
+
 /// Everything about a run that is not in the plan.
 #[derive(Debug, Clone)]
 pub(crate) struct RunSettings {

@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 
 use super::events::RunEvent;
 use super::finish::lock;
-use super::{RunSettings, output_var, result_var};
+use super::{RunSettings, matrix_outputs_var, output_var, result_var};
 use crate::format::expr::{self, Lookup, Ref, Val};
 use crate::model::{StepOutcome, StepStatus};
 use crate::plan::Plan;
@@ -329,7 +329,10 @@ impl Scheduler {
 
     /// What a step gets from its dependencies and the plan besides
     /// [`Scheduler::context`]: `$PLANGATE_OUTPUT` (bash steps), each
-    /// dependency's outputs as `PLANGATE_OUTPUT_<STEP>_<NAME>`, and the values
+    /// dependency's outputs as `PLANGATE_OUTPUT_<STEP>_<NAME>` (of a matrix
+    /// dependency also `PLANGATE_OUTPUT_<TEMPLATE>_<NAME>` from the
+    /// dependent's own expansion, and `PLANGATE_OUTPUTS_<TEMPLATE>_<NAME>`,
+    /// a JSON object of every expansion's value), and the values
     /// its prompt templates may use. Two outputs with one variable name
     /// are refused (the step fails without running).
     fn flow(&self, i: usize, ctx: &mut StepContext) -> Result<(), String> {
@@ -344,23 +347,51 @@ impl Scheduler {
             );
         }
         let mut from: BTreeMap<String, (String, String)> = BTreeMap::new();
+        let mut claim = |var: String, id: &str, name: &str| -> Result<String, String> {
+            if let Some((other, other_name)) = from.get(&var) {
+                return Err(format!(
+                    "output `{other_name}` of step `{other}` and output `{name}` of step `{id}` would both be `{var}`; rename one of them"
+                ));
+            }
+            from.insert(var.clone(), (id.to_owned(), name.to_owned()));
+            Ok(var)
+        };
+        // A matrix dependency's outputs, per template and name: each
+        // expansion's value keyed by its matrix values (`package=core`).
+        let mut matrix_outputs: BTreeMap<(&str, &str), BTreeMap<String, &str>> = BTreeMap::new();
         for &d in &step.deps {
             let dep = &self.plan.steps[d];
+            // The dependent's own expansion of a matrix dependency (it has
+            // every key of the dependency's matrix, with the same values).
+            let own = !dep.matrix.is_empty()
+                && dep
+                    .matrix
+                    .iter()
+                    .all(|(k, v)| step.matrix.get(k) == Some(v));
+            let values: Vec<String> = dep.matrix.iter().map(|(k, v)| format!("{k}={v}")).collect();
             for (name, value) in &self.outputs[d] {
-                let var = output_var(&dep.id, name);
-                if let Some((other, other_name)) = from.get(&var) {
-                    return Err(format!(
-                        "output `{other_name}` of step `{other}` and output `{name}` of step `{}` would both be `{var}`; rename one of them",
-                        dep.id
-                    ));
-                }
-                from.insert(var.clone(), (dep.id.clone(), name.clone()));
+                let var = claim(output_var(&dep.id, name), &dep.id, name)?;
                 ctx.run_vars.insert(var, value.clone());
+                if own {
+                    let short = claim(output_var(&dep.template, name), &dep.id, name)?;
+                    ctx.run_vars.insert(short, value.clone());
+                }
+                if !dep.matrix.is_empty() {
+                    matrix_outputs
+                        .entry((dep.template.as_str(), name.as_str()))
+                        .or_default()
+                        .insert(values.join(","), value.as_str());
+                }
                 ctx.template_values.insert(
                     format!("steps.{}.outputs.{name}", dep.template),
                     value.clone(),
                 );
             }
+        }
+        for ((template, name), by_values) in matrix_outputs {
+            let var = claim(matrix_outputs_var(template, name), template, name)?;
+            let json = serde_json::to_string(&by_values).unwrap_or_default();
+            ctx.run_vars.insert(var, json);
         }
         for (name, value) in &self.settings.inputs {
             ctx.template_values

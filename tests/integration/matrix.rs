@@ -140,3 +140,86 @@ fn an_expanded_id_too_long_for_a_folder_name_is_a_plan_error() {
     );
     assert_eq!(env.report()["status"], "invalid");
 }
+
+/// Issue 27 item 7: a dependent reads a matrix step's outputs by short,
+/// documented names: its own expansion's value as
+/// `PLANGATE_OUTPUT_<TEMPLATE>_<NAME>`, every expansion's as the JSON
+/// object `PLANGATE_OUTPUTS_<TEMPLATE>_<NAME>` keyed by matrix values.
+const MATRIX_OUTPUTS_PLAN: &str = r#"version: 1
+id: mxout
+policy: {risk_tolerance: high, max_parallel: 1}
+steps:
+  - id: build
+    tool: bash
+    matrix: {package: [core, cli-tool], os: [linux, mac]}
+    parameters:
+      command: |
+        echo "artifact=$PLANGATE_MATRIX_PACKAGE-$PLANGATE_MATRIX_OS.tgz" >> "$PLANGATE_OUTPUT"
+        if [ "$PLANGATE_MATRIX_PACKAGE" = core ]; then echo "size=1$PLANGATE_MATRIX_OS" >> "$PLANGATE_OUTPUT"; fi
+  - id: test
+    tool: bash
+    dependencies: [build]
+    matrix: {package: [core, cli-tool], os: [linux, mac]}
+    parameters: {command: 'echo "$PLANGATE_OUTPUT_BUILD_ARTIFACT ${PLANGATE_OUTPUT_BUILD_SIZE-none}"'}
+  - id: bundle
+    tool: bash
+    dependencies: [build]
+    matrix: {os: [linux, mac]}
+    parameters: {command: 'echo "${PLANGATE_OUTPUT_BUILD_ARTIFACT-unset}"; echo "$PLANGATE_OUTPUTS_BUILD_ARTIFACT"'}
+  - id: publish
+    tool: bash
+    dependencies: [build]
+    parameters: {command: 'echo "${PLANGATE_OUTPUT_BUILD_ARTIFACT-unset}"; echo "$PLANGATE_OUTPUTS_BUILD_ARTIFACT"; echo "$PLANGATE_OUTPUTS_BUILD_SIZE"; echo "$PLANGATE_OUTPUT_BUILD_OS_MAC_PACKAGE_CORE_ARTIFACT"'}
+"#;
+
+#[test]
+fn dependents_read_a_matrix_steps_outputs_by_short_names() {
+    let env = Env::new();
+    let o = env.run(MATRIX_OUTPUTS_PLAN, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = |id: &str| {
+        std::fs::read_to_string(env.out.join(format!("artifacts/{id}/stdout.txt")))
+            .unwrap_or_else(|e| panic!("{id}: {e}"))
+    };
+    // The dependent's own expansion, by the template's name.
+    assert_eq!(
+        out("test[os=linux,package=core]"),
+        "core-linux.tgz 1linux\n"
+    );
+    assert_eq!(
+        out("test[os=mac,package=cli-tool]"),
+        "cli-tool-mac.tgz none\n"
+    );
+    // Several expansions: no short value, a JSON object keyed by the matrix values.
+    let bundle = out("bundle[os=mac]");
+    let lines: Vec<&str> = bundle.lines().collect();
+    assert_eq!(lines[0], "unset");
+    let v: Value = serde_json::from_str(lines[1]).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"os=mac,package=cli-tool": "cli-tool-mac.tgz", "os=mac,package=core": "core-mac.tgz"})
+    );
+    let publish = out("publish");
+    let lines: Vec<&str> = publish.lines().collect();
+    assert_eq!(lines[0], "unset");
+    let v: Value = serde_json::from_str(lines[1]).unwrap();
+    assert_eq!(v.as_object().unwrap().len(), 4, "{v}");
+    assert_eq!(v["os=linux,package=cli-tool"], "cli-tool-linux.tgz");
+    // Only the expansions that set the output are in it.
+    let v: Value = serde_json::from_str(lines[2]).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"os=linux,package=core": "1linux", "os=mac,package=core": "1mac"})
+    );
+    // The per-expansion variable is still there.
+    assert_eq!(lines[3], "core-mac.tgz");
+    // The report lists the names each step received.
+    let vars = env.step("publish")["environment"]["variables"].clone();
+    assert!(
+        vars.as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "PLANGATE_OUTPUTS_BUILD_ARTIFACT"),
+        "{vars}"
+    );
+}
