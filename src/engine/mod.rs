@@ -533,3 +533,90 @@ pub(crate) async fn run(
     }
     finish::conclude(&sched, &approval_skipped, &decisions, status)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::inputs::InputValue;
+
+    const PLAN: &str = r#"version: 1
+id: n
+inputs:
+  push: {type: boolean, default: false}
+steps:
+  - {id: a, tool: bash, parameters: {command: 'true'}}
+  - {id: push, tool: bash, dependencies: [a], if: inputs.push == true, parameters: {command: 'true'}}
+  - {id: b, tool: bash, dependencies: [push], parameters: {command: 'true'}}
+  - {id: c, tool: bash, dependencies: [b], if: "steps.b.outputs.x == 'y'", parameters: {command: 'true'}}
+  - {id: two, tool: bash, dependencies: [a, push], parameters: {command: 'true'}}
+  - {id: always, tool: bash, dependencies: [b], if: always(), parameters: {command: 'true'}}
+  - {id: after-always, tool: bash, dependencies: [always], parameters: {command: 'true'}}
+  - {id: per, tool: bash, matrix: {os: [linux, mac]}, if: "matrix.os == 'linux'", parameters: {command: 'true'}}
+  - {id: per-next, tool: bash, dependencies: [per], matrix: {os: [linux, mac]}, parameters: {command: 'true'}}
+  - {id: per-all, tool: bash, dependencies: [per], parameters: {command: 'true'}}
+"#;
+
+    fn skipped(push: bool, active: &[bool]) -> Vec<String> {
+        let plan = crate::plan::load_plan_str("n.yaml", PLAN).expect("valid");
+        let inputs: Inputs = [("push".to_owned(), InputValue::Bool(push))].into();
+        let active = if active.is_empty() {
+            vec![true; plan.steps.len()]
+        } else {
+            active.to_vec()
+        };
+        never_runs(&plan, &inputs, &active)
+            .iter()
+            .zip(&plan.steps)
+            .filter(|(w, _)| w.is_some())
+            .map(|(_, s)| s.id.clone())
+            .collect()
+    }
+
+    #[test]
+    fn never_runs_follows_the_dependency_rule_transitively_but_not_status_functions() {
+        assert_eq!(
+            skipped(false, &[]),
+            [
+                "push",
+                "b",
+                "c",
+                "two",
+                "per[os=mac]",
+                "per-next[os=mac]",
+                "per-all"
+            ]
+        );
+        // True: only the matrix expansion whose own condition is false.
+        assert_eq!(
+            skipped(true, &[]),
+            ["per[os=mac]", "per-next[os=mac]", "per-all"]
+        );
+    }
+
+    #[test]
+    fn a_dependency_outside_the_run_skips_nothing() {
+        // `push` left out by --steps (or carried over): `b` may run.
+        let plan = crate::plan::load_plan_str("n.yaml", PLAN).expect("valid");
+        let mut active = vec![true; plan.steps.len()];
+        active[1] = false;
+        let got = skipped(false, &active);
+        assert!(
+            !got.contains(&"push".to_owned()) && !got.contains(&"b".to_owned()),
+            "{got:?}"
+        );
+        assert!(!got.contains(&"two".to_owned()), "{got:?}");
+    }
+
+    #[test]
+    fn the_reason_names_the_dependency_and_the_root() {
+        let plan = crate::plan::load_plan_str("n.yaml", PLAN).expect("valid");
+        let inputs: Inputs = [("push".to_owned(), InputValue::Bool(false))].into();
+        let why = never_runs(&plan, &inputs, &vec![true; plan.steps.len()]);
+        assert_eq!(
+            why[3].as_deref(),
+            Some(
+                "dependency `b` is skipped before the run (`push`: condition false: `inputs.push == true`)"
+            )
+        );
+    }
+}
