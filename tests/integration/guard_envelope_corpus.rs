@@ -74,6 +74,11 @@ fn measure(rel: &str, must_accept: bool, wrong: &mut Vec<String>) -> Counts {
             }
             Err(r) => {
                 c.rejects += 1;
+                // ENVELOPE_CORPUS_VERBOSE=1: why each case was refused.
+                if std::env::var_os("ENVELOPE_CORPUS_VERBOSE").is_some() {
+                    let first = r.first().map(ToString::to_string).unwrap_or_default();
+                    println!("  refused {rel}/{name}: {first}");
+                }
                 if r.iter().any(|x| x.message.contains("reads two ways")) {
                     c.two_ways_said += 1;
                 }
