@@ -509,6 +509,29 @@ impl Sim<'_> {
     }
 }
 
+/// The next unescaped quote of the string a thread is in, and whether the string so far
+/// has raw control characters (repaired) or escape sequences.
+fn next_quote(b: &[u8], key: Key) -> (Option<usize>, bool, bool) {
+    let mut i = key.pos;
+    let mut repaired = key.repaired;
+    let mut escaped = key.escaped;
+    loop {
+        match b.get(i) {
+            None => return (None, repaired, escaped),
+            Some(b'"') => return (Some(i), repaired, escaped),
+            Some(b'\\') => {
+                escaped = true;
+                i += 2;
+            }
+            Some(c) if *c < 0x20 => {
+                repaired = true;
+                i += 1;
+            }
+            Some(_) => i = skip_plain(b, i + 1, b.len()),
+        }
+    }
+}
+
 /// Runs tier 2 on the envelope whose `{` is at `start`.
 pub(crate) fn recover(text: &str, start: usize) -> Outcome {
     let b = text.as_bytes();
@@ -554,26 +577,10 @@ pub(crate) fn recover(text: &str, start: usize) -> Outcome {
         if adm >= 2 {
             break;
         }
-        let mut i = key.pos;
-        let mut repaired = key.repaired;
-        let mut escaped = key.escaped;
-        let quote = loop {
-            match sim.b.get(i) {
-                None => break None,
-                Some(b'"') => break Some(i),
-                Some(b'\\') => {
-                    escaped = true;
-                    i += 2;
-                }
-                Some(c) if *c < 0x20 => {
-                    repaired = true;
-                    i += 1;
-                }
-                Some(_) => i = skip_plain(sim.b, i + 1, sim.b.len()),
-            }
-        };
+        let (quote, repaired, escaped) = next_quote(sim.b, key);
         let Some(q) = quote else {
-            budget = budget.saturating_sub(i.saturating_sub(key.pos));
+            // The string never closes: this reading dies (its scan still costs).
+            budget = budget.saturating_sub(sim.b.len().saturating_sub(key.pos));
             continue;
         };
         // Reading 2: the quote closes the string.
