@@ -22,12 +22,12 @@ mod tier2;
 
 use super::json::{
     Checked, MAX_REPORTED, Region, after_bom, build_value, check, finish, junk_after, pending,
-    pending_offset, pos, scan_regions, shown,
+    pending_offset, pos, remap, scan_regions, shown,
 };
 use super::{Category, Rejection};
 use serde_json::Value;
 use std::collections::HashMap;
-use tier2::{Ev, Field, Outcome};
+use tier2::{Outcome, Role, Span, TwoWays};
 
 /// The agent's answer for `output: envelope`.
 ///
@@ -236,31 +236,50 @@ fn parse_envelope_inner(answer: &str) -> Result<(Envelope, Tier), Vec<Rejection>
     }
     // Tier 1 failed on the first envelope-like region.
     let mut problems = first.checked.problems.clone();
-    let syntax_failed = !first.checked.syntax_ok();
-    if syntax_failed {
-        match tier2::recover(answer, first.region.start) {
-            Outcome::Unique { events, end } => {
-                if let Some(result) = from_reading(answer, first.region.start, &events, end) {
-                    return result;
+    // Tier 1 stopped on a string (raw control characters, a quote followed by text): tier 2's
+    // verdict comes first. Otherwise (a JSON extension, a missing comma) tier 1's problems come
+    // first, and a reading refused by the key rules is not reported (it was read across them).
+    let string_first = problems
+        .first()
+        .is_some_and(|p| matches!(p.category, Category::Escaping | Category::Truncated));
+    let mut read_complete = false;
+    if !first.checked.syntax_ok() {
+        let verdict = match tier2::recover(answer, first.region.start) {
+            Outcome::Unique { strings, end } => {
+                match from_reading(answer, first.region.start, &strings, end) {
+                    Some(Ok(accepted)) => return Ok(accepted),
+                    Some(Err(r)) if string_first => return Err(r),
+                    _ => None,
                 }
             }
             Outcome::TwoBoundaries(other) => {
-                problems.insert(0, two_boundaries(first.region.start, other));
+                read_complete = true;
+                Some(two_boundaries(first.region.start, other))
             }
-            Outcome::Many | Outcome::TooComplex => {
+            Outcome::TwoWays(w) => {
+                read_complete = true;
+                Some(two_ways(answer, &w))
+            }
+            Outcome::TooComplex => {
                 let at = problems
                     .first()
                     .and_then(pending_offset)
                     .unwrap_or(first.region.start);
-                problems.insert(
-                    0,
-                    pending(at,
-                        Category::Ambiguous,
-                        "string values hold unescaped quotes or raw control characters that can be read in more than one way: escape every \" inside a string as \\\" and every newline as \\n",
-                    ),
-                );
+                Some(too_complex(at))
             }
-            Outcome::Nothing => {}
+            Outcome::Nothing => None,
+        };
+        if let Some(v) = verdict {
+            // A complete reading was found: the answer is not truncated, whatever the quote
+            // parity made the region scan believe.
+            if read_complete {
+                problems.retain(|p| p.category != Category::Truncated);
+            }
+            if string_first {
+                problems.insert(0, v);
+            } else {
+                problems.push(v);
+            }
         }
     }
     for c in env.iter().skip(1) {
@@ -268,7 +287,7 @@ fn parse_envelope_inner(answer: &str) -> Result<(Envelope, Tier), Vec<Rejection>
             problems.push(ambiguous(first.region.start, c.region.start));
         }
     }
-    if !first.region.closed {
+    if !first.region.closed && !read_complete {
         // The answer ends inside the envelope: that is the problem to fix first.
         truncated_first(answer, first.region.start, &mut problems);
     }
@@ -338,11 +357,8 @@ fn other_boundary(answer: &str, region: Region) -> Option<Rejection> {
         Outcome::Nothing => None,
         Outcome::TwoBoundaries(other) => Some(two_boundaries(region.start, other)),
         Outcome::Unique { end, .. } => Some(two_boundaries(region.start, end)),
-        Outcome::Many | Outcome::TooComplex => Some(pending(
-            region.start,
-            Category::Ambiguous,
-            "the envelope can be read in more than one way: escape every \" inside strings as \\\"",
-        )),
+        Outcome::TwoWays(w) => Some(two_ways(answer, &w)),
+        Outcome::TooComplex => Some(too_complex(region.start)),
     }
 }
 
@@ -660,165 +676,144 @@ fn next_actions(val: &mut Validator<'_>, value: Option<&Value>) -> Option<Vec<St
     Some(next_actions)
 }
 
-/// An artifact being assembled from a reading: (path and its offset, content).
-type PartialArtifact = (Option<(String, usize)>, Option<String>);
-
-/// Builds the envelope of the unique tier-2 reading. None when the reading needed no repair (should not happen).
+/// Builds the envelope of the unique tier-2 reading: its repaired strings escaped, then the
+/// same strict parse and key rules as tier 1. None when the reading needed no repair.
 fn from_reading(
     answer: &str,
     start: usize,
-    events: &[Ev],
+    strings: &[Span],
     end: usize,
 ) -> Option<Result<(Envelope, Tier), Vec<Rejection>>> {
-    let mut out: Vec<Rejection> = Vec::new();
-    let mut status = Status::Ok;
-    let mut summary = String::new();
-    let mut artifacts: Vec<PartialArtifact> = Vec::new();
-    let mut next_actions = Vec::new();
-    // Which optional keys the reading has (absent keys stay absent).
-    let (mut has_artifacts, mut has_actions) = (false, false);
-    let mut any_repair = false;
-    for ev in events {
-        match *ev {
-            Ev::Status(s) => status = s,
-            Ev::ArtifactsKey => has_artifacts = true,
-            Ev::ActionsKey => has_actions = true,
-            Ev::ArtifactStart => artifacts.push((None, None)),
-            Ev::Str {
-                field,
-                start: s,
-                end: e,
-                repaired,
-                escaped,
-            } => {
-                any_repair |= repaired;
-                let value = if repaired && escaped {
-                    out.push(pending(s.saturating_sub(1),
-                        Category::Escaping,
-                        "this string has raw newlines or unescaped quotes AND escape sequences (\\n, \\\", \\\\), so it cannot be read with certainty: escape all of it: \" as \\\", \\ as \\\\, newline as \\n",
-                    ));
-                    String::new()
-                } else if repaired {
-                    answer.get(s..e).unwrap_or("").to_string()
-                } else {
-                    match serde_json::from_str::<String>(
-                        answer.get(s.saturating_sub(1)..e + 1).unwrap_or(""),
-                    ) {
-                        Ok(v) => v,
-                        Err(err) => {
-                            out.push(pending(
-                                s,
-                                Category::Escaping,
-                                format!("invalid string ({err}): fix its escape sequences"),
-                            ));
-                            String::new()
-                        }
-                    }
-                };
-                match field {
-                    Field::Summary => summary = value,
-                    Field::Action => next_actions.push(value),
-                    Field::Path => {
-                        if let Some(a) = artifacts.last_mut() {
-                            a.0 = Some((value, s));
-                        }
-                    }
-                    Field::Content => {
-                        if let Some(a) = artifacts.last_mut() {
-                            a.1 = Some(value);
-                        }
-                    }
+    if !strings.iter().any(|s| s.repaired) {
+        return None;
+    }
+    let mut out: Vec<Rejection> = strings
+        .iter()
+        .filter(|s| s.repaired && s.escaped)
+        .map(|s| pending(s.start.saturating_sub(1),
+            Category::Escaping,
+            "this string has raw newlines or unescaped quotes AND escape sequences (\\n, \\\", \\\\), so it cannot be read with certainty: escape all of it: \" as \\\", \\ as \\\\, newline as \\n",
+        ))
+        .collect();
+    if out.is_empty() {
+        let fixed = Repaired::new(answer, strings, end);
+        let back = |o: usize| fixed.original(o);
+        let checked = check(&fixed.text, start, fixed.text.len(), false, INDEX_DEPTH);
+        let value = if checked.syntax_ok() {
+            build_value(&fixed.text, start, checked.value_end.max(start))
+                .map_err(|e| vec![e])
+                .and_then(|v| match validate(&v, &checked) {
+                    Ok(e) if checked.problems.is_empty() => Ok(e),
+                    Ok(_) => Err(Vec::new()),
+                    Err(r) => Err(r),
+                })
+        } else {
+            Err(Vec::new())
+        };
+        match value {
+            Ok(env) => {
+                out.extend(swallowed_keys(answer, strings, &env));
+                if out.is_empty() {
+                    out = after_reading(answer, start, end);
                 }
+                if out.is_empty() {
+                    return Some(Ok((env, Tier::Recovered)));
+                }
+            }
+            Err(r) => {
+                // Parse problems first (design 001), then validation problems.
+                out.extend(checked.problems.iter().cloned().map(|r| remap(r, back)));
+                out.extend(r.into_iter().map(|r| remap(r, back)));
+                out.extend(after_reading(answer, start, end));
             }
         }
     }
-    if !any_repair {
-        return None;
+    if out.is_empty() {
+        out.push(pending(
+            start,
+            Category::Syntax,
+            "the envelope object is not valid JSON",
+        ));
     }
-    out.extend(swallowed_keys(answer, events));
-    let mut arts = Vec::new();
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    for (i, (p, c)) in artifacts.into_iter().enumerate() {
-        let (Some((path, at)), Some(content)) = (p, c) else {
-            continue;
-        };
-        let problems = paths::path_problems(&path);
-        if !problems.is_empty() {
-            let shown = shown(&path, 80);
-            out.push(pending(
-                at,
-                Category::UnsafePath,
-                format!(
-                    "artifacts[{i}].path \"{shown}\" is unsafe: {}",
-                    problems.join("; ")
-                ),
-            ));
-        }
-        if let Some(first) = seen.get(&path) {
-            out.push(pending(
-                at,
-                Category::Schema,
-                format!("artifacts[{i}].path repeats artifacts[{first}].path: send each file once"),
-            ));
-        } else {
-            seen.insert(path.clone(), i);
-        }
-        arts.push(Artifact { path, content });
-    }
-    if let Some(r) = junk_after(answer, end) {
-        out.insert(0, r);
-    }
-    // Nothing envelope-like may follow the recovered envelope.
+    Some(Err(out))
+}
+
+/// What may not follow a recovered envelope: text glued to it, JSON-looking text, another envelope.
+fn after_reading(answer: &str, start: usize, end: usize) -> Vec<Rejection> {
+    let mut out: Vec<Rejection> = junk_after(answer, end).into_iter().collect();
     for r in scan_regions(answer, end, b"{") {
         let c = classify(answer, r);
         if c.env_like {
             out.push(ambiguous(start, r.start));
         }
     }
-    if out.is_empty() {
-        Some(Ok((
-            Envelope {
-                status,
-                summary,
-                artifacts: has_artifacts.then_some(arts),
-                next_actions: has_actions.then_some(next_actions),
-            },
-            Tier::Recovered,
-        )))
-    } else {
-        Some(Err(out))
+    out
+}
+
+/// The answer up to the end of the recovered envelope, with the repaired strings escaped
+/// (`"` as `\"`, control characters as `\n`, `\t`, `\r`, `\u00XX`): strict JSON.
+struct Repaired {
+    text: String,
+    /// (offset in `text` after an inserted escape, bytes inserted up to there), in order.
+    shifts: Vec<(usize, usize)>,
+}
+
+impl Repaired {
+    fn new(answer: &str, strings: &[Span], end: usize) -> Repaired {
+        let mut text = String::with_capacity(end + 64);
+        let mut shifts = Vec::new();
+        let mut extra = 0usize;
+        let mut cursor = 0usize;
+        for s in strings.iter().filter(|s| s.repaired) {
+            text.push_str(answer.get(cursor..s.start).unwrap_or(""));
+            for ch in answer.get(s.start..s.end).unwrap_or("").chars() {
+                let esc = match ch {
+                    '"' => "\\\"".to_string(),
+                    '\n' => "\\n".to_string(),
+                    '\r' => "\\r".to_string(),
+                    '\t' => "\\t".to_string(),
+                    c if u32::from(c) < 0x20 => format!("\\u{:04x}", u32::from(c)),
+                    c => {
+                        text.push(c);
+                        continue;
+                    }
+                };
+                text.push_str(&esc);
+                extra += esc.len() - 1;
+                shifts.push((text.len(), extra));
+            }
+            cursor = s.end;
+        }
+        text.push_str(answer.get(cursor..end).unwrap_or(""));
+        Repaired { text, shifts }
+    }
+
+    /// The answer's offset of an offset in the repaired text.
+    fn original(&self, at: usize) -> usize {
+        let i = self.shifts.partition_point(|(o, _)| *o <= at);
+        let extra = i
+            .checked_sub(1)
+            .and_then(|j| self.shifts.get(j))
+            .map_or(0, |(_, e)| *e);
+        at.saturating_sub(extra)
     }
 }
 
 /// A recovered reading without `artifacts` (or `next_actions`) whose repaired string holds
 /// `"artifacts":` (or `"next_actions":`) swallowed the key the agent wrote: refused, never
 /// read as an envelope without it.
-fn swallowed_keys(answer: &str, events: &[Ev]) -> Vec<Rejection> {
-    let has = |k: &Ev| {
-        events
-            .iter()
-            .any(|e| std::mem::discriminant(e) == std::mem::discriminant(k))
-    };
+fn swallowed_keys(answer: &str, strings: &[Span], env: &Envelope) -> Vec<Rejection> {
     let absent: Vec<&str> = [
-        (Ev::ArtifactsKey, "artifacts"),
-        (Ev::ActionsKey, "next_actions"),
+        (env.artifacts.is_none(), "artifacts"),
+        (env.next_actions.is_none(), "next_actions"),
     ]
     .iter()
-    .filter(|(ev, _)| !has(ev))
+    .filter(|(absent, _)| *absent)
     .map(|(_, k)| *k)
     .collect();
     let mut out = Vec::new();
-    for ev in events {
-        let Ev::Str {
-            start,
-            end,
-            repaired: true,
-            ..
-        } = *ev
-        else {
-            continue;
-        };
-        let text = answer.get(start..end).unwrap_or("");
+    for s in strings.iter().filter(|s| s.repaired) {
+        let text = answer.get(s.start..s.end).unwrap_or("");
         for key in &absent {
             let quoted = format!("\"{key}\"");
             let hit = text.match_indices(&quoted).find(|(i, _)| {
@@ -827,7 +822,7 @@ fn swallowed_keys(answer: &str, events: &[Ev]) -> Vec<Rejection> {
             });
             if let Some((i, _)) = hit {
                 out.push(pending(
-                    start + i,
+                    s.start + i,
                     Category::Escaping,
                     format!("a string with unescaped quotes holds \"{key}\": here: if it is the key, close the string before it; if it is text, escape every \" inside the string as \\\""),
                 ));
@@ -835,6 +830,61 @@ fn swallowed_keys(answer: &str, events: &[Ev]) -> Vec<Rejection> {
         }
     }
     out
+}
+
+/// What a string of a reading is, for a message: `the value of "summary"`, `the key "x"`.
+fn describe(answer: &str, s: &Span, key: Option<&Span>) -> String {
+    let text = |sp: &Span| shown(answer.get(sp.start..sp.end).unwrap_or(""), 40);
+    let key = key.map(text);
+    match (s.role, key) {
+        (Role::Key, _) => format!("the key \"{}\"", text(s)),
+        (Role::Member, Some(k)) => format!("the value of \"{k}\""),
+        (Role::Element, Some(k)) => format!("a string in \"{k}\""),
+        (Role::Member, None) => "a string value".to_string(),
+        (Role::Element, None) => "a string in a list".to_string(),
+    }
+}
+
+/// Two readings of the answer are well-formed JSON: say which string and where they part.
+fn two_ways(answer: &str, w: &TwoWays) -> Rejection {
+    let what = describe(answer, &w.string, w.key.as_ref());
+    let at = pos(w.string.end);
+    let rest = match (&w.next, w.short_end) {
+        (Some(n), _) if n.role == Role::Key => {
+            format!(
+                "the rest reads as the key \"{}\"",
+                shown(answer.get(n.start..n.end).unwrap_or(""), 40)
+            )
+        }
+        (Some(n), _) => format!(
+            "the rest reads as the string \"{}\"",
+            shown(answer.get(n.start..n.end).unwrap_or(""), 40)
+        ),
+        (None, Some(e)) => format!("the envelope closes at {}", pos(e.saturating_sub(1))),
+        (None, None) => "the rest reads as more JSON".to_string(),
+    };
+    let other = match w.long_end {
+        Some(e) => format!(
+            "it runs on to the quote at {} and swallows that text",
+            pos(e)
+        ),
+        None => "it runs on past that quote and swallows that text".to_string(),
+    };
+    pending(
+        w.string.end,
+        Category::Ambiguous,
+        format!(
+            "the answer reads two ways: {what} ends at the quote at {at} and {rest}, or {other}; escape every \" inside a string as \\\" (and every raw newline as \\n) so that it reads one way"
+        ),
+    )
+}
+
+fn too_complex(at: usize) -> Rejection {
+    pending(
+        at,
+        Category::Ambiguous,
+        "string values hold so many unescaped quotes or raw control characters that the readings cannot all be checked (the answer may read two ways): escape every \" inside a string as \\\" and every newline as \\n",
+    )
 }
 
 /// Tier 3 of design 001: the FAIL envelope plangate records for a refused answer: summary names the

@@ -31,6 +31,7 @@ mod github;
 mod guard_code;
 mod guard_conformance;
 mod guard_envelope;
+mod guard_envelope_corpus;
 mod guard_roundtrip;
 mod harness;
 mod install_action;

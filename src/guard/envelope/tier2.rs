@@ -1,96 +1,142 @@
-//! Tier 2 of design 001: recover an envelope whose string values hold raw
-//! control characters or unescaped `"`, but only when exactly one reading of
-//! the answer gives a complete envelope.
+//! Tier 2 of design 001: recover an envelope whose strings hold raw control
+//! characters or unescaped `"`, but only when the answer has exactly one
+//! *syntactic* reading.
 //!
-//! The envelope grammar is finite-state (fixed keys, fixed depth), so every
-//! reading is a run of one automaton: structure is strict JSON, and inside a
-//! string value each `"` either closes the string or is literal text. Runs
-//! are simulated in order of position and merged when they reach the same
-//! position in the same state (counts add, saturating at 2), so the work is
-//! O(n·k) where k is the number of live states (bounded by the automaton,
-//! a handful in practice) — never exponential. A work budget backs this up.
+//! A reading is a way of closing the strings: inside a string each `"` either
+//! closes it or is literal text. Every reading is a run of one generic JSON
+//! automaton (object/array stack, strict strings, numbers and literals, at
+//! most [`MAX_DEPTH`] deep), whatever its keys are: a reading counts as soon
+//! as it is well-formed JSON, even with unknown, repeated or wrongly typed
+//! keys — the key rules are checked only afterwards, on the one reading left.
+//! Runs are simulated in order of position and merged when they reach the
+//! same position in the same state (counts add, saturating at 2), so the
+//! work is O(n·k) where k is the number of live states — never exponential.
+//! A work budget backs this up (running out is refused).
 //!
 //! Which readings count ("admissible"): a quote is only read as literal text
 //! where the standard JSON reading breaks. The *first* quote of a string
 //! closes it when the structure after it is viable (the strict run from it
-//! reaches the next string value or the end of the envelope); only when it is
-//! not viable does the string become *dirty*, and in a dirty string every
-//! later quote may be literal or closing, and both readings are counted.
-//! Without this rule every list of two strings (`["a", "b"]`) would have a
-//! second reading (`a", "b`) and nothing could ever be recovered.
-//! Readings that break the rule are still simulated: if one of them yields a
-//! complete envelope that ends somewhere else than the admissible one, the
-//! answer has two valid boundaries and is refused.
+//! reaches the next string — a key or a value, known or not — or closes the
+//! envelope); only when it is not viable does the string become *dirty*, and
+//! in a dirty string every later quote may be literal or closing, and both
+//! readings are counted. Without this rule every list of two strings
+//! (`["a", "b"]`) would have a second reading (`a", "b`) and nothing could
+//! ever be recovered. Viable means any well-formed continuation, so
+//! `"summary": "a", "x": "b"}` is a summary `a` and an unknown key `x` (then
+//! refused by the key rules), never a summary swallowing `", "x": "b`.
 //!
-//! A reading is complete once `status` and `summary` are read and the object
-//! closes; `artifacts` and `next_actions` may be absent — but a reading
-//! without one of them is only complete where the answer may end (nothing
-//! glued to the `}`, no JSON-looking `,` `:` `}` `]` `"` after it). The reading taken is
-//! the admissible one with the most keys; every other complete reading makes
-//! the answer ambiguous, except one that only *drops* keys the taken reading
-//! has (its string swallowed them) and either breaks the admissibility rule or
-//! ends inside the taken reading — what follows it is then the rest of the
-//! envelope, never an answer's end. With all four keys present this is
-//! exactly the rule of the four-key grammar; a shorter reading that ends
-//! after the taken one (the taken one may have closed too early) is refused.
+//! A reading is complete where the envelope closes and the answer may end
+//! there (no text glued to the `}`, no JSON-looking `,` `:` `}` `]` `"`
+//! after it, the test tier 1 applies after a value); closing the envelope
+//! with such text after it is still *viable* (a place the envelope could
+//! close), never a reading. Two admissible complete readings (at the same
+//! end or not) make the answer ambiguous: [`Outcome::TwoWays`] says which
+//! string and where the readings part. Readings that break the rule are
+//! still simulated: one that closes the envelope *after* the admissible one
+//! (a string of it runs on past the admissible end), or an admissible run
+//! that closes it later with JSON-looking text after it, means the answer has
+//! two boundaries and is refused; one that closes it before leaves the
+//! admissible envelope's own closing brackets as trailing text, which no
+//! answer means, and is not counted.
 
 use super::super::json::skip_plain;
-use super::Status;
 use std::collections::BTreeMap;
 
-/// Which string value a reading is inside.
+/// Deepest nesting a reading may reach; deeper is refused as too complex.
+pub(crate) const MAX_DEPTH: u8 = 120;
+
+/// Where a string sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Field {
-    Summary,
-    Path,
-    Content,
-    Action,
+pub(crate) enum Role {
+    /// An object key.
+    Key,
+    /// The value of an object member.
+    Member,
+    /// An element of an array.
+    Element,
 }
 
-/// One step of a reading, in text order.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Ev {
-    Status(Status),
-    /// The optional `artifacts` key is present.
-    ArtifactsKey,
-    /// The optional `next_actions` key is present.
-    ActionsKey,
-    ArtifactStart,
-    /// A string value: `start..end` is between its quotes.
-    Str {
-        field: Field,
-        start: usize,
-        end: usize,
-        /// Has raw control characters or literal quotes (needs repair).
-        repaired: bool,
-        /// Has backslash escape sequences.
-        escaped: bool,
-    },
+/// One string of a reading: `start..end` is between its quotes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub start: usize,
+    pub end: usize,
+    pub role: Role,
+    /// Open containers around it (the envelope object is 1).
+    pub depth: u8,
+    /// Has raw control characters or literal quotes (needs repair).
+    pub repaired: bool,
+    /// Has backslash escape sequences.
+    pub escaped: bool,
+}
+
+/// Where two admissible readings part.
+#[derive(Debug, Clone)]
+pub(crate) struct TwoWays {
+    /// The string both readings start, as it reads in the one that closes it first.
+    pub string: Span,
+    /// The reading that closes it first: the strings that follow it (at most a few).
+    pub next: Option<Span>,
+    /// The envelope's end in the reading that closes it first (when no string follows).
+    pub short_end: Option<usize>,
+    /// The quote where the other reading closes the same string (when known).
+    pub long_end: Option<usize>,
+    /// The key of the member (or array) the string belongs to.
+    pub key: Option<Span>,
 }
 
 /// What tier 2 found.
 #[derive(Debug)]
 pub(crate) enum Outcome {
     /// Exactly one reading; the envelope ends at `end`.
-    Unique { events: Vec<Ev>, end: usize },
-    /// Two or more readings give a complete envelope.
-    Many,
-    /// One admissible reading, but another reading closes the envelope elsewhere (at this offset).
+    Unique { strings: Vec<Span>, end: usize },
+    /// Two or more admissible readings are well-formed JSON.
+    TwoWays(Box<TwoWays>),
+    /// One admissible reading, but another reading closes the envelope later (at this offset).
     TwoBoundaries(usize),
-    /// No reading gives a complete envelope.
+    /// No reading is well-formed JSON.
     Nothing,
-    /// The work budget ran out (treated as ambiguous).
+    /// The work budget ran out or a reading nests too deep (treated as ambiguous).
     TooComplex,
 }
 
 const NONE: u32 = u32::MAX;
+/// Distinct complete readings kept; more is treated as too complex (refused).
+const MAX_DONE: usize = 32;
+
+/// The open containers, innermost in bit 0 (1 = object).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Stack {
+    bits: u128,
+    depth: u8,
+}
+
+impl Stack {
+    fn push(self, object: bool) -> Option<Stack> {
+        (self.depth < MAX_DEPTH).then(|| Stack {
+            bits: (self.bits << 1) | u128::from(object),
+            depth: self.depth + 1,
+        })
+    }
+
+    /// Whether the innermost container is an object (None: nothing open).
+    fn top_is_object(self) -> Option<bool> {
+        (self.depth > 0).then_some(self.bits & 1 == 1)
+    }
+
+    fn pop(self) -> Stack {
+        Stack {
+            bits: self.bits >> 1,
+            depth: self.depth.saturating_sub(1),
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Key {
     pos: usize,
-    field: Field,
-    env_seen: u8,
-    art_seen: u8,
+    stack: Stack,
+    role: Role,
     repaired: bool,
     escaped: bool,
     /// A quote of this string was read as literal text.
@@ -104,50 +150,52 @@ struct Thread {
     count: u8,
     hist: u32,
     str_start: usize,
+    /// Another admissible reading merged into this one: its strings, its open one last.
+    alt: u32,
 }
 
 struct Node {
     prev: u32,
-    ev: Ev,
+    span: Span,
 }
 
-#[derive(Debug, Clone, Copy)]
+/// Strict structural states between strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum St {
-    EnvKey,
-    EnvAfter,
-    ArtsStart,
-    ArtsAfter,
-    ArtsNeedObj,
-    ArtKey,
-    ArtAfter,
-    ActsStart,
-    ActsAfter,
-    ActsNeedStr,
+    /// After a key: `:` then a value.
+    AfterKey,
+    /// A value.
+    Value,
+    /// After `[`: a value or `]`.
+    ValueOrClose,
+    /// After `{`: a key or `}`.
+    KeyOrClose,
+    /// After `,` in an object: a key.
+    Key,
+    /// After a value: `,` or the container's closer.
+    AfterValue,
 }
 
 enum Run {
+    /// A string opens: its first byte is `pos`.
     Open {
         pos: usize,
-        field: Field,
-        env_seen: u8,
-        art_seen: u8,
+        stack: Stack,
+        role: Role,
     },
-    /// The envelope closes before `end`, with the keys `env` (bits of [`ENV_KEYS`]).
+    /// The envelope closes before `end`, where the answer may end.
     Accept {
         end: usize,
-        env: u8,
+    },
+    /// The envelope closes before `end`, but JSON-looking text follows: not a reading of
+    /// the answer, still a place where the envelope could close.
+    JunkEnd {
+        end: usize,
     },
     Dead,
     Eof,
+    TooDeep,
 }
-
-const ENV_KEYS: [&[u8]; 4] = [b"status", b"summary", b"artifacts", b"next_actions"];
-/// `status` and `summary` are required; `artifacts` and `next_actions` may be absent.
-const REQUIRED_ENV: u8 = 0b0011;
-const ALL_ENV: u8 = 0b1111;
-/// Distinct complete readings kept; more is treated as too complex (refused).
-const MAX_DONE: usize = 32;
-const ALL_ART: u8 = 0b11;
 
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
@@ -160,37 +208,7 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-enum KeyRead {
-    Key(usize, usize),
-    Dead,
-    Eof,
-}
-
-/// Reads a plain key `"name"` at `i` (on the quote) from `keys`; returns (key index, offset after the quote).
-fn read_key(b: &[u8], i: usize, keys: &[&[u8]]) -> KeyRead {
-    let from = i + 1;
-    let mut j = from;
-    loop {
-        match b.get(j) {
-            None => return KeyRead::Eof,
-            Some(b'"') => break,
-            Some(c) if c.is_ascii_lowercase() || *c == b'_' => {
-                if j - from > 16 {
-                    return KeyRead::Dead;
-                }
-                j += 1;
-            }
-            Some(_) => return KeyRead::Dead,
-        }
-    }
-    let name = b.get(from..j).unwrap_or(&[]);
-    match keys.iter().position(|k| *k == name) {
-        Some(k) => KeyRead::Key(k, j + 1),
-        None => KeyRead::Dead,
-    }
-}
-
-/// Whether an envelope may end before `end`: no text glued to it and no JSON-looking
+/// Whether an answer may end before `end`: no text glued to it and no JSON-looking
 /// `,` `:` `}` `]` `"` after it (the test tier 1 applies after a value, `junk_after`).
 fn may_end_here(b: &[u8], end: usize) -> bool {
     let head = b.get(end..b.len().min(end + 4)).unwrap_or(&[]);
@@ -207,234 +225,174 @@ fn may_end_here(b: &[u8], end: usize) -> bool {
     )
 }
 
-/// `ws : ws` after a key; returns the offset of the value.
-fn colon(b: &[u8], i: usize) -> Result<usize, Run> {
-    let i = skip_ws(b, i);
+fn digits(b: &[u8], mut i: usize) -> usize {
+    while b.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    i
+}
+
+/// A strict JSON number at `i`: Ok(end), Err(true) when the text ends inside it, Err(false) when malformed.
+fn number(b: &[u8], mut i: usize) -> Result<usize, bool> {
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
     match b.get(i) {
-        None => Err(Run::Eof),
-        Some(b':') => Ok(skip_ws(b, i + 1)),
-        Some(_) => Err(Run::Dead),
+        None => return Err(true),
+        Some(b'0') => i += 1,
+        Some(c) if c.is_ascii_digit() => i = digits(b, i),
+        Some(_) => return Err(false),
     }
-}
-
-/// Where [`structural`] goes after one of its states: on to a state at an offset, or out.
-enum Next {
-    Go(St, usize),
-    Stop(Run),
-}
-
-/// `St::EnvKey`: an envelope key, its colon and the start of its value.
-fn env_key(b: &[u8], mut i: usize, env: &mut u8, art: u8, evs: &mut Vec<Ev>) -> Next {
-    if b.get(i) != Some(&b'"') {
-        return Next::Stop(Run::Dead);
-    }
-    let (k, after) = match read_key(b, i, &ENV_KEYS) {
-        KeyRead::Key(k, a) => (k, a),
-        KeyRead::Dead => return Next::Stop(Run::Dead),
-        KeyRead::Eof => return Next::Stop(Run::Eof),
-    };
-    let bit = 1u8 << k;
-    if *env & bit != 0 {
-        return Next::Stop(Run::Dead);
-    }
-    *env |= bit;
-    i = match colon(b, after) {
-        Ok(v) => v,
-        Err(r) => return Next::Stop(r),
-    };
-    match k {
-        0 => {
-            let rest = b.get(i..).unwrap_or(&[]);
-            let lit: [(&[u8], Status); 2] = [(b"\"OK\"", Status::Ok), (b"\"FAIL\"", Status::Fail)];
-            let mut matched = None;
-            for (l, s) in lit {
-                if rest.starts_with(l) {
-                    matched = Some((l.len(), s));
-                } else if l.starts_with(rest) {
-                    return Next::Stop(Run::Eof);
-                }
-            }
-            match matched {
-                Some((len, s)) => {
-                    evs.push(Ev::Status(s));
-                    Next::Go(St::EnvAfter, i + len)
-                }
-                None => Next::Stop(Run::Dead),
-            }
+    if b.get(i) == Some(&b'.') {
+        let j = digits(b, i + 1);
+        if j == i + 1 {
+            return Err(b.get(j).is_none());
         }
-        1 => match b.get(i) {
-            None => Next::Stop(Run::Eof),
-            Some(b'"') => Next::Stop(Run::Open {
-                pos: i + 1,
-                field: Field::Summary,
-                env_seen: *env,
-                art_seen: art,
-            }),
-            Some(_) => Next::Stop(Run::Dead),
-        },
-        _ => match b.get(i) {
-            None => Next::Stop(Run::Eof),
-            Some(b'[') if k == 2 => {
-                evs.push(Ev::ArtifactsKey);
-                Next::Go(St::ArtsStart, i + 1)
-            }
-            Some(b'[') => {
-                evs.push(Ev::ActionsKey);
-                Next::Go(St::ActsStart, i + 1)
-            }
-            Some(_) => Next::Stop(Run::Dead),
-        },
+        i = j;
     }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let j = digits(b, i);
+        if j == i {
+            return Err(b.get(j).is_none());
+        }
+        i = j;
+    }
+    Ok(i)
 }
 
-/// `St::ArtKey`: an artifact key, its colon and the opening quote of its value.
-fn art_key(b: &[u8], i: usize, env: u8, art: &mut u8) -> Next {
-    if b.get(i) != Some(&b'"') {
-        return Next::Stop(Run::Dead);
-    }
-    let (k, after) = match read_key(b, i, &[b"path", b"content"]) {
-        KeyRead::Key(k, a) => (k, a),
-        KeyRead::Dead => return Next::Stop(Run::Dead),
-        KeyRead::Eof => return Next::Stop(Run::Eof),
-    };
-    let bit = 1u8 << k;
-    if *art & bit != 0 {
-        return Next::Stop(Run::Dead);
-    }
-    *art |= bit;
-    let i = match colon(b, after) {
-        Ok(v) => v,
-        Err(r) => return Next::Stop(r),
-    };
-    let field = if k == 0 { Field::Path } else { Field::Content };
-    Next::Stop(match b.get(i) {
-        None => Run::Eof,
-        Some(b'"') => Run::Open {
-            pos: i + 1,
-            field,
-            env_seen: env,
-            art_seen: *art,
-        },
-        Some(_) => Run::Dead,
-    })
-}
-
-/// Deterministic strict run over structure, from `i`, until the next string value opens.
-fn structural(
-    b: &[u8],
-    mut i: usize,
-    mut st: St,
-    mut env: u8,
-    mut art: u8,
-    evs: &mut Vec<Ev>,
-) -> Run {
+/// Deterministic strict run over structure from `i` until the next string opens
+/// or the envelope closes; returns the run and how far it read.
+fn structural(b: &[u8], mut i: usize, mut st: St, mut stack: Stack) -> (Run, usize) {
     loop {
         i = skip_ws(b, i);
-        let Some(&c) = b.get(i) else { return Run::Eof };
+        let Some(&c) = b.get(i) else {
+            return (Run::Eof, i);
+        };
+        let role_here = |s: Stack| {
+            if s.top_is_object() == Some(true) {
+                Role::Member
+            } else {
+                Role::Element
+            }
+        };
+        let mut close = false;
         st = match st {
-            St::EnvKey => match env_key(b, i, &mut env, art, evs) {
-                Next::Go(next, at) => {
-                    i = at;
-                    next
+            St::AfterKey => {
+                if c != b':' {
+                    return (Run::Dead, i);
                 }
-                Next::Stop(run) => return run,
-            },
-            St::EnvAfter => match c {
-                b',' => {
-                    i += 1;
-                    St::EnvKey
+                i += 1;
+                St::Value
+            }
+            St::Value | St::ValueOrClose => match c {
+                b']' if st == St::ValueOrClose => {
+                    close = true;
+                    St::AfterValue
                 }
-                b'}' if env & REQUIRED_ENV == REQUIRED_ENV => {
-                    // A reading without an optional key is only one where the answer may end.
-                    if env != ALL_ENV && !may_end_here(b, i + 1) {
-                        return Run::Dead;
-                    }
-                    return Run::Accept { end: i + 1, env };
-                }
-                _ => return Run::Dead,
-            },
-            St::ArtsStart | St::ArtsNeedObj => match c {
-                b'{' => {
-                    evs.push(Ev::ArtifactStart);
-                    art = 0;
-                    i += 1;
-                    St::ArtKey
-                }
-                b']' if matches!(st, St::ArtsStart) => {
-                    i += 1;
-                    St::EnvAfter
-                }
-                _ => return Run::Dead,
-            },
-            St::ArtsAfter => match c {
-                b',' => {
-                    i += 1;
-                    St::ArtsNeedObj
-                }
-                b']' => {
-                    i += 1;
-                    St::EnvAfter
-                }
-                _ => return Run::Dead,
-            },
-            St::ArtKey => match art_key(b, i, env, &mut art) {
-                Next::Go(next, at) => {
-                    i = at;
-                    next
-                }
-                Next::Stop(run) => return run,
-            },
-            St::ArtAfter => match c {
-                b',' => {
-                    i += 1;
-                    St::ArtKey
-                }
-                b'}' if art == ALL_ART => {
-                    i += 1;
-                    St::ArtsAfter
-                }
-                _ => return Run::Dead,
-            },
-            St::ActsStart | St::ActsNeedStr => match c {
                 b'"' => {
-                    return Run::Open {
+                    let run = Run::Open {
                         pos: i + 1,
-                        field: Field::Action,
-                        env_seen: env,
-                        art_seen: art,
+                        stack,
+                        role: role_here(stack),
                     };
+                    return (run, i);
                 }
-                b']' if matches!(st, St::ActsStart) => {
+                b'{' | b'[' => {
+                    let Some(s) = stack.push(c == b'{') else {
+                        return (Run::TooDeep, i);
+                    };
+                    stack = s;
                     i += 1;
-                    St::EnvAfter
+                    if c == b'{' {
+                        St::KeyOrClose
+                    } else {
+                        St::ValueOrClose
+                    }
                 }
-                _ => return Run::Dead,
+                b'-' | b'0'..=b'9' => match number(b, i) {
+                    Ok(j) => {
+                        i = j;
+                        St::AfterValue
+                    }
+                    Err(true) => return (Run::Eof, i),
+                    Err(false) => return (Run::Dead, i),
+                },
+                b't' | b'f' | b'n' => {
+                    let lit: &[u8] = match c {
+                        b't' => b"true",
+                        b'f' => b"false",
+                        _ => b"null",
+                    };
+                    let rest = b.get(i..).unwrap_or(&[]);
+                    if rest.starts_with(lit) {
+                        i += lit.len();
+                        St::AfterValue
+                    } else if lit.starts_with(rest) {
+                        return (Run::Eof, i);
+                    } else {
+                        return (Run::Dead, i);
+                    }
+                }
+                _ => return (Run::Dead, i),
             },
-            St::ActsAfter => match c {
-                b',' => {
-                    i += 1;
-                    St::ActsNeedStr
+            St::KeyOrClose | St::Key => match c {
+                b'"' => {
+                    let run = Run::Open {
+                        pos: i + 1,
+                        stack,
+                        role: Role::Key,
+                    };
+                    return (run, i);
                 }
-                b']' => {
-                    i += 1;
-                    St::EnvAfter
+                b'}' if st == St::KeyOrClose => {
+                    close = true;
+                    St::AfterValue
                 }
-                _ => return Run::Dead,
+                _ => return (Run::Dead, i),
+            },
+            St::AfterValue => match (c, stack.top_is_object()) {
+                (b',', Some(true)) => {
+                    i += 1;
+                    St::Key
+                }
+                (b',', Some(false)) => {
+                    i += 1;
+                    St::Value
+                }
+                (b'}', Some(true)) | (b']', Some(false)) => {
+                    close = true;
+                    St::AfterValue
+                }
+                _ => return (Run::Dead, i),
             },
         };
+        if close {
+            stack = stack.pop();
+            i += 1;
+            if stack.depth == 0 {
+                // Closed with JSON-looking text after it: not an answer's end.
+                if !may_end_here(b, i) {
+                    return (Run::JunkEnd { end: i }, i);
+                }
+                return (Run::Accept { end: i }, i);
+            }
+        }
     }
 }
 
-/// Complete readings with the same keys, end and admissibility (merged).
+/// Complete readings with the same end and admissibility (merged).
 #[derive(Debug, Clone, Copy)]
 struct Done {
-    env: u8,
     end: usize,
     admissible: bool,
     /// How many readings (saturating at 2).
     count: u8,
-    /// Events of the first admissible one.
     hist: u32,
+    alt: u32,
 }
 
 struct Sim<'a> {
@@ -443,41 +401,30 @@ struct Sim<'a> {
     queue: BTreeMap<Key, Thread>,
     /// Every complete reading, admissible or not (at most [`MAX_DONE`] kept).
     done: Vec<Done>,
-    /// More than [`MAX_DONE`] distinct complete readings.
+    /// More than [`MAX_DONE`] distinct complete readings, or a reading too deep.
     overflow: bool,
+    /// Where admissible runs closed the envelope with JSON-looking text after it.
+    junk_ends: Vec<usize>,
 }
 
 impl Sim<'_> {
-    fn push_events(&mut self, mut hist: u32, evs: &[Ev]) -> u32 {
-        for ev in evs {
-            let id = u32::try_from(self.arena.len()).unwrap_or(NONE);
-            self.arena.push(Node {
-                prev: hist,
-                ev: *ev,
-            });
-            hist = id;
+    fn push(&mut self, prev: u32, span: Span) -> u32 {
+        let id = u32::try_from(self.arena.len()).unwrap_or(NONE);
+        if id == NONE {
+            self.overflow = true;
+            return NONE;
         }
-        hist
+        self.arena.push(Node { prev, span });
+        id
     }
 
-    fn handle(&mut self, run: Run, count: u8, hist: u32, evs: &[Ev], admissible: bool) {
+    fn handle(&mut self, run: Run, th: Thread, admissible: bool) {
         match run {
-            Run::Open {
-                pos,
-                field,
-                env_seen,
-                art_seen,
-            } => {
-                let hist = if admissible {
-                    self.push_events(hist, evs)
-                } else {
-                    NONE
-                };
+            Run::Open { pos, stack, role } => {
                 let key = Key {
                     pos,
-                    field,
-                    env_seen,
-                    art_seen,
+                    stack,
+                    role,
                     repaired: false,
                     escaped: false,
                     dirty: false,
@@ -486,45 +433,102 @@ impl Sim<'_> {
                 self.insert(
                     key,
                     Thread {
-                        count,
-                        hist,
                         str_start: pos,
+                        ..th
                     },
                 );
             }
-            Run::Accept { end, env } => {
-                let hist = if admissible {
-                    self.push_events(hist, evs)
-                } else {
-                    NONE
-                };
+            Run::Accept { end } => {
                 if let Some(d) = self
                     .done
                     .iter_mut()
-                    .find(|d| d.env == env && d.end == end && d.admissible == admissible)
+                    .find(|d| d.end == end && d.admissible == admissible)
                 {
-                    d.count = d.count.saturating_add(count).min(2);
+                    d.count = d.count.saturating_add(th.count).min(2);
+                    if admissible && d.alt == NONE {
+                        d.alt = th.hist;
+                    }
                 } else if self.done.len() < MAX_DONE {
                     self.done.push(Done {
-                        env,
                         end,
                         admissible,
-                        count: count.min(2),
-                        hist,
+                        count: th.count.min(2),
+                        hist: th.hist,
+                        alt: th.alt,
                     });
                 } else {
                     self.overflow = true;
                 }
             }
+            Run::JunkEnd { end } => {
+                if admissible {
+                    self.junk_ends.push(end);
+                }
+            }
+            Run::TooDeep => self.overflow = true,
             Run::Dead | Run::Eof => {}
         }
     }
 
     fn insert(&mut self, key: Key, th: Thread) {
+        let mut other = None;
         self.queue
             .entry(key)
-            .and_modify(|t| t.count = t.count.saturating_add(th.count).min(2))
+            .and_modify(|t| {
+                t.count = t.count.saturating_add(th.count).min(2);
+                if key.admissible && t.alt == NONE {
+                    other = Some(th);
+                }
+            })
             .or_insert(th);
+        // Keep the merged reading's strings (its open one last) to say where the two part.
+        if let Some(o) = other {
+            let open = Span {
+                start: o.str_start,
+                end: key.pos,
+                role: key.role,
+                depth: key.stack.depth,
+                repaired: key.repaired,
+                escaped: key.escaped,
+            };
+            let alt = self.push(o.hist, open);
+            if let Some(t) = self.queue.get_mut(&key) {
+                t.alt = alt;
+            }
+        }
+    }
+
+    fn strings(&self, mut h: u32) -> Vec<Span> {
+        let mut out = Vec::new();
+        while let Some(node) = self.arena.get(h as usize) {
+            out.push(node.span);
+            h = node.prev;
+        }
+        out.reverse();
+        out
+    }
+}
+
+/// The next unescaped quote of the string a thread is in, and whether the string so far
+/// has raw control characters (repaired) or escape sequences.
+fn next_quote(b: &[u8], key: Key) -> (Option<usize>, bool, bool) {
+    let mut i = key.pos;
+    let mut repaired = key.repaired;
+    let mut escaped = key.escaped;
+    loop {
+        match b.get(i) {
+            None => return (None, repaired, escaped),
+            Some(b'"') => return (Some(i), repaired, escaped),
+            Some(b'\\') => {
+                escaped = true;
+                i += 2;
+            }
+            Some(c) if *c < 0x20 => {
+                repaired = true;
+                i += 1;
+            }
+            Some(_) => i = skip_plain(b, i + 1, b.len()),
+        }
     }
 }
 
@@ -543,68 +547,79 @@ pub(crate) fn recover(text: &str, start: usize) -> Outcome {
         queue: BTreeMap::new(),
         done: Vec::new(),
         overflow: false,
+        junk_ends: Vec::new(),
     };
-    let mut evs = Vec::new();
-    let run = structural(b, start + 1, St::EnvKey, 0, 0, &mut evs);
-    sim.handle(run, 1, NONE, &evs, true);
+    let top = Stack { bits: 0, depth: 0 };
+    let Some(env) = top.push(true) else {
+        return Outcome::Nothing;
+    };
+    let (run, _) = structural(b, start + 1, St::KeyOrClose, env);
+    if matches!(run, Run::TooDeep) {
+        return Outcome::TooComplex;
+    }
+    let first = Thread {
+        count: 1,
+        hist: NONE,
+        str_start: 0,
+        alt: NONE,
+    };
+    sim.handle(run, first, true);
     while let Some((key, th)) = sim.queue.pop_first() {
         if sim.overflow {
             return Outcome::TooComplex;
         }
-        // Two admissible readings with every key: nothing can settle it any more.
-        let full: u8 = sim
+        // Two admissible readings: nothing can settle it any more.
+        let adm: u8 = sim
             .done
             .iter()
-            .filter(|d| d.admissible && d.env == ALL_ENV)
+            .filter(|d| d.admissible)
             .fold(0, |n, d| n.saturating_add(d.count));
-        if full >= 2 {
-            return Outcome::Many;
+        if adm >= 2 {
+            break;
         }
-        let mut i = key.pos;
-        let mut repaired = key.repaired;
-        let mut escaped = key.escaped;
-        let quote = loop {
-            match sim.b.get(i) {
-                None => break None,
-                Some(b'"') => break Some(i),
-                Some(b'\\') => {
-                    escaped = true;
-                    i += 2;
-                }
-                Some(c) if *c < 0x20 => {
-                    repaired = true;
-                    i += 1;
-                }
-                Some(_) => i = skip_plain(sim.b, i + 1, sim.b.len()),
-            }
+        let (quote, repaired, escaped) = next_quote(sim.b, key);
+        let Some(q) = quote else {
+            // The string never closes: this reading dies (its scan still costs).
+            budget = budget.saturating_sub(sim.b.len().saturating_sub(key.pos));
+            continue;
         };
-        let spent = i.saturating_sub(key.pos).saturating_add(32);
+        // Reading 2: the quote closes the string.
+        let span = Span {
+            start: th.str_start,
+            end: q,
+            role: key.role,
+            depth: key.stack.depth,
+            repaired,
+            escaped,
+        };
+        let st = if key.role == Role::Key {
+            St::AfterKey
+        } else {
+            St::AfterValue
+        };
+        let (run, reached) = structural(sim.b, q + 1, st, key.stack);
+        if matches!(run, Run::TooDeep) {
+            return Outcome::TooComplex;
+        }
+        let spent = reached.saturating_sub(key.pos).saturating_add(32);
         budget = match budget.checked_sub(spent) {
             Some(left) => left,
             None => return Outcome::TooComplex,
         };
-        let Some(q) = quote else { continue };
-        // Reading 2: the quote closes the string.
-        let mut evs = vec![Ev::Str {
-            field: key.field,
-            start: th.str_start,
-            end: q,
-            repaired,
-            escaped,
-        }];
-        let st = match key.field {
-            Field::Summary => St::EnvAfter,
-            Field::Path | Field::Content => St::ArtAfter,
-            Field::Action => St::ActsAfter,
-        };
-        let run = structural(sim.b, q + 1, st, key.env_seen, key.art_seen, &mut evs);
-        let viable = matches!(run, Run::Open { .. } | Run::Accept { .. });
+        let viable = matches!(
+            run,
+            Run::Open { .. } | Run::Accept { .. } | Run::JunkEnd { .. }
+        );
         // Reading 1: the quote is literal text (admissible only in a dirty string or where closing is not viable).
         let lit_admissible = key.admissible && (key.dirty || !viable);
         let lit_th = if lit_admissible {
             th
         } else {
-            Thread { hist: NONE, ..th }
+            Thread {
+                hist: NONE,
+                alt: NONE,
+                ..th
+            }
         };
         sim.insert(
             Key {
@@ -618,75 +633,107 @@ pub(crate) fn recover(text: &str, start: usize) -> Outcome {
             lit_th,
         );
         if viable {
-            sim.handle(run, th.count, th.hist, &evs, key.admissible);
+            let th = if key.admissible {
+                let hist = sim.push(th.hist, span);
+                Thread { hist, ..th }
+            } else {
+                th
+            };
+            sim.handle(run, th, key.admissible);
         }
     }
     if sim.overflow {
         return Outcome::TooComplex;
     }
-    match decide(&sim.done) {
-        Decision::Unique(a) => {
-            let mut events = Vec::new();
-            let mut h = a.hist;
-            while let Some(node) = sim.arena.get(h as usize) {
-                events.push(node.ev);
-                h = node.prev;
-            }
-            events.reverse();
-            Outcome::Unique { events, end: a.end }
-        }
-        Decision::Many => Outcome::Many,
-        Decision::TwoBoundaries(end) => Outcome::TwoBoundaries(end),
-        Decision::Nothing => Outcome::Nothing,
-    }
-}
-
-enum Decision {
-    Unique(Done),
-    Many,
-    TwoBoundaries(usize),
-    Nothing,
-}
-
-/// `a`'s keys are a strict subset of `b`'s.
-fn fewer_keys(a: u8, b: u8) -> bool {
-    a != b && a & !b == 0
+    decide(&sim)
 }
 
 /// Which complete reading is the answer (see the module doc).
-fn decide(done: &[Done]) -> Decision {
-    let adm: Vec<(usize, &Done)> = done
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| d.admissible)
-        .collect();
-    // The admissible reading with the most keys: no other admissible one has more.
-    let Some(&(ai, a)) = adm
-        .iter()
-        .find(|(_, d)| !adm.iter().any(|(_, o)| fewer_keys(d.env, o.env)))
-    else {
-        return Decision::Nothing;
+fn decide(sim: &Sim<'_>) -> Outcome {
+    let adm: Vec<&Done> = sim.done.iter().filter(|d| d.admissible).collect();
+    let Some(a) = adm.first() else {
+        // The standard reading closes the envelope with JSON-looking text after it, and a
+        // string that runs on closes it later: two boundaries, neither one to be trusted.
+        return match sim.done.iter().map(|d| d.end).min() {
+            Some(later) if !sim.junk_ends.is_empty() => Outcome::TwoBoundaries(later),
+            _ => Outcome::Nothing,
+        };
     };
+    if let Some(b) = adm.get(1) {
+        return Outcome::TwoWays(Box::new(explain(
+            (sim.strings(a.hist), Some(a.end)),
+            (sim.strings(b.hist), Some(b.end)),
+        )));
+    }
     if a.count >= 2 {
-        return Decision::Many;
+        let alt = if a.alt != NONE { a.alt } else { a.hist };
+        return Outcome::TwoWays(Box::new(explain(
+            (sim.strings(a.hist), Some(a.end)),
+            (sim.strings(alt), None),
+        )));
     }
-    let mut other_end = None;
-    for (i, r) in done.iter().enumerate() {
-        if i == ai {
-            continue;
-        }
-        let drops_keys = fewer_keys(r.env, a.env);
-        if r.admissible {
-            if !(drops_keys && r.end < a.end) {
-                return Decision::Many;
-            }
-        } else if r.end != a.end && !drops_keys {
-            other_end = other_end.or(Some(r.end));
-        }
+    if let Some(later) = sim
+        .done
+        .iter()
+        .filter(|d| !d.admissible)
+        .map(|d| d.end)
+        .chain(sim.junk_ends.iter().copied())
+        .filter(|end| *end > a.end)
+        .min()
+    {
+        return Outcome::TwoBoundaries(later);
     }
-    match other_end {
-        Some(end) => Decision::TwoBoundaries(end),
-        None => Decision::Unique(*a),
+    Outcome::Unique {
+        strings: sim.strings(a.hist),
+        end: a.end,
+    }
+}
+
+/// Where two readings (their strings, and their end when complete) part.
+fn explain(x: (Vec<Span>, Option<usize>), y: (Vec<Span>, Option<usize>)) -> TwoWays {
+    let k =
+        x.0.iter()
+            .zip(y.0.iter())
+            .position(|(p, q)| p != q)
+            .unwrap_or(x.0.len().min(y.0.len()));
+    // The reading that closes the string first is the short one.
+    let (short, long) = match (x.0.get(k), y.0.get(k)) {
+        (Some(p), Some(q)) if q.end < p.end => (y, x),
+        (None, Some(_)) => (y, x),
+        _ => (x, y),
+    };
+    let string = short.0.get(k).or(long.0.get(k)).copied().unwrap_or(Span {
+        start: 0,
+        end: 0,
+        role: Role::Member,
+        depth: 1,
+        repaired: false,
+        escaped: false,
+    });
+    let long_end = long
+        .0
+        .get(k)
+        .filter(|s| s.start == string.start && s.end != string.end)
+        .map(|s| s.end);
+    let next = short.0.get(k + 1).copied();
+    let key = match string.role {
+        Role::Key => None,
+        Role::Member => k.checked_sub(1).and_then(|j| short.0.get(j)).copied(),
+        Role::Element => short.0.get(..k).and_then(|before| {
+            before
+                .iter()
+                .rev()
+                .find(|s| s.role == Role::Key && s.depth + 1 == string.depth)
+                .copied()
+        }),
+    }
+    .filter(|s| s.role == Role::Key);
+    TwoWays {
+        string,
+        next,
+        short_end: if next.is_none() { short.1 } else { None },
+        long_end,
+        key,
     }
 }
 
@@ -696,12 +743,10 @@ mod tests {
 
     fn strs(text: &str, o: &Outcome) -> Vec<String> {
         match o {
-            Outcome::Unique { events, .. } => events
+            Outcome::Unique { strings, .. } => strings
                 .iter()
-                .filter_map(|e| match e {
-                    Ev::Str { start, end, .. } => text.get(*start..*end).map(str::to_string),
-                    _ => None,
-                })
+                .filter(|s| s.role != Role::Key)
+                .filter_map(|s| text.get(s.start..s.end).map(str::to_string))
                 .collect(),
             _ => Vec::new(),
         }
@@ -711,11 +756,11 @@ mod tests {
     fn one_reading_with_inner_quotes() {
         let t = "{\"status\": \"OK\", \"summary\": \"s\", \"artifacts\": [{\"path\": \"a.py\", \"content\": \"print(\"hi\")\n\"}], \"next_actions\": []}";
         let o = recover(t, 0);
-        assert_eq!(strs(t, &o), vec!["s", "a.py", "print(\"hi\")\n"]);
+        assert_eq!(strs(t, &o), vec!["OK", "s", "a.py", "print(\"hi\")\n"]);
     }
 
     #[test]
-    fn two_readings_are_many() {
+    fn a_string_closing_early_that_ends_the_envelope_is_two_boundaries() {
         let inner = "x\"}], \"next_actions\": []}";
         let t = format!(
             "{{\"status\": \"OK\", \"summary\": \"s\", \"artifacts\": [{{\"path\": \"a\", \"content\": \"{inner}\"}}], \"next_actions\": []}}"
@@ -728,49 +773,108 @@ mod tests {
         let t = "{\"status\": \"OK\", \"summary\": \"a\nb\", \"artifacts\": [{\"path\": \"a\", \"content\": \"x\"}, {\"path\": \"b\", \"content\": \"y\"}], \"next_actions\": [\"p\", \"q\"]}";
         assert_eq!(
             strs(t, &recover(t, 0)),
-            vec!["a\nb", "a", "x", "b", "y", "p", "q"]
+            vec!["OK", "a\nb", "a", "x", "b", "y", "p", "q"]
         );
     }
 
     #[test]
-    fn dirty_list_element_is_ambiguous() {
+    fn dirty_list_element_reads_two_ways() {
         let t = "{\"status\": \"OK\", \"summary\": \"s\", \"artifacts\": [], \"next_actions\": [\"run \"a\", \"b\" now\"]}";
-        assert!(matches!(recover(t, 0), Outcome::Many));
+        let Outcome::TwoWays(w) = recover(t, 0) else {
+            panic!("not two ways")
+        };
+        assert_eq!(w.string.role, Role::Element);
+        assert_eq!(t.get(w.string.start..w.string.end), Some("run \"a"));
+        assert_eq!(
+            w.key.and_then(|k| t.get(k.start..k.end)),
+            Some("next_actions")
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_is_a_reading() {
+        // The issue's case: the summary may end at `b"` (then "x" is a key) or swallow it.
+        let t = "{\"status\": \"OK\", \"summary\": \"a \"b\", \"x\": \"c\"}";
+        let Outcome::TwoWays(w) = recover(t, 0) else {
+            panic!("not two ways")
+        };
+        assert_eq!(t.get(w.string.start..w.string.end), Some("a \"b"));
+        assert_eq!(w.next.and_then(|n| t.get(n.start..n.end)), Some("x"));
+        assert_eq!(w.long_end, t.rfind('"'));
+        assert_eq!(w.key.and_then(|k| t.get(k.start..k.end)), Some("summary"));
+        // A clean first quote with a well-formed continuation closes: one reading, key "x".
+        let t = "{\"status\": \"OK\", \"summary\": \"a\", \"x\": \"b\nc\"}";
+        assert_eq!(strs(t, &recover(t, 0)), vec!["OK", "a", "b\nc"]);
+    }
+
+    #[test]
+    fn repeated_and_wrongly_typed_keys_are_readings() {
+        for t in [
+            "{\"status\": \"OK\", \"summary\": \"a \"b\", \"summary\": \"c\"}",
+            "{\"status\": \"OK\", \"summary\": \"a \"b\", \"status\": 1, \"z\": \"q\"}",
+            "{\"status\": \"OK\", \"summary\": \"a \"b\", \"x\": [[\"c\", {\"d\": \"e\"}], [], -1.5e3, true, null], \"z\": \"q\"}",
+        ] {
+            assert!(matches!(recover(t, 0), Outcome::TwoWays(_)), "{t}");
+        }
     }
 
     #[test]
     fn absent_optional_keys_complete_a_reading() {
         let t = "{\"status\": \"OK\", \"summary\": \"say \"hi\"\"}";
-        assert_eq!(strs(t, &recover(t, 0)), vec!["say \"hi\""]);
-        let t = "{\"status\": \"OK\", \"next_actions\": [\"a\nb\"]}";
-        assert!(matches!(recover(t, 0), Outcome::Nothing));
+        assert_eq!(strs(t, &recover(t, 0)), vec!["OK", "say \"hi\""]);
     }
 
     #[test]
     fn a_reading_that_swallows_keys_into_the_summary_is_not_another_reading() {
-        // Closing the summary at the content's `"}` would be an envelope with status and
-        // summary only, followed by the rest of the one with artifacts: not an answer's end.
+        // Closing the summary at the content's `"}` would end the envelope inside the one with
+        // artifacts: its closing brackets would be trailing text.
         let t = "{\"status\": \"OK\", \"summary\": \"s\", \"artifacts\": [{\"path\": \"a.py\", \"content\": \"d = {\"k\": \"v\"}\nprint(1)\n\"}]}";
         assert_eq!(
             strs(t, &recover(t, 0)),
-            vec!["s", "a.py", "d = {\"k\": \"v\"}\nprint(1)\n"]
+            vec!["OK", "s", "a.py", "d = {\"k\": \"v\"}\nprint(1)\n"]
         );
     }
 
     #[test]
-    fn a_shorter_reading_ending_later_is_ambiguous() {
+    fn a_reading_ending_later_is_refused() {
         let t =
             "{\"status\": \"OK\", \"summary\": \"x \"y\", \"next_actions\": [\"z\"]} and then \"}";
-        assert!(matches!(recover(t, 0), Outcome::Many));
-        // The short reading is followed by `"`: not an answer's end, so tier 2 reads the long
-        // one only (tier 1, which parses the short one strictly, then sees two boundaries).
+        assert!(matches!(recover(t, 0), Outcome::TwoWays(_)));
         let t = "{\"status\": \"OK\", \"summary\": \"use \"}\" to close\"}";
-        assert!(matches!(recover(t, 0), Outcome::Unique { end, .. } if end == t.len()));
+        assert!(matches!(recover(t, 0), Outcome::TwoBoundaries(end) if end == t.len()));
     }
 
     #[test]
-    fn truncated_is_nothing() {
-        let t = "{\"status\": \"OK\", \"summary\": \"s\n";
-        assert!(matches!(recover(t, 0), Outcome::Nothing));
+    fn truncated_and_malformed_are_nothing() {
+        for t in [
+            "{\"status\": \"OK\", \"summary\": \"s\n",
+            "{\"status\": \"OK\", \"summary\": \"a\nb\",}",
+            "{\"status\": \"OK\", \"summary\": \"a\nb\", \"n\": 01}",
+            "{\"status\": \"OK\", \"summary\": \"a\nb\", \"n\": tru}",
+            "{\"status\": \"OK\", \"summary\": \"a\nb\", \"n\": 1.}",
+            "{\"status\": \"OK\", \"summary\": \"a\nb\", \"n\": [1 2]}",
+        ] {
+            assert!(matches!(recover(t, 0), Outcome::Nothing), "{t}");
+        }
+    }
+
+    #[test]
+    fn too_deep_is_too_complex() {
+        let t = format!(
+            "{{\"summary\": \"a\nb\", \"x\": {}1{}}}",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(matches!(recover(&t, 0), Outcome::TooComplex));
+    }
+
+    #[test]
+    fn many_quotes_stay_within_budget() {
+        // Thousands of dirty quotes: linear work, a decision either way, no blow-up.
+        let body = "say \"x\", ".repeat(3000);
+        let t = format!("{{\"status\": \"OK\", \"summary\": \"{body}\"}}");
+        let started = std::time::Instant::now();
+        let _ = recover(&t, 0);
+        assert!(started.elapsed().as_secs() < 5);
     }
 }

@@ -22,7 +22,9 @@ pub(crate) use regions::{
     Region, after_bom, json_looking, junk_after, scan_regions, single_fence, skip_plain,
     trimmed_range,
 };
-pub(crate) use rejections::{MAX_REPORTED, finish, pending, pending_offset, pos, scrub, shown};
+pub(crate) use rejections::{
+    MAX_REPORTED, finish, pending, pending_offset, pos, remap, scrub, shown,
+};
 
 use super::{Category, Rejection};
 use serde_json::Value;

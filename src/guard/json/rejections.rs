@@ -130,3 +130,28 @@ pub(crate) fn shown(s: &str, max: usize) -> String {
     }
     out
 }
+
+/// The same rejection with every byte offset (its position and the positions named in its
+/// message) passed through `f`: for rejections found in a repaired copy of the answer.
+pub(crate) fn remap(mut r: Rejection, f: impl Fn(usize) -> usize) -> Rejection {
+    if let Some(off) = pending_offset(&r) {
+        r.line = f(off);
+    }
+    if r.message.contains(MARK_OPEN) {
+        let mut msg = String::with_capacity(r.message.len());
+        let mut parts = r.message.split(MARK_OPEN);
+        msg.push_str(parts.next().unwrap_or(""));
+        for part in parts {
+            let mut it = part.splitn(2, MARK_CLOSE);
+            let num = it.next().unwrap_or("");
+            let rest = it.next().unwrap_or("");
+            match num.parse::<usize>() {
+                Ok(n) => msg.push_str(&pos(f(n))),
+                Err(_) => msg.push_str(num),
+            }
+            msg.push_str(rest);
+        }
+        r.message = msg;
+    }
+    r
+}
