@@ -192,7 +192,7 @@ pub struct DecisionArgs {
     /// Approve a step in advance (repeatable; comma-separated in PLANGATE_APPROVE).
     #[arg(long = "approve", env = "PLANGATE_APPROVE", value_name = "STEP_ID")]
     pub approve: Vec<String>,
-    /// Highest risk that runs with nobody present: the ceiling of the plan's risk_tolerance (within --policy's; without either, low).
+    /// Highest risk that runs with nobody present; beats the plan's, within --policy's (a plan alone gets at most low).
     #[arg(long, env = "PLANGATE_RISK_TOLERANCE", value_enum)]
     pub risk_tolerance: Option<ToleranceArg>,
     /// The maintainers' policy file: caps the plan's policy (without it, or for a key it does not set, the built-in policy does).

@@ -5,7 +5,8 @@
 //!
 //! The cap is the maintainers' `--policy` file, and for every key that file
 //! does not set (or when there is none) the **built-in policy**:
-//! `risk_tolerance` as `--risk-tolerance` says, else `low`; `sandbox:
+//! `risk_tolerance: low` (the operator's `--risk-tolerance` may go above it,
+//! never above the file's); `sandbox:
 //! required`; `allow_unsandboxed: false`; `fail_on_secrets: true`; no
 //! `env_passthrough` name. A plan is written by whoever opened the pull
 //! request: it can ask for less than the cap allows, never more; what it asks
@@ -19,8 +20,8 @@ use crate::model::{BudgetBlock, EffectivePolicy, OnApproval, PolicyBlock, Sandbo
 /// Command-line overrides.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Overrides {
-    /// `--risk-tolerance`: the operator's; raises the built-in cap, within
-    /// the policy file's `risk_tolerance`.
+    /// `--risk-tolerance`: the operator's; beats the plan and the built-in
+    /// cap, within the policy file's `risk_tolerance`.
     pub risk_tolerance: Option<Tolerance>,
     /// `--max-parallel`.
     pub max_parallel: Option<u32>,
@@ -39,9 +40,9 @@ fn cap_of(cap: Option<&PolicyBlock>, set: impl Fn(&PolicyBlock) -> bool, key: &s
     }
 }
 
-/// The tolerance: the plan's ask, else `--risk-tolerance`, else low; never
-/// above the ceiling, which is the lower of the policy file's
-/// `risk_tolerance` and `--risk-tolerance` (whichever are set), else low.
+/// The tolerance: `--risk-tolerance` (the operator's) when given, lowered to
+/// the policy file's `risk_tolerance`; else the plan's ask, never above the
+/// file's value, else low (the built-in cap); else low.
 fn tolerance(
     plan: Option<Tolerance>,
     cli: Option<Tolerance>,
@@ -49,25 +50,24 @@ fn tolerance(
     capped: &mut Vec<String>,
 ) -> Tolerance {
     let file = cap.and_then(|c| c.risk_tolerance);
-    let mut ceiling = cli.unwrap_or(Tolerance::Low);
-    if let Some(f) = file {
-        match cli {
-            Some(c) if c > f && plan.is_none() => capped.push(format!(
-                "--risk-tolerance {} lowered to {}, the cap of the policy file",
-                c.as_str(),
-                f.as_str()
-            )),
-            Some(_) => {}
-            None => ceiling = f,
-        }
-        ceiling = ceiling.min(f);
+    if let Some(c) = cli {
+        return match file {
+            Some(f) if c > f => {
+                capped.push(format!(
+                    "--risk-tolerance {} lowered to {}, the cap of the policy file",
+                    c.as_str(),
+                    f.as_str()
+                ));
+                f
+            }
+            _ => c,
+        };
     }
+    let ceiling = file.unwrap_or(Tolerance::Low);
     match plan {
         Some(p) if p > ceiling => {
             let whose = if file.is_some() {
                 "the cap of the policy file".to_owned()
-            } else if cli.is_some() {
-                "the cap set by --risk-tolerance".to_owned()
             } else {
                 format!(
                     "{}; the operator may raise it with --risk-tolerance",
@@ -82,7 +82,7 @@ fn tolerance(
             ceiling
         }
         Some(p) => p,
-        None => cli.unwrap_or(Tolerance::Low).min(ceiling),
+        None => Tolerance::Low,
     }
 }
 
@@ -488,10 +488,10 @@ mod tests {
         assert!(e.capped.is_empty(), "{:?}", e.capped);
     }
 
-    /// Tolerance: the plan's ask, else the flag, else low; never above the
-    /// lower of the file's value and the flag (low when neither is set).
+    /// Tolerance: the flag (the operator's) within the file's value; else
+    /// the plan's ask within the file's value, else low; else low.
     #[test]
-    fn tolerance_is_the_plans_ask_within_the_flag_and_the_file() {
+    fn tolerance_is_the_flag_else_the_plans_ask_within_the_cap() {
         use Tolerance::{High, Low, Medium};
         let file = |t: Option<Tolerance>| PolicyBlock {
             risk_tolerance: t,
@@ -517,24 +517,20 @@ mod tests {
                         cap.as_ref(),
                     );
                     let file_max = f.flatten();
-                    let ceiling = match (cli, file_max) {
-                        (Some(c), Some(m)) => c.min(m),
-                        (Some(c), None) => c,
-                        (None, Some(m)) => m,
-                        (None, None) => Low,
+                    let want = match cli {
+                        Some(c) => c.min(file_max.unwrap_or(High)),
+                        None => plan.unwrap_or(Low).min(file_max.unwrap_or(Low)),
                     };
-                    let want = plan.or(cli).unwrap_or(Low).min(ceiling);
                     assert_eq!(
                         e.risk_tolerance, want,
                         "plan {plan:?} cli {cli:?} file {f:?}"
                     );
-                    // Never above the plan's ask, the flag or the file.
-                    assert!(plan.is_none_or(|p| e.risk_tolerance <= p));
                     assert!(file_max.is_none_or(|m| e.risk_tolerance <= m));
                     if cli.is_none() && file_max.is_none() {
                         assert_eq!(e.risk_tolerance, Low, "the plan alone never raises it");
                     }
-                    let lowered = plan.is_some_and(|p| p > ceiling);
+                    let lowered =
+                        cli.is_none() && plan.is_some_and(|p| p > file_max.unwrap_or(Low));
                     assert_eq!(
                         e.capped.iter().any(|c| c.contains("asked by the plan")),
                         lowered,

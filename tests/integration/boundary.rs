@@ -93,46 +93,67 @@ fn without_a_policy_file_a_plan_cannot_grant_itself_more_than_the_built_in_polic
     );
 }
 
-/// `--risk-tolerance` is the operator's: it sets the ceiling when no policy
-/// file sets one; the plan may ask for less, never more; a policy file's
-/// `risk_tolerance` caps both.
+/// `--risk-tolerance` is the operator's: it beats the plan's ask (as every
+/// flag beats the plan) within the policy file's `risk_tolerance`; without
+/// the flag the plan's ask holds only within the file's value, else low.
 #[test]
-fn the_operators_flag_raises_the_cap_within_the_policy_file() {
+fn the_operators_flag_decides_within_the_policy_file_the_plan_only_asks() {
     let env = Env::new();
     let body = "steps:\n  - {id: s, tool: bash, parameters: {command: 'true'}}\n";
     let plan = |t: &str| format!("version: 1\nid: t\npolicy: {{risk_tolerance: {t}}}\n{body}");
     let file = env.write("caps/medium.yaml", "risk_tolerance: medium\n");
     let file = file.to_str().unwrap();
-    for (asked, args, want, lowered) in [
-        ("high", vec!["--risk-tolerance", "medium"], "medium", true),
-        ("low", vec!["--risk-tolerance", "high"], "low", false),
+    for (asked, args, want, plan_lowered, flag_lowered) in [
+        ("high", vec![], "low", true, false),
         (
-            "medium",
+            "high",
             vec!["--risk-tolerance", "medium"],
             "medium",
             false,
+            false,
         ),
-        ("high", vec!["--policy", file], "medium", true),
-        ("medium", vec!["--policy", file], "medium", false),
         (
+            "low",
+            vec!["--risk-tolerance", "high"],
             "high",
+            false,
+            false,
+        ),
+        ("high", vec!["--policy", file], "medium", true, false),
+        ("medium", vec!["--policy", file], "medium", false, false),
+        ("low", vec!["--policy", file], "low", false, false),
+        (
+            "low",
             vec!["--policy", file, "--risk-tolerance", "high"],
             "medium",
+            false,
             true,
         ),
         (
             "high",
             vec!["--policy", file, "--risk-tolerance", "low"],
             "low",
-            true,
+            false,
+            false,
         ),
     ] {
         let (_, v) = validate(&env, &plan(asked), &args);
         let p = &v["policy"];
         assert_eq!(p["risk_tolerance"], want, "{asked} {args:?}: {p:#}");
+        let lines = capped(p);
         assert_eq!(
-            capped(p).iter().any(|l| l.contains("asked by the plan")),
-            lowered,
+            lines
+                .iter()
+                .any(|l| l.starts_with("risk_tolerance") && l.contains("asked by the plan")),
+            plan_lowered,
+            "{asked} {args:?}: {p:#}"
+        );
+        assert_eq!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("--risk-tolerance")
+                    && l.contains("the cap of the policy file")),
+            flag_lowered,
             "{asked} {args:?}: {p:#}"
         );
         let cap = if args.contains(&"--policy") {
@@ -142,10 +163,7 @@ fn the_operators_flag_raises_the_cap_within_the_policy_file() {
         };
         assert_eq!(p["cap"], cap);
     }
-    // With no ask in the plan the flag is the value (capped by the file).
     let none = format!("version: 1\nid: t\n{body}");
-    let (_, v) = validate(&env, &none, &["--risk-tolerance", "high"]);
-    assert_eq!(v["policy"]["risk_tolerance"], "high");
     let (_, v) = validate(&env, &none, &["--risk-tolerance", "high", "--policy", file]);
     assert_eq!(v["policy"]["risk_tolerance"], "medium");
     assert_eq!(v["policy"]["cap_file"], file);
