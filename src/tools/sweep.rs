@@ -114,8 +114,8 @@ pub(crate) fn is_unscannable(f: &Finding) -> bool {
 /// The finding of a file (or a whole sweep or scan) that could not be
 /// scanned, with a warning on stderr that says why.
 pub(crate) fn unscannable(step: Option<String>, location: String, why: &str) -> Finding {
-    crate::output::line(format_args!(
-        "plangate: warning: `{location}` could not be scanned for secrets ({why}); it is withheld and the run fails (exit 4)"
+    crate::output::warning(format_args!(
+        "`{location}` could not be scanned for secrets ({why}); it is withheld and the run fails (exit 4)"
     ));
     Finding {
         rule: UNSCANNABLE.to_owned(),
@@ -130,8 +130,8 @@ pub(crate) fn unscannable(step: Option<String>, location: String, why: &str) -> 
 /// bytes to scan; it is removed (so nobody reading the folder blocks on it),
 /// with a warning.
 fn special_removed(location: &str, why: &str) {
-    crate::output::line(format_args!(
-        "plangate: warning: `{location}` is {why}; it was removed from the output folder"
+    crate::output::warning(format_args!(
+        "`{location}` was removed from the output folder ({why})"
     ));
 }
 
