@@ -192,13 +192,13 @@ pub struct DecisionArgs {
     /// Approve a step in advance (repeatable; comma-separated in PLANGATE_APPROVE).
     #[arg(long = "approve", env = "PLANGATE_APPROVE", value_name = "STEP_ID")]
     pub approve: Vec<String>,
-    /// Highest risk that runs with nobody present (capped by --policy).
+    /// Highest risk that runs with nobody present; beats the plan's, within --policy's (a plan alone gets at most low).
     #[arg(long, env = "PLANGATE_RISK_TOLERANCE", value_enum)]
     pub risk_tolerance: Option<ToleranceArg>,
-    /// The maintainers' policy file: caps the plan's policy, never loosens it.
+    /// The maintainers' policy file: caps the plan's policy (without it, or for a key it does not set, the built-in policy does).
     #[arg(long, env = "PLANGATE_POLICY", value_name = "POLICY.yaml")]
     pub policy: Option<PathBuf>,
-    /// Sandbox backend for steps with `sandbox: true` (probed at start; `none` refuses every such step).
+    /// Sandbox backend for steps with `sandbox: true` (probed at start; `none` refuses every such step, even under `sandbox: optional`).
     #[arg(long, env = "PLANGATE_SANDBOX_BACKEND", value_enum, default_value_t = crate::sandbox::Choice::Auto)]
     pub sandbox_backend: crate::sandbox::Choice,
 }

@@ -34,6 +34,7 @@ pub(crate) mod plan;
 pub(crate) mod policy;
 pub(crate) mod process;
 pub(crate) mod redact;
+pub(crate) mod regular;
 pub(crate) mod report;
 pub(crate) mod resume;
 pub(crate) mod sandbox;
@@ -97,9 +98,13 @@ pub fn run(cli: Cli) -> ExitCode {
             .map_err(Error::Internal)
             .and(Err(Error::SandboxExec(why)))
     } else {
+        output::install_panic_hook();
         match redact::init() {
             Err(e) => Err(Error::Internal(e)),
-            Ok(_) => dispatch(command),
+            // A panic anywhere is caught here (the hook printed it, redacted):
+            // an internal error, exit 1 (`failed`) as SPEC's table says.
+            Ok(_) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(command)))
+                .unwrap_or(Ok(model::RunStatus::Failed)),
         }
     };
     ExitCode::from(match result {

@@ -40,6 +40,39 @@ pub(crate) fn stderr(text: &str) {
     let _ = raw.lock().write_all(redact::clean_str(&shown).as_bytes());
 }
 
+/// The text of a panic's payload (a `&str` or `String`; other payloads say so).
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with no message".to_owned())
+}
+
+/// Replace Rust's default panic message (written raw to stderr, where a
+/// secret in it would show) with one line through the redaction layer:
+/// `plangate: internal error (a bug): MESSAGE at FILE:LINE`. The hook may
+/// run while this thread holds a lock of the redaction layer, so it never
+/// waits on one ([`redact::clean_in_panic`]); when it cannot redact, the
+/// message is withheld. Where the panic is caught decides the exit code and
+/// the report ([`crate::run`], `commands::run`).
+pub(crate) fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let place = info
+            .location()
+            .map_or_else(String::new, |l| format!(" at {}:{}", l.file(), l.line()));
+        let text = format!(
+            "plangate: internal error (a bug, please report it): {}{place}\n",
+            panic_text(info.payload())
+        );
+        let shown = anstream::adapter::strip_str(&text).to_string();
+        let line = redact::clean_in_panic(&shown).unwrap_or_else(|| {
+            format!("plangate: internal error (a bug, please report it){place}; its message is withheld: the redaction layer was busy\n")
+        });
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }));
+}
+
 /// One line on stderr (a newline is added).
 pub(crate) fn line(text: impl Display) {
     stderr(&format!("{text}\n"));

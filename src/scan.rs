@@ -307,7 +307,7 @@ fn scan_file(
             "{shown}: skipped, larger than {MAX_FILE_BYTES} bytes"
         ));
     }
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::regular::read(path) {
         Ok(b) => b,
         Err(e) => return FileResult::Error(format!("{shown}: {e}")),
     };

@@ -306,7 +306,7 @@ impl PlanSettings {
             }
         };
         let approvals = approvals(args, &plan)?;
-        let policy = resolve(
+        let mut policy = resolve(
             &plan.policy,
             Overrides {
                 risk_tolerance: args.risk_tolerance.map(Into::into),
@@ -316,6 +316,7 @@ impl PlanSettings {
             },
             cap.as_ref(),
         );
+        policy.cap_file = args.policy.as_deref().map(|p| p.display().to_string());
         let hosts = plan::check_allowed_hosts(&plan, policy.allowed_hosts.as_deref());
         if !hosts.is_empty() {
             return Err(hosts);

@@ -230,11 +230,26 @@ fn execute(plan: Arc<Plan>, settings: Arc<RunSettings>, console: Console) -> (Ru
             return (e.status(), false);
         }
     };
-    let status = runtime.block_on(async move {
-        let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
-        spawn_signal_watch(cancel_tx);
-        engine::run(plan, settings, tx, cancel_rx).await
+    let last_word = tx.clone();
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(async move {
+            let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+            spawn_signal_watch(cancel_tx);
+            engine::run(plan, settings, tx, cancel_rx).await
+        })
+    }));
+    // A panic in the engine (the hook printed it, redacted) still leaves a
+    // finished, valid report: failed, with the message in `errors`.
+    let status = ran.unwrap_or_else(|payload| {
+        let message = output::panic_text(payload.as_ref());
+        let _ = last_word.send(engine::events::RunEvent::InternalError { message });
+        let _ = last_word.send(engine::events::RunEvent::RunFinished {
+            status: RunStatus::Failed,
+            partial: Vec::new(),
+        });
+        RunStatus::Failed
     });
+    drop(last_word);
     runtime.shutdown_timeout(Duration::from_secs(1));
     process::live::finish();
     let finished = match writer.join() {

@@ -345,6 +345,16 @@ pub(crate) fn not_recorded() -> (DiffSummary, String) {
     (summary, markdown)
 }
 
+/// The summary of a diff that could not be made or scanned (`why`).
+pub(crate) fn failed(why: String) -> (DiffSummary, String) {
+    let summary = DiffSummary {
+        notes: vec![why],
+        ..DiffSummary::default()
+    };
+    let markdown = render(&summary, &[]);
+    (summary, markdown)
+}
+
 /// Bytes as text: valid UTF-8 as is, each byte of an invalid sequence as `\xNN`.
 pub(crate) fn escape_bytes(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(bytes.len());

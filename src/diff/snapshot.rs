@@ -132,7 +132,7 @@ impl Snapshot {
                 );
                 continue;
             }
-            let Ok(bytes) = std::fs::read(path) else {
+            let Ok(bytes) = crate::regular::read(path) else {
                 continue;
             };
             read += bytes.len() as u64;

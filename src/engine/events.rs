@@ -110,6 +110,12 @@ pub(crate) enum RunEvent {
         /// Secrets in the diff that no step's artifacts already showed.
         findings: Vec<Finding>,
     },
+    /// plangate itself failed (a panic caught at the top): the report's
+    /// `errors` says so, redacted; a `RunFinished` (failed) follows.
+    InternalError {
+        /// What failed.
+        message: String,
+    },
     /// The run is over.
     RunFinished {
         /// How it ended.

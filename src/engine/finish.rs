@@ -295,7 +295,33 @@ pub(super) async fn changes(
         (summary, markdown, findings)
     })
     .await
-    .unwrap_or_default()
+    .unwrap_or_else(|e| {
+        // A crashed diff or scan is an error, never "no findings" (exit 4).
+        let why = format!("internal error: the diff could not be made or scanned ({e})");
+        let (summary, markdown) = crate::diff::failed(why.clone());
+        let finding = crate::tools::unscannable(None, "diff-summary.md".to_owned(), &why);
+        (summary, markdown, vec![finding])
+    })
+}
+
+/// The last sweep of the output folder ([`crate::tools::sweep_output_folder`]),
+/// off the async workers. A crashed sweep is an error, never "no findings":
+/// an `unscannable` finding (exit 4).
+pub(super) async fn final_sweep(out: &std::path::Path, sched: &Scheduler) -> Vec<Finding> {
+    let (out, ids, seen) = (
+        out.to_path_buf(),
+        Arc::clone(&sched.step_ids),
+        sched.fingerprints.clone(),
+    );
+    tokio::task::spawn_blocking(move || crate::tools::sweep_output_folder(&out, &ids, &seen))
+        .await
+        .unwrap_or_else(|e| {
+            vec![crate::tools::unscannable(
+                None,
+                "the output folder".to_owned(),
+                &format!("internal error: the final sweep failed ({e})"),
+            )]
+        })
 }
 
 /// The diff tracker, even if a checkpoint panicked while holding it.

@@ -488,6 +488,7 @@ pub(crate) async fn run(
         return finish::conclude(&sched, &approval_skipped, &decisions, RunStatus::Success);
     }
     let (failed_step, _) = sched.run_graph().await;
+    crate::redact::debug_panic("engine");
     let stop = finish::Stop::read(&sched, &shared);
     let mut status = finish::status_after_steps(&plan, &sched, stop);
     finish::mark_unreached(
@@ -503,16 +504,7 @@ pub(crate) async fn run(
         sched.rollback().await;
     }
     // Whatever a step left in the output folder, wherever, is scanned before the run ends.
-    let late = {
-        let (out, ids, seen) = (
-            settings.out_dir.clone(),
-            Arc::clone(&sched.step_ids),
-            sched.fingerprints.clone(),
-        );
-        tokio::task::spawn_blocking(move || tools::sweep_output_folder(&out, &ids, &seen))
-            .await
-            .unwrap_or_default()
-    };
+    let late = finish::final_sweep(&settings.out_dir, &sched).await;
     sched
         .fingerprints
         .extend(late.iter().map(|f| f.fingerprint.clone()));
@@ -520,6 +512,13 @@ pub(crate) async fn run(
         finish::changes(tracker, read_only, sched.fingerprints.clone()).await;
     findings.splice(0..0, late);
     sched.secrets += findings.len();
+    // A file no sweep could read or rewrite (withheld), or a sweep or scan
+    // that failed: exit 4 whatever `fail_on_secrets` says (fail-closed).
+    let withheld = findings.iter().any(tools::is_unscannable)
+        || sched
+            .fingerprints
+            .iter()
+            .any(|f| f.starts_with(tools::UNSCANNABLE));
     emit(
         &events,
         RunEvent::Diff {
@@ -529,6 +528,9 @@ pub(crate) async fn run(
         },
     );
     if sched.secrets > 0 && settings.policy.fail_on_secrets {
+        status = status.combine(RunStatus::SecretsFound);
+    }
+    if withheld {
         status = status.combine(RunStatus::SecretsFound);
     }
     finish::conclude(&sched, &approval_skipped, &decisions, status)

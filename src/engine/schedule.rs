@@ -44,7 +44,10 @@ pub(super) fn spawn_stop_watchers(
     });
     if let Some(secs) = shared.budget.max_wall_seconds {
         tokio::spawn(async move {
-            let deadline = shared.started + Duration::from_secs(secs);
+            // A limit no clock can reach (`max_wall_seconds: 18446744073709551615`) is none.
+            let Some(deadline) = shared.started.checked_add(Duration::from_secs(secs)) else {
+                return;
+            };
             tokio::time::sleep_until(deadline.into()).await;
             if shared.check().is_some() {
                 let _ = stop.send(true);
@@ -576,8 +579,10 @@ impl Scheduler {
             if let Some(why) = refused {
                 return (i, sequence, tools::internal_failure(at, why));
             }
+            crate::redact::debug_panic("step");
             let mut outcome = tools::execute(&plan.steps[i], &ctx, at).await;
             let id = plan.steps[i].id.clone();
+            let folder = ctx.artifacts_rel.clone();
             // Scanning reads and rewrites files: off the async workers.
             let swept = tokio::task::spawn_blocking(move || {
                 tools::sweep(&mut outcome, &ctx, &id);
@@ -585,7 +590,13 @@ impl Scheduler {
             })
             .await;
             let outcome = swept.unwrap_or_else(|e| {
-                tools::internal_failure(at, format!("internal error while scanning: {e}"))
+                // A crashed sweep is an error, never "no findings" (exit 4).
+                let why = format!("internal error while scanning: {e}");
+                let mut o = tools::internal_failure(at, why.clone());
+                let step = plan.steps[i].id.clone();
+                o.findings
+                    .push(tools::unscannable(Some(step), folder, &why));
+                o
             });
             (i, sequence, outcome)
         });

@@ -35,7 +35,7 @@ pub(crate) enum AuditEvent {
         /// The run's id.
         run_id: String,
         /// The policy in force.
-        policy: EffectivePolicy,
+        policy: Box<EffectivePolicy>,
         /// Nothing is executed on purpose.
         dry_run: bool,
         /// Step ids approved in advance.

@@ -128,7 +128,14 @@ pub(crate) struct EffectivePolicy {
     /// Variables of plangate's environment passed to every step besides the built-in allow-list.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env_passthrough: Vec<String>,
-    /// One line per value lowered by the policy file.
+    /// What capped the plan's policy: `policy file` (the `--policy` file, and
+    /// the built-in policy for the keys it does not set) or `built-in` (no file).
+    #[serde(default)]
+    pub cap: String,
+    /// The `--policy` file, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_file: Option<String>,
+    /// One line per value the cap lowered (naming the key and the cap).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capped: Vec<String>,
 }

@@ -35,6 +35,10 @@ pub struct Availability {
     pub reason: String,
     #[serde(skip)]
     backend: Option<Backend>,
+    /// `--sandbox-backend none`: every step that asks for a sandbox is
+    /// refused, whatever `policy.sandbox` says.
+    #[serde(skip)]
+    switched_off: bool,
 }
 
 impl Availability {
@@ -49,6 +53,7 @@ impl Availability {
             available: backend.as_str().to_owned(),
             reason,
             backend: Some(backend),
+            switched_off: false,
         }
     }
 
@@ -58,7 +63,21 @@ impl Availability {
             available: "none".to_owned(),
             reason,
             backend: None,
+            switched_off: false,
         }
+    }
+
+    /// Sandboxes switched off by the operator (`--sandbox-backend none`).
+    pub fn switched_off(reason: String) -> Self {
+        Availability {
+            switched_off: true,
+            ..Availability::none(reason)
+        }
+    }
+
+    /// Whether the operator switched sandboxes off.
+    pub fn is_switched_off(&self) -> bool {
+        self.switched_off
     }
 }
 

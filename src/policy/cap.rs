@@ -1,15 +1,27 @@
 //! The capping rules of the policy in force: given the command line's
-//! overrides, the plan's `policy:` block and the maintainers' `--policy`
-//! file, pick each value and lower what the file caps. The precedence is
-//! written once, in `settings.rs`, which is the only caller.
-//! Pure: the caller reads the files.
+//! overrides, the plan's `policy:` block and the cap, pick each value and
+//! lower what the cap does not allow. The precedence is written once, in
+//! `settings.rs`, which is the only caller. Pure: the caller reads the files.
+//!
+//! The cap is the maintainers' `--policy` file, and for every key that file
+//! does not set (or when there is none) the **built-in policy**:
+//! `risk_tolerance: low` (the operator's `--risk-tolerance` may go above it,
+//! never above the file's); `sandbox:
+//! required`; `allow_unsandboxed: false`; `fail_on_secrets: true`; no
+//! `env_passthrough` name. A plan is written by whoever opened the pull
+//! request: it can ask for less than the cap allows, never more; what it asks
+//! beyond the cap is lowered and said so (`policy.capped`, naming the key and
+//! the cap). Keys that cannot loosen safety (`max_parallel`, `fail_fast`,
+//! `budget`, `allowed_hosts`, `permissions`, `on_approval_required`) have no
+//! built-in cap: unset they are no limit, and the plan can only narrow them.
 
 use crate::model::{BudgetBlock, EffectivePolicy, OnApproval, PolicyBlock, SandboxMode, Tolerance};
 
 /// Command-line overrides.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Overrides {
-    /// `--risk-tolerance`.
+    /// `--risk-tolerance`: the operator's; beats the plan and the built-in
+    /// cap, within the policy file's `risk_tolerance`.
     pub risk_tolerance: Option<Tolerance>,
     /// `--max-parallel`.
     pub max_parallel: Option<u32>,
@@ -19,32 +31,75 @@ pub(crate) struct Overrides {
     pub fail_fast: Option<bool>,
 }
 
-/// Resolve the policy in force.
+/// Where the cap of one key comes from, for the messages.
+fn cap_of(cap: Option<&PolicyBlock>, set: impl Fn(&PolicyBlock) -> bool, key: &str) -> String {
+    match cap {
+        Some(c) if set(c) => "the cap of the policy file".to_owned(),
+        Some(_) => format!("the built-in cap (the policy file does not set `{key}`)"),
+        None => "the built-in cap (no --policy file)".to_owned(),
+    }
+}
+
+/// The tolerance: `--risk-tolerance` (the operator's) when given, lowered to
+/// the policy file's `risk_tolerance`; else the plan's ask, never above the
+/// file's value, else low (the built-in cap); else low.
+fn tolerance(
+    plan: Option<Tolerance>,
+    cli: Option<Tolerance>,
+    cap: Option<&PolicyBlock>,
+    capped: &mut Vec<String>,
+) -> Tolerance {
+    let file = cap.and_then(|c| c.risk_tolerance);
+    if let Some(c) = cli {
+        return match file {
+            Some(f) if c > f => {
+                capped.push(format!(
+                    "--risk-tolerance {} lowered to {}, the cap of the policy file",
+                    c.as_str(),
+                    f.as_str()
+                ));
+                f
+            }
+            _ => c,
+        };
+    }
+    let ceiling = file.unwrap_or(Tolerance::Low);
+    match plan {
+        Some(p) if p > ceiling => {
+            let whose = if file.is_some() {
+                "the cap of the policy file".to_owned()
+            } else {
+                format!(
+                    "{}; the operator may raise it with --risk-tolerance",
+                    cap_of(cap, |c| c.risk_tolerance.is_some(), "risk_tolerance")
+                )
+            };
+            capped.push(format!(
+                "risk_tolerance {} asked by the plan lowered to {}, {whose}",
+                p.as_str(),
+                ceiling.as_str()
+            ));
+            ceiling
+        }
+        Some(p) => p,
+        None => Tolerance::Low,
+    }
+}
+
+/// Resolve the policy in force. `cap` is the `--policy` file (None: the
+/// built-in policy caps every key).
 pub(crate) fn resolve(
     plan: &PolicyBlock,
     cli: Overrides,
     cap: Option<&PolicyBlock>,
 ) -> EffectivePolicy {
     let mut capped = Vec::new();
-    let mut tol = cli
-        .risk_tolerance
-        .or(plan.risk_tolerance)
-        .unwrap_or(Tolerance::Low);
+    let tol = tolerance(plan.risk_tolerance, cli.risk_tolerance, cap, &mut capped);
     let mut on = plan.on_approval_required.unwrap_or(OnApproval::Deny);
-    let mut fail = cli.fail_on_secrets.or(plan.fail_on_secrets).unwrap_or(true);
+    let fail = fail_on_secrets(plan, cli, cap, &mut capped);
     let mut par = cli.max_parallel.or(plan.max_parallel).unwrap_or(1).max(1);
     let mut fail_fast = cli.fail_fast.or(plan.fail_fast).unwrap_or(true);
     if let Some(cap) = cap {
-        if let Some(max) = cap.risk_tolerance
-            && tol > max
-        {
-            capped.push(format!(
-                "risk_tolerance {} lowered to {} by the policy file",
-                tol.as_str(),
-                max.as_str()
-            ));
-            tol = max;
-        }
         if let Some(c) = cap.on_approval_required {
             let s = on.strictest(c);
             if s != on {
@@ -55,10 +110,6 @@ pub(crate) fn resolve(
                 ));
                 on = s;
             }
-        }
-        if cap.fail_on_secrets == Some(true) && !fail {
-            capped.push("fail_on_secrets forced to true by the policy file".to_owned());
-            fail = true;
         }
         // Keeping going is not a safety matter, but it runs more unattended
         // steps after a failure: the maintainers may pin the default.
@@ -86,11 +137,7 @@ pub(crate) fn resolve(
         &mut capped,
     );
     let (sandbox, allow_unsandboxed) = sandbox_rules(plan, cap, &mut capped);
-    let env_passthrough = cap_passthrough(
-        plan.env_passthrough.as_deref(),
-        cap.and_then(|c| c.env_passthrough.as_deref()),
-        &mut capped,
-    );
+    let env_passthrough = cap_passthrough(plan.env_passthrough.as_deref(), cap, &mut capped);
     EffectivePolicy {
         sandbox,
         allow_unsandboxed,
@@ -104,38 +151,82 @@ pub(crate) fn resolve(
         fail_on_secrets: fail,
         max_parallel: par,
         fail_fast,
+        cap: if cap.is_some() {
+            "policy file"
+        } else {
+            "built-in"
+        }
+        .to_owned(),
+        cap_file: None,
         capped,
     }
 }
 
-/// `sandbox`: the plan's value, else the policy file's, else required; when
-/// both set one, the stricter (so the maintainers can pin `required`, and allow
-/// `optional` for plans that do not insist). `allow_unsandboxed`: false when
-/// either says false.
+/// `fail_on_secrets`: the flag, else the plan, else true. The plan's `false`
+/// holds only where the policy file sets `fail_on_secrets: false`; the flag's
+/// `false` (the operator's) holds unless the file pins `true`.
+fn fail_on_secrets(
+    plan: &PolicyBlock,
+    cli: Overrides,
+    cap: Option<&PolicyBlock>,
+    capped: &mut Vec<String>,
+) -> bool {
+    let file = cap.and_then(|c| c.fail_on_secrets);
+    match (cli.fail_on_secrets, plan.fail_on_secrets) {
+        (Some(true), _) | (None, Some(true) | None) => true,
+        (Some(false), _) if file == Some(true) => {
+            capped.push("fail_on_secrets forced to true by the policy file".to_owned());
+            true
+        }
+        (Some(false), _) => false,
+        (None, Some(false)) if file == Some(false) => false,
+        (None, Some(false)) => {
+            capped.push(format!(
+                "fail_on_secrets false asked by the plan raised to true, {}",
+                cap_of(cap, |c| c.fail_on_secrets.is_some(), "fail_on_secrets")
+            ));
+            true
+        }
+    }
+}
+
+/// `sandbox`: the plan's value, else the policy file's, else required; never
+/// below the cap (the file's value, else required). `allow_unsandboxed`:
+/// true only when the policy file sets it true and the plan does not set it
+/// false (the built-in cap is false).
 fn sandbox_rules(
     plan: &PolicyBlock,
     cap: Option<&PolicyBlock>,
     capped: &mut Vec<String>,
 ) -> (SandboxMode, bool) {
     let file = cap.and_then(|c| c.sandbox);
-    let mode = match (plan.sandbox, file) {
-        (Some(p), Some(f)) if f > p => {
+    let floor = file.unwrap_or(SandboxMode::Required);
+    let mode = match plan.sandbox {
+        Some(p) if floor > p => {
             capped.push(format!(
-                "sandbox {} raised to {} by the policy file",
+                "sandbox {} asked by the plan raised to {}, {}",
                 p.as_str(),
-                f.as_str()
+                floor.as_str(),
+                cap_of(cap, |c| c.sandbox.is_some(), "sandbox")
             ));
-            f
+            floor
         }
-        (Some(p), _) => p,
-        (None, Some(f)) => f,
-        (None, None) => SandboxMode::Required,
+        Some(p) => p,
+        None => floor,
     };
     let file_allows = cap.and_then(|c| c.allow_unsandboxed);
-    if file_allows == Some(false) && plan.allow_unsandboxed == Some(true) {
-        capped.push("allow_unsandboxed forced to false by the policy file".to_owned());
-    }
-    let allow = plan.allow_unsandboxed.unwrap_or(true) && file_allows.unwrap_or(true);
+    let allow = match (plan.allow_unsandboxed, file_allows) {
+        (Some(false), _) | (_, Some(false) | None) => {
+            if plan.allow_unsandboxed == Some(true) {
+                capped.push(format!(
+                    "allow_unsandboxed true asked by the plan forced to false, {}",
+                    cap_of(cap, |c| c.allow_unsandboxed.is_some(), "allow_unsandboxed")
+                ));
+            }
+            false
+        }
+        (_, Some(true)) => true,
+    };
     (mode, allow)
 }
 
@@ -188,30 +279,32 @@ fn cap_hosts(
 }
 
 /// The `env_passthrough` in force: the policy file's list when it sets one
-/// (the plan's names outside it are dropped, and said so), else the plan's.
+/// (the plan's names outside it are dropped, and said so); else the built-in
+/// cap, which passes no name: the plan's names are dropped.
 fn cap_passthrough(
     plan: Option<&[String]>,
-    cap: Option<&[String]>,
+    cap: Option<&PolicyBlock>,
     capped: &mut Vec<String>,
 ) -> Vec<String> {
-    match (plan, cap) {
-        (p, None) => p.map(<[String]>::to_vec).unwrap_or_default(),
-        (p, Some(c)) => {
-            let dropped: Vec<&str> = p
-                .unwrap_or_default()
-                .iter()
-                .filter(|n| !c.contains(n))
-                .map(String::as_str)
-                .collect();
-            if !dropped.is_empty() {
-                capped.push(format!(
-                    "env_passthrough: [{}] dropped by the policy file",
-                    dropped.join(", ")
-                ));
-            }
-            c.to_vec()
-        }
+    let allowed = cap.and_then(|c| c.env_passthrough.as_deref());
+    let dropped: Vec<&str> = plan
+        .unwrap_or_default()
+        .iter()
+        .filter(|n| !allowed.unwrap_or_default().contains(n))
+        .map(String::as_str)
+        .collect();
+    if !dropped.is_empty() {
+        let whose = match (cap, allowed) {
+            (_, Some(_)) => "not in the policy file's list".to_owned(),
+            (Some(_), None) => "the built-in cap passes none (the policy file does not set `env_passthrough`): list them in its `env_passthrough`".to_owned(),
+            (None, None) => "the built-in cap passes none (no --policy file): list them in a policy file's `env_passthrough`".to_owned(),
+        };
+        capped.push(format!(
+            "env_passthrough: [{}] asked by the plan dropped, {whose}",
+            dropped.join(", ")
+        ));
     }
+    allowed.map(<[String]>::to_vec).unwrap_or_default()
 }
 
 fn cap_budget(
@@ -280,7 +373,10 @@ mod tests {
         for (plan, file, want) in [
             (None, None, Required),
             (None, Some(Optional), Optional),
-            (Some(Optional), None, Optional),
+            // A file silent on `sandbox` leaves the built-in cap: required.
+            (Some(Optional), None, Required),
+            (Some(Optional), Some(Optional), Optional),
+            (Some(Required), None, Required),
             (Some(Optional), Some(Required), Required),
             (Some(Required), Some(Optional), Required),
         ] {
@@ -306,7 +402,144 @@ mod tests {
         let e = resolve(&p, Overrides::default(), Some(&f));
         assert!(!e.allow_unsandboxed);
         assert!(e.capped.iter().any(|c| c.contains("allow_unsandboxed")));
-        assert!(resolve(&p, Overrides::default(), None).allow_unsandboxed);
+        // The built-in cap forbids it; a file must allow it.
+        let e = resolve(&p, Overrides::default(), None);
+        assert!(!e.allow_unsandboxed);
+        assert!(
+            e.capped[0].contains("allow_unsandboxed") && e.capped[0].contains("built-in"),
+            "{:?}",
+            e.capped
+        );
+        let yes = PolicyBlock {
+            allow_unsandboxed: Some(true),
+            ..PolicyBlock::default()
+        };
+        assert!(resolve(&p, Overrides::default(), Some(&yes)).allow_unsandboxed);
+        assert!(
+            resolve(&PolicyBlock::default(), Overrides::default(), Some(&yes)).allow_unsandboxed
+        );
+        let no = PolicyBlock {
+            allow_unsandboxed: Some(false),
+            ..PolicyBlock::default()
+        };
+        assert!(!resolve(&no, Overrides::default(), Some(&yes)).allow_unsandboxed);
+    }
+
+    /// The plan alone never gets more than the built-in policy: every key
+    /// that loosens safety, with no policy file and with a silent one.
+    #[test]
+    fn without_a_file_the_built_in_policy_caps_every_loosening_key() {
+        let greedy = PolicyBlock {
+            risk_tolerance: Some(Tolerance::High),
+            fail_on_secrets: Some(false),
+            sandbox: Some(SandboxMode::Optional),
+            allow_unsandboxed: Some(true),
+            env_passthrough: Some(vec!["DEPLOY_CREDS".to_owned()]),
+            ..PolicyBlock::default()
+        };
+        let silent = PolicyBlock {
+            max_parallel: Some(4),
+            ..PolicyBlock::default()
+        };
+        for (cap, source) in [(None, "no --policy file"), (Some(&silent), "does not set")] {
+            let e = resolve(&greedy, Overrides::default(), cap);
+            assert_eq!(e.risk_tolerance, Tolerance::Low);
+            assert!(e.fail_on_secrets);
+            assert_eq!(e.sandbox, SandboxMode::Required);
+            assert!(!e.allow_unsandboxed);
+            assert!(e.env_passthrough.is_empty());
+            assert_eq!(e.capped.len(), 5, "{:?}", e.capped);
+            for key in [
+                "risk_tolerance",
+                "fail_on_secrets",
+                "sandbox",
+                "allow_unsandboxed",
+                "env_passthrough",
+            ] {
+                assert!(
+                    e.capped.iter().any(|c| c.starts_with(key)
+                        && c.contains("built-in")
+                        && c.contains(source)),
+                    "{key}: {:?}",
+                    e.capped
+                );
+            }
+        }
+        assert_eq!(resolve(&greedy, Overrides::default(), None).cap, "built-in");
+        assert_eq!(
+            resolve(&greedy, Overrides::default(), Some(&silent)).cap,
+            "policy file"
+        );
+        // A file that allows each: the plan gets what it asks.
+        let open = PolicyBlock {
+            risk_tolerance: Some(Tolerance::High),
+            fail_on_secrets: Some(false),
+            sandbox: Some(SandboxMode::Optional),
+            allow_unsandboxed: Some(true),
+            env_passthrough: Some(vec!["DEPLOY_CREDS".to_owned()]),
+            ..PolicyBlock::default()
+        };
+        let e = resolve(&greedy, Overrides::default(), Some(&open));
+        assert_eq!(e.risk_tolerance, Tolerance::High);
+        assert!(!e.fail_on_secrets);
+        assert_eq!(e.sandbox, SandboxMode::Optional);
+        assert!(e.allow_unsandboxed);
+        assert_eq!(e.env_passthrough, ["DEPLOY_CREDS"]);
+        assert!(e.capped.is_empty(), "{:?}", e.capped);
+    }
+
+    /// Tolerance: the flag (the operator's) within the file's value; else
+    /// the plan's ask within the file's value, else low; else low.
+    #[test]
+    fn tolerance_is_the_flag_else_the_plans_ask_within_the_cap() {
+        use Tolerance::{High, Low, Medium};
+        let file = |t: Option<Tolerance>| PolicyBlock {
+            risk_tolerance: t,
+            ..PolicyBlock::default()
+        };
+        let all = [None, Some(Low), Some(Medium), Some(High)];
+        for plan in all {
+            for cli in all {
+                for f in [
+                    None,
+                    Some(None),
+                    Some(Some(Low)),
+                    Some(Some(Medium)),
+                    Some(Some(High)),
+                ] {
+                    let cap = f.map(file);
+                    let e = resolve(
+                        &file(plan),
+                        Overrides {
+                            risk_tolerance: cli,
+                            ..Overrides::default()
+                        },
+                        cap.as_ref(),
+                    );
+                    let file_max = f.flatten();
+                    let want = match cli {
+                        Some(c) => c.min(file_max.unwrap_or(High)),
+                        None => plan.unwrap_or(Low).min(file_max.unwrap_or(Low)),
+                    };
+                    assert_eq!(
+                        e.risk_tolerance, want,
+                        "plan {plan:?} cli {cli:?} file {f:?}"
+                    );
+                    assert!(file_max.is_none_or(|m| e.risk_tolerance <= m));
+                    if cli.is_none() && file_max.is_none() {
+                        assert_eq!(e.risk_tolerance, Low, "the plan alone never raises it");
+                    }
+                    let lowered =
+                        cli.is_none() && plan.is_some_and(|p| p > file_max.unwrap_or(Low));
+                    assert_eq!(
+                        e.capped.iter().any(|c| c.contains("asked by the plan")),
+                        lowered,
+                        "{:?}",
+                        e.capped
+                    );
+                }
+            }
+        }
     }
 
     #[test]
@@ -316,6 +549,9 @@ mod tests {
         assert_eq!(e.on_approval_required, OnApproval::Deny);
         assert!(e.fail_on_secrets);
         assert_eq!(e.max_parallel, 1);
+        assert_eq!(e.sandbox, SandboxMode::Required);
+        assert!(!e.allow_unsandboxed);
+        assert!(e.capped.is_empty());
     }
 
     #[test]
@@ -429,15 +665,25 @@ mod tests {
                 .is_empty()
         );
         plan.env_passthrough = names(&["RUST_LOG", "NODE_OPTIONS"]);
-        let e = resolve(&plan, Overrides::default(), Some(&file));
-        assert_eq!(e.env_passthrough, ["RUST_LOG", "NODE_OPTIONS"]);
-        assert!(e.capped.is_empty());
+        // A file silent on it (or none): the built-in cap passes no name.
+        for cap in [Some(&file), None] {
+            let e = resolve(&plan, Overrides::default(), cap);
+            assert!(e.env_passthrough.is_empty());
+            assert_eq!(e.capped.len(), 1);
+            assert!(
+                e.capped[0].contains("RUST_LOG, NODE_OPTIONS"),
+                "{:?}",
+                e.capped
+            );
+        }
         file.env_passthrough = names(&["RUST_LOG", "JAVA_HOME"]);
         let e = resolve(&plan, Overrides::default(), Some(&file));
         assert_eq!(e.env_passthrough, ["RUST_LOG", "JAVA_HOME"]);
         assert_eq!(
             e.capped,
-            ["env_passthrough: [NODE_OPTIONS] dropped by the policy file"]
+            [
+                "env_passthrough: [NODE_OPTIONS] asked by the plan dropped, not in the policy file's list"
+            ]
         );
         file.env_passthrough = names(&[]);
         let e = resolve(&plan, Overrides::default(), Some(&file));

@@ -41,11 +41,14 @@ fn compile(rules: Result<&Ruleset, &RulesError>) -> Result<Scanner, BrokenRules>
 /// Check and compile the built-in rules (once per process). `plangate` calls
 /// this at startup and exits with an internal error when it fails.
 pub(crate) fn init() -> Result<&'static Scanner, BrokenRules> {
-    static S: OnceLock<Result<Scanner, BrokenRules>> = OnceLock::new();
-    S.get_or_init(|| compile(Ruleset::builtin_checked()))
+    SCANNER
+        .get_or_init(|| compile(Ruleset::builtin_checked()))
         .as_ref()
         .map_err(Clone::clone)
 }
+
+/// The compiled built-in rules ([`init`]).
+static SCANNER: OnceLock<Result<Scanner, BrokenRules>> = OnceLock::new();
 
 /// The built-in scanner. Never skipped: if the built-in rules are broken this
 /// panics (the binary has already stopped at [`init`] in that case).
@@ -58,7 +61,10 @@ pub fn builtin_scanner() -> &'static Scanner {
 
 struct Known {
     values: Vec<Vec<u8>>,
+    /// Matches `values[..covered]`; the values after those (when the index
+    /// could not be built, or a panic came between) are searched one by one.
     matcher: Option<AhoCorasick>,
+    covered: usize,
 }
 
 /// Two lists of values: those plangate was given (secret environment
@@ -70,7 +76,7 @@ enum List {
     Found,
 }
 
-fn known(list: List) -> MutexGuard<'static, Known> {
+fn cell(list: List) -> &'static Mutex<Known> {
     static GIVEN: OnceLock<Mutex<Known>> = OnceLock::new();
     static FOUND: OnceLock<Mutex<Known>> = OnceLock::new();
     let cell = match list {
@@ -81,11 +87,34 @@ fn known(list: List) -> MutexGuard<'static, Known> {
         Mutex::new(Known {
             values: Vec::new(),
             matcher: None,
+            covered: 0,
         })
     })
-    .lock()
-    // A panic elsewhere while holding the lock leaves a usable list: keep redacting.
-    .unwrap_or_else(PoisonError::into_inner)
+}
+
+fn known(list: List) -> MutexGuard<'static, Known> {
+    cell(list)
+        .lock()
+        // A panic elsewhere while holding the lock leaves a usable list (a
+        // value is only ever added, and `covered` says what the index holds:
+        // the rest is searched one by one), so masking goes on, never skips.
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// [`known`] without waiting for ever: for the panic hook, which may run
+/// while this thread (or another) holds the lock. None: still held after a
+/// short wait.
+fn try_known(list: List) -> Option<MutexGuard<'static, Known>> {
+    for _ in 0..50 {
+        match cell(list).try_lock() {
+            Ok(g) => return Some(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
+    }
+    None
 }
 
 /// Remember secret values found elsewhere, so they are replaced wherever they appear.
@@ -159,14 +188,20 @@ fn remember_at_least(list: List, values: impl IntoIterator<Item = Vec<u8>>, min:
         }
     }
     if changed {
+        // A panic here, with the lock held and the index behind the values
+        // (the test of `spans_of`'s one-by-one search), poisons the lock.
+        if matches!(list, List::Found) {
+            debug_panic("redact");
+        }
         // Leftmost-longest: a whole value wins over one of its lines.
         let built = AhoCorasick::builder()
             .match_kind(aho_corasick::MatchKind::LeftmostLongest)
             .build(&k.values);
-        match built {
-            Ok(m) => k.matcher = Some(m),
-            // Only a size limit can refuse it; a value that cannot be matched must not leak.
-            Err(e) => panic!("cannot index the remembered secret values: {e}"),
+        // Only a size limit can refuse it: the values the index lacks are
+        // then searched one by one ([`spans_of`]); none is ever skipped.
+        if let Ok(m) = built {
+            k.matcher = Some(m);
+            k.covered = k.values.len();
         }
     }
 }
@@ -340,15 +375,68 @@ pub(crate) fn partial_word(bytes: &[u8]) -> usize {
 
 /// Where the values of `list` occur in `bytes`.
 fn known_spans(list: List, bytes: &[u8]) -> Vec<Span> {
-    let k = known(list);
-    match &k.matcher {
+    spans_of(&known(list), bytes)
+}
+
+/// Where the values of `k` are in `bytes`: through the index, and one by
+/// one for the values it does not hold.
+fn spans_of(k: &Known, bytes: &[u8]) -> Vec<Span> {
+    let mut spans: Vec<Span> = match &k.matcher {
         Some(m) => m
             .find_iter(bytes)
             .map(|h| (h.start(), h.end(), None))
             .collect(),
         None => Vec::new(),
+    };
+    for v in k.values.get(k.covered..).unwrap_or_default() {
+        spans.extend(memchr::memmem::find_iter(bytes, v).map(|at| (at, at + v.len(), None)));
+    }
+    spans
+}
+
+/// [`clean_str`] for the panic hook: never waits for ever on a lock (the
+/// panic may have come while this thread held one) and never initialises
+/// anything. None when it cannot redact (the rules not compiled, a lock
+/// still held): the caller withholds the text.
+pub(crate) fn clean_in_panic(text: &str) -> Option<String> {
+    let scanner = SCANNER.get()?.as_ref().ok()?;
+    let given = try_known(List::Given)?;
+    let found = try_known(List::Found)?;
+    let out = pass(Cow::Borrowed(text.as_bytes()), &mut |b| spans_of(&given, b)).0;
+    let out = pass(out, &mut |b| {
+        scanner
+            .scan(b)
+            .into_iter()
+            .map(|f| (f.start, f.end, Some(f)))
+            .collect()
+    })
+    .0;
+    let out = pass(out, &mut |b| spans_of(&found, b)).0;
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Debug builds only (the integration tests): panic at `at` with the
+/// message given in `PLANGATE_DEBUG_PANIC=AT:MESSAGE`, so the tests can check
+/// that a panic is printed redacted, caught, and still leaves a valid report.
+/// Release builds (`debug-assertions` off: the `release` and `dist`
+/// profiles) compile it to nothing: no variable can make them panic.
+/// It panics once per process.
+#[cfg(debug_assertions)]
+pub(crate) fn debug_panic(at: &str) {
+    static DONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if let Ok(v) = std::env::var("PLANGATE_DEBUG_PANIC")
+        && let Some((w, msg)) = v.split_once(':')
+        && w == at
+        && !DONE.swap(true, std::sync::atomic::Ordering::SeqCst)
+    {
+        panic!("{msg}");
     }
 }
+
+/// Release builds: nothing (see the debug version).
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+pub(crate) fn debug_panic(_at: &str) {}
 
 /// [`clean`] for text.
 pub(crate) fn clean_str(s: &str) -> Cow<'_, str> {
@@ -446,6 +534,43 @@ pub(crate) fn cut_reason(reason: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A panic while a list's lock is held, between adding a value and
+    /// indexing it: the lock is poisoned and the index stale, and the value
+    /// is still masked (searched one by one), as is every value after it;
+    /// the panic hook's redaction never waits for ever on a held lock.
+    #[test]
+    fn a_panic_with_the_lock_held_never_leaves_a_value_unmasked() {
+        let _ = init();
+        let stale = b"poisoned-value-Qm4Zt8".to_vec();
+        let pushed = stale.clone();
+        let died = std::thread::spawn(move || {
+            let mut k = known(List::Found);
+            k.values.push(pushed);
+            panic!("on purpose, with the lock held");
+        })
+        .join();
+        assert!(died.is_err());
+        assert!(cell(List::Found).is_poisoned());
+        assert_eq!(
+            clean(b"a poisoned-value-Qm4Zt8 b").as_ref(),
+            b"a [REDACTED] b".as_slice()
+        );
+        // Remembering again (the value is known: no new index) and a new one.
+        remember([stale, b"later-value-Hx7Lw2".to_vec()]);
+        assert_eq!(
+            clean(b"poisoned-value-Qm4Zt8 later-value-Hx7Lw2").as_ref(),
+            b"[REDACTED] [REDACTED]".as_slice()
+        );
+        let shown = clean_in_panic("x later-value-Hx7Lw2 poisoned-value-Qm4Zt8").unwrap();
+        assert_eq!(shown, "x [REDACTED] [REDACTED]");
+        // Held by this very thread (a panic inside the redactor): no deadlock, withheld.
+        let held = known(List::Found);
+        let t = std::time::Instant::now();
+        assert_eq!(clean_in_panic("later-value-Hx7Lw2"), None);
+        assert!(t.elapsed() < std::time::Duration::from_secs(5));
+        drop(held);
+    }
 
     #[test]
     fn the_built_in_rules_compile() {

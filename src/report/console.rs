@@ -567,7 +567,7 @@ fn step_summary(step: &Step, r: &StepReport) -> String {
 
 fn echo_file(c: &Console, path: &Path) {
     use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut f) = std::fs::File::open(path) else {
+    let Ok(mut f) = crate::regular::open(path) else {
         return;
     };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);

@@ -236,7 +236,7 @@ impl Reporter {
         });
         r.audit(AuditEvent::RunStarted {
             run_id: r.report.run_id.clone(),
-            policy: settings.policy.clone(),
+            policy: Box::new(settings.policy.clone()),
             dry_run: settings.dry_run,
             approvals: r.report.approvals.clone(),
             workspace_head: r.report.workspace_head.clone(),
@@ -394,6 +394,15 @@ impl Reporter {
                 markdown,
                 findings,
             } => self.diff(summary, markdown, findings),
+            RunEvent::InternalError { message } => {
+                self.report.errors.push(crate::model::Diagnostic {
+                    file: "<plangate>".into(),
+                    line: 0,
+                    column: 0,
+                    message: format!("internal error (a bug, please report it): {message}"),
+                    help: Some("the run stopped here; the steps it had not finished are not reported as succeeded".into()),
+                });
+            }
             RunEvent::RunFinished { status, partial } => {
                 self.report.status = *status;
                 self.report.exit_code = status.code();

@@ -76,7 +76,7 @@ pub(crate) fn of_step(out_dir: &Path, s: &StepReport, mode: ShowOutput) -> Optio
 
 /// The tail of one file (nothing when it cannot be read) and whether it was cut.
 fn read_tail(path: &Path) -> (Option<String>, bool) {
-    let Ok(mut f) = std::fs::File::open(path) else {
+    let Ok(mut f) = crate::regular::open(path) else {
         return (None, false);
     };
     let len = f.metadata().map_or(0, |m| m.len());

@@ -26,9 +26,18 @@ const FILES: [&str; 3] = ["config", "config.worktree", "info/attributes"];
 /// One protected entry as it was.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Entry {
-    File { bytes: Vec<u8>, mode: u32 },
+    File {
+        bytes: Vec<u8>,
+        mode: u32,
+    },
     Dir,
     Link(PathBuf),
+    /// A FIFO, socket or device: recorded by its type and mode, never read
+    /// (opening a FIFO would block plangate until a writer came).
+    Special {
+        mode: u32,
+        rdev: u64,
+    },
 }
 
 /// The protected files of a workspace at one moment.
@@ -110,6 +119,24 @@ impl Snapshot {
             Entry::File { bytes, mode } => {
                 std::fs::write(&path, bytes)?;
                 std::fs::set_permissions(&path, std::fs::Permissions::from_mode(*mode))
+            }
+            Entry::Special { mode, rdev } => {
+                // A FIFO is made again; a socket or device cannot be (fail-closed: an error).
+                let ft = rustix::fs::FileType::from_raw_mode(*mode);
+                if ft != rustix::fs::FileType::Fifo {
+                    return Err(std::io::Error::other(format!(
+                        "cannot put back the special file `{}`",
+                        rel.display()
+                    )));
+                }
+                rustix::fs::mknodat(
+                    rustix::fs::CWD,
+                    &path,
+                    ft,
+                    rustix::fs::Mode::from_raw_mode(*mode & 0o7777),
+                    *rdev,
+                )
+                .map_err(std::io::Error::from)
             }
         }
     }
@@ -195,6 +222,12 @@ fn read_entry(path: &Path, budget: &mut u64) -> std::io::Result<Option<Entry>> {
         Entry::Link(std::fs::read_link(path)?)
     } else if ft.is_dir() {
         Entry::Dir
+    } else if !ft.is_file() {
+        use std::os::unix::fs::MetadataExt;
+        Entry::Special {
+            mode: meta.mode(),
+            rdev: meta.rdev(),
+        }
     } else {
         *budget = budget.checked_sub(meta.len()).ok_or_else(|| {
             std::io::Error::other(format!(
@@ -203,7 +236,8 @@ fn read_entry(path: &Path, budget: &mut u64) -> std::io::Result<Option<Entry>> {
             ))
         })?;
         Entry::File {
-            bytes: std::fs::read(path)?,
+            // Swapped for a FIFO since the check above: refused, never a hang.
+            bytes: crate::regular::read(path)?,
             mode: meta.permissions().mode() & 0o7777,
         }
     }))

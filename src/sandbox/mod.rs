@@ -64,7 +64,9 @@ pub enum Choice {
 /// Probe what this machine supports, within what `choice` allows.
 pub(crate) fn preflight(choice: Choice) -> Availability {
     if choice == Choice::None {
-        return Availability::none("--sandbox-backend none: sandboxes are switched off".into());
+        return Availability::switched_off(
+            "--sandbox-backend none: sandboxes are switched off".into(),
+        );
     }
     let mut tried = Vec::new();
     if matches!(choice, Choice::Auto | Choice::Bwrap) {

@@ -12,7 +12,8 @@
 //! false`), honoured only when `allow_unsandboxed` is not false. When no
 //! backend works here, `policy.sandbox: required` blocks the step (the
 //! decision names the reason and the fix) and `optional` runs it marked
-//! "not enforced".
+//! "not enforced"; under `--sandbox-backend none` the step is blocked
+//! whatever `policy.sandbox` says.
 
 use std::path::PathBuf;
 
@@ -70,6 +71,14 @@ pub(crate) fn plan_for(
         return Ok(StepSandbox::enforced(backend, profile));
     }
     let why = availability.map_or("the sandbox pre-flight did not run", |a| a.reason.as_str());
+    if availability.is_some_and(Availability::is_switched_off) {
+        // The operator's choice beats a `sandbox: optional` (plan or policy file).
+        return Err(
+            "--sandbox-backend none switched sandboxes off, so no step that asks for one runs \
+             (not even under `sandbox: optional`); fix: choose a backend (`auto`, `bwrap`, `landlock`)"
+                .to_owned(),
+        );
+    }
     match policy.sandbox {
         SandboxMode::Required => Err(format!(
             "no sandbox backend works here ({why}), and `policy.sandbox` is required, so no step that runs a process can be approved; \
@@ -145,6 +154,21 @@ mod tests {
         .expect("optional");
         assert_eq!(s.enforcement, crate::model::sandbox::NOT_ENFORCED);
         assert!(s.backend().is_none());
+        // `--sandbox-backend none` refuses the step whatever the mode; a step
+        // that asks for no sandbox (allowed by the policy) is not asking for one.
+        let off = Availability::switched_off("--sandbox-backend none".into());
+        for mode in [SandboxMode::Optional, SandboxMode::Required] {
+            for risk in [Risk::Safe, Risk::Moderate, Risk::Dangerous] {
+                let err = plan_for(&req, risk, Some(&off), &policy(mode, true)).expect_err("off");
+                assert!(err.contains("--sandbox-backend none"), "{err}");
+            }
+        }
+        let bare = Request {
+            unsandboxed: true,
+            ..Request::default()
+        };
+        let p = policy(SandboxMode::Required, true);
+        assert!(plan_for(&bare, Risk::Dangerous, Some(&off), &p).is_ok());
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub(crate) mod system_info;
 
 pub(crate) use registry::Action;
 pub(crate) use spec::ToolEnv;
-pub(crate) use sweep::{sweep, sweep_output_folder};
+pub(crate) use sweep::{UNSCANNABLE, is_unscannable, sweep, sweep_output_folder, unscannable};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -140,7 +140,8 @@ fn heredoc(line: &str) -> Option<(&str, &str)> {
 /// Read and parse a bash step's output file (absent: no outputs).
 pub(crate) fn read(path: &Path) -> Result<BTreeMap<String, String>, OutputError> {
     use std::io::Read;
-    let f = match std::fs::File::open(path) {
+    // A FIFO or device in its place is refused at once (never a hang).
+    let f = match crate::regular::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
         Err(e) => return Err(err(0, format!("cannot read the file: {e}"))),
@@ -172,7 +173,7 @@ pub(crate) fn read(path: &Path) -> Result<BTreeMap<String, String>, OutputError>
 /// value stays in `$PLANGATE_RESULT_<ID>`).
 pub(crate) fn of_agent(kind: OutputKind, result_file: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    let Ok(text) = std::fs::read_to_string(result_file) else {
+    let Ok(text) = crate::regular::read_to_string(result_file) else {
         return out;
     };
     match kind {

@@ -54,36 +54,113 @@ fn stamp(path: &Path) -> Option<Stamp> {
 /// (declared secrets, credentials of plangate's environment) are masked
 /// first and are not findings: plangate passed them.
 pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str) {
-    let mut targets: Vec<(String, PathBuf, bool)> = outcome
+    // (location, path, rewrite, listed: plangate expects a file there)
+    let mut targets: Vec<(String, PathBuf, bool, bool)> = outcome
         .artifacts
         .iter()
-        .map(|rel| (rel.clone(), ctx.out_dir.join(rel), true))
+        .map(|rel| (rel.clone(), ctx.out_dir.join(rel), true, true))
         .collect();
     // Files the step wrote into its folder itself (`$PLANGATE_STEP_ARTIFACTS`) are output too.
     for rel in unlisted_files(&ctx.artifacts_dir, &ctx.artifacts_rel, &outcome.artifacts) {
         let path = ctx.out_dir.join(&rel);
-        targets.push((rel, path, true));
+        targets.push((rel, path, true, false));
     }
     targets.extend(outcome.workspace_files.iter().map(|rel| {
         (
             format!("workspace:{rel}"),
             ctx.env.workspace.join(rel),
             false,
+            true,
         )
     }));
-    for (location, path, rewrite) in targets {
+    for (location, path, rewrite, listed) in targets {
         if rewrite && outcome.truncated && is_capped_stream(&location) {
             drop_partial_word(&path, ctx.max_output_bytes);
         }
-        let found = sweep_file(&path, rewrite);
-        outcome.findings.extend(found.into_iter().map(|f| Finding {
-            rule: f.rule,
-            step: Some(step_id.to_owned()),
-            location: location.clone(),
-            line: f.line as u64,
-            fingerprint: f.fingerprint,
-        }));
+        match sweep_file(&path, rewrite) {
+            Ok(found) => outcome.findings.extend(found.into_iter().map(|f| Finding {
+                rule: f.rule,
+                step: Some(step_id.to_owned()),
+                location: location.clone(),
+                line: f.line as u64,
+                fingerprint: f.fingerprint,
+            })),
+            Err(e) if e.special && !listed => special_removed(&location, &e.why),
+            Err(e) => {
+                let f = unscannable(Some(step_id.to_owned()), location, &e.why);
+                if !outcome
+                    .findings
+                    .iter()
+                    .any(|g| g.fingerprint == f.fingerprint)
+                {
+                    outcome.findings.push(f);
+                }
+            }
+        }
     }
+}
+
+/// The rule of a file the sweep could not read or rewrite: it was withheld
+/// (removed from the output folder; a workspace file is left as the step
+/// wrote it) and the run fails with exit 4 whatever `fail_on_secrets` says.
+pub(crate) const UNSCANNABLE: &str = "unscannable";
+
+/// Whether a finding is an [`UNSCANNABLE`] file (or a sweep or scan that
+/// failed), not a secret.
+pub(crate) fn is_unscannable(f: &Finding) -> bool {
+    f.rule == UNSCANNABLE
+}
+
+/// The finding of a file (or a whole sweep or scan) that could not be
+/// scanned, with a warning on stderr that says why.
+pub(crate) fn unscannable(step: Option<String>, location: String, why: &str) -> Finding {
+    crate::output::warning(format_args!(
+        "`{location}` could not be scanned for secrets ({why}); it is withheld and the run fails (exit 4)"
+    ));
+    Finding {
+        rule: UNSCANNABLE.to_owned(),
+        step,
+        fingerprint: format!("{UNSCANNABLE}:{location}"),
+        location,
+        line: 0,
+    }
+}
+
+/// A FIFO, socket or device a step left in the output folder: it holds no
+/// bytes to scan; it is removed (so nobody reading the folder blocks on it),
+/// with a warning.
+fn special_removed(location: &str, why: &str) {
+    crate::output::warning(format_args!(
+        "`{location}` was removed from the output folder ({why})"
+    ));
+}
+
+/// Why a file could not be swept.
+struct SweepError {
+    /// It is a FIFO, socket, device or directory ([`crate::regular`]).
+    special: bool,
+    why: String,
+}
+
+impl SweepError {
+    fn io(doing: &str, e: &std::io::Error) -> SweepError {
+        SweepError {
+            special: crate::regular::is_not_regular(e),
+            why: format!("cannot {doing} it: {e}"),
+        }
+    }
+}
+
+/// Remove a file the sweep could not scan or rewrite from the output folder.
+fn withhold(path: &Path) {
+    if std::fs::remove_file(path).is_err() {
+        // Not removable (a directory in its place, a read-only folder):
+        // empty it if it is a file, so nothing unscanned stays readable.
+        if let Ok(f) = crate::regular::open_rw(path) {
+            let _ = f.set_len(0);
+        }
+    }
+    swept().remove(path);
 }
 
 /// `stdout.txt`, `stderr.txt` (and a rollback's): the streams cut at `max_output_bytes`.
@@ -96,11 +173,8 @@ fn is_capped_stream(rel: &str) -> bool {
 /// ([`crate::redact::partial_word`]).
 fn drop_partial_word(path: &Path, cap: u64) {
     use std::io::{Seek, SeekFrom};
-    let Ok(mut f) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-    else {
+    let Ok(mut f) = crate::regular::open_rw(path) else {
+        // Not a regular file: the sweep that follows withholds it.
         return;
     };
     let len = f.metadata().map_or(0, |m| m.len());
@@ -119,27 +193,41 @@ fn drop_partial_word(path: &Path, cap: u64) {
 }
 
 /// Scan one file (every byte of it) and, with `rewrite`, replace it with
-/// its secrets redacted. What the rules found, offsets in the file.
-fn sweep_file(path: &Path, rewrite: bool) -> Vec<crate::secrets::Finding> {
+/// its secrets redacted. What the rules found, offsets in the file. A file
+/// that is gone is nothing to scan; one that cannot be read (a FIFO, a
+/// socket, a device, no permission) or rewritten is an error, and with
+/// `rewrite` it is withheld: removed from the output folder.
+fn sweep_file(path: &Path, rewrite: bool) -> Result<Vec<crate::secrets::Finding>, SweepError> {
     let Some((len, _)) = stamp(path) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    let found = if len <= WHOLE_MAX {
-        let Ok(read) = std::fs::read(path) else {
-            return Vec::new();
-        };
-        let (cleaned, found) = crate::redact::scrub(&read, rewrite);
-        if rewrite && let std::borrow::Cow::Owned(c) = &cleaned {
-            let _ = crate::scan::write_atomic(path, c);
+    let result = scan_and_rewrite(path, len, rewrite);
+    match &result {
+        Err(_) if rewrite => withhold(path),
+        Err(_) => {}
+        Ok(_) => {
+            if rewrite && let Some(s) = stamp(path) {
+                swept().insert(path.to_path_buf(), s);
+            }
         }
-        found
-    } else {
-        sweep_in_pieces(path, rewrite).unwrap_or_default()
-    };
-    if rewrite && let Some(s) = stamp(path) {
-        swept().insert(path.to_path_buf(), s);
     }
-    found
+    result
+}
+
+fn scan_and_rewrite(
+    path: &Path,
+    len: u64,
+    rewrite: bool,
+) -> Result<Vec<crate::secrets::Finding>, SweepError> {
+    if len > WHOLE_MAX {
+        return sweep_in_pieces(path, rewrite).map_err(|e| SweepError::io("scan or rewrite", &e));
+    }
+    let read = crate::regular::read(path).map_err(|e| SweepError::io("read", &e))?;
+    let (cleaned, found) = crate::redact::scrub(&read, rewrite);
+    if rewrite && let std::borrow::Cow::Owned(c) = &cleaned {
+        crate::scan::write_atomic(path, c).map_err(|e| SweepError::io("rewrite", &e))?;
+    }
+    Ok(found)
 }
 
 /// [`sweep_file`] for a large file: pieces of [`PIECE`] bytes, each ending
@@ -148,7 +236,7 @@ fn sweep_file(path: &Path, rewrite: bool) -> Vec<crate::secrets::Finding> {
 /// one when anything was redacted.
 fn sweep_in_pieces(path: &Path, rewrite: bool) -> std::io::Result<Vec<crate::secrets::Finding>> {
     use std::io::Write;
-    let mut file = std::fs::File::open(path)?;
+    let mut file = crate::regular::open(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = if rewrite {
         Some(
@@ -197,8 +285,8 @@ fn sweep_in_pieces(path: &Path, rewrite: bool) -> std::io::Result<Vec<crate::sec
     Ok(found)
 }
 
-/// Regular files under `dir` (relative to the output folder as `rel`) that
-/// `listed` does not name. Symbolic links found there are removed: what
+/// Files under `dir` (relative to the output folder as `rel`) that
+/// `listed` does not name, special files included. Symbolic links found there are removed: what
 /// they point at was never swept, and whoever reads the folder would follow them.
 fn unlisted_files(dir: &Path, rel: &str, listed: &[String]) -> Vec<String> {
     let mut out = Vec::new();
@@ -223,7 +311,9 @@ fn unlisted_files(dir: &Path, rel: &str, listed: &[String]) -> Vec<String> {
                 let _ = std::fs::remove_file(e.path());
             } else if meta.is_dir() {
                 dirs.push((e.path(), r));
-            } else if meta.is_file() && !listed.contains(&r) {
+            } else if !listed.contains(&r) {
+                // Regular files, and FIFOs, sockets and devices too: the
+                // sweep refuses to read those and withholds them.
                 out.push(r);
             }
         }
@@ -255,7 +345,18 @@ pub(crate) fn sweep_output_folder(
             .and_then(|r| r.split('/').next())
             .filter(|id| step_ids.iter().any(|s| s == id))
             .map(str::to_owned);
-        for f in sweep_file(&path, true) {
+        let found = match sweep_file(&path, true) {
+            Ok(found) => found,
+            Err(e) if e.special => {
+                special_removed(&rel, &e.why);
+                continue;
+            }
+            Err(e) => {
+                findings.push(unscannable(step, rel, &e.why));
+                continue;
+            }
+        };
+        for f in found {
             if seen.contains(&f.fingerprint)
                 || findings.iter().any(|g| g.fingerprint == f.fingerprint)
             {

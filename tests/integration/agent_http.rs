@@ -668,3 +668,50 @@ fn every_reply_is_kept_even_one_whose_wrapper_cannot_be_read() {
         );
     }
 }
+
+/// A server's wait no `Duration` holds (`1e300` ms, infinity, a number past
+/// `u64`) or none at all (NaN, negative): never a panic. A huge wait ends the
+/// call at once (past its timeout) with a clear error; a meaningless one is
+/// ignored (the backoff applies).
+#[test]
+fn a_retry_after_no_clock_can_hold_ends_the_call_clearly_and_never_panics() {
+    for huge in ["1e300", "inf", "184467440737095516150000"] {
+        let env = Env::new();
+        let server = serve(vec![Reply::Http(
+            429,
+            vec![("retry-after-ms", huge.into())],
+            "{\"error\": {\"message\": \"slow down\"}}".into(),
+        )]);
+        let t = Instant::now();
+        let o = run(&env, &openai(&server.url, ""), PROMPT, &[]);
+        let err = stderr(&o);
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "{huge}: {:?}",
+            t.elapsed()
+        );
+        assert_eq!(code(&o), 1, "{huge}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("internal error"),
+            "{huge}: {err}"
+        );
+        let why = env.step_error("fix");
+        assert!(why.contains("after the call's timeout"), "{huge}: {why}");
+        assert_eq!(server.seen().len(), 1, "{huge}");
+    }
+    for meaningless in ["NaN", "-5", "-inf"] {
+        let env = Env::new();
+        let server = serve(vec![
+            Reply::Http(
+                503,
+                vec![("retry-after-ms", meaningless.into())],
+                "{\"error\": {\"message\": \"busy\"}}".into(),
+            ),
+            ok(completion(GOOD)),
+        ]);
+        let o = run(&env, &openai(&server.url, ""), PROMPT, &[]);
+        assert_eq!(code(&o), 0, "{meaningless}: {}", stderr(&o));
+        assert_eq!(server.seen().len(), 2, "{meaningless}");
+        assert!(http_attempts(&env)[0].get("retry_after_ms").is_none());
+    }
+}

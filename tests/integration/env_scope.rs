@@ -293,8 +293,28 @@ fn env_passthrough_extends_the_allow_list_and_the_policy_file_decides_it() {
     let env = Env::new();
     let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high, env_passthrough: [TOOL_HOME, EXTRA_FLAG]}\nsteps:\n  - id: s\n    tool: bash\n    parameters: {command: 'echo \"${TOOL_HOME:-unset} ${EXTRA_FLAG:-unset} ${UNLISTED_VAR:-unset}\"'}\n";
     let vars = [("TOOL_HOME", "/opt/tool"), ("EXTRA_FLAG", "on")];
-    // The plan's list, with no policy file.
-    let o = ci_cmd(&env, plan, &vars).output().unwrap();
+    // The plan's list alone passes nothing: the built-in cap passes no name.
+    let o = ci_cmd(&env, plan, &vars)
+        .env_remove("PLANGATE_POLICY")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = std::fs::read_to_string(env.out.join("artifacts/s/stdout.txt")).unwrap();
+    assert_eq!(out, "unset unset unset\n");
+    assert!(
+        env.report()["policy"]["capped"]
+            .to_string()
+            .contains("TOOL_HOME, EXTRA_FLAG"),
+        "{}",
+        env.report()["policy"]
+    );
+    // A policy file that lists them passes them.
+    let both = env.write("both.yaml", "env_passthrough: [TOOL_HOME, EXTRA_FLAG]\n");
+    let o = ci_cmd(&env, plan, &vars)
+        .arg("--policy")
+        .arg(&both)
+        .output()
+        .unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let out = std::fs::read_to_string(env.out.join("artifacts/s/stdout.txt")).unwrap();
     assert_eq!(out, "/opt/tool on unset\n");
@@ -391,7 +411,7 @@ fn an_agent_cli_gets_its_agents_secrets_and_api_key_env_and_nothing_else() {
     let agents =
         format!("{agents}    api_key_env: CODER_API_KEY\n    secrets: [CODER_EXTRA_TOKEN]\n");
     let plan = format!(
-        "version: 1\nid: a\npolicy: {{risk_tolerance: medium, sandbox: optional}}\nagents:\n{agents}steps:\n  - id: fix\n    tool: agent\n    secrets: [STEP_TOKEN]\n    parameters:\n      agent: coder\n      prompt: Say done.\n"
+        "version: 1\nid: a\npolicy: {{risk_tolerance: medium}}\nagents:\n{agents}steps:\n  - id: fix\n    tool: agent\n    secrets: [STEP_TOKEN]\n    parameters:\n      agent: coder\n      prompt: Say done.\n"
     );
     let key = "fake-coder-Mv5Xr2Lq8Ts1Wn6Y";
     let extra = "fake-extra-Dg3Pk7Zs0Hc4Jb9U";
@@ -406,8 +426,16 @@ fn an_agent_cli_gets_its_agents_secrets_and_api_key_env_and_nothing_else() {
         ],
     )
     // The dump lands outside the workspace: run the CLI unsandboxed (the
-    // environment is scoped the same way with or without a sandbox).
-    .env("PLANGATE_SANDBOX_BACKEND", "none")
+    // environment is scoped the same way with or without a sandbox): no
+    // backend works (bwrap is not in PATH) and the policy file allows that.
+    .env("PLANGATE_SANDBOX_BACKEND", "bwrap")
+    .env("PATH", crate::harness::path_without_bwrap(&env))
+    .env("PLANGATE_POLICY", {
+        env.write(
+            "optional.yaml",
+            "risk_tolerance: medium\nsandbox: optional\n",
+        )
+    })
     .output()
     .unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));

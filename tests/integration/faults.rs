@@ -60,7 +60,7 @@ fn a_report_that_cannot_be_written_is_said_and_the_last_one_stays_valid() {
 #[test]
 fn a_workspace_that_vanishes_mid_run_fails_the_next_step_clearly() {
     let env = Env::new();
-    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high, sandbox: optional}\nsteps:\n  - {id: wipe, tool: bash, parameters: {command: 'rm -rf \"$PWD\"'}}\n  - {id: after, tool: bash, dependencies: [wipe], parameters: {command: 'echo hi'}}\n";
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: wipe, tool: bash, parameters: {sandbox: false, command: 'rm -rf \"$PWD\"'}}\n  - {id: after, tool: bash, dependencies: [wipe], parameters: {sandbox: false, command: 'echo hi'}}\n";
     let plan_path = env.ws.parent().unwrap().join("vanish.yaml");
     std::fs::write(&plan_path, plan).unwrap();
     let o = env

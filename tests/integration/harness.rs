@@ -31,6 +31,8 @@ impl Env {
         let out = dir.path().join("out");
         // Not beside the workspace: tests check that nothing is written there.
         let tmp = tempfile::tempdir().expect("tempdir");
+        std::fs::write(tmp.path().join(OPERATOR_POLICY), OPERATOR_POLICY_YAML)
+            .expect("operator policy");
         Env {
             _dir: dir,
             ws,
@@ -57,7 +59,9 @@ impl Env {
         p
     }
 
-    /// The binary, with the workspace set and no PLANGATE_* from the outside.
+    /// The binary, with the workspace set, no PLANGATE_* from the outside
+    /// and the tests' operator policy ([`OPERATOR_POLICY_YAML`]) as
+    /// `PLANGATE_POLICY` (a `--policy` flag beats it; [`Env::no_policy`] drops it).
     pub fn cmd(&self) -> Command {
         let mut c = Command::cargo_bin("plangate").expect("binary");
         for (k, _) in std::env::vars() {
@@ -67,7 +71,22 @@ impl Env {
         }
         c.current_dir(&self.ws);
         c.env("TMPDIR", &self.tmpdir);
+        c.env("PLANGATE_POLICY", self.operator_policy());
         c
+    }
+
+    /// The tests' operator policy file.
+    pub fn operator_policy(&self) -> PathBuf {
+        self.tmpdir.join(OPERATOR_POLICY)
+    }
+
+    /// `plangate run` of `plan_yaml` with no policy file: the built-in policy caps the plan.
+    pub fn run_without_policy(&self, plan_yaml: &str, args: &[&str]) -> Output {
+        let plan = self.write("plan.yaml", plan_yaml);
+        let mut c = self.run_cmd(&plan);
+        c.env_remove("PLANGATE_POLICY");
+        c.args(args).timeout(std::time::Duration::from_secs(120));
+        c.output().expect("run")
     }
 
     /// [`Env::cmd`] with nothing of the test's environment but `PATH` (and
@@ -79,6 +98,7 @@ impl Env {
             c.env("PATH", path);
         }
         c.env("TMPDIR", &self.tmpdir).env("HOME", &self.tmpdir);
+        c.env("PLANGATE_POLICY", self.operator_policy());
         c
     }
 
@@ -118,6 +138,16 @@ impl Env {
     }
 }
 
+/// The name of the tests' operator policy file (in the env's `TMPDIR`).
+const OPERATOR_POLICY: &str = "operator-policy.yaml";
+
+/// The policy every test run gets unless it passes its own `--policy` (or
+/// drops it): it lets the plans of the tests ask for a high tolerance,
+/// unsandboxed steps and `fail_on_secrets: false`, which the built-in policy
+/// caps. Sandboxes stay required and no variable is passed through.
+pub const OPERATOR_POLICY_YAML: &str =
+    "risk_tolerance: high\nallow_unsandboxed: true\nfail_on_secrets: false\n";
+
 pub fn read_json(p: &Path) -> Value {
     let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
     serde_json::from_str(&text)
@@ -144,14 +174,35 @@ pub fn bash_plan(steps: &[(&str, &str)]) -> String {
     s
 }
 
-/// Like [`bash_plan`], with `policy.sandbox: optional`: with `--sandbox-backend
-/// none` its steps run unsandboxed (for tests that compare host pids).
+/// Like [`bash_plan`], each step with `sandbox: false` (allowed by the
+/// tests' operator policy): its steps run unsandboxed (for tests that compare
+/// host pids).
 pub fn unsandboxed_plan(steps: &[(&str, &str)]) -> String {
-    bash_plan(steps).replacen(
-        "policy: {risk_tolerance: high}",
-        "policy: {risk_tolerance: high, sandbox: optional}",
-        1,
+    bash_plan(steps).replace(
+        "parameters: {command:",
+        "parameters: {sandbox: false, command:",
     )
+}
+
+/// A `PATH` where every program of the machine's `PATH` is found but
+/// `bwrap`: with `--sandbox-backend bwrap` no backend works here (the
+/// condition `sandbox: optional` is for), while steps still find their tools.
+pub fn path_without_bwrap(env: &Env) -> std::ffi::OsString {
+    let dir = env.tmpdir.join("bin-without-bwrap");
+    if !dir.exists() {
+        std::fs::create_dir_all(&dir).expect("mkdir bin");
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        for d in std::env::split_paths(&path) {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let name = e.file_name();
+                if name == "bwrap" || dir.join(&name).exists() {
+                    continue;
+                }
+                let _ = std::os::unix::fs::symlink(e.path(), dir.join(&name));
+            }
+        }
+    }
+    dir.into_os_string()
 }
 
 /// Whether a process is alive (and not a zombie).
@@ -192,6 +243,7 @@ pub fn spawn(env: &Env, plan_yaml: &str, args: &[&str]) -> std::process::Child {
         }
     }
     c.env("TMPDIR", &env.tmpdir);
+    c.env("PLANGATE_POLICY", env.operator_policy());
     c.arg("run")
         .arg(&plan)
         .arg("--workspace")

@@ -210,7 +210,7 @@ fn the_flag_beats_the_environment_which_beats_the_plan() {
 #[test]
 fn a_policy_file_pinning_fail_fast_wins_and_says_so() {
     let env = Env::new();
-    let policy = env.write("policy.yaml", "fail_fast: true\n");
+    let policy = env.write("policy.yaml", "risk_tolerance: high\nfail_fast: true\n");
     let o = run(
         &env,
         "branches.yaml",
@@ -226,7 +226,7 @@ fn a_policy_file_pinning_fail_fast_wins_and_says_so() {
     );
     // A file's `false` loosens nothing: the default stays.
     let env = Env::new();
-    let policy = env.write("policy.yaml", "fail_fast: false\n");
+    let policy = env.write("policy.yaml", "risk_tolerance: high\nfail_fast: false\n");
     let o = run(
         &env,
         "branches.yaml",

@@ -190,12 +190,12 @@ fn secrets_planted_through_every_path_reach_no_byte_plangate_writes() {
         ("reason", format!("$X {pad} {REASON}"), false),
     ];
     let mut plan = String::from(
-        "version: 1\nid: leaks\npolicy: {risk_tolerance: high, fail_on_secrets: false, max_parallel: 1, sandbox: optional}\nsteps:\n",
+        "version: 1\nid: leaks\npolicy: {risk_tolerance: high, fail_on_secrets: false, max_parallel: 1}\nsteps:\n",
     );
     let mut after: Option<&str> = None;
     for (id, command, show) in &steps {
         plan.push_str(&format!(
-            "  - id: {id}\n    tool: bash\n    continue_on_error: true\n    parameters: {{command: {}, show_cli: {show}}}\n",
+            "  - id: {id}\n    tool: bash\n    continue_on_error: true\n    parameters: {{sandbox: false, command: {}, show_cli: {show}}}\n",
             serde_json::to_string(command).unwrap()
         ));
         if let Some(a) = after {

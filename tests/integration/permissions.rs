@@ -40,7 +40,13 @@ fn the_permission_case_table() {
     for case in cases {
         let name = case["name"].as_str().unwrap();
         let plan = env.write("plan.yaml", &plan_for(case));
-        let policy = env.write("policy.yaml", &case["policy"].to_string());
+        // The case's rules, and the tolerance the plans ask for (a file that
+        // does not set it leaves the built-in cap: low).
+        let mut file = case["policy"].clone();
+        if let Some(o) = file.as_object_mut() {
+            o.entry("risk_tolerance").or_insert("high".into());
+        }
+        let policy = env.write("policy.yaml", &file.to_string());
         let mut c = env.cmd();
         c.args(["validate", "--format", "json"])
             .arg(&plan)
@@ -108,7 +114,7 @@ fn a_step_the_rules_deny_never_runs_even_approved() {
     let env = Env::new();
     let policy = env.write(
         "policy.yaml",
-        "permissions:\n  - {id: docs-only, resource: docs, tools: [bash], level: execute}\n",
+        "risk_tolerance: high\npermissions:\n  - {id: docs-only, resource: docs, tools: [bash], level: execute}\n",
     );
     env.write("docs/x", "");
     let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high, on_approval_required: skip}\nsteps:\n  - {id: ok, tool: bash, parameters: {command: 'touch ran-ok', working_directory: docs}}\n  - {id: root, tool: bash, parameters: {command: 'touch ran-root'}}\n";
@@ -188,7 +194,7 @@ fn a_bad_rule_is_a_policy_error_with_its_position() {
 
 /// The issue-14 policy: everything allowed but the README's own example,
 /// `secrets/**` denied.
-const NO_SECRETS: &str = "permissions:\n  - {id: all, resource: '*', level: admin, priority: 10}\n  - {id: no-secrets, resource: 'secrets/**', level: none, priority: 90}\n";
+const NO_SECRETS: &str = "risk_tolerance: high\npermissions:\n  - {id: all, resource: '*', level: admin, priority: 10}\n  - {id: no-secrets, resource: 'secrets/**', level: none, priority: 90}\n";
 
 /// The line that must never come back (the plans only hold a regex that
 /// matches it, never the line itself).
@@ -227,7 +233,7 @@ fn a_rollback_command_is_judged_as_bash() {
     env.write("src/a.txt", "a\n");
     let policy = env.write(
         "policy.yaml",
-        "permissions:\n  - {id: read-only, resource: '*', level: read}\n",
+        "risk_tolerance: high\npermissions:\n  - {id: read-only, resource: '*', level: read}\n",
     );
     // Before: the find was allowed, the second find failed, and the rollback created a file.
     let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: s1, tool: find_in_files, parameters: {path: src, query: a}, rollback_command: 'touch created'}\n  - {id: s2, tool: find_in_files, dependencies: [s1], parameters: {path: src, query: nothing-here, fail_if_none: true}}\n";

@@ -157,6 +157,7 @@ fn sigterm_during_a_retry_delay_ends_the_run_with_130_at_once() {
             c.env_remove(k);
         }
     }
+    c.env("PLANGATE_POLICY", env.operator_policy());
     let child = c.spawn().unwrap();
     // The first attempt failed and the retry was announced: plangate is waiting.
     let audit = env.out.join("audit.jsonl");

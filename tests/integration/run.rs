@@ -124,7 +124,7 @@ fn expected_output_mismatch_fails_the_step() {
 #[test]
 fn timeout_kills_the_whole_process_group_including_grandchildren() {
     let env = Env::new();
-    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high, sandbox: optional}\nsteps:\n  - id: slow\n    tool: bash\n    timeout: 1\n    parameters: {command: 'sh -c \"sleep 300\" & echo $! > grandchild.pid; sleep 300'}\n";
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - id: slow\n    tool: bash\n    timeout: 1\n    parameters: {sandbox: false, command: 'sh -c \"sleep 300\" & echo $! > grandchild.pid; sleep 300'}\n";
     let t = Instant::now();
     let o = env.run(plan, &["--kill-grace", "1", "--sandbox-backend", "none"]);
     assert!(
@@ -251,7 +251,7 @@ fn two_gigabytes_of_output_keep_memory_and_disk_flat() {
 #[test]
 fn sigterm_mid_run_leaves_an_interrupted_report_and_stops_children() {
     let env = Env::new();
-    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high, sandbox: optional}\nsteps:\n  - {id: long, tool: bash, parameters: {command: 'echo $$ > long.pid; sleep 300'}}\n  - {id: after, tool: bash, dependencies: [long], parameters: {command: 'true'}}\n";
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: long, tool: bash, parameters: {sandbox: false, command: 'echo $$ > long.pid; sleep 300'}}\n  - {id: after, tool: bash, dependencies: [long], parameters: {sandbox: false, command: 'true'}}\n";
     let child = spawn(
         &env,
         plan,
@@ -473,7 +473,7 @@ fn an_unwritable_out_dir_is_a_clear_error_and_runs_nothing() {
 #[test]
 fn sigkill_mid_run_leaves_a_valid_report_that_says_it_did_not_finish() {
     let env = Env::new();
-    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high, sandbox: optional}\nsteps:\n  - {id: quick, tool: bash, parameters: {command: 'true'}}\n  - {id: long, tool: bash, dependencies: [quick], parameters: {command: 'echo $$ > long.pid; exec sleep 300'}}\n";
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: quick, tool: bash, parameters: {sandbox: false, command: 'true'}}\n  - {id: long, tool: bash, dependencies: [quick], parameters: {sandbox: false, command: 'echo $$ > long.pid; exec sleep 300'}}\n";
     let mut child = spawn(&env, plan, &["--sandbox-backend", "none"]);
     let pidfile = env.ws.join("long.pid");
     assert!(wait_until(20, || std::fs::read_to_string(&pidfile)

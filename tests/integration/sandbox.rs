@@ -424,20 +424,30 @@ fn assert_refused(env: &Env, o: &std::process::Output, why: &str) {
         "{}",
         r["sandbox"]
     );
+    // Switched off by the operator: refused whatever `sandbox:` says.
+    let off = why == "switched off";
     for id in ["first", "second"] {
         let s = env.step(id);
         assert_eq!(s["status"], "blocked", "{s}");
         let err = s["error"].as_str().unwrap();
-        assert!(
-            err.contains("no sandbox backend works here") && err.contains("sandbox: optional"),
-            "{err}"
-        );
+        if off {
+            assert!(
+                err.contains("--sandbox-backend none switched sandboxes off"),
+                "{err}"
+            );
+        } else {
+            assert!(
+                err.contains("no sandbox backend works here") && err.contains("sandbox: optional"),
+                "{err}"
+            );
+        }
     }
-    assert!(
-        stderr(o).contains("bubblewrap"),
-        "the fix is named: {}",
-        stderr(o)
-    );
+    let fix = if off {
+        "choose a backend"
+    } else {
+        "bubblewrap"
+    };
+    assert!(stderr(o).contains(fix), "the fix is named: {}", stderr(o));
 }
 
 #[test]
@@ -472,14 +482,17 @@ fn under_required_no_backend_means_no_step_runs() {
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout).into_owned() + &stderr(&o);
-    assert!(out.contains("no sandbox backend works here"), "{out}");
+    assert!(
+        out.contains("--sandbox-backend none switched sandboxes off"),
+        "{out}"
+    );
     // The maintainers' policy file pins `required` over a plan's `optional`.
     let env = Env::new();
     let yaml = plan_with(
         "{risk_tolerance: high, sandbox: optional}",
         &[("first", "ls", ""), ("second", "touch marker", "")],
     );
-    let policy = env.write("policy.yaml", "sandbox: required\n");
+    let policy = env.write("policy.yaml", "risk_tolerance: high\nsandbox: required\n");
     let o = env.run(
         &yaml,
         &[
@@ -496,16 +509,17 @@ fn under_required_no_backend_means_no_step_runs() {
 fn under_optional_steps_run_and_say_not_enforced_everywhere() {
     let env = Env::new();
     let yaml = plan(&[("first", "touch marker", "")]);
-    let policy = env.write("policy.yaml", "sandbox: optional\n");
-    let o = env.run(
-        &yaml,
-        &[
-            "--sandbox-backend",
-            "none",
-            "--policy",
-            policy.to_str().unwrap(),
-        ],
-    );
+    let policy = env.write("policy.yaml", "risk_tolerance: high\nsandbox: optional\n");
+    // No backend works here: bwrap is asked for and not in PATH (under
+    // `--sandbox-backend none` the step would be refused, optional or not).
+    let plan_path = env.write("plan.yaml", &yaml);
+    let o = env
+        .run_cmd(&plan_path)
+        .args(["--sandbox-backend", "bwrap", "--policy"])
+        .arg(&policy)
+        .env("PATH", crate::harness::path_without_bwrap(&env))
+        .output()
+        .unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(env.ws.join("marker").exists());
     let s = env.step("first");
@@ -558,7 +572,10 @@ fn a_step_may_ask_for_no_sandbox_only_as_dangerous_and_if_the_policy_allows() {
     assert_eq!(env.step("free")["sandbox"]["enforcement"], "not enforced");
     std::fs::remove_file(env.ws.join("marker")).unwrap();
     // ...unless the policy file forbids it.
-    let policy = env.write("policy.yaml", "allow_unsandboxed: false\n");
+    let policy = env.write(
+        "policy.yaml",
+        "risk_tolerance: high\nallow_unsandboxed: false\n",
+    );
     let o = env.run(&fix(plan(&step)), &["--policy", policy.to_str().unwrap()]);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     assert_eq!(env.step("free")["status"], "blocked");

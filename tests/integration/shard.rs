@@ -54,6 +54,16 @@ fn plangate(dir: &Path) -> StdCommand {
         }
     }
     c.current_dir(dir);
+    // The tests' operator policy: the plans ask for `risk_tolerance: high`
+    // and `fail_on_secrets: false`, which the built-in policy caps.
+    let policy = std::env::temp_dir().join(format!(
+        "plangate-tests-operator-policy-{}.yaml",
+        std::process::id()
+    ));
+    if !policy.exists() {
+        std::fs::write(&policy, crate::harness::OPERATOR_POLICY_YAML).unwrap();
+    }
+    c.env("PLANGATE_POLICY", policy);
     c
 }
 

@@ -279,7 +279,7 @@ fn holds_secret(
         Source::Bytes(b) => std::borrow::Cow::Borrowed(b.as_slice()),
         Source::Staged(p) => {
             let mut buf = Vec::new();
-            std::fs::File::open(p)
+            crate::regular::open(p)
                 .and_then(|mut f| f.read_to_end(&mut buf))
                 .map_err(|e| format!("cannot read `{path}` to scan it: {e}"))?;
             std::borrow::Cow::Owned(buf)
@@ -360,7 +360,7 @@ fn write_file(path: &Path, source: &Source, mode: u32) -> std::io::Result<u64> {
             std::io::Write::write_all(&mut tmp, b)?;
             b.len() as u64
         }
-        Source::Staged(p) => std::io::copy(&mut std::fs::File::open(p)?, &mut tmp)?,
+        Source::Staged(p) => std::io::copy(&mut crate::regular::open(p)?, &mut tmp)?,
     };
     tmp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;

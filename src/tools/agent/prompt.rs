@@ -68,7 +68,7 @@ pub(super) fn build_prompt(
             let path = crate::tools::workspace_file(&ctx.env.workspace, rel)
                 .map_err(PromptError::PromptFile)?;
             may_read(ctx, rel)?;
-            std::fs::read_to_string(&path).map_err(|source| PromptError::ReadPromptFile {
+            crate::regular::read_to_string(&path).map_err(|source| PromptError::ReadPromptFile {
                 rel: rel.clone(),
                 source,
             })?
@@ -140,7 +140,7 @@ fn read_capped(path: &Path, cap: u64) -> Result<String, PromptError> {
         path: path.to_path_buf(),
         source,
     };
-    let f = std::fs::File::open(path).map_err(read)?;
+    let f = crate::regular::open(path).map_err(read)?;
     let mut buf = Vec::new();
     f.take(cap + 1).read_to_end(&mut buf).map_err(read)?;
     let cut = buf.len() as u64 > cap;

@@ -399,13 +399,21 @@ fn copy_entry(src: &Path, dest: &Path, kind: Kind) -> std::io::Result<()> {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dest.is_dir() => Ok(()),
             r => r,
         },
-        Kind::File => std::fs::copy(src, dest).map(|_| ()),
+        Kind::File => {
+            // Only a regular file (one swapped for a FIFO since it was listed
+            // is refused, never waited on), with its permissions.
+            let mut from = crate::regular::open(src)?;
+            let perms = from.metadata()?.permissions();
+            let mut to = std::fs::File::create(dest)?;
+            std::io::copy(&mut from, &mut to)?;
+            to.set_permissions(perms)
+        }
         Kind::Link => std::os::unix::fs::symlink(std::fs::read_link(src)?, dest),
     }
 }
 
 fn same_content(a: &Path, b: &Path) -> std::io::Result<bool> {
-    let (mut fa, mut fb) = (std::fs::File::open(a)?, std::fs::File::open(b)?);
+    let (mut fa, mut fb) = (crate::regular::open(a)?, crate::regular::open(b)?);
     let (mut ba, mut bb) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
     loop {
         let na = read_full(&mut fa, &mut ba)?;

@@ -425,7 +425,7 @@ fn add_file(
 ) -> Result<(), ArchiveError> {
     let (path, name, len, mode, mtime) = (file.path, file.name, file.len, file.mode, file.mtime);
     let shown_name = show_path(name);
-    let f = File::open(path)
+    let f = crate::regular::open(path)
         .map_err(|e| ArchiveError::failed(format!("cannot read `{shown_name}`"), e))?;
     let mut data = Exact {
         inner: f.take(len),

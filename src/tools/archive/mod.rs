@@ -361,7 +361,7 @@ fn read_format(
 ) -> Result<(ArchiveFormat, Compression), ArchiveError> {
     let p = &a.params;
     let mut head = [0u8; 512];
-    let n = File::open(real)
+    let n = crate::regular::open(real)
         .and_then(|mut f| read_up_to(&mut f, &mut head))
         .map_err(|e| ArchiveError::failed(format!("`{}`", p.archive_path), e))?;
     let head = &head[..n];
@@ -410,7 +410,7 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 
 /// The decompressed stream of a tar.
 fn tar_stream(real: &Path, compression: Compression) -> Result<Box<dyn Read>, ArchiveError> {
-    let f = BufReader::new(File::open(real)?);
+    let f = BufReader::new(crate::regular::open(real)?);
     Ok(match compression {
         Compression::None => Box::new(f),
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(f)),
@@ -483,7 +483,7 @@ fn zip_kind<R: Read>(f: &zip::read::ZipFile<'_, R>) -> EntryKind {
 }
 
 fn open_zip(real: &Path) -> Result<zip::ZipArchive<BufReader<File>>, ArchiveError> {
-    let f = File::open(real)?;
+    let f = crate::regular::open(real)?;
     zip::ZipArchive::new(BufReader::new(f))
         .map_err(|e| ArchiveError::failed("not a readable zip", e))
 }

@@ -163,16 +163,22 @@ fn streams(artifacts: &[String]) -> Vec<String> {
 /// Scan a failed attempt's output for secrets now (off the async workers),
 /// as the step's own sweep would.
 async fn sweep(out: StepOutcome, ctx: &StepContext, id: &str) -> StepOutcome {
-    let (ctx, id) = (ctx.clone(), id.to_owned());
+    let (ctx, step) = (ctx.clone(), id.to_owned());
+    let folder = ctx.artifacts_rel.clone();
     let started = out.started_at;
     tokio::task::spawn_blocking(move || {
         let mut out = out;
-        crate::tools::sweep(&mut out, &ctx, &id);
+        crate::tools::sweep(&mut out, &ctx, &step);
         out
     })
     .await
     .unwrap_or_else(|e| {
-        crate::tools::internal_failure(started, format!("internal error while scanning: {e}"))
+        // A crashed sweep is an error, never "no findings" (exit 4).
+        let why = format!("internal error while scanning: {e}");
+        let mut o = crate::tools::internal_failure(started, why.clone());
+        o.findings
+            .push(crate::tools::unscannable(Some(id.to_owned()), folder, &why));
+        o
     })
 }
 

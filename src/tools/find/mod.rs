@@ -316,7 +316,11 @@ fn search_file(search: &Search, gathered: &Gathered, searcher: &mut Searcher, pa
         binary: false,
     };
     gathered.files_searched.fetch_add(1, Ordering::Relaxed);
-    if let Err(e) = searcher.search_path(&search.matcher, path, &mut sink) {
+    // Opened as a regular file only: one swapped for a FIFO since the walk
+    // listed it is refused, never waited on.
+    let searched = crate::regular::open(path)
+        .and_then(|f| searcher.search_file(&search.matcher, &f, &mut sink));
+    if let Err(e) = searched {
         push_error(gathered, format!("{}: {e}", sink.file));
         return;
     }

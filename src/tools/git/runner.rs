@@ -124,9 +124,9 @@ impl Git<'_> {
             true,
         );
         let res = self.spawn(spec).await;
-        let stdout = std::fs::read(&out_path).unwrap_or_default();
-        let stderr =
-            String::from_utf8_lossy(&std::fs::read(&err_path).unwrap_or_default()).into_owned();
+        let stdout = crate::regular::read(&out_path).unwrap_or_default();
+        let stderr = String::from_utf8_lossy(&crate::regular::read(&err_path).unwrap_or_default())
+            .into_owned();
         let _ = std::fs::remove_file(&out_path);
         let _ = std::fs::remove_file(&err_path);
         let out = res?;

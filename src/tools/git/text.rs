@@ -56,7 +56,7 @@ pub(super) fn hide_userinfo(s: &str) -> String {
 pub(super) fn read_prefix(path: &Path, limit: u64) -> Vec<u8> {
     use std::io::Read;
     let mut buf = Vec::new();
-    if let Ok(f) = std::fs::File::open(path) {
+    if let Ok(f) = crate::regular::open(path) {
         let _ = f.take(limit).read_to_end(&mut buf);
     }
     buf

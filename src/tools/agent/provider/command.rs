@@ -92,7 +92,7 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
     };
     let guarded = started
         .map_err(|e| CallError::Failed(format!("cannot start agent `{}`: {e}", a.agent_name)))?;
-    let bytes = std::fs::read(&raw).unwrap_or_default();
+    let bytes = crate::regular::read(&raw).unwrap_or_default();
     let _ = std::fs::remove_file(&raw);
     if let Some(why) = guarded.undone_error() {
         return Err(CallError::Failed(format!("agent `{}` {why}", a.agent_name)));

@@ -131,7 +131,11 @@ pub(super) async fn post(c: &Call<'_>, req: Request) -> Result<String, CallError
             )));
         }
         let wait = retry_after.unwrap_or_else(|| backoff(base, retry));
-        if Instant::now() + wait >= deadline {
+        // A wait no clock can add (a server's `retry-after-ms: 1e300`) ends past any timeout.
+        if Instant::now()
+            .checked_add(wait)
+            .is_none_or(|at| at >= deadline)
+        {
             return Err(CallError::Failed(format!(
                 "agent `{name}`: gave up after {tried} request(s) ({}): the next would start after the call's timeout (waiting {} ms): {why}",
                 c.http.statuses(),
@@ -444,10 +448,21 @@ fn send(
     })
 }
 
-/// `retry-after-ms: 1500` (OpenAI's).
+/// The longest wait a server's header is read as: longer ones (up to
+/// `Duration::MAX`) are this, which ends past any call's timeout.
+const MAX_SERVER_WAIT: Duration = Duration::from_secs(366 * 86_400);
+
+/// `retry-after-ms: 1500` (OpenAI's). Not a number, negative or NaN: none;
+/// huge or infinite: [`MAX_SERVER_WAIT`] (never a panic: the header is the server's).
 fn retry_after_ms(v: &str) -> Option<Duration> {
     let ms: f64 = v.parse().ok()?;
-    (ms.is_finite() && ms >= 0.0).then(|| Duration::from_secs_f64(ms / 1000.0))
+    if ms.is_nan() || ms < 0.0 {
+        return None;
+    }
+    Some(
+        Duration::try_from_secs_f64(ms / 1000.0)
+            .map_or(MAX_SERVER_WAIT, |d| d.min(MAX_SERVER_WAIT)),
+    )
 }
 
 /// `Retry-After: 2` (seconds, fractions accepted) or an HTTP date (the wait
@@ -456,10 +471,15 @@ fn retry_after(v: &str, now: SystemTime) -> Option<Duration> {
     if let Ok(secs) = v.parse::<f64>() {
         return (0.0..=86_400.0)
             .contains(&secs)
-            .then(|| Duration::from_secs_f64(secs));
+            .then(|| Duration::try_from_secs_f64(secs).ok())
+            .flatten();
     }
     let at = httpdate::parse_http_date(v).ok()?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    Some(
+        at.duration_since(now)
+            .unwrap_or(Duration::ZERO)
+            .min(MAX_SERVER_WAIT),
+    )
 }
 
 #[cfg(test)]
@@ -482,6 +502,29 @@ mod tests {
         assert_eq!(retry_after("soon", now), None);
         assert_eq!(retry_after("-1", now), None);
         assert_eq!(retry_after_ms("1500"), Some(Duration::from_millis(1500)));
+        // The whole family of values no Duration holds: never a panic.
+        for huge in [
+            "1e300",
+            "inf",
+            "+inf",
+            "1.8e22",
+            "18446744073709551616000",
+            "1e19",
+        ] {
+            assert_eq!(retry_after_ms(huge), Some(MAX_SERVER_WAIT), "{huge}");
+        }
+        for none in ["NaN", "-1", "-inf", "-0.5", "x", ""] {
+            assert_eq!(retry_after_ms(none), None, "{none}");
+        }
+        assert_eq!(retry_after_ms("-0"), Some(Duration::ZERO));
+        let now = SystemTime::UNIX_EPOCH;
+        for bad in ["1e300", "inf", "NaN", "-1", "86400.5"] {
+            assert_eq!(retry_after(bad, now), None, "{bad}");
+        }
+        assert_eq!(
+            retry_after("Fri, 31 Dec 9999 23:59:59 GMT", now),
+            Some(MAX_SERVER_WAIT)
+        );
         assert_eq!(retry_after_ms("x"), None);
     }
 

@@ -114,7 +114,7 @@ impl Tail {
     }
 
     fn read_more(&mut self) {
-        let Ok(mut f) = std::fs::File::open(&self.path) else {
+        let Ok(mut f) = crate::regular::open(&self.path) else {
             return;
         };
         if f.seek(SeekFrom::Start(self.offset)).is_err() {

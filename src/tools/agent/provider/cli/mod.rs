@@ -362,7 +362,7 @@ fn last_message(run: &mut CliRun, path: &Path, max_out: u64, ctx: &StepContext) 
             .push("its -o file is denied by the permission rules; not read".to_owned());
         return;
     }
-    let Ok(f) = std::fs::File::open(path) else {
+    let Ok(f) = crate::regular::open(path) else {
         return;
     };
     let mut buf = Vec::new();
