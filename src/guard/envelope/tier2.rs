@@ -968,7 +968,6 @@ mod tests {
                 Outcome::TooComplex => panic!("too complex: {t:?}"),
             }
         }
-        eprintln!("unique {unique}, two ways {two}, nothing {none}");
         assert!(
             unique > 100 && two > 50 && none > 50,
             "{unique} {two} {none}"
