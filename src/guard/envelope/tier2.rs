@@ -539,8 +539,9 @@ pub(crate) fn recover(text: &str, start: usize) -> Outcome {
         return Outcome::Nothing;
     }
     let n = b.len().saturating_sub(start);
-    // Generous linear budget: 64 passes over the input.
-    let mut budget: usize = n.saturating_mul(64).saturating_add(1 << 16);
+    // Generous linear budget: 256 passes over the input (a handful of live states per quote,
+    // each paying its scan and its structural run, stays far below it).
+    let mut budget: usize = n.saturating_mul(256).saturating_add(1 << 16);
     let mut sim = Sim {
         b,
         arena: Vec::new(),
@@ -601,7 +602,7 @@ pub(crate) fn recover(text: &str, start: usize) -> Outcome {
         if matches!(run, Run::TooDeep) {
             return Outcome::TooComplex;
         }
-        let spent = reached.saturating_sub(key.pos).saturating_add(32);
+        let spent = reached.saturating_sub(key.pos).saturating_add(8);
         budget = match budget.checked_sub(spent) {
             Some(left) => left,
             None => return Outcome::TooComplex,
