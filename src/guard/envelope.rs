@@ -4,8 +4,10 @@
 //!   strictly (every JSON extension named, duplicate keys found), validate its
 //!   exact shape and its artifact paths.
 //! * Tier 2 — only when tier 1 fails on the syntax of string values (raw
-//!   control characters, unescaped `"`): accept only if exactly one reading of
-//!   the answer gives a complete envelope ([`tier2`]).
+//!   control characters, unescaped `"`): find every way of closing the strings
+//!   that gives well-formed JSON, whatever its keys ([`tier2`]); two or more
+//!   "read two ways" and are refused with the place they part; the single one
+//!   is escaped and goes through tier 1's strict parse and key rules.
 //! * Tier 3 — [`tier3_failure`]: the FAIL envelope recorded for a refused answer.
 //!
 //! Candidate rule: a top-level `{...}` region is *envelope-like* when it parses

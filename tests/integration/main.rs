@@ -16,6 +16,7 @@ mod agent_http;
 mod agent_preflight;
 mod agent_record;
 mod agent_stage;
+mod agent_two_ways;
 mod bad_inputs;
 mod boundary;
 mod ci;

@@ -539,8 +539,9 @@ pub(crate) fn recover(text: &str, start: usize) -> Outcome {
         return Outcome::Nothing;
     }
     let n = b.len().saturating_sub(start);
-    // Generous linear budget: 64 passes over the input.
-    let mut budget: usize = n.saturating_mul(64).saturating_add(1 << 16);
+    // Generous linear budget: 256 passes over the input (a handful of live states per quote,
+    // each paying its scan and its structural run, stays far below it).
+    let mut budget: usize = n.saturating_mul(256).saturating_add(1 << 16);
     let mut sim = Sim {
         b,
         arena: Vec::new(),
@@ -601,7 +602,7 @@ pub(crate) fn recover(text: &str, start: usize) -> Outcome {
         if matches!(run, Run::TooDeep) {
             return Outcome::TooComplex;
         }
-        let spent = reached.saturating_sub(key.pos).saturating_add(32);
+        let spent = reached.saturating_sub(key.pos).saturating_add(8);
         budget = match budget.checked_sub(spent) {
             Some(left) => left,
             None => return Outcome::TooComplex,
@@ -876,5 +877,101 @@ mod tests {
         let started = std::time::Instant::now();
         let _ = recover(&t, 0);
         assert!(started.elapsed().as_secs() < 5);
+    }
+
+    /// Every way of reading each `"` as closing/opening or literal that is well-formed JSON
+    /// (an object, the whole text): a brute-force count, for small texts.
+    fn brute_force_readings(t: &str) -> usize {
+        let quotes: Vec<usize> = t.match_indices('"').map(|(i, _)| i).collect();
+        let mut n = 0;
+        for mask in 0u32..(1 << quotes.len()) {
+            let mut out = String::new();
+            let mut inside = false;
+            let mut q = 0;
+            for ch in t.chars() {
+                if ch == '"' {
+                    let structural = mask & (1 << q) != 0;
+                    q += 1;
+                    if structural {
+                        inside = !inside;
+                        out.push('"');
+                    } else if inside {
+                        out.push_str("\\\"");
+                    } else {
+                        // A literal quote outside a string: not a reading.
+                        out.push('\u{1}');
+                    }
+                } else if inside && ch == '\n' {
+                    out.push_str("\\n");
+                } else {
+                    out.push(ch);
+                }
+            }
+            if serde_json::from_str::<serde_json::Value>(&out).is_ok_and(|v| v.is_object()) {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn agrees_with_a_brute_force_count_of_readings() {
+        // Small random envelopes with quotes, brackets, commas and colons inside strings.
+        let frags = [
+            "\"", "a", ", ", ": ", "{", "}", "[", "]", "\n", "x\"", "\", \"", "1",
+        ];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |m: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % m as u64).unwrap_or(0)
+        };
+        let (mut unique, mut two, mut none) = (0, 0, 0);
+        for _ in 0..3000 {
+            let mut parts = Vec::new();
+            for _ in 0..2 {
+                let k = next(4);
+                parts.push((0..k).map(|_| frags[next(frags.len())]).collect::<String>());
+            }
+            let t = match next(3) {
+                0 => format!(
+                    "{{\"status\": \"OK\", \"summary\": \"{}\", \"next_actions\": [\"{}\"]}}",
+                    parts[0], parts[1]
+                ),
+                1 => format!("{{\"summary\": \"{}\", \"x\": \"{}\"}}", parts[0], parts[1]),
+                _ => format!("{{\"a\": [\"{}\", {{\"b\": \"{}\"}}]}}", parts[0], parts[1]),
+            };
+            if t.matches('"').count() > 10 {
+                continue;
+            }
+            let all = brute_force_readings(&t);
+            match recover(&t, 0) {
+                Outcome::Unique { strings, end } => {
+                    unique += 1;
+                    assert!(all >= 1, "unique but no well-formed reading: {t:?}");
+                    // The reading taken is one of them: its repaired text is strict JSON.
+                    let fixed = super::super::Repaired::new(&t, &strings, end);
+                    assert!(
+                        serde_json::from_str::<serde_json::Value>(&fixed.text).is_ok(),
+                        "{t:?} -> {:?}",
+                        fixed.text
+                    );
+                }
+                Outcome::TwoWays(_) => {
+                    two += 1;
+                    assert!(all >= 2, "two ways but {all} well-formed readings: {t:?}");
+                }
+                // Refused: no admissible reading (a quote read as text only where closing
+                // breaks the structure right after it), though a far-fetched one may exist.
+                Outcome::Nothing => none += 1,
+                Outcome::TwoBoundaries(_) => assert!(all >= 1, "{t:?}"),
+                Outcome::TooComplex => panic!("too complex: {t:?}"),
+            }
+        }
+        assert!(
+            unique > 100 && two > 50 && none > 50,
+            "{unique} {two} {none}"
+        );
     }
 }
