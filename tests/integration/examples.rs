@@ -376,7 +376,6 @@ fn header_commands(plan: &Path) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(plan).unwrap();
     let mut out = Vec::new();
     for line in text.lines().filter_map(|l| l.strip_prefix('#')) {
-        let line = line.replace('`', " ");
         let start = [
             "plangate run ",
             "plangate validate ",
@@ -386,8 +385,11 @@ fn header_commands(plan: &Path) -> Vec<Vec<String>> {
         .iter()
         .find_map(|p| line.find(p).map(|i| i + p.find(' ').unwrap() + 1));
         let Some(start) = start else { continue };
+        // In prose the command is a code span: it ends at the closing backtick.
+        let in_code = line[..start].matches('`').count() % 2 == 1;
+        let ends: &[char] = if in_code { &['`'] } else { &['#', '&', ';'] };
         let cmd = line[start..]
-            .split(['#', '&', ';'])
+            .split(ends)
             .next()
             .unwrap()
             .split_whitespace()

@@ -206,10 +206,7 @@ fn commit(
     let not_applied = |why: String| {
         format!("the answer was accepted but the agent's changes were not applied: {why}")
     };
-    checked.map_err(|why| match stage {
-        Some(_) => not_applied(why),
-        None => not_written(why),
-    })?;
+    checked.map_err(not_written)?;
     let set = match stage {
         Some(s) => {
             // The envelope's files land in the copy first: one change set for both.
