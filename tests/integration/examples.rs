@@ -293,6 +293,17 @@ fn the_readmes_first_command_is_the_quickstart_header_and_does_what_the_readme_s
         std::fs::read_to_string(env.ws.join("target/plangate-quickstart/summary.txt")).unwrap(),
         "rust files: 2\n"
     );
+    // On a machine with no sandbox backend it still runs (and says so).
+    let mut bare = args.clone();
+    bare.extend(["--sandbox-backend", "none"]);
+    let (env, o) = run(&bare);
+    assert_eq!(code(&o), 0, "no backend: {}", stderr(&o));
+    assert_eq!(
+        env.step("write")["sandbox"]["enforcement"],
+        "not enforced",
+        "{:#}",
+        env.step("write")
+    );
     // "Drop `--approve write` and the run is refused before anything executes (exit 3)."
     let without: Vec<&str> = args
         .iter()
