@@ -60,8 +60,14 @@ pub struct Classification {
 
 /// Classifies one bash command line. Never panics, does no I/O.
 pub fn classify_bash(command: &str, ctx: &ClassifyContext<'_>) -> Classification {
-    let mut walker = walk::Walker::new(ctx);
+    let mut walker = walk::Walker::new(ctx, true);
     walker.script(command);
+    if walker.scratch_named() {
+        // The script may change `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR`:
+        // judge it again with their values unknown.
+        walker = walk::Walker::new(ctx, false);
+        walker.script(command);
+    }
     walker.into_findings().finish()
 }
 

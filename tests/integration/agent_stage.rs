@@ -262,6 +262,13 @@ fn an_accepted_answer_applies_nothing_when_the_change_set_fails_a_check() {
             err.contains("the agent's changes were not applied") && err.contains(named),
             "{actions:?}: {err}"
         );
+        // Said once, not chained onto itself.
+        assert_eq!(
+            err.matches("the answer was accepted but").count(),
+            1,
+            "{actions:?}: {err}"
+        );
+        assert_eq!(crate::harness::repeated_clause(err), None, "{err}");
     }
 }
 

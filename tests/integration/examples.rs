@@ -234,3 +234,222 @@ fn each_job_example_runs_offline_as_its_header_says() {
         }
     }
 }
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The first line of the README's first `sh` block, without its comment.
+fn readme_first_command() -> String {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let block = readme
+        .split("```sh\n")
+        .nth(1)
+        .expect("README has an sh block");
+    let line = block.lines().next().unwrap();
+    line.split(" #").next().unwrap().trim().to_owned()
+}
+
+#[test]
+fn the_readmes_first_command_is_the_quickstart_header_and_does_what_the_readme_says() {
+    let first = readme_first_command();
+    let quickstart = std::fs::read_to_string(Path::new(EXAMPLES).join("quickstart.yaml")).unwrap();
+    let header = quickstart
+        .lines()
+        .skip_while(|l| !l.contains("Run it with:"))
+        .nth(1)
+        .and_then(|l| l.strip_prefix('#'))
+        .expect("quickstart.yaml says how to run it")
+        .trim();
+    assert_eq!(
+        header, first,
+        "quickstart.yaml's header and README disagree"
+    );
+    // What it runs: plangate with the words after `cargo run --release --`.
+    let args: Vec<&str> = first
+        .strip_prefix("cargo run --release -- ")
+        .unwrap_or_else(|| panic!("`{first}`"))
+        .split_whitespace()
+        .collect();
+    let run = |args: &[&str]| {
+        let env = Env::new();
+        env.write("src/main.rs", "fn main() {}\n");
+        env.write("src/lib.rs", "\n");
+        let o = env
+            .cmd()
+            .current_dir(ROOT)
+            .args(args)
+            .args(["--workspace", env.ws.to_str().unwrap()])
+            .args(["--out", env.out.to_str().unwrap()])
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap();
+        (env, o)
+    };
+    let (env, o) = run(&args);
+    assert_eq!(code(&o), 0, "`{first}`: {}", stderr(&o));
+    for s in ["inventory", "status", "write", "check"] {
+        assert_eq!(env.step(s)["status"], "success", "{s}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("target/plangate-quickstart/summary.txt")).unwrap(),
+        "rust files: 2\n"
+    );
+    // On a machine with no sandbox backend it still runs (and says so).
+    let mut bare = args.clone();
+    bare.extend(["--sandbox-backend", "none"]);
+    let (env, o) = run(&bare);
+    assert_eq!(code(&o), 0, "no backend: {}", stderr(&o));
+    assert_eq!(
+        env.step("write")["sandbox"]["enforcement"],
+        "not enforced",
+        "{:#}",
+        env.step("write")
+    );
+    // "Drop `--approve write` and the run is refused before anything executes (exit 3)."
+    let without: Vec<&str> = args
+        .iter()
+        .copied()
+        .filter(|a| *a != "--approve" && *a != "write")
+        .collect();
+    let (env, o) = run(&without);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(!env.ws.join("target").exists(), "nothing ran");
+}
+
+/// The agent presets plangate knows, as its plan schema lists them.
+fn known_presets(env: &Env) -> Vec<String> {
+    let o = env.cmd().arg("schema").output().unwrap();
+    let schema: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let presets: Vec<String> = schema["$defs"]["Preset"]["oneOf"]
+        .as_array()
+        .expect("the schema lists the presets")
+        .iter()
+        .map(|p| p["const"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(presets.contains(&"claude-code".to_owned()), "{presets:?}");
+    presets
+}
+
+/// Every text file below `dir` (recursively).
+fn text_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if std::fs::read_to_string(&p).is_ok() {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_preset_the_examples_and_docs_name_exists() {
+    let env = Env::new();
+    let presets = known_presets(&env);
+    let mut files = text_files(Path::new(EXAMPLES));
+    files.extend(text_files(&Path::new(ROOT).join("templates")));
+    files.extend(text_files(&Path::new(ROOT).join("docs")));
+    files.push(Path::new(ROOT).join("README.md"));
+    let mut named = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            for (i, _) in line.match_indices("preset:") {
+                let name: String = line[i + "preset:".len()..]
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                    .collect();
+                if name.is_empty() {
+                    continue;
+                }
+                named += 1;
+                assert!(
+                    presets.contains(&name),
+                    "{}:{}: preset `{name}` does not exist (known: {presets:?})",
+                    f.display(),
+                    n + 1
+                );
+            }
+        }
+    }
+    assert!(named >= 4, "only {named} presets named");
+}
+
+/// A `plangate run|validate ...` or `cargo run --release -- run|validate ...`
+/// command a comment of an example plan gives, as plangate's arguments.
+fn header_commands(plan: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(plan).unwrap();
+    let mut out = Vec::new();
+    for line in text.lines().filter_map(|l| l.strip_prefix('#')) {
+        let start = [
+            "plangate run ",
+            "plangate validate ",
+            "-- run ",
+            "-- validate ",
+        ]
+        .iter()
+        .find_map(|p| line.find(p).map(|i| i + p.find(' ').unwrap() + 1));
+        let Some(start) = start else { continue };
+        // In prose the command is a code span: it ends at the closing backtick.
+        let in_code = line[..start].matches('`').count() % 2 == 1;
+        let ends: &[char] = if in_code { &['`'] } else { &['#', '&', ';'] };
+        let cmd = line[start..]
+            .split(ends)
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>();
+        out.push(cmd);
+    }
+    out
+}
+
+#[test]
+fn every_command_an_example_plan_gives_is_accepted() {
+    let mut checked = 0;
+    for plan in example_plans(Path::new(EXAMPLES)) {
+        for mut cmd in header_commands(&plan) {
+            let env = Env::new();
+            let setup = plan.parent().unwrap().join("setup.sh");
+            if setup.is_file() {
+                let s = std::process::Command::new("bash")
+                    .arg(&setup)
+                    .arg(&env.ws)
+                    .output()
+                    .unwrap();
+                assert!(s.status.success(), "{}", stderr(&s));
+            }
+            // The workspace is this test's; the plan path is the repository's.
+            if let Some(i) = cmd.iter().position(|a| a == "--workspace") {
+                cmd.drain(i..(i + 2).min(cmd.len()));
+            }
+            let mut c = env.cmd();
+            c.current_dir(ROOT).args(&cmd);
+            c.args(["--workspace", env.ws.to_str().unwrap()]);
+            if cmd.first().is_some_and(|w| w == "run") {
+                c.args(["--dry-run", "--out", env.out.to_str().unwrap()]);
+            }
+            let o = c
+                .timeout(std::time::Duration::from_secs(60))
+                .output()
+                .unwrap();
+            assert_ne!(
+                code(&o),
+                2,
+                "{}: `plangate {}` is refused: {}",
+                plan.display(),
+                cmd.join(" "),
+                stderr(&o)
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} commands found");
+}

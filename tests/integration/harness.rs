@@ -125,7 +125,9 @@ impl Env {
 
     /// The report the last run left.
     pub fn report(&self) -> Value {
-        read_json(&self.out.join("report.json"))
+        let r = read_json(&self.out.join("report.json"));
+        assert_no_repeated_clause(&r);
+        r
     }
 
     /// A step of the report by id.
@@ -147,6 +149,41 @@ const OPERATOR_POLICY: &str = "operator-policy.yaml";
 /// caps. Sandboxes stay required and no variable is passed through.
 pub const OPERATOR_POLICY_YAML: &str =
     "risk_tolerance: high\nallow_unsandboxed: true\nfail_on_secrets: false\n";
+
+/// Every `error`, `reason` and `message` of a report says each clause once:
+/// no message chains a prefix onto an error that already carries it
+/// ("the answer was accepted but …: the answer was accepted but …").
+pub fn assert_no_repeated_clause(v: &Value) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                if matches!(k.as_str(), "error" | "reason" | "message")
+                    && let Some(text) = x.as_str()
+                    && let Some(c) = repeated_clause(text)
+                {
+                    panic!("`{k}` repeats the clause `{c}`: {text}");
+                }
+                assert_no_repeated_clause(x);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(assert_no_repeated_clause),
+        _ => {}
+    }
+}
+
+/// A clause (text between `: `, of three words or more) said twice in `text`.
+pub fn repeated_clause(text: &str) -> Option<String> {
+    let clauses: Vec<&str> = text
+        .split(": ")
+        .map(str::trim)
+        .filter(|c| c.split_whitespace().count() >= 3)
+        .collect();
+    clauses
+        .iter()
+        .enumerate()
+        .find(|(i, c)| clauses[i + 1..].contains(c))
+        .map(|(_, c)| (*c).to_owned())
+}
 
 pub fn read_json(p: &Path) -> Value {
     let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));

@@ -54,6 +54,7 @@ mod secrets;
 mod secrets_rules;
 mod shard;
 mod snapshots;
+mod step_folders;
 mod tool_archive;
 mod tool_git;
 mod tool_http_request;

@@ -107,13 +107,35 @@ impl Walker {
                 continue;
             }
             any = true;
-            let (name, value) = match a.raw.split_once('=') {
-                Some((n, v)) => (n.trim_end_matches('+').to_string(), Some(v.to_string())),
-                None => (t.to_string(), None),
-            };
             if functions {
                 continue;
             }
+            // NAME[=VALUE] as bash reads it: from the word's value when it
+            // is known (`"PA"TH=x` sets PATH), else split as written.
+            let (name, value) = match (a.lit(), a.raw.split_once('=')) {
+                (Some(t), _) => match t.split_once('=') {
+                    Some((n, v)) => (n.trim_end_matches('+').to_string(), Some(Arg::literal(v))),
+                    None => (t.to_string(), None),
+                },
+                (None, Some((n, v))) => {
+                    let n = self.word(n.trim_end_matches('+'));
+                    let Some(n) = n.lit().map(str::to_string) else {
+                        self.unclassifiable(format!(
+                            "`{}` sets a variable named at run time",
+                            cmd.shown
+                        ));
+                        continue;
+                    };
+                    (n, Some(self.word(v)))
+                }
+                (None, None) => {
+                    self.unclassifiable(format!(
+                        "`{}` names a variable only known at run time",
+                        cmd.shown
+                    ));
+                    continue;
+                }
+            };
             if nameref {
                 self.unclassifiable(format!(
                     "`{}` makes a name refer to another variable, which the classifier does not follow",
@@ -121,11 +143,10 @@ impl Walker {
                 ));
             }
             self.variable_name(&name, &cmd.shown);
-            if let Some(v) = value {
+            if let Some(value) = value {
                 if integer {
-                    self.arithmetic(&v);
+                    self.arithmetic(value.lit().unwrap_or(&value.raw));
                 }
-                let value = self.word(&v);
                 self.assign_variable(&name, &value, &cmd.shown, None);
             }
         }

@@ -257,7 +257,7 @@ impl Walker {
             (_, Some(arg)) if arg.is("-") => None,
             (_, Some(arg)) => {
                 let t = self.target(arg);
-                let known = !matches!(t.loc, super::paths::Loc::Unknown) && !t.under;
+                let known = t.fixed();
                 known.then(|| std::path::PathBuf::from(t.shown))
             }
         };
@@ -518,5 +518,6 @@ fn literal_arg(value: &str, from: &Arg) -> Arg {
         glob_at: None,
         raw: from.raw.clone(),
         procsub: false,
+        scratch: None,
     }
 }

@@ -30,6 +30,10 @@ impl Walker {
         let p = &t.shown;
         match loc {
             Loc::DevSink => self.note(Risk::Safe, format!("{what} writes only to {p}")),
+            Loc::Scratch(v) => self.note(
+                Risk::Safe,
+                format!("{what} writes only into {}", v.describe()),
+            ),
             Loc::DevDisk | Loc::Protected => {
                 self.block(format!("{what} writes to {p}, a protected system location"));
             }
@@ -70,6 +74,10 @@ impl Walker {
             return self.delete_glob(t, what);
         }
         match t.loc {
+            Loc::Scratch(v) => self.note(
+                Risk::Safe,
+                format!("{what} deletes only inside {}", v.describe()),
+            ),
             Loc::FsRoot | Loc::WsRoot | Loc::WsAncestor | Loc::Home => self.block(format!(
                 "{what} deletes {p} recursively: the root, home or workspace itself"
             )),
@@ -97,6 +105,10 @@ impl Walker {
     fn delete_glob(&mut self, t: &Target, what: &str) {
         let p = &t.shown;
         match t.loc {
+            Loc::Scratch(v) => self.note(
+                Risk::Safe,
+                format!("{what} deletes only inside {}", v.describe()),
+            ),
             Loc::Inside | Loc::WsRoot => self.note(
                 Risk::Moderate,
                 format!("{what} deletes recursively inside the workspace"),
@@ -122,6 +134,10 @@ impl Walker {
             t.loc
         };
         match loc {
+            Loc::Scratch(v) => self.note(
+                Risk::Safe,
+                format!("{what} deletes only inside {}", v.describe()),
+            ),
             Loc::Protected | Loc::DevDisk => {
                 self.block(format!("{what} deletes protected system path {p}"));
             }
@@ -153,6 +169,10 @@ impl Walker {
         let loc = effective(&t);
         let whole_root = t.under && t.covers_all && t.loc == Loc::FsRoot;
         match loc {
+            Loc::Scratch(v) => self.note(
+                Risk::Safe,
+                format!("{what} changes permissions only inside {}", v.describe()),
+            ),
             _ if recursive && whole_root => {
                 self.block(format!(
                     "{what} changes permissions of the whole filesystem"

@@ -131,9 +131,23 @@ impl Walker {
                     .is_some_and(|t| !t.starts_with('/') && t.contains(':'))
         };
         let deletes = remote && opts.flags.iter().any(|f| f.starts_with("--del"));
+        // A link in the step's own folder is no longer only the folder: a
+        // later write through it lands where it points.
+        let links = cmd.name == "ln"
+            || (cmd.name == "cp"
+                && (opts.has('s', &["--symbolic-link"]) || opts.has('l', &["--link"])));
         match dest {
             Some(d) if !is_remote(&d) => {
                 self.write_to(&d, &what);
+                if let (true, Loc::Scratch(v)) = (links, self.target(&d).loc) {
+                    self.note(
+                        Risk::Moderate,
+                        format!(
+                            "{what} makes a link in {}: writes through it land where it points",
+                            v.describe()
+                        ),
+                    );
+                }
                 if deletes {
                     self.delete(&d, true, &what);
                 }
@@ -222,6 +236,7 @@ impl Walker {
                 glob_at: None,
                 raw: v.to_string(),
                 procsub: false,
+                scratch: None,
             }),
             None => Some(Arg::unknown(&a.raw)),
         });
@@ -541,6 +556,7 @@ impl Walker {
                     glob_at,
                     raw: "{}".to_string(),
                     procsub: false,
+                    scratch: None,
                 }
             }
             None => Arg::unknown("{}"),

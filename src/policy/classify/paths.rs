@@ -1,7 +1,7 @@
 //! Lexical path resolution: where an argument points relative to the workspace.
 //! No filesystem access: `.`/`..` are folded textually, symlinks are not followed.
 
-use super::words::Arg;
+use super::words::{Arg, Scratch, ScratchVar};
 use std::path::{Component, Path, PathBuf};
 
 /// What kind of place a path names.
@@ -33,6 +33,9 @@ pub(crate) enum Loc {
     Tmp,
     /// Anywhere else.
     Outside,
+    /// A step-private folder (`$PLANGATE_STEP_ARTIFACTS`, `$TMPDIR`) or below:
+    /// writable at every sandbox level.
+    Scratch(ScratchVar),
     /// Not known statically.
     Unknown,
 }
@@ -47,12 +50,26 @@ pub(crate) struct Target {
     pub covers_all: bool,
     /// The normalised path, for reasons.
     pub shown: String,
+    /// True when `shown` is the absolute path itself (not a variable or a
+    /// worst case), so a `cd` there can be followed.
+    pub exact: bool,
+}
+
+impl Target {
+    /// Whether this is one directory whose path the classifier knows (a
+    /// working directory it can follow `cd` into).
+    pub(crate) fn fixed(&self) -> bool {
+        self.exact && !self.under && !matches!(self.loc, Loc::Unknown | Loc::Scratch(_))
+    }
 }
 
 /// Static facts needed to resolve paths.
 pub(crate) struct Places {
     pub workspace: PathBuf,
     pub home: Option<PathBuf>,
+    /// Whether `$PLANGATE_STEP_ARTIFACTS` and `$TMPDIR` hold plangate's
+    /// values (false when the script may change them).
+    pub scratch: bool,
 }
 
 impl Places {
@@ -63,9 +80,13 @@ impl Places {
             under: false,
             covers_all: false,
             shown: arg.raw.clone(),
+            exact: false,
         };
         let Some(text) = arg.lit() else {
-            return unknown;
+            return match &arg.scratch {
+                Some(s) if self.scratch => self.resolve_scratch(s, &arg.raw).unwrap_or(unknown),
+                _ => unknown,
+            };
         };
         let (full, glob_at) = match (text.starts_with('/'), cwd) {
             (true, _) => (text.to_string(), arg.glob_at),
@@ -84,10 +105,81 @@ impl Places {
                     under: false,
                     covers_all: false,
                     shown: p.to_string_lossy().into_owned(),
+                    exact: true,
                 }
             }
             Some(g) => self.resolve_glob(&full, g).unwrap_or(unknown),
         }
+    }
+
+    /// A path that starts with a step-private folder's variable: inside it
+    /// (`$TMPDIR/a/../b`), or, when it climbs out (`$TMPDIR/../x`), judged at
+    /// the worst place it can land: the folder's depth is not known, so as if
+    /// it were `/` when that is worse than an unknown path, else unknown.
+    fn resolve_scratch(&self, s: &Scratch, raw: &str) -> Option<Target> {
+        let var = format!("${}", s.var.name());
+        if !(s.rest.is_empty() || s.rest.starts_with('/')) {
+            return None;
+        }
+        if let Some(g) = s.glob_at {
+            // A glob below the folder: only when no `..` can climb out.
+            if s.rest.split('/').any(|c| c == "..") {
+                return None;
+            }
+            let head = s.rest.get(..g)?;
+            let component = s.rest.get(head.rfind('/')? + 1..)?;
+            let (component, tail) = component.split_once('/').unwrap_or((component, ""));
+            return Some(Target {
+                loc: Loc::Scratch(s.var),
+                under: true,
+                covers_all: tail.trim_matches('/').is_empty() && wildcards_only(component),
+                shown: format!("{var}{}", s.rest),
+                exact: false,
+            });
+        }
+        let mut inside: Vec<&str> = Vec::new();
+        let mut escaped = false;
+        for c in s.rest.split('/') {
+            match c {
+                "" | "." => {}
+                ".." => {
+                    if inside.pop().is_none() {
+                        escaped = true;
+                    }
+                }
+                c => inside.push(c),
+            }
+        }
+        if !escaped {
+            let mut shown = var;
+            for c in &inside {
+                shown.push('/');
+                shown.push_str(c);
+            }
+            return Some(Target {
+                loc: Loc::Scratch(s.var),
+                under: false,
+                covers_all: false,
+                shown,
+                exact: false,
+            });
+        }
+        let landed = normalize(Path::new(&format!("/{}", inside.join("/"))));
+        let worst = self.locate(&landed);
+        let loc = match worst {
+            Loc::Inside | Loc::Tmp | Loc::Outside | Loc::DevSink => Loc::Unknown,
+            other => other,
+        };
+        Some(Target {
+            loc,
+            under: false,
+            covers_all: false,
+            shown: format!(
+                "{raw} (outside {var}, which can reach {})",
+                landed.display()
+            ),
+            exact: false,
+        })
     }
 
     fn resolve_glob(&self, full: &str, glob_at: usize) -> Option<Target> {
@@ -106,6 +198,7 @@ impl Places {
             under: true,
             covers_all,
             shown: full.to_string(),
+            exact: true,
         })
     }
 
@@ -220,6 +313,7 @@ mod tests {
         Places {
             workspace: PathBuf::from("/work/ws"),
             home: Some(PathBuf::from("/home/ci")),
+            scratch: true,
         }
     }
 

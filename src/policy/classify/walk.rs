@@ -54,16 +54,23 @@ pub(crate) struct Walker {
     in_background: bool,
     /// Depth of loops that never end (`while true`), for unbounded background spawning.
     forever: usize,
+    /// The script names `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR` other than
+    /// to expand it: it may change them (`classify_bash` then walks again
+    /// without trusting them).
+    scratch_named: bool,
 }
 
 impl Walker {
-    pub(crate) fn new(ctx: &ClassifyContext<'_>) -> Self {
+    /// `scratch`: whether `$PLANGATE_STEP_ARTIFACTS` and `$TMPDIR` are
+    /// plangate's step-private folders (see [`Walker::scratch_named`]).
+    pub(crate) fn new(ctx: &ClassifyContext<'_>, scratch: bool) -> Self {
         let workspace = super::paths::normalize(ctx.workspace);
         let cwd = super::paths::normalize(ctx.working_dir);
         Self {
             places: Places {
                 workspace,
                 home: ctx.home.map(super::paths::normalize),
+                scratch,
             },
             home: ctx
                 .home
@@ -78,7 +85,16 @@ impl Walker {
             in_pipe: false,
             in_background: false,
             forever: 0,
+            scratch_named: false,
         }
+    }
+
+    /// Whether the script may change `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR`:
+    /// it names one other than to expand it, in its text or in a word's
+    /// value (`TMPDIR=x`, `unset TMPDIR`, `read "TMP""DIR"`, `${TMPDIR:=x}`,
+    /// `(( TMPDIR = 1 ))`).
+    pub(crate) fn scratch_named(&self) -> bool {
+        self.scratch_named
     }
 
     pub(crate) fn into_findings(self) -> Findings {
@@ -104,6 +120,7 @@ impl Walker {
 
     /// Parses and walks a (possibly nested) script.
     pub(crate) fn script(&mut self, src: &str) {
+        self.scratch_named |= words::mentions_scratch_var(src);
         if self.depth >= MAX_DEPTH {
             self.unclassifiable(format!(
                 "scripts nest (bash -c, eval, $(...)) deeper than {MAX_DEPTH} levels"
@@ -264,6 +281,11 @@ impl Walker {
         for item in suffix {
             self.item(item, &mut args, &mut input, None);
         }
+        // A word whose value names the variable (`unset "TMP""DIR"`, `wait -p`).
+        self.scratch_named |= args
+            .iter()
+            .filter_map(Arg::lit)
+            .any(words::mentions_scratch_var);
         if args.is_empty() {
             for (var, value) in &assigned {
                 self.assign_variable(var, value, &format!("{var}={}", value.raw), None);

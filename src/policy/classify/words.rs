@@ -18,6 +18,77 @@ pub(crate) struct Arg {
     pub raw: String,
     /// The word is a process substitution (`<(...)`).
     pub procsub: bool,
+    /// Set when the word is a step-private folder (`$PLANGATE_STEP_ARTIFACTS`,
+    /// `"${TMPDIR}"/x`, ...) followed by a static rest; `text` is then None.
+    pub scratch: Option<Scratch>,
+}
+
+/// A step-private folder plangate makes writable at every sandbox level and
+/// names in a variable it sets itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ScratchVar {
+    /// `$PLANGATE_STEP_ARTIFACTS`: the step's artifact folder.
+    StepArtifacts,
+    /// `$TMPDIR`: the step's private temporary folder.
+    TmpDir,
+}
+
+impl ScratchVar {
+    /// Every step-private variable.
+    pub(crate) const ALL: [ScratchVar; 2] = [ScratchVar::StepArtifacts, ScratchVar::TmpDir];
+
+    /// The variable's name.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ScratchVar::StepArtifacts => "PLANGATE_STEP_ARTIFACTS",
+            ScratchVar::TmpDir => "TMPDIR",
+        }
+    }
+
+    /// What the folder is, for reasons.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            ScratchVar::StepArtifacts => "the step's artifact folder ($PLANGATE_STEP_ARTIFACTS)",
+            ScratchVar::TmpDir => "the step's private temporary folder ($TMPDIR)",
+        }
+    }
+
+    fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.name() == name)
+    }
+}
+
+/// A word that starts with a step-private folder's variable.
+#[derive(Clone, Debug)]
+pub(crate) struct Scratch {
+    pub var: ScratchVar,
+    /// What follows the variable (empty, or starting with `/` for a path inside it).
+    pub rest: String,
+    /// Byte index in `rest` of the first unquoted glob character, if any.
+    pub glob_at: Option<usize>,
+}
+
+/// Whether `text` names a step-private folder's variable as a whole word
+/// (`TMPDIR=`, `unset TMPDIR`, `${TMPDIR:=x}`), anywhere but a plain
+/// expansion (`$TMPDIR`, `${TMPDIR}`): a script that may change the
+/// variable's value cannot rely on it.
+pub(crate) fn mentions_scratch_var(text: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    ScratchVar::ALL.iter().any(|v| {
+        let name = v.name();
+        text.match_indices(name).any(|(i, _)| {
+            let before = &text[..i];
+            let after = &text[i + name.len()..];
+            if before.chars().next_back().is_some_and(ident)
+                || after.chars().next().is_some_and(ident)
+            {
+                return false;
+            }
+            let plain = (before.ends_with('$') && !before.ends_with("\\$"))
+                || (before.ends_with("${") && after.starts_with('}'));
+            !plain
+        })
+    })
 }
 
 impl Arg {
@@ -79,6 +150,7 @@ fn evaluate(raw: &str, home: Option<&str>, heredoc: bool) -> WordEval {
         text: String::new(),
         known: true,
         glob_at: None,
+        scratch: None,
         out: WordEval::default(),
     };
     let parsed = std::panic::catch_unwind(|| {
@@ -104,16 +176,27 @@ struct Builder<'a> {
     text: String,
     known: bool,
     glob_at: Option<usize>,
+    /// A step-private folder's variable opened the word.
+    scratch: Option<ScratchVar>,
     out: WordEval,
 }
 
 impl Builder<'_> {
     fn finish(mut self) -> WordEval {
+        let scratch = match self.scratch {
+            Some(var) if self.known => Some(Scratch {
+                var,
+                rest: std::mem::take(&mut self.text),
+                glob_at: self.glob_at.take(),
+            }),
+            _ => None,
+        };
         self.out.arg = Arg {
-            text: self.known.then_some(self.text),
+            text: (self.known && scratch.is_none()).then_some(self.text),
             glob_at: self.glob_at,
             raw: self.raw.to_string(),
             procsub: false,
+            scratch,
         };
         self.out
     }
@@ -177,6 +260,21 @@ impl Builder<'_> {
             && name == "HOME"
         {
             self.home_dir();
+            return;
+        }
+        // `$TMPDIR`, `"${PLANGATE_STEP_ARTIFACTS}"`: plangate's own folder,
+        // when nothing was written before it.
+        if let ParameterExpr::Parameter {
+            parameter: Parameter::Named(name),
+            indirect: false,
+        } = expr
+            && let Some(var) = ScratchVar::named(name)
+            && self.known
+            && self.text.is_empty()
+            && self.scratch.is_none()
+            && self.glob_at.is_none()
+        {
+            self.scratch = Some(var);
             return;
         }
         self.known = false;

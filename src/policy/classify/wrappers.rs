@@ -427,7 +427,7 @@ impl Walker {
         let saved = self.cwd.clone();
         if let Some(dir) = opts.value_of(&["-C", "--chdir"]) {
             let t = self.target(&dir);
-            let known = !t.under && t.loc != super::paths::Loc::Unknown;
+            let known = t.fixed();
             self.cwd = known.then(|| t.shown.into());
         }
         let after = leading_options(cmd.args, &with);
@@ -708,5 +708,6 @@ pub(crate) fn join_args(args: &[Arg]) -> Arg {
             .collect::<Vec<_>>()
             .join(" "),
         procsub: false,
+        scratch: None,
     }
 }

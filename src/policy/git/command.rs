@@ -250,7 +250,9 @@ pub(crate) fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
     if let Some(w) = p.runtime_options.first() {
         v = v.at_least(
             Risk::Dangerous,
-            format!("`{w}` is only known at run time and may be an option of git {shown} (`--force`, ...)"),
+            format!(
+                "`{w}` is only known at run time and may be an option of git {shown} (`--force`, ...): write `git {shown} --end-of-options {w}` so git reads it as a revision, or `-- {w}` for a path (or use the `git` tool for a value known when the plan is written)"
+            ),
         );
     }
     if let Some(why) = p.unreadable() {

@@ -131,14 +131,10 @@ pub(super) fn accept(
         ));
         return out;
     }
+    // `commit` says what was not applied, once: its message is the error.
     if let Err(why) = commit(ctx, stage, &files, &mut out) {
         out.status = StepStatus::Failed;
-        out.error = Some(match stage {
-            Some(_) => {
-                format!("the answer was accepted but the agent's changes were not applied: {why}")
-            }
-            None => format!("the envelope was accepted but its files were not written: {why}"),
-        });
+        out.error = Some(why);
         return out;
     }
     out.status = StepStatus::Success;
@@ -190,8 +186,8 @@ fn shown(a: &AgentAction, kind: &AcceptedKind, text: &str) -> AgentResult {
     }
 }
 
-/// Check and apply the agent's change set; record it on `out`. `Err` says
-/// why nothing was applied.
+/// Check and apply the agent's change set; record it on `out`. `Err` is
+/// the whole message (what was not applied, then why), for the step's error.
 fn commit(
     ctx: &StepContext,
     stage: Option<&Stage>,
@@ -205,12 +201,12 @@ fn commit(
     let mut findings = Vec::new();
     let checked = envelope.check(ctx, &mut findings);
     out.findings.append(&mut findings);
-    checked.map_err(|why| {
-        format!("the envelope was accepted but its files were not written: {why}")
-    })?;
+    let not_written =
+        |why: String| format!("the envelope was accepted but its files were not written: {why}");
     let not_applied = |why: String| {
         format!("the answer was accepted but the agent's changes were not applied: {why}")
     };
+    checked.map_err(not_written)?;
     let set = match stage {
         Some(s) => {
             // The envelope's files land in the copy first: one change set for both.
@@ -229,7 +225,7 @@ fn commit(
     };
     let written = set.apply(&ctx.env.workspace).map_err(|why| match stage {
         Some(_) => not_applied(why),
-        None => format!("the envelope was accepted but its files were not written: {why}"),
+        None => not_written(why),
     })?;
     let listed = set.listed();
     out.output_bytes = written;
