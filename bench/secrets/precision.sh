@@ -13,20 +13,22 @@
 #   bash bench/secrets/precision.sh                          # target/debug/plangate
 #   BIN=/tmp/plangate-before bash bench/secrets/precision.sh # another build
 #   TREES="/some/dir /other" SAMPLE=40 bash bench/secrets/precision.sh
-#   SKIP_TREE=1 bash bench/secrets/precision.sh              # the corpus only
+#   SKIP_TREE=1 bash bench/secrets/precision.sh              # the corpora only
+#   CORPUS=/tmp/held-out SKIP_TREE=1 bash bench/secrets/precision.sh  # after SEED=5 OUT=/tmp/held-out gen.py
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BIN:-target/debug/plangate}
 SAMPLE=${SAMPLE:-25}
+CORPUS=${CORPUS:-tests/fixtures/secrets/precision}   # or a held-out one: SEED=5 OUT=DIR gen.py
 VENV=${VENV:-/tmp/plangate-precision-venv}
 [[ -x "$BIN" ]] || { echo "no binary at $BIN (cargo build first, or set BIN)" >&2; exit 2; }
 work=$(mktemp -d /tmp/plangate-precision.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 # ---------------------------------------------------------------- the corpora
-python3 - "$work" <<'PY'
+python3 - "$work" "$CORPUS" <<'PY'
 import json, os, sys
-work = sys.argv[1]
+work, corpus_dir = sys.argv[1], sys.argv[2]
 def unescape(s):
     out, i = [], 0
     while i < len(s):
@@ -40,7 +42,7 @@ def rows(path):
         return [l.rstrip("\n").split("\t") for l in f if l.strip() and not l.startswith("#")]
 labels = {}
 for corpus, pos, neg in [
-    ("precision", "tests/fixtures/secrets/precision/positives.tsv", "tests/fixtures/secrets/precision/negatives.tsv"),
+    ("precision", os.path.join(corpus_dir, "positives.tsv"), os.path.join(corpus_dir, "negatives.tsv")),
     ("real_world", "tests/fixtures/secrets/real_world/positives.tsv", "tests/fixtures/secrets/real_world/negatives.tsv"),
 ]:
     d = os.path.join(work, corpus)

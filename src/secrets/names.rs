@@ -159,9 +159,7 @@ fn is_abbreviation(p: &[u8]) -> bool {
 
 /// Whether every piece after the first of a segment is digits.
 fn digits_after(ps: &[&[u8]]) -> bool {
-    ps.iter()
-        .skip(1)
-        .all(|p| p.iter().all(u8::is_ascii_digit))
+    ps.iter().skip(1).all(|p| p.iter().all(u8::is_ascii_digit))
 }
 
 /// Whether `v` reads as an identifier. Only letters, digits and separators;
@@ -216,10 +214,13 @@ pub(crate) fn is_identifier(v: &[u8], min_words: usize) -> bool {
                 {
                     words += 1;
                     word_len += p.len();
-                } else if !is_abbreviation(p) && !(k == 0 && p.len() <= 3 && digits_after(&ps)) {
-                    // (a short label opening a segment, alone or before digits, is
-                    // neither: `db`, `ssm`, `s3`, `p1`, `us-east-1`)
-                    others += 1;
+                } else {
+                    let label = k == 0 && p.len() <= 3 && digits_after(&ps);
+                    if !(is_abbreviation(p) || label) {
+                        // (a short label opening a segment, alone or before digits, is
+                        // neither: `db`, `ssm`, `s3`, `p1`, `us-east-1`)
+                        others += 1;
+                    }
                 }
             }
             k += 1;
