@@ -587,7 +587,7 @@ impl Scanner {
             return;
         }
         if let Some(min_words) = rule.skip_names
-            && (names::is_identifier(value, min_words)
+            && (names::is_name(value, min_words)
                 || key.is_some_and(|k| names::echoes_key(value, k)))
         {
             return;

@@ -232,6 +232,25 @@ pub(crate) fn is_identifier(v: &[u8], min_words: usize) -> bool {
         && word_len * 10 >= total * 6
 }
 
+/// [`is_identifier`], also inside one pair of brackets, braces, angle
+/// brackets, parentheses or percent signs: `[AuthenticationResponseJSON]`,
+/// `<ApiKeyV2>`, `%AUTH_KEY_2%` are placeholders.
+pub(crate) fn is_name(v: &[u8], min_words: usize) -> bool {
+    let inner = match (v.first(), v.last()) {
+        (Some(b'['), Some(b']'))
+        | (Some(b'{'), Some(b'}'))
+        | (Some(b'<'), Some(b'>'))
+        | (Some(b'('), Some(b')'))
+        | (Some(b'%'), Some(b'%'))
+            if v.len() > 2 =>
+        {
+            &v[1..v.len() - 1]
+        }
+        _ => v,
+    };
+    is_identifier(inner, min_words)
+}
+
 /// Letters and digits of `s`, lower case (`API_KEY`, `apiKey`, `api-key` are one name).
 fn norm(s: &[u8]) -> Vec<u8> {
     s.iter()
@@ -453,6 +472,25 @@ mod tests {
                     String::from_utf8_lossy(alpha)
                 );
             }
+        }
+    }
+
+    #[test]
+    fn bracketed_names_are_placeholders() {
+        for v in [
+            "[AuthenticationResponseJSON]",
+            "<ApiKeyV2>",
+            "%AUTH_KEY_2%",
+            "{SessionToken3}",
+        ] {
+            assert!(is_name(v.as_bytes(), 1), "{v}");
+        }
+        for v in [
+            "[Rq8vT3xZ9mK2pL5wN7bH4]",
+            "[AuthenticationResponseJSON",
+            "[]",
+        ] {
+            assert!(!is_name(v.as_bytes(), 1), "{v}");
         }
     }
 
