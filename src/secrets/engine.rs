@@ -80,6 +80,9 @@ pub struct Scanner {
 struct Cand<'a> {
     sec: &'a [u8],
     key: Option<&'a [u8]>,
+    /// The name ends a quoted scoped type path (`"AWS::IAM::AccessKey": ...`):
+    /// a map keyed by type names, not a variable.
+    scoped: bool,
     start: usize,
     end: usize,
 }
@@ -135,6 +138,17 @@ fn b64_fragments(lit: &[u8]) -> Vec<Vec<u8>> {
         }
     }
     out
+}
+
+/// Whether the bytes before a name end a quoted scoped path (`"AWS::IAM::`,
+/// `'Aws::Sts::`): the name is then a type's, as a key of a map keyed by
+/// types, not a variable's (`Config::API_KEY = ...` is not quoted).
+fn in_quoted_scope(before: &[u8]) -> bool {
+    before.ends_with(b"::")
+        && before
+            .iter()
+            .rposition(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b':'))
+            .is_some_and(|i| matches!(before[i], b'"' | b'\''))
 }
 
 fn is_b64_byte(b: u8) -> bool {
@@ -498,12 +512,14 @@ impl Scanner {
                 Some(sec) => {
                     let before = out.len();
                     let key = c.keys.iter().find_map(|&g| caps.get(g));
+                    let scoped = key.is_some_and(|k| in_quoted_scope(&w[..k.start()]));
                     self.candidate(
                         ri,
                         c,
                         Cand {
                             sec: sec.as_bytes(),
                             key: key.map(|k| k.as_bytes()),
+                            scoped,
                             start: s + sec.start(),
                             end: s + sec.end(),
                         },
@@ -543,6 +559,7 @@ impl Scanner {
         let Cand {
             sec,
             key,
+            scoped,
             start,
             end,
         } = *cand;
@@ -587,7 +604,8 @@ impl Scanner {
             return;
         }
         if let Some(min_words) = rule.skip_names
-            && (names::is_name(value, min_words)
+            && (scoped
+                || names::is_name(value, min_words)
                 || key.is_some_and(|k| names::echoes_key(value, k)))
         {
             return;

@@ -64,7 +64,8 @@ pub(crate) struct Rule {
     /// Drop values that are names, not secrets: a value repeating the name it
     /// is assigned to (the regex's `key` group: `x=x`, `self.x = x`), or an
     /// identifier of at least this many words (`Ec2SubnetIds`,
-    /// `prod/db-password-v2`; see `names.rs`).
+    /// `prod/db-password-v2`; see `names.rs`), and the values of a name that
+    /// ends a quoted type path (`"AWS::IAM::AccessKey": "62d91b17309e76c8"`).
     pub skip_names: Option<usize>,
     /// Drop (decoded) values that are plain data (a number, boolean, host,
     /// address, e-mail, URL without credentials, a name) unless the `key`
