@@ -193,6 +193,7 @@ pub(crate) fn is_identifier(v: &[u8], min_words: usize) -> bool {
             continue;
         }
         let ps = pieces(seg);
+        let (seg_words, seg_total) = (word_len, total);
         let mut k = 0;
         while k < ps.len() {
             let p = ps[k];
@@ -224,6 +225,12 @@ pub(crate) fn is_identifier(v: &[u8], min_words: usize) -> bool {
                 }
             }
             k += 1;
+        }
+        // A long segment is a name of its own (`api_key_vekUgb55IWlocsb8`: the
+        // words before it do not carry a random tail).
+        let (sw, st) = (word_len - seg_words, total - seg_total);
+        if st >= 8 && sw * 10 < st * 6 {
+            return false;
         }
     }
     words >= min_words.max(1)
@@ -414,6 +421,7 @@ mod tests {
             "s3cr3tK3yV4lu3WithDigits",
             "api_key_9Xk2mQ7pL4vN",
             "api_key_KdvekUgb55IWlocs",
+            "api_key_vekUgb55IWlocsb8",
             "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzz2",
             "Tr0ub4dor&3x",
             "u+Kq2/x9==",
