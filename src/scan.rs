@@ -314,7 +314,7 @@ fn scan_file(
     if looks_binary(&bytes) {
         return FileResult::Binary;
     }
-    let mut all = scanner.scan(&bytes);
+    let mut all = scanner.scan_shown(&bytes);
     if let Some(only) = &opts.only_rules {
         all.retain(|f| only.contains(&f.rule));
     }

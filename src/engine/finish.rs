@@ -332,7 +332,7 @@ pub(super) fn lock(t: &Mutex<Tracker>) -> std::sync::MutexGuard<'_, Tracker> {
 /// Secrets in the diff summary not already found in a step's output or files.
 fn diff_findings(markdown: &str, seen: &HashSet<String>) -> Vec<Finding> {
     let scanner = crate::redact::builtin_scanner();
-    let found = scanner.scan(markdown.as_bytes());
+    let found = scanner.scan_shown(markdown.as_bytes());
     crate::redact::remember(
         found
             .iter()

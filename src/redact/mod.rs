@@ -17,9 +17,8 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use aho_corasick::AhoCorasick;
 
+use crate::secrets::view;
 use crate::secrets::{Finding, RulesError, Ruleset, Scanner};
-
-mod view;
 
 /// The built-in secret rules cannot be used: plangate must not write anything.
 #[derive(Debug, Clone, thiserror::Error)]

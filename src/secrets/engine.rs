@@ -12,8 +12,10 @@ use regex::bytes::{Regex, RegexBuilder};
 use super::Finding;
 use super::checksum::{decode_b64, valid_jwt, verify_crc_token};
 use super::entropy::{classes, shannon};
+use super::names;
 use super::redact::fingerprint;
 use super::rules::{Rule, Ruleset, expand_regex};
+use super::view;
 
 /// Default bytes before / after a keyword hit for line windows (clipped to the line).
 const LINE_BEFORE: usize = 384;
@@ -37,8 +39,11 @@ const ALLOW_MARKERS: [&[u8]; 3] = [
 struct Compiled {
     re: Regex,
     groups: Vec<usize>,
+    /// Groups holding the name the value is assigned to (`key...`).
+    keys: Vec<usize>,
     allow: Vec<Regex>,
     decoded: Option<Regex>,
+    credential_key: Option<Regex>,
 }
 
 struct CRule {
@@ -68,6 +73,18 @@ pub struct Scanner {
     global_stop: Vec<Vec<u8>>,
     global_src: Vec<String>,
     global_re: OnceLock<Vec<Regex>>,
+}
+
+/// A value a rule's regex captured, with the name it is assigned to.
+#[derive(Clone, Copy)]
+struct Cand<'a> {
+    sec: &'a [u8],
+    key: Option<&'a [u8]>,
+    /// The name ends a quoted scoped type path (`"AWS::IAM::AccessKey": ...`):
+    /// a map keyed by type names, not a variable.
+    scoped: bool,
+    start: usize,
+    end: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -121,6 +138,17 @@ fn b64_fragments(lit: &[u8]) -> Vec<Vec<u8>> {
         }
     }
     out
+}
+
+/// Whether the bytes before a name end a quoted scoped path (`"AWS::IAM::`,
+/// `'Aws::Sts::`): the name is then a type's, as a key of a map keyed by
+/// types, not a variable's (`Config::API_KEY = ...` is not quoted).
+fn in_quoted_scope(before: &[u8]) -> bool {
+    before.ends_with(b"::")
+        && before
+            .iter()
+            .rposition(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b':'))
+            .is_some_and(|i| matches!(before[i], b'"' | b'\''))
 }
 
 fn is_b64_byte(b: u8) -> bool {
@@ -260,6 +288,12 @@ impl Scanner {
                 if groups.is_empty() && names.len() > 1 {
                     groups.push(1);
                 }
+                let keys = names
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| n.is_some_and(|n| n.starts_with("key")))
+                    .map(|(i, _)| i)
+                    .collect();
                 let allow = r
                     .rule
                     .allowlist
@@ -271,11 +305,17 @@ impl Scanner {
                     Some(s) => Some(build_regex(s)?),
                     None => None,
                 };
+                let credential_key = match &r.rule.credential_key {
+                    Some(s) => Some(build_regex(s)?),
+                    None => None,
+                };
                 Some(Compiled {
                     re,
                     groups,
+                    keys,
                     allow,
                     decoded,
+                    credential_key,
                 })
             })
             .as_ref()
@@ -285,6 +325,42 @@ impl Scanner {
     pub fn scan(&self, bytes: &[u8]) -> Vec<Finding> {
         let raws = self.scan_raw(bytes, 0);
         self.finalize(bytes, raws)
+    }
+
+    /// [`Scanner::scan`] of `bytes` and of the text as a terminal or a JSON
+    /// reader shows it ([`view`]: control sequences and bytes removed, a
+    /// backspace erasing the character before it): a secret split by an ANSI
+    /// sequence, a BEL, a C0/C1 control or an overstrike is found, over its
+    /// whole original span (control bytes included), with its line and
+    /// column there and the fingerprint of the value as shown. A secret seen
+    /// both ways is one finding; where a raw finding and one as shown
+    /// overlap, the one starting first (the longer at the same start) is kept.
+    pub fn scan_shown(&self, bytes: &[u8]) -> Vec<Finding> {
+        let views = view::views(bytes);
+        let mut all = self.scan(bytes);
+        if views.is_empty() {
+            return all;
+        }
+        for v in views {
+            for mut f in self.scan(&v.text) {
+                let (s, e) = v.span(f.start, f.end);
+                let before = bytes.get(..s).unwrap_or_default();
+                f.start = s;
+                f.end = e;
+                f.line = memchr::memchr_iter(b'\n', before).count() + 1;
+                f.column = s - memchr::memrchr(b'\n', before).map_or(0, |i| i + 1) + 1;
+                all.push(f);
+            }
+        }
+        all.sort_by_key(|f| (f.start, std::cmp::Reverse(f.end)));
+        let mut kept: Vec<Finding> = Vec::with_capacity(all.len());
+        for f in all {
+            if kept.last().is_some_and(|k| f.start < k.end) {
+                continue;
+            }
+            kept.push(f);
+        }
+        kept
     }
 
     fn window(&self, r: &CRule, bytes: &[u8], s: usize, e: usize) -> (usize, usize) {
@@ -435,12 +511,18 @@ impl Scanner {
                 }
                 Some(sec) => {
                     let before = out.len();
+                    let key = c.keys.iter().find_map(|&g| caps.get(g));
+                    let scoped = key.is_some_and(|k| in_quoted_scope(&w[..k.start()]));
                     self.candidate(
                         ri,
                         c,
-                        sec.as_bytes(),
-                        s + sec.start(),
-                        s + sec.end(),
+                        Cand {
+                            sec: sec.as_bytes(),
+                            key: key.map(|k| k.as_bytes()),
+                            scoped,
+                            start: s + sec.start(),
+                            end: s + sec.end(),
+                        },
                         depth,
                         out,
                     );
@@ -457,25 +539,15 @@ impl Scanner {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn candidate(
-        &self,
-        ri: usize,
-        c: &Compiled,
-        sec: &[u8],
-        start: usize,
-        end: usize,
-        depth: u8,
-        out: &mut Vec<Raw>,
-    ) {
+    fn candidate(&self, ri: usize, c: &Compiled, cand: Cand, depth: u8, out: &mut Vec<Raw>) {
         let before = out.len();
-        self.check(ri, c, sec, start, end, depth, out);
+        self.check(ri, c, &cand, depth, out);
         let prio = self.rules[ri].priority;
-        if out.len() == before && prio >= VETO_PRIORITY && !sec.is_empty() {
+        if out.len() == before && prio >= VETO_PRIORITY && !cand.sec.is_empty() {
             out.push(Raw {
                 rule: ri,
-                start,
-                end,
+                start: cand.start,
+                end: cand.end,
                 conf: 0.0,
                 prio,
                 veto: true,
@@ -483,17 +555,14 @@ impl Scanner {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn check(
-        &self,
-        ri: usize,
-        c: &Compiled,
-        sec: &[u8],
-        start: usize,
-        end: usize,
-        depth: u8,
-        out: &mut Vec<Raw>,
-    ) {
+    fn check(&self, ri: usize, c: &Compiled, cand: &Cand, depth: u8, out: &mut Vec<Raw>) {
+        let Cand {
+            sec,
+            key,
+            scoped,
+            start,
+            end,
+        } = *cand;
         let r = &self.rules[ri];
         let rule = &r.rule;
         if sec.is_empty()
@@ -531,6 +600,20 @@ impl Scanner {
         };
         if let Some(d) = &c.decoded
             && !d.is_match(value)
+        {
+            return;
+        }
+        if let Some(min_words) = rule.skip_names
+            && (scoped
+                || names::is_name(value, min_words)
+                || key.is_some_and(|k| names::echoes_key(value, k)))
+        {
+            return;
+        }
+        if rule.skip_plain
+            && let Some(k) = key
+            && !c.credential_key.as_ref().is_some_and(|re| re.is_match(k))
+            && names::is_plain(value)
         {
             return;
         }

@@ -11,8 +11,10 @@
 mod checksum;
 mod engine;
 mod entropy;
+mod names;
 mod redact;
 mod rules;
+pub(crate) mod view;
 
 pub use engine::Scanner;
 pub use entropy::shannon as entropy;

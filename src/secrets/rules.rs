@@ -3,7 +3,9 @@
 //! A rules file holds an optional global `[allowlist]` (applied to every rule) and a list of
 //! `[[rules]]`. Each rule names the keywords that trigger it (lowercase literals, matched
 //! ASCII-case-insensitively by the Aho-Corasick prefilter), a regex with a capture group
-//! `secret` (or any group whose name starts with `secret`, or group 1) and optional filters.
+//! `secret` (or any group whose name starts with `secret`, or group 1), optionally a group
+//! `key` (any name starting with `key`) holding the name the value is assigned to, and
+//! optional filters.
 //! Regexes are validated here by parsing only; compilation happens lazily in the engine.
 
 use serde::Deserialize;
@@ -59,6 +61,20 @@ pub(crate) struct Rule {
     pub prefixes: Vec<String>,
     /// Apply the global allowlist (default true).
     pub global_allowlist: Option<bool>,
+    /// Drop values that are names, not secrets: a value repeating the name it
+    /// is assigned to (the regex's `key` group: `x=x`, `self.x = x`), or an
+    /// identifier of at least this many words (`Ec2SubnetIds`,
+    /// `prod/db-password-v2`; see `names.rs`), and the values of a name that
+    /// ends a quoted type path (`"AWS::IAM::AccessKey": "62d91b17309e76c8"`).
+    pub skip_names: Option<usize>,
+    /// Drop (decoded) values that are plain data (a number, boolean, host,
+    /// address, e-mail, URL without credentials, a name) unless the `key`
+    /// group matches `credential_key`: a Kubernetes Secret's `username` or
+    /// `host` beside its `password`.
+    #[serde(default)]
+    pub skip_plain: bool,
+    /// Regex of key names whose values are always secret material (with `skip_plain`).
+    pub credential_key: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -191,6 +207,9 @@ fn problem(rule: &Rule, global: &Allowlist) -> Result<Option<RuleProblem>, Rules
     }
     if let Some(r) = &rule.decoded_regex {
         check_regex(id, "decoded_regex", r)?;
+    }
+    if let Some(r) = &rule.credential_key {
+        check_regex(id, "credential_key", r)?;
     }
     if let Some(e) = rule.entropy
         && !(0.0..=8.0).contains(&e)

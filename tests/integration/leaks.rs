@@ -332,3 +332,221 @@ fn archive_entry_names_are_redacted_before_they_are_cut_or_escaped() {
         "{result:#}"
     );
 }
+
+/// A made-up classic GitHub token (`ghp_`, 30 characters, then the CRC32 of
+/// those in base62, 6 characters: the checksum the `github-pat` rule checks)
+/// drawn from `seed`.
+fn github_token(seed: u64) -> String {
+    const B62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let body: String = (0..30)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            char::from(B62[(s % 62) as usize])
+        })
+        .collect();
+    let mut crc: u32 = !0;
+    for &b in body.as_bytes() {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    let (mut n, mut sum) = (u64::from(!crc), Vec::new());
+    while n > 0 {
+        sum.push(B62[(n % 62) as usize]);
+        n /= 62;
+    }
+    while sum.len() < 6 {
+        sum.push(b'0');
+    }
+    sum.reverse();
+    format!("ghp_{body}{}", String::from_utf8_lossy(&sum))
+}
+
+/// plangate's fingerprint of a secret: the first 32 hex digits of its SHA-256.
+fn fingerprint(secret: &str) -> String {
+    use sha2::Digest;
+    let mut h = hex::encode(sha2::Sha256::digest(secret.as_bytes()));
+    h.truncate(32);
+    h
+}
+
+/// What splits a token on a console line, as `printf` escapes: ANSI (SGR
+/// reset and colour, a two-byte escape, an OSC title ended by BEL), BEL, C0
+/// controls (NUL, CR, VT, FF, ESC alone), DEL, C1 controls (CSI and NEL in
+/// UTF-8), and a backspace overstrike.
+const SPLITTERS: [(&str, &str); 14] = [
+    ("ansi-reset", "\\033[0m"),
+    ("ansi-colour", "\\033[1;31m"),
+    ("ansi-two-byte", "\\033(B"),
+    ("osc-title", "\\033]0;title\\a"),
+    ("bel", "\\a"),
+    ("nul", "\\000"),
+    ("cr", "\\r"),
+    ("vt", "\\v"),
+    ("ff", "\\f"),
+    ("del", "\\177"),
+    ("c1-csi", "\\302\\2330m"),
+    ("c1-nel", "\\302\\205"),
+    ("two-resets", "\\033[0m\\033[0m"),
+    ("overstrike", "Q\\b"),
+];
+
+/// Issue 27: a token printed in two halves around control bytes is a
+/// finding, with its rule, counted once: one planted token per splitter, on
+/// stdout and on stderr, each is in the report's findings exactly once (by
+/// its fingerprint, at the line it was printed on), no other finding is
+/// there, and no byte of any token reaches any output.
+#[test]
+fn every_token_split_by_control_bytes_is_counted_once() {
+    let env = Env::new();
+    let mut planted: Vec<(String, &str, usize)> = Vec::new(); // token, stream, line
+    let mut commands = Vec::new();
+    for (k, stream) in ["stdout", "stderr"].into_iter().enumerate() {
+        let mut printed = String::new();
+        for (i, (_, sep)) in SPLITTERS.iter().enumerate() {
+            let token = github_token((k * 100 + i) as u64);
+            // (the plan's text holds the first half: shorter than the 12 bytes checked)
+            let at = 5 + i % 7;
+            printed.push_str(&format!(
+                "line {i}: {}{sep}{}\\n",
+                &token[..at],
+                &token[at..]
+            ));
+            planted.push((token, stream, i + 1));
+        }
+        let redirect = if stream == "stderr" { " >&2" } else { "" };
+        commands.push(format!("printf '{printed}'{redirect}"));
+    }
+    let plan = format!(
+        "version: 1\nid: split\npolicy: {{risk_tolerance: high, fail_on_secrets: false, sandbox: optional}}\nsteps:\n  - id: split\n    tool: bash\n    parameters: {{command: {}, show_cli: true}}\n",
+        serde_json::to_string(&commands.join("; ")).unwrap()
+    );
+    let (status, outputs) = run_everywhere(&env, &plan, &["--sandbox-backend", "none"]);
+    let report = env.report();
+    assert_eq!(status, 0, "fail_on_secrets false: {report:#}");
+    let findings = report["findings"].as_array().unwrap();
+    for (token, stream, line) in &planted {
+        let fp = fingerprint(token);
+        let hits: Vec<&serde_json::Value> =
+            findings.iter().filter(|f| f["fingerprint"] == fp).collect();
+        assert_eq!(
+            hits.len(),
+            1,
+            "{stream} line {line}: {} finding(s) of its token in {findings:#?}",
+            hits.len()
+        );
+        let f = hits[0];
+        assert_eq!(f["rule"], "github-pat", "{f}");
+        assert_eq!(
+            f["location"],
+            format!("artifacts/split/{stream}.txt"),
+            "{f}"
+        );
+        assert_eq!(f["line"], *line as u64, "{f}");
+    }
+    assert_eq!(
+        findings.len(),
+        planted.len(),
+        "every planted token and nothing else: {findings:#?}"
+    );
+    let tokens: Vec<&str> = planted.iter().map(|(t, _, _)| t.as_str()).collect();
+    assert_no_trace(&outputs, &tokens);
+    // The console says how many.
+    let console = String::from_utf8_lossy(&outputs[1].1).into_owned();
+    assert!(
+        console.contains(&format!("secrets: {} found", planted.len())),
+        "{console}"
+    );
+}
+
+/// Issue 27: `plangate scan` of a saved console log reads it as shown: a
+/// token split by control bytes is one finding with its rule (JSON and
+/// SARIF), at its line, and `--redact` leaves nothing of it.
+#[test]
+fn scan_counts_a_token_split_by_control_bytes_once() {
+    let env = Env::new();
+    let mut log = Vec::new();
+    let mut tokens = Vec::new();
+    for (i, (name, sep)) in SPLITTERS.iter().enumerate() {
+        if *name == "nul" {
+            continue; // a NUL makes the file binary for `plangate scan`: skipped, and said so
+        }
+        let token = github_token(500 + i as u64);
+        // the printf escapes as bytes
+        let sep = sep
+            .replace("\\033", "\x1b")
+            .replace("\\a", "\x07")
+            .replace("\\r", "\r")
+            .replace("\\v", "\x0b")
+            .replace("\\f", "\x0c")
+            .replace("\\177", "\x7f")
+            .replace("\\302\\233", "\u{9b}")
+            .replace("\\302\\205", "\u{85}")
+            .replace("\\b", "\x08");
+        let at = 9 + i % 15;
+        log.extend_from_slice(
+            format!("{name}: {}{sep}{}\n", &token[..at], &token[at..]).as_bytes(),
+        );
+        tokens.push(token);
+    }
+    // The same token whole and split on one line: one finding at that line.
+    let twice = github_token(999);
+    log.extend_from_slice(
+        format!("twice: {twice} {}\x1b[0m{}\n", &twice[..10], &twice[10..]).as_bytes(),
+    );
+    let path = env.ws.join("console.log");
+    std::fs::write(&path, &log).unwrap();
+    let o = env
+        .cmd()
+        .args(["scan", "--format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let findings = v["findings"].as_array().unwrap();
+    for (i, token) in tokens.iter().enumerate() {
+        let fp = fingerprint(token);
+        let hits: Vec<_> = findings.iter().filter(|f| f["fingerprint"] == fp).collect();
+        assert_eq!(hits.len(), 1, "token {i}: {findings:#?}");
+        assert_eq!(hits[0]["type"], "github-pat");
+        assert_eq!(hits[0]["line"], (i + 1) as u64);
+    }
+    let fp = fingerprint(&twice);
+    assert_eq!(
+        findings.iter().filter(|f| f["fingerprint"] == fp).count(),
+        2,
+        "whole and split on one line: two places, {findings:#?}"
+    );
+    assert_eq!(v["secrets_found"], tokens.len() + 2, "{v:#}");
+    let o = env
+        .cmd()
+        .args(["scan", "--format", "sarif"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let sarif: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        sarif["runs"][0]["results"].as_array().unwrap().len(),
+        tokens.len() + 2
+    );
+    let o = env
+        .cmd()
+        .args(["scan", "--redact"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    let left = std::fs::read(&path).unwrap();
+    tokens.push(twice);
+    let all: Vec<&str> = tokens.iter().map(String::as_str).collect();
+    assert_no_trace(&[("console.log".to_owned(), left)], &all);
+}

@@ -124,7 +124,12 @@ fn unescape(s: &str) -> String {
 
 /// Rows of `real_world/NAME` (tab-separated, `#` comments), the sample unescaped.
 fn real_world(name: &str) -> Vec<Vec<String>> {
-    let text = std::fs::read_to_string(dir("real_world").join(name)).expect("real-world fixture");
+    tsv("real_world", name)
+}
+
+/// Rows of `DIR/NAME` (tab-separated, `#` comments).
+fn tsv(dir_name: &str, name: &str) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(dir(dir_name).join(name)).expect("tsv fixture");
     text.lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| l.split('\t').map(str::to_owned).collect())
@@ -176,6 +181,63 @@ fn real_world_negatives_yield_nothing() {
         if !found.is_empty() {
             let got: Vec<String> = found.iter().map(|f| show(f, text.as_bytes())).collect();
             errors.push(format!("({source}): {got:?} in {text:?}"));
+        }
+    }
+    assert!(
+        errors.is_empty(),
+        "{} false positives:\n{}",
+        errors.len(),
+        errors.join("\n")
+    );
+}
+
+/// Issue 27's corpus (`precision/`, written by its `gen.py`): each secret is
+/// found by its rule, and nothing else is reported beside it (the plain
+/// settings of a Kubernetes Secret next to its password stay silent).
+#[test]
+fn precision_corpus_secrets_are_found_by_their_rule_alone() {
+    let s = scanner();
+    let rows = tsv("precision", "positives.tsv");
+    assert!(rows.len() >= 40, "{} positives", rows.len());
+    let mut errors = Vec::new();
+    for row in &rows {
+        let [rule, sample, family] = row.as_slice() else {
+            panic!("positives.tsv: want RULE<TAB>SAMPLE<TAB>FAMILY, got {row:?}");
+        };
+        let text = unescape(sample);
+        let found = s.scan(text.as_bytes());
+        if !found.iter().any(|f| &f.rule == rule) || found.iter().any(|f| &f.rule != rule) {
+            let got: Vec<String> = found.iter().map(|f| show(f, text.as_bytes())).collect();
+            errors.push(format!("{rule} ({family}): got {got:?} in {text:?}"));
+        }
+    }
+    assert!(
+        errors.is_empty(),
+        "{} errors:\n{}",
+        errors.len(),
+        errors.join("\n")
+    );
+}
+
+/// Issue 27's corpus: names after a secret-like key (identifiers in every
+/// casing, the key echoed, secret names, paths and ARNs, references),
+/// placeholders, publishable keys and a Kubernetes Secret's plain settings
+/// yield nothing.
+#[test]
+fn precision_corpus_names_and_public_keys_yield_nothing() {
+    let s = scanner();
+    let rows = tsv("precision", "negatives.tsv");
+    assert!(rows.len() >= 90, "{} negatives", rows.len());
+    let mut errors = Vec::new();
+    for row in &rows {
+        let [sample, family, _why] = row.as_slice() else {
+            panic!("negatives.tsv: want SAMPLE<TAB>FAMILY<TAB>WHY, got {row:?}");
+        };
+        let text = unescape(sample);
+        let found = s.scan(text.as_bytes());
+        if !found.is_empty() {
+            let got: Vec<String> = found.iter().map(|f| show(f, text.as_bytes())).collect();
+            errors.push(format!("({family}): {got:?} in {text:?}"));
         }
     }
     assert!(

@@ -6,7 +6,9 @@
 //! all join what a control sequence split: `ghp_ab<ESC>[0mcd…` is shown as
 //! `ghp_abcd…`. The redaction layer scans these views besides the raw bytes,
 //! and replaces a secret found in a view over its whole original span
-//! (control bytes included), so nothing downstream can reassemble it.
+//! (control bytes included), so nothing downstream can reassemble it; the
+//! scan that reports findings ([`super::Scanner::scan_shown`]) reads them too,
+//! so such a secret is counted once, with its rule.
 //!
 //! Removed: ANSI escape sequences (CSI, OSC, DCS/SOS/PM/APC strings, two-byte
 //! and `nF` escapes; 7-bit and C1 forms), every other C0 control but `\n`
@@ -57,7 +59,7 @@ fn unit_at(b: &[u8], i: usize) -> Option<(Unit, usize)> {
 }
 
 /// Whether `b` holds anything a view would remove (cheap; most text does not).
-pub(super) fn has_controls(b: &[u8]) -> bool {
+pub(crate) fn has_controls(b: &[u8]) -> bool {
     b.iter().enumerate().any(|(i, &c)| match c {
         b'\\' => matches!(b.get(i + 1), Some(b'u' | b'b' | b'f' | b'r')),
         0xc2 => matches!(b.get(i + 1), Some(0x80..=0x9f)),
@@ -66,16 +68,16 @@ pub(super) fn has_controls(b: &[u8]) -> bool {
 }
 
 /// Whether `b` holds a backspace (raw or JSON-escaped).
-pub(super) fn has_backspace(b: &[u8]) -> bool {
+pub(crate) fn has_backspace(b: &[u8]) -> bool {
     memchr::memchr(BS, b).is_some()
         || memchr::memmem::find(b, b"\\b").is_some()
         || memchr::memmem::find(b, b"\\u0008").is_some()
 }
 
 /// A view of some bytes and the way back to them.
-pub(super) struct View {
+pub(crate) struct View {
     /// The shown text.
-    pub(super) text: Vec<u8>,
+    pub(crate) text: Vec<u8>,
     /// `(view offset, original offset)` where the view stops following the
     /// original one to one (sorted by view offset).
     shifts: Vec<(usize, usize)>,
@@ -117,7 +119,7 @@ impl View {
 
     /// The original span of the view's bytes `s..e`: from where its first
     /// byte came to where its last one did, control bytes between included.
-    pub(super) fn span(&self, s: usize, e: usize) -> (usize, usize) {
+    pub(crate) fn span(&self, s: usize, e: usize) -> (usize, usize) {
         let start = self.orig(s);
         let end = e.checked_sub(1).map_or(start, |l| self.orig(l) + 1);
         (start, end.max(start))
@@ -188,7 +190,7 @@ fn skip_escape(b: &[u8], i: usize) -> usize {
 
 /// `b` as shown: control sequences removed; with `overstrike`, a backspace
 /// also erases the character before it.
-pub(super) fn view(b: &[u8], overstrike: bool) -> View {
+pub(crate) fn view(b: &[u8], overstrike: bool) -> View {
     let mut v = View {
         text: Vec::with_capacity(b.len()),
         shifts: Vec::new(),
@@ -215,7 +217,7 @@ pub(super) fn view(b: &[u8], overstrike: bool) -> View {
 }
 
 /// The views of `b` worth scanning besides the raw bytes (none for plain text).
-pub(super) fn views(b: &[u8]) -> Vec<View> {
+pub(crate) fn views(b: &[u8]) -> Vec<View> {
     if !has_controls(b) {
         return Vec::new();
     }
