@@ -293,17 +293,13 @@ fn the_readmes_first_command_is_the_quickstart_header_and_does_what_the_readme_s
         std::fs::read_to_string(env.ws.join("target/plangate-quickstart/summary.txt")).unwrap(),
         "rust files: 2\n"
     );
-    // On a machine with no sandbox backend it still runs (and says so).
+    // With no sandbox backend nothing runs bare: the built-in policy requires
+    // one, and a plan cannot lower that (exit 3, the step says why).
     let mut bare = args.clone();
     bare.extend(["--sandbox-backend", "none"]);
     let (env, o) = run(&bare);
-    assert_eq!(code(&o), 0, "no backend: {}", stderr(&o));
-    assert_eq!(
-        env.step("write")["sandbox"]["enforcement"],
-        "not enforced",
-        "{:#}",
-        env.step("write")
-    );
+    assert_eq!(code(&o), 3, "no backend: {}", stderr(&o));
+    assert!(!env.ws.join("target").exists(), "nothing ran bare");
     // "Drop `--approve write` and the run is refused before anything executes (exit 3)."
     let without: Vec<&str> = args
         .iter()
