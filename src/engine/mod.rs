@@ -144,7 +144,8 @@ pub(crate) fn decide_all(
             // Every part of the step is judged (its rollback too), links resolved.
             let verdict = tools::judge::verdict(step, env, policy, risk.effective);
             let mut decision = decision.with_permission(verdict);
-            let sandbox = sandbox_for(step, env, policy, &risk, &mut decision);
+            let approved = approvals.contains(&step.id) || approvals.contains(&step.template);
+            let sandbox = sandbox_for(step, env, policy, &risk, approved, &mut decision);
             // The classifier quotes commands whole; they are cut here, after
             // redaction, so no secret's prefix survives the cut.
             decision.reason = crate::redact::cut_reason(&decision.reason);
@@ -274,6 +275,7 @@ fn sandbox_for(
     env: &ToolEnv,
     policy: &EffectivePolicy,
     risk: &RiskAssessment,
+    approved: bool,
     decision: &mut Decision,
 ) -> Option<crate::model::StepSandbox> {
     if !matches!(
@@ -284,7 +286,38 @@ fn sandbox_for(
     }
     let request = step.sandbox_request(&env.workspace, env.home.as_deref())?;
     match crate::sandbox::plan_for(&request, risk.effective, env.sandbox.as_ref(), policy) {
-        Ok(s) => Some(s),
+        Ok(s) => {
+            // Fail-close: a property the backend does not enforce here lowers
+            // what may run unattended; an explicit approval still runs it.
+            let missing = match (s.backend(), env.sandbox.as_ref()) {
+                (Some(_), Some(a)) => a.unenforced_for(s.profile.filesystem),
+                _ => Vec::new(),
+            };
+            if decision.decision == DecisionKind::AutoApproved && !missing.is_empty() {
+                if approved {
+                    decision.decision = DecisionKind::PreApproved;
+                    decision.reason = format!(
+                        "approved in advance; the {} sandbox here does not enforce {} for a {} step, so it would not have been auto-approved",
+                        s.enforcement,
+                        missing.join(", "),
+                        s.profile.filesystem.as_str()
+                    );
+                    return Some(s);
+                }
+                decision.decision = DecisionKind::Denied;
+                decision.reason = format!(
+                    "not auto-approved: the {} sandbox here does not enforce {} for a {} step \
+                     (see the report's sandbox.properties); approve it explicitly (--approve {}) \
+                     or run where the sandbox enforces them (bubblewrap, or Landlock on Linux 6.12+)",
+                    s.enforcement,
+                    missing.join(", "),
+                    s.profile.filesystem.as_str(),
+                    step.id
+                );
+                return None;
+            }
+            Some(s)
+        }
         Err(why) => {
             decision.decision = DecisionKind::Blocked;
             decision.reason = format!("blocked: {why}");

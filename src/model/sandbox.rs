@@ -33,9 +33,22 @@ pub struct Availability {
     pub available: String,
     /// Why this level (what was probed, what failed).
     pub reason: String,
+    /// What the start-up self-test found, property by property: `enforced`,
+    /// `unenforced`, or `read-only steps only` (see `sandbox::selftest`).
+    /// A step whose profile depends on a property not enforced here is not
+    /// auto-approved (fail-close): it needs an explicit approval.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub properties: std::collections::BTreeMap<String, String>,
     #[serde(skip)]
     backend: Option<Backend>,
 }
+
+/// A property the self-test saw hold.
+pub(crate) const ENFORCED: &str = "enforced";
+/// A property the self-test saw fail.
+pub(crate) const UNENFORCED: &str = "unenforced";
+/// `metadata` under Landlock: held for read-only steps only.
+pub(crate) const READ_ONLY_ONLY: &str = "read-only steps only";
 
 impl Availability {
     /// The backend, if any works.
@@ -48,6 +61,7 @@ impl Availability {
         Availability {
             available: backend.as_str().to_owned(),
             reason,
+            properties: std::collections::BTreeMap::new(),
             backend: Some(backend),
         }
     }
@@ -57,8 +71,21 @@ impl Availability {
         Availability {
             available: "none".to_owned(),
             reason,
+            properties: std::collections::BTreeMap::new(),
             backend: None,
         }
+    }
+
+    /// The properties a step of `profile` would depend on that are not enforced here.
+    pub(crate) fn unenforced_for(&self, filesystem: Filesystem) -> Vec<String> {
+        self.properties
+            .iter()
+            .filter(|(_, v)| {
+                v.as_str() == UNENFORCED
+                    || (v.as_str() == READ_ONLY_ONLY && filesystem != Filesystem::ReadOnly)
+            })
+            .map(|(k, _)| k.clone())
+            .collect()
     }
 }
 

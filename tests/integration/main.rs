@@ -17,6 +17,7 @@ mod agent_preflight;
 mod agent_record;
 mod agent_stage;
 mod bad_inputs;
+mod boundary;
 mod ci;
 mod cli_help;
 mod diff;
