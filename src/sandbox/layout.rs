@@ -109,9 +109,13 @@ fn own_exe() -> String {
     std::env::current_exe().map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string())
 }
 
+/// The supervisor (outside the step's Landlock domain, so that under ABI 6
+/// the step cannot signal it away), then the helper that restricts itself
+/// and execs the command.
 fn helper_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
-    let mut a = vec![HELPER.to_owned()];
+    let mut a = vec![HELPER.to_owned(), "--limits-only".to_owned()];
     a.extend(supervisor_args(&l.report, l.kill_grace_ms));
+    a.extend(["--".to_owned(), own_exe(), HELPER.to_owned()]);
     if l.profile.filesystem == Filesystem::ReadOnly {
         a.push("--frozen-metadata".to_owned());
     }

@@ -196,9 +196,10 @@ pub(crate) fn self_test(backend: Backend) -> Result<Held, SandboxError> {
         }
         Backend::Landlock => {
             let mut c = Command::new(&exe);
-            c.args([HELPER, "--frozen-metadata", "--rw"])
-                .arg(&rw)
+            c.args([HELPER, "--limits-only"])
                 .args(&supervise)
+                .args(["--", &exe_s, HELPER, "--frozen-metadata", "--rw"])
+                .arg(&rw)
                 .args(["--", &exe_s])
                 .args(&probe_args);
             c
