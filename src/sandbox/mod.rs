@@ -20,14 +20,15 @@
 //!   the output folder inside it) stay read-only by granting write access to
 //!   each sibling instead: new entries directly in the workspace root (or in
 //!   another parent of those folders) cannot be created under this backend.
-//!   There is no pid namespace: a process that calls `setsid` can outlive the
-//!   step, as without a sandbox.
+//!   There is no pid namespace: the supervisor ([`confine::supervise`], a
+//!   child subreaper outside the step's domain) kills what the step leaves.
 //! - none: a step that asks for a sandbox is blocked before the run starts
 //!   (fail-close), never run unsandboxed.
 //!
-//! The probe runs the backend for real (`bwrap ... -- true`), because bwrap
+//! The pre-flight runs the backend for real ([`selftest`]), because bwrap
 //! is often installed where it cannot work (Ubuntu 24.04 runners restrict
-//! unprivileged user namespaces; unprivileged containers forbid mounts).
+//! unprivileged user namespaces; unprivileged containers forbid mounts), and
+//! records which properties of the boundary hold here.
 
 mod confine;
 mod exec;
