@@ -233,3 +233,50 @@ impl StepSandbox {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(props: &[(&str, &str)]) -> Availability {
+        let mut a = Availability::with(Backend::Landlock, "probe".into());
+        a.properties = props
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        a
+    }
+
+    #[test]
+    fn an_unenforced_property_concerns_every_profile() {
+        let a = with(&[("signals", UNENFORCED), ("sockets", ENFORCED)]);
+        for fs in [
+            Filesystem::ReadOnly,
+            Filesystem::WorkspaceWrite,
+            Filesystem::Declared,
+        ] {
+            assert_eq!(a.unenforced_for(fs), vec!["signals".to_owned()]);
+        }
+    }
+
+    #[test]
+    fn read_only_only_concerns_the_profiles_that_write() {
+        let a = with(&[("metadata", READ_ONLY_ONLY), ("sockets", ENFORCED)]);
+        assert!(a.unenforced_for(Filesystem::ReadOnly).is_empty());
+        assert_eq!(
+            a.unenforced_for(Filesystem::WorkspaceWrite),
+            vec!["metadata".to_owned()]
+        );
+        assert_eq!(
+            a.unenforced_for(Filesystem::Declared),
+            vec!["metadata".to_owned()]
+        );
+    }
+
+    #[test]
+    fn nothing_measured_means_nothing_lowered() {
+        // `none` has no properties: its steps are "not enforced" already.
+        let a = Availability::none("switched off".into());
+        assert!(a.unenforced_for(Filesystem::Declared).is_empty());
+    }
+}

@@ -13,6 +13,9 @@
 //!   this backend the `metadata` property is *not* enforced for those
 //!   profiles (see [`super::properties`]).
 //!
+//! `io_uring_setup` fails (EPERM) whatever the profile: its operations
+//! (sockets, `setxattr`) would bypass seccomp.
+//!
 //! Sockets: without network, `socket()` fails (EACCES) for every family,
 //! unix included (a path socket such as `/var/run/docker.sock` cannot be told
 //! from one in the step's TMPDIR); `socketpair()` still works.
@@ -83,12 +86,15 @@ pub(crate) fn apply_seccomp(net: bool, frozen_metadata: bool) -> Result<(), Sand
     // One filter per errno (seccomp runs every filter; the strictest answer wins).
     let mut groups: Vec<(Vec<i64>, i32)> = vec![
         (
-            vec![
-                libc::SYS_chown,
+            // io_uring too: its operations (socket, setxattr) bypass seccomp.
+            [
                 libc::SYS_fchown,
-                libc::SYS_lchown,
                 libc::SYS_fchownat,
-            ],
+                libc::SYS_io_uring_setup,
+            ]
+            .into_iter()
+            .chain(LEGACY_CHOWN)
+            .collect(),
             libc::EPERM,
         ),
         (
@@ -107,25 +113,21 @@ pub(crate) fn apply_seccomp(net: bool, frozen_metadata: bool) -> Result<(), Sand
     ];
     if frozen_metadata {
         groups.push((
-            vec![
-                libc::SYS_chmod,
+            [
                 libc::SYS_fchmod,
                 libc::SYS_fchmodat,
                 SYS_FCHMODAT2,
-                libc::SYS_utime,
-                libc::SYS_utimes,
                 libc::SYS_utimensat,
-                libc::SYS_futimesat,
-            ],
+            ]
+            .into_iter()
+            .chain(LEGACY_CHMOD)
+            .collect(),
             libc::EPERM,
         ));
     }
     if !net {
-        // Every socket family (unix too); io_uring, whose socket operations bypass seccomp.
-        groups.push((
-            vec![libc::SYS_socket, libc::SYS_io_uring_setup],
-            libc::EACCES,
-        ));
+        // Every socket family (unix too).
+        groups.push((vec![libc::SYS_socket], libc::EACCES));
     }
     for (nrs, e) in groups {
         let program: BpfProgram = SeccompFilter::new(
@@ -139,6 +141,21 @@ pub(crate) fn apply_seccomp(net: bool, frozen_metadata: bool) -> Result<(), Sand
     }
     Ok(())
 }
+
+// The path-based forms only x86_64 still has (aarch64 has the `*at` ones alone).
+#[cfg(target_arch = "x86_64")]
+const LEGACY_CHOWN: [i64; 2] = [libc::SYS_chown, libc::SYS_lchown];
+#[cfg(not(target_arch = "x86_64"))]
+const LEGACY_CHOWN: [i64; 0] = [];
+#[cfg(target_arch = "x86_64")]
+const LEGACY_CHMOD: [i64; 4] = [
+    libc::SYS_chmod,
+    libc::SYS_utime,
+    libc::SYS_utimes,
+    libc::SYS_futimesat,
+];
+#[cfg(not(target_arch = "x86_64"))]
+const LEGACY_CHMOD: [i64; 0] = [];
 
 // Newer than the libc crate's tables (x86_64 and aarch64 share these numbers).
 const SYS_FCHMODAT2: i64 = 452;

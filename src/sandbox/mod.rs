@@ -105,7 +105,10 @@ pub(crate) fn preflight(choice: Choice) -> Availability {
 fn with_properties(backend: Backend, mut why: String) -> Result<Availability, SandboxError> {
     use crate::model::sandbox::{ENFORCED, READ_ONLY_ONLY, UNENFORCED};
     let (held, took) = selftest::timed(|| selftest::self_test(backend));
-    let held = held?;
+    let mut held = held?;
+    for name in selftest::PROPERTIES {
+        held.entry((*name).to_owned()).or_insert(false);
+    }
     let mut properties = std::collections::BTreeMap::new();
     for (name, ok) in held {
         let v = match (ok, backend, name.as_str()) {

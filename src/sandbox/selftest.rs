@@ -42,9 +42,16 @@ pub struct ProbeArgs {
     /// An abstract unix socket name plangate listens on.
     #[arg(long)]
     pub abstract_name: String,
+    /// The start time (field 22 of `/proc/<pid>/stat`) of `--pid`: in a pid
+    /// namespace the same number may be another process.
+    #[arg(long)]
+    pub pid_start: u64,
     /// plangate's pid.
     #[arg(long)]
     pub parent: i32,
+    /// plangate's start time.
+    #[arg(long)]
+    pub parent_start: u64,
     /// Where to write the result (JSON: property → held).
     #[arg(long)]
     pub result: PathBuf,
@@ -83,16 +90,19 @@ pub(crate) fn probe_main(a: &ProbeArgs) -> String {
     .is_err();
     held.insert("metadata", chmod && times && own);
     held.insert("sockets", !abstract_connects(&a.abstract_name));
+    // A pid that is not the process plangate meant (another pid namespace) is out of reach.
     held.insert(
         "signals",
-        rustix::process::Pid::from_raw(a.pid)
-            .is_none_or(|p| rustix::process::test_kill_process(p).is_err()),
+        start_time(a.pid) != Some(a.pid_start)
+            || rustix::process::Pid::from_raw(a.pid)
+                .is_none_or(|p| rustix::process::test_kill_process(p).is_err()),
     );
     held.insert("descriptors", only_std_fds());
     held.insert(
         "environment",
-        std::fs::read(format!("/proc/{}/environ", a.parent))
-            .map_or(true, |env| env.iter().all(|b| *b == 0)),
+        start_time(a.parent) != Some(a.parent_start)
+            || std::fs::read(format!("/proc/{}/environ", a.parent))
+                .map_or(true, |env| env.iter().all(|b| *b == 0)),
     );
     // A child in its own process group that outlives the probe: the
     // supervisor must find and kill it (plangate reads its count).
@@ -108,6 +118,13 @@ pub(crate) fn probe_main(a: &ProbeArgs) -> String {
         Ok(Err(e)) => format!("sandbox probe: cannot write its result: {e}"),
         Err(e) => format!("sandbox probe: {e}"),
     }
+}
+
+/// Field 22 of `/proc/<pid>/stat`.
+pub(crate) fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
 }
 
 fn abstract_connects(name: &str) -> bool {
@@ -127,6 +144,17 @@ fn only_std_fds() -> bool {
             <= 1
     })
 }
+
+/// Every property the self-test checks (one it did not report is unenforced).
+pub(crate) const PROPERTIES: &[&str] = &[
+    "descriptors",
+    "environment",
+    "filesystem",
+    "lifetime",
+    "metadata",
+    "signals",
+    "sockets",
+];
 
 /// What the self-test found: property → whether it held.
 pub(crate) type Held = BTreeMap<String, bool>;
@@ -173,8 +201,16 @@ pub(crate) fn self_test(backend: Backend) -> Result<Held, SandboxError> {
         sleeper_pid.to_string(),
         "--abstract-name".to_owned(),
         name,
+        "--pid-start".to_owned(),
+        start_time(sleeper_pid).unwrap_or(0).to_string(),
         "--parent".to_owned(),
         std::process::id().to_string(),
+        "--parent-start".to_owned(),
+        i32::try_from(std::process::id())
+            .ok()
+            .and_then(start_time)
+            .unwrap_or(0)
+            .to_string(),
         "--result".to_owned(),
         result.display().to_string(),
     ];

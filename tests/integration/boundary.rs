@@ -414,8 +414,10 @@ fn the_self_test_probe_reads_nothing_it_should_not() {
         .args(["__sandbox-probe", "--outside"])
         .arg(&outside)
         .args(["--pid", &sleeper.id().to_string()])
+        .args(["--pid-start", &start_time(sleeper.id())])
         .args(["--abstract-name", "plangate-life-none"])
         .args(["--parent", &std::process::id().to_string()])
+        .args(["--parent-start", &start_time(std::process::id())])
         .arg("--result")
         .arg(&result)
         .output()
@@ -472,4 +474,11 @@ fn a_step_that_kills_its_supervisor_still_leaves_nothing_running() {
             "{label}: a detached process survived the step"
         );
     }
+}
+
+/// Field 22 of `/proc/<pid>/stat`, as text.
+fn start_time(pid: u32) -> String {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 1..];
+    rest.split_whitespace().nth(19).unwrap().to_owned()
 }
