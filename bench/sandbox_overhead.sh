@@ -7,6 +7,7 @@
 #
 #   bash bench/sandbox_overhead.sh              # N=1000, 3 runs each
 #   N=200 RUNS=5 bash bench/sandbox_overhead.sh
+#   PLANGATE_BIN=/tmp/plangate N=200 bash bench/sandbox_overhead.sh   # a given binary
 #
 # The workspace is a fresh `git init` (so the git hooks guard has the usual
 # sample hooks to record and compare around every step). Uses hyperfine when
@@ -15,8 +16,12 @@ set -euo pipefail
 N=${N:-1000}
 RUNS=${RUNS:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-bin="${CARGO_TARGET_DIR:-$root/target}/release/plangate"
+if [ -n "${PLANGATE_BIN:-}" ]; then
+  bin=$PLANGATE_BIN   # compare two builds: PLANGATE_BIN=/path/to/plangate
+else
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+  bin="${CARGO_TARGET_DIR:-$root/target}/release/plangate"
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/ws"

@@ -36,6 +36,9 @@ pub enum Command {
     /// Internal: restrict this process (Landlock, seccomp) and exec a sandboxed step's command.
     #[command(name = "__sandbox-exec", hide = true)]
     SandboxExec(crate::sandbox::ExecArgs),
+    /// Internal: the sandbox self-test's probe (runs inside the backend).
+    #[command(name = "__sandbox-probe", hide = true)]
+    SandboxProbe(crate::sandbox::ProbeArgs),
     /// Split the expanded plan into shards for a CI matrix (GitHub `strategy.matrix`, GitLab `parallel:matrix`).
     Shard(ShardArgs),
     /// Join shard reports (`run --shard i/N`) into one report, and publish it like `run`.

@@ -177,7 +177,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         judge: None,
         env: ToolEnv {
             workspace: req.workspace.clone(),
-            home: std::env::var_os("HOME").map(PathBuf::from),
+            home: crate::environ::var_os("HOME").map(PathBuf::from),
             allowed_hosts: None,
             sandbox: None,
             scope: Arc::new(scope),

@@ -63,7 +63,7 @@ pub(crate) fn step_summary(report: &Report) -> String {
 /// Publish a finished run where the CI system expects it. Returns what
 /// happened (`target`, notice); failures are for warnings.
 pub(crate) fn publish(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static str, Notice)> {
-    if std::env::var("GITHUB_ACTIONS").ok().as_deref() != Some("true") {
+    if crate::environ::var("GITHUB_ACTIONS").as_deref() != Some("true") {
         return Vec::new();
     }
     let path = out_dir.join("report.json");
@@ -72,12 +72,12 @@ pub(crate) fn publish(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static st
         Err(e) => return vec![("report", Notice::Failed(e.to_string()))],
     };
     let mut notices = Vec::new();
-    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY")
+    if let Some(summary) = crate::environ::var_os("GITHUB_STEP_SUMMARY")
         && let Err(e) = append(Path::new(&summary), &step_summary(&report))
     {
         notices.push(("step_summary", Notice::Failed(e)));
     }
-    if let Some(output) = std::env::var_os("GITHUB_OUTPUT") {
+    if let Some(output) = crate::environ::var_os("GITHUB_OUTPUT") {
         let conclusion = report.conclusion();
         let values = [
             ("status", report.status.as_str().to_owned()),

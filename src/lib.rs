@@ -20,6 +20,7 @@ pub(crate) mod commands;
 pub(crate) mod diff;
 pub(crate) mod draft;
 pub(crate) mod engine;
+pub(crate) mod environ;
 pub(crate) mod error;
 pub(crate) mod format;
 pub(crate) mod github;
@@ -97,6 +98,12 @@ pub fn run(cli: Cli) -> ExitCode {
         redact::init()
             .map_err(Error::Internal)
             .and(Err(Error::SandboxExec(why)))
+    } else if let Command::SandboxProbe(args) = &command {
+        // The self-test's probe: as cheap as the helper.
+        let why = sandbox::probe_main(args);
+        redact::init()
+            .map_err(Error::Internal)
+            .and(Err(Error::SandboxExec(why)))
     } else {
         output::install_panic_hook();
         match redact::init() {
@@ -125,6 +132,7 @@ fn dispatch(command: Command) -> commands::Outcome {
         Command::Scan(args) => commands::scan::run(&args),
         Command::Report(args) => commands::report::run(&args),
         Command::SandboxExec(args) => Err(Error::SandboxExec(sandbox::exec(&args))),
+        Command::SandboxProbe(args) => Err(Error::SandboxExec(sandbox::probe_main(&args))),
         Command::Shard(args) => commands::shard::run(&args),
         Command::Merge(args) => commands::merge::run(&args),
     }

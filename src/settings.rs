@@ -327,9 +327,24 @@ impl PlanSettings {
             .iter()
             .any(crate::tools::step::Step::runs_processes)
             .then(|| crate::sandbox::preflight(args.sandbox_backend));
+        if let Some(a) = &sandbox {
+            let missing: Vec<String> = a
+                .properties
+                .iter()
+                .filter(|(_, v)| v.as_str() != crate::model::sandbox::ENFORCED)
+                .map(|(k, v)| format!("{k} ({v})"))
+                .collect();
+            if !missing.is_empty() {
+                crate::output::warning(format_args!(
+                    "the {} sandbox does not enforce everything here: {}; steps that depend on it are not auto-approved",
+                    a.available,
+                    missing.join(", ")
+                ));
+            }
+        }
         let env = ToolEnv {
             workspace,
-            home: std::env::var_os("HOME").map(PathBuf::from),
+            home: crate::environ::var_os("HOME").map(PathBuf::from),
             allowed_hosts: policy.allowed_hosts.clone(),
             sandbox,
             scope: scoped_env(&plan, &policy),

@@ -15,6 +15,10 @@ use crate::settings::{self, PlanSettings, RunFlags, usage_diag};
 
 /// `plangate draft`.
 pub(crate) fn run(args: &DraftArgs) -> Outcome {
+    // As `run` does: the sandbox self-test then finds what a run would.
+    for why in crate::environ::seal().failed {
+        crate::output::warning(format_args!("{why}"));
+    }
     let workspace = settings::workspace(&args.decision).map_err(|d| Error::Invalid(vec![d]))?;
     let agents_path = args
         .agents

@@ -37,7 +37,7 @@ impl Start<'_> {
             &self.cwd,
             workspace,
             &self.run_id,
-            &|k| std::env::var_os(k),
+            &|k| crate::environ::var_os(k),
         );
         if let Err(e) = settings::hide_from_git(&out, workspace) {
             output::warning(format_args!(
@@ -68,6 +68,11 @@ impl Start<'_> {
 
 /// `plangate run`.
 pub(crate) fn run(args: &RunArgs) -> Outcome {
+    // Before any thread or child: the environment goes into memory and out of
+    // /proc, inherited descriptors stop at exec (issue 23).
+    for why in crate::environ::seal().failed {
+        output::warning(format_args!("{why}"));
+    }
     let start = Start {
         args,
         gh: settings::github(&args.github),
@@ -125,6 +130,14 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     console.quiet = args.quiet;
     let out_dir = settings.out_dir.clone();
     let (status, finished) = execute(plan, Arc::new(settings), console);
+    // Every step has ended: a child still here is one a step orphaned after
+    // its supervisor was killed (plangate is a child subreaper).
+    let left = crate::sandbox::kill_descendants();
+    if left > 0 {
+        output::warning(format_args!(
+            "{left} process(es) started by steps were still running at the end of the run; they were killed"
+        ));
+    }
     write_derived_outputs(args.junit.as_deref(), &out_dir);
     if finished {
         publish_ci(&out_dir, &start.gh, args.quiet);

@@ -138,6 +138,10 @@ pub(crate) struct StepLine<'a> {
 
 /// `plangate validate`.
 pub(crate) fn run(args: &ValidateArgs) -> Outcome {
+    // As `run` does: the sandbox self-test then finds what a run would.
+    for why in crate::environ::seal().failed {
+        crate::output::warning(format_args!("{why}"));
+    }
     let resolved =
         PlanSettings::resolve(&args.plan, &args.decision, RunFlags::default()).and_then(|mut p| {
             p.inputs = crate::settings::inputs(&args.inputs, &p.plan)?;

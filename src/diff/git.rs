@@ -420,10 +420,13 @@ impl Session {
 fn base(git: &OsStr, cwd: &Path) -> Command {
     let mut c = Command::new(git);
     c.current_dir(cwd);
-    for (k, _) in std::env::vars_os() {
+    // plangate's environment is sealed (`crate::environ`): the child gets the
+    // copy, less the inherited `GIT_*` variables.
+    c.env_clear();
+    for (k, v) in crate::environ::vars_os() {
         let kb = k.as_bytes();
-        if kb.starts_with(b"GIT_") && !KEEP_ENV.iter().any(|x| x.as_bytes() == kb) {
-            c.env_remove(&k);
+        if !kb.starts_with(b"GIT_") || KEEP_ENV.iter().any(|x| x.as_bytes() == kb) {
+            c.env(&k, &v);
         }
     }
     c.env("GIT_TERMINAL_PROMPT", "0")

@@ -196,8 +196,9 @@ pub(crate) fn decide_all(
                 risk = r;
                 decision = d.with_permission(verdict);
             }
+            let approved = approvals.contains(&step.id) || approvals.contains(&step.template);
             let sandbox = if never.is_none() {
-                sandbox_for(step, env, policy, &risk, &mut decision)
+                sandbox_for(step, env, policy, &risk, approved, &mut decision)
             } else {
                 None
             };
@@ -378,6 +379,7 @@ fn sandbox_for(
     env: &ToolEnv,
     policy: &EffectivePolicy,
     risk: &RiskAssessment,
+    approved: bool,
     decision: &mut Decision,
 ) -> Option<crate::model::StepSandbox> {
     if !matches!(
@@ -388,7 +390,38 @@ fn sandbox_for(
     }
     let request = step.sandbox_request(&env.workspace, env.home.as_deref())?;
     match crate::sandbox::plan_for(&request, risk.effective, env.sandbox.as_ref(), policy) {
-        Ok(s) => Some(s),
+        Ok(s) => {
+            // Fail-close: a property the backend does not enforce here lowers
+            // what may run unattended; an explicit approval still runs it.
+            let missing = match (s.backend(), env.sandbox.as_ref()) {
+                (Some(_), Some(a)) => a.unenforced_for(s.profile.filesystem),
+                _ => Vec::new(),
+            };
+            if decision.decision == DecisionKind::AutoApproved && !missing.is_empty() {
+                if approved {
+                    decision.decision = DecisionKind::PreApproved;
+                    decision.reason = format!(
+                        "approved in advance; the {} sandbox here does not enforce {} for a {} step, so it would not have been auto-approved",
+                        s.enforcement,
+                        missing.join(", "),
+                        s.profile.filesystem.as_str()
+                    );
+                    return Some(s);
+                }
+                decision.decision = DecisionKind::Denied;
+                decision.reason = format!(
+                    "not auto-approved: the {} sandbox here does not enforce {} for a {} step \
+                     (see the report's sandbox.properties); approve it explicitly (--approve {}) \
+                     or run where the sandbox enforces them (bubblewrap, or Landlock on Linux 6.12+)",
+                    s.enforcement,
+                    missing.join(", "),
+                    s.profile.filesystem.as_str(),
+                    step.id
+                );
+                return None;
+            }
+            Some(s)
+        }
         Err(why) => {
             decision.decision = DecisionKind::Blocked;
             decision.reason = format!("blocked: {why}");

@@ -104,7 +104,7 @@ impl Context {
     /// read if it is there (at most [`EVENT_MAX`] bytes; an unreadable one
     /// is ignored and `GITHUB_REF` decides).
     pub(crate) fn from_env() -> Result<Context, GithubError> {
-        let event = std::env::var_os("GITHUB_EVENT_PATH").and_then(|p| {
+        let event = crate::environ::var_os("GITHUB_EVENT_PATH").and_then(|p| {
             use std::io::Read;
             let mut text = Vec::new();
             std::fs::File::open(p)
@@ -112,7 +112,7 @@ impl Context {
                 .ok()?;
             serde_json::from_slice::<Value>(&text).ok()
         });
-        Context::from_parts(|k| std::env::var(k).ok(), event.as_ref())
+        Context::from_parts(crate::environ::var, event.as_ref())
     }
 }
 

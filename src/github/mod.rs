@@ -235,7 +235,7 @@ pub(crate) fn publish(report: &Report, settings: &Settings) -> Published {
     };
     let base = match api_base(
         settings.api_url.as_deref(),
-        std::env::var("GITHUB_API_URL").ok().as_deref(),
+        crate::environ::var("GITHUB_API_URL").as_deref(),
     ) {
         Ok(b) => b,
         Err(e) => return all_failed(e),

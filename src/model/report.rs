@@ -228,6 +228,11 @@ pub(crate) struct StepReport {
     pub output_bytes: u64,
     /// What went wrong or why it did not run, in one line.
     pub error: Option<String>,
+    /// How many processes it left running when it ended (daemons, `setsid`
+    /// children, background jobs): all were killed by its sandbox supervisor
+    /// before the git guard and the workspace sweep; absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lingering_processes: Option<usize>,
     /// The end of its output (`--show-output`: failed steps by default):
     /// `stdout`, `stderr`, an agent's `reasons`, `stdout_truncated`, `stderr_truncated`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -33,6 +33,12 @@ pub struct Availability {
     pub available: String,
     /// Why this level (what was probed, what failed).
     pub reason: String,
+    /// What the start-up self-test found, property by property: `enforced`,
+    /// `unenforced`, or `read-only steps only` (see `sandbox::selftest`).
+    /// A step whose profile depends on a property not enforced here is not
+    /// auto-approved (fail-close): it needs an explicit approval.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub properties: std::collections::BTreeMap<String, String>,
     #[serde(skip)]
     backend: Option<Backend>,
     /// `--sandbox-backend none`: every step that asks for a sandbox is
@@ -40,6 +46,13 @@ pub struct Availability {
     #[serde(skip)]
     switched_off: bool,
 }
+
+/// A property the self-test saw hold.
+pub(crate) const ENFORCED: &str = "enforced";
+/// A property the self-test saw fail.
+pub(crate) const UNENFORCED: &str = "unenforced";
+/// `metadata` under Landlock: held for read-only steps only.
+pub(crate) const READ_ONLY_ONLY: &str = "read-only steps only";
 
 impl Availability {
     /// The backend, if any works.
@@ -52,6 +65,7 @@ impl Availability {
         Availability {
             available: backend.as_str().to_owned(),
             reason,
+            properties: std::collections::BTreeMap::new(),
             backend: Some(backend),
             switched_off: false,
         }
@@ -62,6 +76,7 @@ impl Availability {
         Availability {
             available: "none".to_owned(),
             reason,
+            properties: std::collections::BTreeMap::new(),
             backend: None,
             switched_off: false,
         }
@@ -78,6 +93,18 @@ impl Availability {
     /// Whether the operator switched sandboxes off.
     pub fn is_switched_off(&self) -> bool {
         self.switched_off
+    }
+
+    /// The properties a step of `profile` would depend on that are not enforced here.
+    pub(crate) fn unenforced_for(&self, filesystem: Filesystem) -> Vec<String> {
+        self.properties
+            .iter()
+            .filter(|(_, v)| {
+                v.as_str() == UNENFORCED
+                    || (v.as_str() == READ_ONLY_ONLY && filesystem != Filesystem::ReadOnly)
+            })
+            .map(|(k, _)| k.clone())
+            .collect()
     }
 }
 
@@ -223,5 +250,52 @@ impl StepSandbox {
             s.push_str(&format!(" ({why})"));
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(props: &[(&str, &str)]) -> Availability {
+        let mut a = Availability::with(Backend::Landlock, "probe".into());
+        a.properties = props
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        a
+    }
+
+    #[test]
+    fn an_unenforced_property_concerns_every_profile() {
+        let a = with(&[("signals", UNENFORCED), ("sockets", ENFORCED)]);
+        for fs in [
+            Filesystem::ReadOnly,
+            Filesystem::WorkspaceWrite,
+            Filesystem::Declared,
+        ] {
+            assert_eq!(a.unenforced_for(fs), vec!["signals".to_owned()]);
+        }
+    }
+
+    #[test]
+    fn read_only_only_concerns_the_profiles_that_write() {
+        let a = with(&[("metadata", READ_ONLY_ONLY), ("sockets", ENFORCED)]);
+        assert!(a.unenforced_for(Filesystem::ReadOnly).is_empty());
+        assert_eq!(
+            a.unenforced_for(Filesystem::WorkspaceWrite),
+            vec!["metadata".to_owned()]
+        );
+        assert_eq!(
+            a.unenforced_for(Filesystem::Declared),
+            vec!["metadata".to_owned()]
+        );
+    }
+
+    #[test]
+    fn nothing_measured_means_nothing_lowered() {
+        // `none` has no properties: its steps are "not enforced" already.
+        let a = Availability::none("switched off".into());
+        assert!(a.unenforced_for(Filesystem::Declared).is_empty());
     }
 }

@@ -86,6 +86,8 @@ pub(crate) struct StepOutcome {
     pub command_attempts: Vec<CommandAttempt>,
     /// The run's budget ran out during this step.
     pub budget_exhausted: bool,
+    /// Processes it left running when it ended (they were killed), when any.
+    pub lingering_processes: Option<usize>,
     /// The accepted, sanitized result (an agent step's `parsed.*`), absolute.
     pub result_file: Option<std::path::PathBuf>,
     /// The names of the variables its processes received (None: it started none).
@@ -120,6 +122,7 @@ impl StepOutcome {
             agent_attempts: Vec::new(),
             command_attempts: Vec::new(),
             budget_exhausted: false,
+            lingering_processes: None,
             result_file: None,
             environment: None,
             workspace_files: Vec::new(),

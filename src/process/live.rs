@@ -35,7 +35,7 @@ static REGISTRY: OnceLock<Registry> = OnceLock::new();
 /// The directory of live-run files.
 fn dir() -> PathBuf {
     let uid = rustix::process::getuid().as_raw();
-    std::env::temp_dir().join(format!("plangate-live-{uid}"))
+    crate::environ::temp_dir().join(format!("plangate-live-{uid}"))
 }
 
 fn start_time(pid: i32) -> Option<u64> {

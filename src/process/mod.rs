@@ -215,7 +215,7 @@ pub(crate) async fn run(
 /// picks what a child gets from it). Variables whose name or value is not
 /// UTF-8 are left out: no child gets them.
 pub(crate) fn own_env() -> std::collections::BTreeMap<String, String> {
-    std::env::vars_os()
+    crate::environ::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect()
 }
@@ -223,11 +223,11 @@ pub(crate) fn own_env() -> std::collections::BTreeMap<String, String> {
 /// Where `program` is: looked up in plangate's `PATH` (not the child's, which a
 /// step's `env` may change), so wrappers such as `bwrap` are the ones plangate
 /// probed. A name not found there is left for the spawn to report.
-fn program_path(program: &str) -> PathBuf {
+pub(crate) fn program_path(program: &str) -> PathBuf {
     if program.contains('/') {
         return PathBuf::from(program);
     }
-    let found = std::env::var_os("PATH").and_then(|path| {
+    let found = crate::environ::var_os("PATH").and_then(|path| {
         std::env::split_paths(&path)
             .filter(|dir| dir.is_absolute())
             .map(|dir| dir.join(program))

@@ -52,7 +52,7 @@ impl Console {
     /// From the environment: `GITHUB_ACTIONS=true` turns on groups.
     pub(crate) fn from_env() -> Console {
         Console {
-            github: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+            github: crate::environ::var("GITHUB_ACTIONS").is_some_and(|v| v == "true"),
             quiet: false,
         }
     }
@@ -164,6 +164,17 @@ impl Console {
             self.line(format_args!("     {}", step_summary(step, r)));
         } else {
             self.line(format_args!("{style}{tag:>4}{style:#} {head}"));
+        }
+        if let Some(n) = r.lingering_processes.filter(|n| *n > 0) {
+            let what = format!(
+                "step `{}` left {n} process(es) running when it ended; they were killed",
+                r.id
+            );
+            if self.github {
+                self.line(format_args!("::warning::{what}"));
+            } else {
+                self.line(format_args!("     warning: {what}"));
+            }
         }
         let show = step.action.show_cli();
         if show {

@@ -30,7 +30,7 @@ pub(crate) fn schema_time(rfc3339: Option<&str>) -> String {
 pub(crate) fn commit_from_env() -> String {
     ["CI_COMMIT_SHA", "GITHUB_SHA"]
         .iter()
-        .filter_map(|k| std::env::var(k).ok())
+        .filter_map(|k| crate::environ::var(k))
         .find(|v| !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
         .unwrap_or_else(|| "0000000".to_owned())
 }

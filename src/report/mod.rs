@@ -158,6 +158,7 @@ impl Reporter {
                 truncated: false,
                 output_bytes: 0,
                 error: None,
+                lingering_processes: None,
                 output_tail: None,
                 sandbox: None,
                 rollback: None,
@@ -514,6 +515,7 @@ impl Reporter {
         s.truncated = o.truncated;
         s.output_bytes = o.output_bytes;
         s.error.clone_from(&o.error);
+        s.lingering_processes = o.lingering_processes;
         s.usage = o.usage;
         s.environment.clone_from(&o.environment);
         s.outputs.clone_from(&o.outputs);

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::{HELPER, SandboxError};
+use super::{HELPER, SandboxError, confine};
 
 /// Arguments of the hidden `__sandbox-exec` helper.
 #[derive(Debug, Clone, clap::Args)]
@@ -29,6 +29,19 @@ pub struct ExecArgs {
     /// RLIMIT_FSIZE, bytes.
     #[arg(long, value_name = "BYTES")]
     pub rlimit_fsize: Option<u64>,
+    /// With --limits-only (inside bwrap): the seccomp filter that refuses
+    /// every socket, owner and extended-attribute change.
+    #[arg(long)]
+    pub deny_sockets: bool,
+    /// Refuse mode and time changes (`chmod`, `utimensat`, …): the read-only profile.
+    #[arg(long)]
+    pub frozen_metadata: bool,
+    /// Run the command as a child, then kill what it left and write their number here.
+    #[arg(long, value_name = "FILE")]
+    pub supervise: Option<PathBuf>,
+    /// With --supervise: after a SIGTERM, kill what is left after this long.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    pub kill_grace_ms: u64,
     /// The command.
     #[arg(last = true, required = true)]
     pub command: Vec<std::ffi::OsString>,
@@ -40,10 +53,25 @@ pub(crate) fn exec(args: &ExecArgs) -> String {
     if let Err(e) = set_limits(args) {
         return format!("sandbox: {e}; the command was not run");
     }
+    // Only stdin, stdout and stderr reach the command.
+    close_fds::set_fds_cloexec(3, &[]);
     if !args.limits_only
         && let Err(e) = restrict(args)
     {
         return format!("sandbox: {e}; the command was not run");
+    }
+    if args.limits_only
+        && args.deny_sockets
+        && let Err(e) = confine::apply_seccomp(false, args.frozen_metadata)
+    {
+        return format!("sandbox: {e}; the command was not run");
+    }
+    if let Some(report) = &args.supervise {
+        return confine::supervise(
+            &args.command,
+            report,
+            std::time::Duration::from_millis(args.kill_grace_ms),
+        );
     }
     let Some((program, rest)) = args.command.split_first() else {
         return "sandbox: no command given".into();
@@ -76,8 +104,10 @@ fn set_limits(args: &ExecArgs) -> Result<(), SandboxError> {
 
 /// Wrap `program args` so that it runs under `limits` (through the helper,
 /// which sets them and then execs it).
+/// `extra`: more helper arguments (an unsandboxed step's supervisor).
 pub(crate) fn with_limits(
     limits: &crate::model::Limits,
+    extra: Vec<String>,
     program: String,
     args: Vec<String>,
 ) -> (String, Vec<String>) {
@@ -85,6 +115,7 @@ pub(crate) fn with_limits(
     let exe =
         std::env::current_exe().map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string());
     let mut a = vec![HELPER.to_owned(), "--limits-only".to_owned()];
+    a.extend(extra);
     for (flag, v) in [
         (
             "--rlimit-as",
@@ -110,15 +141,26 @@ pub(crate) fn with_limits(
 fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
     use landlock::{
         ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
-        RulesetStatus, path_beneath_rules,
+        RulesetStatus, Scope, path_beneath_rules,
     };
+    confine::drop_capabilities()?;
     // v3 (Linux 6.2) is the first ABI that also controls truncation: below it a
     // write outside the allowed paths would remain possible, so it is required.
     let abi = ABI::V3;
     let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+    // ABI 6 (Linux 6.12): no signal to a process outside the step. Below it
+    // the `signals` property is reported unenforced (`super::properties`).
+    let scoped = confine::signal_scope_supported();
     let status = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(abi))
+        .and_then(|r| {
+            if scoped {
+                r.scope(Scope::Signal)
+            } else {
+                Ok(r)
+            }
+        })
         .and_then(|r| r.create())
         .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi))))
         .and_then(|r| r.add_rules(path_beneath_rules(&args.rw, AccessFs::from_all(abi))))
@@ -127,41 +169,5 @@ fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
     if status.ruleset != RulesetStatus::FullyEnforced {
         return Err(SandboxError::NotEnforced(status.ruleset));
     }
-    if !args.net {
-        deny_network()?;
-    }
-    Ok(())
-}
-
-/// A seccomp filter: `socket` for any family but AF_UNIX, and `io_uring_setup`
-/// (whose socket operations bypass seccomp), fail with EACCES.
-fn deny_network() -> Result<(), SandboxError> {
-    use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-        SeccompRule, TargetArch,
-    };
-    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(SandboxError::Arch)?;
-    let not_unix = SeccompCondition::new(
-        0,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::Ne,
-        u64::try_from(libc::AF_UNIX).unwrap_or(1),
-    )
-    .and_then(|c| SeccompRule::new(vec![c]))?;
-    let rules = [
-        (libc::SYS_socket, vec![not_unix]),
-        (libc::SYS_io_uring_setup, Vec::new()),
-    ]
-    .into_iter()
-    .collect();
-    let errno = u32::try_from(libc::EACCES).unwrap_or(13);
-    let program: BpfProgram = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(errno),
-        arch,
-    )
-    .and_then(TryInto::try_into)?;
-    seccompiler::apply_filter(&program)?;
-    Ok(())
+    confine::apply_seccomp(args.net, args.frozen_metadata)
 }

@@ -35,6 +35,10 @@ pub(crate) struct Layout {
     pub extra: Vec<PathBuf>,
     /// What the approval grants.
     pub profile: Profile,
+    /// Where the supervisor writes how many processes the step left behind.
+    pub report: PathBuf,
+    /// plangate's kill grace, in milliseconds (the supervisor finishes within it).
+    pub kill_grace_ms: u64,
 }
 
 /// Flags every bwrap sandbox gets: read-only root, fresh /dev and /proc,
@@ -51,6 +55,10 @@ pub(super) fn base_args(network: bool) -> Vec<String> {
         "--unshare-all",
         "--die-with-parent",
         "--new-session",
+        // Run as root, bwrap keeps every capability: a step could remount
+        // the read-only binds writable.
+        "--cap-drop",
+        "ALL",
     ]
     .iter()
     .map(|s| (*s).to_owned())
@@ -70,11 +78,7 @@ pub(crate) fn wrap(
 ) -> (String, Vec<String>) {
     match backend {
         Backend::Bwrap => (BWRAP.to_owned(), bwrap_args(layout, program, args)),
-        Backend::Landlock => {
-            let exe = std::env::current_exe()
-                .map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string());
-            (exe, helper_args(layout, program, args))
-        }
+        Backend::Landlock => (own_exe(), helper_args(layout, program, args)),
     }
 }
 
@@ -91,8 +95,30 @@ fn writable(l: &Layout) -> Vec<PathBuf> {
     w
 }
 
+/// The helper arguments that make it supervise the command (see `confine::supervise`).
+pub(crate) fn supervisor_args(report: &Path, kill_grace_ms: u64) -> Vec<String> {
+    vec![
+        "--supervise".to_owned(),
+        report.display().to_string(),
+        "--kill-grace-ms".to_owned(),
+        kill_grace_ms.to_string(),
+    ]
+}
+
+fn own_exe() -> String {
+    std::env::current_exe().map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string())
+}
+
+/// The supervisor (outside the step's Landlock domain, so that under ABI 6
+/// the step cannot signal it away), then the helper that restricts itself
+/// and execs the command.
 fn helper_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
-    let mut a = vec![HELPER.to_owned()];
+    let mut a = vec![HELPER.to_owned(), "--limits-only".to_owned()];
+    a.extend(supervisor_args(&l.report, l.kill_grace_ms));
+    a.extend(["--".to_owned(), own_exe(), HELPER.to_owned()]);
+    if l.profile.filesystem == Filesystem::ReadOnly {
+        a.push("--frozen-metadata".to_owned());
+    }
     for p in writable(l)
         .into_iter()
         .chain([l.artifacts.clone(), l.temp.clone()])
@@ -131,8 +157,22 @@ fn bwrap_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
     }
     bind("--bind", &l.artifacts);
     bind("--bind", &l.temp);
+    // The supervisor (plangate's own binary, read-only) runs inside, so that
+    // what the step leaves behind is counted before the namespace dies.
+    let exe = own_exe();
+    a.extend(["--ro-bind".to_owned(), exe.clone(), exe.clone()]);
     a.push("--chdir".to_owned());
     a.push(l.cwd.display().to_string());
+    a.push("--".to_owned());
+    a.push(exe);
+    a.push(HELPER.to_owned());
+    a.push("--limits-only".to_owned());
+    if !l.profile.network {
+        // A unix socket bound in the visible filesystem (docker.sock) is
+        // reachable through the read-only binds: no socket at all.
+        a.push("--deny-sockets".to_owned());
+    }
+    a.extend(supervisor_args(&l.report, l.kill_grace_ms));
     a.push("--".to_owned());
     a.push(program.to_owned());
     a.extend(args.iter().cloned());
@@ -156,6 +196,8 @@ mod tests {
                 network: false,
                 writable: vec![PathBuf::from("/opt/cache")],
             },
+            report: PathBuf::from("/tmp/t/.plangate-supervisor"),
+            kill_grace_ms: 5000,
         }
     }
 
@@ -178,7 +220,8 @@ mod tests {
         assert!(!s.contains("/opt/cache"));
         assert!(s.contains("--bind /nonexistent/out/artifacts/s /nonexistent/out/artifacts/s"));
         assert!(s.contains("--bind /tmp/t /tmp/t"));
-        assert!(s.ends_with("--chdir /nonexistent/ws -- bash -c true"));
+        assert!(s.contains("--chdir /nonexistent/ws -- "));
+        assert!(s.ends_with("__sandbox-exec --limits-only --deny-sockets --supervise /tmp/t/.plangate-supervisor --kill-grace-ms 5000 -- bash -c true"));
     }
 
     #[test]

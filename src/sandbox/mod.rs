@@ -20,24 +20,30 @@
 //!   the output folder inside it) stay read-only by granting write access to
 //!   each sibling instead: new entries directly in the workspace root (or in
 //!   another parent of those folders) cannot be created under this backend.
-//!   There is no pid namespace: a process that calls `setsid` can outlive the
-//!   step, as without a sandbox.
+//!   There is no pid namespace: the supervisor ([`confine::supervise`], a
+//!   child subreaper outside the step's domain) kills what the step leaves.
 //! - none: a step that asks for a sandbox is blocked before the run starts
 //!   (fail-close), never run unsandboxed.
 //!
-//! The probe runs the backend for real (`bwrap ... -- true`), because bwrap
+//! The pre-flight runs the backend for real ([`selftest`]), because bwrap
 //! is often installed where it cannot work (Ubuntu 24.04 runners restrict
-//! unprivileged user namespaces; unprivileged containers forbid mounts).
+//! unprivileged user namespaces; unprivileged containers forbid mounts), and
+//! records which properties of the boundary hold here.
 
+mod confine;
 mod exec;
 pub(crate) mod git_guard;
 mod layout;
 mod profile;
+mod selftest;
 
+pub(crate) use confine::kill_descendants;
 pub(crate) use exec::ExecArgs;
 pub(crate) use exec::{exec, with_limits};
-pub(crate) use layout::{Layout, wrap};
+pub(crate) use layout::{Layout, supervisor_args, wrap};
 pub(crate) use profile::{Request, plan_for};
+pub(crate) use selftest::ProbeArgs;
+pub(crate) use selftest::probe_main;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -61,7 +67,9 @@ pub enum Choice {
     None,
 }
 
-/// Probe what this machine supports, within what `choice` allows.
+/// Probe what this machine supports, within what `choice` allows: the
+/// self-test ([`selftest`]) runs each backend for real, best first, and the
+/// first that starts is used, with what it enforces here.
 pub(crate) fn preflight(choice: Choice) -> Availability {
     if choice == Choice::None {
         return Availability::switched_off(
@@ -70,30 +78,65 @@ pub(crate) fn preflight(choice: Choice) -> Availability {
     }
     let mut tried = Vec::new();
     if matches!(choice, Choice::Auto | Choice::Bwrap) {
-        match probe(bwrap_probe_command()) {
-            Ok(()) => {
-                return Availability::with(
-                    Backend::Bwrap,
-                    "bwrap ran a probe command with new namespaces and read-only binds".into(),
-                );
-            }
+        match with_properties(
+            Backend::Bwrap,
+            "bwrap ran a probe command with new namespaces and read-only binds".into(),
+        ) {
+            Ok(a) => return a,
             Err(why) => tried.push(format!("bwrap does not work here: {why}")),
         }
     }
     if matches!(choice, Choice::Auto | Choice::Landlock) {
-        match landlock_probe_command().and_then(probe) {
-            Ok(()) => {
-                let mut why = tried.join("; ");
-                if !why.is_empty() {
-                    why.push_str("; ");
-                }
-                why.push_str("a probe child enforced Landlock (ABI v3 rights) and the seccomp network filter");
-                return Availability::with(Backend::Landlock, why);
-            }
+        let mut why = tried.join("; ");
+        if !why.is_empty() {
+            why.push_str("; ");
+        }
+        why.push_str(
+            "a probe child enforced Landlock (ABI v3 rights) and the seccomp network filter",
+        );
+        match with_properties(Backend::Landlock, why) {
+            Ok(a) => return a,
             Err(why) => tried.push(format!("Landlock + seccomp does not work here: {why}")),
         }
     }
     Availability::none(tried.join("; "))
+}
+
+/// Run the self-test through `backend`: Err when it does not start; else
+/// what it enforces here.
+fn with_properties(backend: Backend, mut why: String) -> Result<Availability, SandboxError> {
+    use crate::model::sandbox::{ENFORCED, READ_ONLY_ONLY, UNENFORCED};
+    let (held, took) = selftest::timed(|| selftest::self_test(backend));
+    let mut held = held?;
+    for name in selftest::PROPERTIES {
+        held.entry((*name).to_owned()).or_insert(false);
+    }
+    let mut properties = std::collections::BTreeMap::new();
+    for (name, ok) in held {
+        let v = match (ok, backend, name.as_str()) {
+            (true, Backend::Landlock, "metadata") => READ_ONLY_ONLY,
+            (true, ..) => ENFORCED,
+            (false, ..) => UNENFORCED,
+        };
+        properties.insert(name, v.to_owned());
+    }
+    if took > std::time::Duration::from_secs(1) {
+        why.push_str(&format!("; the self-test took {} ms", took.as_millis()));
+    }
+    let unenforced: Vec<String> = properties
+        .iter()
+        .filter(|(_, v)| v.as_str() != ENFORCED)
+        .map(|(k, v)| format!("{k} ({v})"))
+        .collect();
+    if !unenforced.is_empty() {
+        why.push_str(&format!(
+            "; not enforced here: {}; steps that depend on them are not auto-approved",
+            unenforced.join(", ")
+        ));
+    }
+    let mut a = Availability::with(backend, why);
+    a.properties = properties;
+    Ok(a)
 }
 
 /// Why a probe failed, or why the helper could not restrict itself.
@@ -132,6 +175,14 @@ pub(crate) enum SandboxError {
         /// Why.
         source: rustix::io::Errno,
     },
+    /// The capabilities could not be dropped.
+    #[error("cannot {what} the capabilities: {source}")]
+    Capabilities {
+        /// What failed.
+        what: &'static str,
+        /// Why.
+        source: rustix::io::Errno,
+    },
     /// Landlock refused the ruleset.
     #[error("Landlock: {0}")]
     Landlock(#[from] landlock::RulesetError),
@@ -160,20 +211,21 @@ fn stderr_suffix(stderr: &str) -> String {
 /// The hidden helper subcommand.
 pub(crate) const HELPER: &str = "__sandbox-exec";
 
-fn bwrap_probe_command() -> Command {
-    let mut cmd = Command::new(BWRAP);
-    cmd.args(layout::base_args(false)).args(["--", "true"]);
-    cmd
+/// bwrap, found in plangate's PATH (its environment is sealed: a bare name
+/// would be looked up in a default PATH instead).
+fn bwrap_path() -> Result<std::path::PathBuf, SandboxError> {
+    let p = crate::process::program_path(BWRAP);
+    if p.is_absolute() {
+        Ok(p)
+    } else {
+        Err(SandboxError::Start {
+            name: BWRAP.to_owned(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "not found in PATH"),
+        })
+    }
 }
 
-fn landlock_probe_command() -> Result<Command, SandboxError> {
-    let exe = std::env::current_exe().map_err(SandboxError::OwnBinary)?;
-    let mut cmd = Command::new(exe);
-    cmd.args([HELPER, "--", "true"]);
-    Ok(cmd)
-}
-
-/// Run a probe command (the sandbox around `true`); Ok when it exits 0.
+/// Run a probe command; Ok when it exits 0.
 fn probe(mut cmd: Command) -> Result<(), SandboxError> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())

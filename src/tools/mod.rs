@@ -328,6 +328,8 @@ pub(crate) struct ToolResult {
     pub stdout_path: Option<PathBuf>,
     /// Why the step fails for changing git's code-running files (they were put back).
     pub undone: Option<String>,
+    /// How many processes it left running (killed by its supervisor); None: not known.
+    pub lingering: Option<usize>,
 }
 
 /// Classify a step's concrete parameters and its rollback command: the

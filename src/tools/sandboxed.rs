@@ -21,6 +21,10 @@ pub(crate) struct Guarded {
     /// Paths (relative to the workspace) it changed that only a dangerous
     /// step may change; they were put back.
     pub undone: Vec<String>,
+    /// How many processes the step left running when it ended (killed by
+    /// its supervisor); None when the supervisor could not say (it was
+    /// killed, or the step was stopped).
+    pub lingering: Option<usize>,
 }
 
 impl Guarded {
@@ -109,7 +113,12 @@ async fn run_in(
         spec.env
             .push((var.to_owned(), temp.path().display().to_string()));
     }
+    // The supervisor inside the sandbox counts what the step leaves behind here.
+    let report = temp.path().join(SUPERVISOR_REPORT);
+    let kill_grace_ms = u64::try_from(spec.kill_grace.as_millis()).unwrap_or(u64::MAX);
+    let mut supervised = false;
     if let Some(backend) = sb.backend() {
+        supervised = true;
         let layout = Layout {
             workspace: ctx.env.workspace.clone(),
             out_dir: ctx.out_dir.clone(),
@@ -118,13 +127,26 @@ async fn run_in(
             cwd: spec.cwd.clone(),
             extra: home.map(std::path::Path::to_path_buf).into_iter().collect(),
             profile: sb.profile.clone(),
+            report: report.clone(),
+            kill_grace_ms,
         };
         (spec.program, spec.args) = sandbox::wrap(backend, &layout, &spec.program, &spec.args);
     }
-    if let Some(limits) = limits {
-        (spec.program, spec.args) = sandbox::with_limits(&limits, spec.program, spec.args);
+    if !supervised || limits.is_some() {
+        // Unsandboxed: the helper supervises (and sets the limits, if any).
+        let extra = if supervised {
+            Vec::new()
+        } else {
+            sandbox::supervisor_args(&report, kill_grace_ms)
+        };
+        (spec.program, spec.args) =
+            sandbox::with_limits(&limits.unwrap_or_default(), extra, spec.program, spec.args);
     }
+    let _ = std::fs::remove_file(&report);
     let result = process::run(spec, ctx.cancel.clone()).await;
+    let lingering = std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok());
     // Undo even when the process could not be waited for: it may have run.
     let undone = match snapshot {
         Some(s) => s.undo_changes().map_err(|e| {
@@ -138,5 +160,9 @@ async fn run_in(
     Ok(Guarded {
         process: result?,
         undone,
+        lingering,
     })
 }
+
+/// The supervisor's report file, in the step's private temporary folder.
+const SUPERVISOR_REPORT: &str = ".plangate-supervisor";

@@ -19,6 +19,7 @@ mod agent_stage;
 mod agent_two_ways;
 mod bad_inputs;
 mod boundary;
+mod seal;
 mod ci;
 mod cli_help;
 mod diff;

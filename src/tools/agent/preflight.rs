@@ -134,7 +134,7 @@ fn program_found(program: &str, workspace: &Path) -> Result<PathBuf, String> {
             Err(format!("its program `{program}` is not an executable file"))
         };
     }
-    std::env::var_os("PATH")
+    crate::environ::var_os("PATH")
         .and_then(|path| {
             std::env::split_paths(&path)
                 .filter(|dir| dir.is_absolute())

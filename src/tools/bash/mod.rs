@@ -142,12 +142,14 @@ pub(crate) async fn run_command(
     };
     let guarded = super::sandboxed::run(spec, ctx, step.limits()).await?;
     let undone = guarded.undone_error();
+    let lingering = guarded.lingering;
     let process = guarded.process;
     Ok(ToolResult {
         process,
         artifacts,
         stdout_path,
         undone,
+        lingering,
     })
 }
 
@@ -217,6 +219,18 @@ pub(crate) fn outcome(
             p.stdout.bytes + p.stderr.bytes
         ));
     }
+    // Its supervisor reports what it left running (and killed); without that
+    // report (the supervisor itself was killed) nothing says all is gone.
+    let stopped = matches!(
+        p.termination,
+        Termination::TimedOut | Termination::IdleTimedOut | Termination::Cancelled
+    );
+    if res.lingering.is_none() && !stopped && status == StepStatus::Success {
+        status = StepStatus::Failed;
+        error = Some(
+            "its sandbox supervisor ended before it could check that nothing the step started is still running".to_owned(),
+        );
+    }
     // Files that make git run code, changed by a step below dangerous, were put back.
     if let Some(why) = &res.undone {
         status = StepStatus::Failed;
@@ -257,6 +271,7 @@ pub(crate) fn outcome(
         truncated: p.stdout.truncated || p.stderr.truncated,
         output_bytes: p.stdout.bytes + p.stderr.bytes,
         error,
+        lingering_processes: res.lingering.filter(|n| *n > 0),
         ..StepOutcome::new(started)
     }
 }

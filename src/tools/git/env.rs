@@ -99,7 +99,7 @@ pub(super) fn step_env(ctx: &StepContext, step: &Step) -> Result<Vec<(String, St
 /// Inherited `GIT_*` variables that must not reach git (those plangate sets itself are
 /// replaced, not removed: see [`super::runner::Git::spec`]).
 pub(super) fn inherited_git_vars() -> Vec<String> {
-    let mut v: Vec<String> = std::env::vars_os()
+    let mut v: Vec<String> = crate::environ::vars_os()
         .filter_map(|(k, _)| k.into_string().ok())
         .filter(|k| k.starts_with("GIT_") && !KEPT_GIT_VARS.contains(&k.as_str()))
         .collect();

@@ -117,7 +117,7 @@ fn disk_of(path: &Path) -> Value {
 
 /// Which CI runs us, from its well-known variables.
 fn ci_provider() -> Value {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let var = |k: &str| crate::environ::var(k).filter(|v| !v.is_empty());
     let provider = if var("GITHUB_ACTIONS").as_deref() == Some("true") {
         "github_actions"
     } else if var("GITLAB_CI").is_some() {

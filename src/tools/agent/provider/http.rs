@@ -397,6 +397,7 @@ fn send(
             .timeout_connect(Some(CONNECT_TIMEOUT.min(timeout)))
             .http_status_as_error(false)
             .max_redirects(0)
+            .proxy(crate::environ::proxy())
             .build(),
     );
     let mut req = agent.post(url).header("content-type", "application/json");

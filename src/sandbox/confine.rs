@@ -1,0 +1,282 @@
+//! What the `__sandbox-exec` helper does besides Landlock's filesystem rules
+//! (issue 23, "seal the boundary"): drop every capability, refuse metadata
+//! changes and sockets with seccomp, scope signals (Landlock ABI 6), and
+//! supervise the command so that nothing it starts outlives it.
+//!
+//! Metadata: seccomp cannot tell one path from another, so
+//! - the owner and extended attributes of a file cannot be changed at all
+//!   (`chown` family: EPERM; `setxattr`/`removexattr` family: EOPNOTSUPP, which
+//!   `cp -a` and `tar` take as "no xattr support here");
+//! - mode and times (`chmod`, `utimensat`, …) cannot be changed by a
+//!   `read-only` step (EPERM), even in its own TMPDIR; a `workspace-write` or
+//!   `declared` step may change them, anywhere its user owns a file: under
+//!   this backend the `metadata` property is *not* enforced for those
+//!   profiles (see [`super::properties`]).
+//!
+//! `io_uring_setup` fails (EPERM) whatever the profile: its operations
+//! (sockets, `setxattr`) would bypass seccomp.
+//!
+//! Sockets: without network, `socket()` fails (EACCES) for every family,
+//! unix included (a path socket such as `/var/run/docker.sock` cannot be told
+//! from one in the step's TMPDIR); `socketpair()` still works.
+
+use super::SandboxError;
+
+/// Whether this kernel's Landlock can scope signals (ABI 6, Linux 6.12).
+pub(crate) fn signal_scope_supported() -> bool {
+    use landlock::{CompatLevel, Compatible, Ruleset, RulesetAttr, Scope};
+    Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .scope(Scope::Signal)
+        .is_ok()
+}
+
+/// Drop every capability for good: bounding and ambient sets emptied,
+/// securebits locked so that root regains none at exec, then the effective,
+/// permitted and inheritable sets cleared. Without capabilities there is
+/// nothing to drop (a non-root user): that is not an error.
+pub(crate) fn drop_capabilities() -> Result<(), SandboxError> {
+    use rustix::thread::{
+        CapabilitiesSecureBits as B, CapabilitySet, capabilities, set_capabilities,
+        set_capabilities_secure_bits,
+    };
+    let err = |what: &'static str| move |source| SandboxError::Capabilities { what, source };
+    let now = capabilities(None).map_err(err("read"))?;
+    if now.permitted.is_empty() && now.effective.is_empty() && now.inheritable.is_empty() {
+        return Ok(());
+    }
+    if now.effective.contains(CapabilitySet::SETPCAP) {
+        set_capabilities_secure_bits(
+            B::NO_ROOT
+                | B::NO_ROOT_LOCKED
+                | B::NO_SETUID_FIXUP
+                | B::NO_SETUID_FIXUP_LOCKED
+                | B::NO_CAP_AMBIENT_RAISE
+                | B::NO_CAP_AMBIENT_RAISE_LOCKED,
+        )
+        .map_err(err("lock the securebits"))?;
+        for cap in CapabilitySet::all().iter() {
+            // A capability this kernel does not know gives EINVAL: nothing to drop.
+            match rustix::thread::remove_capability_from_bounding_set(cap) {
+                Ok(()) | Err(rustix::io::Errno::INVAL) => {}
+                Err(e) => return Err(err("empty the bounding set")(e)),
+            }
+        }
+    }
+    set_capabilities(
+        None,
+        rustix::thread::CapabilitySets {
+            effective: CapabilitySet::empty(),
+            permitted: CapabilitySet::empty(),
+            inheritable: CapabilitySet::empty(),
+        },
+    )
+    .map_err(err("clear"))?;
+    Ok(())
+}
+
+/// The seccomp filter of a confined step (see the module comment).
+pub(crate) fn apply_seccomp(net: bool, frozen_metadata: bool) -> Result<(), SandboxError> {
+    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(SandboxError::Arch)?;
+    let errno = |e: i32| SeccompAction::Errno(u32::try_from(e).unwrap_or(1));
+    let always = |nrs: &[i64]| -> Vec<(i64, Vec<SeccompRule>)> {
+        nrs.iter().map(|n| (*n, Vec::new())).collect()
+    };
+    // One filter per errno (seccomp runs every filter; the strictest answer wins).
+    let mut groups: Vec<(Vec<i64>, i32)> = vec![
+        (
+            // io_uring too: its operations (socket, setxattr) bypass seccomp.
+            [
+                libc::SYS_fchown,
+                libc::SYS_fchownat,
+                libc::SYS_io_uring_setup,
+            ]
+            .into_iter()
+            .chain(LEGACY_CHOWN)
+            .collect(),
+            libc::EPERM,
+        ),
+        (
+            vec![
+                libc::SYS_setxattr,
+                libc::SYS_lsetxattr,
+                libc::SYS_fsetxattr,
+                libc::SYS_removexattr,
+                libc::SYS_lremovexattr,
+                libc::SYS_fremovexattr,
+                SYS_SETXATTRAT,
+                SYS_REMOVEXATTRAT,
+            ],
+            libc::EOPNOTSUPP,
+        ),
+    ];
+    if frozen_metadata {
+        groups.push((
+            [
+                libc::SYS_fchmod,
+                libc::SYS_fchmodat,
+                SYS_FCHMODAT2,
+                libc::SYS_utimensat,
+            ]
+            .into_iter()
+            .chain(LEGACY_CHMOD)
+            .collect(),
+            libc::EPERM,
+        ));
+    }
+    if !net {
+        // Every socket family (unix too).
+        groups.push((vec![libc::SYS_socket], libc::EACCES));
+    }
+    for (nrs, e) in groups {
+        let program: BpfProgram = SeccompFilter::new(
+            always(&nrs).into_iter().collect(),
+            SeccompAction::Allow,
+            errno(e),
+            arch,
+        )
+        .and_then(TryInto::try_into)?;
+        seccompiler::apply_filter(&program)?;
+    }
+    Ok(())
+}
+
+// The path-based forms only x86_64 still has (aarch64 has the `*at` ones alone).
+#[cfg(target_arch = "x86_64")]
+const LEGACY_CHOWN: [i64; 2] = [libc::SYS_chown, libc::SYS_lchown];
+#[cfg(not(target_arch = "x86_64"))]
+const LEGACY_CHOWN: [i64; 0] = [];
+#[cfg(target_arch = "x86_64")]
+const LEGACY_CHMOD: [i64; 4] = [
+    libc::SYS_chmod,
+    libc::SYS_utime,
+    libc::SYS_utimes,
+    libc::SYS_futimesat,
+];
+#[cfg(not(target_arch = "x86_64"))]
+const LEGACY_CHMOD: [i64; 0] = [];
+
+// Newer than the libc crate's tables (x86_64 and aarch64 share these numbers).
+const SYS_FCHMODAT2: i64 = 452;
+const SYS_SETXATTRAT: i64 = 463;
+const SYS_REMOVEXATTRAT: i64 = 466;
+
+/// Run `command` as a child and wait for it; then kill (SIGKILL) and reap
+/// every process it left behind (this process is a child subreaper, so
+/// daemons and `setsid` children come back to it), write their number to
+/// `report`, and end as the command ended. Returns only on failure.
+///
+/// SIGTERM, SIGINT and SIGHUP (plangate stopping the step's process group)
+/// do not end the supervisor: the command got them too; if it has not ended
+/// `grace` × 3/4 later, every child is killed, so that the supervisor is done
+/// before plangate's own SIGKILL.
+pub(crate) fn supervise(
+    command: &[std::ffi::OsString],
+    report: &std::path::Path,
+    grace: std::time::Duration,
+) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let Some((program, rest)) = command.split_first() else {
+        return "sandbox: no command given".into();
+    };
+    if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
+        return format!("sandbox: cannot become a child subreaper: {e}; the command was not run");
+    }
+    let signals = match signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ]) {
+        Ok(s) => s,
+        Err(e) => return format!("sandbox: cannot handle signals: {e}; the command was not run"),
+    };
+    let mut child = match std::process::Command::new(program).args(rest).spawn() {
+        Ok(c) => c,
+        Err(e) => return format!("sandbox: cannot run `{}`: {e}", program.to_string_lossy()),
+    };
+    std::thread::spawn(move || {
+        let mut signals = signals;
+        if signals.forever().next().is_some() {
+            std::thread::sleep(grace * 3 / 4);
+            for k in children() {
+                if let Some(p) = rustix::process::Pid::from_raw(k) {
+                    let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+                }
+            }
+        }
+    });
+    let status = child.wait();
+    let lingering = kill_descendants();
+    // The step's processes are all gone: nothing can race this write.
+    let _ = std::fs::remove_file(report);
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(report)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, lingering.to_string().as_bytes()));
+    let status = match status {
+        Ok(s) => s,
+        Err(e) => return format!("sandbox: cannot wait for the command: {e}"),
+    };
+    if let Some(sig) = status.signal() {
+        // End the way the command ended (default action, whatever was handled here).
+        let _ = signal_hook::low_level::emulate_default_handler(sig);
+    }
+    let code = status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+    std::process::exit(code)
+}
+
+/// SIGKILL and reap every child of this process, again until none is left
+/// (a killed process's children are reparented here). Returns how many were
+/// alive (zombies, which had ended on their own, are reaped, not counted).
+pub(crate) fn kill_descendants() -> usize {
+    use rustix::process::{Pid, Signal, WaitOptions, kill_process, waitpid};
+    let mut killed = std::collections::BTreeSet::new();
+    for _ in 0..10_000 {
+        let kids = children();
+        if kids.is_empty() {
+            break;
+        }
+        for &k in &kids {
+            if !is_zombie(k)
+                && let Some(p) = Pid::from_raw(k)
+                && kill_process(p, Signal::KILL).is_ok()
+            {
+                killed.insert(k);
+            }
+        }
+        for &k in &kids {
+            if let Some(p) = Pid::from_raw(k) {
+                let _ = waitpid(Some(p), WaitOptions::empty());
+            }
+        }
+    }
+    killed.len()
+}
+
+/// The children of every thread of this process.
+fn children() -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+            out.extend(s.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn is_zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rfind(')')
+            .and_then(|i| s[i + 1..].split_whitespace().next())
+            .is_some_and(|state| state == "Z")
+    })
+}

@@ -1,0 +1,270 @@
+//! The start-up self-test: which properties of the boundary the chosen
+//! backend really gives on this machine (issue 23). A probe — plangate's own
+//! binary, `__sandbox-probe` — runs inside the backend as a `read-only` step
+//! without network would, and tries each property against things plangate
+//! set up outside it:
+//!
+//! | property      | the probe tries                                               |
+//! |---------------|---------------------------------------------------------------|
+//! | `filesystem`  | to create a file in a folder plangate owns                    |
+//! | `metadata`    | `chmod`, `utimensat`, `chown` (to itself) of a file there     |
+//! | `sockets`     | to connect to an abstract unix socket plangate listens on     |
+//! | `signals`     | `kill(pid, 0)` of a `sleep` plangate started                   |
+//! | `descriptors` | that it holds no descriptor beyond 0, 1, 2                    |
+//! | `environment` | to read plangate's `/proc/<pid>/environ`                      |
+//! | `lifetime`    | leaves a child in its own session: the supervisor must kill   |
+//! |               | and count it                                                  |
+//!
+//! `metadata` under Landlock holds for `read-only` steps only (seccomp cannot
+//! tell one path from another; `confine`), which the result says.
+
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{HELPER, SandboxError, layout};
+use crate::model::Backend;
+
+/// The hidden probe subcommand.
+pub(crate) const PROBE: &str = "__sandbox-probe";
+
+/// Arguments of the hidden `__sandbox-probe` subcommand.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProbeArgs {
+    /// A folder outside the probe's writable set, with a file `f` in it.
+    #[arg(long)]
+    pub outside: PathBuf,
+    /// A process outside the sandbox.
+    #[arg(long)]
+    pub pid: i32,
+    /// An abstract unix socket name plangate listens on.
+    #[arg(long)]
+    pub abstract_name: String,
+    /// The start time (field 22 of `/proc/<pid>/stat`) of `--pid`: in a pid
+    /// namespace the same number may be another process.
+    #[arg(long)]
+    pub pid_start: u64,
+    /// plangate's pid.
+    #[arg(long)]
+    pub parent: i32,
+    /// plangate's start time.
+    #[arg(long)]
+    pub parent_start: u64,
+    /// Where to write the result (JSON: property → held).
+    #[arg(long)]
+    pub result: PathBuf,
+}
+
+/// Try each property from inside; write what held to `--result`.
+pub(crate) fn probe_main(a: &ProbeArgs) -> String {
+    let mut held = BTreeMap::new();
+    let f = a.outside.join("f");
+    held.insert(
+        "filesystem",
+        std::fs::write(a.outside.join("written"), b"x").is_err(),
+    );
+    let chmod = rustix::fs::chmod(&f, rustix::fs::Mode::from_raw_mode(0o600)).is_err();
+    let times = rustix::fs::utimensat(
+        rustix::fs::CWD,
+        &f,
+        &rustix::fs::Timestamps {
+            last_access: rustix::fs::Timespec {
+                tv_sec: 1,
+                tv_nsec: 0,
+            },
+            last_modification: rustix::fs::Timespec {
+                tv_sec: 1,
+                tv_nsec: 0,
+            },
+        },
+        rustix::fs::AtFlags::empty(),
+    )
+    .is_err();
+    let own = rustix::fs::chown(
+        &f,
+        Some(rustix::process::getuid()),
+        Some(rustix::process::getgid()),
+    )
+    .is_err();
+    held.insert("metadata", chmod && times && own);
+    held.insert("sockets", !abstract_connects(&a.abstract_name));
+    // A pid that is not the process plangate meant (another pid namespace) is out of reach.
+    held.insert(
+        "signals",
+        start_time(a.pid) != Some(a.pid_start)
+            || rustix::process::Pid::from_raw(a.pid)
+                .is_none_or(|p| rustix::process::test_kill_process(p).is_err()),
+    );
+    held.insert("descriptors", only_std_fds());
+    held.insert(
+        "environment",
+        start_time(a.parent) != Some(a.parent_start)
+            || std::fs::read(format!("/proc/{}/environ", a.parent))
+                .map_or(true, |env| env.iter().all(|b| *b == 0)),
+    );
+    // A child in its own process group that outlives the probe: the
+    // supervisor must find and kill it (plangate reads its count).
+    let _ = Command::new("sleep")
+        .arg("30")
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    match serde_json::to_vec(&held).map(|v| std::fs::write(&a.result, v)) {
+        Ok(Ok(())) => std::process::exit(0),
+        Ok(Err(e)) => format!("sandbox probe: cannot write its result: {e}"),
+        Err(e) => format!("sandbox probe: {e}"),
+    }
+}
+
+/// Field 22 of `/proc/<pid>/stat`.
+pub(crate) fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn abstract_connects(name: &str) -> bool {
+    use std::os::linux::net::SocketAddrExt;
+    std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())
+        .and_then(|addr| std::os::unix::net::UnixStream::connect_addr(&addr))
+        .is_ok()
+}
+
+fn only_std_fds() -> bool {
+    std::fs::read_dir("/proc/self/fd").is_ok_and(|d| {
+        // The listing itself holds one descriptor.
+        d.flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|fd| *fd > 2)
+            .count()
+            <= 1
+    })
+}
+
+/// Every property the self-test checks (one it did not report is unenforced).
+pub(crate) const PROPERTIES: &[&str] = &[
+    "descriptors",
+    "environment",
+    "filesystem",
+    "lifetime",
+    "metadata",
+    "signals",
+    "sockets",
+];
+
+/// What the self-test found: property → whether it held.
+pub(crate) type Held = BTreeMap<String, bool>;
+
+/// Run the probe through `backend`; Err when the backend does not work at all.
+pub(crate) fn self_test(backend: Backend) -> Result<Held, SandboxError> {
+    let exe = std::env::current_exe().map_err(SandboxError::OwnBinary)?;
+    let dir = tempfile::Builder::new()
+        .prefix("plangate-probe-")
+        .tempdir()
+        .map_err(SandboxError::Wait)?;
+    let outside = dir.path().join("outside");
+    let rw = dir.path().join("rw");
+    for d in [&outside, &rw] {
+        std::fs::create_dir(d).map_err(SandboxError::Wait)?;
+    }
+    std::fs::write(outside.join("f"), b"f").map_err(SandboxError::Wait)?;
+    let name = format!("plangate-probe-{}", uuid::Uuid::now_v7().simple());
+    let listener = {
+        use std::os::linux::net::SocketAddrExt;
+        std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())
+            .and_then(|a| std::os::unix::net::UnixListener::bind_addr(&a))
+            .map_err(SandboxError::Wait)?
+    };
+    let mut sleeper = Command::new("sleep")
+        .arg("30")
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|source| SandboxError::Start {
+            name: "sleep".into(),
+            source,
+        })?;
+    let report = rw.join("lingering");
+    let result = rw.join("result.json");
+    let sleeper_pid = i32::try_from(sleeper.id()).unwrap_or(0);
+    let probe_args = vec![
+        PROBE.to_owned(),
+        "--outside".to_owned(),
+        outside.display().to_string(),
+        "--pid".to_owned(),
+        sleeper_pid.to_string(),
+        "--abstract-name".to_owned(),
+        name,
+        "--pid-start".to_owned(),
+        start_time(sleeper_pid).unwrap_or(0).to_string(),
+        "--parent".to_owned(),
+        std::process::id().to_string(),
+        "--parent-start".to_owned(),
+        i32::try_from(std::process::id())
+            .ok()
+            .and_then(start_time)
+            .unwrap_or(0)
+            .to_string(),
+        "--result".to_owned(),
+        result.display().to_string(),
+    ];
+    let exe_s = exe.display().to_string();
+    let supervise = layout::supervisor_args(&report, 2000);
+    let mut cmd = match backend {
+        Backend::Bwrap => {
+            let mut c = Command::new(super::bwrap_path()?);
+            c.args(layout::base_args(false))
+                .args(["--ro-bind", &exe_s, &exe_s])
+                .arg("--bind")
+                .arg(&rw)
+                .arg(&rw)
+                .args(["--", &exe_s, HELPER, "--limits-only", "--deny-sockets"])
+                .args(&supervise)
+                .args(["--", &exe_s])
+                .args(&probe_args);
+            c
+        }
+        Backend::Landlock => {
+            let mut c = Command::new(&exe);
+            c.args([HELPER, "--limits-only"])
+                .args(&supervise)
+                .args(["--", &exe_s, HELPER, "--frozen-metadata", "--rw"])
+                .arg(&rw)
+                .args(["--", &exe_s])
+                .args(&probe_args);
+            c
+        }
+    };
+    cmd.env_clear()
+        .env("PATH", crate::environ::var("PATH").unwrap_or_default());
+    let ran = super::probe(cmd);
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    drop(listener);
+    ran?;
+    let text = std::fs::read(&result).map_err(SandboxError::Wait)?;
+    let mut held: Held =
+        serde_json::from_slice(&text).map_err(|e| SandboxError::Wait(std::io::Error::other(e)))?;
+    let lingering = std::fs::read_to_string(&report).ok();
+    held.insert(
+        "lifetime".to_owned(),
+        lingering.as_deref().map(str::trim) == Some("1"),
+    );
+    if std::fs::exists(outside.join("written")).unwrap_or(true) {
+        held.insert("filesystem".to_owned(), false);
+    }
+    Ok(held)
+}
+
+/// How long the self-test took, for the report's reason (measured: a few ms).
+pub(crate) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let t = Instant::now();
+    let r = f();
+    (r, t.elapsed())
+}
