@@ -30,9 +30,11 @@
 //! unprivileged user namespaces; unprivileged containers forbid mounts).
 
 mod exec;
+pub(crate) mod git_creds;
 pub(crate) mod git_guard;
 mod layout;
 mod profile;
+pub(crate) mod reads;
 
 pub(crate) use exec::ExecArgs;
 pub(crate) use exec::{exec, with_limits};
@@ -133,6 +135,9 @@ pub(crate) enum SandboxError {
     /// Landlock refused the ruleset.
     #[error("Landlock: {0}")]
     Landlock(#[from] landlock::RulesetError),
+    /// The paths to grant could not be worked out.
+    #[error("{0}")]
+    Paths(String),
     /// The kernel enforces Landlock only partly.
     #[error("Landlock is not fully enforced by this kernel ({0:?})")]
     NotEnforced(landlock::RulesetStatus),

@@ -425,6 +425,11 @@ async fn call(
         Some(s) => {
             let home = s.fresh_home().map_err(CallError::Failed)?;
             let mut c = ctx.clone();
+            // The copy borrows the workspace's object store (read-only).
+            let objects = ctx.env.workspace.join(".git/objects");
+            if objects.is_dir() {
+                c.extra_readable.push(objects);
+            }
             c.env.workspace.clone_from(&s.ws);
             c.run_vars
                 .insert("PLANGATE_WORKSPACE".to_owned(), s.ws.display().to_string());
