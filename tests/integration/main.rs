@@ -47,6 +47,7 @@ mod resume;
 mod retry;
 mod run;
 mod sandbox;
+mod sandbox_reads;
 mod secrets;
 mod secrets_rules;
 mod shard;
