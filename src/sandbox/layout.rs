@@ -51,8 +51,13 @@ pub(crate) struct Layout {
 }
 
 /// Flags every bwrap sandbox gets: the system trees read-only (nothing else
-/// of the host: see [`reads`]), a private `/tmp`, fresh `/dev` and `/proc`,
-/// every namespace new (the network's too unless allowed), killed with its parent.
+/// of the host: see [`reads`]), fresh `/dev` and `/proc`, every namespace
+/// new (the network's too unless allowed), killed with its parent. After
+/// the binds, [`SEAL`] makes bwrap's own root read-only, so that a write
+/// anywhere else fails rather than landing in a throwaway tmpfs.
+pub(super) const SEAL: [&str; 2] = ["--remount-ro", "/"];
+
+/// See [`SEAL`].
 pub(super) fn base_args(network: bool) -> Vec<String> {
     let mut a: Vec<String> = Vec::new();
     for p in reads::system_roots() {
@@ -76,8 +81,6 @@ pub(super) fn base_args(network: bool) -> Vec<String> {
     }
     a.extend(
         [
-            "--tmpfs",
-            "/tmp",
             "--dev",
             "/dev",
             "--proc",
@@ -237,6 +240,7 @@ fn bwrap_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
     };
     bind("--bind", &l.artifacts);
     bind("--bind", &l.temp);
+    a.extend(SEAL.iter().map(|s| (*s).to_owned()));
     a.push("--chdir".to_owned());
     a.push(l.cwd.display().to_string());
     a.push("--".to_owned());
@@ -284,7 +288,8 @@ mod tests {
         ));
         assert!(!s.contains("--ro-bind / /"), "{s}");
         assert!(s.contains("--ro-bind /usr /usr"), "{s}");
-        assert!(s.contains("--tmpfs /tmp --dev /dev --proc /proc --unshare-all"));
+        assert!(s.contains("--dev /dev --proc /proc --unshare-all"));
+        assert!(s.contains("--remount-ro / --chdir"), "{s}");
         assert!(!s.contains("--share-net"));
         assert!(s.contains("--ro-bind /nonexistent/ws /nonexistent/ws"));
         assert!(!s.contains("--bind /nonexistent/ws "));

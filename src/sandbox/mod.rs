@@ -165,7 +165,9 @@ pub(crate) const HELPER: &str = "__sandbox-exec";
 
 fn bwrap_probe_command() -> Command {
     let mut cmd = Command::new(BWRAP);
-    cmd.args(layout::base_args(false)).args(["--", "true"]);
+    cmd.args(layout::base_args(false))
+        .args(layout::SEAL)
+        .args(["--", "true"]);
     cmd
 }
 
