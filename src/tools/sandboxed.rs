@@ -54,6 +54,21 @@ pub(crate) fn hidden_paths(
     Ok(hidden)
 }
 
+/// What the step may read besides the usual: what its context grants (an
+/// agent's object store and program), and the result files of earlier agent
+/// steps it is handed (`PLANGATE_RESULT_<ID>`).
+fn readable_extras(ctx: &StepContext) -> Vec<std::path::PathBuf> {
+    let mut r = ctx.extra_readable.clone();
+    r.extend(
+        ctx.run_vars
+            .iter()
+            .filter(|(k, _)| k.starts_with("PLANGATE_RESULT_"))
+            .map(|(_, v)| std::path::PathBuf::from(v))
+            .filter(|p| p.is_file()),
+    );
+    r
+}
+
 /// Under Landlock an unreadable `~/.gitconfig` makes git stop ("unable to
 /// access ... Permission denied"), where under bwrap it is simply absent: a
 /// process whose `$HOME` is not declared readable gets `GIT_CONFIG_GLOBAL=/dev/null`
@@ -193,7 +208,7 @@ async fn run_in(
             temp: temp.path().to_path_buf(),
             cwd: spec.cwd.clone(),
             extra: home.map(std::path::Path::to_path_buf).into_iter().collect(),
-            extra_readable: ctx.extra_readable.clone(),
+            extra_readable: readable_extras(ctx),
             hidden,
             profile: sb.profile.clone(),
         };

@@ -402,7 +402,8 @@ fn rejection_summary(attempts: u32, last: &[Rejection]) -> String {
 }
 
 /// What an agent CLI may read besides its staged copy and the system: its
-/// program (found through `PATH`, links resolved) and the existing absolute
+/// program (found through `PATH`, links resolved) and the folder it lives
+/// in (an installed CLI's package), and the existing absolute
 /// paths its `command` names (a script, a configuration folder). Never the
 /// real workspace or a folder above it; in it, only a file the permission
 /// rules let the agent read.
@@ -421,6 +422,19 @@ fn command_paths(a: &AgentAction, ctx: &StepContext) -> Vec<PathBuf> {
                 .find(|p| p.is_file())
         })
     };
+    // The folder the program really lives in (an installed CLI's package),
+    // unless it is $HOME, the workspace or a folder above either.
+    let home = ctx.env.home.as_deref();
+    if let Some(dir) = prog
+        .as_ref()
+        .and_then(|p| p.canonicalize().ok())
+        .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+        && !ws.starts_with(&dir)
+        && home.is_none_or(|h| !h.starts_with(&dir))
+        && dir.parent().is_some()
+    {
+        found.push(dir);
+    }
     found.extend(prog);
     found.extend(
         args.iter()
