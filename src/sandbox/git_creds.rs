@@ -163,9 +163,12 @@ fn backup_path(workspace: &Path) -> PathBuf {
 /// `git config --file PATH --null --list`: the entries, or None when git
 /// cannot be run.
 fn list(path: &Path) -> Result<Option<Vec<(String, String)>>, String> {
+    // From `/`: git must not look for a repository around the current folder
+    // (one it distrusts, "dubious ownership", would make it refuse).
     let out = match Command::new("git")
         .args(["config", "--null", "--list", "--file"])
         .arg(path)
+        .current_dir("/")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .stdin(std::process::Stdio::null())
@@ -558,14 +561,23 @@ pub(crate) fn withhold(workspace: &Path) -> Result<Option<Withheld>, String> {
         seen.push(path.clone());
         let original =
             std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let Some(entries) = list(&path)? else {
-            if looks_sensitive(&original) {
+        // Git missing or refusing: fine for a file that holds nothing like a
+        // credential; otherwise the run is refused (fail-close).
+        let entries = match list(&path) {
+            Ok(Some(e)) => e,
+            Ok(None) if !looks_sensitive(&original) => continue,
+            Err(_) if !looks_sensitive(&original) => continue,
+            Ok(None) => {
                 return Err(format!(
                     "{} may hold a credential and git is not installed to read it; install git or remove the credential (actions/checkout: `persist-credentials: false`)",
                     path.display()
                 ));
             }
-            continue;
+            Err(e) => {
+                return Err(format!(
+                    "{e}; it may hold a credential, so the run was not started"
+                ));
+            }
         };
         for inc in includes(&path, &entries) {
             let inc = inc.canonicalize().unwrap_or(inc);

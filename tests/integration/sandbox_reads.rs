@@ -298,9 +298,9 @@ fn a_step_reads_no_other_process_in_proc() {
     let argv_mark = marker("ARGVMARK");
     let env_mark = marker("ENVMARK");
     // Bash stays (not exec'ing sleep) while a command follows.
-    let sleeper = format!("sleep 4; : {argv_mark}");
+    let sleeper = format!("sleep 8; : {argv_mark}");
     let probe = "bash probe/proc.sh";
-    let script = "sleep 1\nfor f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < \"$f\" 2>/dev/null; echo; done\ntr '\\0' '\\n' < /proc/$PPID/environ 2>/dev/null\nfor f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\" 2>/dev/null; done\necho PROBE-RAN\n";
+    let script = "sleep 3\nfor f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < \"$f\" 2>/dev/null; echo; done\ntr '\\0' '\\n' < /proc/$PPID/environ 2>/dev/null\nfor f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\" 2>/dev/null; done\necho PROBE-RAN\n";
     let yaml = |policy: &str| {
         format!(
             "version: 1\nid: pr\npolicy: {policy}\nsteps:\n  - {{id: sleeper, tool: bash, parameters: {{command: {}}}}}\n  - {{id: probe, tool: bash, parameters: {{command: {}}}}}\n",
