@@ -523,34 +523,9 @@ fn supply_of(files: &[Rewritten], workspace: &Path) -> Supply {
     s
 }
 
-/// Withhold the credentials of `workspace`'s git configuration for the run
-/// (see the module doc). Ok(None) when there are none. Err: the run must not start.
-pub(crate) fn withhold(workspace: &Path) -> Result<Option<Withheld>, String> {
-    let backup = backup_path(workspace);
-    let mut recovered = Vec::new();
-    if let Ok(bytes) = std::fs::read(&backup) {
-        let b: Backup = serde_json::from_slice(&bytes).map_err(|e| {
-            format!(
-                "{} (left by an earlier plangate run to put back the git credentials it withheld) cannot be read: {e}; \
-                 compare it with .git/config, put back what is missing, then delete it",
-                backup.display()
-            )
-        })?;
-        if pid_alive(b.pid) {
-            // Another run on this workspace holds them: use its record, change nothing.
-            let supply = supply_of(&b.files, workspace);
-            return Ok(Some(Withheld {
-                backup: None,
-                files: Vec::new(),
-                supply,
-                recovered,
-            }));
-        }
-        put_back(&b.files)?;
-        recovered = supply_of(&b.files, workspace).withheld;
-        std::fs::remove_file(&backup)
-            .map_err(|e| format!("cannot remove {}: {e}", backup.display()))?;
-    }
+/// The configuration files of `workspace` that hold credentials, each with
+/// its text without them (nothing is written here).
+fn scan(workspace: &Path) -> Result<Vec<Rewritten>, String> {
     let mut files = Vec::new();
     let mut queue = config_files(workspace);
     let mut seen: Vec<PathBuf> = Vec::new();
@@ -607,6 +582,38 @@ pub(crate) fn withhold(workspace: &Path) -> Result<Option<Withheld>, String> {
             removed,
         });
     }
+    Ok(files)
+}
+
+/// Withhold the credentials of `workspace`'s git configuration for the run
+/// (see the module doc). Ok(None) when there are none. Err: the run must not start.
+pub(crate) fn withhold(workspace: &Path) -> Result<Option<Withheld>, String> {
+    let backup = backup_path(workspace);
+    let mut recovered = Vec::new();
+    if let Ok(bytes) = std::fs::read(&backup) {
+        let b: Backup = serde_json::from_slice(&bytes).map_err(|e| {
+            format!(
+                "{} (left by an earlier plangate run to put back the git credentials it withheld) cannot be read: {e}; \
+                 compare it with .git/config, put back what is missing, then delete it",
+                backup.display()
+            )
+        })?;
+        if pid_alive(b.pid) {
+            // Another run on this workspace holds them: use its record, change nothing.
+            let supply = supply_of(&b.files, workspace);
+            return Ok(Some(Withheld {
+                backup: None,
+                files: Vec::new(),
+                supply,
+                recovered,
+            }));
+        }
+        put_back(&b.files)?;
+        recovered = supply_of(&b.files, workspace).withheld;
+        std::fs::remove_file(&backup)
+            .map_err(|e| format!("cannot remove {}: {e}", backup.display()))?;
+    }
+    let files = scan(workspace)?;
     if files.is_empty() {
         return Ok((!recovered.is_empty()).then(|| Withheld {
             backup: None,
