@@ -172,27 +172,26 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
     }
     crate::redact::remember_secrets(scope.secret_values(&declared));
     let (_tx, cancel) = tokio::sync::watch::channel(false);
+    let art = req.out_dir.join("artifacts").join("draft");
     let ctx = StepContext {
         sandbox,
         judge: None,
+        extra_readable: Vec::new(),
         env: ToolEnv {
             workspace: req.workspace.clone(),
             home: crate::environ::var_os("HOME").map(PathBuf::from),
             allowed_hosts: None,
             sandbox: None,
             scope: Arc::new(scope),
+            git_supply: Arc::default(),
         },
         out_dir: req.out_dir.clone(),
-        artifacts_dir: req.out_dir.join("artifacts").join("draft"),
-        artifacts_rel: "artifacts/draft".to_owned(),
         run_vars: BTreeMap::from([(
             "PLANGATE_STEP_ARTIFACTS".to_owned(),
-            req.out_dir
-                .join("artifacts")
-                .join("draft")
-                .display()
-                .to_string(),
+            art.display().to_string(),
         )]),
+        artifacts_dir: art,
+        artifacts_rel: "artifacts/draft".to_owned(),
         max_output_bytes: 16 * 1024 * 1024,
         kill_grace: Duration::from_secs(5),
         cancel,

@@ -269,6 +269,7 @@ pub(crate) fn merge(
         // Shards run on different machines: each shard report keeps its own
         // sandbox level; the merged one does not pretend to know one.
         sandbox: None,
+        git_credentials_withheld: Vec::new(),
         workspace_head: head.workspace_head.clone(),
         resumed_from: None,
         shard: Some(ShardInfo {

@@ -348,6 +348,7 @@ impl PlanSettings {
             allowed_hosts: policy.allowed_hosts.clone(),
             sandbox,
             scope: scoped_env(&plan, &policy),
+            git_supply: std::sync::Arc::default(),
         };
         Ok(PlanSettings {
             plan,

@@ -125,6 +125,40 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     if !missing.is_empty() {
         return start.invalid(&missing, &prepared.env.workspace);
     }
+    let mut settings = settings;
+    // Credentials a checkout left in .git/config: withheld from every step
+    // until the run ends (put back when `withheld` drops, below).
+    let mut withheld = None;
+    if !settings.dry_run {
+        match crate::sandbox::git_creds::withhold(&settings.env.workspace) {
+            Ok(Some(w)) => {
+                for k in &w.recovered {
+                    output::line(format_args!(
+                        "plangate: put back the git credential an earlier, killed run withheld: {k}"
+                    ));
+                }
+                if !w.supply.withheld.is_empty() && !args.quiet {
+                    output::line(format_args!(
+                        "plangate: withheld {} git credential(s) from the steps for this run (put back at the end; plangate's git push/pull uses them): {}",
+                        w.supply.withheld.len(),
+                        w.supply.withheld.join(", ")
+                    ));
+                }
+                settings.env.git_supply = Arc::new(w.supply.clone());
+                withheld = Some(w);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                return start.invalid(
+                    &[usage_diag(
+                        e,
+                        "remove the credential from .git/config (actions/checkout: `persist-credentials: false`) or fix the file",
+                    )],
+                    &prepared.env.workspace,
+                );
+            }
+        }
+    }
     let plan = Arc::new(prepared.plan);
     let mut console = Console::from_env();
     console.quiet = args.quiet;
@@ -137,6 +171,11 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         output::warning(format_args!(
             "{left} process(es) started by steps were still running at the end of the run; they were killed"
         ));
+    }
+    if let Some(mut w) = withheld
+        && let Err(e) = w.restore()
+    {
+        output::error(format_args!("{e}"));
     }
     write_derived_outputs(args.junit.as_deref(), &out_dir);
     if finished {

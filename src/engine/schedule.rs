@@ -313,6 +313,7 @@ impl Scheduler {
             sandbox: self.sandboxes.get(i).cloned().flatten(),
             fail_on_secrets: s.policy.fail_on_secrets,
             judge: self.judges.get(i).cloned().flatten(),
+            extra_readable: Vec::new(),
             record: s.record.clone(),
             pulse: s.heartbeat.map(|every| {
                 let events = self.events.clone();
@@ -629,7 +630,11 @@ impl Scheduler {
             self.sequence += 1;
             let sequence = self.sequence;
             self.emit(RunEvent::RollbackStarted { step: i, sequence });
-            let ctx = self.context(i);
+            let mut ctx = self.context(i);
+            // A rollback is a bash command: the rules for bash decide what it may read.
+            ctx.judge = ctx
+                .judge
+                .map(|j| Arc::new(j.for_tool(crate::model::ToolName::Bash)));
             let started = SystemTime::now();
             let result =
                 tools::bash::run_command(&cmd, &ctx.env.workspace, step, &ctx, "rollback.", true)

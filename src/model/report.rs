@@ -60,6 +60,11 @@ pub(crate) struct Report {
     /// What the sandbox pre-flight found (`bwrap`, `landlock+seccomp` or `none`, and why); absent when no step runs a process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<Availability>,
+    /// Credentials found in the workspace's git configuration (keys only,
+    /// users and passwords masked) that were withheld from every step for
+    /// the run and put back at its end; plangate's git push or pull used them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git_credentials_withheld: Vec<String>,
     /// Every step of the plan, in plan order.
     pub steps: Vec<StepReport>,
     /// Secrets found (rule, location, line, fingerprint; never the value).

@@ -189,6 +189,11 @@ pub(crate) struct Profile {
     /// Extra writable paths (absolute), declared by a step approved as dangerous.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) writable: Vec<std::path::PathBuf>,
+    /// Extra readable paths (absolute) outside the workspace, declared by the
+    /// step under `readable` (granted at any risk; a path outside the
+    /// workspace makes the step at least moderate).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) readable: Vec<std::path::PathBuf>,
 }
 
 /// How a step's profile is enforced.

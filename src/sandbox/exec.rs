@@ -10,9 +10,21 @@ use super::{HELPER, SandboxError, confine};
 /// Arguments of the hidden `__sandbox-exec` helper.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ExecArgs {
-    /// Paths (and everything beneath) the command may write.
+    /// Paths (and everything beneath) the command may read and write.
     #[arg(long = "rw", value_name = "PATH")]
     pub rw: Vec<PathBuf>,
+    /// Paths (and everything beneath) the command may read and execute,
+    /// besides the system trees the helper always grants.
+    #[arg(long = "ro", value_name = "PATH")]
+    pub ro: Vec<PathBuf>,
+    /// Folders the command may list (not read the files of): the way to a
+    /// hidden path.
+    #[arg(long = "ls", value_name = "PATH")]
+    pub ls: Vec<PathBuf>,
+    /// Paths (and everything beneath) the command may change but not read
+    /// (read rights come from `--ro`/`--ls`).
+    #[arg(long = "wo", value_name = "PATH")]
+    pub wo: Vec<PathBuf>,
     /// Leave the network on.
     #[arg(long)]
     pub net: bool,
@@ -147,14 +159,30 @@ fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
     // v3 (Linux 6.2) is the first ABI that also controls truncation: below it a
     // write outside the allowed paths would remain possible, so it is required.
     let abi = ABI::V3;
-    let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
-    // ABI 6 (Linux 6.12): no signal to a process outside the step. Below it
-    // the `signals` property is reported unenforced (`super::properties`).
     let scoped = confine::signal_scope_supported();
+    let read = AccessFs::from_read(abi);
+    let write = AccessFs::from_write(abi);
+    let all = AccessFs::from_all(abi);
+    // The system trees, `/etc` without its password hashes and host keys.
+    let mut system_ro: Vec<PathBuf> = Vec::new();
+    let mut system_ls: Vec<PathBuf> = Vec::new();
+    let hidden = super::reads::system_hidden();
+    for root in super::reads::system_roots() {
+        let carved = super::reads::carve(&root, &hidden).map_err(SandboxError::Paths)?;
+        system_ro.extend(carved.full);
+        system_ls.extend(carved.list_only);
+    }
+    system_ro.extend(super::reads::system_extra());
+    system_ro.extend(super::reads::proc_grants());
+    let exists =
+        |ps: &[PathBuf]| -> Vec<PathBuf> { ps.iter().filter(|p| p.exists()).cloned().collect() };
+    let devices: Vec<PathBuf> = super::reads::DEVICES.iter().map(PathBuf::from).collect();
     let status = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(AccessFs::from_all(abi))
+        .handle_access(all)
         .and_then(|r| {
+            // ABI 6 (Linux 6.12): no signal to a process outside the step. Below it
+            // the `signals` property is reported unenforced (`super::properties`).
             if scoped {
                 r.scope(Scope::Signal)
             } else {
@@ -162,9 +190,13 @@ fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
             }
         })
         .and_then(|r| r.create())
-        .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi))))
-        .and_then(|r| r.add_rules(path_beneath_rules(&args.rw, AccessFs::from_all(abi))))
-        .and_then(|r| r.add_rules(path_beneath_rules(devices, AccessFs::from_all(abi))))
+        .and_then(|r| r.add_rules(path_beneath_rules(exists(&system_ro), read)))
+        .and_then(|r| r.add_rules(path_beneath_rules(exists(&system_ls), AccessFs::ReadDir)))
+        .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.ls), AccessFs::ReadDir)))
+        .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.ro), read)))
+        .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.wo), write)))
+        .and_then(|r| r.add_rules(path_beneath_rules(&args.rw, all)))
+        .and_then(|r| r.add_rules(path_beneath_rules(exists(&devices), all)))
         .and_then(|r| r.restrict_self())?;
     if status.ruleset != RulesetStatus::FullyEnforced {
         return Err(SandboxError::NotEnforced(status.ruleset));

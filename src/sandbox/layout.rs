@@ -12,10 +12,17 @@
 //! the whole workspace is writable for `workspace-write`; the git files are
 //! then protected by [`super::git_guard`] alone (it runs after every step on
 //! both backends and undoes such changes).
+//!
+//! What every profile may read is [`super::reads`]: the system trees, the
+//! workspace minus its `hidden` paths, the step's own folders and the paths
+//! it declares. Under bwrap a hidden folder is covered by an empty read-only
+//! tmpfs and a hidden file by `/dev/null`; under Landlock they are carved out
+//! of the grants ([`super::reads::carve`]) and the workspace is then written
+//! through write-only rights.
 
 use std::path::{Path, PathBuf};
 
-use super::{BWRAP, HELPER};
+use super::{BWRAP, HELPER, reads};
 use crate::model::{Backend, Filesystem, Profile};
 
 /// What a sandboxed command may touch.
@@ -33,6 +40,12 @@ pub(crate) struct Layout {
     pub cwd: PathBuf,
     /// Further folders writable whatever the profile (an agent CLI's private home).
     pub extra: Vec<PathBuf>,
+    /// Further paths readable whatever the profile (the real object store an
+    /// agent's staged copy borrows).
+    pub extra_readable: Vec<PathBuf>,
+    /// Paths inside the workspace the step may not read (the permission
+    /// rules' denials, found when the step starts): left out of the sandbox.
+    pub hidden: Vec<PathBuf>,
     /// What the approval grants.
     pub profile: Profile,
     /// Where the supervisor writes how many processes the step left behind.
@@ -41,44 +54,73 @@ pub(crate) struct Layout {
     pub kill_grace_ms: u64,
 }
 
-/// Flags every bwrap sandbox gets: read-only root, fresh /dev and /proc,
-/// every namespace new (the network's too unless allowed), killed with its parent.
+/// Flags every bwrap sandbox gets: the system trees read-only (nothing else
+/// of the host: see [`reads`]), fresh `/dev` and `/proc`, every namespace
+/// new (the network's too unless allowed), killed with its parent. After
+/// the binds, [`SEAL`] makes bwrap's own root read-only, so that a write
+/// anywhere else fails rather than landing in a throwaway tmpfs.
+pub(super) const SEAL: [&str; 2] = ["--remount-ro", "/"];
+
+/// See [`SEAL`].
 pub(super) fn base_args(network: bool) -> Vec<String> {
-    let mut a: Vec<String> = [
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        // Run as root, bwrap keeps every capability: a step could remount
-        // the read-only binds writable.
-        "--cap-drop",
-        "ALL",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
+    let mut a: Vec<String> = Vec::new();
+    for p in reads::system_roots() {
+        let s = p.display().to_string();
+        match std::fs::read_link(&p) {
+            // `/bin -> usr/bin` on merged-/usr systems: the same link inside.
+            Ok(target) => a.extend(["--symlink".to_owned(), target.display().to_string(), s]),
+            Err(_) => a.extend(["--ro-bind".to_owned(), s.clone(), s]),
+        }
+    }
+    for p in reads::system_hidden() {
+        a.extend([
+            "--ro-bind".to_owned(),
+            "/dev/null".to_owned(),
+            p.display().to_string(),
+        ]);
+    }
+    for p in reads::system_extra() {
+        let s = p.display().to_string();
+        a.extend(["--ro-bind".to_owned(), s.clone(), s]);
+    }
+    a.extend(
+        [
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--unshare-all",
+            "--die-with-parent",
+            "--new-session",
+            // Run as root, bwrap keeps every capability: a step could remount
+            // the read-only binds writable.
+            "--cap-drop",
+            "ALL",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned()),
+    );
     if network {
         a.push("--share-net".to_owned());
     }
     a
 }
 
-/// The program and arguments that run `program args` inside the sandbox.
+/// The program and arguments that run `program args` inside the sandbox; an
+/// error (the step is not run) when the paths to hide need too many rules or
+/// cannot be listed.
 pub(crate) fn wrap(
     backend: Backend,
     layout: &Layout,
     program: &str,
     args: &[String],
-) -> (String, Vec<String>) {
+) -> Result<(String, Vec<String>), String> {
+    if layout.hidden.len() > reads::MAX_RULES {
+        return Err(reads::too_many());
+    }
     match backend {
-        Backend::Bwrap => (BWRAP.to_owned(), bwrap_args(layout, program, args)),
-        Backend::Landlock => (own_exe(), helper_args(layout, program, args)),
+        Backend::Bwrap => Ok((BWRAP.to_owned(), bwrap_args(layout, program, args))),
+        Backend::Landlock => Ok((own_exe(), helper_args(layout, program, args)?)),
     }
 }
 
@@ -109,30 +151,68 @@ fn own_exe() -> String {
     std::env::current_exe().map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string())
 }
 
+/// The paths readable besides the system, the workspace and the step's own folders.
+fn readable(l: &Layout) -> Vec<PathBuf> {
+    let mut r: Vec<PathBuf> = l.profile.readable.clone();
+    r.extend(l.extra_readable.iter().cloned());
+    r
+}
+
 /// The supervisor (outside the step's Landlock domain, so that under ABI 6
 /// the step cannot signal it away), then the helper that restricts itself
 /// and execs the command.
-fn helper_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
+fn helper_args(l: &Layout, program: &str, args: &[String]) -> Result<Vec<String>, String> {
     let mut a = vec![HELPER.to_owned(), "--limits-only".to_owned()];
     a.extend(supervisor_args(&l.report, l.kill_grace_ms));
     a.extend(["--".to_owned(), own_exe(), HELPER.to_owned()]);
     if l.profile.filesystem == Filesystem::ReadOnly {
         a.push("--frozen-metadata".to_owned());
     }
-    for p in writable(l)
-        .into_iter()
-        .chain([l.artifacts.clone(), l.temp.clone()])
-    {
-        a.push("--rw".to_owned());
+    let mut push = |flag: &str, p: &Path| {
+        a.push(flag.to_owned());
         a.push(p.display().to_string());
+    };
+    // Every tree granted for reading, minus what is hidden in it (the
+    // workspace; a declared path above it); a tree written is written
+    // through write-only rights when something in it is hidden (a read right
+    // beneath would undo the hiding).
+    let write = writable(l);
+    let mut trees: Vec<PathBuf> = vec![l.workspace.clone()];
+    for p in readable(l).into_iter().chain(write.iter().cloned()) {
+        if !trees.contains(&p) {
+            trees.push(p);
+        }
     }
+    let mut rules = 0usize;
+    for p in &trees {
+        let carved = reads::carve(p, &l.hidden)?;
+        rules += carved.full.len() + carved.list_only.len();
+        if rules > reads::MAX_RULES {
+            return Err(reads::too_many());
+        }
+        let hides = !carved.list_only.is_empty();
+        for d in &carved.list_only {
+            push("--ls", d);
+        }
+        let written = write.contains(p);
+        if written {
+            push(if hides { "--wo" } else { "--rw" }, p);
+        }
+        if hides || !written {
+            for f in &carved.full {
+                push("--ro", f);
+            }
+        }
+    }
+    push("--rw", &l.artifacts);
+    push("--rw", &l.temp);
     if l.profile.network {
         a.push("--net".to_owned());
     }
     a.push("--".to_owned());
     a.push(program.to_owned());
     a.extend(args.iter().cloned());
-    a
+    Ok(a)
 }
 
 fn bwrap_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
@@ -141,6 +221,12 @@ fn bwrap_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
         let s = p.display().to_string();
         a.extend([flag.to_owned(), s.clone(), s]);
     };
+    for p in readable(l) {
+        bind("--ro-bind-try", &p);
+    }
+    if l.profile.filesystem < Filesystem::WorkspaceWrite {
+        bind("--ro-bind", &l.workspace);
+    }
     for p in writable(l) {
         bind("--bind", &p);
     }
@@ -155,12 +241,36 @@ fn bwrap_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
     {
         bind("--ro-bind", &l.out_dir);
     }
+    // What the step may not read: an empty read-only folder over a folder,
+    // the empty device over a file (links are left: what they point to is
+    // judged on its own).
+    for p in &l.hidden {
+        let Ok(m) = p.symlink_metadata() else {
+            continue;
+        };
+        let s = p.display().to_string();
+        if m.is_dir() {
+            a.extend([
+                "--tmpfs".to_owned(),
+                s.clone(),
+                "--remount-ro".to_owned(),
+                s,
+            ]);
+        } else if !m.file_type().is_symlink() {
+            a.extend(["--ro-bind".to_owned(), "/dev/null".to_owned(), s]);
+        }
+    }
+    let mut bind = |flag: &str, p: &Path| {
+        let s = p.display().to_string();
+        a.extend([flag.to_owned(), s.clone(), s]);
+    };
     bind("--bind", &l.artifacts);
     bind("--bind", &l.temp);
     // The supervisor (plangate's own binary, read-only) runs inside, so that
     // what the step leaves behind is counted before the namespace dies.
     let exe = own_exe();
     a.extend(["--ro-bind".to_owned(), exe.clone(), exe.clone()]);
+    a.extend(SEAL.iter().map(|s| (*s).to_owned()));
     a.push("--chdir".to_owned());
     a.push(l.cwd.display().to_string());
     a.push("--".to_owned());
@@ -191,10 +301,13 @@ mod tests {
             temp: PathBuf::from("/tmp/t"),
             cwd: PathBuf::from(ws),
             extra: Vec::new(),
+            extra_readable: Vec::new(),
+            hidden: Vec::new(),
             profile: Profile {
                 filesystem,
                 network: false,
                 writable: vec![PathBuf::from("/opt/cache")],
+                readable: Vec::new(),
             },
             report: PathBuf::from("/tmp/t/.plangate-supervisor"),
             kill_grace_ms: 5000,
@@ -202,7 +315,8 @@ mod tests {
     }
 
     fn bwrap(l: &Layout) -> String {
-        let (prog, a) = wrap(Backend::Bwrap, l, "bash", &["-c".into(), "true".into()]);
+        let (prog, a) =
+            wrap(Backend::Bwrap, l, "bash", &["-c".into(), "true".into()]).expect("wrap");
         assert_eq!(prog, "bwrap");
         a.join(" ")
     }
@@ -214,8 +328,12 @@ mod tests {
             "/nonexistent/out",
             Filesystem::ReadOnly,
         ));
-        assert!(s.starts_with("--ro-bind / / --dev /dev --proc /proc --unshare-all"));
+        assert!(!s.contains("--ro-bind / /"), "{s}");
+        assert!(s.contains("--ro-bind /usr /usr"), "{s}");
+        assert!(s.contains("--dev /dev --proc /proc --unshare-all"));
+        assert!(s.contains("--remount-ro / --chdir"), "{s}");
         assert!(!s.contains("--share-net"));
+        assert!(s.contains("--ro-bind /nonexistent/ws /nonexistent/ws"));
         assert!(!s.contains("--bind /nonexistent/ws "));
         assert!(!s.contains("/opt/cache"));
         assert!(s.contains("--bind /nonexistent/out/artifacts/s /nonexistent/out/artifacts/s"));
@@ -245,22 +363,58 @@ mod tests {
     #[test]
     fn landlock_grants_follow_the_profile() {
         let l = layout("/w", "/o", Filesystem::ReadOnly);
-        let (_, a) = wrap(Backend::Landlock, &l, "bash", &[]);
+        let (_, a) = wrap(Backend::Landlock, &l, "bash", &[]).expect("wrap");
         assert_eq!(a.iter().filter(|x| *x == "--rw").count(), 2);
-        assert!(!a.contains(&"/w".to_owned()));
+        let pos = a.iter().position(|x| x == "/w").expect("workspace read");
+        assert_eq!(a[pos - 1], "--ro");
         let l = layout("/w", "/o", Filesystem::WorkspaceWrite);
-        let (_, a) = wrap(Backend::Landlock, &l, "bash", &[]);
-        assert!(a.contains(&"/w".to_owned()));
+        let (_, a) = wrap(Backend::Landlock, &l, "bash", &[]).expect("wrap");
+        assert_eq!(a.iter().filter(|x| *x == "--rw").count(), 3);
+        assert!(a.windows(2).any(|p| p[0] == "--rw" && p[1] == "/w"));
         assert!(!a.contains(&"--net".to_owned()));
+    }
+
+    #[test]
+    fn hidden_paths_are_covered_under_bwrap_and_carved_out_under_landlock() {
+        let t = tempfile::tempdir().expect("tmp");
+        let ws = t.path();
+        std::fs::create_dir_all(ws.join("secrets")).expect("mkdir");
+        std::fs::write(ws.join("secrets/key"), "k").expect("write");
+        std::fs::write(ws.join(".env"), "k").expect("write");
+        std::fs::write(ws.join("ok"), "k").expect("write");
+        let w = ws.display().to_string();
+        let mut l = layout(&w, "/nonexistent/out", Filesystem::WorkspaceWrite);
+        l.hidden = vec![ws.join("secrets"), ws.join(".env")];
+        let s = bwrap(&l);
+        let d = format!("{w}/secrets");
+        assert!(s.contains(&format!("--tmpfs {d} --remount-ro {d}")), "{s}");
+        assert!(s.contains(&format!("--ro-bind /dev/null {w}/.env")), "{s}");
+        // The covers come after the workspace bind.
+        let bind_at = s.find(&format!("--bind {w} {w}")).expect("workspace bind");
+        let cover_at = s.find(&format!("--tmpfs {d}")).expect("cover");
+        assert!(bind_at < cover_at, "{s}");
+        let (_, a) = wrap(Backend::Landlock, &l, "bash", &[]).expect("wrap");
+        let flag_of = |p: &str| a.iter().position(|x| x == p).map(|i| a[i - 1].clone());
+        assert_eq!(flag_of(&w).as_deref(), Some("--ls"));
+        assert_eq!(flag_of(&format!("{w}/ok")).as_deref(), Some("--ro"));
+        assert_eq!(flag_of(&format!("{w}/secrets")), None);
+        assert_eq!(flag_of(&format!("{w}/.env")), None);
+        // The workspace itself is written through write-only rights.
+        assert!(a.windows(2).any(|p| p[0] == "--wo" && p[1] == w));
+        // Too many paths to hide: refused.
+        l.hidden = (0..=reads::MAX_RULES)
+            .map(|i| ws.join(format!("f{i}")))
+            .collect();
+        assert!(wrap(Backend::Bwrap, &l, "bash", &[]).is_err());
     }
 
     #[test]
     fn network_is_shared_only_when_allowed() {
         let mut l = layout("/w", "/o", Filesystem::ReadOnly);
         l.profile.network = true;
-        let (_, a) = wrap(Backend::Bwrap, &l, "bash", &[]);
+        let (_, a) = wrap(Backend::Bwrap, &l, "bash", &[]).expect("wrap");
         assert!(a.contains(&"--share-net".to_owned()));
-        let (_, a) = wrap(Backend::Landlock, &l, "bash", &[]);
+        let (_, a) = wrap(Backend::Landlock, &l, "bash", &[]).expect("wrap");
         assert!(a.contains(&"--net".to_owned()));
     }
 }

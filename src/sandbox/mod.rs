@@ -1,10 +1,13 @@
 //! Step sandboxes: what this machine supports (the pre-flight probe), and
 //! how a sandboxed command is started.
 //!
-//! A sandboxed step sees the whole filesystem read-only except the
-//! workspace (whose `.git` and, when it lies inside, the run's output folder
-//! stay read-only), the step's own artifact folder and a private temporary
-//! folder (`TMPDIR`); the network is off unless the step allows it.
+//! A sandboxed step reads only what [`reads`] lists (the system trees, the
+//! workspace minus what the permission rules deny, its own folders, what it
+//! declares), and writes only the workspace per its profile (whose `.git`
+//! and, when it lies inside, the run's output folder stay read-only), the
+//! step's own artifact folder and a private temporary folder (`TMPDIR`); the
+//! network is off unless the step allows it. [`git_creds`] keeps the
+//! credentials a checkout left in `.git/config` away from every step.
 //!
 //! Backends, best first:
 //! - `bwrap` (bubblewrap): new mount, pid, network, ipc and uts namespaces;
@@ -13,7 +16,7 @@
 //!   that called `setsid`.
 //! - `landlock+seccomp`: when bwrap does not work. The step runs through
 //!   plangate's hidden `__sandbox-exec` helper, which restricts itself with
-//!   Landlock (read everywhere, write only beneath the allowed paths) and,
+//!   Landlock (read and write only beneath the allowed paths) and,
 //!   without network, a seccomp filter refusing every non-unix socket and
 //!   io_uring, then `exec`s the command (same pid and process group). Landlock
 //!   cannot take back a right granted higher up, so the workspace's `.git` (and
@@ -32,9 +35,11 @@
 
 mod confine;
 mod exec;
+pub(crate) mod git_creds;
 pub(crate) mod git_guard;
 mod layout;
 mod profile;
+pub(crate) mod reads;
 mod selftest;
 
 pub(crate) use confine::kill_descendants;
@@ -186,6 +191,9 @@ pub(crate) enum SandboxError {
     /// Landlock refused the ruleset.
     #[error("Landlock: {0}")]
     Landlock(#[from] landlock::RulesetError),
+    /// The paths to grant could not be worked out.
+    #[error("{0}")]
+    Paths(String),
     /// The kernel enforces Landlock only partly.
     #[error("Landlock is not fully enforced by this kernel ({0:?})")]
     NotEnforced(landlock::RulesetStatus),

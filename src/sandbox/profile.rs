@@ -30,6 +30,8 @@ pub(crate) struct Request {
     pub unsandboxed: bool,
     /// `writable:` paths (absolute), granted when approved as dangerous.
     pub writable: Vec<PathBuf>,
+    /// `readable:` paths (absolute), granted at any risk.
+    pub readable: Vec<PathBuf>,
 }
 
 /// The sandbox of an approved step that runs processes, at `risk`; an error
@@ -53,6 +55,7 @@ pub(crate) fn plan_for(
         } else {
             Vec::new()
         },
+        readable: request.readable.clone(),
     };
     if request.unsandboxed {
         if risk < Risk::Dangerous {
@@ -115,6 +118,7 @@ mod tests {
             network: true,
             unsandboxed: false,
             writable: vec![PathBuf::from("/opt/cache")],
+            readable: vec![PathBuf::from("/opt/tools")],
         };
         let p = policy(SandboxMode::Required, true);
         for (risk, fs, writable) in [
@@ -126,6 +130,7 @@ mod tests {
             assert_eq!(s.profile.filesystem, fs);
             assert!(s.profile.network);
             assert_eq!(s.profile.writable.len(), writable);
+            assert_eq!(s.profile.readable, vec![PathBuf::from("/opt/tools")]);
             assert_eq!(s.backend(), Some(Backend::Bwrap));
         }
     }

@@ -170,6 +170,21 @@ impl PathJudge {
         self.verdict(&[super::spec::access(rel, level)])
     }
 
+    /// Whether the path `rel` (relative to whichever copy of the workspace is
+    /// being looked at: the workspace or an agent's staged copy) may be used
+    /// at `level`, by name only.
+    pub(crate) fn check_rel(&self, rel: &Path, level: Level) -> Result<(), String> {
+        self.verdict(&[super::spec::access(super::spec::resource(rel), level)])
+    }
+
+    /// The same rules, judged for `tool` (a rollback command is judged as bash).
+    pub(crate) fn for_tool(&self, tool: ToolName) -> PathJudge {
+        PathJudge {
+            tool,
+            ..self.clone()
+        }
+    }
+
     fn verdict(&self, needs: &[Access]) -> Result<(), String> {
         let v = permissions::evaluate_compiled(&self.lists, self.tool.as_str(), needs, self.risk);
         if v.allowed { Ok(()) } else { Err(v.reason) }

@@ -164,6 +164,9 @@ pub(crate) struct StepContext {
     pub fail_on_secrets: bool,
     /// The permission rules for the paths the step finds at run time (None: no list in force).
     pub judge: Option<Arc<judge::PathJudge>>,
+    /// Paths outside the workspace the step's processes may read besides
+    /// the usual ones (the real object store an agent's staged copy borrows).
+    pub extra_readable: Vec<PathBuf>,
     /// `--record`: where live agent answers go.
     pub record: Option<Arc<agent::record::Recorder>>,
     /// Where a long step says it is still at work (None: it says nothing).
@@ -356,15 +359,53 @@ pub(crate) fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
         }
     }
     if let Some(req) = step.sandbox_request(&env.workspace, env.home.as_deref()) {
-        floor_for_sandbox(&mut c, &req, &env.workspace);
+        floor_for_sandbox(&mut c, &req, &env.workspace, env.home.as_deref());
     }
     c
+}
+
+/// Whether reading `p` reaches credentials: `$HOME` itself or a folder above
+/// it, a credential folder in it, or the runtime folders (sockets).
+fn sensitive_read(p: &Path, home: Option<&Path>) -> bool {
+    let above = |dir: &Path| dir.starts_with(p);
+    if above(Path::new("/home")) || above(Path::new("/root")) || above(Path::new("/run")) {
+        return true;
+    }
+    if p.starts_with("/run") || p.starts_with("/var/run") || p.starts_with("/proc") {
+        return true;
+    }
+    let Some(home) = home else {
+        return false;
+    };
+    if above(home) {
+        return true;
+    }
+    [
+        ".ssh",
+        ".aws",
+        ".gnupg",
+        ".docker",
+        ".kube",
+        ".config",
+        ".git-credentials",
+        ".netrc",
+    ]
+    .iter()
+    .any(|d| {
+        let d = home.join(d);
+        p.starts_with(&d) || d.starts_with(p)
+    })
 }
 
 /// What a step declares about its sandbox raises its risk: the network to
 /// moderate; a writable path inside the workspace to moderate, outside it to
 /// dangerous; no sandbox at all to dangerous.
-fn floor_for_sandbox(c: &mut StepClassification, req: &crate::sandbox::Request, workspace: &Path) {
+fn floor_for_sandbox(
+    c: &mut StepClassification,
+    req: &crate::sandbox::Request,
+    workspace: &Path,
+    home: Option<&Path>,
+) {
     let mut raise = |risk: Risk, why: String| {
         if risk > c.classified.max(c.floor) {
             c.reason = why;
@@ -386,6 +427,22 @@ fn floor_for_sandbox(c: &mut StepClassification, req: &crate::sandbox::Request, 
                 format!(
                     "declares `{}` (outside the workspace) writable",
                     w.display()
+                ),
+            );
+        }
+    }
+    for r in &req.readable {
+        if sensitive_read(r, home) {
+            raise(
+                Risk::Dangerous,
+                format!("declares `{}` readable", r.display()),
+            );
+        } else {
+            raise(
+                Risk::Moderate,
+                format!(
+                    "declares `{}` (outside the workspace) readable",
+                    r.display()
                 ),
             );
         }

@@ -13,6 +13,84 @@ use crate::sandbox::{self, Layout, git_guard::Snapshot};
 
 use super::StepContext;
 
+/// Most workspace entries looked at to find what the step may not read.
+const MAX_WALK: usize = 500_000;
+
+/// The paths in `workspace` the permission rules forbid the step to read,
+/// found by walking it now (links not followed): each hidden folder is named
+/// once and not entered. A file the step itself later creates under a
+/// denied pattern is its own. An error (the step is not run) when the
+/// workspace cannot be read or is too large to judge.
+pub(crate) fn hidden_paths(
+    workspace: &std::path::Path,
+    judge: &super::judge::PathJudge,
+) -> Result<Vec<std::path::PathBuf>, String> {
+    let mut hidden = Vec::new();
+    let mut walk = walkdir::WalkDir::new(workspace)
+        .min_depth(1)
+        .follow_links(false)
+        .into_iter();
+    let mut seen = 0usize;
+    while let Some(entry) = walk.next() {
+        let entry = entry.map_err(|e| {
+            format!("cannot read the workspace to hide what the step may not read: {e}; the step was not run")
+        })?;
+        seen += 1;
+        if seen > MAX_WALK {
+            return Err(format!(
+                "the workspace holds more than {MAX_WALK} entries: too many to judge which ones the permission rules hide from the step; the step was not run"
+            ));
+        }
+        let Ok(rel) = entry.path().strip_prefix(workspace) else {
+            continue;
+        };
+        if judge.check_rel(rel, crate::model::Level::Read).is_err() {
+            if entry.file_type().is_dir() {
+                walk.skip_current_dir();
+            }
+            hidden.push(entry.into_path());
+        }
+    }
+    Ok(hidden)
+}
+
+/// What the step may read besides the usual: what its context grants (an
+/// agent's object store and program), and the result files of earlier agent
+/// steps it is handed (`PLANGATE_RESULT_<ID>`).
+fn readable_extras(ctx: &StepContext) -> Vec<std::path::PathBuf> {
+    let mut r = ctx.extra_readable.clone();
+    r.extend(
+        ctx.run_vars
+            .iter()
+            .filter(|(k, _)| k.starts_with("PLANGATE_RESULT_"))
+            .map(|(_, v)| std::path::PathBuf::from(v))
+            .filter(|p| p.is_file()),
+    );
+    r
+}
+
+/// Under Landlock an unreadable `~/.gitconfig` makes git stop ("unable to
+/// access ... Permission denied"), where under bwrap it is simply absent: a
+/// process whose `$HOME` is not declared readable gets `GIT_CONFIG_GLOBAL=/dev/null`
+/// (unless its environment sets it), so git behaves the same on both backends.
+fn unreadable_home_git(spec: &mut ProcessSpec, profile: &crate::model::Profile) {
+    let Some(home) = spec
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| std::path::PathBuf::from(v))
+    else {
+        return;
+    };
+    let declared = profile.readable.iter().chain(&profile.writable);
+    let readable = declared.into_iter().any(|p| home.starts_with(p));
+    if !readable && !spec.env.iter().any(|(k, _)| k == "GIT_CONFIG_GLOBAL") {
+        spec.env
+            .push(("GIT_CONFIG_GLOBAL".to_owned(), "/dev/null".to_owned()));
+    }
+}
+
 /// A finished process and the protected git files it changed (undone).
 #[derive(Debug)]
 pub(crate) struct Guarded {
@@ -119,6 +197,19 @@ async fn run_in(
     let mut supervised = false;
     if let Some(backend) = sb.backend() {
         supervised = true;
+        let hidden = match &ctx.judge {
+            Some(judge) => {
+                let (ws, judge) = (ctx.env.workspace.clone(), std::sync::Arc::clone(judge));
+                tokio::task::spawn_blocking(move || hidden_paths(&ws, &judge))
+                    .await
+                    .map_err(std::io::Error::other)?
+                    .map_err(std::io::Error::other)?
+            }
+            None => Vec::new(),
+        };
+        if backend == crate::model::Backend::Landlock && home.is_none() {
+            unreadable_home_git(&mut spec, &sb.profile);
+        }
         let layout = Layout {
             workspace: ctx.env.workspace.clone(),
             out_dir: ctx.out_dir.clone(),
@@ -126,11 +217,14 @@ async fn run_in(
             temp: temp.path().to_path_buf(),
             cwd: spec.cwd.clone(),
             extra: home.map(std::path::Path::to_path_buf).into_iter().collect(),
+            extra_readable: readable_extras(ctx),
+            hidden,
             profile: sb.profile.clone(),
             report: report.clone(),
             kill_grace_ms,
         };
-        (spec.program, spec.args) = sandbox::wrap(backend, &layout, &spec.program, &spec.args);
+        (spec.program, spec.args) = sandbox::wrap(backend, &layout, &spec.program, &spec.args)
+            .map_err(std::io::Error::other)?;
     }
     if !supervised || limits.is_some() {
         // Unsandboxed: the helper supervises (and sets the limits, if any).

@@ -42,6 +42,9 @@ pub struct ToolEnv {
     /// plangate's environment and the `env_passthrough` in force: what a child's
     /// environment is built from (`StepContext::child_env`).
     pub(crate) scope: std::sync::Arc<crate::policy::env::Scope>,
+    /// The git credentials withheld from the steps for this run, which
+    /// plangate's own git push or pull gets back (empty when none).
+    pub(crate) git_supply: std::sync::Arc<crate::sandbox::git_creds::Supply>,
 }
 
 /// Where a step's parameters are being checked (the tree may have failed the schema).

@@ -93,6 +93,14 @@ impl Step {
                     .iter()
                     .map(|w| absolute(w, workspace, home))
                     .collect();
+                // The workspace is readable already (minus what the permission
+                // rules deny, which a `readable` path never undoes).
+                r.readable = b
+                    .readable
+                    .iter()
+                    .map(|w| absolute(w, workspace, home))
+                    .filter(|p| !p.starts_with(workspace))
+                    .collect();
             }
             Action::Agent(a) => r.network |= a.agent.network,
             _ => {}

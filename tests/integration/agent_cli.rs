@@ -278,7 +278,7 @@ fn a_raw_output_holding_a_secret_is_kept_redacted() {
     // A fake credential, declared as the agent's secret: masked wherever it is written.
     let token = "fake-cli-credential-7f3a9c2e";
     let line = format!("{{\"type\":\"thread.started\",\"thread_id\":\"t\"}}\nnot json {token}\n");
-    let file = env.ws.join("..").join("broken-secret.jsonl");
+    let file = env.ws.parent().unwrap().join("broken-secret.jsonl");
     std::fs::write(&file, line).unwrap();
     let agent = format!(
         "    command: {}\n    output_format: codex-jsonl\n    secrets: [FAKE_CLI_TOKEN]\n",
@@ -307,10 +307,16 @@ fn a_raw_output_holding_a_secret_is_kept_redacted() {
 fn bin_dir(env: &Env, recs: [&str; 3]) -> PathBuf {
     let bin = env.out.parent().unwrap().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
+    // The stand-in and its recordings beside the programs: an agent CLI may
+    // read the folder its program lives in, not the repository's fixtures.
+    std::fs::copy(format!("{FIXTURES}/standin.sh"), bin.join("standin.sh")).unwrap();
     for (name, rec) in ["claude", "codex", "gemini"].into_iter().zip(recs) {
+        let play = bin.join(format!("{name}.rec"));
+        std::fs::copy(recorded(rec), &play).unwrap();
         let script = format!(
-            "#!/bin/sh\nexec bash '{FIXTURES}/standin.sh' --as {name} --play '{}' -- \"$@\"\n",
-            recorded(rec)
+            "#!/bin/sh\nexec bash '{}' --as {name} --play '{}' -- \"$@\"\n",
+            bin.join("standin.sh").display(),
+            play.display()
         );
         let p = bin.join(name);
         std::fs::write(&p, script).unwrap();

@@ -72,7 +72,7 @@ fn hostile_run() -> (Env, PathBuf, std::process::Output) {
     std::fs::write(stage.join("conf/key`|x.env"), format!("KEY={}\n", key())).unwrap();
     let plan = format!(
         "version: 1\nid: formats\npolicy: {{risk_tolerance: high, fail_on_secrets: false}}\nsteps:\n\
-         \x20 - {{id: write, tool: bash, parameters: {{command: \"cp -R {stage}/. .\"}}}}\n\
+         \x20 - {{id: write, tool: bash, parameters: {{command: \"cp -R {stage}/. .\", readable: [\"{stage}\"]}}}}\n\
          \x20 - {{id: leak, tool: bash, dependencies: [write], parameters: {{command: \"cat conf/*.env\"}}}}\n\
          \x20 - {{id: scan, tool: secrets_scan, dependencies: [write], parameters: {{path: conf}}}}\n\
          \x20 - {{id: broken, tool: bash, continue_on_error: true, dependencies: [write], parameters: {{command: \"echo '<b>[x](y)</b> a|b' >&2; exit 3\"}}}}\n",

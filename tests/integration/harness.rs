@@ -309,7 +309,14 @@ pub fn wait_until(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
 
 /// The fake CLI agent (tests/fixtures/fake_agent/answers.sh) answering from `dir`.
 pub fn fake_agent(env: &Env, name: &str, answers: &[&str]) -> (PathBuf, String) {
-    let dir = env.ws.join(format!(".fake-{name}"));
+    // Outside the workspace: an agent CLI reads its own configuration, named
+    // in its command, never the real workspace (it works in a staged copy).
+    let dir = env
+        .ws
+        .parent()
+        .expect("test folder")
+        .join("fake-agents")
+        .join(format!(".fake-{name}"));
     std::fs::create_dir_all(&dir).expect("mkdir fake agent");
     for (i, a) in answers.iter().enumerate() {
         std::fs::write(dir.join(format!("{}.txt", i + 1)), a).expect("write answer");

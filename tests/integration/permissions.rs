@@ -513,8 +513,9 @@ fn the_diff_summary_never_shows_the_content_of_a_file_the_rules_deny_reading() {
         assert!(o.status.success(), "{o:?}");
     }
     let policy = env.write("policy.yaml", NO_SECRETS);
-    // A bash step (execute on the workspace) rewrites a denied file and an allowed one.
-    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: edit, tool: bash, parameters: {command: 'sed -i s/do/DO/ secrets/key; echo more >> src/a.txt'}}\n";
+    // A bash step (execute on the workspace) rewrites a denied file and an allowed one
+    // (unsandboxed: in a sandbox the denied file is out of its reach).
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: edit, tool: bash, parameters: {sandbox: false, command: 'sed -i s/do/DO/ secrets/key; echo more >> src/a.txt'}}\n";
     let plan_path = env.write("plan.yaml", plan);
     let o = env
         .run_cmd(&plan_path)

@@ -174,7 +174,9 @@ fn git(ws: &std::path::Path, args: &[&str]) {
 /// `ART`: its artifact folder, or a path) and says on stderr which writes
 /// were refused. This is the gap the sandbox exists for.
 fn textconv_repo(env: &Env) -> PathBuf {
-    let tools = env.ws.parent().unwrap().join("tools");
+    git(&env.ws, &["init", "-q"]);
+    // Inside `.git`: readable by the steps (nothing outside the workspace is), never tracked.
+    let tools = env.ws.join(".git/test-tools");
     std::fs::create_dir_all(&tools).unwrap();
     let conv = tools.join("conv.sh");
     std::fs::write(
@@ -182,7 +184,6 @@ fn textconv_repo(env: &Env) -> PathBuf {
         "for t in $WRITE_TARGETS; do\n  case $t in TMP) t=$TMPDIR/t;; ART) t=$PLANGATE_STEP_ARTIFACTS/mine.txt;; esac\n  if { echo x > \"$t\"; } 2>/dev/null; then echo \"wrote $t\" >&2; else echo \"refused $t\" >&2; fi\ndone\ncat \"$1\"\n",
     )
     .unwrap();
-    git(&env.ws, &["init", "-q"]);
     git(
         &env.ws,
         &[

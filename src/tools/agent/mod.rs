@@ -27,6 +27,7 @@ pub(crate) mod spec;
 mod stage;
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
@@ -400,6 +401,62 @@ fn rejection_summary(attempts: u32, last: &[Rejection]) -> String {
     format!("answer rejected after {attempts} attempt(s): {first}{more}")
 }
 
+/// What an agent CLI may read besides its staged copy and the system: its
+/// program (found through `PATH`, links resolved) and the folder it lives
+/// in (an installed CLI's package), and the existing absolute
+/// paths its `command` names (a script, a configuration folder). Never the
+/// real workspace or a folder above it; in it, only a file the permission
+/// rules let the agent read.
+fn command_paths(a: &AgentAction, ctx: &StepContext) -> Vec<PathBuf> {
+    let ws = &ctx.env.workspace;
+    let Some((program, args)) = a.agent.command.as_deref().and_then(<[String]>::split_first) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = Vec::new();
+    let prog = if program.contains('/') {
+        Some(ws.join(program))
+    } else {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(program))
+                .find(|p| p.is_file())
+        })
+    };
+    // The folder the program really lives in (an installed CLI's package),
+    // unless it is $HOME, the workspace or a folder above either.
+    let home = ctx.env.home.as_deref();
+    if let Some(dir) = prog
+        .as_ref()
+        .and_then(|p| p.canonicalize().ok())
+        .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+        && !ws.starts_with(&dir)
+        && home.is_none_or(|h| !h.starts_with(&dir))
+        && dir.parent().is_some()
+    {
+        found.push(dir);
+    }
+    found.extend(prog);
+    found.extend(
+        args.iter()
+            .filter(|x| x.starts_with('/'))
+            .map(PathBuf::from),
+    );
+    found
+        .into_iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .filter(|p| p.parent().is_some() && !ws.starts_with(p))
+        .filter(|p| {
+            // Inside the workspace: a file the rules let the agent read only.
+            !p.starts_with(ws)
+                || p.is_file()
+                    && ctx
+                        .judge
+                        .as_ref()
+                        .is_none_or(|j| j.check_real(p, crate::model::Level::Read).is_ok())
+        })
+        .collect()
+}
+
 /// One call through the step's provider, within the agent's and the step's
 /// timeouts; with a staged copy, in that copy with a fresh private home.
 /// HTTP providers record each request in `http`.
@@ -420,19 +477,25 @@ async fn call(
         .timeout
         .map_or(DEFAULT_TIMEOUT, |t| t.0)
         .min(step.timeout);
-    let staged_ctx;
-    let (ctx, home) = match stage {
+    let mut c = ctx.clone();
+    // The CLI may read its own program and the paths its command names.
+    c.extra_readable.extend(command_paths(a, ctx));
+    let home = match stage {
         Some(s) => {
             let home = s.fresh_home().map_err(CallError::Failed)?;
-            let mut c = ctx.clone();
+            // The copy borrows the workspace's object store (read-only).
+            let objects = ctx.env.workspace.join(".git/objects");
+            if objects.is_dir() {
+                c.extra_readable.push(objects);
+            }
             c.env.workspace.clone_from(&s.ws);
             c.run_vars
                 .insert("PLANGATE_WORKSPACE".to_owned(), s.ws.display().to_string());
-            staged_ctx = c;
-            (&staged_ctx, Some(home))
+            Some(home)
         }
-        None => (ctx, None),
+        None => None,
     };
+    let ctx = &c;
     provider::of(a.provider)
         .call(Call {
             action: a,

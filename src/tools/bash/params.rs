@@ -45,6 +45,14 @@ pub(crate) struct BashParams {
     /// when the step is approved as dangerous; a path outside the workspace makes its risk dangerous.
     #[serde(default)]
     pub writable: Vec<String>,
+    /// Extra paths outside the workspace the command may read (absolute, `~/`, or relative to
+    /// the workspace), at any risk: besides the workspace (minus what the permission rules deny),
+    /// its artifact folder, its `TMPDIR` and the system's programs and libraries, a sandboxed
+    /// command reads nothing (not `$HOME`). Each path raises the risk to at least moderate, and
+    /// to dangerous for `$HOME` itself or above it, `~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.docker`,
+    /// `~/.kube`, `~/.config`, `/run` and `/var/run`.
+    #[serde(default)]
+    pub readable: Vec<String>,
     /// Resource limits for the command and everything it starts (setrlimit; with or without a sandbox).
     #[serde(default)]
     pub limits: Option<Limits>,
@@ -80,6 +88,8 @@ pub struct BashAction {
     pub network: bool,
     /// Extra writable paths as written.
     pub writable: Vec<String>,
+    /// Extra readable paths as written.
+    pub readable: Vec<String>,
     /// Resource limits (None: none).
     pub limits: Option<Limits>,
 }

@@ -51,20 +51,22 @@ impl ToolSpec for Spec {
                 );
             }
         }
-        if let Some(n) = p.child("writable")
-            && let NodeValue::Seq(items) = &n.value
-        {
-            for item in items {
-                if str_of(item).is_some_and(|w| w.trim().is_empty() || w.contains('\0')) {
-                    out.push(
+        for key in ["writable", "readable"] {
+            if let Some(n) = p.child(key)
+                && let NodeValue::Seq(items) = &n.value
+            {
+                for item in items {
+                    if str_of(item).is_some_and(|w| w.trim().is_empty() || w.contains('\0')) {
+                        out.push(
                         cx.at(
                             item.pos,
-                            format!("an empty path in `writable` of step `{sid}`"),
+                            format!("an empty path in `{key}` of step `{sid}`"),
                         )
                         .help(
                             "give an absolute path, `~/...`, or a path relative to the workspace",
                         ),
                     );
+                    }
                 }
             }
         }
@@ -102,6 +104,7 @@ impl ToolSpec for Spec {
                 unsandboxed: !p.sandbox,
                 network: p.network,
                 writable: p.writable,
+                readable: p.readable,
                 limits: p.limits,
             }),
             declared_risk: p.security_level,

@@ -54,9 +54,12 @@ pub(super) async fn go(
         exclude(&mut run_argv, f, vec![pathspec]);
     }
 
+    // What was withheld from the steps: includes always, credentials for a
+    // push or pull (before the dump, so that what they name is neutralised too).
+    let (network, trailers) = config::uses(p);
+    git.config.extend(ctx.env.git_supply.config(network));
     // Drivers and remote programs named by the configuration.
     let dump = config::dump(&git).await?;
-    let (network, trailers) = config::uses(p);
     let overrides = config::neutralise(&dump.stdout, network, trailers, &mut f.warnings)?;
     git.config.extend(overrides);
 
