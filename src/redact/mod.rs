@@ -423,7 +423,7 @@ pub(crate) fn clean_in_panic(text: &str) -> Option<String> {
 #[cfg(debug_assertions)]
 pub(crate) fn debug_panic(at: &str) {
     static DONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if let Ok(v) = std::env::var("PLANGATE_DEBUG_PANIC")
+    if let Some(v) = crate::environ::var("PLANGATE_DEBUG_PANIC")
         && let Some((w, msg)) = v.split_once(':')
         && w == at
         && !DONE.swap(true, std::sync::atomic::Ordering::SeqCst)

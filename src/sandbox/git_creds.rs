@@ -157,7 +157,7 @@ fn shown(key: &str) -> String {
 fn backup_path(workspace: &Path) -> PathBuf {
     use sha2::{Digest, Sha256};
     let h = hex::encode(Sha256::digest(workspace.as_os_str().as_encoded_bytes()));
-    std::env::temp_dir().join(format!("plangate-git-credentials-{}", &h[..16]))
+    crate::environ::temp_dir().join(format!("plangate-git-credentials-{}", &h[..16]))
 }
 
 /// `git config --file PATH --null --list`: the entries, or None when git
@@ -402,7 +402,7 @@ fn includes_outside(
     workspace: &Path,
 ) -> Vec<(String, String)> {
     let dir = file.parent().unwrap_or(Path::new("."));
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home = crate::environ::var_os("HOME").map(PathBuf::from);
     entries
         .iter()
         .filter(|(k, _)| is_include(k))

@@ -105,27 +105,17 @@ pub(crate) fn system_hidden() -> Vec<PathBuf> {
     out
 }
 
-/// What a Landlock step may read of `/proc`: every entry but the other
-/// processes' folders, and its own (`/proc/self` and `/proc/thread-self`
-/// resolve, when the rules are made, to the helper's, which the command
-/// keeps across `exec`). Processes the command starts cannot open files in
-/// their own `/proc/<pid>` (reading its links, as `/proc/self/exe`, works:
-/// Landlock does not check `readlink`).
+/// What a Landlock step may read of `/proc`: all of it. Landlock rules are
+/// fixed when the helper restricts itself, so they cannot follow the pids of
+/// the processes a step starts: granting only the helper's own folder left
+/// every child unable to open its `/proc/self` (`ls /proc/self/fd`, `diff
+/// <(…)`, runtimes that read `/proc/self/maps`). What stays protected:
+/// plangate's own entries (it is non-dumpable and the helper drops every
+/// capability, so `environ`, `mem` and the fds are refused) and its wiped
+/// environment. Other steps' `/proc/<pid>/cmdline` stays readable under
+/// Landlock (bwrap hides it with its pid namespace).
 pub(crate) fn proc_grants() -> Vec<PathBuf> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = dir
-        .flatten()
-        .filter(|e| {
-            let n = e.file_name();
-            let n = n.to_string_lossy();
-            !n.is_empty() && !n.bytes().all(|b| b.is_ascii_digit())
-        })
-        .map(|e| e.path())
-        .collect();
-    out.sort();
-    out
+    vec![PathBuf::from("/proc")]
 }
 
 /// Files outside the system trees that the system configuration points to

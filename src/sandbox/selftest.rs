@@ -236,6 +236,9 @@ pub(crate) fn self_test(backend: Backend) -> Result<Held, SandboxError> {
                 .args(&supervise)
                 .args(["--", &exe_s, HELPER, "--frozen-metadata", "--rw"])
                 .arg(&rw)
+                // The probe is plangate's own binary: readable (and runnable)
+                // inside the step's read set only through this grant.
+                .args(["--ro", &exe_s])
                 .args(["--", &exe_s])
                 .args(&probe_args);
             c

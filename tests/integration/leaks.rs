@@ -426,7 +426,7 @@ fn every_token_split_by_control_bytes_is_counted_once() {
         commands.push(format!("printf '{printed}'{redirect}"));
     }
     let plan = format!(
-        "version: 1\nid: split\npolicy: {{risk_tolerance: high, fail_on_secrets: false, sandbox: optional}}\nsteps:\n  - id: split\n    tool: bash\n    parameters: {{command: {}, show_cli: true}}\n",
+        "version: 1\nid: split\npolicy: {{risk_tolerance: high, fail_on_secrets: false}}\nsteps:\n  - id: split\n    tool: bash\n    parameters: {{sandbox: false, command: {}, show_cli: true}}\n",
         serde_json::to_string(&commands.join("; ")).unwrap()
     );
     let (status, outputs) = run_everywhere(&env, &plan, &["--sandbox-backend", "none"]);

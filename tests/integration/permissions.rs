@@ -512,7 +512,10 @@ fn the_diff_summary_never_shows_the_content_of_a_file_the_rules_deny_reading() {
             .unwrap();
         assert!(o.status.success(), "{o:?}");
     }
-    let policy = env.write("policy.yaml", NO_SECRETS);
+    let policy = env.write(
+        "policy.yaml",
+        &format!("{NO_SECRETS}allow_unsandboxed: true\n"),
+    );
     // A bash step (execute on the workspace) rewrites a denied file and an allowed one
     // (unsandboxed: in a sandbox the denied file is out of its reach).
     let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: edit, tool: bash, parameters: {sandbox: false, command: 'sed -i s/do/DO/ secrets/key; echo more >> src/a.txt'}}\n";

@@ -19,10 +19,21 @@ fn modes() -> Vec<(&'static str, &'static str)> {
     m
 }
 
-/// A plan of bash steps `(id, command)`, tolerance high, `sandbox: optional`
-/// (so that `--sandbox-backend none` runs them unsandboxed).
+/// A plan of bash steps `(id, command)`, tolerance high, sandboxed (the
+/// default `sandbox: required`).
 fn plan(steps: &[(&str, &str)]) -> String {
-    crate::harness::unsandboxed_plan(steps)
+    crate::harness::bash_plan(steps)
+}
+
+/// [`plan`] for a mode of [`modes`]: under `none` each step says
+/// `sandbox: false` (the tests' operator policy allows it), since
+/// `--sandbox-backend none` refuses every step that asks for a sandbox.
+fn plan_for(flag: &str, steps: &[(&str, &str)]) -> String {
+    if flag == "none" {
+        crate::harness::unsandboxed_plan(steps)
+    } else {
+        plan(steps)
+    }
 }
 
 fn run(env: &Env, flag: &str, yaml: &str, extra: &[&str]) -> std::process::Output {
@@ -43,7 +54,7 @@ fn no_step_reads_a_secret_from_plangates_environment() {
     let read = "for f in /proc/$PPID/environ /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\" 2>/dev/null; done | grep -c \"^LIFE_TEST_SECRET=\" || true";
     for (flag, label) in modes() {
         let env = Env::new();
-        let yaml = plan(&[("peek", read)]);
+        let yaml = plan_for(flag, &[("peek", read)]);
         let plan_path = env.write("plan.yaml", &yaml);
         let o = env
             .cmd()
@@ -70,14 +81,20 @@ fn no_descriptor_plangate_inherited_reaches_a_step() {
         let env = Env::new();
         let marker = env.out.with_extension("fd9");
         std::fs::write(&marker, "").unwrap();
-        let yaml = plan(&[(
-            "leak",
-            "ls /proc/self/fd | tr '\\n' ' '; (echo leaked >&9) 2>/dev/null && echo wrote-fd9; true",
-        )]);
+        let yaml = plan_for(
+            flag,
+            &[(
+                "leak",
+                "ls /proc/self/fd | tr '\\n' ' '; (echo leaked >&9) 2>/dev/null && echo wrote-fd9; true",
+            )],
+        );
         let plan_path = env.write("plan.yaml", &yaml);
         let bin = assert_cmd::cargo::cargo_bin("plangate");
         // bash opens fd 9 (no unsafe code in the tests either) and execs plangate.
         let tmp = tempfile::tempdir().unwrap();
+        // The tests' operator policy (it allows the unsandboxed mode's `sandbox: false`).
+        let policy = tmp.path().join("policy.yaml");
+        std::fs::write(&policy, crate::harness::OPERATOR_POLICY_YAML).unwrap();
         let mut c = std::process::Command::new("bash");
         for (k, _) in std::env::vars() {
             if crate::harness::outside_only(&k) {
@@ -86,8 +103,9 @@ fn no_descriptor_plangate_inherited_reaches_a_step() {
         }
         let o = c
             .arg("-c")
-            .arg("exec \"$LIFE_BIN\" run \"$LIFE_PLAN\" --workspace \"$LIFE_WS\" --out \"$LIFE_OUT\" --sandbox-backend \"$LIFE_FLAG\" 9>>\"$LIFE_MARKER\"")
+            .arg("exec \"$LIFE_BIN\" run \"$LIFE_PLAN\" --workspace \"$LIFE_WS\" --out \"$LIFE_OUT\" --sandbox-backend \"$LIFE_FLAG\" --policy \"$LIFE_POLICY\" --approve leak 9>>\"$LIFE_MARKER\"")
             .env("TMPDIR", tmp.path())
+            .env("LIFE_POLICY", &policy)
             .env("LIFE_BIN", &bin)
             .env("LIFE_PLAN", &plan_path)
             .env("LIFE_WS", &env.ws)
@@ -114,10 +132,10 @@ fn mode_and_mtime(p: &Path) -> (u32, std::time::SystemTime) {
 /// driver, as in sandbox.rs): the classifier rightly calls `git diff` safe,
 /// so the tries run in a read-only step; what they print goes to stderr.
 fn metadata_repo(env: &Env) {
-    let tools = env.ws.parent().unwrap().join("tools");
-    std::fs::create_dir_all(&tools).unwrap();
+    // The tool lives in `.git/` (readable to the step, never in the diff):
+    // a sandboxed step reads nothing outside the workspace.
+    let tools = env.ws.join(".git/tools");
     let conv = tools.join("conv.sh");
-    std::fs::write(&conv, "bash -c \"$META_TRIES\" >&2\ncat \"$1\"\n").unwrap();
     let git = |args: &[&str]| {
         let o = std::process::Command::new("git")
             .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
@@ -128,6 +146,8 @@ fn metadata_repo(env: &Env) {
         assert!(o.status.success(), "git {args:?}");
     };
     git(&["init", "-q"]);
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::write(&conv, "bash -c \"$META_TRIES\" >&2\ncat \"$1\"\n").unwrap();
     git(&[
         "config",
         "diff.probe.textconv",
@@ -229,7 +249,13 @@ fn without_network_no_unix_or_abstract_socket_is_reachable() {
             "import socket\nfor a in [{:?}, '\\0{name}']:\n    try:\n        s = socket.socket(socket.AF_UNIX); s.connect(a); print('connected', a)\n    except OSError as e:\n        print('refused', e.errno)\n",
             path.display().to_string()
         );
-        let yaml = plan(&[("sock", &format!("python3 -c {}", shell_quote(&script)))]);
+        // The system's python3: one under `$HOME` (pyenv) is out of a sandboxed step's reach.
+        let python = if Path::new("/usr/bin/python3").exists() {
+            "/usr/bin/python3"
+        } else {
+            "python3"
+        };
+        let yaml = plan(&[("sock", &format!("{python} -c {}", shell_quote(&script)))]);
         let o = run(&env, flag, &yaml, &["--approve", "sock"]);
         assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
         let out = stdout_of(&env, "sock");
@@ -284,7 +310,7 @@ fn what_a_step_leaves_running_is_killed_and_reported_before_anything_looks() {
     for (flag, label) in modes() {
         let env = Env::new();
         let late = env.ws.join("late.txt");
-        let yaml = plan(&[
+        let yaml = plan_for(flag, &[
             (
                 "daemon",
                 "setsid bash -c 'sleep 1.5; echo late > late.txt' >/dev/null 2>&1 < /dev/null & echo started",
@@ -322,7 +348,7 @@ fn a_step_that_times_out_leaves_nothing_running_either() {
     for (flag, label) in modes() {
         let env = Env::new();
         let late = env.ws.join("late.txt");
-        let yaml = plan(&[(
+        let yaml = plan_for(flag, &[(
             "slow",
             "setsid bash -c 'sleep 2; echo late > late.txt' >/dev/null 2>&1 < /dev/null & sleep 30",
         )])
@@ -450,10 +476,13 @@ fn a_step_that_kills_its_supervisor_still_leaves_nothing_running() {
     for (flag, label) in modes() {
         let env = Env::new();
         let late = env.ws.join("late.txt");
-        let yaml = plan(&[(
-            "rogue",
-            "setsid bash -c 'sleep 1.5; echo late > late.txt' >/dev/null 2>&1 < /dev/null & (kill -KILL $PPID || true); sleep 0.2; echo started",
-        )]);
+        let yaml = plan_for(
+            flag,
+            &[(
+                "rogue",
+                "setsid bash -c 'sleep 1.5; echo late > late.txt' >/dev/null 2>&1 < /dev/null & (kill -KILL $PPID || true); sleep 0.2; echo started",
+            )],
+        );
         let o = run(&env, flag, &yaml, &["--approve", "rogue"]);
         let s = env.step("rogue");
         if label == "landlock" && env.report()["sandbox"]["properties"]["signals"] == "enforced" {

@@ -416,7 +416,7 @@ fn command_paths(a: &AgentAction, ctx: &StepContext) -> Vec<PathBuf> {
     let prog = if program.contains('/') {
         Some(ws.join(program))
     } else {
-        std::env::var_os("PATH").and_then(|path| {
+        crate::environ::var_os("PATH").and_then(|path| {
             std::env::split_paths(&path)
                 .map(|d| d.join(program))
                 .find(|p| p.is_file())
