@@ -635,4 +635,50 @@ mod tests {
             assert!(!is_plain(v.as_bytes()), "{v}");
         }
     }
+
+    #[test]
+    fn patterns_namespaced_and_typed_ids() {
+        assert!(is_pattern(
+            b"*all*authentication*tokens*updated*successfully*"
+        ));
+        assert!(is_pattern(b"*session*token*expired*"));
+        for v in [
+            "h]6EszR}vJ*m",
+            "Pa*Kq8vZ2xLw3*9z",
+            "*Kq8vZ2xLw3Tr9*",
+            "one*star_only",
+        ] {
+            assert!(!is_pattern(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "amzn1.account.AF6RHO7KZU5XRVQJGXK6HB56KR2A",
+            "amzn1.application-oa2-client.0123456789abcdef0123456789abcdef",
+            "ocid1.user.oc1..aaaaaaaa5sz7mzcdqjbtcd2ahpcu3rhzwr",
+        ] {
+            assert!(is_namespaced_id(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "app1.live.Kq8vZ2xLw3Tr9Pm4Nb7Yc1",
+            "sk.eyJ1IjoiYWNtZSJ9.abcdef",
+            "amzn.account.AF6RHO7KZU5XRVQJ",
+            "amzn1.Account.AF6RHO7KZU5XRVQJ",
+            "amzn1.account",
+        ] {
+            assert!(!is_namespaced_id(v.as_bytes()), "{v}");
+        }
+        assert!(is_typed_id(
+            b"copyproduct-abc5defgjkdji",
+            b"CopyProductToken"
+        ));
+        assert!(is_typed_id(b"share-agngcybu4q7", b"PortfolioShareToken"));
+        for (v, k) in [
+            ("copyproduct-Kq8vZ2xLw3Tr9Pm4Nb7Yc1Qa", "CopyProductToken"),
+            ("session-0123456789abcdef0123456789abcdef", "session_token"),
+            ("deploy-abc5defgjkdji", "app_token"),
+            ("pypi-abc5defgjkdji", "pypi_token"),
+            ("copyproduct-abc5defgjkdji", "copyproduct"),
+        ] {
+            assert!(!is_typed_id(v.as_bytes(), k.as_bytes()), "{v} {k}");
+        }
+    }
 }
