@@ -606,6 +606,9 @@ impl Scanner {
         if let Some(min_words) = rule.skip_names
             && (scoped
                 || names::is_name(value, min_words)
+                || names::is_pattern(value)
+                || names::is_namespaced_id(value)
+                || key.is_some_and(|k| names::is_typed_id(value, k))
                 || key.is_some_and(|k| names::echoes_key(value, k)))
         {
             return;

@@ -258,6 +258,84 @@ pub(crate) fn is_name(v: &[u8], min_words: usize) -> bool {
     is_identifier(inner, min_words)
 }
 
+/// A glob pattern, not a value: two `*` or more between words
+/// (`*all*authentication*tokens*updated*`, a PAM or logcheck pattern); a
+/// password holding a `*` among random characters (`h]6EszR}vJ*m`) is no
+/// identifier once the stars are separators, and stays a finding.
+pub(crate) fn is_pattern(v: &[u8]) -> bool {
+    if v.iter().filter(|&&b| b == b'*').count() < 2 {
+        return false;
+    }
+    let t: Vec<u8> = v
+        .iter()
+        .map(|&b| if b == b'*' { b'_' } else { b })
+        .collect();
+    is_identifier(&t, 2)
+}
+
+/// A vendor's namespaced identifier: a versioned namespace of three to eight
+/// lower-case letters and one or two digits, a dot, a lower-case kind made of
+/// words, a dot, then the id (`amzn1.account.AF6R…`, `amzn1.application-oa2-client.…`,
+/// `ocid1.user.oc1..aaaa…`). Credentials are not written so: a provider's
+/// token prefix is no versioned dotted namespace (`sk_live_`, `xoxb-`, `SG.`).
+pub(crate) fn is_namespaced_id(v: &[u8]) -> bool {
+    let mut parts = v.splitn(3, |&b| b == b'.');
+    let (Some(ns), Some(kind), Some(id)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    let letters = ns.iter().take_while(|b| b.is_ascii_lowercase()).count();
+    let digits = ns.len() - letters;
+    (3..=8).contains(&letters)
+        && (1..=2).contains(&digits)
+        && ns[letters..].iter().all(u8::is_ascii_digit)
+        && !kind.is_empty()
+        && kind
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && is_identifier(kind, 1)
+        && !id.is_empty()
+        && id
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(b))
+        // of one case, as ids are (`AF6RHO7K…`, `aaaaaaaa…`): mixed-case base62 after such
+        // a prefix reads as a token and stays a finding
+        && !(id.iter().any(u8::is_ascii_lowercase) && id.iter().any(u8::is_ascii_uppercase))
+}
+
+/// A typed identifier: a value whose lower-case prefix before a `-` names
+/// what the key holds, the key's name less its last word
+/// (`CopyProductToken: copyproduct-abc5…`, `PortfolioShareToken: share-…`):
+/// an API's resource id, typed by its prefix, then 8 to 20 lower-case letters and
+/// digits. The prefix has five letters
+/// or more, so that short vendor prefixes (`pypi-`, `xoxb-`) never qualify,
+/// and a provider's prefix (`glpat-`, `ghp_`) does not repeat the key's name.
+pub(crate) fn is_typed_id(v: &[u8], key: &[u8]) -> bool {
+    let Some(dash) = v.iter().position(|&b| b == b'-') else {
+        return false;
+    };
+    let (prefix, id) = (&v[..dash], &v[dash + 1..]);
+    // the id is short and of one case, as resource ids are (`abc5defgjkdji`); a random
+    // secret after the same prefix (`session-` then 32 characters of base62) is no id
+    if prefix.len() < 5
+        || !prefix.iter().all(u8::is_ascii_lowercase)
+        || !(8..=20).contains(&id.len())
+        || !id
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    {
+        return false;
+    }
+    let k = norm(key);
+    let mut stem: &[u8] = &k;
+    for word in [&b"token"[..], b"secret", b"key", b"id"] {
+        if let Some(s) = stem.strip_suffix(word) {
+            stem = s;
+            break;
+        }
+    }
+    stem.len() < k.len() && stem.ends_with(prefix)
+}
+
 /// Letters and digits of `s`, lower case (`API_KEY`, `apiKey`, `api-key` are one name).
 fn norm(s: &[u8]) -> Vec<u8> {
     s.iter()
@@ -555,6 +633,52 @@ mod tests {
             "u8Kx2mQ9zL",
         ] {
             assert!(!is_plain(v.as_bytes()), "{v}");
+        }
+    }
+
+    #[test]
+    fn patterns_namespaced_and_typed_ids() {
+        assert!(is_pattern(
+            b"*all*authentication*tokens*updated*successfully*"
+        ));
+        assert!(is_pattern(b"*session*token*expired*"));
+        for v in [
+            "h]6EszR}vJ*m",
+            "Pa*Kq8vZ2xLw3*9z",
+            "*Kq8vZ2xLw3Tr9*",
+            "one*star_only",
+        ] {
+            assert!(!is_pattern(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "amzn1.account.AF6RHO7KZU5XRVQJGXK6HB56KR2A",
+            "amzn1.application-oa2-client.0123456789abcdef0123456789abcdef",
+            "ocid1.user.oc1..aaaaaaaa5sz7mzcdqjbtcd2ahpcu3rhzwr",
+        ] {
+            assert!(is_namespaced_id(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "app1.live.Kq8vZ2xLw3Tr9Pm4Nb7Yc1",
+            "sk.eyJ1IjoiYWNtZSJ9.abcdef",
+            "amzn.account.AF6RHO7KZU5XRVQJ",
+            "amzn1.Account.AF6RHO7KZU5XRVQJ",
+            "amzn1.account",
+        ] {
+            assert!(!is_namespaced_id(v.as_bytes()), "{v}");
+        }
+        assert!(is_typed_id(
+            b"copyproduct-abc5defgjkdji",
+            b"CopyProductToken"
+        ));
+        assert!(is_typed_id(b"share-agngcybu4q7", b"PortfolioShareToken"));
+        for (v, k) in [
+            ("copyproduct-Kq8vZ2xLw3Tr9Pm4Nb7Yc1Qa", "CopyProductToken"),
+            ("session-0123456789abcdef0123456789abcdef", "session_token"),
+            ("deploy-abc5defgjkdji", "app_token"),
+            ("pypi-abc5defgjkdji", "pypi_token"),
+            ("copyproduct-abc5defgjkdji", "copyproduct"),
+        ] {
+            assert!(!is_typed_id(v.as_bytes(), k.as_bytes()), "{v} {k}");
         }
     }
 }
