@@ -117,10 +117,10 @@ if [[ -z "${TREES:-}" ]]; then
     TREES=$("$VENV/bin/python" -c 'import sysconfig as s; p = s.get_paths(); print(p["stdlib"], p["purelib"])')
 fi
 rc=0
-# shellcheck disable=SC2086
-"$BIN" scan --format json $TREES >"$work/tree.json" || rc=$?
+read -r -a trees <<<"$TREES"
+"$BIN" scan --format json "${trees[@]}" >"$work/tree.json" || rc=$?
 [[ $rc == 0 || $rc == 4 ]] || { echo "scan failed ($rc)" >&2; exit 1; }
-python3 - "$work/tree.json" "$SAMPLE" $TREES <<'PY'
+python3 - "$work/tree.json" "$SAMPLE" "${trees[@]}" <<'PY'
 import collections, json, random, sys
 report, n, trees = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3:]
 f = report["findings"]
