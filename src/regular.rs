@@ -49,22 +49,20 @@ pub(crate) fn is_not_regular(err: &io::Error) -> bool {
 /// Open `path` for reading, following symbolic links, only if it is a
 /// regular file; never blocks on a FIFO.
 pub(crate) fn open(path: &Path) -> io::Result<File> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
-    let t = f.metadata()?.file_type();
-    if !t.is_file() {
-        return Err(io::Error::other(NotRegular(kind(t))));
-    }
-    Ok(f)
+    open_regular(path, false)
 }
 
 /// Open `path` for reading and writing, only if it is a regular file.
 pub(crate) fn open_rw(path: &Path) -> io::Result<File> {
+    open_regular(path, true)
+}
+
+/// Open without blocking (a FIFO never waits for a writer), then refuse
+/// anything `fstat` does not call a regular file (no race with a swap).
+fn open_regular(path: &Path, write: bool) -> io::Result<File> {
     let f = std::fs::OpenOptions::new()
         .read(true)
-        .write(true)
+        .write(write)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
     let t = f.metadata()?.file_type();
