@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sandbox overhead: the N-step chain of trivial bash steps (`true`) run by
-# plangate in each sandbox backend that works here, unsandboxed
-# (`--sandbox-backend none` with `sandbox: optional`), and a shell loop that
+# plangate in each sandbox backend that works here, unsandboxed (each step
+# `sandbox: false`, allowed by an operator policy with `allow_unsandboxed:
+# true` and tolerance `high`), and a shell loop that
 # spawns `bash -c true` N times, in the same run. Prints the mean times and
 # the ratios; the target is sandboxed <= 1.5x unsandboxed.
 #
@@ -27,19 +28,20 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/ws"
 git -C "$work/ws" init -q
 
-python3 - "$N" "$work/chain.yaml" <<'PY'
+python3 - "$N" "$work/chain.yaml" "$work/bare.yaml" <<'PY'
 import sys
-n, path = int(sys.argv[1]), sys.argv[2]
-with open(path, "w") as f:
-    f.write("version: 1\nid: bench-sandbox\nsteps:\n")
-    f.write("  - {id: s0, tool: bash, parameters: {command: 'true'}}\n")
-    for i in range(1, n):
-        f.write(f"  - {{id: s{i}, tool: bash, dependencies: [s{i-1}], parameters: {{command: 'true'}}}}\n")
+n = int(sys.argv[1])
+for path, extra in ((sys.argv[2], ""), (sys.argv[3], "sandbox: false, ")):
+    with open(path, "w") as f:
+        f.write("version: 1\nid: bench-sandbox\nsteps:\n")
+        f.write(f"  - {{id: s0, tool: bash, parameters: {{{extra}command: 'true'}}}}\n")
+        for i in range(1, n):
+            f.write(f"  - {{id: s{i}, tool: bash, dependencies: [s{i-1}], parameters: {{{extra}command: 'true'}}}}\n")
 PY
-printf 'sandbox: optional\n' > "$work/optional.yaml"
+printf 'risk_tolerance: high\nallow_unsandboxed: true\n' > "$work/operator.yaml"
 
 variants=("unsandboxed")
-cmds=("$bin run $work/chain.yaml --workspace $work/ws --out $work/out --quiet --sandbox-backend none --policy $work/optional.yaml")
+cmds=("$bin run $work/bare.yaml --workspace $work/ws --out $work/out --quiet --policy $work/operator.yaml --risk-tolerance high")
 for b in bwrap landlock; do
   if "$bin" run "$work/chain.yaml" --workspace "$work/ws" --out "$work/probe-$b" --quiet \
       --sandbox-backend "$b" --steps s0 >/dev/null 2>&1; then

@@ -543,7 +543,7 @@ impl Scheduler {
                             ),
                         ),
                         _ => {
-                            if running.len() < max {
+                            if running.len() < max && !self.exposed_by_running(i) {
                                 self.start(i, running);
                             }
                             continue;
@@ -560,6 +560,34 @@ impl Scheduler {
                 changed = true;
             }
         }
+    }
+
+    /// Whether step `i` must wait because it and a running step could see
+    /// each other's processes with a secret among them: a step whose
+    /// processes hold secrets never runs beside a step whose processes live
+    /// outside a pid namespace (Landlock, or no sandbox), which could read
+    /// their command lines in `/proc` (and, unsandboxed, their environment).
+    fn exposed_by_running(&self, i: usize) -> bool {
+        (0..self.state.len()).any(|j| {
+            self.state[j] == State::Running
+                && ((self.holds_secrets(i) && self.sees_processes(j))
+                    || (self.holds_secrets(j) && self.sees_processes(i)))
+        })
+    }
+
+    /// Step `i` runs processes that are given secrets.
+    fn holds_secrets(&self, i: usize) -> bool {
+        self.sandboxes.get(i).is_some_and(Option::is_some)
+            && !self.plan.steps[i].secret_names().is_empty()
+    }
+
+    /// Step `i` runs processes that can read other processes' `/proc`
+    /// entries: under Landlock (which cannot follow pids) or unsandboxed.
+    fn sees_processes(&self, i: usize) -> bool {
+        self.sandboxes
+            .get(i)
+            .and_then(Option::as_ref)
+            .is_some_and(|sb| sb.backend() != Some(crate::model::Backend::Bwrap))
     }
 
     fn start(&mut self, i: usize, running: &mut JoinSet<(usize, u32, StepOutcome)>) {

@@ -113,7 +113,8 @@ pub(crate) fn system_hidden() -> Vec<PathBuf> {
 /// plangate's own entries (it is non-dumpable and the helper drops every
 /// capability, so `environ`, `mem` and the fds are refused) and its wiped
 /// environment. Other steps' `/proc/<pid>/cmdline` stays readable under
-/// Landlock (bwrap hides it with its pid namespace).
+/// Landlock (bwrap hides it with its pid namespace), so the scheduler never
+/// runs a step whose processes hold secrets beside such a step.
 pub(crate) fn proc_grants() -> Vec<PathBuf> {
     vec![PathBuf::from("/proc")]
 }

@@ -46,6 +46,7 @@ mod outdir;
 mod permissions;
 mod plans;
 mod policy;
+mod proc_isolation;
 mod resume;
 mod retry;
 mod run;
