@@ -355,3 +355,20 @@ fn an_envelope_without_a_cli_is_a_change_set_too_and_never_touches_git() {
         }
     }
 }
+
+#[test]
+fn what_an_agent_cli_leaves_running_is_killed_and_reported() {
+    let s = Staged::new();
+    s.call(1, &["daemon", "edit2"], GOOD);
+    let o = s.run(MEDIUM, 1, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let step = s.env.step("fix");
+    assert_eq!(step["status"], "success", "{step:#}");
+    let n = step["lingering_processes"].as_u64().unwrap_or(0);
+    assert!((1..=2).contains(&n), "{step:#}");
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert!(
+        !s.env.out.join("artifacts/fix/late.txt").exists(),
+        "a detached process of the agent CLI survived its step"
+    );
+}

@@ -377,6 +377,9 @@ fn charge(
 /// An attempt's session facts and kept files go to its record and the step's artifacts.
 fn keep_extra(record: &mut AttemptRecord, out: &mut StepOutcome, extra: provider::Extra) {
     record.session = extra.session;
+    if extra.lingering > 0 {
+        out.lingering_processes = Some(out.lingering_processes.unwrap_or(0) + extra.lingering);
+    }
     for f in extra.files {
         out.artifacts.push(f.clone());
         record.files.push(f);

@@ -97,7 +97,48 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
     if let Some(why) = guarded.undone_error() {
         return Err(CallError::Failed(format!("agent `{}` {why}", a.agent_name)));
     }
+    let stopped = matches!(
+        guarded.process.termination,
+        Termination::TimedOut | Termination::IdleTimedOut | Termination::Cancelled
+    );
+    let Some(lingering) = guarded.lingering.or(stopped.then_some(0)) else {
+        // Without its supervisor's report nothing says all it started is gone.
+        return Err(CallError::Failed(format!(
+            "agent `{}`: its sandbox supervisor ended before it could check that nothing the CLI started is still running",
+            a.agent_name
+        )));
+    };
     let outcome = guarded.process;
+    let answer = conclude_answer(
+        a,
+        outcome,
+        bytes,
+        &err_rel,
+        timeout,
+        max_out,
+        last_message,
+        attempt,
+        ctx,
+    );
+    answer.map(|mut ans| {
+        ans.extra.lingering = lingering;
+        ans
+    })
+}
+
+/// The answer of an ended agent CLI, from its stdout in its output format.
+#[allow(clippy::too_many_arguments)]
+fn conclude_answer(
+    a: &AgentAction,
+    outcome: crate::process::ProcessOutcome,
+    bytes: Vec<u8>,
+    err_rel: &str,
+    timeout: std::time::Duration,
+    max_out: u64,
+    last_message: Option<std::path::PathBuf>,
+    attempt: u32,
+    ctx: &crate::tools::StepContext,
+) -> Result<Answer, CallError> {
     if let Some(format) = a
         .agent
         .output_format
@@ -110,14 +151,14 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
             stdout: bytes,
             truncated: outcome.stdout.truncated,
             attempt,
-            err_rel: &err_rel,
+            err_rel,
             timeout,
             max_out,
             last_message,
         };
         return cli::conclude(ended, ctx);
     }
-    text_answer(&a.agent_name, &outcome, bytes, &err_rel, timeout, max_out)
+    text_answer(&a.agent_name, &outcome, bytes, err_rel, timeout, max_out)
 }
 
 /// `output_format: text`: stdout is the answer, when the CLI exited with 0.

@@ -258,6 +258,7 @@ pub(super) fn kept(
             extra: super::Extra {
                 session: None,
                 files: vec![rel],
+                lingering: 0,
             },
         })),
     }

@@ -150,6 +150,8 @@ pub(crate) struct Extra {
     /// More evidence of the attempt in the artifact folder (relative to the output directory),
     /// e.g. the CLI's raw JSON Lines.
     pub files: Vec<String>,
+    /// Processes the agent CLI left running, which its sandbox supervisor killed.
+    pub lingering: usize,
 }
 
 /// What a call that gave no answer still cost and left behind.

@@ -273,6 +273,7 @@ pub(crate) fn conclude(e: Ended<'_>, ctx: &StepContext) -> Result<Answer, CallEr
                 extra: Extra {
                     session: None,
                     files,
+                    lingering: 0,
                 },
             }),
         });
@@ -298,6 +299,7 @@ pub(crate) fn conclude(e: Ended<'_>, ctx: &StepContext) -> Result<Answer, CallEr
                 extra: Extra {
                     session: None,
                     files,
+                    lingering: 0,
                 },
             }));
         }
@@ -336,6 +338,7 @@ pub(crate) fn conclude(e: Ended<'_>, ctx: &StepContext) -> Result<Answer, CallEr
         extra: Extra {
             session: Some(run.session),
             files,
+            lingering: 0,
         },
     })
 }
@@ -347,6 +350,7 @@ fn spent(run: &mut CliRun, files: Vec<String>) -> Spent {
         extra: Extra {
             session: Some(std::mem::take(&mut run.session)),
             files,
+            lingering: 0,
         },
     }
 }
