@@ -214,6 +214,54 @@ mod tests {
         assert_eq!(plan_key(&report(Some(&long))).len(), 100);
     }
 
+    /// A failed step whose error holds a value the redaction layer knows,
+    /// with the run's details long enough to be cut.
+    fn report_with_secret_errors(secret: &str, steps: usize) -> Report {
+        let mut r = report(Some("p"));
+        let mut v = serde_json::to_value(&r).unwrap_or_else(|e| panic!("{e}"));
+        v["status"] = "failed".into();
+        v["exit_code"] = 1.into();
+        let step = |i: usize| {
+            serde_json::json!({
+                "id": format!("s{i}"), "tool": "bash", "status": "failed",
+                "risk": {"declared": "safe", "classified": "safe", "effective": "safe"},
+                "approval": {"decision": "auto_approved", "reason": "safe"},
+                "dependencies": [], "exit_code": 1, "started_at": null, "finished_at": null,
+                "duration_ms": 1, "attempts": 1, "artifacts": [], "truncated": false,
+                "output_bytes": 0,
+                "error": format!("{} exited 1: token {secret} refused", "x".repeat(i % 7)),
+            })
+        };
+        v["steps"] = (0..steps).map(step).collect::<Vec<_>>().into();
+        r = serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"));
+        r
+    }
+
+    #[test]
+    fn the_summary_is_redacted_before_it_is_cut_to_its_limit() {
+        // Known to the redaction layer (as a declared secret's value is);
+        // its replacement is longer than it, so redacting after cutting
+        // would break the limit, and cutting before redacting could leave
+        // a piece of it that no longer matches.
+        let secret = "pg7Kq2Lx";
+        crate::redact::remember_secrets([secret]);
+        let r = report_with_secret_errors(secret, 300);
+        for max in (300..4_000).step_by(7).chain([10_000, 65_000]) {
+            let out = summary(&r, None, max);
+            assert!(out.len() <= max, "{max}: {} bytes", out.len());
+            for piece in secret.as_bytes().windows(6) {
+                let piece = std::str::from_utf8(piece).unwrap_or_default();
+                assert!(!out.contains(piece), "{max}: `{piece}` left in the summary");
+            }
+        }
+        // Not vacuous: the rows are there, redacted.
+        let all = summary(&r, None, 1_000_000);
+        assert!(
+            all.contains("`s19`") && all.contains("token [REDACTED] refused"),
+            "{all}"
+        );
+    }
+
     #[test]
     fn the_comment_starts_with_the_marker() {
         let body = comment(&report(Some("p")), Some("https://example.test/run/1"));

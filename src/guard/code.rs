@@ -597,19 +597,31 @@ mod tests {
     }
 
     #[test]
-    fn weird_inputs_do_not_panic() {
-        for s in [
-            "",
-            "\u{feff}",
-            "```",
-            "~~~\r",
-            "\r\n```\r\n\r\n```\r",
-            "   ```é`",
-            "\t```\n```",
-            "é```\n",
+    fn odd_inputs_are_refused_with_the_right_category() {
+        use crate::model::Category::{Empty, NotFound, Truncated};
+        for (s, want, line) in [
+            ("", NotFound, 0),
+            ("\u{feff}", NotFound, 0),
+            ("```", Truncated, 1),
+            ("~~~\r", Truncated, 1),
+            ("\r\n```\r\n\r\n```\r", Empty, 2),
+            // A backtick in a backtick fence's info string: not a fence.
+            ("   ```é`", NotFound, 1),
+            ("\t```\n```", Truncated, 2),
+            ("é```\n", NotFound, 0),
         ] {
-            let _ = parse_code(s, Some("x"));
-            let _ = parse_code(s, None);
+            for lang in [Some("x"), None] {
+                let r = parse_code(s, lang).expect_err(s);
+                assert_eq!(
+                    (r[0].category, r[0].line),
+                    (want, line),
+                    "{s:?} {lang:?}: {r:?}"
+                );
+                assert!(
+                    r[0].message.contains("```") || r[0].message.contains("~~~"),
+                    "{r:?}"
+                );
+            }
         }
     }
 

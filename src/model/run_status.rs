@@ -205,6 +205,47 @@ mod tests {
         assert_eq!(Denied.conclusion(true), Conclusion::Failure);
     }
 
+    /// Where each variant sits in [`ALL`]. No wildcard arm: a new variant
+    /// does not compile until it is listed here, and so in `ALL`.
+    const fn position(s: RunStatus) -> usize {
+        match s {
+            Success => 0,
+            Failed => 1,
+            Invalid => 2,
+            Denied => 3,
+            SecretsFound => 4,
+            Rejected => 5,
+            BudgetExhausted => 6,
+            Interrupted => 7,
+        }
+    }
+
+    #[test]
+    fn all_lists_every_variant_once() {
+        for (i, s) in ALL.iter().enumerate() {
+            assert_eq!(position(*s), i, "{s}");
+        }
+    }
+
+    /// SPEC's exit-code table has one row per code, and every status's code is in it.
+    #[test]
+    fn every_exit_code_is_in_specs_table() {
+        let spec = include_str!("../../docs/SPEC.md");
+        let table: Vec<u8> = spec
+            .lines()
+            .skip_while(|l| *l != "| code | meaning |")
+            .skip(2)
+            .take_while(|l| l.starts_with("| "))
+            .filter_map(|l| l.split('|').nth(1)?.trim().parse().ok())
+            .collect();
+        let mut codes: Vec<u8> = ALL.iter().map(|s| s.code()).collect();
+        codes.sort_unstable();
+        assert_eq!(
+            table, codes,
+            "SPEC's exit-code table and RunStatus::code disagree"
+        );
+    }
+
     #[test]
     fn codes_and_names_are_distinct() {
         let mut codes: Vec<u8> = ALL.iter().map(|s| s.code()).collect();
