@@ -171,6 +171,11 @@ const SYS_REMOVEXATTRAT: i64 = 466;
 /// do not end the supervisor: the command got them too; if it has not ended
 /// `grace` × 3/4 later, every child is killed, so that the supervisor is done
 /// before plangate's own SIGKILL.
+///
+/// Single-threaded on purpose: the signals arrive through a socket and the
+/// command's end through a pidfd, both polled here. A second thread that is
+/// still exiting when plangate reaps the supervisor makes the kernel spin in
+/// `/proc`'s dentry flush (milliseconds of CPU per step).
 pub(crate) fn supervise(
     command: &[std::ffi::OsString],
     report: &std::path::Path,
@@ -183,11 +188,7 @@ pub(crate) fn supervise(
     if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
         return format!("sandbox: cannot become a child subreaper: {e}; the command was not run");
     }
-    let signals = match signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGHUP,
-    ]) {
+    let signals = match signal_socket() {
         Ok(s) => s,
         Err(e) => return format!("sandbox: cannot handle signals: {e}; the command was not run"),
     };
@@ -195,17 +196,13 @@ pub(crate) fn supervise(
         Ok(c) => c,
         Err(e) => return format!("sandbox: cannot run `{}`: {e}", program.to_string_lossy()),
     };
-    std::thread::spawn(move || {
-        let mut signals = signals;
-        if signals.forever().next().is_some() {
-            std::thread::sleep(grace * 3 / 4);
-            for k in children() {
-                if let Some(p) = rustix::process::Pid::from_raw(k) {
-                    let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
-                }
-            }
-        }
-    });
+    if let Err(e) = wait_or_stop(&child, &signals, grace * 3 / 4) {
+        // Cannot watch it: kill what it started rather than leave it unsupervised.
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = kill_descendants();
+        return format!("sandbox: cannot wait for the command: {e}");
+    }
     let status = child.wait();
     let lingering = kill_descendants();
     // The step's processes are all gone: nothing can race this write.
@@ -227,6 +224,72 @@ pub(crate) fn supervise(
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
     std::process::exit(code)
+}
+
+/// A socket that receives a byte for each SIGTERM, SIGINT and SIGHUP (which
+/// then no longer end this process).
+fn signal_socket() -> std::io::Result<std::os::unix::net::UnixStream> {
+    let (read, write) = std::os::unix::net::UnixStream::pair()?;
+    read.set_nonblocking(true)?;
+    for sig in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::low_level::pipe::register(sig, write.try_clone()?)?;
+    }
+    Ok(read)
+}
+
+/// Return when `child` has ended (not reaped yet). After the first signal
+/// on `signals`, wait at most `grace` more, then SIGKILL every child of this
+/// process (the command among them) and wait for the command to end.
+fn wait_or_stop(
+    child: &std::process::Child,
+    signals: &std::os::unix::net::UnixStream,
+    grace: std::time::Duration,
+) -> std::io::Result<()> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let pid = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .ok_or_else(|| std::io::Error::other("the command has no pid"))?;
+    let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())?;
+    let mut deadline: Option<std::time::Instant> = None;
+    loop {
+        let timeout = deadline.map(|d| {
+            let left = d.saturating_duration_since(std::time::Instant::now());
+            Timespec {
+                tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
+                tv_nsec: i64::from(left.subsec_nanos()),
+            }
+        });
+        let mut fds = [
+            PollFd::new(&pidfd, PollFlags::IN),
+            PollFd::new(signals, PollFlags::IN),
+        ];
+        match poll(&mut fds, timeout.as_ref()) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+        if !fds[0].revents().is_empty() {
+            return Ok(());
+        }
+        if !fds[1].revents().is_empty() {
+            let mut buf = [0_u8; 64];
+            while std::io::Read::read(&mut &*signals, &mut buf).is_ok_and(|n| n > 0) {}
+            deadline.get_or_insert_with(|| std::time::Instant::now() + grace);
+        }
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            for k in children() {
+                if let Some(p) = rustix::process::Pid::from_raw(k) {
+                    let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+                }
+            }
+            // The command is killed too: its pidfd becomes readable.
+            deadline = None;
+        }
+    }
 }
 
 /// SIGKILL and reap every child of this process, again until none is left
