@@ -26,7 +26,7 @@
 //!    completion first, each with its step's timeout; a failing rollback is
 //!    recorded and the others still run. With `fail_fast: false` only the
 //!    successful steps a failed step depends on are rolled back, and not those
-//!    a kept step depends on too (`finish::keep_going_rollbacks`). Under
+//!    a kept step depends on too (`rollbacks::keep_going_rollbacks`). Under
 //!    `--resume`, the steps carried over from the resumed run count as
 //!    completed before any of this run's.
 //!
@@ -35,6 +35,7 @@
 pub(crate) mod events;
 mod finish;
 mod preflight;
+mod rollbacks;
 mod schedule;
 
 use std::collections::BTreeSet;
@@ -439,6 +440,13 @@ pub(crate) fn input_hash(step: &Step) -> String {
         "rollback_command": step.rollback_command,
     });
     hex::encode(Sha256::digest(v.to_string().as_bytes()))
+}
+
+/// The diff tracker, even if a checkpoint panicked while holding it.
+fn lock(
+    t: &std::sync::Mutex<crate::diff::Tracker>,
+) -> std::sync::MutexGuard<'_, crate::diff::Tracker> {
+    t.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Send an event; a reporter that is gone (the process is going down) is not an error.

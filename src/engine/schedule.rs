@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::events::RunEvent;
-use super::finish::lock;
+use super::lock;
 use super::{RunSettings, matrix_outputs_var, output_var, result_var};
 use crate::format::expr::{self, Lookup, Ref, Val};
 use crate::model::{StepOutcome, StepStatus};
@@ -633,7 +633,7 @@ impl Scheduler {
 
     /// Run the rollbacks of a failed run, newest completion first: every
     /// step that succeeded under `fail_fast`; without it, those
-    /// [`super::finish::keep_going_rollbacks`] picks.
+    /// [`super::rollbacks::keep_going_rollbacks`] picks.
     pub(super) async fn rollback(&mut self) {
         let order: Vec<usize> = if self.settings.policy.fail_fast {
             self.completed.iter().rev().copied().collect()
@@ -645,7 +645,7 @@ impl Scheduler {
                         && !self.plan.steps[i].continue_on_error
                 })
                 .collect();
-            super::finish::keep_going_rollbacks(&deps, &self.completed, &failed)
+            super::rollbacks::keep_going_rollbacks(&deps, &self.completed, &failed)
         };
         for i in order {
             let step = &self.plan.steps[i];

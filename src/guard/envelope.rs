@@ -24,7 +24,7 @@ mod tier2;
 
 use super::json::{
     Checked, MAX_REPORTED, Region, after_bom, build_value, check, finish, junk_after, pending,
-    pending_offset, pos, remap, scan_regions, shown,
+    pending_offset, pos, remap, scan_regions, shown, truncated_first,
 };
 use super::{Category, Rejection};
 use serde_json::Value;
@@ -301,26 +301,6 @@ fn parse_envelope_inner(answer: &str) -> Result<(Envelope, Tier), Vec<Rejection>
         ));
     }
     Err(problems)
-}
-
-/// Puts a Truncated rejection first (adding one for the region opened at `start` if needed).
-pub(crate) fn truncated_first(answer: &str, start: usize, problems: &mut Vec<Rejection>) {
-    if let Some(i) = problems
-        .iter()
-        .position(|r| r.category == Category::Truncated)
-    {
-        let t = problems.remove(i);
-        problems.insert(0, t);
-    } else {
-        let lc = pos(start);
-        problems.insert(
-            0,
-            pending(answer.len(),
-                Category::Truncated,
-                format!("the answer ends before the '{{' at {lc} is closed: send the complete answer, nothing is completed for you"),
-            ),
-        );
-    }
 }
 
 fn two_boundaries(start: usize, other_end: usize) -> Rejection {

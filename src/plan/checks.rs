@@ -56,7 +56,7 @@ pub(super) fn semantic_checks(file: &str, root: &Node) -> Vec<Diagnostic> {
     super::env::check(file, root, &mut out);
     super::inputs::check(file, root, &mut out);
     if let Some(NodeValue::Map(agents)) = root.child("agents").map(|n| &n.value) {
-        let re = Regex::new(super::raw::ID_PATTERN).ok();
+        let re = Regex::new(super::ID_PATTERN).ok();
         for (k, _) in agents {
             if re.as_ref().is_some_and(|re| !re.is_match(&k.name)) {
                 out.push(

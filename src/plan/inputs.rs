@@ -19,7 +19,7 @@ use crate::format::names::env_key;
 use crate::model::Diagnostic;
 
 /// Input names: like step ids.
-pub(crate) const INPUT_NAME_PATTERN: &str = super::raw::ID_PATTERN;
+pub(crate) const INPUT_NAME_PATTERN: &str = super::ID_PATTERN;
 /// The prefix of the variables that carry inputs, in plangate's environment and every step's.
 pub(crate) const ENV_PREFIX: &str = "PLANGATE_INPUT_";
 

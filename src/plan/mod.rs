@@ -37,6 +37,9 @@ pub(crate) use raw::AgentDef;
 
 use crate::model::{Diagnostic, PolicyBlock, ToolName};
 
+/// Step and agent ids: a letter or underscore, then letters, digits, `_` or `-`; 64 at most.
+pub(crate) const ID_PATTERN: &str = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$";
+
 /// The default step timeout (design 002's PlanStep default).
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 

@@ -18,8 +18,8 @@ pub(crate) use crate::format::agent::{AgentDef, Price, ProviderKind};
 pub(crate) use crate::format::timeout::Timeout;
 pub(crate) use crate::tools::agent::params::OutputKind;
 
-/// Step and agent ids: a letter or underscore, then letters, digits, `_` or `-`; 64 at most.
-pub(crate) const ID_PATTERN: &str = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$";
+use super::ID_PATTERN;
+
 /// Plan ids may also contain dots.
 pub(crate) const PLAN_ID_PATTERN: &str = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$";
 

@@ -16,7 +16,7 @@
 
 use std::fmt::Write as _;
 
-use super::render::Section;
+use super::section::Section;
 use crate::markdown::{At, code};
 use crate::model::{Report, StepStatus};
 
@@ -379,37 +379,6 @@ mod tests {
             text,
             "flowchart LR\n  n0[\"a<br>bash · safe · success\"]:::success\n  n1[\"b<br>git · not_run\"]:::not_run\n  n0 --> n1\n  classDef success fill:#dafbe1,stroke:#1a7f37,color:#0d3a1b\n  classDef not_run fill:#ffffff,stroke:#d0d7de,color:#6e7781,stroke-dasharray:2 2\n"
         );
-    }
-
-    #[test]
-    fn a_summary_cut_to_size_keeps_each_diagram_whole_or_leaves_it_out() {
-        use crate::report::render::{self, Detail};
-        let report: Report = serde_json::from_str(include_str!(
-            "../../tests/fixtures/mermaid/mixed-report.json"
-        ))
-        .unwrap_or_else(|e| panic!("{e}"));
-        let sections = render::sections(&report, Detail::Full, None);
-        let full: String = sections.iter().map(Section::render).collect();
-        let diagrams: Vec<&str> = full.split("```mermaid\n").skip(1).collect();
-        assert_eq!(diagrams.len(), 2, "{full}");
-        let whole: Vec<&str> = diagrams
-            .iter()
-            .map(|d| &d[..d.find("```\n").unwrap_or(0) + 4])
-            .collect();
-        let mut kept = std::collections::BTreeSet::new();
-        for max in (800..full.len() + 100).step_by(61) {
-            let out = render::fit(&sections, max);
-            assert!(out.len() <= max);
-            let parts: Vec<&str> = out.split("```mermaid\n").skip(1).collect();
-            for p in &parts {
-                assert!(
-                    whole.iter().any(|w| p.starts_with(w)),
-                    "max {max}: a diagram was cut:\n{out}"
-                );
-            }
-            kept.insert(parts.len());
-        }
-        assert_eq!(kept.into_iter().collect::<Vec<_>>(), [0, 1, 2]);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub(crate) mod console;
 pub(crate) mod gitlab;
 pub(crate) mod mermaid;
 pub(crate) mod render;
+pub(crate) mod section;
 pub(crate) mod tail;
 
 use std::io::{BufWriter, Write};

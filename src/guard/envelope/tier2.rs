@@ -39,7 +39,7 @@
 //! admissible envelope's own closing brackets as trailing text, which no
 //! answer means, and is not counted.
 
-use super::super::json::skip_plain;
+use super::super::json::{is_ws, skip_plain};
 use std::collections::BTreeMap;
 
 /// Deepest nesting a reading may reach; deeper is refused as too complex.
@@ -195,10 +195,6 @@ enum Run {
     Dead,
     Eof,
     TooDeep,
-}
-
-fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {

@@ -19,7 +19,7 @@ mod rejections;
 
 pub(crate) use checker::{Checked, MAX_DEPTH, build_value, check, ptr_escape, whole_value};
 pub(crate) use regions::{
-    Region, after_bom, json_looking, junk_after, scan_regions, single_fence, skip_plain,
+    Region, after_bom, is_ws, json_looking, junk_after, scan_regions, single_fence, skip_plain,
     trimmed_range,
 };
 pub(crate) use rejections::{
@@ -183,7 +183,7 @@ fn extract_json(answer: &str, depth: usize) -> Result<Extracted, Vec<Rejection>>
         Some((r, c)) => {
             let mut p = c.problems;
             if !r.closed {
-                super::envelope::truncated_first(answer, r.start, &mut p);
+                truncated_first(answer, r.start, &mut p);
             }
             Err(p)
         }
@@ -191,6 +191,26 @@ fn extract_json(answer: &str, depth: usize) -> Result<Extracted, Vec<Rejection>>
             Category::NotFound,
             "no JSON value found",
         )]),
+    }
+}
+
+/// Puts a Truncated rejection first (adding one for the region opened at `start` if needed).
+pub(crate) fn truncated_first(answer: &str, start: usize, problems: &mut Vec<Rejection>) {
+    if let Some(i) = problems
+        .iter()
+        .position(|r| r.category == Category::Truncated)
+    {
+        let t = problems.remove(i);
+        problems.insert(0, t);
+    } else {
+        let lc = pos(start);
+        problems.insert(
+            0,
+            pending(answer.len(),
+                Category::Truncated,
+                format!("the answer ends before the '{{' at {lc} is closed: send the complete answer, nothing is completed for you"),
+            ),
+        );
     }
 }
 

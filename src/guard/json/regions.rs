@@ -2,9 +2,12 @@
 //! the byte scanner they share with the envelope parser, and the checks around
 //! a found value (a UTF-8 BOM, a single fenced block, junk glued after it).
 
-use super::checker::is_ws;
 use super::rejections::{pending, pos};
 use super::{Category, Rejection};
+
+pub(crate) fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
 
 /// A top-level balanced region found by [`scan_regions`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

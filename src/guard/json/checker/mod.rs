@@ -5,7 +5,7 @@
 
 mod tokens;
 
-use super::regions::trimmed_range;
+use super::regions::{is_ws, trimmed_range};
 use super::rejections::{MARK_CLOSE, MARK_OPEN, MAX_REPORTED, pending, pos, shown};
 use super::{Category, Rejection};
 use serde_json::Value;
@@ -79,10 +79,6 @@ struct Frame {
     next_index: usize,
     /// Offset of the last `,` (for trailing-comma messages).
     comma_at: usize,
-}
-
-pub(crate) fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 pub(crate) fn ptr_escape(key: &str) -> String {
