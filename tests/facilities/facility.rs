@@ -198,19 +198,22 @@ fn sandbox_probe(b: Backend) -> &'static Result<Value, String> {
         if code(&o) == 0 && sandbox["available"] == b.name {
             return Ok(sandbox);
         }
+        // plangate's own reason names the backend ("bwrap does not work here: …").
         let why = match sandbox["reason"].as_str() {
             Some(reason) => reason.to_owned(),
-            None => format!("exit {}: {}", code(&o), stderr(&o).trim()),
+            None => format!(
+                "the {} sandbox backend does not work here: exit {}: {}",
+                b.name,
+                code(&o),
+                stderr(&o).trim()
+            ),
         };
         let fix = if b == BWRAP {
             "apt install bubblewrap"
         } else {
             "Landlock needs Linux 6.2+ with the LSM enabled"
         };
-        Err(format!(
-            "the {} sandbox backend does not work here: {why} ({fix})",
-            b.name
-        ))
+        Err(format!("{why} ({fix})"))
     })
 }
 
