@@ -106,7 +106,6 @@ fn trials() -> Vec<Trial> {
         sandbox_reads::an_agent_cli_reads_no_denied_path_of_the_real_workspace,
         sandbox_reads::a_step_reads_no_other_process_in_proc,
         sandbox_reads::a_checkout_credential_in_git_config_is_withheld_from_steps_and_given_to_the_git_push,
-        seal::a_sandboxed_step_changes_no_metadata_outside_its_writable_set,
         seal::the_self_test_names_every_property_and_unenforced_ones_stop_auto_approval,
         agent_stage::writes_outside_the_staged_copy_are_refused_by_the_sandbox,
     );
@@ -116,6 +115,7 @@ fn trials() -> Vec<Trial> {
         [Facility::SystemPython],
         sandbox::the_network_is_off_unless_the_step_declares_it,
         seal::without_network_no_unix_or_abstract_socket_is_reachable,
+        seal::a_sandboxed_step_changes_no_metadata_outside_its_writable_set,
     );
     // bwrap only: the Landlock backend has no pid namespace (a `setsid`
     // child escapes it, as without a sandbox; seal.rs reaps it).

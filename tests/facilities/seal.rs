@@ -173,17 +173,34 @@ pub fn a_sandboxed_step_changes_no_metadata_outside_its_writable_set(b: Backend)
         format!(
             "chmod 600 {t} 2>/dev/null && echo did-chmod; touch -d 2001-01-01 {t} 2>/dev/null && echo did-touch; \
              chown \"$(id -u):$(id -g)\" {t} 2>/dev/null && echo did-chown; \
-             setfattr -n user.life -v 1 {t} 2>/dev/null && echo did-xattr; echo tried"
+             /usr/bin/python3 -c 'import os, sys; os.setxattr(sys.argv[1], \"user.life\", b\"1\")' {t} 2>/dev/null && echo did-xattr; echo tried"
         )
     };
+    // The control: unsandboxed, every try works on such a file here (so
+    // that none working in a step means the sandbox refused it).
+    let control = env.out.with_extension("control");
+    std::fs::write(&control, "x").unwrap();
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(tries_on(&control))
+        .output()
+        .unwrap();
+    let did = String::from_utf8_lossy(&o.stdout);
+    for what in ["did-chmod", "did-touch", "did-chown", "did-xattr"] {
+        assert!(
+            did.contains(what),
+            "{backend}: unsandboxed, {what} does not work here: {did}{}",
+            stderr(&o)
+        );
+    }
     let tries = tries_on(&outside);
     let tries_rw = tries_on(&outside_rw);
     let yaml = format!(
         "version: 1\nid: m\npolicy: {{risk_tolerance: high, sandbox: optional}}\nsteps:\n\
          \x20 - {{id: ro, tool: bash, env: {{META_TRIES: {q}}}, parameters: {{command: 'git --no-pager diff'}}}}\n\
-         \x20 - {{id: rw, tool: bash, parameters: {{command: {c}}}}}\n",
+         \x20 - {{id: rw, tool: bash, env: {{META_TRIES: {q_rw}}}, parameters: {{command: 'git --no-pager diff > in-ws.txt'}}}}\n",
         q = serde_json::to_string(&tries).unwrap(),
-        c = serde_json::to_string(&format!("{tries_rw}; echo x > in-ws.txt")).unwrap(),
+        q_rw = serde_json::to_string(&tries_rw).unwrap(),
     );
     // The writing step is approved: Landlock does not auto-approve it.
     let o = run(&env, flag, &yaml, &["--approve", "rw"]);
@@ -203,7 +220,14 @@ pub fn a_sandboxed_step_changes_no_metadata_outside_its_writable_set(b: Backend)
         "{backend}: a read-only step changed metadata: {err}"
     );
     assert_eq!(mode_and_mtime(&outside), before, "{backend}");
-    let rw = stdout_of(&env, "rw");
+    // The writing step (moderate: the workspace too) runs its tries the same way.
+    let rw_step = env.step("rw");
+    assert_eq!(
+        rw_step["sandbox"]["profile"]["filesystem"], "workspace-write",
+        "{backend}: {rw_step}"
+    );
+    assert!(env.ws.join("in-ws.txt").exists(), "{backend}");
+    let rw = stderr_of(&env, "rw");
     assert!(rw.contains("tried"), "{backend}: {rw}");
     for what in ["did-chown", "did-xattr"] {
         assert!(!rw.contains(what), "{backend}: {what}: {rw}");
