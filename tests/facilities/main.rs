@@ -169,6 +169,7 @@ fn trials() -> Vec<Trial> {
         [],
         a_missing_facility_is_ignored_with_its_reason_and_fails_under_ci
     );
+    single!(t, [], the_command_line_takes_libtests_several_filters);
     // In name order, as libtest runs and lists its tests.
     t.sort_by(|a, b| a.name().cmp(b.name()));
     t
@@ -194,7 +195,78 @@ fn a_missing_facility_is_ignored_with_its_reason_and_fails_under_ci() {
     }
 }
 
+/// `arguments`: several FILTERs are kept for `main`, one goes to
+/// libtest-mimic, an option's value is never a filter.
+fn the_command_line_takes_libtests_several_filters() {
+    let argv = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let (args, filters) = arguments(argv(&[
+        "bin",
+        "--test-threads",
+        "2",
+        "seal",
+        "--skip",
+        "landlock",
+        "formats",
+        "--exact",
+    ]));
+    assert_eq!(filters, ["seal", "formats"]);
+    assert_eq!(args.filter, None);
+    assert_eq!(args.test_threads, Some(2));
+    assert_eq!(args.skip, ["landlock"]);
+    assert!(args.exact);
+    let (args, filters) = arguments(argv(&["bin", "-q", "seal", "--color", "never"]));
+    assert!(filters.is_empty());
+    assert_eq!(args.filter.as_deref(), Some("seal"));
+    assert!(args.quiet);
+}
+
 fn main() {
-    let args = Arguments::from_args();
-    libtest_mimic::run(&args, trials()).exit();
+    let (args, filters) = arguments(std::env::args().collect());
+    let mut trials = trials();
+    if !filters.is_empty() {
+        trials.retain(|t| {
+            filters.iter().any(|f| {
+                if args.exact {
+                    t.name() == f
+                } else {
+                    t.name().contains(f.as_str())
+                }
+            })
+        });
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// The command line, and the FILTERs libtest-mimic does not take: libtest
+/// runs a test whose name matches any of several (`cargo test -- a b`
+/// passes both to every test binary), libtest-mimic takes one. With two or
+/// more they are applied in `main` (the summary's "filtered out" then
+/// counts none of those); with one, libtest-mimic applies it.
+fn arguments(argv: Vec<String>) -> (Arguments, Vec<String>) {
+    const WITH_VALUE: &[&str] = &[
+        "--test-threads",
+        "--logfile",
+        "--skip",
+        "--color",
+        "--format",
+        "-Z",
+    ];
+    let mut rest = Vec::new();
+    let mut filters = Vec::new();
+    let mut argv = argv.into_iter();
+    rest.extend(argv.next());
+    while let Some(a) = argv.next() {
+        if WITH_VALUE.contains(&a.as_str()) {
+            rest.push(a);
+            rest.extend(argv.next());
+        } else if a.starts_with('-') {
+            rest.push(a);
+        } else {
+            filters.push(a);
+        }
+    }
+    if filters.len() <= 1 {
+        rest.append(&mut filters);
+    }
+    (Arguments::from_iter(rest), filters)
 }
