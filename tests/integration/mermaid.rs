@@ -7,21 +7,18 @@
 //! compared with the step's id, tool, risk and state; by a GFM parser (each
 //! diagram stays inside its ```` ```mermaid ```` block); and by the real
 //! Mermaid parser (`tests/fixtures/mermaid/check.mjs`, mermaid and jsdom from
-//! npm; `.ci/run` installs them and sets `PLANGATE_MERMAID_MODULES`: on a
-//! machine without them that check is reported as skipped, under `CI=true`
-//! it fails). Hostile names come from fixture files: a plan whose step ids
+//! npm; `.ci/run` installs them and sets `PLANGATE_MERMAID_MODULES`: a
+//! facility trial, tests/facilities/mermaid.rs, with these helpers). Hostile names come from fixture files: a plan whose step ids
 //! are Mermaid keywords and a saved report whose ids try every way out.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use regex::Regex;
 use serde_json::Value;
 
 use crate::harness::{Env, code, stderr};
 
-fn fixture(name: &str) -> PathBuf {
+pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/mermaid")
         .join(name)
@@ -32,13 +29,13 @@ fn stdout(o: &std::process::Output) -> String {
 }
 
 /// `plangate validate ARGS...` (exit code, stdout).
-fn validate(env: &Env, args: &[&str]) -> (i32, String) {
+pub fn validate(env: &Env, args: &[&str]) -> (i32, String) {
     let o = env.cmd().arg("validate").args(args).output().unwrap();
     (code(&o), stdout(&o))
 }
 
 /// `plangate report --format markdown REPORT`.
-fn markdown(env: &Env, report: &Path) -> String {
+pub fn markdown(env: &Env, report: &Path) -> String {
     let o = env
         .cmd()
         .args(["report", "--format", "markdown"])
@@ -50,7 +47,7 @@ fn markdown(env: &Env, report: &Path) -> String {
 }
 
 /// The ```` ```mermaid ```` blocks of a Markdown text, as a GFM parser reads them.
-fn blocks(md: &str) -> Vec<String> {
+pub fn blocks(md: &str) -> Vec<String> {
     use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
     let mut out = Vec::new();
     let mut current: Option<String> = None;
@@ -73,10 +70,10 @@ fn blocks(md: &str) -> Vec<String> {
 
 /// A flowchart as written: labels (entities decoded), classes, edges.
 #[derive(Debug, PartialEq)]
-struct Graph {
-    labels: Vec<String>,
-    classes: Vec<String>,
-    edges: Vec<(usize, usize)>,
+pub struct Graph {
+    pub labels: Vec<String>,
+    pub classes: Vec<String>,
+    pub edges: Vec<(usize, usize)>,
 }
 
 const CLASSES: &[&str] = &[
@@ -105,7 +102,7 @@ fn decode(label: &str) -> String {
 /// Every line of a flowchart is one of the shapes plangate writes; node ids
 /// are n0, n1, … in order; a label holds no quote, `%`, backtick or `<` but
 /// its one `<br>`, and `#` only in entities.
-fn graph(text: &str) -> Graph {
+pub fn graph(text: &str) -> Graph {
     let node = Regex::new(r#"^  n(\d+)\["([^"\n]*)"\](?::::([a-z_]+))?$"#).unwrap();
     let edge = Regex::new(r"^  n(\d+) --> n(\d+)$").unwrap();
     let class = Regex::new(r"^  classDef ([a-z_]+) [a-z0-9:#,.\- ]+$").unwrap();
@@ -155,16 +152,16 @@ fn graph(text: &str) -> Graph {
 
 /// One gantt bar as written: its task name, start and end (ms).
 #[derive(Debug, PartialEq)]
-struct Bar {
-    text: String,
-    crit: bool,
-    start: u64,
-    end: u64,
+pub struct Bar {
+    pub text: String,
+    pub crit: bool,
+    pub start: u64,
+    pub end: u64,
 }
 
 /// Every line of a gantt is one plangate writes; task names hold no `:`,
 /// `#`, `;`, `%` or backtick and start with a status mark.
-fn gantt(text: &str) -> Vec<Bar> {
+pub fn gantt(text: &str) -> Vec<Bar> {
     let task = Regex::new(r"^  ([✓✗•] [^:#;%`\n]*) :(crit, )?n(\d+), (\d+), (\d+)$").unwrap();
     let mut lines = text.lines();
     for head in [
@@ -563,110 +560,4 @@ fn too_many_dependencies_get_a_note_and_a_dry_run_no_timings() {
     assert!(!md.contains("Step timings"), "nothing ran: {md}");
     let (_, text) = validate(&env, &["--format", "mermaid", plan.to_str().unwrap()]);
     assert_eq!(graph(&text).edges.len(), 200);
-}
-
-/// What the Mermaid parser read (`check.mjs`'s JSON), one object per file.
-fn mermaid_parse(files: &[PathBuf]) -> Option<Vec<Value>> {
-    let in_ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true"));
-    let modules = std::env::var_os("PLANGATE_MERMAID_MODULES").map(PathBuf::from);
-    let Some(modules) = modules.filter(|m| m.join("mermaid").is_dir() && m.join("jsdom").is_dir())
-    else {
-        assert!(
-            !in_ci,
-            "CI=true and PLANGATE_MERMAID_MODULES does not name a node_modules folder with mermaid and jsdom (.ci/run installs them)"
-        );
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: the Mermaid parser check: set PLANGATE_MERMAID_MODULES to a node_modules folder holding mermaid and jsdom (npm install mermaid@11 jsdom@26)"
-        );
-        return None;
-    };
-    let o = Command::new("node")
-        .arg(fixture("check.mjs"))
-        .arg(&modules)
-        .args(files)
-        .output()
-        .expect("node (installed with npm)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    Some(serde_json::from_slice(&o.stdout).unwrap())
-}
-
-#[test]
-fn the_mermaid_parser_reads_every_diagram_as_plangate_meant_it() {
-    let env = Env::new();
-    let mut diagrams: Vec<String> = Vec::new();
-    // validate exits as run would: 3 for the plan with a blocked step (`upload`).
-    for (plan, input, want) in [
-        ("keyword-ids.yaml", None, 0),
-        ("decisions.yaml", Some("target=x"), 3),
-    ] {
-        let plan = fixture(plan);
-        let mut args = vec!["--format", "mermaid", plan.to_str().unwrap()];
-        args.extend(input.iter().flat_map(|i| ["--input", i]));
-        let (rc, text) = validate(&env, &args);
-        assert_eq!(rc, want, "{text}");
-        diagrams.push(text);
-    }
-    for report in ["mixed-report.json", "hostile-report.json"] {
-        diagrams.extend(blocks(&markdown(&env, &fixture(report))));
-    }
-    let files: Vec<PathBuf> = diagrams
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            let p = env.ws.join(format!("d{i}.mmd"));
-            std::fs::write(&p, d).unwrap();
-            p
-        })
-        .collect();
-    let Some(parsed) = mermaid_parse(&files) else {
-        return;
-    };
-    assert_eq!(parsed.len(), diagrams.len());
-    for (text, p) in diagrams.iter().zip(&parsed) {
-        assert!(p.get("error").is_none(), "{p:#}\n{text}");
-        assert_eq!(p["config"], serde_json::json!({}), "no directive: {text}");
-        if text.starts_with("flowchart") {
-            let g = graph(text);
-            let vertices = p["vertices"].as_array().unwrap();
-            assert_eq!(vertices.len(), g.labels.len(), "{p:#}");
-            for (i, v) in vertices.iter().enumerate() {
-                assert_eq!(v["id"], format!("n{i}"));
-                assert_eq!(v["text"], g.labels[i], "{text}");
-                // Only the label's own `<br>` is markup.
-                assert_eq!(v["raw"].as_str().unwrap().matches('<').count(), 1, "{v}");
-                assert_eq!(v["link"], Value::Null);
-                let want: Vec<&str> = [g.classes[i].as_str()]
-                    .into_iter()
-                    .filter(|c| !c.is_empty())
-                    .collect();
-                assert_eq!(v["classes"], serde_json::json!(want), "{v}");
-            }
-            let edges: Vec<(usize, usize)> = p["edges"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|e| {
-                    let n = |k: usize| e[k].as_str().unwrap()[1..].parse().unwrap();
-                    (n(0), n(1))
-                })
-                .collect();
-            assert_eq!(edges, g.edges);
-            assert_eq!(p["subgraphs"], 0);
-            assert_eq!(p["tooltips"], 0);
-        } else {
-            let bars = gantt(text);
-            let tasks = p["tasks"].as_array().unwrap();
-            assert_eq!(tasks.len(), bars.len(), "{p:#}");
-            for (i, (t, b)) in tasks.iter().zip(&bars).enumerate() {
-                assert_eq!(t["id"], format!("n{i}"));
-                assert_eq!(t["text"], b.text.trim_end());
-                assert_eq!(t["start"], b.start);
-                assert_eq!(t["end"], b.end);
-                assert_eq!(t["crit"], b.crit);
-            }
-            assert_eq!(p["links"], 0);
-            assert_eq!(p["title"], "Seconds since the run started");
-        }
-    }
 }

@@ -1,0 +1,469 @@
+//! What a sandboxed step may read: the system's programs and libraries, the
+//! workspace minus what the permission rules deny (for bash steps, their
+//! rollbacks and agent CLIs alike), its own folders and what it declares
+//! `readable`; not `$HOME`, not other processes' `/proc` entries (plangate's
+//! included), not a credential a checkout left in `.git/config`, which
+//! plangate's own git push still uses.
+//!
+//! Every test is one trial per backend (ignored where the backend does not
+//! work here, failed so under `CI=true`). Payloads only read
+//! marker files the test made; every marker is random, and the test looks
+//! for it in everything the run left (report, artifacts, console).
+
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+
+use crate::facility::Backend;
+use crate::harness::{Env, code, stderr};
+
+/// A random marker (hex), unique to one test run.
+fn marker(what: &str) -> String {
+    let mut b = [0u8; 8];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .expect("urandom");
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{what}{hex}")
+}
+
+/// Everything under `dir`, as text (lossy), with the file names.
+fn all_text(dir: &Path) -> String {
+    let mut out = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(b) = std::fs::read(&p) {
+                out.push_str(&format!("\n== {}\n", p.display()));
+                out.push_str(&String::from_utf8_lossy(&b));
+            }
+        }
+    }
+    out
+}
+
+/// What the run left: the output folder and the console.
+fn everything(env: &Env, o: &std::process::Output) -> String {
+    format!(
+        "{}\n{}\n{}",
+        all_text(&env.out),
+        String::from_utf8_lossy(&o.stdout),
+        stderr(o)
+    )
+}
+
+fn run(env: &Env, backend: &str, yaml: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["--sandbox-backend", backend];
+    args.extend_from_slice(extra);
+    env.run(yaml, &args)
+}
+
+fn q(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+fn git(ws: &Path, args: &[&str]) {
+    let o = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(ws)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A bash script in the workspace (`probe/NAME`) that prints `tag:` and then whatever it can read of each path (its
+/// errors hidden), so the report shows what got through.
+fn reader(env: &Env, name: &str, paths: &[&Path]) -> PathBuf {
+    let mut s = String::from("for p in");
+    for p in paths {
+        s.push_str(&format!(" {}", q(&p.display().to_string())));
+    }
+    s.push_str("; do echo \"try:$p\"; cat \"$p\" 2>/dev/null; ls \"$p\" 2>/dev/null; done\necho READER-RAN\n");
+    env.write(&format!("probe/{name}"), &s)
+}
+
+const PERMISSIONS: &str = "  permissions:\n    - {id: all, resource: '*', level: admin}\n    - {id: no-secrets, resource: 'secrets/**', level: none, priority: 200}\n    - {id: no-private, resource: 'private', level: none, priority: 200}\n    - {id: no-token, resource: 'config/token.txt', level: none, priority: 200}\n";
+
+/// The workspace's denied paths and a fake `$HOME`, each holding a marker.
+struct Secrets {
+    markers: Vec<String>,
+    ok: String,
+    home: PathBuf,
+    paths: Vec<PathBuf>,
+}
+
+fn plant(env: &Env) -> Secrets {
+    let (s1, s2, s3, h) = (
+        marker("DENIEDDIR"),
+        marker("DENIEDFILE"),
+        marker("DENIEDTOP"),
+        marker("HOMEFILE"),
+    );
+    let ok = marker("READABLE");
+    env.write("secrets/key.txt", &s1);
+    env.write("secrets/deeper/more.txt", &s1);
+    env.write("config/token.txt", &s2);
+    env.write("config/settings.txt", &ok);
+    env.write("private/notes.txt", &s3);
+    let home = env.ws.parent().unwrap().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("creds.txt"), &h).unwrap();
+    let paths = vec![
+        env.ws.join("secrets/key.txt"),
+        env.ws.join("secrets/deeper/more.txt"),
+        env.ws.join("config/token.txt"),
+        env.ws.join("private/notes.txt"),
+        env.ws.join("config/settings.txt"),
+        home.join("creds.txt"),
+    ];
+    Secrets {
+        markers: vec![s1, s2, s3, h],
+        ok,
+        home,
+        paths,
+    }
+}
+
+/// The planted paths, relative to the workspace (where steps start).
+fn relative() -> Vec<PathBuf> {
+    [
+        "secrets/key.txt",
+        "secrets",
+        "config/token.txt",
+        "private/notes.txt",
+        "private",
+        "config/settings.txt",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect()
+}
+
+fn assert_none_leaked(backend: &str, what: &str, text: &str, s: &Secrets) {
+    for m in &s.markers {
+        assert!(
+            !text.contains(m.as_str()),
+            "{backend}: {what} read {m}:\n{text}"
+        );
+    }
+    assert!(
+        text.contains(&s.ok),
+        "{backend}: {what} did not read the readable file (the probe did not run?):\n{text}"
+    );
+}
+
+pub fn bash_steps_and_rollbacks_read_neither_denied_paths_nor_home(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let s = plant(&env);
+    let mut paths: Vec<&Path> = s.paths.iter().map(PathBuf::as_path).collect();
+    // Relative paths too, as the issue's `cat secrets/key.txt`.
+    let rel = relative();
+    paths.extend(rel.iter().map(PathBuf::as_path));
+    let script = reader(&env, "read.sh", &paths);
+    let cmd = format!("bash {}", script.display());
+    let rollback = format!(
+        "bash {} > \"$PLANGATE_STEP_ARTIFACTS/rb.txt\"",
+        script.display()
+    );
+    let yaml = format!(
+        "version: 1\nid: rd\npolicy:\n  risk_tolerance: high\n{PERMISSIONS}steps:\n  - id: look\n    tool: bash\n    rollback_command: {}\n    parameters: {{command: {}}}\n  - id: boom\n    tool: bash\n    dependencies: [look]\n    parameters: {{command: 'exit 3'}}\n",
+        q(&rollback),
+        q(&cmd)
+    );
+    let home = s.home.display().to_string();
+    let mut c = env.cmd();
+    c.env("HOME", &home);
+    let plan = env.write("plan.yaml", &yaml);
+    let o = c
+        .arg("run")
+        .arg(&plan)
+        .arg("--workspace")
+        .arg(&env.ws)
+        .arg("--out")
+        .arg(&env.out)
+        .args(["--sandbox-backend", flag, "--approve", "look,boom"])
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 1, "{backend}: {}", stderr(&o));
+    let look = env.step("look");
+    assert_eq!(look["status"], "success", "{backend}: {look}");
+    assert_eq!(look["sandbox"]["enforcement"], backend, "{look}");
+    assert_eq!(look["rollback"]["status"], "success", "{backend}: {look}");
+    let text = everything(&env, &o);
+    assert!(text.contains("READER-RAN"), "{backend}: {text}");
+    assert_none_leaked(backend, "a bash step or its rollback", &text, &s);
+    // The rollback's own output holds the readable file: it ran the probe.
+    let rb = std::fs::read_to_string(env.out.join("artifacts/look/rb.txt")).unwrap();
+    assert!(rb.contains(&s.ok), "{backend}: {rb}");
+}
+
+pub fn a_declared_readable_path_is_readable_and_nothing_else_outside(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let outside = env.ws.parent().unwrap();
+    let granted = outside.join("tools");
+    let other = outside.join("other");
+    std::fs::create_dir_all(&granted).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    let (yes, no) = (marker("GRANTED"), marker("NOTGRANTED"));
+    std::fs::write(granted.join("t.txt"), &yes).unwrap();
+    std::fs::write(other.join("o.txt"), &no).unwrap();
+    let cmd = format!(
+        "cat {} 2>/dev/null || true; cat {} 2>/dev/null || true",
+        granted.join("t.txt").display(),
+        other.join("o.txt").display()
+    );
+    let yaml = format!(
+        "version: 1\nid: rd\npolicy: {{risk_tolerance: high}}\nsteps:\n  - id: look\n    tool: bash\n    parameters: {{command: {}, readable: [{}]}}\n",
+        q(&cmd),
+        q(&granted.display().to_string())
+    );
+    let o = run(&env, flag, &yaml, &["--approve", "look"]);
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    let look = env.step("look");
+    // A path outside the workspace raises the risk to moderate.
+    assert_ne!(look["risk"]["effective"], "safe", "{backend}: {look}");
+    let out = std::fs::read_to_string(env.out.join("artifacts/look/stdout.txt")).unwrap();
+    assert!(out.contains(&yes), "{backend}: {out}");
+    assert!(!out.contains(&no), "{backend}: {out}");
+}
+
+/// A stand-in agent CLI reads the denied paths of its staged copy, of the
+/// real workspace (by absolute path) and `$HOME`; it writes what it read
+/// into its copy, which plangate applies to the workspace.
+pub fn an_agent_cli_reads_no_denied_path_of_the_real_workspace(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let s = plant(&env);
+    let mut paths: Vec<&Path> = s.paths.iter().map(PathBuf::as_path).collect();
+    let rel = relative();
+    paths.extend(rel.iter().map(PathBuf::as_path));
+    reader(&env, "agent-read.sh", &paths);
+    // Run from the staged copy (the real workspace is not readable).
+    let cli = "cat > /dev/null; bash probe/agent-read.sh > got.txt 2>&1; printf '%s' '{\"status\": \"OK\", \"summary\": \"done\", \"artifacts\": [], \"next_actions\": []}'";
+    let yaml = format!(
+        "version: 1\nid: ag\npolicy:\n  risk_tolerance: high\n{PERMISSIONS}agents:\n  cli:\n    command: [bash, -c, {}]\n    timeout: 30\nsteps:\n  - {{id: ask, tool: agent, parameters: {{agent: cli, prompt: hi}}}}\n",
+        q(cli)
+    );
+    let mut c = env.cmd();
+    c.env("HOME", &s.home);
+    let plan = env.write("plan.yaml", &yaml);
+    let o = c
+        .arg("run")
+        .arg(&plan)
+        .arg("--workspace")
+        .arg(&env.ws)
+        .arg("--out")
+        .arg(&env.out)
+        // Approved: Landlock does not auto-approve a workspace-write step.
+        .args(["--sandbox-backend", flag, "--approve", "ask"])
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    let got = std::fs::read_to_string(env.ws.join("got.txt")).unwrap();
+    assert!(got.contains("READER-RAN"), "{backend}: {got}");
+    assert_none_leaked(backend, "an agent CLI", &got, &s);
+    assert_none_leaked(
+        backend,
+        "an agent CLI",
+        &format!("{}{got}", everything(&env, &o)),
+        &s,
+    );
+}
+
+/// Two steps at once: one sleeps with a marker in its command line, the
+/// other reads every `/proc/*/cmdline` it can and plangate's environment
+/// (`/proc/$PPID/environ`: plangate under Landlock, bwrap's init under
+/// bwrap). Without a sandbox the same probe finds both markers, so the
+/// probe works.
+pub fn a_step_reads_no_other_process_in_proc(b: Backend) {
+    let argv_mark = marker("ARGVMARK");
+    let env_mark = marker("ENVMARK");
+    // Bash stays (not exec'ing sleep) while a command follows.
+    let sleeper = format!("sleep 8; : {argv_mark}");
+    let probe = "bash probe/proc.sh";
+    let script = "sleep 3\nfor f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < \"$f\" 2>/dev/null; echo; done\ntr '\\0' '\\n' < /proc/$PPID/environ 2>/dev/null\nfor f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\" 2>/dev/null; done\necho PROBE-RAN\n";
+    let yaml = |policy: &str, params: &str| {
+        format!(
+            "version: 1\nid: pr\npolicy: {policy}\nsteps:\n  - {{id: sleeper, tool: bash, parameters: {{{params}command: {}}}}}\n  - {{id: probe, tool: bash, parameters: {{{params}command: {}}}}}\n",
+            q(&sleeper),
+            q(probe)
+        )
+    };
+    let found = |env: &Env, o: &std::process::Output| {
+        let out =
+            std::fs::read_to_string(env.out.join("artifacts/probe/stdout.txt")).unwrap_or_default();
+        assert!(out.contains("PROBE-RAN"), "{out}\n{}", stderr(o));
+        (out.contains(&argv_mark), out.contains(&env_mark))
+    };
+    // The control: unsandboxed, the probe sees the other step's command line
+    // (plangate's own environment is wiped at start-up whatever the backend).
+    let env = Env::new();
+    env.write("probe/proc.sh", script);
+    let mut c = env.cmd();
+    c.env("PLANGATE_TEST_ENV_MARK", &env_mark);
+    let plan = env.write(
+        "plan.yaml",
+        &yaml(
+            "{risk_tolerance: high, max_parallel: 2}",
+            "sandbox: false, ",
+        ),
+    );
+    let o = c
+        .arg("run")
+        .arg(&plan)
+        .arg("--workspace")
+        .arg(&env.ws)
+        .arg("--out")
+        .arg(&env.out)
+        .args(["--sandbox-backend", "none", "--approve", "sleeper,probe"])
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        found(&env, &o),
+        (true, false),
+        "the probe cannot see through /proc here, or plangate's environment is readable"
+    );
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    env.write("probe/proc.sh", script);
+    let mut c = env.cmd();
+    c.env("PLANGATE_TEST_ENV_MARK", &env_mark);
+    let plan = env.write(
+        "plan.yaml",
+        &yaml("{risk_tolerance: high, max_parallel: 2}", ""),
+    );
+    let o = c
+        .arg("run")
+        .arg(&plan)
+        .arg("--workspace")
+        .arg(&env.ws)
+        .arg("--out")
+        .arg(&env.out)
+        .args(["--sandbox-backend", flag, "--approve", "sleeper,probe"])
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    assert_eq!(
+        env.step("probe")["sandbox"]["enforcement"],
+        backend,
+        "{backend}"
+    );
+    // Landlock cannot follow the pids a step starts, so other processes'
+    // command lines stay readable there (README); their environments and
+    // plangate's do not.
+    let argv_hidden = backend != "landlock+seccomp";
+    let (argv, environ) = found(&env, &o);
+    assert!(!environ, "{backend}: an environment was read");
+    if argv_hidden {
+        assert!(!argv, "{backend}: another step's command line was read");
+    }
+}
+
+/// A server on 127.0.0.1 that records the request head of each connection
+/// (a git smart-HTTP client's first request) and answers 404.
+fn recording_server() -> (String, std::sync::Arc<std::sync::Mutex<String>>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let keep = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for s in listener.incoming().take(8).flatten() {
+            let mut s = s;
+            let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+            }
+            keep.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf));
+            let _ = s.write_all(b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    (url, seen)
+}
+
+pub fn a_checkout_credential_in_git_config_is_withheld_from_steps_and_given_to_the_git_push(
+    b: Backend,
+) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let token = marker("FAKETOKEN");
+    let (url, seen) = recording_server();
+    git(&env.ws, &["init", "-q", "-b", "main"]);
+    env.write("a.txt", "one\n");
+    git(&env.ws, &["add", "a.txt"]);
+    git(&env.ws, &["commit", "-qm", "init"]);
+    git(
+        &env.ws,
+        &["remote", "add", "origin", &format!("{url}/o/r.git")],
+    );
+    git(
+        &env.ws,
+        &[
+            "config",
+            &format!("http.{url}/.extraheader"),
+            &format!("AUTHORIZATION: basic {token}"),
+        ],
+    );
+    let before = std::fs::read(env.ws.join(".git/config")).unwrap();
+    let cli = "cat > /dev/null; cp .git/config stage-config.txt; printf '%s' '{\"status\": \"OK\", \"summary\": \"done\", \"artifacts\": [], \"next_actions\": []}'";
+    let yaml = format!(
+        "version: 1\nid: cr\npolicy: {{risk_tolerance: high}}\nagents:\n  cli:\n    command: [bash, -c, {}]\n    timeout: 30\nsteps:\n  - {{id: look, tool: bash, parameters: {{command: 'cat .git/config; git config --list; true'}}}}\n  - {{id: ask, tool: agent, dependencies: [look], parameters: {{agent: cli, prompt: hi}}}}\n  - {{id: up, tool: git, continue_on_error: true, dependencies: [ask], parameters: {{operation: push, args: [origin, 'HEAD:refs/heads/topic']}}}}\n",
+        q(cli)
+    );
+    let o = run(&env, flag, &yaml, &["--approve", "look,ask,up"]);
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    // The step saw the configuration, without the credential.
+    let look = std::fs::read_to_string(env.out.join("artifacts/look/stdout.txt")).unwrap();
+    assert!(look.contains("[core]"), "{backend}: {look}");
+    assert!(look.contains("remote.origin.url"), "{backend}: {look}");
+    assert!(!look.contains(&token), "{backend}: {look}");
+    // The agent's staged copy held none.
+    let staged = std::fs::read_to_string(env.ws.join("stage-config.txt")).unwrap();
+    assert!(staged.contains("[core]"), "{backend}: {staged}");
+    assert!(!staged.contains(&token), "{backend}: {staged}");
+    // plangate's own push sent it.
+    let heads = seen.lock().unwrap().clone();
+    assert!(
+        heads.contains(&format!("basic {token}")),
+        "{backend}: the push did not send the credential: {heads}"
+    );
+    // The report and the console say so, without the token.
+    let r = env.report();
+    let withheld = r["git_credentials_withheld"].to_string();
+    assert!(withheld.contains(".extraheader"), "{backend}: {r}");
+    let text = String::from_utf8_lossy(&o.stdout).into_owned() + &stderr(&o);
+    assert!(
+        text.contains("withheld 1 git credential"),
+        "{backend}: {text}"
+    );
+    assert!(!text.contains(&token), "{backend}: {text}");
+    // Put back as it was; no backup left behind.
+    assert_eq!(
+        std::fs::read(env.ws.join(".git/config")).unwrap(),
+        before,
+        "{backend}"
+    );
+}

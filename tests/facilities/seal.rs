@@ -1,0 +1,506 @@
+//! Issue 23, "seal the boundary": what a step can read of plangate, change
+//! outside its writable set, reach or signal, and leave running, under each
+//! backend this machine supports (and unsandboxed where the property is
+//! plangate's own: its environment, descriptors, what a step leaves behind).
+//! Payloads touch only marker files in the test's temporary folders.
+
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::facility::Backend;
+use crate::harness::{Env, code, stderr};
+
+/// A plan of bash steps `(id, command)`, tolerance high, sandboxed (the
+/// default `sandbox: required`).
+fn plan(steps: &[(&str, &str)]) -> String {
+    crate::harness::bash_plan(steps)
+}
+
+/// [`plan`] for a mode (`facility::MODES`): under `none` each step says
+/// `sandbox: false` (the tests' operator policy allows it), since
+/// `--sandbox-backend none` refuses every step that asks for a sandbox.
+fn plan_for(flag: &str, steps: &[(&str, &str)]) -> String {
+    if flag == "none" {
+        crate::harness::unsandboxed_plan(steps)
+    } else {
+        plan(steps)
+    }
+}
+
+fn run(env: &Env, flag: &str, yaml: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["--sandbox-backend", flag];
+    args.extend_from_slice(extra);
+    env.run(yaml, &args)
+}
+
+fn stdout_of(env: &Env, id: &str) -> String {
+    std::fs::read_to_string(env.out.join(format!("artifacts/{id}/stdout.txt"))).unwrap_or_default()
+}
+
+pub fn no_step_reads_a_secret_from_plangates_environment(b: Backend) {
+    let secret = format!("life{}marker", std::process::id());
+    // Every environ a step can open: its parent's, its grandparent's (plangate
+    // itself when the helper supervises), any other process's.
+    let read = "for f in /proc/$PPID/environ /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\" 2>/dev/null; done | grep -c \"^LIFE_TEST_SECRET=\" || true";
+    let (flag, label) = b.mode();
+    let env = Env::new();
+    let yaml = plan_for(flag, &[("peek", read)]);
+    let plan_path = env.write("plan.yaml", &yaml);
+    let o = env
+        .cmd()
+        .env("LIFE_TEST_SECRET", &secret)
+        .arg("run")
+        .arg(&plan_path)
+        .args(["--workspace"])
+        .arg(&env.ws)
+        .arg("--out")
+        .arg(&env.out)
+        .args(["--sandbox-backend", flag])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{label}: {}", stderr(&o));
+    assert_eq!(env.step("peek")["status"], "success", "{label}");
+    assert_eq!(stdout_of(&env, "peek").trim(), "0", "{label}");
+}
+
+pub fn no_descriptor_plangate_inherited_reaches_a_step(b: Backend) {
+    let (flag, label) = b.mode();
+    let env = Env::new();
+    let marker = env.out.with_extension("fd9");
+    std::fs::write(&marker, "").unwrap();
+    let yaml = plan_for(
+        flag,
+        &[(
+            "leak",
+            "ls /proc/self/fd | tr '\\n' ' '; (echo leaked >&9) 2>/dev/null && echo wrote-fd9; true",
+        )],
+    );
+    let plan_path = env.write("plan.yaml", &yaml);
+    let bin = assert_cmd::cargo::cargo_bin("plangate");
+    // bash opens fd 9 (no unsafe code in the tests either) and execs plangate.
+    let tmp = tempfile::tempdir().unwrap();
+    // The tests' operator policy (it allows the unsandboxed mode's `sandbox: false`).
+    let policy = tmp.path().join("policy.yaml");
+    std::fs::write(&policy, crate::harness::OPERATOR_POLICY_YAML).unwrap();
+    let mut c = std::process::Command::new("bash");
+    for (k, _) in std::env::vars() {
+        if crate::harness::outside_only(&k) {
+            c.env_remove(k);
+        }
+    }
+    let o = c
+        .arg("-c")
+        .arg("exec \"$LIFE_BIN\" run \"$LIFE_PLAN\" --workspace \"$LIFE_WS\" --out \"$LIFE_OUT\" --sandbox-backend \"$LIFE_FLAG\" --policy \"$LIFE_POLICY\" --approve leak 9>>\"$LIFE_MARKER\"")
+        .env("TMPDIR", tmp.path())
+        .env("LIFE_POLICY", &policy)
+        .env("LIFE_BIN", &bin)
+        .env("LIFE_PLAN", &plan_path)
+        .env("LIFE_WS", &env.ws)
+        .env("LIFE_OUT", &env.out)
+        .env("LIFE_FLAG", flag)
+        .env("LIFE_MARKER", &marker)
+        .current_dir(&env.ws)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{label}: {}", stderr(&o));
+    let out = stdout_of(&env, "leak");
+    assert!(!out.contains("wrote-fd9"), "{label}: {out}");
+    assert!(!out.contains(" 9 "), "{label}: {out}");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "", "{label}");
+}
+
+fn mode_and_mtime(p: &Path) -> (u32, std::time::SystemTime) {
+    let m = std::fs::metadata(p).unwrap();
+    (m.permissions().mode() & 0o7777, m.modified().unwrap())
+}
+
+/// A repository whose `git diff` runs `bash -c "$META_TRIES"` (a textconv
+/// driver, as in sandbox.rs): the classifier rightly calls `git diff` safe,
+/// so the tries run in a read-only step; what they print goes to stderr.
+fn metadata_repo(env: &Env) {
+    // The tool lives in `.git/` (readable to the step, never in the diff):
+    // a sandboxed step reads nothing outside the workspace.
+    let tools = env.ws.join(".git/tools");
+    let conv = tools.join("conv.sh");
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&env.ws)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::write(&conv, "bash -c \"$META_TRIES\" >&2\ncat \"$1\"\n").unwrap();
+    git(&[
+        "config",
+        "diff.probe.textconv",
+        &format!("sh {}", conv.display()),
+    ]);
+    env.write(".gitattributes", "*.txt diff=probe\n");
+    env.write("a.txt", "one\n");
+    git(&["add", "."]);
+    git(&["commit", "-qm", "init"]);
+    env.write("a.txt", "two\n");
+}
+
+fn stderr_of(env: &Env, id: &str) -> String {
+    std::fs::read_to_string(env.out.join(format!("artifacts/{id}/stderr.txt"))).unwrap_or_default()
+}
+
+pub fn a_sandboxed_step_changes_no_metadata_outside_its_writable_set(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    metadata_repo(&env);
+    // One file outside for each step (a writing step under Landlock may
+    // change mode and times: that is the documented gap).
+    let outside = env.out.with_extension("target");
+    let outside_rw = env.out.with_extension("target-rw");
+    for f in [&outside, &outside_rw] {
+        std::fs::write(f, "x").unwrap();
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let before = mode_and_mtime(&outside);
+    let before_rw = mode_and_mtime(&outside_rw);
+    // Each try says whether it worked; none may.
+    let tries_on = |t: &std::path::Path| {
+        let t = t.display();
+        format!(
+            "chmod 600 {t} 2>/dev/null && echo did-chmod; touch -d 2001-01-01 {t} 2>/dev/null && echo did-touch; \
+             chown \"$(id -u):$(id -g)\" {t} 2>/dev/null && echo did-chown; \
+             /usr/bin/python3 -c 'import os, sys; os.setxattr(sys.argv[1], \"user.life\", b\"1\")' {t} 2>/dev/null && echo did-xattr; echo tried"
+        )
+    };
+    // The control: unsandboxed, every try works on such a file here (so
+    // that none working in a step means the sandbox refused it).
+    let control = env.out.with_extension("control");
+    std::fs::write(&control, "x").unwrap();
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(tries_on(&control))
+        .output()
+        .unwrap();
+    let did = String::from_utf8_lossy(&o.stdout);
+    for what in ["did-chmod", "did-touch", "did-chown", "did-xattr"] {
+        assert!(
+            did.contains(what),
+            "{backend}: unsandboxed, {what} does not work here: {did}{}",
+            stderr(&o)
+        );
+    }
+    let tries = tries_on(&outside);
+    let tries_rw = tries_on(&outside_rw);
+    let yaml = format!(
+        "version: 1\nid: m\npolicy: {{risk_tolerance: high, sandbox: optional}}\nsteps:\n\
+         \x20 - {{id: ro, tool: bash, env: {{META_TRIES: {q}}}, parameters: {{command: 'git --no-pager diff'}}}}\n\
+         \x20 - {{id: rw, tool: bash, env: {{META_TRIES: {q_rw}}}, parameters: {{command: 'git --no-pager diff > in-ws.txt'}}}}\n",
+        q = serde_json::to_string(&tries).unwrap(),
+        q_rw = serde_json::to_string(&tries_rw).unwrap(),
+    );
+    // The writing step is approved: Landlock does not auto-approve it.
+    let o = run(&env, flag, &yaml, &["--approve", "rw"]);
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    let ro = env.step("ro");
+    assert_eq!(
+        ro["sandbox"]["profile"]["filesystem"], "read-only",
+        "{backend}: {ro}"
+    );
+    let err = stderr_of(&env, "ro");
+    assert!(
+        err.contains("tried"),
+        "{backend}: the tries did not run: {err}"
+    );
+    assert!(
+        !err.contains("did-"),
+        "{backend}: a read-only step changed metadata: {err}"
+    );
+    assert_eq!(mode_and_mtime(&outside), before, "{backend}");
+    // The writing step (moderate: the workspace too) runs its tries the same way.
+    let rw_step = env.step("rw");
+    assert_eq!(
+        rw_step["sandbox"]["profile"]["filesystem"], "workspace-write",
+        "{backend}: {rw_step}"
+    );
+    assert!(env.ws.join("in-ws.txt").exists(), "{backend}");
+    let rw = stderr_of(&env, "rw");
+    assert!(rw.contains("tried"), "{backend}: {rw}");
+    for what in ["did-chown", "did-xattr"] {
+        assert!(!rw.contains(what), "{backend}: {what}: {rw}");
+    }
+    if backend == "bwrap" {
+        assert!(!rw.contains("did-"), "{backend}: {rw}");
+        assert_eq!(mode_and_mtime(&outside_rw), before_rw, "{backend}");
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+pub fn without_network_no_unix_or_abstract_socket_is_reachable(b: Backend) {
+    use std::os::linux::net::SocketAddrExt;
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let path = env.out.with_extension("sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let name = format!("plangate-life-{}", std::process::id());
+    let abs = std::os::unix::net::UnixListener::bind_addr(
+        &std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap(),
+    )
+    .unwrap();
+    abs.set_nonblocking(true).unwrap();
+    let script = format!(
+        "import socket\nfor a in [{:?}, '\\0{name}']:\n    try:\n        s = socket.socket(socket.AF_UNIX); s.connect(a); print('connected', a)\n    except OSError as e:\n        print('refused', e.errno)\n",
+        path.display().to_string()
+    );
+    // The system's python3 (`Facility::SystemPython`): one under `$HOME`
+    // (pyenv) is out of a sandboxed step's reach.
+    let yaml = plan(&[(
+        "sock",
+        &format!("/usr/bin/python3 -c {}", shell_quote(&script)),
+    )]);
+    let o = run(&env, flag, &yaml, &["--approve", "sock"]);
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    let out = stdout_of(&env, "sock");
+    // Both tries ran (and were refused): an empty output checks nothing.
+    assert_eq!(
+        out.matches("refused").count(),
+        2,
+        "{backend}: {out}{}",
+        std::fs::read_to_string(env.out.join("artifacts/sock/stderr.txt")).unwrap_or_default()
+    );
+    assert!(!out.contains("connected"), "{backend}: {out}");
+    assert!(
+        listener.accept().is_err(),
+        "{backend}: the path socket was reached"
+    );
+    assert!(
+        abs.accept().is_err(),
+        "{backend}: the abstract socket was reached"
+    );
+}
+
+pub fn a_sandboxed_step_cannot_signal_a_process_outside_it(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = sleeper.id();
+    let yaml = plan(&[(
+        "sig",
+        &format!("kill -TERM {pid} 2>/dev/null && echo signalled; true"),
+    )]);
+    let o = run(&env, flag, &yaml, &["--approve", "sig"]);
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    let alive = sleeper.try_wait().unwrap().is_none();
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    // `Facility::SignalScoping` said this backend scopes signals here.
+    let props = &env.report()["sandbox"]["properties"];
+    assert_eq!(props["signals"], "enforced", "{backend}: {props}");
+    assert!(alive, "{backend}: the step killed a process outside it");
+    assert!(!stdout_of(&env, "sig").contains("signalled"), "{backend}");
+}
+
+pub fn what_a_step_leaves_running_is_killed_and_reported_before_anything_looks(b: Backend) {
+    let (flag, label) = b.mode();
+    let env = Env::new();
+    let late = env.ws.join("late.txt");
+    let yaml = plan_for(flag, &[
+        (
+            "daemon",
+            "setsid bash -c 'sleep 1.5; echo late > late.txt' >/dev/null 2>&1 < /dev/null & echo started",
+        ),
+        ("after", "test ! -e late.txt && echo clean"),
+    ])
+    .replace("  - id: after\n", "  - id: after\n    dependencies: [daemon]\n");
+    let o = run(&env, flag, &yaml, &["--approve", "daemon"]);
+    assert_eq!(code(&o), 0, "{label}: {}", stderr(&o));
+    let s = env.step("daemon");
+    assert_eq!(s["status"], "success", "{label}: {s}");
+    // The detached bash, and its `sleep` if it had started it.
+    let n = s["lingering_processes"].as_u64().unwrap_or(0);
+    assert!((1..=2).contains(&n), "{label}: {s}");
+    assert!(
+        stderr(&o).contains(&format!("left {n} process(es) running")),
+        "{label}: {}",
+        stderr(&o)
+    );
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(
+        !late.exists(),
+        "{label}: a detached process survived the step"
+    );
+    // A step that leaves nothing has no such field.
+    assert!(
+        env.step("after")["lingering_processes"].is_null(),
+        "{label}"
+    );
+}
+
+pub fn a_step_that_times_out_leaves_nothing_running_either(b: Backend) {
+    let (flag, label) = b.mode();
+    let env = Env::new();
+    let late = env.ws.join("late.txt");
+    let yaml = plan_for(
+        flag,
+        &[(
+            "slow",
+            "setsid bash -c 'sleep 2; echo late > late.txt' >/dev/null 2>&1 < /dev/null & sleep 30",
+        )],
+    )
+    .replace("    tool: bash\n", "    tool: bash\n    timeout: 1\n");
+    let o = run(
+        &env,
+        flag,
+        &yaml,
+        &["--approve", "slow", "--kill-grace", "1"],
+    );
+    assert_ne!(code(&o), 0, "{label}");
+    assert_eq!(
+        env.step("slow")["status"],
+        "timed_out",
+        "{label}: {}",
+        stderr(&o)
+    );
+    std::thread::sleep(Duration::from_millis(3000));
+    assert!(
+        !late.exists(),
+        "{label}: a detached process survived the timeout"
+    );
+}
+
+pub fn the_self_test_names_every_property_and_unenforced_ones_stop_auto_approval(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let yaml = plan(&[("moderate", "echo x > file.txt")]);
+    let o = run(&env, flag, &yaml, &[]);
+    let r = env.report();
+    let props = r["sandbox"]["properties"].as_object().unwrap().clone();
+    for name in [
+        "descriptors",
+        "environment",
+        "filesystem",
+        "lifetime",
+        "metadata",
+        "signals",
+        "sockets",
+    ] {
+        assert!(
+            props.contains_key(name),
+            "{backend}: {name} missing: {props:?}"
+        );
+    }
+    let unenforced: Vec<&String> = props
+        .iter()
+        .filter(|(_, v)| *v != "enforced")
+        .map(|(k, _)| k)
+        .collect();
+    if backend == "landlock+seccomp" {
+        // seccomp cannot tell paths apart: mode and times are free for a writing step.
+        assert_eq!(props["metadata"], "read-only steps only", "{props:?}");
+    }
+    let s = env.step("moderate");
+    if unenforced.is_empty() {
+        assert_eq!(s["status"], "success", "{backend}: {s}");
+    } else {
+        assert_eq!(code(&o), 3, "{backend}: {}", stderr(&o));
+        assert_eq!(s["approval"]["decision"], "denied", "{backend}: {s}");
+        let why = s["approval"]["reason"].as_str().unwrap();
+        assert!(why.contains("not auto-approved"), "{why}");
+        assert!(why.contains(unenforced[0].as_str()), "{why}");
+        assert!(stderr(&o).contains("does not enforce"), "{}", stderr(&o));
+        // An explicit approval still runs it.
+        let o = run(&env, flag, &yaml, &["--approve", "moderate"]);
+        assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    }
+}
+
+pub fn the_self_test_probe_reads_nothing_it_should_not() {
+    // The hidden probe subcommand, run unconfined, reports what it could do:
+    // everything (it is not in a sandbox) but plangate's wiped environment.
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("f"), "f").unwrap();
+    let result = dir.path().join("r.json");
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let o = assert_cmd::Command::cargo_bin("plangate")
+        .unwrap()
+        .args(["__sandbox-probe", "--outside"])
+        .arg(&outside)
+        .args(["--pid", &sleeper.id().to_string()])
+        .args(["--pid-start", &start_time(sleeper.id())])
+        .args(["--abstract-name", "plangate-life-none"])
+        .args(["--parent", &std::process::id().to_string()])
+        .args(["--parent-start", &start_time(std::process::id())])
+        .arg("--result")
+        .arg(&result)
+        .output()
+        .unwrap();
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut text = String::new();
+    std::fs::File::open(&result)
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // Unconfined, nothing holds but what needs no sandbox: the probe cannot
+    // read the environment of the test (its own is not wiped) — so "false".
+    assert_eq!(v["filesystem"], false, "{v}");
+    assert_eq!(v["signals"], false, "{v}");
+    assert_eq!(v["environment"], false, "{v}");
+    assert_eq!(v["sockets"], true, "nothing listens on that name: {v}");
+}
+
+pub fn a_step_that_kills_its_supervisor_still_leaves_nothing_running(b: Backend) {
+    let (flag, label) = b.mode();
+    let env = Env::new();
+    let late = env.ws.join("late.txt");
+    let yaml = plan_for(
+        flag,
+        &[(
+            "rogue",
+            "setsid bash -c 'sleep 1.5; echo late > late.txt' >/dev/null 2>&1 < /dev/null & (kill -KILL $PPID || true); sleep 0.2; echo started",
+        )],
+    );
+    let o = run(&env, flag, &yaml, &["--approve", "rogue"]);
+    let s = env.step("rogue");
+    if label == "landlock" && env.report()["sandbox"]["properties"]["signals"] == "enforced" {
+        // The supervisor is outside the step's Landlock domain: the signal is refused.
+        assert_eq!(s["status"], "success", "{label}: {s} {}", stderr(&o));
+        assert!(
+            s["lingering_processes"].as_u64().unwrap_or(0) >= 1,
+            "{label}: {s}"
+        );
+    } else {
+        // Its supervisor is gone (bwrap: the whole pid namespace with it):
+        // nothing says all is gone, so the step fails.
+        assert_eq!(s["status"], "failed", "{label}: {s}");
+    }
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(
+        !late.exists(),
+        "{label}: a detached process survived the step"
+    );
+}
+
+/// Field 22 of `/proc/<pid>/stat`, as text.
+fn start_time(pid: u32) -> String {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 1..];
+    rest.split_whitespace().nth(19).unwrap().to_owned()
+}
