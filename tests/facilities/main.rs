@@ -45,6 +45,7 @@ mod agent_stage;
 mod facility;
 mod formats;
 mod mermaid;
+mod proc_isolation;
 mod sandbox;
 mod sandbox_reads;
 mod seal;
@@ -144,6 +145,7 @@ fn trials() -> Vec<Trial> {
         seal::what_a_step_leaves_running_is_killed_and_reported_before_anything_looks,
         seal::a_step_that_times_out_leaves_nothing_running_either,
         seal::a_step_that_kills_its_supervisor_still_leaves_nothing_running,
+        proc_isolation::no_step_reads_a_secret_from_another_steps_command_line,
     );
     single!(t, [], seal::the_self_test_probe_reads_nothing_it_should_not);
     // The hostile run's writing steps are auto-approved only where the

@@ -48,7 +48,6 @@ mod outdir;
 mod permissions;
 mod plans;
 mod policy;
-mod proc_isolation;
 mod resume;
 mod retry;
 mod run;
