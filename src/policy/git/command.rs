@@ -10,7 +10,6 @@
 //! for programs in DIR: unclassifiable too. `-C`, `--git-dir` and
 //! `--work-tree` name the repository: the caller checks them as write targets.
 
-use super::options::InBash;
 use super::parse::{Parsed, Word};
 use super::risk::{self, Extra};
 use super::{Op, Verdict, other, parse_op, verdict};
@@ -199,7 +198,7 @@ fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {
         if let Some(why) = risk::unknown_stash_sub(op, &p) {
             v = v.cannot_judge(why);
         }
-        return finish(v, sub, &p);
+        return risk::finish(v, sub, &p);
     }
     if let Some(v) = other::judge(sub, words) {
         return v;
@@ -225,42 +224,6 @@ fn checkout_names_a_path(p: &Parsed) -> bool {
             || w.ends_with('/')
             || w.contains(['*', '?', '['])
     })
-}
-
-/// What a bash step adds to the rules' verdict: refused options judged as
-/// they are outside the tool, unknown or ambiguous options, and words only
-/// known at run time where an option could be.
-pub(crate) fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
-    for (_, why) in &p.refused {
-        v = match why.in_bash() {
-            InBash::Plain => v,
-            InBash::RunsConfigured => {
-                v.at_least(Risk::Moderate, format!("git {shown} {}", why.why()))
-            }
-            InBash::WritesFile => v.at_least(
-                Risk::Dangerous,
-                format!("git {shown} writes a file named on the command line"),
-            ),
-            InBash::RunsProgram => v.cannot_judge(format!(
-                "git {shown} {}, which plangate cannot judge",
-                why.why()
-            )),
-        };
-    }
-    if let Some(w) = p.runtime_options.first() {
-        v = v.at_least(
-            Risk::Dangerous,
-            format!(
-                "`{w}` is only known at run time and may be an option of git {shown} (`--force`, ...): write `git {shown} --end-of-options {w}` so git reads it as a revision, or `-- {w}` for a path (or use the `git` tool for a value known when the plan is written)"
-            ),
-        );
-    }
-    if let Some(why) = p.unreadable() {
-        v = v.cannot_judge(format!(
-            "{why} for git {shown}, so it cannot judge what it does"
-        ));
-    }
-    v
 }
 
 #[cfg(test)]

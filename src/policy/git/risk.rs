@@ -3,7 +3,7 @@
 //! arguments. The tool and the bash classifier both call [`judge`], so an
 //! operation has the same risk by either route.
 
-use super::options::{STASH_SUBS, Tag};
+use super::options::{InBash, STASH_SUBS, Tag};
 use super::parse::Parsed;
 use super::push::classify_push;
 use super::{Op, Verdict, verdict};
@@ -193,4 +193,40 @@ pub(crate) fn unknown_stash_sub(op: Op, p: &Parsed) -> Option<String> {
     let sub = p.stash_sub.as_deref()?;
     (op == Op::Stash && !STASH_SUBS.contains(&sub))
         .then(|| format!("`git stash {sub}` is not a subcommand plangate knows"))
+}
+
+/// What a bash step adds to the rules' verdict: refused options judged as
+/// they are outside the tool, unknown or ambiguous options, and words only
+/// known at run time where an option could be.
+pub(crate) fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
+    for (_, why) in &p.refused {
+        v = match why.in_bash() {
+            InBash::Plain => v,
+            InBash::RunsConfigured => {
+                v.at_least(Risk::Moderate, format!("git {shown} {}", why.why()))
+            }
+            InBash::WritesFile => v.at_least(
+                Risk::Dangerous,
+                format!("git {shown} writes a file named on the command line"),
+            ),
+            InBash::RunsProgram => v.cannot_judge(format!(
+                "git {shown} {}, which plangate cannot judge",
+                why.why()
+            )),
+        };
+    }
+    if let Some(w) = p.runtime_options.first() {
+        v = v.at_least(
+            Risk::Dangerous,
+            format!(
+                "`{w}` is only known at run time and may be an option of git {shown} (`--force`, ...): write `git {shown} --end-of-options {w}` so git reads it as a revision, or `-- {w}` for a path (or use the `git` tool for a value known when the plan is written)"
+            ),
+        );
+    }
+    if let Some(why) = p.unreadable() {
+        v = v.cannot_judge(format!(
+            "{why} for git {shown}, so it cannot judge what it does"
+        ));
+    }
+    v
 }

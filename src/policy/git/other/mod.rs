@@ -83,7 +83,7 @@ pub(crate) fn judge(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
     let shown = sub.name;
     let mut v = base(sub, &p);
     v = escalate(v, shown, &p);
-    Some(super::command::finish(v, shown, &p))
+    Some(super::risk::finish(v, shown, &p))
 }
 
 /// The rule's verdict, before the options that raise it.
