@@ -206,6 +206,10 @@ fn helper_args(l: &Layout, program: &str, args: &[String]) -> Result<Vec<String>
     }
     push("--rw", &l.artifacts);
     push("--rw", &l.temp);
+    let shm = Path::new(reads::SHARED_MEMORY);
+    if l.profile.filesystem == Filesystem::Declared && shm.is_dir() {
+        push("--rw", shm);
+    }
     if l.profile.network {
         a.push("--net".to_owned());
     }

@@ -49,7 +49,10 @@ pub(crate) const SYSTEM: &[&str] = &[
 /// Parts of `/sys` runtimes read (CPU count, cgroup limits); read-only.
 pub(crate) const SYS: &[&str] = &["/sys/devices/system/cpu", "/sys/fs/cgroup"];
 
-/// Device files a Landlock step may read and write.
+/// Device files a Landlock step may read and write. Not `/dev/shm`: it is
+/// the host's, shared by every process, and outlives the run (bwrap gives
+/// each step a private one); under Landlock only a step approved as
+/// dangerous gets it ([`SHARED_MEMORY`]).
 pub(crate) const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
@@ -59,8 +62,11 @@ pub(crate) const DEVICES: &[&str] = &[
     "/dev/tty",
     "/dev/ptmx",
     "/dev/pts",
-    "/dev/shm",
 ];
+
+/// POSIX shared memory (`shm_open`, Python's multiprocessing locks): the
+/// host's folder, writable under Landlock by dangerous steps only.
+pub(crate) const SHARED_MEMORY: &str = "/dev/shm";
 
 /// Most Landlock rules or bwrap hiding mounts one step may need; beyond it
 /// the step fails before it starts (fail-close).

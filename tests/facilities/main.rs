@@ -108,6 +108,7 @@ fn trials() -> Vec<Trial> {
         sandbox_reads::a_step_reads_no_other_process_in_proc,
         sandbox_reads::a_checkout_credential_in_git_config_is_withheld_from_steps_and_given_to_the_git_push,
         seal::the_self_test_names_every_property_and_unenforced_ones_stop_auto_approval,
+        seal::a_step_leaves_nothing_in_the_hosts_shared_memory,
         agent_stage::writes_outside_the_staged_copy_are_refused_by_the_sandbox,
     );
     per_backend!(

@@ -504,3 +504,46 @@ fn start_time(pid: u32) -> String {
     let rest = &stat[stat.rfind(')').unwrap() + 1..];
     rest.split_whitespace().nth(19).unwrap().to_owned()
 }
+
+/// The host's `/dev/shm` is shared by every process and outlives the run: a
+/// step below dangerous cannot leave a file there (bwrap: a private one;
+/// Landlock: no access). Read-only steps get less than this workspace-write one.
+pub fn a_step_leaves_nothing_in_the_hosts_shared_memory(b: Backend) {
+    let (flag, label) = b.mode();
+    let marker = std::path::PathBuf::from(format!(
+        "/dev/shm/plangate-test-{}-{label}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&marker);
+    let env = Env::new();
+    // A script of the workspace: moderate, so workspace-write.
+    std::fs::write(
+        env.ws.join("w.sh"),
+        format!("touch {} 2>/dev/null; echo done\n", marker.display()),
+    )
+    .unwrap();
+    let o = run(
+        &env,
+        flag,
+        &plan(&[("moderate", "sh ./w.sh")]),
+        &["--approve", "moderate"],
+    );
+    assert_eq!(code(&o), 0, "{label}: {}", stderr(&o));
+    let step = env.step("moderate");
+    assert_eq!(
+        step["sandbox"]["profile"]["filesystem"], "workspace-write",
+        "{label}"
+    );
+    assert_eq!(
+        stdout_of(&env, "moderate").trim(),
+        "done",
+        "{label}: the script did not run"
+    );
+    let leaked = marker.exists();
+    let _ = std::fs::remove_file(&marker);
+    assert!(
+        !leaked,
+        "{label}: a step wrote {} on the host",
+        marker.display()
+    );
+}
