@@ -12,6 +12,8 @@ exits 1 when there is one.
 
     python3 bench/file_deps.py            # cycles (exit 1 when any)
     python3 bench/file_deps.py --edges    # also every sibling edge
+    python3 bench/file_deps.py --known tools   # a cycle inside src/tools is
+                                               # known (still printed), not a failure
 """
 
 import re
@@ -100,7 +102,9 @@ def resolve(segs: list, here: tuple, modules: set):
 
 
 def main() -> int:
-    show_edges = "--edges" in sys.argv[1:]
+    args = sys.argv[1:]
+    show_edges = "--edges" in args
+    known = {args[i + 1] for i, a in enumerate(args[:-1]) if a == "--known"}
     files = {module_of(p): p for p in sorted(SRC.rglob("*.rs"))}
     modules = set(files)
     edges = defaultdict(dict)  # parent -> {(a, b): (file, line)}
@@ -121,6 +125,7 @@ def main() -> int:
                 continue
             edges[parent].setdefault((mod, sib), (path.relative_to(SRC.parent), line))
     cycles = 0
+    tolerated = 0
     for parent in sorted(edges):
         graph = defaultdict(set)
         for a, b in edges[parent]:
@@ -128,7 +133,10 @@ def main() -> int:
         for comp in sccs(graph):
             if len(comp) < 2:
                 continue
-            cycles += 1
+            if "/".join(parent) in known:
+                tolerated += 1
+            else:
+                cycles += 1
             names = sorted("/".join(c) for c in comp)
             print(f"cycle in {'/'.join(parent) or 'src'}: {' <-> '.join(names)}")
             for (a, b), (f, line) in sorted(edges[parent].items()):
@@ -137,7 +145,7 @@ def main() -> int:
         if show_edges:
             for (a, b), (f, line) in sorted(edges[parent].items()):
                 print(f"{'/'.join(a)} -> {'/'.join(b)}  ({f}:{line})")
-    print(f"== file cycles: {cycles or 'none'}")
+    print(f"== file cycles: {cycles or 'none'}" + (f" (and {tolerated} known)" if tolerated else ""))
     return 1 if cycles else 0
 
 
