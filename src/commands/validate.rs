@@ -412,7 +412,7 @@ fn write_text(
         .steps
         .iter()
         .filter_map(|s| match &s.action {
-            crate::tools::registry::Action::Agent(a) => a.cli_argv().map(|argv| (s, a, argv)),
+            crate::tools::params::Action::Agent(a) => a.cli_argv().map(|argv| (s, a, argv)),
             _ => None,
         })
         .collect();

@@ -133,7 +133,19 @@ pub enum ProviderKind {
     Replay,
 }
 
+/// The variable holding an `anthropic` agent's API key when it sets no `api_key_env`.
+pub(crate) const ANTHROPIC_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+
 impl ProviderKind {
+    /// The variable holding the API key when the agent sets no `api_key_env`
+    /// (None: the provider reads no key unless told which).
+    pub fn default_key_env(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::Anthropic => Some(ANTHROPIC_KEY_ENV),
+            ProviderKind::Command | ProviderKind::Openai | ProviderKind::Replay => None,
+        }
+    }
+
     /// Every provider (a test checks none is missing).
     pub const ALL: [ProviderKind; 4] = [
         ProviderKind::Command,
@@ -342,6 +354,15 @@ mod tests {
         assert_eq!(count, ProviderKind::ALL.len(), "{schema}");
         for k in ProviderKind::ALL {
             assert_eq!(ProviderKind::from_name(k.as_str()), Some(k));
+        }
+    }
+
+    /// Only `anthropic` reads a key without being told which variable holds it.
+    #[test]
+    fn default_key_variables() {
+        for k in ProviderKind::ALL {
+            let want = (k == ProviderKind::Anthropic).then_some("ANTHROPIC_API_KEY");
+            assert_eq!(k.default_key_env(), want, "{}", k.as_str());
         }
     }
 }

@@ -29,8 +29,8 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-pub(crate) use crate::tools::agent::params::{AgentAction, PromptSource};
-pub(crate) use crate::tools::registry::Action;
+pub(crate) use crate::tools::params::Action;
+pub(crate) use crate::tools::params::agent::{AgentAction, PromptSource};
 pub(crate) use crate::tools::step::Step;
 pub(crate) use node::Pos;
 pub(crate) use raw::AgentDef;

@@ -16,7 +16,7 @@ use crate::model::{PolicyBlock, Risk, ToolName};
 pub(crate) use super::inputs::InputDef;
 pub(crate) use crate::format::agent::{AgentDef, Price, ProviderKind};
 pub(crate) use crate::format::timeout::Timeout;
-pub(crate) use crate::tools::agent::params::OutputKind;
+pub(crate) use crate::tools::params::agent::OutputKind;
 
 use super::ID_PATTERN;
 

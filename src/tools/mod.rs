@@ -18,6 +18,7 @@ pub(crate) mod git;
 pub(crate) mod http;
 pub(crate) mod judge;
 pub(crate) mod outputs;
+pub(crate) mod params;
 pub(crate) mod registry;
 pub(crate) mod sandboxed;
 pub(crate) mod secrets_scan;
@@ -26,7 +27,7 @@ pub(crate) mod step;
 mod sweep;
 pub(crate) mod system_info;
 
-pub(crate) use registry::Action;
+pub(crate) use params::Action;
 pub(crate) use spec::ToolEnv;
 pub(crate) use sweep::{UNSCANNABLE, is_unscannable, sweep, sweep_output_folder, unscannable};
 

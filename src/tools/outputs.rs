@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::format::names::env_key;
-use crate::tools::agent::params::OutputKind;
+use crate::tools::params::agent::OutputKind;
 
 /// The file's name in the step's artifact folder.
 pub(crate) const FILE_NAME: &str = "outputs.txt";

@@ -1,12 +1,14 @@
-//! The tool registry: the checked action of each tool ([`Action`]) and the
-//! two tables that map the tool enum (`crate::model::ToolName`) and the
-//! action to the tool's folder ([`ToolName::spec`], [`Action::spec`]).
+//! The tool registry: the two tables that map the tool enum
+//! (`crate::model::ToolName`) and the checked action ([`Action`], defined with
+//! the tools' parameters in `super::params`) to the tool's folder
+//! ([`ToolName::spec`], [`Action::spec`]).
 //!
 //! Every table is an exhaustive `match`, so a tool added to the enums and
 //! missing from a table is a compile error, never a runtime surprise. The
 //! only other table is [`super::execute`] (running a step). Pure: nothing
 //! here or in the specs it names touches the engine, the report or a file.
 
+use super::params::Action;
 use super::spec::{ActionSpec, ToolSpec};
 use super::{agent, archive, bash, find, git, http, secrets_scan, system_info};
 use crate::model::ToolName;
@@ -27,36 +29,7 @@ impl ToolName {
     }
 }
 
-/// What a step does, per tool: its checked parameters.
-#[derive(Debug, Clone)]
-pub enum Action {
-    /// A bash command.
-    Bash(bash::params::BashAction),
-    /// A question to an agent, answered through the fail-close guard.
-    Agent(Box<agent::params::AgentAction>),
-    /// A secrets scan of workspace files.
-    SecretsScan(secrets_scan::params::ScanAction),
-    /// A search of workspace files.
-    FindInFiles(Box<find::params::FindAction>),
-    /// A git operation.
-    Git(Box<git::params::GitAction>),
-    /// An HTTP request.
-    Http(Box<http::params::HttpAction>),
-    /// Create, extract or list an archive.
-    Archive(Box<archive::params::ArchiveAction>),
-    /// Facts about the machine.
-    SystemInfo(system_info::params::SystemInfoParams),
-}
-
 impl Action {
-    /// An agent step's CLI argv (see `AgentAction::cli_argv`).
-    pub(crate) fn agent_command(&self) -> Option<&[String]> {
-        match self {
-            Action::Agent(a) => a.cli_argv(),
-            _ => None,
-        }
-    }
-
     /// The action's policy-facing half: classification, permission needs, flags.
     pub fn spec(&self) -> &dyn ActionSpec {
         match self {

@@ -17,7 +17,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::registry::Action;
+use super::params::Action;
 use crate::format::agent::AgentDef;
 use crate::format::node::{Node, NodeValue, Pos};
 use crate::format::paths::relative_inside;

@@ -10,7 +10,7 @@ use regex::Regex;
 use crate::format::node::Pos;
 use crate::model::{Risk, ToolName};
 use crate::sandbox::Request;
-use crate::tools::registry::Action;
+use crate::tools::params::Action;
 
 /// A checked step.
 #[derive(Debug, Clone)]
@@ -115,7 +115,7 @@ impl Step {
         let mut all = self.secrets.clone();
         if let Action::Agent(a) = &self.action {
             all.extend(a.agent.secrets.iter().flatten().cloned());
-            all.extend(crate::tools::agent::provider::key_env(a).map(str::to_owned));
+            all.extend(a.key_env().map(str::to_owned));
             all.extend(a.agent.headers.iter().flatten().map(|(_, var)| var.clone()));
         }
         all

@@ -8,7 +8,6 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::changes::ChangeSet;
-use super::params::{AgentAction, OutputKind};
 use super::provider::{Answer, one_line};
 use super::stage::Stage;
 use crate::guard::envelope::{self, Status, Tier};
@@ -16,6 +15,7 @@ use crate::guard::{code, json};
 use crate::model::{AgentChanges, AgentResult, StepOutcome, StepStatus};
 use crate::model::{Category, Rejection};
 use crate::tools::StepContext;
+use crate::tools::params::agent::{AgentAction, OutputKind};
 use crate::tools::step::Step;
 
 /// The parsed value of an accepted answer.

@@ -5,9 +5,9 @@
 use std::future::Future;
 use std::time::Instant;
 
-use super::params::AgentAction;
 use super::provider::cli::{self, live::Tail};
 use crate::format::agent::ProviderKind;
+use crate::tools::params::agent::AgentAction;
 use crate::tools::{Beat, StepContext};
 
 /// Await `call`, beating through the step's pulse while it runs.

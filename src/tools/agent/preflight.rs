@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::params::AgentAction;
 use crate::format::agent::ProviderKind;
 use crate::model::Diagnostic;
+use crate::tools::params::agent::AgentAction;
 use crate::tools::step::Step;
 use crate::tools::{Action, ToolEnv};
 
@@ -59,7 +59,7 @@ pub(crate) fn check(
 /// What stops agent `a` from running here: (message, what to do).
 fn problems(a: &AgentAction, env: &ToolEnv) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    if let Some(var) = super::provider::key_env(a).map(str::to_owned)
+    if let Some(var) = a.key_env().map(str::to_owned)
         && !env.scope.missing([&var]).is_empty()
     {
         out.push((

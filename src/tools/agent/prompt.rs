@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use crate::tools::WorkspacePathError;
 
-use super::params::{AgentAction, PromptSource};
 use crate::model::Usage;
 use crate::tools::StepContext;
+use crate::tools::params::agent::{AgentAction, PromptSource};
 
 /// Most bytes of a step's output appended to a prompt as context.
 const MAX_CONTEXT_BYTES: u64 = 256 * 1024;

@@ -4,7 +4,6 @@
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use super::params::{AgentAction, AgentParams, OutputKind, PromptSource};
 use super::provider;
 use crate::format::agent::ProviderKind;
 use crate::format::diag::did_you_mean;
@@ -14,7 +13,8 @@ use crate::model::Diagnostic;
 use crate::model::Level;
 use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
-use crate::tools::registry::Action;
+use crate::tools::params::Action;
+use crate::tools::params::agent::{AgentAction, AgentParams, OutputKind, PromptSource};
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, fixed, items, keys_of,
     resource, schema_of, str_of,

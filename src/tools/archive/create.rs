@@ -13,8 +13,8 @@ use std::time::UNIX_EPOCH;
 
 use super::error::ArchiveError;
 use super::names::{Excludes, lexical_target, show_path, shown};
-use super::params::{ArchiveFormat, Compression};
 use crate::tools::Stop;
+use crate::tools::params::archive::{ArchiveFormat, Compression};
 
 /// One source: where it is on disk and what its entries are called.
 pub(super) struct Source {

@@ -15,7 +15,6 @@ pub(crate) mod error;
 mod extract;
 mod links;
 pub(crate) mod names;
-pub(crate) mod params;
 pub(crate) mod spec;
 
 use std::fs::{self, File};
@@ -26,8 +25,8 @@ use serde_json::{Value, json};
 
 use super::{StepContext, Stop, ToolReturn};
 use crate::model::{Level, StepOutcome, StepStatus};
+use crate::tools::params::archive::{ArchiveAction, ArchiveFormat, ArchiveOperation, Compression};
 pub(crate) use error::ArchiveError;
-use params::{ArchiveAction, ArchiveFormat, ArchiveOperation, Compression};
 
 use extract::{EntryKind, Extractor, Limits, Meter, Metered};
 use names::{Excludes, lexical_target, normalize, show_path, shown};

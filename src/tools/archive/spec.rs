@@ -6,14 +6,16 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::names::show_path;
-use super::params::{ArchiveAction, ArchiveFormat, ArchiveOperation, ArchiveParams};
 use crate::format::node::{Node, NodeValue};
 use crate::model::Diagnostic;
 use crate::model::Level;
 use crate::model::Risk;
 use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
-use crate::tools::registry::Action;
+use crate::tools::params::Action;
+use crate::tools::params::archive::{
+    ArchiveAction, ArchiveFormat, ArchiveOperation, ArchiveParams,
+};
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, check_paths, keys_of,
     resource, schema_of,

@@ -5,7 +5,6 @@
 //! The command text comes from the plan only; nothing an agent says is ever
 //! spliced into it (agent results reach steps through files and variables).
 
-pub(crate) mod params;
 mod retry;
 pub(crate) mod spec;
 
@@ -14,8 +13,8 @@ use std::time::SystemTime;
 
 use crate::model::{StepOutcome, StepStatus};
 use crate::process::{Capture, ProcessSpec, Termination};
+use crate::tools::params::bash::BashAction;
 use crate::tools::step::Step;
-use params::BashAction;
 
 use super::{StepContext, ToolResult};
 

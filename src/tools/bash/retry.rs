@@ -15,9 +15,9 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use super::params::BashAction;
 use crate::format::retry::Retry;
 use crate::model::{CommandAttempt, Finding, StepOutcome};
+use crate::tools::params::bash::BashAction;
 use crate::tools::step::Step;
 use crate::tools::{RetryNotice, StepContext};
 

@@ -4,7 +4,6 @@
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use super::params::{BashAction, BashParams};
 use crate::format::node::{Node, NodeValue};
 use crate::format::paths::relative_inside;
 use crate::model::Diagnostic;
@@ -14,7 +13,8 @@ use crate::model::Risk;
 use crate::policy::StepClassification;
 use crate::policy::classify::{ClassifyContext, classify_bash};
 use crate::policy::permissions::Access;
-use crate::tools::registry::Action;
+use crate::tools::params::Action;
+use crate::tools::params::bash::{BashAction, BashParams};
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, keys_of, resource, schema_of,
     str_of,

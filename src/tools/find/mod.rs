@@ -4,7 +4,6 @@
 //! binary detection, `grep-regex` matches. Results are sorted by file and
 //! line, so the same tree gives the same `result.json` on every run.
 
-pub(crate) mod params;
 pub(crate) mod spec;
 
 use std::collections::BTreeMap;
@@ -24,7 +23,7 @@ use serde_json::json;
 
 use super::{StepContext, Stop, ToolReturn};
 use crate::model::{Level, StepOutcome, StepStatus};
-use params::FindAction;
+use crate::tools::params::find::FindAction;
 
 /// Longest `match_text` / context line kept, in characters.
 const MAX_LINE_CHARS: usize = 500;

@@ -4,14 +4,14 @@
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use super::params::{FindAction, FindInFilesParams};
 use crate::format::node::{Node, NodeValue};
 use crate::model::Diagnostic;
 use crate::model::Level;
 use crate::model::Risk;
 use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
-use crate::tools::registry::Action;
+use crate::tools::params::Action;
+use crate::tools::params::find::{FindAction, FindInFilesParams};
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, check_paths, fixed, keys_of,
     resource, schema_of,

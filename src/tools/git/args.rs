@@ -4,8 +4,8 @@
 //! in [`crate::policy::git`], shared with the bash classifier; the plan
 //! checks are in [`super::problems`].
 
-use super::params::{GitOperation, GitParams};
 use crate::policy::git::{self as rules, Parsed, PushTarget, Tag, options::STASH_SUBS};
+use crate::tools::params::git::{GitOperation, GitParams};
 
 pub(crate) use super::problems::{Where, problems};
 pub(crate) use rules::Request;

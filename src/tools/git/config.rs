@@ -6,9 +6,9 @@
 use std::collections::BTreeSet;
 
 use super::error::{GitError, Halt};
-use super::params::{GitOperation, GitParams};
 use super::runner::{Aux, Git};
 use crate::policy::git as rules;
+use crate::tools::params::git::{GitOperation, GitParams};
 
 /// Reads the configuration keys that matter (drivers, remote programs,
 /// push remotes, trailer commands) as NUL-separated `key\nvalue` records.

@@ -18,11 +18,11 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::error::{GitError, Halt};
-use super::params::{GitAction, GitOperation};
 use super::runner::Git;
 use crate::model::Level;
 use crate::policy::git::{self as rules, Parsed};
 use crate::tools::judge::PathJudge;
+use crate::tools::params::git::{GitAction, GitOperation};
 
 /// What the rules make of one git step.
 pub(super) enum Judged {

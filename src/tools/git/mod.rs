@@ -39,7 +39,6 @@ mod env;
 pub(crate) mod error;
 mod judged;
 mod own;
-pub(crate) mod params;
 pub(crate) mod problems;
 mod remote;
 mod repo;
@@ -57,9 +56,9 @@ use super::StepContext;
 use crate::model::Risk;
 use crate::model::{StepOutcome, StepStatus};
 use crate::policy::StepClassification;
+use crate::tools::params::git::GitAction;
 use crate::tools::step::Step;
 use error::{GitError, Halt};
-use params::GitAction;
 
 /// Most characters of stdout (and stderr) kept in `result.json` (the files keep more).
 const RESULT_TEXT_CHARS: usize = 64 * 1024;

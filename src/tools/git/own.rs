@@ -21,10 +21,10 @@
 use std::path::Path;
 
 use super::error::{GitError, Halt};
-use super::params::{GitAction, GitOperation};
 use super::runner::Git;
 use crate::policy::git::{self as rules, Tag};
 use crate::tools::StepContext;
+use crate::tools::params::git::{GitAction, GitOperation};
 
 /// What plangate's output folder means for one git step.
 pub(super) enum Own {

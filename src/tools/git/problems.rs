@@ -4,8 +4,8 @@
 //! (`force` on a read, `dry_run` where git has none, `files` or
 //! `commit_message` where they mean nothing).
 
-use super::params::GitOperation;
 use crate::policy::git::{Parsed, Request, Tag, options::STASH_SUBS, parse, risk::read_only};
+use crate::tools::params::git::GitOperation;
 
 /// Where a problem of the parameters is.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,9 +6,9 @@
 
 use super::args;
 use super::error::{GitError, Halt};
-use super::params::GitAction;
 use super::runner::Git;
 use crate::model::Risk;
+use crate::tools::params::git::GitAction;
 use crate::tools::step::Step;
 
 /// How git runs the receiving side of a push to a repository on this machine:

@@ -6,13 +6,13 @@
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use super::params::{GitAction, GitOperation, GitParams};
 use crate::format::node::{Node, NodeValue};
 use crate::model::Diagnostic;
 use crate::model::Level;
 use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
-use crate::tools::registry::Action;
+use crate::tools::params::Action;
+use crate::tools::params::git::{GitAction, GitOperation, GitParams};
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, check_paths, keys_of,
     resource, schema_of,

@@ -8,13 +8,13 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::error::{GitError, Halt};
-use super::params::GitAction;
-use super::params::GitOperation;
 use super::runner::Git;
 use super::text::{cut, failure_message, hide_userinfo, read_prefix};
 use super::{Findings, RESULT_TEXT_CHARS, args, config, env, judged, own, remote, repo, status};
 use crate::process::{Capture, Termination};
 use crate::tools::StepContext;
+use crate::tools::params::git::GitAction;
+use crate::tools::params::git::GitOperation;
 use crate::tools::step::Step;
 
 /// The step's work; `Ok(Some(error))` is a failure that still has a full result.

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use super::params::GitAction;
-use super::params::GitOperation;
+use crate::tools::params::git::GitAction;
+use crate::tools::params::git::GitOperation;
 
 /// The most telling line of git's stderr (`fatal:`/`error:` first), without the prefix noise.
 pub(super) fn first_error_line(stderr: &str) -> String {

@@ -32,7 +32,6 @@
 //! reported. The request's headers and body are never written anywhere.
 //! Everything else in `result.json` is swept for secrets like every artifact.
 
-pub(crate) mod params;
 pub(crate) mod spec;
 
 use std::collections::BTreeMap;
@@ -47,7 +46,7 @@ use super::{StepContext, Stop, ToolReturn};
 use crate::model::{StepOutcome, StepStatus};
 use crate::policy::hosts::{self, Target};
 use crate::redact;
-use params::{HttpAction, HttpMethod, HttpRequestParams};
+use crate::tools::params::http::{HttpAction, HttpMethod, HttpRequestParams};
 use spec::{is_listed, looks_sensitive};
 
 /// Redirects followed when `max_redirects` is not set.

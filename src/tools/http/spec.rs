@@ -5,7 +5,6 @@
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use super::params::{HTTP_DEFAULT_TIMEOUT, HttpAction, HttpMethod, HttpRequestParams};
 use crate::format::node::{Node, NodeValue};
 use crate::format::timeout::Timeout;
 use crate::model::Diagnostic;
@@ -14,7 +13,8 @@ use crate::model::Risk;
 use crate::policy::StepClassification;
 use crate::policy::hosts;
 use crate::policy::permissions::Access;
-use crate::tools::registry::Action;
+use crate::tools::params::Action;
+use crate::tools::params::http::{HTTP_DEFAULT_TIMEOUT, HttpAction, HttpMethod, HttpRequestParams};
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, keys_of, schema_of,
 };

@@ -2,7 +2,6 @@
 //! Findings join the run's findings (so `fail_on_secrets` applies); the
 //! step's `result.json` has the design's return shape and never a value.
 
-pub(crate) mod params;
 pub(crate) mod spec;
 
 use std::time::SystemTime;
@@ -12,7 +11,7 @@ use serde_json::json;
 use super::StepContext;
 use crate::model::{StepOutcome, StepStatus};
 use crate::scan::{ScanOptions, scan_paths};
-use params::{ScanAction, ScanType};
+use crate::tools::params::secrets_scan::{ScanAction, ScanType};
 
 /// Run a scan step.
 pub(crate) fn run(

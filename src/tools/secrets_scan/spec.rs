@@ -4,7 +4,6 @@
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
-use super::params::{ScanAction, ScanType, SecretsScanParams};
 use crate::format::diag::did_you_mean;
 use crate::format::node::Node;
 use crate::format::paths::relative_inside;
@@ -13,7 +12,8 @@ use crate::model::Level;
 use crate::model::Risk;
 use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
-use crate::tools::registry::Action;
+use crate::tools::params::Action;
+use crate::tools::params::secrets_scan::{ScanAction, ScanType, SecretsScanParams};
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, items, keys_of, resource,
     schema_of, str_of,

@@ -2,7 +2,6 @@
 //! kernel, CPU, memory, the workspace's disk, the CI provider and the versions
 //! of the tools on PATH. Nothing is written but the step's `result.json`.
 
-pub(crate) mod params;
 pub(crate) mod spec;
 
 use std::io::Read;
@@ -14,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::{StepContext, Stop, ToolReturn};
 use crate::model::{StepOutcome, StepStatus};
-use params::SystemInfoParams;
+use crate::tools::params::system_info::SystemInfoParams;
 
 /// Probed when the plan names none.
 pub(crate) const DEFAULT_TOOLS: &[&str] = &[

@@ -9,14 +9,13 @@ use serde_json::Value;
 
 use super::http::{self, Request};
 use super::{Answer, Call, CallError, CallFuture, Provider};
+use crate::format::agent::ANTHROPIC_KEY_ENV;
 use crate::model::Risk;
 use crate::model::Usage;
-use crate::tools::agent::params::AgentAction;
+use crate::tools::params::agent::AgentAction;
 
 /// The API when `base_url` is not set.
 pub(crate) const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
-/// The key's variable when `api_key_env` is not set.
-pub(crate) const DEFAULT_KEY_ENV: &str = "ANTHROPIC_API_KEY";
 /// `max_tokens` when the agent does not set it (every Claude model allows it).
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// The API version sent.
@@ -66,7 +65,7 @@ async fn call_anthropic(c: Call<'_>) -> Result<Answer, CallError> {
     let a = c.action;
     let base = a.agent.base_url.as_deref().unwrap_or(DEFAULT_BASE_URL);
     let url = format!("{}/v1/messages", base.trim_end_matches('/'));
-    let var = a.agent.api_key_env.as_deref().unwrap_or(DEFAULT_KEY_ENV);
+    let var = a.key_env().unwrap_or(ANTHROPIC_KEY_ENV);
     let mut headers = vec![
         (
             "x-api-key".to_owned(),

@@ -6,7 +6,7 @@ use super::{Answer, Call, CallError, CallFuture, Extra, Provider, cli};
 use crate::format::agent::CliOutputFormat;
 use crate::model::Risk;
 use crate::process::{Capture, ProcessSpec, Termination};
-use crate::tools::agent::params::AgentAction;
+use crate::tools::params::agent::AgentAction;
 
 /// The `command` provider.
 pub(super) struct Command;

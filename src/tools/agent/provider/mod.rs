@@ -14,11 +14,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use super::params::AgentAction;
 use crate::format::agent::ProviderKind;
 use crate::model::Risk;
 use crate::model::{AgentSession, HttpAttempt, Usage};
 use crate::tools::StepContext;
+use crate::tools::params::agent::AgentAction;
 use crate::tools::step::Step;
 
 /// Every key of an agent definition that belongs to one provider or another
@@ -31,15 +31,6 @@ pub(crate) fn specific_keys() -> Vec<&'static str> {
     all.sort_unstable();
     all.dedup();
     all
-}
-
-/// The variable holding an agent's API key: its `api_key_env`, else its
-/// provider's default (`anthropic`: `ANTHROPIC_API_KEY`).
-pub(crate) fn key_env(a: &AgentAction) -> Option<&str> {
-    a.agent.api_key_env.as_deref().or(match a.provider {
-        ProviderKind::Anthropic => Some(anthropic::DEFAULT_KEY_ENV),
-        _ => None,
-    })
 }
 
 /// The provider of `kind`.
@@ -233,7 +224,9 @@ pub(crate) trait Provider: Sync {
 /// json` step's schema when it describes an object (what both APIs take) and
 /// the agent does not set `structured_output: false`.
 fn structured_schema(a: &AgentAction) -> Option<&serde_json::Value> {
-    if a.output != super::params::OutputKind::Json || a.agent.structured_output == Some(false) {
+    if a.output != crate::tools::params::agent::OutputKind::Json
+        || a.agent.structured_output == Some(false)
+    {
         return None;
     }
     a.schema

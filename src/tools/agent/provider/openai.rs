@@ -9,7 +9,7 @@ use super::http::{self, Request};
 use super::{Answer, Call, CallError, CallFuture, Provider};
 use crate::model::Risk;
 use crate::model::Usage;
-use crate::tools::agent::params::AgentAction;
+use crate::tools::params::agent::AgentAction;
 
 /// The `openai` provider.
 pub(super) struct OpenAi;

@@ -6,8 +6,8 @@ use serde_json::Value;
 use super::{Answer, Call, CallError, CallFuture, Provider};
 use crate::model::Risk;
 use crate::model::Usage;
-use crate::tools::agent::params::AgentAction;
-use crate::tools::agent::params::OutputKind;
+use crate::tools::params::agent::AgentAction;
+use crate::tools::params::agent::OutputKind;
 
 /// Largest replay file read.
 use crate::tools::agent::preflight::MAX_REPLAY_BYTES;

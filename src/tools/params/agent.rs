@@ -65,6 +65,15 @@ pub enum PromptSource {
 }
 
 impl AgentAction {
+    /// The variable holding the agent's API key: its `api_key_env`, else its
+    /// provider's default (`ProviderKind::default_key_env`).
+    pub(crate) fn key_env(&self) -> Option<&str> {
+        self.agent
+            .api_key_env
+            .as_deref()
+            .or(self.provider.default_key_env())
+    }
+
     /// The argv of its CLI (a `command` agent, preset resolved); None for other providers.
     pub(crate) fn cli_argv(&self) -> Option<&[String]> {
         (self.provider == ProviderKind::Command)
