@@ -1,14 +1,15 @@
-//! Tools: what a step does. Each tool is one folder holding everything about
-//! it: `params.rs` (its parameters as written and its checked action),
-//! `spec.rs` (pure: load-time checks, lowering, classification, permission
-//! needs; the [`spec::ToolSpec`] and [`spec::ActionSpec`] traits) and
-//! `mod.rs` (running a step). [`registry`] holds the tool enums and their
-//! tables; [`execute`] below is the only other per-tool table. The engine
-//! only calls [`classify`] and [`execute`].
+//! Tools: what a step does. Each tool's parameters as written and its checked
+//! action are one file in [`params`] (the data layer, with the [`Action`]
+//! enum); each tool is one folder holding the rest: `spec.rs` (pure:
+//! load-time checks, lowering, classification, permission needs; the
+//! [`spec::ToolSpec`] and [`spec::ActionSpec`] traits) and `mod.rs` (running
+//! a step). [`registry`] holds the tables from `ToolName` and `Action`;
+//! [`execute`] below is the only other per-tool table. The engine only calls
+//! [`classify`] and [`execute`].
 //!
-//! Adding a tool: a variant in `registry::ToolName` and `registry::Action`
-//! with their arms in `registry.rs`, the folder `tools/<tool>/`, and its arm
-//! in [`execute`]. The compiler names every table a new variant is missing from.
+//! Adding a tool: a variant in `ToolName` and `params::Action`, its
+//! `params/<tool>.rs`, its arms in `registry.rs`, the folder `tools/<tool>/`,
+//! and its arm in [`execute`]. The compiler names every table a new variant is missing from.
 
 pub(crate) mod agent;
 pub(crate) mod archive;
