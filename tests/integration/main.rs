@@ -52,6 +52,7 @@ mod run;
 mod sandbox;
 mod sandbox_reads;
 mod seal;
+mod secret_pieces;
 mod secrets;
 mod secrets_rules;
 mod shard;

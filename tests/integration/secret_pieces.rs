@@ -1,0 +1,206 @@
+//! No piece of a declared or CI secret (8 bytes or more) leaves a run, in
+//! any form the redaction layer promises to mask (SPEC "Output directory"):
+//! halves on two lines or split across stdout and stderr, pieces, the value
+//! reversed, in hex (either case), in base64, split by invisible characters,
+//! as (part of) a file name in the artifact folder, in an output value, and
+//! in a workspace file the diff summary shows. The step's command is the
+//! data file `tests/fixtures/secret_pieces/leak.sh`.
+
+use std::path::Path;
+
+use crate::harness::{Env, code, stderr};
+
+/// The declared secret (made up; no built-in rule detects it on its own).
+const SECRET: &str = "Rv3Kp8Zq2Wm6Xt9Ly4Nb";
+/// A credential of plangate's environment no step declares; the plan quotes a piece of it.
+const CI_SECRET: &str = "Hd7Jc2Vx9Tq4Mz8Pw3Gk";
+
+const LEAK: &str = include_str!("../fixtures/secret_pieces/leak.sh");
+
+/// Every text a piece of `secret` may not show in, lowercased: each run of
+/// 8 bytes of it and of its reverse, of 16 digits of their hex, and of 11
+/// characters of its base64 forms (both alphabets, three alignments).
+fn pieces(secret: &str) -> Vec<String> {
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    let reversed: String = secret.chars().rev().collect();
+    let mut out = Vec::new();
+    let windows = |text: &str, n: usize| -> Vec<String> {
+        text.as_bytes()
+            .windows(n)
+            .map(|w| String::from_utf8_lossy(w).to_ascii_lowercase())
+            .collect()
+    };
+    for form in [secret, reversed.as_str()] {
+        out.extend(windows(form, 8));
+        out.extend(windows(&hex::encode(form), 16));
+    }
+    for k in 0..3 {
+        let shifted = format!("{}{secret}", "\0".repeat(k));
+        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+            let text = engine.encode(&shifted);
+            // The characters that depend on the secret's bytes alone.
+            let (first, last) = ((8 * k).div_ceil(6), 8 * shifted.len() / 6);
+            out.extend(windows(&text[first..last], 11));
+        }
+    }
+    out
+}
+
+/// `bytes` as a reader sees it: escape sequences, control bytes and the
+/// characters nothing shows (zero-width, joiners, BOM, soft hyphen, ...) removed.
+fn shown(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = anstream::adapter::strip_str(&text).to_string();
+    text.chars()
+        .filter(|&c| {
+            !(c.is_control() && c != '\n'
+                || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}' | '\u{feff}'))
+        })
+        .collect()
+}
+
+/// What `secret` left in `where_`'s `bytes`: the first piece found, if any.
+fn leaked(bytes: &[u8], secret: &str) -> Option<String> {
+    let texts = [
+        String::from_utf8_lossy(bytes).to_ascii_lowercase(),
+        shown(bytes).to_ascii_lowercase(),
+    ];
+    pieces(secret)
+        .into_iter()
+        .find(|p| texts.iter().any(|t| t.contains(p.as_str())))
+}
+
+/// Every file and folder under `dir`: (relative path, contents; empty for a folder).
+fn everything_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                stack.push(p);
+                out.push((rel, Vec::new()));
+            } else {
+                out.push((rel, std::fs::read(&p).unwrap_or_default()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_piece_or_transform_of_a_secret_leaves_a_run() {
+    let env = Env::new();
+    env.write("leak.sh", LEAK);
+    let plan = format!(
+        "version: 1\nid: pieces\npolicy: {{risk_tolerance: high, fail_on_secrets: false, max_parallel: 1}}\nsteps:\n\
+         \x20 - id: leak\n    tool: bash\n    secrets: [PIECES_TOKEN]\n    parameters: {{sandbox: false, command: 'bash leak.sh', show_cli: true}}\n\
+         \x20 - id: quote\n    tool: bash\n    dependencies: [leak]\n    parameters: {{sandbox: false, command: \"echo 'ci piece: {}' && echo '{}' | rev\"}}\n",
+        &CI_SECRET[2..14],
+        CI_SECRET,
+    );
+    let plan_path = env.write("plan.yaml", &plan);
+    let o = env
+        .run_cmd(&plan_path)
+        .args(["--approve", "leak,quote", "--sandbox-backend", "none"])
+        .env("PIECES_TOKEN", SECRET)
+        .env("DEPLOY_TOKEN", CI_SECRET)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let report = env.report();
+    assert_eq!(code(&o), 0, "{}\n{report:#}", stderr(&o));
+    let mut texts = vec![
+        ("stdout".to_owned(), o.stdout.clone()),
+        ("stderr".to_owned(), o.stderr.clone()),
+    ];
+    for (rel, bytes) in everything_under(&env.out) {
+        texts.push((format!("the name {rel}"), rel.clone().into_bytes()));
+        texts.push((rel, bytes));
+    }
+    for (name, bytes) in &texts {
+        for secret in [SECRET, CI_SECRET] {
+            if let Some(p) = leaked(bytes, secret) {
+                panic!(
+                    "{name} shows {p:?} (a piece of {secret}):\n{}",
+                    String::from_utf8_lossy(bytes)
+                );
+            }
+        }
+    }
+    // The step did print, write and name everything: masked, not missing.
+    let out = std::fs::read_to_string(env.out.join("artifacts/leak/stdout.txt")).unwrap();
+    for label in [
+        "first half: [REDACTED]",
+        "reversed: [REDACTED]",
+        "hex: [REDACTED]",
+        "zero-width: [REDACTED]",
+    ] {
+        assert!(out.contains(label), "{label}: {out}");
+    }
+    let err = std::fs::read_to_string(env.out.join("artifacts/leak/stderr.txt")).unwrap();
+    assert!(err.contains("half on stderr: [REDACTED]"), "{err}");
+    let names: Vec<String> = everything_under(&env.out.join("artifacts/leak"))
+        .into_iter()
+        .map(|(rel, _)| rel)
+        .collect();
+    for want in [
+        "[REDACTED].txt",
+        "name-[REDACTED].log",
+        "zw-[REDACTED].log",
+        "dir-[REDACTED]/inside.txt",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} not in {names:?}");
+    }
+    let audit = std::fs::read_to_string(env.out.join("audit.jsonl")).unwrap();
+    let renamed: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["event"] == "renamed")
+        .collect();
+    assert_eq!(renamed.len(), 4, "{audit}");
+    assert!(renamed.iter().all(|e| e["step"] == "leak"), "{renamed:?}");
+    assert!(
+        renamed
+            .iter()
+            .any(|e| e["path"] == "artifacts/leak/[REDACTED].txt"),
+        "{renamed:?}"
+    );
+    let outputs = &env.step("leak")["outputs"];
+    for k in ["whole", "half", "hexed", "reversed"] {
+        assert_eq!(outputs[k], "[REDACTED]", "{outputs:#}");
+    }
+    let diff = std::fs::read_to_string(env.out.join("diff-summary.md")).unwrap();
+    assert!(diff.contains("leaked-[REDACTED].txt"), "{diff}");
+    assert!(diff.contains("token = [REDACTED]"), "{diff}");
+    // The workspace file itself is the step's product: left as written.
+    assert!(
+        env.ws
+            .join(format!("leaked-{}.txt", &SECRET[6..16]))
+            .exists()
+    );
+}
+
+#[test]
+fn the_checker_finds_every_family_it_looks_for() {
+    // A test that cannot fail is a defect: each family the run above must
+    // mask is found by `leaked` when left in the clear.
+    use base64::Engine;
+    let rev: String = SECRET.chars().rev().collect();
+    let split = format!("{}\u{200b}{}", &SECRET[..5], &SECRET[5..]);
+    for text in [
+        SECRET[..10].to_owned(),
+        SECRET[10..].to_owned(),
+        rev[3..11].to_owned(),
+        hex::encode(&SECRET[2..10]),
+        hex::encode_upper(SECRET),
+        base64::engine::general_purpose::STANDARD.encode(format!("x{SECRET}")),
+        split,
+        SECRET[..12].to_ascii_uppercase(),
+    ] {
+        assert!(leaked(text.as_bytes(), SECRET).is_some(), "{text}");
+    }
+    assert_eq!(leaked(b"[REDACTED] and other text", SECRET), None);
+}
