@@ -96,15 +96,42 @@ impl Form {
         }
     }
 
-    /// The whole text (when at least `min` bytes long) and its windows.
+    /// The whole text (when at least `min` bytes long) and its windows,
+    /// but those that are plangate's own words ([`is_vocabulary`]).
     fn patterns(&self, min: usize) -> impl Iterator<Item = &[u8]> {
         let whole = (self.text.len() >= min).then_some(self.text.as_slice());
         let windows = self
             .text
             .windows(self.piece.max(1))
-            .filter(move |_| self.text.len() > self.piece && self.piece >= min);
+            .filter(move |_| self.text.len() > self.piece && self.piece >= min)
+            .filter(|w| !is_vocabulary(w));
         whole.into_iter().chain(windows)
     }
+}
+
+/// The words plangate writes itself and reads back (the keys of its JSON
+/// files, its file names, its variables' names, its own name), one a line.
+const VOCABULARY: &str = include_str!("vocabulary.txt");
+
+/// Whether `window` (ASCII case ignored) is part of a word of
+/// [`VOCABULARY`]. Such a window of a known value is not masked on its own
+/// (the whole value, and every window with a byte beyond the word, still
+/// are): a secret that holds `plangate` or `fingerprint` would otherwise
+/// mask `report.json`'s keys and make the report unreadable. What it lets
+/// through is a public word, never a byte of the value beside it.
+fn is_vocabulary(window: &[u8]) -> bool {
+    static WINDOWS: OnceLock<HashSet<Vec<u8>>> = OnceLock::new();
+    let set = WINDOWS.get_or_init(|| {
+        let mut set = HashSet::new();
+        for word in VOCABULARY.lines().map(str::trim).filter(|w| !w.is_empty()) {
+            let word = word.to_ascii_lowercase();
+            for n in [PIECE_LEN, BASE64_PIECE_LEN, HEX_PIECE_LEN] {
+                set.extend(word.as_bytes().windows(n).map(<[u8]>::to_vec));
+            }
+        }
+        set
+    });
+    set.contains(&window.to_ascii_lowercase())
 }
 
 /// Two lists of values: those plangate was given (secret environment
@@ -793,6 +820,25 @@ mod tests {
             clean_str(&format!("[{}]", &secret[..7])),
             format!("[{}]", &secret[..7])
         );
+    }
+
+    #[test]
+    fn plangates_own_words_are_no_pieces() {
+        remember_secrets(["plangate-test-token-5f2a9c1e8b7d4a63"]);
+        let report = r#"{"plangate_version": "1.0", "fingerprint": "x"}"#;
+        assert_eq!(clean_str(report), report);
+        assert_eq!(
+            clean_str("plangate: PLANGATE_RUN_ID"),
+            "plangate: PLANGATE_RUN_ID"
+        );
+        // The whole value, and every window reaching past the word, still are masked.
+        assert_eq!(
+            clean_str("plangate-test-token-5f2a9c1e8b7d4a63"),
+            "[REDACTED]"
+        );
+        assert_eq!(clean_str("x plangate-test y"), "x p[REDACTED] y");
+        assert!(is_vocabulary(b"FINGERPR"));
+        assert!(!is_vocabulary(b"langate-"));
     }
 
     #[test]

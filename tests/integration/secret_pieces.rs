@@ -181,6 +181,47 @@ fn no_piece_or_transform_of_a_secret_leaves_a_run() {
             .join(format!("leaked-{}.txt", &SECRET[6..16]))
             .exists()
     );
+    every_key_is_vocabulary(&env);
+}
+
+/// plangate's own words are never masked as pieces (a secret holding
+/// `fingerprint` must not make the report unreadable): every key of the JSON
+/// files a run writes is in the redaction layer's vocabulary.
+fn every_key_is_vocabulary(env: &Env) {
+    fn keys(v: &serde_json::Value, into: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    into.push(k.clone());
+                    // The outputs' names are the step's, not plangate's.
+                    if k != "outputs" {
+                        keys(x, into);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, into)),
+            _ => {}
+        }
+    }
+    let vocabulary = include_str!("../../src/redact/vocabulary.txt");
+    let mut found = Vec::new();
+    keys(&env.report(), &mut found);
+    keys(
+        &crate::harness::read_json(&env.out.join("artifacts/manifest.json")),
+        &mut found,
+    );
+    for line in std::fs::read_to_string(env.out.join("audit.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        keys(&serde_json::from_str(line).unwrap(), &mut found);
+    }
+    for k in found.iter().filter(|k| k.len() >= 8) {
+        assert!(
+            vocabulary.lines().any(|w| w == k),
+            "`{k}` is missing from src/redact/vocabulary.txt"
+        );
+    }
 }
 
 #[test]
