@@ -97,16 +97,46 @@ impl Form {
     }
 
     /// The whole text (when at least `min` bytes long) and its windows,
-    /// but those that are plangate's own words ([`is_vocabulary`]).
-    fn patterns(&self, min: usize) -> impl Iterator<Item = &[u8]> {
+    /// but those that are plangate's own words ([`is_vocabulary`]) or lie
+    /// in `public` (lower-cased windows of the value's armour lines).
+    fn patterns<'a>(
+        &'a self,
+        min: usize,
+        public: &'a HashSet<Vec<u8>>,
+    ) -> impl Iterator<Item = &'a [u8]> {
         let whole = (self.text.len() >= min).then_some(self.text.as_slice());
         let windows = self
             .text
             .windows(self.piece.max(1))
             .filter(move |_| self.text.len() > self.piece && self.piece >= min)
-            .filter(|w| !is_vocabulary(w));
+            .filter(|w| !is_vocabulary(w) && !public.contains(&w.to_ascii_lowercase()));
         whole.into_iter().chain(windows)
     }
+}
+
+/// The lower-cased windows of the armour lines of `value` (`-----BEGIN
+/// RSA PRIVATE KEY-----`, `-----END CERTIFICATE-----`): the same in every
+/// key of their kind, so they are no piece of this one (masked as pieces,
+/// they would mask `private key` in any text). The whole value, and every
+/// window reaching into its body, still are masked.
+fn armour_windows(value: &str) -> HashSet<Vec<u8>> {
+    value
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            l.len() > 10
+                && l.starts_with("-----")
+                && l.ends_with("-----")
+                && (l.contains("BEGIN ") || l.contains("END "))
+        })
+        .flat_map(|l| {
+            l.to_ascii_lowercase()
+                .as_bytes()
+                .windows(PIECE_LEN)
+                .map(<[u8]>::to_vec)
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// The words plangate writes itself and reads back (the keys of its JSON
@@ -189,7 +219,10 @@ fn try_known(list: List) -> Option<MutexGuard<'static, Known>> {
 /// they appear, and so is every piece of [`PIECE_LEN`] bytes of them.
 pub(crate) fn remember(values: impl IntoIterator<Item = Vec<u8>>) {
     // Very short values would redact ordinary text; rules never yield them.
-    let forms = values.into_iter().map(|v| Form::new(v, PIECE_LEN));
+    let forms = values.into_iter().map(|v| {
+        let public = armour_windows(&String::from_utf8_lossy(&v));
+        (Form::new(v, PIECE_LEN), public)
+    });
     remember_at_least(List::Found, forms, PIECE_LEN);
 }
 
@@ -205,15 +238,16 @@ pub(crate) const MIN_SECRET_LEN: usize = 6;
 /// every piece of it ([`PIECE_LEN`] bytes of the value, or their hex or
 /// base64 digits); ASCII case is ignored.
 pub fn remember_secrets<'a>(values: impl IntoIterator<Item = &'a str>) {
-    let mut forms: Vec<Form> = Vec::new();
+    let mut forms: Vec<(Form, HashSet<Vec<u8>>)> = Vec::new();
     for value in values {
+        let public = armour_windows(value);
         let mut texts = vec![value, value.trim()];
         if value.contains('\n') {
             texts.extend(value.lines().map(str::trim));
         }
         texts.dedup();
         for t in texts {
-            forms.extend(secret_forms(t));
+            forms.extend(secret_forms(t).into_iter().map(|f| (f, public.clone())));
         }
     }
     remember_at_least(List::Given, forms, MIN_SECRET_LEN);
@@ -277,11 +311,17 @@ fn base64_forms(value: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
-fn remember_at_least(list: List, forms: impl IntoIterator<Item = Form>, min: usize) {
+/// Add the patterns of `forms` (each with the windows that are public in
+/// it: [`armour_windows`]) to `list` and index them again.
+fn remember_at_least(
+    list: List,
+    forms: impl IntoIterator<Item = (Form, HashSet<Vec<u8>>)>,
+    min: usize,
+) {
     let mut k = known(list);
     let mut changed = false;
-    for form in forms {
-        for p in form.patterns(min) {
+    for (form, public) in forms {
+        for p in form.patterns(min, &public) {
             if !k.seen.contains(p) {
                 k.seen.insert(p.to_vec());
                 k.values.push(p.to_vec());
@@ -850,8 +890,9 @@ mod tests {
 
     #[test]
     fn a_form_yields_the_whole_text_and_its_windows() {
+        let none = HashSet::new();
         let f = Form::new("abcdefghij", 8);
-        let got: Vec<&[u8]> = f.patterns(6).collect();
+        let got: Vec<&[u8]> = f.patterns(6, &none).collect();
         assert_eq!(
             got,
             [
@@ -862,10 +903,25 @@ mod tests {
             ]
         );
         let short = Form::new("abcdefg", 8);
-        assert_eq!(short.patterns(6).count(), 1);
-        assert_eq!(short.patterns(8).count(), 0);
+        assert_eq!(short.patterns(6, &none).count(), 1);
+        assert_eq!(short.patterns(8, &none).count(), 0);
         let hex = Form::new("0123456789abcdef01", HEX_PIECE_LEN);
-        assert_eq!(hex.patterns(6).count(), 1 + 3);
+        assert_eq!(hex.patterns(6, &none).count(), 1 + 3);
+        let public = armour_windows(
+            "-----BEGIN TEST KEY-----\nQm9keS1saW5lLXNlY3JldA\n-----END TEST KEY-----",
+        );
+        assert!(public.contains(b"in test ".as_slice()));
+        assert!(!public.iter().any(|w| w.starts_with(b"qm9k")));
+        let key = Form::new("-----BEGIN TEST KEY-----\nQm9keS1saW5lLXNlY3JldA", 8);
+        let armour = b"-----begin test key-----";
+        let windows: Vec<&[u8]> = key.patterns(6, &public).filter(|w| w.len() == 8).collect();
+        assert!(
+            windows.iter().all(|w| !armour
+                .windows(8)
+                .any(|y| y == w.to_ascii_lowercase().as_slice())),
+            "{windows:?}"
+        );
+        assert!(windows.contains(&b"-----\nQm".as_slice()));
         let forms = secret_forms("ab\"cdefgh");
         let texts: Vec<&[u8]> = forms.iter().map(|f| f.text.as_slice()).collect();
         assert!(texts.contains(&b"hgfedc\"ba".as_slice()));
