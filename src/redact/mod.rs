@@ -368,6 +368,7 @@ pub(crate) fn scrub(bytes: &[u8], mask_given: bool) -> (Cow<'_, [u8]>, Vec<Findi
     let mut out = Cow::Borrowed(bytes);
     if mask_given {
         out = pass(out, &mut |b| known_spans(List::Given, b)).0;
+        out = compact_pass(out, List::Given);
     }
     let (out, found) = pass(out, &mut |b| {
         let hits = builtin_scanner().scan(b);
@@ -380,7 +381,24 @@ pub(crate) fn scrub(bytes: &[u8], mask_given: bool) -> (Cow<'_, [u8]>, Vec<Findi
             .collect()
     });
     let (out, _) = pass(out, &mut |b| known_spans(List::Found, b));
-    (out, found)
+    (compact_pass(out, List::Found), found)
+}
+
+/// The values of `list` (and their pieces) looked for in the compact view
+/// of `bytes` ([`view::compact`]: as shown, whitespace dropped) and
+/// replaced over their whole original span, whitespace included.
+fn compact_pass(bytes: Cow<'_, [u8]>, list: List) -> Cow<'_, [u8]> {
+    let Some(v) = view::compact(&bytes) else {
+        return bytes;
+    };
+    let spans: Vec<Span> = known_spans(list, &v.text)
+        .into_iter()
+        .map(|(s, e, _)| {
+            let (s, e) = v.span(s, e);
+            (s, e, None)
+        })
+        .collect();
+    replace(bytes, spans).0
 }
 
 /// A span to replace, and the finding behind it (none: a known value).
@@ -393,7 +411,12 @@ fn pass<'a>(
     bytes: Cow<'a, [u8]>,
     find: &mut dyn FnMut(&[u8]) -> Vec<Span>,
 ) -> (Cow<'a, [u8]>, Vec<Finding>) {
-    let mut spans = spans_in(&bytes, find);
+    let spans = spans_in(&bytes, find);
+    replace(bytes, spans)
+}
+
+/// Replace `spans` of `bytes` (overlapping ones merged into one).
+fn replace(bytes: Cow<'_, [u8]>, mut spans: Vec<Span>) -> (Cow<'_, [u8]>, Vec<Finding>) {
     if spans.is_empty() {
         return (bytes, Vec::new());
     }
@@ -879,6 +902,46 @@ mod tests {
         assert_eq!(clean_str("x plangate-test y"), "x p[REDACTED] y");
         assert!(is_vocabulary(b"FINGERPR"));
         assert!(!is_vocabulary(b"langate-"));
+    }
+
+    #[test]
+    fn a_secret_spread_over_whitespace_is_masked_whole() {
+        let secret = "Wz4Yq7Np2Hs9Kd3Lf8Tb";
+        remember_secrets([secret]);
+        let spaced: Vec<String> = secret.chars().map(String::from).collect();
+        let lines: Vec<&str> = (0..secret.len())
+            .step_by(3)
+            .map(|i| &secret[i..(i + 3).min(secret.len())])
+            .collect();
+        let hex_spaced: Vec<String> = secret.bytes().map(|b| format!("{b:02x}")).collect();
+        for text in [
+            format!("x {} y", spaced.join(" ")),
+            format!("x\n{}\ny", lines.join("\n")),
+            format!("{{\"tail\": \"{}\"}}", lines.join("\\n")),
+            format!("od: {}", hex_spaced.join(" ")),
+            format!(
+                "dump: {}",
+                hex_spaced
+                    .chunks(2)
+                    .map(|c| c.concat())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        ] {
+            let out = clean_str(&text);
+            assert!(out.contains("[REDACTED]"), "{text:?} -> {out:?}");
+            let left = out.replace("[REDACTED]", "");
+            assert!(
+                !left.contains(&secret[..3]) || text.starts_with("{"),
+                "{text:?} -> {out:?}"
+            );
+            no_piece(&left.replace([' ', '\n'], ""), secret);
+        }
+        // Words are not joined for the rules, and other text stays.
+        assert_eq!(
+            clean_str("plain words here\nand there"),
+            "plain words here\nand there"
+        );
     }
 
     #[test]

@@ -279,6 +279,20 @@ fn skip_escape(b: &[u8], i: usize) -> usize {
 /// `b` as shown: control sequences removed; with `overstrike`, a backspace
 /// also erases the character before it.
 pub(crate) fn view(b: &[u8], overstrike: bool) -> View {
+    view_with(b, overstrike, false)
+}
+
+/// Whitespace a compact view drops: ASCII blanks and line breaks, raw or
+/// JSON-escaped (`\n`, `\t`).
+fn is_blank(b: &[u8], i: usize, end: usize) -> bool {
+    matches!(
+        b.get(i..end),
+        Some([b' ' | b'\t' | b'\n' | 0x0b | 0x0c] | [b'\\', b'n' | b't'])
+    )
+}
+
+/// [`view`]; with `compact`, whitespace is dropped too ([`compact`]).
+fn view_with(b: &[u8], overstrike: bool, compact: bool) -> View {
     let mut v = View {
         text: Vec::with_capacity(b.len()),
         shifts: Vec::new(),
@@ -287,6 +301,7 @@ pub(crate) fn view(b: &[u8], overstrike: bool) -> View {
     let mut i = 0;
     while let Some((u, end)) = unit_at(b, i) {
         i = match u {
+            Unit::Text(_) if compact && is_blank(b, i, end) => end,
             Unit::Text(_) => {
                 v.push(b.get(i..end).unwrap_or_default(), i);
                 end
@@ -302,6 +317,19 @@ pub(crate) fn view(b: &[u8], overstrike: bool) -> View {
         };
     }
     v
+}
+
+/// `b` as shown ([`view`]) with its whitespace dropped too: a value printed
+/// a few characters a line, or with spaces between its characters or hex
+/// digits (`od -tx1`, `xxd -g1`), is whole in it. Only the values the
+/// redaction layer knows are looked for there (never the rules: words
+/// would join into tokens). None when `b` holds no whitespace.
+pub(crate) fn compact(b: &[u8]) -> Option<View> {
+    let blank = memchr::memchr3(b' ', b'\n', b'\t', b).is_some()
+        || b.iter().any(|&c| c == 0x0b || c == 0x0c)
+        || memchr::memmem::find(b, b"\\n").is_some()
+        || memchr::memmem::find(b, b"\\t").is_some();
+    blank.then(|| view_with(b, false, true))
 }
 
 /// The views of `b` worth scanning besides the raw bytes (none for plain text).
@@ -379,6 +407,16 @@ mod tests {
         let v = view(text.as_bytes(), false);
         let (s, e) = v.span(2, 6);
         assert_eq!(&text.as_bytes()[s..e], "ab\u{200b}cd".as_bytes());
+    }
+
+    #[test]
+    fn a_compact_view_drops_whitespace_too() {
+        let b = b"ab cd\n\tef\x1b[0m g\\nh\\ti";
+        let v = compact(b).unwrap_or_else(|| panic!("has blanks"));
+        assert_eq!(v.text, b"abcdefghi");
+        let (s, e) = v.span(1, 7);
+        assert_eq!(&b[s..e], b"b cd\n\tef\x1b[0m g");
+        assert!(compact(b"no-blank-here").is_none());
     }
 
     #[test]

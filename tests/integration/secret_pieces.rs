@@ -65,6 +65,10 @@ fn leaked(bytes: &[u8], secret: &str) -> Option<String> {
     let texts = [
         String::from_utf8_lossy(bytes).to_ascii_lowercase(),
         shown(bytes).to_ascii_lowercase(),
+        // Whitespace dropped: a value spread over lines or spaces.
+        shown(bytes)
+            .replace(|c: char| c.is_ascii_whitespace(), "")
+            .to_ascii_lowercase(),
     ];
     pieces(secret)
         .into_iter()
@@ -240,6 +244,8 @@ fn the_checker_finds_every_family_it_looks_for() {
         base64::engine::general_purpose::STANDARD.encode(format!("x{SECRET}")),
         split,
         SECRET[..12].to_ascii_uppercase(),
+        format!("{}\n{}\n{}", &SECRET[..3], &SECRET[3..6], &SECRET[6..9]),
+        SECRET.bytes().map(|b| format!("{b:02x} ")).collect(),
     ] {
         assert!(leaked(text.as_bytes(), SECRET).is_some(), "{text}");
     }
