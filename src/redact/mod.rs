@@ -388,6 +388,10 @@ pub(crate) fn scrub(bytes: &[u8], mask_given: bool) -> (Cow<'_, [u8]>, Vec<Findi
 /// of `bytes` ([`view::compact`]: as shown, whitespace dropped) and
 /// replaced over their whole original span, whitespace included.
 fn compact_pass(bytes: Cow<'_, [u8]>, list: List) -> Cow<'_, [u8]> {
+    if known(list).values.is_empty() {
+        // Nothing to look for: no view to build.
+        return bytes;
+    }
     let Some(v) = view::compact(&bytes) else {
         return bytes;
     };
