@@ -338,8 +338,8 @@ fn clean_name(name: &std::ffi::OsStr) -> Option<String> {
 
 /// Rename `dir/name` to its clean name ([`clean_name`]), next to it: a
 /// number is added when that name is taken. The new name, or the old one
-/// when it may stay; None when the entry must be withheld (it could not be
-/// renamed: it is removed, or emptied when it cannot be).
+/// when it may stay; None when it could not be renamed: it is then removed
+/// (a folder with what it holds), never left under its name.
 fn rename_clean(
     dir: &Path,
     name: &std::ffi::OsStr,
