@@ -75,7 +75,7 @@ pub mod archive_names {
 
 /// The output redaction layer (the `redact` fuzz target).
 pub mod redaction {
-    pub use crate::redact::{builtin_scanner, clean};
+    pub use crate::redact::{builtin_scanner, clean, remember_secrets};
 }
 
 /// The workspace diff tracker (`examples/diff_cost.rs`).

@@ -171,6 +171,15 @@ pub(crate) enum AuditEvent {
         /// What the reader should know.
         notes: Vec<String>,
     },
+    /// A file or folder of the output folder was renamed by a sweep: its
+    /// name held a secret, or a piece of one (or was no UTF-8).
+    Renamed {
+        /// The step whose artifact folder holds it (absent: elsewhere).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        step: Option<String>,
+        /// Its new path, relative to the output directory.
+        path: String,
+    },
     /// Something plangate could not write.
     Error {
         /// Which file.

@@ -13,6 +13,7 @@
 //! skips the rule scan.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use aho_corasick::AhoCorasick;
@@ -59,11 +60,108 @@ pub fn builtin_scanner() -> &'static Scanner {
 }
 
 struct Known {
+    /// The patterns: whole forms of the values and their pieces ([`Form`]).
     values: Vec<Vec<u8>>,
-    /// Matches `values[..covered]`; the values after those (when the index
-    /// could not be built, or a panic came between) are searched one by one.
+    /// The same patterns, to add each once.
+    seen: HashSet<Vec<u8>>,
+    /// Matches `values[..covered]` (every match, overlapping ones included,
+    /// ASCII case ignored); the values after those (when the index could not
+    /// be built, or a panic came between) are searched one by one.
     matcher: Option<AhoCorasick>,
     covered: usize,
+}
+
+/// The shortest run of a known value's bytes that is masked on its own
+/// wherever it shows up (SPEC: "a piece"): every window of this many bytes
+/// of a value is a pattern, so a value printed in halves (on two lines, on
+/// stdout and stderr, in two files) is masked in each half of at least
+/// this length, and overlapping windows cover the whole visible run.
+pub(crate) const PIECE_LEN: usize = 8;
+/// The same for the hex forms: two digits a byte.
+const HEX_PIECE_LEN: usize = 2 * PIECE_LEN;
+/// The same for the base64 forms: 11 characters hold 66 bits.
+const BASE64_PIECE_LEN: usize = (8 * PIECE_LEN).div_ceil(6);
+
+/// One text to mask: whole, and every window of `piece` bytes of it.
+struct Form {
+    text: Vec<u8>,
+    piece: usize,
+}
+
+impl Form {
+    fn new(text: impl Into<Vec<u8>>, piece: usize) -> Form {
+        Form {
+            text: text.into(),
+            piece,
+        }
+    }
+
+    /// The whole text (when at least `min` bytes long) and its windows,
+    /// but those that are plangate's own words ([`is_vocabulary`]) or lie
+    /// in `public` (lower-cased windows of the value's armour lines).
+    fn patterns<'a>(
+        &'a self,
+        min: usize,
+        public: &'a HashSet<Vec<u8>>,
+    ) -> impl Iterator<Item = &'a [u8]> {
+        let whole = (self.text.len() >= min).then_some(self.text.as_slice());
+        let windows = self
+            .text
+            .windows(self.piece.max(1))
+            .filter(move |_| self.text.len() > self.piece && self.piece >= min)
+            .filter(|w| !is_vocabulary(w) && !public.contains(&w.to_ascii_lowercase()));
+        whole.into_iter().chain(windows)
+    }
+}
+
+/// The lower-cased windows of the armour lines of `value` (`-----BEGIN
+/// RSA PRIVATE KEY-----`, `-----END CERTIFICATE-----`): the same in every
+/// key of their kind, so they are no piece of this one (masked as pieces,
+/// they would mask `private key` in any text). The whole value, and every
+/// window reaching into its body, still are masked.
+fn armour_windows(value: &str) -> HashSet<Vec<u8>> {
+    value
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            l.len() > 10
+                && l.starts_with("-----")
+                && l.ends_with("-----")
+                && (l.contains("BEGIN ") || l.contains("END "))
+        })
+        .flat_map(|l| {
+            l.to_ascii_lowercase()
+                .as_bytes()
+                .windows(PIECE_LEN)
+                .map(<[u8]>::to_vec)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The words plangate writes itself and reads back (the keys of its JSON
+/// files, its file names, its variables' names, its own name), one a line.
+const VOCABULARY: &str = include_str!("vocabulary.txt");
+
+/// Whether `window` (ASCII case ignored) is part of a word of
+/// [`VOCABULARY`]. Such a window of a known value is not masked on its own
+/// (the whole value, and every window with a byte beyond the word, still
+/// are): a secret that holds `plangate` or `fingerprint` would otherwise
+/// mask `report.json`'s keys and make the report unreadable. What it lets
+/// through is a public word, never a byte of the value beside it.
+fn is_vocabulary(window: &[u8]) -> bool {
+    static WINDOWS: OnceLock<HashSet<Vec<u8>>> = OnceLock::new();
+    let set = WINDOWS.get_or_init(|| {
+        let mut set = HashSet::new();
+        for word in VOCABULARY.lines().map(str::trim).filter(|w| !w.is_empty()) {
+            let word = word.to_ascii_lowercase();
+            for n in [PIECE_LEN, BASE64_PIECE_LEN, HEX_PIECE_LEN] {
+                set.extend(word.as_bytes().windows(n).map(<[u8]>::to_vec));
+            }
+        }
+        set
+    });
+    set.contains(&window.to_ascii_lowercase())
 }
 
 /// Two lists of values: those plangate was given (secret environment
@@ -85,6 +183,7 @@ fn cell(list: List) -> &'static Mutex<Known> {
     cell.get_or_init(|| {
         Mutex::new(Known {
             values: Vec::new(),
+            seen: HashSet::new(),
             matcher: None,
             covered: 0,
         })
@@ -116,10 +215,15 @@ fn try_known(list: List) -> Option<MutexGuard<'static, Known>> {
     None
 }
 
-/// Remember secret values found elsewhere, so they are replaced wherever they appear.
+/// Remember secret values found elsewhere, so they are replaced wherever
+/// they appear, and so is every piece of [`PIECE_LEN`] bytes of them.
 pub(crate) fn remember(values: impl IntoIterator<Item = Vec<u8>>) {
     // Very short values would redact ordinary text; rules never yield them.
-    remember_at_least(List::Found, values, 8);
+    let forms = values.into_iter().map(|v| {
+        let public = armour_windows(&String::from_utf8_lossy(&v));
+        (Form::new(v, PIECE_LEN), public)
+    });
+    remember_at_least(List::Found, forms, PIECE_LEN);
 }
 
 /// The shortest environment value (or line of one, or piece of its base64
@@ -129,29 +233,95 @@ pub(crate) const MIN_SECRET_LEN: usize = 6;
 
 /// Remember the values of secret environment variables (declared in
 /// `secrets:`, or named like a credential), before the first step: each value,
-/// each line of a multi-line value, their JSON-escaped forms (`report.json`)
-/// and their base64 forms (standard and URL-safe, at the three byte
-/// alignments, so a value inside a longer encoded text is found too). Forms
-/// shorter than [`MIN_SECRET_LEN`] are skipped.
-pub(crate) fn remember_secrets<'a>(values: impl IntoIterator<Item = &'a str>) {
-    let mut forms: Vec<Vec<u8>> = Vec::new();
+/// each line of a multi-line value, and their forms ([`secret_forms`]). Each
+/// is masked whole (when at least [`MIN_SECRET_LEN`] bytes long) and so is
+/// every piece of it ([`PIECE_LEN`] bytes of the value, or their hex or
+/// base64 digits); ASCII case is ignored.
+pub fn remember_secrets<'a>(values: impl IntoIterator<Item = &'a str>) {
+    let mut forms: Vec<(Form, HashSet<Vec<u8>>)> = Vec::new();
     for value in values {
+        let public = armour_windows(value);
         let mut texts = vec![value, value.trim()];
         if value.contains('\n') {
             texts.extend(value.lines().map(str::trim));
         }
+        texts.dedup();
         for t in texts {
-            forms.push(t.as_bytes().to_vec());
-            let json = serde_json::to_string(t).unwrap_or_default();
-            if let Some(inner) = json.get(1..json.len().saturating_sub(1))
-                && inner != t
-            {
-                forms.push(inner.as_bytes().to_vec());
+            if let Some(parts) = url_secret_parts(t) {
+                // A URL under a credential's name (`ACTIONS_ID_TOKEN_REQUEST_URL`):
+                // masked whole, and by the piece only in its parts that look
+                // like credentials, so that `https://` or a host name is not
+                // masked in every text.
+                forms.push((Form::new(t, t.len()), public.clone()));
+                for part in parts {
+                    forms.extend(secret_forms(part).into_iter().map(|f| (f, public.clone())));
+                }
+                continue;
             }
-            forms.extend(base64_forms(t.as_bytes()));
+            forms.extend(secret_forms(t).into_iter().map(|f| (f, public.clone())));
         }
     }
     remember_at_least(List::Given, forms, MIN_SECRET_LEN);
+}
+
+/// When `t` is an `http(s)` URL without credentials in its authority, the
+/// parts of it (path segments, query values, fragments, split at `/ ? & = #
+/// ; ,` and `.`) that could be one: [`PIECE_LEN`] bytes or more, with a digit
+/// or a character other than letters, `-` and `_` (an id, a signature, a
+/// token). `None` for any other value (all of it is a secret's).
+fn url_secret_parts(t: &str) -> Option<Vec<&str>> {
+    let rest = t
+        .strip_prefix("https://")
+        .or_else(|| t.strip_prefix("http://"))?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') || t.chars().any(char::is_whitespace) || t.contains('%') {
+        return None;
+    }
+    Some(
+        rest[authority.len()..]
+            .split(['/', '?', '&', '=', '#', ';', ',', '.'])
+            .filter(|p| {
+                p.len() >= PIECE_LEN
+                    && p.chars()
+                        .any(|c| !(c.is_ascii_alphabetic() || c == '-' || c == '_'))
+            })
+            .collect(),
+    )
+}
+
+/// The texts of a secret value `t` that are masked: the value; its
+/// JSON-escaped form (`report.json`); its bytes reversed; the hex of its
+/// bytes and of its reversed bytes (matched in either case); and its base64
+/// forms (standard and URL-safe, at the three byte alignments, so a value
+/// inside a longer encoded text is found too). Each with the length of its
+/// pieces: [`PIECE_LEN`] bytes of the value, [`HEX_PIECE_LEN`] hex digits,
+/// [`BASE64_PIECE_LEN`] base64 characters.
+fn secret_forms(t: &str) -> Vec<Form> {
+    let bytes = t.as_bytes();
+    let reversed: Vec<u8> = bytes.iter().rev().copied().collect();
+    let mut forms = vec![
+        Form::new(bytes, PIECE_LEN),
+        Form::new(hex::encode(bytes), HEX_PIECE_LEN),
+        Form::new(hex::encode(&reversed), HEX_PIECE_LEN),
+    ];
+    // Reversed by characters too (`rev` keeps UTF-8 characters whole).
+    let rev_chars: String = t.chars().rev().collect();
+    if rev_chars.as_bytes() != reversed.as_slice() {
+        forms.push(Form::new(rev_chars, PIECE_LEN));
+    }
+    forms.push(Form::new(reversed, PIECE_LEN));
+    let json = serde_json::to_string(t).unwrap_or_default();
+    if let Some(inner) = json.get(1..json.len().saturating_sub(1))
+        && inner != t
+    {
+        forms.push(Form::new(inner, PIECE_LEN));
+    }
+    forms.extend(
+        base64_forms(bytes)
+            .into_iter()
+            .map(|f| Form::new(f, BASE64_PIECE_LEN)),
+    );
+    forms
 }
 
 /// The base64 text that encodes `value` wherever it sits in a longer encoded
@@ -177,13 +347,22 @@ fn base64_forms(value: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
-fn remember_at_least(list: List, values: impl IntoIterator<Item = Vec<u8>>, min: usize) {
+/// Add the patterns of `forms` (each with the windows that are public in
+/// it: [`armour_windows`]) to `list` and index them again.
+fn remember_at_least(
+    list: List,
+    forms: impl IntoIterator<Item = (Form, HashSet<Vec<u8>>)>,
+    min: usize,
+) {
     let mut k = known(list);
     let mut changed = false;
-    for v in values {
-        if v.len() >= min && !k.values.contains(&v) {
-            k.values.push(v);
-            changed = true;
+    for (form, public) in forms {
+        for p in form.patterns(min, &public) {
+            if !k.seen.contains(p) {
+                k.seen.insert(p.to_vec());
+                k.values.push(p.to_vec());
+                changed = true;
+            }
         }
     }
     if changed {
@@ -192,9 +371,11 @@ fn remember_at_least(list: List, values: impl IntoIterator<Item = Vec<u8>>, min:
         if matches!(list, List::Found) {
             debug_panic("redact");
         }
-        // Leftmost-longest: a whole value wins over one of its lines.
+        // Every match, overlapping ones included: the windows of a piece
+        // overlap, and the spans they make are merged into one ([`pass`]).
         let built = AhoCorasick::builder()
-            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .match_kind(aho_corasick::MatchKind::Standard)
+            .ascii_case_insensitive(true)
             .build(&k.values);
         // Only a size limit can refuse it: the values the index lacks are
         // then searched one by one ([`spans_of`]); none is ever skipped.
@@ -223,6 +404,7 @@ pub(crate) fn scrub(bytes: &[u8], mask_given: bool) -> (Cow<'_, [u8]>, Vec<Findi
     let mut out = Cow::Borrowed(bytes);
     if mask_given {
         out = pass(out, &mut |b| known_spans(List::Given, b)).0;
+        out = compact_pass(out, List::Given);
     }
     let (out, found) = pass(out, &mut |b| {
         let hits = builtin_scanner().scan(b);
@@ -235,7 +417,28 @@ pub(crate) fn scrub(bytes: &[u8], mask_given: bool) -> (Cow<'_, [u8]>, Vec<Findi
             .collect()
     });
     let (out, _) = pass(out, &mut |b| known_spans(List::Found, b));
-    (out, found)
+    (compact_pass(out, List::Found), found)
+}
+
+/// The values of `list` (and their pieces) looked for in the compact view
+/// of `bytes` ([`view::compact`]: as shown, whitespace dropped) and
+/// replaced over their whole original span, whitespace included.
+fn compact_pass(bytes: Cow<'_, [u8]>, list: List) -> Cow<'_, [u8]> {
+    if known(list).values.is_empty() {
+        // Nothing to look for: no view to build.
+        return bytes;
+    }
+    let Some(v) = view::compact(&bytes) else {
+        return bytes;
+    };
+    let spans: Vec<Span> = known_spans(list, &v.text)
+        .into_iter()
+        .map(|(s, e, _)| {
+            let (s, e) = v.span(s, e);
+            (s, e, None)
+        })
+        .collect();
+    replace(bytes, spans).0
 }
 
 /// A span to replace, and the finding behind it (none: a known value).
@@ -248,7 +451,12 @@ fn pass<'a>(
     bytes: Cow<'a, [u8]>,
     find: &mut dyn FnMut(&[u8]) -> Vec<Span>,
 ) -> (Cow<'a, [u8]>, Vec<Finding>) {
-    let mut spans = spans_in(&bytes, find);
+    let spans = spans_in(&bytes, find);
+    replace(bytes, spans)
+}
+
+/// Replace `spans` of `bytes` (overlapping ones merged into one).
+fn replace(bytes: Cow<'_, [u8]>, mut spans: Vec<Span>) -> (Cow<'_, [u8]>, Vec<Finding>) {
     if spans.is_empty() {
         return (bytes, Vec::new());
     }
@@ -382,13 +590,19 @@ fn known_spans(list: List, bytes: &[u8]) -> Vec<Span> {
 fn spans_of(k: &Known, bytes: &[u8]) -> Vec<Span> {
     let mut spans: Vec<Span> = match &k.matcher {
         Some(m) => m
-            .find_iter(bytes)
+            .find_overlapping_iter(bytes)
             .map(|h| (h.start(), h.end(), None))
             .collect(),
         None => Vec::new(),
     };
-    for v in k.values.get(k.covered..).unwrap_or_default() {
-        spans.extend(memchr::memmem::find_iter(bytes, v).map(|at| (at, at + v.len(), None)));
+    let rest = k.values.get(k.covered..).unwrap_or_default();
+    if !rest.is_empty() {
+        // ASCII case ignored, as the index does.
+        let folded = bytes.to_ascii_lowercase();
+        for v in rest {
+            let v = v.to_ascii_lowercase();
+            spans.extend(memchr::memmem::find_iter(&folded, &v).map(|at| (at, at + v.len(), None)));
+        }
     }
     spans
 }
@@ -621,6 +835,203 @@ mod tests {
         }
     }
 
+    /// Every run of [`PIECE_LEN`] bytes of `secret`, of its reverse, and
+    /// of [`HEX_PIECE_LEN`] digits of their hex: none may show in `out`, raw
+    /// or as shown, in any case.
+    fn no_piece(out: &str, secret: &str) {
+        let shown = view::view(out.as_bytes(), false).text;
+        let texts = [
+            out.to_ascii_lowercase(),
+            String::from_utf8_lossy(&shown).to_ascii_lowercase(),
+        ];
+        let reversed: Vec<u8> = secret.bytes().rev().collect();
+        let mut pieces: Vec<Vec<u8>> = Vec::new();
+        for form in [secret.as_bytes(), &reversed] {
+            pieces.extend(form.windows(PIECE_LEN).map(<[u8]>::to_vec));
+            let hex = hex::encode(form);
+            pieces.extend(hex.as_bytes().windows(HEX_PIECE_LEN).map(<[u8]>::to_vec));
+        }
+        for p in pieces {
+            let p = String::from_utf8_lossy(&p).to_ascii_lowercase();
+            for t in &texts {
+                assert!(!t.contains(&p), "{p:?} shows in {out:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn pieces_and_transforms_of_a_given_secret_are_masked() {
+        use base64::Engine;
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+        let secret = "Qx7-pieces-Lm29vZtR8wKd";
+        remember_secrets([secret]);
+        let rev: String = secret.chars().rev().collect();
+        let (a, b) = secret.split_at(11);
+        let mut cases = vec![
+            format!("first {a}\nsecond {b}\n"),
+            format!("{a}"),
+            format!("x{b}y"),
+            format!("log: {}", &secret[3..19]),
+            format!("rev: {rev}"),
+            format!("hex: {}", hex::encode(secret)),
+            format!("HEX: {}", hex::encode_upper(secret)),
+            format!(
+                "mixed: {}",
+                hex::encode(secret)
+                    .replacen('a', "A", 1)
+                    .replacen('d', "D", 2)
+            ),
+            format!("rev hex: {}", hex::encode(&rev)),
+            format!("piece hex: {}", hex::encode(&secret[2..12])),
+            format!("piece rev: {}", &rev[4..14]),
+            format!("{{\"v\":\"{}\"}}", secret.to_uppercase()),
+        ];
+        for sep in [
+            "\u{200b}", "\u{200c}", "\u{200d}", "\u{2060}", "\u{feff}", "\u{ad}", "\u{2063}",
+            "\\u200b",
+        ] {
+            for at in [1, 8, 12, 20] {
+                let (x, y) = secret.split_at(at);
+                cases.push(format!("zw: {x}{sep}{y} end"));
+            }
+            let every: Vec<String> = secret.chars().map(String::from).collect();
+            cases.push(every.join(sep));
+        }
+        for text in &cases {
+            no_piece(&clean_str(text), secret);
+        }
+        // Base64 of the value and of a piece, at every alignment, both alphabets.
+        for piece in [secret, &secret[5..], &secret[..13]] {
+            for prefix in ["", "a", "ab"] {
+                let raw = format!("{prefix}{piece}");
+                for text in [STANDARD.encode(&raw), URL_SAFE_NO_PAD.encode(&raw)] {
+                    let out = clean_str(&text);
+                    let left = out.replace("[REDACTED]", "");
+                    assert!(left.len() <= 10, "{raw:?}: {out}");
+                }
+            }
+        }
+        // The whole run is one replacement; the text around it stays.
+        assert_eq!(clean_str(&format!("k={secret}!")), "k=[REDACTED]!");
+        assert_eq!(clean_str(&format!("<{}>", &secret[4..16])), "<[REDACTED]>");
+        assert_eq!(
+            clean_str("ordinary words, pieces of nothing"),
+            "ordinary words, pieces of nothing"
+        );
+        // Seven bytes are no piece.
+        assert_eq!(
+            clean_str(&format!("[{}]", &secret[..7])),
+            format!("[{}]", &secret[..7])
+        );
+    }
+
+    #[test]
+    fn plangates_own_words_are_no_pieces() {
+        remember_secrets(["plangate-test-token-5f2a9c1e8b7d4a63"]);
+        let report = r#"{"plangate_version": "1.0", "fingerprint": "x"}"#;
+        assert_eq!(clean_str(report), report);
+        assert_eq!(
+            clean_str("plangate: PLANGATE_RUN_ID"),
+            "plangate: PLANGATE_RUN_ID"
+        );
+        // The whole value, and every window reaching past the word, still are masked.
+        assert_eq!(
+            clean_str("plangate-test-token-5f2a9c1e8b7d4a63"),
+            "[REDACTED]"
+        );
+        assert_eq!(clean_str("x plangate-test y"), "x p[REDACTED] y");
+        assert!(is_vocabulary(b"FINGERPR"));
+        assert!(!is_vocabulary(b"langate-"));
+    }
+
+    #[test]
+    fn a_secret_spread_over_whitespace_is_masked_whole() {
+        let secret = "Wz4Yq7Np2Hs9Kd3Lf8Tb";
+        remember_secrets([secret]);
+        let spaced: Vec<String> = secret.chars().map(String::from).collect();
+        let lines: Vec<&str> = (0..secret.len())
+            .step_by(3)
+            .map(|i| &secret[i..(i + 3).min(secret.len())])
+            .collect();
+        let hex_spaced: Vec<String> = secret.bytes().map(|b| format!("{b:02x}")).collect();
+        for text in [
+            format!("x {} y", spaced.join(" ")),
+            format!("x\n{}\ny", lines.join("\n")),
+            format!("{{\"tail\": \"{}\"}}", lines.join("\\n")),
+            format!("od: {}", hex_spaced.join(" ")),
+            format!(
+                "dump: {}",
+                hex_spaced
+                    .chunks(2)
+                    .map(|c| c.concat())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        ] {
+            let out = clean_str(&text);
+            assert!(out.contains("[REDACTED]"), "{text:?} -> {out:?}");
+            let left = out.replace("[REDACTED]", "");
+            assert!(
+                !left.contains(&secret[..3]) || text.starts_with("{"),
+                "{text:?} -> {out:?}"
+            );
+            no_piece(&left.replace([' ', '\n'], ""), secret);
+        }
+        // Words are not joined for the rules, and other text stays.
+        assert_eq!(
+            clean_str("plain words here\nand there"),
+            "plain words here\nand there"
+        );
+    }
+
+    #[test]
+    fn pieces_of_found_values_are_masked() {
+        remember([b"found-Vt5qL0x9Rk2Wz".to_vec()]);
+        let out = clean_str("one found-Vt5q\ntwo L0x9Rk2Wz three");
+        assert_eq!(out, "one [REDACTED]\ntwo [REDACTED] three");
+    }
+
+    #[test]
+    fn a_form_yields_the_whole_text_and_its_windows() {
+        let none = HashSet::new();
+        let f = Form::new("abcdefghij", 8);
+        let got: Vec<&[u8]> = f.patterns(6, &none).collect();
+        assert_eq!(
+            got,
+            [
+                b"abcdefghij".as_slice(),
+                b"abcdefgh",
+                b"bcdefghi",
+                b"cdefghij"
+            ]
+        );
+        let short = Form::new("abcdefg", 8);
+        assert_eq!(short.patterns(6, &none).count(), 1);
+        assert_eq!(short.patterns(8, &none).count(), 0);
+        let hex = Form::new("0123456789abcdef01", HEX_PIECE_LEN);
+        assert_eq!(hex.patterns(6, &none).count(), 1 + 3);
+        let public = armour_windows(
+            "-----BEGIN TEST KEY-----\nQm9keS1saW5lLXNlY3JldA\n-----END TEST KEY-----",
+        );
+        assert!(public.contains(b"in test ".as_slice()));
+        assert!(!public.iter().any(|w| w.starts_with(b"qm9k")));
+        let key = Form::new("-----BEGIN TEST KEY-----\nQm9keS1saW5lLXNlY3JldA", 8);
+        let armour = b"-----begin test key-----";
+        let windows: Vec<&[u8]> = key.patterns(6, &public).filter(|w| w.len() == 8).collect();
+        assert!(
+            windows.iter().all(|w| !armour
+                .windows(8)
+                .any(|y| y == w.to_ascii_lowercase().as_slice())),
+            "{windows:?}"
+        );
+        assert!(windows.contains(&b"-----\nQm".as_slice()));
+        let forms = secret_forms("ab\"cdefgh");
+        let texts: Vec<&[u8]> = forms.iter().map(|f| f.text.as_slice()).collect();
+        assert!(texts.contains(&b"hgfedc\"ba".as_slice()));
+        assert!(texts.contains(&hex::encode("ab\"cdefgh").as_bytes()));
+        assert!(texts.contains(&b"ab\\\"cdefgh".as_slice()), "the JSON form");
+    }
+
     #[test]
     fn remembered_values_are_replaced() {
         remember([b"hunter2-but-longer".to_vec()]);
@@ -744,5 +1155,35 @@ mod tests {
         assert_eq!(safe_cut(&[0x80; 10], 5), 5);
         assert_eq!(partial_word(b"key: ghp_ycv2"), 8);
         assert_eq!(partial_word(b"done\n"), 0);
+    }
+
+    #[test]
+    fn a_url_under_a_credential_name_masks_whole_and_its_id_like_parts() {
+        let url = "https://pipelines.actions.example.com/Ab12Cd34/_apis/jobs/9f8e7d6c-1111-2222-3333-444455556666/idtoken?api-version=2.0&sig=Zx9Qw8Er7Ty6";
+        assert_eq!(
+            url_secret_parts(url),
+            Some(vec![
+                "Ab12Cd34",
+                "9f8e7d6c-1111-2222-3333-444455556666",
+                "Zx9Qw8Er7Ty6"
+            ])
+        );
+        assert_eq!(url_secret_parts("https://user:pw@example.com/x"), None);
+        assert_eq!(url_secret_parts("ghp_abcdefabcdef"), None);
+        remember_secrets([url]);
+        let out = clean_str(
+            "see https://pipelines.actions.example.com/docs and Zx9Qw8Er7Ty6 and 9f8e7d6c-1111",
+        );
+        assert!(
+            out.contains("https://pipelines.actions.example.com/docs"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("Zx9Qw8Er") && !out.contains("9f8e7d6c"),
+            "{out}"
+        );
+        let text = format!("[{url}]");
+        let whole = clean_str(&text);
+        assert!(!whole.contains("pipelines"), "{whole}");
     }
 }

@@ -298,6 +298,16 @@ impl Reporter {
         self.audit.write(&event);
     }
 
+    /// The renames the sweeps made (for `step`, or all left), in the audit log.
+    fn renamed(&mut self, step: Option<&str>) {
+        for r in crate::tools::take_renamed(step) {
+            self.audit(AuditEvent::Renamed {
+                step: r.step,
+                path: r.path,
+            });
+        }
+    }
+
     /// Apply one event; returns true when the run finished.
     fn apply(&mut self, ev: &RunEvent) -> bool {
         match ev {
@@ -488,6 +498,7 @@ impl Reporter {
         for f in findings {
             self.audit(finding_event(None, f));
         }
+        self.renamed(None);
         self.audit(AuditEvent::Diff {
             method: summary.method,
             files_changed: summary.files_changed,
@@ -547,6 +558,7 @@ impl Reporter {
         for f in &o.findings {
             self.audit(finding_event(Some(&id), f));
         }
+        self.renamed(Some(&id));
         for a in &o.agent_attempts {
             let attempt = AttemptEvent {
                 step: id.clone(),

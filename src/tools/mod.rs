@@ -30,7 +30,9 @@ pub(crate) mod system_info;
 
 pub(crate) use params::Action;
 pub(crate) use spec::ToolEnv;
-pub(crate) use sweep::{UNSCANNABLE, is_unscannable, sweep, sweep_output_folder, unscannable};
+pub(crate) use sweep::{
+    UNSCANNABLE, is_unscannable, sweep, sweep_output_folder, take_renamed, unscannable,
+};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

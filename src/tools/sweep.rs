@@ -61,7 +61,12 @@ pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str)
         .map(|rel| (rel.clone(), ctx.out_dir.join(rel), true, true))
         .collect();
     // Files the step wrote into its folder itself (`$PLANGATE_STEP_ARTIFACTS`) are output too.
-    for rel in unlisted_files(&ctx.artifacts_dir, &ctx.artifacts_rel, &outcome.artifacts) {
+    for rel in unlisted_files(
+        &ctx.artifacts_dir,
+        &ctx.artifacts_rel,
+        &outcome.artifacts,
+        Some(step_id),
+    ) {
         let path = ctx.out_dir.join(&rel);
         targets.push((rel, path, true, false));
     }
@@ -285,21 +290,142 @@ fn sweep_in_pieces(path: &Path, rewrite: bool) -> std::io::Result<Vec<crate::sec
     Ok(found)
 }
 
+/// A file or folder of the output folder renamed because its name held a
+/// secret (or was no UTF-8): the step whose folder holds it (none: found by
+/// the final sweep elsewhere) and its new path, relative to the output folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Renamed {
+    pub(crate) step: Option<String>,
+    pub(crate) path: String,
+}
+
+/// Renames not yet written to the audit log ([`take_renamed`]).
+fn renamed() -> std::sync::MutexGuard<'static, Vec<Renamed>> {
+    static R: OnceLock<Mutex<Vec<Renamed>>> = OnceLock::new();
+    R.get_or_init(|| Mutex::new(Vec::new()))
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The renames the sweeps made for `step` (`None`: all of them), taken out
+/// of the list: the report writes each to the audit log once.
+pub(crate) fn take_renamed(step: Option<&str>) -> Vec<Renamed> {
+    let mut all = renamed();
+    let (taken, kept) = std::mem::take(&mut *all)
+        .into_iter()
+        .partition(|r| step.is_none() || r.step.as_deref() == step);
+    *all = kept;
+    taken
+}
+
+/// The name `name` gets in the output folder: itself when nothing in it is
+/// a secret, else the name passed through the redaction layer (every
+/// secret, and every piece of a known one, replaced; as text, so a name
+/// that is no UTF-8 gets one too). None when it may stay.
+fn clean_name(name: &std::ffi::OsStr) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = name.as_bytes();
+    let cleaned = crate::redact::clean(bytes);
+    if matches!(cleaned, std::borrow::Cow::Borrowed(_)) && name.to_str().is_some() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&cleaned).replace(['/', '\0'], "_");
+    Some(match text.as_str() {
+        "" | "." | ".." => "[REDACTED]".to_owned(),
+        _ => text,
+    })
+}
+
+/// Rename `dir/name` to its clean name ([`clean_name`]), next to it: a
+/// number is added when that name is taken. The new name, or the old one
+/// when it may stay; None when it could not be renamed: it is then removed
+/// (a folder with what it holds), never left under its name.
+fn rename_clean(
+    dir: &Path,
+    name: &std::ffi::OsStr,
+    step: Option<&str>,
+    rel: &str,
+) -> Option<String> {
+    let Some(clean) = clean_name(name) else {
+        return name.to_str().map(str::to_owned);
+    };
+    let own = |n: &str| {
+        let r = if rel.is_empty() {
+            n.to_owned()
+        } else {
+            format!("{rel}/{n}")
+        };
+        r == "artifacts" || OWN_FILES.contains(&r.as_str())
+    };
+    if let Some(n) = name.to_str().filter(|n| own(n)) {
+        // plangate's own files keep their names (they hold nothing a step chose).
+        return Some(n.to_owned());
+    }
+    let from = dir.join(name);
+    let free = (0..1000u32)
+        .map(|k| {
+            if k == 0 {
+                clean.clone()
+            } else {
+                format!("{clean}-{k}")
+            }
+        })
+        .find(|n| std::fs::symlink_metadata(dir.join(n)).is_err());
+    let moved = free.filter(|n| std::fs::rename(&from, dir.join(n)).is_ok());
+    let Some(new) = moved else {
+        // Not renamed: nothing named after a secret stays readable.
+        if std::fs::remove_file(&from).is_err() {
+            let _ = std::fs::remove_dir_all(&from);
+        }
+        crate::output::warning(format_args!(
+            "a file in `{}` whose name held a secret could not be renamed; it was removed",
+            if rel.is_empty() {
+                "the output folder"
+            } else {
+                rel
+            }
+        ));
+        return None;
+    };
+    let path = if rel.is_empty() {
+        new.clone()
+    } else {
+        format!("{rel}/{new}")
+    };
+    crate::output::warning(format_args!("`{path}` was renamed: its name held a secret"));
+    renamed().push(Renamed {
+        step: step.map(str::to_owned),
+        path,
+    });
+    Some(new)
+}
+
 /// Files under `dir` (relative to the output folder as `rel`) that
 /// `listed` does not name, special files included. Symbolic links found there are removed: what
 /// they point at was never swept, and whoever reads the folder would follow them.
-fn unlisted_files(dir: &Path, rel: &str, listed: &[String]) -> Vec<String> {
+/// Files and folders whose name holds a secret (or is no UTF-8) are renamed
+/// first ([`rename_clean`]), credited to `step` (or to the step whose
+/// artifact folder holds them).
+fn unlisted_files(dir: &Path, rel: &str, listed: &[String], step: Option<&str>) -> Vec<String> {
     let mut out = Vec::new();
     let mut dirs = vec![(dir.to_path_buf(), rel.to_owned())];
     while let Some((dir, rel)) = dirs.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
-        for e in entries.flatten() {
-            let (Ok(meta), Some(name)) = (
-                e.path().symlink_metadata(),
-                e.file_name().to_str().map(str::to_owned),
-            ) else {
+        // Listed first: a renamed entry is never met again under its new name.
+        let entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
+        for e in entries {
+            let owner = step.map(str::to_owned).or_else(|| {
+                rel.strip_prefix("artifacts/")
+                    .and_then(|r| r.split('/').next())
+                    .map(str::to_owned)
+            });
+            let Some(name) = rename_clean(&dir, &e.file_name(), owner.as_deref(), &rel) else {
+                continue;
+            };
+            let path = dir.join(&name);
+            let Ok(meta) = path.symlink_metadata() else {
                 continue;
             };
             let r = if rel.is_empty() {
@@ -308,9 +434,9 @@ fn unlisted_files(dir: &Path, rel: &str, listed: &[String]) -> Vec<String> {
                 format!("{rel}/{name}")
             };
             if meta.is_symlink() {
-                let _ = std::fs::remove_file(e.path());
+                let _ = std::fs::remove_file(&path);
             } else if meta.is_dir() {
-                dirs.push((e.path(), r));
+                dirs.push((path, r));
             } else if !listed.contains(&r) {
                 // Regular files, and FIFOs, sockets and devices too: the
                 // sweep refuses to read those and withholds them.
@@ -331,7 +457,7 @@ pub(crate) fn sweep_output_folder(
     seen: &HashSet<String>,
 ) -> Vec<Finding> {
     let mut findings: Vec<Finding> = Vec::new();
-    for rel in unlisted_files(out_dir, "", &[]) {
+    for rel in unlisted_files(out_dir, "", &[], None) {
         if OWN_FILES.contains(&rel.as_str()) {
             continue;
         }

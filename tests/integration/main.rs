@@ -52,6 +52,7 @@ mod resume;
 mod retry;
 mod run;
 mod sandbox;
+mod secret_pieces;
 mod secrets;
 mod secrets_rules;
 mod shard;

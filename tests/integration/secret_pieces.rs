@@ -1,0 +1,265 @@
+//! No piece of a declared or CI secret (8 bytes or more) leaves a run, in
+//! any form the redaction layer promises to mask (SPEC "Output directory"):
+//! halves on two lines or split across stdout and stderr, pieces, the value
+//! reversed, in hex (either case), in base64, split by invisible characters,
+//! as (part of) a file name in the artifact folder, in an output value, and
+//! in a workspace file the diff summary shows. The step's command is the
+//! data file `tests/fixtures/secret_pieces/leak.sh`.
+
+use std::path::Path;
+
+use crate::harness::{Env, code, stderr};
+
+/// The declared secret (made up; no built-in rule detects it on its own).
+const SECRET: &str = "Rv3Kp8Zq2Wm6Xt9Ly4Nb";
+/// A credential of plangate's environment no step declares; the plan quotes a piece of it.
+const CI_SECRET: &str = "Hd7Jc2Vx9Tq4Mz8Pw3Gk";
+
+const LEAK: &str = include_str!("../fixtures/secret_pieces/leak.sh");
+
+/// Every text a piece of `secret` may not show in, lowercased: each run of
+/// 8 bytes of it and of its reverse, of 16 digits of their hex, and of 11
+/// characters of its base64 forms (both alphabets, three alignments).
+fn pieces(secret: &str) -> Vec<String> {
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    let reversed: String = secret.chars().rev().collect();
+    let mut out = Vec::new();
+    let windows = |text: &str, n: usize| -> Vec<String> {
+        text.as_bytes()
+            .windows(n)
+            .map(|w| String::from_utf8_lossy(w).to_ascii_lowercase())
+            .collect()
+    };
+    for form in [secret, reversed.as_str()] {
+        out.extend(windows(form, 8));
+        out.extend(windows(&hex::encode(form), 16));
+    }
+    for k in 0..3 {
+        let shifted = format!("{}{secret}", "\0".repeat(k));
+        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+            let text = engine.encode(&shifted);
+            // The characters that depend on the secret's bytes alone.
+            let (first, last) = ((8 * k).div_ceil(6), 8 * shifted.len() / 6);
+            out.extend(windows(&text[first..last], 11));
+        }
+    }
+    out
+}
+
+/// `bytes` as a reader sees it: escape sequences, control bytes and the
+/// characters nothing shows (zero-width, joiners, BOM, soft hyphen, ...) removed.
+fn shown(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = anstream::adapter::strip_str(&text).to_string();
+    text.chars()
+        .filter(|&c| {
+            !(c.is_control() && c != '\n'
+                || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}' | '\u{feff}'))
+        })
+        .collect()
+}
+
+/// What `secret` left in `where_`'s `bytes`: the first piece found, if any.
+fn leaked(bytes: &[u8], secret: &str) -> Option<String> {
+    let texts = [
+        String::from_utf8_lossy(bytes).to_ascii_lowercase(),
+        shown(bytes).to_ascii_lowercase(),
+        // Whitespace dropped: a value spread over lines or spaces.
+        shown(bytes)
+            .replace(|c: char| c.is_ascii_whitespace(), "")
+            .to_ascii_lowercase(),
+    ];
+    pieces(secret)
+        .into_iter()
+        .find(|p| texts.iter().any(|t| t.contains(p.as_str())))
+}
+
+/// Every file and folder under `dir`: (relative path, contents; empty for a folder).
+fn everything_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                stack.push(p);
+                out.push((rel, Vec::new()));
+            } else {
+                out.push((rel, std::fs::read(&p).unwrap_or_default()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_piece_or_transform_of_a_secret_leaves_a_run() {
+    let env = Env::new();
+    env.write("leak.sh", LEAK);
+    let plan = format!(
+        "version: 1\nid: pieces\npolicy: {{risk_tolerance: high, fail_on_secrets: false, max_parallel: 1}}\nsteps:\n\
+         \x20 - id: leak\n    tool: bash\n    secrets: [PIECES_TOKEN]\n    parameters: {{sandbox: false, command: 'bash leak.sh', show_cli: true}}\n\
+         \x20 - id: quote\n    tool: bash\n    dependencies: [leak]\n    parameters: {{sandbox: false, command: \"echo 'ci piece: {}' && echo '{}' | rev\"}}\n",
+        &CI_SECRET[2..14],
+        CI_SECRET,
+    );
+    let plan_path = env.write("plan.yaml", &plan);
+    let o = env
+        .run_cmd(&plan_path)
+        .args(["--approve", "leak,quote", "--sandbox-backend", "none"])
+        .env("PIECES_TOKEN", SECRET)
+        .env("DEPLOY_TOKEN", CI_SECRET)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let report = env.report();
+    assert_eq!(code(&o), 0, "{}\n{report:#}", stderr(&o));
+    let mut texts = vec![
+        ("stdout".to_owned(), o.stdout.clone()),
+        ("stderr".to_owned(), o.stderr.clone()),
+    ];
+    for (rel, bytes) in everything_under(&env.out) {
+        texts.push((format!("the name {rel}"), rel.clone().into_bytes()));
+        texts.push((rel, bytes));
+    }
+    for (name, bytes) in &texts {
+        for secret in [SECRET, CI_SECRET] {
+            if let Some(p) = leaked(bytes, secret) {
+                panic!(
+                    "{name} shows {p:?} (a piece of {secret}):\n{}",
+                    String::from_utf8_lossy(bytes)
+                );
+            }
+        }
+    }
+    // The step did print, write and name everything: masked, not missing.
+    let out = std::fs::read_to_string(env.out.join("artifacts/leak/stdout.txt")).unwrap();
+    for label in [
+        "first half: [REDACTED]",
+        "reversed: [REDACTED]",
+        "hex: [REDACTED]",
+        "zero-width: [REDACTED]",
+    ] {
+        assert!(out.contains(label), "{label}: {out}");
+    }
+    let err = std::fs::read_to_string(env.out.join("artifacts/leak/stderr.txt")).unwrap();
+    assert!(err.contains("half on stderr: [REDACTED]"), "{err}");
+    let names: Vec<String> = everything_under(&env.out.join("artifacts/leak"))
+        .into_iter()
+        .map(|(rel, _)| rel)
+        .collect();
+    for want in [
+        "[REDACTED].txt",
+        "name-[REDACTED].log",
+        "zw-[REDACTED].log",
+        "dir-[REDACTED]/inside.txt",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} not in {names:?}");
+    }
+    let audit = std::fs::read_to_string(env.out.join("audit.jsonl")).unwrap();
+    let renamed: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["event"] == "renamed")
+        .collect();
+    // Four in the step's folder (its sweep), one beside it (the final sweep).
+    assert_eq!(renamed.len(), 5, "{audit}");
+    let paths: Vec<&str> = renamed.iter().filter_map(|e| e["path"].as_str()).collect();
+    for want in [
+        "artifacts/leak/[REDACTED].txt",
+        "artifacts/leak/name-[REDACTED].log",
+        "artifacts/leak/zw-[REDACTED].log",
+        "artifacts/leak/dir-[REDACTED]",
+        "artifacts/late-[REDACTED].txt",
+    ] {
+        assert!(paths.contains(&want), "{want} not in {paths:?}");
+    }
+    for e in &renamed {
+        let late = e["path"] == "artifacts/late-[REDACTED].txt";
+        assert_eq!(e.get("step").is_none(), late, "{e}");
+        if !late {
+            assert_eq!(e["step"], "leak", "{e}");
+        }
+    }
+    assert!(env.out.join("artifacts/late-[REDACTED].txt").exists());
+    let outputs = &env.step("leak")["outputs"];
+    for k in ["whole", "half", "hexed", "reversed"] {
+        assert_eq!(outputs[k], "[REDACTED]", "{outputs:#}");
+    }
+    let diff = std::fs::read_to_string(env.out.join("diff-summary.md")).unwrap();
+    assert!(diff.contains("leaked-[REDACTED].txt"), "{diff}");
+    assert!(diff.contains("token = [REDACTED]"), "{diff}");
+    // The workspace file itself is the step's product: left as written.
+    assert!(
+        env.ws
+            .join(format!("leaked-{}.txt", &SECRET[6..16]))
+            .exists()
+    );
+    every_key_is_vocabulary(&env);
+}
+
+/// plangate's own words are never masked as pieces (a secret holding
+/// `fingerprint` must not make the report unreadable): every key of the JSON
+/// files a run writes is in the redaction layer's vocabulary.
+fn every_key_is_vocabulary(env: &Env) {
+    fn keys(v: &serde_json::Value, into: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    into.push(k.clone());
+                    // The outputs' names are the step's, not plangate's.
+                    if k != "outputs" {
+                        keys(x, into);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, into)),
+            _ => {}
+        }
+    }
+    let vocabulary = include_str!("../../src/redact/vocabulary.txt");
+    let mut found = Vec::new();
+    keys(&env.report(), &mut found);
+    keys(
+        &crate::harness::read_json(&env.out.join("artifacts/manifest.json")),
+        &mut found,
+    );
+    for line in std::fs::read_to_string(env.out.join("audit.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        keys(&serde_json::from_str(line).unwrap(), &mut found);
+    }
+    for k in found.iter().filter(|k| k.len() >= 8) {
+        assert!(
+            vocabulary.lines().any(|w| w == k),
+            "`{k}` is missing from src/redact/vocabulary.txt"
+        );
+    }
+}
+
+#[test]
+fn the_checker_finds_every_family_it_looks_for() {
+    // A test that cannot fail is a defect: each family the run above must
+    // mask is found by `leaked` when left in the clear.
+    use base64::Engine;
+    let rev: String = SECRET.chars().rev().collect();
+    let split = format!("{}\u{200b}{}", &SECRET[..5], &SECRET[5..]);
+    for text in [
+        SECRET[..10].to_owned(),
+        SECRET[10..].to_owned(),
+        rev[3..11].to_owned(),
+        hex::encode(&SECRET[2..10]),
+        hex::encode_upper(SECRET),
+        base64::engine::general_purpose::STANDARD.encode(format!("x{SECRET}")),
+        split,
+        SECRET[..12].to_ascii_uppercase(),
+        format!("{}\n{}\n{}", &SECRET[..3], &SECRET[3..6], &SECRET[6..9]),
+        SECRET.bytes().map(|b| format!("{b:02x} ")).collect(),
+    ] {
+        assert!(leaked(text.as_bytes(), SECRET).is_some(), "{text}");
+    }
+    assert_eq!(leaked(b"[REDACTED] and other text", SECRET), None);
+}
