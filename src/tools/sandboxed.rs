@@ -9,7 +9,10 @@
 
 use crate::model::{Filesystem, Limits};
 use crate::process::{self, ProcessOutcome, ProcessSpec};
-use crate::sandbox::{self, Layout, git_guard::Snapshot};
+use crate::sandbox::{
+    self, Layout,
+    git_guard::{self, Scope, Snapshot},
+};
 
 use super::StepContext;
 
@@ -125,7 +128,7 @@ pub(crate) fn undone_message(undone: &[String]) -> String {
         list.push_str(&format!(" and {} more", undone.len() - SHOWN));
     }
     format!(
-        "changed files that make git run code ({list}); they were put back: only a step approved as dangerous may change git hooks or configuration"
+        "changed the repository's `.git` ({list}); the changes were undone: only the git tool or a step approved as dangerous may change `.git` (its hooks, configuration, refs, index or objects)"
     )
 }
 
@@ -174,15 +177,41 @@ async fn run_in(
             "no sandbox was decided for this step; it is not run",
         ));
     };
-    let snapshot = if sb.profile.filesystem == Filesystem::Declared {
-        None
+    // A step that may change `.git` waits for the guarded ones (and they
+    // for it): their snapshots must never undo its changes.
+    let guarded = sb.profile.filesystem != Filesystem::Declared;
+    let (_shared, _exclusive) = if guarded {
+        (Some(git_guard::LOCK.read().await), None)
     } else {
-        Some(Snapshot::take(&ctx.env.workspace).map_err(|e| {
-            std::io::Error::other(format!(
-                "cannot record the git hooks and configuration before the step: {e}"
-            ))
-        })?)
+        (None, Some(git_guard::LOCK.write().await))
     };
+    let snapshot = if guarded {
+        // Under bwrap `.git` is bound read-only; elsewhere all of it is kept.
+        let scope = if sb.backend() == Some(crate::model::Backend::Bwrap) {
+            Scope::Code
+        } else {
+            Scope::Whole
+        };
+        let ws = ctx.env.workspace.clone();
+        Some(
+            tokio::task::spawn_blocking(move || Snapshot::take(&ws, scope))
+                .await
+                .map_err(std::io::Error::other)?
+                .map_err(|e| {
+                    std::io::Error::other(format!(
+                        "cannot record the repository's `.git` before the step: {e}; the step was not run"
+                    ))
+                })?,
+        )
+    } else {
+        None
+    };
+    if guarded {
+        // `git status` would rewrite the index to refresh it: not in a guarded step.
+        spec.env.retain(|(k, _)| k != "GIT_OPTIONAL_LOCKS");
+        spec.env
+            .push(("GIT_OPTIONAL_LOCKS".to_owned(), "0".to_owned()));
+    }
     std::fs::create_dir_all(&ctx.artifacts_dir)?;
     let temp = tempfile::Builder::new()
         .prefix("plangate-step-")
@@ -243,11 +272,14 @@ async fn run_in(
         .and_then(|s| s.trim().parse::<usize>().ok());
     // Undo even when the process could not be waited for: it may have run.
     let undone = match snapshot {
-        Some(s) => s.undo_changes().map_err(|e| {
-            std::io::Error::other(format!(
-                "cannot put back the git hooks and configuration after the step: {e}"
-            ))
-        })?,
+        Some(s) => tokio::task::spawn_blocking(move || s.undo_changes())
+            .await
+            .map_err(std::io::Error::other)?
+            .map_err(|e| {
+                std::io::Error::other(format!(
+                    "cannot put back the repository's `.git` after the step: {e}"
+                ))
+            })?,
         None => Vec::new(),
     };
     drop(temp);

@@ -29,6 +29,7 @@ mod faults;
 mod flow;
 mod formats;
 mod fuzz_regressions;
+mod git_indirection;
 mod github;
 mod guard_code;
 mod guard_conformance;

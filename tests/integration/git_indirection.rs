@@ -1,0 +1,233 @@
+//! git indirection (issue 23, item 4): a step below dangerous can change
+//! nothing of the workspace's `.git` (nor of a git directory its `.git` file
+//! points to inside the workspace), cannot leave a nested repository whose
+//! configuration or hooks would run later, and cannot hide what it added
+//! from the diff summary by ignoring it.
+//!
+//! Payloads are data files (tests/fixtures/git_indirection/) run by a
+//! textconv driver (so the classifier sees only `git diff`): every program
+//! they plant would only touch a marker file in the test's temporary folder,
+//! and after plangate the test runs the real `git status` (and friends) in
+//! the workspace and checks that no marker appeared.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+
+use crate::harness::{Env, code, stderr};
+use crate::sandbox::backends;
+
+const PAYLOAD: &str = include_str!("../fixtures/git_indirection/dotgit_payload.sh");
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Every entry under `root` (links not followed): kind, mode and content.
+fn tree_state(root: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let Ok(meta) = root.symlink_metadata() else {
+        return out;
+    };
+    let mut stack = vec![(root.to_path_buf(), meta)];
+    while let Some((p, m)) = stack.pop() {
+        let rel = p.strip_prefix(root).unwrap().display().to_string();
+        let ft = m.file_type();
+        let state = if ft.is_symlink() {
+            format!("link {}", std::fs::read_link(&p).unwrap().display())
+        } else if ft.is_dir() {
+            for e in std::fs::read_dir(&p).unwrap().flatten() {
+                stack.push((e.path(), e.path().symlink_metadata().unwrap()));
+            }
+            "dir".to_owned()
+        } else if ft.is_file() {
+            let bytes = std::fs::read(&p).unwrap_or_default();
+            format!(
+                "file {:o} {}",
+                m.permissions().mode() & 0o7777,
+                String::from_utf8_lossy(&bytes)
+            )
+        } else {
+            format!("special {:o}", m.mode())
+        };
+        out.insert(rel, state);
+    }
+    out
+}
+
+/// What differs between two [`tree_state`]s.
+fn differences(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<String> {
+    a.keys()
+        .chain(b.keys())
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| format!("{k}: {:?} -> {:?}", a.get(k), b.get(k)))
+        .collect()
+}
+
+/// `plangate run` under `flag`, every step approved under Landlock (where a
+/// writing step is not auto-approved), so that each runs in its risk's profile.
+fn run(env: &Env, flag: &str, yaml: &str, ids: &[&str]) -> std::process::Output {
+    let mut args = vec!["--sandbox-backend".to_owned(), flag.to_owned()];
+    if flag == "landlock" {
+        for id in ids {
+            args.extend(["--approve".to_owned(), (*id).to_owned()]);
+        }
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    env.run(yaml, &args)
+}
+
+/// A folder outside the workspace where planted programs would leave markers.
+fn marks(env: &Env) -> PathBuf {
+    let m = env.ws.parent().unwrap().join("marks");
+    std::fs::create_dir_all(&m).unwrap();
+    m
+}
+
+fn markers(m: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(m)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("ran"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The user's later git commands in `dir`, with their own config and hooks live.
+fn users_git_commands(dir: &Path) {
+    for args in [
+        &["status"][..],
+        &["diff"],
+        &["log", "-1"],
+        &["checkout", "-q", "-B", "after"],
+        &["commit", "-q", "--allow-empty", "-m", "after"],
+    ] {
+        let _ = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(std::process::Stdio::null())
+            .output();
+    }
+}
+
+/// A repository in the workspace whose `git diff` runs the payload (a
+/// textconv driver, the user's own configuration set before the run), with
+/// its git directory at `gitdir` (relative; `.git`, or elsewhere in the
+/// workspace behind a `.git` file). Returns the absolute git directory.
+fn payload_repo(env: &Env, gitdir: &str) -> PathBuf {
+    if gitdir == ".git" {
+        git(&env.ws, &["init", "-q"]);
+    } else {
+        let sep = format!("--separate-git-dir={}", env.ws.join(gitdir).display());
+        git(&env.ws, &["init", "-q", &sep]);
+    }
+    let g = env.ws.join(gitdir);
+    let tools = g.join("test-tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::write(tools.join("payload.sh"), PAYLOAD).unwrap();
+    let conv = tools.join("conv.sh");
+    std::fs::write(
+        &conv,
+        format!("sh {} ; cat \"$1\"\n", tools.join("payload.sh").display()),
+    )
+    .unwrap();
+    git(
+        &env.ws,
+        &[
+            "config",
+            "diff.probe.textconv",
+            &format!("sh {}", conv.display()),
+        ],
+    );
+    env.write(".gitattributes", "*.txt diff=probe\n");
+    env.write(".gitignore", "plan.yaml\n");
+    env.write("a.txt", "one\n");
+    git(&env.ws, &["add", "."]);
+    git(&env.ws, &["commit", "-qm", "init"]);
+    env.write("a.txt", "two\n");
+    g
+}
+
+fn payload_plan(g: &Path, m: &Path, w: &Path) -> String {
+    let vars = format!(
+        "env: {{G: {:?}, M: {:?}, W: {:?}}}",
+        g.display().to_string(),
+        m.display().to_string(),
+        w.display().to_string()
+    );
+    format!(
+        "version: 1\nid: gi\npolicy: {{risk_tolerance: high}}\nsteps:\n  \
+         - {{id: safe, tool: bash, continue_on_error: true, {vars}, parameters: {{command: 'git --no-pager diff'}}}}\n  \
+         - {{id: moderate, tool: bash, continue_on_error: true, dependencies: [safe], {vars}, parameters: {{command: 'git --no-pager diff > diff.out'}}}}\n"
+    )
+}
+
+#[test]
+fn safe_and_moderate_steps_change_nothing_in_the_git_directory() {
+    for &(flag, backend) in backends() {
+        for gitdir in [".git", ".repo"] {
+            let case = format!("{backend} / {gitdir}");
+            let env = Env::new();
+            let m = marks(&env);
+            let g = payload_repo(&env, gitdir);
+            let before = tree_state(&g);
+            let dot_before = tree_state(&env.ws.join(".git"));
+            let o = run(
+                &env,
+                flag,
+                &payload_plan(&g, &m, &env.ws),
+                &["safe", "moderate"],
+            );
+            assert!(matches!(code(&o), 0 | 1), "{case}: {}", stderr(&o));
+            let r = env.report();
+            assert_eq!(r["sandbox"]["available"], backend, "{case}");
+            let profile = |id: &str| env.step(id)["sandbox"]["profile"]["filesystem"].clone();
+            assert_eq!(profile("safe"), "read-only", "{case}");
+            assert_eq!(profile("moderate"), "workspace-write", "{case}");
+            // The payload did run (the moderate step's own output is there).
+            assert!(env.ws.join("diff.out").exists(), "{case}");
+            let diff = differences(&before, &tree_state(&g));
+            assert!(diff.is_empty(), "{case}: changed under {gitdir}: {diff:#?}");
+            let diff = differences(&dot_before, &tree_state(&env.ws.join(".git")));
+            assert!(diff.is_empty(), "{case}: changed .git: {diff:#?}");
+            // A step whose change had to be undone fails and says why:
+            // under Landlock the moderate step's writes landed, then were undone.
+            for id in ["safe", "moderate"] {
+                let ran = env.out.join(format!("artifacts/{id}/payload-ran"));
+                assert!(ran.exists(), "{case}: {id}: the payload did not run");
+                let s = env.step(id);
+                if backend != "bwrap" && id == "moderate" {
+                    assert_eq!(s["status"], "failed", "{case}: {s}");
+                    let e = s["error"].as_str().unwrap_or_default();
+                    assert!(e.contains(&format!("{gitdir}/config")), "{case}: {e}");
+                }
+                if s["status"] != "success" {
+                    let e = s["error"].as_str().unwrap_or_default();
+                    assert!(e.contains("`.git`"), "{case}: {id}: {s}");
+                }
+            }
+            users_git_commands(&env.ws);
+            assert_eq!(markers(&m), Vec::<String>::new(), "{case}");
+        }
+    }
+}
