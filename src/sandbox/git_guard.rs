@@ -430,7 +430,7 @@ fn read_entry(path: &Path, bulk: bool, budget: &mut u64) -> std::io::Result<Opti
     }))
 }
 /// Remove whatever is at `path` (a link itself, never its target).
-fn remove(path: &Path) -> std::io::Result<()> {
+pub(super) fn remove(path: &Path) -> std::io::Result<()> {
     match path.symlink_metadata() {
         Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
         Ok(_) => std::fs::remove_file(path),

@@ -37,6 +37,7 @@ mod confine;
 mod exec;
 pub(crate) mod git_creds;
 pub(crate) mod git_guard;
+pub(crate) mod git_nested;
 mod layout;
 mod profile;
 pub(crate) mod reads;

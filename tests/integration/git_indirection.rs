@@ -231,3 +231,143 @@ fn safe_and_moderate_steps_change_nothing_in_the_git_directory() {
         }
     }
 }
+
+const NESTED: &str = include_str!("../fixtures/git_indirection/nested_payload.sh");
+
+/// The folders the nested payload plants (or changes) a repository in.
+fn planted(ws: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = (1..=28).map(|n| ws.join(format!("k{n}"))).collect();
+    for d in [
+        "oneline",
+        "hooked",
+        "renamed",
+        "linkhooks",
+        "gfdir",
+        "gf",
+        "lk",
+        "bare",
+        "cd1",
+        "cdtarget",
+        "sl",
+        "bad",
+        "cont",
+        "old",
+    ] {
+        dirs.push(ws.join(d));
+    }
+    dirs
+}
+
+/// A workspace (a repository of its own) with the payload, a benign nested
+/// repository the payload changes, and a vendored one with its own hooks
+/// configuration that nothing touches.
+fn nested_workspace(env: &Env) {
+    git(&env.ws, &["init", "-q"]);
+    env.write("payload.sh", NESTED);
+    env.write(".gitignore", "plan.yaml\n");
+    git(&env.ws, &["add", "."]);
+    git(&env.ws, &["commit", "-qm", "init"]);
+    std::fs::create_dir_all(env.ws.join("old")).unwrap();
+    git(&env.ws.join("old"), &["init", "-q"]);
+    std::fs::create_dir_all(env.ws.join("vendor")).unwrap();
+    git(&env.ws.join("vendor"), &["init", "-q"]);
+    git(
+        &env.ws.join("vendor"),
+        &["config", "core.hooksPath", "vendor-hooks"],
+    );
+}
+
+fn nested_plan(m: &Path, risk: &str) -> String {
+    let m = m.display().to_string();
+    format!(
+        "version: 1\nid: nested\npolicy: {{risk_tolerance: high}}\nsteps:\n  \
+         - {{id: plant, tool: bash, continue_on_error: true{risk}, env: {{M: {m:?}}}, parameters: {{command: 'sh payload.sh'}}}}\n  \
+         - {{id: benign, tool: bash, continue_on_error: true, parameters: {{command: 'git init -q benign && git init -q --bare benign-bare.git'}}}}\n"
+    )
+}
+
+#[test]
+fn a_step_below_dangerous_leaves_no_nested_repository_that_runs_programs() {
+    for &(flag, backend) in backends() {
+        let env = Env::new();
+        let m = marks(&env);
+        nested_workspace(&env);
+        let vendor = std::fs::read_to_string(env.ws.join("vendor/.git/config")).unwrap();
+        let o = run(&env, flag, &nested_plan(&m, ""), &["plant", "benign"]);
+        assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+        assert_eq!(env.report()["sandbox"]["available"], backend);
+        let s = env.step("plant");
+        assert_eq!(s["sandbox"]["profile"]["filesystem"], "workspace-write");
+        assert_eq!(s["status"], "failed", "{backend}: {s}");
+        let e = s["error"].as_str().unwrap();
+        assert!(
+            e.contains(
+                "left git repositories whose configuration or hooks would make git run a program"
+            ),
+            "{backend}: {e}"
+        );
+        // Every planted part is named (4 shown, the rest counted): a part in
+        // each folder, two hooks in `hooked`, nothing in `cdtarget` (not a
+        // git directory without the `commondir` that pointed at it).
+        let more: usize = e
+            .split(" and ")
+            .filter_map(|p| {
+                p.strip_suffix(
+                    " more); they were removed: only a step approved as dangerous may leave them",
+                )
+            })
+            .find_map(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert_eq!(more + 4, planted(&env.ws).len(), "{backend}: {e}");
+        // A plain `git init` (and a bare one) stays as git made it.
+        let b = env.step("benign");
+        assert_eq!(b["status"], "success", "{backend}: {b}");
+        assert_eq!(b["sandbox"]["profile"]["filesystem"], "workspace-write");
+        assert!(env.ws.join("benign/.git/config").is_file());
+        assert!(env.ws.join("benign/.git/hooks/pre-commit.sample").is_file());
+        assert!(env.ws.join("benign-bare.git/config").is_file());
+        // The user's own nested repository, untouched, keeps its configuration.
+        let now = std::fs::read_to_string(env.ws.join("vendor/.git/config")).unwrap();
+        assert_eq!(now, vendor, "{backend}");
+        // The user's git commands in every planted folder run nothing planted.
+        for dir in planted(&env.ws) {
+            users_git_commands(&dir);
+            let _ = std::process::Command::new("git")
+                .args(["st"])
+                .current_dir(&dir)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output();
+        }
+        users_git_commands(&env.ws);
+        assert_eq!(markers(&m), Vec::<String>::new(), "{backend}");
+    }
+}
+
+#[test]
+fn a_step_approved_as_dangerous_keeps_the_repositories_it_makes() {
+    let Some(&(flag, backend)) = backends().first() else {
+        return;
+    };
+    let env = Env::new();
+    let m = marks(&env);
+    nested_workspace(&env);
+    let o = run(
+        &env,
+        flag,
+        &nested_plan(&m, ", risk_level: dangerous"),
+        &["plant", "benign"],
+    );
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    let s = env.step("plant");
+    assert_eq!(s["sandbox"]["profile"]["filesystem"], "declared");
+    assert_eq!(s["status"], "success", "{backend}: {s}");
+    // What the moderate step lost is still there (git is not run in it).
+    for f in [
+        "k1/.git/config",
+        "hooked/.git/hooks/post-checkout",
+        "gf/.git",
+        "bare/config",
+    ] {
+        assert!(env.ws.join(f).symlink_metadata().is_ok(), "{backend}: {f}");
+    }
+}
