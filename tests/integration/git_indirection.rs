@@ -371,3 +371,103 @@ fn a_step_approved_as_dangerous_keeps_the_repositories_it_makes() {
         assert!(env.ws.join(f).symlink_metadata().is_ok(), "{backend}: {f}");
     }
 }
+
+/// What a build-and-hide step does: a big ignored tree, a self-ignoring
+/// folder holding a secret (made at run time), an ignored file changed, a
+/// file `.git/info/exclude` hides, one the global excludes hide, one plain.
+const HIDING_STEP: &str = "mkdir -p target/debug hide && i=0 && while [ $i -lt 1100 ]; do i=$((i + 1)); echo $i > target/debug/f$i; done\n\
+printf '*\\n' > hide/.gitignore\n\
+printf 'aws_access_key_id = AKIA%s\\n' Z7Q4NX2LMRBT5KPW > hide/secret.txt\n\
+echo new >> keep.log\n\
+echo x > excluded.txt\n\
+echo y > global.txt\n\
+echo visible > visible.txt\n";
+
+#[test]
+fn the_diff_summary_lists_what_the_run_hid_from_git() {
+    for git_mode in [true, false] {
+        let case = if git_mode { "git" } else { "snapshot" };
+        let env = Env::new();
+        env.write(".gitignore", "target/\n*.log\nplan.yaml\n");
+        env.write("keep.log", "old\n");
+        let excludes = env.ws.parent().unwrap().join("global-excludes");
+        std::fs::write(&excludes, "global.txt\n").unwrap();
+        let config = env.ws.parent().unwrap().join("gitconfig");
+        std::fs::write(
+            &config,
+            format!("[core]\n\texcludesFile = {}\n", excludes.display()),
+        )
+        .unwrap();
+        if git_mode {
+            git(&env.ws, &["init", "-q"]);
+            std::fs::write(env.ws.join(".git/info/exclude"), "excluded.txt\n").unwrap();
+            git(&env.ws, &["add", "."]);
+            git(&env.ws, &["commit", "-qm", "init"]);
+        }
+        let plan = env.write(
+            "plan.yaml",
+            &format!(
+                "version: 1\nid: hide\npolicy: {{risk_tolerance: high}}\nsteps:\n  - id: w\n    tool: bash\n    parameters: {{command: {}}}\n",
+                serde_json::to_string(HIDING_STEP).unwrap()
+            ),
+        );
+        let o = env
+            .run_cmd(&plan)
+            .args(["--workspace", env.ws.to_str().unwrap(), "--approve", "w"])
+            .env("GIT_CONFIG_GLOBAL", &config)
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap();
+        // The secret is a finding (exit 4), found in the diff summary.
+        assert_eq!(code(&o), 4, "{case}: {}", stderr(&o));
+        let r = env.report();
+        assert_eq!(env.step("w")["status"], "success", "{case}");
+        assert_eq!(
+            r["diff"]["method"],
+            if git_mode { "git" } else { "snapshot" }
+        );
+        let findings = r["findings"].as_array().unwrap();
+        assert!(
+            findings.iter().any(|f| f["location"] == "diff-summary.md"
+                && f["rule"].as_str().unwrap().contains("aws")),
+            "{case}: {findings:?}"
+        );
+        let files = r["diff"]["files"].as_array().unwrap();
+        let row = |p: &str| files.iter().find(|f| f["path"] == p).cloned();
+        let mut hidden = vec![
+            ("hide/.gitignore", "added"),
+            ("hide/secret.txt", "added"),
+            ("keep.log", "modified"),
+            ("target/debug/f1", "added"),
+        ];
+        if git_mode {
+            hidden.extend([("excluded.txt", "added"), ("global.txt", "added")]);
+        }
+        for (p, change) in hidden {
+            let f = row(p).unwrap_or_else(|| panic!("{case}: no row for {p}: {files:?}"));
+            assert_eq!(f["change"], change, "{case}: {f}");
+            assert_eq!(f["ignored"], true, "{case}: {f}");
+        }
+        let v = row("visible.txt").unwrap();
+        assert!(v.get("ignored").is_none(), "{case}: {v}");
+        // Bounded: at most 1000 rows of what git leaves out, the rest counted.
+        let unseen = files.iter().filter(|f| f["ignored"] == true).count();
+        assert_eq!(unseen, 1000, "{case}");
+        let notes = r["diff"]["notes"].to_string();
+        assert!(
+            notes.contains("more changed file(s) that git's ignore rules leave out"),
+            "{case}: {notes}"
+        );
+        let md = std::fs::read_to_string(env.out.join("diff-summary.md")).unwrap();
+        assert!(
+            md.contains("| `hide/secret.txt` | added (ignored) |"),
+            "{case}"
+        );
+        assert!(md.contains("### `keep.log` (ignored)"), "{case}");
+        assert!(md.contains("+new"), "{case}");
+        assert!(
+            !md.contains("Z7Q4NX2LMRBT5KPW"),
+            "{case}: the secret is redacted"
+        );
+    }
+}
