@@ -281,3 +281,68 @@ fn label_by_git(root: &Path, git_global: bool, out: &mut Compared) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    fn rows(c: &Compared) -> Vec<(String, Change, bool)> {
+        c.files
+            .iter()
+            .map(|(f, _)| (f.path.clone(), f.change, f.ignored))
+            .collect()
+    }
+
+    #[test]
+    fn touched_is_nothing_changed_added_and_deleted_are_listed_and_rows_are_bounded() {
+        let t = tempfile::tempdir().expect("tmp");
+        let root = t.path();
+        write(root, ".gitignore", "*.log\nbig/\n");
+        write(root, "same.log", "same\n");
+        write(root, "edit.log", "one\n");
+        write(root, "gone.log", "bye\n");
+        write(root, "plain.txt", "x\n");
+        let before = Ignored::take(root, &[], false);
+        // Rewritten with the same bytes: metadata changed, content did not.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        write(root, "same.log", "same\n");
+        write(root, "edit.log", "two\n");
+        std::fs::remove_file(root.join("gone.log")).expect("rm");
+        write(root, "dir/.gitignore", "*\n");
+        write(root, "dir/new.txt", "hidden\n");
+        write(root, "plain.txt", "y\n");
+        let listed: HashSet<String> = ["plain.txt".to_owned()].into();
+        let c = before.compare(root, &[], false, &listed);
+        assert_eq!(
+            rows(&c),
+            [
+                ("dir/.gitignore".to_owned(), Change::Added, true),
+                ("dir/new.txt".to_owned(), Change::Added, true),
+                ("edit.log".to_owned(), Change::Modified, true),
+                ("gone.log".to_owned(), Change::Deleted, true),
+            ]
+        );
+        assert!(c.notes.is_empty(), "{:?}", c.notes);
+        match &c.files[2].1 {
+            Body::Text { lines, .. } => assert!(lines.contains(&"+two".to_owned()), "{lines:?}"),
+            b => panic!("{b:?}"),
+        }
+        // A big ignored tree: MAX_ROWS rows, the rest counted.
+        for i in 0..MAX_ROWS + 5 {
+            write(root, &format!("big/f{i}"), "x\n");
+        }
+        let c = before.compare(root, &[], false, &listed);
+        assert_eq!(c.files.len(), MAX_ROWS);
+        assert!(
+            c.notes[0].starts_with("9 more changed file(s)"),
+            "{:?}",
+            c.notes
+        );
+    }
+}

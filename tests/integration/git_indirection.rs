@@ -135,6 +135,19 @@ fn users_git_commands(dir: &Path) {
 /// its git directory at `gitdir` (relative; `.git`, or elsewhere in the
 /// workspace behind a `.git` file). Returns the absolute git directory.
 fn payload_repo(env: &Env, gitdir: &str) -> PathBuf {
+    if gitdir == "worktree" {
+        // The workspace is a linked work tree of a repository outside it.
+        let main = env.ws.parent().unwrap().join("main");
+        std::fs::create_dir_all(&main).unwrap();
+        git(&main, &["init", "-q"]);
+        std::fs::write(main.join("seed"), "x\n").unwrap();
+        git(&main, &["add", "."]);
+        git(&main, &["commit", "-qm", "seed"]);
+        std::fs::remove_dir(&env.ws).unwrap();
+        git(&main, &["worktree", "add", "-q", env.ws.to_str().unwrap()]);
+        let g = main.join(".git/worktrees/ws");
+        return finish_payload_repo(env, &g);
+    }
     if gitdir == ".git" {
         git(&env.ws, &["init", "-q"]);
     } else {
@@ -142,6 +155,11 @@ fn payload_repo(env: &Env, gitdir: &str) -> PathBuf {
         git(&env.ws, &["init", "-q", &sep]);
     }
     let g = env.ws.join(gitdir);
+    finish_payload_repo(env, &g)
+}
+
+fn finish_payload_repo(env: &Env, g: &Path) -> PathBuf {
+    let g = g.to_path_buf();
     let tools = g.join("test-tools");
     std::fs::create_dir_all(&tools).unwrap();
     std::fs::write(tools.join("payload.sh"), PAYLOAD).unwrap();
@@ -168,7 +186,7 @@ fn payload_repo(env: &Env, gitdir: &str) -> PathBuf {
     g
 }
 
-fn payload_plan(g: &Path, m: &Path, w: &Path) -> String {
+fn payload_plan(g: &Path, m: &Path, w: &Path, readable: &str) -> String {
     let vars = format!(
         "env: {{G: {:?}, M: {:?}, W: {:?}}}",
         g.display().to_string(),
@@ -177,32 +195,45 @@ fn payload_plan(g: &Path, m: &Path, w: &Path) -> String {
     );
     format!(
         "version: 1\nid: gi\npolicy: {{risk_tolerance: high}}\nsteps:\n  \
-         - {{id: safe, tool: bash, continue_on_error: true, {vars}, parameters: {{command: 'git --no-pager diff'}}}}\n  \
-         - {{id: moderate, tool: bash, continue_on_error: true, dependencies: [safe], {vars}, parameters: {{command: 'git --no-pager diff > diff.out'}}}}\n"
+         - {{id: safe, tool: bash, continue_on_error: true, {vars}, parameters: {{{readable}command: 'git --no-pager diff'}}}}\n  \
+         - {{id: moderate, tool: bash, continue_on_error: true, dependencies: [safe], {vars}, parameters: {{{readable}command: 'git --no-pager diff > diff.out'}}}}\n"
     )
 }
 
 #[test]
 fn safe_and_moderate_steps_change_nothing_in_the_git_directory() {
     for &(flag, backend) in backends() {
-        for gitdir in [".git", ".repo"] {
+        for gitdir in [".git", ".repo", "worktree"] {
             let case = format!("{backend} / {gitdir}");
             let env = Env::new();
             let m = marks(&env);
             let g = payload_repo(&env, gitdir);
             let before = tree_state(&g);
             let dot_before = tree_state(&env.ws.join(".git"));
+            // A work tree's repository lies outside: the steps may read it.
+            let readable = if gitdir == "worktree" {
+                let main = env.ws.parent().unwrap().join("main");
+                format!("readable: [{:?}], ", main.display().to_string())
+            } else {
+                String::new()
+            };
             let o = run(
                 &env,
                 flag,
-                &payload_plan(&g, &m, &env.ws),
+                &payload_plan(&g, &m, &env.ws, &readable),
                 &["safe", "moderate"],
             );
             assert!(matches!(code(&o), 0 | 1), "{case}: {}", stderr(&o));
             let r = env.report();
             assert_eq!(r["sandbox"]["available"], backend, "{case}");
             let profile = |id: &str| env.step(id)["sandbox"]["profile"]["filesystem"].clone();
-            assert_eq!(profile("safe"), "read-only", "{case}");
+            // (A readable path outside the workspace floors the risk at moderate.)
+            let first = if gitdir == "worktree" {
+                "workspace-write"
+            } else {
+                "read-only"
+            };
+            assert_eq!(profile("safe"), first, "{case}");
             assert_eq!(profile("moderate"), "workspace-write", "{case}");
             // The payload did run (the moderate step's own output is there).
             assert!(env.ws.join("diff.out").exists(), "{case}");
@@ -216,7 +247,7 @@ fn safe_and_moderate_steps_change_nothing_in_the_git_directory() {
                 let ran = env.out.join(format!("artifacts/{id}/payload-ran"));
                 assert!(ran.exists(), "{case}: {id}: the payload did not run");
                 let s = env.step(id);
-                if backend != "bwrap" && id == "moderate" {
+                if backend != "bwrap" && id == "moderate" && gitdir != "worktree" {
                     assert_eq!(s["status"], "failed", "{case}: {s}");
                     let e = s["error"].as_str().unwrap_or_default();
                     assert!(e.contains(&format!("{gitdir}/config")), "{case}: {e}");
