@@ -50,9 +50,120 @@ const FILES: [&str; 6] = [
 /// Files of a git directory's object store that point git elsewhere.
 const ALTERNATES: [&str; 2] = ["objects/info/alternates", "objects/info/http-alternates"];
 
-/// Held shared by a step whose snapshot is live, exclusively by a step that
-/// may change `.git` (the git tool, a step approved as dangerous).
-pub(crate) static LOCK: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+/// Keeps the steps whose snapshot is live ([`Side::Guarded`]) and the steps
+/// that may change `.git` ([`Side::Writer`]: the git tool, a step approved
+/// as dangerous) apart: either side runs many at once, never both.
+pub(crate) static LOCK: Lanes = Lanes::new();
+
+/// Which side of [`Lanes`] a step is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// Below dangerous: `.git` is snapshotted around it.
+    Guarded,
+    /// May change `.git`.
+    Writer,
+}
+
+#[derive(Debug)]
+struct LaneState {
+    active: [usize; 2],
+    waiting: [usize; 2],
+    /// Whose turn it is when both sides wait and none runs.
+    turn: usize,
+}
+
+/// Two groups that exclude each other (see [`LOCK`]); waiting is fair: when
+/// both sides wait, the side that did not run last goes first.
+#[derive(Debug)]
+pub(crate) struct Lanes {
+    state: std::sync::Mutex<LaneState>,
+    notify: tokio::sync::Notify,
+}
+
+/// A place in [`Lanes`], given back when dropped.
+#[derive(Debug)]
+pub(crate) struct Lane {
+    side: usize,
+}
+
+impl Drop for Lane {
+    fn drop(&mut self) {
+        let mut s = LOCK.lock();
+        s.active[self.side] -= 1;
+        if s.active[self.side] == 0 {
+            s.turn = 1 - self.side;
+        }
+        drop(s);
+        LOCK.notify.notify_waiters();
+    }
+}
+
+/// Counts a waiter until it enters or gives up (a cancelled step).
+struct Waiting {
+    side: usize,
+    counted: bool,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if self.counted {
+            LOCK.lock().waiting[self.side] -= 1;
+            LOCK.notify.notify_waiters();
+        }
+    }
+}
+
+impl Lanes {
+    const fn new() -> Lanes {
+        Lanes {
+            state: std::sync::Mutex::new(LaneState {
+                active: [0, 0],
+                waiting: [0, 0],
+                turn: 0,
+            }),
+            notify: tokio::sync::Notify::const_new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LaneState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Wait until `side` may run (only [`LOCK`] is used: a [`Lane`] gives
+    /// its place back there).
+    pub(crate) async fn enter(&'static self, side: Side) -> Lane {
+        let me = usize::from(side == Side::Writer);
+        let other = 1 - me;
+        let mut waiting = Waiting {
+            side: me,
+            counted: false,
+        };
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut s = self.lock();
+                let free = s.active[other] == 0 && (s.waiting[other] == 0 || s.turn == me);
+                if free {
+                    if waiting.counted {
+                        s.waiting[me] -= 1;
+                        waiting.counted = false;
+                    }
+                    s.active[me] += 1;
+                    return Lane { side: me };
+                }
+                if !waiting.counted {
+                    s.waiting[me] += 1;
+                    waiting.counted = true;
+                }
+            }
+            notified.await;
+        }
+    }
+}
 
 /// How much of `.git` a snapshot keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -470,6 +581,44 @@ mod tests {
         std::fs::write(g.join("config"), "[core]\n").expect("write");
         std::fs::write(g.join("hooks/pre-commit.sample"), "#!/bin/sh\n").expect("write");
         d
+    }
+
+    #[test]
+    fn lanes_let_one_side_in_at_a_time_many_of_it_at_once() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let w1 = LOCK.enter(Side::Writer).await;
+            let w2 = LOCK.enter(Side::Writer).await;
+            // A guarded step waits while a writer runs.
+            let mut g = Box::pin(LOCK.enter(Side::Guarded));
+            let wait = tokio::time::timeout(std::time::Duration::from_millis(50), &mut g).await;
+            assert!(wait.is_err(), "entered beside a writer");
+            drop(w1);
+            let wait = tokio::time::timeout(std::time::Duration::from_millis(50), &mut g).await;
+            assert!(wait.is_err(), "entered beside a writer");
+            drop(w2);
+            let g1 = tokio::time::timeout(std::time::Duration::from_secs(5), g)
+                .await
+                .expect("entered once the writers left");
+            // Another guarded one joins; a writer waits for both to leave.
+            let g2 = LOCK.enter(Side::Guarded).await;
+            let mut w = Box::pin(LOCK.enter(Side::Writer));
+            assert!(
+                tokio::time::timeout(std::time::Duration::from_millis(50), &mut w)
+                    .await
+                    .is_err()
+            );
+            drop((g1, g2));
+            let w = tokio::time::timeout(std::time::Duration::from_secs(5), w)
+                .await
+                .expect("the writer's turn");
+            drop(w);
+            let s = LOCK.lock();
+            assert_eq!((s.active, s.waiting), ([0, 0], [0, 0]));
+        });
     }
 
     #[test]

@@ -486,7 +486,9 @@ async fn execute_tool(step: &Step, ctx: &StepContext, started: SystemTime) -> St
         }
         Action::Git(a) => {
             // It may change `.git`: never while a guarded step's snapshot is live.
-            let _exclusive = crate::sandbox::git_guard::LOCK.write().await;
+            let _lane = crate::sandbox::git_guard::LOCK
+                .enter(crate::sandbox::git_guard::Side::Writer)
+                .await;
             git::run(a, step, ctx, started).await
         }
         Action::Http(a) => {

@@ -204,11 +204,13 @@ async fn run_in(
     // A step that may change `.git` waits for the guarded ones (and they
     // for it): their snapshots must never undo its changes.
     let guarded = sb.profile.filesystem != Filesystem::Declared;
-    let (_shared, _exclusive) = if guarded {
-        (Some(git_guard::LOCK.read().await), None)
-    } else {
-        (None, Some(git_guard::LOCK.write().await))
-    };
+    let _lane = git_guard::LOCK
+        .enter(if guarded {
+            git_guard::Side::Guarded
+        } else {
+            git_guard::Side::Writer
+        })
+        .await;
     let snapshot = if guarded {
         Some(take_snapshot(sb, &ctx.env.workspace).await?)
     } else {
