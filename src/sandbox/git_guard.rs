@@ -392,18 +392,16 @@ impl Snapshot {
 /// Whether `rel` (inside a git directory) is a file of the object store (or
 /// of git-lfs's), kept by its metadata: the alternates files are not.
 fn is_bulk(rel: &Path) -> bool {
-    let names: Vec<&std::ffi::OsStr> = rel
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(n) => Some(n),
-            _ => None,
-        })
-        .collect();
-    let Some(at) = names.iter().position(|n| *n == "objects" || *n == "lfs") else {
+    let mut names = rel.components().filter_map(|c| match c {
+        Component::Normal(n) => Some(n),
+        _ => None,
+    });
+    if !names.any(|n| n == "objects" || n == "lfs") {
         return false;
-    };
-    let rest: PathBuf = names[at..].iter().collect();
-    !ALTERNATES.iter().any(|a| rest == Path::new(a))
+    }
+    // `objects/info/alternates` and `objects/info/http-alternates` point git elsewhere.
+    let rest: Vec<&std::ffi::OsStr> = names.collect();
+    !matches!(rest[..], [info, file] if info == "info" && (file == "alternates" || file == "http-alternates"))
 }
 
 /// Every entry of the git directory `root` (relative), links not followed.
@@ -416,7 +414,6 @@ fn whole(workspace: &Path, root: &Path) -> std::io::Result<Vec<PathBuf>> {
     for e in walkdir::WalkDir::new(&abs)
         .follow_links(false)
         .max_depth(MAX_WALK_DEPTH)
-        .sort_by_file_name()
     {
         let e = e.map_err(|e| std::io::Error::other(format!("cannot read `.git`: {e}")))?;
         if out.len() > MAX_ENTRIES {
