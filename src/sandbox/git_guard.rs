@@ -13,8 +13,8 @@
 //! ([`Scope::Code`]). Landlock cannot take back the write right it grants on
 //! the workspace, so there (and for a step the sandbox does not enforce) the
 //! snapshot covers all of `.git` ([`Scope::Whole`]): files by content, the
-//! object store's files by metadata (new ones are removed; a changed or
-//! removed one cannot be put back and is named so).
+//! object store's files by mode, size and inode (new ones are removed; a
+//! replaced, resized or removed one cannot be put back and is named so).
 //!
 //! [`Snapshot::take`] records them before a step; [`Snapshot::undo_changes`]
 //! compares after it, puts back what changed (never following a symbolic link
@@ -182,12 +182,14 @@ enum Entry {
         bytes: Vec<u8>,
         mode: u32,
     },
-    /// A file of the object store, by its metadata (not kept: it cannot be put back).
+    /// A file of the object store, by its mode, size and inode (not kept: it
+    /// cannot be put back). Not its times: git "freshens" an object it writes
+    /// again by touching it, and objects hardlinked from another repository
+    /// change times with it; a same-size rewrite in place is caught by git's
+    /// own checksums when it reads the object.
     Bulk {
         mode: u32,
         len: u64,
-        mtime: (i64, i64),
-        ctime: (i64, i64),
         ino: u64,
     },
     Dir,
@@ -415,7 +417,16 @@ fn whole(workspace: &Path, root: &Path) -> std::io::Result<Vec<PathBuf>> {
         .follow_links(false)
         .max_depth(MAX_WALK_DEPTH)
     {
-        let e = e.map_err(|e| std::io::Error::other(format!("cannot read `.git`: {e}")))?;
+        let e = match e {
+            Ok(e) => e,
+            // Gone while it was listed (a lock file): nothing to keep.
+            Err(e)
+                if e.io_error().map(std::io::Error::kind) == Some(std::io::ErrorKind::NotFound) =>
+            {
+                continue;
+            }
+            Err(e) => return Err(std::io::Error::other(format!("cannot read `.git`: {e}"))),
+        };
         if out.len() > MAX_ENTRIES {
             break;
         }
@@ -519,8 +530,6 @@ fn read_entry(path: &Path, bulk: bool, budget: &mut u64) -> std::io::Result<Opti
         Entry::Bulk {
             mode: meta.mode(),
             len: meta.len(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
             ino: meta.ino(),
         }
     } else {
