@@ -135,13 +135,16 @@ impl Ignored {
     }
 
     /// The files the run added, changed or deleted that are not in `listed`
-    /// (the main comparison's paths), with their bodies and notes.
+    /// (the main comparison's paths), with their bodies and notes; `hidden`:
+    /// files seen before the run that the comparison lost since (they are
+    /// ignored now), judged like ignored ones.
     pub(super) fn compare(
         &self,
         root: &Path,
         exclude: &[PathBuf],
         git_global: bool,
         listed: &HashSet<String>,
+        hidden: &HashSet<String>,
     ) -> Compared {
         let mut out = Compared::default();
         if let Some(why) = &self.off {
@@ -162,7 +165,7 @@ impl Ignored {
             }
             match self.files.get(key) {
                 None => rows.push((key.clone(), Change::Added)),
-                Some(old) if old.ignored && old.meta != *meta => {
+                Some(old) if (old.ignored || hidden.contains(key)) && old.meta != *meta => {
                     rows.push((key.clone(), Change::Modified));
                 }
                 Some(_) => {}
@@ -318,7 +321,7 @@ mod tests {
         write(root, "dir/new.txt", "hidden\n");
         write(root, "plain.txt", "y\n");
         let listed: HashSet<String> = ["plain.txt".to_owned()].into();
-        let c = before.compare(root, &[], false, &listed);
+        let c = before.compare(root, &[], false, &listed, &HashSet::new());
         assert_eq!(
             rows(&c),
             [
@@ -337,7 +340,7 @@ mod tests {
         for i in 0..MAX_ROWS + 5 {
             write(root, &format!("big/f{i}"), "x\n");
         }
-        let c = before.compare(root, &[], false, &listed);
+        let c = before.compare(root, &[], false, &listed, &HashSet::new());
         assert_eq!(c.files.len(), MAX_ROWS);
         assert!(
             c.notes[0].starts_with("9 more changed file(s)"),

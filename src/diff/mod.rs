@@ -292,6 +292,18 @@ impl Tracker {
         if let Some(ign) = self.ignored.take()
             && method != Method::None
         {
+            // A file the comparison calls deleted that is still there: the
+            // ignore rules hide it now (a step ignored it); judged again below.
+            let root = self.walk.root().to_path_buf();
+            let hidden: std::collections::HashSet<String> = compared
+                .files
+                .iter()
+                .filter(|(f, _)| {
+                    f.change == Change::Deleted && root.join(&f.path).symlink_metadata().is_ok()
+                })
+                .map(|(f, _)| f.path.clone())
+                .collect();
+            compared.files.retain(|(f, _)| !hidden.contains(&f.path));
             let listed: std::collections::HashSet<String> = compared
                 .files
                 .iter()
@@ -302,6 +314,7 @@ impl Tracker {
                 self.walk.exclude(),
                 self.git_global,
                 &listed,
+                &hidden,
             );
             compared.files.append(&mut extra.files);
             compared.notes.append(&mut extra.notes);

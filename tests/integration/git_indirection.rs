@@ -412,7 +412,9 @@ printf 'aws_access_key_id = AKIA%s\\n' Z7Q4NX2LMRBT5KPW > hide/secret.txt\n\
 echo new >> keep.log\n\
 echo x > excluded.txt\n\
 echo y > global.txt\n\
-echo visible > visible.txt\n";
+echo visible > visible.txt\n\
+echo changed >> conf/app.txt\n\
+printf '*\\n' > conf/.gitignore\n";
 
 #[test]
 fn the_diff_summary_lists_what_the_run_hid_from_git() {
@@ -421,6 +423,7 @@ fn the_diff_summary_lists_what_the_run_hid_from_git() {
         let env = Env::new();
         env.write(".gitignore", "target/\n*.log\nplan.yaml\n");
         env.write("keep.log", "old\n");
+        env.write("conf/app.txt", "seen before\n");
         let excludes = env.ws.parent().unwrap().join("global-excludes");
         std::fs::write(&excludes, "global.txt\n").unwrap();
         let config = env.ws.parent().unwrap().join("gitconfig");
@@ -479,6 +482,11 @@ fn the_diff_summary_lists_what_the_run_hid_from_git() {
             assert_eq!(f["change"], change, "{case}: {f}");
             assert_eq!(f["ignored"], true, "{case}: {f}");
         }
+        // A file seen before the run that a step then hid: changed, not
+        // deleted (git keeps tracking it; the snapshot now calls it ignored).
+        let c = row("conf/app.txt").unwrap_or_else(|| panic!("{case}: no row for conf/app.txt"));
+        assert_eq!(c["change"], "modified", "{case}: {c}");
+        assert_eq!(c.get("ignored").is_some(), !git_mode, "{case}: {c}");
         let v = row("visible.txt").unwrap();
         assert!(v.get("ignored").is_none(), "{case}: {v}");
         // Bounded: at most 1000 rows of what git leaves out, the rest counted.
