@@ -346,6 +346,10 @@ impl Snapshot {
                 && !self.restore(rel, e)?
             {
                 name.push_str(" (could not be put back)");
+            } else if quiet(rel) {
+                // Put back without failing the step: `git diff` rewrites the
+                // index to refresh file times even with optional locks off.
+                continue;
             }
             names.push(name);
         }
@@ -389,6 +393,14 @@ impl Snapshot {
         }
         Ok(true)
     }
+}
+
+/// Whether a change of `rel` is put back without failing the step: a git
+/// directory's index (or its lock), which reading git commands rewrite.
+fn quiet(rel: &Path) -> bool {
+    rel.file_name()
+        .is_some_and(|n| n == "index" || n == "index.lock")
+        && !is_bulk(rel)
 }
 
 /// Whether `rel` (inside a git directory) is a file of the object store (or
@@ -696,7 +708,15 @@ mod tests {
         std::fs::write(g.join("objects/ab/cdef"), "object").expect("write");
         std::fs::write(g.join("refs/heads/main"), "1111\n").expect("write");
         std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").expect("write");
+        std::fs::write(g.join("index"), "old index").expect("write");
         let s = Snapshot::take(d.path(), Scope::Whole).expect("snapshot");
+        // The index alone: put back, and no failure (`git diff` refreshes it).
+        std::fs::write(g.join("index"), "refreshed").expect("write");
+        assert!(s.undo_changes().expect("undo").is_empty());
+        assert_eq!(
+            std::fs::read_to_string(g.join("index")).expect("read"),
+            "old index"
+        );
         assert!(matches!(
             s.entries.get(Path::new(".git/objects/ab/cdef")),
             Some(Entry::Bulk { .. })

@@ -510,3 +510,25 @@ fn the_diff_summary_lists_what_the_run_hid_from_git() {
         );
     }
 }
+
+#[test]
+fn reading_git_commands_in_a_moderate_step_change_nothing_and_pass() {
+    for &(flag, backend) in backends() {
+        let env = Env::new();
+        git(&env.ws, &["init", "-q"]);
+        env.write(".gitignore", "plan.yaml\n");
+        env.write("a.txt", "one\n");
+        git(&env.ws, &["add", "."]);
+        git(&env.ws, &["commit", "-qm", "init"]);
+        let before = tree_state(&env.ws.join(".git"));
+        // The index is stale after `touch`: git would refresh it if it could.
+        let yaml = "version: 1\nid: r\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: look, tool: bash, parameters: {command: 'sleep 1; touch a.txt; echo two > b.txt; git status --short; git diff --stat; git log --oneline -1'}}\n";
+        let o = run(&env, flag, yaml, &["look"]);
+        assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+        let s = env.step("look");
+        assert_eq!(s["sandbox"]["profile"]["filesystem"], "workspace-write");
+        assert_eq!(s["status"], "success", "{backend}: {s}");
+        let diff = differences(&before, &tree_state(&env.ws.join(".git")));
+        assert!(diff.is_empty(), "{backend}: {diff:#?}");
+    }
+}
