@@ -409,11 +409,39 @@ impl Session {
                 binary,
                 old_path: e.old.as_deref().map(escape_bytes),
                 steps: Vec::new(),
+                ignored: false,
             };
             files.push((f, body));
         }
         Ok(Compared { files, notes })
     }
+}
+
+/// Which of `paths` (relative to `dir`, `/`-separated) git's ignore rules
+/// (`.gitignore`, `.git/info/exclude`, the global excludes) leave out; None
+/// when git cannot say.
+pub(super) fn ignored_among(
+    dir: &Path,
+    paths: &[String],
+) -> Option<std::collections::HashSet<String>> {
+    let mut out = std::collections::HashSet::new();
+    for chunk in paths.chunks(256) {
+        let mut c = base(OsStr::new("git"), dir);
+        // One name a line (`-z` needs `--stdin`); a name git had to quote is
+        // not matched, so it stays unlabelled.
+        c.args(["check-ignore", "--"]).args(chunk);
+        match output(c, "check-ignore") {
+            Ok(o) => out.extend(
+                o.split(|b| *b == b'\n')
+                    .filter(|p| !p.is_empty())
+                    .map(|p| String::from_utf8_lossy(p).into_owned()),
+            ),
+            // Status 1: none of them is ignored.
+            Err(GitError::Failed { code: Some(1), .. }) => {}
+            Err(_) => return None,
+        }
+    }
+    Some(out)
 }
 
 /// A git command: no shell, stdin closed, a clean environment, the safe settings.

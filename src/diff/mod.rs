@@ -28,6 +28,7 @@
 //! the attribution, so the same file always has the same name.
 
 mod git;
+mod ignored;
 mod snapshot;
 mod stat;
 
@@ -130,6 +131,10 @@ pub struct Tracker {
     notes: Vec<String>,
     /// Whether a path's content must not be shown (the permission rules deny reading it).
     withheld: Option<Withhold>,
+    /// Every file before the run, for what the comparison does not see (ignored files).
+    ignored: Option<ignored::Ignored>,
+    /// Whether git's global excludes count (the git method).
+    git_global: bool,
 }
 
 /// Says whether a changed file's content must be withheld from the diff.
@@ -181,6 +186,7 @@ impl Tracker {
                 ))
             }
         };
+        let ignored = Some(ignored::Ignored::take(workspace, &exclude, git_mode));
         let walk = stat::Walk::new(workspace, exclude, git_mode);
         let stat = walk.take(ATTRIBUTION_MAX_FILES);
         if stat.is_none() {
@@ -195,6 +201,8 @@ impl Tracker {
             attribution: HashMap::new(),
             notes,
             withheld: None,
+            ignored,
+            git_global: git_mode,
         }
     }
 
@@ -281,6 +289,36 @@ impl Tracker {
                 notes: vec!["the diff was already computed".to_owned()],
             },
         };
+        if let Some(ign) = self.ignored.take()
+            && method != Method::None
+        {
+            // A file the comparison calls deleted that is still there: the
+            // ignore rules hide it now (a step ignored it); judged again below.
+            let root = self.walk.root().to_path_buf();
+            let hidden: std::collections::HashSet<String> = compared
+                .files
+                .iter()
+                .filter(|(f, _)| {
+                    f.change == Change::Deleted && root.join(&f.path).symlink_metadata().is_ok()
+                })
+                .map(|(f, _)| f.path.clone())
+                .collect();
+            compared.files.retain(|(f, _)| !hidden.contains(&f.path));
+            let listed: std::collections::HashSet<String> = compared
+                .files
+                .iter()
+                .flat_map(|(f, _)| std::iter::once(f.path.clone()).chain(f.old_path.clone()))
+                .collect();
+            let mut extra = ign.compare(
+                self.walk.root(),
+                self.walk.exclude(),
+                self.git_global,
+                &listed,
+                &hidden,
+            );
+            compared.files.append(&mut extra.files);
+            compared.notes.append(&mut extra.notes);
+        }
         compared
             .files
             .sort_by(|(a, _), (b, _)| a.path.cmp(&b.path).then(a.old_path.cmp(&b.old_path)));
@@ -503,9 +541,10 @@ fn render(summary: &DiffSummary, bodies: &[&Body]) -> String {
         };
         let _ = writeln!(
             md,
-            "| {file} | {}{} | {} | {} | {} |",
+            "| {file} | {}{}{} | {} | {} | {} |",
             f.change.as_str(),
             if f.binary { " (binary)" } else { "" },
+            if f.ignored { " (ignored)" } else { "" },
             f.insertions,
             f.deletions,
             markdown::text(&f.steps.join(", "), markdown::At::Cell)
@@ -519,7 +558,8 @@ fn render(summary: &DiffSummary, bodies: &[&Body]) -> String {
                 let _ = writeln!(md, "### {} → {}\n", md_code(old), md_code(&f.path));
             }
             None => {
-                let _ = writeln!(md, "### {}\n", md_code(&f.path));
+                let ignored = if f.ignored { " (ignored)" } else { "" };
+                let _ = writeln!(md, "### {}{ignored}\n", md_code(&f.path));
             }
         }
         match body {

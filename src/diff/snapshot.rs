@@ -217,6 +217,7 @@ impl Snapshot {
                         binary: n.binary,
                         old_path: Some(old.clone()),
                         steps: Vec::new(),
+                        ignored: false,
                     };
                     out.files.push((f, Body::Nothing));
                 }
@@ -235,6 +236,39 @@ impl Snapshot {
     }
 }
 
+/// One changed file and its body from its bytes before and after (None: a
+/// side that is absent, or was not read: `Some(None)`), for files diffed
+/// outside a snapshot (the ignored ones).
+pub(super) fn diff_bytes(
+    path: &str,
+    change: Change,
+    old: Option<Option<&[u8]>>,
+    new: Option<Option<&[u8]>>,
+) -> (FileChange, Body) {
+    let side = |b: Option<&[u8]>| {
+        let len = b.map_or(0, |b| b.len() as u64);
+        let binary =
+            b.is_some_and(|b| crate::secrets::looks_binary(b) || std::str::from_utf8(b).is_err());
+        Entry {
+            meta: Meta {
+                len,
+                mtime: (0, 0),
+                ctime: (0, 0),
+                ino: 0,
+            },
+            hash: None,
+            len,
+            text: b
+                .filter(|b| !binary && b.len() as u64 <= KEEP_FILE)
+                .and_then(|b| String::from_utf8(b.to_vec()).ok()),
+            binary,
+            unchanged: false,
+        }
+    };
+    let (old, new) = (old.map(side), new.map(side));
+    one(path, change, old.as_ref(), new.as_ref())
+}
+
 /// One changed file and its body: a `similar` line diff when both sides are text.
 fn one(path: &str, change: Change, old: Option<&Entry>, new: Option<&Entry>) -> (FileChange, Body) {
     let binary = old.is_some_and(|e| e.binary) || new.is_some_and(|e| e.binary);
@@ -246,6 +280,7 @@ fn one(path: &str, change: Change, old: Option<&Entry>, new: Option<&Entry>) -> 
         binary,
         old_path: None,
         steps: Vec::new(),
+        ignored: false,
     };
     if binary {
         return (f, Body::Binary);

@@ -99,6 +99,8 @@ fn expected() -> Vec<Row> {
         ("gone.txt", Change::Deleted, 0, 1, false, None),
         ("img.bin", Change::Modified, 0, 0, true, None),
         ("keep.txt", Change::Modified, 2, 1, false, None),
+        // Ignored (`*.log`): listed all the same, and said to be ignored.
+        ("noise.log", Change::Added, 1, 0, false, None),
         (
             "plain renamed.txt",
             Change::Renamed,
@@ -153,16 +155,14 @@ fn check_markdown(md: &str) {
     assert!(md.contains("+hello | `world`"), "{md}");
     assert!(md.contains("\n+x\n"), "{md}");
     assert!(
-        md.contains("7 file(s) changed, 5 insertion(s), 2 deletion(s)"),
+        md.contains("8 file(s) changed, 6 insertion(s), 2 deletion(s)"),
         "{md}"
     );
-    for absent in [
-        "pre.txt",
-        "untracked.txt",
-        "staged.txt",
-        "noise.log",
-        "see the notes",
-    ] {
+    assert!(
+        md.contains("| `noise.log` | added (ignored) | 1 | 0 |"),
+        "{md}"
+    );
+    for absent in ["pre.txt", "untracked.txt", "staged.txt", "see the notes"] {
         assert!(!md.contains(absent), "{absent} in\n{md}");
     }
     // Every table row has its five cells.
@@ -307,13 +307,14 @@ fn git_reports_only_what_the_run_changed_and_leaves_the_repository_alone() {
     assert_eq!(s.method, Method::Git);
     assert_eq!(s.notes, Vec::<String>::new());
     assert_eq!(rows(&s), owned(expected()));
-    assert_eq!((s.files_changed, s.insertions, s.deletions), (7, 5, 2));
+    assert_eq!((s.files_changed, s.insertions, s.deletions), (8, 6, 2));
     assert!(md.contains("(compared with git)"), "{md}");
     check_markdown(&md);
     let json = serde_json::to_value(&s).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(json["method"], "git");
-    assert_eq!(json["files"][4]["old_path"], "plain.txt");
-    assert_eq!(json["files"][4]["change"], "renamed");
+    assert_eq!(json["files"][5]["old_path"], "plain.txt");
+    assert_eq!(json["files"][5]["change"], "renamed");
+    assert_eq!(json["files"][4]["ignored"], true);
     assert!(json["files"][0].get("old_path").is_none());
     assert!(json.get("notes").is_none());
 }
@@ -684,6 +685,7 @@ fn a_line_of_the_summary_is_located_in_its_workspace_file() {
         old_path: None,
         path: path.to_owned(),
         steps: Vec::new(),
+        ignored: false,
     };
     let files = [
         file("gen/result.txt", Change::Added),

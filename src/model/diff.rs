@@ -54,6 +54,10 @@ pub struct FileChange {
     pub change: Change,
     /// Lines removed.
     pub deletions: u64,
+    /// Left out by git's ignore rules (`.gitignore`, `.git/info/exclude`,
+    /// the global excludes) after the run (before it, for a deleted file).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ignored: bool,
     /// Lines added (0 for binary or uncompared files).
     pub insertions: u64,
     /// Where a renamed file was.

@@ -160,7 +160,7 @@ impl SandboxMode {
 pub(crate) enum Filesystem {
     /// Everything read-only but the step's artifact folder and its private TMPDIR (safe).
     ReadOnly,
-    /// Also the workspace, except the files that make git run code (moderate).
+    /// Also the workspace, except its `.git` (moderate).
     WorkspaceWrite,
     /// Also the workspace's git hooks and configuration, and the paths the step
     /// declares under `writable` (dangerous, approved).

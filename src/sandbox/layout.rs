@@ -4,14 +4,14 @@
 //! | profile           | writable                                                        |
 //! |-------------------|-----------------------------------------------------------------|
 //! | `read-only`       | the step's artifact folder, its private TMPDIR                  |
-//! | `workspace-write` | + the workspace, except the files that make git run code and    |
-//! |                   |   (bwrap) the run's output folder when it lies inside           |
-//! | `declared`        | + those git files, + the paths the step lists under `writable`  |
+//! | `workspace-write` | + the workspace, except its `.git` (and the git directories it  |
+//! |                   |   points to inside) and (bwrap) the run's output folder inside  |
+//! | `declared`        | + `.git`, + the paths the step lists under `writable`           |
 //!
 //! Landlock cannot take back a right granted higher up, so under that backend
-//! the whole workspace is writable for `workspace-write`; the git files are
-//! then protected by [`super::git_guard`] alone (it runs after every step on
-//! both backends and undoes such changes).
+//! the whole workspace is writable for `workspace-write`; `.git` is then
+//! protected by [`super::git_guard`] alone (its whole-`.git` snapshot, undone
+//! after the step).
 //!
 //! What every profile may read is [`super::reads`]: the system trees, the
 //! workspace minus its `hidden` paths, the step's own folders and the paths

@@ -19,10 +19,9 @@
 //!   Landlock (read and write only beneath the allowed paths) and,
 //!   without network, a seccomp filter refusing every non-unix socket and
 //!   io_uring, then `exec`s the command (same pid and process group). Landlock
-//!   cannot take back a right granted higher up, so the workspace's `.git` (and
-//!   the output folder inside it) stay read-only by granting write access to
-//!   each sibling instead: new entries directly in the workspace root (or in
-//!   another parent of those folders) cannot be created under this backend.
+//!   cannot take back a right granted higher up: the whole workspace is
+//!   writable for `workspace-write`, and its `.git` is kept by
+//!   [`git_guard`] (recorded before the step, undone after it).
 //!   There is no pid namespace: the supervisor ([`confine::supervise`], a
 //!   child subreaper outside the step's domain) kills what the step leaves.
 //! - none: a step that asks for a sandbox is blocked before the run starts
@@ -37,6 +36,7 @@ mod confine;
 mod exec;
 pub(crate) mod git_creds;
 pub(crate) mod git_guard;
+pub(crate) mod git_nested;
 mod layout;
 mod profile;
 pub(crate) mod reads;

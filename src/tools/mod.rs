@@ -488,7 +488,13 @@ async fn execute_tool(step: &Step, ctx: &StepContext, started: SystemTime) -> St
             })
             .await
         }
-        Action::Git(a) => git::run(a, step, ctx, started).await,
+        Action::Git(a) => {
+            // It may change `.git`: never while a guarded step's snapshot is live.
+            let _lane = crate::sandbox::git_guard::LOCK
+                .enter(crate::sandbox::git_guard::Side::Writer)
+                .await;
+            git::run(a, step, ctx, started).await
+        }
         Action::Http(a) => {
             let a = a.clone();
             blocking_tool(step, ctx, started, move |ctx, stop| {

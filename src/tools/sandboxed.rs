@@ -9,7 +9,10 @@
 
 use crate::model::{Filesystem, Limits};
 use crate::process::{self, ProcessOutcome, ProcessSpec};
-use crate::sandbox::{self, Layout, git_guard::Snapshot};
+use crate::sandbox::{
+    self, Layout,
+    git_guard::{self, Scope, Snapshot},
+};
 
 use super::StepContext;
 
@@ -99,6 +102,9 @@ pub(crate) struct Guarded {
     /// Paths (relative to the workspace) it changed that only a dangerous
     /// step may change; they were put back.
     pub undone: Vec<String>,
+    /// What it left in nested git repositories that would make git run a
+    /// program (relative paths with the reason); removed.
+    pub nested: Vec<String>,
     /// How many processes the step left running when it ended (killed by
     /// its supervisor); None when the supervisor could not say (it was
     /// killed, or the step was stopped).
@@ -108,25 +114,46 @@ pub(crate) struct Guarded {
 impl Guarded {
     /// The error a step reports for `undone`, if any.
     pub(crate) fn undone_error(&self) -> Option<String> {
-        (!self.undone.is_empty()).then(|| undone_message(&self.undone))
+        let mut why = Vec::new();
+        if !self.undone.is_empty() {
+            why.push(undone_message(&self.undone));
+        }
+        if !self.nested.is_empty() {
+            why.push(nested_message(&self.nested));
+        }
+        (!why.is_empty()).then(|| why.join("; "))
     }
 }
 
 /// Why a step that changed git's code-running files fails.
 pub(crate) fn undone_message(undone: &[String]) -> String {
+    let list = shown(undone);
+    format!(
+        "changed the repository's `.git` ({list}); the changes were undone: only the git tool or a step approved as dangerous may change `.git` (its hooks, configuration, refs, index or objects)"
+    )
+}
+
+/// Why a step that left a nested repository able to run programs fails.
+fn nested_message(found: &[String]) -> String {
+    format!(
+        "left git repositories whose configuration or hooks would make git run a program ({}); they were removed: only a step approved as dangerous may leave them",
+        shown(found)
+    )
+}
+
+/// The first few of `items`, and how many more.
+fn shown(items: &[String]) -> String {
     const SHOWN: usize = 4;
-    let mut list = undone
+    let mut list = items
         .iter()
         .take(SHOWN)
         .cloned()
         .collect::<Vec<_>>()
         .join(", ");
-    if undone.len() > SHOWN {
-        list.push_str(&format!(" and {} more", undone.len() - SHOWN));
+    if items.len() > SHOWN {
+        list.push_str(&format!(" and {} more", items.len() - SHOWN));
     }
-    format!(
-        "changed files that make git run code ({list}); they were put back: only a step approved as dangerous may change git hooks or configuration"
-    )
+    list
 }
 
 /// Run `spec` for the step of `ctx`, inside its sandbox, under `limits`.
@@ -174,15 +201,27 @@ async fn run_in(
             "no sandbox was decided for this step; it is not run",
         ));
     };
-    let snapshot = if sb.profile.filesystem == Filesystem::Declared {
-        None
+    // A step that may change `.git` waits for the guarded ones (and they
+    // for it): their snapshots must never undo its changes.
+    let guarded = sb.profile.filesystem != Filesystem::Declared;
+    let _lane = git_guard::LOCK
+        .enter(if guarded {
+            git_guard::Side::Guarded
+        } else {
+            git_guard::Side::Writer
+        })
+        .await;
+    let snapshot = if guarded {
+        Some(take_snapshot(sb, &ctx.env.workspace).await?)
     } else {
-        Some(Snapshot::take(&ctx.env.workspace).map_err(|e| {
-            std::io::Error::other(format!(
-                "cannot record the git hooks and configuration before the step: {e}"
-            ))
-        })?)
+        None
     };
+    if guarded {
+        // `git status` would rewrite the index to refresh it: not in a guarded step.
+        spec.env.retain(|(k, _)| k != "GIT_OPTIONAL_LOCKS");
+        spec.env
+            .push(("GIT_OPTIONAL_LOCKS".to_owned(), "0".to_owned()));
+    }
     std::fs::create_dir_all(&ctx.artifacts_dir)?;
     let temp = tempfile::Builder::new()
         .prefix("plangate-step-")
@@ -237,25 +276,87 @@ async fn run_in(
             sandbox::with_limits(&limits.unwrap_or_default(), extra, spec.program, spec.args);
     }
     let _ = std::fs::remove_file(&report);
+    // The kernel's file clock before the step: what it creates is not older.
+    let since = if guarded {
+        Some(sandbox::git_nested::stamp(temp.path())?)
+    } else {
+        None
+    };
     let result = process::run(spec, ctx.cancel.clone()).await;
     let lingering = std::fs::read_to_string(&report)
         .ok()
         .and_then(|s| s.trim().parse::<usize>().ok());
     // Undo even when the process could not be waited for: it may have run.
-    let undone = match snapshot {
-        Some(s) => s.undo_changes().map_err(|e| {
-            std::io::Error::other(format!(
-                "cannot put back the git hooks and configuration after the step: {e}"
-            ))
-        })?,
-        None => Vec::new(),
-    };
+    let (undone, nested) = after_step(snapshot, since, ctx).await?;
     drop(temp);
     Ok(Guarded {
         process: result?,
         undone,
+        nested,
         lingering,
     })
+}
+
+/// Record `.git` before a guarded step: under bwrap it is bound read-only,
+/// so the files that make git run code suffice; elsewhere all of it is kept.
+async fn take_snapshot(
+    sb: &crate::model::StepSandbox,
+    workspace: &std::path::Path,
+) -> std::io::Result<Snapshot> {
+    let scope = if sb.backend() == Some(crate::model::Backend::Bwrap) {
+        Scope::Code
+    } else {
+        Scope::Whole
+    };
+    let ws = workspace.to_path_buf();
+    tokio::task::spawn_blocking(move || Snapshot::take(&ws, scope))
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(|e| {
+            std::io::Error::other(format!(
+                "cannot record the repository's `.git` before the step: {e}; the step was not run"
+            ))
+        })
+}
+
+/// After a guarded step: what it changed in `.git` (undone) and the risky
+/// parts of the nested repositories it left (removed).
+async fn after_step(
+    snapshot: Option<Snapshot>,
+    since: Option<sandbox::git_nested::Stamp>,
+    ctx: &StepContext,
+) -> std::io::Result<(Vec<String>, Vec<String>)> {
+    let undone = match snapshot {
+        Some(s) => tokio::task::spawn_blocking(move || s.undo_changes())
+            .await
+            .map_err(std::io::Error::other)?
+            .map_err(|e| {
+                std::io::Error::other(format!(
+                    "cannot put back the repository's `.git` after the step: {e}"
+                ))
+            })?,
+        None => Vec::new(),
+    };
+    let nested = match since {
+        Some(since) => {
+            let ws = ctx.env.workspace.clone();
+            let mut skip: Vec<std::path::PathBuf> = git_guard::git_dirs(&ws)
+                .into_iter()
+                .map(|r| ws.join(r))
+                .collect();
+            skip.push(ctx.out_dir.clone());
+            tokio::task::spawn_blocking(move || sandbox::git_nested::sweep(&ws, &skip, since))
+                .await
+                .map_err(std::io::Error::other)?
+                .map_err(|e| {
+                    std::io::Error::other(format!(
+                        "cannot check the git repositories the step may have left: {e}"
+                    ))
+                })?
+        }
+        None => Vec::new(),
+    };
+    Ok((undone, nested))
 }
 
 /// The supervisor's report file, in the step's private temporary folder.

@@ -44,6 +44,7 @@ mod mermaid_shared;
 mod agent_stage;
 mod facility;
 mod formats;
+mod git_indirection;
 mod mermaid;
 mod proc_isolation;
 mod sandbox;
@@ -109,6 +110,9 @@ fn trials() -> Vec<Trial> {
         sandbox_reads::a_checkout_credential_in_git_config_is_withheld_from_steps_and_given_to_the_git_push,
         seal::the_self_test_names_every_property_and_unenforced_ones_stop_auto_approval,
         seal::a_step_leaves_nothing_in_the_hosts_shared_memory,
+        git_indirection::safe_and_moderate_steps_change_nothing_in_the_git_directory,
+        git_indirection::a_step_below_dangerous_leaves_no_nested_repository_that_runs_programs,
+        git_indirection::reading_git_commands_in_a_moderate_step_change_nothing_and_pass,
         agent_stage::writes_outside_the_staged_copy_are_refused_by_the_sandbox,
     );
     per_backend!(
@@ -126,6 +130,12 @@ fn trials() -> Vec<Trial> {
         &[BWRAP],
         [],
         sandbox::nothing_a_sandboxed_step_forks_outlives_it_even_after_setsid,
+        git_indirection::a_step_approved_as_dangerous_keeps_the_repositories_it_makes,
+    );
+    single!(
+        t,
+        [Facility::Sandbox(BWRAP)],
+        git_indirection::the_diff_summary_lists_what_the_run_hid_from_git
     );
     for &b in SANDBOXES {
         t.push(trial(

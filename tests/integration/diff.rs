@@ -129,7 +129,7 @@ fn scenario(repo: bool) {
     assert!(d.get("notes").is_none(), "{d:#}");
     assert_eq!(
         (&d["files_changed"], &d["insertions"], &d["deletions"]),
-        (&json!(6), &json!(2), &json!(2)),
+        (&json!(7), &json!(3), &json!(2)),
         "{d:#}"
     );
     let n = Value::Null;
@@ -150,6 +150,9 @@ fn scenario(repo: bool) {
             ]),
             json!(["new file.txt", "added", 1, 0, false, n, ["edit"]]),
             json!(["plain2.txt", "renamed", 0, 0, false, "plain.txt", ["mv"]]),
+            // Ignored (`*.log`), listed all the same; per-step attribution
+            // walks what the ignore rules let through, so no step is named.
+            json!(["x.log", "added", 1, 0, false, n, n]),
         ]
     );
     assert_eq!(
@@ -174,7 +177,7 @@ fn scenario(repo: bool) {
     };
     assert!(
         md.contains(&format!(
-            "6 file(s) changed, 2 insertion(s), 2 deletion(s) {method}."
+            "7 file(s) changed, 3 insertion(s), 2 deletion(s) {method}."
         )),
         "{md}"
     );
@@ -186,10 +189,12 @@ fn scenario(repo: bool) {
         "### `keep.txt`",
         "\n-b\n+c\n",
         "+new\n",
+        "| `x.log` | added (ignored) | 1 | 0 |  |",
+        "### `x.log` (ignored)",
     ] {
         assert!(md.contains(row), "{row:?} not in\n{md}");
     }
-    for absent in ["pre.txt", "x.log", "plan.yaml"] {
+    for absent in ["pre.txt", "plan.yaml"] {
         assert!(!md.contains(absent), "{absent} in\n{md}");
     }
 }

@@ -5,12 +5,8 @@
 //! tests/facilities/sandbox.rs, one trial per backend (reported as ignored
 //! where a backend does not work, failed under `CI=true`).
 
-use std::sync::OnceLock;
 
 use crate::harness::{Env, code, stderr};
-
-/// Backends (`--sandbox-backend` value, report name).
-const BACKENDS: &[(&str, &str)] = &[("bwrap", "bwrap"), ("landlock", "landlock+seccomp")];
 
 /// Why `flag` cannot run here, or `None` when it can: plangate's own
 /// pre-flight on a one-step sandboxed plan, as the report records it.
@@ -25,32 +21,6 @@ fn unavailable(flag: &str, backend: &str) -> Option<String> {
         Some(reason) => reason.to_owned(),
         None => format!("exit {}: {}", code(&o), stderr(&o)),
     })
-}
-
-/// Every backend, each checked (once) to work on this machine: a test that
-/// loops over them FAILS where one does not, it never passes unchecked.
-///
-/// Only for tests not yet moved to tests/facilities, where a test that
-/// needs a backend belongs: there it is one trial per backend, reported as
-/// ignored (with the reason) where the backend is missing and as failed
-/// under `CI=true`. To move one: make `fn name()` with its
-/// `for (flag, backend) in backends() { BODY }` a `pub fn name(b: Backend)`
-/// starting `let (flag, backend) = b.pair();` then BODY, and list it in
-/// `tests/facilities/main.rs` (`per_backend!`).
-#[allow(dead_code)] // no test of this binary loops over backends any more
-pub fn backends() -> &'static [(&'static str, &'static str)] {
-    static CHECKED: OnceLock<()> = OnceLock::new();
-    CHECKED.get_or_init(|| {
-        for &(flag, backend) in BACKENDS {
-            if let Some(why) = unavailable(flag, backend) {
-                panic!(
-                    "the {backend} sandbox backend does not work here: {why} \
-                     (tests that need a backend belong in tests/facilities, which reports them as ignored here)"
-                );
-            }
-        }
-    });
-    BACKENDS
 }
 
 /// The tests of this binary run writing steps under the default backend and

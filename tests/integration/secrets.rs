@@ -291,7 +291,7 @@ fn the_diff_summary_lists_changes_and_a_secret_written_to_a_file_is_caught_there
     assert_eq!(code(&o), 4, "{}", stderr(&o));
     let r = env.report();
     let d = &r["diff"];
-    assert_eq!(d["files_changed"], 3, "{d:#}");
+    assert_eq!(d["files_changed"], 4, "{d:#}");
     let files: Vec<(String, String)> = d["files"]
         .as_array()
         .unwrap()
@@ -307,13 +307,15 @@ fn the_diff_summary_lists_changes_and_a_secret_written_to_a_file_is_caught_there
         files,
         vec![
             ("ci.ini".to_owned(), "added".to_owned()),
+            ("run.log".to_owned(), "added".to_owned()),
             ("src/gone.txt".to_owned(), "deleted".to_owned()),
             ("src/keep.txt".to_owned(), "modified".to_owned()),
         ]
     );
     let md = std::fs::read_to_string(env.out.join("diff-summary.md")).unwrap();
     assert!(md.contains("+three") && md.contains("-two"), "{md}");
-    assert!(!md.contains("run.log"), "ignored files stay out");
+    // An ignored file is listed too, and said to be ignored (issue 23).
+    assert!(md.contains("| `run.log` | added (ignored) |"), "{md}");
     let locations: Vec<&str> = r["findings"]
         .as_array()
         .unwrap()

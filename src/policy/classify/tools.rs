@@ -131,6 +131,24 @@ impl Walker {
             self.unclassifiable(format!("`{}`: {why}", cmd.shown));
         }
         self.note(v.risk, format!("`{}`: {}", cmd.shown, v.reason));
+        // Below dangerous the sandbox keeps `.git` read-only (and undoes what
+        // gets through): a git command that writes the repository needs an
+        // approval at dangerous in a bash step (the git tool is the way below).
+        // `clone` and `init` make a new repository instead.
+        let sub = cmd
+            .args
+            .iter()
+            .filter_map(Arg::lit)
+            .find(|t| !t.starts_with('-'));
+        if v.risk > Risk::Safe && !matches!(sub, Some("clone" | "init")) {
+            self.note(
+                Risk::Dangerous,
+                format!(
+                    "`{}` changes the repository's `.git`, which only the git tool or a step approved as dangerous may change",
+                    cmd.shown
+                ),
+            );
+        }
         if v.risk > Risk::Safe {
             let what = format!("`{}`", cmd.shown);
             for i in c.repo_words {

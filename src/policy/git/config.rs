@@ -116,9 +116,71 @@ pub(crate) fn judge_key(key: &str) -> Option<String> {
     })
 }
 
+/// Keys `git init` and `git clone` write into a new repository's own
+/// configuration (lowercase; `*` is any subsection): they run nothing.
+const LAYOUT: &[&str] = &[
+    "core.repositoryformatversion",
+    "core.bare",
+    "core.logallrefupdates",
+    "core.symlinks",
+    "extensions.objectformat",
+    "extensions.refstorage",
+    "remote.*.url",
+    "remote.*.fetch",
+];
+
+/// Why `key`, found in a repository's own configuration file, may make git
+/// run a program (or cannot be judged), or None when it is harmless: the
+/// keys [`judge_key`] accepts and those `git init` and `git clone` write.
+/// `key` is `section.key` or `section.subsection.key`.
+pub(crate) fn judge_stored_key(key: &str) -> Option<String> {
+    let why = judge_key(key)?;
+    let lower = key.to_ascii_lowercase();
+    let (first, rest) = lower.split_once('.').unwrap_or((lower.as_str(), ""));
+    let last = rest.rsplit('.').next().unwrap_or("");
+    let shape = if rest.contains('.') {
+        format!("{first}.*.{last}")
+    } else {
+        lower.clone()
+    };
+    if LAYOUT.contains(&shape.as_str()) {
+        return None;
+    }
+    Some(why)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::judge_key;
+    use super::{judge_key, judge_stored_key};
+
+    #[test]
+    fn stored_keys() {
+        for k in [
+            "core.repositoryformatversion",
+            "core.bare",
+            "core.filemode",
+            "remote.origin.url",
+            "remote.origin.fetch",
+            "branch.main.remote",
+            "user.name",
+        ] {
+            assert_eq!(judge_stored_key(k), None, "{k}");
+        }
+        for k in [
+            "core.fsmonitor",
+            "core.hooksPath",
+            "remote.origin.uploadpack",
+            "remote.origin.receivepack",
+            "alias.st",
+            "include.path",
+            "includeIf.gitdir:/x.path",
+            "filter.x.clean",
+            "core.url",
+            "unknown.key",
+        ] {
+            assert!(judge_stored_key(k).is_some(), "{k}");
+        }
+    }
 
     #[test]
     fn keys() {

@@ -1,0 +1,407 @@
+//! Nested repositories a step leaves in the workspace: a step below
+//! dangerous may create one (`git init sub`, `git clone`), but nothing in it
+//! that would make the user's later git commands there run a program.
+//!
+//! After the step (its processes are gone by then), [`sweep`] walks the
+//! workspace (links never followed, the run's output folder and the
+//! workspace's own git directories left out: [`super::git_guard`] keeps
+//! those) for git directories: every entry named `.git`, and every folder
+//! git would take for a bare repository (`HEAD` beside `objects`, `refs` or
+//! `commondir`). One the step created or changed (a watched file's ctime,
+//! which no process can set back, is not older than the step) loses, each
+//! named with its reason:
+//!
+//! - a `.git` that is not a folder (a `gitdir:` file or a link: it points
+//!   git at a folder plangate does not judge), and a `commondir` file;
+//! - `config` and `config.worktree` when a key may run a program or is not
+//!   known (`policy::git::config::judge_stored_key`; includes count), when
+//!   the file cannot be read as git configuration, or is not a regular file;
+//! - every entry of `hooks/` but a regular `*.sample` file (and `hooks`
+//!   itself when it is not a folder).
+//!
+//! The step then fails. A plain `git init` or `git clone` leaves only
+//! harmless keys and sample hooks, so nothing is removed. Fail-closed: a
+//! workspace too large or too deep to walk fails the step.
+
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+
+use crate::policy::git::config::judge_stored_key;
+
+/// Most workspace entries looked at; beyond, the step fails.
+const MAX_ENTRIES: usize = 1_000_000;
+/// Deepest folder looked at; a deeper one fails the step.
+const MAX_DEPTH: usize = 64;
+/// Largest configuration file read; a larger one counts as risky.
+const MAX_CONFIG: u64 = 1024 * 1024;
+
+/// A moment on the kernel's file clock (seconds, nanoseconds).
+pub(crate) type Stamp = (i64, i64);
+
+/// The kernel's file clock now: the ctime of a file created in `dir` (a
+/// folder of plangate's own). Whatever a step creates or changes later has a
+/// ctime at least this.
+pub(crate) fn stamp(dir: &Path) -> std::io::Result<Stamp> {
+    let p = dir.join(".plangate-stamp");
+    std::fs::write(&p, b"")?;
+    let m = p.symlink_metadata()?;
+    let _ = std::fs::remove_file(&p);
+    Ok((m.ctime(), m.ctime_nsec()))
+}
+
+fn fresh(p: &Path, since: Stamp) -> bool {
+    p.symlink_metadata()
+        .is_ok_and(|m| (m.ctime(), m.ctime_nsec()) >= since)
+}
+
+/// Remove from the nested git directories of `workspace` changed since
+/// `since` what would make git run a program; returns each path removed
+/// (relative) with its reason. `skip` are absolute paths not walked (the
+/// output folder, the workspace's own git directories). An error when the
+/// workspace cannot be walked whole, or a removal fails.
+pub(crate) fn sweep(
+    workspace: &Path,
+    skip: &[PathBuf],
+    since: Stamp,
+) -> std::io::Result<Vec<String>> {
+    let mut found = Vec::new();
+    for dir in candidates(workspace, skip)? {
+        judge(&dir, dir != workspace, since, &mut found)?;
+    }
+    Ok(found
+        .into_iter()
+        .map(|(p, why)| {
+            let rel = p.strip_prefix(workspace).unwrap_or(&p);
+            format!("{} ({why})", rel.display())
+        })
+        .collect())
+}
+
+/// Every git directory (or `.git` entry) under `workspace`, but the skipped paths.
+fn candidates(workspace: &Path, skip: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut stack = vec![(workspace.to_path_buf(), 0usize)];
+    let mut seen = 0usize;
+    while let Some((dir, depth)) = stack.pop() {
+        let mut names: Vec<(std::ffi::OsString, std::fs::FileType)> = Vec::new();
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            // Gone or unreadable since it was listed: nothing of git's to run there.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                return Err(std::io::Error::other(format!(
+                    "cannot list `{}` to look for planted git repositories: {e}",
+                    dir.display()
+                )));
+            }
+        };
+        for e in rd {
+            let e = e?;
+            names.push((e.file_name(), e.file_type()?));
+        }
+        seen += names.len();
+        if seen > MAX_ENTRIES {
+            return Err(std::io::Error::other(format!(
+                "the workspace holds more than {MAX_ENTRIES} entries: too many to look for planted git repositories"
+            )));
+        }
+        let has = |n: &str| names.iter().any(|(x, _)| x == n);
+        if has("HEAD") && (has("objects") || has("refs") || has("commondir")) {
+            out.push(dir.clone());
+        }
+        for (name, ft) in &names {
+            let path = dir.join(name);
+            if skip.contains(&path) {
+                continue;
+            }
+            if name == ".git" && !ft.is_dir() {
+                out.push(path);
+                continue;
+            }
+            if ft.is_dir() {
+                if depth + 1 > MAX_DEPTH {
+                    return Err(std::io::Error::other(format!(
+                        "the workspace is deeper than {MAX_DEPTH} folders (`{}`): too deep to look for planted git repositories",
+                        path.display()
+                    )));
+                }
+                stack.push((path, depth + 1));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Judge one git directory (or `.git` entry) `dir`; what must go is removed
+/// and pushed on `found`.
+fn judge(
+    dir: &Path,
+    nested: bool,
+    since: Stamp,
+    found: &mut Vec<(PathBuf, String)>,
+) -> std::io::Result<()> {
+    let Ok(meta) = dir.symlink_metadata() else {
+        return Ok(());
+    };
+    if !meta.is_dir() {
+        if fresh(dir, since) {
+            super::git_guard::remove(dir)?;
+            found.push((
+                dir.to_path_buf(),
+                "a `.git` file or link points git at another folder".to_owned(),
+            ));
+        }
+        return Ok(());
+    }
+    let hooks = dir.join("hooks");
+    let mut watched = vec![
+        dir.join("config"),
+        dir.join("config.worktree"),
+        dir.join("commondir"),
+        hooks.clone(),
+    ];
+    if hooks.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        for e in std::fs::read_dir(&hooks)?.flatten() {
+            watched.push(e.path());
+        }
+    }
+    // Created or moved here during the step: the folder and its parent
+    // changed (the workspace itself is judged by its files alone).
+    let placed = nested && fresh(dir, since) && dir.parent().is_some_and(|p| fresh(p, since));
+    if !placed && !watched.iter().any(|p| fresh(p, since)) {
+        return Ok(());
+    }
+    let mut drop = |p: PathBuf, why: String| -> std::io::Result<()> {
+        super::git_guard::remove(&p)?;
+        found.push((p, why));
+        Ok(())
+    };
+    let common = dir.join("commondir");
+    if common.symlink_metadata().is_ok() {
+        drop(
+            common,
+            "a `commondir` file points git at another folder".to_owned(),
+        )?;
+    }
+    for name in ["config", "config.worktree"] {
+        let p = dir.join(name);
+        if let Some(why) = config_risk(&p) {
+            drop(p, why)?;
+        }
+    }
+    match hooks.symlink_metadata() {
+        Ok(m) if m.is_dir() => {
+            let mut entries: Vec<_> = std::fs::read_dir(&hooks)?.flatten().collect();
+            entries.sort_by_key(std::fs::DirEntry::file_name);
+            for e in entries {
+                let sample = e.file_name().to_string_lossy().ends_with(".sample")
+                    && e.file_type().is_ok_and(|t| t.is_file());
+                if !sample {
+                    drop(e.path(), "an active git hook".to_owned())?;
+                }
+            }
+        }
+        Ok(_) => drop(hooks, "`hooks` is not a folder".to_owned())?,
+        Err(_) => {}
+    }
+    Ok(())
+}
+
+/// Why the configuration file `p` may make git run a program, or None when
+/// it is absent or harmless.
+fn config_risk(p: &Path) -> Option<String> {
+    let m = p.symlink_metadata().ok()?;
+    if !m.is_file() {
+        return Some("the configuration is not a regular file".to_owned());
+    }
+    if m.len() > MAX_CONFIG {
+        return Some("the configuration is too large to judge".to_owned());
+    }
+    let Some(keys) = crate::regular::read(p)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|t| config_keys(&t))
+    else {
+        return Some("the configuration cannot be read as git configuration".to_owned());
+    };
+    keys.iter().find_map(|k| judge_stored_key(k))
+}
+
+/// The keys of a git configuration file (`section.key`, or
+/// `section.subsection.key`; section and key in lower case), or None when
+/// the text is not configuration plangate can read (fail-closed: risky):
+/// continuation lines, a key before any section, a malformed header.
+pub(crate) fn config_keys(text: &str) -> Option<Vec<String>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.contains('\0') {
+        return None;
+    }
+    let mut keys = Vec::new();
+    let mut section: Option<String> = None;
+    for line in text.lines() {
+        if line.trim_end().ends_with('\\') {
+            return None;
+        }
+        let mut rest = line.trim_start();
+        if rest.starts_with('[') {
+            let (name, after) = header(rest)?;
+            section = Some(name);
+            rest = after.trim_start();
+        }
+        if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') {
+            continue;
+        }
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .unwrap_or(rest.len());
+        let key = &rest[..end];
+        if !key.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return None;
+        }
+        let after = rest[end..].trim_start();
+        if !(after.is_empty()
+            || after.starts_with('=')
+            || after.starts_with('#')
+            || after.starts_with(';'))
+        {
+            return None;
+        }
+        keys.push(format!(
+            "{}.{}",
+            section.as_ref()?,
+            key.to_ascii_lowercase()
+        ));
+    }
+    Some(keys)
+}
+
+/// A section header at the start of `line`: its name (`section` or
+/// `section.subsection`) and what follows the `]`.
+fn header(line: &str) -> Option<(String, &str)> {
+    let inner = line.strip_prefix('[')?;
+    let name_end = inner
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '.'))
+        .unwrap_or(inner.len());
+    let name = inner[..name_end].to_ascii_lowercase();
+    if name.is_empty() {
+        return None;
+    }
+    let rest = &inner[name_end..];
+    if let Some(after) = rest.strip_prefix(']') {
+        // `[section.subsection]`: the old form, subsection in lower case.
+        return Some((name, after));
+    }
+    let quoted = rest.strip_prefix(' ')?.trim_start().strip_prefix('"')?;
+    let mut sub = String::new();
+    let mut chars = quoted.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => sub.push(chars.next()?.1),
+            '"' => {
+                let after = quoted[i + 1..].strip_prefix(']')?;
+                return Some((format!("{name}.{sub}"), after));
+            }
+            _ => sub.push(c),
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configuration_keys_are_read_or_refused() {
+        let init = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
+        assert_eq!(
+            config_keys(init).expect("keys"),
+            [
+                "core.repositoryformatversion",
+                "core.filemode",
+                "core.bare",
+                "core.logallrefupdates"
+            ]
+        );
+        assert_eq!(
+            config_keys("[remote \"or\\\"ig\"]\n url = x # c\n[Core]FSMonitor=x\n; c\n")
+                .expect("keys"),
+            ["remote.or\"ig.url", "core.fsmonitor"]
+        );
+        assert_eq!(
+            config_keys("[includeIf \"gitdir:/x\"]\n path = y\n").expect("keys"),
+            ["includeif.gitdir:/x.path"]
+        );
+        assert_eq!(config_keys("[a.B]\nk\n").expect("keys"), ["a.b.k"]);
+        for bad in [
+            "key = x\n",
+            "[core\nk = v\n",
+            "[core]\nk = a\\\n b\n",
+            "[core]\n=x\n",
+            "[core]\nk x\n",
+            "[core \"x]\nk = v\n",
+            "[]\n",
+            "[core]\0\n",
+        ] {
+            assert_eq!(config_keys(bad), None, "{bad:?}");
+        }
+    }
+
+    fn repo(root: &Path, name: &str, config: &str) -> PathBuf {
+        let g = root.join(name).join(".git");
+        for d in ["hooks", "objects", "refs"] {
+            std::fs::create_dir_all(g.join(d)).expect("mkdir");
+        }
+        std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").expect("write");
+        std::fs::write(g.join("config"), config).expect("write");
+        std::fs::write(g.join("hooks/pre-commit.sample"), "#!/bin/sh\n").expect("write");
+        g
+    }
+
+    #[test]
+    fn risky_parts_of_new_repositories_go_and_old_ones_stay() {
+        let t = tempfile::tempdir().expect("tmp");
+        let ws = t.path();
+        let old = repo(ws, "old", "[core]\n\tfsmonitor = x\n");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let since = stamp(ws).expect("stamp");
+        let plain = repo(ws, "plain", "[core]\n\tbare = false\n");
+        let fsm = repo(ws, "fsm", "[core]\n\tfsmonitor = x\n");
+        let hook = repo(ws, "hook", "[core]\n");
+        std::fs::write(hook.join("hooks/post-checkout"), "x").expect("write");
+        let bare = ws.join("bare");
+        for d in ["objects", "refs", "hooks"] {
+            std::fs::create_dir_all(bare.join(d)).expect("mkdir");
+        }
+        std::fs::write(bare.join("HEAD"), "x").expect("write");
+        std::fs::write(bare.join("config"), "[alias]\nst = !x\n").expect("write");
+        std::fs::create_dir_all(ws.join("file")).expect("mkdir");
+        std::fs::write(ws.join("file/.git"), "gitdir: ../bare\n").expect("write");
+        let common = repo(ws, "common", "not config");
+        std::fs::write(common.join("commondir"), "../..\n").expect("write");
+        let mut found = sweep(ws, &[], since).expect("sweep");
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                "bare/config (configuration `alias.st` can make git run a program)",
+                "common/.git/commondir (a `commondir` file points git at another folder)",
+                "common/.git/config (the configuration cannot be read as git configuration)",
+                "file/.git (a `.git` file or link points git at another folder)",
+                "fsm/.git/config (configuration `core.fsmonitor` can make git run a program)",
+                "hook/.git/hooks/post-checkout (an active git hook)",
+            ]
+        );
+        assert!(old.join("config").exists() && plain.join("config").exists());
+        assert!(hook.join("hooks/pre-commit.sample").exists());
+        // The skipped paths are not looked at.
+        std::fs::write(fsm.join("config"), "[core]\n\tfsmonitor = x\n").expect("write");
+        assert!(
+            sweep(ws, &[ws.join("fsm")], since)
+                .expect("sweep")
+                .is_empty()
+        );
+    }
+}
