@@ -5,7 +5,6 @@
 //! tests/facilities/sandbox.rs, one trial per backend (reported as ignored
 //! where a backend does not work, failed under `CI=true`).
 
-
 use crate::harness::{Env, code, stderr};
 
 /// Why `flag` cannot run here, or `None` when it can: plangate's own
