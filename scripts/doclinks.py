@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Every relative link of the Markdown docs (README, ARCHITECTURE, CHANGELOG,
+docs/) names a file that exists and, with a #fragment, a heading in it.
+Exits 1 naming each broken link."""
+import re, os, sys
+ROOT=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+def slug(text):
+    t=text.strip().lower()
+    t=re.sub(r'`','',t)
+    t=re.sub(r'[^\w\- ]','',t)
+    return t.replace(' ','-')
+def anchors(path):
+    out=set()
+    incode=False
+    for l in open(path).read().split('\n'):
+        if l.startswith('```'): incode=not incode
+        if incode: continue
+        m=re.match(r'^#{1,6} (.*)$',l)
+        if m: out.add(slug(m.group(1)))
+    return out
+bad=0
+files=['README.md','ARCHITECTURE.md','CHANGELOG.md']+[os.path.join(d,f)[len(ROOT)+1:] for d,_,fs in os.walk(ROOT+'/docs') for f in fs if f.endswith('.md')]
+for f in files:
+    p=os.path.join(ROOT,f); text=open(p).read()
+    text=re.sub(r'```.*?```','',text,flags=re.S)
+    for m in re.finditer(r'\]\(([^)\s]+)\)',text):
+        t=m.group(1)
+        if re.match(r'^[a-z]+:',t): continue
+        path,_,anc=t.partition('#')
+        target=os.path.normpath(os.path.join(os.path.dirname(p),path)) if path else p
+        if not os.path.exists(target):
+            print(f'{f}: missing {t}'); bad+=1; continue
+        if anc and target.endswith('.md') and anc not in anchors(target):
+            print(f'{f}: no anchor {t}'); bad+=1
+print(f'== doc links: {bad} broken' if bad else '== doc links: all resolve')
+sys.exit(1 if bad else 0)
