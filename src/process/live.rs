@@ -83,13 +83,16 @@ pub(crate) fn add(pgid: Pid) {
     }
 }
 
-/// A step's process group is gone.
+/// A step's process group is gone. Dropped from the record without
+/// rewriting the file (one file write a step, not two): the next [`add`]
+/// writes the set without it, and a group left listed is harmless, since
+/// [`reap_orphans`] kills only a group whose leader's environment names
+/// this run.
 pub(crate) fn remove(pgid: Pid) {
     if let Some(reg) = REGISTRY.get()
         && let Ok(mut rec) = reg.record.lock()
     {
         rec.groups.remove(&pgid.as_raw_nonzero().get());
-        save(reg, &rec);
     }
 }
 
