@@ -15,8 +15,8 @@
 //! rows, [`AFTER_BUDGET`] bytes read after the run; what is left out is said
 //! in a note, and a file over [`KEEP_FILE`] is compared by hash, not diffed.
 
+use super::stat::Meta;
 use std::collections::{BTreeMap, HashSet};
-use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -31,15 +31,6 @@ pub(super) const MAX_ROWS: usize = 1000;
 const READ_BUDGET: u64 = 32 * 1024 * 1024;
 /// Most bytes of changed ignored files read after the run.
 const AFTER_BUDGET: u64 = 64 * 1024 * 1024;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Meta {
-    len: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-    ino: u64,
-    mode: u32,
-}
 
 #[derive(Debug, Clone)]
 struct Entry {
@@ -79,13 +70,7 @@ fn all_files(root: &Path, exclude: &[PathBuf]) -> Option<BTreeMap<String, (PathB
         let Some(rel) = relative(root, e.path()) else {
             continue;
         };
-        let meta = Meta {
-            len: m.len(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-            ino: m.ino(),
-            mode: m.mode(),
-        };
+        let meta = Meta::of(&m);
         out.insert(path_text(&rel), (e.into_path(), meta));
     }
     Some(out)

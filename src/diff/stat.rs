@@ -14,12 +14,25 @@ use std::path::{Path, PathBuf};
 use super::{path_text, relative};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Meta {
-    len: u64,
+pub(super) struct Meta {
+    pub(super) len: u64,
     mtime: (i64, i64),
     ctime: (i64, i64),
     ino: u64,
     mode: u32,
+}
+
+impl Meta {
+    /// What tells a changed file from an untouched one (size, times, inode, mode).
+    pub(super) fn of(m: &std::fs::Metadata) -> Meta {
+        Meta {
+            len: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+            ino: m.ino(),
+            mode: m.mode(),
+        }
+    }
 }
 
 /// Every file's metadata, by absolute path.
@@ -67,16 +80,7 @@ impl Walk {
             if map.len() >= limit {
                 return None;
             }
-            map.insert(
-                entry.into_path(),
-                Meta {
-                    len: m.len(),
-                    mtime: (m.mtime(), m.mtime_nsec()),
-                    ctime: (m.ctime(), m.ctime_nsec()),
-                    ino: m.ino(),
-                    mode: m.mode(),
-                },
-            );
+            map.insert(entry.into_path(), Meta::of(&m));
         }
         Some(StatMap(map))
     }
