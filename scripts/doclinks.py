@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Every relative link of the Markdown docs (README, ARCHITECTURE, CHANGELOG,
-docs/) names a file that exists and, with a #fragment, a heading in it.
-Exits 1 naming each broken link."""
+tests/README, docs/) names a file that exists and, with a #fragment, a heading
+in it; ARCHITECTURE.md's code map names every entry of src/ once, and nothing
+else. Exits 1 naming each broken link or code-map mismatch."""
 import re, os, sys
 ROOT=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def slug(text):
@@ -19,7 +20,7 @@ def anchors(path):
         if m: out.add(slug(m.group(1)))
     return out
 bad=0
-files=['README.md','ARCHITECTURE.md','CHANGELOG.md']+[os.path.join(d,f)[len(ROOT)+1:] for d,_,fs in os.walk(ROOT+'/docs') for f in fs if f.endswith('.md')]
+files=['README.md','ARCHITECTURE.md','CHANGELOG.md','tests/README.md']+[os.path.join(d,f)[len(ROOT)+1:] for d,_,fs in os.walk(ROOT+'/docs') for f in fs if f.endswith('.md')]
 for f in files:
     p=os.path.join(ROOT,f); text=open(p).read()
     text=re.sub(r'```.*?```','',text,flags=re.S)
@@ -32,5 +33,15 @@ for f in files:
             print(f'{f}: missing {t}'); bad+=1; continue
         if anc and target.endswith('.md') and anc not in anchors(target):
             print(f'{f}: no anchor {t}'); bad+=1
+# The code map: one `- \`name.rs\`` or `- \`name/\`` line per entry of src/.
+src=sorted(re.sub(r'\.rs$','',e) for e in os.listdir(os.path.join(ROOT,'src')))
+arch=open(os.path.join(ROOT,'ARCHITECTURE.md')).read()
+mapped=sorted(re.findall(r'^- `([a-z_]+)(?:\.rs|/)`',arch,flags=re.M))
+for e in sorted(set(src)-set(mapped)):
+    print(f'ARCHITECTURE.md: code map misses src/{e}'); bad+=1
+for e in sorted(set(mapped)-set(src)):
+    print(f'ARCHITECTURE.md: code map names {e}, not in src/'); bad+=1
+for e in sorted({m for m in mapped if mapped.count(m)>1}):
+    print(f'ARCHITECTURE.md: code map names {e} twice'); bad+=1
 print(f'== doc links: {bad} broken' if bad else '== doc links: all resolve')
 sys.exit(1 if bad else 0)
