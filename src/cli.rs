@@ -481,4 +481,80 @@ mod tests {
         );
         assert!(Cli::try_parse_from(["plangate", "run", "p.yaml", "--fail-fast=no"]).is_err());
     }
+
+    /// The line above SPEC's flag table.
+    const FLAGS_MARKER: &str = "<!-- flags: generated from src/cli.rs; PLANGATE_WRITE_DOCS=1 cargo test --lib flags_table rewrites it -->";
+
+    /// Every visible long flag of every visible subcommand with its
+    /// environment variable (`—`: none), one row per flag and variable, naming
+    /// the commands that take it, in clap's order.
+    fn flag_rows() -> Vec<Vec<String>> {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let mut rows: Vec<(String, Vec<String>, String)> = Vec::new();
+        for sub in cli.get_subcommands().filter(|c| !c.is_hide_set()) {
+            for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+                let Some(long) = arg.get_long().filter(|l| !matches!(*l, "help" | "version"))
+                else {
+                    continue;
+                };
+                let flag = format!("`--{long}`");
+                let env = arg
+                    .get_env()
+                    .map_or("—".to_owned(), |e| format!("`{}`", e.to_string_lossy()));
+                let name = format!("`{}`", sub.get_name());
+                match rows.iter_mut().find(|r| r.0 == flag && r.2 == env) {
+                    Some(r) => r.1.push(name),
+                    None => rows.push((flag, vec![name], env)),
+                }
+            }
+        }
+        rows.into_iter()
+            .map(|(flag, commands, env)| vec![flag, commands.join(", "), env])
+            .collect()
+    }
+
+    /// SPEC's flag table is `flag_rows()`: a flag, a command or a variable
+    /// missing or wrong fails here. `PLANGATE_WRITE_DOCS=1` rewrites the table
+    /// instead (then review the diff).
+    #[test]
+    fn flags_table_in_spec_is_the_cli() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/SPEC.md");
+        let doc = std::fs::read_to_string(path).expect("docs/SPEC.md");
+        let want = flag_rows();
+        if crate::markdown::table_after(&doc, FLAGS_MARKER) == want {
+            return;
+        }
+        let table: Vec<String> = [
+            "| flag | commands | environment variable |",
+            "| --- | --- | --- |",
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .chain(want.iter().map(|r| format!("| {} |", r.join(" | "))))
+        .collect();
+        if crate::environ::var("PLANGATE_WRITE_DOCS").as_deref() == Some("1") {
+            let lines: Vec<&str> = doc.lines().collect();
+            let at = lines
+                .iter()
+                .position(|l| l.trim() == FLAGS_MARKER)
+                .expect("the flag table's marker line in docs/SPEC.md");
+            let end = at
+                + 1
+                + lines[at + 1..]
+                    .iter()
+                    .take_while(|l| l.starts_with('|'))
+                    .count();
+            let mut out: Vec<String> = lines[..=at].iter().map(|l| (*l).to_owned()).collect();
+            out.extend(table);
+            out.extend(lines[end..].iter().map(|l| (*l).to_owned()));
+            std::fs::write(path, out.join("\n") + "\n").expect("write docs/SPEC.md");
+            return;
+        }
+        panic!(
+            "docs/SPEC.md's flag table differs from src/cli.rs; \
+             PLANGATE_WRITE_DOCS=1 cargo test --lib flags_table rewrites it as:\n{}",
+            table.join("\n")
+        );
+    }
 }

@@ -82,6 +82,24 @@ pub(crate) fn html(s: &str) -> String {
     out
 }
 
+/// The rows of the Markdown table that follows the line `marker` in `doc`
+/// (its header and separator skipped), each row's cells trimmed; none when
+/// the marker is missing. Tests hold the docs' tables to the code with it.
+#[cfg(test)]
+pub(crate) fn table_after(doc: &str, marker: &str) -> Vec<Vec<String>> {
+    doc.lines()
+        .skip_while(|l| l.trim() != marker)
+        .skip(1)
+        .skip_while(|l| !l.starts_with('|'))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let inner = l.trim().trim_start_matches('|').trim_end_matches('|');
+            inner.split('|').map(|c| c.trim().to_owned()).collect()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

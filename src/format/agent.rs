@@ -365,4 +365,49 @@ mod tests {
             assert_eq!(k.default_key_env(), want, "{}", k.as_str());
         }
     }
+
+    /// SPEC's preset table (Agent CLIs): one row per preset, in
+    /// `Preset::ALL`'s order, with the argv `AgentDef::resolved` builds
+    /// (`ARGS` standing for the agent's `args`) and the output format it sets.
+    /// The table is read without `crate::markdown` (this module imports only
+    /// `model`): rows after the marker line, cells split on `|`.
+    #[test]
+    fn specs_preset_table_is_what_resolved_builds() {
+        use super::{AgentDef, Preset};
+        let marker = "<!-- agent-presets: checked against src/format/agent.rs by a test -->";
+        let rows: Vec<Vec<String>> = include_str!("../../docs/SPEC.md")
+            .lines()
+            .skip_while(|l| l.trim() != marker)
+            .skip(3)
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| {
+                let inner = l.trim().trim_start_matches('|').trim_end_matches('|');
+                inner.split('|').map(|c| c.trim().to_owned()).collect()
+            })
+            .collect();
+        // Every variant the plan format accepts is in `Preset::ALL`.
+        let schema = schemars::schema_for!(Preset).to_value();
+        let text = schema.to_string();
+        let count =
+            text.matches("\"const\"").count() + schema["enum"].as_array().map_or(0, Vec::len);
+        assert_eq!(count, Preset::ALL.len(), "{schema}");
+        assert_eq!(
+            rows.len(),
+            Preset::ALL.len(),
+            "one row per preset: {rows:#?}"
+        );
+        for (row, p) in rows.iter().zip(Preset::ALL) {
+            let def: AgentDef = serde_json::from_value(serde_json::json!({
+                "provider": "command", "preset": p.as_str(), "args": ["ARGS"],
+            }))
+            .expect("an agent definition");
+            let def = def.resolved();
+            let argv = def.command.unwrap_or_default().join(" ");
+            let format = def.output_format.map(|f| f.as_str()).unwrap_or("");
+            assert_eq!(row.len(), 3, "{row:?}");
+            assert_eq!(row[0], format!("`{}`", p.as_str()), "{row:?}");
+            assert_eq!(row[1], format!("`{argv}`"), "{row:?}");
+            assert_eq!(row[2], format!("`{format}`"), "{row:?}");
+        }
+    }
 }

@@ -227,23 +227,74 @@ mod tests {
         }
     }
 
-    /// SPEC's exit-code table has one row per code, and every status's code is in it.
-    #[test]
-    fn every_exit_code_is_in_specs_table() {
-        let spec = include_str!("../../docs/SPEC.md");
-        let table: Vec<u8> = spec
-            .lines()
+    /// The codes of the first `| code | meaning |` table of `doc`, in its order
+    /// (a row whose first cell is no code fails the test).
+    fn exit_code_table(doc: &str) -> Vec<u8> {
+        doc.lines()
             .skip_while(|l| *l != "| code | meaning |")
             .skip(2)
             .take_while(|l| l.starts_with("| "))
-            .filter_map(|l| l.split('|').nth(1)?.trim().parse().ok())
-            .collect();
+            .map(|l| {
+                let cell = l.split('|').nth(1).unwrap_or("").trim();
+                cell.parse()
+                    .unwrap_or_else(|_| panic!("not an exit code: {cell:?} in {l:?}"))
+            })
+            .collect()
+    }
+
+    /// The codes of the line starting "When several apply", in its order.
+    fn precedence_line(doc: &str) -> Vec<u8> {
+        let line = doc
+            .lines()
+            .find(|l| l.starts_with("When several apply"))
+            .expect("a 'When several apply' line");
+        let list = line.rsplit(':').next().unwrap_or("");
+        list.trim()
+            .trim_end_matches('.')
+            .split(',')
+            .map(|c| {
+                c.trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("not an exit code: {c:?} in {line:?}"))
+            })
+            .collect()
+    }
+
+    /// The exit-code tables of SPEC and the README have one row per code,
+    /// in increasing order, and every status's code is in them.
+    #[test]
+    fn every_exit_code_is_in_the_tables_of_spec_and_readme() {
         let mut codes: Vec<u8> = ALL.iter().map(|s| s.code()).collect();
         codes.sort_unstable();
-        assert_eq!(
-            table, codes,
-            "SPEC's exit-code table and RunStatus::code disagree"
-        );
+        for (name, doc) in [
+            ("docs/SPEC.md", include_str!("../../docs/SPEC.md")),
+            ("README.md", include_str!("../../README.md")),
+        ] {
+            assert_eq!(
+                exit_code_table(doc),
+                codes,
+                "{name}'s exit-code table and RunStatus::code disagree"
+            );
+        }
+    }
+
+    /// "When several apply: 130, 4, 5, 1, 6, 3" in SPEC and the README is
+    /// `RunStatus::rank`, highest first (success and invalid aside: invalid
+    /// stops everything before anything runs).
+    #[test]
+    fn the_precedence_the_docs_state_is_the_codes() {
+        let mut ranked: Vec<RunStatus> = ALL
+            .into_iter()
+            .filter(|s| !matches!(s, Success | Invalid))
+            .collect();
+        ranked.sort_by_key(|s| std::cmp::Reverse(s.rank()));
+        let want: Vec<u8> = ranked.iter().map(|s| s.code()).collect();
+        for (name, doc) in [
+            ("docs/SPEC.md", include_str!("../../docs/SPEC.md")),
+            ("README.md", include_str!("../../README.md")),
+        ] {
+            assert_eq!(precedence_line(doc), want, "{name}'s precedence line");
+        }
     }
 
     #[test]

@@ -1,12 +1,9 @@
 //! The approved risk level *is* the sandbox profile: what a step that runs a
 //! process (a bash step, its rollback, an agent CLI) may do follows from the
-//! risk it was approved at, not from what it asks for.
-//!
-//! | approved at | filesystem        | network                      |
-//! |-------------|-------------------|------------------------------|
-//! | safe        | `read-only`       | only with `network: true`    |
-//! | moderate    | `workspace-write` | (which floors the risk at    |
-//! | dangerous   | `declared`        |  moderate)                   |
+//! risk it was approved at, not from what it asks for. The table is SPEC's
+//! "Sandbox" (a test below holds it to [`plan_for`]): safe is `read-only`,
+//! moderate `workspace-write`, dangerous `declared`; the network only with
+//! `network: true`, which floors the risk at moderate.
 //!
 //! A dangerous step may also ask for no sandbox at all (bash `sandbox:
 //! false`), honoured only when `allow_unsandboxed` is not false. When no
@@ -189,5 +186,46 @@ mod tests {
         assert!(s.backend().is_none());
         let p = policy(SandboxMode::Required, false);
         assert!(plan_for(&req, Risk::Dangerous, Some(&bwrap), &p).is_err());
+    }
+
+    /// SPEC's sandbox table: one row per risk, in order, naming the profile
+    /// `plan_for` gives, mentioning `writable` only where it is granted, and
+    /// listing the tolerances that run that risk unattended.
+    #[test]
+    fn specs_sandbox_table_is_plan_for() {
+        let rows = crate::markdown::table_after(
+            include_str!("../../docs/SPEC.md"),
+            "<!-- sandbox-profiles: checked against src/sandbox/profile.rs by a test -->",
+        );
+        let bwrap = Availability::with(Backend::Bwrap, "probe".into());
+        let req = Request {
+            writable: vec![PathBuf::from("/opt/cache")],
+            ..Request::default()
+        };
+        let p = policy(SandboxMode::Required, true);
+        let risks = [Risk::Safe, Risk::Moderate, Risk::Dangerous];
+        assert_eq!(rows.len(), risks.len(), "one row per risk: {rows:#?}");
+        for (row, risk) in rows.iter().zip(risks) {
+            let s = plan_for(&req, risk, Some(&bwrap), &p).expect("sandbox");
+            use crate::model::Tolerance;
+            let tolerances: Vec<String> = [Tolerance::Low, Tolerance::Medium, Tolerance::High]
+                .into_iter()
+                .filter(|t| t.max_unattended() >= risk)
+                .map(|t| format!("`{}`", t.as_str()))
+                .collect();
+            assert_eq!(row.len(), 4, "{row:?}");
+            assert_eq!(row[0], format!("`{}`", risk.as_str()), "{row:?}");
+            assert_eq!(
+                row[1],
+                format!("`{}`", s.profile.filesystem.as_str()),
+                "{row:?}"
+            );
+            assert_eq!(
+                row[2].contains("writable"),
+                !s.profile.writable.is_empty(),
+                "{row:?}"
+            );
+            assert_eq!(row[3], tolerances.join(", "), "{row:?}");
+        }
     }
 }
