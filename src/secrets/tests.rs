@@ -276,3 +276,22 @@ fn scan_handles_odd_input() {
     let long = "token=".repeat(10_000);
     assert!(s.scan(long.as_bytes()).is_empty());
 }
+
+/// The guide's count of built-in rules ("N rules (`rules/default.toml`")
+/// is the number of rules the binary carries.
+#[test]
+fn the_guides_rule_count_is_the_builtin_rules() {
+    let guide = include_str!("../../docs/guide/secrets.md");
+    let marker = " rules (`rules/default.toml`";
+    let at = guide.find(marker).expect("the guide names the rule count");
+    let count: usize = guide[..at]
+        .rsplit(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a number before the marker");
+    assert_eq!(
+        count,
+        Ruleset::builtin().ids().len(),
+        "docs/guide/secrets.md"
+    );
+}
