@@ -94,4 +94,15 @@ mod tests {
             assert_eq!(ToolName::from_name(t.as_str()), Some(t));
         }
     }
+
+    /// SPEC's "Tools:" sentence names every tool, in `ALL`'s order.
+    #[test]
+    fn spec_names_every_tool_in_order() {
+        let spec = include_str!("../../docs/SPEC.md");
+        let at = spec.find("\nTools: ").expect("SPEC's Tools: sentence");
+        let sentence = &spec[at..spec[at..].find(" with ").map_or(spec.len(), |e| at + e)];
+        let named: Vec<&str> = sentence.split('`').skip(1).step_by(2).collect();
+        let all: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
+        assert_eq!(named, all, "SPEC's Tools: sentence and ToolName::ALL");
+    }
 }
