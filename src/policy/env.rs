@@ -541,4 +541,37 @@ mod tests {
         assert_eq!(v, ["declared-value", "ghs_fake_1"]);
         assert!(!format!("{s:?}").contains("ghs_fake_1"));
     }
+
+    /// SPEC's allow-list ("Step environment", item 1) names exactly
+    /// `ALLOW_LIST` and `ALLOW_PREFIXES` (`LC_*`); `A_B/C/D` there stands for
+    /// `A_B`, `A_C`, `A_D`.
+    #[test]
+    fn specs_allow_list_is_allow_list() {
+        let spec = include_str!("../../docs/SPEC.md");
+        let start = spec
+            .find("1. the variables of plangate's environment on the built-in allow-list")
+            .expect("SPEC's allow-list item");
+        let end = start
+            + spec[start..]
+                .find("and the names of")
+                .expect("the end of SPEC's allow-list item");
+        let mut named = BTreeSet::new();
+        for span in spec[start..end].split('`').skip(1).step_by(2) {
+            for word in span.split_whitespace() {
+                let mut parts = word.split('/');
+                let first = parts.next().unwrap_or("");
+                named.insert(first.to_owned());
+                let stem = first.rsplit_once('_').map_or("", |(stem, _)| stem);
+                for rest in parts {
+                    named.insert(format!("{stem}_{rest}"));
+                }
+            }
+        }
+        let want: BTreeSet<String> = ALLOW_LIST
+            .iter()
+            .map(|n| (*n).to_owned())
+            .chain(ALLOW_PREFIXES.iter().map(|p| format!("{p}*")))
+            .collect();
+        assert_eq!(named, want, "SPEC's allow-list and policy::env::ALLOW_LIST");
+    }
 }
