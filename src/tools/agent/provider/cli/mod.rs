@@ -216,10 +216,6 @@ pub(crate) fn last_message_file(
     let mut found = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        // `--` ends the flags: what follows is the prompt.
-        if a == "--" {
-            break;
-        }
         let file = if a == "-o" || a == "--output-last-message" {
             it.next().cloned()
         } else {
