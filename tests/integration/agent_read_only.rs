@@ -183,3 +183,30 @@ fn a_step_cannot_widen_a_read_only_agent_nor_write_its_artifacts() {
         assert!(!env.ws.join("docs/notes.md").exists());
     }
 }
+
+#[test]
+fn a_read_only_step_needs_no_write_permission_on_the_workspace() {
+    let env = Env::new();
+    let rec = serde_json::json!({"step": "review", "attempt": 1, "answer": ENVELOPE});
+    env.write("answers.jsonl", &format!("{rec}\n"));
+    let replay = "    provider: replay\n    file: answers.jsonl\n";
+    // Rules that let the agent run and read, never write.
+    let rules = "version: 1\nid: ro\npolicy:\n  risk_tolerance: medium\n  permissions:\n    - {id: read, resource: \"*\", level: read}\n    - {id: bot, resource: \"agent:bot\", tools: [agent], level: execute, priority: 150}\n";
+    let plan = |params: &str| {
+        format!(
+            "{rules}agents:\n  bot:\n{replay}steps:\n  - id: review\n    tool: agent\n    parameters: {{agent: bot, prompt: Review the change., max_attempts: 1{params}}}\n"
+        )
+    };
+    // Writing its files needs write on `.`: denied.
+    let o = env.run(&plan(""), &[]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let s = env.step("review");
+    assert_eq!(s["status"], "blocked");
+    let why = s["approval"]["reason"].as_str().unwrap_or_default();
+    assert!(why.contains("the step needs write"), "{why}");
+    // Read-only, it needs none: it runs, and writes nothing.
+    let o = env.run(&plan(", mode: read-only"), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(env.step("review")["status"], "success");
+    assert!(!env.ws.join("docs/notes.md").exists());
+}
