@@ -898,7 +898,7 @@ fn codex_last_message_file_is_never_an_edit_nor_a_stale_answer() {
     assert!(
         session["warnings"]
             .to_string()
-            .contains("outside the repository"),
+            .contains("not inside the staged copy"),
         "{session:#}"
     );
 }
@@ -940,4 +940,48 @@ fn claude_permission_denials_are_warned_in_the_console_and_the_summary() {
     let o = env.run(&plan(&agent, ""), &[]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(!console(&o).contains("refused"), "{}", console(&o));
+}
+
+#[test]
+fn codex_last_message_file_under_a_symlinked_folder_is_never_touched() {
+    let env = Env::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("last.txt"), "OUTSIDE marker content\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), env.ws.join("linkdir")).unwrap();
+    let mut argv: Vec<String> = serde_json::from_str(&standin(&[
+        "--as",
+        "codex",
+        "--play",
+        &recorded("codex/success.jsonl"),
+    ]))
+    .unwrap();
+    argv.extend(
+        [
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "-o",
+            "linkdir/last.txt",
+            "-",
+        ]
+        .map(str::to_owned),
+    );
+    let agent = format!(
+        "    command: {}\n    output_format: codex-jsonl\n",
+        serde_json::to_string(&argv).unwrap()
+    );
+    let o = env.run(&plan(&agent, ""), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // Neither removed before the run nor read as the answer.
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("last.txt")).unwrap(),
+        "OUTSIDE marker content\n"
+    );
+    let parsed = std::fs::read_to_string(env.out.join("artifacts/fix/parsed.json")).unwrap();
+    assert!(!parsed.contains("OUTSIDE"), "{parsed}");
+    let session = &env.step("fix")["agent_attempts"][0]["session"];
+    assert!(
+        session["warnings"].to_string().contains("under a symlink"),
+        "{session:#}"
+    );
 }

@@ -97,8 +97,10 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
     if c.home.is_some()
         && let Some(rel) = last_message.as_ref().and_then(|f| f.inside.as_deref())
     {
-        let staged = ctx.env.workspace.join(rel);
-        if std::fs::symlink_metadata(&staged).is_ok_and(|m| !m.is_dir()) {
+        // Never through a symlinked folder (it could lead outside the copy).
+        if let Some(staged) = cli::plain_inside(&ctx.env.workspace, rel)
+            && std::fs::symlink_metadata(&staged).is_ok_and(|m| !m.is_dir())
+        {
             std::fs::remove_file(&staged).map_err(|e| {
                 CallError::Failed(format!(
                     "cannot clear the -o file `{rel}` of agent `{}` in its staged copy: {e}",

@@ -204,6 +204,23 @@ pub(crate) struct OutputFile {
     pub inside: Option<String>,
 }
 
+/// `root/rel` when every folder on the way from `root` is a real folder (no
+/// symlink, which could lead outside `root`); None otherwise. `rel` is a
+/// checked relative path (no `..`).
+pub(crate) fn plain_inside(root: &Path, rel: &str) -> Option<PathBuf> {
+    let rel = Path::new(rel);
+    let mut at = root.to_path_buf();
+    let parents = rel.parent().map(|p| p.components().count()).unwrap_or(0);
+    for c in rel.components().take(parents) {
+        at.push(c);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_dir() => {}
+            _ => return None,
+        }
+    }
+    Some(root.join(rel))
+}
+
 /// Codex's `-o` file, when the command names one (the last one named wins, as for Codex).
 pub(crate) fn last_message_file(
     format: Option<CliOutputFormat>,
@@ -479,8 +496,16 @@ fn last_message(run: &mut CliRun, file: &OutputFile, max_out: u64, ctx: &StepCon
     use std::io::Read;
     let Some(rel) = &file.inside else {
         run.session.warnings.push(format!(
-            "its -o file `{}` is outside the repository's staged copy; not read (name a path inside the repository)",
+            "its -o file `{}` is not inside the staged copy of the repository the CLI works in; not read (name a path relative to the repository)",
             super::one_line(&file.named)
+        ));
+        return;
+    };
+    // Through a symlinked folder it could be a file outside the copy.
+    let Some(path) = plain_inside(&ctx.env.workspace, rel) else {
+        run.session.warnings.push(format!(
+            "its -o file `{}` lies under a symlink or a missing folder; not read",
+            super::one_line(rel)
         ));
         return;
     };
@@ -491,7 +516,7 @@ fn last_message(run: &mut CliRun, file: &OutputFile, max_out: u64, ctx: &StepCon
             .push("its -o file is denied by the permission rules; not read".to_owned());
         return;
     }
-    let Ok(f) = crate::regular::open(&file.path) else {
+    let Ok(f) = crate::regular::open(&path) else {
         return;
     };
     let mut buf = Vec::new();

@@ -432,3 +432,25 @@ fn gemini_names_the_error_it_printed_on_stderr() {
     assert!(exit_meaning(42).unwrap().contains("input error"));
     assert!(exit_meaning(1).is_none());
 }
+
+#[test]
+fn an_output_file_is_only_reached_through_real_folders() {
+    use super::plain_inside;
+    let root = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("a/b")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.path().join("link")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.path().join("a/inner")).unwrap();
+    for (rel, ok) in [
+        ("last.txt", true),
+        ("a/last.txt", true),
+        ("a/b/last.txt", true),
+        // The file itself may be a link (it is opened without following it).
+        ("link", true),
+        ("link/last.txt", false),
+        ("a/inner/last.txt", false),
+        ("missing/last.txt", false),
+    ] {
+        assert_eq!(plain_inside(root.path(), rel).is_some(), ok, "{rel}");
+    }
+}
