@@ -111,6 +111,8 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         context_steps: Vec::new(),
         context_files: Vec::new(),
         write_artifacts: false,
+        // Drafting a plan edits nothing: whatever the agent changed is only reported.
+        read_only: true,
         replay_file: req.agent.file.as_ref().map(|f| req.agents_dir.join(f)),
         check_code: Some(check_plan_text),
     };

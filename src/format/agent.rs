@@ -113,6 +113,11 @@ pub struct AgentDef {
     /// risk is at least moderate.
     #[serde(default)]
     pub network: bool,
+    /// `read-only`: the agent's edits are never applied (its staged copy's changes and an envelope's
+    /// files); the report lists them as `attempted_changes`. Default `read-write`. A step may make
+    /// a read-write agent read-only (`mode: read-only` in its parameters), never the reverse.
+    #[serde(default)]
+    pub mode: Option<AgentMode>,
     /// Set once the preset is applied to `command` and `output_format` (never from YAML).
     #[serde(skip)]
     #[schemars(skip)]
@@ -167,6 +172,26 @@ impl ProviderKind {
     /// The provider named `name` in a plan.
     pub fn from_name(name: &str) -> Option<ProviderKind> {
         ProviderKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+/// Whether an agent's edits may reach the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentMode {
+    /// Its accepted changes are applied (the default).
+    ReadWrite,
+    /// Its changes are never applied, only reported.
+    ReadOnly,
+}
+
+impl AgentMode {
+    /// The name used in plans.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentMode::ReadWrite => "read-write",
+            AgentMode::ReadOnly => "read-only",
+        }
     }
 }
 

@@ -194,6 +194,53 @@ pub(crate) struct PlanRef {
     pub objective: Option<String>,
 }
 
+impl StepReport {
+    /// What the console and the summaries warn about an agent step: tool
+    /// calls its CLI's permission mode refused (the agent could not do all
+    /// it was asked to) and, for a read-only step, the edits it tried.
+    pub(crate) fn agent_warnings(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for a in &self.agent_attempts {
+            let Some(n) = a
+                .session
+                .as_ref()
+                .map(|s| s.permission_denials)
+                .filter(|n| *n > 0)
+            else {
+                continue;
+            };
+            v.push(format!(
+                "attempt {}: the agent CLI's permission mode refused {n} tool call(s); the agent could not run everything it was asked to (see agent_attempts[].session)",
+                a.attempt
+            ));
+        }
+        if let Some(c) = &self.attempted_changes {
+            const SHOWN: usize = 5;
+            // A path is the agent's: no control character of it reaches the console.
+            let mut names: Vec<String> = c
+                .files
+                .iter()
+                .take(SHOWN)
+                .map(|f| {
+                    f.path
+                        .chars()
+                        .map(|ch| if ch.is_control() { '?' } else { ch })
+                        .collect()
+                })
+                .collect();
+            if c.files.len() > SHOWN {
+                names.push("...".to_owned());
+            }
+            v.push(format!(
+                "read-only: the agent tried to change {} file(s), not applied: {}",
+                c.files.len(),
+                names.join(", ")
+            ));
+        }
+        v
+    }
+}
+
 /// One step in the report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct StepReport {
@@ -268,6 +315,10 @@ pub(crate) struct StepReport {
     /// `bytes`): what it changed, checked and applied after its answer was accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_changes: Option<super::AgentChanges>,
+    /// A read-only agent step (`mode: read-only`): what it tried to change in its staged copy
+    /// or its envelope's files (`via`, `files`, `bytes` as in `agent_changes`), never applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempted_changes: Option<super::AgentChanges>,
     /// An agent step's accepted result (`kind`: envelope | json | code;
     /// `summary`, `files`, `next_actions` of an envelope; `text`: the JSON or
     /// code, redacted and cut at 4000 characters, `cut` when it was).

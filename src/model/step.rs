@@ -96,6 +96,8 @@ pub(crate) struct StepOutcome {
     pub workspace_files: Vec<String>,
     /// An agent step's change set, applied after its answer was accepted (exact, whatever ran beside it).
     pub agent_changes: Option<AgentChanges>,
+    /// A read-only agent step's edits, never applied: what it tried to change.
+    pub attempted_changes: Option<AgentChanges>,
     /// An agent step's accepted result, as the summaries show it.
     pub result: Option<AgentResult>,
     /// Secrets found in the step's artifacts and files (values never kept).
@@ -127,6 +129,7 @@ impl StepOutcome {
             environment: None,
             workspace_files: Vec::new(),
             agent_changes: None,
+            attempted_changes: None,
             result: None,
             findings: Vec::new(),
             outputs: std::collections::BTreeMap::new(),

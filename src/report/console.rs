@@ -165,13 +165,20 @@ impl Console {
         } else {
             self.line(format_args!("{style}{tag:>4}{style:#} {head}"));
         }
+        let mut warnings: Vec<String> = r
+            .agent_warnings()
+            .into_iter()
+            .map(|w| format!("step `{}`: {w}", r.id))
+            .collect();
         if let Some(n) = r.lingering_processes.filter(|n| *n > 0) {
-            let what = format!(
+            warnings.push(format!(
                 "step `{}` left {n} process(es) running when it ended; they were killed",
                 r.id
-            );
+            ));
+        }
+        for what in warnings {
             if self.github {
-                self.line(format_args!("::warning::{what}"));
+                self.line(format_args!("::warning::{}", gh_data(&what)));
             } else {
                 self.line(format_args!("     warning: {what}"));
             }

@@ -168,6 +168,7 @@ impl Reporter {
                 agent_attempts: Vec::new(),
                 command_attempts: Vec::new(),
                 agent_changes: None,
+                attempted_changes: None,
                 result: None,
                 changed_files: None,
                 changed_files_omitted: 0,
@@ -537,6 +538,7 @@ impl Reporter {
         s.agent_attempts.clone_from(&o.agent_attempts);
         s.command_attempts.clone_from(&o.command_attempts);
         s.agent_changes.clone_from(&o.agent_changes);
+        s.attempted_changes.clone_from(&o.attempted_changes);
         s.result.clone_from(&o.result);
         if let Some(u) = &o.usage {
             self.report.usage.add(u);

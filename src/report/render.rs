@@ -236,6 +236,12 @@ fn steps_section(r: &Report, detail: Detail) -> Option<Section> {
                 }
                 note.push_str(e);
             }
+            for w in s.agent_warnings() {
+                if !note.is_empty() {
+                    note.push_str("; ");
+                }
+                note.push_str(&format!("warning: {w}"));
+            }
             format!(
                 "| {} | {} | {} | {risk} | {decision} | {:.2} s | {} |\n",
                 code(&s.id, At::Cell),

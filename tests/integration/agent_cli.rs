@@ -691,3 +691,297 @@ fn codex_last_message_file_is_the_answer_when_the_command_names_one() {
     // Its tokens are still the stream's.
     assert_eq!(env.step("fix")["usage"]["input_tokens"], 24763);
 }
+
+/// The console (stdout and stderr) of a run.
+fn console(o: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(o))
+}
+
+#[test]
+fn claude_json_under_verbose_is_read_from_its_array_of_messages() {
+    let env = Env::new();
+    let agent = format!(
+        "    command: {}\n    output_format: claude-json\n",
+        standin(&["--play", &recorded("claude/verbose_array.json")])
+    );
+    let o = env.run(&plan(&agent, ""), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let s = env.step("fix");
+    assert_eq!(s["status"], "success", "{s:#}");
+    assert!((f64_of(&s["usage"]["cost_usd"]) - 0.0187).abs() < 1e-9);
+    // An array that reads two ways is refused, naming why.
+    for (rec, want) in [
+        ("claude/verbose_two_results.json", "2 result messages"),
+        ("claude/verbose_result_not_last.json", "not the last"),
+    ] {
+        let env = Env::new();
+        let agent = format!(
+            "    command: {}\n    output_format: claude-json\n",
+            standin(&["--play", &recorded(rec)])
+        );
+        let o = env.run(&plan(&agent, ""), &[]);
+        assert_eq!(code(&o), 1, "{rec}");
+        let err = env.step_error("fix");
+        assert!(err.contains(want), "{rec}: {err}");
+    }
+    // Read as a stream, the array is named with the format that reads it.
+    let env = Env::new();
+    let agent = format!(
+        "    command: {}\n    output_format: claude-stream-json\n",
+        standin(&["--play", &recorded("claude/verbose_array.json")])
+    );
+    let o = env.run(&plan(&agent, ""), &[]);
+    assert_eq!(code(&o), 1);
+    let err = env.step_error("fix");
+    assert!(err.contains("output_format: claude-json"), "{err}");
+}
+
+#[test]
+fn gemini_errors_printed_on_stderr_are_named() {
+    for (rec, exit, want) in [
+        (
+            "gemini/turn_limit.stderr.txt",
+            "53",
+            [
+                "ran out of turns",
+                "FatalTurnLimitedError",
+                "Reached max session turns",
+            ],
+        ),
+        (
+            "gemini/input_error.stderr.txt",
+            "42",
+            ["refused its input", "FatalInputError", "No input provided"],
+        ),
+    ] {
+        let env = Env::new();
+        let agent = format!(
+            "    command: {}\n    output_format: gemini-json\n",
+            standin(&["--play-stderr", &recorded(rec), "--exit", exit])
+        );
+        let o = env.run(&plan(&agent, ""), &[]);
+        assert_eq!(code(&o), 1, "{rec}");
+        let err = env.step_error("fix");
+        for w in want {
+            assert!(err.contains(w), "{rec}: {w}: {err}");
+        }
+        assert!(!err.contains("cannot be read"), "{rec}: {err}");
+    }
+    // A response on stdout beside an error on stderr reads two ways: refused.
+    let env = Env::new();
+    let agent = format!(
+        "    command: {}\n    output_format: gemini-json\n",
+        standin(&[
+            "--play",
+            &recorded("gemini/success.json"),
+            "--play-stderr",
+            &recorded("gemini/turn_limit.stderr.txt"),
+        ])
+    );
+    let o = env.run(&plan(&agent, ""), &[]);
+    assert_eq!(code(&o), 1);
+    let err = env.step_error("fix");
+    assert!(err.contains("reads two ways"), "{err}");
+    assert!(!env.out.join("artifacts/fix/parsed.json").exists());
+}
+
+#[test]
+fn codex_streams_of_older_versions_are_read_or_named() {
+    // The shape before the agent_message rename: read, with a warning.
+    let env = Env::new();
+    let agent = format!(
+        "    command: {}\n    output_format: codex-jsonl\n",
+        standin(&["--play", &recorded("codex/old_shape.jsonl")])
+    );
+    let o = env.run(&plan(&agent, ""), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let session = &env.step("fix")["agent_attempts"][0]["session"];
+    assert!(
+        session["warnings"]
+            .to_string()
+            .contains("older event shape"),
+        "{session:#}"
+    );
+    // No final message: the step's error says what came instead and what to check.
+    for (rec, want) in [
+        ("codex/no_message.jsonl", "item types seen: assistant_note"),
+        ("codex/protocol_events.jsonl", "protocol events"),
+        ("codex/two_types.jsonl", "reads two ways"),
+    ] {
+        let env = Env::new();
+        let agent = format!(
+            "    command: {}\n    output_format: codex-jsonl\n",
+            standin(&["--play", &recorded(rec)])
+        );
+        let o = env.run(&plan(&agent, ""), &[]);
+        assert_eq!(code(&o), 1, "{rec}");
+        let err = env.step_error("fix");
+        assert!(err.contains(want), "{rec}: {err}");
+    }
+}
+
+#[test]
+fn codex_file_changes_are_named_relative_to_the_repository() {
+    let env = Env::new();
+    let agent = format!(
+        "    command: {}\n    output_format: codex-jsonl\n",
+        standin(&["--play", &recorded("codex/absolute_paths.jsonl")])
+    );
+    let o = env.run(&plan(&agent, ""), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let session = &env.step("fix")["agent_attempts"][0]["session"];
+    assert_eq!(
+        session["file_changes"],
+        serde_json::json!([
+            "update src/lib.rs",
+            "add notes/new file.md",
+            "update /opt/elsewhere/config.toml (outside the repository)"
+        ]),
+        "{session:#}"
+    );
+    assert!(
+        !session.to_string().contains("plangate-stage-"),
+        "{session:#}"
+    );
+}
+
+#[test]
+fn codex_last_message_file_is_never_an_edit_nor_a_stale_answer() {
+    let codex = |extra: &[&str], named: &str| {
+        let mut opts = vec!["--as", "codex", "--play"];
+        let play = recorded("codex/success.jsonl");
+        opts.push(&play);
+        opts.extend_from_slice(extra);
+        let mut argv: Vec<String> = serde_json::from_str(&standin(&opts)).unwrap();
+        argv.extend(
+            ["exec", "--json", "--skip-git-repo-check", "-o", named, "-"].map(str::to_owned),
+        );
+        format!(
+            "    command: {}\n    output_format: codex-jsonl\n",
+            serde_json::to_string(&argv).unwrap()
+        )
+    };
+    let last = recorded("codex/last_message.txt");
+    // Written by the CLI in its copy: the answer, and no change to the workspace.
+    for named in ["codex-last.txt", "notes/last.txt"] {
+        let env = Env::new();
+        env.write("notes/README.md", "notes\n");
+        let o = env.run(&plan(&codex(&["--last-message", &last], named), ""), &[]);
+        assert_eq!(code(&o), 0, "{named}: {}", stderr(&o));
+        let parsed = std::fs::read_to_string(env.out.join("artifacts/fix/parsed.json")).unwrap();
+        assert!(parsed.contains("Written by codex -o"), "{parsed}");
+        assert!(!env.ws.join(named).exists(), "{named}");
+        let s = env.step("fix");
+        assert!(
+            !s["agent_changes"].to_string().contains("last.txt")
+                && !s["changed_files"].to_string().contains("last.txt"),
+            "{named}: {s:#}"
+        );
+    }
+    // A file of that name already in the workspace: never read as the answer
+    // (the CLI wrote none), never deleted, never changed.
+    let env = Env::new();
+    env.write("codex-last.txt", "STALE answer from an earlier run\n");
+    let o = env.run(&plan(&codex(&[], "codex-last.txt"), ""), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let parsed = std::fs::read_to_string(env.out.join("artifacts/fix/parsed.json")).unwrap();
+    assert!(parsed.contains("Removed the unused imports"), "{parsed}");
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("codex-last.txt")).unwrap(),
+        "STALE answer from an earlier run\n"
+    );
+    // Outside the repository: not read, and said so.
+    let env = Env::new();
+    let o = env.run(&plan(&codex(&[], "../outside-last.txt"), ""), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let session = &env.step("fix")["agent_attempts"][0]["session"];
+    assert!(
+        session["warnings"]
+            .to_string()
+            .contains("not inside the staged copy"),
+        "{session:#}"
+    );
+}
+
+#[test]
+fn claude_permission_denials_are_warned_in_the_console_and_the_summary() {
+    let env = Env::new();
+    let agent = format!(
+        "    command: {}\n    output_format: claude-json\n",
+        standin(&["--play", &recorded("claude/permission_denied.json")])
+    );
+    let o = env.run(&plan(&agent, ""), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let want = "permission mode refused 2 tool call(s)";
+    assert!(console(&o).contains(want), "{}", console(&o));
+    let s = env.step("fix");
+    assert_eq!(s["agent_attempts"][0]["session"]["permission_denials"], 2);
+    assert!(
+        s["agent_attempts"][0]["session"]["warnings"]
+            .to_string()
+            .contains("(Bash, WebFetch)"),
+        "{s:#}"
+    );
+    let md = env
+        .cmd()
+        .arg("report")
+        .arg(env.out.join("report.json"))
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains(want), "{md}");
+    // Without denials: no such warning.
+    let env = Env::new();
+    let agent = format!(
+        "    command: {}\n    output_format: claude-json\n",
+        standin(&["--play", &recorded("claude/success.json")])
+    );
+    let o = env.run(&plan(&agent, ""), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!console(&o).contains("refused"), "{}", console(&o));
+}
+
+#[test]
+fn codex_last_message_file_under_a_symlinked_folder_is_never_touched() {
+    let env = Env::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("last.txt"), "OUTSIDE marker content\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), env.ws.join("linkdir")).unwrap();
+    let mut argv: Vec<String> = serde_json::from_str(&standin(&[
+        "--as",
+        "codex",
+        "--play",
+        &recorded("codex/success.jsonl"),
+    ]))
+    .unwrap();
+    argv.extend(
+        [
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "-o",
+            "linkdir/last.txt",
+            "-",
+        ]
+        .map(str::to_owned),
+    );
+    let agent = format!(
+        "    command: {}\n    output_format: codex-jsonl\n",
+        serde_json::to_string(&argv).unwrap()
+    );
+    let o = env.run(&plan(&agent, ""), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // Neither removed before the run nor read as the answer.
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("last.txt")).unwrap(),
+        "OUTSIDE marker content\n"
+    );
+    let parsed = std::fs::read_to_string(env.out.join("artifacts/fix/parsed.json")).unwrap();
+    assert!(!parsed.contains("OUTSIDE"), "{parsed}");
+    let session = &env.step("fix")["agent_attempts"][0]["session"];
+    assert!(
+        session["warnings"].to_string().contains("under a symlink"),
+        "{session:#}"
+    );
+}

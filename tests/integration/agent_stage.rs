@@ -71,7 +71,7 @@ impl Staged {
         self
     }
 
-    fn plan(&self, policy: &str, attempts: u32, extra_steps: &str) -> String {
+    pub fn plan(&self, policy: &str, attempts: u32, extra_steps: &str) -> String {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/agents/editing_cli.sh"
@@ -108,7 +108,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 /// Every entry under `root` (`.git` included, the test's `plan.yaml` left
 /// out): kind, mode, content or link target.
-fn tree(root: &Path) -> BTreeMap<String, String> {
+pub fn tree(root: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for e in walkdir::WalkDir::new(root).min_depth(1).follow_links(false) {
         let e = e.unwrap();
@@ -134,7 +134,10 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
 }
 
 /// The entries of `after` that differ from `before` (none when identical).
-fn differences(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) -> Vec<String> {
+pub fn differences(
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+) -> Vec<String> {
     let mut keys: Vec<&String> = before.keys().chain(after.keys()).collect();
     keys.sort();
     keys.dedup();

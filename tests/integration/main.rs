@@ -16,6 +16,7 @@ mod agent;
 mod agent_cli;
 mod agent_http;
 mod agent_preflight;
+mod agent_read_only;
 mod agent_record;
 mod agent_stage;
 mod agent_two_ways;

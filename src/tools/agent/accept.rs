@@ -85,6 +85,7 @@ pub(super) fn accept(
     ctx: &StepContext,
     stage: Option<&Stage>,
     acc: Accepted,
+    exclude: &[String],
     mut out: StepOutcome,
 ) -> StepOutcome {
     let (rel, text) = match &acc.kind {
@@ -113,7 +114,7 @@ pub(super) fn accept(
             out.error = Some(format!("the agent reported FAIL: {}", one_line(&e.summary)));
             return out;
         }
-        if a.write_artifacts {
+        if a.write_artifacts || a.read_only {
             files = e
                 .files()
                 .iter()
@@ -131,8 +132,24 @@ pub(super) fn accept(
         ));
         return out;
     }
+    if a.read_only {
+        // Nothing is applied, whatever the answer says: what it tried is reported.
+        match attempted(ctx, stage, &files, exclude) {
+            Ok(tried) => out.attempted_changes = tried,
+            Err(why) => {
+                out.status = StepStatus::Failed;
+                out.error = Some(format!(
+                    "the answer was accepted but what the read-only agent tried to change cannot be listed: {why}"
+                ));
+                return out;
+            }
+        }
+        out.status = StepStatus::Success;
+        out.error = None;
+        return out;
+    }
     // `commit` says what was not applied, once: its message is the error.
-    if let Err(why) = commit(ctx, stage, &files, &mut out) {
+    if let Err(why) = commit(ctx, stage, &files, exclude, &mut out) {
         out.status = StepStatus::Failed;
         out.error = Some(why);
         return out;
@@ -186,12 +203,50 @@ fn shown(a: &AgentAction, kind: &AcceptedKind, text: &str) -> AgentResult {
     }
 }
 
+/// What a read-only agent tried to change: its staged copy's changes and its
+/// envelope's files (never applied); None when it tried nothing. Paths in
+/// `exclude` (a CLI's own output file) are not the agent's edits.
+fn attempted(
+    ctx: &StepContext,
+    stage: Option<&Stage>,
+    files: &[(&str, &[u8])],
+    exclude: &[String],
+) -> Result<Option<AgentChanges>, String> {
+    let mut set = match stage {
+        Some(s) => s.attempted()?,
+        None => ChangeSet::default(),
+    };
+    set.exclude(exclude);
+    let staged = !set.is_empty();
+    let envelope = ChangeSet::from_files(&ctx.env.workspace, files.iter().copied());
+    let enveloped = !envelope.is_empty();
+    // An envelope's file replaces the copy's change at the same path.
+    set.changes
+        .retain(|c| !envelope.changes.iter().any(|e| e.path == c.path));
+    set.changes.extend(envelope.changes);
+    if set.is_empty() {
+        return Ok(None);
+    }
+    let via = match (staged, enveloped) {
+        (true, true) => "staged copy and envelope",
+        (true, false) => "staged copy",
+        _ => "envelope",
+    };
+    Ok(Some(AgentChanges {
+        via: via.to_owned(),
+        files: set.listed(),
+        bytes: set.bytes(),
+    }))
+}
+
 /// Check and apply the agent's change set; record it on `out`. `Err` is
 /// the whole message (what was not applied, then why), for the step's error.
+/// Paths in `exclude` (a CLI's own output file) are not the agent's edits.
 fn commit(
     ctx: &StepContext,
     stage: Option<&Stage>,
     files: &[(&str, &[u8])],
+    exclude: &[String],
     out: &mut StepOutcome,
 ) -> Result<(), String> {
     let envelope = ChangeSet::from_files(&ctx.env.workspace, files.iter().copied());
@@ -213,7 +268,8 @@ fn commit(
             ChangeSet::from_files(&s.ws, files.iter().copied())
                 .apply(&s.ws)
                 .map_err(not_applied)?;
-            let set = s.changes().map_err(not_applied)?;
+            let mut set = s.changes().map_err(not_applied)?;
+            set.exclude(exclude);
             // The envelope's files were scanned above.
             let checked = set.check(ctx, &mut findings);
             findings.retain(|f| !out.findings.iter().any(|o| o.fingerprint == f.fingerprint));

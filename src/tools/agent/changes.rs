@@ -90,6 +90,41 @@ impl ChangeSet {
         ChangeSet { changes }
     }
 
+    /// Leave out the changes at `paths` and the folders added only to hold them.
+    pub(crate) fn exclude(&mut self, paths: &[String]) {
+        if paths.is_empty() {
+            return;
+        }
+        self.changes.retain(|c| !paths.contains(&c.path));
+        // Folders added on the way to an excluded path, emptied now: left out too.
+        let added_dirs: Vec<String> = self
+            .changes
+            .iter()
+            .filter(|c| matches!(c.what, What::Dir(_)) && c.kind == ChangeKind::Added)
+            .filter(|c| {
+                paths.iter().any(|p| {
+                    p.strip_prefix(c.path.as_str())
+                        .is_some_and(|r| r.starts_with('/'))
+                })
+            })
+            .map(|c| c.path.clone())
+            .collect();
+        // A folder that still holds another change stays.
+        let kept: Vec<String> = self
+            .changes
+            .iter()
+            .filter(|c| !added_dirs.contains(&c.path))
+            .map(|c| c.path.clone())
+            .collect();
+        self.changes.retain(|c| {
+            !added_dirs.contains(&c.path)
+                || kept.iter().any(|k| {
+                    k.strip_prefix(c.path.as_str())
+                        .is_some_and(|r| r.starts_with('/'))
+                })
+        });
+    }
+
     /// Whether nothing changed.
     pub(crate) fn is_empty(&self) -> bool {
         self.changes.is_empty()
@@ -441,5 +476,43 @@ mod tests {
         };
         assert!(set.apply(dir.path()).is_err());
         assert!(dir.path().join("keep/inner/f.txt").exists());
+    }
+
+    #[test]
+    fn exclude_leaves_out_a_path_and_the_folders_added_only_for_it() {
+        let change = |path: &str, kind: ChangeKind, what: What| Change {
+            path: path.to_owned(),
+            kind,
+            what,
+        };
+        let file = || What::File {
+            source: Source::Bytes(b"x".to_vec()),
+            mode: 0o644,
+            len: 1,
+        };
+        let set = || ChangeSet {
+            changes: vec![
+                change("out", ChangeKind::Added, What::Dir(0o755)),
+                change("out/deep", ChangeKind::Added, What::Dir(0o755)),
+                change("out/deep/last.txt", ChangeKind::Added, file()),
+                change("src", ChangeKind::Added, What::Dir(0o755)),
+                change("src/a.rs", ChangeKind::Added, file()),
+                change("src/b.rs", ChangeKind::Deleted, What::Remove),
+            ],
+        };
+        let paths = |s: &ChangeSet| s.changes.iter().map(|c| c.path.clone()).collect::<Vec<_>>();
+        let mut s = set();
+        s.exclude(&["out/deep/last.txt".to_owned()]);
+        assert_eq!(paths(&s), ["src", "src/a.rs", "src/b.rs"]);
+        // A folder that still holds another change stays.
+        let mut s = set();
+        s.exclude(&["src/a.rs".to_owned()]);
+        assert_eq!(
+            paths(&s),
+            ["out", "out/deep", "out/deep/last.txt", "src", "src/b.rs"]
+        );
+        let mut s = set();
+        s.exclude(&[]);
+        assert_eq!(s.changes.len(), 6);
     }
 }

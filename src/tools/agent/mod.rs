@@ -122,6 +122,7 @@ pub(crate) async fn run(
         }
         out.artifacts.push(answer_rel.clone());
         record.files.push(answer_rel);
+        let exclude = std::mem::take(&mut answer.extra.output_files);
         keep_extra(&mut record, &mut out, std::mem::take(&mut answer.extra));
         let u = answer
             .usage
@@ -134,7 +135,7 @@ pub(crate) async fn run(
                 record.verdict = "accepted".to_owned();
                 record.tier = accepted.tier.map(tier_name);
                 out.agent_attempts.push(record);
-                out = accept(a, step, ctx, stage.as_ref(), accepted, out);
+                out = accept(a, step, ctx, stage.as_ref(), accepted, &exclude, out);
                 if let Some(why) = exhausted {
                     out.budget_exhausted = true;
                     if out.error.is_none() {

@@ -5,7 +5,7 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::provider;
-use crate::format::agent::ProviderKind;
+use crate::format::agent::{AgentMode, ProviderKind};
 use crate::format::diag::did_you_mean;
 use crate::format::node::{Node, NodeValue};
 use crate::format::paths::relative_inside;
@@ -70,7 +70,8 @@ impl ActionSpec for AgentAction {
     }
 
     fn may_write_workspace(&self) -> bool {
-        true
+        // A read-only step never applies a change (accept.rs); its staged copy is private.
+        !self.read_only
     }
 }
 
@@ -96,6 +97,15 @@ fn lower(cx: &LowerCx<'_>, params: Value) -> Result<AgentAction, Diagnostic> {
         .map(|f| path(f))
         .collect::<Result<Vec<_>, _>>()?;
     let replay_file = agent.file.as_ref().map(|f| cx.plan_dir.join(f));
+    let read_only = read_only(agent.mode, p.mode).map_err(|why| {
+        cx.at_step(format!("agent `{}`: {why}", p.agent))
+            .help("remove `mode: read-write` from the step, or declare a read-write agent for it")
+    })?;
+    if read_only && p.write_artifacts == Some(true) {
+        return Err(cx
+            .at_step("`write_artifacts: true` contradicts `mode: read-only`: a read-only step writes nothing")
+            .help("remove `write_artifacts`, or the `mode: read-only` that applies to this step"));
+    }
     Ok(AgentAction {
         agent_name: p.agent.clone(),
         provider,
@@ -110,11 +120,24 @@ fn lower(cx: &LowerCx<'_>, params: Value) -> Result<AgentAction, Diagnostic> {
             .filter_map(|c| cx.steps.get(c).copied())
             .collect(),
         context_files,
-        write_artifacts: p.write_artifacts.unwrap_or(true),
+        write_artifacts: p.write_artifacts.unwrap_or(!read_only) && !read_only,
+        read_only,
         replay_file,
         check_code: None,
         agent,
     })
+}
+
+/// Whether a step is read-only: its agent's `mode` or its own. A step may
+/// make a read-write agent read-only, never a read-only agent read-write.
+pub(crate) fn read_only(agent: Option<AgentMode>, step: Option<AgentMode>) -> Result<bool, String> {
+    match (agent, step) {
+        (Some(AgentMode::ReadOnly), Some(AgentMode::ReadWrite)) => Err(
+            "`mode: read-write` cannot widen a read-only agent: its definition says `mode: read-only`"
+                .to_owned(),
+        ),
+        (a, s) => Ok(a == Some(AgentMode::ReadOnly) || s == Some(AgentMode::ReadOnly)),
+    }
 }
 
 /// The checks of an agent step's parameters.
@@ -244,6 +267,29 @@ fn check_context(cx: &CheckCx<'_>, p: &Node, out: &mut Vec<Diagnostic>) {
                 Diagnostic::at(file, n.pos, format!("context file of step `{sid}` {why}"))
                     .help("give a path relative to the workspace that stays inside it"),
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_only;
+    use crate::format::agent::AgentMode::{ReadOnly, ReadWrite};
+
+    /// A step narrows its agent to read-only, never widens a read-only one.
+    #[test]
+    fn a_step_may_narrow_its_agents_mode_never_widen_it() {
+        for (agent, step, want) in [
+            (None, None, Some(false)),
+            (Some(ReadWrite), None, Some(false)),
+            (None, Some(ReadWrite), Some(false)),
+            (None, Some(ReadOnly), Some(true)),
+            (Some(ReadWrite), Some(ReadOnly), Some(true)),
+            (Some(ReadOnly), None, Some(true)),
+            (Some(ReadOnly), Some(ReadOnly), Some(true)),
+            (Some(ReadOnly), Some(ReadWrite), None),
+        ] {
+            assert_eq!(read_only(agent, step).ok(), want, "{agent:?} {step:?}");
         }
     }
 }

@@ -224,6 +224,12 @@ impl Stage {
         Ok(set)
     }
 
+    /// What the agent changed in the copy (a read-only agent's attempt,
+    /// never applied): no check against the workspace.
+    pub(crate) fn attempted(&self) -> Result<ChangeSet, String> {
+        self.diff()
+    }
+
     /// What changed in the copy since it was made (or last reset).
     fn diff(&self) -> Result<ChangeSet, String> {
         let mut set = ChangeSet::default();

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::format::agent::{AgentDef, ProviderKind};
+use crate::format::agent::{AgentDef, AgentMode, ProviderKind};
 
 /// What an agent step expects back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -50,9 +50,15 @@ pub(crate) struct AgentParams {
     /// Workspace files appended to the prompt.
     #[serde(default)]
     pub context_files: Vec<String>,
-    /// `output: envelope`: write the envelope's artifacts into the workspace (after validation). Default true.
+    /// `output: envelope`: write the envelope's `artifacts` (files) into the workspace once the
+    /// whole answer is accepted and the files pass the change-set checks. Default true (false for a
+    /// read-only step).
     #[serde(default)]
     pub write_artifacts: Option<bool>,
+    /// `read-only`: this step never applies the agent's edits (a reviewer); they are reported as
+    /// `attempted_changes`. Default: the agent's `mode`. A read-only agent stays read-only.
+    #[serde(default)]
+    pub mode: Option<AgentMode>,
 }
 
 /// Where an agent step's prompt comes from.
@@ -107,6 +113,8 @@ pub struct AgentAction {
     pub context_files: Vec<PathBuf>,
     /// Write envelope artifacts into the workspace.
     pub write_artifacts: bool,
+    /// Read-only (the agent's or the step's `mode`): no edit of the agent is ever applied.
+    pub read_only: bool,
     /// `replay`: the recorded answers file (resolved against the plan's folder).
     pub replay_file: Option<PathBuf>,
     /// A further check of an accepted code block (e.g. `plangate draft` validates the drafted

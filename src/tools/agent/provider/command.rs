@@ -34,9 +34,14 @@ impl Provider for Command {
         (
             Risk::Moderate,
             format!(
-                "runs the agent CLI `{}`{}, which can act on its own",
+                "runs the agent CLI `{}`{}, which can act on its own{}",
                 cli::shown_argv(a.agent.command.as_deref().unwrap_or_default()),
-                cli::shown_format(&a.agent)
+                cli::shown_format(&a.agent),
+                if a.read_only {
+                    " (read-only: its edits are never applied, but it still runs with its network and secrets)"
+                } else {
+                    ""
+                }
             ),
         )
     }
@@ -86,6 +91,24 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         idle_timeout: a.agent.idle_timeout.map(|t| t.0),
     };
     let last_message = cli::last_message_file(a.agent.output_format, &spec.args, &spec.cwd);
+    // In the staged copy, a copy of the -o file from the workspace would read as
+    // the answer were the CLI to write none: it goes before the CLI starts (the
+    // file is the CLI's output, never one of its edits: see `output_files`).
+    if c.home.is_some()
+        && let Some(rel) = last_message.as_ref().and_then(|f| f.inside.as_deref())
+    {
+        // Never through a symlinked folder (it could lead outside the copy).
+        if let Some(staged) = cli::plain_inside(&ctx.env.workspace, rel)
+            && std::fs::symlink_metadata(&staged).is_ok_and(|m| !m.is_dir())
+        {
+            std::fs::remove_file(&staged).map_err(|e| {
+                CallError::Failed(format!(
+                    "cannot clear the -o file `{rel}` of agent `{}` in its staged copy: {e}",
+                    a.agent_name
+                ))
+            })?;
+        }
+    }
     let started = match c.home {
         Some(home) => crate::tools::sandboxed::run_with_home(spec, ctx, home).await,
         None => crate::tools::sandboxed::run(spec, ctx, None).await,
@@ -135,7 +158,7 @@ fn conclude_answer(
     err_rel: &str,
     timeout: std::time::Duration,
     max_out: u64,
-    last_message: Option<std::path::PathBuf>,
+    last_message: Option<cli::OutputFile>,
     attempt: u32,
     ctx: &crate::tools::StepContext,
 ) -> Result<Answer, CallError> {

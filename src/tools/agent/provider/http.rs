@@ -259,6 +259,7 @@ pub(super) fn kept(
                 session: None,
                 files: vec![rel],
                 lingering: 0,
+                output_files: Vec::new(),
             },
         })),
     }

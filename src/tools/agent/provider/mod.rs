@@ -143,6 +143,9 @@ pub(crate) struct Extra {
     pub files: Vec<String>,
     /// Processes the agent CLI left running, which its sandbox supervisor killed.
     pub lingering: usize,
+    /// Files the CLI wrote as its own output (Codex's `-o` file), relative to the workspace:
+    /// never the agent's edits, never applied.
+    pub output_files: Vec<String>,
 }
 
 /// What a call that gave no answer still cost and left behind.

@@ -67,10 +67,24 @@ pub(super) fn object(v: &Value, typed: bool) -> Result<CliRun, ReadError> {
     }
     run.session.session_id = s(v, "session_id").map(str::to_owned);
     run.session.turns = v.get("num_turns").and_then(Value::as_u64);
-    run.session.permission_denials = v
+    let denials = v
         .get("permission_denials")
         .and_then(Value::as_array)
-        .map_or(0, |a| a.len() as u64);
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    run.session.permission_denials = denials.len() as u64;
+    if !denials.is_empty() {
+        let mut tools: Vec<String> = denials
+            .iter()
+            .map(|d| super::super::one_line(s(d, "tool_name").unwrap_or("?")))
+            .collect();
+        tools.dedup();
+        run.session.warnings.push(format!(
+            "its permission mode refused {} tool call(s) ({}): it could not run everything it was asked to",
+            denials.len(),
+            tools.join(", ")
+        ));
+    }
     let subtype = s(v, "subtype");
     run.session.outcome = subtype.map(str::to_owned);
     let is_error = v.get("is_error").and_then(Value::as_bool) == Some(true);
@@ -82,6 +96,54 @@ pub(super) fn object(v: &Value, typed: bool) -> Result<CliRun, ReadError> {
                 .ok_or_else(|| ReadError::Shape("the result has no string `result`".to_owned()))?
                 .to_owned(),
         );
+    }
+    Ok(run)
+}
+
+/// `--output-format json --verbose`: one JSON array of the session's
+/// messages (`system`, `assistant`, `user`, ...), the result object last.
+/// Exactly one result, and last: otherwise the array reads two ways.
+pub(super) fn array(items: &[Value]) -> Result<CliRun, ReadError> {
+    if let Some(i) = items.iter().position(|m| !m.is_object()) {
+        return Err(ReadError::Shape(format!(
+            "element {} of the array of messages is not an object",
+            i + 1
+        )));
+    }
+    let results: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| s(m, "type") == Some("result"))
+        .map(|(i, _)| i)
+        .collect();
+    let last = match results.as_slice() {
+        [] => {
+            return Err(ReadError::Shape(
+                "the array of messages has no result message (`type: result`)".to_owned(),
+            ));
+        }
+        [i] if *i + 1 == items.len() => *i,
+        [i] => {
+            return Err(ReadError::Shape(format!(
+                "the result message is element {} of {}, not the last; the array reads two ways",
+                i + 1,
+                items.len()
+            )));
+        }
+        many => {
+            return Err(ReadError::Shape(format!(
+                "the array of messages holds {} result messages; it reads two ways",
+                many.len()
+            )));
+        }
+    };
+    let mut run = object(&items[last], true)?;
+    let mut stream = Stream::default();
+    for m in items {
+        stream.event(m);
+    }
+    if run.session.session_id.is_none() {
+        run.session.session_id = stream.session_id;
     }
     Ok(run)
 }

@@ -29,6 +29,15 @@ pub(crate) struct Stream {
     /// The last fatal error (`turn.failed` or `error`, and what it said) not followed by a completed turn.
     fatal: Option<(&'static str, String)>,
     completed: bool,
+    /// Items in the shape from before Codex renamed `item_type` to `type` (and
+    /// `assistant_message` to `agent_message`, openai/codex#4610).
+    old_items: u64,
+    /// An item that names two different types (`type` and `item_type`).
+    conflict: Option<String>,
+    /// The item types seen, for the hint when no `agent_message` came.
+    kinds: std::collections::BTreeSet<String>,
+    /// Lines in the `{"id", "msg"}` shape of Codex's older protocol events.
+    protocol_lines: u64,
 }
 
 impl Stream {
@@ -74,12 +83,44 @@ impl Stream {
                 self.fatal = Some(("error", format!("reported an error: {}", one(msg))));
                 self.completed = false;
             }
+            None if v.get("msg").is_some_and(Value::is_object) => self.protocol_lines += 1,
             _ => {}
         }
     }
 
+    /// An item's type: `type`, or the older `item_type` (`assistant_message`
+    /// then meant `agent_message`); None when it names none, or two.
+    fn kind<'a>(&mut self, item: &'a Value) -> Option<&'a str> {
+        let old = s(item, "item_type").map(|t| match t {
+            "assistant_message" => "agent_message",
+            t => t,
+        });
+        match (s(item, "type"), old) {
+            (Some(t), None) => Some(t),
+            (None, Some(t)) => {
+                self.old_items += 1;
+                Some(t)
+            }
+            (Some(t), Some(o)) if t == o => Some(t),
+            (Some(t), Some(_)) => {
+                self.conflict.get_or_insert_with(|| {
+                    format!(
+                        "printed an item whose `type` ({t}) and `item_type` ({}) differ; it reads two ways",
+                        s(item, "item_type").unwrap_or("?")
+                    )
+                });
+                None
+            }
+            (None, None) => None,
+        }
+    }
+
     fn item(&mut self, item: &Value) {
-        match s(item, "type") {
+        let kind = self.kind(item);
+        if let Some(k) = kind {
+            self.kinds.insert(k.to_owned());
+        }
+        match kind {
             Some("agent_message") => self.run.text = s(item, "text").map(str::to_owned),
             Some("command_execution") => self.run.session.commands += 1,
             Some("file_change") => {
@@ -130,7 +171,66 @@ impl Stream {
         };
         self.run.failure = failure;
         self.run.session.outcome = Some(outcome.to_owned());
+        if let Some(c) = self.conflict {
+            self.run.failure = Some(c);
+            self.run.text = None;
+        }
+        if self.old_items > 0 {
+            self.run.session.warnings.push(format!(
+                "{} item(s) in Codex's older event shape (`item_type`, `assistant_message`), read as `type` and `agent_message`; update Codex",
+                self.old_items
+            ));
+        }
+        self.run.no_answer_hint = Some(if self.protocol_lines > 0 && self.kinds.is_empty() {
+            format!(
+                "its {} line(s) are `{{\"id\", \"msg\"}}` protocol events of a Codex from before `exec --json` printed thread events; update Codex (codex-jsonl reads thread.started, item.completed, turn.completed)",
+                self.protocol_lines
+            )
+        } else if self.kinds.is_empty() {
+            "no item.completed event came; codex-jsonl reads `codex exec --json` thread events (thread.started, item.completed, turn.completed): check `codex --version`".to_owned()
+        } else {
+            format!(
+                "no agent_message item came (item types seen: {}); codex-jsonl reads `codex exec --json` thread events: check `codex --version`",
+                self.kinds.iter().cloned().collect::<Vec<_>>().join(", ")
+            )
+        });
+        if self.protocol_lines > 0 && self.kinds.is_empty() && self.run.failure.is_some() {
+            // Not the thread events at all: say so rather than "no turn.completed".
+            self.run.failure = Some(format!(
+                "printed no thread events: {}",
+                self.run.no_answer_hint.clone().unwrap_or_default()
+            ));
+        }
         self.run
+    }
+}
+
+/// A `file_change` entry (`KIND PATH`, then ` (failed)` when it failed)
+/// with its path as the repository knows it: Codex names the files it
+/// changed by their absolute path in the staged copy (one of `roots`), shown
+/// relative to the copy; an absolute path elsewhere is marked as outside.
+pub(crate) fn relative_change(entry: &str, roots: &[&std::path::Path]) -> String {
+    let Some((kind, rest)) = entry.split_once(' ') else {
+        return entry.to_owned();
+    };
+    let (path, failed) = match rest.strip_suffix(" (failed)") {
+        Some(p) => (p, " (failed)"),
+        None => (rest, ""),
+    };
+    let p = std::path::Path::new(path);
+    if !p.is_absolute() {
+        return entry.to_owned();
+    }
+    let inside = roots.iter().find_map(|r| {
+        p.strip_prefix(r).ok().filter(|rel| {
+            rel.components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+        })
+    });
+    match inside {
+        Some(rel) if rel.as_os_str().is_empty() => format!("{kind} .{failed}"),
+        Some(rel) => format!("{kind} {}{failed}", rel.display()),
+        None => format!("{kind} {path} (outside the repository){failed}"),
     }
 }
 

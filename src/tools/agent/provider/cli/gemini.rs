@@ -50,16 +50,9 @@ pub(super) fn object(v: &Value) -> Result<CliRun, ReadError> {
     }
     match v.get("error").filter(|e| !e.is_null()) {
         Some(e) => {
-            let kind = s(e, "type").unwrap_or("error");
-            let code = e
-                .get("code")
-                .map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned));
-            let msg = super::super::one_line(s(e, "message").unwrap_or("no message"));
-            run.session.outcome = Some(kind.to_owned());
-            run.failure = Some(match code {
-                Some(c) => format!("reported an error ({kind}, code {c}): {msg}"),
-                None => format!("reported an error ({kind}): {msg}"),
-            });
+            let (kind, phrase) = error_phrase(e);
+            run.session.outcome = Some(kind);
+            run.failure = Some(phrase);
         }
         None => {
             run.session.outcome = Some("success".to_owned());
@@ -77,3 +70,57 @@ pub(super) fn object(v: &Value) -> Result<CliRun, ReadError> {
 
 /// Exit code 53 of Gemini CLI's headless mode: the session's turn limit.
 pub(super) const TURN_LIMIT_EXIT: i32 = 53;
+/// Exit code 42 of Gemini CLI's headless mode: an input error (invalid prompt or arguments).
+pub(super) const INPUT_ERROR_EXIT: i32 = 42;
+
+/// The error Gemini CLI printed on stderr: a fatal error under
+/// `--output-format json` is `{"error": {"type", "message", "code"?}}`
+/// (pretty-printed, possibly after log lines), and stdout stays empty.
+/// Returns the error's type and the failure phrase; None when stderr holds
+/// no such object.
+pub(super) fn stderr_error(stderr: &str) -> Option<(String, String)> {
+    let mut found = None;
+    // Each line that opens an object may start it; the last that parses wins.
+    let mut at = 0;
+    for line in stderr.split_inclusive('\n') {
+        if line.trim_start().starts_with('{') {
+            let mut values = serde_json::Deserializer::from_str(&stderr[at..]).into_iter::<Value>();
+            if let Some(Ok(v)) = values.next()
+                && let Some(e) = v.get("error").filter(|e| e.is_object())
+            {
+                found = Some(error_phrase(e));
+            }
+        }
+        at += line.len();
+    }
+    found
+}
+
+/// An `error` object as (type, "reported an error (TYPE, code C): MESSAGE").
+fn error_phrase(e: &Value) -> (String, String) {
+    let kind = super::super::one_line(s(e, "type").unwrap_or("error"));
+    let code = e
+        .get("code")
+        .filter(|c| !c.is_null())
+        .map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned));
+    let msg = super::super::one_line(s(e, "message").unwrap_or("no message"));
+    let phrase = match code {
+        Some(c) => format!(
+            "reported an error ({kind}, code {}): {msg}",
+            super::super::one_line(&c)
+        ),
+        None => format!("reported an error ({kind}): {msg}"),
+    };
+    (kind, phrase)
+}
+
+/// What an exit code of Gemini CLI's headless mode means, when it is one of its own.
+pub(super) fn exit_meaning(code: i32) -> Option<&'static str> {
+    match code {
+        TURN_LIMIT_EXIT => Some("ran out of turns (Gemini CLI's maxSessionTurns)"),
+        INPUT_ERROR_EXIT => {
+            Some("refused its input (Gemini CLI's input error: invalid prompt or arguments)")
+        }
+        _ => None,
+    }
+}

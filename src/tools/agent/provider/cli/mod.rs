@@ -35,6 +35,8 @@ pub(crate) struct CliRun {
     pub failure: Option<String>,
     /// What it said about its session.
     pub session: AgentSession,
+    /// Why no final message came, when the format can tell (e.g. an older Codex event shape).
+    pub no_answer_hint: Option<String>,
 }
 
 /// Why a CLI's output cannot be read as its format.
@@ -114,9 +116,18 @@ pub(crate) fn read(
             ..CliRun::default()
         },
         CliOutputFormat::Json => claude::object(&object(stdout)?, false)?,
-        CliOutputFormat::ClaudeJson => claude::object(&object(stdout)?, true)?,
+        CliOutputFormat::ClaudeJson => match serde_json::from_str::<Value>(stdout.trim()) {
+            // `--verbose` makes `--output-format json` print every message, the result last.
+            Ok(Value::Array(items)) => claude::array(&items)?,
+            _ => claude::object(&object(stdout)?, true)?,
+        },
         CliOutputFormat::GeminiJson => gemini::object(&object(stdout)?)?,
         CliOutputFormat::ClaudeStreamJson | CliOutputFormat::CodexJsonl => {
+            if format == CliOutputFormat::ClaudeStreamJson && stdout.trim_start().starts_with('[') {
+                return Err(ReadError::Shape(
+                    "stdout is one JSON array of messages (`claude --output-format json --verbose`), not JSON Lines; set `output_format: claude-json`, or run claude with `--output-format stream-json`".to_owned(),
+                ));
+            }
             let mut s = live::Stream::new(format);
             for (i, line) in lines(stdout, ended) {
                 let v = event(line, i)?;
@@ -162,6 +173,9 @@ fn event(line: &str, n: usize) -> Result<Value, ReadError> {
 fn object(stdout: &str) -> Result<Value, ReadError> {
     match serde_json::from_str::<Value>(stdout.trim()) {
         Ok(v) if v.is_object() => Ok(v),
+        Ok(Value::Array(_)) => Err(ReadError::NotObject(
+            "it is a JSON array (Claude Code prints its messages as one array under `--verbose`: read it with `output_format: claude-json`)".to_owned(),
+        )),
         Ok(_) => Err(ReadError::NotObject("it is not an object".to_owned())),
         Err(e) => Err(ReadError::NotObject(e.to_string())),
     }
@@ -178,15 +192,45 @@ pub(super) fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// The file Codex writes its last message to (`-o FILE`,
-/// `--output-last-message FILE` or `=FILE`), resolved against `cwd`.
+/// `--output-last-message FILE` or `=FILE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OutputFile {
+    /// As the command names it.
+    pub named: String,
+    /// Resolved against the CLI's working folder (its staged copy).
+    pub path: PathBuf,
+    /// Its path relative to that folder, `/`-separated, when it lies inside
+    /// it (no `..`); None: outside, never read.
+    pub inside: Option<String>,
+}
+
+/// `root/rel` when every folder on the way from `root` is a real folder (no
+/// symlink, which could lead outside `root`); None otherwise. `rel` is a
+/// checked relative path (no `..`).
+pub(crate) fn plain_inside(root: &Path, rel: &str) -> Option<PathBuf> {
+    let rel = Path::new(rel);
+    let mut at = root.to_path_buf();
+    let parents = rel.parent().map(|p| p.components().count()).unwrap_or(0);
+    for c in rel.components().take(parents) {
+        at.push(c);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_dir() => {}
+            _ => return None,
+        }
+    }
+    Some(root.join(rel))
+}
+
+/// Codex's `-o` file, when the command names one (the last one named wins, as for Codex).
 pub(crate) fn last_message_file(
     format: Option<CliOutputFormat>,
     args: &[String],
     cwd: &Path,
-) -> Option<PathBuf> {
+) -> Option<OutputFile> {
     if format != Some(CliOutputFormat::CodexJsonl) {
         return None;
     }
+    let mut found = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let file = if a == "-o" || a == "--output-last-message" {
@@ -195,10 +239,24 @@ pub(crate) fn last_message_file(
             a.strip_prefix("--output-last-message=").map(str::to_owned)
         };
         if let Some(f) = file {
-            return Some(cwd.join(f));
+            found = Some(f);
         }
     }
-    None
+    let named = found?;
+    let rel = match Path::new(&named).strip_prefix(cwd) {
+        Ok(r) => r.to_str().map(str::to_owned),
+        Err(_) if Path::new(&named).is_absolute() => None,
+        Err(_) => Some(named.clone()),
+    };
+    let inside = rel
+        .and_then(|r| crate::format::paths::relative_inside(&r).ok())
+        .and_then(|p| p.to_str().map(str::to_owned))
+        .filter(|r| !r.is_empty() && r != ".");
+    Some(OutputFile {
+        path: cwd.join(&named),
+        named,
+        inside,
+    })
 }
 
 /// How the `command` provider's call ended, for [`conclude`].
@@ -222,7 +280,7 @@ pub(crate) struct Ended<'a> {
     /// Most characters of an answer.
     pub max_out: u64,
     /// Codex's `-o` file, when the command names one.
-    pub last_message: Option<PathBuf>,
+    pub last_message: Option<OutputFile>,
 }
 
 /// The answer of a CLI with a structured output format: its final message,
@@ -274,6 +332,7 @@ pub(crate) fn conclude(e: Ended<'_>, ctx: &StepContext) -> Result<Answer, CallEr
                     session: None,
                     files,
                     lingering: 0,
+                    output_files: Vec::new(),
                 },
             }),
         });
@@ -282,6 +341,7 @@ pub(crate) fn conclude(e: Ended<'_>, ctx: &StepContext) -> Result<Answer, CallEr
         Termination::Exited(c) => c,
         _ => 0,
     };
+    let read = with_stderr_error(&e, read, ctx);
     let mut run = match read {
         Ok(run) => run,
         Err(why) => {
@@ -300,27 +360,29 @@ pub(crate) fn conclude(e: Ended<'_>, ctx: &StepContext) -> Result<Answer, CallEr
                     session: None,
                     files,
                     lingering: 0,
+                    output_files: Vec::new(),
                 },
             }));
         }
     };
-    if let Some(path) = &e.last_message {
-        last_message(&mut run, path, e.max_out, ctx);
+    if e.format == CliOutputFormat::CodexJsonl {
+        relative_changes(&mut run, ctx);
     }
-    if e.format == CliOutputFormat::GeminiJson && code == gemini::TURN_LIMIT_EXIT {
-        let said = run
-            .failure
-            .take()
-            .map(|f| format!("; it {f}"))
-            .unwrap_or_default();
-        run.failure = Some(format!(
-            "ran out of turns (Gemini CLI's maxSessionTurns){said}"
-        ));
+    let mut output_files = Vec::new();
+    if let Some(file) = &e.last_message {
+        last_message(&mut run, file, e.max_out, ctx);
+        output_files.extend(file.inside.clone());
+    }
+    if e.format == CliOutputFormat::GeminiJson {
+        gemini_exit(&mut run, code);
     }
     let failure = match (run.failure.take(), code) {
         (Some(f), 0) => Some(f),
         (Some(f), c) => Some(format!("{f}; it exited with code {c}")),
-        (None, 0) if run.text.is_none() => Some("printed no final message".to_owned()),
+        (None, 0) if run.text.is_none() => Some(match run.no_answer_hint.take() {
+            Some(h) => format!("printed no final message: {h}"),
+            None => "printed no final message".to_owned(),
+        }),
         (None, 0) => None,
         (None, c) => Some(format!(
             "exited with code {c} (stderr in {}) although its output reports success",
@@ -339,8 +401,79 @@ pub(crate) fn conclude(e: Ended<'_>, ctx: &StepContext) -> Result<Answer, CallEr
             session: Some(run.session),
             files,
             lingering: 0,
+            output_files,
         },
     })
+}
+
+/// Gemini CLI's own exit codes (turn limit, input error) name the failure first.
+fn gemini_exit(run: &mut CliRun, code: i32) {
+    let Some(meaning) = gemini::exit_meaning(code) else {
+        return;
+    };
+    let said = run
+        .failure
+        .take()
+        .map(|f| format!("; it {f}"))
+        .unwrap_or_default();
+    run.failure = Some(format!("{meaning}{said}"));
+    run.text = None;
+}
+
+/// Gemini CLI prints a fatal error as JSON on stderr, not stdout: it names
+/// the failure when stdout holds none, and refuses a response beside it.
+fn with_stderr_error(
+    e: &Ended<'_>,
+    read: Result<CliRun, ReadError>,
+    ctx: &StepContext,
+) -> Result<CliRun, ReadError> {
+    if e.format != CliOutputFormat::GeminiJson {
+        return read;
+    }
+    let Some((kind, phrase)) = gemini::stderr_error(&stderr_text(&ctx.out_dir.join(e.err_rel)))
+    else {
+        return read;
+    };
+    match read {
+        Err(_) => {
+            let mut run = CliRun::default();
+            run.session.format = e.format.as_str().to_owned();
+            run.session.outcome = Some(kind);
+            run.failure = Some(format!("{phrase} (on stderr, stdout held no result)"));
+            Ok(run)
+        }
+        Ok(mut run) if run.failure.is_none() => {
+            run.text = None;
+            run.failure = Some(format!(
+                "printed a response on stdout and an error on stderr, which {phrase}; an answer that reads two ways is refused"
+            ));
+            Ok(run)
+        }
+        ok => ok,
+    }
+}
+
+/// Codex names the files it changed by their path in the staged copy: shown
+/// as the repository knows them.
+fn relative_changes(run: &mut CliRun, ctx: &StepContext) {
+    let ws = &ctx.env.workspace;
+    let canonical = ws.canonicalize().ok();
+    let roots: Vec<&Path> = std::iter::once(ws.as_path())
+        .chain(canonical.as_deref())
+        .collect();
+    for c in &mut run.session.file_changes {
+        *c = codex::relative_change(c, &roots);
+    }
+}
+
+/// The start of a stderr artifact (at most 1 MiB), as text.
+fn stderr_text(path: &Path) -> String {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    if let Ok(f) = crate::regular::open(path) {
+        let _ = f.take(1024 * 1024).read_to_end(&mut buf);
+    }
+    String::from_utf8_lossy(&buf).into_owned()
 }
 
 /// What a failed run spent: its usage and session, the kept files.
@@ -351,22 +484,39 @@ fn spent(run: &mut CliRun, files: Vec<String>) -> Spent {
             session: Some(std::mem::take(&mut run.session)),
             files,
             lingering: 0,
+            output_files: Vec::new(),
         },
     }
 }
 
-/// Codex's `-o` file, when it is there and may be read, is the final message.
-fn last_message(run: &mut CliRun, path: &Path, max_out: u64, ctx: &StepContext) {
+/// Codex's `-o` file, when it is there, inside the staged copy and may be
+/// read, is the final message (plangate removed any copy of it before the
+/// CLI started, so what is there now the CLI wrote).
+fn last_message(run: &mut CliRun, file: &OutputFile, max_out: u64, ctx: &StepContext) {
     use std::io::Read;
-    // Judged where it lies in the workspace (the CLI may work in a staged copy of it).
-    let judged = path.strip_prefix(&ctx.env.workspace).unwrap_or(path);
-    if ctx.may(judged, crate::model::Level::Read).is_err() {
+    let Some(rel) = &file.inside else {
+        run.session.warnings.push(format!(
+            "its -o file `{}` is not inside the staged copy of the repository the CLI works in; not read (name a path relative to the repository)",
+            super::one_line(&file.named)
+        ));
+        return;
+    };
+    // Through a symlinked folder it could be a file outside the copy.
+    let Some(path) = plain_inside(&ctx.env.workspace, rel) else {
+        run.session.warnings.push(format!(
+            "its -o file `{}` lies under a symlink or a missing folder; not read",
+            super::one_line(rel)
+        ));
+        return;
+    };
+    // Judged where it lies in the workspace (the CLI works in a staged copy of it).
+    if ctx.may(Path::new(rel), crate::model::Level::Read).is_err() {
         run.session
             .warnings
             .push("its -o file is denied by the permission rules; not read".to_owned());
         return;
     }
-    let Ok(f) = crate::regular::open(path) else {
+    let Ok(f) = crate::regular::open(&path) else {
         return;
     };
     let mut buf = Vec::new();

@@ -218,10 +218,26 @@ fn codex_names_its_last_message_file_in_three_ways() {
         args(&["exec", "--output-last-message", "last.txt"]),
         args(&["exec", "--output-last-message=last.txt"]),
     ] {
-        assert_eq!(
-            last_message_file(Some(F::CodexJsonl), &argv, cwd),
-            Some(cwd.join("last.txt"))
-        );
+        let f = last_message_file(Some(F::CodexJsonl), &argv, cwd).unwrap();
+        assert_eq!(f.path, cwd.join("last.txt"));
+        assert_eq!(f.inside.as_deref(), Some("last.txt"));
+    }
+    // Inside the copy (relative, or absolute under it) it is known by its
+    // relative path; outside (`..`, another absolute folder) it is never read.
+    for (named, inside) in [
+        ("out/last.txt", Some("out/last.txt")),
+        ("./last.txt", Some("last.txt")),
+        ("/w/sub/last.txt", Some("sub/last.txt")),
+        ("../last.txt", None),
+        ("sub/../../last.txt", None),
+        ("/w/../etc/last.txt", None),
+        ("/tmp/last.txt", None),
+        ("/w", None),
+        (".", None),
+    ] {
+        let f = last_message_file(Some(F::CodexJsonl), &args(&["exec", "-o", named, "-"]), cwd)
+            .unwrap();
+        assert_eq!(f.inside.as_deref(), inside, "{named}");
     }
     assert_eq!(
         last_message_file(Some(F::ClaudeJson), &args(&["-o", "x"]), cwd),
@@ -250,4 +266,191 @@ fn the_tail_reads_a_growing_stream_line_by_line() {
     let p = tail.poll();
     assert_eq!(p.events, lines.len() as u64);
     assert_eq!(p.cost_usd, Some(0.0389));
+}
+
+#[test]
+fn claude_json_under_verbose_is_an_array_ending_in_the_result() {
+    let run = read(F::ClaudeJson, &recorded("claude/verbose_array.json"), true).unwrap();
+    assert!(run.failure.is_none());
+    assert!(run.text.unwrap().starts_with("Removed the unused import."));
+    let u = run.usage.unwrap();
+    assert_eq!(u.input_tokens, 10 + 3330 + 25168);
+    assert!((u.cost_usd - 0.0187).abs() < 1e-9);
+    assert_eq!(
+        run.session.session_id.as_deref(),
+        Some("8a3e1c52-7d4b-4f0e-9a61-5c2b7e9d0f14")
+    );
+    // An array that reads two ways, or is not messages, is refused with the reason.
+    for (name, want) in [
+        ("claude/verbose_two_results.json", "2 result messages"),
+        ("claude/verbose_result_not_last.json", "not the last"),
+    ] {
+        let e = read(F::ClaudeJson, &recorded(name), true).unwrap_err();
+        assert!(e.to_string().contains(want), "{name}: {e}");
+    }
+    for (text, want) in [
+        ("[]", "no result message"),
+        (r#"[{"type":"system"}, 3]"#, "element 2"),
+        (r#"[{"type":"assistant"}]"#, "no result message"),
+    ] {
+        let e = read(F::ClaudeJson, text, true).unwrap_err();
+        assert!(e.to_string().contains(want), "{text}: {e}");
+    }
+    // The other formats name the array and the format that reads it.
+    let array = recorded("claude/verbose_array.json");
+    for f in [F::Json, F::ClaudeStreamJson, F::GeminiJson] {
+        let e = read(f, &array, true).unwrap_err().to_string();
+        assert!(e.contains("claude-json"), "{}: {e}", f.as_str());
+    }
+}
+
+#[test]
+fn claude_permission_denials_are_counted_and_named() {
+    let run = read(
+        F::ClaudeJson,
+        &recorded("claude/permission_denied.json"),
+        true,
+    )
+    .unwrap();
+    assert!(run.failure.is_none(), "an answer still came");
+    assert_eq!(run.session.permission_denials, 2);
+    let w = run.session.warnings.join("\n");
+    assert!(w.contains("refused 2 tool call(s) (Bash, WebFetch)"), "{w}");
+    // The tool's input (a command, a URL) is not repeated in the warning.
+    assert!(!w.contains("npm test"), "{w}");
+    let none = read(F::ClaudeJson, &recorded("claude/success.json"), true).unwrap();
+    assert!(none.session.warnings.is_empty());
+}
+
+#[test]
+fn codex_items_of_the_older_shape_are_read_with_a_warning() {
+    let run = read(F::CodexJsonl, &recorded("codex/old_shape.jsonl"), true).unwrap();
+    assert!(run.failure.is_none(), "{:?}", run.failure);
+    assert!(run.text.unwrap().starts_with("Removed the unused import."));
+    assert_eq!(run.session.commands, 1);
+    assert_eq!(run.session.file_changes, ["update src/lib.rs"]);
+    let w = run.session.warnings.join("\n");
+    assert!(w.contains("older event shape"), "{w}");
+    // `type` and `item_type` naming different things: refused.
+    let run = read(F::CodexJsonl, &recorded("codex/two_types.jsonl"), true).unwrap();
+    assert!(run.text.is_none());
+    let f = run.failure.unwrap();
+    assert!(f.contains("reads two ways"), "{f}");
+    // The current shape gives no such warning.
+    let run = read(F::CodexJsonl, &recorded("codex/success.jsonl"), true).unwrap();
+    assert!(
+        run.session.warnings.is_empty(),
+        "{:?}",
+        run.session.warnings
+    );
+}
+
+#[test]
+fn codex_without_an_agent_message_says_what_it_saw() {
+    let run = read(F::CodexJsonl, &recorded("codex/no_message.jsonl"), true).unwrap();
+    assert!(run.text.is_none() && run.failure.is_none());
+    let h = run.no_answer_hint.unwrap();
+    assert!(
+        h.contains("item types seen: assistant_note, command_execution, reasoning"),
+        "{h}"
+    );
+    assert!(h.contains("codex --version"), "{h}");
+    // The protocol events of an older Codex: named as such, not "no turn.completed".
+    let run = read(
+        F::CodexJsonl,
+        &recorded("codex/protocol_events.jsonl"),
+        true,
+    )
+    .unwrap();
+    assert!(run.text.is_none());
+    let f = run.failure.unwrap();
+    assert!(f.contains("protocol events"), "{f}");
+    assert!(f.contains("update Codex"), "{f}");
+}
+
+#[test]
+fn codex_file_changes_are_shown_relative_to_the_repository() {
+    use super::codex::relative_change;
+    let ws = std::path::Path::new("/tmp/plangate-stage-x/workspace");
+    let real = std::path::Path::new("/private/tmp/plangate-stage-x/workspace");
+    let roots = [ws, real];
+    for (entry, want) in [
+        (
+            "update /tmp/plangate-stage-x/workspace/src/lib.rs",
+            "update src/lib.rs",
+        ),
+        (
+            "add /private/tmp/plangate-stage-x/workspace/a b.md",
+            "add a b.md",
+        ),
+        (
+            "delete /tmp/plangate-stage-x/workspace/x (failed)",
+            "delete x (failed)",
+        ),
+        ("update src/lib.rs", "update src/lib.rs"),
+        (
+            "update /opt/other/config.toml",
+            "update /opt/other/config.toml (outside the repository)",
+        ),
+        (
+            "update /tmp/plangate-stage-x/workspace/../escape",
+            "update /tmp/plangate-stage-x/workspace/../escape (outside the repository)",
+        ),
+        (
+            "update /tmp/plangate-stage-x/workspace2/a",
+            "update /tmp/plangate-stage-x/workspace2/a (outside the repository)",
+        ),
+        ("update /tmp/plangate-stage-x/workspace", "update ."),
+    ] {
+        assert_eq!(relative_change(entry, &roots), want, "{entry}");
+    }
+}
+
+#[test]
+fn gemini_names_the_error_it_printed_on_stderr() {
+    use super::gemini::{exit_meaning, stderr_error};
+    let (kind, phrase) = stderr_error(&recorded("gemini/turn_limit.stderr.txt")).unwrap();
+    assert_eq!(kind, "FatalTurnLimitedError");
+    assert!(phrase.contains("code 53"), "{phrase}");
+    assert!(phrase.contains("Reached max session turns"), "{phrase}");
+    let (kind, _) = stderr_error(&recorded("gemini/input_error.stderr.txt")).unwrap();
+    assert_eq!(kind, "FatalInputError");
+    // One line, log lines around it, nothing at all.
+    let one = r#"{"error":{"type":"FatalAuthenticationError","message":"no key","code":41}}"#;
+    assert!(stderr_error(one).unwrap().1.contains("no key"));
+    let logged = format!("Loaded cached credentials.\n{one}\nbye\n");
+    assert!(stderr_error(&logged).unwrap().1.contains("code 41"));
+    for none in [
+        "",
+        "Error: something broke\n",
+        "{not json\n",
+        r#"{"error": "a string"}"#,
+    ] {
+        assert!(stderr_error(none).is_none(), "{none}");
+    }
+    assert!(exit_meaning(53).unwrap().contains("ran out of turns"));
+    assert!(exit_meaning(42).unwrap().contains("input error"));
+    assert!(exit_meaning(1).is_none());
+}
+
+#[test]
+fn an_output_file_is_only_reached_through_real_folders() {
+    use super::plain_inside;
+    let root = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("a/b")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.path().join("link")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.path().join("a/inner")).unwrap();
+    for (rel, ok) in [
+        ("last.txt", true),
+        ("a/last.txt", true),
+        ("a/b/last.txt", true),
+        // The file itself may be a link (it is opened without following it).
+        ("link", true),
+        ("link/last.txt", false),
+        ("a/inner/last.txt", false),
+        ("missing/last.txt", false),
+    ] {
+        assert_eq!(plain_inside(root.path(), rel).is_some(), ok, "{rel}");
+    }
 }
