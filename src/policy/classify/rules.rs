@@ -72,6 +72,51 @@ pub(crate) struct Containers {
     examples: Vec<String>,
 }
 
+/// Shell options that change nothing the classifier relies on.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ShellOptions {
+    /// `shopt -s NAME`.
+    pub shopt: Names,
+    /// `set -o NAME`.
+    pub set_o: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// A program whose options name files: `in-out` (the second positional
+/// is an output file; `with_value` take the next word) or `output-options`
+/// (`options` name an output file).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Program {
+    pub names: Names,
+    #[serde(default)]
+    pub with_value: Names,
+    #[serde(default)]
+    pub options: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// An interpreter of a language the classifier does not read.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Interpreter {
+    pub names: Names,
+    /// Options whose value is inline code.
+    #[serde(default)]
+    pub code: Names,
+    /// Options that take the next word.
+    #[serde(default)]
+    pub with_value: Names,
+    /// Options that run a module (`-m`).
+    #[serde(default)]
+    pub module: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
 /// The risk a wrapper adds, as written in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -146,7 +191,13 @@ pub(crate) struct Rules {
     pub build_runners: List,
     pub cloud: Cloud,
     pub containers: Containers,
+    pub shells: List,
+    pub command_languages: List,
+    pub shell_options: ShellOptions,
+    pub in_out: Vec<Program>,
+    pub output_options: Vec<Program>,
     pub wrappers: Vec<Wrapper>,
+    pub interpreters: Vec<Interpreter>,
 }
 
 impl Rules {
@@ -156,56 +207,59 @@ impl Rules {
     }
 
     /// (entry, its names, its examples), for the checks.
-    fn entries(&self) -> Vec<(String, &Names, &[String])> {
-        let mut out: Vec<(String, &Names, &[String])> = vec![
+    fn entries(&self) -> Vec<(String, Names, &[String])> {
+        let mut out = vec![
+            list("read-only", &self.read_only),
+            list("system-admin", &self.system_admin),
+            list("disk-destroyers", &self.disk_destroyers),
+            list("partitioners", &self.partitioners),
+            list("network-clients", &self.network_clients),
+            list("package-managers", &self.package_managers),
+            list("build-runners", &self.build_runners),
+            list("shells", &self.shells),
+            list("command-languages", &self.command_languages),
             (
-                "read-only".into(),
-                &self.read_only.names,
-                &self.read_only.examples,
+                "cloud".into(),
+                self.cloud.names.clone(),
+                &self.cloud.examples,
             ),
-            (
-                "system-admin".into(),
-                &self.system_admin.names,
-                &self.system_admin.examples,
-            ),
-            (
-                "disk-destroyers".into(),
-                &self.disk_destroyers.names,
-                &self.disk_destroyers.examples,
-            ),
-            (
-                "partitioners".into(),
-                &self.partitioners.names,
-                &self.partitioners.examples,
-            ),
-            (
-                "network-clients".into(),
-                &self.network_clients.names,
-                &self.network_clients.examples,
-            ),
-            (
-                "package-managers".into(),
-                &self.package_managers.names,
-                &self.package_managers.examples,
-            ),
-            (
-                "build-runners".into(),
-                &self.build_runners.names,
-                &self.build_runners.examples,
-            ),
-            ("cloud".into(), &self.cloud.names, &self.cloud.examples),
             (
                 "containers".into(),
-                &self.containers.names,
+                self.containers.names.clone(),
                 &self.containers.examples,
             ),
+            (
+                "shell-options".into(),
+                Names(vec!["shopt".into(), "set".into()]),
+                &self.shell_options.examples,
+            ),
         ];
+        let named = |kind: &str, names: &Names| {
+            let first = names.0.first().map_or("?", String::as_str);
+            format!("{kind} `{first}`")
+        };
+        for p in &self.in_out {
+            out.push((named("in-out", &p.names), p.names.clone(), &p.examples));
+        }
+        for p in &self.output_options {
+            out.push((
+                named("output-options", &p.names),
+                p.names.clone(),
+                &p.examples,
+            ));
+        }
         for w in &self.wrappers {
-            let first = w.names.0.first().map_or("?", String::as_str);
-            out.push((format!("wrapper `{first}`"), &w.names, &w.examples));
+            out.push((named("wrapper", &w.names), w.names.clone(), &w.examples));
+        }
+        for i in &self.interpreters {
+            out.push((named("interpreter", &i.names), i.names.clone(), &i.examples));
         }
         out
     }
+}
+
+fn list<'a>(name: &str, l: &'a List) -> (String, Names, &'a [String]) {
+    (name.to_owned(), l.names.clone(), l.examples.as_slice())
 }
 
 /// Parses the file and checks each entry's shape (not yet its examples).
