@@ -9,6 +9,9 @@ use crate::model::Risk;
 use serde::Deserialize;
 use std::sync::OnceLock;
 
+/// The entry whose examples name no command of it (any assignment form).
+const VARIABLES: &str = "variables";
+
 /// The file, for error messages.
 pub(crate) const FILE: &str = "src/policy/rules/bash.toml";
 const TEXT: &str = include_str!("../rules/bash.toml");
@@ -27,6 +30,17 @@ impl Names {
     /// Whether one of the list is a prefix of `word`.
     pub(crate) fn prefixes(&self, word: &str) -> bool {
         self.0.iter().any(|p| word.starts_with(p.as_str()))
+    }
+
+    /// Whether a pattern of the list (`BASH_*`, `CARGO_TARGET_*_RUNNER`)
+    /// matches `name`: `*` stands for any part (of at least nothing).
+    pub(crate) fn pattern_matches(&self, name: &str) -> bool {
+        self.0
+            .iter()
+            .filter_map(|p| p.split_once('*'))
+            .any(|(pre, suf)| {
+                name.len() >= pre.len() + suf.len() && name.starts_with(pre) && name.ends_with(suf)
+            })
     }
 
     /// The names, for options parsing.
@@ -117,6 +131,39 @@ pub(crate) struct Interpreter {
     examples: Vec<String>,
 }
 
+/// Variables that change what runs, by how (see vars.rs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct Variables {
+    #[serde(default)]
+    pub search_path: Names,
+    #[serde(default)]
+    pub files: Names,
+    #[serde(default)]
+    pub command: Names,
+    #[serde(default)]
+    pub plain: Names,
+    #[serde(default)]
+    pub shell: Names,
+    #[serde(default)]
+    pub output_file: Names,
+    #[serde(default)]
+    pub git_key: Names,
+    /// Options of an interpreter or compiler.
+    #[serde(default)]
+    pub options: Vec<VarOptions>,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Variables holding options, and the options that load code.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct VarOptions {
+    pub names: Names,
+    pub loads: Names,
+}
+
 /// The risk a wrapper adds, as written in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -198,6 +245,7 @@ pub(crate) struct Rules {
     pub output_options: Vec<Program>,
     pub wrappers: Vec<Wrapper>,
     pub interpreters: Vec<Interpreter>,
+    pub variables: Variables,
 }
 
 impl Rules {
@@ -233,6 +281,7 @@ impl Rules {
                 Names(vec!["shopt".into(), "set".into()]),
                 &self.shell_options.examples,
             ),
+            (VARIABLES.into(), Names::default(), &self.variables.examples),
         ];
         let named = |kind: &str, names: &Names| {
             let first = names.0.first().map_or("?", String::as_str);
@@ -266,7 +315,7 @@ fn list<'a>(name: &str, l: &'a List) -> (String, Names, &'a [String]) {
 fn parse(text: &str) -> Result<Rules, String> {
     let r: Rules = toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))?;
     for (entry, names, examples) in r.entries() {
-        if names.0.is_empty() {
+        if names.0.is_empty() && entry != VARIABLES {
             return Err(format!("{FILE}: {entry}: no names"));
         }
         if examples.is_empty() {
@@ -320,8 +369,9 @@ fn check_examples(r: &Rules) -> Result<(), String> {
                 .split_once(": ")
                 .ok_or_else(|| at("write `LABEL: COMMAND`".to_owned()))?;
             let first = line.split_whitespace().next().unwrap_or_default();
-            let named =
-                names.has(first) || (entry == "disk-destroyers" && first.starts_with("mkfs"));
+            let named = entry == VARIABLES
+                || names.has(first)
+                || (entry == "disk-destroyers" && first.starts_with("mkfs"));
             if !named {
                 return Err(at(format!("`{first}` is not one of the entry's names")));
             }
