@@ -19,6 +19,7 @@ mod files;
 mod infra;
 mod nesting;
 mod paths;
+pub(crate) mod rules;
 mod shells;
 mod tools;
 mod vars;
@@ -58,8 +59,23 @@ pub struct Classification {
     pub network: Option<String>,
 }
 
-/// Classifies one bash command line. Never panics, does no I/O.
+/// Classifies one bash command line. Never panics, does no I/O. Every
+/// command is unclassifiable when a rules file (`src/policy/rules/`) does
+/// not load.
 pub fn classify_bash(command: &str, ctx: &ClassifyContext<'_>) -> Classification {
+    let mut c = classify_unchecked(command, ctx);
+    if let Err(e) = rules::checked() {
+        c.risk = Risk::Dangerous;
+        c.unclassifiable.get_or_insert_with(|| e.to_owned());
+        if c.blocked.is_none() {
+            c.reason = e.to_owned();
+        }
+    }
+    c
+}
+
+/// [`classify_bash`] without the check of the rules file (its examples use it).
+fn classify_unchecked(command: &str, ctx: &ClassifyContext<'_>) -> Classification {
     let mut walker = walk::Walker::new(ctx, true);
     walker.script(command);
     if walker.scratch_named() {

@@ -9,62 +9,10 @@
 //! which bash evaluates again.
 
 use super::commands::Cmd;
+use super::rules;
 use super::walk::Walker;
 use super::words::{Arg, subscript_expands};
 use crate::model::Risk;
-
-/// `shopt` options that change nothing the classifier relies on.
-const BENIGN_SHOPT: &[&str] = &[
-    "nullglob",
-    "failglob",
-    "dotglob",
-    "globstar",
-    "nocaseglob",
-    "nocasematch",
-    "inherit_errexit",
-    "checkwinsize",
-    "histappend",
-    "cmdhist",
-    "lithist",
-    "progcomp",
-    "promptvars",
-    "interactive_comments",
-    "xpg_echo",
-    "checkjobs",
-    "globasciiranges",
-    "shift_verbose",
-    "sourcepath",
-    "huponexit",
-];
-
-/// `set -o` options that change nothing the classifier relies on.
-const BENIGN_SET_O: &[&str] = &[
-    "errexit",
-    "nounset",
-    "pipefail",
-    "xtrace",
-    "verbose",
-    "noclobber",
-    "noglob",
-    "allexport",
-    "errtrace",
-    "functrace",
-    "notify",
-    "monitor",
-    "physical",
-    "hashall",
-    "posix",
-    "ignoreeof",
-    "noexec",
-    "braceexpand",
-    "emacs",
-    "vi",
-    "history",
-    "histexpand",
-    "interactive-comments",
-    "privileged",
-    "onecmd",
-];
 
 /// Declaration builtins: flags then NAME[=VALUE] words.
 const DECLARE: &[&str] = &["declare", "typeset", "local", "export", "readonly"];
@@ -295,7 +243,7 @@ impl Walker {
         let options = cmd.args.iter().filter(|a| !a.raw.starts_with('-'));
         let risky: Vec<&str> = options
             .map(|a| a.lit().unwrap_or("?"))
-            .filter(|o| !BENIGN_SHOPT.contains(o))
+            .filter(|o| !rules::raw().shell_options.shopt.has(o))
             .collect();
         if sets && (!risky.is_empty() || cmd.args.iter().any(|a| a.is("-o"))) {
             self.unclassifiable(format!(
@@ -326,7 +274,7 @@ impl Walker {
             }
             if t == "-o" || t == "+o" {
                 let name = args.next().and_then(Arg::lit).unwrap_or("");
-                if !name.is_empty() && !BENIGN_SET_O.contains(&name) {
+                if !name.is_empty() && !rules::raw().shell_options.set_o.has(name) {
                     self.unclassifiable(format!(
                         "`{}` sets shell option {name}, which changes how commands are read",
                         cmd.shown

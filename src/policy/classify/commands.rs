@@ -2,6 +2,7 @@
 //! file writers and deleters, system administration, and the fallbacks
 //! (unknown commands are moderate, never safe).
 
+use super::rules;
 use super::walk::{Input, Stage, Walker};
 use super::words::Arg;
 use crate::model::Risk;
@@ -15,149 +16,6 @@ pub(crate) struct Cmd<'a> {
     pub shown: String,
     pub input: &'a Input,
 }
-
-/// Commands that only read, print or test.
-const READ_ONLY: &[&str] = &[
-    "ls",
-    "cat",
-    "head",
-    "tail",
-    "wc",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "echo",
-    "pwd",
-    "true",
-    "false",
-    "stat",
-    "file",
-    "du",
-    "df",
-    "which",
-    "type",
-    "cut",
-    "tr",
-    "diff",
-    "cmp",
-    "jq",
-    "basename",
-    "dirname",
-    "realpath",
-    "readlink",
-    "nl",
-    "tac",
-    "rev",
-    "column",
-    "paste",
-    "join",
-    "comm",
-    "fold",
-    "expand",
-    "unexpand",
-    "seq",
-    "sleep",
-    "whoami",
-    "id",
-    "uname",
-    "printenv",
-    "md5sum",
-    "sha1sum",
-    "sha256sum",
-    "sha512sum",
-    "b2sum",
-    "cksum",
-    "od",
-    "hexdump",
-    "strings",
-    "nproc",
-    "free",
-    "uptime",
-    "ps",
-    ":",
-    "exit",
-    "return",
-    "wait",
-    "shift",
-    "getopts",
-    "help",
-    "zcat",
-    "bzcat",
-    "xzcat",
-    "zgrep",
-    "base64",
-    "lsblk",
-    "locale",
-    "tput",
-    "groups",
-    "users",
-    "who",
-    "w",
-    "pgrep",
-    "nm",
-    "objdump",
-    "lscpu",
-    "getconf",
-    "sha224sum",
-    "sha384sum",
-    "jobs",
-    "dirs",
-    "colordiff",
-    "look",
-    "yes",
-];
-
-/// Commands that change the system as a whole: always dangerous.
-const SYSTEM_ADMIN: &[&str] = &[
-    "crontab",
-    "systemctl",
-    "service",
-    "shutdown",
-    "reboot",
-    "halt",
-    "poweroff",
-    "init",
-    "telinit",
-    "iptables",
-    "ip6tables",
-    "nft",
-    "ufw",
-    "useradd",
-    "userdel",
-    "usermod",
-    "passwd",
-    "groupadd",
-    "groupdel",
-    "groupmod",
-    "chpasswd",
-    "visudo",
-    "mount",
-    "umount",
-    "swapon",
-    "swapoff",
-    "modprobe",
-    "insmod",
-    "rmmod",
-    "chattr",
-    "setenforce",
-    "launchctl",
-    "chroot",
-    "sysctl",
-    "kexec",
-    "doas",
-    "su",
-    "pkexec",
-    "runuser",
-    "losetup",
-    "cryptsetup",
-    "debugfs",
-];
-
-/// Tools that only destroy disks.
-const DISK_DESTROYERS: &[&str] = &["wipefs", "mkswap", "mke2fs", "blkdiscard"];
-/// Partitioning tools.
-const PARTITIONERS: &[&str] = &["fdisk", "sfdisk", "parted", "gdisk", "sgdisk", "cfdisk"];
 
 impl Walker {
     /// Judges a command given as words (name first) with its standard input.
@@ -216,7 +74,7 @@ impl Walker {
         if self.system_command(cmd) || self.text_command(cmd, stage) {
             return true;
         }
-        if READ_ONLY.contains(&cmd.name) {
+        if rules::raw().read_only.names.has(cmd.name) {
             self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
             return true;
         }
@@ -314,13 +172,14 @@ impl Walker {
 
     fn system_command(&mut self, cmd: &Cmd<'_>) -> bool {
         let name = cmd.name;
-        if name.starts_with("mkfs") || DISK_DESTROYERS.contains(&name) {
+        let r = rules::raw();
+        if name.starts_with("mkfs") || r.disk_destroyers.names.has(name) {
             self.block(format!("`{}` destroys a filesystem or disk", cmd.shown));
-        } else if PARTITIONERS.contains(&name) {
+        } else if r.partitioners.names.has(name) {
             self.partitioner(cmd);
         } else if name == "sudo" {
             return false;
-        } else if SYSTEM_ADMIN.contains(&name) {
+        } else if r.system_admin.names.has(name) {
             self.note(
                 Risk::Dangerous,
                 format!("`{}` changes system configuration", cmd.shown),

@@ -11,175 +11,18 @@
 
 use super::commands::Cmd;
 use super::paths::Loc;
+use super::rules;
 use super::walk::Walker;
 use super::words::Arg;
 use crate::model::Risk;
 
-/// Subcommands (any word of the command) that only read, per CLI family.
-const CLOUD_READS: &[&str] = &[
-    "plan",
-    "validate",
-    "show",
-    "output",
-    "graph",
-    "providers",
-    "version",
-    "get",
-    "describe",
-    "logs",
-    "explain",
-    "api-resources",
-    "api-versions",
-    "cluster-info",
-    "top",
-    "diff",
-    "list",
-    "ls",
-    "status",
-    "history",
-    "search",
-    "lint",
-    "template",
-    "preview",
-    "whoami",
-    "info",
-    "help",
-    "--version",
-    "--help",
-    "view",
-    "current-context",
-    "get-contexts",
-    "can-i",
-    "get-caller-identity",
-    "head-object",
-    "wait",
-    "print-access-token",
-    "fmt",
-    "init",
-    "completion",
-    "env",
-    "console",
-    "read",
-    "check",
-    "verify",
-    "inspect",
-];
-/// Verb prefixes of aws/gcloud/az operations that only read.
-const READ_VERBS: &[&str] = &[
-    "describe", "list", "get", "show", "head", "ls", "print", "wait",
-];
-
-const CLOUD: &[&str] = &[
-    "terraform",
-    "tofu",
-    "terragrunt",
-    "pulumi",
-    "kubectl",
-    "oc",
-    "helm",
-    "aws",
-    "gcloud",
-    "gsutil",
-    "az",
-    "ansible",
-    "ansible-playbook",
-    "eksctl",
-    "doctl",
-    "flyctl",
-    "heroku",
-    "vercel",
-    "netlify",
-    "wrangler",
-    "firebase",
-    "serverless",
-    "sls",
-    "cdk",
-    "kustomize",
-    "argocd",
-    "nomad",
-    "consul",
-    "vault",
-];
-/// Global and common options of cloud CLIs that take the next word as value.
-const CLOUD_VALUE_FLAGS: &[&str] = &[
-    "-n",
-    "--namespace",
-    "--context",
-    "--cluster",
-    "--kubeconfig",
-    "-s",
-    "--server",
-    "--user",
-    "--token",
-    "-l",
-    "--selector",
-    "-o",
-    "--output",
-    "-f",
-    "--filename",
-    "-c",
-    "--container",
-    "--kube-context",
-    "--profile",
-    "--region",
-    "--endpoint-url",
-    "--query",
-    "--project",
-    "--account",
-    "--configuration",
-    "--format",
-    "--zone",
-    "--subscription",
-    "-g",
-    "--resource-group",
-    "--name",
-    "--stack",
-    "-C",
-    "--cwd",
-    "-i",
-    "--inventory",
-    "-e",
-    "--extra-vars",
-    "--instance-ids",
-    "--values",
-    "--set",
-    "--version",
-    "-p",
-    "--limit",
-];
-
-const CONTAINERS: &[&str] = &["docker", "podman", "nerdctl", "buildah", "docker-compose"];
-
-const CONTAINER_READS: &[&str] = &[
-    "ps",
-    "images",
-    "version",
-    "info",
-    "inspect",
-    "logs",
-    "top",
-    "stats",
-    "history",
-    "port",
-    "diff",
-    "events",
-    "search",
-    "ls",
-    "list",
-    "df",
-    "config",
-    "--version",
-    "help",
-    "--help",
-];
-const CONTAINER_DESTROYS: &[&str] = &["rm", "rmi", "prune", "kill", "down", "remove"];
-
 impl Walker {
     /// Judges infrastructure CLIs; false when `cmd` is none.
     pub(crate) fn infra(&mut self, cmd: &Cmd<'_>) -> bool {
-        if CLOUD.contains(&cmd.name) {
+        let r = rules::raw();
+        if r.cloud.names.has(cmd.name) {
             self.cloud(cmd);
-        } else if CONTAINERS.contains(&cmd.name) {
+        } else if r.containers.names.has(cmd.name) {
             self.container(cmd);
         } else {
             return false;
@@ -195,7 +38,7 @@ impl Walker {
                 continue;
             }
             if t.starts_with('-') && t != "--version" && t != "--help" {
-                skip_value = CLOUD_VALUE_FLAGS.contains(&t);
+                skip_value = rules::raw().cloud.value_flags.has(t);
                 continue;
             }
             words.push(t);
@@ -239,7 +82,9 @@ impl Walker {
             .collect();
         let what = format!("`{}`", cmd.shown);
         let sub = words.first().copied().unwrap_or("");
-        if words.iter().any(|w| CONTAINER_DESTROYS.contains(w))
+        if words
+            .iter()
+            .any(|w| rules::raw().containers.destroys.has(w))
             || cmd.args.iter().any(|a| a.is("-v") || a.is("--volumes")) && words.contains(&"down")
         {
             self.note(
@@ -256,9 +101,11 @@ impl Walker {
             return;
         }
         let reads = match sub {
-            s if CONTAINER_READS.contains(&s) => true,
+            s if rules::raw().containers.reads.has(s) => true,
             "image" | "container" | "volume" | "network" | "system" | "compose" | "builder"
-            | "context" | "buildx" => words.get(1).is_some_and(|w| CONTAINER_READS.contains(w)),
+            | "context" | "buildx" => words
+                .get(1)
+                .is_some_and(|w| rules::raw().containers.reads.has(w)),
             _ => false,
         };
         if reads || only_info(cmd.args) {
@@ -360,20 +207,20 @@ fn cloud_reads(name: &str, words: &[&str], flags: &[&str]) -> bool {
             match sub {
                 "state" => matches!(words.get(1).copied(), Some("list" | "show" | "pull")),
                 "workspace" => matches!(words.get(1).copied(), Some("list" | "show" | "select")),
-                _ => CLOUD_READS.contains(&sub) && sub != "console",
+                _ => rules::raw().cloud.reads.has(sub) && sub != "console",
             }
         }
         "aws" => {
             let op = words.get(1).copied().unwrap_or("");
             (words.first() == Some(&"s3") && op == "ls")
-                || READ_VERBS.iter().any(|v| op.starts_with(v))
+                || rules::raw().cloud.read_verbs.prefixes(op)
                 || (words.first() == Some(&"sts") && op == "get-caller-identity")
                 || (words.first() == Some(&"configure") && matches!(op, "list" | "get"))
         }
         "gcloud" | "az" | "gsutil" | "doctl" => {
             let verb = words.last().copied().unwrap_or("");
             words.iter().any(|w| {
-                READ_VERBS.iter().any(|v| w.starts_with(v)) || *w == "info" || *w == "version"
+                rules::raw().cloud.read_verbs.prefixes(w) || *w == "info" || *w == "version"
             }) && !words.iter().any(|w| is_destructive(w))
                 || verb == "version"
         }
@@ -383,7 +230,7 @@ fn cloud_reads(name: &str, words: &[&str], flags: &[&str]) -> bool {
         _ => {
             let sub = words.first().copied().unwrap_or("");
             let rest_ok = !words.iter().any(|w| is_destructive(w));
-            CLOUD_READS.contains(&sub) && rest_ok
+            rules::raw().cloud.reads.has(sub) && rest_ok
                 || (sub == "config"
                     && matches!(
                         words.get(1).copied(),

@@ -10,105 +10,25 @@
 
 use super::commands::{Cmd, parse_opts};
 use super::paths::Loc;
+use super::rules::{self, Interpreter};
 use super::walk::{Input, Stage, Walker};
 use super::words::Arg;
 use super::wrappers::{join_args, leading_only, leading_options};
 use crate::model::Risk;
-
-const SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "hush", "yash", "rbash",
-];
-
-/// An interpreter: its inline-code options, options taking a value, module options.
-struct Interpreter {
-    names: &'static [&'static str],
-    code: &'static [&'static str],
-    with_value: &'static [&'static str],
-    module: &'static [&'static str],
-}
-
-const INTERPRETERS: &[Interpreter] = &[
-    Interpreter {
-        names: &["python", "python2", "python3", "pypy", "pypy3"],
-        code: &["-c"],
-        with_value: &["-W", "-X", "-Q"],
-        module: &["-m"],
-    },
-    Interpreter {
-        names: &["perl"],
-        code: &["-e", "-E"],
-        with_value: &["-I", "-x"],
-        module: &[],
-    },
-    Interpreter {
-        names: &["ruby", "irb"],
-        code: &["-e"],
-        with_value: &["-I", "-r", "-C", "-E"],
-        module: &[],
-    },
-    Interpreter {
-        names: &["node", "nodejs"],
-        code: &["-e", "--eval", "-p", "--print"],
-        with_value: &[
-            "-r",
-            "--require",
-            "--import",
-            "--loader",
-            "--experimental-loader",
-            "--env-file",
-            "-C",
-            "--conditions",
-        ],
-        module: &[],
-    },
-    Interpreter {
-        names: &["php"],
-        code: &["-r", "-R", "-B", "-E", "-F"],
-        with_value: &["-d", "-c", "-z"],
-        module: &[],
-    },
-    Interpreter {
-        names: &[
-            "lua",
-            "luajit",
-            "Rscript",
-            "R",
-            "osascript",
-            "groovy",
-            "expect",
-            "jshell",
-        ],
-        code: &["-e", "-c"],
-        with_value: &["-l"],
-        module: &[],
-    },
-    Interpreter {
-        names: &["pwsh", "powershell"],
-        code: &["-c", "-Command", "-command", "-EncodedCommand", "-e", "-ec"],
-        with_value: &["-File", "-f"],
-        module: &[],
-    },
-    Interpreter {
-        names: &["tclsh", "wish"],
-        code: &[],
-        with_value: &[],
-        module: &[],
-    },
-];
 
 fn interpreter_of(name: &str) -> Option<&'static Interpreter> {
     let versioned = name
         .strip_prefix("python")
         .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'));
     let name = if versioned.is_some() { "python3" } else { name };
-    INTERPRETERS.iter().find(|i| i.names.contains(&name))
+    rules::raw().interpreters.iter().find(|i| i.names.has(name))
 }
 
 impl Walker {
     /// Shells, eval, source, trap and interpreters.
     pub(crate) fn shell_like(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
         match cmd.name {
-            n if SHELLS.contains(&n) => self.shell(cmd),
+            n if rules::raw().shells.names.has(n) => self.shell(cmd),
             "eval" => self.code_string(&join_args(cmd.args), &cmd.shown),
             "trap" => match cmd.args.first() {
                 Some(action) if cmd.args.len() > 1 && !action.is("-") && !action.is("-p") => {
@@ -220,18 +140,19 @@ impl Walker {
             );
             return;
         }
-        let with: Vec<&str> = [i.code, i.with_value, i.module].concat();
+        let (code, module) = (i.code.strs(), i.module.strs());
+        let with: Vec<&str> = [code.clone(), i.with_value.strs(), module.clone()].concat();
         let opts = parse_opts(cmd.args, &with);
         if cmd.name == "perl" && opts.has('i', &[]) {
             for f in opts
                 .pos
                 .iter()
-                .skip(usize::from(opts.value_of(i.code).is_none()))
+                .skip(usize::from(opts.value_of(&code).is_none()))
             {
                 self.write_to(f, &format!("`{}`", cmd.shown));
             }
         }
-        if opts.value_of(i.code).is_some() {
+        if opts.value_of(&code).is_some() {
             return self.unclassifiable(format!(
                 "`{}` runs inline {} code, which the classifier cannot read",
                 cmd.shown, cmd.name
@@ -239,11 +160,11 @@ impl Walker {
         }
         if let Some(file) = opts
             .value_of(&["-File", "-f"])
-            .filter(|_| i.with_value.contains(&"-f"))
+            .filter(|_| i.with_value.has("-f"))
         {
             return self.script_file(&file, &cmd.shown);
         }
-        if opts.value_of(i.module).is_some() {
+        if opts.value_of(&module).is_some() {
             return self.note(
                 Risk::Moderate,
                 format!("`{}` runs an installed or project module", cmd.shown),

@@ -3,69 +3,11 @@
 //! clients, package managers and infrastructure CLIs.
 
 use super::commands::{Cmd, parse_opts};
+use super::rules;
 use super::walk::Walker;
 use super::words::Arg;
 use crate::model::Risk;
 use crate::policy::git::Word as GitWord;
-
-const NETWORK: &[&str] = &[
-    "curl", "wget", "ssh", "nc", "ncat", "netcat", "telnet", "ftp", "sftp", "socat", "aria2c",
-    "http", "https", "ping", "dig", "nslookup", "host",
-];
-const PACKAGE_MANAGERS: &[&str] = &[
-    "apt", "apt-get", "yum", "dnf", "apk", "pacman", "zypper", "brew", "pip", "pip3", "pipx",
-    "gem", "conda", "mamba", "poetry", "uv", "pipenv", "pdm", "hatch", "bundle", "composer",
-    "snap", "flatpak", "dpkg", "rpm",
-];
-/// Build and test runners: they run project code and write build output.
-const BUILD_RUNNERS: &[&str] = &[
-    "make",
-    "gmake",
-    "cmake",
-    "ctest",
-    "ninja",
-    "meson",
-    "just",
-    "task",
-    "gradle",
-    "gradlew",
-    "mvn",
-    "mvnw",
-    "ant",
-    "bazel",
-    "bazelisk",
-    "buck",
-    "pants",
-    "sbt",
-    "lein",
-    "rake",
-    "mix",
-    "tox",
-    "nox",
-    "pytest",
-    "py.test",
-    "jest",
-    "vitest",
-    "mocha",
-    "phpunit",
-    "rspec",
-    "dotnet",
-    "swift",
-    "zig",
-    "dune",
-    "stack",
-    "cabal",
-    "scons",
-    "turbo",
-    "nx",
-    "lerna",
-    "tsc",
-    "webpack",
-    "vite",
-    "cypress",
-    "playwright",
-    "earthly",
-];
 
 impl Walker {
     pub(crate) fn tool(&mut self, cmd: &Cmd<'_>) -> bool {
@@ -74,20 +16,20 @@ impl Walker {
             "cargo" => self.cargo(cmd),
             "npm" | "pnpm" | "yarn" | "npx" | "bunx" => self.npm(cmd),
             "go" => self.go(cmd),
-            n if BUILD_RUNNERS.contains(&n) && only_info_flags(cmd.args) => {
+            n if rules::raw().build_runners.names.has(n) && only_info_flags(cmd.args) => {
                 self.note(
                     Risk::Safe,
                     format!("`{}` only prints its version or help", cmd.shown),
                 );
             }
-            n if BUILD_RUNNERS.contains(&n) => {
+            n if rules::raw().build_runners.names.has(n) => {
                 self.note(
                     Risk::Moderate,
                     format!("`{}` runs build recipes or tests (project code)", cmd.shown),
                 );
             }
-            n if NETWORK.contains(&n) => self.network_client(cmd),
-            n if PACKAGE_MANAGERS.contains(&n) => self.package_manager(cmd),
+            n if rules::raw().network_clients.names.has(n) => self.network_client(cmd),
+            n if rules::raw().package_managers.names.has(n) => self.package_manager(cmd),
             "rustup" | "rustc" | "gofmt" | "rustfmt" | "prettier" | "eslint" => self.formatter(cmd),
             _ => return false,
         }

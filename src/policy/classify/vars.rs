@@ -13,6 +13,7 @@
 //! make the command unclassifiable.
 
 use super::paths::Loc;
+use super::rules::{self, Names};
 use super::walk::Walker;
 use super::words::Arg;
 use crate::model::Risk;
@@ -27,7 +28,7 @@ enum Kind {
     /// A command line some program runs.
     Command,
     /// Options of an interpreter or compiler: dangerous when one of these loads code.
-    Options(&'static [&'static str]),
+    Options(&'static Names),
     /// A git configuration key (`GIT_CONFIG_KEY_<n>`): judged by git's key table.
     GitKey,
     /// Only changes which of several known things runs: moderate.
@@ -38,136 +39,28 @@ enum Kind {
     OutputFile,
 }
 
-const NODE_LOADS: &[&str] = &[
-    "-r",
-    "--require",
-    "--import",
-    "--loader",
-    "--experimental-loader",
-];
-const PERL_LOADS: &[&str] = &["-M", "-m", "-I", "-d"];
-const RUBY_LOADS: &[&str] = &["-r", "-I"];
-const JAVA_LOADS: &[&str] = &["-javaagent", "-agentpath", "-agentlib", "-Xbootclasspath"];
-const RUST_LOADS: &[&str] = &["linker", "link-arg", "link-args", "-Z", "plugin"];
-
-/// Variables by exact name.
-const VARS: &[(&str, Kind)] = &[
-    ("PATH", Kind::SearchPath),
-    ("LD_LIBRARY_PATH", Kind::SearchPath),
-    ("PYTHONPATH", Kind::SearchPath),
-    ("NODE_PATH", Kind::SearchPath),
-    ("PERL5LIB", Kind::SearchPath),
-    ("PERLLIB", Kind::SearchPath),
-    ("RUBYLIB", Kind::SearchPath),
-    ("GEM_PATH", Kind::SearchPath),
-    ("GIT_EXEC_PATH", Kind::SearchPath),
-    ("BASH_LOADABLES_PATH", Kind::SearchPath),
-    ("LD_PRELOAD", Kind::Files),
-    ("LD_AUDIT", Kind::Files),
-    ("BASH_ENV", Kind::Files),
-    ("ENV", Kind::Files),
-    ("PYTHONSTARTUP", Kind::Files),
-    ("PYTHONHOME", Kind::Files),
-    ("GIT_DIR", Kind::Files),
-    ("GIT_WORK_TREE", Kind::Files),
-    ("GIT_COMMON_DIR", Kind::Files),
-    ("GIT_INDEX_FILE", Kind::Files),
-    ("GIT_OBJECT_DIRECTORY", Kind::Files),
-    ("GIT_TEMPLATE_DIR", Kind::Files),
-    ("GIT_CONFIG", Kind::Files),
-    ("GIT_CONFIG_GLOBAL", Kind::Files),
-    ("GIT_CONFIG_SYSTEM", Kind::Files),
-    ("HOME", Kind::Files),
-    ("XDG_CONFIG_HOME", Kind::Files),
-    ("CARGO_HOME", Kind::Files),
-    ("RUSTUP_HOME", Kind::Files),
-    ("NPM_CONFIG_USERCONFIG", Kind::Files),
-    ("NPM_CONFIG_GLOBALCONFIG", Kind::Files),
-    ("PIP_CONFIG_FILE", Kind::Files),
-    ("CURL_HOME", Kind::Files),
-    ("WGETRC", Kind::Files),
-    ("INPUTRC", Kind::Files),
-    ("GCONV_PATH", Kind::Files),
-    ("GIT_SSH_COMMAND", Kind::Command),
-    ("GIT_SSH", Kind::Command),
-    ("GIT_EXTERNAL_DIFF", Kind::Command),
-    ("GIT_EDITOR", Kind::Command),
-    ("GIT_SEQUENCE_EDITOR", Kind::Command),
-    ("GIT_PAGER", Kind::Command),
-    ("GIT_ASKPASS", Kind::Command),
-    ("GIT_PROXY_COMMAND", Kind::Command),
-    ("SSH_ASKPASS", Kind::Command),
-    ("SUDO_ASKPASS", Kind::Command),
-    ("EDITOR", Kind::Command),
-    ("VISUAL", Kind::Command),
-    ("PAGER", Kind::Command),
-    ("MANPAGER", Kind::Command),
-    ("SYSTEMD_PAGER", Kind::Command),
-    ("LESSOPEN", Kind::Command),
-    ("LESSCLOSE", Kind::Command),
-    ("BROWSER", Kind::Command),
-    ("RUSTC_WRAPPER", Kind::Command),
-    ("RUSTC_WORKSPACE_WRAPPER", Kind::Command),
-    ("RUSTC", Kind::Command),
-    ("RUSTDOC", Kind::Command),
-    ("CARGO", Kind::Command),
-    ("CARGO_BUILD_RUSTC", Kind::Command),
-    ("CARGO_BUILD_RUSTC_WRAPPER", Kind::Command),
-    ("CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER", Kind::Command),
-    ("CARGO_BUILD_RUSTDOC", Kind::Command),
-    ("CC", Kind::Command),
-    ("CXX", Kind::Command),
-    ("LD", Kind::Command),
-    ("AR", Kind::Command),
-    ("MAKE", Kind::Command),
-    ("SHELL", Kind::Command),
-    ("CONFIG_SHELL", Kind::Command),
-    ("PROMPT_COMMAND", Kind::Command),
-    ("PS4", Kind::Command),
-    ("NODE_OPTIONS", Kind::Options(NODE_LOADS)),
-    ("PERL5OPT", Kind::Options(PERL_LOADS)),
-    ("RUBYOPT", Kind::Options(RUBY_LOADS)),
-    ("JAVA_TOOL_OPTIONS", Kind::Options(JAVA_LOADS)),
-    ("_JAVA_OPTIONS", Kind::Options(JAVA_LOADS)),
-    ("JDK_JAVA_OPTIONS", Kind::Options(JAVA_LOADS)),
-    ("RUSTFLAGS", Kind::Options(RUST_LOADS)),
-    ("RUSTDOCFLAGS", Kind::Options(RUST_LOADS)),
-    ("CARGO_ENCODED_RUSTFLAGS", Kind::Options(RUST_LOADS)),
-    ("CARGO_BUILD_RUSTFLAGS", Kind::Options(RUST_LOADS)),
-    ("IFS", Kind::Plain),
-    ("GIT_CONFIG_COUNT", Kind::Plain),
-    ("GIT_CONFIG_NOSYSTEM", Kind::Plain),
-    ("SHELLOPTS", Kind::Shell),
-    ("BASHOPTS", Kind::Shell),
-    ("CDPATH", Kind::Shell),
-    ("POSIXLY_CORRECT", Kind::Shell),
-    ("GIT_CONFIG_PARAMETERS", Kind::Shell),
-    ("PLANGATE_OUTPUT", Kind::OutputFile),
-];
-
-/// Variables by (prefix, suffix); the first match wins.
-const FAMILIES: &[(&str, &str, Kind)] = &[
-    ("CARGO_TARGET_", "_RUNNER", Kind::Command),
-    ("CARGO_TARGET_", "_LINKER", Kind::Command),
-    ("CARGO_TARGET_", "_RUSTFLAGS", Kind::Options(RUST_LOADS)),
-    ("CARGO_HOST_", "_LINKER", Kind::Command),
-    ("CARGO_REGISTRIES_", "_CREDENTIAL_PROVIDER", Kind::Command),
-    ("CARGO_REGISTRY_", "_CREDENTIAL_PROVIDER", Kind::Command),
-    ("GIT_CONFIG_KEY_", "", Kind::GitKey),
-    ("GIT_CONFIG_VALUE_", "", Kind::Plain),
-    ("BASH_", "", Kind::Shell),
-];
-
+/// How `name` changes what runs (the `[variables]` of the rules file), if it does.
 fn kind_of(name: &str) -> Option<Kind> {
-    if let Some((_, k)) = VARS.iter().find(|(n, _)| *n == name) {
-        return Some(*k);
-    }
-    FAMILIES
-        .iter()
-        .find(|(pre, suf, _)| {
-            name.len() >= pre.len() + suf.len() && name.starts_with(pre) && name.ends_with(suf)
-        })
-        .map(|(_, _, k)| *k)
+    let v = &rules::raw().variables;
+    let mut all = vec![
+        (&v.search_path, Kind::SearchPath),
+        (&v.files, Kind::Files),
+        (&v.command, Kind::Command),
+        (&v.plain, Kind::Plain),
+        (&v.shell, Kind::Shell),
+        (&v.output_file, Kind::OutputFile),
+        (&v.git_key, Kind::GitKey),
+    ];
+    all.extend(
+        v.options
+            .iter()
+            .map(|o| (&o.names, Kind::Options(&o.loads))),
+    );
+    // An exact name wins over a pattern (`BASH_ENV` over `BASH_*`).
+    all.iter()
+        .find(|(n, _)| n.has(name))
+        .or_else(|| all.iter().find(|(n, _)| n.pattern_matches(name)))
+        .map(|(_, k)| *k)
 }
 
 /// Builtins whose prefix `IFS=` only changes their own splitting.
@@ -283,9 +176,10 @@ impl Walker {
 }
 
 /// Whether an option string holds one of `loads` (as a word, a prefix or `=`-joined).
-fn loads_code(v: &str, loads: &[&str]) -> bool {
+fn loads_code(v: &str, loads: &Names) -> bool {
     v.split([' ', '\x1f', ',']).any(|w| {
         loads
+            .strs()
             .iter()
             .any(|l| w.starts_with(l) || w.contains(&format!("{l}=")))
     })

@@ -4,295 +4,14 @@
 //! `flock -c`, `watch`, `env -S`) is parsed as a script; words it fills in at
 //! run time (`xargs`, `parallel`, `find -exec`) are substituted when their
 //! input is literal text and unknown otherwise. The wrappers are the
-//! [`WRAPPERS`] table plus `env`, `time`, `command`, `xargs`, `watch` and
+//! `[[wrappers]]` of `src/policy/rules/bash.toml` plus `env`, `time`, `command`, `xargs`, `watch` and
 //! `parallel`, which need a little more.
 
 use super::commands::{Cmd, parse_opts};
+use super::rules::{self, Wrapper};
 use super::walk::{Input, Stage, Walker};
 use super::words::Arg;
 use crate::model::Risk;
-
-/// A command that runs the command given in its arguments.
-struct Wrapper {
-    names: &'static [&'static str],
-    /// Options taking the next word as their value.
-    with_value: &'static [&'static str],
-    /// Positional words before the command (timeout's duration, flock's file).
-    skip: usize,
-    /// Whether the words after the skipped ones are a command (false for `su`).
-    command: bool,
-    /// Options after which no command follows (`taskset -p`, `busybox --list`).
-    no_command: &'static [&'static str],
-    /// Options whose value is a shell command line (`su -c`, `flock -c`).
-    script: &'static [&'static str],
-    /// Options whose value is a file written (`strace -o`).
-    writes: &'static [&'static str],
-    /// The wrapper's own risk.
-    risk: Option<(Risk, &'static str)>,
-}
-
-const W: Wrapper = Wrapper {
-    names: &[],
-    with_value: &[],
-    skip: 0,
-    command: true,
-    no_command: &[],
-    script: &[],
-    writes: &[],
-    risk: None,
-};
-
-const ROOT: Option<(Risk, &str)> = Some((Risk::Dangerous, "runs a command as another user"));
-
-const WRAPPERS: &[Wrapper] = &[
-    Wrapper {
-        names: &["sudo", "doas"],
-        with_value: &[
-            "-u",
-            "-g",
-            "-C",
-            "-h",
-            "-p",
-            "-r",
-            "-t",
-            "-U",
-            "-D",
-            "-R",
-            "-T",
-            "--user",
-            "--group",
-            "--host",
-            "--prompt",
-            "--role",
-            "--type",
-            "--other-user",
-            "--chdir",
-            "--chroot",
-            "--close-from",
-            "--command-timeout",
-        ],
-        risk: ROOT,
-        ..W
-    },
-    Wrapper {
-        names: &["su"],
-        with_value: &["-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w"],
-        command: false,
-        script: &["-c", "--command", "--session-command"],
-        risk: ROOT,
-        ..W
-    },
-    Wrapper {
-        names: &["runuser"],
-        with_value: &["-u", "--user", "-g", "--group", "-G", "-s", "--shell", "-w"],
-        script: &["-c", "--command", "--session-command"],
-        risk: ROOT,
-        ..W
-    },
-    Wrapper {
-        names: &["sg"],
-        skip: 1,
-        script: &["-c"],
-        risk: ROOT,
-        ..W
-    },
-    Wrapper {
-        names: &["pkexec", "gosu", "su-exec", "setpriv", "capsh"],
-        with_value: &["--user", "--reuid", "--regid", "--groups", "--inh-caps"],
-        risk: ROOT,
-        ..W
-    },
-    Wrapper {
-        names: &["chroot"],
-        with_value: &["--userspec", "--groups"],
-        skip: 1,
-        risk: Some((Risk::Dangerous, "changes the root directory")),
-        ..W
-    },
-    Wrapper {
-        names: &["nsenter"],
-        with_value: &["-t", "--target", "-S", "--setuid", "-G", "--setgid"],
-        risk: Some((Risk::Dangerous, "enters another process's namespaces")),
-        ..W
-    },
-    Wrapper {
-        names: &["systemd-run"],
-        with_value: &[
-            "-p",
-            "--property",
-            "-u",
-            "--unit",
-            "-M",
-            "--machine",
-            "--uid",
-            "--gid",
-            "-E",
-            "--setenv",
-            "--description",
-            "--slice",
-            "--on-calendar",
-            "--on-active",
-        ],
-        risk: Some((Risk::Dangerous, "starts a system service")),
-        ..W
-    },
-    Wrapper {
-        names: &["unshare"],
-        with_value: &[
-            "-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd",
-        ],
-        risk: Some((Risk::Moderate, "runs a command in new namespaces")),
-        ..W
-    },
-    Wrapper {
-        names: &["nice"],
-        with_value: &["-n", "--adjustment"],
-        ..W
-    },
-    Wrapper {
-        names: &[
-            "nohup",
-            "builtin",
-            "setsid",
-            "catchsegv",
-            "unbuffer",
-            "chronic",
-            "tini",
-            "dumb-init",
-            "ccache",
-            "sccache",
-            "distcc",
-            "dbus-run-session",
-            "caffeinate",
-            "firejail",
-            "fakeroot",
-            "linux32",
-            "linux64",
-            "rlwrap",
-        ],
-        ..W
-    },
-    Wrapper {
-        names: &["torsocks", "proxychains", "proxychains4", "tsocks"],
-        with_value: &["-f", "-u", "-p", "-a", "-P"],
-        risk: Some((Risk::Moderate, "sends a command's traffic through a proxy")),
-        ..W
-    },
-    Wrapper {
-        names: &["timeout"],
-        with_value: &["-s", "--signal", "-k", "--kill-after"],
-        skip: 1,
-        ..W
-    },
-    Wrapper {
-        names: &["faketime", "setarch"],
-        skip: 1,
-        with_value: &["-f"],
-        ..W
-    },
-    Wrapper {
-        names: &["stdbuf"],
-        with_value: &["-i", "-o", "-e", "--input", "--output", "--error"],
-        ..W
-    },
-    Wrapper {
-        names: &["ionice"],
-        with_value: &["-c", "--class", "-n", "--classdata"],
-        no_command: &["-p", "--pid", "-P", "--pgid", "-u", "--uid"],
-        ..W
-    },
-    Wrapper {
-        names: &["taskset"],
-        skip: 1,
-        no_command: &["-p", "--pid"],
-        ..W
-    },
-    Wrapper {
-        names: &["chrt"],
-        with_value: &[
-            "-T",
-            "--sched-runtime",
-            "-P",
-            "--sched-period",
-            "-D",
-            "--sched-deadline",
-        ],
-        skip: 1,
-        no_command: &["-p", "--pid", "-m", "--max"],
-        ..W
-    },
-    Wrapper {
-        names: &["flock"],
-        with_value: &["-w", "--timeout", "-E", "--conflict-exit-code"],
-        skip: 1,
-        script: &["-c", "--command"],
-        ..W
-    },
-    Wrapper {
-        names: &["prlimit", "numactl"],
-        with_value: &["-N", "-m", "-C", "-i", "-P", "--cpunodebind", "--membind"],
-        no_command: &["-p", "--pid", "-s", "--show", "-H", "--hardware"],
-        ..W
-    },
-    Wrapper {
-        names: &["exec"],
-        with_value: &["-a"],
-        ..W
-    },
-    Wrapper {
-        names: &["busybox"],
-        no_command: &["--list", "--list-full", "--install", "--help"],
-        ..W
-    },
-    Wrapper {
-        names: &["strace", "ltrace"],
-        with_value: &[
-            "-e", "-p", "-s", "-u", "-E", "-P", "-I", "-a", "-b", "-X", "-O", "-S",
-        ],
-        writes: &["-o", "--output"],
-        no_command: &["-p", "--attach"],
-        ..W
-    },
-    Wrapper {
-        names: &["script"],
-        with_value: &[
-            "-E",
-            "--echo",
-            "-I",
-            "--log-in",
-            "-O",
-            "--log-out",
-            "-B",
-            "--log-io",
-            "-T",
-            "--log-timing",
-            "-m",
-        ],
-        command: false,
-        script: &["-c", "--command"],
-        ..W
-    },
-    Wrapper {
-        names: &["ssh-agent"],
-        with_value: &["-a", "-E", "-P", "-t", "-O"],
-        ..W
-    },
-    Wrapper {
-        names: &["xvfb-run"],
-        with_value: &[
-            "-n",
-            "--server-num",
-            "-s",
-            "--server-args",
-            "-f",
-            "--auth-file",
-            "-e",
-            "--error-file",
-            "-p",
-        ],
-        ..W
-    },
-];
 
 impl Walker {
     /// Unwraps wrapper commands; returns false when `cmd` is not one.
@@ -307,7 +26,7 @@ impl Walker {
             "xargs" => return self.xargs(cmd),
             "parallel" | "sem" => return self.parallel(cmd),
             "watch" => return self.watch(cmd),
-            name => match WRAPPERS.iter().find(|w| w.names.contains(&name)) {
+            name => match rules::raw().wrapper(name) {
                 Some(w) => match self.unwrap(w, cmd) {
                     Some(inner) => inner,
                     None => return true,
@@ -330,29 +49,30 @@ impl Walker {
 
     /// The command a table wrapper runs; None when it was judged already.
     fn unwrap(&mut self, w: &Wrapper, cmd: &Cmd<'_>) -> Option<Vec<Arg>> {
-        if let Some((risk, why)) = w.risk {
+        if let Some((risk, why)) = w.risk() {
             self.note(risk, format!("`{}` {why}", cmd.shown));
         }
-        let with: Vec<&str> = [w.with_value, w.script, w.writes].concat();
+        let (script, writes) = (w.script.strs(), w.writes.strs());
+        let with: Vec<&str> = [w.with_value.strs(), script.clone(), writes.clone()].concat();
         let lead = leading_only(cmd.args, &with);
         let opts = parse_opts(&lead, &with);
         let rest = leading_options(cmd.args, &with);
-        for out in w.writes.iter().filter_map(|o| opts.value_of(&[o])) {
+        for out in writes.iter().filter_map(|o| opts.value_of(&[o])) {
             self.write_to(&out, &format!("`{}`", cmd.shown));
         }
         let after_skip = rest.get(w.skip.min(rest.len())..).unwrap_or(&[]);
-        let script = opts.value_of(w.script).or_else(|| {
+        let code = opts.value_of(&script).or_else(|| {
             let at = after_skip
                 .iter()
-                .position(|a| a.lit().is_some_and(|t| w.script.contains(&t)));
+                .position(|a| a.lit().is_some_and(|t| w.script.has(t)));
             at.filter(|p| *p == 0 || !w.command)
                 .map(|p| after_skip.get(p + 1).cloned().unwrap_or_default())
         });
-        if let Some(code) = script {
+        if let Some(code) = code {
             self.code_string(&code, &cmd.shown);
             return None;
         }
-        let stops = w.no_command.iter().any(|n| {
+        let stops = w.no_command.strs().into_iter().any(|n| {
             let short = n.len() == 2 && !n.starts_with("--");
             opts.flags
                 .iter()
@@ -360,7 +80,7 @@ impl Walker {
         });
         if stops || !w.command {
             self.note(Risk::Safe, format!("`{}` runs no command", cmd.shown));
-            if !w.command && w.risk.is_some() && !stops {
+            if !w.command && w.risk().is_some() && !stops {
                 self.stdin_shell(cmd);
             }
             return None;
@@ -369,7 +89,7 @@ impl Walker {
         for a in after_skip.iter().take(after_skip.len() - inner.len()) {
             self.assignment_word(a, &cmd.shown);
         }
-        if inner.is_empty() && w.risk == ROOT {
+        if inner.is_empty() && w.as_root {
             // `sudo -s`, `sudo -i`: a root shell reading standard input.
             self.stdin_shell(cmd);
         }

@@ -7,60 +7,10 @@
 //! run time, `sed -f`, `awk -f`) follows the script-file rule.
 
 use super::commands::{Cmd, parse_opts};
+use super::rules;
 use super::walk::{Input, Walker};
 use super::words::Arg;
 use crate::model::Risk;
-
-/// Programs with a command language that can run shell commands (`:!cmd`, `shell`).
-const COMMAND_LANGUAGES: &[&str] = &[
-    "vi",
-    "vim",
-    "nvim",
-    "view",
-    "vimdiff",
-    "ex",
-    "ed",
-    "red",
-    "emacs",
-    "emacsclient",
-    "gdb",
-    "lldb",
-    "tmux",
-    "screen",
-    "sqlite3",
-    "mysql",
-    "psql",
-];
-
-/// Programs whose second positional argument is an output file.
-const IN_OUT: &[(&str, &[&str])] = &[
-    (
-        "uniq",
-        &[
-            "-f",
-            "--skip-fields",
-            "-s",
-            "--skip-chars",
-            "-w",
-            "--check-chars",
-        ],
-    ),
-    (
-        "xxd",
-        &[
-            "-c", "-g", "-l", "-s", "-o", "-n", "-R", "-cols", "-len", "-seek",
-        ],
-    ),
-];
-
-/// Options that name an output file, by program.
-const OUTPUT_OPTIONS: &[(&str, &[&str])] = &[
-    ("sort", &["-o", "--output"]),
-    ("tree", &["-o"]),
-    ("iconv", &["-o", "--output"]),
-    ("sdiff", &["-o", "--output"]),
-    ("diff3", &[]),
-];
 
 impl Walker {
     /// Judges the programs of this module; false when `cmd` is none of them.
@@ -75,12 +25,13 @@ impl Walker {
             "rg" => self.ripgrep(cmd),
             "fd" | "fdfind" => self.fd(cmd),
             "at" | "batch" => self.at(cmd),
-            n if COMMAND_LANGUAGES.contains(&n) => self.command_language(cmd),
+            n if rules::raw().command_languages.names.has(n) => self.command_language(cmd),
             n => {
-                if let Some((_, with)) = IN_OUT.iter().find(|(p, _)| *p == n) {
-                    self.in_out(cmd, with);
-                } else if let Some((_, outs)) = OUTPUT_OPTIONS.iter().find(|(p, _)| *p == n) {
-                    self.output_options(cmd, outs);
+                let r = rules::raw();
+                if let Some(p) = r.in_out.iter().find(|p| p.names.has(n)) {
+                    self.in_out(cmd, &p.with_value.strs());
+                } else if let Some(p) = r.output_options.iter().find(|p| p.names.has(n)) {
+                    self.output_options(cmd, &p.options.strs());
                 } else {
                     return false;
                 }

@@ -19,9 +19,9 @@ pub(crate) enum Resolved {
 /// Resolves `name` (`--forc`) against the full names `candidates` (which may
 /// hold short options and duplicates: they are ignored). `abbrev` says whether
 /// the subcommand accepts abbreviations at all.
-pub(crate) fn resolve<'a>(
+pub(crate) fn resolve(
     name: &str,
-    candidates: impl Iterator<Item = &'a &'static str>,
+    candidates: impl Iterator<Item = &'static str>,
     abbrev: bool,
 ) -> Resolved {
     let mut matches: Vec<&'static str> = Vec::new();
@@ -29,13 +29,15 @@ pub(crate) fn resolve<'a>(
         if !c.starts_with("--") {
             continue;
         }
-        if *c == name {
+        if c == name {
             return Resolved::Option(c);
         }
-        if abbrev && c.starts_with(name) && !matches.contains(c) {
+        if abbrev && c.starts_with(name) && !matches.contains(&c) {
             matches.push(c);
         }
     }
+    // Sorted, so a reason lists them the same way whatever the file's order.
+    matches.sort_unstable();
     if !abbrev || name.len() <= 2 {
         return Resolved::Unknown;
     }
@@ -65,7 +67,7 @@ mod tests {
     ];
 
     fn r(name: &str) -> Resolved {
-        resolve(name, PUSH.iter(), true)
+        resolve(name, PUSH.iter().copied(), true)
     }
 
     #[test]
@@ -85,9 +87,12 @@ mod tests {
 
     #[test]
     fn no_abbreviation_where_git_takes_none() {
-        assert_eq!(resolve("--delet", PUSH.iter(), false), Resolved::Unknown);
         assert_eq!(
-            resolve("--delete", PUSH.iter(), false),
+            resolve("--delet", PUSH.iter().copied(), false),
+            Resolved::Unknown
+        );
+        assert_eq!(
+            resolve("--delete", PUSH.iter().copied(), false),
             Resolved::Option("--delete")
         );
     }

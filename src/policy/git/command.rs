@@ -3,7 +3,8 @@
 //! ([`super::risk`]) or by the table of the other subcommands
 //! ([`super::other`]).
 //!
-//! Global options are matched exactly (git does not abbreviate them).
+//! Global options (listed in the rules file) are matched exactly (git does
+//! not abbreviate them).
 //! `-c key=value` and `--config-env` are judged by [`super::config`]: a key
 //! that can make git run a program, or one plangate does not know, makes the
 //! command unclassifiable. `--exec-path=DIR` with a subcommand makes git look
@@ -12,7 +13,7 @@
 
 use super::parse::{Parsed, Word};
 use super::risk::{self, Extra};
-use super::{Op, Verdict, other, parse_op, verdict};
+use super::{Op, Verdict, other, parse_op, rules, verdict};
 use crate::model::Risk;
 
 /// The verdict on a `git` command line, and the words naming the repository
@@ -28,42 +29,6 @@ pub(crate) struct CommandVerdict {
     pub repo_attached: Vec<String>,
 }
 
-/// Global options that take the next word (or `=value` for the long ones).
-const WITH_VALUE: &[&str] = &[
-    "-C",
-    "-c",
-    "--git-dir",
-    "--work-tree",
-    "--namespace",
-    "--attr-source",
-];
-/// Global options that only print.
-const INFO: &[&str] = &[
-    "--version",
-    "-v",
-    "--help",
-    "-h",
-    "--html-path",
-    "--man-path",
-    "--info-path",
-];
-/// Global flags that change nothing plangate judges.
-const FLAGS: &[&str] = &[
-    "-p",
-    "--paginate",
-    "-P",
-    "--no-pager",
-    "--no-replace-objects",
-    "--no-lazy-fetch",
-    "--no-optional-locks",
-    "--no-advice",
-    "--bare",
-    "--literal-pathspecs",
-    "--glob-pathspecs",
-    "--noglob-pathspecs",
-    "--icase-pathspecs",
-];
-
 /// What the global options said.
 #[derive(Default)]
 struct Globals {
@@ -76,6 +41,7 @@ struct Globals {
 
 /// Reads the global options; returns them and the index of the subcommand.
 fn globals(words: &[Word<'_>]) -> (Globals, usize) {
+    let with_value = &rules::raw().globals.with_value;
     let mut g = Globals::default();
     let mut i = 0;
     while let Some(w) = words.get(i) {
@@ -97,7 +63,7 @@ fn globals(words: &[Word<'_>]) -> (Globals, usize) {
         };
         let value = match attached {
             Some(v) => Some(Word::lit(v)),
-            None if WITH_VALUE.contains(&name) => {
+            None if with_value.iter().any(|o| o == name) => {
                 i += 1;
                 words.get(i).copied()
             }
@@ -111,11 +77,12 @@ fn globals(words: &[Word<'_>]) -> (Globals, usize) {
 
 /// Notes one global option; `at` is the index of its separate value word.
 fn global(g: &mut Globals, name: &str, value: Option<Word<'_>>, at: Option<usize>) {
+    let known = &rules::raw().globals;
     match name {
         "-c" | "--config-env" => match value.and_then(|v| v.text) {
             Some(kv) => {
                 let key = kv.split('=').next().unwrap_or(kv);
-                g.problems.extend(super::config::judge_key(key));
+                g.problems.extend(super::config::key_problem(key));
             }
             None => g.problems.push(format!(
                 "`{name}` sets configuration only known at run time"
@@ -130,17 +97,42 @@ fn global(g: &mut Globals, name: &str, value: Option<Word<'_>>, at: Option<usize
             Some(v) => g.exec_path = Some(v.raw.to_owned()),
             None => g.info = true,
         },
-        "--namespace" | "--attr-source" | "--super-prefix" | "--list-cmds" => {}
-        n if INFO.contains(&n) => g.info = true,
-        n if FLAGS.contains(&n) => {}
+        n if known.info.iter().any(|o| o == n) => g.info = true,
+        n if known.flags.iter().any(|o| o == n) => {}
         n => g
             .problems
             .push(format!("`{n}` is not a git option plangate knows")),
     }
 }
 
-/// Judges `git WORDS…` (the words after `git`).
+/// Judges `git WORDS…` (the words after `git`); every command is
+/// unclassifiable when the rules file does not load.
 pub(crate) fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
+    let mut c = judge_words(words);
+    if let Err(e) = rules::checked() {
+        c.verdict = c.verdict.cannot_judge(e.to_owned());
+    }
+    c
+}
+
+/// Why one of the words is an option plangate does not know (a global
+/// option, or one of the subcommand's), if one is: for the rules' `not_examples`.
+pub(super) fn unknown_option(words: &[Word<'_>]) -> Option<String> {
+    let (g, at) = globals(words);
+    if let Some(why) = g.problems.into_iter().next() {
+        return Some(why);
+    }
+    let rest = words.get(at..).unwrap_or(&[]);
+    let sub = rest.first()?.text?;
+    let p = match tool_op(sub) {
+        Some(op) => parse_op(op, &rest[1..]),
+        None => other::parse(sub, &rest[1..])?,
+    };
+    p.unreadable()
+}
+
+/// [`classify_command`] without the check of the rules file (its examples use it).
+pub(super) fn judge_words(words: &[Word<'_>]) -> CommandVerdict {
     let (g, at) = globals(words);
     let rest = words.get(at..).unwrap_or(&[]);
     let mut v = match rest.first() {
@@ -170,7 +162,7 @@ pub(crate) fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
 }
 
 /// The tool's operation named `sub`, if it is one.
-fn tool_op(sub: &str) -> Option<Op> {
+pub(super) fn tool_op(sub: &str) -> Option<Op> {
     Some(match sub {
         "status" => Op::Status,
         "diff" => Op::Diff,

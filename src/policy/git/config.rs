@@ -5,145 +5,62 @@
 //! diff and merge drivers, credential helpers, aliases, includes) or is not
 //! one plangate knows, so it cannot be judged.
 
-/// Keys (lowercase) that are harmless to set.
-const HARMLESS: &[&str] = &[
-    "user.name",
-    "user.email",
-    "user.useconfigonly",
-    "author.name",
-    "author.email",
-    "committer.name",
-    "committer.email",
-    "core.quotepath",
-    "core.autocrlf",
-    "core.safecrlf",
-    "core.eol",
-    "core.filemode",
-    "core.ignorecase",
-    "core.abbrev",
-    "core.longpaths",
-    "core.precomposeunicode",
-    "core.whitespace",
-    "init.defaultbranch",
-    "push.default",
-    "push.autosetupremote",
-    "push.followtags",
-    "pull.rebase",
-    "pull.ff",
-    "fetch.prune",
-    "fetch.prunetags",
-    "fetch.parallel",
-    "merge.ff",
-    "merge.conflictstyle",
-    "rebase.autostash",
-    "rebase.autosquash",
-    "rebase.updaterefs",
-    "diff.renames",
-    "diff.algorithm",
-    "diff.noprefix",
-    "status.showuntrackedfiles",
-    "log.date",
-    "log.decorate",
-    "tag.sort",
-    "gc.auto",
-    "maintenance.auto",
-    "protocol.version",
-    "http.postbuffer",
-    "pack.threads",
-    "feature.manyfiles",
-    "index.version",
-    "versionsort.suffix",
-    "column.ui",
-];
+use super::rules;
 
-/// Sections whose every key is harmless (`color.*`, `advice.*`).
-const HARMLESS_SECTIONS: &[&str] = &["color", "advice", "i18n"];
+/// Whether `key` (lowercase) matches `pattern`: equal, or with a `*` that
+/// stands for any part of at least nothing (`branch.*.remote`, `alias.*`).
+fn matches(pattern: &str, key: &str) -> bool {
+    match pattern.split_once('*') {
+        Some((head, tail)) => {
+            key.len() >= head.len() + tail.len() && key.starts_with(head) && key.ends_with(tail)
+        }
+        None => pattern == key,
+    }
+}
 
-/// Keys or sections that make git run a program (lowercase; `*` is a subsection).
-const RUNS_PROGRAMS: &[&str] = &[
-    "core.hookspath",
-    "core.sshcommand",
-    "core.fsmonitor",
-    "core.pager",
-    "core.editor",
-    "core.askpass",
-    "core.gitproxy",
-    "core.alternaterefscommand",
-    "sequence.editor",
-    "diff.external",
-    "credential.helper",
-    "gpg.program",
-    "uploadpack.packobjectshook",
-    "alias.",
-    "pager.",
-    "filter.",
-    "diff.",
-    "merge.",
-    "include.",
-    "includeif.",
-    "credential.",
-    "gpg.",
-    "protocol.",
-    "remote.",
-    "trailer.",
-    "mergetool.",
-    "difftool.",
-    "sendemail.",
-    "browser.",
-    "man.",
-    "interactive.difffilter",
-];
+fn any(patterns: &[String], key: &str) -> bool {
+    patterns.iter().any(|p| matches(p, key))
+}
 
-/// Why setting `key` cannot be judged, or None when it is harmless.
+/// Why setting `key` cannot be judged, or None when it is harmless (every
+/// key cannot be judged when the rules file does not load).
 pub(crate) fn judge_key(key: &str) -> Option<String> {
+    match rules::checked() {
+        Ok(_) => key_problem(key),
+        Err(e) => Some(e.to_owned()),
+    }
+}
+
+/// [`judge_key`] without the check of the rules file, for the rules' own use.
+pub(super) fn key_problem(key: &str) -> Option<String> {
+    let c = &rules::raw().config;
     let lower = key.to_ascii_lowercase();
-    let section = lower.split('.').next().unwrap_or("");
-    if HARMLESS.contains(&lower.as_str()) || HARMLESS_SECTIONS.contains(&section) {
+    if any(&c.harmless, &lower) {
         return None;
     }
-    if lower.starts_with("branch.")
-        && (lower.ends_with(".remote") || lower.ends_with(".merge") || lower.ends_with(".rebase"))
-    {
-        return None;
-    }
-    let runs = RUNS_PROGRAMS
-        .iter()
-        .any(|k| lower == *k || (k.ends_with('.') && lower.starts_with(k)));
-    Some(if runs {
+    Some(if any(&c.runs_programs, &lower) {
         format!("configuration `{key}` can make git run a program")
     } else {
         format!("configuration `{key}` is not one plangate can judge")
     })
 }
 
-/// Keys `git init` and `git clone` write into a new repository's own
-/// configuration (lowercase; `*` is any subsection): they run nothing.
-const LAYOUT: &[&str] = &[
-    "core.repositoryformatversion",
-    "core.bare",
-    "core.logallrefupdates",
-    "core.symlinks",
-    "extensions.objectformat",
-    "extensions.refstorage",
-    "remote.*.url",
-    "remote.*.fetch",
-];
-
 /// Why `key`, found in a repository's own configuration file, may make git
 /// run a program (or cannot be judged), or None when it is harmless: the
 /// keys [`judge_key`] accepts and those `git init` and `git clone` write.
 /// `key` is `section.key` or `section.subsection.key`.
 pub(crate) fn judge_stored_key(key: &str) -> Option<String> {
-    let why = judge_key(key)?;
+    match rules::checked() {
+        Ok(_) => stored_problem(key),
+        Err(e) => Some(e.to_owned()),
+    }
+}
+
+/// [`judge_stored_key`] without the check of the rules file.
+pub(super) fn stored_problem(key: &str) -> Option<String> {
+    let why = key_problem(key)?;
     let lower = key.to_ascii_lowercase();
-    let (first, rest) = lower.split_once('.').unwrap_or((lower.as_str(), ""));
-    let last = rest.rsplit('.').next().unwrap_or("");
-    let shape = if rest.contains('.') {
-        format!("{first}.*.{last}")
-    } else {
-        lower.clone()
-    };
-    if LAYOUT.contains(&shape.as_str()) {
+    if any(&rules::raw().config.layout, &lower) {
         return None;
     }
     Some(why)

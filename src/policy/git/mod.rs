@@ -3,8 +3,10 @@
 //! bash classifier (`git …` written in a bash step), so an operation has the
 //! same risk by either route.
 //!
+//! - [`rules`]: the rules file `src/policy/rules/git.toml` (subcommands,
+//!   their options, global options, configuration keys), loaded and checked;
 //! - `op`: the subcommands the tool runs ([`GitOperation`]);
-//! - [`options`]: their option tables;
+//! - [`options`]: what an option means, and the tool's operations' tables;
 //! - [`abbrev`]: abbreviated long options, resolved as git resolves them;
 //! - [`parse`]: reading arguments with a table;
 //! - [`risk`] and [`push`]: the risk of those subcommands;
@@ -29,6 +31,7 @@ pub(crate) mod other;
 pub(crate) mod parse;
 pub(crate) mod push;
 pub(crate) mod risk;
+pub(crate) mod rules;
 
 pub(crate) use command::classify_command;
 pub(crate) use op::GitOperation;
@@ -100,9 +103,8 @@ pub(crate) fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
         None
     };
     let t = options::tables(op, stash_sub.as_deref());
-    let paths = options::takes_paths(op, stash_sub.as_deref());
     let start = usize::from(stash_sub.is_some());
-    let mut p = parse::parse_words(&t, words, start, paths);
+    let mut p = parse::parse_words(&t, words, start);
     p.stash_sub = stash_sub;
     p
 }
@@ -126,8 +128,17 @@ pub(crate) struct Request<'a> {
 }
 
 /// Classifies a `git` tool step: a refused option blocks it, an unknown or
-/// ambiguous one makes it unclassifiable.
+/// ambiguous one makes it unclassifiable (and so does a rules file that
+/// does not load).
 pub(crate) fn classify(r: &Request<'_>) -> Verdict {
+    let v = classify_unchecked(r);
+    match rules::checked() {
+        Ok(_) => v,
+        Err(e) => v.cannot_judge(e.to_owned()),
+    }
+}
+
+fn classify_unchecked(r: &Request<'_>) -> Verdict {
     let p = parse(r.op, r.args);
     let extra = Extra {
         force: r.force,

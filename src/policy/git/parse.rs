@@ -11,6 +11,7 @@
 
 use super::abbrev::{self, Resolved};
 use super::options::{Refusal, Tables, Tag, Takes};
+use super::rules::Meaning;
 
 /// One argument: its value when known, and how it is written (for reasons).
 #[derive(Debug, Clone, Copy)]
@@ -142,12 +143,7 @@ enum Found {
 }
 
 fn find_long(t: &Tables, name: &str) -> Found {
-    let names = t
-        .known
-        .iter()
-        .flat_map(|x| x.iter().map(|s| &s.0))
-        .chain(t.refused.iter().flat_map(|x| x.iter().map(|s| &s.0)));
-    match abbrev::resolve(name, names, t.abbrev) {
+    match abbrev::resolve(name, t.options.iter().map(|s| s.name.as_str()), t.abbrev) {
         Resolved::Option(full) => find_short(t, full),
         Resolved::Ambiguous(c) => Found::Ambiguous(c),
         Resolved::Unknown => Found::Unknown,
@@ -156,22 +152,17 @@ fn find_long(t: &Tables, name: &str) -> Found {
 
 /// Looks a name up as written (short options, or a long one already resolved).
 fn find_short(t: &Tables, name: &str) -> Found {
-    if let Some(s) = t
-        .refused
-        .iter()
-        .flat_map(|x| x.iter())
-        .find(|s| s.0 == name)
-    {
-        return Found::Refused(s.1, s.2);
-    }
-    match t.known.iter().flat_map(|x| x.iter()).find(|s| s.0 == name) {
-        Some(s) => Found::Known(s.0, s.1, s.2),
+    match t.options.iter().find(|s| s.name == name) {
+        Some(s) => match s.meaning {
+            Meaning::Refused(why) => Found::Refused(s.takes, why),
+            Meaning::Known(tag) => Found::Known(&s.name, s.takes, tag),
+        },
         None => Found::Unknown,
     }
 }
 
-/// Reads `words[start..]` with the tables; `paths_after_dashdash` says whether `--` introduces paths.
-pub(crate) fn parse_words(t: &Tables, words: &[Word<'_>], start: usize, paths: bool) -> Parsed {
+/// Reads `words[start..]` with the tables.
+pub(crate) fn parse_words(t: &Tables, words: &[Word<'_>], start: usize) -> Parsed {
     let mut p = Parsed::default();
     let mut i = start;
     let mut options_done = false;
@@ -189,7 +180,7 @@ pub(crate) fn parse_words(t: &Tables, words: &[Word<'_>], start: usize, paths: b
         if a.contains('\0') {
             p.refused.push((i, Refusal::Nul));
         } else if options_done || !a.starts_with('-') || a == "-" {
-            if options_done && p.dashdash && paths {
+            if options_done && p.dashdash && t.paths {
                 p.paths.push(a.to_owned());
             } else {
                 p.positionals.push(a.to_owned());

@@ -3,7 +3,7 @@
 //! arguments. The tool and the bash classifier both call [`judge`], so an
 //! operation has the same risk by either route.
 
-use super::options::{InBash, STASH_SUBS, Tag};
+use super::options::{InBash, Tag, stash_subs};
 use super::parse::Parsed;
 use super::push::classify_push;
 use super::{Op, Verdict, verdict};
@@ -191,7 +191,7 @@ fn stash(p: &Parsed) -> Verdict {
 /// Why a stash subcommand cannot be judged, if it cannot.
 pub(crate) fn unknown_stash_sub(op: Op, p: &Parsed) -> Option<String> {
     let sub = p.stash_sub.as_deref()?;
-    (op == Op::Stash && !STASH_SUBS.contains(&sub))
+    (op == Op::Stash && !stash_subs().contains(&sub))
         .then(|| format!("`git stash {sub}` is not a subcommand plangate knows"))
 }
 

@@ -4,7 +4,7 @@
 //! in [`crate::policy::git`], shared with the bash classifier; the plan
 //! checks are in [`super::problems`].
 
-use crate::policy::git::{self as rules, Parsed, PushTarget, Tag, options::STASH_SUBS};
+use crate::policy::git::{self as rules, Parsed, PushTarget, Tag, options::stash_subs};
 use crate::tools::params::git::{GitOperation, GitParams};
 
 pub(crate) use super::problems::{Where, problems};
@@ -51,7 +51,7 @@ pub(crate) fn argv(params: &GitParams) -> Vec<String> {
     let unknown_stash = params.operation == G::Stash
         && p.stash_sub
             .as_deref()
-            .is_some_and(|s| !STASH_SUBS.contains(&s));
+            .is_some_and(|s| !stash_subs().contains(&s));
     if p.unreadable().is_some() || unknown_stash {
         return argv_verbatim(params, &p);
     }

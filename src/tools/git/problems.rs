@@ -4,7 +4,7 @@
 //! (`force` on a read, `dry_run` where git has none, `files` or
 //! `commit_message` where they mean nothing).
 
-use crate::policy::git::{Parsed, Request, Tag, options::STASH_SUBS, parse, risk::read_only};
+use crate::policy::git::{Parsed, Request, Tag, options::stash_subs, parse, risk::read_only};
 use crate::tools::params::git::GitOperation;
 
 /// Where a problem of the parameters is.
@@ -62,12 +62,12 @@ pub(crate) fn problems(r: &Request<'_>) -> Vec<Problem> {
         .collect();
     if r.op == GitOperation::Stash
         && let Some(sub) = p.stash_sub.as_deref()
-        && !STASH_SUBS.contains(&sub)
+        && !stash_subs().contains(&sub)
     {
         out.push(problem(
             Where::Arg(0),
             format!("`{sub}` is not a git stash subcommand plangate runs"),
-            format!("use one of {}", STASH_SUBS.join(", ")),
+            format!("use one of {}", stash_subs().join(", ")),
         ));
     }
     let reads = read_only(r.op, &p);

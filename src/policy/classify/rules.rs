@@ -1,0 +1,458 @@
+//! The bash classifier's command tables as data: `src/policy/rules/bash.toml`,
+//! compiled in, read once per process. Each entry carries examples that the
+//! real classifier must decide as written; a file that does not parse, a
+//! malformed entry or an example decided otherwise is an error naming the
+//! file and the entry ([`checked`]): [`super::classify_bash`] then judges
+//! every command unclassifiable (fail-close), and `cargo test` fails.
+
+use crate::model::Risk;
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+/// The entry whose examples name no command of it (any assignment form).
+const VARIABLES: &str = "variables";
+
+/// The file, for error messages.
+pub(crate) const FILE: &str = "src/policy/rules/bash.toml";
+const TEXT: &str = include_str!("../rules/bash.toml");
+
+/// A list of command names (or words).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct Names(Vec<String>);
+
+impl Names {
+    /// Whether `name` is in the list.
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.0.iter().any(|n| n == name)
+    }
+
+    /// Whether one of the list is a prefix of `word`.
+    pub(crate) fn prefixes(&self, word: &str) -> bool {
+        self.0.iter().any(|p| word.starts_with(p.as_str()))
+    }
+
+    /// Whether a pattern of the list (`BASH_*`, `CARGO_TARGET_*_RUNNER`)
+    /// matches `name`: `*` stands for any part (of at least nothing).
+    pub(crate) fn pattern_matches(&self, name: &str) -> bool {
+        self.0
+            .iter()
+            .filter_map(|p| p.split_once('*'))
+            .any(|(pre, suf)| {
+                name.len() >= pre.len() + suf.len() && name.starts_with(pre) && name.ends_with(suf)
+            })
+    }
+
+    /// The names, for options parsing.
+    pub(crate) fn strs(&self) -> Vec<&str> {
+        self.0.iter().map(String::as_str).collect()
+    }
+}
+
+/// A list of commands with its examples.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct List {
+    pub names: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Cloud and cluster CLIs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Cloud {
+    pub names: Names,
+    /// Subcommands (any word) that only read.
+    pub reads: Names,
+    /// Verb prefixes of aws/gcloud/az operations that only read.
+    pub read_verbs: Names,
+    /// Options that take the next word.
+    pub value_flags: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Local container engines.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Containers {
+    pub names: Names,
+    /// Subcommands that only read.
+    pub reads: Names,
+    /// Subcommands that remove containers, images or volumes.
+    pub destroys: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Shell options that change nothing the classifier relies on.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ShellOptions {
+    /// `shopt -s NAME`.
+    pub shopt: Names,
+    /// `set -o NAME`.
+    pub set_o: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// A program whose options name files: `in-out` (the second positional
+/// is an output file; `with_value` take the next word) or `output-options`
+/// (`options` name an output file).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Program {
+    pub names: Names,
+    #[serde(default)]
+    pub with_value: Names,
+    #[serde(default)]
+    pub options: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// An interpreter of a language the classifier does not read.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Interpreter {
+    pub names: Names,
+    /// Options whose value is inline code.
+    #[serde(default)]
+    pub code: Names,
+    /// Options that take the next word.
+    #[serde(default)]
+    pub with_value: Names,
+    /// Options that run a module (`-m`).
+    #[serde(default)]
+    pub module: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Variables that change what runs, by how (see vars.rs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct Variables {
+    #[serde(default)]
+    pub search_path: Names,
+    #[serde(default)]
+    pub files: Names,
+    #[serde(default)]
+    pub command: Names,
+    #[serde(default)]
+    pub plain: Names,
+    #[serde(default)]
+    pub shell: Names,
+    #[serde(default)]
+    pub output_file: Names,
+    #[serde(default)]
+    pub git_key: Names,
+    /// Options of an interpreter or compiler.
+    #[serde(default)]
+    pub options: Vec<VarOptions>,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Variables holding options, and the options that load code.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct VarOptions {
+    pub names: Names,
+    pub loads: Names,
+}
+
+/// The risk a wrapper adds, as written in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum RiskName {
+    Moderate,
+    Dangerous,
+}
+
+/// A command that runs the command given in its arguments.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Wrapper {
+    pub names: Names,
+    /// Options taking the next word as their value.
+    #[serde(default)]
+    pub with_value: Names,
+    /// Positional words before the command (timeout's duration, flock's file).
+    #[serde(default)]
+    pub skip: usize,
+    /// Whether the words after the skipped ones are a command (false for `su`).
+    #[serde(default = "yes")]
+    pub command: bool,
+    /// Options after which no command follows (`taskset -p`, `busybox --list`).
+    #[serde(default)]
+    pub no_command: Names,
+    /// Options whose value is a shell command line (`su -c`, `flock -c`).
+    #[serde(default)]
+    pub script: Names,
+    /// Options whose value is a file written (`strace -o`).
+    #[serde(default)]
+    pub writes: Names,
+    /// Runs the command as another user (dangerous; a root shell reads its
+    /// standard input when no command is given).
+    #[serde(default)]
+    pub as_root: bool,
+    #[serde(default)]
+    risk: Option<RiskName>,
+    #[serde(default)]
+    why: Option<String>,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Wrapper {
+    /// The wrapper's own risk and why.
+    pub(crate) fn risk(&self) -> Option<(Risk, &str)> {
+        if self.as_root {
+            return Some((Risk::Dangerous, "runs a command as another user"));
+        }
+        let risk = match self.risk? {
+            RiskName::Moderate => Risk::Moderate,
+            RiskName::Dangerous => Risk::Dangerous,
+        };
+        Some((risk, self.why.as_deref().unwrap_or_default()))
+    }
+}
+
+/// The loaded tables.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct Rules {
+    pub read_only: List,
+    pub system_admin: List,
+    pub disk_destroyers: List,
+    pub partitioners: List,
+    pub network_clients: List,
+    pub package_managers: List,
+    pub build_runners: List,
+    pub cloud: Cloud,
+    pub containers: Containers,
+    pub shells: List,
+    pub command_languages: List,
+    pub shell_options: ShellOptions,
+    pub in_out: Vec<Program>,
+    pub output_options: Vec<Program>,
+    pub wrappers: Vec<Wrapper>,
+    pub interpreters: Vec<Interpreter>,
+    pub variables: Variables,
+}
+
+impl Rules {
+    /// The wrapper named `name`.
+    pub(crate) fn wrapper(&self, name: &str) -> Option<&Wrapper> {
+        self.wrappers.iter().find(|w| w.names.has(name))
+    }
+
+    /// (entry, its names, its examples), for the checks.
+    fn entries(&self) -> Vec<(String, Names, &[String])> {
+        let mut out = vec![
+            list("read-only", &self.read_only),
+            list("system-admin", &self.system_admin),
+            list("disk-destroyers", &self.disk_destroyers),
+            list("partitioners", &self.partitioners),
+            list("network-clients", &self.network_clients),
+            list("package-managers", &self.package_managers),
+            list("build-runners", &self.build_runners),
+            list("shells", &self.shells),
+            list("command-languages", &self.command_languages),
+            (
+                "cloud".into(),
+                self.cloud.names.clone(),
+                &self.cloud.examples,
+            ),
+            (
+                "containers".into(),
+                self.containers.names.clone(),
+                &self.containers.examples,
+            ),
+            (
+                "shell-options".into(),
+                Names(vec!["shopt".into(), "set".into()]),
+                &self.shell_options.examples,
+            ),
+            (VARIABLES.into(), Names::default(), &self.variables.examples),
+        ];
+        let named = |kind: &str, names: &Names| {
+            let first = names.0.first().map_or("?", String::as_str);
+            format!("{kind} `{first}`")
+        };
+        for p in &self.in_out {
+            out.push((named("in-out", &p.names), p.names.clone(), &p.examples));
+        }
+        for p in &self.output_options {
+            out.push((
+                named("output-options", &p.names),
+                p.names.clone(),
+                &p.examples,
+            ));
+        }
+        for w in &self.wrappers {
+            out.push((named("wrapper", &w.names), w.names.clone(), &w.examples));
+        }
+        for i in &self.interpreters {
+            out.push((named("interpreter", &i.names), i.names.clone(), &i.examples));
+        }
+        out
+    }
+}
+
+fn list<'a>(name: &str, l: &'a List) -> (String, Names, &'a [String]) {
+    (name.to_owned(), l.names.clone(), l.examples.as_slice())
+}
+
+/// Parses the file and checks each entry's shape (not yet its examples).
+fn parse(text: &str) -> Result<Rules, String> {
+    let r: Rules = toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))?;
+    for (entry, names, examples) in r.entries() {
+        if names.0.is_empty() && entry != VARIABLES {
+            return Err(format!("{FILE}: {entry}: no names"));
+        }
+        if examples.is_empty() {
+            return Err(format!("{FILE}: {entry}: no examples"));
+        }
+    }
+    for w in &r.wrappers {
+        let first = w.names.0.first().map_or("?", String::as_str);
+        if w.as_root && w.risk.is_some() {
+            return Err(format!(
+                "{FILE}: wrapper `{first}`: `as_root` already sets the risk"
+            ));
+        }
+        if w.risk.is_some() != w.why.is_some() {
+            return Err(format!(
+                "{FILE}: wrapper `{first}`: `risk` and `why` go together"
+            ));
+        }
+    }
+    Ok(r)
+}
+
+/// The context examples are judged in.
+fn example_context() -> super::ClassifyContext<'static> {
+    super::ClassifyContext {
+        workspace: std::path::Path::new("/work/ws"),
+        working_dir: std::path::Path::new("/work/ws"),
+        home: Some(std::path::Path::new("/home/ci")),
+    }
+}
+
+/// The label of a verdict, as examples write it.
+pub(crate) fn label(c: &super::Classification) -> &'static str {
+    if c.blocked.is_some() {
+        "blocked"
+    } else if c.unclassifiable.is_some() {
+        "unclassifiable"
+    } else {
+        c.risk.as_str()
+    }
+}
+
+/// Runs every example of `r` through the classifier (which reads the loaded
+/// tables: `r` is them, except in the tests of this checker).
+fn check_examples(r: &Rules) -> Result<(), String> {
+    let ctx = example_context();
+    for (entry, names, examples) in r.entries() {
+        for e in examples {
+            let at = |why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
+            let (want, line) = e
+                .split_once(": ")
+                .ok_or_else(|| at("write `LABEL: COMMAND`".to_owned()))?;
+            let first = line.split_whitespace().next().unwrap_or_default();
+            let named = entry == VARIABLES
+                || names.has(first)
+                || (entry == "disk-destroyers" && first.starts_with("mkfs"));
+            if !named {
+                return Err(at(format!("`{first}` is not one of the entry's names")));
+            }
+            let c = super::classify_unchecked(line, &ctx);
+            if label(&c) != want {
+                return Err(at(format!(
+                    "the classifier says {} ({})",
+                    label(&c),
+                    c.reason
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn loaded() -> &'static Result<Rules, String> {
+    static R: OnceLock<Result<Rules, String>> = OnceLock::new();
+    R.get_or_init(|| parse(TEXT))
+}
+
+/// The tables as parsed, examples not checked (empty when the file does not
+/// parse: every command is then unknown, so moderate at least).
+pub(crate) fn raw() -> &'static Rules {
+    static EMPTY: OnceLock<Rules> = OnceLock::new();
+    match loaded() {
+        Ok(r) => r,
+        Err(_) => EMPTY.get_or_init(Rules::default),
+    }
+}
+
+/// Ok once the examples are checked (once per process), or why the tables
+/// cannot be used.
+pub(crate) fn checked() -> Result<(), &'static str> {
+    static C: OnceLock<Result<(), String>> = OnceLock::new();
+    let r = loaded().as_ref().map_err(String::as_str)?;
+    C.get_or_init(|| check_examples(r))
+        .as_ref()
+        .map_err(String::as_str)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tables_load_and_every_example_holds() {
+        if let Err(e) = checked() {
+            panic!("{e}");
+        }
+        assert!(raw().read_only.names.has("ls"));
+        assert!(raw().wrapper("sudo").is_some_and(|w| w.as_root));
+    }
+
+    #[test]
+    fn a_bad_file_is_an_error_naming_the_entry() {
+        let cut = TEXT.replacen("\"safe: ls\"", "\"moderate: ls\"", 1);
+        assert_ne!(cut, TEXT);
+        let e = check_examples(&parse(&cut).expect("parses")).expect_err("wrong label");
+        assert!(
+            e.starts_with(FILE) && e.contains("read-only") && e.contains("safe"),
+            "{e}"
+        );
+        let cut = TEXT.replacen("\"safe: ls\"", "\"safe: curl\"", 1);
+        let e = check_examples(&parse(&cut).expect("parses")).expect_err("wrong entry");
+        assert!(e.contains("`curl` is not one"), "{e}");
+        let cut = TEXT.replacen(
+            "[[wrappers]]\nnames = [\"sudo\", \"doas\"]",
+            "[[wrappers]]\nnames = [\"sudo\", \"doas\"]\nwith_values = []",
+            1,
+        );
+        assert_ne!(cut, TEXT);
+        let e = parse(&cut).expect_err("unknown key");
+        assert!(e.starts_with(FILE) && e.contains("with_values"), "{e}");
+        let cut = TEXT.replacen(
+            "as_root = true",
+            "as_root = true\nrisk = \"moderate\"\nwhy = \"x\"",
+            1,
+        );
+        let e = parse(&cut).expect_err("two risks");
+        assert!(e.contains("wrapper `sudo`"), "{e}");
+    }
+}
