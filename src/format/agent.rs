@@ -113,6 +113,12 @@ pub struct AgentDef {
     /// risk is at least moderate.
     #[serde(default)]
     pub network: bool,
+    /// (command) The only hosts the agent CLI may reach (`HOST`, `HOST:PORT`, `*.domain`; without
+    /// a port, 80 and 443), through plangate's egress proxy, which its environment names
+    /// (`HTTPS_PROXY`, `HTTP_PROXY`): every other host, port, raw IP and direct connection is
+    /// refused. Its steps' risk is at least moderate. Not with `network: true`.
+    #[serde(default)]
+    pub egress: Option<Vec<String>>,
     /// Set once the preset is applied to `command` and `output_format` (never from YAML).
     #[serde(skip)]
     #[schemars(skip)]

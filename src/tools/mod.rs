@@ -177,6 +177,8 @@ pub(crate) struct StepContext {
     pub pulse: Option<Pulse>,
     /// Where a bash step with `retry:` says it will run its command again (None: nowhere).
     pub on_retry: Option<RetryNotices>,
+    /// Where the step's egress proxy reports each connection (None: nowhere).
+    pub on_egress: Option<crate::egress::Notices>,
     /// What an agent prompt's templates render to, by reference (`inputs.x`,
     /// `matrix.k`, `steps.ID.outputs.NAME`).
     pub template_values: BTreeMap<String, String>,
@@ -418,6 +420,12 @@ fn floor_for_sandbox(
     };
     if req.network {
         raise(Risk::Moderate, "declares `network: true`".to_owned());
+    }
+    if let Some(hosts) = &req.egress {
+        raise(
+            Risk::Moderate,
+            format!("reaches the network (`egress`: {})", hosts.join(", ")),
+        );
     }
     for w in &req.writable {
         if w.starts_with(workspace) {

@@ -234,6 +234,13 @@ async fn run_in(
     let report = temp.path().join(SUPERVISOR_REPORT);
     let kill_grace_ms = u64::try_from(spec.kill_grace.as_millis()).unwrap_or(u64::MAX);
     let mut supervised = false;
+    // The step's egress proxy (and, under bwrap, the folder of its socket).
+    let mut egress: Option<(EgressProxy, sandbox::EgressAt)> = None;
+    if sb.profile.egress.is_some() && sb.backend().is_none() {
+        return Err(std::io::Error::other(
+            "the step declares `egress`, which only a sandbox can enforce, and it has none; it is not run",
+        ));
+    }
     if let Some(backend) = sb.backend() {
         supervised = true;
         let hidden = match &ctx.judge {
@@ -249,6 +256,11 @@ async fn run_in(
         if backend == crate::model::Backend::Landlock && home.is_none() {
             unreadable_home_git(&mut spec, &sb.profile);
         }
+        if let Some(list) = &sb.profile.egress {
+            let (p, at) = start_egress(list, backend, ctx).await?;
+            egress_env(&mut spec, &at);
+            egress = Some((p, at));
+        }
         let layout = Layout {
             workspace: ctx.env.workspace.clone(),
             out_dir: ctx.out_dir.clone(),
@@ -261,6 +273,7 @@ async fn run_in(
             profile: sb.profile.clone(),
             report: report.clone(),
             kill_grace_ms,
+            egress: egress.as_ref().map(|(_, at)| at.clone()),
         };
         (spec.program, spec.args) = sandbox::wrap(backend, &layout, &spec.program, &spec.args)
             .map_err(std::io::Error::other)?;
@@ -283,6 +296,10 @@ async fn run_in(
         None
     };
     let result = process::run(spec, ctx.cancel.clone()).await;
+    if let Some((p, _)) = egress {
+        p.proxy.stop();
+        drop(p.dir);
+    }
     let lingering = std::fs::read_to_string(&report)
         .ok()
         .and_then(|s| s.trim().parse::<usize>().ok());
@@ -295,6 +312,79 @@ async fn run_in(
         nested,
         lingering,
     })
+}
+
+/// A step's running egress proxy.
+struct EgressProxy {
+    proxy: crate::egress::proxy::Proxy,
+    /// bwrap: the private folder of its socket (removed when dropped).
+    dir: Option<tempfile::TempDir>,
+}
+
+/// Start the step's egress proxy: a unix socket in a private folder (bwrap,
+/// which binds it in and runs the forwarder), or a port on 127.0.0.1 (Landlock).
+async fn start_egress(
+    list: &[String],
+    backend: crate::model::Backend,
+    ctx: &StepContext,
+) -> std::io::Result<(EgressProxy, sandbox::EgressAt)> {
+    let rules = crate::egress::Rules::parse(list).map_err(std::io::Error::other)?;
+    let notify: crate::egress::proxy::Notify = match &ctx.on_egress {
+        Some(n) => n.0.clone(),
+        None => std::sync::Arc::new(|_| {}),
+    };
+    let fail = |e: std::io::Error| {
+        std::io::Error::other(format!(
+            "cannot start the step's egress proxy: {e}; the step was not run"
+        ))
+    };
+    match backend {
+        crate::model::Backend::Bwrap => {
+            let dir = tempfile::Builder::new()
+                .prefix("plangate-egress-")
+                .tempdir()
+                .map_err(fail)?;
+            let sock = dir.path().join("proxy.sock");
+            let proxy = crate::egress::proxy::Proxy::start(rules, Some(&sock), notify)
+                .await
+                .map_err(fail)?;
+            let at = sandbox::EgressAt::Socket(sock, crate::egress::FORWARD_PORT);
+            Ok((
+                EgressProxy {
+                    proxy,
+                    dir: Some(dir),
+                },
+                at,
+            ))
+        }
+        crate::model::Backend::Landlock => {
+            let proxy = crate::egress::proxy::Proxy::start(rules, None, notify)
+                .await
+                .map_err(fail)?;
+            let crate::egress::proxy::Endpoint::Tcp(port) = *proxy.endpoint() else {
+                return Err(fail(std::io::Error::other("no TCP port")));
+            };
+            Ok((
+                EgressProxy { proxy, dir: None },
+                sandbox::EgressAt::Port(port),
+            ))
+        }
+    }
+}
+
+/// Name the proxy in the process's environment (and drop any `NO_PROXY`:
+/// every connection goes through it).
+fn egress_env(spec: &mut ProcessSpec, at: &sandbox::EgressAt) {
+    let port = match at {
+        sandbox::EgressAt::Socket(_, p) | sandbox::EgressAt::Port(p) => *p,
+    };
+    let url = format!("http://127.0.0.1:{port}");
+    spec.env.retain(|(k, _)| {
+        !crate::egress::PROXY_VARS.contains(&k.as_str()) && !k.eq_ignore_ascii_case("no_proxy")
+    });
+    for var in crate::egress::PROXY_VARS {
+        spec.env.push((var.to_owned(), url.clone()));
+    }
 }
 
 /// Record `.git` before a guarded step: under bwrap it is bound read-only,

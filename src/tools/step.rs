@@ -87,6 +87,7 @@ impl Step {
         match &self.action {
             Action::Bash(b) => {
                 r.network |= b.network;
+                r.egress.clone_from(&b.egress);
                 r.unsandboxed = b.unsandboxed;
                 r.writable = b
                     .writable
@@ -102,7 +103,10 @@ impl Step {
                     .filter(|p| !p.starts_with(workspace))
                     .collect();
             }
-            Action::Agent(a) => r.network |= a.agent.network,
+            Action::Agent(a) => {
+                r.network |= a.agent.network;
+                r.egress.clone_from(&a.agent.egress);
+            }
             _ => {}
         }
         Some(r)

@@ -118,6 +118,7 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
                     .help("name the recorded answers file"),
             );
         }
+        check_egress(file, name, a, out);
         check_headers(file, name, kind, a, out);
         check_timeouts(file, name, a, out);
         if needs_price && a.child("price").is_none() {
@@ -126,6 +127,24 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
                     .help("give `price: {input_per_mtok: X, output_per_mtok: Y}` so the cost budget can be enforced"),
             );
         }
+    }
+}
+
+/// An agent's `egress` entries are hosts.
+fn check_egress(file: &str, name: &str, a: &Node, out: &mut Vec<Diagnostic>) {
+    let Some(e) = a.child("egress") else {
+        return;
+    };
+    let list: Vec<String> = items(Some(e))
+        .iter()
+        .filter_map(|n| str_of(n).map(str::to_owned))
+        .collect();
+    if let Err(why) = crate::egress::Rules::parse(&list) {
+        out.push(
+            Diagnostic::at(file, e.pos, format!("agent `{name}`: {why}")).help(
+                "list host names, `*.domain`, or IP addresses, each with an optional `:port`",
+            ),
+        );
     }
 }
 

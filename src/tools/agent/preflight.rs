@@ -88,6 +88,7 @@ fn problems(a: &AgentAction, env: &ToolEnv) -> Vec<(String, String)> {
             }
             if let Some(preset) = a.agent.preset
                 && !a.agent.network
+                && a.agent.egress.is_none()
             {
                 out.push((
                     format!(
@@ -95,7 +96,7 @@ fn problems(a: &AgentAction, env: &ToolEnv) -> Vec<(String, String)> {
                         preset.program(),
                         preset.as_str()
                     ),
-                    "add `network: true` to the agent (its steps' risk is then at least moderate)"
+                    "add `egress: [its API's host]` to the agent (e.g. `api.anthropic.com`; its steps' risk is then at least moderate)"
                         .to_owned(),
                 ));
             }

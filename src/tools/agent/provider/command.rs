@@ -27,6 +27,7 @@ impl Provider for Command {
             "api_key_env",
             "secrets",
             "network",
+            "egress",
         ]
     }
 
