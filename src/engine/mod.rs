@@ -391,7 +391,10 @@ fn sandbox_for(
     }
     let request = step.sandbox_request(&env.workspace, env.home.as_deref())?;
     match crate::sandbox::plan_for(&request, risk.effective, env.sandbox.as_ref(), policy) {
-        Ok(s) if s.profile.egress.is_some() && !egress_ok(&s, env, policy, approved, decision) => {
+        Ok(s)
+            if s.profile.egress.is_some()
+                && !egress_ok(&s, &step.id, env, policy, approved, decision) =>
+        {
             None
         }
         Ok(s) => {
@@ -440,6 +443,7 @@ fn sandbox_for(
 /// unless the policy allows any network anyway (`allow_any_network`).
 fn egress_ok(
     s: &crate::model::StepSandbox,
+    id: &str,
     env: &ToolEnv,
     policy: &EffectivePolicy,
     approved: bool,
@@ -471,7 +475,7 @@ fn egress_ok(
             }
             decision.decision = DecisionKind::Denied;
             decision.reason = format!(
-                "not auto-approved: {why}; approve it explicitly (--approve ID), run under \
+                "not auto-approved: {why}; approve it explicitly (--approve {id}), run under \
                  bubblewrap, or set `allow_any_network: true` in the --policy file"
             );
             false
