@@ -22,12 +22,10 @@ pub(crate) const FORWARD: &str = "__egress-forward";
 /// Arguments of the hidden `__egress-forward` helper.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ForwardArgs {
-    /// plangate's proxy socket.
-    #[arg(long, value_name = "PATH")]
-    pub socket: PathBuf,
-    /// The port to listen on, on 127.0.0.1.
-    #[arg(long, value_name = "PORT")]
-    pub port: u16,
+    /// `PORT=SOCKET`: listen on 127.0.0.1:PORT, carry each connection to
+    /// plangate's unix socket SOCKET (the egress proxy, the model API endpoint).
+    #[arg(long = "route", value_name = "PORT=SOCKET", required = true)]
+    pub routes: Vec<String>,
     /// The command.
     #[arg(last = true, required = true)]
     pub command: Vec<std::ffi::OsString>,
@@ -38,15 +36,23 @@ pub struct ForwardArgs {
 pub(crate) fn main(a: &ForwardArgs) -> String {
     use std::os::unix::process::ExitStatusExt;
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
-    let listener = match TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, a.port)) {
-        Ok(l) => l,
-        Err(e) => {
-            return format!(
-                "egress: cannot listen on 127.0.0.1:{} in the sandbox: {e}; the command was not run",
-                a.port
-            );
+    let mut listeners = Vec::new();
+    for r in &a.routes {
+        let Some((port, socket)) = r
+            .split_once('=')
+            .and_then(|(p, s)| Some((p.parse::<u16>().ok()?, PathBuf::from(s))))
+        else {
+            return format!("egress: `{r}` is not PORT=SOCKET; the command was not run");
+        };
+        match TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port)) {
+            Ok(l) => listeners.push((l, socket)),
+            Err(e) => {
+                return format!(
+                    "egress: cannot listen on 127.0.0.1:{port} in the sandbox: {e}; the command was not run"
+                );
+            }
         }
-    };
+    }
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     for sig in [
         signal_hook::consts::SIGTERM,
@@ -65,13 +71,14 @@ pub(crate) fn main(a: &ForwardArgs) -> String {
         Ok(c) => c,
         Err(e) => return format!("egress: cannot run `{}`: {e}", program.to_string_lossy()),
     };
-    let socket = a.socket.clone();
-    std::thread::spawn(move || {
-        for client in listener.incoming().flatten() {
-            let socket = socket.clone();
-            std::thread::spawn(move || carry(client, &socket));
-        }
-    });
+    for (listener, socket) in listeners {
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let socket = socket.clone();
+                std::thread::spawn(move || carry(client, &socket));
+            }
+        });
+    }
     let status = match child.wait() {
         Ok(s) => s,
         Err(e) => return format!("egress: cannot wait for the command: {e}"),

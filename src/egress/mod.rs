@@ -20,6 +20,7 @@
 //! has its own network namespace whose only listener is [`forward`]'s; under
 //! Landlock+seccomp it may connect (TCP) only to the proxy's port.
 
+pub(crate) mod api;
 pub(crate) mod forward;
 pub(crate) mod proxy;
 
@@ -267,6 +268,9 @@ impl std::fmt::Debug for Notices {
 /// The port the forwarder listens on inside a bwrap sandbox (its own
 /// network namespace: nothing else is there).
 pub(crate) const FORWARD_PORT: u16 = 3128;
+
+/// The port the model API endpoint has inside a bwrap sandbox.
+pub(crate) const API_PORT: u16 = 3129;
 
 /// One connection the proxy handled (or refused): a line of the audit log.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -25,7 +25,7 @@ use super::{Connection, Rules};
 /// Longest request head read.
 const MAX_HEAD: usize = 16 * 1024;
 /// How long a client has to send its request head.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a connection to the host may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -38,6 +38,15 @@ pub(crate) enum Endpoint {
     Tcp(u16),
 }
 
+/// What a listener serves.
+#[derive(Debug)]
+pub(crate) enum Handler {
+    /// The egress proxy, with the step's list.
+    Egress(Rules),
+    /// The model API endpoint.
+    Api(super::api::Serve),
+}
+
 /// Where reports go.
 pub(crate) type Notify = Arc<dyn Fn(Connection) + Send + Sync>;
 
@@ -46,8 +55,12 @@ pub(crate) struct Proxy {
     endpoint: Endpoint,
     task: tokio::task::JoinHandle<()>,
     open: Arc<std::sync::Mutex<Vec<Arc<Live>>>>,
+    clients: Clients,
     notify: Notify,
 }
+
+/// The tasks serving client connections (aborted when the proxy stops).
+type Clients = Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>;
 
 impl std::fmt::Debug for Proxy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -85,19 +98,21 @@ impl Proxy {
     /// Listen on a unix socket at `path` (created here) or, with None, on
     /// 127.0.0.1 at a free port; serve `rules`.
     pub(crate) async fn start(
-        rules: Rules,
+        rules: Handler,
         unix: Option<&Path>,
         notify: Notify,
     ) -> std::io::Result<Proxy> {
         let open: Arc<std::sync::Mutex<Vec<Arc<Live>>>> = Arc::default();
+        let clients: Clients = Arc::default();
         let rules = Arc::new(rules);
         let (endpoint, task) = match unix {
             Some(path) => {
                 let l = tokio::net::UnixListener::bind(path)?;
                 let (rules, open, notify) = (rules.clone(), open.clone(), notify.clone());
+                let c = clients.clone();
                 let task = tokio::spawn(async move {
                     while let Ok((s, _)) = l.accept().await {
-                        spawn_client(s, &rules, &open, &notify);
+                        spawn_client(s, &rules, &open, &notify, &c);
                     }
                 });
                 (Endpoint::Unix(path.to_path_buf()), task)
@@ -106,9 +121,10 @@ impl Proxy {
                 let l = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await?;
                 let port = l.local_addr()?.port();
                 let (rules, open, notify) = (rules.clone(), open.clone(), notify.clone());
+                let c = clients.clone();
                 let task = tokio::spawn(async move {
                     while let Ok((s, _)) = l.accept().await {
-                        spawn_client(s, &rules, &open, &notify);
+                        spawn_client(s, &rules, &open, &notify, &c);
                     }
                 });
                 (Endpoint::Tcp(port), task)
@@ -118,6 +134,7 @@ impl Proxy {
             endpoint,
             task,
             open,
+            clients,
             notify,
         })
     }
@@ -130,6 +147,14 @@ impl Proxy {
     /// Stop listening; report every connection still open (its bytes so far).
     pub(crate) fn stop(self) {
         self.task.abort();
+        for c in std::mem::take(
+            &mut *self
+                .clients
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        ) {
+            c.abort();
+        }
         let open = std::mem::take(
             &mut *self
                 .open
@@ -147,16 +172,25 @@ impl Proxy {
 
 fn spawn_client<S>(
     s: S,
-    rules: &Arc<Rules>,
+    rules: &Arc<Handler>,
     open: &Arc<std::sync::Mutex<Vec<Arc<Live>>>>,
     notify: &Notify,
+    clients: &Clients,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (rules, open, notify) = (rules.clone(), open.clone(), notify.clone());
-    tokio::spawn(async move {
-        serve(s, &rules, &open, &notify).await;
+    let task = tokio::spawn(async move {
+        match &*rules {
+            Handler::Egress(r) => serve(s, r, &open, &notify).await,
+            Handler::Api(a) => super::api::serve(s, a, &notify).await,
+        }
     });
+    let mut c = clients
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    c.retain(|t| !t.is_finished());
+    c.push(task.abort_handle());
 }
 
 /// What the client asked for.
@@ -257,7 +291,9 @@ fn split_authority(a: &str, default: Option<u16>) -> Result<(String, u16), Strin
 }
 
 /// Read the request head: the bytes up to and including the blank line, and what followed.
-async fn read_head<S: AsyncRead + Unpin>(s: &mut S) -> Result<(Vec<u8>, Vec<u8>), String> {
+pub(super) async fn read_head<S: AsyncRead + Unpin>(
+    s: &mut S,
+) -> Result<(Vec<u8>, Vec<u8>), String> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0_u8; 2048];
     loop {

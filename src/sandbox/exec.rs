@@ -50,10 +50,11 @@ pub struct ExecArgs {
     /// proxy's forwarder alone).
     #[arg(long)]
     pub egress_sockets: bool,
-    /// Landlock: TCP connects to this port only, TCP sockets only (an
-    /// `egress` step; the proxy listens there). Needs Landlock ABI 4.
+    /// Landlock: TCP connects to these ports only, TCP sockets only (an
+    /// `egress` step; the proxy, and the model API endpoint, listen there).
+    /// Needs Landlock ABI 4.
     #[arg(long, value_name = "PORT")]
-    pub egress_port: Option<u16>,
+    pub egress_port: Vec<u16>,
     /// Refuse mode and time changes (`chmod`, `utimensat`, …): the read-only profile.
     #[arg(long)]
     pub frozen_metadata: bool,
@@ -193,41 +194,47 @@ fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
     let exists =
         |ps: &[PathBuf]| -> Vec<PathBuf> { ps.iter().filter(|p| p.exists()).cloned().collect() };
     let devices: Vec<PathBuf> = super::reads::DEVICES.iter().map(PathBuf::from).collect();
-    let status = Ruleset::default()
-        .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(all)
-        .and_then(|r| match args.egress_port {
-            // ABI 4 (Linux 6.7), required: TCP connects to the proxy's port only, no bind.
-            Some(_) => r.handle_access(AccessNet::from_all(ABI::V4)),
-            None => Ok(r),
-        })
-        .and_then(|r| {
-            // ABI 6 (Linux 6.12): no signal to a process outside the step. Below it
-            // the `signals` property is reported unenforced (`super::properties`).
-            if scoped {
-                r.scope(Scope::Signal)
-            } else {
-                Ok(r)
-            }
-        })
-        .and_then(|r| r.create())
-        .and_then(|r| r.add_rules(path_beneath_rules(exists(&system_ro), read)))
-        .and_then(|r| r.add_rules(path_beneath_rules(exists(&system_ls), AccessFs::ReadDir)))
-        .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.ls), AccessFs::ReadDir)))
-        .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.ro), read)))
-        .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.wo), write)))
-        .and_then(|r| r.add_rules(path_beneath_rules(&args.rw, all)))
-        .and_then(|r| r.add_rules(path_beneath_rules(exists(&devices), all)))
-        .and_then(|r| match args.egress_port {
-            Some(p) => r.add_rule(NetPort::new(p, AccessNet::ConnectTcp)),
-            None => Ok(r),
-        })
-        .and_then(|r| r.restrict_self())?;
+    let status =
+        Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(all)
+            .and_then(|r| {
+                if args.egress_port.is_empty() {
+                    Ok(r)
+                } else {
+                    // ABI 4 (Linux 6.7), required: TCP connects to the proxy's port only, no bind.
+                    r.handle_access(AccessNet::from_all(ABI::V4))
+                }
+            })
+            .and_then(|r| {
+                // ABI 6 (Linux 6.12): no signal to a process outside the step. Below it
+                // the `signals` property is reported unenforced (`super::properties`).
+                if scoped {
+                    r.scope(Scope::Signal)
+                } else {
+                    Ok(r)
+                }
+            })
+            .and_then(|r| r.create())
+            .and_then(|r| r.add_rules(path_beneath_rules(exists(&system_ro), read)))
+            .and_then(|r| r.add_rules(path_beneath_rules(exists(&system_ls), AccessFs::ReadDir)))
+            .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.ls), AccessFs::ReadDir)))
+            .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.ro), read)))
+            .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.wo), write)))
+            .and_then(|r| r.add_rules(path_beneath_rules(&args.rw, all)))
+            .and_then(|r| r.add_rules(path_beneath_rules(exists(&devices), all)))
+            .and_then(|r| {
+                r.add_rules(args.egress_port.iter().map(|p| {
+                    Ok::<_, landlock::RulesetError>(NetPort::new(*p, AccessNet::ConnectTcp))
+                }))
+            })
+            .and_then(|r| r.restrict_self())?;
     if status.ruleset != RulesetStatus::FullyEnforced {
         return Err(SandboxError::NotEnforced(status.ruleset));
     }
-    confine::apply_seccomp(args.net || args.egress_port.is_some(), args.frozen_metadata)?;
-    if args.egress_port.is_some() {
+    let egress = !args.egress_port.is_empty();
+    confine::apply_seccomp(args.net || egress, args.frozen_metadata)?;
+    if egress {
         super::netfilter::apply_tcp_only()?;
     }
     Ok(())

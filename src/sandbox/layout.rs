@@ -59,12 +59,13 @@ pub(crate) struct Layout {
 /// Where a step's egress proxy listens (`crate::egress::proxy`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum EgressAt {
-    /// bwrap: plangate's unix socket, bound into the sandbox at the same
-    /// path, and the port on the sandbox's own 127.0.0.1 where the forwarder
-    /// (`__egress-forward`) listens.
-    Socket(PathBuf, u16),
-    /// Landlock: the port on 127.0.0.1 (the only one the step may connect to).
-    Port(u16),
+    /// bwrap: plangate's unix sockets (the proxy's, the model API's), each
+    /// bound into the sandbox at the same path, with the port on the
+    /// sandbox's own 127.0.0.1 where the forwarder (`__egress-forward`)
+    /// listens for it.
+    Sockets(Vec<(PathBuf, u16)>),
+    /// Landlock: the ports on 127.0.0.1 (the only ones the step may connect to).
+    Ports(Vec<u16>),
 }
 
 /// Flags every bwrap sandbox gets: the system trees read-only (nothing else
@@ -226,8 +227,10 @@ fn helper_args(l: &Layout, program: &str, args: &[String]) -> Result<Vec<String>
     if l.profile.network {
         a.push("--net".to_owned());
     }
-    if let Some(EgressAt::Port(p)) = &l.egress {
-        a.extend(["--egress-port".to_owned(), p.to_string()]);
+    if let Some(EgressAt::Ports(ports)) = &l.egress {
+        for p in ports {
+            a.extend(["--egress-port".to_owned(), p.to_string()]);
+        }
     }
     a.push("--".to_owned());
     a.push(program.to_owned());
@@ -290,25 +293,23 @@ fn bwrap_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
     // what the step leaves behind is counted before the namespace dies.
     let exe = own_exe();
     a.extend(["--ro-bind".to_owned(), exe.clone(), exe.clone()]);
-    if let Some(EgressAt::Socket(sock, _)) = &l.egress {
-        let s = sock.display().to_string();
-        a.extend(["--ro-bind".to_owned(), s.clone(), s]);
+    if let Some(EgressAt::Sockets(routes)) = &l.egress {
+        for (sock, _) in routes {
+            let s = sock.display().to_string();
+            a.extend(["--ro-bind".to_owned(), s.clone(), s]);
+        }
     }
     a.extend(SEAL.iter().map(|s| (*s).to_owned()));
     a.push("--chdir".to_owned());
     a.push(l.cwd.display().to_string());
     a.push("--".to_owned());
-    if let Some(EgressAt::Socket(sock, port)) = &l.egress {
+    if let Some(EgressAt::Sockets(routes)) = &l.egress {
         // The forwarder first (outside the supervisor's count), then the supervisor.
-        a.extend([
-            exe.clone(),
-            crate::egress::forward::FORWARD.to_owned(),
-            "--socket".to_owned(),
-            sock.display().to_string(),
-            "--port".to_owned(),
-            port.to_string(),
-            "--".to_owned(),
-        ]);
+        a.extend([exe.clone(), crate::egress::forward::FORWARD.to_owned()]);
+        for (sock, port) in routes {
+            a.extend(["--route".to_owned(), format!("{port}={}", sock.display())]);
+        }
+        a.push("--".to_owned());
     }
     a.push(exe);
     a.push(HELPER.to_owned());

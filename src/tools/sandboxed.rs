@@ -162,15 +162,18 @@ pub(crate) async fn run(
     ctx: &StepContext,
     limits: Option<Limits>,
 ) -> std::io::Result<Guarded> {
-    run_in(spec, ctx, limits, None).await
+    run_in(spec, ctx, limits, None, None).await
 }
 
 /// [`run`] with `home` as the process's private, writable home: `HOME` and
 /// the XDG folders point into it (an agent CLI keeps its session and config there).
+/// With `api`, the CLI's model API is served by plangate for it (the real
+/// key stays here; see [`crate::egress::api`]).
 pub(crate) async fn run_with_home(
     mut spec: ProcessSpec,
     ctx: &StepContext,
     home: &std::path::Path,
+    api: Option<&crate::egress::api::Serve>,
 ) -> std::io::Result<Guarded> {
     let at = |sub: &str| home.join(sub).display().to_string();
     for (var, sub) in [
@@ -186,7 +189,7 @@ pub(crate) async fn run_with_home(
     spec.env.retain(|(k, _)| k != "HOME");
     spec.env
         .push(("HOME".to_owned(), home.display().to_string()));
-    run_in(spec, ctx, None, Some(home)).await
+    run_in(spec, ctx, None, Some(home), api).await
 }
 
 async fn run_in(
@@ -194,6 +197,7 @@ async fn run_in(
     ctx: &StepContext,
     limits: Option<Limits>,
     home: Option<&std::path::Path>,
+    api: Option<&crate::egress::api::Serve>,
 ) -> std::io::Result<Guarded> {
     // Fail-close: a process-running step always has a sandbox decision.
     let Some(sb) = ctx.sandbox.as_ref() else {
@@ -236,6 +240,11 @@ async fn run_in(
     let mut supervised = false;
     // The step's egress proxy (and, under bwrap, the folder of its socket).
     let mut egress: Option<(EgressProxy, sandbox::EgressAt)> = None;
+    if api.is_some() && sb.profile.egress.is_none() {
+        return Err(std::io::Error::other(
+            "the agent's model API endpoint needs an egress-confined sandbox; it is not run",
+        ));
+    }
     if sb.profile.egress.is_some() && sb.backend().is_none() {
         return Err(std::io::Error::other(
             "the step declares `egress`, which only a sandbox can enforce, and it has none; it is not run",
@@ -257,8 +266,8 @@ async fn run_in(
             unreadable_home_git(&mut spec, &sb.profile);
         }
         if let Some(list) = &sb.profile.egress {
-            let (p, at) = start_egress(list, backend, ctx).await?;
-            egress_env(&mut spec, &at);
+            let (p, at) = start_egress(list, api, backend, ctx).await?;
+            egress_env(&mut spec, &at, api);
             egress = Some((p, at));
         }
         let layout = Layout {
@@ -297,8 +306,7 @@ async fn run_in(
     };
     let result = process::run(spec, ctx.cancel.clone()).await;
     if let Some((p, _)) = egress {
-        p.proxy.stop();
-        drop(p.dir);
+        p.stop();
     }
     let lingering = std::fs::read_to_string(&report)
         .ok()
@@ -314,20 +322,32 @@ async fn run_in(
     })
 }
 
-/// A step's running egress proxy.
+/// A step's running egress proxy (and model API endpoint).
 struct EgressProxy {
-    proxy: crate::egress::proxy::Proxy,
-    /// bwrap: the private folder of its socket (removed when dropped).
+    proxies: Vec<crate::egress::proxy::Proxy>,
+    /// bwrap: the private folder of their sockets (removed when dropped).
     dir: Option<tempfile::TempDir>,
 }
 
-/// Start the step's egress proxy: a unix socket in a private folder (bwrap,
-/// which binds it in and runs the forwarder), or a port on 127.0.0.1 (Landlock).
+impl EgressProxy {
+    fn stop(self) {
+        for p in self.proxies {
+            p.stop();
+        }
+        drop(self.dir);
+    }
+}
+
+/// Start the step's egress proxy (and, for an agent with `api`, its model
+/// API endpoint): unix sockets in a private folder (bwrap, which binds them
+/// in and runs the forwarder), or ports on 127.0.0.1 (Landlock).
 async fn start_egress(
     list: &[String],
+    api: Option<&crate::egress::api::Serve>,
     backend: crate::model::Backend,
     ctx: &StepContext,
 ) -> std::io::Result<(EgressProxy, sandbox::EgressAt)> {
+    use crate::egress::proxy::{Endpoint, Handler, Proxy};
     let rules = crate::egress::Rules::parse(list).map_err(std::io::Error::other)?;
     let notify: crate::egress::proxy::Notify = match &ctx.on_egress {
         Some(n) => n.0.clone(),
@@ -338,52 +358,81 @@ async fn start_egress(
             "cannot start the step's egress proxy: {e}; the step was not run"
         ))
     };
+    let mut handlers = vec![(Handler::Egress(rules), crate::egress::FORWARD_PORT)];
+    if let Some(a) = api {
+        handlers.push((Handler::Api(a.clone()), crate::egress::API_PORT));
+    }
+    let mut proxies = Vec::new();
     match backend {
         crate::model::Backend::Bwrap => {
             let dir = tempfile::Builder::new()
                 .prefix("plangate-egress-")
                 .tempdir()
                 .map_err(fail)?;
-            let sock = dir.path().join("proxy.sock");
-            let proxy = crate::egress::proxy::Proxy::start(rules, Some(&sock), notify)
-                .await
-                .map_err(fail)?;
-            let at = sandbox::EgressAt::Socket(sock, crate::egress::FORWARD_PORT);
+            let mut routes = Vec::new();
+            for (i, (h, port)) in handlers.into_iter().enumerate() {
+                let sock = dir.path().join(format!("{i}.sock"));
+                proxies.push(
+                    Proxy::start(h, Some(&sock), notify.clone())
+                        .await
+                        .map_err(fail)?,
+                );
+                routes.push((sock, port));
+            }
+            let at = sandbox::EgressAt::Sockets(routes);
             Ok((
                 EgressProxy {
-                    proxy,
+                    proxies,
                     dir: Some(dir),
                 },
                 at,
             ))
         }
         crate::model::Backend::Landlock => {
-            let proxy = crate::egress::proxy::Proxy::start(rules, None, notify)
-                .await
-                .map_err(fail)?;
-            let crate::egress::proxy::Endpoint::Tcp(port) = *proxy.endpoint() else {
-                return Err(fail(std::io::Error::other("no TCP port")));
-            };
-            Ok((
-                EgressProxy { proxy, dir: None },
-                sandbox::EgressAt::Port(port),
-            ))
+            let mut ports = Vec::new();
+            for (h, _) in handlers {
+                let p = Proxy::start(h, None, notify.clone()).await.map_err(fail)?;
+                let Endpoint::Tcp(port) = *p.endpoint() else {
+                    return Err(fail(std::io::Error::other("no TCP port")));
+                };
+                proxies.push(p);
+                ports.push(port);
+            }
+            let at = sandbox::EgressAt::Ports(ports);
+            Ok((EgressProxy { proxies, dir: None }, at))
         }
     }
 }
 
-/// Name the proxy in the process's environment (and drop any `NO_PROXY`:
-/// every connection goes through it).
-fn egress_env(spec: &mut ProcessSpec, at: &sandbox::EgressAt) {
-    let port = match at {
-        sandbox::EgressAt::Socket(_, p) | sandbox::EgressAt::Port(p) => *p,
+/// Name the proxy (the first route) in the process's environment, and the
+/// model API endpoint (the second, if any) in the CLI's base-URL variable,
+/// which then is the only `NO_PROXY` host.
+fn egress_env(
+    spec: &mut ProcessSpec,
+    at: &sandbox::EgressAt,
+    api: Option<&crate::egress::api::Serve>,
+) {
+    let ports: Vec<u16> = match at {
+        sandbox::EgressAt::Sockets(r) => r.iter().map(|(_, p)| *p).collect(),
+        sandbox::EgressAt::Ports(p) => p.clone(),
     };
-    let url = format!("http://127.0.0.1:{port}");
+    let url = |port: u16| format!("http://127.0.0.1:{port}");
+    let proxy = url(ports.first().copied().unwrap_or(0));
     spec.env.retain(|(k, _)| {
         !crate::egress::PROXY_VARS.contains(&k.as_str()) && !k.eq_ignore_ascii_case("no_proxy")
     });
     for var in crate::egress::PROXY_VARS {
-        spec.env.push((var.to_owned(), url.clone()));
+        spec.env.push((var.to_owned(), proxy.clone()));
+    }
+    if let (Some(a), Some(port)) = (api, ports.get(1)) {
+        let var = a.provider.base_url_var();
+        spec.env.retain(|(k, _)| k != var);
+        spec.env
+            .push((var.to_owned(), format!("{}{}", url(*port), a.base_path())));
+        for v in ["NO_PROXY", "no_proxy"] {
+            spec.env
+                .push((v.to_owned(), "127.0.0.1,localhost".to_owned()));
+        }
     }
 }
 

@@ -330,3 +330,160 @@ pub fn landlock_egress_is_not_auto_approved_bwrap_egress_is(b: Backend) {
     }
     assert_eq!(s["risk"]["effective"], "moderate", "{backend}: {s}");
 }
+
+/// A stand-in model API: records each request (line, headers, body) and
+/// answers `{"content": [{"text": "pong-4711"}]}`.
+fn model_api() -> (u16, Arc<Mutex<Vec<String>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            let mut buf = Vec::new();
+            let mut b = [0u8; 4096];
+            let mut want = None;
+            loop {
+                if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                    let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+                    let len = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    want = Some(end + 4 + len);
+                }
+                if want.is_some_and(|w| buf.len() >= w) {
+                    break;
+                }
+                match c.read(&mut b) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => buf.extend_from_slice(&b[..n]),
+                }
+            }
+            s.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&buf).into_owned());
+            let body = r#"{"content":[{"type":"text","text":"pong-4711"}]}"#;
+            let _ = c.write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    (port, seen)
+}
+
+/// The real key stays with plangate: the CLI finds a placeholder, reaches
+/// the model API only through plangate's endpoint (which adds the key), and
+/// finds the key nowhere it can look (environment, `/proc`, its files).
+pub fn the_model_key_stays_with_plangate(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let (port, seen) = model_api();
+    let real = "sk-ant-api03-Zq7test0123456789abcdefXYZ";
+    let reversed: String = real.chars().rev().collect();
+    // The stand-in CLI knows the key only reversed (so that its own command
+    // line does not hold it) and looks for it everywhere it can read.
+    let script = format!(
+        r#"cat > /dev/null
+fail() {{ echo "$1" >&2; exit 9; }}
+real=$(printf '%s' '{reversed}' | rev)
+[ "$ANTHROPIC_API_KEY" = plangate-placeholder-key ] || fail "key variable: not the placeholder"
+case "$ANTHROPIC_BASE_URL" in http://127.0.0.1:*) ;; *) fail "base url: $ANTHROPIC_BASE_URL";; esac
+env | grep -qF "$real" && fail LEAK-env
+for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do
+  grep -qF "$real" "$f" 2>/dev/null && fail "LEAK-$f"
+done
+grep -rqF "$real" "$HOME" "$TMPDIR" . 2>/dev/null && fail LEAK-files
+ans=$(curl -sS --fail -H "x-api-key: $ANTHROPIC_API_KEY" -H 'content-type: application/json' \
+  -d '{{"model":"m","max_tokens":5,"messages":[]}}' "$ANTHROPIC_BASE_URL/v1/messages") || fail "the model call failed"
+case "$ans" in *pong-4711*) ;; *) fail "answer: $ans";; esac
+code=$(curl -s -o /dev/null -w '%{{http_code}}' -d x "$ANTHROPIC_BASE_URL/v1/files")
+[ "$code" = 403 ] || fail "another path: $code"
+curl -s --fail --max-time 5 --noproxy '' --proxy "$HTTP_PROXY" -o /dev/null -d x "http://127.0.0.1:{port}/v1/messages" && fail "reached the API through the proxy"
+curl -s --fail --max-time 5 --noproxy '*' -o /dev/null -d x "http://127.0.0.1:{port}/v1/messages" && fail "reached the API directly"
+printf '%s' '{{"status": "OK", "summary": "answered", "artifacts": [], "next_actions": []}}'
+"#
+    );
+    let yaml = format!(
+        "version: 1\nid: key\npolicy: {{risk_tolerance: medium}}\nagents:\n  cli:\n    command: [bash, -c, {}]\n    timeout: 60\n    api: {{provider: anthropic, base_url: \"http://127.0.0.1:{port}\"}}\nsteps:\n  - {{id: ask, tool: agent, parameters: {{agent: cli, prompt: hi}}}}\n",
+        serde_json::to_string(&script).unwrap()
+    );
+    let plan = env.write("plan.yaml", &yaml);
+    let o = env
+        .cmd()
+        .arg("run")
+        .arg(&plan)
+        .args(["--sandbox-backend", flag, "--approve", "ask", "--out"])
+        .arg(&env.out)
+        .env("ANTHROPIC_API_KEY", real)
+        .output()
+        .unwrap();
+    let s = env.step("ask");
+    let err = std::fs::read_dir(env.out.join("artifacts/ask"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with("stderr.txt"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect::<String>();
+    assert_eq!(code(&o), 0, "{backend}: {}\n{s}\n{err}", stderr(&o));
+    assert_eq!(s["status"], "success", "{backend}: {s}\n{err}");
+    // The upstream got one call, with the real key and nothing of the placeholder.
+    let got = seen.lock().unwrap().clone();
+    assert_eq!(got.len(), 1, "{backend}: {got:?}");
+    let req = got[0].to_lowercase();
+    assert!(
+        req.starts_with("post /v1/messages http/1.1\r\n"),
+        "{backend}: {req}"
+    );
+    assert!(
+        req.contains(&format!("x-api-key: {}", real.to_lowercase())),
+        "{backend}: {req}"
+    );
+    assert!(!req.contains("placeholder"), "{backend}: {req}");
+    assert!(req.contains("\"max_tokens\":5"), "{backend}: {req}");
+    // The call and the refused path are in the audit log.
+    let audit = audit_egress(&env);
+    assert!(
+        audit.iter().any(|v| v["allowed"] == true
+            && v["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("POST /v1/messages"))
+            && v["bytes_in"].as_u64().unwrap_or(0) > 0),
+        "{backend}: {audit:?}"
+    );
+    assert!(
+        audit.iter().any(|v| v["allowed"] == false
+            && v["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("/v1/files"))),
+        "{backend}: {audit:?}"
+    );
+    // Nothing plangate wrote holds the key.
+    for e in walk(&env.out) {
+        let text = std::fs::read(&e).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&text).contains(real),
+            "{backend}: {} holds the key",
+            e.display()
+        );
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -130,6 +130,7 @@ fn trials() -> Vec<Trial> {
         SANDBOXES,
         [],
         egress::landlock_egress_is_not_auto_approved_bwrap_egress_is,
+        egress::the_model_key_stays_with_plangate,
     );
     // bwrap only: the Landlock backend has no pid namespace (a `setsid`
     // child escapes it, as without a sandbox; seal.rs reaps it).

@@ -28,6 +28,7 @@ impl Provider for Command {
             "secrets",
             "network",
             "egress",
+            "api",
         ]
     }
 
@@ -67,7 +68,8 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
     };
     let raw = cli::stdout_file(&ctx.artifacts_dir, attempt);
     let err_rel = format!("{}/attempt-{attempt}.stderr.txt", ctx.artifacts_rel);
-    let env = ctx.child_env(step);
+    let mut env = ctx.child_env(step);
+    let api = api_serve(a, &mut env)?;
     let spec = ProcessSpec {
         program: program.clone(),
         args: args.to_vec(),
@@ -88,7 +90,10 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
     };
     let last_message = cli::last_message_file(a.agent.output_format, &spec.args, &spec.cwd);
     let started = match c.home {
-        Some(home) => crate::tools::sandboxed::run_with_home(spec, ctx, home).await,
+        Some(home) => crate::tools::sandboxed::run_with_home(spec, ctx, home, api.as_ref()).await,
+        None if api.is_some() => Err(std::io::Error::other(
+            "its model API endpoint needs the CLI's private home; it was not run",
+        )),
         None => crate::tools::sandboxed::run(spec, ctx, None).await,
     };
     let guarded = started
@@ -125,6 +130,57 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         ans.extra.lingering = lingering;
         ans
     })
+}
+
+/// With `api`: take the real key out of the CLI's environment (a
+/// placeholder takes its place in every variable the CLI reads it from) and
+/// say what the endpoint serves.
+fn api_serve(
+    a: &AgentAction,
+    env: &mut Vec<(String, String)>,
+) -> Result<Option<crate::egress::api::Serve>, CallError> {
+    if a.agent.api.is_none() {
+        return Ok(None);
+    }
+    let (Some(provider), Some(var)) = (a.api_provider(), a.api_key_env()) else {
+        return Err(CallError::Failed(format!(
+            "agent `{}`: `api` names no provider (set `api.provider` or a `preset`)",
+            a.agent_name
+        )));
+    };
+    let key = env
+        .iter()
+        .rev()
+        .find(|(k, _)| *k == var)
+        .map(|(_, v)| v.clone())
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| {
+            CallError::Failed(format!(
+                "agent `{}`: `{var}` (its model API key) is not set",
+                a.agent_name
+            ))
+        })?;
+    let placeholders: Vec<&str> = provider
+        .key_vars()
+        .iter()
+        .copied()
+        .chain(std::iter::once(var.as_str()))
+        .collect();
+    env.retain(|(k, v)| !placeholders.contains(&k.as_str()) && *v != key);
+    for p in placeholders {
+        env.push((p.to_owned(), crate::egress::api::PLACEHOLDER.to_owned()));
+    }
+    let base_url = a
+        .agent
+        .api
+        .as_ref()
+        .and_then(|x| x.base_url.clone())
+        .unwrap_or_else(|| provider.default_base_url().to_owned());
+    Ok(Some(crate::egress::api::Serve {
+        provider,
+        base_url: base_url.trim_end_matches('/').to_owned(),
+        key,
+    }))
 }
 
 /// The answer of an ended agent CLI, from its stdout in its output format.
