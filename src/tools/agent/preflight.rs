@@ -89,6 +89,7 @@ fn problems(a: &AgentAction, env: &ToolEnv) -> Vec<(String, String)> {
             if let Some(preset) = a.agent.preset
                 && !a.agent.network
                 && a.agent.egress.is_none()
+                && a.agent.api.is_none()
             {
                 out.push((
                     format!(
@@ -96,7 +97,7 @@ fn problems(a: &AgentAction, env: &ToolEnv) -> Vec<(String, String)> {
                         preset.program(),
                         preset.as_str()
                     ),
-                    "add `egress: [its API's host]` to the agent (e.g. `api.anthropic.com`; its steps' risk is then at least moderate)"
+                    "add `api: {}` to the agent (plangate serves its model API and keeps the key), or `egress: [its API's host]` (e.g. `api.anthropic.com`); its steps' risk is then at least moderate"
                         .to_owned(),
                 ));
             }
