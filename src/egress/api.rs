@@ -133,6 +133,8 @@ pub(crate) struct Serve {
     pub base_url: String,
     /// The real key (never shown: see the Debug impl).
     pub key: String,
+    /// What the CLI's calls used, and the budget that refuses the next one.
+    pub meter: Arc<super::meter::Meter>,
 }
 
 impl std::fmt::Debug for Serve {
@@ -318,17 +320,25 @@ where
     body.truncate(length);
     let out = Arc::new(AtomicU64::new(head.len() as u64 + body.len() as u64));
     let inn = Arc::new(AtomicU64::new(0));
+    if let Some(why) = api.meter.over_budget() {
+        let why = format!("{why}; plangate refuses further model calls of this run");
+        refuse(&mut s, notify, (&host, port), 403, why).await;
+        return;
+    }
     let (auth_name, auth_value) = api.auth();
     send.push((auth_name.to_owned(), auth_value.into_bytes()));
     let reason = format!("api: {method} {}", target.split('?').next().unwrap_or(""));
     let forwarded = forward(&mut s, &method, &url, send, body, &inn).await;
+    if let Ok(answer) = &forwarded {
+        api.meter.record(answer.as_deref(), method == "POST");
+    }
     let conn = Connection {
         host,
         port,
         address: None,
         allowed: true,
         reason: match forwarded {
-            Ok(()) => Some(reason),
+            Ok(_) => Some(reason),
             Err(e) => Some(format!("{reason}: unreachable: {e}")),
         },
         bytes_out: out.load(Ordering::Relaxed),
@@ -345,21 +355,23 @@ async fn forward<S>(
     headers: Vec<(String, Vec<u8>)>,
     body: Vec<u8>,
     inn: &AtomicU64,
-) -> Result<(), String>
+) -> Result<Option<Vec<u8>>, String>
 where
     S: AsyncWrite + Unpin,
 {
     let (head_tx, head_rx) = tokio::sync::oneshot::channel::<Result<Vec<u8>, String>>();
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(16);
     let (method, url) = (method.to_owned(), url.to_owned());
-    tokio::task::spawn_blocking(move || {
+    // The answer is streamed to the CLI; a copy (up to MAX_METERED) is what
+    // the meter reads the usage from.
+    let reader_task = tokio::task::spawn_blocking(move || -> Option<Vec<u8>> {
         use std::io::Read;
         let resp = request(&method, &url, headers, body);
         let mut resp = match resp {
             Ok(r) => r,
             Err(e) => {
                 let _ = head_tx.send(Err(e));
-                return;
+                return None;
             }
         };
         let status = resp.status();
@@ -379,16 +391,24 @@ where
         }
         head.extend_from_slice(b"Connection: close\r\n\r\n");
         if head_tx.send(Ok(head)).is_err() {
-            return;
+            return None;
         }
         let mut reader = resp.body_mut().as_reader();
         let mut buf = vec![0_u8; 16 * 1024];
+        let mut kept = Some(Vec::new());
         loop {
             match reader.read(&mut buf) {
-                Ok(0) | Err(_) => return,
+                Ok(0) | Err(_) => return kept,
                 Ok(n) => {
+                    if let Some(k) = kept.as_mut() {
+                        if k.len() + n > super::meter::MAX_METERED {
+                            kept = None;
+                        } else {
+                            k.extend_from_slice(&buf[..n]);
+                        }
+                    }
                     if tx.blocking_send(buf[..n].to_vec()).is_err() {
-                        return;
+                        return kept;
                     }
                 }
             }
@@ -411,18 +431,16 @@ where
         }
         Err(_) => return Err("the request was dropped".into()),
     };
-    if s.write_all(&head).await.is_err() {
-        return Ok(());
-    }
+    let mut gone = s.write_all(&head).await.is_err();
     while let Some(chunk) = rx.recv().await {
-        if s.write_all(&chunk).await.is_err() {
-            return Ok(());
+        // The CLI may have hung up: the rest of the answer is still read (and paid for).
+        if !gone {
+            gone = s.write_all(&chunk).await.is_err() || s.flush().await.is_err();
+            inn.fetch_add(chunk.len() as u64, Ordering::Relaxed);
         }
-        let _ = s.flush().await;
-        inn.fetch_add(chunk.len() as u64, Ordering::Relaxed);
     }
     let _ = s.shutdown().await;
-    Ok(())
+    Ok(reader_task.await.ok().flatten())
 }
 
 fn request(
@@ -493,6 +511,7 @@ mod tests {
             provider: p,
             base_url: base.to_owned(),
             key: "sk-real".to_owned(),
+            meter: Arc::new(super::super::meter::Meter::new(None, Arc::new(|_| None))),
         }
     }
 

@@ -86,6 +86,32 @@ impl RunShared {
         self.check()
     }
 
+    /// Why the budget would be exhausted with `extra` more (a CLI's calls
+    /// measured so far at plangate's model API endpoint), if it would.
+    pub(crate) fn exhausted_with(&self, extra: &Usage) -> Option<String> {
+        if let Some(why) = self.check() {
+            return Some(why);
+        }
+        let mut u = self.usage();
+        u.add(extra);
+        if let Some(max) = self.budget.max_tokens.filter(|&m| u.tokens() >= m) {
+            Some(format!(
+                "token budget exhausted: {} of {max} tokens used",
+                u.tokens()
+            ))
+        } else {
+            self.budget
+                .max_cost_usd
+                .filter(|&m| u.cost_usd >= m)
+                .map(|max| {
+                    format!(
+                        "cost budget exhausted: ${:.4} of ${max:.4} spent",
+                        u.cost_usd
+                    )
+                })
+        }
+    }
+
     /// Why the budget is exhausted, if it is (tokens, cost, wall time).
     pub(crate) fn check(&self) -> Option<String> {
         if let Some(why) = self.exhausted.lock().ok().and_then(|e| e.clone()) {

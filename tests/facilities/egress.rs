@@ -334,6 +334,11 @@ pub fn landlock_egress_is_not_auto_approved_bwrap_egress_is(b: Backend) {
 /// A stand-in model API: records each request (line, headers, body) and
 /// answers `{"content": [{"text": "pong-4711"}]}`.
 fn model_api() -> (u16, Arc<Mutex<Vec<String>>>) {
+    model_api_answering(r#"{"content":[{"type":"text","text":"pong-4711"}]}"#)
+}
+
+/// A stand-in model API that answers every call with `body`.
+fn model_api_answering(body: &'static str) -> (u16, Arc<Mutex<Vec<String>>>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -364,7 +369,6 @@ fn model_api() -> (u16, Arc<Mutex<Vec<String>>>) {
             s.lock()
                 .unwrap()
                 .push(String::from_utf8_lossy(&buf).into_owned());
-            let body = r#"{"content":[{"type":"text","text":"pong-4711"}]}"#;
             let _ = c.write_all(
                 format!(
                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
@@ -486,4 +490,76 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// The budget is enforced where the tokens flow: the endpoint reads each
+/// answer's usage, and once the run's budget is spent it refuses the next
+/// call; the step fails, the run ends with exit 6 and a valid report whose
+/// usage is what the endpoint measured.
+pub fn the_endpoint_refuses_calls_past_the_budget(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let (port, seen) = model_api_answering(
+        r#"{"content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":1000,"output_tokens":500}}"#,
+    );
+    let script = r#"cat > /dev/null
+for i in 1 2 3 4; do
+  curl -s -o /dev/null -w '%{http_code}\n' -H 'content-type: application/json' -d '{"model":"m","max_tokens":5,"messages":[]}' "$ANTHROPIC_BASE_URL/v1/messages"
+done
+printf '%s' '{"status": "OK", "summary": "spent", "artifacts": [], "next_actions": []}'
+"#;
+    let yaml = format!(
+        "version: 1\nid: budget\npolicy: {{risk_tolerance: medium, budget: {{max_tokens: 2000}}}}\nagents:\n  cli:\n    command: [bash, -c, {}]\n    timeout: 60\n    api: {{provider: anthropic, base_url: \"http://127.0.0.1:{port}\"}}\nsteps:\n  - {{id: spend, tool: agent, parameters: {{agent: cli, prompt: hi}}}}\n",
+        serde_json::to_string(&script).unwrap()
+    );
+    let plan = env.write("plan.yaml", &yaml);
+    let o = env
+        .cmd()
+        .arg("run")
+        .arg(&plan)
+        .args(["--sandbox-backend", flag, "--approve", "spend", "--out"])
+        .arg(&env.out)
+        .env("ANTHROPIC_API_KEY", "sk-ant-api03-budget-test-key-000000")
+        .output()
+        .unwrap();
+    assert_eq!(
+        code(&o),
+        6,
+        "{backend}: {}\n{}\n{:?}",
+        stderr(&o),
+        env.step("spend"),
+        audit_egress(&env)
+    );
+    // Two calls went through (1 500 tokens each: the second passed at 1 500 of
+    // 2 000), the third and fourth were refused at the endpoint.
+    assert_eq!(seen.lock().unwrap().len(), 2, "{backend}");
+    let s = env.step("spend");
+    assert_eq!(s["status"], "failed", "{backend}: {s}");
+    assert!(
+        s["error"]
+            .as_str()
+            .unwrap()
+            .contains("token budget exhausted"),
+        "{backend}: {s}"
+    );
+    assert_eq!(s["usage"]["input_tokens"], 2000, "{backend}: {s}");
+    assert_eq!(s["usage"]["output_tokens"], 1000, "{backend}: {s}");
+    assert_eq!(s["usage"]["estimated"], false, "{backend}: {s}");
+    let r = env.report();
+    assert_eq!(
+        r["usage"]["input_tokens"], 2000,
+        "{backend}: {}",
+        r["usage"]
+    );
+    let audit = audit_egress(&env);
+    let refused: Vec<_> = audit
+        .iter()
+        .filter(|v| {
+            v["allowed"] == false
+                && v["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("budget exhausted"))
+        })
+        .collect();
+    assert_eq!(refused.len(), 2, "{backend}: {audit:?}");
 }

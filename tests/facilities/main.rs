@@ -131,6 +131,7 @@ fn trials() -> Vec<Trial> {
         [],
         egress::landlock_egress_is_not_auto_approved_bwrap_egress_is,
         egress::the_model_key_stays_with_plangate,
+        egress::the_endpoint_refuses_calls_past_the_budget,
     );
     // bwrap only: the Landlock backend has no pid namespace (a `setsid`
     // child escapes it, as without a sandbox; seal.rs reaps it).
