@@ -144,8 +144,8 @@ impl Proxy {
         &self.endpoint
     }
 
-    /// Stop listening; report every connection still open (its bytes so far).
-    pub(crate) fn stop(self) {
+    /// Stop listening and serving (also when dropped without [`Proxy::stop`]).
+    fn abort(&self) {
         self.task.abort();
         for c in std::mem::take(
             &mut *self
@@ -155,6 +155,11 @@ impl Proxy {
         ) {
             c.abort();
         }
+    }
+
+    /// Stop listening; report every connection still open (its bytes so far).
+    pub(crate) fn stop(self) {
+        self.abort();
         let open = std::mem::take(
             &mut *self
                 .open
@@ -167,6 +172,12 @@ impl Proxy {
         if let Endpoint::Unix(p) = &self.endpoint {
             let _ = std::fs::remove_file(p);
         }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.abort();
     }
 }
 
