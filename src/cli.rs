@@ -39,6 +39,9 @@ pub enum Command {
     /// Internal: the sandbox self-test's probe (runs inside the backend).
     #[command(name = "__sandbox-probe", hide = true)]
     SandboxProbe(crate::sandbox::ProbeArgs),
+    /// Internal: inside a bwrap sandbox, carry a step's proxy connections to plangate's egress proxy.
+    #[command(name = "__egress-forward", hide = true)]
+    EgressForward(crate::egress::ForwardArgs),
     /// Split the expanded plan into shards for a CI matrix (GitHub `strategy.matrix`, GitLab `parallel:matrix`).
     Shard(ShardArgs),
     /// Join shard reports (`run --shard i/N`) into one report, and publish it like `run`.

@@ -97,6 +97,18 @@ pub(crate) enum DraftResult {
 }
 
 /// Ask the agent, check the answer, return the plan text.
+/// The built-in policy; `draft` takes no policy file: the operator who runs
+/// it chose the agent, so its `network: true` is allowed.
+fn draft_policy() -> crate::model::EffectivePolicy {
+    let mut policy = crate::policy::cap::resolve(
+        &crate::model::PolicyBlock::default(),
+        crate::policy::cap::Overrides::default(),
+        None,
+    );
+    policy.allow_any_network = true;
+    policy
+}
+
 pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
     let provider = req.agent.provider.unwrap_or(ProviderKind::Command);
     let action = AgentAction {
@@ -145,13 +157,10 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
     // none works here, it is not run.
     let sandbox = if provider == ProviderKind::Command {
         let availability = crate::sandbox::preflight(crate::sandbox::Choice::Auto);
-        let policy = crate::policy::cap::resolve(
-            &crate::model::PolicyBlock::default(),
-            crate::policy::cap::Overrides::default(),
-            None,
-        );
+        let policy = draft_policy();
         let request = crate::sandbox::Request {
             network: req.agent.network,
+            egress: req.agent.egress.clone(),
             ..crate::sandbox::Request::default()
         };
         match crate::sandbox::plan_for(&request, Risk::Moderate, Some(&availability), &policy) {
@@ -203,6 +212,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         record: None,
         pulse: None,
         on_retry: None,
+        on_egress: None,
         template_values: BTreeMap::new(),
     };
     let out = agent::run(&action, &step, &ctx, SystemTime::now()).await;

@@ -19,6 +19,7 @@ pub(crate) mod cli;
 pub(crate) mod commands;
 pub(crate) mod diff;
 pub(crate) mod draft;
+pub(crate) mod egress;
 pub(crate) mod engine;
 pub(crate) mod environ;
 pub(crate) mod error;
@@ -104,6 +105,11 @@ pub fn run(cli: Cli) -> ExitCode {
         redact::init()
             .map_err(Error::Internal)
             .and(Err(Error::SandboxExec(why)))
+    } else if let Command::EgressForward(args) = &command {
+        let why = egress::forward::main(args);
+        redact::init()
+            .map_err(Error::Internal)
+            .and(Err(Error::SandboxExec(why)))
     } else {
         output::install_panic_hook();
         match redact::init() {
@@ -133,6 +139,7 @@ fn dispatch(command: Command) -> commands::Outcome {
         Command::Report(args) => commands::report::run(&args),
         Command::SandboxExec(args) => Err(Error::SandboxExec(sandbox::exec(&args))),
         Command::SandboxProbe(args) => Err(Error::SandboxExec(sandbox::probe_main(&args))),
+        Command::EgressForward(args) => Err(Error::SandboxExec(egress::forward::main(&args))),
         Command::Shard(args) => commands::shard::run(&args),
         Command::Merge(args) => commands::merge::run(&args),
     }

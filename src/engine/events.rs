@@ -56,6 +56,14 @@ pub(crate) enum RunEvent {
         /// What happened.
         outcome: StepOutcome,
     },
+    /// A connection through a step's egress proxy (allowed: when it closed;
+    /// refused: at once).
+    Egress {
+        /// Step index.
+        step: usize,
+        /// What it asked for and what happened.
+        conn: crate::egress::Connection,
+    },
     /// A step will not run.
     StepNotRun {
         /// Step index.

@@ -391,6 +391,12 @@ fn sandbox_for(
     }
     let request = step.sandbox_request(&env.workspace, env.home.as_deref())?;
     match crate::sandbox::plan_for(&request, risk.effective, env.sandbox.as_ref(), policy) {
+        Ok(s)
+            if s.profile.egress.is_some()
+                && !egress_ok(&s, &step.id, env, policy, approved, decision) =>
+        {
+            None
+        }
         Ok(s) => {
             // Fail-close: a property the backend does not enforce here lowers
             // what may run unattended; an explicit approval still runs it.
@@ -427,6 +433,61 @@ fn sandbox_for(
             decision.decision = DecisionKind::Blocked;
             decision.reason = format!("blocked: {why}");
             None
+        }
+    }
+}
+
+/// Whether a step that declares `egress` may run as decided: blocked where
+/// the backend cannot confine it to the proxy (Landlock below ABI 4); not
+/// auto-approved where it confines it to the proxy's port only (Landlock),
+/// unless the policy allows any network anyway (`allow_any_network`).
+fn egress_ok(
+    s: &crate::model::StepSandbox,
+    id: &str,
+    env: &ToolEnv,
+    policy: &EffectivePolicy,
+    approved: bool,
+    decision: &mut Decision,
+) -> bool {
+    use crate::model::sandbox::{EGRESS, ENFORCED, PORT_ONLY};
+    let held = env
+        .sandbox
+        .as_ref()
+        .and_then(|a| a.properties.get(EGRESS))
+        .map(String::as_str);
+    match held {
+        Some(ENFORCED) => true,
+        Some(PORT_ONLY) if policy.allow_any_network => true,
+        Some(PORT_ONLY) => {
+            if decision.decision != DecisionKind::AutoApproved {
+                return true;
+            }
+            let why = format!(
+                "the {} sandbox here confines `egress` to the proxy's port only (a host \
+                 listening on that port is reachable directly)",
+                s.enforcement
+            );
+            if approved {
+                decision.decision = DecisionKind::PreApproved;
+                decision.reason =
+                    format!("approved in advance; {why}, so it would not have been auto-approved");
+                return true;
+            }
+            decision.decision = DecisionKind::Denied;
+            decision.reason = format!(
+                "not auto-approved: {why}; approve it explicitly (--approve {id}), run under \
+                 bubblewrap, or set `allow_any_network: true` in the --policy file"
+            );
+            false
+        }
+        _ => {
+            decision.decision = DecisionKind::Blocked;
+            decision.reason = format!(
+                "blocked: the step declares `egress`, and the {} sandbox here cannot confine it \
+                 to plangate's proxy (Landlock needs ABI 4, Linux 6.7+; or install bubblewrap)",
+                s.enforcement
+            );
+            false
         }
     }
 }

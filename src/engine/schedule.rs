@@ -327,6 +327,12 @@ impl Scheduler {
                     let _ = events.send(RunEvent::StepRetrying { step: i, notice });
                 })
             }),
+            on_egress: Some({
+                let events = self.events.clone();
+                crate::egress::Notices::new(move |conn| {
+                    let _ = events.send(RunEvent::Egress { step: i, conn });
+                })
+            }),
             template_values: BTreeMap::new(),
         }
     }

@@ -118,6 +118,20 @@ pub struct AgentDef {
     /// a read-write agent read-only (`mode: read-only` in its parameters), never the reverse.
     #[serde(default)]
     pub mode: Option<AgentMode>,
+    /// (command) The only hosts the agent CLI may reach (`HOST`, `HOST:PORT`, `*.domain`; without
+    /// a port, 80 and 443), through plangate's egress proxy, which its environment names
+    /// (`HTTPS_PROXY`, `HTTP_PROXY`): every other host, port, raw IP and direct connection is
+    /// refused. Its steps' risk is at least moderate. Not with `network: true`.
+    #[serde(default)]
+    pub egress: Option<Vec<String>>,
+    /// (command) plangate serves the CLI's model API: the CLI is pointed at a local endpoint
+    /// (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`, `GOOGLE_GEMINI_BASE_URL`) and finds a
+    /// placeholder in its key variable; plangate sends each model call on to `base_url` with the
+    /// real key, which no process the agent starts ever holds. With a `preset`, `api: {}` is
+    /// enough (the preset's provider, its default key variable and URL). Its processes reach
+    /// nothing else but the `egress` hosts.
+    #[serde(default)]
+    pub api: Option<ApiDef>,
     /// Set once the preset is applied to `command` and `output_format` (never from YAML).
     #[serde(skip)]
     #[schemars(skip)]
@@ -345,7 +359,63 @@ impl AgentDef {
         argv.extend(p.trailing().iter().map(|s| (*s).to_owned()));
         self.command = Some(argv);
         self.output_format = Some(p.output_format());
+        if let Some(api) = self.api.as_mut() {
+            api.provider.get_or_insert(p.api_provider());
+        }
         self
+    }
+}
+
+/// `api`: the model API plangate serves for an agent CLI, holding its key.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApiDef {
+    /// `anthropic`, `openai` or `gemini` (a preset's: claude-code → anthropic, codex → openai,
+    /// gemini-cli → gemini).
+    #[serde(default)]
+    pub provider: Option<ApiProvider>,
+    /// The variable of plangate's environment that holds the real key (default: the agent's
+    /// `api_key_env`, else `ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Where plangate sends the calls (default: the provider's public API,
+    /// `https://api.anthropic.com`, `https://api.openai.com/v1`,
+    /// `https://generativelanguage.googleapis.com`).
+    #[serde(default)]
+    pub base_url: Option<String>,
+}
+
+/// A model API plangate can serve for an agent CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ApiProvider {
+    /// Anthropic Messages API (Claude Code).
+    Anthropic,
+    /// OpenAI Responses / Chat Completions (Codex).
+    Openai,
+    /// Gemini API (Gemini CLI).
+    Gemini,
+}
+
+impl ApiProvider {
+    /// The plan's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiProvider::Anthropic => "anthropic",
+            ApiProvider::Openai => "openai",
+            ApiProvider::Gemini => "gemini",
+        }
+    }
+}
+
+impl Preset {
+    /// The model API the preset's CLI calls.
+    pub fn api_provider(self) -> ApiProvider {
+        match self {
+            Preset::ClaudeCode => ApiProvider::Anthropic,
+            Preset::Codex => ApiProvider::Openai,
+            Preset::GeminiCli => ApiProvider::Gemini,
+        }
     }
 }
 

@@ -58,6 +58,28 @@ pub(crate) enum AuditEvent {
         /// Why.
         reason: String,
     },
+    /// A connection through a step's egress proxy (refused: at once;
+    /// allowed: when it closed or the step ended).
+    Egress {
+        /// Step id.
+        step: String,
+        /// The host asked for (empty when the request could not be read).
+        host: String,
+        /// The port asked for.
+        port: u16,
+        /// The address connected to.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        address: Option<String>,
+        /// Let through.
+        allowed: bool,
+        /// Why it was refused (or could not be reached).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// Bytes from the step to the host.
+        bytes_out: u64,
+        /// Bytes from the host to the step.
+        bytes_in: u64,
+    },
     /// A step started.
     StepStarted {
         /// Step id.

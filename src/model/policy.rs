@@ -65,6 +65,11 @@ pub struct PolicyBlock {
     /// false`). Default true; `false` in either the plan or the `--policy` file forbids it.
     #[serde(default)]
     pub allow_unsandboxed: Option<bool>,
+    /// Whether a step or agent may declare `network: true` (every host and port, no proxy).
+    /// Default false: only a `--policy` file's `true` allows it (a plan's `false` still forbids
+    /// it); list the hosts under `egress` instead.
+    #[serde(default)]
+    pub allow_any_network: Option<bool>,
     /// Variables of plangate's environment that every step's processes get besides the built-in
     /// allow-list (PATH, HOME, locale, the CI system's non-secret context). Names that look secret
     /// (`*_TOKEN`, `*_KEY`, `*PASSWORD*`, ...) and the workflow-command files (`GITHUB_ENV`, ...)
@@ -125,6 +130,9 @@ pub(crate) struct EffectivePolicy {
     pub sandbox: SandboxMode,
     /// Whether an approved dangerous step may run without a sandbox.
     pub allow_unsandboxed: bool,
+    /// Whether `network: true` (any host) may run.
+    #[serde(default)]
+    pub allow_any_network: bool,
     /// Variables of plangate's environment passed to every step besides the built-in allow-list.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env_passthrough: Vec<String>,

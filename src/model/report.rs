@@ -295,6 +295,11 @@ pub(crate) struct StepReport {
     /// `network`, extra `writable` paths), and `reason` when not enforced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<super::StepSandbox>,
+    /// What went through its egress proxy (a step that declares `egress`):
+    /// connections allowed and denied, bytes each way. Every connection is a
+    /// line of the audit log (`egress`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress: Option<EgressTally>,
     /// The rollback, when one ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback: Option<RollbackReport>,
@@ -410,4 +415,18 @@ pub(crate) struct MergedShard {
     pub run_id: String,
     /// Its status.
     pub status: RunStatus,
+}
+
+/// A step's egress proxy traffic, counted over every process it ran (its
+/// command or CLI, and its rollback).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct EgressTally {
+    /// Connections let through.
+    pub allowed: u64,
+    /// Connections refused (not declared, a private address, not HTTP).
+    pub denied: u64,
+    /// Bytes from the step to the hosts.
+    pub bytes_out: u64,
+    /// Bytes from the hosts to the step.
+    pub bytes_in: u64,
 }

@@ -51,6 +51,11 @@ pub struct Availability {
 pub(crate) const ENFORCED: &str = "enforced";
 /// A property the self-test saw fail.
 pub(crate) const UNENFORCED: &str = "unenforced";
+/// `egress` under Landlock (ABI 4): TCP connects to the proxy's port only,
+/// whatever the address (a host listening on that port is reachable directly).
+pub(crate) const PORT_ONLY: &str = "proxy port only";
+/// The property a step that declares `egress` depends on (not the others).
+pub(crate) const EGRESS: &str = "egress";
 /// `metadata` under Landlock: held for read-only steps only.
 pub(crate) const READ_ONLY_ONLY: &str = "read-only steps only";
 
@@ -99,6 +104,7 @@ impl Availability {
     pub(crate) fn unenforced_for(&self, filesystem: Filesystem) -> Vec<String> {
         self.properties
             .iter()
+            .filter(|(k, _)| k.as_str() != EGRESS)
             .filter(|(_, v)| {
                 v.as_str() == UNENFORCED
                     || (v.as_str() == READ_ONLY_ONLY && filesystem != Filesystem::ReadOnly)
@@ -194,6 +200,10 @@ pub(crate) struct Profile {
     /// workspace makes the step at least moderate).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) readable: Vec<std::path::PathBuf>,
+    /// The hosts it may reach, through plangate's egress proxy only (the
+    /// step's or its agent's `egress` list, as declared); absent: no egress list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) egress: Option<Vec<String>>,
 }
 
 /// How a step's profile is enforced.
@@ -250,6 +260,9 @@ impl StepSandbox {
         let mut s = format!("{}: {}", self.enforcement, self.profile.filesystem.as_str());
         if self.profile.network {
             s.push_str(" + network");
+        }
+        if let Some(hosts) = &self.profile.egress {
+            s.push_str(&format!(" + egress [{}]", hosts.join(", ")));
         }
         if let Some(why) = &self.reason {
             s.push_str(&format!(" ({why})"));

@@ -137,10 +137,12 @@ pub(crate) fn resolve(
         &mut capped,
     );
     let (sandbox, allow_unsandboxed) = sandbox_rules(plan, cap, &mut capped);
+    let allow_any_network = any_network(plan, cap, &mut capped);
     let env_passthrough = cap_passthrough(plan.env_passthrough.as_deref(), cap, &mut capped);
     EffectivePolicy {
         sandbox,
         allow_unsandboxed,
+        allow_any_network,
         env_passthrough,
         permissions: cap.and_then(|c| c.permissions.clone()),
         plan_permissions: plan.permissions.clone(),
@@ -228,6 +230,27 @@ fn sandbox_rules(
         (_, Some(true)) => true,
     };
     (mode, allow)
+}
+
+/// `allow_any_network`: true only when the policy file sets it true and the
+/// plan does not set it false (the built-in cap is false).
+fn any_network(plan: &PolicyBlock, cap: Option<&PolicyBlock>, capped: &mut Vec<String>) -> bool {
+    match (
+        plan.allow_any_network,
+        cap.and_then(|c| c.allow_any_network),
+    ) {
+        (Some(false), _) => false,
+        (_, Some(true)) => true,
+        (asked, _) => {
+            if asked == Some(true) {
+                capped.push(format!(
+                    "allow_any_network true asked by the plan forced to false, {}",
+                    cap_of(cap, |c| c.allow_any_network.is_some(), "allow_any_network")
+                ));
+            }
+            false
+        }
+    }
 }
 
 impl EffectivePolicy {
@@ -363,6 +386,7 @@ mod tests {
             permissions: None,
             sandbox: None,
             allow_unsandboxed: None,
+            allow_any_network: None,
             env_passthrough: None,
         }
     }

@@ -133,6 +133,15 @@ impl Console {
     }
 
     /// "… test attempt 1/3 failed (exited with code 1); retrying in 2s (attempt 2/3)".
+    /// A connection a step's egress proxy refused.
+    pub(super) fn egress_denied(&self, id: &str, c: &crate::egress::Connection) {
+        // The reason names the host and port.
+        self.line(format_args!(
+            "{YELLOW}✗{YELLOW:#} {BOLD}{id}{BOLD:#} egress denied: {}",
+            c.reason.as_deref().unwrap_or("refused")
+        ));
+    }
+
     pub(super) fn step_retrying(&self, id: &str, n: &crate::tools::RetryNotice) {
         let w = n.wait.as_secs_f64();
         let wait = if n.wait.subsec_millis() == 0 {

@@ -162,6 +162,7 @@ impl Reporter {
                 lingering_processes: None,
                 output_tail: None,
                 sandbox: None,
+                egress: None,
                 rollback: None,
                 usage: None,
                 agent_command: s.action.agent_command().map(<[String]>::to_vec),
@@ -349,9 +350,8 @@ impl Reporter {
                 self.finish_step(*step, *sequence, outcome);
             }
             RunEvent::StepRetrying { step, notice } => self.step_retrying(*step, notice),
-            RunEvent::Heartbeat { step, beat } => {
-                self.console.heartbeat(&self.report.steps[*step].id, beat);
-            }
+            RunEvent::Egress { step, conn } => self.egress(*step, conn),
+            RunEvent::Heartbeat { step, beat } => self.heartbeat(*step, beat),
             RunEvent::StepNotRun {
                 step,
                 status,
@@ -447,6 +447,37 @@ impl Reporter {
             wait_ms: millis(notice.wait),
         });
         self.console.step_retrying(&id, notice);
+    }
+
+    fn heartbeat(&mut self, step: usize, beat: &crate::tools::Beat) {
+        self.console.heartbeat(&self.report.steps[step].id, beat);
+    }
+
+    /// A connection through a step's egress proxy: an audit line, the
+    /// step's tally, and a console line when it was refused.
+    fn egress(&mut self, step: usize, c: &crate::egress::Connection) {
+        let id = self.report.steps[step].id.clone();
+        let t = self.report.steps[step].egress.get_or_insert_default();
+        if c.allowed {
+            t.allowed += 1;
+        } else {
+            t.denied += 1;
+        }
+        t.bytes_out += c.bytes_out;
+        t.bytes_in += c.bytes_in;
+        self.audit(AuditEvent::Egress {
+            step: id.clone(),
+            host: c.host.clone(),
+            port: c.port,
+            address: c.address.clone(),
+            allowed: c.allowed,
+            reason: c.reason.clone(),
+            bytes_out: c.bytes_out,
+            bytes_in: c.bytes_in,
+        });
+        if !c.allowed {
+            self.console.egress_denied(&id, c);
+        }
     }
 
     /// A rollback ended: its report under the step, its findings, its manifest entry.

@@ -45,6 +45,16 @@ pub struct ExecArgs {
     /// every socket, owner and extended-attribute change.
     #[arg(long)]
     pub deny_sockets: bool,
+    /// With --limits-only (inside bwrap): the seccomp filter that leaves TCP
+    /// sockets only (an `egress` step, whose network namespace reaches the
+    /// proxy's forwarder alone).
+    #[arg(long)]
+    pub egress_sockets: bool,
+    /// Landlock: TCP connects to these ports only, TCP sockets only (an
+    /// `egress` step; the proxy, and the model API endpoint, listen there).
+    /// Needs Landlock ABI 4.
+    #[arg(long, value_name = "PORT")]
+    pub egress_port: Vec<u16>,
     /// Refuse mode and time changes (`chmod`, `utimensat`, …): the read-only profile.
     #[arg(long)]
     pub frozen_metadata: bool,
@@ -75,6 +85,13 @@ pub(crate) fn exec(args: &ExecArgs) -> String {
     if args.limits_only
         && args.deny_sockets
         && let Err(e) = confine::apply_seccomp(false, args.frozen_metadata)
+    {
+        return format!("sandbox: {e}; the command was not run");
+    }
+    if args.limits_only
+        && args.egress_sockets
+        && let Err(e) = confine::apply_seccomp(true, args.frozen_metadata)
+            .and_then(|()| super::netfilter::apply_tcp_only())
     {
         return format!("sandbox: {e}; the command was not run");
     }
@@ -152,8 +169,8 @@ pub(crate) fn with_limits(
 
 fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
     use landlock::{
-        ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
-        RulesetStatus, Scope, path_beneath_rules,
+        ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr,
+        RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
     };
     confine::drop_capabilities()?;
     // v3 (Linux 6.2) is the first ABI that also controls truncation: below it a
@@ -177,29 +194,48 @@ fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
     let exists =
         |ps: &[PathBuf]| -> Vec<PathBuf> { ps.iter().filter(|p| p.exists()).cloned().collect() };
     let devices: Vec<PathBuf> = super::reads::DEVICES.iter().map(PathBuf::from).collect();
-    let status = Ruleset::default()
-        .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(all)
-        .and_then(|r| {
-            // ABI 6 (Linux 6.12): no signal to a process outside the step. Below it
-            // the `signals` property is reported unenforced (`super::properties`).
-            if scoped {
-                r.scope(Scope::Signal)
-            } else {
-                Ok(r)
-            }
-        })
-        .and_then(|r| r.create())
-        .and_then(|r| r.add_rules(path_beneath_rules(exists(&system_ro), read)))
-        .and_then(|r| r.add_rules(path_beneath_rules(exists(&system_ls), AccessFs::ReadDir)))
-        .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.ls), AccessFs::ReadDir)))
-        .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.ro), read)))
-        .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.wo), write)))
-        .and_then(|r| r.add_rules(path_beneath_rules(&args.rw, all)))
-        .and_then(|r| r.add_rules(path_beneath_rules(exists(&devices), all)))
-        .and_then(|r| r.restrict_self())?;
+    let status =
+        Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(all)
+            .and_then(|r| {
+                if args.egress_port.is_empty() {
+                    Ok(r)
+                } else {
+                    // ABI 4 (Linux 6.7), required: TCP connects to the proxy's port only, no bind.
+                    r.handle_access(AccessNet::from_all(ABI::V4))
+                }
+            })
+            .and_then(|r| {
+                // ABI 6 (Linux 6.12): no signal to a process outside the step. Below it
+                // the `signals` property is reported unenforced (`super::properties`).
+                if scoped {
+                    r.scope(Scope::Signal)
+                } else {
+                    Ok(r)
+                }
+            })
+            .and_then(|r| r.create())
+            .and_then(|r| r.add_rules(path_beneath_rules(exists(&system_ro), read)))
+            .and_then(|r| r.add_rules(path_beneath_rules(exists(&system_ls), AccessFs::ReadDir)))
+            .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.ls), AccessFs::ReadDir)))
+            .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.ro), read)))
+            .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.wo), write)))
+            .and_then(|r| r.add_rules(path_beneath_rules(&args.rw, all)))
+            .and_then(|r| r.add_rules(path_beneath_rules(exists(&devices), all)))
+            .and_then(|r| {
+                r.add_rules(args.egress_port.iter().map(|p| {
+                    Ok::<_, landlock::RulesetError>(NetPort::new(*p, AccessNet::ConnectTcp))
+                }))
+            })
+            .and_then(|r| r.restrict_self())?;
     if status.ruleset != RulesetStatus::FullyEnforced {
         return Err(SandboxError::NotEnforced(status.ruleset));
     }
-    confine::apply_seccomp(args.net, args.frozen_metadata)
+    let egress = !args.egress_port.is_empty();
+    confine::apply_seccomp(args.net || egress, args.frozen_metadata)?;
+    if egress {
+        super::netfilter::apply_tcp_only()?;
+    }
+    Ok(())
 }

@@ -52,6 +52,20 @@ pub(crate) struct Layout {
     pub report: PathBuf,
     /// plangate's kill grace, in milliseconds (the supervisor finishes within it).
     pub kill_grace_ms: u64,
+    /// Where the step's egress proxy listens (a step that declares `egress`).
+    pub egress: Option<EgressAt>,
+}
+
+/// Where a step's egress proxy listens (`crate::egress::proxy`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum EgressAt {
+    /// bwrap: plangate's unix sockets (the proxy's, the model API's), each
+    /// bound into the sandbox at the same path, with the port on the
+    /// sandbox's own 127.0.0.1 where the forwarder (`__egress-forward`)
+    /// listens for it.
+    Sockets(Vec<(PathBuf, u16)>),
+    /// Landlock: the ports on 127.0.0.1 (the only ones the step may connect to).
+    Ports(Vec<u16>),
 }
 
 /// Flags every bwrap sandbox gets: the system trees read-only (nothing else
@@ -213,6 +227,11 @@ fn helper_args(l: &Layout, program: &str, args: &[String]) -> Result<Vec<String>
     if l.profile.network {
         a.push("--net".to_owned());
     }
+    if let Some(EgressAt::Ports(ports)) = &l.egress {
+        for p in ports {
+            a.extend(["--egress-port".to_owned(), p.to_string()]);
+        }
+    }
     a.push("--".to_owned());
     a.push(program.to_owned());
     a.extend(args.iter().cloned());
@@ -274,14 +293,30 @@ fn bwrap_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
     // what the step leaves behind is counted before the namespace dies.
     let exe = own_exe();
     a.extend(["--ro-bind".to_owned(), exe.clone(), exe.clone()]);
+    if let Some(EgressAt::Sockets(routes)) = &l.egress {
+        for (sock, _) in routes {
+            let s = sock.display().to_string();
+            a.extend(["--ro-bind".to_owned(), s.clone(), s]);
+        }
+    }
     a.extend(SEAL.iter().map(|s| (*s).to_owned()));
     a.push("--chdir".to_owned());
     a.push(l.cwd.display().to_string());
     a.push("--".to_owned());
+    if let Some(EgressAt::Sockets(routes)) = &l.egress {
+        // The forwarder first (outside the supervisor's count), then the supervisor.
+        a.extend([exe.clone(), crate::egress::forward::FORWARD.to_owned()]);
+        for (sock, port) in routes {
+            a.extend(["--route".to_owned(), format!("{port}={}", sock.display())]);
+        }
+        a.push("--".to_owned());
+    }
     a.push(exe);
     a.push(HELPER.to_owned());
     a.push("--limits-only".to_owned());
-    if !l.profile.network {
+    if l.egress.is_some() && !l.profile.network {
+        a.push("--egress-sockets".to_owned());
+    } else if !l.profile.network {
         // A unix socket bound in the visible filesystem (docker.sock) is
         // reachable through the read-only binds: no socket at all.
         a.push("--deny-sockets".to_owned());
@@ -312,9 +347,11 @@ mod tests {
                 network: false,
                 writable: vec![PathBuf::from("/opt/cache")],
                 readable: Vec::new(),
+                egress: None,
             },
             report: PathBuf::from("/tmp/t/.plangate-supervisor"),
             kill_grace_ms: 5000,
+            egress: None,
         }
     }
 

@@ -38,6 +38,7 @@ pub(crate) mod git_creds;
 pub(crate) mod git_guard;
 pub(crate) mod git_nested;
 mod layout;
+pub(crate) mod netfilter;
 mod profile;
 pub(crate) mod reads;
 mod selftest;
@@ -45,7 +46,7 @@ mod selftest;
 pub(crate) use confine::kill_descendants;
 pub(crate) use exec::ExecArgs;
 pub(crate) use exec::{exec, with_limits};
-pub(crate) use layout::{Layout, supervisor_args, wrap};
+pub(crate) use layout::{EgressAt, Layout, supervisor_args, wrap};
 pub(crate) use profile::{Request, plan_for};
 pub(crate) use selftest::ProbeArgs;
 pub(crate) use selftest::probe_main;
@@ -125,6 +126,16 @@ fn with_properties(backend: Backend, mut why: String) -> Result<Availability, Sa
         };
         properties.insert(name, v.to_owned());
     }
+    // Not probed: what the backend gives a step that declares `egress`
+    // (bwrap: its own network namespace; Landlock: the proxy's port, ABI 4).
+    let egress = match backend {
+        Backend::Bwrap => ENFORCED,
+        Backend::Landlock if netfilter::landlock_net_supported() => {
+            crate::model::sandbox::PORT_ONLY
+        }
+        Backend::Landlock => UNENFORCED,
+    };
+    properties.insert(crate::model::sandbox::EGRESS.to_owned(), egress.to_owned());
     if took > std::time::Duration::from_secs(1) {
         why.push_str(&format!("; the self-test took {} ms", took.as_millis()));
     }

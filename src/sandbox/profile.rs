@@ -29,6 +29,8 @@ pub(crate) struct Request {
     pub writable: Vec<PathBuf>,
     /// `readable:` paths (absolute), granted at any risk.
     pub readable: Vec<PathBuf>,
+    /// `egress:` hosts (the step's or its agent's), reached through plangate's proxy only.
+    pub egress: Option<Vec<String>>,
 }
 
 /// The sandbox of an approved step that runs processes, at `risk`; an error
@@ -53,7 +55,19 @@ pub(crate) fn plan_for(
             Vec::new()
         },
         readable: request.readable.clone(),
+        egress: request.egress.clone(),
     };
+    if request.network && !policy.allow_any_network {
+        return Err("declares `network: true` (any host), which the policy does not allow (`allow_any_network` is not true in the `--policy` file); list the hosts it needs under `egress` instead".to_owned());
+    }
+    if request.network && request.egress.is_some() {
+        return Err(
+            "declares both `network: true` (any host) and an `egress` list; keep one".to_owned(),
+        );
+    }
+    if request.unsandboxed && request.egress.is_some() {
+        return Err("declares an `egress` list, which only a sandbox can enforce, and asks to run without one (`sandbox: false`)".to_owned());
+    }
     if request.unsandboxed {
         if risk < Risk::Dangerous {
             // The classifier floors such a step at dangerous; never reached otherwise.
@@ -85,6 +99,9 @@ pub(crate) fn plan_for(
              fix: install bubblewrap and allow unprivileged user namespaces (Ubuntu 24.04: `sysctl kernel.apparmor_restrict_unprivileged_userns=0`), \
              or run on Linux 6.2+ with Landlock enabled; or set `sandbox: optional` in the --policy file to run steps unenforced"
         )),
+        SandboxMode::Optional if request.egress.is_some() => Err(format!(
+            "declares an `egress` list, which only a sandbox can enforce, and no sandbox backend works here ({why})"
+        )),
         SandboxMode::Optional => Ok(StepSandbox::not_enforced(
             profile,
             format!("no sandbox backend works here ({why}) and `policy.sandbox` is optional"),
@@ -105,6 +122,7 @@ mod tests {
         );
         p.sandbox = mode;
         p.allow_unsandboxed = allow;
+        p.allow_any_network = true;
         p
     }
 
@@ -116,6 +134,7 @@ mod tests {
             unsandboxed: false,
             writable: vec![PathBuf::from("/opt/cache")],
             readable: vec![PathBuf::from("/opt/tools")],
+            egress: None,
         };
         let p = policy(SandboxMode::Required, true);
         for (risk, fs, writable) in [

@@ -86,6 +86,32 @@ impl RunShared {
         self.check()
     }
 
+    /// Why the budget would be exhausted with `extra` more (a CLI's calls
+    /// measured so far at plangate's model API endpoint), if it would.
+    pub(crate) fn exhausted_with(&self, extra: &Usage) -> Option<String> {
+        if let Some(why) = self.check() {
+            return Some(why);
+        }
+        let mut u = self.usage();
+        u.add(extra);
+        if let Some(max) = self.budget.max_tokens.filter(|&m| u.tokens() >= m) {
+            Some(format!(
+                "token budget exhausted: {} of {max} tokens used",
+                u.tokens()
+            ))
+        } else {
+            self.budget
+                .max_cost_usd
+                .filter(|&m| u.cost_usd >= m)
+                .map(|max| {
+                    format!(
+                        "cost budget exhausted: ${:.4} of ${max:.4} spent",
+                        u.cost_usd
+                    )
+                })
+        }
+    }
+
     /// Why the budget is exhausted, if it is (tokens, cost, wall time).
     pub(crate) fn check(&self) -> Option<String> {
         if let Some(why) = self.exhausted.lock().ok().and_then(|e| e.clone()) {
@@ -177,6 +203,8 @@ pub(crate) struct StepContext {
     pub pulse: Option<Pulse>,
     /// Where a bash step with `retry:` says it will run its command again (None: nowhere).
     pub on_retry: Option<RetryNotices>,
+    /// Where the step's egress proxy reports each connection (None: nowhere).
+    pub on_egress: Option<crate::egress::Notices>,
     /// What an agent prompt's templates render to, by reference (`inputs.x`,
     /// `matrix.k`, `steps.ID.outputs.NAME`).
     pub template_values: BTreeMap<String, String>,
@@ -418,6 +446,12 @@ fn floor_for_sandbox(
     };
     if req.network {
         raise(Risk::Moderate, "declares `network: true`".to_owned());
+    }
+    if let Some(hosts) = &req.egress {
+        raise(
+            Risk::Moderate,
+            format!("reaches the network (`egress`: {})", hosts.join(", ")),
+        );
     }
     for w in &req.writable {
         if w.starts_with(workspace) {

@@ -162,15 +162,18 @@ pub(crate) async fn run(
     ctx: &StepContext,
     limits: Option<Limits>,
 ) -> std::io::Result<Guarded> {
-    run_in(spec, ctx, limits, None).await
+    run_in(spec, ctx, limits, None, None).await
 }
 
 /// [`run`] with `home` as the process's private, writable home: `HOME` and
 /// the XDG folders point into it (an agent CLI keeps its session and config there).
+/// With `api`, the CLI's model API is served by plangate for it (the real
+/// key stays here; see [`crate::egress::api`]).
 pub(crate) async fn run_with_home(
     mut spec: ProcessSpec,
     ctx: &StepContext,
     home: &std::path::Path,
+    api: Option<&crate::egress::api::Serve>,
 ) -> std::io::Result<Guarded> {
     let at = |sub: &str| home.join(sub).display().to_string();
     for (var, sub) in [
@@ -186,7 +189,7 @@ pub(crate) async fn run_with_home(
     spec.env.retain(|(k, _)| k != "HOME");
     spec.env
         .push(("HOME".to_owned(), home.display().to_string()));
-    run_in(spec, ctx, None, Some(home)).await
+    run_in(spec, ctx, None, Some(home), api).await
 }
 
 async fn run_in(
@@ -194,6 +197,7 @@ async fn run_in(
     ctx: &StepContext,
     limits: Option<Limits>,
     home: Option<&std::path::Path>,
+    api: Option<&crate::egress::api::Serve>,
 ) -> std::io::Result<Guarded> {
     // Fail-close: a process-running step always has a sandbox decision.
     let Some(sb) = ctx.sandbox.as_ref() else {
@@ -234,6 +238,18 @@ async fn run_in(
     let report = temp.path().join(SUPERVISOR_REPORT);
     let kill_grace_ms = u64::try_from(spec.kill_grace.as_millis()).unwrap_or(u64::MAX);
     let mut supervised = false;
+    // The step's egress proxy (and, under bwrap, the folder of its socket).
+    let mut egress: Option<(EgressProxy, sandbox::EgressAt)> = None;
+    if api.is_some() && sb.profile.egress.is_none() {
+        return Err(std::io::Error::other(
+            "the agent's model API endpoint needs an egress-confined sandbox; it is not run",
+        ));
+    }
+    if sb.profile.egress.is_some() && sb.backend().is_none() {
+        return Err(std::io::Error::other(
+            "the step declares `egress`, which only a sandbox can enforce, and it has none; it is not run",
+        ));
+    }
     if let Some(backend) = sb.backend() {
         supervised = true;
         let hidden = match &ctx.judge {
@@ -249,6 +265,11 @@ async fn run_in(
         if backend == crate::model::Backend::Landlock && home.is_none() {
             unreadable_home_git(&mut spec, &sb.profile);
         }
+        if let Some(list) = &sb.profile.egress {
+            let (p, at) = start_egress(list, api, backend, ctx).await?;
+            egress_env(&mut spec, &at, api);
+            egress = Some((p, at));
+        }
         let layout = Layout {
             workspace: ctx.env.workspace.clone(),
             out_dir: ctx.out_dir.clone(),
@@ -261,6 +282,7 @@ async fn run_in(
             profile: sb.profile.clone(),
             report: report.clone(),
             kill_grace_ms,
+            egress: egress.as_ref().map(|(_, at)| at.clone()),
         };
         (spec.program, spec.args) = sandbox::wrap(backend, &layout, &spec.program, &spec.args)
             .map_err(std::io::Error::other)?;
@@ -283,6 +305,9 @@ async fn run_in(
         None
     };
     let result = process::run(spec, ctx.cancel.clone()).await;
+    if let Some((p, _)) = egress {
+        p.stop();
+    }
     let lingering = std::fs::read_to_string(&report)
         .ok()
         .and_then(|s| s.trim().parse::<usize>().ok());
@@ -295,6 +320,120 @@ async fn run_in(
         nested,
         lingering,
     })
+}
+
+/// A step's running egress proxy (and model API endpoint).
+struct EgressProxy {
+    proxies: Vec<crate::egress::proxy::Proxy>,
+    /// bwrap: the private folder of their sockets (removed when dropped).
+    dir: Option<tempfile::TempDir>,
+}
+
+impl EgressProxy {
+    fn stop(self) {
+        for p in self.proxies {
+            p.stop();
+        }
+        drop(self.dir);
+    }
+}
+
+/// Start the step's egress proxy (and, for an agent with `api`, its model
+/// API endpoint): unix sockets in a private folder (bwrap, which binds them
+/// in and runs the forwarder), or ports on 127.0.0.1 (Landlock).
+async fn start_egress(
+    list: &[String],
+    api: Option<&crate::egress::api::Serve>,
+    backend: crate::model::Backend,
+    ctx: &StepContext,
+) -> std::io::Result<(EgressProxy, sandbox::EgressAt)> {
+    use crate::egress::proxy::{Endpoint, Handler, Proxy};
+    let rules = crate::egress::Rules::parse(list).map_err(std::io::Error::other)?;
+    let notify: crate::egress::proxy::Notify = match &ctx.on_egress {
+        Some(n) => n.0.clone(),
+        None => std::sync::Arc::new(|_| {}),
+    };
+    let fail = |e: std::io::Error| {
+        std::io::Error::other(format!(
+            "cannot start the step's egress proxy: {e}; the step was not run"
+        ))
+    };
+    let mut handlers = vec![(Handler::Egress(rules), crate::egress::FORWARD_PORT)];
+    if let Some(a) = api {
+        handlers.push((Handler::Api(a.clone()), crate::egress::API_PORT));
+    }
+    let mut proxies = Vec::new();
+    match backend {
+        crate::model::Backend::Bwrap => {
+            let dir = tempfile::Builder::new()
+                .prefix("plangate-egress-")
+                .tempdir()
+                .map_err(fail)?;
+            let mut routes = Vec::new();
+            for (i, (h, port)) in handlers.into_iter().enumerate() {
+                let sock = dir.path().join(format!("{i}.sock"));
+                proxies.push(
+                    Proxy::start(h, Some(&sock), notify.clone())
+                        .await
+                        .map_err(fail)?,
+                );
+                routes.push((sock, port));
+            }
+            let at = sandbox::EgressAt::Sockets(routes);
+            Ok((
+                EgressProxy {
+                    proxies,
+                    dir: Some(dir),
+                },
+                at,
+            ))
+        }
+        crate::model::Backend::Landlock => {
+            let mut ports = Vec::new();
+            for (h, _) in handlers {
+                let p = Proxy::start(h, None, notify.clone()).await.map_err(fail)?;
+                let Endpoint::Tcp(port) = *p.endpoint() else {
+                    return Err(fail(std::io::Error::other("no TCP port")));
+                };
+                proxies.push(p);
+                ports.push(port);
+            }
+            let at = sandbox::EgressAt::Ports(ports);
+            Ok((EgressProxy { proxies, dir: None }, at))
+        }
+    }
+}
+
+/// Name the proxy (the first route) in the process's environment, and the
+/// model API endpoint (the second, if any) in the CLI's base-URL variable,
+/// which then is the only `NO_PROXY` host.
+fn egress_env(
+    spec: &mut ProcessSpec,
+    at: &sandbox::EgressAt,
+    api: Option<&crate::egress::api::Serve>,
+) {
+    let ports: Vec<u16> = match at {
+        sandbox::EgressAt::Sockets(r) => r.iter().map(|(_, p)| *p).collect(),
+        sandbox::EgressAt::Ports(p) => p.clone(),
+    };
+    let url = |port: u16| format!("http://127.0.0.1:{port}");
+    let proxy = url(ports.first().copied().unwrap_or(0));
+    spec.env.retain(|(k, _)| {
+        !crate::egress::PROXY_VARS.contains(&k.as_str()) && !k.eq_ignore_ascii_case("no_proxy")
+    });
+    for var in crate::egress::PROXY_VARS {
+        spec.env.push((var.to_owned(), proxy.clone()));
+    }
+    if let (Some(a), Some(port)) = (api, ports.get(1)) {
+        let var = a.provider.base_url_var();
+        spec.env.retain(|(k, _)| k != var);
+        spec.env
+            .push((var.to_owned(), format!("{}{}", url(*port), a.base_path())));
+        for v in ["NO_PROXY", "no_proxy"] {
+            spec.env
+                .push((v.to_owned(), "127.0.0.1,localhost".to_owned()));
+        }
+    }
 }
 
 /// Record `.git` before a guarded step: under bwrap it is bound read-only,

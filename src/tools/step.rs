@@ -87,6 +87,7 @@ impl Step {
         match &self.action {
             Action::Bash(b) => {
                 r.network |= b.network;
+                r.egress.clone_from(&b.egress);
                 r.unsandboxed = b.unsandboxed;
                 r.writable = b
                     .writable
@@ -102,7 +103,15 @@ impl Step {
                     .filter(|p| !p.starts_with(workspace))
                     .collect();
             }
-            Action::Agent(a) => r.network |= a.agent.network,
+            Action::Agent(a) => {
+                r.network |= a.agent.network;
+                r.egress.clone_from(&a.agent.egress);
+                // Its model API is served by plangate: the CLI reaches that
+                // endpoint, and through the proxy only what `egress` lists.
+                if a.agent.api.is_some() && r.egress.is_none() {
+                    r.egress = Some(Vec::new());
+                }
+            }
             _ => {}
         }
         Some(r)
@@ -116,6 +125,7 @@ impl Step {
         if let Action::Agent(a) = &self.action {
             all.extend(a.agent.secrets.iter().flatten().cloned());
             all.extend(a.key_env().map(str::to_owned));
+            all.extend(a.api_key_env());
             all.extend(a.agent.headers.iter().flatten().map(|(_, var)| var.clone()));
         }
         all

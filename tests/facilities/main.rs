@@ -42,6 +42,7 @@ mod harness;
 mod mermaid_shared;
 
 mod agent_stage;
+mod egress;
 mod facility;
 mod formats;
 mod git_indirection;
@@ -123,6 +124,15 @@ fn trials() -> Vec<Trial> {
         sandbox::the_network_is_off_unless_the_step_declares_it,
         seal::without_network_no_unix_or_abstract_socket_is_reachable,
         seal::a_sandboxed_step_changes_no_metadata_outside_its_writable_set,
+        egress::only_declared_hosts_are_reached_through_the_proxy,
+    );
+    per_backend!(
+        t,
+        SANDBOXES,
+        [],
+        egress::landlock_egress_is_not_auto_approved_bwrap_egress_is,
+        egress::the_model_key_stays_with_plangate,
+        egress::the_endpoint_refuses_calls_past_the_budget,
     );
     // bwrap only: the Landlock backend has no pid namespace (a `setsid`
     // child escapes it, as without a sandbox; seal.rs reaps it).

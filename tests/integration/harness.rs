@@ -145,10 +145,9 @@ const OPERATOR_POLICY: &str = "operator-policy.yaml";
 
 /// The policy every test run gets unless it passes its own `--policy` (or
 /// drops it): it lets the plans of the tests ask for a high tolerance,
-/// unsandboxed steps and `fail_on_secrets: false`, which the built-in policy
+/// unsandboxed steps, `network: true` and `fail_on_secrets: false`, which the built-in policy
 /// caps. Sandboxes stay required and no variable is passed through.
-pub const OPERATOR_POLICY_YAML: &str =
-    "risk_tolerance: high\nallow_unsandboxed: true\nfail_on_secrets: false\n";
+pub const OPERATOR_POLICY_YAML: &str = "risk_tolerance: high\nallow_unsandboxed: true\nallow_any_network: true\nfail_on_secrets: false\n";
 
 /// Every `error`, `reason` and `message` of a report says each clause once:
 /// no message chains a prefix onto an error that already carries it

@@ -26,6 +26,7 @@ mod ci;
 mod cli_help;
 mod diff;
 mod distribution;
+mod egress;
 mod env_scope;
 mod examples;
 mod faults;

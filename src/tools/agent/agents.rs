@@ -118,6 +118,8 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
                     .help("name the recorded answers file"),
             );
         }
+        check_egress(file, name, a, out);
+        check_api(file, name, a, out);
         check_headers(file, name, kind, a, out);
         check_timeouts(file, name, a, out);
         if needs_price && a.child("price").is_none() {
@@ -126,6 +128,70 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
                     .help("give `price: {input_per_mtok: X, output_per_mtok: Y}` so the cost budget can be enforced"),
             );
         }
+    }
+}
+
+/// An agent's `api` names its provider (or has a preset that does), an
+/// http(s) `base_url` and a variable name.
+fn check_api(file: &str, name: &str, a: &Node, out: &mut Vec<Diagnostic>) {
+    let Some(api) = a.child("api") else {
+        return;
+    };
+    if api.child("provider").is_none() && a.child("preset").is_none() {
+        out.push(
+            Diagnostic::at(
+                file,
+                api.pos,
+                format!("`api` of agent `{name}` names no provider"),
+            )
+            .help("set `provider: anthropic` (or openai, gemini), or give the agent a `preset`"),
+        );
+    }
+    if let Some(u) = api
+        .child("base_url")
+        .and_then(|n| str_of(n).map(|s| (n, s)))
+        && !(u.1.starts_with("https://") || u.1.starts_with("http://"))
+    {
+        out.push(
+            Diagnostic::at(
+                file,
+                u.0.pos,
+                format!("`api.base_url` of agent `{name}` is not an http(s) URL"),
+            )
+            .help("e.g. https://api.anthropic.com"),
+        );
+    }
+    if let Some(e) = api
+        .child("api_key_env")
+        .and_then(|n| str_of(n).map(|s| (n, s)))
+        && !env_name_ok(e.1)
+    {
+        out.push(
+            Diagnostic::at(
+                file,
+                e.0.pos,
+                format!("`api.api_key_env` of agent `{name}` is not an environment variable name"),
+            )
+            .help("name the variable that holds the key, never the key itself"),
+        );
+    }
+}
+
+/// An agent's `egress` entries are hosts.
+fn check_egress(file: &str, name: &str, a: &Node, out: &mut Vec<Diagnostic>) {
+    let Some(e) = a.child("egress") else {
+        return;
+    };
+    let list: Vec<String> = items(Some(e))
+        .iter()
+        .filter_map(|n| str_of(n).map(str::to_owned))
+        .collect();
+    if let Err(why) = crate::egress::Rules::parse(&list) {
+        out.push(
+            Diagnostic::at(file, e.pos, format!("agent `{name}`: {why}")).help(
+                "list host names, `*.domain`, or IP addresses, each with an optional `:port`",
+            ),
+        );
     }
 }
 

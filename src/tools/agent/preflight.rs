@@ -88,6 +88,8 @@ fn problems(a: &AgentAction, env: &ToolEnv) -> Vec<(String, String)> {
             }
             if let Some(preset) = a.agent.preset
                 && !a.agent.network
+                && a.agent.egress.is_none()
+                && a.agent.api.is_none()
             {
                 out.push((
                     format!(
@@ -95,7 +97,7 @@ fn problems(a: &AgentAction, env: &ToolEnv) -> Vec<(String, String)> {
                         preset.program(),
                         preset.as_str()
                     ),
-                    "add `network: true` to the agent (its steps' risk is then at least moderate)"
+                    "add `api: {}` to the agent (plangate serves its model API and keeps the key), or `egress: [its API's host]` (e.g. `api.anthropic.com`); its steps' risk is then at least moderate"
                         .to_owned(),
                 ));
             }

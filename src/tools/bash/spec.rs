@@ -95,6 +95,13 @@ impl ToolSpec for Spec {
             Some(w) => Some(relative_inside(w).map_err(|why| cx.at_step(why.to_string()))?),
             None => None,
         };
+        if let Some(list) = &p.egress {
+            crate::egress::Rules::parse(list).map_err(|why| {
+                cx.at_step(why).help(
+                    "list host names, `*.domain`, or IP addresses, each with an optional `:port`",
+                )
+            })?;
+        }
         Ok(Lowered {
             action: Action::Bash(BashAction {
                 command: p.command,
@@ -103,6 +110,7 @@ impl ToolSpec for Spec {
                 capture_output: p.capture_output,
                 unsandboxed: !p.sandbox,
                 network: p.network,
+                egress: p.egress,
                 writable: p.writable,
                 readable: p.readable,
                 limits: p.limits,

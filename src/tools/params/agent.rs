@@ -80,6 +80,32 @@ impl AgentAction {
             .or(self.provider.default_key_env())
     }
 
+    /// With `api`: the model API plangate serves for its CLI (provider from
+    /// the `api` block or the preset; None when neither names one: refused at load).
+    pub(crate) fn api_provider(&self) -> Option<crate::egress::api::Provider> {
+        use crate::format::agent::ApiProvider;
+        let api = self.agent.api.as_ref()?;
+        let p = api.provider.or_else(|| {
+            self.agent
+                .preset
+                .map(crate::format::agent::Preset::api_provider)
+        })?;
+        Some(match p {
+            ApiProvider::Anthropic => crate::egress::api::Provider::Anthropic,
+            ApiProvider::Openai => crate::egress::api::Provider::Openai,
+            ApiProvider::Gemini => crate::egress::api::Provider::Gemini,
+        })
+    }
+
+    /// With `api`: the variable of plangate's environment holding the real key.
+    pub(crate) fn api_key_env(&self) -> Option<String> {
+        let api = self.agent.api.as_ref()?;
+        api.api_key_env
+            .clone()
+            .or_else(|| self.agent.api_key_env.clone())
+            .or_else(|| self.api_provider().map(|p| p.default_key_env().to_owned()))
+    }
+
     /// The argv of its CLI (a `command` agent, preset resolved); None for other providers.
     pub(crate) fn cli_argv(&self) -> Option<&[String]> {
         (self.provider == ProviderKind::Command)

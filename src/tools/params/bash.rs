@@ -41,6 +41,12 @@ pub(crate) struct BashParams {
     /// Same as the step's `network`: let the command reach the network (risk at least moderate).
     #[serde(default)]
     pub network: bool,
+    /// The only hosts the command may reach (`HOST`, `HOST:PORT`, `*.domain`; without a port, 80
+    /// and 443), through plangate's egress proxy, which its environment names (`HTTPS_PROXY`,
+    /// `HTTP_PROXY`, `https_proxy`, `http_proxy`): every other host, port, raw IP, direct
+    /// connection and unix socket is refused. Risk at least moderate. Not with `network: true`.
+    #[serde(default)]
+    pub egress: Option<Vec<String>>,
     /// Extra paths the command may write (absolute, `~/`, or relative to the workspace), granted
     /// when the step is approved as dangerous; a path outside the workspace makes its risk dangerous.
     #[serde(default)]
@@ -86,6 +92,8 @@ pub struct BashAction {
     pub unsandboxed: bool,
     /// `network: true` in the parameters.
     pub network: bool,
+    /// `egress:` hosts, as written (checked at load).
+    pub egress: Option<Vec<String>>,
     /// Extra writable paths as written.
     pub writable: Vec<String>,
     /// Extra readable paths as written.

@@ -2,9 +2,9 @@
 //! its stdin, the answer on its stdout: as printed (`output_format: text`) or
 //! read from the CLI's JSON or JSON Lines (`cli::conclude`).
 
-use super::{Answer, Call, CallError, CallFuture, Extra, Provider, cli};
+use super::{Answer, Call, CallError, CallFuture, Extra, Provider, Spent, cli};
 use crate::format::agent::CliOutputFormat;
-use crate::model::Risk;
+use crate::model::{Risk, Usage};
 use crate::process::{Capture, ProcessSpec, Termination};
 use crate::tools::params::agent::AgentAction;
 
@@ -27,6 +27,8 @@ impl Provider for Command {
             "api_key_env",
             "secrets",
             "network",
+            "egress",
+            "api",
         ]
     }
 
@@ -71,7 +73,8 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
     };
     let raw = cli::stdout_file(&ctx.artifacts_dir, attempt);
     let err_rel = format!("{}/attempt-{attempt}.stderr.txt", ctx.artifacts_rel);
-    let env = ctx.child_env(step);
+    let mut env = ctx.child_env(step);
+    let api = api_serve(a, ctx, &mut env)?;
     let spec = ProcessSpec {
         program: program.clone(),
         args: args.to_vec(),
@@ -110,7 +113,10 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         }
     }
     let started = match c.home {
-        Some(home) => crate::tools::sandboxed::run_with_home(spec, ctx, home).await,
+        Some(home) => crate::tools::sandboxed::run_with_home(spec, ctx, home, api.as_ref()).await,
+        None if api.is_some() => Err(std::io::Error::other(
+            "its model API endpoint needs the CLI's private home; it was not run",
+        )),
         None => crate::tools::sandboxed::run(spec, ctx, None).await,
     };
     let guarded = started
@@ -143,10 +149,127 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         attempt,
         ctx,
     );
-    answer.map(|mut ans| {
+    let answer = answer.map(|mut ans| {
         ans.extra.lingering = lingering;
         ans
-    })
+    });
+    match &api {
+        Some(api) => measured(answer, &api.meter),
+        None => answer,
+    }
+}
+
+/// With plangate's model API endpoint, the usage is what it measured (the
+/// CLI's own figure, when it differs, becomes a warning beside it); a call
+/// it refused for the budget fails the attempt.
+fn measured(
+    answer: Result<Answer, CallError>,
+    meter: &crate::egress::meter::Meter,
+) -> Result<Answer, CallError> {
+    let used = meter.usage();
+    let note = |reported: Option<Usage>, session: &mut Option<crate::model::AgentSession>| {
+        let mut notes = Vec::new();
+        if let Some(r) = reported.filter(|r| r.tokens() != used.tokens()) {
+            notes.push(format!(
+                "the CLI reported {} tokens; plangate measured {} at its model API endpoint",
+                r.tokens(),
+                used.tokens()
+            ));
+        }
+        if meter.unmeasured() > 0 {
+            notes.push(format!(
+                "{} model call(s) reported no usage plangate could read",
+                meter.unmeasured()
+            ));
+        }
+        if let Some(s) = session.as_mut() {
+            s.warnings.extend(notes);
+        }
+    };
+    match answer {
+        Ok(mut ans) => {
+            note(ans.usage, &mut ans.extra.session);
+            ans.usage = Some(used);
+            match meter.refused() {
+                Some(why) => Err(CallError::Failed(format!(
+                    "plangate refused a model call: {why}"
+                ))
+                .after(Spent {
+                    usage: Some(used),
+                    extra: ans.extra,
+                })),
+                None => Ok(ans),
+            }
+        }
+        Err(e) => {
+            let (e, mut spent) = e.split();
+            note(spent.usage, &mut spent.extra.session);
+            spent.usage = Some(used);
+            let e = match meter.refused() {
+                Some(why) => CallError::Failed(format!("plangate refused a model call: {why}")),
+                None => e,
+            };
+            Err(e.after(spent))
+        }
+    }
+}
+
+/// With `api`: take the real key out of the CLI's environment (a
+/// placeholder takes its place in every variable the CLI reads it from) and
+/// say what the endpoint serves.
+fn api_serve(
+    a: &AgentAction,
+    ctx: &crate::tools::StepContext,
+    env: &mut Vec<(String, String)>,
+) -> Result<Option<crate::egress::api::Serve>, CallError> {
+    if a.agent.api.is_none() {
+        return Ok(None);
+    }
+    let (Some(provider), Some(var)) = (a.api_provider(), a.api_key_env()) else {
+        return Err(CallError::Failed(format!(
+            "agent `{}`: `api` names no provider (set `api.provider` or a `preset`)",
+            a.agent_name
+        )));
+    };
+    let key = env
+        .iter()
+        .rev()
+        .find(|(k, _)| *k == var)
+        .map(|(_, v)| v.clone())
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| {
+            CallError::Failed(format!(
+                "agent `{}`: `{var}` (its model API key) is not set",
+                a.agent_name
+            ))
+        })?;
+    let placeholders: Vec<&str> = provider
+        .key_vars()
+        .iter()
+        .copied()
+        .chain(std::iter::once(var.as_str()))
+        .collect();
+    env.retain(|(k, v)| !placeholders.contains(&k.as_str()) && *v != key);
+    for p in placeholders {
+        env.push((p.to_owned(), crate::egress::api::PLACEHOLDER.to_owned()));
+    }
+    let base_url = a
+        .agent
+        .api
+        .as_ref()
+        .and_then(|x| x.base_url.clone())
+        .unwrap_or_else(|| provider.default_base_url().to_owned());
+    let shared = std::sync::Arc::clone(&ctx.shared);
+    let meter = crate::egress::meter::Meter::new(
+        a.agent.price.map(|p| (p.input_per_mtok, p.output_per_mtok)),
+        std::sync::Arc::new(move |u| shared.exhausted_with(u)),
+    );
+    Ok(Some(crate::egress::api::Serve {
+        provider,
+        base_url: base_url.trim_end_matches('/').to_owned(),
+        key,
+        meter: std::sync::Arc::new(meter),
+    }))
 }
 
 /// The answer of an ended agent CLI, from its stdout in its output format.

@@ -1,0 +1,564 @@
+//! The model API endpoint that keeps the key with plangate (issue 24, item 2).
+//!
+//! An agent definition with `api: {provider, api_key_env, base_url}` has its
+//! CLI pointed at a plain-HTTP endpoint plangate serves for the step
+//! (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`, `GOOGLE_GEMINI_BASE_URL`), with
+//! a placeholder in the key variable. Each request on one of the provider's
+//! model paths is sent on to `base_url` with the real key in the provider's
+//! header; any other path is refused (403). The real key lives in plangate's
+//! memory only: not in the CLI's environment, not in a file, not in output.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use super::Connection;
+use super::proxy::Notify;
+
+/// Largest request body sent on.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// The placeholder the CLI finds in its key variable.
+pub(crate) const PLACEHOLDER: &str = "plangate-placeholder-key";
+
+/// A model API, as plangate speaks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Provider {
+    /// Anthropic Messages API (`x-api-key`).
+    Anthropic,
+    /// OpenAI Responses and Chat Completions (`Authorization: Bearer`).
+    Openai,
+    /// Gemini API (`x-goog-api-key`).
+    Gemini,
+}
+
+impl Provider {
+    /// The plan's name.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "anthropic",
+            Provider::Openai => "openai",
+            Provider::Gemini => "gemini",
+        }
+    }
+
+    /// The provider's public API.
+    pub(crate) fn default_base_url(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "https://api.anthropic.com",
+            Provider::Openai => "https://api.openai.com/v1",
+            Provider::Gemini => "https://generativelanguage.googleapis.com",
+        }
+    }
+
+    /// The variable that usually holds the key.
+    pub(crate) fn default_key_env(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "ANTHROPIC_API_KEY",
+            Provider::Openai => "OPENAI_API_KEY",
+            Provider::Gemini => "GEMINI_API_KEY",
+        }
+    }
+
+    /// The variables the CLIs read the key from (each gets the placeholder).
+    pub(crate) fn key_vars(self) -> &'static [&'static str] {
+        match self {
+            Provider::Anthropic => &["ANTHROPIC_API_KEY"],
+            Provider::Openai => &["OPENAI_API_KEY", "CODEX_API_KEY"],
+            Provider::Gemini => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        }
+    }
+
+    /// The variable that points the CLI at the endpoint.
+    pub(crate) fn base_url_var(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "ANTHROPIC_BASE_URL",
+            Provider::Openai => "OPENAI_BASE_URL",
+            Provider::Gemini => "GOOGLE_GEMINI_BASE_URL",
+        }
+    }
+
+    /// Whether `rest` (the path after `base_url`'s own, query removed) is a
+    /// model call of this API.
+    pub(crate) fn allows(self, method: &str, rest: &str) -> bool {
+        let get = method == "GET";
+        let post = method == "POST";
+        match self {
+            Provider::Anthropic => {
+                (post && matches!(rest, "/v1/messages" | "/v1/messages/count_tokens"))
+                    || (get && (rest == "/v1/models" || under(rest, "/v1/models/")))
+            }
+            Provider::Openai => {
+                (post && matches!(rest, "/responses" | "/chat/completions"))
+                    || (get && (rest == "/models" || under(rest, "/models/")))
+            }
+            Provider::Gemini => {
+                let model_call = ["/v1beta/models/", "/v1/models/"].iter().any(|p| {
+                    rest.strip_prefix(p).is_some_and(|m| {
+                        let (name, verb) = m.split_once(':').unwrap_or((m, ""));
+                        plain_segment(name)
+                            && matches!(
+                                verb,
+                                "generateContent" | "streamGenerateContent" | "countTokens"
+                            )
+                    })
+                });
+                (post && model_call) || (get && matches!(rest, "/v1beta/models" | "/v1/models"))
+            }
+        }
+    }
+}
+
+/// `rest` is `prefix` followed by one plain path segment.
+fn under(rest: &str, prefix: &str) -> bool {
+    rest.strip_prefix(prefix).is_some_and(plain_segment)
+}
+
+/// A path segment without `/`, `..`, `%` or `\`: no way to another path upstream.
+fn plain_segment(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@'))
+}
+
+/// What the endpoint serves: the API and the real key.
+#[derive(Clone)]
+pub(crate) struct Serve {
+    /// The API.
+    pub provider: Provider,
+    /// Where requests go (`https://api.anthropic.com`), without a final `/`.
+    pub base_url: String,
+    /// The real key (never shown: see the Debug impl).
+    pub key: String,
+    /// What the CLI's calls used, and the budget that refuses the next one.
+    pub meter: Arc<super::meter::Meter>,
+}
+
+impl std::fmt::Debug for Serve {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Serve")
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("key", &"(withheld)")
+            .finish()
+    }
+}
+
+impl Serve {
+    /// The path `base_url` has (`/v1` for OpenAI's), the endpoint mirrors it.
+    pub(crate) fn base_path(&self) -> String {
+        let after_scheme = self
+            .base_url
+            .split_once("://")
+            .map_or(self.base_url.as_str(), |(_, r)| r);
+        after_scheme.find('/').map_or(String::new(), |i| {
+            after_scheme[i..].trim_end_matches('/').to_owned()
+        })
+    }
+
+    /// The host (and port) of `base_url`, for the audit line.
+    fn upstream_host(&self) -> (String, u16) {
+        crate::policy::hosts::parse_url(&self.base_url)
+            .map(|(_, t)| (t.host, t.port))
+            .unwrap_or_default()
+    }
+
+    /// The upstream URL for a request path; Err why it is refused.
+    pub(crate) fn route(&self, method: &str, target: &str) -> Result<String, String> {
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        let base = self.base_path();
+        let rest = path.strip_prefix(&base).unwrap_or("");
+        if !self.provider.allows(method, rest) {
+            return Err(format!(
+                "`{method} {path}` is not a model call of the {} API; plangate's endpoint passes nothing else",
+                self.provider.as_str()
+            ));
+        }
+        // A key in the query would be the placeholder: the real one goes in a header.
+        let query: Vec<&str> = query
+            .split('&')
+            .filter(|kv| !kv.is_empty() && !kv.starts_with("key="))
+            .collect();
+        let origin_end = self
+            .base_url
+            .len()
+            .saturating_sub(base.len() + usize::from(self.base_url.ends_with('/')));
+        let mut url = format!("{}{base}{rest}", &self.base_url[..origin_end]);
+        if !query.is_empty() {
+            url.push('?');
+            url.push_str(&query.join("&"));
+        }
+        Ok(url)
+    }
+
+    /// The header that carries the real key.
+    fn auth(&self) -> (&'static str, String) {
+        match self.provider {
+            Provider::Anthropic => ("x-api-key", self.key.clone()),
+            Provider::Openai => ("authorization", format!("Bearer {}", self.key)),
+            Provider::Gemini => ("x-goog-api-key", self.key.clone()),
+        }
+    }
+}
+
+/// Request headers not sent on: hop-by-hop, framing, and every way of
+/// carrying a key (the CLI's are placeholders).
+fn dropped_request_header(name: &str) -> bool {
+    matches!(
+        name,
+        "host"
+            | "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "proxy-authorization"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "content-length"
+            | "accept-encoding"
+            | "authorization"
+            | "x-api-key"
+            | "x-goog-api-key"
+            | "api-key"
+    )
+}
+
+/// Response headers not passed back (plangate decodes and frames the body itself).
+fn dropped_response_header(name: &str) -> bool {
+    matches!(
+        name,
+        "connection"
+            | "keep-alive"
+            | "transfer-encoding"
+            | "content-length"
+            | "content-encoding"
+            | "upgrade"
+            | "trailer"
+    )
+}
+
+/// Serve one connection: one request, one answer, then close.
+pub(crate) async fn serve<S>(mut s: S, api: &Serve, notify: &Notify)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let (host, port) = api.upstream_host();
+    let Ok(Ok((head, mut body))) =
+        tokio::time::timeout(super::proxy::HEAD_TIMEOUT, super::proxy::read_head(&mut s)).await
+    else {
+        return;
+    };
+    let mut headers = [httparse::EMPTY_HEADER; 96];
+    let mut req = httparse::Request::new(&mut headers);
+    if !matches!(req.parse(&head), Ok(httparse::Status::Complete(_))) {
+        refuse(
+            &mut s,
+            notify,
+            (&host, port),
+            400,
+            "not an HTTP request".into(),
+        )
+        .await;
+        return;
+    }
+    let method = req.method.unwrap_or_default().to_owned();
+    let target = req.path.unwrap_or_default().to_owned();
+    let url = match api.route(&method, &target) {
+        Ok(u) => u,
+        Err(why) => {
+            refuse(&mut s, notify, (&host, port), 403, why).await;
+            return;
+        }
+    };
+    let mut length = 0usize;
+    let mut send: Vec<(String, Vec<u8>)> = Vec::new();
+    for h in req.headers.iter() {
+        let n = h.name.to_ascii_lowercase();
+        if n == "transfer-encoding" {
+            refuse(
+                &mut s,
+                notify,
+                (&host, port),
+                411,
+                "a chunked request body; send Content-Length".into(),
+            )
+            .await;
+            return;
+        }
+        if n == "content-length" {
+            length = std::str::from_utf8(h.value)
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(usize::MAX);
+        }
+        if !dropped_request_header(&n) {
+            send.push((n, h.value.to_vec()));
+        }
+    }
+    if length > MAX_BODY {
+        refuse(
+            &mut s,
+            notify,
+            (&host, port),
+            413,
+            format!("a request body over {MAX_BODY} bytes"),
+        )
+        .await;
+        return;
+    }
+    while body.len() < length {
+        let mut chunk = vec![0_u8; (length - body.len()).min(64 * 1024)];
+        match s.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => body.extend_from_slice(&chunk[..n]),
+        }
+    }
+    body.truncate(length);
+    let out = Arc::new(AtomicU64::new(head.len() as u64 + body.len() as u64));
+    let inn = Arc::new(AtomicU64::new(0));
+    if let Some(why) = api.meter.over_budget() {
+        let why = format!("{why}; plangate refuses further model calls of this run");
+        refuse(&mut s, notify, (&host, port), 403, why).await;
+        return;
+    }
+    let (auth_name, auth_value) = api.auth();
+    send.push((auth_name.to_owned(), auth_value.into_bytes()));
+    let reason = format!("api: {method} {}", target.split('?').next().unwrap_or(""));
+    let forwarded = forward(&mut s, &method, &url, send, body, &inn).await;
+    if let Ok(answer) = &forwarded {
+        api.meter.record(answer.as_deref(), method == "POST");
+    }
+    let conn = Connection {
+        host,
+        port,
+        address: None,
+        allowed: true,
+        reason: match forwarded {
+            Ok(_) => Some(reason),
+            Err(e) => Some(format!("{reason}: unreachable: {e}")),
+        },
+        bytes_out: out.load(Ordering::Relaxed),
+        bytes_in: inn.load(Ordering::Relaxed),
+    };
+    notify(conn);
+}
+
+/// Send the request upstream (ureq, on the blocking pool) and stream the answer back.
+async fn forward<S>(
+    s: &mut S,
+    method: &str,
+    url: &str,
+    headers: Vec<(String, Vec<u8>)>,
+    body: Vec<u8>,
+    inn: &AtomicU64,
+) -> Result<Option<Vec<u8>>, String>
+where
+    S: AsyncWrite + Unpin,
+{
+    let (head_tx, head_rx) = tokio::sync::oneshot::channel::<Result<Vec<u8>, String>>();
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(16);
+    let (method, url) = (method.to_owned(), url.to_owned());
+    // The answer is streamed to the CLI; a copy (up to MAX_METERED) is what
+    // the meter reads the usage from.
+    let reader_task = tokio::task::spawn_blocking(move || -> Option<Vec<u8>> {
+        use std::io::Read;
+        let resp = request(&method, &url, headers, body);
+        let mut resp = match resp {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = head_tx.send(Err(e));
+                return None;
+            }
+        };
+        let status = resp.status();
+        let mut head = format!(
+            "HTTP/1.1 {} {}\r\n",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("")
+        )
+        .into_bytes();
+        for (k, v) in resp.headers() {
+            if !dropped_response_header(k.as_str()) {
+                head.extend_from_slice(k.as_str().as_bytes());
+                head.extend_from_slice(b": ");
+                head.extend_from_slice(v.as_bytes());
+                head.extend_from_slice(b"\r\n");
+            }
+        }
+        head.extend_from_slice(b"Connection: close\r\n\r\n");
+        if head_tx.send(Ok(head)).is_err() {
+            return None;
+        }
+        let mut reader = resp.body_mut().as_reader();
+        let mut buf = vec![0_u8; 16 * 1024];
+        let mut kept = Some(Vec::new());
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) | Err(_) => return kept,
+                Ok(n) => {
+                    if let Some(k) = kept.as_mut() {
+                        if k.len() + n > super::meter::MAX_METERED {
+                            kept = None;
+                        } else {
+                            k.extend_from_slice(&buf[..n]);
+                        }
+                    }
+                    if tx.blocking_send(buf[..n].to_vec()).is_err() {
+                        return kept;
+                    }
+                }
+            }
+        }
+    });
+    let head = match head_rx.await {
+        Ok(Ok(h)) => h,
+        Ok(Err(e)) => {
+            let body = format!("plangate: the model API cannot be reached: {e}\n");
+            let _ = s
+                .write_all(
+                    format!(
+                        "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .as_bytes(),
+                )
+                .await;
+            return Err(e);
+        }
+        Err(_) => return Err("the request was dropped".into()),
+    };
+    let mut gone = s.write_all(&head).await.is_err();
+    while let Some(chunk) = rx.recv().await {
+        // The CLI may have hung up: the rest of the answer is still read (and paid for).
+        if !gone {
+            gone = s.write_all(&chunk).await.is_err() || s.flush().await.is_err();
+            inn.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        }
+    }
+    let _ = s.shutdown().await;
+    Ok(reader_task.await.ok().flatten())
+}
+
+fn request(
+    method: &str,
+    url: &str,
+    headers: Vec<(String, Vec<u8>)>,
+    body: Vec<u8>,
+) -> Result<ureq::http::Response<ureq::Body>, String> {
+    let agent = ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .timeout_connect(Some(std::time::Duration::from_secs(15)))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .proxy(crate::environ::proxy())
+            .build(),
+    );
+    let mut b = ureq::http::Request::builder().method(method).uri(url);
+    for (k, v) in headers {
+        b = b.header(k, v);
+    }
+    let req = b.body(body).map_err(|e| e.to_string())?;
+    agent.run(req).map_err(|e| e.to_string())
+}
+
+/// Answer with `code` and a JSON error naming the reason; report it refused.
+async fn refuse<S>(s: &mut S, notify: &Notify, (host, port): (&str, u16), code: u16, why: String)
+where
+    S: AsyncWrite + Unpin,
+{
+    let body = serde_json::json!({
+        "type": "error",
+        "error": {"type": "plangate_refused", "message": format!("plangate: {why}")},
+    })
+    .to_string();
+    let text = match code {
+        400 => "Bad Request",
+        411 => "Length Required",
+        413 => "Payload Too Large",
+        _ => "Forbidden",
+    };
+    let _ = s
+        .write_all(
+            format!(
+                "HTTP/1.1 {code} {text}\r\nContent-Type: application/json\r\nX-Plangate-Egress: denied\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await;
+    let _ = s.shutdown().await;
+    notify(Connection {
+        host: host.to_owned(),
+        port,
+        address: None,
+        allowed: false,
+        reason: Some(format!("api: {why}")),
+        bytes_out: 0,
+        bytes_in: 0,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serve(p: Provider, base: &str) -> Serve {
+        Serve {
+            provider: p,
+            base_url: base.to_owned(),
+            key: "sk-real".to_owned(),
+            meter: Arc::new(super::super::meter::Meter::new(None, Arc::new(|_| None))),
+        }
+    }
+
+    #[test]
+    fn model_paths_route_to_the_base_url_and_nothing_else_does() {
+        let a = serve(Provider::Anthropic, "https://api.anthropic.com");
+        assert_eq!(
+            a.route("POST", "/v1/messages?beta=true").as_deref(),
+            Ok("https://api.anthropic.com/v1/messages?beta=true")
+        );
+        assert!(a.route("GET", "/v1/messages").is_err());
+        assert!(a.route("POST", "/v1/files").is_err());
+        assert!(a.route("POST", "/v1/messages/../files").is_err());
+        assert!(a.route("GET", "/v1/models/..").is_err());
+        assert!(a.route("POST", "//evil.example/v1/messages").is_err());
+        let o = serve(Provider::Openai, "https://api.openai.com/v1");
+        assert_eq!(o.base_path(), "/v1");
+        assert_eq!(
+            o.route("POST", "/v1/responses").as_deref(),
+            Ok("https://api.openai.com/v1/responses")
+        );
+        assert!(o.route("POST", "/responses").is_err());
+        assert!(o.route("POST", "/v1/files").is_err());
+        assert!(o.route("DELETE", "/v1/models/x").is_err());
+        let g = serve(
+            Provider::Gemini,
+            "https://generativelanguage.googleapis.com/",
+        );
+        assert_eq!(
+            g.route(
+                "POST",
+                "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse&key=plangate-placeholder-key"
+            )
+            .as_deref(),
+            Ok("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse")
+        );
+        assert!(g.route("POST", "/v1beta/models/x:delete").is_err());
+        assert!(g.route("POST", "/v1beta/files").is_err());
+        assert!(
+            g.route("POST", "/v1beta/models/a%2F..:generateContent")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn the_key_never_shows_in_debug_output() {
+        let s = format!("{:?}", serve(Provider::Openai, "https://api.openai.com/v1"));
+        assert!(!s.contains("sk-real"), "{s}");
+    }
+}

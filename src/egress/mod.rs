@@ -1,0 +1,296 @@
+//! Egress allow-lists (issue 24): a step or agent that declares
+//! `egress: [HOST, HOST:PORT, "*.example.com", ...]` reaches nothing but
+//! plangate's own proxy ([`proxy`]), which lets through the declared hosts
+//! only (HTTP, and HTTPS through `CONNECT`; no TLS interception).
+//!
+//! An entry is a [`crate::policy::hosts::HostPattern`]: a name, `*.domain`
+//! (names under it, not the domain itself), an IPv4 address or a bracketed
+//! IPv6 address. Without `:PORT` it allows ports 80 and 443 only.
+//!
+//! Names are resolved by the proxy, once, and it connects to the address it
+//! checked (no second lookup a DNS answer could change). An address that is
+//! not public (loopback, private, link-local and so the cloud metadata
+//! service, carrier-grade NAT, unique-local, multicast, unspecified) is
+//! refused, unless it is itself declared (an IP entry with a matching port),
+//! or the declared name is `localhost` and the address is loopback. A raw IP
+//! in a request passes only when an IP entry declares it.
+//!
+//! How the process is kept from going around the proxy depends on the
+//! backend (see `docs/SPEC.md`, "Egress allow-list"): under bubblewrap it
+//! has its own network namespace whose only listener is [`forward`]'s; under
+//! Landlock+seccomp it may connect (TCP) only to the proxy's port.
+
+pub(crate) mod api;
+pub(crate) mod forward;
+pub(crate) mod meter;
+pub(crate) mod proxy;
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use crate::policy::hosts::HostPattern;
+
+pub(crate) use forward::ForwardArgs;
+
+/// The ports an entry without `:PORT` allows.
+pub(crate) const DEFAULT_PORTS: [u16; 2] = [80, 443];
+
+/// The variables that name the proxy in a process's environment (both cases:
+/// curl reads only the lower-case `http_proxy`; most tools read either).
+pub(crate) const PROXY_VARS: [&str; 6] = [
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "ALL_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "all_proxy",
+];
+
+/// A parsed `egress:` list.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Rules {
+    entries: Vec<HostPattern>,
+}
+
+impl Rules {
+    /// Parse every entry; the first that is not one is the error (with why).
+    pub(crate) fn parse(list: &[String]) -> Result<Rules, String> {
+        let mut entries = Vec::new();
+        for e in list {
+            let p = HostPattern::parse(e).map_err(|why| format!("egress: {why}"))?;
+            entries.push(p);
+        }
+        Ok(Rules { entries })
+    }
+
+    /// Whether an entry allows the (normalized) name or IP text `host` on `port`.
+    fn entry_allows(p: &HostPattern, host: &str, port: u16) -> bool {
+        match p.port {
+            Some(want) => want == port && p.matches(host, port),
+            None => DEFAULT_PORTS.contains(&port) && p.matches(host, port),
+        }
+    }
+
+    /// Whether an IP entry declares `ip` on `port` (declared "as such").
+    fn declares_ip(&self, ip: IpAddr, port: u16) -> bool {
+        self.entries.iter().any(|p| {
+            !p.wildcard
+                && parse_ip(&p.host) == Some(ip)
+                && p.port
+                    .map_or(DEFAULT_PORTS.contains(&port), |want| want == port)
+        })
+    }
+
+    /// The first check, before any lookup: Ok(Some(ip)) when the request
+    /// names a declared IP (connect there), Ok(None) when it names a
+    /// declared host name (resolve it, then [`Rules::pick`]); Err why not.
+    pub(crate) fn admit(&self, host: &str, port: u16) -> Result<Option<IpAddr>, String> {
+        if port == 0 {
+            return Err("port 0".to_owned());
+        }
+        if let Some(ip) = parse_ip(host) {
+            return if self.declares_ip(ip, port) {
+                Ok(Some(ip))
+            } else {
+                Err(format!(
+                    "{} (a raw IP address) is not in the step's egress list",
+                    with_port(&ip_text(ip), port)
+                ))
+            };
+        }
+        let name = crate::policy::hosts::normalize_host(host);
+        let named = HostPattern::parse(&name).is_ok_and(|p| !p.wildcard && p.port.is_none());
+        if !named {
+            return Err(format!("`{host}` is not a host name"));
+        }
+        if self
+            .entries
+            .iter()
+            .filter(|p| parse_ip(&p.host).is_none())
+            .any(|p| Self::entry_allows(p, &name, port))
+        {
+            Ok(None)
+        } else if self
+            .entries
+            .iter()
+            .any(|p| p.matches(&name, p.port.unwrap_or(port)))
+        {
+            Err(format!(
+                "{} is not in the step's egress list (that host is declared for other ports)",
+                with_port(&name, port)
+            ))
+        } else {
+            Err(format!(
+                "{} is not in the step's egress list",
+                with_port(&name, port)
+            ))
+        }
+    }
+
+    /// Of the addresses `name` resolved to, the first it may connect to;
+    /// Err names the refused address and why.
+    pub(crate) fn pick(&self, name: &str, port: u16, addrs: &[IpAddr]) -> Result<IpAddr, String> {
+        let localhost = crate::policy::hosts::normalize_host(name) == "localhost";
+        let mut refused = None;
+        for &ip in addrs {
+            let ip = canonical(ip);
+            if is_public(ip) || self.declares_ip(ip, port) || (localhost && ip.is_loopback()) {
+                return Ok(ip);
+            }
+            refused.get_or_insert(ip);
+        }
+        match refused {
+            Some(ip) => Err(format!(
+                "{} resolves to {} ({}), which the egress list does not declare",
+                with_port(name, port),
+                ip_text(ip),
+                kind(ip)
+            )),
+            None => Err(format!("{} does not resolve", with_port(name, port))),
+        }
+    }
+}
+
+/// `host:port`, brackets around an IPv6 address.
+pub(crate) fn with_port(host: &str, port: u16) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// An IP address written the strict way (`1.2.3.4`, `::1`, `[::1]`); None
+/// for a name (and for the lax forms `127.1`, `0x7f.0.0.1`, which
+/// [`Rules::admit`] refuses as not being host names either: the entries
+/// allow letters, digits, `-` and `_` per label, and such a label only
+/// matches a declared entry written the same way).
+pub(crate) fn parse_ip(host: &str) -> Option<IpAddr> {
+    let h = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    h.parse::<IpAddr>().ok().map(canonical)
+}
+
+/// An IPv4-mapped IPv6 address as the IPv4 address it is.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// The text of an address (IPv6 without brackets).
+pub(crate) fn ip_text(ip: IpAddr) -> String {
+    ip.to_string()
+}
+
+/// Whether an address is on the public internet (what a declared name may
+/// resolve to without the address being declared too).
+pub(crate) fn is_public(ip: IpAddr) -> bool {
+    match canonical(ip) {
+        IpAddr::V4(v4) => v4_public(v4),
+        IpAddr::V6(v6) => v6_public(v6),
+    }
+}
+
+fn v4_public(ip: Ipv4Addr) -> bool {
+    let o = ip.octets();
+    !(ip.is_unspecified()
+        || ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_broadcast()
+        || ip.is_multicast()
+        || ip.is_documentation()
+        || o[0] == 0
+        // carrier-grade NAT (and Alibaba's metadata service at 100.100.100.200)
+        || (o[0] == 100 && (o[1] & 0xc0) == 64)
+        // IETF protocol assignments, benchmarking, reserved
+        || (o[0] == 192 && o[1] == 0 && o[2] == 0)
+        || (o[0] == 198 && (o[1] & 0xfe) == 18)
+        || o[0] >= 240)
+}
+
+fn v6_public(ip: Ipv6Addr) -> bool {
+    let s = ip.segments();
+    // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) carry an IPv4 address: judge that one.
+    if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
+        let [a, b] = s[6].to_be_bytes();
+        let [c, d] = s[7].to_be_bytes();
+        return v4_public(Ipv4Addr::new(a, b, c, d));
+    }
+    if s[0] == 0x2002 {
+        let [a, b] = s[1].to_be_bytes();
+        let [c, d] = s[2].to_be_bytes();
+        return v4_public(Ipv4Addr::new(a, b, c, d));
+    }
+    !(ip.is_unspecified()
+        || ip.is_loopback()
+        || ip.is_multicast()
+        || (s[0] & 0xfe00) == 0xfc00 // unique local (fd00:ec2::254, the AWS metadata service)
+        || (s[0] & 0xffc0) == 0xfe80 // link-local
+        || (s[0] & 0xffc0) == 0xfec0 // site-local (deprecated)
+        || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+        || s[0..6] == [0, 0, 0, 0, 0, 0]) // IPv4-compatible (deprecated)
+}
+
+/// What kind of address a refused one is, for the message.
+fn kind(ip: IpAddr) -> &'static str {
+    match canonical(ip) {
+        IpAddr::V4(v4) if v4.is_loopback() => "loopback",
+        IpAddr::V6(v6) if v6.is_loopback() => "loopback",
+        IpAddr::V4(v4) if v4.is_link_local() => "link-local, the cloud metadata service's range",
+        IpAddr::V4(v4) if v4.is_private() => "private",
+        IpAddr::V6(v6) if (v6.segments()[0] & 0xffc0) == 0xfe80 => "link-local",
+        IpAddr::V6(v6) if (v6.segments()[0] & 0xfe00) == 0xfc00 => "unique-local",
+        _ => "not public",
+    }
+}
+
+/// Where a step's proxy reports its connections (the engine turns each into
+/// an audit line, a console line when refused, and the report's tally).
+#[derive(Clone)]
+pub(crate) struct Notices(pub proxy::Notify);
+
+impl Notices {
+    /// Report through `send`.
+    pub(crate) fn new(send: impl Fn(Connection) + Send + Sync + 'static) -> Notices {
+        Notices(std::sync::Arc::new(send))
+    }
+}
+
+impl std::fmt::Debug for Notices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("egress::Notices")
+    }
+}
+
+/// The port the forwarder listens on inside a bwrap sandbox (its own
+/// network namespace: nothing else is there).
+pub(crate) const FORWARD_PORT: u16 = 3128;
+
+/// The port the model API endpoint has inside a bwrap sandbox.
+pub(crate) const API_PORT: u16 = 3129;
+
+/// One connection the proxy handled (or refused): a line of the audit log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Connection {
+    /// The host asked for (normalized; an IP as written strictly).
+    pub host: String,
+    /// The port asked for.
+    pub port: u16,
+    /// The address connected to (None when refused before connecting).
+    pub address: Option<String>,
+    /// Whether it was let through.
+    pub allowed: bool,
+    /// Why it was refused (None when allowed).
+    pub reason: Option<String>,
+    /// Bytes from the step to the host.
+    pub bytes_out: u64,
+    /// Bytes from the host to the step.
+    pub bytes_in: u64,
+}
+
+#[cfg(test)]
+mod tests;
