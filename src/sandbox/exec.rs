@@ -150,6 +150,25 @@ pub(crate) fn with_limits(
     (exe, a)
 }
 
+/// Confine the calling thread as the helper confines itself (capabilities,
+/// Landlock, seccomp: all per thread, none with TSYNC), for a resident
+/// supervisor whose thread then spawns the step. Resource limits are per
+/// process: a request that sets them is refused (such steps go through the
+/// helper).
+pub(super) fn restrict_thread(args: &ExecArgs) -> Result<(), SandboxError> {
+    if args.limits_only
+        || args.supervise.is_some()
+        || args.rlimit_as.is_some()
+        || args.rlimit_nproc.is_some()
+        || args.rlimit_fsize.is_some()
+    {
+        return Err(SandboxError::Paths(
+            "resource limits and nested supervisors are not applied in a thread".into(),
+        ));
+    }
+    restrict(args)
+}
+
 fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
     use landlock::{
         ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,

@@ -262,10 +262,20 @@ async fn run_in(
             report: report.clone(),
             kill_grace_ms,
         };
-        (spec.program, spec.args) = sandbox::wrap(backend, &layout, &spec.program, &spec.args)
-            .map_err(std::io::Error::other)?;
+        if backend == crate::model::Backend::Landlock && lane_fits(&spec, limits.as_ref()) {
+            // A resident supervisor confines the thread that spawns the step.
+            let flags = sandbox::confine_flags(&layout).map_err(std::io::Error::other)?;
+            spec.lane = Some(lane_spec(Some(flags)));
+        } else {
+            (spec.program, spec.args) = sandbox::wrap(backend, &layout, &spec.program, &spec.args)
+                .map_err(std::io::Error::other)?;
+        }
+    } else if lane_fits(&spec, limits.as_ref()) {
+        // Unsandboxed: a resident supervisor still kills what the step leaves.
+        supervised = true;
+        spec.lane = Some(lane_spec(None));
     }
-    if !supervised || limits.is_some() {
+    if !supervised || (limits.is_some() && spec.lane.is_none()) {
         // Unsandboxed: the helper supervises (and sets the limits, if any).
         let extra = if supervised {
             Vec::new()
@@ -282,10 +292,15 @@ async fn run_in(
     } else {
         None
     };
+    let laned = spec.lane.is_some();
     let result = process::run(spec, ctx.cancel.clone()).await;
-    let lingering = std::fs::read_to_string(&report)
-        .ok()
-        .and_then(|s| s.trim().parse::<usize>().ok());
+    let lingering = if laned {
+        result.as_ref().ok().and_then(|o| o.lingering)
+    } else {
+        std::fs::read_to_string(&report)
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok())
+    };
     // Undo even when the process could not be waited for: it may have run.
     let (undone, nested) = after_step(snapshot, since, ctx).await?;
     drop(temp);
@@ -357,6 +372,30 @@ async fn after_step(
         None => Vec::new(),
     };
     Ok((undone, nested))
+}
+
+/// Whether `spec` can run through a resident supervisor ([`process::lane`]):
+/// no resource limits (they are per process: the per-step helper sets
+/// them), and a command line and environment that fit one message.
+fn lane_fits(spec: &ProcessSpec, limits: Option<&Limits>) -> bool {
+    let size: usize = spec.args.iter().map(String::len).sum::<usize>()
+        + spec
+            .env
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 8)
+            .sum::<usize>()
+        + spec.program.len();
+    limits.is_none() && size < process::lane::MAX_MESSAGE / 2
+}
+
+fn lane_spec(confine: Option<Vec<String>>) -> process::lane::LaneSpec {
+    let exe =
+        std::env::current_exe().map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string());
+    process::lane::LaneSpec {
+        program: exe,
+        args: vec!["__sandbox-lane".to_owned()],
+        confine,
+    }
 }
 
 /// The supervisor's report file, in the step's private temporary folder.
