@@ -211,7 +211,14 @@ async fn run_in(
             git_guard::Side::Writer
         })
         .await;
-    let snapshot = if guarded {
+    std::fs::create_dir_all(&ctx.artifacts_dir)?;
+    let temp = tempfile::Builder::new()
+        .prefix("plangate-step-")
+        .tempdir()?;
+    // A sandboxed read-only step can change nothing in the workspace: no
+    // `.git` to record and put back, no nested repository to look for.
+    let watched = guarded && !sealed_read_only(sb, ctx, home, temp.path());
+    let snapshot = if watched {
         Some(take_snapshot(sb, &ctx.env.workspace).await?)
     } else {
         None
@@ -222,10 +229,6 @@ async fn run_in(
         spec.env
             .push(("GIT_OPTIONAL_LOCKS".to_owned(), "0".to_owned()));
     }
-    std::fs::create_dir_all(&ctx.artifacts_dir)?;
-    let temp = tempfile::Builder::new()
-        .prefix("plangate-step-")
-        .tempdir()?;
     for var in ["TMPDIR", "TMP", "TEMP"] {
         spec.env
             .push((var.to_owned(), temp.path().display().to_string()));
@@ -285,9 +288,11 @@ async fn run_in(
         (spec.program, spec.args) =
             sandbox::with_limits(&limits.unwrap_or_default(), extra, spec.program, spec.args);
     }
-    let _ = std::fs::remove_file(&report);
+    if spec.lane.is_none() {
+        let _ = std::fs::remove_file(&report);
+    }
     // The kernel's file clock before the step: what it creates is not older.
-    let since = if guarded {
+    let since = if watched {
         Some(sandbox::git_nested::stamp(temp.path())?)
     } else {
         None
@@ -310,6 +315,26 @@ async fn run_in(
         nested,
         lingering,
     })
+}
+
+/// Whether the step runs in a sandbox that lets it write nothing inside the
+/// workspace: the `read-only` profile, no private home, and its artifact
+/// folder and TMPDIR (both exist by then) outside the workspace. A path that
+/// cannot be resolved counts as inside.
+fn sealed_read_only(
+    sb: &crate::model::StepSandbox,
+    ctx: &StepContext,
+    home: Option<&std::path::Path>,
+    temp: &std::path::Path,
+) -> bool {
+    if sb.backend().is_none() || sb.profile.filesystem != Filesystem::ReadOnly || home.is_some() {
+        return false;
+    }
+    let Ok(ws) = ctx.env.workspace.canonicalize() else {
+        return false;
+    };
+    let outside = |p: &std::path::Path| p.canonicalize().is_ok_and(|real| !real.starts_with(&ws));
+    outside(&ctx.artifacts_dir) && outside(temp)
 }
 
 /// Record `.git` before a guarded step: under bwrap it is bound read-only,
