@@ -22,8 +22,10 @@
 //!   cannot take back a right granted higher up: the whole workspace is
 //!   writable for `workspace-write`, and its `.git` is kept by
 //!   [`git_guard`] (recorded before the step, undone after it).
-//!   There is no pid namespace: the supervisor ([`confine::supervise`], a
-//!   child subreaper outside the step's domain) kills what the step leaves.
+//!   There is no pid namespace: the supervisor (a resident [`lane`], or
+//!   [`confine::supervise`] for a step with resource limits; a child
+//!   subreaper outside the step's domain) kills what the step leaves. A lane
+//!   confines the thread that spawns the step instead of exec'ing the helper.
 //! - none: a step that asks for a sandbox is blocked before the run starts
 //!   (fail-close), never run unsandboxed.
 //!
