@@ -36,6 +36,9 @@ pub enum Command {
     /// Internal: restrict this process (Landlock, seccomp) and exec a sandboxed step's command.
     #[command(name = "__sandbox-exec", hide = true)]
     SandboxExec(crate::sandbox::ExecArgs),
+    /// Internal: a resident step supervisor (serves steps over its stdin socket).
+    #[command(name = "__sandbox-lane", hide = true)]
+    SandboxLane,
     /// Internal: the sandbox self-test's probe (runs inside the backend).
     #[command(name = "__sandbox-probe", hide = true)]
     SandboxProbe(crate::sandbox::ProbeArgs),

@@ -99,6 +99,12 @@ pub fn run(cli: Cli) -> ExitCode {
         redact::init()
             .map_err(Error::Internal)
             .and(Err(Error::SandboxExec(why)))
+    } else if let Command::SandboxLane = &command {
+        // A resident step supervisor (`process::lane`): as cheap as the helper.
+        let why = sandbox::serve_lane();
+        redact::init()
+            .map_err(Error::Internal)
+            .and(Err(Error::SandboxExec(why)))
     } else if let Command::SandboxProbe(args) = &command {
         // The self-test's probe: as cheap as the helper.
         let why = sandbox::probe_main(args);
@@ -140,6 +146,7 @@ fn dispatch(command: Command) -> commands::Outcome {
         Command::SandboxExec(args) => Err(Error::SandboxExec(sandbox::exec(&args))),
         Command::SandboxProbe(args) => Err(Error::SandboxExec(sandbox::probe_main(&args))),
         Command::EgressForward(args) => Err(Error::SandboxExec(egress::forward::main(&args))),
+        Command::SandboxLane => Err(Error::SandboxExec(sandbox::serve_lane())),
         Command::Shard(args) => commands::shard::run(&args),
         Command::Merge(args) => commands::merge::run(&args),
     }

@@ -164,6 +164,8 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     console.quiet = args.quiet;
     let out_dir = settings.out_dir.clone();
     let (status, finished) = execute(plan, Arc::new(settings), console);
+    // The resident step supervisors, idle now, end.
+    crate::process::lane::close_all();
     // Every step has ended: a child still here is one a step orphaned after
     // its supervisor was killed (plangate is a child subreaper).
     let left = crate::sandbox::kill_descendants();

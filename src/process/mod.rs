@@ -9,6 +9,7 @@
 //! groups alive are listed on disk ([`live`]) so a killed run's steps are
 //! stopped by the next run.
 
+pub(crate) mod lane;
 pub(crate) mod live;
 
 use std::path::PathBuf;
@@ -61,6 +62,9 @@ pub(crate) struct ProcessSpec {
     pub stdin: Option<Vec<u8>>,
     /// Kill the group when neither stream has printed anything for this long.
     pub idle_timeout: Option<Duration>,
+    /// Run it through a resident supervisor ([`lane`]) rather than as
+    /// plangate's own child (set by `tools::sandboxed`, never by a tool).
+    pub lane: Option<lane::LaneSpec>,
 }
 
 /// How a process ended.
@@ -103,6 +107,8 @@ pub(crate) struct ProcessOutcome {
     pub stderr: StreamStats,
     /// Wall time.
     pub duration: Duration,
+    /// Run through a lane: how many processes the step left alive (killed).
+    pub lingering: Option<usize>,
 }
 
 /// Run a process to completion, timeout or cancellation.
@@ -110,6 +116,9 @@ pub(crate) async fn run(
     spec: ProcessSpec,
     mut cancel: watch::Receiver<bool>,
 ) -> std::io::Result<ProcessOutcome> {
+    if let Some(l) = spec.lane.clone() {
+        return run_lane(spec, l, cancel).await;
+    }
     let started = Instant::now();
     let mut cmd = Command::new(program_path(&spec.program));
     // The child gets exactly `spec.env`: no token, key or workflow-command file
@@ -208,7 +217,212 @@ pub(crate) async fn run(
         stdout,
         stderr,
         duration: started.elapsed(),
+        lingering: None,
     })
+}
+
+/// [`run`] through a resident supervisor ([`lane`]): the same timeouts,
+/// cancellation, capture and process-group handling; the lane kills what the
+/// step leaves and says how many.
+async fn run_lane(
+    spec: ProcessSpec,
+    l: lane::LaneSpec,
+    mut cancel: watch::Receiver<bool>,
+) -> std::io::Result<ProcessOutcome> {
+    use std::os::fd::{AsFd, OwnedFd};
+    let started = Instant::now();
+    let (stdin_child, stdout_child, stderr_child, stdin_ours, stdout_ours, stderr_ours) =
+        lane_stdio(&spec)?;
+    let request = lane::Request {
+        confine: l.confine.clone(),
+        program: program_path(&spec.program).display().to_string(),
+        args: spec.args.clone(),
+        env: spec.env.clone(),
+        cwd: spec.cwd.clone(),
+    };
+    let ln = lane::take(&l)?;
+    ln.send(
+        &request,
+        [
+            stdin_child.as_fd(),
+            stdout_child.as_fd(),
+            stderr_child.as_fd(),
+        ],
+    )
+    .await?;
+    drop((stdin_child, stdout_child, stderr_child));
+    let first = ln.recv().await?;
+    let pgid = match first {
+        lane::Reply::Started { pid } => Pid::from_raw(pid),
+        lane::Reply::Ended { .. } => None,
+    };
+    if let Some(pg) = pgid {
+        live::add(pg);
+    }
+    if let (Some(bytes), Some(fd)) = (spec.stdin.clone(), stdin_ours) {
+        let mut pipe = tokio::net::unix::pipe::Sender::from_owned_fd(fd)?;
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            // A child that exits without reading gives EPIPE: that is its business.
+            let _ = pipe.write_all(&bytes).await;
+            let _ = pipe.shutdown().await;
+        });
+    }
+    let reader =
+        |fd: Option<OwnedFd>| -> std::io::Result<Option<tokio::net::unix::pipe::Receiver>> {
+            fd.map(tokio::net::unix::pipe::Receiver::from_owned_fd)
+                .transpose()
+        };
+    let activity = Arc::new(AtomicU64::new(0));
+    let out_task = spawn_reader(
+        reader(stdout_ours)?,
+        spec.stdout.clone(),
+        Arc::clone(&activity),
+        started,
+    );
+    let err_task = spawn_reader(
+        reader(stderr_ours)?,
+        spec.stderr.clone(),
+        Arc::clone(&activity),
+        started,
+    );
+    let idle = idle_watch(spec.idle_timeout, Arc::clone(&activity), started);
+    let ended = |r: lane::Reply| match r {
+        lane::Reply::Ended {
+            code,
+            signal,
+            lingering,
+        } => Ok((code, signal, lingering)),
+        lane::Reply::Started { .. } => Err(std::io::Error::other(
+            "the step's supervisor answered out of turn",
+        )),
+    };
+    let waited = if let lane::Reply::Ended { .. } = first {
+        Some(Ok(ended(first)))
+    } else if *cancel.borrow() {
+        None
+    } else {
+        tokio::select! {
+            r = ln.recv() => Some(Ok(r.and_then(ended))),
+            () = tokio::time::sleep(spec.timeout) => Some(Err(Termination::TimedOut)),
+            () = idle => Some(Err(Termination::IdleTimedOut)),
+            _ = cancel.wait_for(|c| *c) => None,
+        }
+    };
+    let (result, killed_by_us) = match waited {
+        Some(Ok(r)) => (r, None),
+        Some(Err(t)) => (stop_lane(pgid, &ln, spec.kill_grace).await, Some(t)),
+        None => (
+            stop_lane(pgid, &ln, spec.kill_grace).await,
+            Some(Termination::Cancelled),
+        ),
+    };
+    // The lane has killed whatever the step left; its group goes too (belt and braces).
+    if let Some(pg) = pgid {
+        let _ = kill_process_group(pg, Signal::KILL);
+    }
+    let stdout = finish_reader(out_task, pgid, spec.kill_grace).await;
+    let stderr = finish_reader(err_task, pgid, spec.kill_grace).await;
+    if let Some(pg) = pgid {
+        live::remove(pg);
+    }
+    // A lane that did not answer in turn is dropped (and killed), never reused.
+    let (code, signal, lingering) = result?;
+    lane::give_back(ln);
+    let termination = match killed_by_us {
+        Some(t) => t,
+        None => match (code, signal) {
+            (Some(c), _) => Termination::Exited(c),
+            (None, Some(s)) => Termination::Signaled(s),
+            (None, None) => Termination::Signaled(0),
+        },
+    };
+    Ok(ProcessOutcome {
+        termination,
+        stdout,
+        stderr,
+        duration: started.elapsed(),
+        lingering: Some(lingering),
+    })
+}
+
+/// The step's stdin, stdout and stderr for a lane, and plangate's ends.
+#[allow(clippy::type_complexity)]
+fn lane_stdio(
+    spec: &ProcessSpec,
+) -> std::io::Result<(
+    std::os::fd::OwnedFd,
+    std::os::fd::OwnedFd,
+    std::os::fd::OwnedFd,
+    Option<std::os::fd::OwnedFd>,
+    Option<std::os::fd::OwnedFd>,
+    Option<std::os::fd::OwnedFd>,
+)> {
+    use std::os::fd::OwnedFd;
+    let null = |write: bool| -> std::io::Result<OwnedFd> {
+        Ok(std::fs::OpenOptions::new()
+            .read(!write)
+            .write(write)
+            .open("/dev/null")?
+            .into())
+    };
+    let (stdin_child, stdin_ours): (OwnedFd, Option<OwnedFd>) = if spec.stdin.is_some() {
+        let (r, w) = std::io::pipe()?;
+        (r.into(), Some(w.into()))
+    } else {
+        (null(false)?, None)
+    };
+    let out = |c: &Capture| -> std::io::Result<(OwnedFd, Option<OwnedFd>)> {
+        match c {
+            Capture::File { .. } => {
+                let (r, w) = std::io::pipe()?;
+                Ok((w.into(), Some(r.into())))
+            }
+            Capture::Discard => Ok((null(true)?, None)),
+        }
+    };
+    let (stdout_child, stdout_ours) = out(&spec.stdout)?;
+    let (stderr_child, stderr_ours) = out(&spec.stderr)?;
+    Ok((
+        stdin_child,
+        stdout_child,
+        stderr_child,
+        stdin_ours,
+        stdout_ours,
+        stderr_ours,
+    ))
+}
+
+/// Stop a step run through a lane: SIGTERM its group, after `grace` SIGKILL
+/// it and have the lane SIGKILL every process it holds; its answer.
+async fn stop_lane(
+    pgid: Option<Pid>,
+    ln: &lane::Lane,
+    grace: Duration,
+) -> std::io::Result<(Option<i32>, Option<i32>, usize)> {
+    if let Some(pg) = pgid {
+        let _ = kill_process_group(pg, Signal::TERM);
+    }
+    let reply = match tokio::time::timeout(grace, ln.recv()).await {
+        Ok(r) => r,
+        Err(_) => {
+            if let Some(pg) = pgid {
+                let _ = kill_process_group(pg, Signal::KILL);
+            }
+            ln.kill().await?;
+            ln.recv().await
+        }
+    }?;
+    match reply {
+        lane::Reply::Ended {
+            code,
+            signal,
+            lingering,
+        } => Ok((code, signal, lingering)),
+        lane::Reply::Started { .. } => Err(std::io::Error::other(
+            "the step's supervisor answered out of turn",
+        )),
+    }
 }
 
 /// plangate's own environment, captured once per run (`policy::env::Scope`

@@ -281,13 +281,18 @@ fn wait_or_stop(
             deadline.get_or_insert_with(|| std::time::Instant::now() + grace);
         }
         if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
-            for k in children() {
-                if let Some(p) = rustix::process::Pid::from_raw(k) {
-                    let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
-                }
-            }
+            kill_children();
             // The command is killed too: its pidfd becomes readable.
             deadline = None;
+        }
+    }
+}
+
+/// SIGKILL every child of this process (not reaped).
+pub(crate) fn kill_children() {
+    for k in children() {
+        if let Some(p) = rustix::process::Pid::from_raw(k) {
+            let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
         }
     }
 }

@@ -167,6 +167,25 @@ pub(crate) fn with_limits(
     (exe, a)
 }
 
+/// Confine the calling thread as the helper confines itself (capabilities,
+/// Landlock, seccomp: all per thread, none with TSYNC), for a resident
+/// supervisor whose thread then spawns the step. Resource limits are per
+/// process: a request that sets them is refused (such steps go through the
+/// helper).
+pub(super) fn restrict_thread(args: &ExecArgs) -> Result<(), SandboxError> {
+    if args.limits_only
+        || args.supervise.is_some()
+        || args.rlimit_as.is_some()
+        || args.rlimit_nproc.is_some()
+        || args.rlimit_fsize.is_some()
+    {
+        return Err(SandboxError::Paths(
+            "resource limits and nested supervisors are not applied in a thread".into(),
+        ));
+    }
+    restrict(args)
+}
+
 fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
     use landlock::{
         ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr,
@@ -191,8 +210,8 @@ fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
     }
     system_ro.extend(super::reads::system_extra());
     system_ro.extend(super::reads::proc_grants());
-    let exists =
-        |ps: &[PathBuf]| -> Vec<PathBuf> { ps.iter().filter(|p| p.exists()).cloned().collect() };
+    // `path_beneath_rules` leaves out a path it cannot open (one that does
+    // not exist): no `exists()` check first, one path lookup instead of two.
     let devices: Vec<PathBuf> = super::reads::DEVICES.iter().map(PathBuf::from).collect();
     let status =
         Ruleset::default()
@@ -216,13 +235,13 @@ fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
                 }
             })
             .and_then(|r| r.create())
-            .and_then(|r| r.add_rules(path_beneath_rules(exists(&system_ro), read)))
-            .and_then(|r| r.add_rules(path_beneath_rules(exists(&system_ls), AccessFs::ReadDir)))
-            .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.ls), AccessFs::ReadDir)))
-            .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.ro), read)))
-            .and_then(|r| r.add_rules(path_beneath_rules(exists(&args.wo), write)))
+            .and_then(|r| r.add_rules(path_beneath_rules(&system_ro, read)))
+            .and_then(|r| r.add_rules(path_beneath_rules(&system_ls, AccessFs::ReadDir)))
+            .and_then(|r| r.add_rules(path_beneath_rules(&args.ls, AccessFs::ReadDir)))
+            .and_then(|r| r.add_rules(path_beneath_rules(&args.ro, read)))
+            .and_then(|r| r.add_rules(path_beneath_rules(&args.wo, write)))
             .and_then(|r| r.add_rules(path_beneath_rules(&args.rw, all)))
-            .and_then(|r| r.add_rules(path_beneath_rules(exists(&devices), all)))
+            .and_then(|r| r.add_rules(path_beneath_rules(&devices, all)))
             .and_then(|r| {
                 r.add_rules(args.egress_port.iter().map(|p| {
                     Ok::<_, landlock::RulesetError>(NetPort::new(*p, AccessNet::ConnectTcp))

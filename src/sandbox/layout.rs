@@ -179,6 +179,21 @@ fn helper_args(l: &Layout, program: &str, args: &[String]) -> Result<Vec<String>
     let mut a = vec![HELPER.to_owned(), "--limits-only".to_owned()];
     a.extend(supervisor_args(&l.report, l.kill_grace_ms));
     a.extend(["--".to_owned(), own_exe(), HELPER.to_owned()]);
+    a.extend(confine_flags(l)?);
+    a.push("--".to_owned());
+    a.push(program.to_owned());
+    a.extend(args.iter().cloned());
+    Ok(a)
+}
+
+/// The helper flags that confine a step under Landlock and seccomp (what
+/// `__sandbox-exec` takes before `--`): the same for the helper and for a
+/// resident supervisor's confining thread.
+pub(crate) fn confine_flags(l: &Layout) -> Result<Vec<String>, String> {
+    if l.hidden.len() > reads::MAX_RULES {
+        return Err(reads::too_many());
+    }
+    let mut a: Vec<String> = Vec::new();
     if l.profile.filesystem == Filesystem::ReadOnly {
         a.push("--frozen-metadata".to_owned());
     }
@@ -232,9 +247,6 @@ fn helper_args(l: &Layout, program: &str, args: &[String]) -> Result<Vec<String>
             a.extend(["--egress-port".to_owned(), p.to_string()]);
         }
     }
-    a.push("--".to_owned());
-    a.push(program.to_owned());
-    a.extend(args.iter().cloned());
     Ok(a)
 }
 

@@ -22,8 +22,10 @@
 //!   cannot take back a right granted higher up: the whole workspace is
 //!   writable for `workspace-write`, and its `.git` is kept by
 //!   [`git_guard`] (recorded before the step, undone after it).
-//!   There is no pid namespace: the supervisor ([`confine::supervise`], a
-//!   child subreaper outside the step's domain) kills what the step leaves.
+//!   There is no pid namespace: the supervisor (a resident [`lane`], or
+//!   [`confine::supervise`] for a step with resource limits; a child
+//!   subreaper outside the step's domain) kills what the step leaves. A lane
+//!   confines the thread that spawns the step instead of exec'ing the helper.
 //! - none: a step that asks for a sandbox is blocked before the run starts
 //!   (fail-close), never run unsandboxed.
 //!
@@ -37,6 +39,7 @@ mod exec;
 pub(crate) mod git_creds;
 pub(crate) mod git_guard;
 pub(crate) mod git_nested;
+mod lane;
 mod layout;
 pub(crate) mod netfilter;
 mod profile;
@@ -46,7 +49,8 @@ mod selftest;
 pub(crate) use confine::kill_descendants;
 pub(crate) use exec::ExecArgs;
 pub(crate) use exec::{exec, with_limits};
-pub(crate) use layout::{EgressAt, Layout, supervisor_args, wrap};
+pub(crate) use lane::serve as serve_lane;
+pub(crate) use layout::{EgressAt, Layout, confine_flags, supervisor_args, wrap};
 pub(crate) use profile::{Request, plan_for};
 pub(crate) use selftest::ProbeArgs;
 pub(crate) use selftest::probe_main;

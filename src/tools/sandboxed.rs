@@ -215,7 +215,14 @@ async fn run_in(
             git_guard::Side::Writer
         })
         .await;
-    let snapshot = if guarded {
+    std::fs::create_dir_all(&ctx.artifacts_dir)?;
+    let temp = tempfile::Builder::new()
+        .prefix("plangate-step-")
+        .tempdir()?;
+    // A sandboxed read-only step can change nothing in the workspace: no
+    // `.git` to record and put back, no nested repository to look for.
+    let watched = guarded && !sealed_read_only(sb, ctx, home, temp.path());
+    let snapshot = if watched {
         Some(take_snapshot(sb, &ctx.env.workspace).await?)
     } else {
         None
@@ -226,10 +233,6 @@ async fn run_in(
         spec.env
             .push(("GIT_OPTIONAL_LOCKS".to_owned(), "0".to_owned()));
     }
-    std::fs::create_dir_all(&ctx.artifacts_dir)?;
-    let temp = tempfile::Builder::new()
-        .prefix("plangate-step-")
-        .tempdir()?;
     for var in ["TMPDIR", "TMP", "TEMP"] {
         spec.env
             .push((var.to_owned(), temp.path().display().to_string()));
@@ -240,28 +243,10 @@ async fn run_in(
     let mut supervised = false;
     // The step's egress proxy (and, under bwrap, the folder of its socket).
     let mut egress: Option<(EgressProxy, sandbox::EgressAt)> = None;
-    if api.is_some() && sb.profile.egress.is_none() {
-        return Err(std::io::Error::other(
-            "the agent's model API endpoint needs an egress-confined sandbox; it is not run",
-        ));
-    }
-    if sb.profile.egress.is_some() && sb.backend().is_none() {
-        return Err(std::io::Error::other(
-            "the step declares `egress`, which only a sandbox can enforce, and it has none; it is not run",
-        ));
-    }
+    check_egress(sb, api)?;
     if let Some(backend) = sb.backend() {
         supervised = true;
-        let hidden = match &ctx.judge {
-            Some(judge) => {
-                let (ws, judge) = (ctx.env.workspace.clone(), std::sync::Arc::clone(judge));
-                tokio::task::spawn_blocking(move || hidden_paths(&ws, &judge))
-                    .await
-                    .map_err(std::io::Error::other)?
-                    .map_err(std::io::Error::other)?
-            }
-            None => Vec::new(),
-        };
+        let hidden = hidden_for(ctx).await?;
         if backend == crate::model::Backend::Landlock && home.is_none() {
             unreadable_home_git(&mut spec, &sb.profile);
         }
@@ -284,10 +269,20 @@ async fn run_in(
             kill_grace_ms,
             egress: egress.as_ref().map(|(_, at)| at.clone()),
         };
-        (spec.program, spec.args) = sandbox::wrap(backend, &layout, &spec.program, &spec.args)
-            .map_err(std::io::Error::other)?;
+        if backend == crate::model::Backend::Landlock && lane_fits(&spec, limits.as_ref()) {
+            // A resident supervisor confines the thread that spawns the step.
+            let flags = sandbox::confine_flags(&layout).map_err(std::io::Error::other)?;
+            spec.lane = Some(lane_spec(Some(flags)));
+        } else {
+            (spec.program, spec.args) = sandbox::wrap(backend, &layout, &spec.program, &spec.args)
+                .map_err(std::io::Error::other)?;
+        }
+    } else if lane_fits(&spec, limits.as_ref()) {
+        // Unsandboxed: a resident supervisor still kills what the step leaves.
+        supervised = true;
+        spec.lane = Some(lane_spec(None));
     }
-    if !supervised || limits.is_some() {
+    if !supervised || (limits.is_some() && spec.lane.is_none()) {
         // Unsandboxed: the helper supervises (and sets the limits, if any).
         let extra = if supervised {
             Vec::new()
@@ -297,20 +292,27 @@ async fn run_in(
         (spec.program, spec.args) =
             sandbox::with_limits(&limits.unwrap_or_default(), extra, spec.program, spec.args);
     }
-    let _ = std::fs::remove_file(&report);
+    if spec.lane.is_none() {
+        let _ = std::fs::remove_file(&report);
+    }
     // The kernel's file clock before the step: what it creates is not older.
-    let since = if guarded {
+    let since = if watched {
         Some(sandbox::git_nested::stamp(temp.path())?)
     } else {
         None
     };
+    let laned = spec.lane.is_some();
     let result = process::run(spec, ctx.cancel.clone()).await;
     if let Some((p, _)) = egress {
         p.stop();
     }
-    let lingering = std::fs::read_to_string(&report)
-        .ok()
-        .and_then(|s| s.trim().parse::<usize>().ok());
+    let lingering = if laned {
+        result.as_ref().ok().and_then(|o| o.lingering)
+    } else {
+        std::fs::read_to_string(&report)
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok())
+    };
     // Undo even when the process could not be waited for: it may have run.
     let (undone, nested) = after_step(snapshot, since, ctx).await?;
     drop(temp);
@@ -436,6 +438,57 @@ fn egress_env(
     }
 }
 
+/// Fail-close: a model API endpoint needs an egress-confined sandbox, and an
+/// egress list needs a sandbox to enforce it.
+fn check_egress(
+    sb: &crate::model::StepSandbox,
+    api: Option<&crate::egress::api::Serve>,
+) -> std::io::Result<()> {
+    if api.is_some() && sb.profile.egress.is_none() {
+        return Err(std::io::Error::other(
+            "the agent's model API endpoint needs an egress-confined sandbox; it is not run",
+        ));
+    }
+    if sb.profile.egress.is_some() && sb.backend().is_none() {
+        return Err(std::io::Error::other(
+            "the step declares `egress`, which only a sandbox can enforce, and it has none; it is not run",
+        ));
+    }
+    Ok(())
+}
+
+/// The paths the permission rules deny reading, which the sandbox hides.
+async fn hidden_for(ctx: &StepContext) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let Some(judge) = &ctx.judge else {
+        return Ok(Vec::new());
+    };
+    let (ws, judge) = (ctx.env.workspace.clone(), std::sync::Arc::clone(judge));
+    tokio::task::spawn_blocking(move || hidden_paths(&ws, &judge))
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(std::io::Error::other)
+}
+
+/// Whether the step runs in a sandbox that lets it write nothing inside the
+/// workspace: the `read-only` profile, no private home, and its artifact
+/// folder and TMPDIR (both exist by then) outside the workspace. A path that
+/// cannot be resolved counts as inside.
+fn sealed_read_only(
+    sb: &crate::model::StepSandbox,
+    ctx: &StepContext,
+    home: Option<&std::path::Path>,
+    temp: &std::path::Path,
+) -> bool {
+    if sb.backend().is_none() || sb.profile.filesystem != Filesystem::ReadOnly || home.is_some() {
+        return false;
+    }
+    let Ok(ws) = ctx.env.workspace.canonicalize() else {
+        return false;
+    };
+    let outside = |p: &std::path::Path| p.canonicalize().is_ok_and(|real| !real.starts_with(&ws));
+    outside(&ctx.artifacts_dir) && outside(temp)
+}
+
 /// Record `.git` before a guarded step: under bwrap it is bound read-only,
 /// so the files that make git run code suffice; elsewhere all of it is kept.
 async fn take_snapshot(
@@ -496,6 +549,30 @@ async fn after_step(
         None => Vec::new(),
     };
     Ok((undone, nested))
+}
+
+/// Whether `spec` can run through a resident supervisor ([`process::lane`]):
+/// no resource limits (they are per process: the per-step helper sets
+/// them), and a command line and environment that fit one message.
+fn lane_fits(spec: &ProcessSpec, limits: Option<&Limits>) -> bool {
+    let size: usize = spec.args.iter().map(String::len).sum::<usize>()
+        + spec
+            .env
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 8)
+            .sum::<usize>()
+        + spec.program.len();
+    limits.is_none() && size < process::lane::MAX_MESSAGE / 2
+}
+
+fn lane_spec(confine: Option<Vec<String>>) -> process::lane::LaneSpec {
+    let exe =
+        std::env::current_exe().map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string());
+    process::lane::LaneSpec {
+        program: exe,
+        args: vec!["__sandbox-lane".to_owned()],
+        confine,
+    }
 }
 
 /// The supervisor's report file, in the step's private temporary folder.

@@ -470,10 +470,12 @@ fn an_unwritable_out_dir_is_a_clear_error_and_runs_nothing() {
 }
 
 // Host pids are compared: run without a sandbox (bwrap's pid namespace would hide them).
+// A step with resource limits runs under a per-step supervisor, which
+// outlives a SIGKILLed plangate: the live-run registry is what stops it.
 #[test]
 fn sigkill_mid_run_leaves_a_valid_report_that_says_it_did_not_finish() {
     let env = Env::new();
-    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: quick, tool: bash, parameters: {sandbox: false, command: 'true'}}\n  - {id: long, tool: bash, dependencies: [quick], parameters: {sandbox: false, command: 'echo $$ > long.pid; exec sleep 300'}}\n";
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: quick, tool: bash, parameters: {sandbox: false, command: 'true'}}\n  - {id: long, tool: bash, dependencies: [quick], parameters: {sandbox: false, command: 'echo $$ > long.pid; exec sleep 300', limits: {file_size_mb: 100}}}\n";
     let mut child = spawn(&env, plan, &["--sandbox-backend", "none"]);
     let pidfile = env.ws.join("long.pid");
     assert!(wait_until(20, || std::fs::read_to_string(&pidfile)
@@ -509,4 +511,30 @@ fn sigkill_mid_run_leaves_a_valid_report_that_says_it_did_not_finish() {
         "the orphaned step was not stopped by the next run"
     );
     assert!(stderr(&o).contains("left running by run"), "{}", stderr(&o));
+}
+
+// A step run through a resident supervisor (no limits: unsandboxed here, the
+// same lane serves Landlock steps) ends with its plangate, setsid daemons too.
+#[test]
+fn sigkill_of_plangate_stops_the_step_its_lane_serves() {
+    let env = Env::new();
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: long, tool: bash, parameters: {sandbox: false, command: 'setsid sh -c \"echo \\$\\$ > daemon.pid; exec sleep 300\" & echo $$ > long.pid; exec sleep 300'}}\n";
+    let mut child = spawn(&env, plan, &["--sandbox-backend", "none"]);
+    let (pidfile, daemonfile) = (env.ws.join("long.pid"), env.ws.join("daemon.pid"));
+    let read = |p: &std::path::Path| {
+        std::fs::read_to_string(p)
+            .ok()
+            .filter(|s| s.ends_with('\n'))
+            .and_then(|s| s.trim().parse::<u32>().ok())
+    };
+    assert!(wait_until(20, || read(&pidfile).is_some()
+        && read(&daemonfile).is_some()));
+    let (step_pid, daemon_pid) = (read(&pidfile).unwrap(), read(&daemonfile).unwrap());
+    assert!(alive(step_pid) && alive(daemon_pid));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        wait_until(5, || !alive(step_pid) && !alive(daemon_pid)),
+        "the step outlived its plangate"
+    );
 }

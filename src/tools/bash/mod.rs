@@ -138,6 +138,7 @@ pub(crate) async fn run_command(
         kill_grace: ctx.kill_grace,
         stdin: None,
         idle_timeout: None,
+        lane: None,
     };
     let guarded = super::sandboxed::run(spec, ctx, step.limits()).await?;
     let undone = guarded.undone_error();

@@ -88,6 +88,7 @@ impl Git<'_> {
             kill_grace: self.ctx.kill_grace,
             stdin: None,
             idle_timeout: None,
+            lane: None,
         }
     }
 

@@ -92,6 +92,7 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         kill_grace: ctx.kill_grace,
         stdin: Some(prompt.as_bytes().to_vec()),
         idle_timeout: a.agent.idle_timeout.map(|t| t.0),
+        lane: None,
     };
     let last_message = cli::last_message_file(a.agent.output_format, &spec.args, &spec.cwd);
     // In the staged copy, a copy of the -o file from the workspace would read as

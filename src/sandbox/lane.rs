@@ -1,0 +1,190 @@
+//! The resident supervisor's side (`plangate __sandbox-lane`, see
+//! [`crate::process::lane`]): a child subreaper that runs plangate's steps
+//! one at a time, unconfined or under Landlock and seccomp, and kills what
+//! each one leaves before it answers.
+//!
+//! Confinement without a second exec: Landlock domains, `no_new_privs`,
+//! seccomp filters (installed without TSYNC) and capabilities belong to the
+//! calling *thread*, and a process forked from it inherits them. A
+//! short-lived thread restricts itself ([`super::exec::restrict`], the very
+//! rules the `__sandbox-exec` helper applies) and spawns the step; the lane's
+//! main thread stays outside the domain, so that the step can neither signal
+//! (Landlock ABI 6) nor ptrace it. Every descriptor the lane holds is
+//! close-on-exec: the step gets its stdin, stdout and stderr only.
+
+use std::io::Write as _;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::process::CommandExt as _;
+use std::process::{Child, Command, Stdio};
+
+use clap::Parser;
+
+use super::{ExecArgs, confine, exec};
+use crate::process::lane::{KILL, MAX_MESSAGE, Reply, Request, recv_message, send_reply};
+
+/// The confinement flags, parsed as the helper parses them.
+#[derive(Parser)]
+#[command(no_binary_name = true)]
+struct Confine {
+    #[command(flatten)]
+    exec: ExecArgs,
+}
+
+/// Serve steps until plangate closes the socket (stdin). Returns only on
+/// failure, with the reason; every step process is gone by then.
+pub(crate) fn serve() -> String {
+    // Nothing plangate inherited reaches a step.
+    close_fds::set_fds_cloexec(3, &[]);
+    if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
+        return format!("sandbox: cannot become a child subreaper: {e}");
+    }
+    let stdin = std::io::stdin();
+    let sock = stdin.as_fd();
+    let mut buf = vec![0u8; MAX_MESSAGE + 1];
+    loop {
+        let (n, fds) = match recv_message(sock, &mut buf) {
+            Ok(Some(m)) => m,
+            Ok(None) => std::process::exit(0),
+            Err(e) => return format!("sandbox: cannot read a request: {e}"),
+        };
+        let fds: [OwnedFd; 3] = match fds.try_into() {
+            Ok(f) => f,
+            Err(_) => {
+                return "sandbox: a request came without the step's stdin, stdout and stderr"
+                    .into();
+            }
+        };
+        let request: Request = match serde_json::from_slice(&buf[..n]) {
+            Ok(r) => r,
+            Err(e) => return format!("sandbox: a malformed request: {e}"),
+        };
+        if let Err(e) = step(sock, request, fds) {
+            confine::kill_descendants();
+            return format!("sandbox: {e}");
+        }
+    }
+}
+
+/// Run one step to its end, kill what it left, answer.
+fn step(sock: BorrowedFd<'_>, request: Request, fds: [OwnedFd; 3]) -> std::io::Result<()> {
+    let [stdin, stdout, stderr] = fds;
+    let report = stderr.try_clone()?;
+    let mut child = match spawn(request, stdin, stdout, stderr) {
+        Ok(c) => c,
+        Err(why) => {
+            // As the helper does: the reason on the step's stderr, exit 126.
+            let mut f = std::fs::File::from(report);
+            let _ = writeln!(f, "plangate: {why}");
+            return send_reply(
+                sock,
+                &Reply::Ended {
+                    code: Some(126),
+                    signal: None,
+                    lingering: 0,
+                },
+            );
+        }
+    };
+    drop(report);
+    let pid = i32::try_from(child.id()).unwrap_or(0);
+    send_reply(sock, &Reply::Started { pid })?;
+    if let Err(e) = wait(sock, &child) {
+        let _ = child.kill();
+        let _ = child.wait();
+        confine::kill_descendants();
+        return Err(e);
+    }
+    let status = child.wait()?;
+    let lingering = confine::kill_descendants();
+    use std::os::unix::process::ExitStatusExt;
+    send_reply(
+        sock,
+        &Reply::Ended {
+            code: status.code(),
+            signal: status.signal(),
+            lingering,
+        },
+    )
+}
+
+/// Start the step: from a thread that confines itself first when asked.
+fn spawn(
+    request: Request,
+    stdin: OwnedFd,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+) -> Result<Child, String> {
+    let mut cmd = Command::new(&request.program);
+    cmd.args(&request.args)
+        .env_clear()
+        .envs(request.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .current_dir(&request.cwd)
+        .stdin(Stdio::from(stdin))
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(stderr))
+        .process_group(0);
+    let program = request.program.clone();
+    let spawn = move |mut cmd: Command| {
+        cmd.spawn()
+            .map_err(|e| format!("sandbox: cannot run `{program}`: {e}"))
+    };
+    let Some(flags) = request.confine else {
+        return spawn(cmd);
+    };
+    let mut argv = flags;
+    argv.push("--".into());
+    argv.push(request.program.clone());
+    let args = Confine::try_parse_from(argv)
+        .map_err(|e| format!("sandbox: bad confinement flags: {e}; the command was not run"))?
+        .exec;
+    // The thread dies with its restrictions; the child it spawned keeps them.
+    std::thread::spawn(move || {
+        exec::restrict_thread(&args)
+            .map_err(|e| format!("sandbox: {e}; the command was not run"))?;
+        spawn(cmd)
+    })
+    .join()
+    .unwrap_or_else(|_| Err("sandbox: the confining thread failed; the command was not run".into()))
+}
+
+/// Return when the step's main process has ended (not reaped yet); a
+/// [`KILL`] message SIGKILLs every child of the lane; plangate gone: an error.
+fn wait(sock: BorrowedFd<'_>, child: &Child) -> std::io::Result<()> {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let pid = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .ok_or_else(|| std::io::Error::other("the command has no pid"))?;
+    let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())?;
+    loop {
+        let mut fds = [
+            PollFd::new(&pidfd, PollFlags::IN),
+            PollFd::new(&sock, PollFlags::IN),
+        ];
+        match poll(&mut fds, None) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+        if !fds[0].revents().is_empty() {
+            return Ok(());
+        }
+        if !fds[1].revents().is_empty() {
+            let mut buf = [0u8; 16];
+            let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
+            let mut control = rustix::net::RecvAncillaryBuffer::new(&mut space);
+            let got = rustix::net::recvmsg(
+                sock,
+                &mut [std::io::IoSliceMut::new(&mut buf)],
+                &mut control,
+                rustix::net::RecvFlags::CMSG_CLOEXEC,
+            )?;
+            drop(control);
+            if got.bytes == 0 {
+                return Err(std::io::Error::other("plangate went away"));
+            }
+            if buf[..got.bytes.min(buf.len())].contains(&KILL) {
+                confine::kill_children();
+            }
+        }
+    }
+}
