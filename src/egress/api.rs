@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::Connection;
-use super::proxy::Notify;
+use super::Notify;
 
 /// Largest request body sent on.
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -248,7 +248,7 @@ where
 {
     let (host, port) = api.upstream_host();
     let Ok(Ok((head, mut body))) =
-        tokio::time::timeout(super::proxy::HEAD_TIMEOUT, super::proxy::read_head(&mut s)).await
+        tokio::time::timeout(super::HEAD_TIMEOUT, super::read_head(&mut s)).await
     else {
         return;
     };

@@ -251,7 +251,7 @@ fn kind(ip: IpAddr) -> &'static str {
 /// Where a step's proxy reports its connections (the engine turns each into
 /// an audit line, a console line when refused, and the report's tally).
 #[derive(Clone)]
-pub(crate) struct Notices(pub proxy::Notify);
+pub(crate) struct Notices(pub Notify);
 
 impl Notices {
     /// Report through `send`.
@@ -290,6 +290,38 @@ pub(crate) struct Connection {
     pub bytes_out: u64,
     /// Bytes from the host to the step.
     pub bytes_in: u64,
+}
+
+/// Longest request head read.
+const MAX_HEAD: usize = 16 * 1024;
+/// How long a client has to send its request head.
+pub(crate) const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Where reports go.
+pub(crate) type Notify = std::sync::Arc<dyn Fn(Connection) + Send + Sync>;
+
+/// Read the request head: the bytes up to and including the blank line, and what followed.
+pub(crate) async fn read_head<S: tokio::io::AsyncRead + Unpin>(
+    s: &mut S,
+) -> Result<(Vec<u8>, Vec<u8>), String> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0_u8; 2048];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let rest = buf.split_off(end + 4);
+            return Ok((buf, rest));
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(format!("request head longer than {MAX_HEAD} bytes"));
+        }
+        let n = tokio::io::AsyncReadExt::read(s, &mut chunk)
+            .await
+            .map_err(|e| format!("cannot read the request: {e}"))?;
+        if n == 0 {
+            return Err("the client closed before its request was complete".into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
 }
 
 #[cfg(test)]

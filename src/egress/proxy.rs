@@ -20,12 +20,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::{Connection, Rules};
+use super::{Connection, HEAD_TIMEOUT, Notify, Rules, read_head};
 
-/// Longest request head read.
-const MAX_HEAD: usize = 16 * 1024;
-/// How long a client has to send its request head.
-pub(super) const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a connection to the host may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -46,9 +42,6 @@ pub(crate) enum Handler {
     /// The model API endpoint.
     Api(super::api::Serve),
 }
-
-/// Where reports go.
-pub(crate) type Notify = Arc<dyn Fn(Connection) + Send + Sync>;
 
 /// A running proxy; [`Proxy::stop`] ends it and reports what is still open.
 pub(crate) struct Proxy {
@@ -299,31 +292,6 @@ fn split_authority(a: &str, default: Option<u16>) -> Result<(String, u16), Strin
         return Err(format!("`{a}` has no host"));
     }
     Ok((host.to_owned(), port))
-}
-
-/// Read the request head: the bytes up to and including the blank line, and what followed.
-pub(super) async fn read_head<S: AsyncRead + Unpin>(
-    s: &mut S,
-) -> Result<(Vec<u8>, Vec<u8>), String> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0_u8; 2048];
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let rest = buf.split_off(end + 4);
-            return Ok((buf, rest));
-        }
-        if buf.len() > MAX_HEAD {
-            return Err(format!("request head longer than {MAX_HEAD} bytes"));
-        }
-        let n = s
-            .read(&mut chunk)
-            .await
-            .map_err(|e| format!("cannot read the request: {e}"))?;
-        if n == 0 {
-            return Err("the client closed before its request was complete".into());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
 }
 
 /// Handle one client connection.

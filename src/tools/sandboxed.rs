@@ -351,7 +351,7 @@ async fn start_egress(
 ) -> std::io::Result<(EgressProxy, sandbox::EgressAt)> {
     use crate::egress::proxy::{Endpoint, Handler, Proxy};
     let rules = crate::egress::Rules::parse(list).map_err(std::io::Error::other)?;
-    let notify: crate::egress::proxy::Notify = match &ctx.on_egress {
+    let notify: crate::egress::Notify = match &ctx.on_egress {
         Some(n) => n.0.clone(),
         None => std::sync::Arc::new(|_| {}),
     };

@@ -109,7 +109,7 @@ fn global(g: &mut Globals, name: &str, value: Option<Word<'_>>, at: Option<usize
 /// unclassifiable when the rules file does not load.
 pub(crate) fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
     let mut c = judge_words(words);
-    if let Err(e) = rules::checked() {
+    if let Err(e) = super::checked() {
         c.verdict = c.verdict.cannot_judge(e.to_owned());
     }
     c

@@ -25,7 +25,7 @@ fn any(patterns: &[String], key: &str) -> bool {
 /// Why setting `key` cannot be judged, or None when it is harmless (every
 /// key cannot be judged when the rules file does not load).
 pub(crate) fn judge_key(key: &str) -> Option<String> {
-    match rules::checked() {
+    match super::checked() {
         Ok(_) => key_problem(key),
         Err(e) => Some(e.to_owned()),
     }
@@ -50,7 +50,7 @@ pub(super) fn key_problem(key: &str) -> Option<String> {
 /// keys [`judge_key`] accepts and those `git init` and `git clone` write.
 /// `key` is `section.key` or `section.subsection.key`.
 pub(crate) fn judge_stored_key(key: &str) -> Option<String> {
-    match rules::checked() {
+    match super::checked() {
         Ok(_) => stored_problem(key),
         Err(e) => Some(e.to_owned()),
     }

@@ -132,7 +132,7 @@ pub(crate) struct Request<'a> {
 /// does not load).
 pub(crate) fn classify(r: &Request<'_>) -> Verdict {
     let v = classify_unchecked(r);
-    match rules::checked() {
+    match checked() {
         Ok(_) => v,
         Err(e) => v.cannot_judge(e.to_owned()),
     }
@@ -162,3 +162,91 @@ fn classify_unchecked(r: &Request<'_>) -> Verdict {
 
 #[cfg(test)]
 mod tests;
+
+// The rules' examples, run through the classifier (here, above the files
+// they call, so that no file of this folder depends on one that depends on it).
+
+use rules::FILE;
+
+/// The label a verdict gets in examples.
+pub(crate) fn label(v: &Verdict) -> &'static str {
+    if v.unclassifiable.is_some() {
+        "unclassifiable"
+    } else {
+        v.risk.as_str()
+    }
+}
+
+/// Runs every example of `r` through the classifier (which reads the
+/// loaded rules: `r` is them, except in the tests of this checker).
+fn check_examples(r: &rules::Rules) -> Result<(), String> {
+    for s in &r.subs {
+        let at = format!("{FILE}: subcommand `{}`", s.name);
+        if s.rule == rules::Rule::Custom && other::custom(&s.name).is_none() {
+            return Err(format!("{at}: no custom rule of that name in other.rs"));
+        }
+        if s.rule == rules::Rule::Operation
+            && command::tool_op(rules::first_word(&s.name)).is_none()
+        {
+            return Err(format!("{at}: not an operation of the git tool"));
+        }
+    }
+    for (entry, examples, not_examples) in &r.examples {
+        let at = |e: &str, why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
+        for e in examples {
+            let (want, line) = e
+                .split_once(": ")
+                .ok_or_else(|| at(e, "write `LABEL: LINE`".to_owned()))?;
+            let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
+            let v = command::judge_words(&words).verdict;
+            if label(&v) != want {
+                return Err(at(
+                    e,
+                    format!("the classifier says {} ({})", label(&v), v.reason),
+                ));
+            }
+            if let Some(name) = entry.strip_prefix("subcommand `") {
+                let name = name.trim_end_matches('`');
+                let starts = line == name || line.starts_with(&format!("{name} "));
+                if !starts {
+                    return Err(at(e, format!("it does not start with `{name}`")));
+                }
+            }
+        }
+        for line in not_examples {
+            let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
+            if command::unknown_option(&words).is_none() {
+                return Err(format!(
+                    "{FILE}: {entry}: not_example `{line}`: every option of it is known"
+                ));
+            }
+        }
+    }
+    for e in &r.config.stored_examples {
+        let (want, key) = e
+            .split_once(": ")
+            .ok_or_else(|| format!("{FILE}: config: stored example `{e}`: write `LABEL: KEY`"))?;
+        let got = match config::stored_problem(key) {
+            None => "harmless",
+            Some(w) if w.contains("run a program") => "runs",
+            Some(_) => "unknown",
+        };
+        if got != want {
+            return Err(format!(
+                "{FILE}: config: stored example `{e}`: the classifier says {got}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The rules once their examples are checked (once per process), or why
+/// they cannot be used.
+pub(crate) fn checked() -> Result<&'static rules::Rules, &'static str> {
+    static C: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let r = rules::loaded().as_ref().map_err(String::as_str)?;
+    C.get_or_init(|| check_examples(r))
+        .as_ref()
+        .map_err(String::as_str)?;
+    Ok(r)
+}

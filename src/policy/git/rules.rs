@@ -6,11 +6,118 @@
 //! naming the file and the entry ([`checked`]): the callers then judge every
 //! git command unclassifiable (fail-close), and `cargo test` fails.
 
-use super::options::{Refusal, Tag, Takes};
-use super::parse::Word;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
+
+/// How an option takes its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Takes {
+    /// A flag.
+    No,
+    /// A required value: attached (`--x=v`, `-xV`) or the next argument.
+    Value,
+    /// An optional value, attached only (`--x=v`, `-xV`).
+    Attached,
+    /// An optional value: attached, or the next argument when there is one
+    /// (`git branch --contains [<commit>]`).
+    LastArg,
+}
+
+/// What an option means to the risk rules (its list's key in the rules file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Tag {
+    /// Nothing special.
+    Plain,
+    /// Overrides a safety check of git (`--force` and friends).
+    Force,
+    /// Changes nothing (`--dry-run`).
+    DryRun,
+    /// Deletes refs (`push --delete`, `--prune`, `tag -d`).
+    Delete,
+    /// Pushes every ref or branch (`--all`, `--mirror`).
+    AllRefs,
+    /// `push --tags`.
+    Tags,
+    /// `add -A`/`-u`: a mode that needs no pathspec.
+    AddAll,
+    /// `pull --ff-only`/`--rebase`/...: the user chose how to integrate.
+    Integrate,
+    /// `reset --hard`.
+    Hard,
+    /// `reset --merge`.
+    ResetMerge,
+    /// `reset --soft`/`--mixed`/`--keep`.
+    ResetMode,
+    /// `branch -d`.
+    BranchDelete,
+    /// `branch -D`.
+    BranchForceDelete,
+    /// `branch -m`/`-c`.
+    BranchMove,
+    /// `branch -M`/`-C`.
+    BranchForceMove,
+    /// `branch --list` and the listing filters.
+    BranchList,
+    /// `branch -u`/`--unset-upstream`.
+    BranchUpstream,
+    /// `checkout -b`/`--orphan`.
+    NewBranch,
+    /// `checkout -B`.
+    ResetBranch,
+    /// `stash push -m`.
+    Message,
+    /// Names a program git runs, on this machine or the remote
+    /// (`rebase --exec`, `fetch --upload-pack`): only allowed in the tables of
+    /// subcommands the tool does not run.
+    RunsProgram,
+    /// Writes a file named by its value (`format-patch -o`).
+    WritesPath,
+    /// Reads or changes configuration outside the repository (`config --global`).
+    OutsideRepo,
+    /// Discards work in the working tree (`switch --discard-changes`).
+    Discards,
+    /// Sets configuration (`clone -c key=value`): judged by [`super::config`].
+    Config,
+}
+
+/// Why the `git` tool refuses an option (a plan error); the bash classifier
+/// judges the same option through [`Refusal::in_bash`]. Its key in the rules
+/// file is `refused.NAME`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Refusal {
+    /// Signs or verifies with gpg.
+    Gpg,
+    /// Asks questions on a terminal.
+    Interactive,
+    /// Runs an external diff program.
+    ExtDiff,
+    /// Runs textconv filters.
+    Textconv,
+    /// Writes a file (`--output`).
+    WritesFile,
+    /// Compares files outside the repository.
+    NoIndex,
+    /// Reads an order file.
+    OrderFile,
+    /// `commit -m`: the tool takes `commit_message`.
+    Message,
+    /// `commit -F`.
+    MessageFile,
+    /// `commit -t`.
+    TemplateFile,
+    /// Names a program run for the remote side.
+    RemoteProgram,
+    /// Opens an editor.
+    Editor,
+    /// Opens files in a pager program named on the command line (`grep -O`).
+    Pager,
+    /// An argument holds a NUL byte.
+    #[serde(skip)]
+    Nul,
+}
 
 /// The file, for error messages.
 pub(crate) const FILE: &str = "src/policy/rules/git.toml";
@@ -84,7 +191,7 @@ pub(crate) struct Globals {
     /// Flags that change nothing plangate judges.
     pub flags: Vec<String>,
     #[serde(default)]
-    examples: Vec<String>,
+    pub(super) examples: Vec<String>,
     #[serde(default)]
     not_examples: Vec<String>,
 }
@@ -100,9 +207,9 @@ pub(crate) struct Config {
     /// Written by `git init` and `git clone` into a repository's own file.
     pub layout: Vec<String>,
     #[serde(default)]
-    examples: Vec<String>,
+    pub(super) examples: Vec<String>,
     #[serde(default)]
-    stored_examples: Vec<String>,
+    pub(super) stored_examples: Vec<String>,
 }
 
 /// The loaded rules.
@@ -112,7 +219,7 @@ pub(crate) struct Rules {
     pub config: Config,
     pub subs: Vec<Sub>,
     /// (entry, examples, not_examples) to check after loading.
-    examples: Vec<(String, Vec<String>, Vec<String>)>,
+    pub(super) examples: Vec<(String, Vec<String>, Vec<String>)>,
 }
 
 impl Rules {
@@ -128,7 +235,7 @@ struct Lists {
     #[serde(default)]
     refused: BTreeMap<Refusal, Vec<String>>,
     #[serde(default)]
-    examples: Vec<String>,
+    pub(super) examples: Vec<String>,
     #[serde(default)]
     not_examples: Vec<String>,
     #[serde(flatten)]
@@ -255,12 +362,6 @@ fn parse(text: &str) -> Result<Rules, String> {
                 s.rule
             ));
         }
-        if s.rule == Rule::Custom && super::other::custom(&s.name).is_none() {
-            return Err(format!("{at}: no custom rule of that name in other.rs"));
-        }
-        if s.rule == Rule::Operation && super::command::tool_op(first_word(&s.name)).is_none() {
-            return Err(format!("{at}: not an operation of the git tool"));
-        }
         if s.lists.examples.is_empty() {
             return Err(format!("{at}: no examples"));
         }
@@ -302,7 +403,7 @@ fn parse(text: &str) -> Result<Rules, String> {
     })
 }
 
-fn first_word(s: &str) -> &str {
+pub(super) fn first_word(s: &str) -> &str {
     s.split(' ').next().unwrap_or(s)
 }
 
@@ -321,68 +422,7 @@ fn check_options(options: &[OptSpec]) -> Result<(), String> {
     Ok(())
 }
 
-/// The label a verdict gets in examples.
-pub(crate) fn label(v: &super::Verdict) -> &'static str {
-    if v.unclassifiable.is_some() {
-        "unclassifiable"
-    } else {
-        v.risk.as_str()
-    }
-}
-
-/// Runs every example of `r` through the classifier (which reads the
-/// loaded rules: `r` is them, except in the tests of this checker).
-fn check_examples(r: &Rules) -> Result<(), String> {
-    for (entry, examples, not_examples) in &r.examples {
-        let at = |e: &str, why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
-        for e in examples {
-            let (want, line) = e
-                .split_once(": ")
-                .ok_or_else(|| at(e, "write `LABEL: LINE`".to_owned()))?;
-            let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
-            let v = super::command::judge_words(&words).verdict;
-            if label(&v) != want {
-                return Err(at(
-                    e,
-                    format!("the classifier says {} ({})", label(&v), v.reason),
-                ));
-            }
-            if let Some(name) = entry.strip_prefix("subcommand `") {
-                let name = name.trim_end_matches('`');
-                let starts = line == name || line.starts_with(&format!("{name} "));
-                if !starts {
-                    return Err(at(e, format!("it does not start with `{name}`")));
-                }
-            }
-        }
-        for line in not_examples {
-            let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
-            if super::command::unknown_option(&words).is_none() {
-                return Err(format!(
-                    "{FILE}: {entry}: not_example `{line}`: every option of it is known"
-                ));
-            }
-        }
-    }
-    for e in &r.config.stored_examples {
-        let (want, key) = e
-            .split_once(": ")
-            .ok_or_else(|| format!("{FILE}: config: stored example `{e}`: write `LABEL: KEY`"))?;
-        let got = match super::config::stored_problem(key) {
-            None => "harmless",
-            Some(w) if w.contains("run a program") => "runs",
-            Some(_) => "unknown",
-        };
-        if got != want {
-            return Err(format!(
-                "{FILE}: config: stored example `{e}`: the classifier says {got}"
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn loaded() -> &'static Result<Rules, String> {
+pub(super) fn loaded() -> &'static Result<Rules, String> {
     static R: OnceLock<Result<Rules, String>> = OnceLock::new();
     R.get_or_init(|| parse(TEXT))
 }
@@ -396,17 +436,6 @@ pub(crate) fn raw() -> &'static Rules {
         Ok(r) => r,
         Err(_) => EMPTY.get_or_init(Rules::default),
     }
-}
-
-/// The rules once their examples are checked (once per process), or why
-/// they cannot be used.
-pub(crate) fn checked() -> Result<&'static Rules, &'static str> {
-    static C: OnceLock<Result<(), String>> = OnceLock::new();
-    let r = loaded().as_ref().map_err(String::as_str)?;
-    C.get_or_init(|| check_examples(r))
-        .as_ref()
-        .map_err(String::as_str)?;
-    Ok(r)
 }
 
 /// The names of the subcommands of `git NAME` (`stash` → push, save, ...).
@@ -440,6 +469,7 @@ fn sizes() -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::git::{check_examples, checked};
 
     #[test]
     fn the_rules_load_and_every_example_holds() {
