@@ -418,15 +418,7 @@ where
         Ok(Ok(h)) => h,
         Ok(Err(e)) => {
             let body = format!("plangate: the model API cannot be reached: {e}\n");
-            let _ = s
-                .write_all(
-                    format!(
-                        "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    )
-                    .as_bytes(),
-                )
-                .await;
+            super::plain_reply(s, "502 Bad Gateway", "", &body).await;
             return Err(e);
         }
         Err(_) => return Err("the request was dropped".into()),

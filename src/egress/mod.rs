@@ -300,6 +300,21 @@ pub(crate) const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_s
 /// Where reports go.
 pub(crate) type Notify = std::sync::Arc<dyn Fn(Connection) + Send + Sync>;
 
+/// Answer a client with a plain-text reply and close (errors ignored: the
+/// client may be gone). `extra` is further header lines, each ending `\r\n`.
+pub(crate) async fn plain_reply<S: tokio::io::AsyncWrite + Unpin>(
+    s: &mut S,
+    status: &str,
+    extra: &str,
+    body: &str,
+) {
+    let reply = format!(
+        "HTTP/1.1 {status}\r\n{extra}Content-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::io::AsyncWriteExt::write_all(s, reply.as_bytes()).await;
+}
+
 /// Read the request head: the bytes up to and including the blank line, and what followed.
 pub(crate) async fn read_head<S: tokio::io::AsyncRead + Unpin>(
     s: &mut S,

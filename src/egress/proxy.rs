@@ -400,15 +400,7 @@ async fn deny<S: AsyncWrite + Unpin>(
     why: String,
 ) {
     let body = format!("plangate egress: denied: {why}\n");
-    let _ = s
-        .write_all(
-            format!(
-                "HTTP/1.1 403 Forbidden\r\nX-Plangate-Egress: denied\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            )
-            .as_bytes(),
-        )
-        .await;
+    super::plain_reply(s, "403 Forbidden", "X-Plangate-Egress: denied\r\n", &body).await;
     let _ = s.shutdown().await;
     notify(Connection {
         host,
@@ -434,15 +426,7 @@ async fn fail<S: AsyncWrite + Unpin>(
         "plangate egress: cannot reach {}: {why}\n",
         super::with_port(&host, port)
     );
-    let _ = s
-        .write_all(
-            format!(
-                "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            )
-            .as_bytes(),
-        )
-        .await;
+    super::plain_reply(s, "502 Bad Gateway", "", &body).await;
     notify(Connection {
         host,
         port,

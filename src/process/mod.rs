@@ -193,14 +193,7 @@ pub(crate) async fn run(
         ),
     };
     // The leader is gone; whatever it left in its group goes too.
-    if let Some(pg) = pgid {
-        let _ = kill_process_group(pg, Signal::TERM);
-    }
-    let stdout = finish_reader(out_task, pgid, spec.kill_grace).await;
-    let stderr = finish_reader(err_task, pgid, spec.kill_grace).await;
-    if let Some(pg) = pgid {
-        live::remove(pg);
-    }
+    let (stdout, stderr) = wind_down(pgid, Signal::TERM, out_task, err_task, spec.kill_grace).await;
     let termination = match killed_by_us {
         Some(t) => t,
         None => match (
@@ -318,14 +311,7 @@ async fn run_lane(
         ),
     };
     // The lane has killed whatever the step left; its group goes too (belt and braces).
-    if let Some(pg) = pgid {
-        let _ = kill_process_group(pg, Signal::KILL);
-    }
-    let stdout = finish_reader(out_task, pgid, spec.kill_grace).await;
-    let stderr = finish_reader(err_task, pgid, spec.kill_grace).await;
-    if let Some(pg) = pgid {
-        live::remove(pg);
-    }
+    let (stdout, stderr) = wind_down(pgid, Signal::KILL, out_task, err_task, spec.kill_grace).await;
     // A lane that did not answer in turn is dropped (and killed), never reused.
     let (code, signal, lingering) = result?;
     lane::give_back(ln);
@@ -567,6 +553,26 @@ async fn copy_capped<R: AsyncRead + Unpin>(
         }
     }
     stats
+}
+
+/// After the leader: signal what is left of its group, drain both output
+/// readers, and forget the group.
+async fn wind_down(
+    pgid: Option<Pid>,
+    signal: Signal,
+    out: ReaderTask,
+    err: ReaderTask,
+    grace: Duration,
+) -> (StreamStats, StreamStats) {
+    if let Some(pg) = pgid {
+        let _ = kill_process_group(pg, signal);
+    }
+    let stdout = finish_reader(out, pgid, grace).await;
+    let stderr = finish_reader(err, pgid, grace).await;
+    if let Some(pg) = pgid {
+        live::remove(pg);
+    }
+    (stdout, stderr)
 }
 
 /// Wait for a reader; if something still holds the pipe after the grace period, kill the group and stop reading.
