@@ -194,17 +194,11 @@ pub(crate) async fn run(
     };
     // The leader is gone; whatever it left in its group goes too.
     let (stdout, stderr) = wind_down(pgid, Signal::TERM, out_task, err_task, spec.kill_grace).await;
-    let termination = match killed_by_us {
-        Some(t) => t,
-        None => match (
-            status.code(),
-            std::os::unix::process::ExitStatusExt::signal(&status),
-        ) {
-            (Some(c), _) => Termination::Exited(c),
-            (None, Some(s)) => Termination::Signaled(s),
-            (None, None) => Termination::Signaled(0),
-        },
-    };
+    let termination = termination_of(
+        killed_by_us,
+        status.code(),
+        std::os::unix::process::ExitStatusExt::signal(&status),
+    );
     Ok(ProcessOutcome {
         termination,
         stdout,
@@ -315,14 +309,7 @@ async fn run_lane(
     // A lane that did not answer in turn is dropped (and killed), never reused.
     let (code, signal, lingering) = result?;
     lane::give_back(ln);
-    let termination = match killed_by_us {
-        Some(t) => t,
-        None => match (code, signal) {
-            (Some(c), _) => Termination::Exited(c),
-            (None, Some(s)) => Termination::Signaled(s),
-            (None, None) => Termination::Signaled(0),
-        },
-    };
+    let termination = termination_of(killed_by_us, code, signal);
     Ok(ProcessOutcome {
         termination,
         stdout,
@@ -553,6 +540,20 @@ async fn copy_capped<R: AsyncRead + Unpin>(
         }
     }
     stats
+}
+
+/// How a step ended: as plangate stopped it, else by its exit code or signal.
+fn termination_of(
+    killed_by_us: Option<Termination>,
+    code: Option<i32>,
+    signal: Option<i32>,
+) -> Termination {
+    match (killed_by_us, code, signal) {
+        (Some(t), _, _) => t,
+        (None, Some(c), _) => Termination::Exited(c),
+        (None, None, Some(s)) => Termination::Signaled(s),
+        (None, None, None) => Termination::Signaled(0),
+    }
 }
 
 /// After the leader: signal what is left of its group, drain both output
