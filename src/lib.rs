@@ -15,6 +15,7 @@
 //! `plan` and `policy` are pure; `engine` and `tools` do the work; only
 //! `output` writes to stdout or stderr.
 
+pub(crate) mod atomic;
 pub(crate) mod cli;
 pub(crate) mod commands;
 pub(crate) mod diff;

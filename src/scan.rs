@@ -324,7 +324,7 @@ fn scan_file(
     let mut error = None;
     let mut redacted = false;
     if opts.redact && !kept.is_empty() {
-        match write_atomic(path, &redact(&bytes, &kept)) {
+        match crate::atomic::write_bytes(path, crate::atomic::Mode::Keep, &redact(&bytes, &kept)) {
             Ok(()) => redacted = true,
             Err(e) => error = Some(format!("{shown}: cannot redact: {e}")),
         }
@@ -349,19 +349,6 @@ fn scan_file(
         baselined: dropped.len() as u64,
         error,
     }
-}
-
-/// Replace a file's content atomically, keeping its permissions.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let perms = std::fs::metadata(path)?.permissions();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".plangate-redact-")
-        .tempfile_in(dir)?;
-    std::io::Write::write_all(&mut tmp, bytes)?;
-    tmp.as_file().set_permissions(perms)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// Fingerprints from a baseline file: a `plangate scan --format json` output,

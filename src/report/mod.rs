@@ -14,7 +14,6 @@ pub(crate) mod render;
 pub(crate) mod section;
 pub(crate) mod tail;
 
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -46,46 +45,25 @@ fn millis(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Write `value` as pretty JSON to `path` atomically; `sync` also fsyncs before the rename.
+/// Write `value` as pretty JSON to `path` atomically, through the redaction
+/// layer, readable like any file the user's umask allows; `sync` also
+/// fsyncs before the rename.
 pub(crate) fn write_json_atomic<T: Serialize>(
     path: &Path,
     value: &T,
     sync: bool,
 ) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    {
-        let mut raw = serde_json::to_vec_pretty(value)?;
-        raw.push(b'\n');
-        let mut w = BufWriter::new(tmp.as_file_mut());
-        w.write_all(&redact::clean(&raw))?;
-        w.flush()?;
-    }
-    // Readable like any file the user's umask allows (tempfile creates 0600).
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    }
-    if sync {
-        tmp.as_file().sync_all()?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    let mut raw = serde_json::to_vec_pretty(value)?;
+    raw.push(b'\n');
+    crate::atomic::write(path, crate::atomic::Mode::Set(0o644), sync, |w| {
+        w.write_all(&redact::clean(&raw))
+    })
 }
 
 /// Write text atomically through the redaction layer.
 pub(crate) fn write_text_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    tmp.write_all(&redact::clean(text.as_bytes()))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    let clean = redact::clean(text.as_bytes());
+    crate::atomic::write_bytes(path, crate::atomic::Mode::Set(0o644), &clean)
 }
 
 /// One manifest entry: design 002's ArtifactMetadata.

@@ -144,6 +144,9 @@ fn special_removed(location: &str, why: &str) {
 struct SweepError {
     /// It is a FIFO, socket, device or directory ([`crate::regular`]).
     special: bool,
+    /// It was removed or renamed away after it was listed: nothing is left
+    /// to scan (a vanished file is not an unscannable one).
+    gone: bool,
     why: String,
 }
 
@@ -151,6 +154,7 @@ impl SweepError {
     fn io(doing: &str, e: &std::io::Error) -> SweepError {
         SweepError {
             special: crate::regular::is_not_regular(e),
+            gone: e.kind() == std::io::ErrorKind::NotFound,
             why: format!("cannot {doing} it: {e}"),
         }
     }
@@ -206,7 +210,10 @@ fn sweep_file(path: &Path, rewrite: bool) -> Result<Vec<crate::secrets::Finding>
     let Some((len, _)) = stamp(path) else {
         return Ok(Vec::new());
     };
-    let result = scan_and_rewrite(path, len, rewrite);
+    let result = match scan_and_rewrite(path, len, rewrite) {
+        Err(e) if e.gone && stamp(path).is_none() => Ok(Vec::new()),
+        r => r,
+    };
     match &result {
         Err(_) if rewrite => withhold(path),
         Err(_) => {}
@@ -230,7 +237,8 @@ fn scan_and_rewrite(
     let read = crate::regular::read(path).map_err(|e| SweepError::io("read", &e))?;
     let (cleaned, found) = crate::redact::scrub(&read, rewrite);
     if rewrite && let std::borrow::Cow::Owned(c) = &cleaned {
-        crate::scan::write_atomic(path, c).map_err(|e| SweepError::io("rewrite", &e))?;
+        crate::atomic::write_bytes(path, crate::atomic::Mode::Keep, c)
+            .map_err(|e| SweepError::io("rewrite", &e))?;
     }
     Ok(found)
 }
@@ -416,6 +424,10 @@ fn unlisted_files(dir: &Path, rel: &str, listed: &[String], step: Option<&str>) 
         // Listed first: a renamed entry is never met again under its new name.
         let entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
         for e in entries {
+            // plangate's own report being rewritten ([`crate::atomic`]).
+            if crate::atomic::in_flight(&dir.join(e.file_name())) {
+                continue;
+            }
             let owner = step.map(str::to_owned).or_else(|| {
                 rel.strip_prefix("artifacts/")
                     .and_then(|r| r.split('/').next())
@@ -498,4 +510,57 @@ pub(crate) fn sweep_output_folder(
         }
     }
     findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The report rewritten while the last sweep runs: its temporary file
+    /// is neither read, renamed, withheld nor called unscannable, and the
+    /// rename that follows lands.
+    #[test]
+    fn the_last_sweep_leaves_a_report_being_written_alone() {
+        let out = tempfile::tempdir().unwrap();
+        let step = out.path().join("artifacts/s");
+        std::fs::create_dir_all(&step).unwrap();
+        std::fs::write(step.join("note.txt"), "nothing\n").unwrap();
+        let report = out.path().join("report.json");
+        let mut during = None;
+        // Content a sweep would rewrite, were it a step's file.
+        let planted = b"AKIAZ7Q4NX2LMRBT5KPW\n";
+        crate::atomic::write(&report, crate::atomic::Mode::Set(0o644), false, |w| {
+            w.write_all(planted)?;
+            w.flush()?;
+            during = Some(sweep_output_folder(
+                out.path(),
+                &["s".to_owned()],
+                &HashSet::new(),
+            ));
+            let temps: Vec<_> = std::fs::read_dir(out.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .filter(|n| n.to_string_lossy().starts_with(".plangate-tmp-"))
+                .collect();
+            assert_eq!(temps.len(), 1, "the temporary file was moved: {temps:?}");
+            Ok(())
+        })
+        .unwrap();
+        let findings = during.unwrap();
+        assert!(findings.is_empty(), "{findings:?}");
+        assert_eq!(std::fs::read(&report).unwrap(), planted);
+        // A file a step left there is still swept.
+        std::fs::write(out.path().join("stray.txt"), "x\n").unwrap();
+        std::fs::set_permissions(
+            out.path().join("stray.txt"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o000),
+        )
+        .unwrap();
+        let root = rustix::process::geteuid().is_root();
+        let found = sweep_output_folder(out.path(), &["s".to_owned()], &HashSet::new());
+        assert_eq!(
+            found.iter().filter(|f| is_unscannable(f)).count(),
+            usize::from(!root)
+        );
+    }
 }
