@@ -259,6 +259,10 @@ impl CliOutputFormat {
     }
 }
 
+/// In an agent's arguments, replaced by the address of plangate's model
+/// endpoint (with `base_url`'s path) when the CLI starts ([`Preset::api_flags`]).
+pub(crate) const API_URL_SLOT: &str = "{plangate-api-url}";
+
 /// A known agent CLI, run headless.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -322,6 +326,42 @@ impl Preset {
         }
     }
 
+    /// The flags that point the CLI at plangate's model endpoint, for an
+    /// agent with `api`. Claude Code and Gemini CLI read the endpoint from
+    /// a variable; Codex (0.1xx) ignores `OPENAI_BASE_URL` and would first
+    /// try a WebSocket transport: it gets a model provider of its own (plain
+    /// HTTPS-style Responses calls, the key from `OPENAI_API_KEY`, which
+    /// holds the placeholder) whose base URL is [`API_URL_SLOT`], filled in
+    /// when the endpoint's address is known.
+    pub fn api_flags(self) -> &'static [&'static str] {
+        match self {
+            Preset::Codex => &[
+                "-c",
+                "model_provider=\"plangate\"",
+                "-c",
+                concat!(
+                    "model_providers.plangate={name=\"plangate\", base_url=\"",
+                    "{plangate-api-url}",
+                    "\", env_key=\"OPENAI_API_KEY\", wire_api=\"responses\"}"
+                ),
+            ],
+            Preset::ClaudeCode | Preset::GeminiCli => &[],
+        }
+    }
+
+    /// Variables the CLI needs to run headless (`api`: whether plangate
+    /// serves its model API). Gemini CLI (0.6x) refuses to run headless in a
+    /// folder it was never told to trust; Claude Code's non-essential calls
+    /// (telemetry, error reports, update checks) would only be refused by
+    /// the egress allow-list, one denial line each.
+    pub fn env(self, api: bool) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Preset::GeminiCli => &[("GEMINI_CLI_TRUST_WORKSPACE", "true")],
+            Preset::ClaudeCode if api => &[("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")],
+            Preset::ClaudeCode | Preset::Codex => &[],
+        }
+    }
+
     /// Arguments that must come last (Codex's `-`: the prompt is on stdin).
     pub fn trailing(self) -> &'static [&'static str] {
         match self {
@@ -355,6 +395,9 @@ impl AgentDef {
             .take()
             .unwrap_or_else(|| vec![p.program().to_owned()]);
         argv.extend(p.flags().iter().map(|s| (*s).to_owned()));
+        if self.api.is_some() {
+            argv.extend(p.api_flags().iter().map(|s| (*s).to_owned()));
+        }
         argv.extend(self.args.iter().flatten().cloned());
         argv.extend(p.trailing().iter().map(|s| (*s).to_owned()));
         self.command = Some(argv);

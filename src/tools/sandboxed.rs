@@ -189,7 +189,27 @@ pub(crate) async fn run_with_home(
     spec.env.retain(|(k, _)| k != "HOME");
     spec.env
         .push(("HOME".to_owned(), home.display().to_string()));
+    if api.is_some_and(|a| a.provider == crate::egress::api::Provider::Gemini) {
+        gemini_settings(home)?;
+    }
     run_in(spec, ctx, None, Some(home), api).await
+}
+
+/// Gemini CLI (0.6x) reads `GOOGLE_GEMINI_BASE_URL` as a "gateway", an auth
+/// type its headless mode then refuses ("Invalid auth method selected"):
+/// user settings in the fresh private home select the API-key auth, which
+/// still sends its calls to that base URL (plangate's endpoint), and turn
+/// its usage statistics off (the allow-list would refuse them). Not system
+/// settings: Gemini CLI skips a system settings file below a world-writable
+/// folder such as `/tmp`.
+fn gemini_settings(home: &std::path::Path) -> std::io::Result<()> {
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(
+        dir.join("settings.json"),
+        br#"{"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": false}}"#,
+    )?;
+    Ok(())
 }
 
 async fn run_in(
@@ -428,9 +448,14 @@ fn egress_env(
     }
     if let (Some(a), Some(port)) = (api, ports.get(1)) {
         let var = a.provider.base_url_var();
+        let endpoint = format!("{}{}", url(*port), a.base_path());
         spec.env.retain(|(k, _)| k != var);
-        spec.env
-            .push((var.to_owned(), format!("{}{}", url(*port), a.base_path())));
+        spec.env.push((var.to_owned(), endpoint.clone()));
+        for arg in &mut spec.args {
+            if arg.contains(crate::format::agent::API_URL_SLOT) {
+                *arg = arg.replace(crate::format::agent::API_URL_SLOT, &endpoint);
+            }
+        }
         for v in ["NO_PROXY", "no_proxy"] {
             spec.env
                 .push((v.to_owned(), "127.0.0.1,localhost".to_owned()));

@@ -90,6 +90,10 @@ pub enum Facility {
     /// `node` and a `node_modules` folder holding mermaid and jsdom
     /// (`PLANGATE_MERMAID_MODULES`): the real Mermaid parser.
     Mermaid,
+    /// The real agent CLIs `claude`, `codex` and `gemini` in the folder
+    /// `PLANGATE_AGENT_CLIS` names (outside `$HOME`, where a sandboxed step
+    /// can run them: .ci/run installs them under /opt).
+    AgentClis,
 }
 
 impl Facility {
@@ -134,10 +138,28 @@ impl Facility {
                     "PLANGATE_MERMAID_MODULES does not name a node_modules folder holding mermaid and jsdom (npm install mermaid@11 jsdom@26; .ci/run sets it)".to_owned()
                 })
             }),
+            Facility::AgentClis => once(&AGENT_CLIS, || {
+                let dir = agent_clis().ok_or(
+                    "PLANGATE_AGENT_CLIS does not name a folder (npm install --prefix /opt/plangate-agent-clis @anthropic-ai/claude-code @openai/codex @google/gemini-cli, then set it to its node_modules/.bin, as .ci/run does)",
+                )?;
+                for cli in ["claude", "codex", "gemini"] {
+                    runs(Command::new(dir.join(cli)).arg("--version"))
+                        .map_err(|e| format!("{cli} in {} does not run: {e}", dir.display()))?;
+                }
+                Ok(())
+            }),
         }
     }
 }
 
+/// The folder of the real agent CLIs, if `PLANGATE_AGENT_CLIS` names one.
+pub fn agent_clis() -> Option<PathBuf> {
+    std::env::var_os("PLANGATE_AGENT_CLIS")
+        .map(PathBuf::from)
+        .filter(|d| d.is_dir())
+}
+
+static AGENT_CLIS: OnceLock<Result<(), String>> = OnceLock::new();
 static PYTHON: OnceLock<Result<(), String>> = OnceLock::new();
 static XMLLINT: OnceLock<Result<(), String>> = OnceLock::new();
 static MULTITOOL: OnceLock<Result<(), String>> = OnceLock::new();

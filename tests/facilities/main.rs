@@ -48,6 +48,7 @@ mod formats;
 mod git_indirection;
 mod mermaid;
 mod proc_isolation;
+mod real_clis;
 mod sandbox;
 mod sandbox_reads;
 mod seal;
@@ -133,6 +134,12 @@ fn trials() -> Vec<Trial> {
         egress::landlock_egress_is_not_auto_approved_bwrap_egress_is,
         egress::the_model_key_stays_with_plangate,
         egress::the_endpoint_refuses_calls_past_the_budget,
+    );
+    per_backend!(
+        t,
+        SANDBOXES,
+        [Facility::AgentClis, Facility::SystemPython],
+        real_clis::each_real_cli_answers_through_plangates_endpoint_and_never_holds_the_key,
     );
     // bwrap only: the Landlock backend has no pid namespace (a `setsid`
     // child escapes it, as without a sandbox; seal.rs reaps it).

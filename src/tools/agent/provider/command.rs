@@ -75,6 +75,12 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
     let err_rel = format!("{}/attempt-{attempt}.stderr.txt", ctx.artifacts_rel);
     let mut env = ctx.child_env(step);
     let api = api_serve(a, ctx, &mut env)?;
+    if let Some(p) = a.agent.preset {
+        for (k, v) in p.env(api.is_some()) {
+            env.retain(|(name, _)| name != k);
+            env.push(((*k).to_owned(), (*v).to_owned()));
+        }
+    }
     let spec = ProcessSpec {
         program: program.clone(),
         args: args.to_vec(),
