@@ -362,6 +362,22 @@ impl Preset {
         }
     }
 
+    /// The preset's flags to use instead of `flags`' own when plangate
+    /// sandboxes the CLI: `(what the flags say, what replaces it)`. Codex's
+    /// own sandbox (`--sandbox workspace-write`) cannot start inside
+    /// plangate's (bubblewrap or Landlock): each of its edits and commands
+    /// would fail. Inside plangate's sandbox, which holds the CLI and all it
+    /// starts to the step's profile, it runs without its own.
+    pub fn when_sandboxed(self) -> Option<(&'static [&'static str], &'static [&'static str])> {
+        match self {
+            Preset::Codex => Some((
+                &["--sandbox", "workspace-write"],
+                &["--dangerously-bypass-approvals-and-sandbox"],
+            )),
+            Preset::ClaudeCode | Preset::GeminiCli => None,
+        }
+    }
+
     /// Arguments that must come last (Codex's `-`: the prompt is on stdin).
     pub fn trailing(self) -> &'static [&'static str] {
         match self {

@@ -6,7 +6,10 @@
 //!
 //! The model API is a stand-in (tests/fixtures/model_api/standin.py) that
 //! speaks the three providers' documented shapes, streaming included, and
-//! logs every request it gets.
+//! logs every request it gets. Its first answer asks the CLI to write a file
+//! with the CLI's own tool (Claude Code's `Write`, Codex's `apply_patch`,
+//! Gemini CLI's `write_file`): the edit lands in the staged copy, and
+//! plangate applies it to the workspace once the answer is accepted.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -35,6 +38,8 @@ impl Standin {
             .arg(script)
             .env("STANDIN_ANSWER", &answer_file)
             .env("STANDIN_LOG", &log)
+            .env("STANDIN_EDIT", "hello.txt")
+            .env("STANDIN_EDIT_TEXT", "written by the agent\n")
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
@@ -66,8 +71,18 @@ impl Drop for Standin {
 }
 
 /// Each CLI: (step, preset, key variable, real key, header the provider reads
-/// the key from, base URL path, the model call's path).
-const CLIS: &[(&str, &str, &str, &str, &str, &str, &str)] = &[
+/// the key from, base URL path, the model call's path, the file it writes).
+type Cli = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+);
+const CLIS: &[Cli] = &[
     (
         "claude",
         "claude-code",
@@ -76,6 +91,7 @@ const CLIS: &[(&str, &str, &str, &str, &str, &str, &str)] = &[
         "x-api-key",
         "",
         "/v1/messages",
+        "anthropic-hello.txt",
     ),
     (
         "codex",
@@ -85,6 +101,7 @@ const CLIS: &[(&str, &str, &str, &str, &str, &str, &str)] = &[
         "authorization",
         "/v1",
         "/v1/responses",
+        "openai-hello.txt",
     ),
     (
         "gemini",
@@ -94,6 +111,7 @@ const CLIS: &[(&str, &str, &str, &str, &str, &str, &str)] = &[
         "x-goog-api-key",
         "",
         "/v1beta/models/",
+        "gemini-hello.txt",
     ),
 ];
 
@@ -111,12 +129,17 @@ pub fn each_real_cli_answers_through_plangates_endpoint_and_never_holds_the_key(
     );
     let mut yaml =
         String::from("version: 1\nid: real-clis\npolicy: {risk_tolerance: medium}\nagents:\n");
-    for (id, preset, _, _, _, path, _) in CLIS {
+    for (id, preset, _, _, _, path, ..) in CLIS {
         yaml.push_str(&format!(
             "  {id}:\n    preset: {preset}\n    command: [{}]\n    timeout: 120\n    api: {{base_url: \"http://127.0.0.1:{}{path}\"}}\n",
             clis.join(id).display(),
             api.port
         ));
+        // Codex declares its tools by model: this one gets the plain shell
+        // tool the stand-in answers with `apply_patch`.
+        if *id == "codex" {
+            yaml.push_str("    args: [--model, gpt-5-codex]\n");
+        }
     }
     yaml.push_str("steps:\n");
     for (id, ..) in CLIS {
@@ -141,13 +164,24 @@ pub fn each_real_cli_answers_through_plangates_endpoint_and_never_holds_the_key(
     }
     let o = cmd.output().unwrap();
     let calls = api.calls();
-    for (id, _, _, key, header, _, call) in CLIS {
+    for (id, _, _, key, header, _, call, wrote) in CLIS {
         let s = env.step(id);
         let err =
             std::fs::read_to_string(env.out.join(format!("artifacts/{id}/attempt-1.stderr.txt")))
                 .unwrap_or_default();
         assert_eq!(s["status"], "success", "{backend} {id}: {s}\n{err}");
         assert_eq!(s["result"]["summary"], summary, "{backend} {id}: {s}");
+        // Its edit, made with its own tool in the staged copy, was applied.
+        assert_eq!(
+            s["changed_files"],
+            serde_json::json!([wrote]),
+            "{backend} {id}: {s}\n{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(env.ws.join(wrote)).unwrap_or_default(),
+            "written by the agent\n",
+            "{backend} {id}"
+        );
         // Every model call of this CLI came through plangate, which put the
         // real key in the provider's header; the placeholder never left.
         let mine: Vec<&Value> = calls
@@ -164,8 +198,9 @@ pub fn each_real_cli_answers_through_plangates_endpoint_and_never_holds_the_key(
             let got = c["headers"][header].as_str().unwrap_or_default();
             assert!(got.ends_with(key), "{backend} {id}: {header}: {got:?}");
         }
-        // The usage is what the endpoint measured: the stand-in's 1200 input
-        // tokens per call.
+        // The tool call and the answer: two model calls at least. The usage
+        // is what the endpoint measured: the stand-in's 1200 input tokens a call.
+        assert!(mine.len() >= 2, "{backend} {id}: {mine:?}");
         assert_eq!(s["usage"]["estimated"], false, "{backend} {id}: {s}");
         assert_eq!(
             s["usage"]["input_tokens"].as_u64(),

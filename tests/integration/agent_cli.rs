@@ -395,21 +395,20 @@ fn presets_start_each_cli_headless_with_the_prompt_on_stdin() {
             "acceptEdits"
         ]
     );
-    assert_eq!(
-        recorded_argv(&env, "fix"),
-        [
-            "exec",
-            "--json",
-            "--skip-git-repo-check",
-            "--sandbox",
-            "workspace-write",
-            "--color",
-            "never",
-            "--model",
-            "gpt-5-codex",
-            "-"
-        ]
-    );
+    // Inside plangate's sandbox Codex runs without its own (which cannot
+    // start there); unsandboxed, with it.
+    let sandboxed = env.step("fix")["sandbox"]["enforcement"]
+        .as_str()
+        .is_some_and(|e| e != "none");
+    let own_sandbox: &[&str] = if sandboxed {
+        &["--dangerously-bypass-approvals-and-sandbox"]
+    } else {
+        &["--sandbox", "workspace-write"]
+    };
+    let mut codex = vec!["exec", "--json", "--skip-git-repo-check"];
+    codex.extend(own_sandbox);
+    codex.extend(["--color", "never", "--model", "gpt-5-codex", "-"]);
+    assert_eq!(recorded_argv(&env, "fix"), codex);
     assert_eq!(
         recorded_argv(&env, "notes"),
         [

@@ -64,7 +64,12 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         max_out,
         ..
     } = c;
-    let argv = a.agent.command.clone().unwrap_or_default();
+    let mut argv = a.agent.command.clone().unwrap_or_default();
+    if let Some((theirs, ours)) = a.agent.preset.and_then(|p| p.when_sandboxed())
+        && ctx.sandbox.as_ref().is_some_and(|s| s.backend().is_some())
+    {
+        sandboxed_flags(&mut argv, theirs, ours);
+    }
     let Some((program, args)) = argv.split_first() else {
         return Err(CallError::Failed(format!(
             "agent `{}` has no command",
@@ -373,4 +378,15 @@ fn text_answer(
         cut_short,
         extra: Extra::default(),
     })
+}
+
+/// Replace the preset's `theirs` flags (the first place they appear, right
+/// after the program and its subcommand) by `ours`.
+fn sandboxed_flags(argv: &mut Vec<String>, theirs: &[&str], ours: &[&str]) {
+    if let Some(at) = argv
+        .windows(theirs.len())
+        .position(|w| w.iter().zip(theirs).all(|(a, b)| a == b))
+    {
+        argv.splice(at..at + theirs.len(), ours.iter().map(|s| (*s).to_owned()));
+    }
 }
