@@ -168,10 +168,18 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     crate::process::lane::close_all();
     // Every step has ended: a child still here is one a step orphaned after
     // its supervisor was killed (plangate is a child subreaper).
-    let left = crate::sandbox::kill_descendants();
-    if left > 0 {
+    let left = crate::sandbox::kill_descendants_named();
+    if !left.is_empty() {
+        let names: Vec<String> = left
+            .iter()
+            .take(5)
+            .map(|(pid, name)| format!("`{name}` ({pid})"))
+            .collect();
         output::warning(format_args!(
-            "{left} process(es) started by steps were still running at the end of the run; they were killed"
+            "{} process(es) started by steps were still running at the end of the run; they were killed: {}{}",
+            left.len(),
+            names.join(", "),
+            if left.len() > 5 { ", ..." } else { "" }
         ));
     }
     if let Some(mut w) = withheld

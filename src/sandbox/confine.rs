@@ -301,8 +301,14 @@ pub(crate) fn kill_children() {
 /// (a killed process's children are reparented here). Returns how many were
 /// alive (zombies, which had ended on their own, are reaped, not counted).
 pub(crate) fn kill_descendants() -> usize {
+    kill_descendants_named().len()
+}
+
+/// [`kill_descendants`], with the name (`/proc/PID/comm`) of each process
+/// that was alive, by pid.
+pub(crate) fn kill_descendants_named() -> std::collections::BTreeMap<i32, String> {
     use rustix::process::{Pid, Signal, WaitOptions, kill_process, waitpid};
-    let mut killed = std::collections::BTreeSet::new();
+    let mut killed = std::collections::BTreeMap::new();
     for _ in 0..10_000 {
         let kids = children();
         if kids.is_empty() {
@@ -311,9 +317,11 @@ pub(crate) fn kill_descendants() -> usize {
         for &k in &kids {
             if !is_zombie(k)
                 && let Some(p) = Pid::from_raw(k)
-                && kill_process(p, Signal::KILL).is_ok()
             {
-                killed.insert(k);
+                let name = std::fs::read_to_string(format!("/proc/{k}/comm")).unwrap_or_default();
+                if kill_process(p, Signal::KILL).is_ok() {
+                    killed.insert(k, name.trim_end().to_owned());
+                }
             }
         }
         for &k in &kids {
@@ -322,7 +330,7 @@ pub(crate) fn kill_descendants() -> usize {
             }
         }
     }
-    killed.len()
+    killed
 }
 
 /// The children of every thread of this process.

@@ -46,7 +46,7 @@ mod profile;
 pub(crate) mod reads;
 mod selftest;
 
-pub(crate) use confine::kill_descendants;
+pub(crate) use confine::kill_descendants_named;
 pub(crate) use exec::ExecArgs;
 pub(crate) use exec::{exec, with_limits};
 pub(crate) use lane::serve as serve_lane;
