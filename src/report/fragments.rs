@@ -238,24 +238,24 @@ mod tests {
         let mut cache = Fragments::default();
         let early = json!({"out": "given later: Zq8vKp3mWt5x"});
         let first = cache
-            .render(&skeleton, "steps", &[early.clone()])
+            .render(&skeleton, "steps", std::slice::from_ref(&early))
             .unwrap()
             .unwrap();
         assert!(memchr::memmem::find(&first, b"Zq8vKp3mWt5x").is_some());
         redact::remember_secrets(["Zq8vKp3mWt5x"]);
         let second = cache
-            .render(&skeleton, "steps", &[early.clone()])
+            .render(&skeleton, "steps", std::slice::from_ref(&early))
             .unwrap()
             .unwrap();
         assert!(memchr::memmem::find(&second, b"Zq8vKp3mWt5x").is_none());
         assert!(memchr::memmem::find(&second, b"[REDACTED]").is_some());
 
         // A piece of a token only a rule recognises (whole, in a later entry).
-        let token = "ghp_R7tY2uVn9QxL4kWm8ZpB3sD6fH1jA5cE0gKq";
-        let piece = &token[12..30];
+        let token = "AKIAW4RZ8QK2MXT7PLB5";
+        let piece = &token[4..16];
         let before = json!({"out": format!("a piece: {piece}")});
         let third = cache
-            .render(&skeleton, "steps", &[before.clone()])
+            .render(&skeleton, "steps", std::slice::from_ref(&before))
             .unwrap()
             .unwrap();
         assert!(memchr::memmem::find(&third, piece.as_bytes()).is_some());
@@ -266,7 +266,7 @@ mod tests {
             .unwrap();
         let text = String::from_utf8_lossy(&fourth);
         assert!(!text.contains(piece), "{text}");
-        assert!(!text.contains(&token[..20]), "{text}");
+        assert!(!text.contains(token), "{text}");
         // And the next write, from the cache, too.
         let fifth = cache
             .render(&skeleton, "steps", &[before, later])
