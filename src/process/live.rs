@@ -28,7 +28,15 @@ struct Record {
 struct Registry {
     path: PathBuf,
     record: Mutex<Record>,
+    /// The file once written, and the length of the longest text written
+    /// to it (taken with `record` held).
+    file: Mutex<Option<(std::fs::File, usize)>>,
 }
+
+/// Longest text rewritten in place: one write within the file's first
+/// page, which a kill cannot cut in the middle (the kernel stops a write
+/// for a fatal signal only between pages). Longer: temp file and rename.
+const IN_PLACE_MAX: usize = 4000;
 
 static REGISTRY: OnceLock<Registry> = OnceLock::new();
 
@@ -60,17 +68,40 @@ pub(crate) fn start(run_id: &str) {
             start_time: start_time(pid),
             groups: BTreeSet::new(),
         }),
+        file: Mutex::new(None),
     });
 }
 
 fn save(reg: &Registry, rec: &Record) {
-    let write = || -> std::io::Result<()> {
-        let mut tmp = tempfile::NamedTempFile::new_in(reg.path.parent().unwrap_or(Path::new(".")))?;
-        serde_json::to_writer(&mut tmp, rec)?;
-        tmp.persist(&reg.path).map_err(|e| e.error)?;
-        Ok(())
+    let Ok(mut text) = serde_json::to_vec(rec) else {
+        return;
     };
-    let _ = write();
+    let Ok(mut file) = reg.file.lock() else {
+        return;
+    };
+    // Once the file exists, it is rewritten in place (no new inode a step):
+    // one write at its start, padded with spaces to the longest text
+    // written before, so no tail of an older text is left after it (JSON
+    // allows trailing spaces). A reader never sees half of it: the file is
+    // only read once its plangate is dead, and a kill does not cut the write.
+    if let Some((f, longest)) = file.as_mut()
+        && text.len().max(*longest) <= IN_PLACE_MAX
+    {
+        use std::os::unix::fs::FileExt as _;
+        if text.len() < *longest {
+            text.resize(*longest, b' ');
+        }
+        if f.write_all_at(&text, 0).is_ok() {
+            *longest = text.len();
+            return;
+        }
+    }
+    let write = || -> std::io::Result<std::fs::File> {
+        let mut tmp = tempfile::NamedTempFile::new_in(reg.path.parent().unwrap_or(Path::new(".")))?;
+        std::io::Write::write_all(&mut tmp, &text)?;
+        tmp.persist(&reg.path).map_err(|e| e.error)
+    };
+    *file = write().ok().map(|f| (f, text.len()));
 }
 
 /// A step's process group started.

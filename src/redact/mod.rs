@@ -359,6 +359,11 @@ fn remember_at_least(
     for (form, public) in forms {
         for p in form.patterns(min, &public) {
             if !k.seen.contains(p) {
+                // Bumped with the lock held, before the value goes in (so a
+                // panic after this point cannot leave the generation behind
+                // the values): whoever reads the new generation then waits
+                // for this lock, so its redaction has the value ([`generation`]).
+                GENERATION.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 k.seen.insert(p.to_vec());
                 k.values.push(p.to_vec());
                 changed = true;
@@ -384,6 +389,18 @@ fn remember_at_least(
             k.covered = k.values.len();
         }
     }
+}
+
+/// Bumped each time a value is added to either list ([`generation`]).
+static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The version of the set of values [`clean`] masks: it changes whenever a
+/// value is added (the built-in rules never change). A text cleaned after
+/// reading generation `g` was cleaned with every value of `g` (and maybe
+/// more): a cache of cleaned text keyed by the generation read *before*
+/// cleaning never serves text cleaned with a smaller set than the current one.
+pub(crate) fn generation() -> u64 {
+    GENERATION.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// `bytes` with every secret value plangate was given replaced by

@@ -8,6 +8,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod console;
+mod fragments;
 pub(crate) mod gitlab;
 pub(crate) mod mermaid;
 pub(crate) mod render;
@@ -60,6 +61,26 @@ pub(crate) fn write_json_atomic<T: Serialize>(
     })
 }
 
+/// Write `value` as [`write_json_atomic`] does, its top-level list `key`
+/// (`items`; empty in `skeleton`) redacted entry by entry with the cleaned
+/// entries of the last write reused ([`fragments`]). `full` gives the whole
+/// document when the list cannot be placed (written the plain way).
+fn write_json_cached<S: Serialize, T: Serialize, F: Serialize>(
+    path: &Path,
+    cache: &mut fragments::Fragments,
+    skeleton: &S,
+    key: &str,
+    items: &[T],
+    full: impl FnOnce() -> F,
+) -> std::io::Result<()> {
+    match cache.render(skeleton, key, items)? {
+        Some(bytes) => crate::atomic::write(path, crate::atomic::Mode::Set(0o644), false, |w| {
+            w.write_all(&bytes)
+        }),
+        None => write_json_atomic(path, &full(), false),
+    }
+}
+
 /// Write text atomically through the redaction layer.
 pub(crate) fn write_text_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     let clean = redact::clean(text.as_bytes());
@@ -104,6 +125,10 @@ pub(crate) struct Reporter {
     started_at: SystemTime,
     /// `--show-output`: whose output tail the report keeps.
     show_output: crate::model::ShowOutput,
+    /// The cleaned step entries of the last rewrite of `report.json`.
+    report_cache: fragments::Fragments,
+    /// The cleaned entries of the last rewrite of the manifest.
+    manifest_cache: fragments::Fragments,
 }
 
 impl Reporter {
@@ -210,6 +235,8 @@ impl Reporter {
             started: Instant::now(),
             started_at,
             show_output: settings.show_output,
+            report_cache: fragments::Fragments::default(),
+            manifest_cache: fragments::Fragments::default(),
         };
         r.audit(AuditEvent::PlanLoaded {
             plan_id: r.plan.id.clone(),
@@ -624,12 +651,43 @@ impl Reporter {
             run_id: &self.report.run_id,
             entries: &self.manifest,
         };
-        write_json_atomic(
-            &self.out_dir.join("artifacts").join("manifest.json"),
-            &manifest,
-            last,
-        )?;
-        write_json_atomic(&self.out_dir.join("report.json"), &self.report, last)?;
+        let manifest_path = self.out_dir.join("artifacts").join("manifest.json");
+        let report_path = self.out_dir.join("report.json");
+        if last {
+            // The files that stay: redacted whole, as one text, and fsynced.
+            write_json_atomic(&manifest_path, &manifest, true)?;
+            write_json_atomic(&report_path, &self.report, true)?;
+        } else {
+            // A rewrite while the run goes on: only the entries that changed
+            // (or every one, when the redaction's values grew) are redacted.
+            let skeleton = Manifest {
+                run_id: &self.report.run_id,
+                entries: &[],
+            };
+            write_json_cached(
+                &manifest_path,
+                &mut self.manifest_cache,
+                &skeleton,
+                "entries",
+                &self.manifest,
+                || manifest,
+            )?;
+            let steps = std::mem::take(&mut self.report.steps);
+            let written = write_json_cached(
+                &report_path,
+                &mut self.report_cache,
+                &self.report,
+                "steps",
+                &steps,
+                || {
+                    let mut whole = self.report.clone();
+                    whole.steps.clone_from(&steps);
+                    whole
+                },
+            );
+            self.report.steps = steps;
+            written?;
+        }
         if last {
             self.audit.sync()?;
             self.console.run_finished(&self.report, &self.out_dir);

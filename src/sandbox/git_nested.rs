@@ -38,14 +38,14 @@ const MAX_CONFIG: u64 = 1024 * 1024;
 /// A moment on the kernel's file clock (seconds, nanoseconds).
 pub(crate) type Stamp = (i64, i64);
 
-/// The kernel's file clock now: the ctime of a file created in `dir` (a
-/// folder of plangate's own). Whatever a step creates or changes later has a
-/// ctime at least this.
+/// The kernel's file clock now: the ctime of `dir` (a folder of plangate's
+/// own) after setting its mode to what it is (a change of mode always sets
+/// the ctime, as creating a file would, without making an inode). Whatever
+/// a step creates or changes later has a ctime at least this.
 pub(crate) fn stamp(dir: &Path) -> std::io::Result<Stamp> {
-    let p = dir.join(".plangate-stamp");
-    std::fs::write(&p, b"")?;
-    let m = p.symlink_metadata()?;
-    let _ = std::fs::remove_file(&p);
+    let before = dir.symlink_metadata()?;
+    std::fs::set_permissions(dir, before.permissions())?;
+    let m = dir.symlink_metadata()?;
     Ok((m.ctime(), m.ctime_nsec()))
 }
 
