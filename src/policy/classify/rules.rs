@@ -347,17 +347,6 @@ fn example_context() -> super::ClassifyContext<'static> {
     }
 }
 
-/// The label of a verdict, as examples write it.
-pub(crate) fn label(c: &super::Classification) -> &'static str {
-    if c.blocked.is_some() {
-        "blocked"
-    } else if c.unclassifiable.is_some() {
-        "unclassifiable"
-    } else {
-        c.risk.as_str()
-    }
-}
-
 /// Runs every example of `r` through the classifier (which reads the loaded
 /// tables: `r` is them, except in the tests of this checker).
 fn check_examples(r: &Rules) -> Result<(), String> {
@@ -376,11 +365,11 @@ fn check_examples(r: &Rules) -> Result<(), String> {
                 return Err(at(format!("`{first}` is not one of the entry's names")));
             }
             let c = super::classify_unchecked(line, &ctx);
-            if label(&c) != want {
+            if c.label() != want {
                 return Err(at(format!(
                     "the classifier says {} ({})",
-                    label(&c),
-                    c.reason
+                    c.label(),
+                    c.reason()
                 )));
             }
         }
