@@ -377,6 +377,57 @@ mod tests {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
 
+    /// Every program the Rust judges with an option table has one in the
+    /// rules file (without it the program is unclassifiable).
+    #[test]
+    fn programs_judged_in_rust_have_option_tables() {
+        let names = [
+            "sed",
+            "gsed",
+            "awk",
+            "gawk",
+            "mawk",
+            "nawk",
+            "busybox-awk",
+            "date",
+            "split",
+            "csplit",
+            "patch",
+            "less",
+            "more",
+            "most",
+            "man",
+            "rg",
+            "cp",
+            "mv",
+            "ln",
+            "install",
+            "scp",
+            "rsync",
+            "touch",
+            "mkdir",
+            "truncate",
+            "tee",
+            "mkfifo",
+            "mknod",
+            "sponge",
+            "tar",
+            "unzip",
+            "7z",
+            "7za",
+            "zip",
+            "ssh",
+        ];
+        for name in names {
+            assert!(
+                rules::raw().with_value(name).is_some(),
+                "no table for {name}"
+            );
+        }
+        let c = classify_bash("nosuchprogram-x -o /etc/x", &ctx());
+        assert_ne!(c.label(), "safe");
+    }
+
     #[test]
     fn home_unknown_makes_tilde_unknown() {
         let c = ClassifyContext {

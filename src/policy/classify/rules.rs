@@ -243,6 +243,8 @@ pub(crate) struct Rules {
     pub shell_options: ShellOptions,
     pub in_out: Vec<Program>,
     pub output_options: Vec<Program>,
+    /// Option tables of programs judged in Rust (`with_value`).
+    pub options: Vec<Program>,
     pub wrappers: Vec<Wrapper>,
     pub interpreters: Vec<Interpreter>,
     pub variables: Variables,
@@ -252,6 +254,15 @@ impl Rules {
     /// The wrapper named `name`.
     pub(crate) fn wrapper(&self, name: &str) -> Option<&Wrapper> {
         self.wrappers.iter().find(|w| w.names.has(name))
+    }
+
+    /// The options of `name` that take the next word (`[[options]]`);
+    /// None when the file has no entry for it.
+    pub(crate) fn with_value(&self, name: &str) -> Option<Vec<&str>> {
+        self.options
+            .iter()
+            .find(|p| p.names.has(name))
+            .map(|p| p.with_value.strs())
     }
 
     /// (entry, its names, its examples), for the checks.
@@ -296,6 +307,9 @@ impl Rules {
                 p.names.clone(),
                 &p.examples,
             ));
+        }
+        for p in &self.options {
+            out.push((named("options", &p.names), p.names.clone(), &p.examples));
         }
         for w in &self.wrappers {
             out.push((named("wrapper", &w.names), w.names.clone(), &w.examples));

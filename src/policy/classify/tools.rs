@@ -387,10 +387,7 @@ impl Walker {
     }
 
     fn ssh(&mut self, cmd: &Cmd<'_>) {
-        let with = [
-            "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o",
-            "-p", "-Q", "-R", "-S", "-W", "-w", "-B",
-        ];
+        let with = self.with_value(cmd);
         let opts = parse_opts(cmd.args, &with);
         for o in opts
             .values
