@@ -54,6 +54,9 @@ impl Names {
 #[serde(deny_unknown_fields)]
 pub(crate) struct List {
     pub names: Names,
+    /// Options that take the next word (shells).
+    #[serde(default)]
+    pub with_value: Names,
     #[serde(default)]
     examples: Vec<String>,
 }
