@@ -68,6 +68,8 @@ pub(crate) struct Cloud {
     pub names: Names,
     /// Subcommands (any word) that only read.
     pub reads: Names,
+    /// Prefixes of words that change infrastructure.
+    pub changes: Names,
     /// Verb prefixes of aws/gcloud/az operations that only read.
     pub read_verbs: Names,
     /// Options that take the next word.
@@ -85,6 +87,17 @@ pub(crate) struct Containers {
     pub reads: Names,
     /// Subcommands that remove containers, images or volumes.
     pub destroys: Names,
+    /// Subcommands that start a container.
+    pub runs: Names,
+    /// Object groups whose second word is the subcommand.
+    pub groups: Names,
+    /// Subcommands that reach a registry.
+    pub registry: Names,
+    /// Options that give a container the host: as written, with the value
+    /// `host`, or as a prefix.
+    pub host_flags: Names,
+    pub host_options: Names,
+    pub host_prefixes: Names,
     #[serde(default)]
     examples: Vec<String>,
 }
