@@ -147,6 +147,48 @@ pub(crate) struct Interpreter {
     examples: Vec<String>,
 }
 
+/// A developer tool judged by subcommand.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Subcommands {
+    pub names: Names,
+    /// Global options that take the next word.
+    #[serde(default)]
+    pub with_value: Names,
+    /// Subcommands that reach the network.
+    #[serde(default)]
+    pub network: Names,
+    groups: Vec<SubGroup>,
+    /// Why a subcommand in no group is moderate.
+    other: String,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Subcommands of one risk.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubGroup {
+    risk: Risk,
+    why: String,
+    subs: Names,
+}
+
+impl Subcommands {
+    /// The risk of `sub` and why (moderate when no group holds it).
+    pub(crate) fn judge(&self, sub: &str) -> (Risk, &str) {
+        self.groups
+            .iter()
+            .find(|g| g.subs.has(sub))
+            .map_or_else(|| self.other(), |g| (g.risk, g.why.as_str()))
+    }
+
+    /// The verdict on a subcommand in no group.
+    pub(crate) fn other(&self) -> (Risk, &str) {
+        (Risk::Moderate, self.other.as_str())
+    }
+}
+
 /// Variables that change what runs, by how (see vars.rs).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -261,6 +303,7 @@ pub(crate) struct Rules {
     pub output_options: Vec<Program>,
     /// Option tables of programs judged in Rust (`with_value`).
     pub options: Vec<Program>,
+    pub subcommands: Vec<Subcommands>,
     pub wrappers: Vec<Wrapper>,
     pub interpreters: Vec<Interpreter>,
     pub variables: Variables,
@@ -279,6 +322,11 @@ impl Rules {
             .iter()
             .find(|p| p.names.has(name))
             .map(|p| p.with_value.strs())
+    }
+
+    /// The subcommand table of `name`.
+    pub(crate) fn subcommands(&self, name: &str) -> Option<&Subcommands> {
+        self.subcommands.iter().find(|t| t.names.has(name))
     }
 
     /// (entry, its names, its examples), for the checks.
@@ -326,6 +374,9 @@ impl Rules {
         }
         for p in &self.options {
             out.push((named("options", &p.names), p.names.clone(), &p.examples));
+        }
+        for t in &self.subcommands {
+            out.push((named("subcommands", &t.names), t.names.clone(), &t.examples));
         }
         for w in &self.wrappers {
             out.push((named("wrapper", &w.names), w.names.clone(), &w.examples));
