@@ -40,38 +40,79 @@ pub struct ClassifyContext<'a> {
     pub home: Option<&'a std::path::Path>,
 }
 
-/// The verdict on one command line.
+/// The verdict on one command line: judged at a risk, blocked (never runs)
+/// or unclassifiable (cannot be read: an explicit approval is required).
+/// Blocked and unclassifiable commands are dangerous by construction.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Classification {
-    pub risk: Risk,
-    /// Some(reason) when the command must never run, whatever the approvals.
-    pub blocked: Option<String>,
-    /// Some(reason) when the parser could not read the command (syntax error, unsupported construct):
-    /// fail-close, the caller will demand an explicit approval; risk must then be Dangerous.
-    pub unclassifiable: Option<String>,
-    /// One line naming what decided the risk, e.g. "`rm -rf build` deletes recursively inside the workspace".
-    /// For a blocked command it equals the blocked reason.
-    pub reason: String,
-    /// Some(what) when the command uses the network (a network client, a
-    /// cloud CLI, `/dev/tcp/...`, a remote git command); such a command is
-    /// at least moderate, and the sandbox blocks it unless the step says
-    /// `network: true`.
-    pub network: Option<String>,
+pub enum Classification {
+    /// Read and judged: the highest risk found and the first reason at it,
+    /// e.g. "`rm -rf build` deletes recursively inside the workspace".
+    Judged { risk: Risk, reason: String },
+    /// Must never run, whatever the approvals.
+    Blocked { reason: String },
+    /// The parser could not read the command (syntax error, unsupported
+    /// construct): fail-close.
+    Unclassifiable { reason: String },
+}
+
+impl Classification {
+    /// The risk: dangerous when blocked or unclassifiable.
+    pub fn risk(&self) -> Risk {
+        match self {
+            Classification::Judged { risk, .. } => *risk,
+            Classification::Blocked { .. } | Classification::Unclassifiable { .. } => {
+                Risk::Dangerous
+            }
+        }
+    }
+
+    /// One line naming what decided the verdict.
+    pub fn reason(&self) -> &str {
+        match self {
+            Classification::Judged { reason, .. }
+            | Classification::Blocked { reason }
+            | Classification::Unclassifiable { reason } => reason,
+        }
+    }
+
+    /// Why the command must never run, when it is blocked.
+    pub fn blocked(&self) -> Option<&str> {
+        match self {
+            Classification::Blocked { reason } => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// Why the command cannot be read, when it is unclassifiable.
+    pub fn unclassifiable(&self) -> Option<&str> {
+        match self {
+            Classification::Unclassifiable { reason } => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// The label fixtures and rule examples write: `blocked`,
+    /// `unclassifiable` or the risk.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Classification::Judged { risk, .. } => risk.as_str(),
+            Classification::Blocked { .. } => "blocked",
+            Classification::Unclassifiable { .. } => "unclassifiable",
+        }
+    }
 }
 
 /// Classifies one bash command line. Never panics, does no I/O. Every
 /// command is unclassifiable when a rules file (`src/policy/rules/`) does
 /// not load.
 pub fn classify_bash(command: &str, ctx: &ClassifyContext<'_>) -> Classification {
-    let mut c = classify_unchecked(command, ctx);
-    if let Err(e) = rules::checked() {
-        c.risk = Risk::Dangerous;
-        c.unclassifiable.get_or_insert_with(|| e.to_owned());
-        if c.blocked.is_none() {
-            c.reason = e.to_owned();
-        }
+    let c = classify_unchecked(command, ctx);
+    match rules::checked() {
+        Err(e) if c.blocked().is_none() => Classification::Unclassifiable {
+            reason: e.to_owned(),
+        },
+        _ => c,
     }
-    c
 }
 
 /// [`classify_bash`] without the check of the rules file (its examples use it).
@@ -94,17 +135,12 @@ pub(crate) struct Findings {
     top: Option<(Risk, String)>,
     blocked: Option<String>,
     unclassifiable: Option<String>,
-    network: Option<String>,
 }
 
 impl Findings {
     /// Records a use of the network: at least moderate.
     pub(crate) fn network(&mut self, reason: String) {
-        let reason = one_line(&reason);
-        self.note(Risk::Moderate, reason.clone());
-        if self.network.is_none() {
-            self.network = Some(reason);
-        }
+        self.note(Risk::Moderate, reason);
     }
 
     /// Records a command's risk; keeps the first reason at the highest level.
@@ -131,32 +167,14 @@ impl Findings {
 
     fn finish(self) -> Classification {
         if let Some(reason) = self.blocked {
-            return Classification {
-                risk: Risk::Dangerous,
-                blocked: Some(reason.clone()),
-                unclassifiable: self.unclassifiable,
-                reason,
-                network: self.network,
-            };
-        }
-        if let Some(reason) = self.unclassifiable {
-            return Classification {
-                risk: Risk::Dangerous,
-                blocked: None,
-                unclassifiable: Some(reason.clone()),
-                reason,
-                network: self.network,
-            };
-        }
-        let (risk, reason) = self
-            .top
-            .unwrap_or((Risk::Safe, "empty command does nothing".to_string()));
-        Classification {
-            risk,
-            blocked: None,
-            unclassifiable: None,
-            reason,
-            network: self.network,
+            Classification::Blocked { reason }
+        } else if let Some(reason) = self.unclassifiable {
+            Classification::Unclassifiable { reason }
+        } else {
+            let (risk, reason) = self
+                .top
+                .unwrap_or((Risk::Safe, "empty command does nothing".to_string()));
+            Classification::Judged { risk, reason }
         }
     }
 }
@@ -184,20 +202,6 @@ mod tests {
             workspace: Path::new("/work/ws"),
             working_dir: Path::new("/work/ws"),
             home: Some(Path::new("/home/ci")),
-        }
-    }
-
-    fn label(c: &Classification) -> &'static str {
-        if c.blocked.is_some() {
-            "blocked"
-        } else if c.unclassifiable.is_some() {
-            "unclassifiable"
-        } else {
-            match c.risk {
-                Risk::Safe => "safe",
-                Risk::Moderate => "moderate",
-                Risk::Dangerous => "dangerous",
-            }
         }
     }
 
@@ -232,11 +236,11 @@ mod tests {
         let mut failures = Vec::new();
         for (line, expected, command) in &cases {
             let got = classify_bash(command, &ctx());
-            if label(&got) != *expected {
+            if got.label() != *expected {
                 failures.push(format!(
                     "line {line}: `{command}` expected {expected}, got {} ({})",
-                    label(&got),
-                    got.reason
+                    got.label(),
+                    got.reason()
                 ));
             }
         }
@@ -261,25 +265,12 @@ mod tests {
     }
 
     #[test]
-    fn reasons_are_one_line_and_consistent() {
+    fn reasons_are_one_line() {
         for (_, _, command) in fixture() {
             let c = classify_bash(command, &ctx());
-            assert!(!c.reason.trim().is_empty(), "empty reason for `{command}`");
-            assert!(
-                !c.reason.contains('\n'),
-                "multi-line reason for `{command}`"
-            );
-            if let Some(b) = &c.blocked {
-                assert_eq!(b, &c.reason, "blocked reason differs for `{command}`");
-                assert_eq!(c.risk, Risk::Dangerous);
-            }
-            if c.unclassifiable.is_some() {
-                assert_eq!(
-                    c.risk,
-                    Risk::Dangerous,
-                    "unclassifiable not dangerous: `{command}`"
-                );
-            }
+            let reason = c.reason();
+            assert!(!reason.trim().is_empty(), "empty reason for `{command}`");
+            assert!(!reason.contains('\n'), "multi-line reason for `{command}`");
         }
     }
 
@@ -368,7 +359,7 @@ mod tests {
         for input in &inputs {
             let start = std::time::Instant::now();
             let c = classify_bash(input, &ctx());
-            assert!(!c.reason.is_empty());
+            assert!(!c.reason().is_empty());
             let took = start.elapsed();
             assert!(
                 took.as_secs() < 5,
@@ -386,13 +377,64 @@ mod tests {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
 
+    /// Every program the Rust judges with an option table has one in the
+    /// rules file (without it the program is unclassifiable).
+    #[test]
+    fn programs_judged_in_rust_have_option_tables() {
+        let names = [
+            "sed",
+            "gsed",
+            "awk",
+            "gawk",
+            "mawk",
+            "nawk",
+            "busybox-awk",
+            "date",
+            "split",
+            "csplit",
+            "patch",
+            "less",
+            "more",
+            "most",
+            "man",
+            "rg",
+            "cp",
+            "mv",
+            "ln",
+            "install",
+            "scp",
+            "rsync",
+            "touch",
+            "mkdir",
+            "truncate",
+            "tee",
+            "mkfifo",
+            "mknod",
+            "sponge",
+            "tar",
+            "unzip",
+            "7z",
+            "7za",
+            "zip",
+            "ssh",
+        ];
+        for name in names {
+            assert!(
+                rules::raw().with_value(name).is_some(),
+                "no table for {name}"
+            );
+        }
+        let c = classify_bash("nosuchprogram-x -o /etc/x", &ctx());
+        assert_ne!(c.label(), "safe");
+    }
+
     #[test]
     fn home_unknown_makes_tilde_unknown() {
         let c = ClassifyContext {
             home: None,
             ..ctx()
         };
-        assert_eq!(classify_bash("rm -rf ~/x", &c).risk, Risk::Dangerous);
-        assert_eq!(classify_bash("ls ~", &c).risk, Risk::Safe);
+        assert_eq!(classify_bash("rm -rf ~/x", &c).risk(), Risk::Dangerous);
+        assert_eq!(classify_bash("ls ~", &c).risk(), Risk::Safe);
     }
 }

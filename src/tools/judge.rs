@@ -28,7 +28,7 @@ pub(crate) fn needs(step: &Step, env: &ToolEnv, effective: Risk) -> Vec<(ToolNam
             home: env.home.as_deref(),
         };
         let risk = crate::policy::classify::classify_bash(rb, &ctx)
-            .risk
+            .risk()
             .max(step.declared_risk);
         let access = vec![super::spec::access(".", Level::Execute)];
         out.push((ToolName::Bash, permissions::needs(access, risk)));

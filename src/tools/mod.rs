@@ -380,14 +380,14 @@ pub(crate) fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
         };
         let r = crate::policy::classify::classify_bash(rb, &ctx);
         if c.blocked.is_none() {
-            c.blocked = r.blocked.map(|w| format!("rollback_command: {w}"));
+            c.blocked = r.blocked().map(|w| format!("rollback_command: {w}"));
         }
         if c.unclassifiable.is_none() {
-            c.unclassifiable = r.unclassifiable.map(|w| format!("rollback_command: {w}"));
+            c.unclassifiable = r.unclassifiable().map(|w| format!("rollback_command: {w}"));
         }
-        if r.risk > c.classified {
-            c.classified = r.risk;
-            c.reason = format!("rollback_command: {}", r.reason);
+        if r.risk() > c.classified {
+            c.classified = r.risk();
+            c.reason = format!("rollback_command: {}", r.reason());
         }
     }
     if let Some(req) = step.sandbox_request(&env.workspace, env.home.as_deref()) {

@@ -113,9 +113,7 @@ impl Walker {
 
     /// read, mapfile: the names read into; `mapfile -C` runs a callback.
     fn read(&mut self, cmd: &Cmd<'_>) {
-        let with = [
-            "-d", "-n", "-N", "-p", "-t", "-u", "-O", "-s", "-C", "-c", "-a", "-i",
-        ];
+        let with = self.with_value(cmd);
         let opts = super::commands::parse_opts(cmd.args, &with);
         if cmd.name != "read"
             && let Some(callback) = opts.value_of(&["-C"])

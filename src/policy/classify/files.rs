@@ -69,43 +69,8 @@ impl Walker {
     }
 
     fn copy(&mut self, cmd: &Cmd<'_>) {
-        let with_value: &[&str] = match cmd.name {
-            "install" => &[
-                "-t",
-                "--target-directory",
-                "-S",
-                "--suffix",
-                "-m",
-                "--mode",
-                "-o",
-                "--owner",
-                "-g",
-                "--group",
-            ],
-            "scp" => &["-i", "-P", "-F", "-l", "-c", "-J", "-o", "-S", "-D", "-X"],
-            "rsync" => &[
-                "-e",
-                "--rsh",
-                "--exclude",
-                "--include",
-                "--filter",
-                "-f",
-                "--rsync-path",
-                "--exclude-from",
-                "--include-from",
-                "--files-from",
-                "-T",
-                "--temp-dir",
-                "--backup-dir",
-                "--suffix",
-                "--chmod",
-                "--log-file",
-                "--port",
-                "-B",
-            ],
-            _ => &["-t", "--target-directory", "-S", "--suffix"],
-        };
-        let opts = parse_opts(cmd.args, with_value);
+        let with_value = self.with_value(cmd);
+        let opts = parse_opts(cmd.args, &with_value);
         let what = format!("`{}`", cmd.shown);
         let remote = matches!(cmd.name, "scp" | "rsync");
         if remote {
@@ -187,17 +152,7 @@ impl Walker {
     }
 
     fn touch(&mut self, cmd: &Cmd<'_>) {
-        let with_value = [
-            "-m",
-            "--mode",
-            "-s",
-            "--size",
-            "-d",
-            "--date",
-            "-r",
-            "--reference",
-            "-t",
-        ];
+        let with_value = self.with_value(cmd);
         let what = format!("`{}`", cmd.shown);
         let opts = parse_opts(cmd.args, &with_value);
         for p in &opts.pos {
@@ -297,42 +252,7 @@ impl Walker {
             "--rsh-command",
             "--rmt-command",
         ];
-        const WITH: &[&str] = &[
-            "-C",
-            "--directory",
-            "-f",
-            "--file",
-            "-T",
-            "--files-from",
-            "-X",
-            "--exclude-from",
-            "-I",
-            "--use-compress-program",
-            "-F",
-            "--info-script",
-            "--new-volume-script",
-            "--to-command",
-            "--checkpoint-action",
-            "--rsh-command",
-            "--rmt-command",
-            "-g",
-            "--listed-incremental",
-            "-K",
-            "-N",
-            "-V",
-            "--label",
-            "-b",
-            "-H",
-            "--format",
-            "--owner",
-            "--group",
-            "--mode",
-            "--exclude",
-            "-L",
-            "--tape-length",
-            "--index-file",
-            "--volno-file",
-        ];
+        let with = self.with_value(cmd);
         let mut args = cmd.args.to_vec();
         if let Some(first) = args.first_mut()
             && let Some(t) = first.lit()
@@ -342,7 +262,7 @@ impl Walker {
         {
             first.text = Some(format!("-{t}"));
         }
-        let opts = parse_opts(&args, WITH);
+        let opts = parse_opts(&args, &with);
         let what = format!("`{}`", cmd.shown);
         for (_, program) in opts
             .values
@@ -423,18 +343,7 @@ impl Walker {
 
     /// zip, unzip, 7z: the archive or the extraction directory is written; `zip -TT` runs a command.
     fn archiver(&mut self, cmd: &Cmd<'_>) {
-        let with = [
-            "-d",
-            "-TT",
-            "--unzip-command",
-            "-x",
-            "-i",
-            "-P",
-            "-b",
-            "-n",
-            "-t",
-            "-tt",
-        ];
+        let with = self.with_value(cmd);
         let opts = parse_opts(cmd.args, &with);
         let what = format!("`{}`", cmd.shown);
         if let Some(program) = opts.value_of(&["-TT", "--unzip-command"]) {

@@ -93,25 +93,17 @@ impl Walker {
             );
             return;
         }
-        if words
-            .iter()
-            .any(|w| matches!(*w, "run" | "create" | "exec" | "up"))
-        {
+        let r = &rules::raw().containers;
+        if words.iter().any(|w| r.runs.has(w)) {
             self.container_run(cmd, &what);
             return;
         }
-        let reads = match sub {
-            s if rules::raw().containers.reads.has(s) => true,
-            "image" | "container" | "volume" | "network" | "system" | "compose" | "builder"
-            | "context" | "buildx" => words
-                .get(1)
-                .is_some_and(|w| rules::raw().containers.reads.has(w)),
-            _ => false,
-        };
+        let reads =
+            r.reads.has(sub) || (r.groups.has(sub) && words.get(1).is_some_and(|w| r.reads.has(w)));
         if reads || only_info(cmd.args) {
             self.note(Risk::Safe, format!("{what} only reads"));
         } else {
-            if matches!(sub, "pull" | "push" | "login" | "build" | "buildx") {
+            if r.registry.has(sub) {
                 self.network(format!("{what} reaches a registry"));
             }
             self.note(
@@ -123,28 +115,14 @@ impl Walker {
 
     /// `docker run`/`create`/`exec`/`compose up`: dangerous when the container gets the host.
     fn container_run(&mut self, cmd: &Cmd<'_>, what: &str) {
-        const HOST: &[&str] = &[
-            "--privileged",
-            "--pid=host",
-            "--net=host",
-            "--network=host",
-            "--ipc=host",
-            "--uts=host",
-            "--userns=host",
-            "--cgroupns=host",
-        ];
+        let r = &rules::raw().containers;
         let args = cmd.args;
         for (i, a) in args.iter().enumerate() {
             let Some(t) = a.lit() else { continue };
             let next = args.get(i + 1).and_then(Arg::lit).unwrap_or("");
-            let host_flag = HOST.contains(&t)
-                || (matches!(
-                    t,
-                    "--net" | "--network" | "--pid" | "--ipc" | "--uts" | "--userns"
-                ) && next == "host")
-                || t.starts_with("--cap-add")
-                || t.starts_with("--device")
-                || t.starts_with("--security-opt");
+            let host_flag = r.host_flags.has(t)
+                || (r.host_options.has(t) && next == "host")
+                || r.host_prefixes.prefixes(t);
             if host_flag {
                 self.note(
                     Risk::Dangerous,
@@ -243,22 +221,7 @@ fn cloud_reads(name: &str, words: &[&str], flags: &[&str]) -> bool {
 }
 
 fn is_destructive(w: &str) -> bool {
-    [
-        "delete",
-        "remove",
-        "rm",
-        "destroy",
-        "terminate",
-        "purge",
-        "apply",
-        "create",
-        "update",
-        "set",
-        "deploy",
-        "uninstall",
-    ]
-    .iter()
-    .any(|d| w.starts_with(d))
+    rules::raw().cloud.changes.prefixes(w)
 }
 
 fn only_info(args: &[Arg]) -> bool {

@@ -54,6 +54,9 @@ impl Names {
 #[serde(deny_unknown_fields)]
 pub(crate) struct List {
     pub names: Names,
+    /// Options that take the next word (shells).
+    #[serde(default)]
+    pub with_value: Names,
     #[serde(default)]
     examples: Vec<String>,
 }
@@ -65,6 +68,8 @@ pub(crate) struct Cloud {
     pub names: Names,
     /// Subcommands (any word) that only read.
     pub reads: Names,
+    /// Prefixes of words that change infrastructure.
+    pub changes: Names,
     /// Verb prefixes of aws/gcloud/az operations that only read.
     pub read_verbs: Names,
     /// Options that take the next word.
@@ -82,6 +87,17 @@ pub(crate) struct Containers {
     pub reads: Names,
     /// Subcommands that remove containers, images or volumes.
     pub destroys: Names,
+    /// Subcommands that start a container.
+    pub runs: Names,
+    /// Object groups whose second word is the subcommand.
+    pub groups: Names,
+    /// Subcommands that reach a registry.
+    pub registry: Names,
+    /// Options that give a container the host: as written, with the value
+    /// `host`, or as a prefix.
+    pub host_flags: Names,
+    pub host_options: Names,
+    pub host_prefixes: Names,
     #[serde(default)]
     examples: Vec<String>,
 }
@@ -129,6 +145,48 @@ pub(crate) struct Interpreter {
     pub module: Names,
     #[serde(default)]
     examples: Vec<String>,
+}
+
+/// A developer tool judged by subcommand.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Subcommands {
+    pub names: Names,
+    /// Global options that take the next word.
+    #[serde(default)]
+    pub with_value: Names,
+    /// Subcommands that reach the network.
+    #[serde(default)]
+    pub network: Names,
+    groups: Vec<SubGroup>,
+    /// Why a subcommand in no group is moderate.
+    other: String,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Subcommands of one risk.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubGroup {
+    risk: Risk,
+    why: String,
+    subs: Names,
+}
+
+impl Subcommands {
+    /// The risk of `sub` and why (moderate when no group holds it).
+    pub(crate) fn judge(&self, sub: &str) -> (Risk, &str) {
+        self.groups
+            .iter()
+            .find(|g| g.subs.has(sub))
+            .map_or_else(|| self.other(), |g| (g.risk, g.why.as_str()))
+    }
+
+    /// The verdict on a subcommand in no group.
+    pub(crate) fn other(&self) -> (Risk, &str) {
+        (Risk::Moderate, self.other.as_str())
+    }
 }
 
 /// Variables that change what runs, by how (see vars.rs).
@@ -243,6 +301,9 @@ pub(crate) struct Rules {
     pub shell_options: ShellOptions,
     pub in_out: Vec<Program>,
     pub output_options: Vec<Program>,
+    /// Option tables of programs judged in Rust (`with_value`).
+    pub options: Vec<Program>,
+    pub subcommands: Vec<Subcommands>,
     pub wrappers: Vec<Wrapper>,
     pub interpreters: Vec<Interpreter>,
     pub variables: Variables,
@@ -252,6 +313,20 @@ impl Rules {
     /// The wrapper named `name`.
     pub(crate) fn wrapper(&self, name: &str) -> Option<&Wrapper> {
         self.wrappers.iter().find(|w| w.names.has(name))
+    }
+
+    /// The options of `name` that take the next word (`[[options]]`);
+    /// None when the file has no entry for it.
+    pub(crate) fn with_value(&self, name: &str) -> Option<Vec<&str>> {
+        self.options
+            .iter()
+            .find(|p| p.names.has(name))
+            .map(|p| p.with_value.strs())
+    }
+
+    /// The subcommand table of `name`.
+    pub(crate) fn subcommands(&self, name: &str) -> Option<&Subcommands> {
+        self.subcommands.iter().find(|t| t.names.has(name))
     }
 
     /// (entry, its names, its examples), for the checks.
@@ -296,6 +371,12 @@ impl Rules {
                 p.names.clone(),
                 &p.examples,
             ));
+        }
+        for p in &self.options {
+            out.push((named("options", &p.names), p.names.clone(), &p.examples));
+        }
+        for t in &self.subcommands {
+            out.push((named("subcommands", &t.names), t.names.clone(), &t.examples));
         }
         for w in &self.wrappers {
             out.push((named("wrapper", &w.names), w.names.clone(), &w.examples));
@@ -347,17 +428,6 @@ fn example_context() -> super::ClassifyContext<'static> {
     }
 }
 
-/// The label of a verdict, as examples write it.
-pub(crate) fn label(c: &super::Classification) -> &'static str {
-    if c.blocked.is_some() {
-        "blocked"
-    } else if c.unclassifiable.is_some() {
-        "unclassifiable"
-    } else {
-        c.risk.as_str()
-    }
-}
-
 /// Runs every example of `r` through the classifier (which reads the loaded
 /// tables: `r` is them, except in the tests of this checker).
 fn check_examples(r: &Rules) -> Result<(), String> {
@@ -376,11 +446,11 @@ fn check_examples(r: &Rules) -> Result<(), String> {
                 return Err(at(format!("`{first}` is not one of the entry's names")));
             }
             let c = super::classify_unchecked(line, &ctx);
-            if label(&c) != want {
+            if c.label() != want {
                 return Err(at(format!(
                     "the classifier says {} ({})",
-                    label(&c),
-                    c.reason
+                    c.label(),
+                    c.reason()
                 )));
             }
         }

@@ -86,7 +86,7 @@ impl Walker {
     }
 
     fn shell(&mut self, cmd: &Cmd<'_>) {
-        let with = ["-o", "+o", "-O", "+O", "--rcfile", "--init-file"];
+        let with = rules::raw().shells.with_value.strs();
         let opts = parse_opts(&leading_only(cmd.args, &with), &with);
         let rest = leading_options(cmd.args, &with);
         if let Some(rc) = opts.value_of(&["--rcfile", "--init-file"]) {

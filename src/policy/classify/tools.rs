@@ -104,9 +104,24 @@ impl Walker {
         }
     }
 
+    /// The subcommand table of `cmd`; unclassifiable (fail-close) without one.
+    fn sub_table(&mut self, cmd: &Cmd<'_>) -> Option<&'static rules::Subcommands> {
+        let t = rules::raw().subcommands(cmd.name);
+        if t.is_none() {
+            self.unclassifiable(format!(
+                "{}: no `[[subcommands]]` entry for `{}`",
+                rules::FILE,
+                cmd.name
+            ));
+        }
+        t
+    }
+
     fn cargo(&mut self, cmd: &Cmd<'_>) {
-        let with = ["--manifest-path", "--config", "-Z", "--color", "-C"];
-        let (_, rest) = split_subcommand(cmd.args, &with);
+        let Some(table) = self.sub_table(cmd) else {
+            return;
+        };
+        let (_, rest) = split_subcommand(cmd.args, &table.with_value.strs());
         let rest: Vec<Arg> = rest
             .into_iter()
             .skip_while(|a| a.lit().is_some_and(|t| t.starts_with('+')))
@@ -119,60 +134,32 @@ impl Walker {
             "clippy" | "fix" if opts.flags.iter().any(|f| f == "--fix") || sub == "fix" => {
                 (Risk::Moderate, "rewrites source files")
             }
-            "tree" | "metadata" | "version" | "--version" | "-V" | "help" | "locate-project"
-            | "verify-project" | "pkgid" | "read-manifest" | "" => (Risk::Safe, "only reads"),
-            "check" | "test" | "clippy" | "build" | "b" | "c" | "t" | "doc" | "d" | "bench"
-            | "nextest" | "miri" | "llvm-cov" | "tarpaulin" => (
-                Risk::Moderate,
-                "builds and runs project code (build scripts, tests)",
-            ),
-            "search" | "audit" | "deny" | "fetch" | "vendor" | "generate-lockfile" => {
-                (Risk::Moderate, "reaches the network or writes files")
-            }
-            "install" | "add" | "remove" | "rm" | "update" | "uninstall" => {
-                (Risk::Moderate, "installs or changes dependencies")
-            }
-            "publish" | "yank" | "owner" | "login" | "logout" => {
-                (Risk::Moderate, "publishes to or changes the registry")
-            }
-            "run" | "r" => (Risk::Moderate, "runs a program"),
-            _ => (
-                Risk::Moderate,
-                "runs a cargo subcommand with unknown effects",
-            ),
+            _ => table.judge(sub),
         };
         self.note(risk, format!("`{}` {why}", cmd.shown));
     }
 
     fn npm(&mut self, cmd: &Cmd<'_>) {
+        let Some(table) = self.sub_table(cmd) else {
+            return;
+        };
         let sub = cmd
             .args
             .iter()
             .find_map(|a| a.lit().filter(|t| !t.starts_with('-')))
             .unwrap_or("");
-        let read_only = ["ls", "list", "why", "explain", "help", "config", ""];
-        let fetches = [
-            "install", "i", "ci", "add", "update", "upgrade", "view", "info", "outdated", "audit",
-            "whoami", "publish", "search", "dlx", "exec", "x", "create", "init",
-        ];
-        if cmd.name == "npx" || cmd.name == "bunx" || fetches.contains(&sub) {
+        let runner = cmd.name == "npx" || cmd.name == "bunx";
+        if runner || table.network.has(sub) {
             self.network(format!("`{}` reaches the package registry", cmd.shown));
         }
-        let (risk, why) = match sub {
-            "" if matches!(cmd.name, "yarn" | "pnpm") && cmd.args.is_empty() => {
+        let (risk, why) = match table.judge(sub) {
+            _ if sub.is_empty() && matches!(cmd.name, "yarn" | "pnpm") && cmd.args.is_empty() => {
                 self.network(format!("`{}` installs packages", cmd.shown));
                 (Risk::Moderate, "installs packages")
             }
-            _ if cmd.name == "npx" || cmd.name == "bunx" => {
-                (Risk::Moderate, "downloads and runs a package")
-            }
-            s if read_only.contains(&s) && !cmd.args.iter().any(|a| a.is("fix") || a.is("set")) => {
-                (Risk::Safe, "only reads package information")
-            }
-            "install" | "i" | "ci" | "add" | "update" | "upgrade" | "remove" | "uninstall" => {
-                (Risk::Moderate, "installs packages")
-            }
-            _ => (Risk::Moderate, "runs package scripts (effects unknown)"),
+            _ if runner => (Risk::Moderate, "downloads and runs a package"),
+            (Risk::Safe, _) if cmd.args.iter().any(|a| a.is("fix") || a.is("set")) => table.other(),
+            judged => judged,
         };
         self.note(risk, format!("`{}` {why}", cmd.shown));
     }
@@ -387,10 +374,7 @@ impl Walker {
     }
 
     fn ssh(&mut self, cmd: &Cmd<'_>) {
-        let with = [
-            "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o",
-            "-p", "-Q", "-R", "-S", "-W", "-w", "-B",
-        ];
+        let with = self.with_value(cmd);
         let opts = parse_opts(cmd.args, &with);
         for o in opts
             .values

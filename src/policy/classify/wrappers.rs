@@ -135,7 +135,7 @@ impl Walker {
     }
 
     fn env(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
-        let with = ["-u", "--unset", "-C", "--chdir", "-S", "--split-string"];
+        let with = self.with_value(cmd);
         let opts = parse_opts(&leading_only(cmd.args, &with), &with);
         if let Some(script) = opts.value_of(&["-S", "--split-string"]) {
             let rest = leading_options(cmd.args, &with);
@@ -168,7 +168,7 @@ impl Walker {
     }
 
     fn time(&mut self, cmd: &Cmd<'_>) -> Vec<Arg> {
-        let with = ["-f", "--format", "-o", "--output"];
+        let with = self.with_value(cmd);
         let opts = parse_opts(&leading_only(cmd.args, &with), &with);
         if let Some(out) = opts.value_of(&["-o", "--output"]) {
             self.write_to(&out, &format!("`{}`", cmd.shown));
@@ -178,7 +178,7 @@ impl Walker {
 
     /// `watch [options] command...`: the words are joined and run by `sh -c`.
     fn watch(&mut self, cmd: &Cmd<'_>) -> bool {
-        let with = ["-n", "--interval", "-d", "-q", "--equexit", "--chgexit"];
+        let with = self.with_value(cmd);
         let opts = parse_opts(&leading_only(cmd.args, &with), &with);
         let rest = leading_options(cmd.args, &with);
         if opts.has('x', &["--exec"]) {
@@ -194,28 +194,7 @@ impl Walker {
 
     /// `xargs [options] command...`: the command runs with words read from input.
     fn xargs(&mut self, cmd: &Cmd<'_>) -> bool {
-        let with = [
-            "-a",
-            "--arg-file",
-            "-d",
-            "--delimiter",
-            "-E",
-            "-e",
-            "-I",
-            "-i",
-            "--replace",
-            "-L",
-            "-l",
-            "--max-lines",
-            "-n",
-            "--max-args",
-            "-P",
-            "--max-procs",
-            "-s",
-            "--max-chars",
-            "--process-slot-var",
-            "--eof",
-        ];
+        let with = self.with_value(cmd);
         let opts = parse_opts(&leading_only(cmd.args, &with), &with);
         let mut inner = leading_options(cmd.args, &with);
         if inner.is_empty() {
@@ -244,32 +223,7 @@ impl Walker {
 
     /// GNU parallel: `parallel [options] command ::: args`; the command runs in a shell.
     fn parallel(&mut self, cmd: &Cmd<'_>) -> bool {
-        let with = [
-            "-j",
-            "--jobs",
-            "-S",
-            "--sshlogin",
-            "-a",
-            "--arg-file",
-            "--colsep",
-            "-d",
-            "--delimiter",
-            "-I",
-            "--tmpdir",
-            "--results",
-            "--joblog",
-            "-n",
-            "--max-args",
-            "-N",
-            "-L",
-            "--timeout",
-            "--retries",
-            "--env",
-            "--workdir",
-            "--wd",
-            "--basefile",
-            "-E",
-        ];
+        let with = self.with_value(cmd);
         let opts = parse_opts(&leading_only(cmd.args, &with), &with);
         if opts.value_of(&["-S", "--sshlogin"]).is_some() {
             self.network(format!("`{}` runs commands on other hosts", cmd.shown));

@@ -40,6 +40,19 @@ impl Walker {
         true
     }
 
+    /// The options of `cmd` that take the next word, from the rules file;
+    /// unclassifiable (fail-close) when the file has no table for it.
+    pub(crate) fn with_value(&mut self, cmd: &Cmd<'_>) -> Vec<&'static str> {
+        rules::raw().with_value(cmd.name).unwrap_or_else(|| {
+            self.unclassifiable(format!(
+                "{}: no `[[options]]` entry for `{}`",
+                rules::FILE,
+                cmd.name
+            ));
+            Vec::new()
+        })
+    }
+
     fn in_out(&mut self, cmd: &Cmd<'_>, with: &[&str]) {
         let opts = parse_opts(cmd.args, with);
         let reverse = cmd.name == "xxd" && opts.has('r', &["-revert"]);
@@ -67,7 +80,7 @@ impl Walker {
     }
 
     fn sed(&mut self, cmd: &Cmd<'_>) {
-        let with = ["-e", "--expression", "-f", "--file", "-l", "--line-length"];
+        let with = self.with_value(cmd);
         let opts = parse_opts(cmd.args, &with);
         let what = format!("`{}`", cmd.shown);
         let mut scripts: Vec<Arg> = opts
@@ -135,22 +148,7 @@ impl Walker {
     }
 
     fn awk(&mut self, cmd: &Cmd<'_>) {
-        let with = [
-            "-f",
-            "--file",
-            "-e",
-            "--source",
-            "-v",
-            "--assign",
-            "-F",
-            "--field-separator",
-            "-i",
-            "--include",
-            "-l",
-            "--load",
-            "-E",
-            "--exec",
-        ];
+        let with = self.with_value(cmd);
         let opts = parse_opts(cmd.args, &with);
         let what = format!("`{}`", cmd.shown);
         if opts.value_of(&["-l", "--load"]).is_some() {
@@ -236,16 +234,7 @@ impl Walker {
     }
 
     fn date(&mut self, cmd: &Cmd<'_>) {
-        let with = [
-            "-d",
-            "--date",
-            "-f",
-            "--file",
-            "-r",
-            "--reference",
-            "-s",
-            "--set",
-        ];
+        let with = self.with_value(cmd);
         let opts = parse_opts(cmd.args, &with);
         let sets = opts.value_of(&["-s", "--set"]).is_some()
             || opts
@@ -263,25 +252,7 @@ impl Walker {
     }
 
     fn split(&mut self, cmd: &Cmd<'_>) {
-        let with = [
-            "-a",
-            "--suffix-length",
-            "-b",
-            "--bytes",
-            "-C",
-            "--line-bytes",
-            "-l",
-            "--lines",
-            "-n",
-            "--number",
-            "-t",
-            "--separator",
-            "--additional-suffix",
-            "--filter",
-            "-f",
-            "--prefix",
-            "--suffix-format",
-        ];
+        let with = self.with_value(cmd);
         let opts = parse_opts(cmd.args, &with);
         let what = format!("`{}`", cmd.shown);
         if let Some(filter) = opts.value_of(&["--filter"]) {
@@ -304,30 +275,7 @@ impl Walker {
     }
 
     fn patch(&mut self, cmd: &Cmd<'_>) {
-        let with = [
-            "-p",
-            "--strip",
-            "-i",
-            "--input",
-            "-o",
-            "--output",
-            "-d",
-            "--directory",
-            "-B",
-            "--prefix",
-            "-r",
-            "--reject-file",
-            "-D",
-            "--ifdef",
-            "-F",
-            "--fuzz",
-            "-z",
-            "--suffix",
-            "-V",
-            "--version-control",
-            "-Y",
-            "--basename-prefix",
-        ];
+        let with = self.with_value(cmd);
         let opts = parse_opts(cmd.args, &with);
         let what = format!("`{}`", cmd.shown);
         if opts.has('\0', &["--dry-run"]) {
@@ -354,27 +302,7 @@ impl Walker {
 
     /// less, more, man: safe readers unless they get commands (`+!cmd`, `-P`) or write a log.
     fn pager(&mut self, cmd: &Cmd<'_>) {
-        let with = [
-            "-o",
-            "-O",
-            "--log-file",
-            "--LOG-FILE",
-            "-k",
-            "--lesskey-file",
-            "--lesskey-src",
-            "-P",
-            "--pager",
-            "-C",
-            "--config-file",
-            "-p",
-            "--preprocessor",
-            "-M",
-            "--manpath",
-            "-S",
-            "-s",
-            "-L",
-            "-m",
-        ];
+        let with = self.with_value(cmd);
         let opts = parse_opts(cmd.args, &with);
         let what = format!("`{}`", cmd.shown);
         let man = cmd.name == "man";
@@ -419,7 +347,8 @@ impl Walker {
     }
 
     fn ripgrep(&mut self, cmd: &Cmd<'_>) {
-        let opts = parse_opts(cmd.args, &["--pre", "-e", "-f", "-g", "--glob", "-t", "-T"]);
+        let with = self.with_value(cmd);
+        let opts = parse_opts(cmd.args, &with);
         if let Some(pre) = opts.value_of(&["--pre"]) {
             self.code_string(&pre, &cmd.shown);
         }

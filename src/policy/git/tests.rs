@@ -18,14 +18,7 @@ fn bash_label(argv: &[String]) -> String {
         working_dir: Path::new("/work/ws"),
         home: Some(Path::new("/home/ci")),
     };
-    let c = classify_bash(&line.join(" "), &ctx);
-    if c.blocked.is_some() {
-        "blocked".to_owned()
-    } else if c.unclassifiable.is_some() {
-        "unclassifiable".to_owned()
-    } else {
-        c.risk.as_str().to_owned()
-    }
+    classify_bash(&line.join(" "), &ctx).label().to_owned()
 }
 
 fn tool_label(op: Op, args: &[String]) -> String {

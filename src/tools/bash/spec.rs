@@ -136,10 +136,10 @@ impl ActionSpec for BashAction {
         let main = classify_bash(&self.command, &ctx);
         StepClassification {
             floor: Risk::Safe,
-            classified: main.risk,
-            blocked: main.blocked,
-            unclassifiable: main.unclassifiable,
-            reason: main.reason,
+            classified: main.risk(),
+            blocked: main.blocked().map(str::to_owned),
+            unclassifiable: main.unclassifiable().map(str::to_owned),
+            reason: main.reason().to_owned(),
         }
     }
 
