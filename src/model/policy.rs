@@ -143,20 +143,18 @@ impl StepBudget {
 
     /// Why the step's budget is spent with `used`, if it is.
     pub(crate) fn exhausted(&self, used: &super::Usage) -> Option<String> {
-        if let Some(max) = self.max_tokens.filter(|&m| used.tokens() >= m) {
+        if let Some(max) = self.max_cost_usd.filter(|&m| used.cost_usd >= m) {
             return Some(format!(
-                "step budget exhausted: {} of {max} tokens used",
-                used.tokens()
+                "step budget exhausted: ${:.4} of ${max:.4} spent",
+                used.cost_usd
             ));
         }
-        self.max_cost_usd
-            .filter(|&m| used.cost_usd >= m)
-            .map(|max| {
-                format!(
-                    "step budget exhausted: ${:.4} of ${max:.4} spent",
-                    used.cost_usd
-                )
-            })
+        self.max_tokens.filter(|&m| used.tokens() >= m).map(|max| {
+            format!(
+                "step budget exhausted: {} of {max} tokens used",
+                used.tokens()
+            )
+        })
     }
 }
 
