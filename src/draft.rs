@@ -125,6 +125,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         write_artifacts: false,
         // Drafting a plan edits nothing: whatever the agent changed is only reported.
         read_only: true,
+        budget: req.agent.budget.unwrap_or_default(),
         replay_file: req.agent.file.as_ref().map(|f| req.agents_dir.join(f)),
         check_code: Some(check_plan_text),
     };

@@ -194,6 +194,33 @@ impl Serve {
         Ok(url)
     }
 
+    /// The model a generating call names (the JSON body's `model`; Gemini:
+    /// the path's `models/NAME:verb`), and whether the call generates (token
+    /// counts and model lists cost nothing and need no price).
+    pub(crate) fn model_of(
+        &self,
+        method: &str,
+        target: &str,
+        body: &[u8],
+    ) -> (bool, Option<String>) {
+        let path = target.split('?').next().unwrap_or("");
+        let rest = path.strip_prefix(&self.base_path()).unwrap_or("");
+        let generates =
+            method == "POST" && !rest.ends_with("/count_tokens") && !rest.ends_with(":countTokens");
+        let model = match self.provider {
+            Provider::Gemini => ["/v1beta/models/", "/v1/models/"].iter().find_map(|p| {
+                rest.strip_prefix(p)
+                    .map(|m| m.split(':').next().unwrap_or(m).to_owned())
+            }),
+            Provider::Anthropic | Provider::Openai => {
+                serde_json::from_slice::<serde_json::Value>(body)
+                    .ok()
+                    .and_then(|v| v.get("model").and_then(|m| m.as_str()).map(str::to_owned))
+            }
+        };
+        (generates, model)
+    }
+
     /// The header that carries the real key.
     fn auth(&self) -> (&'static str, String) {
         match self.provider {
@@ -257,7 +284,7 @@ where
     if !matches!(req.parse(&head), Ok(httparse::Status::Complete(_))) {
         refuse(
             &mut s,
-            notify,
+            (notify, api.provider),
             (&host, port),
             400,
             "not an HTTP request".into(),
@@ -270,7 +297,7 @@ where
     let url = match api.route(&method, &target) {
         Ok(u) => u,
         Err(why) => {
-            refuse(&mut s, notify, (&host, port), 403, why).await;
+            refuse(&mut s, (notify, api.provider), (&host, port), 403, why).await;
             return;
         }
     };
@@ -281,7 +308,7 @@ where
         if n == "transfer-encoding" {
             refuse(
                 &mut s,
-                notify,
+                (notify, api.provider),
                 (&host, port),
                 411,
                 "a chunked request body; send Content-Length".into(),
@@ -302,7 +329,7 @@ where
     if length > MAX_BODY {
         refuse(
             &mut s,
-            notify,
+            (notify, api.provider),
             (&host, port),
             413,
             format!("a request body over {MAX_BODY} bytes"),
@@ -322,15 +349,25 @@ where
     let inn = Arc::new(AtomicU64::new(0));
     if let Some(why) = api.meter.over_budget() {
         let why = format!("{why}; plangate refuses further model calls of this run");
-        refuse(&mut s, notify, (&host, port), 403, why).await;
+        refuse(&mut s, (notify, api.provider), (&host, port), 403, why).await;
         return;
     }
+    let (generates, model) = api.model_of(&method, &target, &body);
+    let rates = match api.meter.price_for(model.as_deref()) {
+        Ok(r) => r,
+        Err(why) if generates => {
+            api.meter.refuse(&why);
+            refuse(&mut s, (notify, api.provider), (&host, port), 403, why).await;
+            return;
+        }
+        Err(_) => None,
+    };
     let (auth_name, auth_value) = api.auth();
     send.push((auth_name.to_owned(), auth_value.into_bytes()));
     let reason = format!("api: {method} {}", target.split('?').next().unwrap_or(""));
     let forwarded = forward(&mut s, &method, &url, send, body, &inn).await;
     if let Ok(answer) = &forwarded {
-        api.meter.record(answer.as_deref(), method == "POST");
+        api.meter.record(rates, answer.as_deref(), generates);
     }
     let conn = Connection {
         host,
@@ -458,15 +495,16 @@ fn request(
 }
 
 /// Answer with `code` and a JSON error naming the reason; report it refused.
-async fn refuse<S>(s: &mut S, notify: &Notify, (host, port): (&str, u16), code: u16, why: String)
-where
+async fn refuse<S>(
+    s: &mut S,
+    (notify, provider): (&Notify, Provider),
+    (host, port): (&str, u16),
+    code: u16,
+    why: String,
+) where
     S: AsyncWrite + Unpin,
 {
-    let body = serde_json::json!({
-        "type": "error",
-        "error": {"type": "plangate_refused", "message": format!("plangate: {why}")},
-    })
-    .to_string();
+    let body = error_body(provider, code, &format!("plangate: {why}")).to_string();
     let text = match code {
         400 => "Bad Request",
         411 => "Length Required",
@@ -476,7 +514,7 @@ where
     let _ = s
         .write_all(
             format!(
-                "HTTP/1.1 {code} {text}\r\nContent-Type: application/json\r\nX-Plangate-Egress: denied\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                "HTTP/1.1 {code} {text}\r\nContent-Type: application/json\r\nX-Plangate-Egress: denied\r\nX-Should-Retry: false\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
             )
             .as_bytes(),
@@ -494,6 +532,39 @@ where
     });
 }
 
+/// A refusal in the provider's own error shape, so the CLI shows the
+/// message (its status is never one the CLIs retry: 400, 403, 411, 413).
+pub(crate) fn error_body(provider: Provider, code: u16, message: &str) -> serde_json::Value {
+    match provider {
+        Provider::Anthropic => serde_json::json!({
+            "type": "error",
+            "error": {
+                "type": match code {
+                    403 => "permission_error",
+                    413 => "request_too_large",
+                    _ => "invalid_request_error",
+                },
+                "message": message,
+            },
+        }),
+        Provider::Openai => serde_json::json!({
+            "error": {
+                "message": message,
+                "type": if code == 403 { "permission_error" } else { "invalid_request_error" },
+                "param": null,
+                "code": "plangate_refused",
+            },
+        }),
+        Provider::Gemini => serde_json::json!({
+            "error": {
+                "code": code,
+                "message": message,
+                "status": if code == 403 { "PERMISSION_DENIED" } else { "INVALID_ARGUMENT" },
+            },
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,7 +574,10 @@ mod tests {
             provider: p,
             base_url: base.to_owned(),
             key: "sk-real".to_owned(),
-            meter: Arc::new(super::super::meter::Meter::new(None, Arc::new(|_| None))),
+            meter: Arc::new(super::super::meter::Meter::new(
+                super::super::meter::Pricing::default(),
+                Arc::new(|_| None),
+            )),
         }
     }
 
@@ -546,6 +620,91 @@ mod tests {
             g.route("POST", "/v1beta/models/a%2F..:generateContent")
                 .is_err()
         );
+    }
+
+    /// The refusal is what each provider's SDK reads as an error, with the
+    /// message where its CLI prints it.
+    #[test]
+    fn refusals_take_the_providers_error_shape() {
+        for code in [400_u16, 403, 411, 413] {
+            let a = error_body(Provider::Anthropic, code, "plangate: m");
+            assert_eq!(a["type"], "error");
+            assert!(
+                a["error"]["type"]
+                    .as_str()
+                    .is_some_and(|t| t.ends_with("_error") || t == "request_too_large")
+            );
+            assert_eq!(a["error"]["message"], "plangate: m");
+            let o = error_body(Provider::Openai, code, "plangate: m");
+            assert_eq!(o["error"]["message"], "plangate: m");
+            assert_eq!(o["error"]["code"], "plangate_refused");
+            assert!(o["error"]["type"].is_string() && o.get("type").is_none());
+            let g = error_body(Provider::Gemini, code, "plangate: m");
+            assert_eq!(g["error"]["code"], code);
+            assert_eq!(g["error"]["message"], "plangate: m");
+            assert!(
+                g["error"]["status"]
+                    .as_str()
+                    .is_some_and(|s| s.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+            );
+        }
+        assert_eq!(
+            error_body(Provider::Anthropic, 403, "x")["error"]["type"],
+            "permission_error"
+        );
+        assert_eq!(
+            error_body(Provider::Gemini, 403, "x")["error"]["status"],
+            "PERMISSION_DENIED"
+        );
+    }
+
+    #[test]
+    fn the_model_a_call_names() {
+        let a = serve(Provider::Anthropic, "https://api.anthropic.com");
+        assert_eq!(
+            a.model_of(
+                "POST",
+                "/v1/messages?beta=true",
+                br#"{"model":"claude-haiku-4-5","max_tokens":5}"#
+            ),
+            (true, Some("claude-haiku-4-5".to_owned()))
+        );
+        assert_eq!(
+            a.model_of("POST", "/v1/messages/count_tokens", br#"{"model":"x"}"#),
+            (false, Some("x".to_owned()))
+        );
+        assert_eq!(
+            a.model_of("POST", "/v1/messages", b"not json"),
+            (true, None)
+        );
+        let o = serve(Provider::Openai, "https://api.openai.com/v1");
+        assert_eq!(
+            o.model_of(
+                "POST",
+                "/v1/responses",
+                br#"{"model":"gpt-5","input":"hi"}"#
+            )
+            .1
+            .as_deref(),
+            Some("gpt-5")
+        );
+        let g = serve(
+            Provider::Gemini,
+            "https://generativelanguage.googleapis.com",
+        );
+        assert_eq!(
+            g.model_of(
+                "POST",
+                "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+                b"{}"
+            ),
+            (true, Some("gemini-2.5-pro".to_owned()))
+        );
+        assert!(
+            !g.model_of("POST", "/v1beta/models/gemini-2.5-pro:countTokens", b"{}")
+                .0
+        );
+        assert!(!g.model_of("GET", "/v1beta/models", b"").0);
     }
 
     #[test]

@@ -23,6 +23,7 @@
 pub(crate) mod api;
 pub(crate) mod forward;
 pub(crate) mod meter;
+pub(crate) mod prices;
 pub(crate) mod proxy;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

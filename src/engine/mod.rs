@@ -539,7 +539,8 @@ pub(crate) async fn run(
     let read_only = settings.dry_run || finish::read_only(&plan, start.pending(), &start.completed);
     let tracker = finish::start_tracker(&settings, read_only).await;
     // Running steps stop on one channel, for a signal or an exhausted budget.
-    let shared = Arc::new(RunShared::new(settings.policy.budget));
+    let shared =
+        Arc::new(RunShared::new(settings.policy.budget).with_step_cap(settings.policy.step_budget));
     // The sender lives as long as the run, so the channel never closes under running steps.
     let (stop_tx, stop_rx) = watch::channel(false);
     let stop_tx = Arc::new(stop_tx);

@@ -106,9 +106,14 @@ pub struct AgentDef {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub max_output_chars: Option<u64>,
-    /// Prices for cost accounting and `policy.budget.max_cost_usd`.
+    /// Prices for cost accounting and cost budgets; without one, the built-in prices of the
+    /// model (`model`, or with `api` the model each call names) apply.
     #[serde(default)]
     pub price: Option<Price>,
+    /// The default budget of every step calling this agent (`max_tokens`, `max_cost_usd`, over
+    /// all its attempts); a step's own `budget` may lower it, never raise it.
+    #[serde(default)]
+    pub budget: Option<crate::model::StepBudget>,
     /// (command) Let the agent CLI reach the network from its sandbox (to call its API); its steps'
     /// risk is at least moderate.
     #[serde(default)]
@@ -488,6 +493,26 @@ pub struct Price {
     /// USD per million answer tokens.
     #[schemars(range(min = 0.0))]
     pub output_per_mtok: f64,
+    /// USD per million prompt tokens read from the provider's cache. Default: `input_per_mtok`.
+    #[serde(default)]
+    #[schemars(range(min = 0.0))]
+    pub cached_input_per_mtok: Option<f64>,
+    /// USD per million prompt tokens written to the provider's cache. Default: `input_per_mtok`.
+    #[serde(default)]
+    #[schemars(range(min = 0.0))]
+    pub cache_write_per_mtok: Option<f64>,
+}
+
+impl Price {
+    /// As rates (cached input and cache writes at the input price when not given).
+    pub(crate) fn rates(&self) -> crate::egress::prices::Rates {
+        crate::egress::prices::Rates::flat(
+            self.input_per_mtok,
+            self.output_per_mtok,
+            self.cached_input_per_mtok,
+            self.cache_write_per_mtok,
+        )
+    }
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ pub(crate) use diag::Diagnostic;
 pub(crate) use diff::{Change, DiffSummary, FileChange, Method};
 pub(crate) use finding::Finding;
 pub(crate) use permission::{Conditions, Level, PermissionRule};
-pub(crate) use policy::{BudgetBlock, EffectivePolicy, PolicyBlock};
+pub(crate) use policy::{BudgetBlock, EffectivePolicy, PolicyBlock, StepBudget};
 pub(crate) use rejection::{Category, Rejection};
 pub(crate) use report::{
     CarriedOver, MergedShard, OutputTail, PartialReason, PlanRef, Report, RollbackReport,

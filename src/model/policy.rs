@@ -44,6 +44,12 @@ pub struct PolicyBlock {
     /// Limits on tokens, cost and wall time for the whole run; exhausting one ends the run with exit 6.
     #[serde(default)]
     pub budget: Option<BudgetBlock>,
+    /// Limits on tokens and cost for each agent step (its calls, all attempts). In a plan: the
+    /// default of every agent step that sets none; in a `--policy` file: the most any step may
+    /// have (a step's or agent's larger `budget` is lowered to it). Exhausting one fails the step
+    /// and ends the run with exit 6.
+    #[serde(default)]
+    pub step_budget: Option<StepBudget>,
     /// Hosts `http_request` steps may reach (every redirect hop too): names (`api.example.com`),
     /// wildcards (`*.example.com`, names under it) or IP addresses, each with an optional `:port`.
     /// Unset: any host. A `--policy` file's list caps the plan's (a host must be in both).
@@ -100,6 +106,58 @@ pub struct BudgetBlock {
     pub max_wall_seconds: Option<u64>,
 }
 
+/// A step's budget (`budget:` of an agent step or definition, `policy.step_budget`): the most
+/// tokens and dollars the step's agent calls may use over all its attempts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepBudget {
+    /// Most prompt + answer tokens of the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_tokens: Option<u64>,
+    /// Most dollars of the step (priced with the agent's `price` or the built-in prices).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub max_cost_usd: Option<f64>,
+}
+
+impl StepBudget {
+    /// Neither limit set.
+    pub(crate) fn is_none(&self) -> bool {
+        self.max_tokens.is_none() && self.max_cost_usd.is_none()
+    }
+
+    /// Each limit the lower of the two (a limit set on one side only stays).
+    pub(crate) fn narrowest(self, other: StepBudget) -> StepBudget {
+        fn low<T: PartialOrd>(a: Option<T>, b: Option<T>) -> Option<T> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some(if b < a { b } else { a }),
+                (a, b) => a.or(b),
+            }
+        }
+        StepBudget {
+            max_tokens: low(self.max_tokens, other.max_tokens),
+            max_cost_usd: low(self.max_cost_usd, other.max_cost_usd),
+        }
+    }
+
+    /// Why the step's budget is spent with `used`, if it is.
+    pub(crate) fn exhausted(&self, used: &super::Usage) -> Option<String> {
+        if let Some(max) = self.max_cost_usd.filter(|&m| used.cost_usd >= m) {
+            return Some(format!(
+                "step budget exhausted: ${:.4} of ${max:.4} spent",
+                used.cost_usd
+            ));
+        }
+        self.max_tokens.filter(|&m| used.tokens() >= m).map(|max| {
+            format!(
+                "step budget exhausted: {} of {max} tokens used",
+                used.tokens()
+            )
+        })
+    }
+}
+
 /// The policy a run uses, with where each value came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct EffectivePolicy {
@@ -117,6 +175,9 @@ pub(crate) struct EffectivePolicy {
     /// Limits for the whole run (each the lower of plan and policy file).
     #[serde(default)]
     pub budget: BudgetBlock,
+    /// The most each agent step may use (plan's default and policy file's cap, the lower of each).
+    #[serde(default, skip_serializing_if = "StepBudget::is_none")]
+    pub step_budget: StepBudget,
     /// Hosts `http_request` may reach (None: any); both lists when plan and policy file set one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_hosts: Option<Vec<String>>,

@@ -20,6 +20,10 @@ pub(crate) struct Usage {
     /// Of `input_tokens`, those read from the provider's prompt cache (absent when 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_read_input_tokens: u64,
+    /// The cost the agent CLI printed itself (Claude Code's `total_cost_usd`, ...) when plangate
+    /// measured the usage at its model API endpoint and priced it differently (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_by_cli_usd: Option<f64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -38,8 +42,12 @@ impl Usage {
         } else {
             String::new()
         };
+        let cli = self
+            .reported_by_cli_usd
+            .map(|c| format!(" (the CLI reported ${c:.4})"))
+            .unwrap_or_default();
         format!(
-            "{} input{cache} + {} output tokens{}, ${:.4}",
+            "{} input{cache} + {} output tokens{}, ${:.4}{cli}",
             self.input_tokens,
             self.output_tokens,
             if self.estimated {
@@ -59,6 +67,10 @@ impl Usage {
         self.estimated |= other.estimated;
         self.cache_creation_input_tokens += other.cache_creation_input_tokens;
         self.cache_read_input_tokens += other.cache_read_input_tokens;
+        self.reported_by_cli_usd = match (self.reported_by_cli_usd, other.reported_by_cli_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
     }
 
     /// All tokens.

@@ -138,6 +138,9 @@ fn keys_at(root: &Node, pointer: &str) -> Vec<String> {
         ["inputs", _] => allowed_keys::<super::raw::InputDef>(),
         ["agents", _, "price"] => allowed_keys::<super::raw::Price>(),
         ["policy", "budget"] => allowed_keys::<BudgetBlock>(),
+        ["policy", "step_budget"] | ["agents", _, "budget"] => {
+            allowed_keys::<crate::model::StepBudget>()
+        }
         ["policy", "permissions", _] => allowed_keys::<crate::model::PermissionRule>(),
         ["policy", "permissions", _, "conditions"] => allowed_keys::<crate::model::Conditions>(),
         _ => Vec::new(),

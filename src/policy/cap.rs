@@ -15,7 +15,9 @@
 //! `budget`, `allowed_hosts`, `permissions`, `on_approval_required`) have no
 //! built-in cap: unset they are no limit, and the plan can only narrow them.
 
-use crate::model::{BudgetBlock, EffectivePolicy, OnApproval, PolicyBlock, SandboxMode, Tolerance};
+use crate::model::{
+    BudgetBlock, EffectivePolicy, OnApproval, PolicyBlock, SandboxMode, StepBudget, Tolerance,
+};
 
 /// Command-line overrides.
 #[derive(Debug, Clone, Copy, Default)]
@@ -131,6 +133,11 @@ pub(crate) fn resolve(
         cap.and_then(|c| c.budget),
         &mut capped,
     );
+    let step_budget = cap_step_budget(
+        plan.step_budget.unwrap_or_default(),
+        cap.and_then(|c| c.step_budget),
+        &mut capped,
+    );
     let allowed_hosts = cap_hosts(
         plan.allowed_hosts.as_deref(),
         cap.and_then(|c| c.allowed_hosts.as_deref()),
@@ -148,6 +155,7 @@ pub(crate) fn resolve(
         plan_permissions: plan.permissions.clone(),
         allowed_hosts,
         budget,
+        step_budget,
         risk_tolerance: tol,
         on_approval_required: on,
         fail_on_secrets: fail,
@@ -330,6 +338,33 @@ fn cap_passthrough(
     allowed.map(<[String]>::to_vec).unwrap_or_default()
 }
 
+/// The plan's `step_budget` (every agent step's default) lowered to the
+/// policy file's; each step's own `budget` is lowered to the result when the
+/// step runs (`RunShared::step_budget`).
+fn cap_step_budget(
+    plan: StepBudget,
+    cap: Option<StepBudget>,
+    capped: &mut Vec<String>,
+) -> StepBudget {
+    let Some(cap) = cap else { return plan };
+    let out = plan.narrowest(cap);
+    if let (Some(a), Some(b)) = (plan.max_tokens, cap.max_tokens)
+        && b < a
+    {
+        capped.push(format!(
+            "step_budget.max_tokens {a} lowered to {b} by the policy file"
+        ));
+    }
+    if let (Some(a), Some(b)) = (plan.max_cost_usd, cap.max_cost_usd)
+        && b < a
+    {
+        capped.push(format!(
+            "step_budget.max_cost_usd {a} lowered to {b} by the policy file"
+        ));
+    }
+    out
+}
+
 fn cap_budget(
     plan: BudgetBlock,
     cap: Option<BudgetBlock>,
@@ -382,12 +417,82 @@ mod tests {
             max_parallel: p,
             fail_fast: None,
             budget: None,
+            step_budget: None,
             allowed_hosts: None,
             permissions: None,
             sandbox: None,
             allow_unsandboxed: None,
             allow_any_network: None,
             env_passthrough: None,
+        }
+    }
+
+    /// Each case: the plan's step_budget, the file's, what a step's own
+    /// budget ends up as (`narrowest` with the result), and whether it was capped.
+    #[test]
+    fn the_file_caps_every_steps_budget() {
+        let sb = |t: Option<u64>, c: Option<f64>| StepBudget {
+            max_tokens: t,
+            max_cost_usd: c,
+        };
+        for (plan, file, step, want, said) in [
+            (None, None, sb(Some(500), None), sb(Some(500), None), false),
+            (
+                None,
+                Some(sb(Some(100), None)),
+                sb(Some(500), None),
+                sb(Some(100), None),
+                false,
+            ),
+            (
+                None,
+                Some(sb(Some(100), None)),
+                sb(None, None),
+                sb(Some(100), None),
+                false,
+            ),
+            (
+                Some(sb(Some(50), Some(1.0))),
+                Some(sb(Some(100), Some(0.5))),
+                sb(None, None),
+                sb(Some(50), Some(0.5)),
+                true,
+            ),
+            (
+                Some(sb(Some(500), None)),
+                Some(sb(Some(100), None)),
+                sb(Some(300), None),
+                sb(Some(100), None),
+                true,
+            ),
+            (
+                None,
+                Some(sb(None, Some(0.25))),
+                sb(Some(10), Some(2.0)),
+                sb(Some(10), Some(0.25)),
+                false,
+            ),
+        ] {
+            let p = PolicyBlock {
+                step_budget: plan,
+                ..PolicyBlock::default()
+            };
+            let f = file.map(|f| PolicyBlock {
+                step_budget: Some(f),
+                ..PolicyBlock::default()
+            });
+            let e = resolve(&p, Overrides::default(), f.as_ref());
+            assert_eq!(
+                step.narrowest(e.step_budget),
+                want,
+                "{plan:?} {file:?} {step:?}"
+            );
+            assert_eq!(
+                e.capped.iter().any(|c| c.starts_with("step_budget.")),
+                said,
+                "{:?}",
+                e.capped
+            );
         }
     }
 

@@ -447,10 +447,28 @@ fn usage_section(r: &Report) -> Option<Section> {
     if r.usage.tokens() == 0 {
         return None;
     }
-    Some(Section::new(
-        "usage",
-        format!("Agent usage: {}.\n", r.usage.summary()),
-    ))
+    let mut text = format!("Agent usage: {}.\n", r.usage.summary());
+    // A step whose CLI printed a cost of its own that differs from the one
+    // measured at plangate's endpoint: both, side by side.
+    let beside: Vec<String> = r
+        .steps
+        .iter()
+        .filter_map(|s| {
+            let u = s.usage.filter(|u| u.reported_by_cli_usd.is_some())?;
+            Some(format!(
+                "- {}: {}\n",
+                crate::markdown::code(&s.id, crate::markdown::At::Text),
+                u.summary()
+            ))
+        })
+        .collect();
+    if !beside.is_empty() {
+        text.push_str(
+            "\nMeasured at plangate's model API endpoint, beside what the CLI reported:\n\n",
+        );
+        text.extend(beside);
+    }
+    Some(Section::new("usage", text))
 }
 
 /// "3 steps: 2 success, 1 failed."

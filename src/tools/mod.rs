@@ -54,6 +54,8 @@ use crate::tools::step::Step;
 pub(crate) struct RunShared {
     /// Limits for the run.
     pub budget: BudgetBlock,
+    /// `policy.step_budget`: every agent step's default and cap.
+    pub step_cap: crate::model::StepBudget,
     /// When the run started.
     pub started: Instant,
     usage: Mutex<Usage>,
@@ -66,11 +68,23 @@ impl RunShared {
     pub(crate) fn new(budget: BudgetBlock) -> RunShared {
         RunShared {
             budget,
+            step_cap: crate::model::StepBudget::default(),
             started: Instant::now(),
             usage: Mutex::new(Usage::default()),
             exhausted: Mutex::new(None),
             interrupted: AtomicBool::new(false),
         }
+    }
+
+    /// With `policy.step_budget` (each agent step's default and cap).
+    pub(crate) fn with_step_cap(mut self, cap: crate::model::StepBudget) -> RunShared {
+        self.step_cap = cap;
+        self
+    }
+
+    /// The budget a step runs with: its own (and its agent's) lowered to `policy.step_budget`.
+    pub(crate) fn step_budget(&self, own: crate::model::StepBudget) -> crate::model::StepBudget {
+        own.narrowest(self.step_cap)
     }
 
     /// Usage so far.

@@ -563,3 +563,232 @@ printf '%s' '{"status": "OK", "summary": "spent", "artifacts": [], "next_actions
         .collect();
     assert_eq!(refused.len(), 2, "{backend}: {audit:?}");
 }
+
+/// The stand-in CLI of a budget test: `calls` model calls with curl, each
+/// answer on stderr as `BODY<i> <body> CODE<status>`, then `answer` on stdout.
+fn spending_cli(calls: u32, url: &str, request: &str, answer: &str) -> String {
+    format!(
+        "cat > /dev/null\nfor i in $(seq 1 {calls}); do\n  printf 'BODY%s ' \"$i\" >&2\n  curl -s -w ' CODE%{{http_code}}\\n' -H 'content-type: application/json' -d '{request}' \"{url}\" >&2\ndone\nprintf '%s' '{answer}'\n"
+    )
+}
+
+/// `BODY<i> <body> CODE<status>` lines of a step's stderr: (status, body as JSON).
+fn answers(env: &Env, id: &str) -> Vec<(u16, serde_json::Value)> {
+    let err = std::fs::read_to_string(env.out.join(format!("artifacts/{id}/attempt-1.stderr.txt")))
+        .unwrap_or_default();
+    err.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("BODY")?;
+            let (_, rest) = rest.split_once(' ')?;
+            let (body, code) = rest.rsplit_once(" CODE")?;
+            Some((
+                code.trim().parse().ok()?,
+                serde_json::from_str(body).unwrap_or(serde_json::Value::Null),
+            ))
+        })
+        .collect()
+}
+
+/// Per-step budgets at the endpoint, one step per provider: the first call
+/// passes, the second is refused (403, never a status the CLIs retry) in
+/// that provider's error shape naming the step's budget; each step fails,
+/// the others still run, and the run ends with exit 6 and a valid report.
+/// The step budget comes from the step (cost, priced with the model's
+/// built-in price, cached input at its own rate), from the agent's default
+/// (tokens), and from a `--policy` file's `step_budget` that lowers the
+/// step's own. The CLI's own cost figure is shown beside the measured one.
+pub fn step_budgets_refuse_the_next_call_in_each_providers_shape(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    // 1 000 fresh + 2 000 cache-read input tokens and 500 output: 3 500 tokens.
+    let (port, seen) = model_api_answering(
+        r#"{"content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":1000,"output_tokens":500,"cache_read_input_tokens":2000}}"#,
+    );
+    let envelope = r#"{"status": "OK", "summary": "spent", "artifacts": [], "next_actions": []}"#;
+    let claude_answer = format!(
+        r#"{{"result": {}, "usage": {{"input_tokens": 3000, "output_tokens": 500}}, "total_cost_usd": 0.5}}"#,
+        serde_json::to_string(envelope).unwrap()
+    );
+    let claude = spending_cli(
+        2,
+        "$ANTHROPIC_BASE_URL/v1/messages",
+        r#"{"model":"claude-haiku-4-5-20251001","max_tokens":5,"messages":[]}"#,
+        &claude_answer,
+    );
+    let codex = spending_cli(
+        2,
+        "$OPENAI_BASE_URL/responses",
+        r#"{"model":"gpt-5-mini","input":"hi"}"#,
+        envelope,
+    );
+    let gemini = spending_cli(
+        2,
+        "$GOOGLE_GEMINI_BASE_URL/v1beta/models/gemini-2.5-flash:generateContent",
+        r#"{"contents":[]}"#,
+        envelope,
+    );
+    let q = |s: &str| serde_json::to_string(s).unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let yaml = format!(
+        "version: 1\nid: step-budgets\npolicy: {{risk_tolerance: medium}}\nagents:\n  claude:\n    command: [bash, -c, {}]\n    output_format: json\n    timeout: 60\n    api: {{provider: anthropic, base_url: \"{base}\"}}\n  codex:\n    command: [bash, -c, {}]\n    timeout: 60\n    api: {{provider: openai, base_url: \"{base}/v1\"}}\n    budget: {{max_tokens: 1000}}\n  gemini:\n    command: [bash, -c, {}]\n    timeout: 60\n    api: {{provider: gemini, base_url: \"{base}\"}}\nsteps:\n  - {{id: claude_cost, tool: agent, parameters: {{agent: claude, prompt: hi, budget: {{max_cost_usd: 0.003}}}}}}\n  - {{id: codex_tokens, tool: agent, parameters: {{agent: codex, prompt: hi}}}}\n  - {{id: gemini_capped, tool: agent, parameters: {{agent: gemini, prompt: hi, budget: {{max_tokens: 100000}}}}}}\n",
+        q(&claude),
+        q(&codex),
+        q(&gemini)
+    );
+    let plan = env.write("plan.yaml", &yaml);
+    let policy = env.write(
+        "policy.yaml",
+        "risk_tolerance: medium\nstep_budget: {max_tokens: 3000}\n",
+    );
+    let o = env
+        .cmd()
+        .arg("run")
+        .arg(&plan)
+        .arg("--policy")
+        .arg(&policy)
+        .args(["--sandbox-backend", flag, "--out"])
+        .arg(&env.out)
+        .args(["--approve", "claude_cost,codex_tokens,gemini_capped"])
+        .env(
+            "ANTHROPIC_API_KEY",
+            "sk-ant-api03-Q7x9Lm2Pz4Rt8Vw1Yb5Nc3Kd6Hf0",
+        )
+        .env("OPENAI_API_KEY", "sk-proj-Zr4Tq8Wm1Xv5Ys9Ub3Pn7Lk2Jh6Gf0")
+        .env("GEMINI_API_KEY", "AIzaSyQ7x9Lm2Pz4Rt8Vw1Yb5Nc3Kd6Hf0Jq")
+        .output()
+        .unwrap();
+    let r = env.report();
+    assert_eq!(
+        code(&o),
+        6,
+        "{backend}: {}\n{}",
+        stderr(&o),
+        serde_json::to_string_pretty(&r["steps"]).unwrap()
+    );
+    assert_eq!(r["status"], "budget_exhausted", "{backend}");
+    // One call per step reached the provider; the second of each was refused.
+    let got = seen.lock().unwrap().clone();
+    let lines: Vec<&str> = got.iter().map(|g| g.lines().next().unwrap_or("")).collect();
+    assert_eq!(lines.len(), 3, "{backend}: {lines:?}");
+    for (id, budget) in [
+        ("claude_cost", "$0.0037 of $0.0030 spent"),
+        ("codex_tokens", "3500 of 1000 tokens used"),
+        ("gemini_capped", "3500 of 3000 tokens used"),
+    ] {
+        let s = env.step(id);
+        assert_eq!(s["status"], "failed", "{backend}: {s}");
+        let err = s["error"].as_str().unwrap_or("");
+        assert!(
+            err.contains("step budget exhausted") && err.contains(budget),
+            "{backend}: {id}: {err}"
+        );
+        assert_eq!(s["usage"]["input_tokens"], 3000, "{backend}: {id}: {s}");
+        assert_eq!(s["usage"]["output_tokens"], 500, "{backend}: {id}: {s}");
+        let a = answers(&env, id);
+        assert_eq!(a.len(), 2, "{backend}: {id}: {a:?}");
+        assert_eq!(a[0].0, 200, "{backend}: {id}: {a:?}");
+        assert_eq!(a[1].0, 403, "{backend}: {id}: {a:?}");
+        let e = &a[1].1;
+        let message = match id {
+            "claude_cost" => {
+                assert_eq!(e["type"], "error", "{e}");
+                assert_eq!(e["error"]["type"], "permission_error", "{e}");
+                e["error"]["message"].as_str()
+            }
+            "codex_tokens" => {
+                assert!(
+                    e["error"]["type"].is_string() && e.get("type").is_none(),
+                    "{e}"
+                );
+                assert_eq!(e["error"]["code"], "plangate_refused", "{e}");
+                e["error"]["message"].as_str()
+            }
+            _ => {
+                assert_eq!(e["error"]["code"], 403, "{e}");
+                assert_eq!(e["error"]["status"], "PERMISSION_DENIED", "{e}");
+                e["error"]["message"].as_str()
+            }
+        };
+        assert!(
+            message.is_some_and(|m| m.contains("step budget exhausted")),
+            "{backend}: {id}: {e}"
+        );
+    }
+    // Claude Haiku 4.5's built-in price: 1 000 fresh at $1, 2 000 cache reads
+    // at $0.10, 500 out at $5 per million; the CLI's own $0.50 beside it.
+    let c = env.step("claude_cost");
+    let cost = c["usage"]["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.0037).abs() < 1e-9, "{backend}: {c}");
+    assert_eq!(c["usage"]["reported_by_cli_usd"], 0.5, "{backend}: {c}");
+    assert!(
+        env.step("codex_tokens")["usage"]
+            .get("reported_by_cli_usd")
+            .is_none()
+    );
+    // gpt-5-mini: 1 000 at $0.25, 2 000 cached at $0.025, 500 at $2.
+    let cost = env.step("codex_tokens")["usage"]["cost_usd"]
+        .as_f64()
+        .unwrap();
+    assert!((cost - 0.0013).abs() < 1e-9, "{backend}: {cost}");
+    let md = env
+        .cmd()
+        .arg("report")
+        .arg(env.out.join("report.json"))
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("`claude_cost`") && md.contains("(the CLI reported $0.5000)"),
+        "{backend}: {md}"
+    );
+}
+
+/// Under a cost budget a call naming a model without a built-in price (and
+/// an agent without `price`) is refused before it is sent, naming the fix;
+/// never priced at zero.
+pub fn a_call_for_a_model_without_a_price_is_refused_under_a_cost_budget(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let (port, seen) =
+        model_api_answering(r#"{"content":[],"usage":{"input_tokens":10,"output_tokens":5}}"#);
+    let cli = spending_cli(
+        1,
+        "$ANTHROPIC_BASE_URL/v1/messages",
+        r#"{"model":"my-local-model","max_tokens":5,"messages":[]}"#,
+        r#"{"status": "OK", "summary": "x", "artifacts": [], "next_actions": []}"#,
+    );
+    let yaml = format!(
+        "version: 1\nid: unpriced\npolicy: {{risk_tolerance: medium, budget: {{max_cost_usd: 5}}}}\nagents:\n  local:\n    command: [bash, -c, {}]\n    timeout: 60\n    api: {{provider: anthropic, base_url: \"http://127.0.0.1:{port}\"}}\nsteps:\n  - {{id: ask, tool: agent, parameters: {{agent: local, prompt: hi}}}}\n",
+        serde_json::to_string(&cli).unwrap()
+    );
+    let plan = env.write("plan.yaml", &yaml);
+    let o = env
+        .cmd()
+        .arg("run")
+        .arg(&plan)
+        .args(["--sandbox-backend", flag, "--approve", "ask", "--out"])
+        .arg(&env.out)
+        .env(
+            "ANTHROPIC_API_KEY",
+            "sk-ant-api03-Wm1Xv5Ys9Ub3Pn7Lk2Jh6Gf0Zr4",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 1, "{backend}: {}", stderr(&o));
+    assert!(seen.lock().unwrap().is_empty(), "{backend}");
+    let s = env.step("ask");
+    let err = s["error"].as_str().unwrap_or("");
+    assert!(
+        err.contains("model `my-local-model` has no built-in price")
+            && err.contains("set `price` on agent `local`"),
+        "{backend}: {s}"
+    );
+    let a = answers(&env, "ask");
+    assert_eq!(a.len(), 1, "{backend}: {a:?}");
+    assert_eq!(a[0].0, 403, "{backend}: {a:?}");
+    assert_eq!(
+        a[0].1["error"]["type"], "permission_error",
+        "{backend}: {a:?}"
+    );
+}

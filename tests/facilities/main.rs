@@ -134,6 +134,8 @@ fn trials() -> Vec<Trial> {
         egress::landlock_egress_is_not_auto_approved_bwrap_egress_is,
         egress::the_model_key_stays_with_plangate,
         egress::the_endpoint_refuses_calls_past_the_budget,
+        egress::step_budgets_refuse_the_next_call_in_each_providers_shape,
+        egress::a_call_for_a_model_without_a_price_is_refused_under_a_cost_budget,
     );
     per_backend!(
         t,

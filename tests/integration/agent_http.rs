@@ -715,3 +715,80 @@ fn a_retry_after_no_clock_can_hold_ends_the_call_clearly_and_never_panics() {
         assert!(http_attempts(&env)[0].get("retry_after_ms").is_none());
     }
 }
+
+/// A step budget holds for HTTP agents too, between attempts: the first
+/// answer is rejected, but its cost (Claude Haiku 4.5's built-in price, no
+/// `price` on the agent: 12 fresh input tokens at $1, 200 cache writes at
+/// $1.25, 1 000 cache reads at $0.10, 34 output at $5 per million) already
+/// spent the step's budget, so no retry is sent: exit 6, valid report.
+#[test]
+fn a_step_budget_stops_the_retry_and_the_built_in_price_applies() {
+    let env = Env::new();
+    let server = serve(vec![
+        ok(message(text("no envelope here"), "end_turn")),
+        ok(message(text(GOOD), "end_turn")),
+    ]);
+    let def = anthropic(&server.url, "").replace("model: claude-test", "model: claude-haiku-4-5");
+    let o = run(
+        &env,
+        &def,
+        "      prompt: Say done.\n      budget: {max_cost_usd: 0.0005}\n",
+        &[KEY],
+    );
+    assert_eq!(code(&o), 6, "{}", stderr(&o));
+    assert_eq!(server.seen().len(), 1);
+    let s = env.step("fix");
+    assert_eq!(s["status"], "failed", "{s}");
+    assert_eq!(s["attempts"], 1, "{s}");
+    let err = s["error"].as_str().unwrap();
+    assert!(
+        err.contains("step budget exhausted: $0.0005 of $0.0005 spent"),
+        "{err}"
+    );
+    let cost = s["usage"]["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.000_532).abs() < 1e-12, "{cost}");
+    let r = env.report();
+    assert_eq!(r["status"], "budget_exhausted");
+    assert!(
+        r["budget_exhausted"]
+            .as_str()
+            .is_some_and(|b| b.contains("step budget"))
+    );
+}
+
+/// A cost budget that only the maintainers' `--policy` file sets (the plan's
+/// checks cannot see it) still needs a price: the step fails before any
+/// request is sent, naming the fix; the call is never counted as free.
+#[test]
+fn a_policy_files_cost_budget_refuses_an_unpriced_model_before_any_call() {
+    let env = Env::new();
+    let server = serve(vec![ok(message(text(GOOD), "end_turn"))]);
+    let plan = format!(
+        "version: 1\nid: h\npolicy: {{risk_tolerance: medium}}\nagents:\n  llm:\n{}steps:\n  - id: fix\n    tool: agent\n    parameters:\n      agent: llm\n{PROMPT}",
+        anthropic(&server.url, "")
+    );
+    let plan = env.write("plan.yaml", &plan);
+    for policy in [
+        "risk_tolerance: medium\nbudget: {max_cost_usd: 1}\n",
+        "risk_tolerance: medium\nstep_budget: {max_cost_usd: 1}\n",
+    ] {
+        let file = env.write("policy.yaml", policy);
+        let o = env
+            .run_cmd(&plan)
+            .arg("--policy")
+            .arg(&file)
+            .env(KEY.0, KEY.1)
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 1, "{policy}: {}", stderr(&o));
+        assert!(server.seen().is_empty(), "{policy}");
+        let s = env.step("fix");
+        let err = s["error"].as_str().unwrap_or("");
+        assert!(
+            err.contains("model `claude-test` is not in plangate's built-in prices")
+                && err.contains("give the agent `price"),
+            "{policy}: {s}"
+        );
+    }
+}

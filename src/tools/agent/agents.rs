@@ -15,11 +15,7 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
     let Some(NodeValue::Map(agents)) = root.child("agents").map(|n| &n.value) else {
         return;
     };
-    let needs_price = root
-        .child("policy")
-        .and_then(|p| p.child("budget"))
-        .and_then(|b| b.child("max_cost_usd"))
-        .is_some();
+    let (run_cost, step_cost) = cost_budgets(root);
     for (k, a) in agents {
         let name = &k.name;
         let provider = match a.child("provider").and_then(str_of) {
@@ -122,11 +118,101 @@ pub(crate) fn check_agents(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
         check_api(file, name, a, out);
         check_headers(file, name, kind, a, out);
         check_timeouts(file, name, a, out);
-        if needs_price && a.child("price").is_none() {
-            out.push(
-                Diagnostic::at(file, k.pos, format!("agent `{name}` has no `price`, but `policy.budget.max_cost_usd` is set"))
-                    .help("give `price: {input_per_mtok: X, output_per_mtok: Y}` so the cost budget can be enforced"),
-            );
+        let needs_price = run_cost || step_cost.contains(&name.as_str());
+        check_price(file, (name, k.pos), kind, a, needs_price, out);
+    }
+}
+
+/// Under a cost budget (the run's, its steps', or the agent's own), every
+/// call of the agent must have a price.
+fn check_price(
+    file: &str,
+    (name, pos): (&str, Pos),
+    kind: ProviderKind,
+    a: &Node,
+    needs_price: bool,
+    out: &mut Vec<Diagnostic>,
+) {
+    let own = a
+        .child("budget")
+        .and_then(|b| b.child("max_cost_usd"))
+        .is_some();
+    let from = PriceFrom {
+        price: a.child("price").is_some(),
+        api: a.child("api").is_some(),
+        kind,
+        model: a.child("model").and_then(str_of),
+    };
+    if (needs_price || own)
+        && let Err(why) = from.check(name)
+    {
+        out.push(Diagnostic::at(file, pos, why).help(PRICE_HELP));
+    }
+}
+
+/// Whether the plan sets a cost budget for the run (or every step), and the
+/// agents called by a step whose own `budget` sets one.
+fn cost_budgets(root: &Node) -> (bool, Vec<&str>) {
+    let policy_cost = |key: &str| {
+        root.child("policy")
+            .and_then(|p| p.child(key))
+            .and_then(|b| b.child("max_cost_usd"))
+            .is_some()
+    };
+    let run_cost = policy_cost("budget") || policy_cost("step_budget");
+    // Agents called by a step whose own `budget` has a cost limit.
+    let step_cost: Vec<&str> = items(root.child("steps"))
+        .iter()
+        .filter_map(|s| s.child("parameters"))
+        .filter(|p| {
+            p.child("budget")
+                .and_then(|b| b.child("max_cost_usd"))
+                .is_some()
+        })
+        .filter_map(|p| p.child("agent").and_then(str_of))
+        .collect();
+    (run_cost, step_cost)
+}
+
+/// What to do about an agent without a price under a cost budget.
+pub(crate) const PRICE_HELP: &str = "give the agent `price: {input_per_mtok: X, output_per_mtok: Y}` (and `cached_input_per_mtok`, `cache_write_per_mtok` if it uses a prompt cache), or use a model with a built-in price; plangate never prices a call at zero";
+
+/// Where an agent's cost comes from under a cost budget.
+pub(crate) struct PriceFrom<'a> {
+    /// It has `price`.
+    pub price: bool,
+    /// It is served by plangate's model API endpoint (each call priced by the model it names).
+    pub api: bool,
+    /// Its provider.
+    pub kind: ProviderKind,
+    /// Its `model`.
+    pub model: Option<&'a str>,
+}
+
+impl PriceFrom<'_> {
+    /// Ok when every call of the agent has a price; Err names why not.
+    pub(crate) fn check(&self, name: &str) -> Result<(), String> {
+        if self.price || (self.kind == ProviderKind::Command && self.api) {
+            // With `api`, the endpoint prices each call by the model it names
+            // and refuses one whose model has no price.
+            return Ok(());
+        }
+        match (self.kind, self.model) {
+            (ProviderKind::Openai | ProviderKind::Anthropic, Some(m)) => {
+                match crate::egress::prices::lookup(m) {
+                    Some(_) => Ok(()),
+                    None => Err(format!(
+                        "agent `{name}`: model `{m}` is not in {}, and a cost budget is in force",
+                        crate::egress::prices::sources()
+                    )),
+                }
+            }
+            (ProviderKind::Command, _) => Err(format!(
+                "agent `{name}` has no `price` and no `api` (plangate's endpoint, which prices each call by its model), and a cost budget is in force"
+            )),
+            _ => Err(format!(
+                "agent `{name}` has no `price` and no `model` with a built-in price, and a cost budget is in force"
+            )),
         }
     }
 }

@@ -82,7 +82,7 @@ pub(crate) async fn run(
         }
     };
     for n in 1..=a.max_attempts {
-        if let Some(why) = ctx.shared.check() {
+        if let Some(why) = spent_out(a, ctx, &usage) {
             out.budget_exhausted = true;
             out.error = Some(why);
             break;
@@ -104,10 +104,11 @@ pub(crate) async fn run(
         out.artifacts.push(prompt_rel.clone());
         let call_started = Instant::now();
         let (log, staged) = (provider::HttpLog::default(), stage.as_ref());
-        let asked = call(a, step, ctx, staged, &prompt, n, &digest, max_out, &log);
+        let log = (&log, usage);
+        let asked = call(a, step, ctx, staged, &prompt, n, &digest, max_out, log);
         let result = heartbeat::around(asked, a, ctx, n, t0).await;
         let mut record = attempt_record(n, digest, prompt_rel, call_started);
-        record.http_attempts = log.take();
+        record.http_attempts = log.0.take();
         let mut answer = match result {
             Ok(ans) => ans,
             Err(e) => {
@@ -253,6 +254,9 @@ fn instructions_for(a: &AgentAction) -> String {
 
 /// The artifact folder, the prompt and the protocol text for the step's output kind.
 fn prepare(a: &AgentAction, ctx: &StepContext) -> Result<(String, String), String> {
+    if let Some(why) = unpriced(a, ctx) {
+        return Err(why);
+    }
     std::fs::create_dir_all(&ctx.artifacts_dir)
         .map_err(|e| format!("cannot create the step's artifact folder: {e}"))?;
     let base = build_prompt(a, ctx, false).map_err(|e| e.to_string())?;
@@ -327,6 +331,28 @@ fn may_send(
     Ok(())
 }
 
+/// Under a cost budget (the plan's, or a `--policy` file's the load checks
+/// did not see), why the agent's calls have no price, if they have none.
+fn unpriced(a: &AgentAction, ctx: &StepContext) -> Option<String> {
+    let cost = ctx.shared.budget.max_cost_usd.is_some()
+        || ctx.shared.step_budget(a.budget).max_cost_usd.is_some();
+    let from = agents::PriceFrom {
+        price: a.agent.price.is_some(),
+        api: a.agent.api.is_some(),
+        kind: a.provider,
+        model: a.agent.model.as_deref(),
+    };
+    let why = from.check(&a.agent_name).err().filter(|_| cost)?;
+    Some(format!("{why}: {}", agents::PRICE_HELP))
+}
+
+/// Why no further attempt may start: the run's budget or the step's is spent.
+fn spent_out(a: &AgentAction, ctx: &StepContext, usage: &Usage) -> Option<String> {
+    ctx.shared
+        .check()
+        .or_else(|| ctx.shared.step_budget(a.budget).exhausted(usage))
+}
+
 /// A call that gave no answer ends the step: failed, timed out or stopped.
 /// What it still cost is counted (and may exhaust the budget); what it left is kept.
 fn call_failed(
@@ -362,7 +388,8 @@ fn call_failed(
     out.error = Some(msg);
 }
 
-/// Price `u`, add it to the step's and the run's usage; why the budget is now exhausted, if it is.
+/// Price `u`, add it to the step's and the run's usage; why the run's or the
+/// step's budget is now exhausted, if one is.
 fn charge(
     u: Usage,
     a: &AgentAction,
@@ -371,7 +398,11 @@ fn charge(
 ) -> (Usage, Option<String>) {
     let u = priced(u, a);
     usage.add(&u);
-    (u, ctx.shared.add_usage(&u))
+    let run = ctx.shared.add_usage(&u);
+    (
+        u,
+        run.or_else(|| ctx.shared.step_budget(a.budget).exhausted(usage)),
+    )
 }
 
 /// An attempt's session facts and kept files go to its record and the step's artifacts.
@@ -473,7 +504,7 @@ async fn call(
     attempt: u32,
     digest: &str,
     max_out: u64,
-    http: &provider::HttpLog,
+    (http, spent): (&provider::HttpLog, Usage),
 ) -> Result<Answer, CallError> {
     let timeout = a
         .agent
@@ -511,6 +542,7 @@ async fn call(
             timeout,
             home: home.as_deref(),
             http,
+            spent,
         })
         .await
 }

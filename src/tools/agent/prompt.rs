@@ -169,13 +169,20 @@ pub(super) fn estimate(prompt: &str, answer: &str) -> Usage {
     }
 }
 
+/// A usage without a cost figure priced with the agent's `price`, else the
+/// built-in price of its `model` (cached input and cache writes at their own
+/// rates); unpriced otherwise (the load checks refuse that under a cost budget).
 pub(super) fn priced(mut u: Usage, a: &AgentAction) -> Usage {
-    if let Some(p) = a.agent.price
+    let rates = a.agent.price.map(|p| p.rates()).or_else(|| {
+        a.agent
+            .model
+            .as_deref()
+            .and_then(crate::egress::prices::lookup)
+    });
+    if let Some(r) = rates
         && u.cost_usd == 0.0
     {
-        u.cost_usd = (u.input_tokens as f64 * p.input_per_mtok
-            + u.output_tokens as f64 * p.output_per_mtok)
-            / 1e6;
+        u.cost_usd = r.cost(&u, 0);
     }
     u
 }

@@ -32,6 +32,13 @@ impl ToolSpec for Spec {
         keys_of::<AgentParams>()
     }
 
+    fn nested_keys(&self, key: &str) -> Vec<String> {
+        match key {
+            "budget" => keys_of::<crate::model::StepBudget>(),
+            _ => Vec::new(),
+        }
+    }
+
     fn check(&self, cx: &CheckCx<'_>, params: &Node, out: &mut Vec<Diagnostic>) {
         check_params(cx, params, out);
     }
@@ -122,6 +129,10 @@ fn lower(cx: &LowerCx<'_>, params: Value) -> Result<AgentAction, Diagnostic> {
         context_files,
         write_artifacts: p.write_artifacts.unwrap_or(!read_only) && !read_only,
         read_only,
+        budget: p
+            .budget
+            .unwrap_or_default()
+            .narrowest(agent.budget.unwrap_or_default()),
         replay_file,
         check_code: None,
         agent,

@@ -59,6 +59,11 @@ pub(crate) struct AgentParams {
     /// `attempted_changes`. Default: the agent's `mode`. A read-only agent stays read-only.
     #[serde(default)]
     pub mode: Option<AgentMode>,
+    /// Most tokens and dollars this step's agent calls may use over all its attempts; with the
+    /// agent's `api`, enforced at each model call. Lowers the agent's `budget`, never raises it;
+    /// `policy.step_budget` is the default and a `--policy` file's caps it.
+    #[serde(default)]
+    pub budget: Option<crate::model::StepBudget>,
 }
 
 /// Where an agent step's prompt comes from.
@@ -141,6 +146,9 @@ pub struct AgentAction {
     pub write_artifacts: bool,
     /// Read-only (the agent's or the step's `mode`): no edit of the agent is ever applied.
     pub read_only: bool,
+    /// The step's budget: its own and its agent's, each limit the lower (the policy's is
+    /// applied when it runs).
+    pub budget: crate::model::StepBudget,
     /// `replay`: the recorded answers file (resolved against the plan's folder).
     pub replay_file: Option<PathBuf>,
     /// A further check of an accepted code block (e.g. `plangate draft` validates the drafted

@@ -162,6 +162,7 @@ fn answer(agent: &str, max_tokens: u32, reply: &str) -> Result<Answer, CallError
             estimated: false,
             cache_creation_input_tokens: written,
             cache_read_input_tokens: read,
+            reported_by_cli_usd: None,
         }
     });
     Ok(Answer {

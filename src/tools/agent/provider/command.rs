@@ -79,7 +79,7 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
     let raw = cli::stdout_file(&ctx.artifacts_dir, attempt);
     let err_rel = format!("{}/attempt-{attempt}.stderr.txt", ctx.artifacts_rel);
     let mut env = ctx.child_env(step);
-    let api = api_serve(a, ctx, &mut env)?;
+    let api = api_serve(a, ctx, &mut env, c.spent)?;
     if let Some(p) = a.agent.preset {
         for (k, v) in p.env(api.is_some()) {
             env.retain(|(name, _)| name != k);
@@ -172,13 +172,23 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
 }
 
 /// With plangate's model API endpoint, the usage is what it measured (the
-/// CLI's own figure, when it differs, becomes a warning beside it); a call
-/// it refused for the budget fails the attempt.
+/// CLI's own token figure, when it differs, becomes a warning; its own cost
+/// figure, when it differs, `reported_by_cli_usd` beside it); a call it
+/// refused fails the attempt.
 fn measured(
     answer: Result<Answer, CallError>,
     meter: &crate::egress::meter::Meter,
 ) -> Result<Answer, CallError> {
-    let used = meter.usage();
+    let measured_usage = meter.usage();
+    // The CLI's own cost figure goes beside the measured one when they differ.
+    let beside = |reported: Option<Usage>| {
+        let mut u = measured_usage;
+        u.reported_by_cli_usd = reported
+            .map(|r| r.cost_usd)
+            .filter(|c| *c > 0.0 && (c - u.cost_usd).abs() >= 0.000_05);
+        u
+    };
+    let used = measured_usage;
     let note = |reported: Option<Usage>, session: &mut Option<crate::model::AgentSession>| {
         let mut notes = Vec::new();
         if let Some(r) = reported.filter(|r| r.tokens() != used.tokens()) {
@@ -201,6 +211,7 @@ fn measured(
     match answer {
         Ok(mut ans) => {
             note(ans.usage, &mut ans.extra.session);
+            let used = beside(ans.usage);
             ans.usage = Some(used);
             match meter.refused() {
                 Some(why) => Err(CallError::Failed(format!(
@@ -216,7 +227,7 @@ fn measured(
         Err(e) => {
             let (e, mut spent) = e.split();
             note(spent.usage, &mut spent.extra.session);
-            spent.usage = Some(used);
+            spent.usage = Some(beside(spent.usage));
             let e = match meter.refused() {
                 Some(why) => CallError::Failed(format!("plangate refused a model call: {why}")),
                 None => e,
@@ -233,6 +244,7 @@ fn api_serve(
     a: &AgentAction,
     ctx: &crate::tools::StepContext,
     env: &mut Vec<(String, String)>,
+    spent: Usage,
 ) -> Result<Option<crate::egress::api::Serve>, CallError> {
     if a.agent.api.is_none() {
         return Ok(None);
@@ -272,9 +284,23 @@ fn api_serve(
         .and_then(|x| x.base_url.clone())
         .unwrap_or_else(|| provider.default_base_url().to_owned());
     let shared = std::sync::Arc::clone(&ctx.shared);
+    let step_budget = ctx.shared.step_budget(a.budget);
+    let pricing = crate::egress::meter::Pricing {
+        fixed: a.agent.price.map(|p| p.rates()),
+        agent: a.agent_name.clone(),
+        cost_budget: shared.budget.max_cost_usd.is_some() || step_budget.max_cost_usd.is_some(),
+    };
+    // Before each call: the run's budget (with this CLI run's calls), then
+    // the step's (its earlier attempts and this CLI run's calls).
     let meter = crate::egress::meter::Meter::new(
-        a.agent.price.map(|p| (p.input_per_mtok, p.output_per_mtok)),
-        std::sync::Arc::new(move |u| shared.exhausted_with(u)),
+        pricing,
+        std::sync::Arc::new(move |u: &Usage| {
+            shared.exhausted_with(u).or_else(|| {
+                let mut step = spent;
+                step.add(u);
+                step_budget.exhausted(&step)
+            })
+        }),
     );
     Ok(Some(crate::egress::api::Serve {
         provider,

@@ -67,6 +67,8 @@ pub(crate) struct Call<'a> {
     pub home: Option<&'a std::path::Path>,
     /// Where HTTP providers record each request.
     pub http: &'a HttpLog,
+    /// What the step's earlier attempts used (its budget counts them).
+    pub spent: crate::model::Usage,
 }
 
 /// The HTTP requests of one call (the report's `http_attempts`).

@@ -180,6 +180,7 @@ fn openai_answer(agent: &str, reply: &str) -> Result<Answer, CallError> {
             estimated: false,
             cache_creation_input_tokens: 0,
             cache_read_input_tokens: cached,
+            reported_by_cli_usd: None,
         }
     });
     Ok(Answer {

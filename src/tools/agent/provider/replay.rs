@@ -104,6 +104,7 @@ fn replay(a: &AgentAction, step_id: &str, attempt: u32, digest: &str) -> Result<
                 .get("cache_read_input_tokens")
                 .and_then(Value::as_u64)
                 .unwrap_or(0),
+            reported_by_cli_usd: None,
         });
         return Ok(Answer {
             text: answer.to_owned(),

@@ -40,6 +40,7 @@ pub(super) fn usage_of(u: &Value) -> Usage {
         estimated: false,
         cache_creation_input_tokens: created,
         cache_read_input_tokens: read,
+        reported_by_cli_usd: None,
     }
 }
 
