@@ -74,7 +74,10 @@ pub(super) fn enter(at: &Path, lower: &Path, upper: &Path, work: &Path) -> Resul
     use rustix::thread::UnshareFlags;
     for p in [at, lower, upper, work] {
         if !nameable(p) {
-            return Err(format!("`{}` cannot be named in an overlay mount", p.display()));
+            return Err(format!(
+                "`{}` cannot be named in an overlay mount",
+                p.display()
+            ));
         }
     }
     let (uid, gid) = (
@@ -87,8 +90,11 @@ pub(super) fn enter(at: &Path, lower: &Path, upper: &Path, work: &Path) -> Resul
         .and_then(|()| std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1")))
         .and_then(|()| std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1")))
         .map_err(|e| format!("cannot map the user namespace: {e}"))?;
-    rustix::mount::mount_change("/", MountPropagationFlags::PRIVATE | MountPropagationFlags::REC)
-        .map_err(|e| format!("cannot make the mounts private: {e}"))?;
+    rustix::mount::mount_change(
+        "/",
+        MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
+    )
+    .map_err(|e| format!("cannot make the mounts private: {e}"))?;
     let data = format!(
         "lowerdir={},upperdir={},workdir={},userxattr",
         lower.display(),
@@ -105,7 +111,8 @@ pub(super) fn enter(at: &Path, lower: &Path, upper: &Path, work: &Path) -> Resul
     )
     .map_err(|e| format!("cannot mount the overlay: {e}"))?;
     if let Ok(cwd) = std::env::current_dir() {
-        std::env::set_current_dir(&cwd).map_err(|e| format!("cannot enter `{}`: {e}", cwd.display()))?;
+        std::env::set_current_dir(&cwd)
+            .map_err(|e| format!("cannot enter `{}`: {e}", cwd.display()))?;
     }
     Ok(())
 }
@@ -225,7 +232,11 @@ pub(crate) fn clear(dir: &Path) -> std::io::Result<()> {
     if std::fs::symlink_metadata(dir).is_err() {
         return Ok(());
     }
-    for e in walkdir::WalkDir::new(dir).follow_links(false).into_iter().flatten() {
+    for e in walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+    {
         if e.file_type().is_dir() {
             let _ = std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(0o700));
         }

@@ -101,10 +101,12 @@ fn sorted(step: &Value) -> Vec<(String, String)> {
     c
 }
 
+/// A run's change list and the workspace after it.
+type Seen = (Vec<(String, String)>, BTreeMap<String, String>);
+
 #[test]
 fn every_kind_of_change_is_seen_the_same_under_each_stage() {
-    let mut seen: BTreeMap<&str, (Vec<(String, String)>, BTreeMap<String, String>)> =
-        BTreeMap::new();
+    let mut seen: BTreeMap<&str, Seen> = BTreeMap::new();
     for kind in kinds() {
         let env = Env::new();
         every_kind_workspace(&env);
@@ -140,7 +142,10 @@ fn every_kind_of_change_is_seen_the_same_under_each_stage() {
         assert_eq!(t["run.sh"], "file 755 echo run\n", "{kind}");
         assert_eq!(t["link.txt"], "link a.txt", "{kind}");
         assert_eq!(t["todir"], "file 644 f\n", "{kind}");
-        assert!(!t.contains_key("b.txt") && !t.contains_key("gone"), "{kind}");
+        assert!(
+            !t.contains_key("b.txt") && !t.contains_key("gone"),
+            "{kind}"
+        );
         seen.insert(kind, (files, t));
     }
     if let (Some(copy), Some(overlay)) = (seen.get("copy"), seen.get("overlay")) {
@@ -194,7 +199,10 @@ fn a_retry_starts_clean_under_each_stage() {
         assert_eq!(step["agent_attempts"][0]["discarded_changes"], 4, "{kind}");
         let ws = &s.env.ws;
         assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "beta\n");
-        assert!(!ws.join("c.txt").exists() && !ws.join("new").exists(), "{kind}");
+        assert!(
+            !ws.join("c.txt").exists() && !ws.join("new").exists(),
+            "{kind}"
+        );
     }
 }
 

@@ -385,7 +385,11 @@ impl Stage {
         let mut set = self.diff()?;
         for (path, content) in files {
             let before = set.changes.iter().position(|c| c.path == *path);
-            let gone = before.is_some_and(|i| set.changes.get(i).is_some_and(|c| c.kind == ChangeKind::Deleted));
+            let gone = before.is_some_and(|i| {
+                set.changes
+                    .get(i)
+                    .is_some_and(|c| c.kind == ChangeKind::Deleted)
+            });
             let upper = std::fs::symlink_metadata(l.upper.join(path)).ok();
             let exists = match &upper {
                 Some(m) => !crate::sandbox::overlay::is_whiteout(m),
@@ -536,7 +540,9 @@ impl Stage {
     /// many paths the attempt had changed.
     pub(crate) fn reset(&mut self, ctx: &StepContext) -> Result<u64, String> {
         if let Some(l) = self.overlay.take() {
-            let n = self.overlay_diff(&l).map_or(0, |set| set.listed().len() as u64);
+            let n = self
+                .overlay_diff(&l)
+                .map_or(0, |set| set.listed().len() as u64);
             self.overlay = Some(self.layers(l.planted)?);
             return Ok(n);
         }
@@ -577,7 +583,10 @@ impl Stage {
             let m = std::fs::symlink_metadata(entry.path())
                 .map_err(|e| format!("cannot read the agent's change to `{rel}`: {e}"))?;
             // The workspace's entry, as the copy would have had it.
-            let lower = if Path::new(&rel).ancestors().any(|a| a.to_str().is_some_and(|a| l.planted.contains(a))) {
+            let lower = if Path::new(&rel)
+                .ancestors()
+                .any(|a| a.to_str().is_some_and(|a| l.planted.contains(a)))
+            {
                 None
             } else {
                 Meta::read(&self.workspace.join(&rel))
@@ -653,7 +662,12 @@ impl Stage {
                         .is_some_and(|r| !l.planted.contains(r))
             });
         for entry in walk.flatten() {
-            let Some(sub) = entry.path().strip_prefix(&self.workspace).ok().and_then(Path::to_str) else {
+            let Some(sub) = entry
+                .path()
+                .strip_prefix(&self.workspace)
+                .ok()
+                .and_then(Path::to_str)
+            else {
                 continue;
             };
             if std::fs::symlink_metadata(l.upper.join(sub)).is_ok() {
@@ -676,7 +690,13 @@ impl Stage {
 
     /// Whether the upper layer's `rel` differs from the workspace's (a
     /// copy-up that moved only metadata is no change).
-    fn overlay_differs(&self, l: &Layers, rel: &str, low: &Meta, now: &Meta) -> Result<bool, String> {
+    fn overlay_differs(
+        &self,
+        l: &Layers,
+        rel: &str,
+        low: &Meta,
+        now: &Meta,
+    ) -> Result<bool, String> {
         if now.kind != low.kind || now.mode != low.mode {
             return Ok(true);
         }

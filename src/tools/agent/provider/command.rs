@@ -107,7 +107,8 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
                 && std::fs::symlink_metadata(&low).is_ok_and(|m| !m.is_dir())
             {
                 let mut made = Vec::new();
-                let planted = crate::sandbox::overlay::plant_whiteout(&o.upper, &o.lower, rel, &mut made);
+                let planted =
+                    crate::sandbox::overlay::plant_whiteout(&o.upper, &o.lower, rel, &mut made);
                 for (d, mode) in made.into_iter().rev() {
                     use std::os::unix::fs::PermissionsExt as _;
                     let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode));
