@@ -776,6 +776,17 @@ impl Stage {
     }
 }
 
+impl Drop for Stage {
+    /// The overlay's work folder holds a mode-0 folder the temporary
+    /// folder's own removal cannot enter: both layers go first.
+    fn drop(&mut self) {
+        if let Some(l) = &self.overlay {
+            let _ = crate::sandbox::overlay::clear(&l.work);
+            let _ = crate::sandbox::overlay::clear(&l.upper);
+        }
+    }
+}
+
 fn copy_entry(src: &Path, dest: &Path, kind: Kind) -> std::io::Result<()> {
     match kind {
         Kind::Dir => match std::fs::create_dir(dest) {
