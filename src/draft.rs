@@ -215,6 +215,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         on_retry: None,
         on_egress: None,
         template_values: BTreeMap::new(),
+        overlay: None,
     };
     let out = agent::run(&action, &step, &ctx, SystemTime::now()).await;
     match out.status {

@@ -334,6 +334,7 @@ impl Scheduler {
                 })
             }),
             template_values: BTreeMap::new(),
+            overlay: None,
         }
     }
 

@@ -159,6 +159,10 @@ pub(crate) struct AgentChanges {
     pub files: Vec<ChangedPath>,
     /// Bytes of content written.
     pub bytes: u64,
+    /// An agent CLI's stage: `overlay` (the workspace under an overlay
+    /// mount, changes read from its upper layer) or `copy`; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
 }
 
 /// An agent step's accepted result as the step summary, the PR comment and

@@ -64,6 +64,20 @@ pub struct ExecArgs {
     /// With --supervise: after a SIGTERM, kill what is left after this long.
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     pub kill_grace_ms: u64,
+    /// An agent's staged overlay: first enter a new user and mount
+    /// namespace and mount there, at this folder, the overlay of
+    /// `--overlay-lower` (read-only) with `--overlay-upper`/`--overlay-work`.
+    #[arg(long, value_name = "DIR", requires_all = ["overlay_lower", "overlay_upper", "overlay_work"])]
+    pub overlay_at: Option<PathBuf>,
+    /// With --overlay-at: the overlay's read-only layer (the workspace).
+    #[arg(long, value_name = "DIR", requires = "overlay_at")]
+    pub overlay_lower: Option<PathBuf>,
+    /// With --overlay-at: where the writes land.
+    #[arg(long, value_name = "DIR", requires = "overlay_at")]
+    pub overlay_upper: Option<PathBuf>,
+    /// With --overlay-at: the overlay's work folder.
+    #[arg(long, value_name = "DIR", requires = "overlay_at")]
+    pub overlay_work: Option<PathBuf>,
     /// The command.
     #[arg(last = true, required = true)]
     pub command: Vec<std::ffi::OsString>,
@@ -72,6 +86,15 @@ pub struct ExecArgs {
 /// Restrict this process (Landlock, then seccomp), then exec the command.
 /// Returns only on failure, with the reason: the command never runs unrestricted.
 pub(crate) fn exec(args: &ExecArgs) -> String {
+    if let (Some(at), Some(lower), Some(upper), Some(work)) = (
+        &args.overlay_at,
+        &args.overlay_lower,
+        &args.overlay_upper,
+        &args.overlay_work,
+    ) && let Err(e) = super::overlay::enter(at, lower, upper, work)
+    {
+        return format!("sandbox: staged overlay: {e}; the command was not run");
+    }
     if let Err(e) = set_limits(args) {
         return format!("sandbox: {e}; the command was not run");
     }
@@ -174,6 +197,7 @@ pub(crate) fn with_limits(
 /// helper).
 pub(super) fn restrict_thread(args: &ExecArgs) -> Result<(), SandboxError> {
     if args.limits_only
+        || args.overlay_at.is_some()
         || args.supervise.is_some()
         || args.rlimit_as.is_some()
         || args.rlimit_nproc.is_some()

@@ -42,6 +42,7 @@ pub(crate) mod git_nested;
 mod lane;
 mod layout;
 pub(crate) mod netfilter;
+pub(crate) mod overlay;
 mod profile;
 pub(crate) mod reads;
 mod selftest;

@@ -222,6 +222,8 @@ pub(crate) struct StepContext {
     /// What an agent prompt's templates render to, by reference (`inputs.x`,
     /// `matrix.k`, `steps.ID.outputs.NAME`).
     pub template_values: BTreeMap<String, String>,
+    /// An agent CLI's staged overlay, mounted for its process (None: no overlay).
+    pub overlay: Option<crate::sandbox::overlay::OverlayMount>,
 }
 
 /// A long step saying it is still at work.

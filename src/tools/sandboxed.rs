@@ -289,7 +289,12 @@ async fn run_in(
             kill_grace_ms,
             egress: egress.as_ref().map(|(_, at)| at.clone()),
         };
-        if backend == crate::model::Backend::Landlock && lane_fits(&spec, limits.as_ref()) {
+        // A staged overlay is mounted by the helper in the step's own
+        // namespaces: never in a resident supervisor's thread.
+        if backend == crate::model::Backend::Landlock
+            && ctx.overlay.is_none()
+            && lane_fits(&spec, limits.as_ref())
+        {
             // A resident supervisor confines the thread that spawns the step.
             let flags = sandbox::confine_flags(&layout).map_err(std::io::Error::other)?;
             spec.lane = Some(lane_spec(Some(flags)));
@@ -297,7 +302,7 @@ async fn run_in(
             (spec.program, spec.args) = sandbox::wrap(backend, &layout, &spec.program, &spec.args)
                 .map_err(std::io::Error::other)?;
         }
-    } else if lane_fits(&spec, limits.as_ref()) {
+    } else if ctx.overlay.is_none() && lane_fits(&spec, limits.as_ref()) {
         // Unsandboxed: a resident supervisor still kills what the step leaves.
         supervised = true;
         spec.lane = Some(lane_spec(None));
@@ -311,6 +316,10 @@ async fn run_in(
         };
         (spec.program, spec.args) =
             sandbox::with_limits(&limits.unwrap_or_default(), extra, spec.program, spec.args);
+    }
+    if let Some(o) = &ctx.overlay {
+        // Outermost: the overlay's namespaces hold the sandbox and the step.
+        (spec.program, spec.args) = sandbox::overlay::wrap(o, spec.program, spec.args);
     }
     if spec.lane.is_none() {
         let _ = std::fs::remove_file(&report);

@@ -72,6 +72,7 @@ impl Env {
         c.current_dir(&self.ws);
         c.env("TMPDIR", &self.tmpdir);
         c.env("PLANGATE_POLICY", self.operator_policy());
+        stage_kind(&mut c);
         c
     }
 
@@ -256,6 +257,32 @@ pub fn alive(pid: u32) -> bool {
     }
 }
 
+/// `PLANGATE_TEST_STAGE=copy` (or `overlay`) when running the tests: every
+/// run's agent CLI gets that stage (`PLANGATE_STAGE`), so the whole suite
+/// covers either kind.
+pub fn stage_kind(c: &mut impl StageEnv) {
+    if let Ok(kind) = std::env::var("PLANGATE_TEST_STAGE") {
+        c.set_env("PLANGATE_STAGE", &kind);
+    }
+}
+
+/// A command `PLANGATE_STAGE` can be set on.
+pub trait StageEnv {
+    fn set_env(&mut self, k: &str, v: &str);
+}
+
+impl StageEnv for Command {
+    fn set_env(&mut self, k: &str, v: &str) {
+        self.env(k, v);
+    }
+}
+
+impl StageEnv for std::process::Command {
+    fn set_env(&mut self, k: &str, v: &str) {
+        self.env(k, v);
+    }
+}
+
 /// Variables of the machine running the tests that plangate must not see:
 /// its settings, and the CI's (a test under GitHub Actions or GitLab CI must
 /// never write into the runner's real temporary folder; tests that want CI
@@ -280,6 +307,7 @@ pub fn spawn(env: &Env, plan_yaml: &str, args: &[&str]) -> std::process::Child {
     }
     c.env("TMPDIR", &env.tmpdir);
     c.env("PLANGATE_POLICY", env.operator_policy());
+    stage_kind(&mut c);
     c.arg("run")
         .arg(&plan)
         .arg("--workspace")

@@ -19,6 +19,7 @@ mod agent_preflight;
 mod agent_read_only;
 mod agent_record;
 mod agent_stage;
+mod agent_stage_kinds;
 mod agent_two_ways;
 mod bad_inputs;
 mod boundary;

@@ -236,6 +236,7 @@ fn attempted(
         via: via.to_owned(),
         files: set.listed(),
         bytes: set.bytes(),
+        stage: stage.filter(|_| staged).map(|s| s.kind().to_owned()),
     }))
 }
 
@@ -264,11 +265,8 @@ fn commit(
     checked.map_err(not_written)?;
     let set = match stage {
         Some(s) => {
-            // The envelope's files land in the copy first: one change set for both.
-            ChangeSet::from_files(&s.ws, files.iter().copied())
-                .apply(&s.ws)
-                .map_err(not_applied)?;
-            let mut set = s.changes().map_err(not_applied)?;
+            // The envelope's files on top of the stage's changes: one change set for both.
+            let mut set = s.changes_with(files).map_err(not_applied)?;
             set.exclude(exclude);
             // The envelope's files were scanned above.
             let checked = set.check(ctx, &mut findings);
@@ -297,6 +295,7 @@ fn commit(
             "envelope"
         }
         .to_owned(),
+        stage: stage.map(|s| s.kind().to_owned()),
         files: listed,
         bytes: set.bytes(),
     });

@@ -523,6 +523,7 @@ async fn call(
                 c.extra_readable.push(objects);
             }
             c.env.workspace.clone_from(&s.ws);
+            c.overlay = s.mount();
             c.run_vars
                 .insert("PLANGATE_WORKSPACE".to_owned(), s.ws.display().to_string());
             Some(home)

@@ -12,8 +12,19 @@
 //! itself changed meanwhile. [`Stage::reset`] undoes a rejected attempt's
 //! changes from the workspace, so the retry starts from the clean state.
 //! Each attempt also gets a fresh private home for the CLI's own state.
+//!
+//! Where the kernel allows it ([`crate::sandbox::overlay::available`]), the
+//! stage is an overlay instead of a copy (cost O(changes), not O(tree)): the
+//! CLI's process sees, at the same folder, the workspace as the lower layer
+//! with every write landing in a fresh upper folder; the paths the copy
+//! leaves out are whiteouts planted in the upper before the CLI starts
+//! (the output folder, what the rules forbid reading). The changes are read
+//! from the upper folder alone; a workspace path changed since the stage was
+//! made (ctime not older than its stamp) refuses a change to it. `reset`
+//! starts a fresh upper folder. `PLANGATE_STAGE=copy` (or `overlay`) forces
+//! one kind.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -83,6 +94,36 @@ pub(crate) struct Stage {
     workspace: PathBuf,
     out_dir: PathBuf,
     baseline: BTreeMap<String, Entry>,
+    /// Some: the stage is an overlay (see the module doc).
+    overlay: Option<Layers>,
+}
+
+/// An overlay stage's layers.
+#[derive(Debug)]
+struct Layers {
+    upper: PathBuf,
+    work: PathBuf,
+    /// Workspace paths hidden by whiteouts planted in the upper layer.
+    planted: BTreeSet<String>,
+    /// The file clock when the upper layer was made.
+    stamp: (i64, i64),
+}
+
+/// Which stage to make: `PLANGATE_STAGE` (`copy`, `overlay`, unset or `auto`).
+fn wants_overlay(workspace: &Path, root: &Path) -> Result<bool, String> {
+    use crate::sandbox::overlay::{available, nameable};
+    let fits = || nameable(workspace) && nameable(root) && available();
+    match crate::environ::var("PLANGATE_STAGE").as_deref() {
+        Some("copy") => Ok(false),
+        Some("overlay") if fits() => Ok(true),
+        Some("overlay") => Err(
+            "PLANGATE_STAGE=overlay, but an overlay cannot be mounted here (unprivileged user namespaces refused, or a workspace path with `,` or `:`); unset it to use a copy".to_owned(),
+        ),
+        Some("auto" | "") | None => Ok(fits()),
+        Some(other) => Err(format!(
+            "PLANGATE_STAGE=`{other}` is not a stage kind: use `copy`, `overlay` or `auto`"
+        )),
+    }
 }
 
 impl Stage {
@@ -93,18 +134,121 @@ impl Stage {
             .tempdir()
             .map_err(|e| format!("cannot create the agent's staged copy: {e}"))?;
         let ws = root.path().join("workspace");
+        let overlay = wants_overlay(&ctx.env.workspace, root.path())?;
         let mut stage = Stage {
             ws,
             workspace: ctx.env.workspace.clone(),
             out_dir: ctx.out_dir.clone(),
             baseline: BTreeMap::new(),
+            overlay: None,
             root,
         };
         std::fs::create_dir(&stage.ws)
             .map_err(|e| format!("cannot create the agent's staged copy: {e}"))?;
+        if overlay {
+            let planted = stage.left_out(ctx)?;
+            stage.overlay = Some(stage.layers(planted)?);
+            return Ok(stage);
+        }
         stage.copy_tree(ctx)?;
         stage.copy_git()?;
         Ok(stage)
+    }
+
+    /// What the report calls this stage (`agent_changes.stage`).
+    pub(crate) fn kind(&self) -> &'static str {
+        if self.overlay.is_some() {
+            "overlay"
+        } else {
+            "copy"
+        }
+    }
+
+    /// The overlay the CLI's process mounts (None: the stage is a copy).
+    pub(crate) fn mount(&self) -> Option<crate::sandbox::overlay::OverlayMount> {
+        self.overlay
+            .as_ref()
+            .map(|l| crate::sandbox::overlay::OverlayMount {
+                lower: self.workspace.clone(),
+                upper: l.upper.clone(),
+                work: l.work.clone(),
+                at: self.ws.clone(),
+            })
+    }
+
+    /// The workspace paths an overlay hides (what the copy leaves out): the
+    /// output folder, and what the rules forbid reading (the workspace is
+    /// walked only when rules are in force).
+    fn left_out(&self, ctx: &StepContext) -> Result<BTreeSet<String>, String> {
+        let mut out = BTreeSet::new();
+        if let Ok(rel) = self.out_dir.strip_prefix(&self.workspace)
+            && let Some(rel) = rel.to_str()
+            && !rel.is_empty()
+            && self.out_dir.symlink_metadata().is_ok()
+        {
+            out.insert(rel.to_owned());
+        }
+        let Some(judge) = ctx.judge.as_ref() else {
+            return Ok(out);
+        };
+        let mut denied: Vec<PathBuf> = Vec::new();
+        let walk = walkdir::WalkDir::new(&self.workspace)
+            .min_depth(1)
+            .follow_links(false)
+            .into_iter()
+            .filter_entry(|e| {
+                if self.skip(e.path()) {
+                    return false;
+                }
+                let ok = judge
+                    .check_real(e.path(), crate::model::Level::Read)
+                    .is_ok();
+                if !ok {
+                    denied.push(e.path().to_path_buf());
+                }
+                ok
+            });
+        for entry in walk {
+            entry.map_err(|e| format!("cannot read the workspace to stage it: {e}"))?;
+        }
+        for p in denied {
+            let Some(rel) = p.strip_prefix(&self.workspace).ok().and_then(Path::to_str) else {
+                return Err(format!(
+                    "`{}` is not a UTF-8 name; an agent step cannot stage this workspace",
+                    p.display()
+                ));
+            };
+            out.insert(rel.to_owned());
+        }
+        Ok(out)
+    }
+
+    /// Fresh upper and work folders, the whiteouts planted, the clock noted.
+    fn layers(&self, planted: BTreeSet<String>) -> Result<Layers, String> {
+        use crate::sandbox::overlay::{clear, plant_whiteout};
+        let fail = |e: std::io::Error| format!("cannot create the agent's staged overlay: {e}");
+        let upper = self.root.path().join("upper");
+        let work = self.root.path().join("work");
+        for d in [&upper, &work] {
+            clear(d).map_err(fail)?;
+            std::fs::create_dir(d).map_err(fail)?;
+        }
+        let mut made = Vec::new();
+        for rel in &planted {
+            plant_whiteout(&upper, &self.workspace, rel, &mut made).map_err(fail)?;
+        }
+        for (d, mode) in made.into_iter().rev() {
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).map_err(fail)?;
+        }
+        let stamp_file = self.root.path().join("stamp");
+        std::fs::write(&stamp_file, b"").map_err(fail)?;
+        let m = std::fs::metadata(&stamp_file).map_err(fail)?;
+        Ok(Layers {
+            upper,
+            work,
+            planted,
+            stamp: (m.ctime(), m.ctime_nsec()),
+        })
     }
 
     /// A fresh, empty private home (for the CLI's session and config files).
@@ -230,8 +374,57 @@ impl Stage {
         self.diff()
     }
 
+    /// The agent's changes with an envelope's `files` on top (they win), as
+    /// a change set against the workspace, checked as [`Stage::changes`].
+    pub(crate) fn changes_with(&self, files: &[(&str, &[u8])]) -> Result<ChangeSet, String> {
+        let Some(l) = &self.overlay else {
+            // The envelope's files land in the copy first: one change set for both.
+            ChangeSet::from_files(&self.ws, files.iter().copied()).apply(&self.ws)?;
+            return self.changes();
+        };
+        let mut set = self.diff()?;
+        for (path, content) in files {
+            let before = set.changes.iter().position(|c| c.path == *path);
+            let gone = before.is_some_and(|i| {
+                set.changes
+                    .get(i)
+                    .is_some_and(|c| c.kind == ChangeKind::Deleted)
+            });
+            let upper = std::fs::symlink_metadata(l.upper.join(path)).ok();
+            let exists = match &upper {
+                Some(m) => !crate::sandbox::overlay::is_whiteout(m),
+                None => {
+                    !gone
+                        && !l.planted.contains(*path)
+                        && std::fs::symlink_metadata(self.workspace.join(path)).is_ok()
+                }
+            };
+            if let Some(i) = before {
+                set.changes.remove(i);
+            }
+            set.changes.push(Change {
+                path: (*path).to_owned(),
+                kind: if exists || gone {
+                    ChangeKind::Modified
+                } else {
+                    ChangeKind::Added
+                },
+                what: What::File {
+                    source: Source::Bytes(content.to_vec()),
+                    mode: 0o644,
+                    len: content.len() as u64,
+                },
+            });
+        }
+        self.no_conflict(&set)?;
+        Ok(set)
+    }
+
     /// What changed in the copy since it was made (or last reset).
     fn diff(&self) -> Result<ChangeSet, String> {
+        if let Some(l) = &self.overlay {
+            return self.overlay_diff(l);
+        }
         let mut set = ChangeSet::default();
         let mut seen: HashSet<String> = HashSet::new();
         let git = self.ws.join(".git");
@@ -319,6 +512,9 @@ impl Stage {
 
     /// A change to a path the workspace changed while the agent worked is refused.
     fn no_conflict(&self, set: &ChangeSet) -> Result<(), String> {
+        if let Some(l) = &self.overlay {
+            return self.overlay_no_conflict(l, set);
+        }
         for c in &set.changes {
             let now = Meta::read(&self.workspace.join(&c.path));
             let before = self.baseline.get(&c.path).map(|e| &e.original);
@@ -343,6 +539,13 @@ impl Stage {
     /// again. Any failure: the copy is made again from scratch. Returns how
     /// many paths the attempt had changed.
     pub(crate) fn reset(&mut self, ctx: &StepContext) -> Result<u64, String> {
+        if let Some(l) = self.overlay.take() {
+            let n = self
+                .overlay_diff(&l)
+                .map_or(0, |set| set.listed().len() as u64);
+            self.overlay = Some(self.layers(l.planted)?);
+            return Ok(n);
+        }
         let undone = self
             .diff()
             .ok()
@@ -354,6 +557,180 @@ impl Stage {
                 Ok(0)
             }
         }
+    }
+
+    /// What the agent changed, read from the overlay's upper layer.
+    fn overlay_diff(&self, l: &Layers) -> Result<ChangeSet, String> {
+        use crate::sandbox::overlay::{is_opaque, is_whiteout};
+        let mut set = ChangeSet::default();
+        let git = l.upper.join(".git");
+        let walk = walkdir::WalkDir::new(&l.upper)
+            .min_depth(1)
+            .follow_links(false)
+            .into_iter()
+            .filter_entry(|e| e.path() != git);
+        for entry in walk {
+            let entry = entry.map_err(|e| format!("cannot read the agent's changes: {e}"))?;
+            let Ok(rel) = entry.path().strip_prefix(&l.upper) else {
+                continue;
+            };
+            let Some(rel) = rel.to_str().map(str::to_owned) else {
+                return Err(format!(
+                    "the agent created `{}`, which is not a UTF-8 name",
+                    rel.display()
+                ));
+            };
+            let m = std::fs::symlink_metadata(entry.path())
+                .map_err(|e| format!("cannot read the agent's change to `{rel}`: {e}"))?;
+            // The workspace's entry, as the copy would have had it.
+            let lower = if Path::new(&rel)
+                .ancestors()
+                .any(|a| a.to_str().is_some_and(|a| l.planted.contains(a)))
+            {
+                None
+            } else {
+                Meta::read(&self.workspace.join(&rel))
+            };
+            if is_whiteout(&m) {
+                if let Some(low) = &lower {
+                    if low.kind == Kind::Dir {
+                        self.deleted_below(l, &rel, &mut set);
+                    }
+                    set.changes.push(Change {
+                        path: rel,
+                        kind: ChangeKind::Deleted,
+                        what: if low.kind == Kind::Dir {
+                            What::RemoveDir
+                        } else {
+                            What::Remove
+                        },
+                    });
+                }
+                continue;
+            }
+            let Some(now) = Meta::of(&m) else {
+                return Err(format!(
+                    "the agent created `{rel}`, which is neither a file, a folder nor a link"
+                ));
+            };
+            if let Some(low) = &lower
+                && low.kind == Kind::Dir
+                && (now.kind != Kind::Dir || is_opaque(entry.path()))
+            {
+                self.deleted_below(l, &rel, &mut set);
+            }
+            let kind = match &lower {
+                Some(low) if !self.overlay_differs(l, &rel, low, &now)? => continue,
+                Some(_) => ChangeKind::Modified,
+                None => ChangeKind::Added,
+            };
+            let what = match now.kind {
+                Kind::File => What::File {
+                    source: Source::Staged(entry.path().to_path_buf()),
+                    mode: now.mode,
+                    len: now.len,
+                },
+                Kind::Link => What::Link(
+                    std::fs::read_link(entry.path())
+                        .map_err(|e| format!("cannot read the link `{rel}`: {e}"))?,
+                ),
+                Kind::Dir => What::Dir(now.mode),
+            };
+            set.changes.push(Change {
+                path: rel,
+                kind,
+                what,
+            });
+        }
+        Ok(set)
+    }
+
+    /// The workspace entries below `rel` the agent's view no longer has
+    /// (`rel` deleted, replaced or made opaque), as deletions.
+    fn deleted_below(&self, l: &Layers, rel: &str, set: &mut ChangeSet) {
+        let top = self.workspace.join(rel);
+        let walk = walkdir::WalkDir::new(&top)
+            .min_depth(1)
+            .follow_links(false)
+            .into_iter()
+            .filter_entry(|e| {
+                !self.skip(e.path())
+                    && e.path()
+                        .strip_prefix(&self.workspace)
+                        .ok()
+                        .and_then(Path::to_str)
+                        .is_some_and(|r| !l.planted.contains(r))
+            });
+        for entry in walk.flatten() {
+            let Some(sub) = entry
+                .path()
+                .strip_prefix(&self.workspace)
+                .ok()
+                .and_then(Path::to_str)
+            else {
+                continue;
+            };
+            if std::fs::symlink_metadata(l.upper.join(sub)).is_ok() {
+                continue; // in the upper layer: its own entry
+            }
+            let Some(m) = Meta::read(entry.path()) else {
+                continue;
+            };
+            set.changes.push(Change {
+                path: sub.to_owned(),
+                kind: ChangeKind::Deleted,
+                what: if m.kind == Kind::Dir {
+                    What::RemoveDir
+                } else {
+                    What::Remove
+                },
+            });
+        }
+    }
+
+    /// Whether the upper layer's `rel` differs from the workspace's (a
+    /// copy-up that moved only metadata is no change).
+    fn overlay_differs(
+        &self,
+        l: &Layers,
+        rel: &str,
+        low: &Meta,
+        now: &Meta,
+    ) -> Result<bool, String> {
+        if now.kind != low.kind || now.mode != low.mode {
+            return Ok(true);
+        }
+        let upper = l.upper.join(rel);
+        match now.kind {
+            Kind::Dir => Ok(false),
+            Kind::Link => Ok(std::fs::read_link(&upper).ok()
+                != std::fs::read_link(self.workspace.join(rel)).ok()),
+            Kind::File if now.len != low.len => Ok(true),
+            Kind::File => same_content(&upper, &self.workspace.join(rel))
+                .map(|same| !same)
+                .map_err(|err| format!("cannot compare `{rel}`: {err}")),
+        }
+    }
+
+    /// A change to a workspace path changed since the overlay was made
+    /// (its ctime not older than the stamp: when unsure, refused), or gone
+    /// since, is refused.
+    fn overlay_no_conflict(&self, l: &Layers, set: &ChangeSet) -> Result<(), String> {
+        for c in &set.changes {
+            let now = std::fs::symlink_metadata(self.workspace.join(&c.path)).ok();
+            let same = match &now {
+                None => c.kind == ChangeKind::Added,
+                Some(m) if m.is_dir() => c.kind != ChangeKind::Added || l.planted.contains(&c.path),
+                Some(m) => (m.ctime(), m.ctime_nsec()) < l.stamp,
+            };
+            if !same {
+                return Err(format!(
+                    "`{}` changed in the workspace while the agent worked on its copy (another step?); nothing was applied",
+                    c.path
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn undo(&mut self, set: &ChangeSet) -> std::io::Result<()> {
@@ -396,6 +773,17 @@ impl Stage {
             }
         }
         self.copy_git().map_err(std::io::Error::other)
+    }
+}
+
+impl Drop for Stage {
+    /// The overlay's work folder holds a mode-0 folder the temporary
+    /// folder's own removal cannot enter: both layers go first.
+    fn drop(&mut self) {
+        if let Some(l) = &self.overlay {
+            let _ = crate::sandbox::overlay::clear(&l.work);
+            let _ = crate::sandbox::overlay::clear(&l.upper);
+        }
     }
 }
 

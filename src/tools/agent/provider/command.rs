@@ -112,8 +112,28 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
     if c.home.is_some()
         && let Some(rel) = last_message.as_ref().and_then(|f| f.inside.as_deref())
     {
+        // An overlay stage: the workspace's file is hidden by a whiteout.
+        if let Some(o) = &ctx.overlay {
+            if let Some(low) = cli::plain_inside(&o.lower, rel)
+                && std::fs::symlink_metadata(&low).is_ok_and(|m| !m.is_dir())
+            {
+                let mut made = Vec::new();
+                let planted =
+                    crate::sandbox::overlay::plant_whiteout(&o.upper, &o.lower, rel, &mut made);
+                for (d, mode) in made.into_iter().rev() {
+                    use std::os::unix::fs::PermissionsExt as _;
+                    let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode));
+                }
+                planted.map_err(|e| {
+                    CallError::Failed(format!(
+                        "cannot clear the -o file `{rel}` of agent `{}` in its staged overlay: {e}",
+                        a.agent_name
+                    ))
+                })?;
+            }
+        }
         // Never through a symlinked folder (it could lead outside the copy).
-        if let Some(staged) = cli::plain_inside(&ctx.env.workspace, rel)
+        else if let Some(staged) = cli::plain_inside(&ctx.env.workspace, rel)
             && std::fs::symlink_metadata(&staged).is_ok_and(|m| !m.is_dir())
         {
             std::fs::remove_file(&staged).map_err(|e| {

@@ -501,8 +501,13 @@ fn last_message(run: &mut CliRun, file: &OutputFile, max_out: u64, ctx: &StepCon
         ));
         return;
     };
-    // Through a symlinked folder it could be a file outside the copy.
-    let Some(path) = plain_inside(&ctx.env.workspace, rel) else {
+    // Through a symlinked folder it could be a file outside the copy. An
+    // overlay stage: what the CLI wrote is in the upper layer.
+    let root = ctx
+        .overlay
+        .as_ref()
+        .map_or(&ctx.env.workspace, |o| &o.upper);
+    let Some(path) = plain_inside(root, rel) else {
         run.session.warnings.push(format!(
             "its -o file `{}` lies under a symlink or a missing folder; not read",
             super::one_line(rel)
