@@ -146,6 +146,10 @@ pub(crate) struct StepEnvironment {
     pub variables: Vec<String>,
     /// The declared secrets passed (their values are masked in every output).
     pub secrets: Vec<String>,
+    /// A warning: those of `secrets` that are a CI platform's repository write
+    /// token (`GITHUB_TOKEN`, `GH_TOKEN`, `GITLAB_TOKEN`, `CI_JOB_TOKEN`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_tokens: Vec<String>,
 }
 
 /// What an agent step changed in the workspace: its checked change set,

@@ -24,6 +24,7 @@ mod bad_inputs;
 mod boundary;
 mod ci;
 mod cli_help;
+mod credentials;
 mod diff;
 mod distribution;
 mod egress;
