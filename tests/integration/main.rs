@@ -65,3 +65,4 @@ mod tool_archive;
 mod tool_git;
 mod tool_http_request;
 mod tools;
+mod untrusted;
