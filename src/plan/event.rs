@@ -9,11 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::inputs::{InputDef, InputValue};
+use super::inputs::{EventField, InputDef, InputValue};
 use crate::format::node::{Node, NodeValue};
 use crate::guard::untrusted::{Association, GitlabMinimum, sanitize};
 use crate::model::Diagnostic;
@@ -21,28 +19,6 @@ use crate::model::UntrustedText;
 
 /// Bytes an untrusted input keeps when its `max_bytes` is not set.
 pub(crate) const DEFAULT_MAX_BYTES: usize = 32 * 1024;
-
-/// Which text of the CI event an input takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum EventField {
-    /// The pull request's, issue's or merge request's title.
-    Title,
-    /// Its body (description).
-    Body,
-    /// The comment (or review) that triggered the run.
-    Comment,
-}
-
-impl EventField {
-    fn as_str(self) -> &'static str {
-        match self {
-            EventField::Title => "title",
-            EventField::Body => "body",
-            EventField::Comment => "comment",
-        }
-    }
-}
 
 /// What the CI job says about its event (read by the caller).
 #[derive(Debug, Clone, Default)]
@@ -161,7 +137,7 @@ pub(crate) fn apply(
 }
 
 /// Load-time checks of one input's `untrusted`, `from_event`, `authors`, `max_bytes`.
-pub(super) fn check_one(file: &str, name: &str, def: &Node, out: &mut Vec<Diagnostic>) {
+fn check_one(file: &str, name: &str, def: &Node, out: &mut Vec<Diagnostic>) {
     let from_event = def.child("from_event");
     let is_untrusted = matches!(
         def.child("untrusted").map(|n| &n.value),
@@ -217,9 +193,13 @@ pub(super) fn check_one(file: &str, name: &str, def: &Node, out: &mut Vec<Diagno
     }
 }
 
-/// Whether the input's value comes only from the event (never a flag or variable).
-pub(crate) fn from_event(def: &InputDef) -> bool {
-    def.from_event.is_some()
+/// Load-time checks of every input's untrusted keys.
+pub(super) fn check(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
+    if let Some(NodeValue::Map(pairs)) = root.child("inputs").map(|n| &n.value) {
+        for (k, def) in pairs {
+            check_one(file, &k.name, def, out);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -62,6 +62,28 @@ pub(crate) enum Scalar {
     Str(String),
 }
 
+/// Which text of the CI event an input takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum EventField {
+    /// The pull request's, issue's or merge request's title.
+    Title,
+    /// Its body (description).
+    Body,
+    /// The comment (or review) that triggered the run.
+    Comment,
+}
+
+impl EventField {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            EventField::Title => "title",
+            EventField::Body => "body",
+            EventField::Comment => "comment",
+        }
+    }
+}
+
 /// One input of the `inputs:` block.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -90,7 +112,7 @@ pub(crate) struct InputDef {
     /// Take the value from the CI event (`title`, `body` or `comment`), never from a flag or
     /// variable; untrusted, and passed only when its author meets `authors`.
     #[serde(default)]
-    pub from_event: Option<super::event::EventField>,
+    pub from_event: Option<EventField>,
     /// `from_event`: whose text is passed at all. Default `{github: collaborator, gitlab: developer}`.
     #[serde(default)]
     pub authors: Option<crate::guard::untrusted::Minimum>,
@@ -173,7 +195,6 @@ pub(super) fn check(file: &str, root: &Node, out: &mut Vec<Diagnostic>) {
             vars.insert(var, (name, k.pos));
         }
         check_one(file, name, def, out);
-        super::event::check_one(file, name, def, out);
     }
 }
 
@@ -328,7 +349,7 @@ pub(crate) fn resolve(
     }
     let mut values = BTreeMap::new();
     for (name, def) in inputs {
-        if super::event::from_event(def) {
+        if def.from_event.is_some() {
             if flags.contains_key(name.as_str()) || vars.contains_key(name.as_str()) {
                 diags.push(usage(
                     format!("input `{name}` takes its value from the CI event (`from_event`); it cannot be given"),
