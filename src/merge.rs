@@ -282,6 +282,7 @@ pub(crate) fn merge(
             merged,
         }),
         inputs: head.inputs.clone(),
+        untrusted_inputs: head.untrusted_inputs.clone(),
         inputs_sha256: head.inputs_sha256.clone(),
         errors: Vec::new(),
     })

@@ -60,6 +60,8 @@ pub(crate) struct PlanSettings {
     pub approvals: BTreeSet<String>,
     /// The inputs' values ([`inputs`]; empty until the command resolves them).
     pub inputs: std::collections::BTreeMap<String, plan::inputs::InputValue>,
+    /// What was done to the untrusted inputs ([`untrusted_inputs`]).
+    pub untrusted: std::collections::BTreeMap<String, crate::model::UntrustedText>,
 }
 
 /// The plan's input values: `--input`, else `PLANGATE_INPUT_<NAME>` in
@@ -69,6 +71,49 @@ pub(crate) fn inputs(
     plan: &Plan,
 ) -> Result<std::collections::BTreeMap<String, plan::inputs::InputValue>, Vec<Diagnostic>> {
     plan::inputs::resolve(&plan.inputs, &args.input, &crate::process::own_env())
+}
+
+/// The untrusted inputs made safe (`plan::event::apply`): `from_event` ones
+/// filled from the CI event (GitHub's `GITHUB_EVENT_PATH` payload, read here;
+/// GitLab's merge request variables) or withheld, `untrusted` ones sanitised.
+pub(crate) fn untrusted_inputs(
+    plan: &Plan,
+    values: &mut std::collections::BTreeMap<String, plan::inputs::InputValue>,
+) -> std::collections::BTreeMap<String, crate::model::UntrustedText> {
+    if !plan
+        .inputs
+        .values()
+        .any(|d| d.untrusted || d.from_event.is_some())
+    {
+        return std::collections::BTreeMap::new();
+    }
+    let env = crate::process::own_env();
+    let mut event = plan::event::EventSource::default();
+    if let Some(path) = env.get("GITHUB_EVENT_PATH").filter(|p| !p.is_empty()) {
+        match crate::regular::read_to_string(std::path::Path::new(path)) {
+            Ok(text) => match serde_json::from_str(&text) {
+                Ok(v) => event.github = Some(v),
+                Err(e) => {
+                    event.github_error = Some(format!(
+                        "the event payload (GITHUB_EVENT_PATH) is not JSON: {e}"
+                    ));
+                }
+            },
+            Err(e) => {
+                event.github_error = Some(format!(
+                    "cannot read the event payload (GITHUB_EVENT_PATH): {e}"
+                ));
+            }
+        }
+    } else if env.get("GITLAB_CI").is_some_and(|v| v == "true") {
+        event.gitlab = Some(
+            ["CI_MERGE_REQUEST_TITLE", "CI_MERGE_REQUEST_DESCRIPTION"]
+                .iter()
+                .filter_map(|k| env.get(*k).map(|v| ((*k).to_owned(), v.clone())))
+                .collect(),
+        );
+    }
+    plan::event::apply(&plan.inputs, values, &event)
 }
 
 /// A problem with the command line, as a diagnostic of `<command line>`.
@@ -356,6 +401,7 @@ impl PlanSettings {
             policy,
             approvals,
             inputs: std::collections::BTreeMap::new(),
+            untrusted: std::collections::BTreeMap::new(),
         })
     }
 }

@@ -92,7 +92,10 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         }
     };
     match settings::inputs(&args.inputs, &prepared.plan) {
-        Ok(values) => prepared.inputs = values,
+        Ok(mut values) => {
+            prepared.untrusted = settings::untrusted_inputs(&prepared.plan, &mut values);
+            prepared.inputs = values;
+        }
         Err(diags) => return start.invalid(&diags, &prepared.env.workspace),
     }
     let settings = match run_settings(&start, &mut prepared) {
@@ -259,6 +262,7 @@ fn run_settings(start: &Start<'_>, prepared: &mut PlanSettings) -> Result<RunSet
         resume,
         shard: shard_info,
         inputs: prepared.inputs.clone(),
+        untrusted: prepared.untrusted.clone(),
         strict: args.strict,
         show_output: args.show_output.into(),
     })

@@ -110,6 +110,8 @@ pub(crate) struct RunSettings {
     pub record: Option<Arc<crate::tools::agent::record::Recorder>>,
     /// The plan's input values (checked).
     pub inputs: Inputs,
+    /// What was done to the untrusted inputs (the report's `untrusted_inputs`).
+    pub untrusted: std::collections::BTreeMap<String, crate::model::UntrustedText>,
     /// `--strict`: a partial success is a failure.
     pub strict: bool,
     /// `--show-output`: whose output tail the report keeps.

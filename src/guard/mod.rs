@@ -10,6 +10,7 @@ pub mod code;
 pub mod envelope;
 pub mod json;
 pub(crate) mod protocol;
+pub mod untrusted;
 
 pub use crate::model::rejection::{Category, Rejection};
 

@@ -55,7 +55,7 @@ pub(crate) use sandbox::{
 };
 pub(crate) use step::{
     AgentChanges, AgentResult, AgentSession, AttemptRecord, ChangedPath, CommandAttempt,
-    HttpAttempt, StepEnvironment, StepOutcome, StepStatus,
+    HttpAttempt, StepEnvironment, StepOutcome, StepStatus, UntrustedText,
 };
 pub(crate) use tool::ToolName;
 pub(crate) use usage::Usage;

@@ -89,6 +89,9 @@ pub(crate) struct Report {
     /// The plan's input values (redacted like everything written); absent when it has none.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub inputs: std::collections::BTreeMap<String, serde_json::Value>,
+    /// The untrusted inputs: where each came from, whether it was withheld, what was removed.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub untrusted_inputs: std::collections::BTreeMap<String, super::UntrustedText>,
     /// sha256 over the input values as given (`--resume` refuses other values).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs_sha256: Option<String>,

@@ -146,6 +146,10 @@ pub(crate) struct StepEnvironment {
     pub variables: Vec<String>,
     /// The declared secrets passed (their values are masked in every output).
     pub secrets: Vec<String>,
+    /// A warning: those of `secrets` that are a CI platform's repository write
+    /// token (`GITHUB_TOKEN`, `GH_TOKEN`, `GITLAB_TOKEN`, `CI_JOB_TOKEN`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_tokens: Vec<String>,
 }
 
 /// What an agent step changed in the workspace: its checked change set,
@@ -319,4 +323,22 @@ pub(crate) struct HttpAttempt {
     /// Why it failed: the provider's message or the connection error (one line, redacted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// An untrusted input as the report shows it: where its text came from, whose
+/// it was, whether it was withheld, what the sanitiser removed (never the text).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct UntrustedText {
+    /// `input` (given to the run) or `event title` / `event body` / `event comment`.
+    pub source: String,
+    /// The author's association as the event says it (GitHub), if it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// Why the text was withheld (the value then says so, and nothing of the text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
+    /// What the sanitiser removed or changed, by kind (`invisible`, `bidi`, `tag`,
+    /// `variation_selector`, `control`, `html_comment`, `mention`, `cut_bytes`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub removed: std::collections::BTreeMap<String, u64>,
 }

@@ -55,6 +55,7 @@ pub(super) fn semantic_checks(file: &str, root: &Node) -> Vec<Diagnostic> {
     crate::tools::agent::agents::check_agents(file, root, &mut out);
     super::env::check(file, root, &mut out);
     super::inputs::check(file, root, &mut out);
+    super::event::check(file, root, &mut out);
     if let Some(NodeValue::Map(agents)) = root.child("agents").map(|n| &n.value) {
         let re = Regex::new(super::ID_PATTERN).ok();
         for (k, _) in agents {

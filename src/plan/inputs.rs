@@ -62,6 +62,28 @@ pub(crate) enum Scalar {
     Str(String),
 }
 
+/// Which text of the CI event an input takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum EventField {
+    /// The pull request's, issue's or merge request's title.
+    Title,
+    /// Its body (description).
+    Body,
+    /// The comment (or review) that triggered the run.
+    Comment,
+}
+
+impl EventField {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            EventField::Title => "title",
+            EventField::Body => "body",
+            EventField::Comment => "comment",
+        }
+    }
+}
+
 /// One input of the `inputs:` block.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -82,6 +104,22 @@ pub(crate) struct InputDef {
     /// `choice`: the allowed values.
     #[serde(default)]
     pub options: Vec<String>,
+    /// Text from someone the plan does not trust (a PR, issue or MR title, body or comment):
+    /// sanitised before any step or prompt sees it (invisible and bidirectional Unicode, control
+    /// characters and HTML comments removed, @-mentions neutralised, cut at `max_bytes`).
+    #[serde(default)]
+    pub untrusted: bool,
+    /// Take the value from the CI event (`title`, `body` or `comment`), never from a flag or
+    /// variable; untrusted, and passed only when its author meets `authors`.
+    #[serde(default)]
+    pub from_event: Option<EventField>,
+    /// `from_event`: whose text is passed at all. Default `{github: collaborator, gitlab: developer}`.
+    #[serde(default)]
+    pub authors: Option<crate::guard::untrusted::Minimum>,
+    /// Untrusted text: most bytes kept (cut at a character, with a marker). Default 32768.
+    #[serde(default)]
+    #[schemars(range(min = 64))]
+    pub max_bytes: Option<usize>,
 }
 
 /// A checked input value.
@@ -311,6 +349,15 @@ pub(crate) fn resolve(
     }
     let mut values = BTreeMap::new();
     for (name, def) in inputs {
+        if def.from_event.is_some() {
+            if flags.contains_key(name.as_str()) || vars.contains_key(name.as_str()) {
+                diags.push(usage(
+                    format!("input `{name}` takes its value from the CI event (`from_event`); it cannot be given"),
+                    &format!("remove --input {name} and {}", env_name(name)),
+                ));
+            }
+            continue;
+        }
         let (text, source) = match (flags.get(name.as_str()), vars.get(name.as_str())) {
             (Some(v), _) => ((*v).to_owned(), Source::Flag),
             (None, Some(v)) => ((*v).to_owned(), Source::Env),
@@ -438,6 +485,10 @@ mod tests {
             default,
             required,
             options: options.iter().map(|s| (*s).to_owned()).collect(),
+            untrusted: false,
+            from_event: None,
+            authors: None,
+            max_bytes: None,
         }
     }
 

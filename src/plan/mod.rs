@@ -12,6 +12,7 @@
 
 pub(crate) mod checks;
 pub(crate) mod env;
+pub(crate) mod event;
 mod flow;
 pub(crate) mod inputs;
 pub(crate) mod load;

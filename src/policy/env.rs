@@ -122,6 +122,11 @@ pub(crate) const PLANGATE_OWNED: &[&str] = &[
     "GITHUB_STATE",
 ];
 
+/// The CI platforms' repository write tokens. Each looks secret (never reaches a
+/// step unless declared); a step that declares one gets a warning in the report.
+pub(crate) const WRITE_TOKENS: &[&str] =
+    &["GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN", "CI_JOB_TOKEN"];
+
 /// Name prefixes that mark a credential (after upper-casing).
 const SECRET_PREFIXES: &[&str] = &["ACTIONS_", "AWS_"];
 /// Words (between `_`) that mark a credential.

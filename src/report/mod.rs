@@ -219,6 +219,7 @@ impl Reporter {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.to_json()))
                 .collect(),
+            untrusted_inputs: settings.untrusted.clone(),
             inputs_sha256: (!plan.inputs.is_empty())
                 .then(|| crate::plan::inputs::digest(&settings.inputs)),
             errors: Vec::new(),
@@ -744,6 +745,7 @@ pub(crate) fn write_invalid(
         resumed_from: None,
         shard: None,
         inputs: std::collections::BTreeMap::new(),
+        untrusted_inputs: std::collections::BTreeMap::new(),
         inputs_sha256: None,
         errors: errors.to_vec(),
     };

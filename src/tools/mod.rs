@@ -345,6 +345,12 @@ fn environment_record(step: &Step, ctx: &StepContext) -> Option<crate::model::St
         let c = ctx.scoped_env(step);
         crate::model::StepEnvironment {
             variables: c.variables,
+            write_tokens: c
+                .secrets
+                .iter()
+                .filter(|n| crate::policy::env::WRITE_TOKENS.contains(&n.as_str()))
+                .cloned()
+                .collect(),
             secrets: c.secrets,
         }
     })

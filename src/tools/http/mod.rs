@@ -46,7 +46,7 @@ use super::{StepContext, Stop, ToolReturn};
 use crate::model::{StepOutcome, StepStatus};
 use crate::policy::hosts::{self, Target};
 use crate::redact;
-use crate::tools::params::http::{HttpAction, HttpMethod, HttpRequestParams};
+use crate::tools::params::http::{HeaderValueSpec, HttpAction, HttpMethod, HttpRequestParams};
 use spec::{is_listed, looks_sensitive};
 
 /// Redirects followed when `max_redirects` is not set.
@@ -176,6 +176,47 @@ pub(crate) fn run(a: &HttpAction, ctx: &StepContext, stop: &Stop) -> ToolReturn 
     }
 }
 
+/// The request's headers as sent: text as written, a `{secret: NAME}` header
+/// with the secret's value from plangate's environment (remembered by the
+/// redaction layer first, marked sensitive).
+fn request_headers(
+    p: &HttpRequestParams,
+    ctx: &StepContext,
+) -> Result<Vec<(HeaderName, HeaderValue)>, Failure> {
+    let mut headers: Vec<(HeaderName, HeaderValue)> = Vec::new();
+    for (k, v) in &p.headers {
+        let value = match v {
+            HeaderValueSpec::Text(t) => t.clone(),
+            HeaderValueSpec::Secret(s) => match ctx.env.scope.secret_value(&s.secret) {
+                Some(secret) => {
+                    // Masked before anything could print it, the same as at start.
+                    crate::redact::remember([secret.as_bytes().to_vec()]);
+                    s.render(secret)
+                }
+                None => {
+                    return Err(Failure::failed(format!(
+                        "header `{k}`: the secret `{}` is unset or empty in plangate's environment; nothing was sent",
+                        s.secret
+                    )));
+                }
+            },
+        };
+        match (
+            HeaderName::from_bytes(k.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            (Ok(n), Ok(mut v)) => {
+                if matches!(p.headers.get(k), Some(HeaderValueSpec::Secret(_))) {
+                    v.set_sensitive(true);
+                }
+                headers.push((n, v));
+            }
+            _ => return Err(Failure::failed(format!("header `{k}` is not valid"))),
+        }
+    }
+    Ok(headers)
+}
+
 /// The hops and the final body; `None` when the exchange itself went through.
 fn exchange(
     p: &HttpRequestParams,
@@ -187,16 +228,22 @@ fn exchange(
     let allowed = ctx.env.allowed_hosts.as_deref();
     let agent = agent(p.verify_ssl);
     let max_redirects = p.max_redirects.unwrap_or(DEFAULT_MAX_REDIRECTS);
-    let mut headers: Vec<(HeaderName, HeaderValue)> = Vec::new();
-    for (k, v) in &p.headers {
-        match (
-            HeaderName::from_bytes(k.as_bytes()),
-            HeaderValue::from_str(v),
-        ) {
-            (Ok(n), Ok(v)) => headers.push((n, v)),
-            _ => return Some(Failure::failed(format!("header `{k}` is not valid"))),
-        }
-    }
+    let mut headers = match request_headers(p, ctx) {
+        Ok(h) => h,
+        Err(f) => return Some(f),
+    };
+    // A header that carries a secret by reference is never sent to another origin.
+    let sensitive: Vec<String> = p
+        .sensitive_headers
+        .iter()
+        .cloned()
+        .chain(
+            p.headers
+                .iter()
+                .filter(|(_, v)| matches!(v, HeaderValueSpec::Secret(_)))
+                .map(|(k, _)| k.clone()),
+        )
+        .collect();
     let mut body: Option<Vec<u8>> = p.body.as_ref().map(|b| b.clone().into_bytes());
     let first_origin = target.origin();
     loop {
@@ -268,7 +315,7 @@ fn exchange(
                         next.1.origin()
                     )));
                 }
-                drop_credentials(&mut headers, &p.sensitive_headers, ex);
+                drop_credentials(&mut headers, &sensitive, ex);
             }
             ex.redirects.push(display_url(&next.0));
             ex.uri = next.0;

@@ -14,7 +14,9 @@ use crate::policy::StepClassification;
 use crate::policy::hosts;
 use crate::policy::permissions::Access;
 use crate::tools::params::Action;
-use crate::tools::params::http::{HTTP_DEFAULT_TIMEOUT, HttpAction, HttpMethod, HttpRequestParams};
+use crate::tools::params::http::{
+    HTTP_DEFAULT_TIMEOUT, HeaderValueSpec, HttpAction, HttpMethod, HttpRequestParams,
+};
 use crate::tools::spec::{
     ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, keys_of, schema_of,
 };
@@ -34,13 +36,18 @@ impl ToolSpec for Spec {
 
     fn check(&self, cx: &CheckCx<'_>, params: &Node, out: &mut Vec<Diagnostic>) {
         check_http_params(cx.file, params, cx.sid, out);
+        check_references(cx, params, out);
     }
 
     fn lower(&self, cx: &LowerCx<'_>, params: Value) -> Result<Lowered, Diagnostic> {
         let p: HttpRequestParams = cx.workspace_params(params)?;
         hosts::parse_url(&p.url).map_err(|why| cx.workspace_error(format!("`url`: {why}")))?;
         for (k, v) in &p.headers {
-            if let Some(why) = header_problem(k, Some(v)) {
+            let text = match v {
+                HeaderValueSpec::Text(t) => Some(t.as_str()),
+                HeaderValueSpec::Secret(_) => None,
+            };
+            if let Some(why) = header_problem(k, text) {
                 return Err(cx.workspace_error(why));
             }
         }
@@ -137,10 +144,11 @@ fn classify(a: &HttpAction, env: &ToolEnv) -> StepClassification {
         raised.push("TLS certificate verification is off (verify_ssl: false)".to_owned());
     }
     if !target.https && !target.is_loopback() {
-        let sends_credentials = p
-            .headers
-            .keys()
-            .any(|k| looks_sensitive(k) || is_listed(k, &p.sensitive_headers));
+        let sends_credentials = p.headers.iter().any(|(k, v)| {
+            matches!(v, HeaderValueSpec::Secret(_))
+                || looks_sensitive(k)
+                || is_listed(k, &p.sensitive_headers)
+        });
         if sends_credentials {
             risk = Risk::Dangerous;
             raised.push(format!(
@@ -216,6 +224,10 @@ fn check_http_params(file: &str, params: &Node, sid: &str, out: &mut Vec<Diagnos
         for (k, v) in pairs {
             let value = match &v.value {
                 NodeValue::Str(s) => Some(s.as_str()),
+                NodeValue::Map(_) => v.child("format").and_then(|f| match &f.value {
+                    NodeValue::Str(s) => Some(s.as_str()),
+                    _ => None,
+                }),
                 _ => None,
             };
             if let Some(why) = header_problem(&k.name, value) {
@@ -308,4 +320,255 @@ pub(crate) fn check_allowed_hosts(
         }
     }
     out
+}
+
+/// A spelling of variable substitution in `text` that plangate would send
+/// literally: `${NAME}`, `${{ secrets.NAME }}`, `$(...)`, `{{ env.NAME }}`,
+/// and `$NAME` (in a header any `$` + letter; elsewhere, where `$filter` or
+/// `$schema` are ordinary text, an upper-case `$NAME` only). The reference as
+/// written, and the name it means when one can be read.
+pub(crate) fn substitution(text: &str, header: bool) -> Option<(String, Option<String>)> {
+    let name_at = |rest: &str| -> Option<String> {
+        let n: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        (!n.is_empty() && !n.starts_with(|c: char| c.is_ascii_digit())).then_some(n)
+    };
+    // The name inside `{{ ... }}` or `${ ... }`: the last dotted part.
+    let inner_name = |inner: &str| -> Option<String> {
+        let t = inner.trim();
+        let last = t.rsplit('.').next().unwrap_or(t);
+        name_at(last.trim())
+    };
+    let bytes = text.as_bytes();
+    for (i, _) in text.match_indices('$') {
+        let rest = &text[i + 1..];
+        if let Some(after) = rest.strip_prefix('{') {
+            let end = after.find('}').map_or(text.len(), |j| i + 2 + j + 1);
+            let end = if after.starts_with('{') {
+                after.find("}}").map_or(text.len(), |j| i + 2 + j + 2)
+            } else {
+                end
+            };
+            let shown = text[i..end.min(text.len())].to_owned();
+            let inner = shown.trim_start_matches("${").trim_start_matches('{');
+            let inner = inner.trim_end_matches('}');
+            return Some((shown.clone(), inner_name(inner)));
+        }
+        if rest.starts_with('(') {
+            let end = rest.find(')').map_or(text.len(), |j| i + 1 + j + 1);
+            return Some((text[i..end].to_owned(), None));
+        }
+        if let Some(n) = name_at(rest) {
+            let upper = n
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                && n.chars().any(|c| c.is_ascii_uppercase());
+            // `a$b`: a dollar inside a word is not a reference outside headers.
+            let word_before =
+                i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+            if header || (upper && !word_before) {
+                return Some((format!("${n}"), Some(n)));
+            }
+        }
+    }
+    let mut from = 0;
+    while let Some(j) = text[from..].find("{{") {
+        let start = from + j;
+        let end = text[start..]
+            .find("}}")
+            .map_or(text.len(), |k| start + k + 2);
+        let inner = text[start + 2..end.min(text.len())].trim_end_matches('}');
+        let t = inner.trim().to_ascii_lowercase();
+        let t = t.trim_start_matches('.');
+        if header || t.starts_with("secrets.") || t.starts_with("env.") {
+            return Some((text[start..end].to_owned(), inner_name(inner)));
+        }
+        from = end.min(text.len());
+        if from >= text.len() {
+            break;
+        }
+    }
+    None
+}
+
+/// The step's `secrets:` as written.
+fn declared_secrets(step: &Node) -> Vec<String> {
+    match step.child("secrets").map(|n| &n.value) {
+        Some(NodeValue::Seq(items)) => items
+            .iter()
+            .filter_map(|n| match &n.value {
+                NodeValue::Str(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// No substitution spelling in a header, the URL, `params` or the body (plangate
+/// sends them as written); every `{secret: NAME}` header names a secret the step
+/// declares, with a `format` holding exactly one `{}`.
+fn check_references(cx: &CheckCx<'_>, params: &Node, out: &mut Vec<Diagnostic>) {
+    let sid = cx.sid;
+    let declared = declared_secrets(cx.step);
+    let how = |header: &str, name: &str| -> String {
+        let scheme = if header.eq_ignore_ascii_case("authorization") {
+            ", format: \"Bearer {}\""
+        } else {
+            ""
+        };
+        format!(
+            "plangate substitutes nothing in `http_request`; write `{header}: {{secret: {name}{scheme}}}` and declare `{name}` in the step's `secrets:` (plangate reads it from its own environment when it sends the request and masks it everywhere)"
+        )
+    };
+    if let Some(NodeValue::Map(pairs)) = params.child("headers").map(|n| &n.value) {
+        for (k, v) in pairs {
+            match &v.value {
+                NodeValue::Str(text) => {
+                    if let Some((shown, name)) = substitution(text, true) {
+                        let name = name.unwrap_or_else(|| "NAME".to_owned());
+                        out.push(
+                            cx.at(
+                                v.pos,
+                                format!(
+                                    "`headers` of step `{sid}`: header `{}` holds `{shown}`, which would be sent literally",
+                                    k.name
+                                ),
+                            )
+                            .help(how(&k.name, &name)),
+                        );
+                    }
+                }
+                NodeValue::Map(_) => {
+                    if let Some(s) = v.child("secret")
+                        && let NodeValue::Str(name) = &s.value
+                    {
+                        if let Some(r) = crate::policy::env::secret_refusal(name) {
+                            out.push(
+                                cx.at(
+                                    s.pos,
+                                    r.message(
+                                        name,
+                                        &format!("header `{}` of step `{sid}`", k.name),
+                                    ),
+                                )
+                                .help(r.help()),
+                            );
+                        } else if !declared.iter().any(|d| d == name) {
+                            out.push(
+                                cx.at(
+                                    s.pos,
+                                    format!(
+                                        "header `{}` of step `{sid}` uses the secret `{name}`, which the step does not declare",
+                                        k.name
+                                    ),
+                                )
+                                .help(format!(
+                                    "add `{name}` to the step's `secrets:` (a step gets only the secrets it declares)"
+                                )),
+                            );
+                        }
+                    }
+                    if let Some(f) = v.child("format")
+                        && let NodeValue::Str(fmt) = &f.value
+                    {
+                        if fmt.matches("{}").count() != 1 {
+                            out.push(
+                                cx.at(
+                                    f.pos,
+                                    format!(
+                                        "`format` of header `{}` of step `{sid}` must hold exactly one `{{}}` (where the secret goes)",
+                                        k.name
+                                    ),
+                                )
+                                .help("for example `format: \"Bearer {}\"`"),
+                            );
+                        } else if let Some((shown, _)) = substitution(fmt, true) {
+                            out.push(
+                                cx.at(
+                                    f.pos,
+                                    format!(
+                                        "`format` of header `{}` of step `{sid}` holds `{shown}`, which would be sent literally",
+                                        k.name
+                                    ),
+                                )
+                                .help("`{}` is the only place plangate fills in"),
+                            );
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut texts: Vec<(String, &Node)> = Vec::new();
+    if let Some(u) = params.child("url") {
+        texts.push(("`url`".to_owned(), u));
+    }
+    if let Some(b) = params.child("body") {
+        texts.push(("`body`".to_owned(), b));
+    }
+    if let Some(NodeValue::Map(pairs)) = params.child("params").map(|n| &n.value) {
+        for (k, v) in pairs {
+            texts.push((format!("`params.{}`", k.name), v));
+        }
+    }
+    for (what, n) in texts {
+        if let NodeValue::Str(text) = &n.value
+            && let Some((shown, _)) = substitution(text, false)
+        {
+            out.push(
+                cx.at(
+                    n.pos,
+                    format!("{what} of step `{sid}` holds `{shown}`, which would be sent literally"),
+                )
+                .help("plangate substitutes nothing in `http_request`, and a secret never travels in the URL, the query or the body (they are logged by servers and proxies): send it in a header as `{secret: NAME}` and declare NAME in the step's `secrets:`; if the text is meant literally, move the `$` out of an upper-case name or braces (for example percent-encode it as `%24` in the URL)"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod reference_tests {
+    use super::substitution;
+
+    #[test]
+    fn substitution_spellings_are_found() {
+        for (text, header, name) in [
+            ("Bearer ${GITHUB_TOKEN}", true, Some("GITHUB_TOKEN")),
+            ("Bearer ${{ secrets.GH_TOKEN }}", true, Some("GH_TOKEN")),
+            ("Bearer $GITHUB_TOKEN", true, Some("GITHUB_TOKEN")),
+            ("token $token", true, Some("token")),
+            ("Bearer $(cat /tmp/t)", true, None),
+            ("Bearer {{ .Env.TOKEN }}", true, Some("TOKEN")),
+            ("Bearer ${GITHUB_TOKEN", true, Some("GITHUB_TOKEN")),
+            ("https://h/x?t=${TOKEN}", false, Some("TOKEN")),
+            ("https://h/x?t=$API_KEY", false, Some("API_KEY")),
+            ("{\"t\": \"${{ secrets.X }}\"}", false, Some("X")),
+            ("{\"t\": \"{{ secrets.X }}\"}", false, Some("X")),
+            ("{\"t\": \"{{env.X}}\"}", false, Some("X")),
+        ] {
+            let got = substitution(text, header);
+            assert!(got.is_some(), "{text:?} not found");
+            assert_eq!(got.unwrap().1.as_deref(), name, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn ordinary_text_is_not_a_reference() {
+        for (text, header) in [
+            ("application/json", true),
+            ("price is $5", true),
+            ("a lone $", true),
+            ("https://h/odata?$filter=a&$top=5", false),
+            ("{\"$schema\": \"x\"}", false),
+            ("cost$TOTAL", false),
+            ("{{ name }}", false),
+            ("100$", false),
+        ] {
+            assert_eq!(substitution(text, header), None, "{text:?}");
+        }
+    }
 }

@@ -58,6 +58,38 @@ impl HttpMethod {
     }
 }
 
+/// A request header's value as written: text, or a secret plangate puts in when it sends.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum HeaderValueSpec {
+    /// Sent as is.
+    Text(String),
+    /// A declared secret's value, resolved by plangate at send time.
+    Secret(SecretHeader),
+}
+
+/// `{secret: NAME, format: "Bearer {}"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SecretHeader {
+    /// The secret's name: declared in the step's `secrets:`, set in plangate's environment.
+    #[schemars(length(min = 1))]
+    pub secret: String,
+    /// The header's value with exactly one `{}` where the secret goes (default `{}`).
+    #[serde(default)]
+    pub format: Option<String>,
+}
+
+impl SecretHeader {
+    /// The header's value with `value` in place of `{}`.
+    pub fn render(&self, value: &str) -> String {
+        match &self.format {
+            Some(f) => f.replacen("{}", value, 1),
+            None => value.to_owned(),
+        }
+    }
+}
+
 /// Parameters of `http_request` (design 002, 2.5).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -67,9 +99,12 @@ pub struct HttpRequestParams {
     /// `http://` or `https://` URL. Its host must be allowed by `policy.allowed_hosts` when that is set.
     #[schemars(length(min = 1))]
     pub url: String,
-    /// Request headers (`Host`, `Content-Length`, `Transfer-Encoding` and `Connection` are set by plangate).
+    /// Request headers (`Host`, `Content-Length`, `Transfer-Encoding` and `Connection` are set by
+    /// plangate). A value is text sent as is, or `{secret: NAME, format: "Bearer {}"}`: the value
+    /// of the secret `NAME` (declared in the step's `secrets:`), read by plangate when it sends
+    /// the request and put where `{}` is in `format` (default `{}`). No `$NAME` is substituted.
     #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+    pub headers: BTreeMap<String, HeaderValueSpec>,
     /// Request body, sent as is (POST, PUT, PATCH, DELETE only).
     #[serde(default)]
     pub body: Option<String>,
