@@ -283,6 +283,7 @@ pub(crate) fn merge(
         }),
         inputs: head.inputs.clone(),
         inputs_sha256: head.inputs_sha256.clone(),
+        publish: Vec::new(),
         errors: Vec::new(),
     })
 }

@@ -182,6 +182,10 @@ pub(crate) struct InlineComment {
 /// One request a step wrote to `$PLANGATE_REQUESTS` (a JSON line).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[expect(
+    clippy::enum_variant_names,
+    reason = "the variants are the kinds' names, `pull_request` among them"
+)]
 pub(crate) enum Request {
     /// Open a pull request with the run's workspace changes.
     PullRequest {
