@@ -338,6 +338,12 @@ pub(crate) struct PublishEntry {
     /// The pull request, issue, comment, review or check run number.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number: Option<u64>,
+    /// Labels the declaration adds (an issue, a pull request).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+    /// The declaration's comment marker or check-run name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// The request as accepted (what the publisher applies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<Request>,

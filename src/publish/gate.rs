@@ -70,7 +70,39 @@ fn entry(kind: &str, step: Option<&str>, state: PublishState, reason: String) ->
         draft: false,
         url: None,
         number: None,
+        labels: Vec::new(),
+        name: None,
         request: None,
+    }
+}
+
+/// What the declaration adds to a request of `kind`.
+fn extras(e: &mut PublishEntry, decl: &PublishBlock) {
+    match e.kind.as_str() {
+        "pull_request" => {
+            e.labels = decl
+                .pull_request
+                .as_ref()
+                .map(|d| d.labels.clone())
+                .unwrap_or_default();
+        }
+        "issue" => {
+            e.labels = decl
+                .issue
+                .as_ref()
+                .map(|d| d.labels.clone())
+                .unwrap_or_default()
+        }
+        "comment" => {
+            e.name = Some(
+                decl.comment
+                    .as_ref()
+                    .and_then(|d| d.marker.clone())
+                    .unwrap_or_else(|| "comment".to_owned()),
+            );
+        }
+        "check_run" => e.name = decl.check_run.as_ref().and_then(|d| d.name.clone()),
+        _ => {}
     }
 }
 
@@ -119,6 +151,7 @@ pub(crate) fn decide(asked: &[(usize, Request)], facts: &Facts<'_>) -> Vec<Publi
             e.state = PublishState::WouldPublish;
             e.reason = PASSED.to_owned();
         }
+        extras(&mut e, facts.decl);
         out.push(e);
     }
     out

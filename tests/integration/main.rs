@@ -50,6 +50,7 @@ mod outdir;
 mod permissions;
 mod plans;
 mod policy;
+mod publish;
 mod resume;
 mod retry;
 mod run;
