@@ -121,6 +121,16 @@ fn over_cap_malformed_and_cut_short_requests_fail_their_steps() {
 }
 
 #[test]
+fn a_requests_file_replaced_by_a_link_is_never_followed() {
+    let env = Env::new();
+    let cmd = "echo '{\"type\": \"comment\", \"body\": \"x\"}' > \"$PLANGATE_STEP_ARTIFACTS/other\"\nln -sf \"$PLANGATE_STEP_ARTIFACTS/other\" \"$PLANGATE_REQUESTS\"";
+    let o = env.run(&plan("{comment: {max: 1}}", &[("a", cmd)]), &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // The sweep removes links from the artifact folder; the request behind it is never read.
+    assert!(publish_rows(&env).is_empty(), "{:?}", publish_rows(&env));
+}
+
+#[test]
 fn an_agent_steps_bad_request_is_a_rejection_exit_5() {
     let env = Env::new();
     let good = "```json\n{\"status\": \"OK\", \"summary\": \"done\", \"artifacts\": [], \"next_actions\": []}\n```\n";
