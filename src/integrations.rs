@@ -67,11 +67,19 @@ pub(crate) fn publish(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static st
         return Vec::new();
     }
     let path = out_dir.join("report.json");
-    let report = match read_report(&path) {
+    let mut report = match read_report(&path) {
         Ok(r) => r,
         Err(e) => return vec![("report", Notice::Failed(e.to_string()))],
     };
     let mut notices = Vec::new();
+    // The requests the gates passed, applied first: the summary and the
+    // outputs below then show what was published.
+    if let Some(n) = github::apply_effects(&mut report, gh) {
+        if let Err(e) = crate::report::write_json_atomic(&path, &report, true) {
+            notices.push(("report", Notice::Failed(e.to_string())));
+        }
+        notices.push(("publish", n));
+    }
     if let Some(summary) = crate::environ::var_os("GITHUB_STEP_SUMMARY")
         && let Err(e) = append(Path::new(&summary), &step_summary(&report))
     {

@@ -36,6 +36,7 @@ pub(crate) mod output;
 pub(crate) mod plan;
 pub(crate) mod policy;
 pub(crate) mod process;
+pub(crate) mod publish;
 pub(crate) mod redact;
 pub(crate) mod regular;
 pub(crate) mod report;

@@ -284,6 +284,7 @@ pub(crate) fn merge(
         inputs: head.inputs.clone(),
         untrusted_inputs: head.untrusted_inputs.clone(),
         inputs_sha256: head.inputs_sha256.clone(),
+        publish: Vec::new(),
         errors: Vec::new(),
     })
 }

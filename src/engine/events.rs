@@ -64,6 +64,11 @@ pub(crate) enum RunEvent {
         /// What it asked for and what happened.
         conn: crate::egress::Connection,
     },
+    /// What the run may publish, decided after its gates (`publish::gate`).
+    Publish {
+        /// One row per request (per declaration in a dry run).
+        entries: Vec<crate::model::publish::PublishEntry>,
+    },
     /// A step will not run.
     StepNotRun {
         /// Step index.

@@ -32,6 +32,7 @@
 //!
 //! The engine reports only through [`events::RunEvent`]s.
 
+mod effects;
 pub(crate) mod events;
 mod finish;
 mod preflight;
@@ -587,9 +588,12 @@ pub(crate) async fn run(
         tracker: tracker.clone(),
         since_checkpoint: Vec::new(),
         exact: Vec::new(),
+        asked: Vec::new(),
     };
     if settings.dry_run {
         sched.dry_run(&decisions);
+        let entries = effects::decide(&plan, &settings, &[], &[], None, 0);
+        emit(&events, RunEvent::Publish { entries });
         return finish::conclude(&sched, &approval_skipped, &decisions, RunStatus::Success);
     }
     let (failed_step, _) = sched.run_graph().await;
@@ -624,6 +628,7 @@ pub(crate) async fn run(
             .fingerprints
             .iter()
             .any(|f| f.starts_with(tools::UNSCANNABLE));
+    let entries = publish_entries(&sched, &summary, withheld);
     emit(
         &events,
         RunEvent::Diff {
@@ -632,6 +637,7 @@ pub(crate) async fn run(
             findings,
         },
     );
+    emit(&events, RunEvent::Publish { entries });
     if sched.secrets > 0 && settings.policy.fail_on_secrets {
         status = status.combine(RunStatus::SecretsFound);
     }
@@ -639,6 +645,27 @@ pub(crate) async fn run(
         status = status.combine(RunStatus::SecretsFound);
     }
     finish::conclude(&sched, &approval_skipped, &decisions, status)
+}
+
+/// The gates after the run over every accepted request (`engine::effects`).
+fn publish_entries(
+    sched: &schedule::Scheduler,
+    summary: &crate::model::DiffSummary,
+    withheld: bool,
+) -> Vec<crate::model::publish::PublishEntry> {
+    let succeeded: Vec<bool> = sched
+        .state
+        .iter()
+        .map(|s| matches!(s, schedule::State::Done(crate::model::StepStatus::Success)))
+        .collect();
+    effects::decide(
+        &sched.plan,
+        &sched.settings,
+        &succeeded,
+        &sched.asked,
+        Some(summary),
+        sched.secrets + usize::from(withheld),
+    )
 }
 
 #[cfg(test)]

@@ -95,6 +95,8 @@ pub(super) struct Scheduler {
     pub(super) since_checkpoint: Vec<usize>,
     /// Steps whose changes are known exactly (agent change sets).
     pub(super) exact: Vec<usize>,
+    /// The accepted requests of the steps that ended, in that order.
+    pub(super) asked: Vec<(usize, crate::model::publish::Request)>,
 }
 
 enum Readiness {
@@ -484,6 +486,7 @@ impl Scheduler {
                         self.results.insert(self.plan.steps[i].id.clone(), f.clone());
                     }
                     self.outputs[i].clone_from(&outcome.outputs);
+                    self.asked.extend(outcome.requests.iter().cloned().map(|r| (i, r)));
                     if status == StepStatus::Success {
                         self.completed.push(i);
                     } else if status.is_failure() && !self.plan.steps[i].continue_on_error && failed.is_none() && !self.budget_hit.contains(&i) {
@@ -610,7 +613,10 @@ impl Scheduler {
         });
         let plan = Arc::clone(&self.plan);
         let mut ctx = self.context(i);
-        let refused = self.flow(i, &mut ctx).err();
+        let refused = self
+            .flow(i, &mut ctx)
+            .and_then(|()| super::effects::prepare(&mut ctx))
+            .err();
         running.spawn(async move {
             if let Some(why) = refused {
                 return (i, sequence, tools::internal_failure(at, why));
@@ -620,8 +626,10 @@ impl Scheduler {
             let id = plan.steps[i].id.clone();
             let folder = ctx.artifacts_rel.clone();
             // Scanning reads and rewrites files: off the async workers.
+            let held = Arc::clone(&plan);
             let swept = tokio::task::spawn_blocking(move || {
                 tools::sweep(&mut outcome, &ctx, &id);
+                super::effects::collect(&mut outcome, &ctx, &held, i);
                 outcome
             })
             .await;

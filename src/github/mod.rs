@@ -11,6 +11,7 @@
 
 pub(crate) mod body;
 pub(crate) mod context;
+mod effects;
 mod error;
 
 use std::time::Duration;
@@ -267,6 +268,72 @@ pub(crate) fn publish(report: &Report, settings: &Settings) -> Published {
         Ok(Ok(Err(e))) => all_failed(e),
         Ok(Err(_)) => all_failed(GithubError::Crashed),
         Err(e) => all_failed(GithubError::Thread(e)),
+    }
+}
+
+/// Apply the report's `publish` rows the gates passed (`effects`), updating
+/// them in place. Blocking, on a thread of its own like [`publish`]. Nothing
+/// to apply, no token or no repository: the rows stay as they are, and the
+/// notice says why.
+pub(crate) fn apply_effects(report: &mut Report, settings: &Settings) -> Option<Notice> {
+    use crate::model::publish::PublishState;
+    if report.dry_run
+        || !report
+            .publish
+            .iter()
+            .any(|e| e.state == PublishState::WouldPublish)
+    {
+        return None;
+    }
+    let Some(token) = settings.token.as_deref() else {
+        return Some(Notice::Skipped(
+            "no GitHub token (--github-token): the requests that passed every gate stay would_publish".into(),
+        ));
+    };
+    redact::remember([token.trim().as_bytes().to_vec()]);
+    let prepared = token_ok(token).and_then(|t| {
+        let base = api_base(
+            settings.api_url.as_deref(),
+            crate::environ::var("GITHUB_API_URL").as_deref(),
+        )?;
+        Ok((t, base, Context::from_env()?))
+    });
+    let (token, base, ctx) = match prepared {
+        Ok(p) => p,
+        Err(e) => return Some(Notice::Failed(e.to_string())),
+    };
+    let mut owned = report.clone();
+    let worker = std::thread::Builder::new()
+        .name("github-effects".into())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(GithubError::Runtime)?;
+            rt.block_on(async {
+                let crab = client(&base, token)?;
+                tokio::time::timeout(TOTAL_TIMEOUT, effects::apply(&crab, &ctx, &mut owned))
+                    .await
+                    .map_err(|_| GithubError::Timeout(TOTAL_TIMEOUT.as_secs()))?;
+                Ok::<Report, GithubError>(owned)
+            })
+        });
+    match worker.map(std::thread::JoinHandle::join) {
+        Ok(Ok(Ok(done))) => {
+            let published = done
+                .publish
+                .iter()
+                .filter(|e| e.state == PublishState::Published)
+                .count();
+            report.publish = done.publish;
+            Some(Notice::Done(format!(
+                "{published} of {} publish request(s) published",
+                report.publish.len()
+            )))
+        }
+        Ok(Ok(Err(e))) => Some(Notice::Failed(e.to_string())),
+        Ok(Err(_)) => Some(Notice::Failed(GithubError::Crashed.to_string())),
+        Err(e) => Some(Notice::Failed(GithubError::Thread(e).to_string())),
     }
 }
 

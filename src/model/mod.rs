@@ -27,6 +27,7 @@ pub(crate) mod diff;
 pub(crate) mod finding;
 pub(crate) mod permission;
 pub(crate) mod policy;
+pub(crate) mod publish;
 pub(crate) mod rejection;
 pub(crate) mod report;
 pub(crate) mod risk;

@@ -86,6 +86,11 @@ pub struct PolicyBlock {
     #[serde(default)]
     #[schemars(inner(pattern(ENV_NAME_PATTERN)))]
     pub env_passthrough: Option<Vec<String>>,
+    /// What a pull request plangate publishes may change (`publish:`): protected paths (built-in
+    /// ones always apply), `allowed_files`, `excluded_files`, `max_files`, `max_bytes`, and per
+    /// violation `block`, `draft` or `issue`. The plan's block and a `--policy` file's both apply.
+    #[serde(default)]
+    pub(crate) patch: Option<super::publish::PatchPolicy>,
 }
 
 /// `policy.budget`: limits for the whole run.
@@ -197,6 +202,10 @@ pub(crate) struct EffectivePolicy {
     /// Variables of plangate's environment passed to every step besides the built-in allow-list.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env_passthrough: Vec<String>,
+    /// The patch policies in force besides the built-in protected paths: the plan's and the
+    /// `--policy` file's (each must pass).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patch: Vec<super::publish::PatchPolicy>,
     /// What capped the plan's policy: `policy file` (the `--policy` file, and
     /// the built-in policy for the keys it does not set) or `built-in` (no file).
     #[serde(default)]

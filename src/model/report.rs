@@ -95,6 +95,9 @@ pub(crate) struct Report {
     /// sha256 over the input values as given (`--resume` refuses other values).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs_sha256: Option<String>,
+    /// What the run asked to publish and what became of it (`publish:` in the plan).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub publish: Vec<super::publish::PublishEntry>,
     /// Plan or usage errors (status `invalid`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<Diagnostic>,

@@ -104,6 +104,8 @@ pub(crate) struct StepOutcome {
     pub findings: Vec<Finding>,
     /// The step's outputs (name -> value), for its dependents and the report.
     pub outputs: std::collections::BTreeMap<String, String>,
+    /// What it asked plangate to publish (`$PLANGATE_REQUESTS`), accepted.
+    pub requests: Vec<super::publish::Request>,
 }
 
 impl StepOutcome {
@@ -133,6 +135,7 @@ impl StepOutcome {
             result: None,
             findings: Vec::new(),
             outputs: std::collections::BTreeMap::new(),
+            requests: Vec::new(),
         }
     }
 }

@@ -94,6 +94,7 @@ pub(super) fn lower(
         agents,
         inputs: raw.inputs,
         steps,
+        publish: raw.publish.unwrap_or_default(),
     })
 }
 

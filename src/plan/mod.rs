@@ -63,6 +63,8 @@ pub struct Plan {
     pub(crate) inputs: BTreeMap<String, inputs::InputDef>,
     /// Steps in file order.
     pub steps: Vec<Step>,
+    /// What the run may publish (`publish:`; empty: nothing).
+    pub(crate) publish: crate::model::publish::PublishBlock,
 }
 
 /// Read, parse and check a plan file: every problem is returned at once.
@@ -198,6 +200,7 @@ impl Plan {
             agents: self.agents.clone(),
             inputs: self.inputs.clone(),
             steps: Vec::new(),
+            publish: self.publish.clone(),
         }
     }
 }
@@ -226,6 +229,7 @@ pub(crate) fn load_policy_file(path: &Path) -> Result<PolicyBlock, Vec<Diagnosti
             ["permissions", _] => schema::allowed_keys::<crate::model::PermissionRule>(),
             ["permissions", _, "conditions"] => schema::allowed_keys::<crate::model::Conditions>(),
             ["budget"] => schema::allowed_keys::<crate::model::BudgetBlock>(),
+            ["patch"] => schema::allowed_keys::<crate::model::publish::PatchPolicy>(),
             _ => schema::allowed_keys::<PolicyBlock>(),
         }
     };

@@ -55,6 +55,11 @@ pub(crate) struct PlanFile {
     /// The steps, run as a dependency graph.
     #[schemars(length(min = 1))]
     pub steps: Vec<StepDef>,
+    /// What the run may publish (pull request, review, comment, labels, issue, check run). Steps
+    /// ask by appending JSON lines to `$PLANGATE_REQUESTS`; plangate publishes them after the run,
+    /// only when every gate passed. Anything not declared here cannot be published.
+    #[serde(default)]
+    pub publish: Option<crate::model::publish::PublishBlock>,
 }
 
 /// One step of the plan.

@@ -141,6 +141,9 @@ fn keys_at(root: &Node, pointer: &str) -> Vec<String> {
         ["policy", "step_budget"] | ["agents", _, "budget"] => {
             allowed_keys::<crate::model::StepBudget>()
         }
+        ["policy", "patch"] => allowed_keys::<crate::model::publish::PatchPolicy>(),
+        ["publish"] => allowed_keys::<crate::model::publish::PublishBlock>(),
+        ["publish", kind] => crate::model::publish::decl_keys(kind),
         ["policy", "permissions", _] => allowed_keys::<crate::model::PermissionRule>(),
         ["policy", "permissions", _, "conditions"] => allowed_keys::<crate::model::Conditions>(),
         _ => Vec::new(),

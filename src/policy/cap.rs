@@ -147,6 +147,12 @@ pub(crate) fn resolve(
     let allow_any_network = any_network(plan, cap, &mut capped);
     let env_passthrough = cap_passthrough(plan.env_passthrough.as_deref(), cap, &mut capped);
     EffectivePolicy {
+        patch: plan
+            .patch
+            .iter()
+            .chain(cap.and_then(|c| c.patch.as_ref()))
+            .cloned()
+            .collect(),
         sandbox,
         allow_unsandboxed,
         allow_any_network,
@@ -424,6 +430,7 @@ mod tests {
             allow_unsandboxed: None,
             allow_any_network: None,
             env_passthrough: None,
+            patch: None,
         }
     }
 

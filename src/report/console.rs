@@ -333,6 +333,16 @@ impl Console {
         }
     }
 
+    /// What the run may publish, one line each.
+    pub(super) fn publish(&self, entries: &[crate::model::publish::PublishEntry]) {
+        for e in entries {
+            self.line(format_args!(
+                "{BOLD}publish{BOLD:#}: {}",
+                super::publish::line(e)
+            ));
+        }
+    }
+
     pub(super) fn step_not_run(&self, r: &StepReport) {
         let (style, tag) = status_style(r.status);
         self.line(format_args!(

@@ -11,6 +11,7 @@ pub(crate) mod console;
 mod fragments;
 pub(crate) mod gitlab;
 pub(crate) mod mermaid;
+pub(crate) mod publish;
 pub(crate) mod render;
 pub(crate) mod section;
 pub(crate) mod tail;
@@ -222,6 +223,7 @@ impl Reporter {
             untrusted_inputs: settings.untrusted.clone(),
             inputs_sha256: (!plan.inputs.is_empty())
                 .then(|| crate::plan::inputs::digest(&settings.inputs)),
+            publish: Vec::new(),
             errors: Vec::new(),
         };
         let hashes = plan.steps.iter().map(input_hash).collect();
@@ -414,6 +416,7 @@ impl Reporter {
                 markdown,
                 findings,
             } => self.diff(summary, markdown, findings),
+            RunEvent::Publish { entries } => self.publish(entries),
             RunEvent::InternalError { message } => {
                 self.report.errors.push(crate::model::Diagnostic {
                     file: "<plangate>".into(),
@@ -438,6 +441,12 @@ impl Reporter {
             }
         }
         false
+    }
+
+    /// What the run may publish: the console and the report.
+    fn publish(&mut self, entries: &[crate::model::publish::PublishEntry]) {
+        self.console.publish(entries);
+        self.report.publish = entries.to_vec();
     }
 
     /// A bash step's attempt failed and its command runs again: the audit log and the console say so.
@@ -747,6 +756,7 @@ pub(crate) fn write_invalid(
         inputs: std::collections::BTreeMap::new(),
         untrusted_inputs: std::collections::BTreeMap::new(),
         inputs_sha256: None,
+        publish: Vec::new(),
         errors: errors.to_vec(),
     };
     let path = out_dir.join("report.json");

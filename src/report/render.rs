@@ -51,6 +51,7 @@ pub(crate) fn sections(r: &Report, detail: Detail, details: Option<&str>) -> Vec
     out.extend(results_section(r, detail));
     out.extend(findings_section(r, detail));
     out.extend(changes_section(r, detail));
+    out.extend(super::publish::section(r));
     out.extend(usage_section(r));
     out
 }

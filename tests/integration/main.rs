@@ -52,6 +52,7 @@ mod outdir;
 mod permissions;
 mod plans;
 mod policy;
+mod publish;
 mod resume;
 mod retry;
 mod run;

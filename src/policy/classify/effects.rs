@@ -13,17 +13,21 @@ impl Walker {
 
     /// A write (create, overwrite, append, move away) to `arg`.
     pub(crate) fn write_to(&mut self, arg: &Arg, what: &str) {
-        // The step's output file, which plangate made for it (an assignment
-        // to PLANGATE_OUTPUT makes the command unclassifiable: `vars.rs`).
-        if matches!(
-            arg.raw.as_str(),
-            "$PLANGATE_OUTPUT"
-                | "\"$PLANGATE_OUTPUT\""
-                | "${PLANGATE_OUTPUT}"
-                | "\"${PLANGATE_OUTPUT}\""
-        ) {
-            self.note(Risk::Safe, format!("{what} writes the step's outputs"));
-            return;
+        // The step's output and requests files, which plangate made for it (an
+        // assignment to either variable makes the command unclassifiable: `vars.rs`).
+        for (var, words) in [
+            ("PLANGATE_OUTPUT", "outputs"),
+            ("PLANGATE_REQUESTS", "publish requests"),
+        ] {
+            let raw = arg.raw.as_str();
+            let bare = raw
+                .strip_prefix('"')
+                .and_then(|r| r.strip_suffix('"'))
+                .unwrap_or(raw);
+            if bare == format!("${var}") || bare == format!("${{{var}}}") {
+                self.note(Risk::Safe, format!("{what} writes the step's {words}"));
+                return;
+            }
         }
         let t = self.target(arg);
         let loc = effective(&t);

@@ -35,7 +35,8 @@ enum Kind {
     Plain,
     /// Changes how the shell parses or runs later commands: unclassifiable.
     Shell,
-    /// `PLANGATE_OUTPUT`: a write to it is safe only while it is plangate's file: unclassifiable.
+    /// `PLANGATE_OUTPUT`, `PLANGATE_REQUESTS`: a write to it is safe only while it is plangate's
+    /// file: unclassifiable.
     OutputFile,
 }
 
@@ -92,7 +93,7 @@ impl Walker {
             }
             Kind::OutputFile => {
                 self.unclassifiable(format!(
-                    "{what}: writes to $PLANGATE_OUTPUT are safe only while it names the step's output file"
+                    "{what}: writes to $PLANGATE_OUTPUT and $PLANGATE_REQUESTS are safe only while they name the step's own files"
                 ));
                 return;
             }

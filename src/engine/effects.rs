@@ -1,0 +1,152 @@
+//! Effects requested by steps (`$PLANGATE_REQUESTS`): the fresh file each
+//! step gets in its artifact folder, read back when it ends (through
+//! `regular`, size-capped, after the sweep redacted it) and checked by
+//! `publish::request`; after the run, the facts `publish::gate` decides on.
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::model::publish::{PublishEntry, Request};
+use crate::model::{DiffSummary, StepOutcome, StepStatus};
+use crate::plan::Plan;
+use crate::publish::patch::PatchFile;
+use crate::publish::{gate, request};
+use crate::tools::{Action, StepContext};
+
+use super::RunSettings;
+
+/// The variable naming a step's requests file.
+pub(crate) const VAR: &str = "PLANGATE_REQUESTS";
+
+/// Give the step an empty requests file and its name in `$PLANGATE_REQUESTS`.
+pub(super) fn prepare(ctx: &mut StepContext) -> Result<(), String> {
+    let file = ctx.artifacts_dir.join(request::FILE_NAME);
+    std::fs::create_dir_all(&ctx.artifacts_dir)
+        .and_then(|()| std::fs::write(&file, b""))
+        .map_err(|e| format!("cannot prepare {}: {e}", file.display()))?;
+    ctx.run_vars
+        .insert(VAR.to_owned(), file.display().to_string());
+    Ok(())
+}
+
+/// Read what the step asked for into `outcome.requests`. A refused request
+/// fails a step that succeeded (an agent's: `rejected`, exit 5).
+pub(super) fn collect(outcome: &mut StepOutcome, ctx: &StepContext, plan: &Plan, step: usize) {
+    let file = ctx.artifacts_dir.join(request::FILE_NAME);
+    let read = || -> std::io::Result<Vec<u8>> {
+        // Never followed: a link could point plangate at a file the step cannot read.
+        if std::fs::symlink_metadata(&file)?.file_type().is_symlink() {
+            return Err(std::io::Error::other("it is a symbolic link"));
+        }
+        let f = crate::regular::open(&file)?;
+        let mut buf = Vec::new();
+        f.take(request::MAX_FILE_BYTES + 1).read_to_end(&mut buf)?;
+        Ok(buf)
+    };
+    let result = match read() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(vec![format!("cannot read $PLANGATE_REQUESTS: {e}")]),
+        Ok(b) if b.len() as u64 > request::MAX_FILE_BYTES => Err(vec![format!(
+            "$PLANGATE_REQUESTS is larger than {} bytes",
+            request::MAX_FILE_BYTES
+        )]),
+        Ok(b) => {
+            if !b.is_empty() {
+                outcome
+                    .artifacts
+                    .push(format!("{}/{}", ctx.artifacts_rel, request::FILE_NAME));
+            }
+            request::parse(&b, &plan.publish)
+        }
+    };
+    match result {
+        Ok(r) => outcome.requests = r,
+        Err(errors) => {
+            if outcome.status == StepStatus::Success {
+                outcome.status = if matches!(plan.steps[step].action, Action::Agent(_)) {
+                    StepStatus::Rejected
+                } else {
+                    StepStatus::Failed
+                };
+                let shown: Vec<&str> = errors.iter().take(5).map(String::as_str).collect();
+                let more = errors.len().saturating_sub(5);
+                let tail = if more > 0 {
+                    format!(" (and {more} more)")
+                } else {
+                    String::new()
+                };
+                outcome.error = Some(format!(
+                    "publish request refused: {}{tail}",
+                    shown.join("; ")
+                ));
+            }
+            outcome.requests.clear();
+        }
+    }
+}
+
+/// Per step: it and every step it depends on succeeded.
+fn chain_ok(plan: &Plan, succeeded: &[bool]) -> Vec<bool> {
+    let mut ok: Vec<Option<bool>> = vec![None; plan.steps.len()];
+    fn walk(i: usize, plan: &Plan, succeeded: &[bool], ok: &mut Vec<Option<bool>>) -> bool {
+        if let Some(v) = ok[i] {
+            return v;
+        }
+        ok[i] = Some(false);
+        let own = succeeded.get(i).copied().unwrap_or(false);
+        let v = own
+            && plan.steps[i]
+                .deps
+                .iter()
+                .all(|&d| walk(d, plan, succeeded, ok));
+        ok[i] = Some(v);
+        v
+    }
+    (0..plan.steps.len())
+        .map(|i| walk(i, plan, succeeded, &mut ok))
+        .collect()
+}
+
+/// The changed files as the patch policy sees them, with their new sizes.
+fn patch_files(workspace: &Path, diff: Option<&DiffSummary>) -> Vec<PatchFile> {
+    diff.map(|d| {
+        d.files
+            .iter()
+            .map(|f| PatchFile {
+                path: f.path.clone(),
+                old_path: f.old_path.clone(),
+                bytes: std::fs::symlink_metadata(workspace.join(&f.path))
+                    .map(|m| m.len())
+                    .unwrap_or(0),
+            })
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// Decide every request of the run.
+/// `succeeded`: per step, it ended `success` (in this run or the one resumed).
+pub(super) fn decide(
+    plan: &Plan,
+    settings: &RunSettings,
+    succeeded: &[bool],
+    asked: &[(usize, Request)],
+    diff: Option<&DiffSummary>,
+    secrets: usize,
+) -> Vec<PublishEntry> {
+    let files = patch_files(&settings.env.workspace, diff);
+    let ok = chain_ok(plan, succeeded);
+    let ids: Vec<String> = plan.steps.iter().map(|s| s.id.clone()).collect();
+    gate::decide(
+        asked,
+        &gate::Facts {
+            step_ids: &ids,
+            chain_ok: &ok,
+            secrets,
+            dry_run: settings.dry_run,
+            files: &files,
+            policies: &settings.policy.patch,
+            decl: &plan.publish,
+        },
+    )
+}

@@ -1,0 +1,282 @@
+//! Applying the requests the gates passed (`report.publish` rows in state
+//! `would_publish`) through the same client, token and redaction as the run
+//! summary: comments (updated in place by their marker), labels, issues
+//! (found again by their marker), reviews, check runs. Each row becomes
+//! `published` (with its URL and number) or `withheld` (why). A pull request
+//! is not applied here yet: it stays `would_publish`, saying so.
+
+use octocrab::Octocrab;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Context, GithubError, MAX_PAGES, body, patch, post};
+use crate::model::Report;
+use crate::model::publish::{PublishEntry, PublishState, Request, Verdict};
+
+#[derive(Debug, Deserialize)]
+struct Item {
+    id: u64,
+    #[serde(default)]
+    number: Option<u64>,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    html_url: Option<String>,
+}
+
+/// What applying one row gave: its URL and number.
+struct Done {
+    url: Option<String>,
+    number: Option<u64>,
+}
+
+/// The hidden marker a comment or an issue of this plan starts with.
+fn marker(r: &Report, kind: &str, name: &str) -> String {
+    let plan = body::marker(r);
+    let plan = plan
+        .trim_start_matches("<!-- plangate:")
+        .trim_end_matches(" -->");
+    format!("<!-- plangate:{plan}:{kind}:{name} -->")
+}
+
+/// Find the item whose body starts with `mark` among the pages of `route`.
+async fn find(
+    crab: &Octocrab,
+    route: &str,
+    params: &[(&str, &str)],
+    mark: &str,
+) -> Result<Option<Item>, GithubError> {
+    let mut page: octocrab::Page<Item> = crab
+        .get(route, Some(params))
+        .await
+        .map_err(GithubError::Api)?;
+    for _ in 0..MAX_PAGES {
+        if let Some(i) = page
+            .items
+            .drain(..)
+            .find(|c| c.body.as_deref().is_some_and(|b| b.starts_with(mark)))
+        {
+            return Ok(Some(i));
+        }
+        match crab
+            .get_page::<Item>(&page.next)
+            .await
+            .map_err(GithubError::Api)?
+        {
+            Some(next) => page = next,
+            None => break,
+        }
+    }
+    Ok(None)
+}
+
+/// Apply every row the gates passed; rows are updated in place.
+pub(super) async fn apply(crab: &Octocrab, ctx: &Context, report: &mut Report) {
+    if report.dry_run {
+        return;
+    }
+    let snapshot = report.clone();
+    for e in &mut report.publish {
+        if e.state != PublishState::WouldPublish {
+            continue;
+        }
+        let Some(req) = e.request.clone() else {
+            continue;
+        };
+        match one(crab, ctx, &snapshot, e, &req).await {
+            Ok(Some(done)) => {
+                e.state = PublishState::Published;
+                e.reason = "published".to_owned();
+                e.url = done.url;
+                e.number = done.number;
+            }
+            Ok(None) => {}
+            Err(why) => {
+                e.state = PublishState::Withheld;
+                e.reason = format!("GitHub: {why}");
+            }
+        }
+    }
+}
+
+fn pr(ctx: &Context) -> Result<u64, String> {
+    ctx.pr
+        .ok_or_else(|| "not a pull request: there is nothing to comment on, label or review".into())
+}
+
+/// One row. Ok(None): left as it is.
+async fn one(
+    crab: &Octocrab,
+    ctx: &Context,
+    report: &Report,
+    e: &mut PublishEntry,
+    req: &Request,
+) -> Result<Option<Done>, String> {
+    let repo = format!("/repos/{}/{}", ctx.owner, ctx.repo);
+    let err = |e: GithubError| e.to_string();
+    match req {
+        Request::Comment { body: text } => {
+            let n = pr(ctx)?;
+            let mark = marker(report, "comment", e.name.as_deref().unwrap_or("comment"));
+            let list = format!("{repo}/issues/{n}/comments");
+            let payload = json!({ "body": format!("{mark}\n{text}") });
+            let item: Item = match find(crab, &list, &[("per_page", "100")], &mark)
+                .await
+                .map_err(err)?
+            {
+                Some(old) => patch(crab, format!("{repo}/issues/comments/{}", old.id), payload)
+                    .await
+                    .map_err(err)?,
+                None => post(crab, list, payload).await.map_err(err)?,
+            };
+            Ok(Some(Done {
+                url: item.html_url,
+                number: Some(item.id),
+            }))
+        }
+        Request::Labels { labels } => {
+            let n = pr(ctx)?;
+            let _: Value = post(
+                crab,
+                format!("{repo}/issues/{n}/labels"),
+                json!({ "labels": labels }),
+            )
+            .await
+            .map_err(err)?;
+            Ok(Some(Done {
+                url: None,
+                number: Some(n),
+            }))
+        }
+        Request::Issue { title, body: text } => {
+            let mark = marker(report, "issue", &sha_of(title));
+            let payload = json!({
+                "title": title,
+                "body": format!("{mark}\n{}", text.as_deref().unwrap_or("")),
+                "labels": e.labels,
+            });
+            let list = format!("{repo}/issues");
+            let params = [("per_page", "100"), ("state", "open")];
+            let item: Item = match find(crab, &list, &params, &mark).await.map_err(err)? {
+                Some(old) => {
+                    let n = old.number.unwrap_or(old.id);
+                    patch(crab, format!("{repo}/issues/{n}"), payload)
+                        .await
+                        .map_err(err)?
+                }
+                None => post(crab, format!("{repo}/issues"), payload)
+                    .await
+                    .map_err(err)?,
+            };
+            Ok(Some(Done {
+                url: item.html_url,
+                number: item.number,
+            }))
+        }
+        Request::Review {
+            verdict,
+            body: text,
+            comments,
+        } => review(crab, ctx, &repo, *verdict, text.as_deref(), comments)
+            .await
+            .map(Some),
+        Request::CheckRun { title, summary } => check_run(
+            crab,
+            ctx,
+            &repo,
+            report,
+            e,
+            title.as_deref(),
+            summary.as_deref(),
+        )
+        .await
+        .map(Some),
+        Request::PullRequest { .. } => {
+            e.reason = format!(
+                "{}; plangate does not open pull requests on GitHub yet: not published",
+                e.reason
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// A review with its verdict and inline comments, on the pull request's head.
+async fn review(
+    crab: &Octocrab,
+    ctx: &Context,
+    repo: &str,
+    verdict: Verdict,
+    text: Option<&str>,
+    comments: &[crate::model::publish::InlineComment],
+) -> Result<Done, String> {
+    let n = pr(ctx)?;
+    let event = match verdict {
+        Verdict::Approve => "APPROVE",
+        Verdict::RequestChanges => "REQUEST_CHANGES",
+        Verdict::Comment => "COMMENT",
+    };
+    let inline: Vec<Value> = comments
+        .iter()
+        .map(|c| json!({"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body}))
+        .collect();
+    let mut payload = json!({
+        "event": event,
+        "body": text.unwrap_or(""),
+        "comments": inline,
+    });
+    if let Some(sha) = &ctx.sha {
+        payload["commit_id"] = json!(sha);
+    }
+    let item: Item = post(crab, format!("{repo}/pulls/{n}/reviews"), payload)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(Done {
+        url: item.html_url,
+        number: Some(item.id),
+    })
+}
+
+/// A completed check run on the commit, named by the declaration.
+async fn check_run(
+    crab: &Octocrab,
+    ctx: &Context,
+    repo: &str,
+    report: &Report,
+    e: &PublishEntry,
+    title: Option<&str>,
+    summary: Option<&str>,
+) -> Result<Done, String> {
+    let sha = ctx
+        .sha
+        .as_deref()
+        .ok_or("no commit (GITHUB_SHA) to attach a check run to")?;
+    let conclusion = body::conclusion(
+        report.status,
+        report.dry_run,
+        report.conclusion() == crate::model::Conclusion::Partial,
+    );
+    let payload = json!({
+        "name": e.name.clone().unwrap_or_else(|| body::check_name(report)),
+        "head_sha": sha,
+        "status": "completed",
+        "conclusion": conclusion,
+        "output": {
+            "title": title.map_or_else(|| body::check_title(report), str::to_owned),
+            "summary": summary.map_or_else(|| body::check_summary(report, ctx.run_url.as_deref()), str::to_owned),
+        },
+    });
+    let item: Item = post(crab, format!("{repo}/check-runs"), payload)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(Done {
+        url: item.html_url,
+        number: Some(item.id),
+    })
+}
+
+/// A short stable key of a title (an issue's marker).
+fn sha_of(s: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(&Sha256::digest(s.as_bytes())[..8])
+}
