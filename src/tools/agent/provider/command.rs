@@ -64,31 +64,15 @@ async fn call_command(c: Call<'_>) -> Result<Answer, CallError> {
         max_out,
         ..
     } = c;
-    let mut argv = a.agent.command.clone().unwrap_or_default();
-    if let Some((theirs, ours)) = a.agent.preset.and_then(|p| p.when_sandboxed())
-        && ctx.sandbox.as_ref().is_some_and(|s| s.backend().is_some())
-    {
-        sandboxed_flags(&mut argv, theirs, ours);
-    }
-    let Some((program, args)) = argv.split_first() else {
-        return Err(CallError::Failed(format!(
-            "agent `{}` has no command",
-            a.agent_name
-        )));
-    };
+    let (program, args) = preset_argv(a, ctx)?;
     let raw = cli::stdout_file(&ctx.artifacts_dir, attempt);
     let err_rel = format!("{}/attempt-{attempt}.stderr.txt", ctx.artifacts_rel);
     let mut env = ctx.child_env(step);
     let api = api_serve(a, ctx, &mut env, c.spent)?;
-    if let Some(p) = a.agent.preset {
-        for (k, v) in p.env(api.is_some()) {
-            env.retain(|(name, _)| name != k);
-            env.push(((*k).to_owned(), (*v).to_owned()));
-        }
-    }
+    preset_env(a, &mut env, api.is_some());
     let spec = ProcessSpec {
-        program: program.clone(),
-        args: args.to_vec(),
+        program,
+        args,
         cwd: ctx.env.workspace.clone(),
         env,
         stdout: Capture::File {
@@ -434,5 +418,37 @@ fn sandboxed_flags(argv: &mut Vec<String>, theirs: &[&str], ours: &[&str]) {
         .position(|w| w.iter().zip(theirs).all(|(a, b)| a == b))
     {
         argv.splice(at..at + theirs.len(), ours.iter().map(|s| (*s).to_owned()));
+    }
+}
+
+/// The agent's program and arguments as it starts: a preset's flags for a CLI that
+/// plangate sandboxes ([`crate::format::agent::Preset::when_sandboxed`]).
+fn preset_argv(
+    a: &AgentAction,
+    ctx: &crate::tools::StepContext,
+) -> Result<(String, Vec<String>), CallError> {
+    let mut argv = a.agent.command.clone().unwrap_or_default();
+    if let Some((theirs, ours)) = a.agent.preset.and_then(|p| p.when_sandboxed())
+        && ctx.sandbox.as_ref().is_some_and(|s| s.backend().is_some())
+    {
+        sandboxed_flags(&mut argv, theirs, ours);
+    }
+    if argv.is_empty() {
+        return Err(CallError::Failed(format!(
+            "agent `{}` has no command",
+            a.agent_name
+        )));
+    }
+    let program = argv.remove(0);
+    Ok((program, argv))
+}
+
+/// The variables a preset's CLI needs to run headless.
+fn preset_env(a: &AgentAction, env: &mut Vec<(String, String)>, api: bool) {
+    if let Some(p) = a.agent.preset {
+        for (k, v) in p.env(api) {
+            env.retain(|(name, _)| name != k);
+            env.push(((*k).to_owned(), (*v).to_owned()));
+        }
     }
 }
