@@ -3,7 +3,9 @@
 //! `plangate run` calls [`seal`] before it starts anything: the environment
 //! (CI tokens included) is copied into memory, then the block the kernel
 //! shows in `/proc/<pid>/environ` is overwritten with zeros (through
-//! `/proc/self/mem`: no unsafe code), the process is made non-dumpable (a
+//! `/proc/self/mem`: no unsafe code), the value of every credential flag
+//! (`--github-token=…`) in the argument block `/proc/<pid>/cmdline` shows to
+//! every process is overwritten with `*`, the process is made non-dumpable (a
 //! process of the same user can no longer read its `/proc` files or attach to
 //! it), every file descriptor it inherited beyond stdin, stdout and stderr is
 //! marked close-on-exec (no child gets one), and it becomes a child subreaper
@@ -47,6 +49,11 @@ pub(crate) fn seal() -> Sealed {
         out.failed
             .push(format!("cannot wipe /proc/self/environ: {e}"));
     }
+    if let Err(e) = mask_secret_arguments() {
+        out.failed.push(format!(
+            "cannot mask token values in /proc/self/cmdline: {e}"
+        ));
+    }
     if let Err(e) =
         rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
     {
@@ -62,11 +69,8 @@ pub(crate) fn seal() -> Sealed {
     out
 }
 
-/// Overwrite the strings between `env_start` and `env_end` (fields 50 and 51
-/// of `/proc/self/stat`) with zeros. libc's `environ` points into that block,
-/// so afterwards `std::env` finds nothing either: everything reads [`var`].
-fn wipe_environ_block() -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
+/// Fields `a` and `b` of `/proc/self/stat` (numbered from 1, as in proc(5)).
+fn stat_fields(a: usize, b: usize) -> std::io::Result<(u64, u64)> {
     let stat = std::fs::read_to_string("/proc/self/stat")?;
     let rest = stat
         .rfind(')')
@@ -80,7 +84,78 @@ fn wipe_environ_block() -> std::io::Result<()> {
             .and_then(|f| f.parse().ok())
             .ok_or_else(|| std::io::Error::other(format!("no field {n} in /proc/self/stat")))
     };
-    let (start, end) = (field(50)?, field(51)?);
+    Ok((field(a)?, field(b)?))
+}
+
+/// Whether a long option's value is a credential (`--github-token`,
+/// `--gitlab-token`, any `--*-token`, `--*-key`, `--*-secret`, `--*-password`).
+fn is_secret_flag(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["token", "key", "secret", "password"]
+        .iter()
+        .any(|w| name == *w || name.ends_with(&format!("-{w}")))
+}
+
+/// Where the credential values sit in an argument block (`arg\0arg\0...`):
+/// `(offset, length)` of each value of a flag [`is_secret_flag`] names, in
+/// both spellings (`--flag VALUE` and `--flag=VALUE`). Nothing after `--`.
+fn secret_spans(block: &[u8]) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut offset = 0;
+    let mut value_next = false;
+    for arg in block.split(|b| *b == 0) {
+        let len = arg.len();
+        if value_next {
+            spans.push((offset, len));
+            value_next = false;
+        } else if arg == b"--" {
+            break;
+        } else if let Some(flag) = arg.strip_prefix(b"--") {
+            let text = String::from_utf8_lossy(flag);
+            match text.split_once('=') {
+                Some((name, _)) if is_secret_flag(name) => {
+                    let start = name.len() + 3;
+                    spans.push((offset + start, len - start));
+                }
+                None => value_next = is_secret_flag(&text),
+                Some(_) => {}
+            }
+        }
+        offset += len + 1;
+    }
+    spans.retain(|(_, l)| *l > 0);
+    spans
+}
+
+/// Overwrite, in the argument block `/proc/<pid>/cmdline` shows to every
+/// process on the machine (dumpable or not), the value of each credential
+/// flag with `*` of the same length (the token is already in clap's copy).
+fn mask_secret_arguments() -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let (start, end) = stat_fields(48, 49)?;
+    if end <= start || end - start > 64 * 1024 * 1024 {
+        return Err(std::io::Error::other("implausible argument block"));
+    }
+    let block = std::fs::read("/proc/self/cmdline")?;
+    let spans = secret_spans(&block);
+    if spans.is_empty() {
+        return Ok(());
+    }
+    let mem = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/self/mem")?;
+    for (at, len) in spans {
+        mem.write_all_at(&vec![b'*'; len], start + at as u64)?;
+    }
+    Ok(())
+}
+
+/// Overwrite the strings between `env_start` and `env_end` (fields 50 and 51
+/// of `/proc/self/stat`) with zeros. libc's `environ` points into that block,
+/// so afterwards `std::env` finds nothing either: everything reads [`var`].
+fn wipe_environ_block() -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let (start, end) = stat_fields(50, 51)?;
     if end <= start || end - start > 64 * 1024 * 1024 {
         return Err(std::io::Error::other("implausible environment block"));
     }
@@ -131,5 +206,71 @@ pub(crate) fn proxy() -> Option<ureq::Proxy> {
     match PROXY.get() {
         Some(p) => p.clone(),
         None => ureq::Proxy::try_from_env(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_secret_flag, secret_spans};
+
+    fn masked(args: &[&str]) -> String {
+        let mut block = args.join("\0").into_bytes();
+        block.push(0);
+        for (at, len) in secret_spans(&block) {
+            block[at..at + len].fill(b'*');
+        }
+        String::from_utf8_lossy(&block).replace('\0', " ")
+    }
+
+    #[test]
+    fn credential_flags_are_named_by_their_last_word() {
+        for f in [
+            "github-token",
+            "gitlab-token",
+            "token",
+            "api-key",
+            "x-secret",
+            "db-password",
+        ] {
+            assert!(is_secret_flag(f), "{f}");
+        }
+        for f in [
+            "tokenizer",
+            "keep-going",
+            "secrets-rules",
+            "fail-on-secrets",
+            "key-file-path",
+        ] {
+            assert!(!is_secret_flag(f), "{f}");
+        }
+    }
+
+    #[test]
+    fn token_values_are_masked_in_both_spellings_and_nothing_else() {
+        assert_eq!(
+            masked(&[
+                "plangate",
+                "run",
+                "p.yaml",
+                "--github-token",
+                "ghp_abc",
+                "--out",
+                "o"
+            ]),
+            "plangate run p.yaml --github-token ******* --out o "
+        );
+        assert_eq!(
+            masked(&["plangate", "run", "--gitlab-token=glpat-x1", "p.yaml"]),
+            "plangate run --gitlab-token=******** p.yaml "
+        );
+        // After `--` nothing is a flag; an empty value has nothing to mask.
+        assert_eq!(
+            masked(&["plangate", "--", "--github-token", "v", "--github-token="]),
+            "plangate -- --github-token v --github-token= "
+        );
+        assert_eq!(
+            masked(&["plangate", "--github-token"]),
+            "plangate --github-token "
+        );
     }
 }

@@ -280,3 +280,33 @@ fn write_tokens_reach_no_step_sandboxed_or_not_unless_declared_with_a_warning() 
         assert_nowhere(&env, &o, value);
     }
 }
+
+#[test]
+fn a_token_given_as_a_flag_is_masked_in_the_arguments_every_process_can_read() {
+    let env = Env::new();
+    // `/proc/<pid>/cmdline` is world-readable whatever plangate's dumpable
+    // state: an unsandboxed step reads every process's arguments.
+    let plan = "version: 1\nid: argv\npolicy: {risk_tolerance: high}\nsteps:\n  - id: bare\n    tool: bash\n    parameters: {sandbox: false, command: 'for f in /proc/[0-9]*/cmdline; do tr \"\\0\" \"\\n\" < $f 2>/dev/null || true; done > dump.txt; grep -c \"^--github-token=\\*\\**$\" dump.txt > masked.txt || true'}\n";
+    let p = env.write("plan.yaml", plan);
+    let token = "fake-argv-Kc7Rw2Qn9Vd4Tz1Lh5";
+    let o = env
+        .run_cmd(&p)
+        .arg(format!("--github-token={token}"))
+        .env_remove("GITHUB_REPOSITORY")
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let dump = std::fs::read_to_string(env.ws.join("dump.txt")).unwrap();
+    assert!(dump.contains("--github-token="), "{dump}");
+    assert!(
+        !dump.contains(token),
+        "the step read the token from plangate's arguments"
+    );
+    let masked = std::fs::read_to_string(env.ws.join("masked.txt")).unwrap();
+    assert_ne!(
+        masked.trim(),
+        "0",
+        "plangate's own arguments were not in the dump"
+    );
+    assert_nowhere(&env, &o, token);
+}
