@@ -36,6 +36,7 @@ mod flow;
 mod formats;
 mod fuzz_regressions;
 mod github;
+mod gitlab;
 mod guard_code;
 mod guard_conformance;
 mod guard_envelope;
