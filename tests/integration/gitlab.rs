@@ -571,3 +571,45 @@ fn a_refused_token_withholds_every_row_with_gitlabs_error_and_the_run_keeps_its_
         assert!(!console.contains(token), "{console}");
     }
 }
+
+#[test]
+fn merge_request_is_gitlabs_name_for_pull_request_and_waits_for_the_push() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    let cmd = format!(
+        "echo fixed > fix.txt\n{}",
+        ask(r#"{"type": "merge_request", "title": "[bot] fix"}"#)
+    );
+    let publish = "{merge_request: {branch: 'bot/{run}', title_prefix: '[bot] ', draft: true}}";
+    let env = Env::new();
+    let o = gl_run(
+        &env,
+        &server,
+        &plan(publish, &[("fix", &cmd)]),
+        &[("GITLAB_TOKEN", TOKEN)],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r = &rows(&env)[0];
+    assert_eq!(
+        (&r["kind"], &r["state"]),
+        (&json!("pull_request"), &json!("would_publish")),
+        "{r}"
+    );
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("merge request: push not wired yet"),
+        "{r}"
+    );
+    assert!(sent(&server, &rt).is_empty(), "nothing is sent for it yet");
+    // Both names at once: a load error at the second, exit 2.
+    let both = "{pull_request: {branch: a}, merge_request: {branch: b}}";
+    let o = env.run(&plan(both, &[("fix", "true")]), &[]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("both `pull_request` and `merge_request`"),
+        "{}",
+        stderr(&o)
+    );
+}
