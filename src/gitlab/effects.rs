@@ -283,9 +283,12 @@ fn review(
             if let Some(sha) = &ctx.head_sha {
                 payload["sha"] = json!(sha);
             }
-            client
-                .post(&format!("{route}/approve"), &payload)
-                .map_err(|e| partial(posted, e))?;
+            match client.post(&format!("{route}/approve"), &payload) {
+                Ok(_) => {}
+                // GitLab answers 401 to a second approval by the same user.
+                Err(e) if e.status() == Some(401) && approved_by_me(client, &route) => {}
+                Err(e) => return Err(partial(posted, e)),
+            }
         }
         Verdict::RequestChanges => match client.post(&format!("{route}/unapprove"), &json!({})) {
             // 404: plangate's user had not approved it; nothing to withdraw.
@@ -300,6 +303,21 @@ fn review(
         url: id.and_then(|n| ctx.mr_url(iid, Some(n))),
         number: id,
     })
+}
+
+/// Whether the token's user is among the merge request's approvers (a rerun's approval).
+fn approved_by_me(client: &Client, route: &str) -> bool {
+    let Ok(me) = client.get("/user") else {
+        return false;
+    };
+    let Some(id) = me["id"].as_u64() else {
+        return false;
+    };
+    client
+        .get(&format!("{route}/approvals"))
+        .ok()
+        .and_then(|a| a["approved_by"].as_array().cloned())
+        .is_some_and(|list| list.iter().any(|u| u["user"]["id"].as_u64() == Some(id)))
 }
 
 #[cfg(test)]

@@ -613,3 +613,127 @@ fn merge_request_is_gitlabs_name_for_pull_request_and_waits_for_the_push() {
         stderr(&o)
     );
 }
+
+/// GitLab refuses a second approval by the same user with 401: on a rerun
+/// plangate finds its own approval and the row is published, while a 401
+/// for any other reason stays an error.
+#[test]
+fn a_rerun_finds_its_own_approval_and_a_stranger_s_is_no_excuse() {
+    let rt = rt();
+    let yaml = plan(
+        "{review: {verdict: [approve]}}",
+        &[(
+            "r",
+            &ask(r#"{"type": "review", "verdict": "approve", "body": "ok"}"#),
+        )],
+    );
+    for (approver, state) in [(5, "published"), (6, "withheld")] {
+        let server = rt.block_on(MockServer::start());
+        rt.block_on(async {
+            mock("POST", format!("{MR}/notes"), 201, Some(json!({"id": 78})))
+                .mount(&server)
+                .await;
+            mock(
+                "POST",
+                format!("{MR}/approve"),
+                401,
+                Some(json!({"message": "401 Unauthorized"})),
+            )
+            .expect(1)
+            .mount(&server)
+            .await;
+            mock("GET", "/api/v4/user", 200, Some(json!({"id": 5})))
+                .mount(&server)
+                .await;
+            mock(
+                "GET",
+                format!("{MR}/approvals"),
+                200,
+                Some(json!({"approved_by": [{"user": {"id": approver}}]})),
+            )
+            .mount(&server)
+            .await;
+        });
+        let env = Env::new();
+        let o = gl_run(&env, &server, &yaml, &[("GITLAB_TOKEN", TOKEN)]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        rt.block_on(server.verify());
+        let r = &rows(&env)[0];
+        assert_eq!(r["state"], state, "{r}");
+        if state == "withheld" {
+            assert!(
+                r["reason"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("HTTP 401"),
+                "{r}"
+            );
+        }
+    }
+}
+
+/// A 429 is sent again (bounded); a 500 to a POST is not (it may have
+/// created the note): the row is withheld with GitLab's answer.
+#[test]
+fn rate_limits_are_retried_and_a_failed_post_is_never_sent_twice() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        Mock::given(method("PUT"))
+            .and(path(MR))
+            .respond_with(
+                ResponseTemplate::new(429)
+                    .insert_header("retry-after", "0")
+                    .set_body_json(json!({"message": "429 Too Many Requests"})),
+            )
+            .up_to_n_times(2)
+            .expect(2)
+            .mount(&server)
+            .await;
+        mock("PUT", MR, 200, Some(json!({"iid": 7})))
+            .expect(1)
+            .mount(&server)
+            .await;
+        mock("GET", format!("{MR}/notes"), 200, Some(json!([])))
+            .mount(&server)
+            .await;
+        mock(
+            "POST",
+            format!("{MR}/notes"),
+            500,
+            Some(json!({"message": "500 Internal Server Error"})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    });
+    let env = Env::new();
+    let o = gl_run(
+        &env,
+        &server,
+        &plan(
+            "{comment: {max: 1}, labels: {allowed: [lint]}}",
+            &[(
+                "a",
+                &format!(
+                    "{}\n{}",
+                    ask(r#"{"type": "comment", "body": "x"}"#),
+                    ask(r#"{"type": "labels", "labels": ["lint"]}"#)
+                ),
+            )],
+        ),
+        &[("GITLAB_TOKEN", TOKEN)],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(server.verify());
+    let rows = rows(&env);
+    assert_eq!(rows[0]["state"], "withheld", "{rows:?}");
+    assert!(
+        rows[0]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("HTTP 500"),
+        "{rows:?}"
+    );
+    assert_eq!(rows[1]["state"], "published", "{rows:?}");
+}
