@@ -37,6 +37,7 @@ mod formats;
 mod fuzz_regressions;
 mod github;
 mod gitlab;
+mod gitlab_review;
 mod guard_code;
 mod guard_conformance;
 mod guard_envelope;
