@@ -163,7 +163,7 @@ pub(crate) fn apply_effects(report: &mut Report, settings: &Settings) -> Option<
                 .filter(|e| e.state == PublishState::Published)
                 .count();
             Some(Notice::Done(format!(
-                "GitLab: {published} of {} publish request(s) published",
+                "{published} of {} publish request(s) published",
                 report.publish.len()
             )))
         }

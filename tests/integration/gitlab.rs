@@ -391,7 +391,7 @@ fn a_refused_token_withholds_every_row_with_gitlabs_error_and_the_run_keeps_its_
         &[(
             "a",
             &format!(
-                "{}\n{}",
+                "! env | grep -q -e {TOKEN} -e {JOB_TOKEN}\ntest -z \"${{CI_JOB_TOKEN:-}}${{GITLAB_TOKEN:-}}\"\n{}\n{}",
                 ask(r#"{"type": "comment", "body": "x"}"#),
                 ask(r#"{"type": "labels", "labels": ["lint"]}"#)
             ),
