@@ -383,7 +383,7 @@ pub struct GitlabArgs {
         hide_env_values = true
     )]
     pub gitlab_token: Option<String>,
-    /// The REST API's base URL [default: $CI_API_V4_URL].
+    /// GitLab's REST API base URL, ending in /api/v4 [default: $CI_API_V4_URL].
     #[arg(long, env = "PLANGATE_GITLAB_API_URL", value_name = "URL")]
     pub gitlab_api_url: Option<String>,
 }
