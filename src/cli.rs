@@ -101,6 +101,8 @@ pub struct MergeArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub github: GithubArgs,
+    #[command(flatten)]
+    pub gitlab: GitlabArgs,
 }
 
 /// `plangate report`.
@@ -117,6 +119,8 @@ pub struct ReportArgs {
     pub publish_github: bool,
     #[command(flatten)]
     pub github: GithubArgs,
+    #[command(flatten)]
+    pub gitlab: GitlabArgs,
 }
 
 /// Formats of `plangate report`.
@@ -307,6 +311,8 @@ pub struct RunArgs {
     pub no_fail_fast: bool,
     #[command(flatten)]
     pub github: GithubArgs,
+    #[command(flatten)]
+    pub gitlab: GitlabArgs,
 }
 
 /// `--show-output` values.
@@ -362,6 +368,24 @@ pub struct GithubArgs {
     /// Create a check run with the summary on the commit.
     #[arg(long, env = "PLANGATE_CHECK_RUN", value_name = "true|false", value_parser = strict_bool, action = ArgAction::Set, default_value = "true")]
     pub check_run: bool,
+}
+
+/// Publishing to GitLab (under GitLab CI, or with an explicit token): the
+/// run-summary note on the merge request, a commit status and the plan's
+/// `publish:` requests. `--comment` and `--check-run` (the commit status) apply too.
+#[derive(Debug, Clone, Args)]
+pub struct GitlabArgs {
+    /// Token for the GitLab REST API (pass it as PLANGATE_GITLAB_TOKEN: steps can read a process's arguments) [default: $GITLAB_TOKEN, else $CI_JOB_TOKEN]. Never printed.
+    #[arg(
+        long,
+        env = "PLANGATE_GITLAB_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub gitlab_token: Option<String>,
+    /// GitLab's REST API base URL, ending in /api/v4 [default: $CI_API_V4_URL].
+    #[arg(long, env = "PLANGATE_GITLAB_API_URL", value_name = "URL")]
+    pub gitlab_api_url: Option<String>,
 }
 
 /// A switch given something other than `true` or `false`.

@@ -5,7 +5,9 @@
 //! (`success | partial | failure`), `partial` (`true | false`), `report`, `out-dir`,
 //! `diff-summary`, `findings` and `cost-usd` are written to `$GITHUB_OUTPUT`
 //! with random heredoc delimiters, and, with a token, the pull-request
-//! comment and the check run are published (`github`). Everything goes
+//! comment and the check run are published (`github`). Under GitLab CI
+//! (`GITLAB_CI=true`) the same report goes to GitLab (`gitlab`): the
+//! `publish:` requests, the merge-request note and a commit status. Everything goes
 //! through the redaction layer. Nothing here changes the run's outcome: a
 //! failure is a notice for a warning.
 
@@ -13,6 +15,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::github::{self, Notice};
+use crate::gitlab;
 use crate::model::Report;
 use crate::redact;
 use crate::report::render;
@@ -62,10 +65,43 @@ pub(crate) fn step_summary(report: &Report) -> String {
 
 /// Publish a finished run where the CI system expects it. Returns what
 /// happened (`target`, notice); failures are for warnings.
-pub(crate) fn publish(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static str, Notice)> {
-    if crate::environ::var("GITHUB_ACTIONS").as_deref() != Some("true") {
-        return Vec::new();
+/// The forge is GitHub under GitHub Actions (`GITHUB_ACTIONS=true`), else
+/// GitLab under GitLab CI (`GITLAB_CI=true`) or when a GitLab token was
+/// given explicitly (`--gitlab-token`); elsewhere nothing is published.
+pub(crate) fn publish(
+    out_dir: &Path,
+    gh: &github::Settings,
+    gl: &gitlab::Settings,
+) -> Vec<(&'static str, Notice)> {
+    let on = |k: &str| crate::environ::var(k).as_deref() == Some("true");
+    if on("GITHUB_ACTIONS") {
+        publish_github(out_dir, gh)
+    } else if on("GITLAB_CI") || gl.explicit {
+        publish_gitlab(out_dir, gl)
+    } else {
+        Vec::new()
     }
+}
+
+/// GitLab: the requests the gates passed, then the run-summary note and the commit status.
+fn publish_gitlab(out_dir: &Path, gl: &gitlab::Settings) -> Vec<(&'static str, Notice)> {
+    let path = out_dir.join("report.json");
+    let mut report = match read_report(&path) {
+        Ok(r) => r,
+        Err(e) => return vec![("report", Notice::Failed(e.to_string()))],
+    };
+    let mut notices = Vec::new();
+    if let Some(n) = gitlab::apply_effects(&mut report, gl) {
+        if let Err(e) = crate::report::write_json_atomic(&path, &report, true) {
+            notices.push(("report", Notice::Failed(e.to_string())));
+        }
+        notices.push(("gitlab_publish", n));
+    }
+    notices.extend(gitlab::publish(&report, gl));
+    notices
+}
+
+fn publish_github(out_dir: &Path, gh: &github::Settings) -> Vec<(&'static str, Notice)> {
     let path = out_dir.join("report.json");
     let mut report = match read_report(&path) {
         Ok(r) => r,

@@ -26,6 +26,7 @@ pub(crate) mod environ;
 pub(crate) mod error;
 pub(crate) mod format;
 pub(crate) mod github;
+pub(crate) mod gitlab;
 pub mod guard;
 pub(crate) mod integrations;
 pub(crate) mod location;

@@ -27,14 +27,15 @@
 //! [`out_dir`] (`--out`, else the CI's temporary folder, else
 //! `WORKSPACE/.plangate/runs/RUN_ID`), kept out of git by [`hide_from_git`];
 //! the GitHub token is `--github-token` (or `PLANGATE_GITHUB_TOKEN`) and is
-//! handed to the redaction layer at once.
+//! handed to the redaction layer at once; so is the GitLab token
+//! ([`gitlab`]: `--gitlab-token`, else `GITLAB_TOKEN`, else `CI_JOB_TOKEN`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cli::{DecisionArgs, GithubArgs};
+use crate::cli::{DecisionArgs, GithubArgs, GitlabArgs};
 use crate::model::Diagnostic;
 use crate::model::EffectivePolicy;
 use crate::plan::{self, Plan};
@@ -440,10 +441,104 @@ pub(crate) fn github(args: &GithubArgs) -> crate::github::Settings {
     }
 }
 
+/// `--gitlab-*` (with `--comment` and `--check-run`). The token is the flag
+/// (or `PLANGATE_GITLAB_TOKEN`), else `GITLAB_TOKEN`, else `CI_JOB_TOKEN`;
+/// it goes in `JOB-TOKEN` when it is the job's token (the value of
+/// `CI_JOB_TOKEN`, or `glcbt-…`), else in `PRIVATE-TOKEN`. Every one found is
+/// remembered by the redaction layer at once.
+pub(crate) fn gitlab(args: &GitlabArgs, gh: &GithubArgs) -> crate::gitlab::Settings {
+    gitlab_from(args, gh, &crate::environ::var)
+}
+
+fn gitlab_from(
+    args: &GitlabArgs,
+    gh: &GithubArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> crate::gitlab::Settings {
+    use crate::gitlab::TokenKind;
+    let clean = |t: Option<String>| t.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
+    let job = clean(env("CI_JOB_TOKEN"));
+    let explicit = clean(args.gitlab_token.clone());
+    let token = explicit
+        .clone()
+        .or_else(|| clean(env("GITLAB_TOKEN")))
+        .or_else(|| job.clone());
+    for t in [&token, &job].into_iter().flatten() {
+        crate::redact::remember([t.as_bytes().to_vec()]);
+    }
+    let kind = match &token {
+        Some(t) if job.as_ref() == Some(t) || t.starts_with("glcbt-") => TokenKind::Job,
+        _ => TokenKind::Private,
+    };
+    crate::gitlab::Settings {
+        token,
+        kind,
+        explicit: explicit.is_some(),
+        api_url: args.gitlab_api_url.clone(),
+        comment: gh.comment,
+        status: gh.check_run,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::ffi::OsString;
+
+    #[test]
+    fn the_gitlab_token_is_the_flag_then_gitlab_token_then_the_job_token() {
+        use crate::gitlab::TokenKind;
+        let gh = GithubArgs {
+            github_token: None,
+            github_api_url: None,
+            comment: true,
+            check_run: false,
+        };
+        let at = |flag: Option<&str>, vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> = vars
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            let args = GitlabArgs {
+                gitlab_token: flag.map(str::to_owned),
+                gitlab_api_url: None,
+            };
+            let s = gitlab_from(&args, &gh, &|k| {
+                vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+            });
+            (s.token, s.kind, s.explicit)
+        };
+        let some = |t: &str| Some(t.to_owned());
+        assert_eq!(at(None, &[]), (None, TokenKind::Private, false));
+        assert_eq!(
+            at(
+                None,
+                &[("CI_JOB_TOKEN", "jt"), ("GITLAB_TOKEN", " glpat-a\n")]
+            )
+            .0,
+            some("glpat-a")
+        );
+        assert_eq!(
+            at(None, &[("CI_JOB_TOKEN", "jt"), ("GITLAB_TOKEN", "glpat-a")]),
+            (some("glpat-a"), TokenKind::Private, false)
+        );
+        assert_eq!(
+            at(None, &[("CI_JOB_TOKEN", "jt"), ("GITLAB_TOKEN", "")]),
+            (some("jt"), TokenKind::Job, false)
+        );
+        assert_eq!(
+            at(Some("jt"), &[("CI_JOB_TOKEN", "jt")]),
+            (some("jt"), TokenKind::Job, true)
+        );
+        assert_eq!(
+            at(Some("glcbt-x"), &[]),
+            (some("glcbt-x"), TokenKind::Job, true)
+        );
+        assert_eq!(
+            at(Some("glpat-b"), &[("GITLAB_TOKEN", "glpat-a")]),
+            (some("glpat-b"), TokenKind::Private, true)
+        );
+    }
 
     fn env_of(pairs: Vec<(&'static str, OsString)>) -> impl Fn(&str) -> Option<OsString> {
         move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone())

@@ -13,6 +13,7 @@ use crate::{integrations, output, report, settings};
 /// `plangate merge`.
 pub(crate) fn run(args: &MergeArgs) -> Outcome {
     let gh = settings::github(&args.github);
+    let gl = settings::gitlab(&args.gitlab, &args.github);
     let mut reports = Vec::with_capacity(args.reports.len());
     for p in &args.reports {
         reports.push((p.clone(), integrations::read_report(p)?));
@@ -53,7 +54,7 @@ pub(crate) fn run(args: &MergeArgs) -> Outcome {
             args.out.join("report.json").display()
         ));
     }
-    publish_ci(&args.out, &gh, args.quiet);
+    publish_ci(&args.out, (&gh, &gl), args.quiet);
     Ok(merged.status)
 }
 

@@ -59,10 +59,14 @@ fn write_derived_outputs(junit: Option<&Path>, out_dir: &Path) {
 /// Publish a final report (step summary, outputs, comment, check run). Each
 /// result goes to the audit log; a failure is a `::warning::` line and
 /// never changes the exit code.
-fn publish_ci(out_dir: &Path, gh: &github::Settings, quiet: bool) {
+fn publish_ci(
+    out_dir: &Path,
+    (gh, gl): (&github::Settings, &crate::gitlab::Settings),
+    quiet: bool,
+) {
     print_notices(
         Some(out_dir),
-        &crate::integrations::publish(out_dir, gh),
+        &crate::integrations::publish(out_dir, gh, gl),
         quiet,
     );
 }
@@ -71,6 +75,11 @@ fn publish_ci(out_dir: &Path, gh: &github::Settings, quiet: bool) {
 /// `out_dir/audit.jsonl` when there is one.
 fn print_notices(out_dir: Option<&Path>, notices: &[(&str, github::Notice)], quiet: bool) {
     for (target, notice) in notices {
+        let forge = if target.starts_with("gitlab") || *target == "commit_status" {
+            "gitlab"
+        } else {
+            "github"
+        };
         if let Some(dir) = out_dir {
             let _ = reports::append_audit(dir, &notice.to_event(target));
         }
@@ -80,10 +89,10 @@ fn print_notices(out_dir: Option<&Path>, notices: &[(&str, github::Notice)], qui
                 reports::console::gh_data(&format!("could not publish the {target}: {e}"))
             )),
             github::Notice::Done(d) if !quiet => {
-                output::line(format_args!("plangate: github: {d}"));
+                output::line(format_args!("plangate: {forge}: {d}"));
             }
             github::Notice::Skipped(why) if !quiet => {
-                output::line(format_args!("plangate: github: no {target}: {why}"));
+                output::line(format_args!("plangate: {forge}: no {target}: {why}"));
             }
             _ => {}
         }

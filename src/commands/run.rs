@@ -23,6 +23,7 @@ use crate::{diff, output, process, resume, selection, shard};
 struct Start<'a> {
     args: &'a RunArgs,
     gh: crate::github::Settings,
+    gl: crate::gitlab::Settings,
     run_id: String,
     cwd: PathBuf,
 }
@@ -55,7 +56,7 @@ impl Start<'_> {
             Ok(p) => {
                 output::line(format_args!("report: {}", p.display()));
                 write_derived_outputs(self.args.junit.as_deref(), &out);
-                publish_ci(&out, &self.gh, self.args.quiet);
+                publish_ci(&out, (&self.gh, &self.gl), self.args.quiet);
             }
             Err(e) => output::error(format_args!(
                 "cannot write the report to {}: {e}",
@@ -76,6 +77,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     let start = Start {
         args,
         gh: settings::github(&args.github),
+        gl: settings::gitlab(&args.gitlab, &args.github),
         run_id: uuid::Uuid::now_v7().to_string(),
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
     };
@@ -192,7 +194,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     }
     write_derived_outputs(args.junit.as_deref(), &out_dir);
     if finished {
-        publish_ci(&out_dir, &start.gh, args.quiet);
+        publish_ci(&out_dir, (&start.gh, &start.gl), args.quiet);
     }
     Ok(status)
 }

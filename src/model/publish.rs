@@ -12,6 +12,10 @@ pub(crate) struct PublishBlock {
     /// A pull request carrying the run's workspace changes, committed by plangate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<PullRequestDecl>,
+    /// GitLab's name for `pull_request` (the same keys); declare one or the other. The loader
+    /// moves it to `pull_request`, and a request may say `"type": "merge_request"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_request: Option<PullRequestDecl>,
     /// A pull-request review: a verdict and inline comments by file and line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewDecl>,
@@ -32,7 +36,9 @@ pub(crate) struct PublishBlock {
 /// The keys a `publish.<kind>` block allows (for "did you mean" help); none for an unknown kind.
 pub(crate) fn decl_keys(kind: &str) -> Vec<String> {
     let keys: &[&str] = match kind {
-        "pull_request" => &["branch", "base", "title_prefix", "labels", "draft", "max"],
+        "pull_request" | "merge_request" => {
+            &["branch", "base", "title_prefix", "labels", "draft", "max"]
+        }
         "review" => &["verdict", "max_comments"],
         "comment" => &["max", "marker"],
         "labels" => &["allowed"],
@@ -187,7 +193,9 @@ pub(crate) struct InlineComment {
     reason = "the variants are the kinds' names, `pull_request` among them"
 )]
 pub(crate) enum Request {
-    /// Open a pull request with the run's workspace changes.
+    /// Open a pull request (GitLab: a merge request, `"type": "merge_request"`) with the run's
+    /// workspace changes.
+    #[serde(alias = "merge_request")]
     PullRequest {
         /// Its title (starting with the declared `title_prefix`).
         title: String,

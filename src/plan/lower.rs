@@ -85,6 +85,7 @@ pub(super) fn lower(
     }
     let steps = expand(file, root, templates, &expansions)?;
     distinct_env_keys(file, &steps)?;
+    let publish = one_spelling(file, root, raw.publish.unwrap_or_default())?;
     Ok(Plan {
         id: raw.id,
         objective: raw.objective,
@@ -94,8 +95,32 @@ pub(super) fn lower(
         agents,
         inputs: raw.inputs,
         steps,
-        publish: raw.publish.unwrap_or_default(),
+        publish,
     })
+}
+
+/// `publish.merge_request` is GitLab's name for `publish.pull_request`: it
+/// becomes that; both at once is an error at the second one.
+fn one_spelling(
+    file: &str,
+    root: &Node,
+    mut block: crate::model::publish::PublishBlock,
+) -> Result<crate::model::publish::PublishBlock, Vec<Diagnostic>> {
+    let Some(mr) = block.merge_request.take() else {
+        return Ok(block);
+    };
+    if block.pull_request.is_some() {
+        return Err(vec![
+            Diagnostic::at(
+                file,
+                root.pos_of("/publish/merge_request"),
+                "`publish` declares both `pull_request` and `merge_request`, two names of one thing",
+            )
+            .help("keep one: `merge_request` is GitLab's name for `pull_request`"),
+        ]);
+    }
+    block.pull_request = Some(mr);
+    Ok(block)
 }
 
 /// The longest expanded id: it names the step's artifact folder (255 bytes at most on most file systems).

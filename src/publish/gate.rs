@@ -31,8 +31,7 @@ pub(crate) struct Facts<'a> {
 }
 
 /// Every gate has passed; what applies it says how it went.
-pub(crate) const PASSED: &str =
-    "every gate passed; published by `plangate run` with a GitHub token under GitHub Actions";
+pub(crate) const PASSED: &str = "every gate passed; published by `plangate run` with a GitHub token under GitHub Actions or a GitLab token under GitLab CI";
 
 fn declared(decl: &PublishBlock) -> Vec<&'static str> {
     let mut out = Vec::new();

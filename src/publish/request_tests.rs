@@ -42,8 +42,13 @@ fn every_refusal_names_its_line() {
     let cases: &[(&str, &str)] = &[
         (r#"{"type": "check_run"}"#, "not declared under `publish:`"),
         (
-            r#"{"type": "merge_request", "title": "x"}"#,
+            r#"{"type": "merge", "title": "x"}"#,
             "line 1: not a valid request",
+        ),
+        // GitLab's name for a pull request: the same request, the same checks.
+        (
+            r#"{"type": "merge_request", "title": "x"}"#,
+            "line 1: the title must start with `[bot] `",
         ),
         (
             r#"{"type": "comment", "body": "x", "extra": 1}"#,

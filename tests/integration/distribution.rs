@@ -119,6 +119,16 @@ fn component_job() -> (serde_json::Map<String, Value>, String) {
 /// Run the component's script in `env`'s workspace with the built binary
 /// first on `PATH` and `junit` as the `junit` input.
 fn run_component(env: &crate::harness::Env, junit: &str) -> std::process::Output {
+    run_component_with(env, junit, &[])
+}
+
+/// [`run_component`] with more variables (`(name, value)`; an input's
+/// variable given here replaces the input's default).
+fn run_component_with(
+    env: &crate::harness::Env,
+    junit: &str,
+    more: &[(&str, &str)],
+) -> std::process::Output {
     let (vars, script) = component_job();
     let bin_dir = assert_cmd::cargo::cargo_bin("plangate")
         .parent()
@@ -132,6 +142,9 @@ fn run_component(env: &crate::harness::Env, junit: &str) -> std::process::Output
     }
     for (k, v) in &vars {
         c.env(k, v.as_str().unwrap());
+    }
+    for (k, v) in more {
+        c.env(k, v);
     }
     c.env("PLANGATE_JUNIT", junit).env(
         "PATH",
@@ -338,4 +351,82 @@ fn the_actions_inputs_lines_reach_the_plan_as_inputs_never_as_shell_text() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("`nope`"));
+}
+
+/// The component publishes to GitLab with the project's token, and
+/// `publish: false` keeps every token from plangate: nothing is sent.
+#[test]
+fn the_gitlab_component_publishes_only_when_its_publish_input_allows() {
+    use wiremock::MockServer;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let env = crate::harness::Env::new();
+    env.write(
+        "plan.yaml",
+        r#"version: 1
+id: gl
+publish: {comment: {max: 1}}
+steps:
+  - id: a
+    tool: bash
+    parameters:
+      command: |
+        printf '%s\n' '{"type": "comment", "body": "hi"}' >> "$PLANGATE_REQUESTS"
+"#,
+    );
+    for (publish, want) in [("true", "published"), ("false", "would_publish")] {
+        let server = rt.block_on(MockServer::start());
+        rt.block_on(async {
+            crate::harness::mock(
+                "GET",
+                "/api/v4/projects/42/merge_requests/7/notes",
+                200,
+                Some(serde_json::json!([])),
+            )
+            .mount(&server)
+            .await;
+            crate::harness::mock(
+                "POST",
+                "/api/v4/projects/42/merge_requests/7/notes",
+                201,
+                Some(serde_json::json!({"id": 1})),
+            )
+            .mount(&server)
+            .await;
+            crate::harness::mock(
+                "POST",
+                "/api/v4/projects/42/statuses/ffffffffffffffffffffffffffffffffffffffff",
+                201,
+                Some(serde_json::json!({"id": 2})),
+            )
+            .mount(&server)
+            .await;
+        });
+        let api = format!("{}/api/v4", server.uri());
+        let o = run_component_with(
+            &env,
+            "reports/junit.xml",
+            &[
+                ("PLANGATE_PUBLISH", publish),
+                ("GITLAB_CI", "true"),
+                ("GITLAB_TOKEN", "gl-component-token-5e6f7a8b9c0d"),
+                ("CI_PROJECT_ID", "42"),
+                ("CI_MERGE_REQUEST_IID", "7"),
+                ("CI_COMMIT_SHA", "ffffffffffffffffffffffffffffffffffffffff"),
+                ("CI_API_V4_URL", &api),
+            ],
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let report = crate::harness::read_json(&env.ws.join("plangate-out/report.json"));
+        assert_eq!(report["publish"][0]["state"], want, "{publish}: {report}");
+        let sent = rt.block_on(server.received_requests()).unwrap_or_default();
+        assert_eq!(sent.is_empty(), publish == "false", "{publish}: {sent:?}");
+    }
 }

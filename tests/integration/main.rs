@@ -36,6 +36,8 @@ mod flow;
 mod formats;
 mod fuzz_regressions;
 mod github;
+mod gitlab;
+mod gitlab_review;
 mod guard_code;
 mod guard_conformance;
 mod guard_envelope;
