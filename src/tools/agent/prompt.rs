@@ -101,6 +101,10 @@ pub(super) fn build_prompt(
             "\n\n--- file `{name}` ---\n{text}\n--- end of file `{name}` ---"
         ));
     }
+    if let Some(section) = &a.requests_prompt {
+        prompt.push_str("\n\n");
+        prompt.push_str(section);
+    }
     Ok(prompt)
 }
 

@@ -113,8 +113,19 @@ fn lower(cx: &LowerCx<'_>, params: Value) -> Result<AgentAction, Diagnostic> {
             .at_step("`write_artifacts: true` contradicts `mode: read-only`: a read-only step writes nothing")
             .help("remove `write_artifacts`, or the `mode: read-only` that applies to this step"));
     }
+    let writes_files = matches!(provider, ProviderKind::Command | ProviderKind::Replay);
+    if p.publish_schemas == Some(true) && !writes_files {
+        return Err(cx
+            .at_step(format!(
+                "`publish_schemas: true`: agent `{}` runs no process, so it cannot append requests to $PLANGATE_REQUESTS",
+                p.agent
+            ))
+            .help("remove `publish_schemas`, or give the step a `command` agent"));
+    }
     Ok(AgentAction {
         agent_name: p.agent.clone(),
+        publish_schemas: p.publish_schemas.unwrap_or(true) && writes_files,
+        requests_prompt: None,
         provider,
         prompt,
         output: p.output.unwrap_or(OutputKind::Envelope),

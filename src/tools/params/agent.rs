@@ -59,6 +59,13 @@ pub(crate) struct AgentParams {
     /// `attempted_changes`. Default: the agent's `mode`. A read-only agent stays read-only.
     #[serde(default)]
     pub mode: Option<AgentMode>,
+    /// Show the agent, in its prompt, the request schemas of the kinds the plan's `publish:`
+    /// declares (and only those) and the file to append them to (`$PLANGATE_REQUESTS`). Default
+    /// true when the plan declares `publish:` and the agent can write that file (a `command` agent,
+    /// or `replay` standing in for one); `openai` and `anthropic` agents run no process and never
+    /// get it.
+    #[serde(default)]
+    pub publish_schemas: Option<bool>,
     /// Most tokens and dollars this step's agent calls may use over all its attempts; with the
     /// agent's `api`, enforced at each model call. Lowers the agent's `budget`, never raises it;
     /// `policy.step_budget` is the default and a `--policy` file's caps it.
@@ -151,6 +158,11 @@ pub struct AgentAction {
     pub budget: crate::model::StepBudget,
     /// `replay`: the recorded answers file (resolved against the plan's folder).
     pub replay_file: Option<PathBuf>,
+    /// The step shows the request schemas of the plan's `publish:` (see `publish_schemas`).
+    pub publish_schemas: bool,
+    /// The publishing section of its prompt, filled in when the plan is lowered (None: no
+    /// `publish:` declared, or `publish_schemas` off).
+    pub requests_prompt: Option<String>,
     /// A further check of an accepted code block (e.g. `plangate draft` validates the drafted
     /// plan); its rejections go back to the agent like the parser's. Never set from YAML.
     pub check_code: Option<fn(&str) -> Vec<crate::model::Rejection>>,
