@@ -144,6 +144,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         max_attempts: req.max_attempts,
         context_steps: Vec::new(),
         context_files: Vec::new(),
+        untrusted_files: std::collections::BTreeMap::new(),
         write_artifacts: false,
         // Drafting a plan edits nothing: whatever the agent changed is only reported.
         read_only: true,

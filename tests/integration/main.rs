@@ -50,6 +50,7 @@ mod mermaid;
 mod outcomes;
 mod outdir;
 mod permissions;
+mod pictures;
 mod plans;
 mod policy;
 mod publish;

@@ -101,8 +101,14 @@ fn lower(cx: &LowerCx<'_>, params: Value) -> Result<AgentAction, Diagnostic> {
     let context_files = p
         .context_files
         .iter()
-        .map(|f| path(f))
+        .map(|f| path(f.path()))
         .collect::<Result<Vec<_>, _>>()?;
+    let untrusted_files = p
+        .context_files
+        .iter()
+        .zip(&context_files)
+        .filter_map(|(f, rel)| f.untrusted_cap().map(|cap| (rel.clone(), cap)))
+        .collect();
     let replay_file = agent.file.as_ref().map(|f| cx.plan_dir.join(f));
     let read_only = read_only(agent.mode, p.mode).map_err(|why| {
         cx.at_step(format!("agent `{}`: {why}", p.agent))
@@ -138,6 +144,7 @@ fn lower(cx: &LowerCx<'_>, params: Value) -> Result<AgentAction, Diagnostic> {
             .filter_map(|c| cx.steps.get(c).copied())
             .collect(),
         context_files,
+        untrusted_files,
         write_artifacts: p.write_artifacts.unwrap_or(!read_only) && !read_only,
         read_only,
         budget: p
@@ -282,6 +289,7 @@ fn check_context(cx: &CheckCx<'_>, p: &Node, out: &mut Vec<Diagnostic>) {
         }
     }
     for n in items(p.child("context_files")) {
+        let n = n.child("path").unwrap_or(n);
         if let Some(s) = str_of(n)
             && let Err(why) = relative_inside(s)
         {
