@@ -110,9 +110,30 @@ fn run_job(name: &str, event: &Value) -> (Env, Vec<Request>) {
         .timeout(std::time::Duration::from_secs(120));
     let o = c.output().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
-    let reqs = rt
-        .block_on(server.received_requests())
-        .unwrap_or_default()
+    let all = rt.block_on(server.received_requests()).unwrap_or_default();
+    for r in &all {
+        assert!(
+            !String::from_utf8_lossy(&r.body).contains(TOKEN),
+            "{name}: token sent in a body"
+        );
+    }
+    // No step saw the token: it is in no artifact, report or log.
+    let mut stack = vec![env.out.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(text) = std::fs::read(&p) {
+                assert!(
+                    !String::from_utf8_lossy(&text).contains(TOKEN),
+                    "{name}: token in {}",
+                    p.display()
+                );
+            }
+        }
+    }
+    let reqs = all
         .into_iter()
         .filter(|r| r.method.as_str() != "GET")
         .collect();

@@ -170,3 +170,28 @@ fn append_requests(list: &Value, file: Option<&str>) -> Result<(), String> {
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .map_err(|e| format!("cannot append its `requests` to $PLANGATE_REQUESTS: {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::append_requests;
+    use serde_json::json;
+
+    #[test]
+    fn requests_are_appended_one_line_each_and_must_be_an_array() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = dir.path().join("requests.jsonl");
+        std::fs::write(&file, "").unwrap_or_else(|e| panic!("{e}"));
+        let name = file.to_str();
+        let list =
+            json!([{"type": "comment", "body": "a\nb"}, {"type": "labels", "labels": ["x"]}]);
+        assert_eq!(append_requests(&list, name), Ok(()));
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        assert_eq!(
+            text,
+            "{\"body\":\"a\\nb\",\"type\":\"comment\"}\n{\"labels\":[\"x\"],\"type\":\"labels\"}\n"
+        );
+        assert!(append_requests(&json!({"type": "comment"}), name).is_err());
+        assert!(append_requests(&list, None).is_err());
+        assert_eq!(append_requests(&json!([]), None), Ok(()));
+    }
+}
