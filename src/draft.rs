@@ -109,6 +109,28 @@ fn draft_policy() -> crate::model::EffectivePolicy {
     policy
 }
 
+/// An agent CLI drafts in the sandbox of an agent step (moderate: the
+/// workspace writable, the network only when its definition says so); when
+/// none works here, it is not run (Err: why).
+fn draft_sandbox(
+    req: &DraftRequest,
+    provider: ProviderKind,
+) -> Result<Option<crate::model::StepSandbox>, String> {
+    if provider != ProviderKind::Command {
+        return Ok(None);
+    }
+    let availability = crate::sandbox::preflight(crate::sandbox::Choice::Auto);
+    let policy = draft_policy();
+    let request = crate::sandbox::Request {
+        network: req.agent.network,
+        egress: req.agent.egress.clone(),
+        ..crate::sandbox::Request::default()
+    };
+    crate::sandbox::plan_for(&request, Risk::Moderate, Some(&availability), &policy)
+        .map(Some)
+        .map_err(|why| format!("agent `{}` not run: {why}", req.agent_name))
+}
+
 pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
     let provider = req.agent.provider.unwrap_or(ProviderKind::Command);
     let action = AgentAction {
@@ -122,12 +144,15 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
         max_attempts: req.max_attempts,
         context_steps: Vec::new(),
         context_files: Vec::new(),
+        untrusted_files: std::collections::BTreeMap::new(),
         write_artifacts: false,
         // Drafting a plan edits nothing: whatever the agent changed is only reported.
         read_only: true,
         budget: req.agent.budget.unwrap_or_default(),
         replay_file: req.agent.file.as_ref().map(|f| req.agents_dir.join(f)),
         check_code: Some(check_plan_text),
+        publish_schemas: false,
+        requests_prompt: None,
     };
     let step = Step {
         id: "draft".to_owned(),
@@ -156,22 +181,9 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
     // An agent CLI drafts in the sandbox of an agent step (moderate: the
     // workspace writable, the network only when its definition says so); when
     // none works here, it is not run.
-    let sandbox = if provider == ProviderKind::Command {
-        let availability = crate::sandbox::preflight(crate::sandbox::Choice::Auto);
-        let policy = draft_policy();
-        let request = crate::sandbox::Request {
-            network: req.agent.network,
-            egress: req.agent.egress.clone(),
-            ..crate::sandbox::Request::default()
-        };
-        match crate::sandbox::plan_for(&request, Risk::Moderate, Some(&availability), &policy) {
-            Ok(s) => Some(s),
-            Err(why) => {
-                return DraftResult::Failed(format!("agent `{}` not run: {why}", req.agent_name));
-            }
-        }
-    } else {
-        None
+    let sandbox = match draft_sandbox(req, provider) {
+        Ok(s) => s,
+        Err(why) => return DraftResult::Failed(why),
     };
     // The agent's CLI gets the allow-list and its own secrets, like in a run.
     let scope = Scope::new(crate::process::own_env(), &[]);

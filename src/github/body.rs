@@ -103,9 +103,16 @@ pub(crate) fn check_name(r: &Report) -> String {
     format!("plangate / {}", plan_key(r))
 }
 
-/// The compact summary, redacted, cut by section under `max` bytes.
+/// The compact summary, redacted, cut by section under `max` bytes. A run
+/// that found a secret (its effects withheld) gets the withheld form: counts
+/// and the verdict, nothing from a step's free text, output or diff.
 fn summary(r: &Report, details: Option<&str>, max: usize) -> String {
-    let sections: Vec<_> = render::sections(r, Detail::Compact, details)
+    let detail = if r.findings.is_empty() {
+        Detail::Compact
+    } else {
+        Detail::Withheld
+    };
+    let sections: Vec<_> = render::sections(r, detail, details)
         .into_iter()
         .map(|s| s.map_text(|t| redact::clean_str(t).into_owned()))
         .collect();

@@ -330,6 +330,10 @@ pub(crate) struct StepReport {
     /// or its envelope's files (`via`, `files`, `bytes` as in `agent_changes`), never applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempted_changes: Option<super::AgentChanges>,
+    /// An agent step's context files marked `untrusted: true`, by path: what the sanitiser
+    /// removed or changed before they reached the prompt (`source`: `context file`, `removed`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub untrusted_context: std::collections::BTreeMap<String, super::UntrustedText>,
     /// An agent step's accepted result (`kind`: envelope | json | code;
     /// `summary`, `files`, `next_actions` of an envelope; `text`: the JSON or
     /// code, redacted and cut at 4000 characters, `cut` when it was).

@@ -106,6 +106,8 @@ pub(crate) struct StepOutcome {
     pub outputs: std::collections::BTreeMap<String, String>,
     /// What it asked plangate to publish (`$PLANGATE_REQUESTS`), accepted.
     pub requests: Vec<super::publish::Request>,
+    /// An agent step's context files marked `untrusted`: what the sanitiser did, by path.
+    pub untrusted_context: std::collections::BTreeMap<String, UntrustedText>,
 }
 
 impl StepOutcome {
@@ -136,6 +138,7 @@ impl StepOutcome {
             findings: Vec::new(),
             outputs: std::collections::BTreeMap::new(),
             requests: Vec::new(),
+            untrusted_context: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -332,7 +335,8 @@ pub(crate) struct HttpAttempt {
 /// it was, whether it was withheld, what the sanitiser removed (never the text).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct UntrustedText {
-    /// `input` (given to the run) or `event title` / `event body` / `event comment`.
+    /// `input` (given to the run), `event title` / `event body` / `event comment`, or
+    /// `context file` (an agent step's `context_files` entry marked untrusted).
     pub source: String,
     /// The author's association as the event says it (GitHub), if it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -83,9 +83,17 @@ pub(super) fn lower(
     for (t, c) in templates.iter_mut().zip(conditions) {
         t.condition = c;
     }
-    let steps = expand(file, root, templates, &expansions)?;
+    let mut steps = expand(file, root, templates, &expansions)?;
     distinct_env_keys(file, &steps)?;
     let publish = one_spelling(file, root, raw.publish.unwrap_or_default())?;
+    let requests_prompt = crate::publish::schemas::prompt_section(&publish);
+    for s in &mut steps {
+        if let Action::Agent(a) = &mut s.action
+            && a.publish_schemas
+        {
+            a.requests_prompt.clone_from(&requests_prompt);
+        }
+    }
     Ok(Plan {
         id: raw.id,
         objective: raw.objective,

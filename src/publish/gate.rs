@@ -50,7 +50,7 @@ fn declared(decl: &PublishBlock) -> Vec<&'static str> {
     out
 }
 
-fn run_max(decl: &PublishBlock, kind: &str) -> u32 {
+pub(crate) fn run_max(decl: &PublishBlock, kind: &str) -> u32 {
     match kind {
         "pull_request" => decl.pull_request.as_ref().map_or(0, |d| d.max),
         "comment" => decl.comment.as_ref().map_or(0, |d| d.max),

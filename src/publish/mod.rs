@@ -6,3 +6,4 @@
 pub(crate) mod gate;
 pub(crate) mod patch;
 pub(crate) mod request;
+pub(crate) mod schemas;

@@ -174,6 +174,7 @@ impl Reporter {
                 command_attempts: Vec::new(),
                 agent_changes: None,
                 attempted_changes: None,
+                untrusted_context: std::collections::BTreeMap::new(),
                 result: None,
                 changed_files: None,
                 changed_files_omitted: 0,
@@ -585,6 +586,7 @@ impl Reporter {
         s.command_attempts.clone_from(&o.command_attempts);
         s.agent_changes.clone_from(&o.agent_changes);
         s.attempted_changes.clone_from(&o.attempted_changes);
+        s.untrusted_context.clone_from(&o.untrusted_context);
         s.result.clone_from(&o.result);
         if let Some(u) = &o.usage {
             self.report.usage.add(u);

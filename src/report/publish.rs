@@ -51,5 +51,8 @@ pub(super) fn section(r: &Report) -> Option<Section> {
             text(&e.reason, At::Cell)
         ));
     }
+    // A table ends at a blank line; without one the next section's text would be a row.
+    s.table = true;
+    s.tail = "\n".to_owned();
     Some(s)
 }

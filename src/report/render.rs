@@ -32,6 +32,11 @@ pub(crate) enum Detail {
     /// A pull-request comment or check run: counts, the steps (only those
     /// that did not succeed when there are many), the first findings and files.
     Compact,
+    /// A pull-request comment or check run of a run that found a secret (its
+    /// effects are withheld): the compact form with counts and the verdict
+    /// only: no output, no agent result, no changed file, no step note
+    /// (nothing from a step's free text or the diff).
+    Withheld,
 }
 
 /// Rows the compact form shows per table.
@@ -79,8 +84,15 @@ fn header_section(r: &Report, detail: Detail, details: Option<&str>) -> Section 
             ""
         }
     );
-    if detail == Detail::Compact && !r.steps.is_empty() {
+    if detail != Detail::Full && !r.steps.is_empty() {
         let _ = writeln!(head, "{}\n", counts(r));
+    }
+    if detail == Detail::Withheld {
+        let _ = writeln!(
+            head,
+            "**Withheld**: the run found {} secret(s), so nothing it asked for is published, and this summary holds counts and the verdict only: no output, agent text, diff or changed file.\n",
+            r.findings.len()
+        );
     }
     if let Some(url) = details {
         let _ = writeln!(head, "[Full report: the workflow run]({url})\n");
@@ -121,6 +133,9 @@ const COMPACT_OUTPUTS: usize = 5;
 /// steps by default), one `<details>` per step, each stream in a fenced
 /// block longer than any backtick run it holds. Compact: failed steps only.
 fn output_section(r: &Report, detail: Detail) -> Option<Section> {
+    if detail == Detail::Withheld {
+        return None;
+    }
     let shown: Vec<_> = r
         .steps
         .iter()
@@ -131,7 +146,7 @@ fn output_section(r: &Report, detail: Detail) -> Option<Section> {
         return None;
     }
     let cap = match detail {
-        Detail::Compact => COMPACT_OUTPUTS,
+        Detail::Compact | Detail::Withheld => COMPACT_OUTPUTS,
         Detail::Full => usize::MAX,
     };
     let mut s = Section::new("output", "### Output\n\n".to_owned());
@@ -205,7 +220,8 @@ fn steps_section(r: &Report, detail: Detail) -> Option<Section> {
         "steps",
         "| step | tool | status | risk | decision | time | note |\n| --- | --- | --- | --- | --- | ---: | --- |\n".to_owned(),
     );
-    let shown: Vec<_> = if detail == Detail::Compact && r.steps.len() > COMPACT_ROWS {
+    let compact = detail != Detail::Full;
+    let shown: Vec<_> = if compact && r.steps.len() > COMPACT_ROWS {
         r.steps
             .iter()
             .filter(|s| s.status != StepStatus::Success)
@@ -213,11 +229,7 @@ fn steps_section(r: &Report, detail: Detail) -> Option<Section> {
     } else {
         r.steps.iter().collect()
     };
-    let cap = if detail == Detail::Compact {
-        COMPACT_ROWS
-    } else {
-        usize::MAX
-    };
+    let cap = if compact { COMPACT_ROWS } else { usize::MAX };
     s.omitted = r.steps.len() - shown.len().min(cap);
     s.rows = shown
         .into_iter()
@@ -231,13 +243,17 @@ fn steps_section(r: &Report, detail: Detail) -> Option<Section> {
             if let Some(sb) = s.sandbox.as_ref().filter(|sb| !sb.is_enforced()) {
                 note = format!("sandbox {}", sb.summary());
             }
-            if let Some(e) = &s.error {
+            if let Some(e) = s.error.as_ref().filter(|_| detail != Detail::Withheld) {
                 if !note.is_empty() {
                     note.push_str("; ");
                 }
                 note.push_str(e);
             }
-            for w in s.agent_warnings() {
+            for w in s
+                .agent_warnings()
+                .into_iter()
+                .filter(|_| detail != Detail::Withheld)
+            {
                 if !note.is_empty() {
                     note.push_str("; ");
                 }
@@ -266,6 +282,7 @@ fn results_section(r: &Report, detail: Detail) -> Option<Section> {
     let max_chars = match detail {
         Detail::Full => crate::model::AgentResult::MAX_TEXT,
         Detail::Compact => 1500,
+        Detail::Withheld => return None,
     };
     let rows: Vec<String> = r
         .steps
@@ -380,7 +397,7 @@ fn findings_section(r: &Report, detail: Detail) -> Option<Section> {
         ),
     );
     let cap = match detail {
-        Detail::Compact => COMPACT_ROWS,
+        Detail::Compact | Detail::Withheld => COMPACT_ROWS,
         Detail::Full => usize::MAX,
     };
     s.rows = r
@@ -416,6 +433,7 @@ fn changes_section(r: &Report, detail: Detail) -> Option<Section> {
     let cap = match detail {
         Detail::Compact => COMPACT_ROWS,
         Detail::Full => 100,
+        Detail::Withheld => 0,
     };
     let files = &d.files;
     s.rows = files
@@ -437,7 +455,9 @@ fn changes_section(r: &Report, detail: Detail) -> Option<Section> {
         })
         .collect();
     s.omitted = files.len() - s.rows.len();
-    if !files.is_empty() {
+    if detail == Detail::Withheld {
+        s.omitted = 0;
+    } else if !files.is_empty() {
         s.tail = "\n".to_owned();
     }
     Some(s)

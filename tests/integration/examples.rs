@@ -124,7 +124,8 @@ fn what_the_capability_examples_show_is_what_happens() {
 
 /// One `# example-run:` line of a job example: the flags, then what the run
 /// must give (`exit=N`, `conclusion=success|partial|failure`, `STEP=STATUS`,
-/// `outputs.STEP.NAME=VALUE`; a value holds no `=`).
+/// `outputs.STEP.NAME=VALUE`, `publish.KIND=STATE` for every publish row of
+/// that kind, `publish=none`; a value holds no `=`).
 struct ExampleRun {
     setup_args: Vec<String>,
     flags: Vec<String>,
@@ -224,6 +225,29 @@ fn each_job_example_runs_offline_as_its_header_says() {
                     assert_eq!(code(&o).to_string(), *v, "{what}: {}", stderr(&o));
                 } else if k == "conclusion" {
                     assert_eq!(r["conclusion"], *v.as_str(), "{what}");
+                } else if k == "publish" {
+                    assert_eq!(v, "none", "{what}");
+                    assert!(
+                        r["publish"].as_array().is_none_or(Vec::is_empty),
+                        "{what}: {}",
+                        r["publish"]
+                    );
+                } else if let Some(kind) = k.strip_prefix("publish.") {
+                    // Every row of that kind is in that state (and there is one).
+                    let rows: Vec<&serde_json::Value> = r["publish"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|e| e["kind"] == kind)
+                        .collect();
+                    assert!(
+                        !rows.is_empty(),
+                        "{what}: no `{kind}` row: {}",
+                        r["publish"]
+                    );
+                    for e in rows {
+                        assert_eq!(e["state"], *v.as_str(), "{what}: {e}");
+                    }
                 } else if let Some(rest) = k.strip_prefix("outputs.") {
                     let (step, name) = rest.rsplit_once('.').unwrap();
                     assert_eq!(env.step(step)["outputs"][name], *v.as_str(), "{what}: {k}");

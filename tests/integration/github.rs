@@ -978,7 +978,8 @@ fn a_failed_steps_last_lines_reach_the_comment_redacted() {
     let server = rt.block_on(MockServer::start());
     first_run_mocks(&rt, &server);
     let env = Env::new();
-    env.write("leak.txt", &format!("key={AWS_ID} {TOKEN}\n"));
+    // No key the rules detect (that would withhold the excerpt: the next test).
+    env.write("leak.txt", &format!("key=hidden {TOKEN}\n"));
     let plan = crate::outcomes::fixture("failing.yaml");
     let deploy = crate::outcomes::DEPLOY_TOKEN;
     let o = run_with(
@@ -1003,7 +1004,7 @@ fn a_failed_steps_last_lines_reach_the_comment_redacted() {
     );
     // The fence is longer than the backtick run the output holds.
     assert!(
-        text.contains("````text\nkey=[REDACTED:aws-access-key-id] [REDACTED]\nsrc/main.rs:3: error: expected `;` near ``` <b>x</b> & more\n````"),
+        text.contains("````text\nkey=hidden [REDACTED]\nsrc/main.rs:3: error: expected `;` near ``` <b>x</b> & more\n````"),
         "{text}"
     );
     assert!(text.contains("using token [REDACTED]"), "{text}");
@@ -1014,4 +1015,61 @@ fn a_failed_steps_last_lines_reach_the_comment_redacted() {
         assert!(!b.contains(&deploy[..12]), "{b}");
     }
     no_leak(&o);
+}
+
+#[test]
+fn a_secret_finding_leaves_only_counts_and_the_verdict_in_the_comment_and_check_run() {
+    let rt = rt();
+    let server = rt.block_on(MockServer::start());
+    first_run_mocks(&rt, &server);
+    let env = Env::new();
+    env.write(
+        "answers.jsonl",
+        &format!(
+            "{}\n",
+            json!({"step": "review", "attempt": 1, "answer": "```json\n{\"status\": \"OK\", \"summary\": \"agent-free-text-marker\", \"artifacts\": [], \"next_actions\": [\"next-action-marker\"]}\n```\n"})
+        ),
+    );
+    let plan = format!(
+        "version: 1\nid: gh\npolicy: {{risk_tolerance: high}}\nagents:\n  r: {{provider: replay, file: answers.jsonl}}\nsteps:\n  - {{id: review, tool: agent, parameters: {{agent: r, prompt: Review., write_artifacts: false}}}}\n  - {{id: write, tool: bash, parameters: {{command: 'echo hi > changed-file-marker.txt'}}}}\n  - id: leak\n    tool: bash\n    continue_on_error: true\n    parameters: {{command: 'echo output-line-marker; echo {AWS_ID} >&2; exit 3'}}\n"
+    );
+    let o = run(&env, &server, &plan, &pr_event(), &[]);
+    assert_eq!(code(&o), 4, "{}", stderr(&o));
+    rt.block_on(server.verify());
+    let reqs = requests(&rt, &server);
+    check_requests(&reqs);
+    let comment = body(find(&reqs, "POST", &format!("{REPO}/issues/7/comments"))[0]);
+    let check = body(find(&reqs, "POST", &format!("{REPO}/check-runs"))[0]);
+    let summary = check["output"]["summary"].as_str().unwrap_or_default();
+    for text in [comment["body"].as_str().unwrap_or_default(), summary] {
+        for want in [
+            "secrets_found (exit 4)",
+            "3 step(s):",
+            "**Withheld**: the run found 1 secret(s)",
+            "1 secret(s) found (values redacted)",
+            "| `leak` | bash | failed |",
+            "| `review` | agent | success |",
+        ] {
+            assert!(text.contains(want), "`{want}` missing:\n{text}");
+        }
+        for never in [
+            "output-line-marker",
+            "agent-free-text-marker",
+            "next-action-marker",
+            "changed-file-marker",
+            "exited with code",
+            "<details>",
+            "### Output",
+            "### Agent results",
+        ] {
+            assert!(!text.contains(never), "`{never}` published:\n{text}");
+        }
+    }
+    assert_eq!(check["conclusion"], "failure");
+    // The step summary (the workflow run's own page) still has everything.
+    let report = env.report();
+    assert_eq!(
+        report["steps"][0]["result"]["summary"],
+        "agent-free-text-marker"
+    );
 }

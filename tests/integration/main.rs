@@ -52,6 +52,7 @@ mod mermaid;
 mod outcomes;
 mod outdir;
 mod permissions;
+mod pictures;
 mod plans;
 mod policy;
 mod publish;

@@ -381,3 +381,134 @@ fn a_comment_is_created_then_updated_in_place_and_no_step_sees_the_token() {
         assert_eq!(rows[1]["state"], "published", "{rows:?}");
     }
 }
+
+/// A plan with one agent step (the fake agent answering `good`) under `publish`,
+/// with `extra` parameter lines for the step.
+fn agent_plan(env: &Env, publish: &str, extra: &str) -> (std::path::PathBuf, String) {
+    let good = "```json\n{\"status\": \"OK\", \"summary\": \"done\", \"artifacts\": [], \"next_actions\": []}\n```\n";
+    let (dir, agent) = fake_agent(env, "reviewer", &[good]);
+    let yaml = format!(
+        "version: 1\nid: pub\npolicy: {{risk_tolerance: medium}}\npublish: {publish}\nagents:\n{agent}steps:\n  - id: review\n    tool: agent\n    parameters:\n      agent: reviewer\n      prompt: Review.\n{extra}"
+    );
+    (dir, yaml)
+}
+
+#[test]
+fn an_agent_is_shown_the_schemas_of_the_declared_kinds_only() {
+    let env = Env::new();
+    let (dir, yaml) = agent_plan(
+        &env,
+        "{review: {verdict: [comment, request_changes], max_comments: 4}, labels: {allowed: [needs-work]}}",
+        "",
+    );
+    let o = env.run(&yaml, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let prompt = crate::harness::prompt_of(&dir, 1);
+    assert!(prompt.contains("$PLANGATE_REQUESTS"), "{prompt}");
+    for want in [
+        "\nreview: {\"type\":\"review\",\"verdict\":\"comment\"",
+        "one of `comment`, `request_changes`",
+        "at most 4 inline comments",
+        "\nlabels: {\"type\":\"labels\",\"labels\":[\"needs-work\"]}",
+        "only `needs-work`",
+    ] {
+        assert!(prompt.contains(want), "`{want}` missing:\n{prompt}");
+    }
+    for kind in ["pull_request", "comment", "issue", "check_run"] {
+        assert!(
+            !prompt.contains(&format!("\"type\":\"{kind}\"")),
+            "undeclared `{kind}` shown:\n{prompt}"
+        );
+    }
+    assert!(!prompt.contains("approve"), "{prompt}");
+    // Turned off on the step: no section.
+    let env = Env::new();
+    let (dir, yaml) = agent_plan(
+        &env,
+        "{labels: {allowed: [x]}}",
+        "      publish_schemas: false\n",
+    );
+    let o = env.run(&yaml, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let prompt = crate::harness::prompt_of(&dir, 1);
+    assert!(!prompt.contains("PLANGATE_REQUESTS"), "{prompt}");
+    // No `publish:` in the plan: no section either.
+    let env = Env::new();
+    let (dir, yaml) = agent_plan(&env, "{}", "");
+    let o = env.run(&yaml, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!crate::harness::prompt_of(&dir, 1).contains("PLANGATE_REQUESTS"));
+}
+
+#[test]
+fn publish_schemas_on_an_agent_that_runs_no_process_is_a_load_error() {
+    let env = Env::new();
+    let yaml = "version: 1\nid: pub\npublish: {comment: {}}\nagents:\n  api:\n    provider: openai\n    model: gpt-x\n    base_url: http://127.0.0.1:9\nsteps:\n  - id: a\n    tool: agent\n    parameters:\n      agent: api\n      prompt: Hi.\n      publish_schemas: true\n";
+    let o = env.run(yaml, &["--dry-run"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot append requests to $PLANGATE_REQUESTS"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn an_agent_steps_malformed_undeclared_or_over_cap_request_is_exit_5() {
+    for (line, why) in [
+        (r#"{"type": "review", "verdict": "comment""#, "cut short"),
+        (
+            r#"{"type": "comment", "body": "hi"}"#,
+            "`comment` is not declared",
+        ),
+        (
+            r#"{"type": "review", "verdict": "comment", "extra": 1}"#,
+            "unknown field `extra`",
+        ),
+        (
+            r#"{"type": "review", "verdict": "comment", "comments": [{"path": "a", "line": 1, "body": "x"}, {"path": "a", "line": 2, "body": "y"}]}"#,
+            "more than publish.review.max_comments 1",
+        ),
+        (
+            r#"{"type": "labels", "labels": ["lgtm"]}"#,
+            "label `lgtm` is not allowed",
+        ),
+    ] {
+        let env = Env::new();
+        let (dir, yaml) = agent_plan(
+            &env,
+            "{review: {verdict: [comment], max_comments: 1}, labels: {allowed: [x]}}",
+            "",
+        );
+        // The stand-in agent asks for `line` (printf keeps it byte for byte), then answers well.
+        let script = dir.join("asks.sh");
+        std::fs::write(dir.join("request.txt"), line).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            &script,
+            "cat > /dev/null\ncat \"$1/request.txt\" >> \"$PLANGATE_REQUESTS\"\ncat \"$1/1.txt\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let yaml = yaml.replace("/tests/fixtures/fake_agent/answers.sh", "/../../__none__");
+        let yaml = {
+            let start = yaml.find("command: [bash, ").unwrap_or(0);
+            let end = yaml[start..].find(']').map_or(start, |e| start + e + 1);
+            format!(
+                "{}command: [bash, {:?}, {:?}]{}",
+                &yaml[..start],
+                script.display().to_string(),
+                dir.display().to_string(),
+                &yaml[end..]
+            )
+        };
+        let o = env.run(&yaml, &[]);
+        assert_eq!(code(&o), 5, "{line}: {}", stderr(&o));
+        let s = env.step("review");
+        assert_eq!(s["status"], "rejected", "{s}");
+        let err = s["error"].as_str().unwrap_or_default();
+        assert!(
+            err.contains("publish request refused") && err.contains(why),
+            "{line}: {err}"
+        );
+        assert!(publish_rows(&env).is_empty(), "{:?}", publish_rows(&env));
+    }
+}

@@ -173,3 +173,62 @@ fn without_an_event_the_text_is_withheld_and_event_inputs_cannot_be_given() {
         );
     }
 }
+
+#[test]
+fn a_context_file_marked_untrusted_reaches_the_prompt_sanitised_and_the_report_says_what_went() {
+    let env = Env::new();
+    // A file a step saved from a pull request: a zero-width space, a
+    // right-to-left override, an HTML comment, a mention, a control character.
+    let hostile = "Fix\u{200B} the bug.\u{202E}evil\u{202C}\n<!-- hidden instructions -->\nthanks @octocat\u{7}\n";
+    env.write("pr.txt", hostile);
+    env.write("same.txt", hostile);
+    let (dir, agent) = fake_agent(&env, "reviewer", &[ANSWER]);
+    let yaml = format!(
+        "version: 1\nid: ctx\npolicy: {{risk_tolerance: medium}}\nagents:\n{agent}steps:\n  - id: review\n    tool: agent\n    parameters:\n      agent: reviewer\n      prompt: Review.\n      context_files: [{{path: pr.txt, untrusted: true, max_bytes: 4096}}, same.txt]\n"
+    );
+    let o = env.run(&yaml, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let prompt = prompt_of(&dir, 1);
+    let start = prompt
+        .find("--- file `pr.txt` ---")
+        .unwrap_or_else(|| panic!("{prompt}"));
+    let end = prompt
+        .find("--- end of file `pr.txt` ---")
+        .unwrap_or(prompt.len());
+    let cleaned = &prompt[start..end];
+    for gone in [
+        "\u{200B}",
+        "\u{202E}",
+        "\u{202C}",
+        "hidden instructions",
+        "@octocat",
+        "\u{7}",
+    ] {
+        assert!(
+            !cleaned.contains(gone),
+            "{gone:?} reached the prompt: {cleaned:?}"
+        );
+    }
+    assert!(cleaned.contains("Fix the bug.evil"), "{cleaned:?}");
+    assert!(cleaned.contains("thanks \u{FF20}octocat"), "{cleaned:?}");
+    // The same text not marked untrusted is sent as it is (the mark is what does it).
+    assert!(prompt.contains("<!-- hidden instructions -->"), "{prompt}");
+    let step = env.step("review");
+    let rec = &step["untrusted_context"]["pr.txt"];
+    assert_eq!(rec["source"], "context file", "{step}");
+    for kind in ["invisible", "bidi", "html_comment", "mention", "control"] {
+        assert!(
+            rec["removed"][kind].as_u64().unwrap_or(0) >= 1,
+            "{kind}: {rec}"
+        );
+    }
+    assert!(
+        step["untrusted_context"].get("same.txt").is_none(),
+        "{step}"
+    );
+    // An unknown key of an entry is a load error.
+    let env = Env::new();
+    let bad = yaml.replace("untrusted: true,", "untrusted: true, trusted: no,");
+    let o = env.run(&bad, &[]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+}

@@ -62,7 +62,10 @@ pub(crate) async fn run(
     out.attempts = 0;
     let t0 = Instant::now();
     let (base, instructions) = match prepare(a, ctx) {
-        Ok(p) => p,
+        Ok((base, instructions, untrusted)) => {
+            out.untrusted_context = untrusted;
+            (base, instructions)
+        }
         Err(e) => {
             out.error = Some(e);
             return out;
@@ -227,7 +230,7 @@ fn attempt_record(n: u32, digest: String, prompt_rel: String, started: Instant) 
 pub(crate) fn dry_run_prompt(a: &AgentAction, ctx: &StepContext) -> Result<String, String> {
     std::fs::create_dir_all(&ctx.artifacts_dir)
         .map_err(|e| format!("cannot create the step's artifact folder: {e}"))?;
-    let base = build_prompt(a, ctx, true).map_err(|e| e.to_string())?;
+    let (base, _) = build_prompt(a, ctx, true).map_err(|e| e.to_string())?;
     let mut text = String::new();
     if let Some(system) = &a.agent.system {
         text.push_str(&format!(
@@ -253,14 +256,17 @@ fn instructions_for(a: &AgentAction) -> String {
 }
 
 /// The artifact folder, the prompt and the protocol text for the step's output kind.
-fn prepare(a: &AgentAction, ctx: &StepContext) -> Result<(String, String), String> {
+fn prepare(
+    a: &AgentAction,
+    ctx: &StepContext,
+) -> Result<(String, String, prompt::UntrustedContext), String> {
     if let Some(why) = unpriced(a, ctx) {
         return Err(why);
     }
     std::fs::create_dir_all(&ctx.artifacts_dir)
         .map_err(|e| format!("cannot create the step's artifact folder: {e}"))?;
-    let base = build_prompt(a, ctx, false).map_err(|e| e.to_string())?;
-    Ok((base, instructions_for(a)))
+    let (base, untrusted) = build_prompt(a, ctx, false).map_err(|e| e.to_string())?;
+    Ok((base, instructions_for(a), untrusted))
 }
 
 /// The staged copy an agent CLI works in (None for agents that cannot act on files).

@@ -55,13 +55,18 @@ pub(super) enum PromptError {
     },
 }
 
-/// The prompt text with its context (earlier steps' output, workspace files).
+/// What the sanitiser did to each untrusted context file, by path.
+pub(super) type UntrustedContext = std::collections::BTreeMap<String, crate::model::UntrustedText>;
+
+/// The prompt text with its context (earlier steps' output, workspace files;
+/// those marked untrusted sanitised, what was removed returned by path).
 /// With `dry` (a dry run), what earlier steps have not produced yet is a placeholder.
 pub(super) fn build_prompt(
     a: &AgentAction,
     ctx: &StepContext,
     dry: bool,
-) -> Result<String, PromptError> {
+) -> Result<(String, UntrustedContext), PromptError> {
+    let mut untrusted = UntrustedContext::new();
     let mut prompt = match &a.prompt {
         PromptSource::Inline(t) => render(t, ctx, dry)?,
         PromptSource::File(rel) => {
@@ -95,13 +100,29 @@ pub(super) fn build_prompt(
         let path = crate::tools::workspace_file(&ctx.env.workspace, rel)
             .map_err(PromptError::ContextFile)?;
         may_read(ctx, rel)?;
-        let text = read_capped(&path, MAX_CONTEXT_BYTES)?;
+        let mut text = read_capped(&path, MAX_CONTEXT_BYTES)?;
         let name = rel.display();
+        if let Some(&cap) = a.untrusted_files.get(rel) {
+            let (clean, removed) = crate::guard::untrusted::sanitize(&text, cap);
+            text = clean;
+            untrusted.insert(
+                name.to_string(),
+                crate::model::UntrustedText {
+                    source: "context file".to_owned(),
+                    removed: removed.counts,
+                    ..crate::model::UntrustedText::default()
+                },
+            );
+        }
         prompt.push_str(&format!(
             "\n\n--- file `{name}` ---\n{text}\n--- end of file `{name}` ---"
         ));
     }
-    Ok(prompt)
+    if let Some(section) = &a.requests_prompt {
+        prompt.push_str("\n\n");
+        prompt.push_str(section);
+    }
+    Ok((prompt, untrusted))
 }
 
 /// The inline prompt with its `${{ }}` templates rendered (checked at load

@@ -101,8 +101,14 @@ fn lower(cx: &LowerCx<'_>, params: Value) -> Result<AgentAction, Diagnostic> {
     let context_files = p
         .context_files
         .iter()
-        .map(|f| path(f))
+        .map(|f| path(f.path()))
         .collect::<Result<Vec<_>, _>>()?;
+    let untrusted_files = p
+        .context_files
+        .iter()
+        .zip(&context_files)
+        .filter_map(|(f, rel)| f.untrusted_cap().map(|cap| (rel.clone(), cap)))
+        .collect();
     let replay_file = agent.file.as_ref().map(|f| cx.plan_dir.join(f));
     let read_only = read_only(agent.mode, p.mode).map_err(|why| {
         cx.at_step(format!("agent `{}`: {why}", p.agent))
@@ -113,8 +119,19 @@ fn lower(cx: &LowerCx<'_>, params: Value) -> Result<AgentAction, Diagnostic> {
             .at_step("`write_artifacts: true` contradicts `mode: read-only`: a read-only step writes nothing")
             .help("remove `write_artifacts`, or the `mode: read-only` that applies to this step"));
     }
+    let writes_files = matches!(provider, ProviderKind::Command | ProviderKind::Replay);
+    if p.publish_schemas == Some(true) && !writes_files {
+        return Err(cx
+            .at_step(format!(
+                "`publish_schemas: true`: agent `{}` runs no process, so it cannot append requests to $PLANGATE_REQUESTS",
+                p.agent
+            ))
+            .help("remove `publish_schemas`, or give the step a `command` agent"));
+    }
     Ok(AgentAction {
         agent_name: p.agent.clone(),
+        publish_schemas: p.publish_schemas.unwrap_or(true) && writes_files,
+        requests_prompt: None,
         provider,
         prompt,
         output: p.output.unwrap_or(OutputKind::Envelope),
@@ -127,6 +144,7 @@ fn lower(cx: &LowerCx<'_>, params: Value) -> Result<AgentAction, Diagnostic> {
             .filter_map(|c| cx.steps.get(c).copied())
             .collect(),
         context_files,
+        untrusted_files,
         write_artifacts: p.write_artifacts.unwrap_or(!read_only) && !read_only,
         read_only,
         budget: p
@@ -271,6 +289,7 @@ fn check_context(cx: &CheckCx<'_>, p: &Node, out: &mut Vec<Diagnostic>) {
         }
     }
     for n in items(p.child("context_files")) {
+        let n = n.child("path").unwrap_or(n);
         if let Some(s) = str_of(n)
             && let Err(why) = relative_inside(s)
         {

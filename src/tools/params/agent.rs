@@ -47,9 +47,12 @@ pub(crate) struct AgentParams {
     /// Steps (among the dependencies) whose captured output is appended to the prompt.
     #[serde(default)]
     pub context_steps: Vec<String>,
-    /// Workspace files appended to the prompt.
+    /// Workspace files appended to the prompt: a path, or `{path, untrusted: true, max_bytes}`
+    /// for a file holding text from outside (a pull request's or issue's text a step saved):
+    /// sanitised like an untrusted input before it reaches the prompt, what was removed in the
+    /// step's `untrusted_context`.
     #[serde(default)]
-    pub context_files: Vec<String>,
+    pub context_files: Vec<ContextFile>,
     /// `output: envelope`: write the envelope's `artifacts` (files) into the workspace once the
     /// whole answer is accepted and the files pass the change-set checks. Default true (false for a
     /// read-only step).
@@ -59,11 +62,63 @@ pub(crate) struct AgentParams {
     /// `attempted_changes`. Default: the agent's `mode`. A read-only agent stays read-only.
     #[serde(default)]
     pub mode: Option<AgentMode>,
+    /// Show the agent, in its prompt, the request schemas of the kinds the plan's `publish:`
+    /// declares (and only those) and the file to append them to (`$PLANGATE_REQUESTS`). Default
+    /// true when the plan declares `publish:` and the agent can write that file (a `command` agent,
+    /// or `replay` standing in for one); `openai` and `anthropic` agents run no process and never
+    /// get it.
+    #[serde(default)]
+    pub publish_schemas: Option<bool>,
     /// Most tokens and dollars this step's agent calls may use over all its attempts; with the
     /// agent's `api`, enforced at each model call. Lowers the agent's `budget`, never raises it;
     /// `policy.step_budget` is the default and a `--policy` file's caps it.
     #[serde(default)]
     pub budget: Option<crate::model::StepBudget>,
+}
+
+/// One of `context_files`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum ContextFile {
+    /// A workspace path.
+    Path(String),
+    /// A workspace path with how to treat its text.
+    Entry(ContextFileEntry),
+}
+
+/// `context_files: [{path, untrusted, max_bytes}]`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ContextFileEntry {
+    /// The workspace path.
+    pub path: String,
+    /// Text from outside (a pull request, issue or merge request): sanitised before the
+    /// prompt (invisible and bidirectional characters, controls, HTML comments removed,
+    /// @-mentions neutralised, capped).
+    #[serde(default)]
+    pub untrusted: bool,
+    /// `untrusted`: most bytes kept (default 32768).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 262_144))]
+    pub max_bytes: Option<usize>,
+}
+
+impl ContextFile {
+    /// Its path as written.
+    pub(crate) fn path(&self) -> &str {
+        match self {
+            ContextFile::Path(p) => p,
+            ContextFile::Entry(e) => &e.path,
+        }
+    }
+
+    /// The byte cap of an untrusted file (None: trusted).
+    pub(crate) fn untrusted_cap(&self) -> Option<usize> {
+        match self {
+            ContextFile::Entry(e) if e.untrusted => Some(e.max_bytes.unwrap_or(32 * 1024)),
+            _ => None,
+        }
+    }
 }
 
 /// Where an agent step's prompt comes from.
@@ -142,6 +197,8 @@ pub struct AgentAction {
     pub context_steps: Vec<usize>,
     /// Workspace files appended to the prompt.
     pub context_files: Vec<PathBuf>,
+    /// Those marked `untrusted`, with their byte caps: sanitised before the prompt.
+    pub untrusted_files: std::collections::BTreeMap<PathBuf, usize>,
     /// Write envelope artifacts into the workspace.
     pub write_artifacts: bool,
     /// Read-only (the agent's or the step's `mode`): no edit of the agent is ever applied.
@@ -151,6 +208,11 @@ pub struct AgentAction {
     pub budget: crate::model::StepBudget,
     /// `replay`: the recorded answers file (resolved against the plan's folder).
     pub replay_file: Option<PathBuf>,
+    /// The step shows the request schemas of the plan's `publish:` (see `publish_schemas`).
+    pub publish_schemas: bool,
+    /// The publishing section of its prompt, filled in when the plan is lowered (None: no
+    /// `publish:` declared, or `publish_schemas` off).
+    pub requests_prompt: Option<String>,
     /// A further check of an accepted code block (e.g. `plangate draft` validates the drafted
     /// plan); its rejections go back to the agent like the parser's. Never set from YAML.
     pub check_code: Option<fn(&str) -> Vec<crate::model::Rejection>>,
