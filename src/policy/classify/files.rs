@@ -69,15 +69,11 @@ impl Walker {
     }
 
     fn copy(&mut self, cmd: &Cmd<'_>) {
-        let with_value = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with_value);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         let remote = matches!(cmd.name, "scp" | "rsync");
         if remote {
             self.remote_copy(cmd, &opts);
-        }
-        if let Some(log) = opts.value_of(&["--log-file"]) {
-            self.write_to(&log, &what);
         }
         let target_dir = opts.value_of(&["-t", "--target-directory"]);
         let dirs_only = cmd.name == "install" && opts.has('d', &["--directory"]);
@@ -132,9 +128,6 @@ impl Walker {
     /// scp and rsync: the network, and the programs they start (`-e`, `-S`, `ProxyCommand`).
     fn remote_copy(&mut self, cmd: &Cmd<'_>, opts: &super::commands::Opts) {
         self.network(format!("`{}` transfers files over the network", cmd.shown));
-        if let Some(program) = opts.value_of(&["-e", "--rsh", "-S"]) {
-            self.code_string(&program, &cmd.shown);
-        }
         for o in opts
             .values
             .iter()
@@ -142,12 +135,6 @@ impl Walker {
             .map(|(_, v)| v)
         {
             self.ssh_option(o, &cmd.shown);
-        }
-        if opts.value_of(&["-F"]).is_some_and(|f| !f.is("/dev/null")) {
-            self.unclassifiable(format!(
-                "`{}` reads an ssh configuration file, which can run commands",
-                cmd.shown
-            ));
         }
     }
 
@@ -242,17 +229,6 @@ impl Walker {
     }
 
     fn tar(&mut self, cmd: &Cmd<'_>) {
-        const PROGRAMS: &[&str] = &[
-            "-I",
-            "--use-compress-program",
-            "-F",
-            "--info-script",
-            "--new-volume-script",
-            "--to-command",
-            "--rsh-command",
-            "--rmt-command",
-        ];
-        let with = self.with_value(cmd);
         let mut args = cmd.args.to_vec();
         if let Some(first) = args.first_mut()
             && let Some(t) = first.lit()
@@ -262,15 +238,8 @@ impl Walker {
         {
             first.text = Some(format!("-{t}"));
         }
-        let opts = parse_opts(&args, &with);
+        let opts = self.options(cmd, &args);
         let what = format!("`{}`", cmd.shown);
-        for (_, program) in opts
-            .values
-            .iter()
-            .filter(|(n, _)| PROGRAMS.contains(&n.as_str()))
-        {
-            self.code_string(program, &cmd.shown);
-        }
         for (_, action) in opts
             .values
             .iter()

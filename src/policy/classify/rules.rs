@@ -125,6 +125,15 @@ pub(crate) struct Program {
     pub with_value: Names,
     #[serde(default)]
     pub options: Names,
+    /// Options whose value is a file the program writes.
+    #[serde(default)]
+    pub writes: Names,
+    /// Options whose value is a program or command line it runs.
+    #[serde(default)]
+    pub runs: Names,
+    /// Options whose value is a file of options or commands (unclassifiable).
+    #[serde(default)]
+    pub config: Names,
     #[serde(default)]
     examples: Vec<String>,
 }
@@ -315,13 +324,9 @@ impl Rules {
         self.wrappers.iter().find(|w| w.names.has(name))
     }
 
-    /// The options of `name` that take the next word (`[[options]]`);
-    /// None when the file has no entry for it.
-    pub(crate) fn with_value(&self, name: &str) -> Option<Vec<&str>> {
-        self.options
-            .iter()
-            .find(|p| p.names.has(name))
-            .map(|p| p.with_value.strs())
+    /// The `[[options]]` entry of `name`.
+    pub(crate) fn program(&self, name: &str) -> Option<&Program> {
+        self.options.iter().find(|p| p.names.has(name))
     }
 
     /// The subcommand table of `name`.

@@ -213,86 +213,24 @@ impl Walker {
     }
 
     fn curl(&mut self, cmd: &Cmd<'_>, what: &str) {
-        const OUT: &[&str] = &[
-            "-o",
-            "--output",
-            "-D",
-            "--dump-header",
-            "-c",
-            "--cookie-jar",
-            "--trace",
-            "--trace-ascii",
-            "--libcurl",
-            "--etag-save",
-            "--hsts",
-            "--alt-svc",
-            "--stderr",
-        ];
-        const OTHER: &[&str] = &[
-            "-K",
-            "--config",
-            "--output-dir",
-            "-d",
-            "--data",
-            "-H",
-            "--header",
-            "-u",
-            "--user",
-            "-X",
-            "--request",
-            "-A",
-            "--user-agent",
-            "-e",
-            "--referer",
-            "-T",
-            "--upload-file",
-            "-F",
-            "--form",
-            "-b",
-            "--cookie",
-            "-x",
-            "--proxy",
-            "-w",
-            "--write-out",
-            "-m",
-            "--max-time",
-            "--retry",
-            "--connect-timeout",
-            "-r",
-            "--range",
-            "-E",
-            "--cert",
-            "--key",
-            "--cacert",
-            "--data-binary",
-            "--data-raw",
-            "--data-urlencode",
-            "--json",
-            "--url",
-            "--resolve",
-            "-Y",
-            "-y",
-            "--proto",
-            "--proto-redir",
-        ];
-        let with: Vec<&str> = [OUT, OTHER].concat();
-        let opts = parse_opts(cmd.args, &with);
-        if opts.value_of(&["-K", "--config"]).is_some() {
-            self.unclassifiable(format!(
-                "{what} reads options from a file (they can write anywhere)"
-            ));
-        }
+        let opts = self.options(cmd, cmd.args);
+        // `--output-dir` holds the files of `-o NAME` and `-O`.
         let dir = opts.value_of(&["--output-dir"]);
-        for (n, v) in &opts.values {
-            if OUT.contains(&n.as_str()) && !v.is("-") && !v.is("%") {
-                let target = match (&dir, n.as_str(), v.lit()) {
-                    (Some(d), "-o" | "--output", Some(f)) if !f.starts_with('/') => Arg {
-                        text: d.lit().map(|d| format!("{d}/{f}")),
-                        ..v.clone()
-                    },
-                    _ => v.clone(),
-                };
-                self.write_to(&target, what);
+        if let Some(d) = dir.as_ref().and_then(Arg::lit) {
+            for (_, v) in opts
+                .values
+                .iter()
+                .filter(|(n, _)| n == "-o" || n == "--output")
+            {
+                if let Some(f) = v.lit().filter(|f| !f.starts_with('/') && *f != "-") {
+                    self.write_to(
+                        &Arg {
+                            text: Some(format!("{d}/{f}")),
+                            ..v.clone()
+                        },
+                        what,
+                    );
+                }
             }
         }
         let remote_name = opts.has('O', &["--remote-name", "--remote-name-all"])
@@ -304,67 +242,8 @@ impl Walker {
     }
 
     fn wget(&mut self, cmd: &Cmd<'_>, what: &str) {
-        const OUT: &[&str] = &[
-            "-O",
-            "--output-document",
-            "-o",
-            "--output-file",
-            "-a",
-            "--append-output",
-            "--save-cookies",
-            "--warc-file",
-            "--save-headers",
-        ];
-        const OTHER: &[&str] = &[
-            "-P",
-            "--directory-prefix",
-            "-e",
-            "--execute",
-            "--config",
-            "-i",
-            "--input-file",
-            "-U",
-            "--user-agent",
-            "--header",
-            "--post-data",
-            "--post-file",
-            "-t",
-            "--tries",
-            "-T",
-            "--timeout",
-            "--user",
-            "--password",
-            "--use-askpass",
-            "-l",
-            "--level",
-            "-A",
-            "-R",
-            "--accept",
-            "--reject",
-            "-B",
-            "--base",
-        ];
-        let with: Vec<&str> = [OUT, OTHER].concat();
-        let opts = parse_opts(cmd.args, &with);
-        if opts.value_of(&["-e", "--execute", "--config"]).is_some() {
-            self.unclassifiable(format!(
-                "{what} runs wgetrc commands (they can write anywhere)"
-            ));
-        }
-        if let Some(p) = opts.value_of(&["--use-askpass"]) {
-            self.code_string(&p, &cmd.shown);
-        }
-        let mut to_stdout = false;
-        for (n, v) in &opts.values {
-            if OUT.contains(&n.as_str()) {
-                if v.is("-") {
-                    to_stdout |= n == "-O" || n == "--output-document";
-                } else {
-                    self.write_to(v, what);
-                    to_stdout |= n == "-O" || n == "--output-document";
-                }
-            }
-        }
+        let opts = self.options(cmd, cmd.args);
+        let to_stdout = opts.value_of(&["-O", "--output-document"]).is_some();
         if !to_stdout && !opts.has('\0', &["--spider"]) {
             let dir = opts
                 .value_of(&["-P", "--directory-prefix"])
@@ -374,8 +253,7 @@ impl Walker {
     }
 
     fn ssh(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
+        let opts = self.options(cmd, cmd.args);
         for o in opts
             .values
             .iter()
@@ -383,15 +261,6 @@ impl Walker {
             .map(|(_, v)| v)
         {
             self.ssh_option(o, &cmd.shown);
-        }
-        if let Some(log) = opts.value_of(&["-E"]) {
-            self.write_to(&log, &format!("`{}`", cmd.shown));
-        }
-        if opts.value_of(&["-F"]).is_some_and(|f| !f.is("/dev/null")) {
-            self.unclassifiable(format!(
-                "`{}` reads an ssh configuration file, which can run commands",
-                cmd.shown
-            ));
         }
     }
 

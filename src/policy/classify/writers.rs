@@ -6,7 +6,7 @@
 //! language the classifier does not read (a sed or awk program only known at
 //! run time, `sed -f`, `awk -f`) follows the script-file rule.
 
-use super::commands::{Cmd, parse_opts};
+use super::commands::{Cmd, Opts, parse_opts};
 use super::rules;
 use super::walk::{Input, Walker};
 use super::words::Arg;
@@ -43,14 +43,47 @@ impl Walker {
     /// The options of `cmd` that take the next word, from the rules file;
     /// unclassifiable (fail-close) when the file has no table for it.
     pub(crate) fn with_value(&mut self, cmd: &Cmd<'_>) -> Vec<&'static str> {
-        rules::raw().with_value(cmd.name).unwrap_or_else(|| {
-            self.unclassifiable(format!(
-                "{}: no `[[options]]` entry for `{}`",
-                rules::FILE,
-                cmd.name
-            ));
-            Vec::new()
-        })
+        match rules::raw().program(cmd.name) {
+            Some(p) => [&p.with_value, &p.writes, &p.runs, &p.config]
+                .iter()
+                .flat_map(|n| n.strs())
+                .collect(),
+            None => {
+                self.unclassifiable(format!(
+                    "{}: no `[[options]]` entry for `{}`",
+                    rules::FILE,
+                    cmd.name
+                ));
+                Vec::new()
+            }
+        }
+    }
+
+    /// `args` (`cmd`'s, maybe rewritten) read with its `[[options]]` entry,
+    /// and the effects of the options it names: a file written (`writes`, not
+    /// `-`), a program run (`runs`), a file of options or commands (`config`,
+    /// not `/dev/null`: unclassifiable).
+    pub(crate) fn options(&mut self, cmd: &Cmd<'_>, args: &[Arg]) -> Opts {
+        let with = self.with_value(cmd);
+        let opts = parse_opts(args, &with);
+        let Some(p) = rules::raw().program(cmd.name) else {
+            return opts;
+        };
+        let what = format!("`{}`", cmd.shown);
+        for (n, v) in &opts.values {
+            if p.writes.has(n) && !v.is("-") {
+                self.write_to(v, &what);
+            }
+            if p.runs.has(n) {
+                self.code_string(v, &cmd.shown);
+            }
+            if p.config.has(n) && !v.is("/dev/null") {
+                self.unclassifiable(format!(
+                    "{what} reads `{n}`, a file of options or commands (they can write anywhere or run programs)"
+                ));
+            }
+        }
+        opts
     }
 
     fn in_out(&mut self, cmd: &Cmd<'_>, with: &[&str]) {
