@@ -114,17 +114,18 @@ pub(crate) struct ShellOptions {
     examples: Vec<String>,
 }
 
-/// A program whose options name files: `in-out` (the second positional
-/// is an output file; `with_value` take the next word) or `output-options`
-/// (`options` name an output file).
+/// A program's options: `with_value` take the next word; `writes`, `runs`
+/// and `config` say what the value of an option is. An `in-out` program's
+/// second positional is an output file.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Program {
     pub names: Names,
     #[serde(default)]
     pub with_value: Names,
+    /// Judged by this entry alone: only reads, apart from its options' roles.
     #[serde(default)]
-    pub options: Names,
+    pub reads: bool,
     /// Options whose value is a file the program writes.
     #[serde(default)]
     pub writes: Names,
@@ -309,7 +310,6 @@ pub(crate) struct Rules {
     pub command_languages: List,
     pub shell_options: ShellOptions,
     pub in_out: Vec<Program>,
-    pub output_options: Vec<Program>,
     /// Option tables of programs judged in Rust (`with_value`).
     pub options: Vec<Program>,
     pub subcommands: Vec<Subcommands>,
@@ -369,13 +369,6 @@ impl Rules {
         };
         for p in &self.in_out {
             out.push((named("in-out", &p.names), p.names.clone(), &p.examples));
-        }
-        for p in &self.output_options {
-            out.push((
-                named("output-options", &p.names),
-                p.names.clone(),
-                &p.examples,
-            ));
         }
         for p in &self.options {
             out.push((named("options", &p.names), p.names.clone(), &p.examples));

@@ -22,7 +22,6 @@ impl Walker {
             "split" | "csplit" => self.split(cmd),
             "patch" => self.patch(cmd),
             "less" | "more" | "most" | "man" => self.pager(cmd),
-            "rg" => self.ripgrep(cmd),
             "fd" | "fdfind" => self.fd(cmd),
             "at" | "batch" => self.at(cmd),
             n if rules::raw().command_languages.names.has(n) => self.command_language(cmd),
@@ -30,8 +29,9 @@ impl Walker {
                 let r = rules::raw();
                 if let Some(p) = r.in_out.iter().find(|p| p.names.has(n)) {
                     self.in_out(cmd, &p.with_value.strs());
-                } else if let Some(p) = r.output_options.iter().find(|p| p.names.has(n)) {
-                    self.output_options(cmd, &p.options.strs());
+                } else if r.program(n).is_some_and(|p| p.reads) {
+                    self.options(cmd, cmd.args);
+                    self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
                 } else {
                     return false;
                 }
@@ -95,19 +95,6 @@ impl Walker {
                 Risk::Safe,
                 format!("`{}` converts to standard output", cmd.shown),
             ),
-            None => self.note(Risk::Safe, format!("`{}` only reads", cmd.shown)),
-        }
-    }
-
-    fn output_options(&mut self, cmd: &Cmd<'_>, outs: &[&str]) {
-        let programs = ["--compress-program"];
-        let with: Vec<&str> = [outs, &programs[..]].concat();
-        let opts = parse_opts(cmd.args, &with);
-        if let Some(p) = opts.value_of(&programs) {
-            self.code_string(&p, &cmd.shown);
-        }
-        match opts.value_of(outs) {
-            Some(out) => self.write_to(&out, &format!("`{}`", cmd.shown)),
             None => self.note(Risk::Safe, format!("`{}` only reads", cmd.shown)),
         }
     }
@@ -285,12 +272,8 @@ impl Walker {
     }
 
     fn split(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
-        if let Some(filter) = opts.value_of(&["--filter"]) {
-            self.code_string(&filter, &cmd.shown);
-        }
         let prefix = if cmd.name == "csplit" {
             opts.value_of(&["-f", "--prefix"])
                 .unwrap_or_else(|| Arg::literal("xx"))
@@ -333,26 +316,12 @@ impl Walker {
         }
     }
 
-    /// less, more, man: safe readers unless they get commands (`+!cmd`, `-P`) or write a log.
+    /// less, more, man: safe readers unless they get commands (`+!cmd`, a
+    /// man pager or browser) or write a log (the option roles of the file).
     fn pager(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
-        let man = cmd.name == "man";
-        if !man && let Some(log) = opts.value_of(&["-o", "-O", "--log-file", "--LOG-FILE"]) {
-            self.write_to(&log, &what);
-        }
-        let keys = ["-k", "--lesskey-file", "--lesskey-src"];
-        if !man && opts.value_of(&keys).is_some() {
-            self.unclassifiable(format!("{what} loads key bindings that can run commands"));
-        }
-        if man {
-            if let Some(pager) = opts.value_of(&["-P", "--pager"]) {
-                self.code_string(&pager, &cmd.shown);
-            }
-            if opts.value_of(&["-C", "--config-file"]).is_some() {
-                self.unclassifiable(format!("{what} reads a man configuration file"));
-            }
+        if cmd.name == "man" {
             let browser = opts
                 .flags
                 .iter()
@@ -360,32 +329,12 @@ impl Walker {
             if browser {
                 self.unclassifiable(format!("{what} starts a browser"));
             }
-        }
-        let commands = cmd.args.iter().any(|a| {
-            a.lit().is_none_or(|t| {
-                t.strip_prefix('+').is_some_and(|c| {
-                    !(c.chars().all(|x| x.is_ascii_digit())
-                        || c.starts_with('/')
-                        || c == "G"
-                        || c == "F")
-                })
-            })
-        });
-        if commands && !man {
+        } else if cmd.args.iter().any(|a| a.lit().is_none_or(pager_command)) {
             self.unclassifiable(format!(
                 "{what} starts with pager commands, which can run shell commands"
             ));
         }
         self.note(Risk::Safe, format!("{what} only reads"));
-    }
-
-    fn ripgrep(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
-        if let Some(pre) = opts.value_of(&["--pre"]) {
-            self.code_string(&pre, &cmd.shown);
-        }
-        self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
     }
 
     /// fd: `-x`/`-X` run the rest of the line for each found path.
@@ -674,4 +623,12 @@ fn literal_target(text: &str, _stmt: &str) -> Option<String> {
     let rest = rest.strip_prefix('"')?;
     let end = rest.find('"')?;
     Some(rest.get(..end)?.to_string())
+}
+
+/// `+CMD` that makes less run a command (`+!cmd`); a line number, a search,
+/// `+G` and `+F` only move.
+fn pager_command(t: &str) -> bool {
+    t.strip_prefix('+').is_some_and(|c| {
+        !(c.chars().all(|x| x.is_ascii_digit()) || c.starts_with('/') || c == "G" || c == "F")
+    })
 }
