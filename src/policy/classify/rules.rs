@@ -168,6 +168,7 @@ pub(crate) struct Subcommands {
     /// Subcommands that reach the network.
     #[serde(default)]
     pub network: Names,
+    #[serde(default)]
     groups: Vec<SubGroup>,
     /// Why a subcommand in no group is moderate.
     other: String,
@@ -175,27 +176,44 @@ pub(crate) struct Subcommands {
     examples: Vec<String>,
 }
 
-/// Subcommands of one risk.
+/// Subcommands of one risk; with `with`, only when an argument is one of
+/// them; with `unless`, only when none is.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SubGroup {
     risk: Risk,
     why: String,
     subs: Names,
+    #[serde(default)]
+    with: Names,
+    #[serde(default)]
+    unless: Names,
 }
 
 impl Subcommands {
-    /// The risk of `sub` and why (moderate when no group holds it).
-    pub(crate) fn judge(&self, sub: &str) -> (Risk, &str) {
-        self.groups
+    /// The risk of `sub` (`sub second` first, for `go mod verify`) given
+    /// the words `args`, and why: the first group that holds it and whose
+    /// conditions hold; moderate (`other`) when none does.
+    pub(crate) fn judge(&self, sub: &str, second: &str, args: &[Option<&str>]) -> (Risk, &str) {
+        let has = |n: &Names| args.iter().flatten().any(|a| n.has(a));
+        let pair = format!("{sub} {second}");
+        [pair.as_str(), sub]
             .iter()
-            .find(|g| g.subs.has(sub))
-            .map_or_else(|| self.other(), |g| (g.risk, g.why.as_str()))
+            .find_map(|s| {
+                self.groups.iter().find(|g| {
+                    g.subs.has(s) && (g.with.0.is_empty() || has(&g.with)) && !has(&g.unless)
+                })
+            })
+            .map_or((Risk::Moderate, self.other.as_str()), |g| {
+                (g.risk, g.why.as_str())
+            })
     }
 
-    /// The verdict on a subcommand in no group.
-    pub(crate) fn other(&self) -> (Risk, &str) {
-        (Risk::Moderate, self.other.as_str())
+    /// Whether `sub` (or `sub second`) reaches the network.
+    pub(crate) fn reaches_network(&self, sub: &str, second: &str) -> bool {
+        self.network.has("*")
+            || self.network.has(sub)
+            || self.network.has(&format!("{sub} {second}"))
     }
 }
 

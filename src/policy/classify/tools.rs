@@ -2,7 +2,7 @@
 //! rules, [`crate::policy::git`]), cargo, npm & co, go, make, network
 //! clients, package managers and infrastructure CLIs.
 
-use super::commands::{Cmd, parse_opts};
+use super::commands::Cmd;
 use super::rules;
 use super::walk::Walker;
 use super::words::Arg;
@@ -13,9 +13,7 @@ impl Walker {
     pub(crate) fn tool(&mut self, cmd: &Cmd<'_>) -> bool {
         match cmd.name {
             "git" => self.git(cmd),
-            "cargo" => self.cargo(cmd),
-            "npm" | "pnpm" | "yarn" | "npx" | "bunx" => self.npm(cmd),
-            "go" => self.go(cmd),
+            "cargo" | "npm" | "pnpm" | "yarn" | "npx" | "bunx" | "go" => self.by_subcommand(cmd),
             n if rules::raw().build_runners.names.has(n) && only_info_flags(cmd.args) => {
                 self.note(
                     Risk::Safe,
@@ -117,73 +115,44 @@ impl Walker {
         t
     }
 
-    fn cargo(&mut self, cmd: &Cmd<'_>) {
+    /// cargo, npm & co, go: the group of their `[[subcommands]]` entry
+    /// holding the subcommand decides.
+    fn by_subcommand(&mut self, cmd: &Cmd<'_>) {
         let Some(table) = self.sub_table(cmd) else {
             return;
         };
-        let (_, rest) = split_subcommand(cmd.args, &table.with_value.strs());
-        let rest: Vec<Arg> = rest
-            .into_iter()
-            .skip_while(|a| a.lit().is_some_and(|t| t.starts_with('+')))
-            .collect();
-        let sub = rest.first().and_then(Arg::lit).unwrap_or("");
-        let opts = parse_opts(rest.get(1..).unwrap_or(&[]), &[]);
-        let (risk, why) = match sub {
-            "fmt" if rest.iter().any(|a| a.is("--check")) => (Risk::Safe, "only checks formatting"),
-            "fmt" => (Risk::Moderate, "rewrites source files"),
-            "clippy" | "fix" if opts.flags.iter().any(|f| f == "--fix") || sub == "fix" => {
-                (Risk::Moderate, "rewrites source files")
+        let lits: Vec<Option<&str>> = cmd.args.iter().map(Arg::lit).collect();
+        let (words, after): (Vec<&str>, &[Option<&str>]) = match cmd.name {
+            // After the global options and a `+toolchain`.
+            "cargo" => {
+                let globals = global_options(cmd.args, &table.with_value.strs());
+                let rest = lits.get(globals..).unwrap_or(&[]);
+                let toolchain = rest
+                    .iter()
+                    .take_while(|t| t.is_some_and(|t| t.starts_with('+')));
+                let rest = rest.get(toolchain.count()..).unwrap_or(&[]);
+                (rest.iter().map(|t| t.unwrap_or("")).take(1).collect(), rest)
             }
-            _ => table.judge(sub),
+            "go" => (
+                lits.iter().take(2).map(|t| t.unwrap_or("")).collect(),
+                &lits,
+            ),
+            // The first word that is no option.
+            _ => {
+                let first = lits.iter().flatten().copied().find(|t| !t.starts_with('-'));
+                (first.into_iter().collect(), &lits)
+            }
         };
-        self.note(risk, format!("`{}` {why}", cmd.shown));
-    }
-
-    fn npm(&mut self, cmd: &Cmd<'_>) {
-        let Some(table) = self.sub_table(cmd) else {
-            return;
-        };
-        let sub = cmd
-            .args
-            .iter()
-            .find_map(|a| a.lit().filter(|t| !t.starts_with('-')))
-            .unwrap_or("");
-        let runner = cmd.name == "npx" || cmd.name == "bunx";
-        if runner || table.network.has(sub) {
+        let sub = words.first().copied().unwrap_or("");
+        let second = words.get(1).copied().unwrap_or("");
+        if table.reaches_network(sub, second) {
             self.network(format!("`{}` reaches the package registry", cmd.shown));
         }
-        let (risk, why) = match table.judge(sub) {
-            _ if sub.is_empty() && matches!(cmd.name, "yarn" | "pnpm") && cmd.args.is_empty() => {
-                self.network(format!("`{}` installs packages", cmd.shown));
-                (Risk::Moderate, "installs packages")
-            }
-            _ if runner => (Risk::Moderate, "downloads and runs a package"),
-            (Risk::Safe, _) if cmd.args.iter().any(|a| a.is("fix") || a.is("set")) => table.other(),
-            judged => judged,
-        };
-        self.note(risk, format!("`{}` {why}", cmd.shown));
-    }
-
-    fn go(&mut self, cmd: &Cmd<'_>) {
-        let sub = cmd.args.first().and_then(Arg::lit).unwrap_or("");
-        let second = cmd.args.get(1).and_then(Arg::lit).unwrap_or("");
-        let (risk, why) = match (sub, second) {
-            ("vet" | "version" | "list" | "doc" | "help" | "fmt" | "--version", _)
-                if sub != "fmt" || cmd.args.iter().any(|a| a.is("-n") || a.is("-l")) =>
-            {
-                (Risk::Safe, "checks or reads")
-            }
-            ("test" | "build", _) => (Risk::Moderate, "builds and runs project code"),
-            ("env", _) if !cmd.args.iter().any(|a| a.is("-w") || a.is("-u")) => {
-                (Risk::Safe, "only reads")
-            }
-            ("mod", "verify" | "graph" | "why") => (Risk::Safe, "only reads"),
-            ("install" | "get", _) | ("mod", "download") => {
-                self.network(format!("`{}` downloads modules", cmd.shown));
-                (Risk::Moderate, "downloads and installs modules")
-            }
-            ("run" | "generate", _) => (Risk::Moderate, "runs a program"),
-            _ => (Risk::Moderate, "changes files or runs code"),
+        let (risk, why) = if cmd.args.is_empty() && matches!(cmd.name, "yarn" | "pnpm") {
+            self.network(format!("`{}` installs packages", cmd.shown));
+            (Risk::Moderate, "installs packages")
+        } else {
+            table.judge(sub, second, after)
         };
         self.note(risk, format!("`{}` {why}", cmd.shown));
     }
@@ -336,19 +305,16 @@ impl Walker {
     }
 }
 
-/// Splits `tool [global options] subcommand args...` after the global options.
-fn split_subcommand(args: &[Arg], with_value: &[&str]) -> (super::commands::Opts, Vec<Arg>) {
+/// How many words of `tool [global options] subcommand args...` are global options.
+fn global_options(args: &[Arg], with_value: &[&str]) -> usize {
     let mut i = 0;
     while let Some(t) = args.get(i).and_then(Arg::lit) {
         if !t.starts_with('-') || t == "-" {
             break;
         }
-        let takes = with_value.contains(&t);
-        i += if takes { 2 } else { 1 };
+        i += if with_value.contains(&t) { 2 } else { 1 };
     }
-    let i = i.min(args.len());
-    let globals = parse_opts(args.get(..i).unwrap_or(&[]), with_value);
-    (globals, args.get(i..).unwrap_or(&[]).to_vec())
+    i.min(args.len())
 }
 
 /// Whether the arguments are nothing but flags that print a version, help or paths.
