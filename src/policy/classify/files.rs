@@ -450,45 +450,5 @@ impl Walker {
 
 /// find's tests, which narrow what an action applies to.
 fn is_find_test(t: &str) -> bool {
-    const TESTS: &[&str] = &[
-        "-name",
-        "-iname",
-        "-path",
-        "-ipath",
-        "-wholename",
-        "-iwholename",
-        "-regex",
-        "-iregex",
-        "-type",
-        "-xtype",
-        "-newer",
-        "-user",
-        "-group",
-        "-uid",
-        "-gid",
-        "-perm",
-        "-size",
-        "-mtime",
-        "-mmin",
-        "-atime",
-        "-amin",
-        "-ctime",
-        "-cmin",
-        "-empty",
-        "-links",
-        "-inum",
-        "-samefile",
-        "-lname",
-        "-ilname",
-        "-nouser",
-        "-nogroup",
-        "-readable",
-        "-writable",
-        "-executable",
-        "-fstype",
-        "-used",
-        "-newermt",
-        "-false",
-    ];
-    TESTS.contains(&t)
+    super::rules::raw().words.find_tests.has(t)
 }

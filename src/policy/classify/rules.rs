@@ -9,8 +9,8 @@ use crate::model::Risk;
 use serde::Deserialize;
 use std::sync::OnceLock;
 
-/// The entry whose examples name no command of it (any assignment form).
-const VARIABLES: &str = "variables";
+/// The entries whose examples may name any command.
+const ANY: [&str; 3] = ["variables", "words", "places"];
 
 /// The file, for error messages.
 pub(crate) const FILE: &str = "src/policy/rules/bash.toml";
@@ -311,6 +311,70 @@ impl Wrapper {
     }
 }
 
+/// Package managers: judged by their subcommand (tools.rs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PackageManagers {
+    pub names: Names,
+    /// Subcommands (or, for `local` ones, a first option) that only read.
+    pub reads: Names,
+    /// Managers of local package files: they download nothing.
+    pub local: Names,
+    /// Subcommands that run the command after them in the project's environment.
+    pub runs: Names,
+    /// Options of those subcommands that take the next word.
+    pub with_value: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Formatters and compilers: safe with one of `checks`, else they may write.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Formatters {
+    pub names: Names,
+    pub checks: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Word lists the walk reads by name.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct Words {
+    /// Flags that only print a version, help or paths (build runners).
+    pub info_flags: Names,
+    /// find's tests, which narrow what `-delete` applies to.
+    pub find_tests: Names,
+    /// git subcommands that reach a remote.
+    pub git_remote: Names,
+    /// Options (or prefixes of words, upper case) that make a netcat run a program.
+    pub netcat_exec: Names,
+    pub netcat_exec_prefixes: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Where a path is, by its prefix (paths.rs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct Places {
+    /// Temporary directories (moderate to write).
+    pub tmp: Names,
+    /// Written: blocked.
+    pub protected: Names,
+    /// Written: dangerous.
+    pub system: Names,
+    /// Devices under /dev that only absorb or give data.
+    pub dev_sinks: Names,
+    /// Devices that open a network connection.
+    pub dev_net: Names,
+    /// Prefixes of disk devices.
+    pub dev_disks: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
 /// The loaded tables.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -320,7 +384,10 @@ pub(crate) struct Rules {
     pub disk_destroyers: List,
     pub partitioners: List,
     pub network_clients: List,
-    pub package_managers: List,
+    pub package_managers: PackageManagers,
+    pub formatters: Formatters,
+    pub words: Words,
+    pub places: Places,
     pub build_runners: List,
     pub cloud: Cloud,
     pub containers: Containers,
@@ -360,7 +427,18 @@ impl Rules {
             list("disk-destroyers", &self.disk_destroyers),
             list("partitioners", &self.partitioners),
             list("network-clients", &self.network_clients),
-            list("package-managers", &self.package_managers),
+            (
+                "package-managers".into(),
+                self.package_managers.names.clone(),
+                &self.package_managers.examples,
+            ),
+            (
+                "formatters".into(),
+                self.formatters.names.clone(),
+                &self.formatters.examples,
+            ),
+            ("words".into(), Names::default(), &self.words.examples),
+            ("places".into(), Names::default(), &self.places.examples),
             list("build-runners", &self.build_runners),
             list("shells", &self.shells),
             list("command-languages", &self.command_languages),
@@ -379,7 +457,11 @@ impl Rules {
                 Names(vec!["shopt".into(), "set".into()]),
                 &self.shell_options.examples,
             ),
-            (VARIABLES.into(), Names::default(), &self.variables.examples),
+            (
+                "variables".into(),
+                Names::default(),
+                &self.variables.examples,
+            ),
         ];
         let named = |kind: &str, names: &Names| {
             let first = names.0.first().map_or("?", String::as_str);
@@ -412,7 +494,7 @@ fn list<'a>(name: &str, l: &'a List) -> (String, Names, &'a [String]) {
 fn parse(text: &str) -> Result<Rules, String> {
     let r: Rules = toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))?;
     for (entry, names, examples) in r.entries() {
-        if names.0.is_empty() && entry != VARIABLES {
+        if names.0.is_empty() && !ANY.contains(&entry.as_str()) {
             return Err(format!("{FILE}: {entry}: no names"));
         }
         if examples.is_empty() {
@@ -455,7 +537,7 @@ fn check_examples(r: &Rules) -> Result<(), String> {
                 .split_once(": ")
                 .ok_or_else(|| at("write `LABEL: COMMAND`".to_owned()))?;
             let first = line.split_whitespace().next().unwrap_or_default();
-            let named = entry == VARIABLES
+            let named = ANY.contains(&entry.as_str())
                 || names.has(first)
                 || (entry == "disk-destroyers" && first.starts_with("mkfs"));
             if !named {

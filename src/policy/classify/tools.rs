@@ -28,7 +28,7 @@ impl Walker {
             }
             n if rules::raw().network_clients.names.has(n) => self.network_client(cmd),
             n if rules::raw().package_managers.names.has(n) => self.package_manager(cmd),
-            "rustup" | "rustc" | "gofmt" | "rustfmt" | "prettier" | "eslint" => self.formatter(cmd),
+            n if rules::raw().formatters.names.has(n) => self.formatter(cmd),
             _ => return false,
         }
         true
@@ -46,24 +46,12 @@ impl Walker {
             .collect();
         let c = crate::policy::git::classify_command(&words);
         let v = c.verdict;
-        const REMOTE: &[&str] = &[
-            "fetch",
-            "pull",
-            "push",
-            "clone",
-            "ls-remote",
-            "remote",
-            "submodule",
-            "archive",
-            "send-email",
-            "request-pull",
-        ];
         let remote = cmd
             .args
             .iter()
             .filter_map(Arg::lit)
             .find(|t| !t.starts_with('-'))
-            .is_some_and(|sub| REMOTE.contains(&sub));
+            .is_some_and(|sub| rules::raw().words.git_remote.has(sub));
         if remote && v.risk > Risk::Safe {
             self.network(format!("`{}` reaches a git remote", cmd.shown));
         }
@@ -165,11 +153,11 @@ impl Walker {
             "wget" => self.wget(cmd, &what),
             "ssh" => self.ssh(cmd),
             "nc" | "ncat" | "netcat" | "socat" => {
+                let w = &rules::raw().words;
                 let runs = cmd.args.iter().any(|a| {
                     a.lit().is_none_or(|t| {
-                        matches!(t, "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec")
-                            || t.to_ascii_uppercase().starts_with("EXEC:")
-                            || t.to_ascii_uppercase().starts_with("SYSTEM:")
+                        w.netcat_exec.has(t)
+                            || w.netcat_exec_prefixes.prefixes(&t.to_ascii_uppercase())
                     })
                 });
                 if runs {
@@ -234,39 +222,31 @@ impl Walker {
     }
 
     fn package_manager(&mut self, cmd: &Cmd<'_>) {
+        let t = &rules::raw().package_managers;
         let sub = cmd
             .args
             .iter()
             .find_map(|a| a.lit().filter(|t| !t.starts_with('-')))
             .unwrap_or("");
-        let read_only = [
-            "list",
-            "search",
-            "show",
-            "info",
-            "freeze",
-            "check",
-            "policy",
-            "--version",
-            "-l",
-            "-L",
-            "-s",
-        ];
         let first_flag = cmd.args.first().and_then(Arg::lit).unwrap_or("");
-        if matches!(sub, "run" | "exec") && cmd.name != "npm" {
+        if t.runs.has(sub) && cmd.name != "npm" {
             return self.package_runner(cmd, sub);
         }
-        let (risk, why) = if read_only.contains(&sub)
-            || (cmd.name == "dpkg" && read_only.contains(&first_flag))
-        {
-            (Risk::Safe, "only reads package information")
-        } else {
-            (Risk::Moderate, "installs or changes packages")
-        };
-        if risk > Risk::Safe && !matches!(cmd.name, "dpkg" | "rpm") {
+        let local = t.local.has(cmd.name);
+        if t.reads.has(sub) || (local && t.reads.has(first_flag)) {
+            self.note(
+                Risk::Safe,
+                format!("`{}` only reads package information", cmd.shown),
+            );
+            return;
+        }
+        if !local {
             self.network(format!("`{}` downloads packages", cmd.shown));
         }
-        self.note(risk, format!("`{}` {why}", cmd.shown));
+        self.note(
+            Risk::Moderate,
+            format!("`{}` installs or changes packages", cmd.shown),
+        );
     }
 
     /// `bundle exec CMD`, `poetry run CMD`, `uv run CMD`: the command runs in the project's environment.
@@ -283,9 +263,7 @@ impl Walker {
             .iter()
             .position(|a| a.is(sub))
             .map_or(&[][..], |p| cmd.args.get(p + 1..).unwrap_or(&[]));
-        let with = [
-            "-n", "--name", "-p", "--prefix", "--with", "--python", "--group", "--extra",
-        ];
+        let with = rules::raw().package_managers.with_value.strs();
         let inner = super::wrappers::leading_options(after, &with);
         if !inner.is_empty() {
             self.run(&inner, cmd.input);
@@ -293,10 +271,11 @@ impl Walker {
     }
 
     fn formatter(&mut self, cmd: &Cmd<'_>) {
-        let checks = cmd.args.iter().any(|a| {
-            a.is("--check") || a.is("-l") || a.is("-d") || a.is("--version") || a.is("-V")
-        });
-        if checks || cmd.name == "rustc" && cmd.args.iter().any(|a| a.is("--version") || a.is("-V"))
+        let checks = &rules::raw().formatters.checks;
+        if cmd
+            .args
+            .iter()
+            .any(|a| a.lit().is_some_and(|t| checks.has(t)))
         {
             self.note(Risk::Safe, format!("`{}` only checks or reads", cmd.shown));
         } else {
@@ -319,19 +298,6 @@ fn global_options(args: &[Arg], with_value: &[&str]) -> usize {
 
 /// Whether the arguments are nothing but flags that print a version, help or paths.
 fn only_info_flags(args: &[Arg]) -> bool {
-    const INFO: &[&str] = &[
-        "--version",
-        "-V",
-        "-v",
-        "--help",
-        "-h",
-        "--exec-path",
-        "--html-path",
-        "--man-path",
-        "--info-path",
-    ];
-    !args.is_empty()
-        && args
-            .iter()
-            .all(|a| a.lit().is_some_and(|t| INFO.contains(&t)))
+    let info = &rules::raw().words.info_flags;
+    !args.is_empty() && args.iter().all(|a| a.lit().is_some_and(|t| info.has(t)))
 }
