@@ -419,6 +419,9 @@ mod tests {
             "ssh",
             "curl",
             "wget",
+            "gzip",
+            "shred",
+            "chmod",
         ];
         for name in names {
             assert!(rules::raw().program(name).is_some(), "no table for {name}");

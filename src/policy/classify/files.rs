@@ -156,7 +156,7 @@ impl Walker {
     }
 
     fn chmod(&mut self, cmd: &Cmd<'_>) {
-        let opts = parse_opts(cmd.args, &["--reference", "--from"]);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         let recursive = opts.has('R', &["--recursive"]);
         let skip = usize::from(opts.value_of(&["--reference"]).is_none());
@@ -212,10 +212,7 @@ impl Walker {
     }
 
     fn shred(&mut self, cmd: &Cmd<'_>) {
-        let opts = parse_opts(
-            cmd.args,
-            &["-n", "--iterations", "-s", "--size", "--random-source"],
-        );
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         for p in &opts.pos {
             let t = self.target(p);
@@ -312,12 +309,8 @@ impl Walker {
 
     /// zip, unzip, 7z: the archive or the extraction directory is written; `zip -TT` runs a command.
     fn archiver(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
-        if let Some(program) = opts.value_of(&["-TT", "--unzip-command"]) {
-            self.code_string(&program.clone(), &cmd.shown);
-        }
         match cmd.name {
             "unzip" => {
                 let reads = ["-l", "-t", "-v", "-p", "-c", "-z", "-Z"];
@@ -338,7 +331,7 @@ impl Walker {
 
     /// gzip & co: in place unless writing to standard output, listing or testing.
     fn compressor(&mut self, cmd: &Cmd<'_>) {
-        let opts = parse_opts(cmd.args, &["-S", "--suffix", "-o"]);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         let stdout = opts.has('c', &["--stdout", "--to-stdout"])
             || opts.has('l', &["--list"])
@@ -349,9 +342,6 @@ impl Walker {
                 format!("{what} only reads or writes to standard output"),
             );
             return;
-        }
-        if let Some(out) = opts.value_of(&["-o"]) {
-            self.write_to(&out, &what);
         }
         for p in &opts.pos {
             self.write_to(p, &what);
