@@ -40,6 +40,29 @@ pub(crate) enum Loc {
     Unknown,
 }
 
+impl Loc {
+    /// The place's name in the rules file's `[[effects]]` rows.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Loc::DevSink => "dev-sink",
+            Loc::DevDisk => "dev-disk",
+            Loc::DevNet => "dev-net",
+            Loc::DevOther => "dev-other",
+            Loc::Protected => "protected",
+            Loc::System => "system",
+            Loc::FsRoot => "fs-root",
+            Loc::Home => "home",
+            Loc::WsRoot => "ws-root",
+            Loc::Inside => "inside",
+            Loc::WsAncestor => "ws-ancestor",
+            Loc::Tmp => "tmp",
+            Loc::Outside => "outside",
+            Loc::Scratch(_) => "scratch",
+            Loc::Unknown => "unknown",
+        }
+    }
+}
+
 /// A resolved argument: either one path, or "some entries below `base`" for globs.
 #[derive(Debug, Clone)]
 pub(crate) struct Target {

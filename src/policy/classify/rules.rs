@@ -375,6 +375,74 @@ pub(crate) struct Places {
     examples: Vec<String>,
 }
 
+/// What an effect decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Outcome {
+    Safe,
+    Moderate,
+    Dangerous,
+    Blocked,
+}
+
+/// The effect table of one action on a path (effects.rs): the first row
+/// naming the place (or `*`) whose conditions all hold decides.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Effects {
+    pub act: String,
+    pub rows: Vec<EffectRow>,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// One row: places, conditions, outcome and why (`{p}`: the path,
+/// `{scratch}`: the step folder).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EffectRow {
+    pub at: Names,
+    #[serde(default)]
+    pub when: Vec<String>,
+    pub risk: Outcome,
+    pub why: String,
+}
+
+/// The actions, places and conditions `[[effects]]` rows may name.
+const ACTS: [&str; 5] = [
+    "write",
+    "delete-tree",
+    "delete-glob",
+    "delete-file",
+    "chmod",
+];
+const PLACES: [&str; 16] = [
+    "dev-sink",
+    "dev-disk",
+    "dev-net",
+    "dev-other",
+    "protected",
+    "system",
+    "fs-root",
+    "home",
+    "ws-root",
+    "inside",
+    "ws-ancestor",
+    "tmp",
+    "outside",
+    "scratch",
+    "unknown",
+    "*",
+];
+const CONDITIONS: [&str; 6] = [
+    "glob",
+    "not-glob",
+    "covers-all",
+    "top-level",
+    "recursive",
+    "whole-root",
+];
+
 /// The loaded tables.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -388,6 +456,7 @@ pub(crate) struct Rules {
     pub formatters: Formatters,
     pub words: Words,
     pub places: Places,
+    pub effects: Vec<Effects>,
     pub build_runners: List,
     pub cloud: Cloud,
     pub containers: Containers,
@@ -476,6 +545,10 @@ impl Rules {
         for t in &self.subcommands {
             out.push((named("subcommands", &t.names), t.names.clone(), &t.examples));
         }
+        for e in &self.effects {
+            let name = format!("effects `{}`", e.act);
+            out.push((name, Names(vec!["*".into()]), &e.examples));
+        }
         for w in &self.wrappers {
             out.push((named("wrapper", &w.names), w.names.clone(), &w.examples));
         }
@@ -499,6 +572,31 @@ fn parse(text: &str) -> Result<Rules, String> {
         }
         if examples.is_empty() {
             return Err(format!("{FILE}: {entry}: no examples"));
+        }
+    }
+    for act in ACTS {
+        if !r.effects.iter().any(|e| e.act == act) {
+            return Err(format!("{FILE}: no `[[effects]]` table for `{act}`"));
+        }
+    }
+    for e in &r.effects {
+        let at = |why: String| format!("{FILE}: effects `{}`: {why}", e.act);
+        if !ACTS.contains(&e.act.as_str()) {
+            return Err(at(format!("unknown act (one of {})", ACTS.join(", "))));
+        }
+        for row in &e.rows {
+            if let Some(p) = row.at.0.iter().find(|p| !PLACES.contains(&p.as_str())) {
+                return Err(at(format!(
+                    "unknown place `{p}` (one of {})",
+                    PLACES.join(", ")
+                )));
+            }
+            if let Some(c) = row.when.iter().find(|c| !CONDITIONS.contains(&c.as_str())) {
+                return Err(at(format!(
+                    "unknown condition `{c}` (one of {})",
+                    CONDITIONS.join(", ")
+                )));
+            }
         }
     }
     for w in &r.wrappers {
@@ -538,6 +636,7 @@ fn check_examples(r: &Rules) -> Result<(), String> {
                 .ok_or_else(|| at("write `LABEL: COMMAND`".to_owned()))?;
             let first = line.split_whitespace().next().unwrap_or_default();
             let named = ANY.contains(&entry.as_str())
+                || names.has("*")
                 || names.has(first)
                 || (entry == "disk-destroyers" && first.starts_with("mkfs"));
             if !named {
@@ -622,5 +721,33 @@ mod tests {
         );
         let e = parse(&cut).expect_err("two risks");
         assert!(e.contains("wrapper `sudo`"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_effect_row_is_an_error() {
+        for (from, to, want) in [
+            (
+                "at = [\"dev-sink\"]",
+                "at = [\"dev-sinks\"]",
+                "unknown place `dev-sinks`",
+            ),
+            (
+                "when = [\"top-level\"]",
+                "when = [\"top\"]",
+                "unknown condition `top`",
+            ),
+            (
+                "act = \"chmod\"",
+                "act = \"chown\"",
+                "no `[[effects]]` table for `chmod`",
+            ),
+        ] {
+            let cut = TEXT.replacen(from, to, 1);
+            assert_ne!(cut, TEXT, "{from}");
+            let e = parse(&cut).expect_err(want);
+            assert!(e.starts_with(FILE) && e.contains(want), "{e}");
+        }
+        let effects = &raw().effects;
+        assert_eq!(effects.len(), ACTS.len());
     }
 }
