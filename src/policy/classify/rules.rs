@@ -51,13 +51,11 @@ impl Names {
 
 /// A list of commands with its examples.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub(crate) struct List {
     pub names: Names,
     /// Options that take the next word (shells).
-    #[serde(default)]
     pub with_value: Names,
-    #[serde(default)]
     examples: Vec<String>,
 }
 
@@ -118,42 +116,32 @@ pub(crate) struct ShellOptions {
 /// and `config` say what the value of an option is. An `in-out` program's
 /// second positional is an output file.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub(crate) struct Program {
     pub names: Names,
-    #[serde(default)]
     pub with_value: Names,
     /// Judged by this entry alone: only reads, apart from its options' roles.
-    #[serde(default)]
     pub reads: bool,
     /// Options whose value is a file the program writes.
-    #[serde(default)]
     pub writes: Names,
     /// Options whose value is a program or command line it runs.
-    #[serde(default)]
     pub runs: Names,
     /// Options whose value is a file of options or commands (unclassifiable).
-    #[serde(default)]
     pub config: Names,
-    #[serde(default)]
     examples: Vec<String>,
 }
 
 /// An interpreter of a language the classifier does not read.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub(crate) struct Interpreter {
     pub names: Names,
     /// Options whose value is inline code.
-    #[serde(default)]
     pub code: Names,
     /// Options that take the next word.
-    #[serde(default)]
     pub with_value: Names,
     /// Options that run a module (`-m`).
-    #[serde(default)]
     pub module: Names,
-    #[serde(default)]
     examples: Vec<String>,
 }
 
@@ -219,26 +207,17 @@ impl Subcommands {
 
 /// Variables that change what runs, by how (see vars.rs).
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct Variables {
-    #[serde(default)]
     pub search_path: Names,
-    #[serde(default)]
     pub files: Names,
-    #[serde(default)]
     pub command: Names,
-    #[serde(default)]
     pub plain: Names,
-    #[serde(default)]
     pub shell: Names,
-    #[serde(default)]
     pub output_file: Names,
-    #[serde(default)]
     pub git_key: Names,
     /// Options of an interpreter or compiler.
-    #[serde(default)]
     pub options: Vec<VarOptions>,
-    #[serde(default)]
     examples: Vec<String>,
 }
 
