@@ -113,15 +113,16 @@ pub(crate) struct ShellOptions {
 }
 
 /// A program's options: `with_value` take the next word; `writes`, `runs`
-/// and `config` say what the value of an option is. An `in-out` program's
-/// second positional is an output file.
+/// and `config` say what the value of an option is.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub(crate) struct Program {
     pub names: Names,
     pub with_value: Names,
-    /// Judged by this entry alone: only reads, apart from its options' roles.
+    /// Judged by this entry alone: only reads, apart from its options' roles
+    /// and its `output_at`-th positional (an output file: `uniq IN OUT`).
     pub reads: bool,
+    pub output_at: Option<usize>,
     /// Options whose value is a file the program writes.
     pub writes: Names,
     /// Options whose value is a program or command line it runs.
@@ -442,7 +443,6 @@ pub(crate) struct Rules {
     pub shells: List,
     pub command_languages: List,
     pub shell_options: ShellOptions,
-    pub in_out: Vec<Program>,
     /// Option tables of programs judged in Rust (`with_value`).
     pub options: Vec<Program>,
     pub subcommands: Vec<Subcommands>,
@@ -515,9 +515,6 @@ impl Rules {
             let first = names.0.first().map_or("?", String::as_str);
             format!("{kind} `{first}`")
         };
-        for p in &self.in_out {
-            out.push((named("in-out", &p.names), p.names.clone(), &p.examples));
-        }
         for p in &self.options {
             out.push((named("options", &p.names), p.names.clone(), &p.examples));
         }

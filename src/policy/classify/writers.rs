@@ -25,17 +25,17 @@ impl Walker {
             "fd" | "fdfind" => self.fd(cmd),
             "at" | "batch" => self.at(cmd),
             n if rules::raw().command_languages.names.has(n) => self.command_language(cmd),
-            n => {
-                let r = rules::raw();
-                if let Some(p) = r.in_out.iter().find(|p| p.names.has(n)) {
-                    self.in_out(cmd, &p.with_value.strs());
-                } else if r.program(n).is_some_and(|p| p.reads) {
-                    self.options(cmd, cmd.args);
+            n => match rules::raw().program(n).filter(|p| p.reads) {
+                Some(p) => {
+                    let opts = self.options(cmd, cmd.args);
+                    let out = p.output_at.and_then(|i| opts.pos.get(i.saturating_sub(1)));
+                    if let Some(out) = out {
+                        self.write_to(out, &format!("`{}`", cmd.shown));
+                    }
                     self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
-                } else {
-                    return false;
                 }
-            }
+                None => return false,
+            },
         }
         true
     }
@@ -84,19 +84,6 @@ impl Walker {
             }
         }
         opts
-    }
-
-    fn in_out(&mut self, cmd: &Cmd<'_>, with: &[&str]) {
-        let opts = parse_opts(cmd.args, with);
-        let reverse = cmd.name == "xxd" && opts.has('r', &["-revert"]);
-        match opts.pos.get(1) {
-            Some(out) => self.write_to(out, &format!("`{}`", cmd.shown)),
-            None if reverse => self.note(
-                Risk::Safe,
-                format!("`{}` converts to standard output", cmd.shown),
-            ),
-            None => self.note(Risk::Safe, format!("`{}` only reads", cmd.shown)),
-        }
     }
 
     fn sed(&mut self, cmd: &Cmd<'_>) {
