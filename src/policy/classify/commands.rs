@@ -361,12 +361,17 @@ pub(crate) fn long_matches(given: &str, long: &str) -> bool {
     given == long || (given.len() >= 3 && given.starts_with("--") && long.starts_with(given))
 }
 
-/// The long option of `known` that `t` (maybe abbreviated) names, or `t`.
+/// The long option of `known` that `t` (maybe abbreviated) names, or `t`;
+/// an exact name wins over one it abbreviates.
 pub(crate) fn canonical_long<'a>(t: &'a str, known: &[&'a str]) -> &'a str {
     let name = t.split_once('=').map_or(t, |(n, _)| n);
-    known
-        .iter()
-        .find(|k| k.starts_with("--") && long_matches(name, k))
+    let exact = known.iter().find(|k| **k == name);
+    exact
+        .or_else(|| {
+            known
+                .iter()
+                .find(|k| k.starts_with("--") && long_matches(name, k))
+        })
         .copied()
         .unwrap_or(name)
 }

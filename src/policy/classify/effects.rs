@@ -1,6 +1,7 @@
 //! What writing to, deleting or re-permissioning a path costs, by where it is.
 
 use super::paths::{Loc, Target};
+use super::rules;
 use super::walk::Walker;
 use super::words::Arg;
 use crate::model::Risk;
@@ -30,182 +31,64 @@ impl Walker {
             }
         }
         let t = self.target(arg);
-        let loc = effective(&t);
-        let p = &t.shown;
-        match loc {
-            Loc::DevSink => self.note(Risk::Safe, format!("{what} writes only to {p}")),
-            Loc::Scratch(v) => self.note(
-                Risk::Safe,
-                format!("{what} writes only into {}", v.describe()),
-            ),
-            Loc::DevDisk | Loc::Protected => {
-                self.block(format!("{what} writes to {p}, a protected system location"));
-            }
-            Loc::System | Loc::DevOther | Loc::FsRoot => {
-                self.note(Risk::Dangerous, format!("{what} writes to system path {p}"));
-            }
-            Loc::DevNet => self.note(Risk::Moderate, format!("{what} opens a network connection")),
-            Loc::Inside | Loc::WsRoot => {
-                self.note(
-                    Risk::Moderate,
-                    format!("{what} writes inside the workspace"),
-                );
-            }
-            Loc::Unknown => self.note(
-                Risk::Moderate,
-                format!("{what} writes to `{p}`, a path only known at run time"),
-            ),
-            Loc::Tmp | Loc::Home | Loc::Outside | Loc::WsAncestor => self.note(
-                Risk::Moderate,
-                format!("{what} writes to {p}, outside the workspace"),
-            ),
-        }
+        self.effect("write", effective(&t), &t, false, what);
     }
 
     /// Deletes `arg`, recursively or not.
     pub(crate) fn delete(&mut self, arg: &Arg, recursive: bool, what: &str) {
         let t = self.target(arg);
-        if recursive {
-            self.delete_tree(&t, what);
-        } else {
-            self.delete_file(&t, what);
-        }
-    }
-
-    fn delete_tree(&mut self, t: &Target, what: &str) {
-        let p = &t.shown;
-        if t.under {
-            return self.delete_glob(t, what);
-        }
-        match t.loc {
-            Loc::Scratch(v) => self.note(
-                Risk::Safe,
-                format!("{what} deletes only inside {}", v.describe()),
-            ),
-            Loc::FsRoot | Loc::WsRoot | Loc::WsAncestor | Loc::Home => self.block(format!(
-                "{what} deletes {p} recursively: the root, home or workspace itself"
-            )),
-            Loc::Protected | Loc::DevDisk => {
-                self.block(format!("{what} deletes protected system path {p}"));
-            }
-            Loc::System if std::path::Path::new(p).components().count() == 2 => {
-                self.block(format!("{what} deletes system directory {p}"));
-            }
-            Loc::Inside => self.note(
-                Risk::Moderate,
-                format!("{what} deletes recursively inside the workspace"),
-            ),
-            Loc::Unknown => self.note(
-                Risk::Dangerous,
-                format!("{what} deletes recursively a path only known at run time"),
-            ),
-            _ => self.note(
-                Risk::Dangerous,
-                format!("{what} deletes {p} recursively, outside the workspace"),
-            ),
-        }
-    }
-
-    fn delete_glob(&mut self, t: &Target, what: &str) {
-        let p = &t.shown;
-        match t.loc {
-            Loc::Scratch(v) => self.note(
-                Risk::Safe,
-                format!("{what} deletes only inside {}", v.describe()),
-            ),
-            Loc::Inside | Loc::WsRoot => self.note(
-                Risk::Moderate,
-                format!("{what} deletes recursively inside the workspace"),
-            ),
-            Loc::FsRoot | Loc::Home | Loc::WsAncestor if t.covers_all => self.block(format!(
-                "{what} deletes everything in {p}: the root, home or the workspace's parent"
-            )),
-            Loc::Protected | Loc::DevDisk => {
-                self.block(format!("{what} deletes protected system path {p}"));
-            }
-            _ => self.note(
-                Risk::Dangerous,
-                format!("{what} deletes {p} recursively, outside the workspace"),
-            ),
-        }
-    }
-
-    fn delete_file(&mut self, t: &Target, what: &str) {
-        let p = &t.shown;
-        let loc = if t.under && matches!(t.loc, Loc::WsRoot) {
-            Loc::Inside
-        } else {
-            t.loc
-        };
-        match loc {
-            Loc::Scratch(v) => self.note(
-                Risk::Safe,
-                format!("{what} deletes only inside {}", v.describe()),
-            ),
-            Loc::Protected | Loc::DevDisk => {
-                self.block(format!("{what} deletes protected system path {p}"));
-            }
-            Loc::Inside | Loc::WsRoot => {
-                self.note(
-                    Risk::Moderate,
-                    format!("{what} deletes inside the workspace"),
-                );
-            }
-            Loc::Unknown => self.note(
-                Risk::Moderate,
-                format!("{what} deletes `{p}`, a path only known at run time"),
-            ),
-            Loc::Tmp | Loc::Outside if !t.under => self.note(
-                Risk::Moderate,
-                format!("{what} deletes {p}, outside the workspace"),
-            ),
-            _ => self.note(
-                Risk::Dangerous,
-                format!("{what} deletes {p}, outside the workspace"),
-            ),
+        match (recursive, t.under, t.loc) {
+            (true, true, loc) => self.effect("delete-glob", loc, &t, true, what),
+            (true, false, loc) => self.effect("delete-tree", loc, &t, true, what),
+            (false, true, Loc::WsRoot) => self.effect("delete-file", Loc::Inside, &t, false, what),
+            (false, _, loc) => self.effect("delete-file", loc, &t, false, what),
         }
     }
 
     /// chmod/chown/chgrp on `arg`.
     pub(crate) fn change_mode(&mut self, arg: &Arg, recursive: bool, what: &str) {
         let t = self.target(arg);
-        let p = &t.shown;
-        let loc = effective(&t);
+        self.effect("chmod", effective(&t), &t, recursive, what);
+    }
+
+    /// Applies the first row of the `[[effects]]` table of `act` that names
+    /// `loc` (or `*`) and whose conditions all hold.
+    fn effect(&mut self, act: &str, loc: Loc, t: &Target, recursive: bool, what: &str) {
+        let top = std::path::Path::new(&t.shown).components().count() == 2;
         let whole_root = t.under && t.covers_all && t.loc == Loc::FsRoot;
-        match loc {
-            Loc::Scratch(v) => self.note(
-                Risk::Safe,
-                format!("{what} changes permissions only inside {}", v.describe()),
-            ),
-            _ if recursive && whole_root => {
-                self.block(format!(
-                    "{what} changes permissions of the whole filesystem"
-                ));
-            }
-            Loc::FsRoot if recursive => {
-                self.block(format!(
-                    "{what} changes permissions of the whole filesystem"
-                ));
-            }
-            Loc::Protected | Loc::DevDisk => {
-                self.block(format!("{what} changes permissions of protected path {p}"));
-            }
-            Loc::Inside | Loc::WsRoot => self.note(
-                Risk::Moderate,
-                format!("{what} changes permissions inside the workspace"),
-            ),
-            _ if recursive => self.note(
-                Risk::Dangerous,
-                format!("{what} changes permissions recursively outside the workspace ({p})"),
-            ),
-            Loc::System | Loc::FsRoot | Loc::DevOther | Loc::Home => self.note(
-                Risk::Dangerous,
-                format!("{what} changes permissions of system path {p}"),
-            ),
-            _ => self.note(
-                Risk::Moderate,
-                format!("{what} changes permissions outside the workspace ({p})"),
-            ),
+        let conds = [
+            ("glob", t.under),
+            ("not-glob", !t.under),
+            ("covers-all", t.covers_all),
+            ("top-level", top),
+            ("recursive", recursive),
+            ("whole-root", whole_root),
+        ];
+        let holds = |c: &String| conds.iter().any(|(n, v)| n == c && *v);
+        let row = rules::raw()
+            .effects
+            .iter()
+            .filter(|e| e.act == act)
+            .flat_map(|e| &e.rows)
+            .find(|r| (r.at.has(loc.name()) || r.at.has("*")) && r.when.iter().all(holds));
+        let Some(r) = row else {
+            let at = loc.name();
+            return self.unclassifiable(format!(
+                "{}: no `[[effects]]` row for {act} at {at}",
+                rules::FILE
+            ));
+        };
+        let scratch = match loc {
+            Loc::Scratch(v) => v.describe(),
+            _ => "",
+        };
+        let why = r.why.replace("{p}", &t.shown).replace("{scratch}", scratch);
+        let reason = format!("{what} {why}");
+        match r.risk {
+            rules::Outcome::Blocked => self.block(reason),
+            rules::Outcome::Safe => self.note(Risk::Safe, reason),
+            rules::Outcome::Moderate => self.note(Risk::Moderate, reason),
+            rules::Outcome::Dangerous => self.note(Risk::Dangerous, reason),
         }
     }
 }

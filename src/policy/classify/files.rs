@@ -69,15 +69,11 @@ impl Walker {
     }
 
     fn copy(&mut self, cmd: &Cmd<'_>) {
-        let with_value = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with_value);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         let remote = matches!(cmd.name, "scp" | "rsync");
         if remote {
             self.remote_copy(cmd, &opts);
-        }
-        if let Some(log) = opts.value_of(&["--log-file"]) {
-            self.write_to(&log, &what);
         }
         let target_dir = opts.value_of(&["-t", "--target-directory"]);
         let dirs_only = cmd.name == "install" && opts.has('d', &["--directory"]);
@@ -132,9 +128,6 @@ impl Walker {
     /// scp and rsync: the network, and the programs they start (`-e`, `-S`, `ProxyCommand`).
     fn remote_copy(&mut self, cmd: &Cmd<'_>, opts: &super::commands::Opts) {
         self.network(format!("`{}` transfers files over the network", cmd.shown));
-        if let Some(program) = opts.value_of(&["-e", "--rsh", "-S"]) {
-            self.code_string(&program, &cmd.shown);
-        }
         for o in opts
             .values
             .iter()
@@ -142,12 +135,6 @@ impl Walker {
             .map(|(_, v)| v)
         {
             self.ssh_option(o, &cmd.shown);
-        }
-        if opts.value_of(&["-F"]).is_some_and(|f| !f.is("/dev/null")) {
-            self.unclassifiable(format!(
-                "`{}` reads an ssh configuration file, which can run commands",
-                cmd.shown
-            ));
         }
     }
 
@@ -169,7 +156,7 @@ impl Walker {
     }
 
     fn chmod(&mut self, cmd: &Cmd<'_>) {
-        let opts = parse_opts(cmd.args, &["--reference", "--from"]);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         let recursive = opts.has('R', &["--recursive"]);
         let skip = usize::from(opts.value_of(&["--reference"]).is_none());
@@ -225,10 +212,7 @@ impl Walker {
     }
 
     fn shred(&mut self, cmd: &Cmd<'_>) {
-        let opts = parse_opts(
-            cmd.args,
-            &["-n", "--iterations", "-s", "--size", "--random-source"],
-        );
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         for p in &opts.pos {
             let t = self.target(p);
@@ -242,17 +226,6 @@ impl Walker {
     }
 
     fn tar(&mut self, cmd: &Cmd<'_>) {
-        const PROGRAMS: &[&str] = &[
-            "-I",
-            "--use-compress-program",
-            "-F",
-            "--info-script",
-            "--new-volume-script",
-            "--to-command",
-            "--rsh-command",
-            "--rmt-command",
-        ];
-        let with = self.with_value(cmd);
         let mut args = cmd.args.to_vec();
         if let Some(first) = args.first_mut()
             && let Some(t) = first.lit()
@@ -262,15 +235,8 @@ impl Walker {
         {
             first.text = Some(format!("-{t}"));
         }
-        let opts = parse_opts(&args, &with);
+        let opts = self.options(cmd, &args);
         let what = format!("`{}`", cmd.shown);
-        for (_, program) in opts
-            .values
-            .iter()
-            .filter(|(n, _)| PROGRAMS.contains(&n.as_str()))
-        {
-            self.code_string(program, &cmd.shown);
-        }
         for (_, action) in opts
             .values
             .iter()
@@ -343,12 +309,8 @@ impl Walker {
 
     /// zip, unzip, 7z: the archive or the extraction directory is written; `zip -TT` runs a command.
     fn archiver(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
-        if let Some(program) = opts.value_of(&["-TT", "--unzip-command"]) {
-            self.code_string(&program.clone(), &cmd.shown);
-        }
         match cmd.name {
             "unzip" => {
                 let reads = ["-l", "-t", "-v", "-p", "-c", "-z", "-Z"];
@@ -369,7 +331,7 @@ impl Walker {
 
     /// gzip & co: in place unless writing to standard output, listing or testing.
     fn compressor(&mut self, cmd: &Cmd<'_>) {
-        let opts = parse_opts(cmd.args, &["-S", "--suffix", "-o"]);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         let stdout = opts.has('c', &["--stdout", "--to-stdout"])
             || opts.has('l', &["--list"])
@@ -380,9 +342,6 @@ impl Walker {
                 format!("{what} only reads or writes to standard output"),
             );
             return;
-        }
-        if let Some(out) = opts.value_of(&["-o"]) {
-            self.write_to(&out, &what);
         }
         for p in &opts.pos {
             self.write_to(p, &what);
@@ -481,45 +440,5 @@ impl Walker {
 
 /// find's tests, which narrow what an action applies to.
 fn is_find_test(t: &str) -> bool {
-    const TESTS: &[&str] = &[
-        "-name",
-        "-iname",
-        "-path",
-        "-ipath",
-        "-wholename",
-        "-iwholename",
-        "-regex",
-        "-iregex",
-        "-type",
-        "-xtype",
-        "-newer",
-        "-user",
-        "-group",
-        "-uid",
-        "-gid",
-        "-perm",
-        "-size",
-        "-mtime",
-        "-mmin",
-        "-atime",
-        "-amin",
-        "-ctime",
-        "-cmin",
-        "-empty",
-        "-links",
-        "-inum",
-        "-samefile",
-        "-lname",
-        "-ilname",
-        "-nouser",
-        "-nogroup",
-        "-readable",
-        "-writable",
-        "-executable",
-        "-fstype",
-        "-used",
-        "-newermt",
-        "-false",
-    ];
-    TESTS.contains(&t)
+    super::rules::raw().words.find_tests.has(t)
 }

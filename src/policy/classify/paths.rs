@@ -40,6 +40,29 @@ pub(crate) enum Loc {
     Unknown,
 }
 
+impl Loc {
+    /// The place's name in the rules file's `[[effects]]` rows.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Loc::DevSink => "dev-sink",
+            Loc::DevDisk => "dev-disk",
+            Loc::DevNet => "dev-net",
+            Loc::DevOther => "dev-other",
+            Loc::Protected => "protected",
+            Loc::System => "system",
+            Loc::FsRoot => "fs-root",
+            Loc::Home => "home",
+            Loc::WsRoot => "ws-root",
+            Loc::Inside => "inside",
+            Loc::WsAncestor => "ws-ancestor",
+            Loc::Tmp => "tmp",
+            Loc::Outside => "outside",
+            Loc::Scratch(_) => "scratch",
+            Loc::Unknown => "unknown",
+        }
+    }
+}
+
 /// A resolved argument: either one path, or "some entries below `base`" for globs.
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
@@ -250,40 +273,31 @@ fn wildcards_only(component: &str) -> bool {
 }
 
 fn system_loc(p: &Path) -> Loc {
-    const PROTECTED: [&str; 2] = ["/etc", "/boot"];
-    const SYSTEM: [&str; 12] = [
-        "/usr", "/var", "/opt", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/sys", "/proc",
-        "/root", "/srv",
-    ];
-    if p.starts_with("/tmp") || p.starts_with("/var/tmp") {
-        return Loc::Tmp;
+    let places = &super::rules::raw().places;
+    let under = |dirs: &super::rules::Names| dirs.strs().iter().any(|d| p.starts_with(d));
+    if under(&places.tmp) {
+        Loc::Tmp
+    } else if under(&places.protected) {
+        Loc::Protected
+    } else if under(&places.system) {
+        Loc::System
+    } else {
+        Loc::Outside
     }
-    if PROTECTED.iter().any(|d| p.starts_with(d)) {
-        return Loc::Protected;
-    }
-    if SYSTEM.iter().any(|d| p.starts_with(d)) {
-        return Loc::System;
-    }
-    Loc::Outside
 }
 
 fn device(rel: &Path) -> Loc {
-    const SINKS: [&str; 10] = [
-        "null", "zero", "stdout", "stderr", "stdin", "tty", "fd", "full", "random", "urandom",
-    ];
-    const DISKS: [&str; 10] = [
-        "sd", "nvme", "hd", "vd", "mmcblk", "xvd", "disk", "dm-", "md", "loop",
-    ];
+    let places = &super::rules::raw().places;
     let first = rel
         .components()
         .next()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .unwrap_or_default();
-    if SINKS.contains(&first.as_str()) {
+    if places.dev_sinks.has(&first) {
         Loc::DevSink
-    } else if first == "tcp" || first == "udp" {
+    } else if places.dev_net.has(&first) {
         Loc::DevNet
-    } else if DISKS.iter().any(|d| first.starts_with(d)) {
+    } else if places.dev_disks.prefixes(&first) {
         Loc::DevDisk
     } else {
         Loc::DevOther

@@ -9,8 +9,8 @@ use crate::model::Risk;
 use serde::Deserialize;
 use std::sync::OnceLock;
 
-/// The entry whose examples name no command of it (any assignment form).
-const VARIABLES: &str = "variables";
+/// The entries whose examples may name any command.
+const ANY: [&str; 3] = ["variables", "words", "places"];
 
 /// The file, for error messages.
 pub(crate) const FILE: &str = "src/policy/rules/bash.toml";
@@ -51,13 +51,11 @@ impl Names {
 
 /// A list of commands with its examples.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub(crate) struct List {
     pub names: Names,
     /// Options that take the next word (shells).
-    #[serde(default)]
     pub with_value: Names,
-    #[serde(default)]
     examples: Vec<String>,
 }
 
@@ -114,36 +112,37 @@ pub(crate) struct ShellOptions {
     examples: Vec<String>,
 }
 
-/// A program whose options name files: `in-out` (the second positional
-/// is an output file; `with_value` take the next word) or `output-options`
-/// (`options` name an output file).
+/// A program's options: `with_value` take the next word; `writes`, `runs`
+/// and `config` say what the value of an option is.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub(crate) struct Program {
     pub names: Names,
-    #[serde(default)]
     pub with_value: Names,
-    #[serde(default)]
-    pub options: Names,
-    #[serde(default)]
+    /// Judged by this entry alone: only reads, apart from its options' roles
+    /// and its `output_at`-th positional (an output file: `uniq IN OUT`).
+    pub reads: bool,
+    pub output_at: Option<usize>,
+    /// Options whose value is a file the program writes.
+    pub writes: Names,
+    /// Options whose value is a program or command line it runs.
+    pub runs: Names,
+    /// Options whose value is a file of options or commands (unclassifiable).
+    pub config: Names,
     examples: Vec<String>,
 }
 
 /// An interpreter of a language the classifier does not read.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub(crate) struct Interpreter {
     pub names: Names,
     /// Options whose value is inline code.
-    #[serde(default)]
     pub code: Names,
     /// Options that take the next word.
-    #[serde(default)]
     pub with_value: Names,
     /// Options that run a module (`-m`).
-    #[serde(default)]
     pub module: Names,
-    #[serde(default)]
     examples: Vec<String>,
 }
 
@@ -158,6 +157,7 @@ pub(crate) struct Subcommands {
     /// Subcommands that reach the network.
     #[serde(default)]
     pub network: Names,
+    #[serde(default)]
     groups: Vec<SubGroup>,
     /// Why a subcommand in no group is moderate.
     other: String,
@@ -165,52 +165,60 @@ pub(crate) struct Subcommands {
     examples: Vec<String>,
 }
 
-/// Subcommands of one risk.
+/// Subcommands of one risk; with `with`, only when an argument is one of
+/// them; with `unless`, only when none is.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SubGroup {
     risk: Risk,
     why: String,
     subs: Names,
+    #[serde(default)]
+    with: Names,
+    #[serde(default)]
+    unless: Names,
 }
 
 impl Subcommands {
-    /// The risk of `sub` and why (moderate when no group holds it).
-    pub(crate) fn judge(&self, sub: &str) -> (Risk, &str) {
-        self.groups
+    /// The risk of `sub` (`sub second` first, for `go mod verify`) given
+    /// the words `args`, and why: the first group that holds it and whose
+    /// conditions hold; moderate (`other`) when none does.
+    pub(crate) fn judge(&self, sub: &str, second: &str, args: &[Option<&str>]) -> (Risk, &str) {
+        let has = |n: &Names| args.iter().flatten().any(|a| n.has(a));
+        let pair = format!("{sub} {second}");
+        [pair.as_str(), sub]
             .iter()
-            .find(|g| g.subs.has(sub))
-            .map_or_else(|| self.other(), |g| (g.risk, g.why.as_str()))
+            .find_map(|s| {
+                self.groups.iter().find(|g| {
+                    g.subs.has(s) && (g.with.0.is_empty() || has(&g.with)) && !has(&g.unless)
+                })
+            })
+            .map_or((Risk::Moderate, self.other.as_str()), |g| {
+                (g.risk, g.why.as_str())
+            })
     }
 
-    /// The verdict on a subcommand in no group.
-    pub(crate) fn other(&self) -> (Risk, &str) {
-        (Risk::Moderate, self.other.as_str())
+    /// Whether `sub` (or `sub second`) reaches the network.
+    pub(crate) fn reaches_network(&self, sub: &str, second: &str) -> bool {
+        self.network.has("*")
+            || self.network.has(sub)
+            || self.network.has(&format!("{sub} {second}"))
     }
 }
 
 /// Variables that change what runs, by how (see vars.rs).
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct Variables {
-    #[serde(default)]
     pub search_path: Names,
-    #[serde(default)]
     pub files: Names,
-    #[serde(default)]
     pub command: Names,
-    #[serde(default)]
     pub plain: Names,
-    #[serde(default)]
     pub shell: Names,
-    #[serde(default)]
     pub output_file: Names,
-    #[serde(default)]
     pub git_key: Names,
     /// Options of an interpreter or compiler.
-    #[serde(default)]
     pub options: Vec<VarOptions>,
-    #[serde(default)]
     examples: Vec<String>,
 }
 
@@ -283,6 +291,138 @@ impl Wrapper {
     }
 }
 
+/// Package managers: judged by their subcommand (tools.rs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PackageManagers {
+    pub names: Names,
+    /// Subcommands (or, for `local` ones, a first option) that only read.
+    pub reads: Names,
+    /// Managers of local package files: they download nothing.
+    pub local: Names,
+    /// Subcommands that run the command after them in the project's environment.
+    pub runs: Names,
+    /// Options of those subcommands that take the next word.
+    pub with_value: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Formatters and compilers: safe with one of `checks`, else they may write.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Formatters {
+    pub names: Names,
+    pub checks: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Word lists the walk reads by name.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct Words {
+    /// Flags that only print a version, help or paths (build runners).
+    pub info_flags: Names,
+    /// find's tests, which narrow what `-delete` applies to.
+    pub find_tests: Names,
+    /// git subcommands that reach a remote.
+    pub git_remote: Names,
+    /// Options (or prefixes of words, upper case) that make a netcat run a program.
+    pub netcat_exec: Names,
+    pub netcat_exec_prefixes: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Where a path is, by its prefix (paths.rs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct Places {
+    /// Temporary directories (moderate to write).
+    pub tmp: Names,
+    /// Written: blocked.
+    pub protected: Names,
+    /// Written: dangerous.
+    pub system: Names,
+    /// Devices under /dev that only absorb or give data.
+    pub dev_sinks: Names,
+    /// Devices that open a network connection.
+    pub dev_net: Names,
+    /// Prefixes of disk devices.
+    pub dev_disks: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// What an effect decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Outcome {
+    Safe,
+    Moderate,
+    Dangerous,
+    Blocked,
+}
+
+/// The effect table of one action on a path (effects.rs): the first row
+/// naming the place (or `*`) whose conditions all hold decides.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Effects {
+    pub act: String,
+    pub rows: Vec<EffectRow>,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// One row: places, conditions, outcome and why (`{p}`: the path,
+/// `{scratch}`: the step folder).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EffectRow {
+    pub at: Names,
+    #[serde(default)]
+    pub when: Vec<String>,
+    pub risk: Outcome,
+    pub why: String,
+}
+
+/// The actions, places and conditions `[[effects]]` rows may name.
+const ACTS: [&str; 5] = [
+    "write",
+    "delete-tree",
+    "delete-glob",
+    "delete-file",
+    "chmod",
+];
+const PLACES: [&str; 16] = [
+    "dev-sink",
+    "dev-disk",
+    "dev-net",
+    "dev-other",
+    "protected",
+    "system",
+    "fs-root",
+    "home",
+    "ws-root",
+    "inside",
+    "ws-ancestor",
+    "tmp",
+    "outside",
+    "scratch",
+    "unknown",
+    "*",
+];
+const CONDITIONS: [&str; 6] = [
+    "glob",
+    "not-glob",
+    "covers-all",
+    "top-level",
+    "recursive",
+    "whole-root",
+];
+
 /// The loaded tables.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -292,15 +432,17 @@ pub(crate) struct Rules {
     pub disk_destroyers: List,
     pub partitioners: List,
     pub network_clients: List,
-    pub package_managers: List,
+    pub package_managers: PackageManagers,
+    pub formatters: Formatters,
+    pub words: Words,
+    pub places: Places,
+    pub effects: Vec<Effects>,
     pub build_runners: List,
     pub cloud: Cloud,
     pub containers: Containers,
     pub shells: List,
     pub command_languages: List,
     pub shell_options: ShellOptions,
-    pub in_out: Vec<Program>,
-    pub output_options: Vec<Program>,
     /// Option tables of programs judged in Rust (`with_value`).
     pub options: Vec<Program>,
     pub subcommands: Vec<Subcommands>,
@@ -315,13 +457,9 @@ impl Rules {
         self.wrappers.iter().find(|w| w.names.has(name))
     }
 
-    /// The options of `name` that take the next word (`[[options]]`);
-    /// None when the file has no entry for it.
-    pub(crate) fn with_value(&self, name: &str) -> Option<Vec<&str>> {
-        self.options
-            .iter()
-            .find(|p| p.names.has(name))
-            .map(|p| p.with_value.strs())
+    /// The `[[options]]` entry of `name`.
+    pub(crate) fn program(&self, name: &str) -> Option<&Program> {
+        self.options.iter().find(|p| p.names.has(name))
     }
 
     /// The subcommand table of `name`.
@@ -337,7 +475,18 @@ impl Rules {
             list("disk-destroyers", &self.disk_destroyers),
             list("partitioners", &self.partitioners),
             list("network-clients", &self.network_clients),
-            list("package-managers", &self.package_managers),
+            (
+                "package-managers".into(),
+                self.package_managers.names.clone(),
+                &self.package_managers.examples,
+            ),
+            (
+                "formatters".into(),
+                self.formatters.names.clone(),
+                &self.formatters.examples,
+            ),
+            ("words".into(), Names::default(), &self.words.examples),
+            ("places".into(), Names::default(), &self.places.examples),
             list("build-runners", &self.build_runners),
             list("shells", &self.shells),
             list("command-languages", &self.command_languages),
@@ -356,27 +505,25 @@ impl Rules {
                 Names(vec!["shopt".into(), "set".into()]),
                 &self.shell_options.examples,
             ),
-            (VARIABLES.into(), Names::default(), &self.variables.examples),
+            (
+                "variables".into(),
+                Names::default(),
+                &self.variables.examples,
+            ),
         ];
         let named = |kind: &str, names: &Names| {
             let first = names.0.first().map_or("?", String::as_str);
             format!("{kind} `{first}`")
         };
-        for p in &self.in_out {
-            out.push((named("in-out", &p.names), p.names.clone(), &p.examples));
-        }
-        for p in &self.output_options {
-            out.push((
-                named("output-options", &p.names),
-                p.names.clone(),
-                &p.examples,
-            ));
-        }
         for p in &self.options {
             out.push((named("options", &p.names), p.names.clone(), &p.examples));
         }
         for t in &self.subcommands {
             out.push((named("subcommands", &t.names), t.names.clone(), &t.examples));
+        }
+        for e in &self.effects {
+            let name = format!("effects `{}`", e.act);
+            out.push((name, Names(vec!["*".into()]), &e.examples));
         }
         for w in &self.wrappers {
             out.push((named("wrapper", &w.names), w.names.clone(), &w.examples));
@@ -396,11 +543,36 @@ fn list<'a>(name: &str, l: &'a List) -> (String, Names, &'a [String]) {
 fn parse(text: &str) -> Result<Rules, String> {
     let r: Rules = toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))?;
     for (entry, names, examples) in r.entries() {
-        if names.0.is_empty() && entry != VARIABLES {
+        if names.0.is_empty() && !ANY.contains(&entry.as_str()) {
             return Err(format!("{FILE}: {entry}: no names"));
         }
         if examples.is_empty() {
             return Err(format!("{FILE}: {entry}: no examples"));
+        }
+    }
+    for act in ACTS {
+        if !r.effects.iter().any(|e| e.act == act) {
+            return Err(format!("{FILE}: no `[[effects]]` table for `{act}`"));
+        }
+    }
+    for e in &r.effects {
+        let at = |why: String| format!("{FILE}: effects `{}`: {why}", e.act);
+        if !ACTS.contains(&e.act.as_str()) {
+            return Err(at(format!("unknown act (one of {})", ACTS.join(", "))));
+        }
+        for row in &e.rows {
+            if let Some(p) = row.at.0.iter().find(|p| !PLACES.contains(&p.as_str())) {
+                return Err(at(format!(
+                    "unknown place `{p}` (one of {})",
+                    PLACES.join(", ")
+                )));
+            }
+            if let Some(c) = row.when.iter().find(|c| !CONDITIONS.contains(&c.as_str())) {
+                return Err(at(format!(
+                    "unknown condition `{c}` (one of {})",
+                    CONDITIONS.join(", ")
+                )));
+            }
         }
     }
     for w in &r.wrappers {
@@ -439,7 +611,8 @@ fn check_examples(r: &Rules) -> Result<(), String> {
                 .split_once(": ")
                 .ok_or_else(|| at("write `LABEL: COMMAND`".to_owned()))?;
             let first = line.split_whitespace().next().unwrap_or_default();
-            let named = entry == VARIABLES
+            let named = ANY.contains(&entry.as_str())
+                || names.has("*")
                 || names.has(first)
                 || (entry == "disk-destroyers" && first.starts_with("mkfs"));
             if !named {
@@ -524,5 +697,33 @@ mod tests {
         );
         let e = parse(&cut).expect_err("two risks");
         assert!(e.contains("wrapper `sudo`"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_effect_row_is_an_error() {
+        for (from, to, want) in [
+            (
+                "at = [\"dev-sink\"]",
+                "at = [\"dev-sinks\"]",
+                "unknown place `dev-sinks`",
+            ),
+            (
+                "when = [\"top-level\"]",
+                "when = [\"top\"]",
+                "unknown condition `top`",
+            ),
+            (
+                "act = \"chmod\"",
+                "act = \"chown\"",
+                "no `[[effects]]` table for `chmod`",
+            ),
+        ] {
+            let cut = TEXT.replacen(from, to, 1);
+            assert_ne!(cut, TEXT, "{from}");
+            let e = parse(&cut).expect_err(want);
+            assert!(e.starts_with(FILE) && e.contains(want), "{e}");
+        }
+        let effects = &raw().effects;
+        assert_eq!(effects.len(), ACTS.len());
     }
 }

@@ -2,7 +2,7 @@
 //! rules, [`crate::policy::git`]), cargo, npm & co, go, make, network
 //! clients, package managers and infrastructure CLIs.
 
-use super::commands::{Cmd, parse_opts};
+use super::commands::Cmd;
 use super::rules;
 use super::walk::Walker;
 use super::words::Arg;
@@ -13,9 +13,7 @@ impl Walker {
     pub(crate) fn tool(&mut self, cmd: &Cmd<'_>) -> bool {
         match cmd.name {
             "git" => self.git(cmd),
-            "cargo" => self.cargo(cmd),
-            "npm" | "pnpm" | "yarn" | "npx" | "bunx" => self.npm(cmd),
-            "go" => self.go(cmd),
+            "cargo" | "npm" | "pnpm" | "yarn" | "npx" | "bunx" | "go" => self.by_subcommand(cmd),
             n if rules::raw().build_runners.names.has(n) && only_info_flags(cmd.args) => {
                 self.note(
                     Risk::Safe,
@@ -30,7 +28,7 @@ impl Walker {
             }
             n if rules::raw().network_clients.names.has(n) => self.network_client(cmd),
             n if rules::raw().package_managers.names.has(n) => self.package_manager(cmd),
-            "rustup" | "rustc" | "gofmt" | "rustfmt" | "prettier" | "eslint" => self.formatter(cmd),
+            n if rules::raw().formatters.names.has(n) => self.formatter(cmd),
             _ => return false,
         }
         true
@@ -48,24 +46,12 @@ impl Walker {
             .collect();
         let c = crate::policy::git::classify_command(&words);
         let v = c.verdict;
-        const REMOTE: &[&str] = &[
-            "fetch",
-            "pull",
-            "push",
-            "clone",
-            "ls-remote",
-            "remote",
-            "submodule",
-            "archive",
-            "send-email",
-            "request-pull",
-        ];
         let remote = cmd
             .args
             .iter()
             .filter_map(Arg::lit)
             .find(|t| !t.starts_with('-'))
-            .is_some_and(|sub| REMOTE.contains(&sub));
+            .is_some_and(|sub| rules::raw().words.git_remote.has(sub));
         if remote && v.risk > Risk::Safe {
             self.network(format!("`{}` reaches a git remote", cmd.shown));
         }
@@ -117,73 +103,44 @@ impl Walker {
         t
     }
 
-    fn cargo(&mut self, cmd: &Cmd<'_>) {
+    /// cargo, npm & co, go: the group of their `[[subcommands]]` entry
+    /// holding the subcommand decides.
+    fn by_subcommand(&mut self, cmd: &Cmd<'_>) {
         let Some(table) = self.sub_table(cmd) else {
             return;
         };
-        let (_, rest) = split_subcommand(cmd.args, &table.with_value.strs());
-        let rest: Vec<Arg> = rest
-            .into_iter()
-            .skip_while(|a| a.lit().is_some_and(|t| t.starts_with('+')))
-            .collect();
-        let sub = rest.first().and_then(Arg::lit).unwrap_or("");
-        let opts = parse_opts(rest.get(1..).unwrap_or(&[]), &[]);
-        let (risk, why) = match sub {
-            "fmt" if rest.iter().any(|a| a.is("--check")) => (Risk::Safe, "only checks formatting"),
-            "fmt" => (Risk::Moderate, "rewrites source files"),
-            "clippy" | "fix" if opts.flags.iter().any(|f| f == "--fix") || sub == "fix" => {
-                (Risk::Moderate, "rewrites source files")
+        let lits: Vec<Option<&str>> = cmd.args.iter().map(Arg::lit).collect();
+        let (words, after): (Vec<&str>, &[Option<&str>]) = match cmd.name {
+            // After the global options and a `+toolchain`.
+            "cargo" => {
+                let globals = global_options(cmd.args, &table.with_value.strs());
+                let rest = lits.get(globals..).unwrap_or(&[]);
+                let toolchain = rest
+                    .iter()
+                    .take_while(|t| t.is_some_and(|t| t.starts_with('+')));
+                let rest = rest.get(toolchain.count()..).unwrap_or(&[]);
+                (rest.iter().map(|t| t.unwrap_or("")).take(1).collect(), rest)
             }
-            _ => table.judge(sub),
+            "go" => (
+                lits.iter().take(2).map(|t| t.unwrap_or("")).collect(),
+                &lits,
+            ),
+            // The first word that is no option.
+            _ => {
+                let first = lits.iter().flatten().copied().find(|t| !t.starts_with('-'));
+                (first.into_iter().collect(), &lits)
+            }
         };
-        self.note(risk, format!("`{}` {why}", cmd.shown));
-    }
-
-    fn npm(&mut self, cmd: &Cmd<'_>) {
-        let Some(table) = self.sub_table(cmd) else {
-            return;
-        };
-        let sub = cmd
-            .args
-            .iter()
-            .find_map(|a| a.lit().filter(|t| !t.starts_with('-')))
-            .unwrap_or("");
-        let runner = cmd.name == "npx" || cmd.name == "bunx";
-        if runner || table.network.has(sub) {
+        let sub = words.first().copied().unwrap_or("");
+        let second = words.get(1).copied().unwrap_or("");
+        if table.reaches_network(sub, second) {
             self.network(format!("`{}` reaches the package registry", cmd.shown));
         }
-        let (risk, why) = match table.judge(sub) {
-            _ if sub.is_empty() && matches!(cmd.name, "yarn" | "pnpm") && cmd.args.is_empty() => {
-                self.network(format!("`{}` installs packages", cmd.shown));
-                (Risk::Moderate, "installs packages")
-            }
-            _ if runner => (Risk::Moderate, "downloads and runs a package"),
-            (Risk::Safe, _) if cmd.args.iter().any(|a| a.is("fix") || a.is("set")) => table.other(),
-            judged => judged,
-        };
-        self.note(risk, format!("`{}` {why}", cmd.shown));
-    }
-
-    fn go(&mut self, cmd: &Cmd<'_>) {
-        let sub = cmd.args.first().and_then(Arg::lit).unwrap_or("");
-        let second = cmd.args.get(1).and_then(Arg::lit).unwrap_or("");
-        let (risk, why) = match (sub, second) {
-            ("vet" | "version" | "list" | "doc" | "help" | "fmt" | "--version", _)
-                if sub != "fmt" || cmd.args.iter().any(|a| a.is("-n") || a.is("-l")) =>
-            {
-                (Risk::Safe, "checks or reads")
-            }
-            ("test" | "build", _) => (Risk::Moderate, "builds and runs project code"),
-            ("env", _) if !cmd.args.iter().any(|a| a.is("-w") || a.is("-u")) => {
-                (Risk::Safe, "only reads")
-            }
-            ("mod", "verify" | "graph" | "why") => (Risk::Safe, "only reads"),
-            ("install" | "get", _) | ("mod", "download") => {
-                self.network(format!("`{}` downloads modules", cmd.shown));
-                (Risk::Moderate, "downloads and installs modules")
-            }
-            ("run" | "generate", _) => (Risk::Moderate, "runs a program"),
-            _ => (Risk::Moderate, "changes files or runs code"),
+        let (risk, why) = if cmd.args.is_empty() && matches!(cmd.name, "yarn" | "pnpm") {
+            self.network(format!("`{}` installs packages", cmd.shown));
+            (Risk::Moderate, "installs packages")
+        } else {
+            table.judge(sub, second, after)
         };
         self.note(risk, format!("`{}` {why}", cmd.shown));
     }
@@ -196,11 +153,11 @@ impl Walker {
             "wget" => self.wget(cmd, &what),
             "ssh" => self.ssh(cmd),
             "nc" | "ncat" | "netcat" | "socat" => {
+                let w = &rules::raw().words;
                 let runs = cmd.args.iter().any(|a| {
                     a.lit().is_none_or(|t| {
-                        matches!(t, "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec")
-                            || t.to_ascii_uppercase().starts_with("EXEC:")
-                            || t.to_ascii_uppercase().starts_with("SYSTEM:")
+                        w.netcat_exec.has(t)
+                            || w.netcat_exec_prefixes.prefixes(&t.to_ascii_uppercase())
                     })
                 });
                 if runs {
@@ -213,86 +170,24 @@ impl Walker {
     }
 
     fn curl(&mut self, cmd: &Cmd<'_>, what: &str) {
-        const OUT: &[&str] = &[
-            "-o",
-            "--output",
-            "-D",
-            "--dump-header",
-            "-c",
-            "--cookie-jar",
-            "--trace",
-            "--trace-ascii",
-            "--libcurl",
-            "--etag-save",
-            "--hsts",
-            "--alt-svc",
-            "--stderr",
-        ];
-        const OTHER: &[&str] = &[
-            "-K",
-            "--config",
-            "--output-dir",
-            "-d",
-            "--data",
-            "-H",
-            "--header",
-            "-u",
-            "--user",
-            "-X",
-            "--request",
-            "-A",
-            "--user-agent",
-            "-e",
-            "--referer",
-            "-T",
-            "--upload-file",
-            "-F",
-            "--form",
-            "-b",
-            "--cookie",
-            "-x",
-            "--proxy",
-            "-w",
-            "--write-out",
-            "-m",
-            "--max-time",
-            "--retry",
-            "--connect-timeout",
-            "-r",
-            "--range",
-            "-E",
-            "--cert",
-            "--key",
-            "--cacert",
-            "--data-binary",
-            "--data-raw",
-            "--data-urlencode",
-            "--json",
-            "--url",
-            "--resolve",
-            "-Y",
-            "-y",
-            "--proto",
-            "--proto-redir",
-        ];
-        let with: Vec<&str> = [OUT, OTHER].concat();
-        let opts = parse_opts(cmd.args, &with);
-        if opts.value_of(&["-K", "--config"]).is_some() {
-            self.unclassifiable(format!(
-                "{what} reads options from a file (they can write anywhere)"
-            ));
-        }
+        let opts = self.options(cmd, cmd.args);
+        // `--output-dir` holds the files of `-o NAME` and `-O`.
         let dir = opts.value_of(&["--output-dir"]);
-        for (n, v) in &opts.values {
-            if OUT.contains(&n.as_str()) && !v.is("-") && !v.is("%") {
-                let target = match (&dir, n.as_str(), v.lit()) {
-                    (Some(d), "-o" | "--output", Some(f)) if !f.starts_with('/') => Arg {
-                        text: d.lit().map(|d| format!("{d}/{f}")),
-                        ..v.clone()
-                    },
-                    _ => v.clone(),
-                };
-                self.write_to(&target, what);
+        if let Some(d) = dir.as_ref().and_then(Arg::lit) {
+            for (_, v) in opts
+                .values
+                .iter()
+                .filter(|(n, _)| n == "-o" || n == "--output")
+            {
+                if let Some(f) = v.lit().filter(|f| !f.starts_with('/') && *f != "-") {
+                    self.write_to(
+                        &Arg {
+                            text: Some(format!("{d}/{f}")),
+                            ..v.clone()
+                        },
+                        what,
+                    );
+                }
             }
         }
         let remote_name = opts.has('O', &["--remote-name", "--remote-name-all"])
@@ -304,67 +199,8 @@ impl Walker {
     }
 
     fn wget(&mut self, cmd: &Cmd<'_>, what: &str) {
-        const OUT: &[&str] = &[
-            "-O",
-            "--output-document",
-            "-o",
-            "--output-file",
-            "-a",
-            "--append-output",
-            "--save-cookies",
-            "--warc-file",
-            "--save-headers",
-        ];
-        const OTHER: &[&str] = &[
-            "-P",
-            "--directory-prefix",
-            "-e",
-            "--execute",
-            "--config",
-            "-i",
-            "--input-file",
-            "-U",
-            "--user-agent",
-            "--header",
-            "--post-data",
-            "--post-file",
-            "-t",
-            "--tries",
-            "-T",
-            "--timeout",
-            "--user",
-            "--password",
-            "--use-askpass",
-            "-l",
-            "--level",
-            "-A",
-            "-R",
-            "--accept",
-            "--reject",
-            "-B",
-            "--base",
-        ];
-        let with: Vec<&str> = [OUT, OTHER].concat();
-        let opts = parse_opts(cmd.args, &with);
-        if opts.value_of(&["-e", "--execute", "--config"]).is_some() {
-            self.unclassifiable(format!(
-                "{what} runs wgetrc commands (they can write anywhere)"
-            ));
-        }
-        if let Some(p) = opts.value_of(&["--use-askpass"]) {
-            self.code_string(&p, &cmd.shown);
-        }
-        let mut to_stdout = false;
-        for (n, v) in &opts.values {
-            if OUT.contains(&n.as_str()) {
-                if v.is("-") {
-                    to_stdout |= n == "-O" || n == "--output-document";
-                } else {
-                    self.write_to(v, what);
-                    to_stdout |= n == "-O" || n == "--output-document";
-                }
-            }
-        }
+        let opts = self.options(cmd, cmd.args);
+        let to_stdout = opts.value_of(&["-O", "--output-document"]).is_some();
         if !to_stdout && !opts.has('\0', &["--spider"]) {
             let dir = opts
                 .value_of(&["-P", "--directory-prefix"])
@@ -374,8 +210,7 @@ impl Walker {
     }
 
     fn ssh(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
+        let opts = self.options(cmd, cmd.args);
         for o in opts
             .values
             .iter()
@@ -384,51 +219,34 @@ impl Walker {
         {
             self.ssh_option(o, &cmd.shown);
         }
-        if let Some(log) = opts.value_of(&["-E"]) {
-            self.write_to(&log, &format!("`{}`", cmd.shown));
-        }
-        if opts.value_of(&["-F"]).is_some_and(|f| !f.is("/dev/null")) {
-            self.unclassifiable(format!(
-                "`{}` reads an ssh configuration file, which can run commands",
-                cmd.shown
-            ));
-        }
     }
 
     fn package_manager(&mut self, cmd: &Cmd<'_>) {
+        let t = &rules::raw().package_managers;
         let sub = cmd
             .args
             .iter()
             .find_map(|a| a.lit().filter(|t| !t.starts_with('-')))
             .unwrap_or("");
-        let read_only = [
-            "list",
-            "search",
-            "show",
-            "info",
-            "freeze",
-            "check",
-            "policy",
-            "--version",
-            "-l",
-            "-L",
-            "-s",
-        ];
         let first_flag = cmd.args.first().and_then(Arg::lit).unwrap_or("");
-        if matches!(sub, "run" | "exec") && cmd.name != "npm" {
+        if t.runs.has(sub) && cmd.name != "npm" {
             return self.package_runner(cmd, sub);
         }
-        let (risk, why) = if read_only.contains(&sub)
-            || (cmd.name == "dpkg" && read_only.contains(&first_flag))
-        {
-            (Risk::Safe, "only reads package information")
-        } else {
-            (Risk::Moderate, "installs or changes packages")
-        };
-        if risk > Risk::Safe && !matches!(cmd.name, "dpkg" | "rpm") {
+        let local = t.local.has(cmd.name);
+        if t.reads.has(sub) || (local && t.reads.has(first_flag)) {
+            self.note(
+                Risk::Safe,
+                format!("`{}` only reads package information", cmd.shown),
+            );
+            return;
+        }
+        if !local {
             self.network(format!("`{}` downloads packages", cmd.shown));
         }
-        self.note(risk, format!("`{}` {why}", cmd.shown));
+        self.note(
+            Risk::Moderate,
+            format!("`{}` installs or changes packages", cmd.shown),
+        );
     }
 
     /// `bundle exec CMD`, `poetry run CMD`, `uv run CMD`: the command runs in the project's environment.
@@ -445,9 +263,7 @@ impl Walker {
             .iter()
             .position(|a| a.is(sub))
             .map_or(&[][..], |p| cmd.args.get(p + 1..).unwrap_or(&[]));
-        let with = [
-            "-n", "--name", "-p", "--prefix", "--with", "--python", "--group", "--extra",
-        ];
+        let with = rules::raw().package_managers.with_value.strs();
         let inner = super::wrappers::leading_options(after, &with);
         if !inner.is_empty() {
             self.run(&inner, cmd.input);
@@ -455,10 +271,11 @@ impl Walker {
     }
 
     fn formatter(&mut self, cmd: &Cmd<'_>) {
-        let checks = cmd.args.iter().any(|a| {
-            a.is("--check") || a.is("-l") || a.is("-d") || a.is("--version") || a.is("-V")
-        });
-        if checks || cmd.name == "rustc" && cmd.args.iter().any(|a| a.is("--version") || a.is("-V"))
+        let checks = &rules::raw().formatters.checks;
+        if cmd
+            .args
+            .iter()
+            .any(|a| a.lit().is_some_and(|t| checks.has(t)))
         {
             self.note(Risk::Safe, format!("`{}` only checks or reads", cmd.shown));
         } else {
@@ -467,36 +284,20 @@ impl Walker {
     }
 }
 
-/// Splits `tool [global options] subcommand args...` after the global options.
-fn split_subcommand(args: &[Arg], with_value: &[&str]) -> (super::commands::Opts, Vec<Arg>) {
+/// How many words of `tool [global options] subcommand args...` are global options.
+fn global_options(args: &[Arg], with_value: &[&str]) -> usize {
     let mut i = 0;
     while let Some(t) = args.get(i).and_then(Arg::lit) {
         if !t.starts_with('-') || t == "-" {
             break;
         }
-        let takes = with_value.contains(&t);
-        i += if takes { 2 } else { 1 };
+        i += if with_value.contains(&t) { 2 } else { 1 };
     }
-    let i = i.min(args.len());
-    let globals = parse_opts(args.get(..i).unwrap_or(&[]), with_value);
-    (globals, args.get(i..).unwrap_or(&[]).to_vec())
+    i.min(args.len())
 }
 
 /// Whether the arguments are nothing but flags that print a version, help or paths.
 fn only_info_flags(args: &[Arg]) -> bool {
-    const INFO: &[&str] = &[
-        "--version",
-        "-V",
-        "-v",
-        "--help",
-        "-h",
-        "--exec-path",
-        "--html-path",
-        "--man-path",
-        "--info-path",
-    ];
-    !args.is_empty()
-        && args
-            .iter()
-            .all(|a| a.lit().is_some_and(|t| INFO.contains(&t)))
+    let info = &rules::raw().words.info_flags;
+    !args.is_empty() && args.iter().all(|a| a.lit().is_some_and(|t| info.has(t)))
 }

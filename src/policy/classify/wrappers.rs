@@ -169,10 +169,7 @@ impl Walker {
 
     fn time(&mut self, cmd: &Cmd<'_>) -> Vec<Arg> {
         let with = self.with_value(cmd);
-        let opts = parse_opts(&leading_only(cmd.args, &with), &with);
-        if let Some(out) = opts.value_of(&["-o", "--output"]) {
-            self.write_to(&out, &format!("`{}`", cmd.shown));
-        }
+        self.options(cmd, &leading_only(cmd.args, &with));
         leading_options(cmd.args, &with)
     }
 

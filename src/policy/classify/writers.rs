@@ -6,7 +6,7 @@
 //! language the classifier does not read (a sed or awk program only known at
 //! run time, `sed -f`, `awk -f`) follows the script-file rule.
 
-use super::commands::{Cmd, parse_opts};
+use super::commands::{Cmd, Opts, parse_opts};
 use super::rules;
 use super::walk::{Input, Walker};
 use super::words::Arg;
@@ -22,20 +22,20 @@ impl Walker {
             "split" | "csplit" => self.split(cmd),
             "patch" => self.patch(cmd),
             "less" | "more" | "most" | "man" => self.pager(cmd),
-            "rg" => self.ripgrep(cmd),
             "fd" | "fdfind" => self.fd(cmd),
             "at" | "batch" => self.at(cmd),
             n if rules::raw().command_languages.names.has(n) => self.command_language(cmd),
-            n => {
-                let r = rules::raw();
-                if let Some(p) = r.in_out.iter().find(|p| p.names.has(n)) {
-                    self.in_out(cmd, &p.with_value.strs());
-                } else if let Some(p) = r.output_options.iter().find(|p| p.names.has(n)) {
-                    self.output_options(cmd, &p.options.strs());
-                } else {
-                    return false;
+            n => match rules::raw().program(n).filter(|p| p.reads) {
+                Some(p) => {
+                    let opts = self.options(cmd, cmd.args);
+                    let out = p.output_at.and_then(|i| opts.pos.get(i.saturating_sub(1)));
+                    if let Some(out) = out {
+                        self.write_to(out, &format!("`{}`", cmd.shown));
+                    }
+                    self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
                 }
-            }
+                None => return false,
+            },
         }
         true
     }
@@ -43,40 +43,47 @@ impl Walker {
     /// The options of `cmd` that take the next word, from the rules file;
     /// unclassifiable (fail-close) when the file has no table for it.
     pub(crate) fn with_value(&mut self, cmd: &Cmd<'_>) -> Vec<&'static str> {
-        rules::raw().with_value(cmd.name).unwrap_or_else(|| {
-            self.unclassifiable(format!(
-                "{}: no `[[options]]` entry for `{}`",
-                rules::FILE,
-                cmd.name
-            ));
-            Vec::new()
-        })
-    }
-
-    fn in_out(&mut self, cmd: &Cmd<'_>, with: &[&str]) {
-        let opts = parse_opts(cmd.args, with);
-        let reverse = cmd.name == "xxd" && opts.has('r', &["-revert"]);
-        match opts.pos.get(1) {
-            Some(out) => self.write_to(out, &format!("`{}`", cmd.shown)),
-            None if reverse => self.note(
-                Risk::Safe,
-                format!("`{}` converts to standard output", cmd.shown),
-            ),
-            None => self.note(Risk::Safe, format!("`{}` only reads", cmd.shown)),
+        match rules::raw().program(cmd.name) {
+            Some(p) => [&p.with_value, &p.writes, &p.runs, &p.config]
+                .iter()
+                .flat_map(|n| n.strs())
+                .collect(),
+            None => {
+                self.unclassifiable(format!(
+                    "{}: no `[[options]]` entry for `{}`",
+                    rules::FILE,
+                    cmd.name
+                ));
+                Vec::new()
+            }
         }
     }
 
-    fn output_options(&mut self, cmd: &Cmd<'_>, outs: &[&str]) {
-        let programs = ["--compress-program"];
-        let with: Vec<&str> = [outs, &programs[..]].concat();
-        let opts = parse_opts(cmd.args, &with);
-        if let Some(p) = opts.value_of(&programs) {
-            self.code_string(&p, &cmd.shown);
+    /// `args` (`cmd`'s, maybe rewritten) read with its `[[options]]` entry,
+    /// and the effects of the options it names: a file written (`writes`, not
+    /// `-`), a program run (`runs`), a file of options or commands (`config`,
+    /// not `/dev/null`: unclassifiable).
+    pub(crate) fn options(&mut self, cmd: &Cmd<'_>, args: &[Arg]) -> Opts {
+        let with = self.with_value(cmd);
+        let opts = parse_opts(args, &with);
+        let Some(p) = rules::raw().program(cmd.name) else {
+            return opts;
+        };
+        let what = format!("`{}`", cmd.shown);
+        for (n, v) in &opts.values {
+            if p.writes.has(n) && !v.is("-") {
+                self.write_to(v, &what);
+            }
+            if p.runs.has(n) {
+                self.code_string(v, &cmd.shown);
+            }
+            if p.config.has(n) && !v.is("/dev/null") {
+                self.unclassifiable(format!(
+                    "{what} reads `{n}`, a file of options or commands (they can write anywhere or run programs)"
+                ));
+            }
         }
-        match opts.value_of(outs) {
-            Some(out) => self.write_to(&out, &format!("`{}`", cmd.shown)),
-            None => self.note(Risk::Safe, format!("`{}` only reads", cmd.shown)),
-        }
+        opts
     }
 
     fn sed(&mut self, cmd: &Cmd<'_>) {
@@ -252,12 +259,8 @@ impl Walker {
     }
 
     fn split(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
-        if let Some(filter) = opts.value_of(&["--filter"]) {
-            self.code_string(&filter, &cmd.shown);
-        }
         let prefix = if cmd.name == "csplit" {
             opts.value_of(&["-f", "--prefix"])
                 .unwrap_or_else(|| Arg::literal("xx"))
@@ -300,26 +303,12 @@ impl Walker {
         }
     }
 
-    /// less, more, man: safe readers unless they get commands (`+!cmd`, `-P`) or write a log.
+    /// less, more, man: safe readers unless they get commands (`+!cmd`, a
+    /// man pager or browser) or write a log (the option roles of the file).
     fn pager(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
-        let man = cmd.name == "man";
-        if !man && let Some(log) = opts.value_of(&["-o", "-O", "--log-file", "--LOG-FILE"]) {
-            self.write_to(&log, &what);
-        }
-        let keys = ["-k", "--lesskey-file", "--lesskey-src"];
-        if !man && opts.value_of(&keys).is_some() {
-            self.unclassifiable(format!("{what} loads key bindings that can run commands"));
-        }
-        if man {
-            if let Some(pager) = opts.value_of(&["-P", "--pager"]) {
-                self.code_string(&pager, &cmd.shown);
-            }
-            if opts.value_of(&["-C", "--config-file"]).is_some() {
-                self.unclassifiable(format!("{what} reads a man configuration file"));
-            }
+        if cmd.name == "man" {
             let browser = opts
                 .flags
                 .iter()
@@ -327,32 +316,12 @@ impl Walker {
             if browser {
                 self.unclassifiable(format!("{what} starts a browser"));
             }
-        }
-        let commands = cmd.args.iter().any(|a| {
-            a.lit().is_none_or(|t| {
-                t.strip_prefix('+').is_some_and(|c| {
-                    !(c.chars().all(|x| x.is_ascii_digit())
-                        || c.starts_with('/')
-                        || c == "G"
-                        || c == "F")
-                })
-            })
-        });
-        if commands && !man {
+        } else if cmd.args.iter().any(|a| a.lit().is_none_or(pager_command)) {
             self.unclassifiable(format!(
                 "{what} starts with pager commands, which can run shell commands"
             ));
         }
         self.note(Risk::Safe, format!("{what} only reads"));
-    }
-
-    fn ripgrep(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
-        if let Some(pre) = opts.value_of(&["--pre"]) {
-            self.code_string(&pre, &cmd.shown);
-        }
-        self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
     }
 
     /// fd: `-x`/`-X` run the rest of the line for each found path.
@@ -641,4 +610,12 @@ fn literal_target(text: &str, _stmt: &str) -> Option<String> {
     let rest = rest.strip_prefix('"')?;
     let end = rest.find('"')?;
     Some(rest.get(..end)?.to_string())
+}
+
+/// `+CMD` that makes less run a command (`+!cmd`); a line number, a search,
+/// `+G` and `+F` only move.
+fn pager_command(t: &str) -> bool {
+    t.strip_prefix('+').is_some_and(|c| {
+        !(c.chars().all(|x| x.is_ascii_digit()) || c.starts_with('/') || c == "G" || c == "F")
+    })
 }
