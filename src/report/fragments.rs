@@ -54,6 +54,17 @@ fn pretty_at<T: Serialize>(value: &T, depth: usize) -> serde_json::Result<Vec<u8
 }
 
 impl Fragments {
+    /// [`Self::render_changed`] with every entry counted as changed.
+    #[cfg(test)]
+    pub(crate) fn render<S: Serialize, T: Serialize>(
+        &mut self,
+        skeleton: &S,
+        key: &str,
+        items: &[T],
+    ) -> serde_json::Result<Option<Vec<u8>>> {
+        self.render_changed(skeleton, key, items, |_| true)
+    }
+
     /// The pretty JSON of a document (`skeleton`: the document with its
     /// top-level field `key` an empty list) with `items` as that list,
     /// redacted, and a final line break: byte for byte what
@@ -62,11 +73,19 @@ impl Fragments {
     /// contain plangate's own JSON between them). None when `key` is not a
     /// top-level field of `skeleton` holding `[]`: write the document the
     /// plain way.
-    pub(crate) fn render<S: Serialize, T: Serialize>(
+    ///
+    /// `changed` says which entries may have changed since the last write:
+    /// an entry it says is not, and that the last write kept, is not
+    /// serialized again (its kept bytes stand for it; they are cleaned again
+    /// when the redaction's values grew). The caller answers `true` for
+    /// every entry it cannot vouch for; the final, whole write of a document
+    /// never comes here.
+    pub(crate) fn render_changed<S: Serialize, T: Serialize>(
         &mut self,
         skeleton: &S,
         key: &str,
         items: &[T],
+        changed: impl Fn(usize) -> bool,
     ) -> serde_json::Result<Option<Vec<u8>>> {
         let generation = redact::generation();
         let raw_skeleton = serde_json::to_vec_pretty(skeleton)?;
@@ -74,47 +93,63 @@ impl Fragments {
         // raw line break, nested fields are indented deeper).
         let marker = format!("\n  {}: []", serde_json::to_string(key)?);
         let Some(raw_at) = find_once(&raw_skeleton, marker.as_bytes()) else {
+            // Written the plain way: what is kept no longer matches a write.
+            self.entries.clear();
             return Ok(None);
         };
-        let mut raws = Vec::with_capacity(items.len());
-        for item in items {
-            raws.push(pretty_at(item, 2)?);
+        // Each entry's bytes: kept when unchanged, else serialized now (a
+        // fresh one whose bytes are the kept ones keeps its cleaned text).
+        self.entries.truncate(items.len());
+        let mut dirty = vec![false; items.len()];
+        for (i, item) in items.iter().enumerate() {
+            if i < self.entries.len() && !changed(i) {
+                continue;
+            }
+            let raw = pretty_at(item, 2)?;
+            match self.entries.get_mut(i) {
+                Some(e) if e.raw == raw => {}
+                Some(e) => {
+                    e.raw = raw;
+                    dirty[i] = true;
+                }
+                None => {
+                    self.entries.push(Entry {
+                        raw,
+                        clean: Vec::new(),
+                        generation: 0,
+                    });
+                    dirty[i] = true;
+                }
+            }
         }
         // The old way: the whole document, cleaned whole.
-        let whole = |raws: &[Vec<u8>]| -> Vec<u8> {
-            let mut doc = splice(&raw_skeleton, raw_at, &marker, raws);
+        let whole = |entries: &[Entry]| -> Vec<u8> {
+            let raws: Vec<&[u8]> = entries.iter().map(|e| e.raw.as_slice()).collect();
+            let mut doc = splice(&raw_skeleton, raw_at, &marker, &raws);
             doc.push(b'\n');
             redact::clean(&doc).into_owned()
         };
         // Cleaned on its own: the skeleton, then each entry not cached.
         let clean_skeleton = redact::clean(&raw_skeleton).into_owned();
         let Some(at) = find_once(&clean_skeleton, marker.as_bytes()) else {
-            return Ok(Some(whole(&raws)));
+            // Never reused: the cleaned texts kept may be stale.
+            for e in &mut self.entries {
+                e.generation = u64::MAX;
+            }
+            return Ok(Some(whole(&self.entries)));
         };
-        self.entries.truncate(raws.len());
-        for (i, raw) in raws.iter().enumerate() {
-            let fresh = self
-                .entries
-                .get(i)
-                .is_some_and(|e| e.generation == generation && e.raw == *raw);
-            if fresh {
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            if !dirty[i] && e.generation == generation {
                 continue;
             }
             let before = redact::generation();
-            let entry = Entry {
-                clean: redact::clean(raw).into_owned(),
-                raw: raw.clone(),
-                generation: before,
-            };
-            match self.entries.get_mut(i) {
-                Some(e) => *e = entry,
-                None => self.entries.push(entry),
-            }
+            e.clean = redact::clean(&e.raw).into_owned();
+            e.generation = before;
         }
         // A value added while cleaning (a rule's find, another thread's):
         // what was cleaned before it may hold it.
         if redact::generation() != generation {
-            return Ok(Some(whole(&raws)));
+            return Ok(Some(whole(&self.entries)));
         }
         let cleans: Vec<&[u8]> = self.entries.iter().map(|e| e.clean.as_slice()).collect();
         let mut doc = splice(&clean_skeleton, at, &marker, &cleans);
@@ -302,5 +337,50 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         assert!(reused, "never a quiet moment to check");
+    }
+
+    /// An entry the caller vouches for is not serialized again, and the
+    /// document is still byte for byte the plain one when the hints are
+    /// true: a changed entry, new ones, a shorter list.
+    #[test]
+    fn entries_said_unchanged_are_not_serialized_again() {
+        use std::cell::Cell;
+        struct Counted<'a>(serde_json::Value, &'a Cell<usize>);
+        impl Serialize for Counted<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.1.set(self.1.get() + 1);
+                self.0.serialize(s)
+            }
+        }
+        let skeleton = json!({"a": 1, "steps": []});
+        let calls = Cell::new(0);
+        let mut values: Vec<serde_json::Value> = (0..20)
+            .map(|i| json!({"id": format!("s{i}"), "n": i}))
+            .collect();
+        let mut cache = Fragments::default();
+        let counted = |v: &[serde_json::Value]| -> Vec<Counted<'_>> {
+            v.iter().map(|x| Counted(x.clone(), &calls)).collect()
+        };
+        let got = cache
+            .render_changed(&skeleton, "steps", &counted(&values), |_| false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, plain(&with(&skeleton, "steps", &values)));
+        assert_eq!(calls.get(), 20, "a first write serializes every entry");
+        calls.set(0);
+        values[5]["n"] = json!("changed");
+        values.push(json!({"id": "new"}));
+        let got = cache
+            .render_changed(&skeleton, "steps", &counted(&values), |i| i == 5)
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, plain(&with(&skeleton, "steps", &values)));
+        assert_eq!(calls.get(), 2, "only the changed entry and the new one");
+        values.truncate(3);
+        let got = cache
+            .render_changed(&skeleton, "steps", &counted(&values), |_| false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, plain(&with(&skeleton, "steps", &values)));
     }
 }

@@ -64,7 +64,8 @@ pub(crate) fn write_json_atomic<T: Serialize>(
 
 /// Write `value` as [`write_json_atomic`] does, its top-level list `key`
 /// (`items`; empty in `skeleton`) redacted entry by entry with the cleaned
-/// entries of the last write reused ([`fragments`]). `full` gives the whole
+/// entries of the last write reused ([`fragments`]); `changed` says which
+/// entries may differ from the last write. `full` gives the whole
 /// document when the list cannot be placed (written the plain way).
 fn write_json_cached<S: Serialize, T: Serialize, F: Serialize>(
     path: &Path,
@@ -72,9 +73,10 @@ fn write_json_cached<S: Serialize, T: Serialize, F: Serialize>(
     skeleton: &S,
     key: &str,
     items: &[T],
+    changed: impl Fn(usize) -> bool,
     full: impl FnOnce() -> F,
 ) -> std::io::Result<()> {
-    match cache.render(skeleton, key, items)? {
+    match cache.render_changed(skeleton, key, items, changed)? {
         Some(bytes) => crate::atomic::write(path, crate::atomic::Mode::Set(0o644), false, |w| {
             w.write_all(&bytes)
         }),
@@ -130,6 +132,58 @@ pub(crate) struct Reporter {
     report_cache: fragments::Fragments,
     /// The cleaned entries of the last rewrite of the manifest.
     manifest_cache: fragments::Fragments,
+    /// What changed since the last rewrite.
+    since: Since,
+}
+
+/// What changed since the last rewrite while the run goes on: only those
+/// entries are serialized again (see [`fragments::Fragments::render_changed`]).
+#[derive(Default)]
+struct Since {
+    /// The step entries an event touched.
+    touched: Vec<bool>,
+    /// How many manifest entries the last rewrite held (the list only grows).
+    manifest_written: usize,
+}
+
+impl Since {
+    /// Note the step entries `ev` may change (of `n`).
+    fn note(&mut self, ev: &RunEvent, n: usize) {
+        self.touched.resize(n, false);
+        match touches(ev) {
+            Touches::Step(i) if i < n => self.touched[i] = true,
+            Touches::Step(_) | Touches::All => self.touched.fill(true),
+        }
+    }
+}
+
+/// Which step entries of the report an event may change.
+enum Touches {
+    /// This one.
+    Step(usize),
+    /// Any of them.
+    All,
+}
+
+/// Exhaustive on purpose: a new event must say which entries it changes.
+fn touches(ev: &RunEvent) -> Touches {
+    match ev {
+        RunEvent::Decided { step, .. }
+        | RunEvent::StepStarted { step, .. }
+        | RunEvent::Heartbeat { step, .. }
+        | RunEvent::StepRetrying { step, .. }
+        | RunEvent::StepFinished { step, .. }
+        | RunEvent::Egress { step, .. }
+        | RunEvent::StepNotRun { step, .. }
+        | RunEvent::StepCarriedOver { step, .. }
+        | RunEvent::RollbackStarted { step, .. }
+        | RunEvent::RollbackFinished { step, .. }
+        | RunEvent::StepChanges { step, .. } => Touches::Step(*step),
+        RunEvent::Publish { .. }
+        | RunEvent::Diff { .. }
+        | RunEvent::InternalError { .. }
+        | RunEvent::RunFinished { .. } => Touches::All,
+    }
 }
 
 impl Reporter {
@@ -241,6 +295,7 @@ impl Reporter {
             show_output: settings.show_output,
             report_cache: fragments::Fragments::default(),
             manifest_cache: fragments::Fragments::default(),
+            since: Since::default(),
         };
         r.audit(AuditEvent::PlanLoaded {
             plan_id: r.plan.id.clone(),
@@ -321,6 +376,7 @@ impl Reporter {
 
     /// Apply one event; returns true when the run finished.
     fn apply(&mut self, ev: &RunEvent) -> bool {
+        self.since.note(ev, self.report.steps.len());
         match ev {
             RunEvent::Decided {
                 step,
@@ -428,20 +484,25 @@ impl Reporter {
                 });
             }
             RunEvent::RunFinished { status, partial } => {
-                self.report.status = *status;
-                self.report.exit_code = status.code();
-                self.report.conclusion = Some(status.conclusion(!partial.is_empty()));
-                self.report.partial_reasons.clone_from(partial);
-                self.report.in_progress = false;
-                self.report.finished_at = Some(rfc3339(SystemTime::now()));
-                self.audit(AuditEvent::RunFinished {
-                    status: *status,
-                    exit_code: status.code(),
-                });
+                self.run_finished(*status, partial);
                 return true;
             }
         }
         false
+    }
+
+    /// The run is over: its status in the report and the audit log.
+    fn run_finished(&mut self, status: RunStatus, partial: &[crate::model::PartialReason]) {
+        self.report.status = status;
+        self.report.exit_code = status.code();
+        self.report.conclusion = Some(status.conclusion(!partial.is_empty()));
+        self.report.partial_reasons = partial.to_vec();
+        self.report.in_progress = false;
+        self.report.finished_at = Some(rfc3339(SystemTime::now()));
+        self.audit(AuditEvent::RunFinished {
+            status,
+            exit_code: status.code(),
+        });
     }
 
     /// What the run may publish: the console and the report.
@@ -676,21 +737,26 @@ impl Reporter {
                 run_id: &self.report.run_id,
                 entries: &[],
             };
+            let old = self.since.manifest_written;
             write_json_cached(
                 &manifest_path,
                 &mut self.manifest_cache,
                 &skeleton,
                 "entries",
                 &self.manifest,
+                |i| i >= old,
                 || manifest,
             )?;
+            self.since.manifest_written = self.manifest.len();
             let steps = std::mem::take(&mut self.report.steps);
+            let touched = std::mem::take(&mut self.since.touched);
             let written = write_json_cached(
                 &report_path,
                 &mut self.report_cache,
                 &self.report,
                 "steps",
                 &steps,
+                |i| touched.get(i).is_none_or(|t| *t),
                 || {
                     let mut whole = self.report.clone();
                     whole.steps.clone_from(&steps);
@@ -698,6 +764,10 @@ impl Reporter {
                 },
             );
             self.report.steps = steps;
+            if written.is_err() {
+                // Not written: every entry counts as changed next time.
+                self.since.touched = vec![true; touched.len()];
+            }
             written?;
         }
         if last {

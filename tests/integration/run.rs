@@ -555,3 +555,74 @@ fn sigkill_of_plangate_stops_the_step_its_lane_serves() {
         "the step outlived its plangate"
     );
 }
+
+// The report rewritten while a run goes on reuses the entries no event
+// touched since (issue 23, cost of a step): every entry of a finished step in
+// a mid-run report must be the very entry of the final report, and so must
+// the manifest's, whatever each step did (output on either stream, a file
+// changed, a failure allowed to continue).
+#[test]
+fn a_mid_run_report_holds_the_final_entries_of_the_steps_already_done() {
+    let env = Env::new();
+    let n = 24;
+    let mut plan = String::from("version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n");
+    for i in 0..n {
+        let cmd = match i % 4 {
+            0 => format!("echo out {i}"),
+            1 => format!("echo err {i} >&2"),
+            2 => format!("echo {i} > f{i}.txt"),
+            _ => "exit 3".to_owned(),
+        };
+        let deps = if i == 0 {
+            String::new()
+        } else {
+            format!("dependencies: [s{}], ", i - 1)
+        };
+        let keep = if i % 4 == 3 {
+            "continue_on_error: true, "
+        } else {
+            ""
+        };
+        plan.push_str(&format!(
+            "  - {{id: s{i}, tool: bash, {deps}{keep}parameters: {{sandbox: false, command: '{cmd}'}}}}\n"
+        ));
+    }
+    plan.push_str(&format!(
+        "  - {{id: wait, tool: bash, dependencies: [s{}], parameters: {{sandbox: false, command: 'echo $$ > wait.pid; while [ ! -e go ]; do sleep 0.05; done'}}}}\n",
+        n - 1
+    ));
+    let child = spawn(&env, &plan, &["--sandbox-backend", "none"]);
+    let report = env.out.join("report.json");
+    let manifest = env.out.join("artifacts/manifest.json");
+    let read = |p: &std::path::Path| {
+        std::fs::read_to_string(p)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    };
+    assert!(
+        wait_until(30, || {
+            read(&report).is_some_and(|r| !r["steps"][n]["started_at"].is_null())
+                && read(&manifest)
+                    .is_some_and(|m| m["entries"].as_array().is_some_and(|e| e.len() == n))
+        }),
+        "the running step never showed in the report"
+    );
+    let (mid, mid_manifest) = (read(&report).unwrap(), read(&manifest).unwrap());
+    std::fs::write(env.ws.join("go"), "").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let (last, last_manifest) = (env.report(), read_json(&manifest));
+    assert_eq!(last["in_progress"], false, "{}", stderr(&o));
+    assert_eq!(mid["in_progress"], true);
+    for i in 0..n {
+        assert_eq!(mid["steps"][i], last["steps"][i], "step s{i}");
+        assert_eq!(
+            mid_manifest["entries"][i], last_manifest["entries"][i],
+            "manifest entry of s{i}"
+        );
+    }
+    assert_eq!(
+        last["steps"][2]["changed_files"],
+        serde_json::json!(["f2.txt"])
+    );
+    assert_eq!(last["steps"][3]["status"], "failed");
+}
