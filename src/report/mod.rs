@@ -186,6 +186,47 @@ fn touches(ev: &RunEvent) -> Touches {
     }
 }
 
+/// A step's first entry: `not_run`, nothing known yet.
+fn not_run(plan: &Plan, s: &crate::tools::step::Step) -> StepReport {
+    StepReport {
+        id: s.id.clone(),
+        tool: s.tool.as_str().to_owned(),
+        description: s.description.clone(),
+        status: StepStatus::NotRun,
+        risk: None,
+        approval: None,
+        dependencies: s.deps.iter().map(|&d| plan.steps[d].id.clone()).collect(),
+        exit_code: None,
+        signal: None,
+        started_at: None,
+        finished_at: None,
+        duration_ms: 0,
+        attempts: 0,
+        artifacts: Vec::new(),
+        truncated: false,
+        output_bytes: 0,
+        error: None,
+        lingering_processes: None,
+        output_tail: None,
+        sandbox: None,
+        egress: None,
+        rollback: None,
+        usage: None,
+        agent_command: s.action.agent_command().map(<[String]>::to_vec),
+        agent_attempts: Vec::new(),
+        command_attempts: Vec::new(),
+        agent_changes: None,
+        attempted_changes: None,
+        untrusted_context: std::collections::BTreeMap::new(),
+        result: None,
+        changed_files: None,
+        changed_files_omitted: 0,
+        environment: None,
+        outputs: std::collections::BTreeMap::new(),
+        carried_over: None,
+    }
+}
+
 impl Reporter {
     /// Create the output directory and the first report (every step `not_run`).
     pub(crate) fn new(
@@ -196,47 +237,7 @@ impl Reporter {
         std::fs::create_dir_all(settings.out_dir.join("artifacts"))?;
         let audit = AuditLog::create(&settings.out_dir)?;
         let started_at = SystemTime::now();
-        let steps = plan
-            .steps
-            .iter()
-            .map(|s| StepReport {
-                id: s.id.clone(),
-                tool: s.tool.as_str().to_owned(),
-                description: s.description.clone(),
-                status: StepStatus::NotRun,
-                risk: None,
-                approval: None,
-                dependencies: s.deps.iter().map(|&d| plan.steps[d].id.clone()).collect(),
-                exit_code: None,
-                signal: None,
-                started_at: None,
-                finished_at: None,
-                duration_ms: 0,
-                attempts: 0,
-                artifacts: Vec::new(),
-                truncated: false,
-                output_bytes: 0,
-                error: None,
-                lingering_processes: None,
-                output_tail: None,
-                sandbox: None,
-                egress: None,
-                rollback: None,
-                usage: None,
-                agent_command: s.action.agent_command().map(<[String]>::to_vec),
-                agent_attempts: Vec::new(),
-                command_attempts: Vec::new(),
-                agent_changes: None,
-                attempted_changes: None,
-                untrusted_context: std::collections::BTreeMap::new(),
-                result: None,
-                changed_files: None,
-                changed_files_omitted: 0,
-                environment: None,
-                outputs: std::collections::BTreeMap::new(),
-                carried_over: None,
-            })
-            .collect();
+        let steps = plan.steps.iter().map(|s| not_run(&plan, s)).collect();
         let report = Report {
             schema_version: SCHEMA_VERSION,
             plangate_version: crate::version::VERSION.to_owned(),
