@@ -119,6 +119,34 @@ pub(crate) fn comment(r: &Report, details: Option<&str>) -> String {
     format!("{marker}\n{text}")
 }
 
+/// A pull request's or issue's body: `head` (the marker line and the
+/// requested text, redacted, cut to half the limit), then the run summary
+/// in what is left of GitHub's limit.
+pub(crate) fn with_summary(r: &Report, details: Option<&str>, head: &str) -> String {
+    let mut head = redact::clean_str(head).into_owned();
+    if head.len() > COMMENT_MAX / 2 {
+        let mut end = COMMENT_MAX / 2;
+        while !head.is_char_boundary(end) {
+            end -= 1;
+        }
+        head.truncate(end);
+        head.push('…');
+    }
+    let text = summary(r, details, COMMENT_MAX.saturating_sub(head.len() + 2));
+    format!("{head}\n\n{text}")
+}
+
+/// `text` in a fenced code block of `lang` whose fence no line of it can close.
+pub(crate) fn fenced(lang: &str, text: &str) -> String {
+    let longest = text
+        .lines()
+        .map(|l| l.trim_start().chars().take_while(|c| *c == '`').count())
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}{lang}\n{}\n{fence}", text.trim_end_matches('\n'))
+}
+
 /// The check run's `output.title`.
 pub(crate) fn check_title(r: &Report) -> String {
     let failed = r.steps.iter().filter(|s| s.status.is_failure()).count();

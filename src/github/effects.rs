@@ -2,13 +2,14 @@
 //! `would_publish`) through the same client, token and redaction as the run
 //! summary: comments (updated in place by their marker), labels, issues
 //! (found again by their marker), reviews, check runs. Each row becomes
-//! `published` (with its URL and number) or `withheld` (why). A pull request
-//! is not applied here yet: it stays `would_publish`, saying so.
+//! `published` (with its URL and number) or `withheld` (why). Pull requests,
+//! and the patch of an issue the patch policy opened instead, are `pull`'s.
 
 use octocrab::Octocrab;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::pull::{self, Remote};
 use super::{Context, GithubError, MAX_PAGES, body, patch, post};
 use crate::model::Report;
 use crate::model::publish::{PublishEntry, PublishState, Request, Verdict};
@@ -25,13 +26,13 @@ struct Item {
 }
 
 /// What applying one row gave: its URL and number.
-struct Done {
-    url: Option<String>,
-    number: Option<u64>,
+pub(super) struct Done {
+    pub(super) url: Option<String>,
+    pub(super) number: Option<u64>,
 }
 
-/// The hidden marker a comment or an issue of this plan starts with.
-fn marker(r: &Report, kind: &str, name: &str) -> String {
+/// The hidden marker a comment, an issue or a pull request of this plan starts with.
+pub(super) fn marker(r: &Report, kind: &str, name: &str) -> String {
     let plan = body::marker(r);
     let plan = plan
         .trim_start_matches("<!-- plangate:")
@@ -70,8 +71,14 @@ async fn find(
     Ok(None)
 }
 
-/// Apply every row the gates passed; rows are updated in place.
-pub(super) async fn apply(crab: &Octocrab, ctx: &Context, report: &mut Report) {
+/// Apply every row the gates passed; rows are updated in place. `remote`:
+/// where pull requests are pushed (or why they cannot be).
+pub(super) async fn apply(
+    crab: &Octocrab,
+    ctx: &Context,
+    remote: Result<&Remote, &str>,
+    report: &mut Report,
+) {
     if report.dry_run {
         return;
     }
@@ -83,10 +90,13 @@ pub(super) async fn apply(crab: &Octocrab, ctx: &Context, report: &mut Report) {
         let Some(req) = e.request.clone() else {
             continue;
         };
-        match one(crab, ctx, &snapshot, e, &req).await {
+        let before = e.reason.clone();
+        match one(crab, ctx, remote, &snapshot, e, &req).await {
             Ok(Some(done)) => {
                 e.state = PublishState::Published;
-                e.reason = "published".to_owned();
+                if e.reason == before {
+                    e.reason = "published".to_owned();
+                }
                 e.url = done.url;
                 e.number = done.number;
             }
@@ -108,6 +118,7 @@ fn pr(ctx: &Context) -> Result<u64, String> {
 async fn one(
     crab: &Octocrab,
     ctx: &Context,
+    remote: Result<&Remote, &str>,
     report: &Report,
     e: &mut PublishEntry,
     req: &Request,
@@ -150,9 +161,13 @@ async fn one(
         }
         Request::Issue { title, body: text } => {
             let mark = marker(report, "issue", &sha_of(title));
+            let mut text = text.clone().unwrap_or_default();
+            if e.from.as_deref() == Some("pull_request") {
+                text = pull::with_patch(remote?, report, e, title, &text).await?;
+            }
             let payload = json!({
                 "title": title,
-                "body": format!("{mark}\n{}", text.as_deref().unwrap_or("")),
+                "body": format!("{mark}\n{text}"),
                 "labels": e.labels,
             });
             let list = format!("{repo}/issues");
@@ -191,12 +206,10 @@ async fn one(
         )
         .await
         .map(Some),
-        Request::PullRequest { .. } => {
-            e.reason = format!(
-                "{}; plangate does not open pull requests on GitHub yet: not published",
-                e.reason
-            );
-            Ok(None)
+        Request::PullRequest { title, body: text } => {
+            pull::open(crab, ctx, remote?, report, e, (title, text.as_deref()))
+                .await
+                .map(Some)
         }
     }
 }

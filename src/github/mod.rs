@@ -13,6 +13,7 @@ pub(crate) mod body;
 pub(crate) mod context;
 mod effects;
 mod error;
+mod pull;
 
 use std::time::Duration;
 
@@ -32,6 +33,8 @@ pub(crate) const DEFAULT_API_URL: &str = "https://api.github.com";
 pub(crate) const MAX_PAGES: usize = 20;
 /// The whole publication, all requests together.
 const TOTAL_TIMEOUT: Duration = Duration::from_secs(60);
+/// The same when a branch is pushed (a fetch and a push of at most 120 s each).
+const PUSH_TIMEOUT: Duration = Duration::from_secs(360);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const IO_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -302,6 +305,12 @@ pub(crate) fn apply_effects(report: &mut Report, settings: &Settings) -> Option<
         Ok(p) => p,
         Err(e) => return Some(Notice::Failed(e.to_string())),
     };
+    let remote = pull::Remote::of(&ctx, &token).map_err(|e| e.to_string());
+    // A push fetches and pushes: more time when there is one.
+    let pushes = report.publish.iter().any(|e| {
+        e.state == PublishState::WouldPublish && (e.kind == "pull_request" || e.from.is_some())
+    });
+    let total = if pushes { PUSH_TIMEOUT } else { TOTAL_TIMEOUT };
     let mut owned = report.clone();
     let worker = std::thread::Builder::new()
         .name("github-effects".into())
@@ -312,29 +321,61 @@ pub(crate) fn apply_effects(report: &mut Report, settings: &Settings) -> Option<
                 .map_err(GithubError::Runtime)?;
             rt.block_on(async {
                 let crab = client(&base, token)?;
-                tokio::time::timeout(TOTAL_TIMEOUT, effects::apply(&crab, &ctx, &mut owned))
+                let remote = remote.as_ref().map_err(String::as_str);
+                tokio::time::timeout(total, effects::apply(&crab, &ctx, remote, &mut owned))
                     .await
-                    .map_err(|_| GithubError::Timeout(TOTAL_TIMEOUT.as_secs()))?;
+                    .map_err(|_| GithubError::Timeout(total.as_secs()))?;
                 Ok::<Report, GithubError>(owned)
             })
         });
-    match worker.map(std::thread::JoinHandle::join) {
+    let applying: Vec<bool> = report
+        .publish
+        .iter()
+        .map(|e| e.state == PublishState::WouldPublish)
+        .collect();
+    let failed = match worker.map(std::thread::JoinHandle::join) {
         Ok(Ok(Ok(done))) => {
-            let published = done
+            report.publish = done.publish;
+            let count = |s: PublishState| report.publish.iter().filter(|e| e.state == s).count();
+            let published = count(PublishState::Published);
+            let withheld: Vec<&str> = report
                 .publish
                 .iter()
-                .filter(|e| e.state == PublishState::Published)
-                .count();
-            report.publish = done.publish;
-            Some(Notice::Done(format!(
+                .zip(&applying)
+                .filter(|(e, was)| **was && e.state == PublishState::Withheld)
+                .map(|(e, _)| e.reason.as_str())
+                .collect();
+            let text = format!(
                 "{published} of {} publish request(s) published",
                 report.publish.len()
-            )))
+            );
+            return Some(match withheld.first() {
+                None => Notice::Done(text),
+                Some(why) => Notice::Failed(format!(
+                    "{text}; {} could not be applied: {why}",
+                    withheld.len()
+                )),
+            });
         }
-        Ok(Ok(Err(e))) => Some(Notice::Failed(e.to_string())),
-        Ok(Err(_)) => Some(Notice::Failed(GithubError::Crashed.to_string())),
-        Err(e) => Some(Notice::Failed(GithubError::Thread(e).to_string())),
+        Ok(Ok(Err(e))) => e.to_string(),
+        Ok(Err(_)) => GithubError::Crashed.to_string(),
+        Err(e) => GithubError::Thread(e).to_string(),
+    };
+    // Nothing is known of what was applied: no row may still claim it would be.
+    for (e, was) in report.publish.iter_mut().zip(&applying) {
+        if *was {
+            e.state = PublishState::Withheld;
+            e.reason = format!(
+                "not known to be applied: {failed}{}",
+                if e.kind == "pull_request" {
+                    " (its branch may have been pushed)"
+                } else {
+                    ""
+                }
+            );
+        }
     }
+    Some(Notice::Failed(failed))
 }
 
 fn client(base: &str, token: String) -> Result<Octocrab, GithubError> {

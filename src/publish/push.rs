@@ -600,11 +600,6 @@ impl Prepared {
         let cut = text[..end].rfind('\n').map_or(0, |i| i + 1);
         Ok((text[..cut].to_owned(), true))
     }
-
-    /// The branch.
-    pub(crate) fn branch(&self) -> &str {
-        &self.branch
-    }
 }
 
 #[cfg(test)]
