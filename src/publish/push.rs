@@ -442,7 +442,17 @@ impl Git<'_> {
         if status.success() {
             Ok(out)
         } else {
-            Err(failed(String::from_utf8_lossy(&err).into_owned()))
+            // A push's refusal (`! refs/heads/x [remote rejected] (why)`) is on stdout.
+            let refused: Vec<String> = String::from_utf8_lossy(&out)
+                .lines()
+                .filter(|l| l.starts_with('!'))
+                .map(str::to_owned)
+                .collect();
+            let mut why = String::from_utf8_lossy(&err).into_owned();
+            if !refused.is_empty() {
+                why = format!("{} {why}", refused.join(" "));
+            }
+            Err(failed(why))
         }
     }
 

@@ -53,6 +53,7 @@ mod permissions;
 mod plans;
 mod policy;
 mod publish;
+mod publish_pr;
 mod resume;
 mod retry;
 mod run;
