@@ -98,6 +98,15 @@ pub(crate) fn marker(r: &Report) -> String {
     format!("<!-- plangate:{} -->", plan_key(r))
 }
 
+/// The hidden marker a comment, an issue or a pull request of this plan starts with.
+pub(crate) fn kind_marker(r: &Report, kind: &str, name: &str) -> String {
+    let plan = marker(r);
+    let plan = plan
+        .trim_start_matches("<!-- plangate:")
+        .trim_end_matches(" -->");
+    format!("<!-- plangate:{plan}:{kind}:{name} -->")
+}
+
 /// The check run's name.
 pub(crate) fn check_name(r: &Report) -> String {
     format!("plangate / {}", plan_key(r))

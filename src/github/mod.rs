@@ -22,6 +22,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 pub(crate) use context::Context;
+pub(crate) use effects::apply_effects;
 pub(crate) use error::GithubError;
 
 use crate::model::{AuditEvent, Report};
@@ -272,110 +273,6 @@ pub(crate) fn publish(report: &Report, settings: &Settings) -> Published {
         Ok(Err(_)) => all_failed(GithubError::Crashed),
         Err(e) => all_failed(GithubError::Thread(e)),
     }
-}
-
-/// Apply the report's `publish` rows the gates passed (`effects`), updating
-/// them in place. Blocking, on a thread of its own like [`publish`]. Nothing
-/// to apply, no token or no repository: the rows stay as they are, and the
-/// notice says why.
-pub(crate) fn apply_effects(report: &mut Report, settings: &Settings) -> Option<Notice> {
-    use crate::model::publish::PublishState;
-    if report.dry_run
-        || !report
-            .publish
-            .iter()
-            .any(|e| e.state == PublishState::WouldPublish)
-    {
-        return None;
-    }
-    let Some(token) = settings.token.as_deref() else {
-        return Some(Notice::Skipped(
-            "no GitHub token (--github-token): the requests that passed every gate stay would_publish".into(),
-        ));
-    };
-    redact::remember([token.trim().as_bytes().to_vec()]);
-    let prepared = token_ok(token).and_then(|t| {
-        let base = api_base(
-            settings.api_url.as_deref(),
-            crate::environ::var("GITHUB_API_URL").as_deref(),
-        )?;
-        Ok((t, base, Context::from_env()?))
-    });
-    let (token, base, ctx) = match prepared {
-        Ok(p) => p,
-        Err(e) => return Some(Notice::Failed(e.to_string())),
-    };
-    let remote = pull::Remote::of(&ctx, &token).map_err(|e| e.to_string());
-    // A push fetches and pushes: more time when there is one.
-    let pushes = report.publish.iter().any(|e| {
-        e.state == PublishState::WouldPublish && (e.kind == "pull_request" || e.from.is_some())
-    });
-    let total = if pushes { PUSH_TIMEOUT } else { TOTAL_TIMEOUT };
-    let mut owned = report.clone();
-    let worker = std::thread::Builder::new()
-        .name("github-effects".into())
-        .spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(GithubError::Runtime)?;
-            rt.block_on(async {
-                let crab = client(&base, token)?;
-                let remote = remote.as_ref().map_err(String::as_str);
-                tokio::time::timeout(total, effects::apply(&crab, &ctx, remote, &mut owned))
-                    .await
-                    .map_err(|_| GithubError::Timeout(total.as_secs()))?;
-                Ok::<Report, GithubError>(owned)
-            })
-        });
-    let applying: Vec<bool> = report
-        .publish
-        .iter()
-        .map(|e| e.state == PublishState::WouldPublish)
-        .collect();
-    let failed = match worker.map(std::thread::JoinHandle::join) {
-        Ok(Ok(Ok(done))) => {
-            report.publish = done.publish;
-            let count = |s: PublishState| report.publish.iter().filter(|e| e.state == s).count();
-            let published = count(PublishState::Published);
-            let withheld: Vec<&str> = report
-                .publish
-                .iter()
-                .zip(&applying)
-                .filter(|(e, was)| **was && e.state == PublishState::Withheld)
-                .map(|(e, _)| e.reason.as_str())
-                .collect();
-            let text = format!(
-                "{published} of {} publish request(s) published",
-                report.publish.len()
-            );
-            return Some(match withheld.first() {
-                None => Notice::Done(text),
-                Some(why) => Notice::Failed(format!(
-                    "{text}; {} could not be applied: {why}",
-                    withheld.len()
-                )),
-            });
-        }
-        Ok(Ok(Err(e))) => e.to_string(),
-        Ok(Err(_)) => GithubError::Crashed.to_string(),
-        Err(e) => GithubError::Thread(e).to_string(),
-    };
-    // Nothing is known of what was applied: no row may still claim it would be.
-    for (e, was) in report.publish.iter_mut().zip(&applying) {
-        if *was {
-            e.state = PublishState::Withheld;
-            e.reason = format!(
-                "not known to be applied: {failed}{}",
-                if e.kind == "pull_request" {
-                    " (its branch may have been pushed)"
-                } else {
-                    ""
-                }
-            );
-        }
-    }
-    Some(Notice::Failed(failed))
 }
 
 fn client(base: &str, token: String) -> Result<Octocrab, GithubError> {

@@ -18,11 +18,16 @@ use octocrab::Octocrab;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::effects::Done;
 use super::{Context, GithubError, MAX_PAGES, body, patch, post};
 use crate::model::Report;
 use crate::model::publish::PublishEntry;
 use crate::publish::push::{self, Commit, PushError, Target};
+
+/// What applying one row gave: its URL and number.
+pub(super) struct Done {
+    pub(super) url: Option<String>,
+    pub(super) number: Option<u64>,
+}
 
 /// Most bytes of the patch an issue carries.
 pub(crate) const PATCH_MAX: usize = 48 * 1024;
@@ -212,7 +217,7 @@ pub(super) async fn open(
     let plan = body::plan_key(report);
     let template = e.branch.clone().ok_or("no branch declared")?;
     let branch = push::branch_name(&template, &plan, &report.run_id).map_err(|x| x.to_string())?;
-    let mark = super::effects::marker(report, "pull_request", "pr");
+    let mark = body::kind_marker(report, "pull_request", "pr");
     let found = existing(crab, ctx, &branch, &mark, &template, &plan)
         .await
         .map_err(|x| x.to_string())?;

@@ -35,6 +35,7 @@ mod faults;
 mod flow;
 mod formats;
 mod fuzz_regressions;
+mod git_remote;
 mod github;
 mod guard_code;
 mod guard_conformance;

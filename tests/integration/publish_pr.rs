@@ -5,121 +5,19 @@
 //! when a gate fails; no step can read the token.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::harness::{Env, code, mock, stderr, wait_until};
+use crate::git_remote::{Remote, git};
+use crate::harness::{Env, code, mock, stderr};
 
 const TOKEN: &str = "plangate-push-token-5e6f7a8b9c0d1e2f";
 const REPO: &str = "/repos/acme/widgets";
 const MARK: &str = "<!-- plangate:pub:pull_request:pr -->";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_owned()
-}
-
-/// A bare repository `acme/widgets` (branch `main`: `lint.txt`, `README.md`)
-/// served over smart HTTP, requiring `token`.
-struct Remote {
-    _dir: tempfile::TempDir,
-    bare: PathBuf,
-    log: PathBuf,
-    url: String,
-    server: Child,
-}
-
-impl Drop for Remote {
-    fn drop(&mut self) {
-        let _ = self.server.kill();
-        let _ = self.server.wait();
-    }
-}
-
-impl Remote {
-    fn new(token: &str) -> Remote {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let root = dir.path().join("root");
-        let bare = root.join("acme/widgets.git");
-        std::fs::create_dir_all(&bare).unwrap_or_else(|e| panic!("{e}"));
-        git(&bare, &["init", "-q", "--bare", "-b", "main"]);
-        let seed = dir.path().join("seed");
-        std::fs::create_dir_all(&seed).unwrap_or_else(|e| panic!("{e}"));
-        git(&seed, &["init", "-q", "-b", "main"]);
-        std::fs::write(seed.join("lint.txt"), "a  =  1\n").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(seed.join("README.md"), "# widgets\n").unwrap_or_else(|e| panic!("{e}"));
-        git(&seed, &["add", "."]);
-        git(&seed, &["commit", "-qm", "init"]);
-        git(&seed, &["push", "-q", bare.to_str().unwrap_or(""), "main"]);
-        let (port, log) = (dir.path().join("port"), dir.path().join("log"));
-        let script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/git_remote/server.py");
-        let server = Command::new("python3")
-            .arg(script)
-            .arg(&root)
-            .arg(token)
-            .arg(&port)
-            .arg(&log)
-            .spawn()
-            .unwrap_or_else(|e| panic!("python3: {e}"));
-        assert!(
-            wait_until(20, || port.exists()),
-            "the git server did not start"
-        );
-        let port = std::fs::read_to_string(&port).unwrap_or_default();
-        Remote {
-            _dir: dir,
-            bare,
-            log,
-            url: format!("http://127.0.0.1:{}", port.trim()),
-            server,
-        }
-    }
-
-    /// The requests the server saw (`METHOD PATH auth=…`).
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn pushes(&self) -> usize {
-        self.log()
-            .lines()
-            .filter(|l| l.starts_with("POST") && l.contains("git-receive-pack"))
-            .count()
-    }
-
-    /// `git show REV` in the bare repository.
-    fn show(&self, rev: &str) -> String {
-        git(&self.bare, &["show", "--format=%P %an <%ae>", rev])
-    }
-
-    /// The workspace: a clone of the remote's main.
-    fn clone_into(&self, env: &Env) {
-        git(
-            &env.ws,
-            &["clone", "-q", self.bare.to_str().unwrap_or(""), "."],
-        );
-    }
-}
 
 /// A plan with bash steps `(id, command)` and `publish`.
 fn plan(publish: &str, policy: &str, steps: &[(&str, &str)]) -> String {
@@ -332,7 +230,16 @@ fn a_lint_fix_opens_a_pull_request_with_its_change_and_a_rerun_updates_it() {
     );
     let ls = std::fs::read_to_string(env.out.join("artifacts/fix/ls.txt")).unwrap_or_default();
     assert!(ls.contains("refused"), "a step cannot use the remote: {ls}");
-    for dir in [&env.ws, &env.out] {
+    let left: Vec<_> = std::fs::read_dir(env.tmp())
+        .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        !left
+            .iter()
+            .any(|n| n.to_string_lossy().starts_with("plangate-push-")),
+        "the private repository is removed: {left:?}"
+    );
+    for dir in [&env.ws, &env.out, &env.tmp().to_path_buf()] {
         assert!(
             files_holding(dir, TOKEN).is_empty(),
             "{:?}",
@@ -639,23 +546,22 @@ fn an_issue_instead_carries_the_patch_and_pushes_no_branch() {
         "mkdir -p .github && echo 'on: push' > .github/ci.yml\necho fixed > lint.txt\n{}",
         ask(r#"{"type": "pull_request", "title": "[bot] ci", "body": "Please look."}"#)
     );
-    let publish = format!(
-        "{{pull_request: {{branch: 'bot/{{run}}', title_prefix: '[bot] '}}, issue: {{labels: [triage]}}}}"
-    );
+    let publish =
+        "{pull_request: {branch: 'bot/{run}', title_prefix: '[bot] '}, issue: {labels: [triage]}}";
     let o = gh_run(
         &env,
         &api,
         &remote,
-        &plan(&publish, ", patch: {protected: issue}", &[("s", &cmd)]),
+        &plan(publish, ", patch: {protected: issue}", &[("s", &cmd)]),
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    rt.block_on(api.verify());
     let row = &rows(&env)[0];
     assert_eq!(
         (row["kind"].as_str(), row["state"].as_str()),
         (Some("issue"), Some("published")),
         "{row}"
     );
+    rt.block_on(api.verify());
     let issue = sent(&rt, &api, "POST", &format!("{REPO}/issues"));
     let body = issue["body"].as_str().unwrap_or_default();
     assert!(body.contains("Please look."), "{body}");
