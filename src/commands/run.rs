@@ -75,7 +75,10 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     }
     let start = Start {
         args,
-        gh: settings::github(&args.github),
+        gh: crate::github::Settings {
+            push: true,
+            ..settings::github(&args.github)
+        },
         run_id: uuid::Uuid::now_v7().to_string(),
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
     };

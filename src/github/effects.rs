@@ -59,7 +59,11 @@ pub(crate) fn apply_effects(report: &mut Report, settings: &Settings) -> Option<
         Ok(p) => p,
         Err(e) => return Some(Notice::Failed(e.to_string())),
     };
-    let remote = pull::Remote::of(&ctx, &token).map_err(|e| e.to_string());
+    let remote = if settings.push {
+        pull::Remote::of(&ctx, &token).map_err(|e| e.to_string())
+    } else {
+        Err("a branch is pushed only by the `plangate run` that made the changes, not by `merge` or `report`".to_owned())
+    };
     // A push fetches and pushes: more time when there is one.
     let pushes = report.publish.iter().any(|e| {
         e.state == PublishState::WouldPublish && (e.kind == "pull_request" || e.from.is_some())

@@ -50,6 +50,9 @@ pub(crate) struct Settings {
     pub comment: bool,
     /// Create a check run.
     pub check_run: bool,
+    /// Push branches for pull requests: only the `run` that made the changes
+    /// (`merge` and `report` publish reports whose workspace is not here).
+    pub push: bool,
 }
 
 /// How one publication went.

@@ -223,6 +223,7 @@ pub(super) async fn open(
         .map_err(|x| x.to_string())?;
     if let Some(p) = &found
         && e.draft
+        && e.policy.is_some()
         && !p.draft
     {
         return Err(format!(
