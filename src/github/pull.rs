@@ -152,6 +152,7 @@ async fn commit(
     base: Option<&str>,
     message: String,
     push: bool,
+    replace: bool,
 ) -> Result<push::Prepared, PushError> {
     let (url, header) = (
         remote.url.clone(),
@@ -170,6 +171,7 @@ async fn commit(
             auth_header: &header,
             branch: &branch,
             base: base.as_deref(),
+            replace,
         };
         let prepared = push::prepare(
             &target,
@@ -239,6 +241,7 @@ pub(super) async fn open(
         e.base.as_deref(),
         message(report, title),
         true,
+        found.is_some(),
     )
     .await
     .map_err(|x| x.to_string())?;
@@ -337,6 +340,7 @@ pub(super) async fn with_patch(
         "plangate/patch",
         e.base.as_deref(),
         message(report, title),
+        false,
         false,
     )
     .await

@@ -70,6 +70,9 @@ pub(crate) enum PushError {
     /// The workspace is not in a git work tree.
     #[error("the workspace {0} is not inside a git repository")]
     NotARepository(String),
+    /// The branch exists and may not be replaced, or is the base.
+    #[error("will not push to `{0}`: {1}")]
+    Branch(String, &'static str),
     /// The remote has no default branch to build on.
     #[error("the remote names no default branch (HEAD); declare `base`")]
     NoDefaultBranch,
@@ -142,6 +145,10 @@ pub(crate) struct Target<'a> {
     pub branch: &'a str,
     /// The branch to build on; `None`: the remote's default branch (its HEAD).
     pub base: Option<&'a str>,
+    /// The branch may already exist and is replaced (it is the head of this
+    /// plan's open pull or merge request). Otherwise a branch that exists is
+    /// never overwritten.
+    pub replace: bool,
 }
 
 /// What to commit.
@@ -162,6 +169,7 @@ pub(crate) struct Prepared {
     url: String,
     header: String,
     branch: String,
+    replace: bool,
     /// The base branch.
     pub base: String,
     /// Its commit.
@@ -364,6 +372,9 @@ pub(crate) fn prepare(target: &Target<'_>, commit: &Commit<'_>) -> Result<Prepar
     if !ref_ok(&base) {
         return Err(PushError::BadRef(base));
     }
+    if base == target.branch {
+        return Err(PushError::Branch(base, "it is the base branch"));
+    }
     let spec = format!("+refs/heads/{base}:refs/plangate/base");
     git.run(
         &["fetch", "-q", "--depth=1", "--no-tags", target.url, &spec],
@@ -388,6 +399,7 @@ pub(crate) fn prepare(target: &Target<'_>, commit: &Commit<'_>) -> Result<Prepar
         url: target.url.to_owned(),
         header: target.auth_header.to_owned(),
         branch: target.branch.to_owned(),
+        replace: target.replace,
         base,
         base_sha,
         commit: new,
@@ -414,15 +426,31 @@ impl Prepared {
     }
 
     /// Create or replace the branch with the commit (`+<sha>:refs/heads/<branch>`).
+    /// A branch that exists is replaced only when [`Target::replace`] says
+    /// so, and only if it still is where it was seen (`--force-with-lease`);
+    /// a new one only if it is still absent.
     pub(crate) fn push(&self) -> Result<(), PushError> {
-        let spec = format!("+{}:refs/heads/{}", self.commit, self.branch);
-        self.git()
-            .run(
-                &["push", "-q", "--porcelain", &self.url, &spec],
-                true,
-                Vec::new(),
-            )
-            .map(drop)
+        let full = format!("refs/heads/{}", self.branch);
+        let git = self.git();
+        let seen = git.text(&["ls-remote", &self.url, &full], true)?;
+        let now = seen
+            .lines()
+            .find_map(|l| l.strip_suffix(&format!("\t{full}")))
+            .unwrap_or("");
+        if !now.is_empty() && !self.replace {
+            return Err(PushError::Branch(
+                self.branch.clone(),
+                "it exists and is not the head of this plan's open pull request",
+            ));
+        }
+        let lease = format!("--force-with-lease={full}:{now}");
+        let spec = format!("+{}:{full}", self.commit);
+        git.run(
+            &["push", "-q", "--porcelain", &lease, &self.url, &spec],
+            true,
+            Vec::new(),
+        )
+        .map(drop)
     }
 
     /// The unified diff of the commit against its base, at most `max` bytes

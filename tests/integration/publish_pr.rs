@@ -576,3 +576,46 @@ fn an_issue_instead_carries_the_patch_and_pushes_no_branch() {
     assert_eq!(issue["labels"], json!(["triage"]));
     assert_eq!(remote.pushes(), 0, "{}", remote.log());
 }
+
+#[test]
+fn the_base_and_a_branch_that_is_not_ours_are_never_overwritten() {
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let main = git(&remote.bare, &["rev-parse", "main"]);
+    // Someone's branch, with no pull request of this plan.
+    git(&remote.bare, &["branch", "bot/fixed", "main"]);
+    let step = format!(
+        "echo fixed > lint.txt\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    );
+    for (branch, want) in [
+        ("main", "it is the base branch"),
+        (
+            "bot/fixed",
+            "it exists and is not the head of this plan's open pull request",
+        ),
+    ] {
+        let api = rt.block_on(MockServer::start());
+        rt.block_on(
+            Mock::given(method("GET"))
+                .and(path(format!("{REPO}/pulls")))
+                .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+                .mount(&api),
+        );
+        let env = Env::new();
+        remote.clone_into(&env);
+        let publish = format!("{{pull_request: {{branch: '{branch}', title_prefix: '[bot] '}}}}");
+        let o = gh_run(&env, &api, &remote, &plan(&publish, "", &[("s", &step)]));
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let row = &rows(&env)[0];
+        assert_eq!(row["state"], "withheld", "{row}");
+        assert!(
+            row["reason"].as_str().unwrap_or_default().contains(want),
+            "{row}"
+        );
+        assert_eq!(remote.pushes(), 0, "{}", remote.log());
+        assert!(writes(&rt, &api).is_empty());
+    }
+    assert_eq!(git(&remote.bare, &["rev-parse", "main"]), main);
+    assert_eq!(git(&remote.bare, &["rev-parse", "bot/fixed"]), main);
+}
