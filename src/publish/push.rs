@@ -9,8 +9,10 @@
 //! summary lists are laid on its tree by `git fast-import` (added and
 //! modified files with their bytes as they are now, symbolic links as links,
 //! deleted and renamed-away paths removed, ignored files when the summary
-//! lists them), and the commit is pushed with `+<sha>:refs/heads/<branch>`
-//! (a rerun replaces the branch).
+//! lists them), and the commit is pushed to `refs/heads/<branch>`: a new
+//! branch, or (only when the caller says it is the head of its own open
+//! request, [`Target::replace`]) over the existing one with
+//! `--force-with-lease` on the commit just seen. Never onto the base.
 //!
 //! Every git runs with an empty environment but `PATH`, `HOME` (the private
 //! folder), `LC_ALL=C` and the proxy variables; no system or global config,

@@ -46,6 +46,10 @@ const PR: &str =
 /// the API at `api`, the repository at `remote`. The plan file is kept out
 /// of the workspace's changes.
 fn gh_run(env: &Env, api: &MockServer, remote: &Remote, yaml: &str) -> Output {
+    gh_run_with(env, api, remote, yaml, &[])
+}
+
+fn gh_run_with(env: &Env, api: &MockServer, remote: &Remote, yaml: &str, args: &[&str]) -> Output {
     let plan = env.out.parent().unwrap_or(&env.out).join("plan.yaml");
     std::fs::write(&plan, yaml).unwrap_or_else(|e| panic!("{e}"));
     let mut c = env.cmd();
@@ -66,6 +70,7 @@ fn gh_run(env: &Env, api: &MockServer, remote: &Remote, yaml: &str) -> Output {
         .env("PLANGATE_GITHUB_API_URL", api.uri())
         .env("PLANGATE_COMMENT", "false")
         .env("PLANGATE_CHECK_RUN", "false")
+        .args(args)
         .timeout(Duration::from_secs(180));
     c.output().unwrap_or_else(|e| panic!("{e}"))
 }
@@ -618,4 +623,32 @@ fn the_base_and_a_branch_that_is_not_ours_are_never_overwritten() {
     }
     assert_eq!(git(&remote.bare, &["rev-parse", "main"]), main);
     assert_eq!(git(&remote.bare, &["rev-parse", "bot/fixed"]), main);
+}
+
+#[test]
+fn a_dry_run_pushes_nothing_and_asks_nothing() {
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let api = rt.block_on(MockServer::start());
+    let env = Env::new();
+    remote.clone_into(&env);
+    let step = format!(
+        "echo fixed > lint.txt\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    );
+    let o = gh_run_with(
+        &env,
+        &api,
+        &remote,
+        &plan(PR, "", &[("s", &step)]),
+        &["--dry-run"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(rows(&env)[0]["state"], "would_publish");
+    assert_eq!(remote.log(), "", "the remote was not contacted");
+    assert!(
+        rt.block_on(api.received_requests())
+            .unwrap_or_default()
+            .is_empty()
+    );
 }
