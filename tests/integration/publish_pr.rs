@@ -4,15 +4,14 @@
 //! request opened on a stand-in GitHub API (wiremock). Nothing is pushed
 //! when a gate fails; no step can read the token.
 
-use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::git_remote::{Remote, git};
+use crate::git_remote::{Remote, files_holding, git, rows, rt, sent, writes};
 use crate::harness::{Env, code, mock, stderr};
 
 const TOKEN: &str = "plangate-push-token-5e6f7a8b9c0d1e2f";
@@ -73,56 +72,6 @@ fn gh_run_with(env: &Env, api: &MockServer, remote: &Remote, yaml: &str, args: &
         .args(args)
         .timeout(Duration::from_secs(180));
     c.output().unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn rows(env: &Env) -> Vec<Value> {
-    env.report()["publish"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
-
-/// The JSON body of the one request `verb path` the API received.
-fn sent(rt: &tokio::runtime::Runtime, api: &MockServer, verb: &str, route: &str) -> Value {
-    let reqs = rt.block_on(api.received_requests()).unwrap_or_default();
-    let r = reqs
-        .iter()
-        .find(|r| r.method.as_str() == verb && r.url.path() == route)
-        .unwrap_or_else(|| panic!("no {verb} {route}"));
-    r.body_json().unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn writes(rt: &tokio::runtime::Runtime, api: &MockServer) -> Vec<String> {
-    rt.block_on(api.received_requests())
-        .unwrap_or_default()
-        .iter()
-        .filter(|r| r.method.as_str() != "GET")
-        .map(|r| format!("{} {}", r.method, r.url.path()))
-        .collect()
-}
-
-/// Every file under `dir` (the temporary folders plangate used) holding `needle`.
-fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() && !p.is_symlink() {
-            out.extend(files_holding(&p, needle));
-        } else if std::fs::read(&p).is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle)) {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]
