@@ -438,6 +438,7 @@ pub(crate) fn github(args: &GithubArgs) -> crate::github::Settings {
         api_url: args.github_api_url.clone(),
         comment: args.comment,
         check_run: args.check_run,
+        push: false,
     }
 }
 

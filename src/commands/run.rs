@@ -67,6 +67,25 @@ impl Start<'_> {
     }
 }
 
+/// Every step has ended: a child still here is one a step orphaned after
+/// its supervisor was killed (plangate is a child subreaper). Kill and name them.
+fn warn_lingering() {
+    let left = crate::sandbox::kill_descendants_named();
+    if !left.is_empty() {
+        let names: Vec<String> = left
+            .iter()
+            .take(5)
+            .map(|(pid, name)| format!("`{name}` ({pid})"))
+            .collect();
+        output::warning(format_args!(
+            "{} process(es) started by steps were still running at the end of the run; they were killed: {}{}",
+            left.len(),
+            names.join(", "),
+            if left.len() > 5 { ", ..." } else { "" }
+        ));
+    }
+}
+
 /// `plangate run`.
 pub(crate) fn run(args: &RunArgs) -> Outcome {
     // Before any thread or child: the environment goes into memory and out of
@@ -76,7 +95,10 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     }
     let start = Start {
         args,
-        gh: settings::github(&args.github),
+        gh: crate::github::Settings {
+            push: true,
+            ..settings::github(&args.github)
+        },
         gl: settings::gitlab(&args.gitlab, &args.github),
         run_id: uuid::Uuid::now_v7().to_string(),
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
@@ -171,22 +193,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     let (status, finished) = execute(plan, Arc::new(settings), console);
     // The resident step supervisors, idle now, end.
     crate::process::lane::close_all();
-    // Every step has ended: a child still here is one a step orphaned after
-    // its supervisor was killed (plangate is a child subreaper).
-    let left = crate::sandbox::kill_descendants_named();
-    if !left.is_empty() {
-        let names: Vec<String> = left
-            .iter()
-            .take(5)
-            .map(|(pid, name)| format!("`{name}` ({pid})"))
-            .collect();
-        output::warning(format_args!(
-            "{} process(es) started by steps were still running at the end of the run; they were killed: {}{}",
-            left.len(),
-            names.join(", "),
-            if left.len() > 5 { ", ..." } else { "" }
-        ));
-    }
+    warn_lingering();
     if let Some(mut w) = withheld
         && let Err(e) = w.restore()
     {

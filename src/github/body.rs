@@ -98,6 +98,15 @@ pub(crate) fn marker(r: &Report) -> String {
     format!("<!-- plangate:{} -->", plan_key(r))
 }
 
+/// The hidden marker a comment, an issue or a pull request of this plan starts with.
+pub(crate) fn kind_marker(r: &Report, kind: &str, name: &str) -> String {
+    let plan = marker(r);
+    let plan = plan
+        .trim_start_matches("<!-- plangate:")
+        .trim_end_matches(" -->");
+    format!("<!-- plangate:{plan}:{kind}:{name} -->")
+}
+
 /// The check run's name.
 pub(crate) fn check_name(r: &Report) -> String {
     format!("plangate / {}", plan_key(r))
@@ -124,6 +133,34 @@ pub(crate) fn comment(r: &Report, details: Option<&str>) -> String {
     let marker = marker(r);
     let text = summary(r, details, COMMENT_MAX - marker.len() - 1);
     format!("{marker}\n{text}")
+}
+
+/// A pull request's or issue's body: `head` (the marker line and the
+/// requested text, redacted, cut to half the limit), then the run summary
+/// in what is left of GitHub's limit.
+pub(crate) fn with_summary(r: &Report, details: Option<&str>, head: &str) -> String {
+    let mut head = redact::clean_str(head).into_owned();
+    if head.len() > COMMENT_MAX / 2 {
+        let mut end = COMMENT_MAX / 2;
+        while !head.is_char_boundary(end) {
+            end -= 1;
+        }
+        head.truncate(end);
+        head.push('…');
+    }
+    let text = summary(r, details, COMMENT_MAX.saturating_sub(head.len() + 2));
+    format!("{head}\n\n{text}")
+}
+
+/// `text` in a fenced code block of `lang` whose fence no line of it can close.
+pub(crate) fn fenced(lang: &str, text: &str) -> String {
+    let longest = text
+        .lines()
+        .map(|l| l.trim_start().chars().take_while(|c| *c == '`').count())
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}{lang}\n{}\n{fence}", text.trim_end_matches('\n'))
 }
 
 /// The check run's `output.title`.

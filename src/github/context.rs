@@ -18,6 +18,9 @@ pub(crate) struct Context {
     pub sha: Option<String>,
     /// The workflow run's page (`GITHUB_SERVER_URL/OWNER/REPO/actions/runs/GITHUB_RUN_ID`).
     pub run_url: Option<String>,
+    /// `GITHUB_SERVER_URL` (default `https://github.com`), no trailing `/`: where
+    /// the repository is pushed to (`SERVER/OWNER/REPO.git`).
+    pub server_url: String,
 }
 
 /// Most bytes of `GITHUB_EVENT_PATH` read (GitHub caps webhook payloads at 25 MB).
@@ -97,6 +100,7 @@ impl Context {
             pr,
             sha,
             run_url,
+            server_url: server.trim_end_matches('/').to_owned(),
         })
     }
 

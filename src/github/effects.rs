@@ -2,16 +2,21 @@
 //! `would_publish`) through the same client, token and redaction as the run
 //! summary: comments (updated in place by their marker), labels, issues
 //! (found again by their marker), reviews, check runs. Each row becomes
-//! `published` (with its URL and number) or `withheld` (why). A pull request
-//! is not applied here yet: it stays `would_publish`, saying so.
+//! `published` (with its URL and number) or `withheld` (why). Pull requests,
+//! and the patch of an issue the patch policy opened instead, are `pull`'s.
 
 use octocrab::Octocrab;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Context, GithubError, MAX_PAGES, body, patch, post};
+use super::pull::{self, Done, Remote};
+use super::{
+    Context, GithubError, MAX_PAGES, Notice, PUSH_TIMEOUT, Settings, TOTAL_TIMEOUT, api_base, body,
+    client, patch, post, token_ok,
+};
 use crate::model::Report;
 use crate::model::publish::{PublishEntry, PublishState, Request, Verdict};
+use crate::redact;
 
 #[derive(Debug, Deserialize)]
 struct Item {
@@ -24,19 +29,111 @@ struct Item {
     html_url: Option<String>,
 }
 
-/// What applying one row gave: its URL and number.
-struct Done {
-    url: Option<String>,
-    number: Option<u64>,
-}
-
-/// The hidden marker a comment or an issue of this plan starts with.
-fn marker(r: &Report, kind: &str, name: &str) -> String {
-    let plan = body::marker(r);
-    let plan = plan
-        .trim_start_matches("<!-- plangate:")
-        .trim_end_matches(" -->");
-    format!("<!-- plangate:{plan}:{kind}:{name} -->")
+/// Apply the report's `publish` rows the gates passed (`effects`), updating
+/// them in place. Blocking, on a thread of its own like [`publish`]. Nothing
+/// to apply, no token or no repository: the rows stay as they are, and the
+/// notice says why.
+pub(crate) fn apply_effects(report: &mut Report, settings: &Settings) -> Option<Notice> {
+    if report.dry_run
+        || !report
+            .publish
+            .iter()
+            .any(|e| e.state == PublishState::WouldPublish)
+    {
+        return None;
+    }
+    let Some(token) = settings.token.as_deref() else {
+        return Some(Notice::Skipped(
+            "no GitHub token (--github-token): the requests that passed every gate stay would_publish".into(),
+        ));
+    };
+    redact::remember([token.trim().as_bytes().to_vec()]);
+    let prepared = token_ok(token).and_then(|t| {
+        let base = api_base(
+            settings.api_url.as_deref(),
+            crate::environ::var("GITHUB_API_URL").as_deref(),
+        )?;
+        Ok((t, base, Context::from_env()?))
+    });
+    let (token, base, ctx) = match prepared {
+        Ok(p) => p,
+        Err(e) => return Some(Notice::Failed(e.to_string())),
+    };
+    let remote = if settings.push {
+        pull::Remote::of(&ctx, &token).map_err(|e| e.to_string())
+    } else {
+        Err("a branch is pushed only by the `plangate run` that made the changes, not by `merge` or `report`".to_owned())
+    };
+    // A push fetches and pushes: more time when there is one.
+    let pushes = report.publish.iter().any(|e| {
+        e.state == PublishState::WouldPublish && (e.kind == "pull_request" || e.from.is_some())
+    });
+    let total = if pushes { PUSH_TIMEOUT } else { TOTAL_TIMEOUT };
+    let mut owned = report.clone();
+    let worker = std::thread::Builder::new()
+        .name("github-effects".into())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(GithubError::Runtime)?;
+            rt.block_on(async {
+                let crab = client(&base, token)?;
+                let remote = remote.as_ref().map_err(String::as_str);
+                tokio::time::timeout(total, apply(&crab, &ctx, remote, &mut owned))
+                    .await
+                    .map_err(|_| GithubError::Timeout(total.as_secs()))?;
+                Ok::<Report, GithubError>(owned)
+            })
+        });
+    let applying: Vec<bool> = report
+        .publish
+        .iter()
+        .map(|e| e.state == PublishState::WouldPublish)
+        .collect();
+    let failed = match worker.map(std::thread::JoinHandle::join) {
+        Ok(Ok(Ok(done))) => {
+            report.publish = done.publish;
+            let count = |s: PublishState| report.publish.iter().filter(|e| e.state == s).count();
+            let published = count(PublishState::Published);
+            let withheld: Vec<&str> = report
+                .publish
+                .iter()
+                .zip(&applying)
+                .filter(|(e, was)| **was && e.state == PublishState::Withheld)
+                .map(|(e, _)| e.reason.as_str())
+                .collect();
+            let text = format!(
+                "{published} of {} publish request(s) published",
+                report.publish.len()
+            );
+            return Some(match withheld.first() {
+                None => Notice::Done(text),
+                Some(why) => Notice::Failed(format!(
+                    "{text}; {} could not be applied: {why}",
+                    withheld.len()
+                )),
+            });
+        }
+        Ok(Ok(Err(e))) => e.to_string(),
+        Ok(Err(_)) => GithubError::Crashed.to_string(),
+        Err(e) => GithubError::Thread(e).to_string(),
+    };
+    // Nothing is known of what was applied: no row may still claim it would be.
+    for (e, was) in report.publish.iter_mut().zip(&applying) {
+        if *was {
+            e.state = PublishState::Withheld;
+            e.reason = format!(
+                "not known to be applied: {failed}{}",
+                if e.kind == "pull_request" {
+                    " (its branch may have been pushed)"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    Some(Notice::Failed(failed))
 }
 
 /// Find the item whose body starts with `mark` among the pages of `route`.
@@ -70,8 +167,14 @@ async fn find(
     Ok(None)
 }
 
-/// Apply every row the gates passed; rows are updated in place.
-pub(super) async fn apply(crab: &Octocrab, ctx: &Context, report: &mut Report) {
+/// Apply every row the gates passed; rows are updated in place. `remote`:
+/// where pull requests are pushed (or why they cannot be).
+pub(super) async fn apply(
+    crab: &Octocrab,
+    ctx: &Context,
+    remote: Result<&Remote, &str>,
+    report: &mut Report,
+) {
     if report.dry_run {
         return;
     }
@@ -83,10 +186,13 @@ pub(super) async fn apply(crab: &Octocrab, ctx: &Context, report: &mut Report) {
         let Some(req) = e.request.clone() else {
             continue;
         };
-        match one(crab, ctx, &snapshot, e, &req).await {
+        let before = e.reason.clone();
+        match one(crab, ctx, remote, &snapshot, e, &req).await {
             Ok(Some(done)) => {
                 e.state = PublishState::Published;
-                e.reason = "published".to_owned();
+                if e.reason == before {
+                    e.reason = "published".to_owned();
+                }
                 e.url = done.url;
                 e.number = done.number;
             }
@@ -108,6 +214,7 @@ fn pr(ctx: &Context) -> Result<u64, String> {
 async fn one(
     crab: &Octocrab,
     ctx: &Context,
+    remote: Result<&Remote, &str>,
     report: &Report,
     e: &mut PublishEntry,
     req: &Request,
@@ -117,7 +224,7 @@ async fn one(
     match req {
         Request::Comment { body: text } => {
             let n = pr(ctx)?;
-            let mark = marker(report, "comment", e.name.as_deref().unwrap_or("comment"));
+            let mark = body::kind_marker(report, "comment", e.name.as_deref().unwrap_or("comment"));
             let list = format!("{repo}/issues/{n}/comments");
             let payload = json!({ "body": format!("{mark}\n{text}") });
             let item: Item = match find(crab, &list, &[("per_page", "100")], &mark)
@@ -149,10 +256,14 @@ async fn one(
             }))
         }
         Request::Issue { title, body: text } => {
-            let mark = marker(report, "issue", &sha_of(title));
+            let mark = body::kind_marker(report, "issue", &sha_of(title));
+            let mut text = text.clone().unwrap_or_default();
+            if e.from.as_deref() == Some("pull_request") {
+                text = pull::with_patch(remote?, report, e, title, &text).await?;
+            }
             let payload = json!({
                 "title": title,
-                "body": format!("{mark}\n{}", text.as_deref().unwrap_or("")),
+                "body": format!("{mark}\n{text}"),
                 "labels": e.labels,
             });
             let list = format!("{repo}/issues");
@@ -191,12 +302,10 @@ async fn one(
         )
         .await
         .map(Some),
-        Request::PullRequest { .. } => {
-            e.reason = format!(
-                "{}; plangate does not open pull requests on GitHub yet: not published",
-                e.reason
-            );
-            Ok(None)
+        Request::PullRequest { title, body: text } => {
+            pull::open(crab, ctx, remote?, report, e, (title, text.as_deref()))
+                .await
+                .map(Some)
         }
     }
 }

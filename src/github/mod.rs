@@ -13,6 +13,7 @@ pub(crate) mod body;
 pub(crate) mod context;
 mod effects;
 mod error;
+mod pull;
 
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 pub(crate) use context::Context;
+pub(crate) use effects::apply_effects;
 pub(crate) use error::GithubError;
 
 use crate::model::{AuditEvent, Report};
@@ -32,6 +34,8 @@ pub(crate) const DEFAULT_API_URL: &str = "https://api.github.com";
 pub(crate) const MAX_PAGES: usize = 20;
 /// The whole publication, all requests together.
 const TOTAL_TIMEOUT: Duration = Duration::from_secs(60);
+/// The same when a branch is pushed (a fetch and a push of at most 120 s each).
+const PUSH_TIMEOUT: Duration = Duration::from_secs(360);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const IO_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -46,6 +50,9 @@ pub(crate) struct Settings {
     pub comment: bool,
     /// Create a check run.
     pub check_run: bool,
+    /// Push branches for pull requests: only the `run` that made the changes
+    /// (`merge` and `report` publish reports whose workspace is not here).
+    pub push: bool,
 }
 
 /// How one publication went.
@@ -268,72 +275,6 @@ pub(crate) fn publish(report: &Report, settings: &Settings) -> Published {
         Ok(Ok(Err(e))) => all_failed(e),
         Ok(Err(_)) => all_failed(GithubError::Crashed),
         Err(e) => all_failed(GithubError::Thread(e)),
-    }
-}
-
-/// Apply the report's `publish` rows the gates passed (`effects`), updating
-/// them in place. Blocking, on a thread of its own like [`publish`]. Nothing
-/// to apply, no token or no repository: the rows stay as they are, and the
-/// notice says why.
-pub(crate) fn apply_effects(report: &mut Report, settings: &Settings) -> Option<Notice> {
-    use crate::model::publish::PublishState;
-    if report.dry_run
-        || !report
-            .publish
-            .iter()
-            .any(|e| e.state == PublishState::WouldPublish)
-    {
-        return None;
-    }
-    let Some(token) = settings.token.as_deref() else {
-        return Some(Notice::Skipped(
-            "no GitHub token (--github-token): the requests that passed every gate stay would_publish".into(),
-        ));
-    };
-    redact::remember([token.trim().as_bytes().to_vec()]);
-    let prepared = token_ok(token).and_then(|t| {
-        let base = api_base(
-            settings.api_url.as_deref(),
-            crate::environ::var("GITHUB_API_URL").as_deref(),
-        )?;
-        Ok((t, base, Context::from_env()?))
-    });
-    let (token, base, ctx) = match prepared {
-        Ok(p) => p,
-        Err(e) => return Some(Notice::Failed(e.to_string())),
-    };
-    let mut owned = report.clone();
-    let worker = std::thread::Builder::new()
-        .name("github-effects".into())
-        .spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(GithubError::Runtime)?;
-            rt.block_on(async {
-                let crab = client(&base, token)?;
-                tokio::time::timeout(TOTAL_TIMEOUT, effects::apply(&crab, &ctx, &mut owned))
-                    .await
-                    .map_err(|_| GithubError::Timeout(TOTAL_TIMEOUT.as_secs()))?;
-                Ok::<Report, GithubError>(owned)
-            })
-        });
-    match worker.map(std::thread::JoinHandle::join) {
-        Ok(Ok(Ok(done))) => {
-            let published = done
-                .publish
-                .iter()
-                .filter(|e| e.state == PublishState::Published)
-                .count();
-            report.publish = done.publish;
-            Some(Notice::Done(format!(
-                "{published} of {} publish request(s) published",
-                report.publish.len()
-            )))
-        }
-        Ok(Ok(Err(e))) => Some(Notice::Failed(e.to_string())),
-        Ok(Err(_)) => Some(Notice::Failed(GithubError::Crashed.to_string())),
-        Err(e) => Some(Notice::Failed(GithubError::Thread(e).to_string())),
     }
 }
 

@@ -36,9 +36,15 @@ pub(crate) struct PublishBlock {
 /// The keys a `publish.<kind>` block allows (for "did you mean" help); none for an unknown kind.
 pub(crate) fn decl_keys(kind: &str) -> Vec<String> {
     let keys: &[&str] = match kind {
-        "pull_request" | "merge_request" => {
-            &["branch", "base", "title_prefix", "labels", "draft", "max"]
-        }
+        "pull_request" | "merge_request" => &[
+            "branch",
+            "base",
+            "title_prefix",
+            "labels",
+            "draft",
+            "reviewers",
+            "max",
+        ],
         "review" => &["verdict", "max_comments"],
         "comment" => &["max", "marker"],
         "labels" => &["allowed"],
@@ -73,6 +79,9 @@ pub(crate) struct PullRequestDecl {
     /// Always open it as a draft.
     #[serde(default)]
     pub draft: bool,
+    /// Users asked to review it when the patch policy turns it into a draft.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviewers: Vec<String>,
     /// Most pull requests per run. Default 1.
     #[serde(default = "one")]
     #[schemars(range(min = 1, max = 10))]
@@ -355,4 +364,22 @@ pub(crate) struct PublishEntry {
     /// The request as accepted (what the publisher applies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<Request>,
+    /// A pull request's branch: the declared template, then the branch pushed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// A pull request's declared base (absent: the repository's default branch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The commit pushed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Users asked to review a pull request the patch policy made a draft.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviewers: Vec<String>,
+    /// What the patch policy found, when it made this a draft or an issue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    /// `pull_request`: an issue the patch policy opened instead (the patch attached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
 }

@@ -72,6 +72,12 @@ fn entry(kind: &str, step: Option<&str>, state: PublishState, reason: String) ->
         labels: Vec::new(),
         name: None,
         request: None,
+        branch: None,
+        base: None,
+        commit: None,
+        reviewers: Vec::new(),
+        policy: None,
+        from: None,
     }
 }
 
@@ -79,8 +85,20 @@ fn entry(kind: &str, step: Option<&str>, state: PublishState, reason: String) ->
 fn extras(e: &mut PublishEntry, decl: &PublishBlock) {
     match e.kind.as_str() {
         "pull_request" => {
+            if let Some(d) = &decl.pull_request {
+                e.labels = d.labels.clone();
+                e.branch = Some(d.branch.clone());
+                e.base = d.base.clone();
+                if e.policy.is_some() {
+                    e.reviewers = d.reviewers.clone();
+                }
+            }
+        }
+        "issue" if e.from.is_some() => {
+            // The patch is built on the pull request's base.
+            e.base = decl.pull_request.as_ref().and_then(|d| d.base.clone());
             e.labels = decl
-                .pull_request
+                .issue
                 .as_ref()
                 .map(|d| d.labels.clone())
                 .unwrap_or_default();
@@ -175,12 +193,15 @@ fn pull_request(e: &mut PublishEntry, facts: &Facts<'_>, title: &str, body: Opti
         Some(PatchAction::Draft) => {
             e.state = PublishState::WouldPublish;
             e.draft = true;
+            e.policy = Some(why.clone());
             e.reason = format!("patch policy: opened as a draft for review: {why}; {PASSED}");
         }
         Some(PatchAction::Issue) => {
             e.state = PublishState::WouldPublish;
             e.kind = "issue".into();
             e.draft = false;
+            e.from = Some("pull_request".into());
+            e.policy = Some(why.clone());
             let mut text = format!(
                 "plangate did not open a pull request: the patch policy turned it into this issue ({why})."
             );

@@ -11,6 +11,7 @@ fn full() -> PublishBlock {
             title_prefix: Some("[lint] ".into()),
             labels: vec!["bot".into()],
             draft: false,
+            reviewers: Vec::new(),
             max: 2,
         }),
         merge_request: None,

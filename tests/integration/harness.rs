@@ -76,6 +76,11 @@ impl Env {
         c
     }
 
+    /// plangate's `TMPDIR` in this test (its private temporary folders).
+    pub fn tmp(&self) -> &Path {
+        &self.tmpdir
+    }
+
     /// The tests' operator policy file.
     pub fn operator_policy(&self) -> PathBuf {
         self.tmpdir.join(OPERATOR_POLICY)

@@ -1,0 +1,492 @@
+//! Committing a run's workspace changes onto a branch of the remote, for a
+//! pull request (GitHub) or a merge request (GitLab): the one home of the
+//! push, whatever forge asks for it.
+//!
+//! Nothing of the user's checkout is written, nor its git config read: the
+//! commit is built in a bare repository in a private temporary folder
+//! (mode 0700 under `$TMPDIR`, removed when [`Prepared`] is dropped). The
+//! base branch is fetched from the remote (`--depth=1`), the files the diff
+//! summary lists are laid on its tree by `git fast-import` (added and
+//! modified files with their bytes as they are now, symbolic links as links,
+//! deleted and renamed-away paths removed, ignored files when the summary
+//! lists them), and the commit is pushed to `refs/heads/<branch>`: a new
+//! branch, or (only when the caller says it is the head of its own open
+//! request, [`Target::replace`]) over the existing one with
+//! `--force-with-lease` on the commit just seen. Never onto the base.
+//!
+//! Every git runs with an empty environment but `PATH`, `HOME` (the private
+//! folder), `LC_ALL=C` and the proxy variables; no system or global config,
+//! no credential helper (`credential.helper=`), no prompt
+//! (`GIT_TERMINAL_PROMPT=0`, `core.askPass=`), no hooks, only the `https`
+//! (and `http`) protocols. The credential is one command-scope config entry,
+//! `http.<url>.extraheader` (`GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n`), given
+//! to the fetch and the push only: never an argument, never a file, never a
+//! step's environment. Its value is remembered by the redaction layer, so no
+//! error message can carry it.
+//!
+//! Fail-close: a branch or base that is not a legal ref name, a path that
+//! climbs out, names `.git` or cannot be read back from the summary (`\`), a
+//! file that changed kind since the diff, any file whose bytes hold a secret
+//! (the redaction layer's rules and the values plangate was given: the diff
+//! summary's own scan sees only what it shows), more than [`MAX_BYTES`]: an
+//! error, nothing pushed.
+//!
+//! For a forge: build the header with [`basic_auth`], the branch with
+//! [`branch_name`], then [`prepare`] (fetch and commit) and
+//! [`Prepared::push`], or [`Prepared::patch`] for an issue with the patch
+//! attached. Blocking: call it from a blocking thread.
+
+use std::io::{Read as _, Write as _};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use base64::Engine as _;
+
+use git::Git;
+
+use crate::model::{Change, FileChange};
+
+/// Most bytes of file content one push carries.
+pub(crate) const MAX_BYTES: u64 = 256 * 1024 * 1024;
+/// The commits' author and committer, unless the caller names another.
+pub(crate) const IDENTITY: (&str, &str) = ("plangate", "plangate@users.noreply.invalid");
+
+/// Why nothing was pushed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PushError {
+    /// The branch or base is not a legal ref name.
+    #[error("`{0}` is not a legal branch name (git check-ref-format)")]
+    BadRef(String),
+    /// A remote URL plangate will not send a credential to.
+    #[error("will not send a credential to `{0}`: only https, or http to a loopback address")]
+    BadUrl(String),
+    /// A path plangate will not commit.
+    #[error("will not commit `{path}`: {why}")]
+    BadPath { path: String, why: &'static str },
+    /// A file's bytes hold a secret.
+    #[error("`{0}` holds what looks like a secret: nothing is pushed")]
+    Secret(String),
+    /// Too much to push.
+    #[error("the changes are larger than {MAX_BYTES} bytes")]
+    TooLarge,
+    /// The workspace is not in a git work tree.
+    #[error("the workspace {0} is not inside a git repository")]
+    NotARepository(String),
+    /// The branch exists and may not be replaced, or is the base.
+    #[error("will not push to `{0}`: {1}")]
+    Branch(String, &'static str),
+    /// The remote has no default branch to build on.
+    #[error("the remote names no default branch (HEAD); declare `base`")]
+    NoDefaultBranch,
+    /// A file could not be read or the private folder not made.
+    #[error("{0}")]
+    Io(String),
+    /// git failed.
+    #[error("`git {what}` failed: {why}")]
+    Git { what: String, why: String },
+}
+
+/// The `http.extraheader` value of HTTP basic authentication (`user` is
+/// `x-access-token` for a GitHub token, `oauth2` for a GitLab one). The
+/// value is remembered by the redaction layer.
+pub(crate) fn basic_auth(user: &str, token: &str) -> String {
+    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{token}"));
+    crate::redact::remember([token.as_bytes().to_vec(), encoded.as_bytes().to_vec()]);
+    format!("AUTHORIZATION: basic {encoded}")
+}
+
+/// The URL a credential may be sent to: `https://`, or `http://` to a loopback host.
+fn url_ok(url: &str) -> bool {
+    let Ok(uri) = url.parse::<http::Uri>() else {
+        return false;
+    };
+    let host = uri.host().unwrap_or("");
+    match uri.scheme_str() {
+        Some("https") => !host.is_empty() && uri.query().is_none(),
+        Some("http") => matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1"),
+        _ => false,
+    }
+}
+
+/// Whether `name` is a legal branch name (`git check-ref-format refs/heads/<name>`).
+fn ref_ok(name: &str) -> bool {
+    if name.is_empty() || name.starts_with('-') || name.len() > 250 {
+        return false;
+    }
+    Command::new("git")
+        .args(["check-ref-format", &format!("refs/heads/{name}")])
+        .env_clear()
+        .env("PATH", crate::environ::var_os("PATH").unwrap_or_default())
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The branch of `template` (`{plan}` and `{run}` replaced), checked with
+/// `git check-ref-format`.
+pub(crate) fn branch_name(template: &str, plan: &str, run: &str) -> Result<String, PushError> {
+    let name = template.replace("{plan}", plan).replace("{run}", run);
+    if ref_ok(&name) {
+        Ok(name)
+    } else {
+        Err(PushError::BadRef(name))
+    }
+}
+
+/// Where to push, and with what.
+pub(crate) struct Target<'a> {
+    /// The repository (`https://github.com/OWNER/REPO.git`): from the forge's
+    /// own settings, never from the workspace's config (a step could change it).
+    pub url: &'a str,
+    /// The whole extra header ([`basic_auth`]).
+    pub auth_header: &'a str,
+    /// The branch to create or replace.
+    pub branch: &'a str,
+    /// The branch to build on; `None`: the remote's default branch (its HEAD).
+    pub base: Option<&'a str>,
+    /// The branch may already exist and is replaced (it is the head of this
+    /// plan's open pull or merge request). Otherwise a branch that exists is
+    /// never overwritten.
+    pub replace: bool,
+}
+
+/// What to commit.
+pub(crate) struct Commit<'a> {
+    /// The run's workspace (the diff summary's paths are relative to it).
+    pub workspace: &'a Path,
+    /// The diff summary's files.
+    pub files: &'a [FileChange],
+    /// The commit message.
+    pub message: &'a str,
+    /// Author and committer `(name, email)` ([`IDENTITY`]).
+    pub identity: (&'a str, &'a str),
+}
+
+/// A commit built on the base, ready to push; the private folder goes with it.
+pub(crate) struct Prepared {
+    dir: tempfile::TempDir,
+    url: String,
+    header: String,
+    branch: String,
+    replace: bool,
+    /// The base branch.
+    pub base: String,
+    /// Its commit.
+    pub base_sha: String,
+    /// The new commit.
+    pub commit: String,
+}
+
+/// How a file enters the commit.
+enum Entry {
+    Put {
+        path: String,
+        mode: &'static str,
+        bytes: Vec<u8>,
+    },
+    Remove(String),
+}
+
+/// The workspace's folder inside its repository (`""` at the top), found by the `.git` above it.
+fn prefix_of(workspace: &Path) -> Result<String, PushError> {
+    let ws = workspace
+        .canonicalize()
+        .map_err(|e| PushError::Io(format!("cannot read {}: {e}", workspace.display())))?;
+    let top = ws
+        .ancestors()
+        .find(|d| d.join(".git").symlink_metadata().is_ok())
+        .ok_or_else(|| PushError::NotARepository(ws.display().to_string()))?;
+    let rel = ws.strip_prefix(top).unwrap_or(Path::new(""));
+    let rel = rel
+        .to_str()
+        .ok_or_else(|| PushError::NotARepository(ws.display().to_string()))?;
+    Ok(if rel.is_empty() {
+        String::new()
+    } else {
+        format!("{rel}/")
+    })
+}
+
+/// A summary path plangate will commit: relative, `/`-separated, no `.`/`..`,
+/// no `.git` component, no `\` (how a non-UTF-8 name is written), no control character.
+fn path_ok(path: &str) -> Result<(), PushError> {
+    let bad = |why| {
+        Err(PushError::BadPath {
+            path: path.to_owned(),
+            why,
+        })
+    };
+    if path.is_empty() || path.starts_with('/') {
+        return bad("not a relative path");
+    }
+    if path.contains('\\') || path.chars().any(char::is_control) {
+        return bad("its name cannot be read back exactly");
+    }
+    for seg in path.split('/') {
+        if seg.is_empty() || seg == "." || seg == ".." {
+            return bad("not a plain relative path");
+        }
+        if seg.eq_ignore_ascii_case(".git") {
+            return bad("it is inside a `.git` folder");
+        }
+    }
+    Ok(())
+}
+
+/// The entries of the commit, read from the workspace now; every file scanned for secrets.
+fn entries(workspace: &Path, files: &[FileChange], prefix: &str) -> Result<Vec<Entry>, PushError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut out = Vec::new();
+    let mut total = 0u64;
+    for f in files {
+        path_ok(&f.path)?;
+        if let Some(old) = &f.old_path {
+            path_ok(old)?;
+            out.push(Entry::Remove(format!("{prefix}{old}")));
+        }
+        if f.change == Change::Deleted {
+            out.push(Entry::Remove(format!("{prefix}{}", f.path)));
+            continue;
+        }
+        let full = workspace.join(&f.path);
+        let io = |e: std::io::Error| PushError::Io(format!("cannot read `{}`: {e}", f.path));
+        let meta = std::fs::symlink_metadata(&full).map_err(io)?;
+        let (mode, bytes) = if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&full).map_err(io)?;
+            let target = target.into_os_string();
+            ("120000", std::os::unix::ffi::OsStringExt::into_vec(target))
+        } else if meta.is_file() {
+            let mut bytes = Vec::new();
+            crate::regular::open(&full)
+                .and_then(|f| f.take(MAX_BYTES + 1).read_to_end(&mut bytes))
+                .map_err(io)?;
+            let exec = meta.permissions().mode() & 0o111 != 0;
+            (if exec { "100755" } else { "100644" }, bytes)
+        } else {
+            return Err(PushError::BadPath {
+                path: f.path.clone(),
+                why: "it is neither a file nor a symbolic link",
+            });
+        };
+        total += bytes.len() as u64;
+        if total > MAX_BYTES {
+            return Err(PushError::TooLarge);
+        }
+        if matches!(crate::redact::clean(&bytes), std::borrow::Cow::Owned(_)) {
+            return Err(PushError::Secret(f.path.clone()));
+        }
+        out.push(Entry::Put {
+            path: format!("{prefix}{}", f.path),
+            mode,
+            bytes,
+        });
+    }
+    Ok(out)
+}
+
+/// A path as `git fast-import` reads it: C-quoted.
+fn quoted(path: &str) -> String {
+    let mut s = String::from("\"");
+    for c in path.chars() {
+        match c {
+            '"' => s.push_str("\\\""),
+            '\\' => s.push_str("\\\\"),
+            c => s.push(c),
+        }
+    }
+    s.push('"');
+    s
+}
+
+/// The `git fast-import` stream of the commit.
+fn stream(base: &str, message: &str, identity: (&str, &str), entries: &[Entry]) -> Vec<u8> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let who = format!("{} <{}> {now} +0000", identity.0, identity.1);
+    let mut s = Vec::new();
+    let _ = write!(
+        s,
+        "commit refs/plangate/new\nauthor {who}\ncommitter {who}\ndata {}\n{message}\nfrom {base}\n",
+        message.len()
+    );
+    for e in entries {
+        match e {
+            Entry::Remove(p) => {
+                let _ = writeln!(s, "D {}", quoted(p));
+            }
+            Entry::Put { path, mode, bytes } => {
+                let _ = write!(
+                    s,
+                    "M {mode} inline {}\ndata {}\n",
+                    quoted(path),
+                    bytes.len()
+                );
+                s.extend_from_slice(bytes);
+                s.push(b'\n');
+            }
+        }
+    }
+    s.push(b'\n');
+    s
+}
+
+/// The default branch the remote's HEAD names.
+fn default_branch(git: &Git<'_>) -> Result<String, PushError> {
+    let listed = git.text(&["ls-remote", "--symref", git.url, "HEAD"], true)?;
+    listed
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("ref: refs/heads/")
+                .and_then(|r| r.strip_suffix("\tHEAD"))
+        })
+        .map(str::to_owned)
+        .ok_or(PushError::NoDefaultBranch)
+}
+
+/// Fetch the base and build the commit in a private repository. Nothing is pushed yet.
+pub(crate) fn prepare(target: &Target<'_>, commit: &Commit<'_>) -> Result<Prepared, PushError> {
+    if !url_ok(target.url) {
+        return Err(PushError::BadUrl(target.url.to_owned()));
+    }
+    if !ref_ok(target.branch) {
+        return Err(PushError::BadRef(target.branch.to_owned()));
+    }
+    let prefix = prefix_of(commit.workspace)?;
+    let entries = entries(commit.workspace, commit.files, &prefix)?;
+    let dir = tempfile::Builder::new()
+        .prefix("plangate-push-")
+        .tempdir_in(crate::environ::temp_dir())
+        .map_err(|e| PushError::Io(format!("cannot make a private folder: {e}")))?;
+    let git = Git {
+        dir: dir.path(),
+        url: target.url,
+        header: target.auth_header,
+    };
+    git.run(&["init", "--bare", "-q", "repo.git"], false, Vec::new())?;
+    let base = match target.base {
+        Some(b) => b.to_owned(),
+        None => default_branch(&git)?,
+    };
+    if !ref_ok(&base) {
+        return Err(PushError::BadRef(base));
+    }
+    if base == target.branch {
+        return Err(PushError::Branch(base, "it is the base branch"));
+    }
+    let spec = format!("+refs/heads/{base}:refs/plangate/base");
+    git.run(
+        &["fetch", "-q", "--depth=1", "--no-tags", target.url, &spec],
+        true,
+        Vec::new(),
+    )?;
+    let base_sha = git.text(
+        &["rev-parse", "--verify", "refs/plangate/base^{commit}"],
+        false,
+    )?;
+    let input = stream(&base_sha, commit.message, commit.identity, &entries);
+    git.run(&["fast-import", "--quiet", "--done"], false, {
+        let mut i = input;
+        i.extend_from_slice(b"done\n");
+        i
+    })?;
+    let new = git.text(
+        &["rev-parse", "--verify", "refs/plangate/new^{commit}"],
+        false,
+    )?;
+    Ok(Prepared {
+        url: target.url.to_owned(),
+        header: target.auth_header.to_owned(),
+        branch: target.branch.to_owned(),
+        replace: target.replace,
+        base,
+        base_sha,
+        commit: new,
+        dir,
+    })
+}
+
+impl Prepared {
+    fn git(&self) -> Git<'_> {
+        Git {
+            dir: self.dir.path(),
+            url: &self.url,
+            header: &self.header,
+        }
+    }
+
+    /// Whether the commit changes nothing on the base.
+    pub(crate) fn is_empty(&self) -> Result<bool, PushError> {
+        let tree = |r: &str| {
+            self.git()
+                .text(&["rev-parse", &format!("{r}^{{tree}}")], false)
+        };
+        Ok(tree(&self.base_sha)? == tree(&self.commit)?)
+    }
+
+    /// Create or replace the branch with the commit (`+<sha>:refs/heads/<branch>`).
+    /// A branch that exists is replaced only when [`Target::replace`] says
+    /// so, and only if it still is where it was seen (`--force-with-lease`);
+    /// a new one only if it is still absent.
+    pub(crate) fn push(&self) -> Result<(), PushError> {
+        let full = format!("refs/heads/{}", self.branch);
+        let git = self.git();
+        let seen = git.text(&["ls-remote", &self.url, &full], true)?;
+        let now = seen
+            .lines()
+            .find_map(|l| l.strip_suffix(&format!("\t{full}")))
+            .unwrap_or("");
+        if !now.is_empty() && !self.replace {
+            return Err(PushError::Branch(
+                self.branch.clone(),
+                "it exists and is not the head of this plan's open pull request",
+            ));
+        }
+        let lease = format!("--force-with-lease={full}:{now}");
+        let spec = format!("+{}:{full}", self.commit);
+        git.run(
+            &["push", "-q", "--porcelain", &lease, &self.url, &spec],
+            true,
+            Vec::new(),
+        )
+        .map(drop)
+    }
+
+    /// The unified diff of the commit against its base, at most `max` bytes
+    /// (cut at a line), and whether it was cut.
+    pub(crate) fn patch(&self, max: usize) -> Result<(String, bool), PushError> {
+        let out = self.git().run(
+            &[
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "-M",
+                &self.base_sha,
+                &self.commit,
+            ],
+            false,
+            Vec::new(),
+        )?;
+        let text = String::from_utf8_lossy(&out);
+        if text.len() <= max {
+            return Ok((text.into_owned(), false));
+        }
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cut = text[..end].rfind('\n').map_or(0, |i| i + 1);
+        Ok((text[..cut].to_owned(), true))
+    }
+}
+
+#[path = "push_git.rs"]
+mod git;
+
+#[cfg(test)]
+#[path = "push_tests.rs"]
+mod tests;

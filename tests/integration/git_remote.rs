@@ -1,0 +1,165 @@
+//! A stand-in git remote for publish tests: a bare repository `acme/widgets`
+//! served over git's smart HTTP by tests/fixtures/git_remote/server.py,
+//! which requires one token and logs every request; and what the publish
+//! tests read back from the stand-in API and the run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+
+use serde_json::Value;
+use wiremock::MockServer;
+
+use crate::harness::{Env, wait_until};
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+/// A bare repository `acme/widgets` (branch `main`: `lint.txt`, `README.md`)
+/// served over smart HTTP, requiring `token`.
+pub struct Remote {
+    _dir: tempfile::TempDir,
+    pub bare: PathBuf,
+    log: PathBuf,
+    pub url: String,
+    server: Child,
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+impl Remote {
+    pub fn new(token: &str) -> Remote {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().join("root");
+        let bare = root.join("acme/widgets.git");
+        std::fs::create_dir_all(&bare).unwrap_or_else(|e| panic!("{e}"));
+        git(&bare, &["init", "-q", "--bare", "-b", "main"]);
+        let seed = dir.path().join("seed");
+        std::fs::create_dir_all(&seed).unwrap_or_else(|e| panic!("{e}"));
+        git(&seed, &["init", "-q", "-b", "main"]);
+        std::fs::write(seed.join("lint.txt"), "a  =  1\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(seed.join("README.md"), "# widgets\n").unwrap_or_else(|e| panic!("{e}"));
+        git(&seed, &["add", "."]);
+        git(&seed, &["commit", "-qm", "init"]);
+        git(&seed, &["push", "-q", bare.to_str().unwrap_or(""), "main"]);
+        let (port, log) = (dir.path().join("port"), dir.path().join("log"));
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/git_remote/server.py");
+        let server = Command::new("python3")
+            .arg(script)
+            .arg(&root)
+            .arg(token)
+            .arg(&port)
+            .arg(&log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("python3: {e}"));
+        assert!(
+            wait_until(20, || port.exists()),
+            "the git server did not start"
+        );
+        let port = std::fs::read_to_string(&port).unwrap_or_default();
+        Remote {
+            _dir: dir,
+            bare,
+            log,
+            url: format!("http://127.0.0.1:{}", port.trim()),
+            server,
+        }
+    }
+
+    /// The requests the server saw (`METHOD PATH auth=…`).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn pushes(&self) -> usize {
+        self.log()
+            .lines()
+            .filter(|l| l.starts_with("POST") && l.contains("git-receive-pack"))
+            .count()
+    }
+
+    /// `git show REV` in the bare repository.
+    pub fn show(&self, rev: &str) -> String {
+        git(&self.bare, &["show", "--format=%P %an <%ae>", rev])
+    }
+
+    /// The workspace: a clone of the remote's main.
+    pub fn clone_into(&self, env: &Env) {
+        git(
+            &env.ws,
+            &["clone", "-q", self.bare.to_str().unwrap_or(""), "."],
+        );
+    }
+}
+
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn rows(env: &Env) -> Vec<Value> {
+    env.report()["publish"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The JSON body of the one request `verb path` the API received.
+pub fn sent(rt: &tokio::runtime::Runtime, api: &MockServer, verb: &str, route: &str) -> Value {
+    let reqs = rt.block_on(api.received_requests()).unwrap_or_default();
+    let r = reqs
+        .iter()
+        .find(|r| r.method.as_str() == verb && r.url.path() == route)
+        .unwrap_or_else(|| panic!("no {verb} {route}"));
+    r.body_json().unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn writes(rt: &tokio::runtime::Runtime, api: &MockServer) -> Vec<String> {
+    rt.block_on(api.received_requests())
+        .unwrap_or_default()
+        .iter()
+        .filter(|r| r.method.as_str() != "GET")
+        .map(|r| format!("{} {}", r.method, r.url.path()))
+        .collect()
+}
+
+/// Every file under `dir` (the temporary folders plangate used) holding `needle`.
+pub fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(files_holding(&p, needle));
+        } else if std::fs::read(&p).is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle)) {
+            out.push(p);
+        }
+    }
+    out
+}

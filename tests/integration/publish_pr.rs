@@ -1,0 +1,603 @@
+//! Pull requests opened for real, the binary end to end: the run's changes
+//! pushed to a stand-in git remote that requires the token
+//! (tests/fixtures/git_remote/server.py, git's smart HTTP) and the pull
+//! request opened on a stand-in GitHub API (wiremock). Nothing is pushed
+//! when a gate fails; no step can read the token.
+
+use std::process::Output;
+use std::time::Duration;
+
+use serde_json::json;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::git_remote::{Remote, files_holding, git, rows, rt, sent, writes};
+use crate::harness::{Env, code, mock, stderr};
+
+const TOKEN: &str = "plangate-push-token-5e6f7a8b9c0d1e2f";
+const REPO: &str = "/repos/acme/widgets";
+const MARK: &str = "<!-- plangate:pub:pull_request:pr -->";
+
+/// A plan with bash steps `(id, command)` and `publish`.
+fn plan(publish: &str, policy: &str, steps: &[(&str, &str)]) -> String {
+    let mut s = format!(
+        "version: 1\nid: pub\npolicy: {{risk_tolerance: high{policy}}}\npublish: {publish}\nsteps:\n"
+    );
+    for (id, cmd) in steps {
+        s.push_str(&format!(
+            "  - id: {id}\n    tool: bash\n    parameters:\n      command: |\n"
+        ));
+        for line in cmd.lines() {
+            s.push_str(&format!("        {line}\n"));
+        }
+    }
+    s
+}
+
+fn ask(json: &str) -> String {
+    format!("printf '%s\\n' '{json}' >> \"$PLANGATE_REQUESTS\"")
+}
+
+const PR: &str =
+    "{pull_request: {branch: 'plangate/{plan}/{run}', title_prefix: '[bot] ', labels: [lint]}}";
+
+/// `plangate run` under GitHub Actions (a scheduled run: no pull request),
+/// the API at `api`, the repository at `remote`. The plan file is kept out
+/// of the workspace's changes.
+fn gh_run(env: &Env, api: &MockServer, remote: &Remote, yaml: &str) -> Output {
+    gh_run_with(env, api, remote, yaml, &[])
+}
+
+fn gh_run_with(env: &Env, api: &MockServer, remote: &Remote, yaml: &str, args: &[&str]) -> Output {
+    let plan = env.out.parent().unwrap_or(&env.out).join("plan.yaml");
+    std::fs::write(&plan, yaml).unwrap_or_else(|e| panic!("{e}"));
+    let mut c = env.cmd();
+    for (k, _) in std::env::vars() {
+        if k.starts_with("GITHUB_") {
+            c.env_remove(k);
+        }
+    }
+    c.arg("run")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&env.out)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_REPOSITORY", "acme/widgets")
+        .env("GITHUB_SHA", "ffffffffffffffffffffffffffffffffffffffff")
+        .env("GITHUB_SERVER_URL", &remote.url)
+        .env("PLANGATE_GITHUB_TOKEN", TOKEN)
+        .env("PLANGATE_GITHUB_API_URL", api.uri())
+        .env("PLANGATE_COMMENT", "false")
+        .env("PLANGATE_CHECK_RUN", "false")
+        .args(args)
+        .timeout(Duration::from_secs(180));
+    c.output().unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_lint_fix_opens_a_pull_request_with_its_change_and_a_rerun_updates_it() {
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let main = git(&remote.bare, &["rev-parse", "main"]);
+    // The step fixes the file, looks for the token everywhere it could
+    // (its environment, every process's environment and arguments, the
+    // workspace's git config, the remote without it) and asks for the PR.
+    let probe = format!(
+        "{{ env; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr '\\0' '\\n' < $f 2>/dev/null || true; done; git config --list --show-origin 2>/dev/null || true; }} > \"$PLANGATE_STEP_ARTIFACTS/probe.txt\"\nGIT_TERMINAL_PROMPT=0 git ls-remote {}/acme/widgets.git > \"$PLANGATE_STEP_ARTIFACTS/ls.txt\" 2>&1 || echo refused >> \"$PLANGATE_STEP_ARTIFACTS/ls.txt\"",
+        remote.url
+    );
+    let fix = |to: &str| {
+        format!(
+            "{probe}\necho '{to}' > lint.txt\n{}",
+            ask(r#"{"type": "pull_request", "title": "[bot] lint fix", "body": "Spacing fixed."}"#)
+        )
+    };
+    let api = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO}/pulls")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+            .mount(&api)
+            .await;
+        mock(
+            "POST",
+            format!("{REPO}/pulls"),
+            201,
+            Some(json!({"number": 12, "html_url": "https://github.example/acme/widgets/pull/12"})),
+        )
+        .expect(1)
+        .mount(&api)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/issues/12/labels"),
+            200,
+            Some(json!([])),
+        )
+        .expect(1)
+        .mount(&api)
+        .await;
+    });
+    let env = Env::new();
+    remote.clone_into(&env);
+    let o = gh_run(
+        &env,
+        &api,
+        &remote,
+        &plan(PR, "", &[("fix", &fix("a = 1"))]),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(api.verify());
+    let row = &rows(&env)[0];
+    assert_eq!(row["state"], "published", "{row}");
+    assert_eq!(row["number"], 12);
+    let branch = row["branch"].as_str().unwrap_or_default().to_owned();
+    let run_id = env.report()["run_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(branch, format!("plangate/pub/{run_id}"));
+    // The branch holds the change, on main, by plangate; main is untouched.
+    let shown = remote.show(&branch);
+    assert!(shown.starts_with(&format!("{main} plangate <")), "{shown}");
+    assert_eq!(
+        git(&remote.bare, &["show", &format!("{branch}:lint.txt")]),
+        "a = 1"
+    );
+    assert_eq!(git(&remote.bare, &["rev-parse", "main"]), main);
+    assert_eq!(row["commit"], git(&remote.bare, &["rev-parse", &branch]));
+    let files = git(&remote.bare, &["diff", "--name-only", &main, &branch]);
+    assert_eq!(files, "lint.txt", "exactly the run's changes");
+    // The pull request: head, base (the remote's default branch), the body
+    // with the marker, the requested text and the run summary.
+    let pr = sent(&rt, &api, "POST", &format!("{REPO}/pulls"));
+    assert_eq!(
+        (pr["head"].as_str(), pr["base"].as_str()),
+        (Some(branch.as_str()), Some("main"))
+    );
+    assert_eq!(pr["title"], "[bot] lint fix");
+    assert_eq!(pr["draft"], false);
+    let body = pr["body"].as_str().unwrap_or_default();
+    assert!(
+        body.starts_with(&format!("{MARK}\nSpacing fixed.")),
+        "{body}"
+    );
+    assert!(
+        body.contains("plangate") && body.contains("lint.txt"),
+        "the run summary: {body}"
+    );
+    // Every request to the remote carried the token but the step's own try.
+    let log = remote.log();
+    assert!(remote.pushes() == 1, "{log}");
+    assert!(
+        log.lines().filter(|l| l.ends_with("auth=ok")).count() >= 3,
+        "{log}"
+    );
+    assert!(!log.contains("auth=wrong"), "{log}");
+    // No step saw the token; it is in no file plangate left.
+    let probe =
+        std::fs::read_to_string(env.out.join("artifacts/fix/probe.txt")).unwrap_or_default();
+    assert!(probe.contains("PATH="), "{probe}");
+    assert!(
+        !probe.contains(TOKEN) && !probe.contains("extraheader"),
+        "{probe}"
+    );
+    let ls = std::fs::read_to_string(env.out.join("artifacts/fix/ls.txt")).unwrap_or_default();
+    assert!(ls.contains("refused"), "a step cannot use the remote: {ls}");
+    let left: Vec<_> = std::fs::read_dir(env.tmp())
+        .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        !left
+            .iter()
+            .any(|n| n.to_string_lossy().starts_with("plangate-push-")),
+        "the private repository is removed: {left:?}"
+    );
+    for dir in [&env.ws, &env.out, &env.tmp().to_path_buf()] {
+        assert!(
+            files_holding(dir, TOKEN).is_empty(),
+            "{:?}",
+            files_holding(dir, TOKEN)
+        );
+    }
+    let token64 = "eC1hY2Nlc3MtdG9rZW46cGxhbmdhdGUtcHVzaC10b2tlbi01ZTZmN2E4YjljMGQxZTJm";
+    assert!(files_holding(&env.ws, token64).is_empty());
+    assert!(!String::from_utf8_lossy(&o.stdout).contains(TOKEN) && !stderr(&o).contains(TOKEN));
+
+    // A rerun (another run id) finds the open pull request by its marker,
+    // force-updates its branch and its title and body: no second one.
+    let api = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO}/pulls")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([{
+                "number": 12, "draft": false, "body": format!("{MARK}\nold"),
+                "head": {"ref": branch, "repo": {"full_name": "acme/widgets"}}
+            }])))
+            .mount(&api)
+            .await;
+        mock(
+            "PATCH",
+            format!("{REPO}/pulls/12"),
+            200,
+            Some(json!({"number": 12, "html_url": "https://github.example/acme/widgets/pull/12"})),
+        )
+        .expect(1)
+        .mount(&api)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/pulls"),
+            201,
+            Some(json!({"number": 13})),
+        )
+        .expect(0)
+        .mount(&api)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/issues/12/labels"),
+            200,
+            Some(json!([])),
+        )
+        .expect(1)
+        .mount(&api)
+        .await;
+    });
+    let env = Env::new();
+    remote.clone_into(&env);
+    let o = gh_run(
+        &env,
+        &api,
+        &remote,
+        &plan(PR, "", &[("fix", &fix("a = 2"))]),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(api.verify());
+    let row = &rows(&env)[0];
+    assert_eq!(row["state"], "published", "{row}");
+    assert_eq!(
+        row["branch"].as_str(),
+        Some(branch.as_str()),
+        "the same branch"
+    );
+    assert!(
+        row["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("#12 updated"),
+        "{row}"
+    );
+    assert_eq!(
+        git(&remote.bare, &["show", &format!("{branch}:lint.txt")]),
+        "a = 2"
+    );
+    assert!(
+        remote.show(&branch).starts_with(&main),
+        "force-updated on main"
+    );
+    let patch = sent(&rt, &api, "PATCH", &format!("{REPO}/pulls/12"));
+    assert!(patch["body"].as_str().unwrap_or_default().starts_with(MARK));
+}
+
+#[test]
+fn a_protected_path_pushes_nothing_and_a_draft_verdict_asks_for_review() {
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let cmd = format!(
+        "mkdir -p .github/workflows && echo 'on: push' > .github/workflows/x.yml\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] ci"}"#)
+    );
+    // The default: blocked, nothing pushed, nothing asked of the API.
+    let api = rt.block_on(MockServer::start());
+    let env = Env::new();
+    remote.clone_into(&env);
+    let o = gh_run(&env, &api, &remote, &plan(PR, "", &[("ci", &cmd)]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(rows(&env)[0]["state"], "withheld");
+    assert_eq!(remote.log(), "", "the remote was not even contacted");
+    assert!(writes(&rt, &api).is_empty());
+    // `protected: draft` with reviewers: a draft, saying why, review requested.
+    let api = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO}/pulls")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+            .mount(&api)
+            .await;
+        mock(
+            "POST",
+            format!("{REPO}/pulls"),
+            201,
+            Some(json!({"number": 5})),
+        )
+        .expect(1)
+        .mount(&api)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/issues/5/labels"),
+            200,
+            Some(json!([])),
+        )
+        .expect(1)
+        .mount(&api)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/pulls/5/requested_reviewers"),
+            201,
+            Some(json!({})),
+        )
+        .expect(1)
+        .mount(&api)
+        .await;
+    });
+    let env = Env::new();
+    remote.clone_into(&env);
+    let publish = PR.replace("labels: [lint]", "labels: [lint], reviewers: [alice]");
+    let o = gh_run(
+        &env,
+        &api,
+        &remote,
+        &plan(&publish, ", patch: {protected: draft}", &[("ci", &cmd)]),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(api.verify());
+    let row = &rows(&env)[0];
+    assert_eq!(
+        (row["state"].as_str(), row["draft"].as_bool()),
+        (Some("published"), Some(true)),
+        "{row}"
+    );
+    let pr = sent(&rt, &api, "POST", &format!("{REPO}/pulls"));
+    assert_eq!(pr["draft"], true);
+    let body = pr["body"].as_str().unwrap_or_default();
+    assert!(
+        body.contains("Opened as a draft for review")
+            && body.contains(".github/workflows/x.yml")
+            && body.contains("@alice"),
+        "{body}"
+    );
+    let asked = sent(
+        &rt,
+        &api,
+        "POST",
+        &format!("{REPO}/pulls/5/requested_reviewers"),
+    );
+    assert_eq!(asked["reviewers"], json!(["alice"]));
+    let branch = row["branch"].as_str().unwrap_or_default();
+    assert_eq!(
+        git(
+            &remote.bare,
+            &["show", &format!("{branch}:.github/workflows/x.yml")]
+        ),
+        "on: push"
+    );
+}
+
+#[test]
+fn secrets_in_the_changes_push_nothing_even_past_what_the_summary_shows() {
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let key = format!("AKIA{}", "Z7Q4NX2LMRBT5KPW");
+    // Shown in the summary: the run's scan finds it (exit 4). Past the
+    // summary's 400 lines of a file: the push's own scan of every byte does.
+    for (cmd, exit) in [
+        (format!("echo 'key = {key}' > config.txt"), 4),
+        (
+            format!("seq 1 2000 > big.txt\necho 'key = {key}' >> big.txt"),
+            0,
+        ),
+    ] {
+        let api = rt.block_on(MockServer::start());
+        rt.block_on(
+            Mock::given(method("GET"))
+                .and(path(format!("{REPO}/pulls")))
+                .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+                .mount(&api),
+        );
+        let env = Env::new();
+        remote.clone_into(&env);
+        let step = format!(
+            "{cmd}\n{}",
+            ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+        );
+        let o = gh_run(&env, &api, &remote, &plan(PR, "", &[("s", &step)]));
+        assert_eq!(code(&o), exit, "{cmd}: {}", stderr(&o));
+        let row = &rows(&env)[0];
+        assert_eq!(row["state"], "withheld", "{row}");
+        assert!(
+            row["reason"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("secret"),
+            "{row}"
+        );
+        assert_eq!(remote.pushes(), 0, "{}", remote.log());
+        assert!(writes(&rt, &api).is_empty(), "{:?}", writes(&rt, &api));
+    }
+}
+
+#[test]
+fn a_refused_push_or_a_wrong_token_withholds_the_row_with_the_reason() {
+    let rt = rt();
+    let step = format!(
+        "echo fixed > lint.txt\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    );
+    // The remote declines the push (a pre-receive hook).
+    let remote = Remote::new(TOKEN);
+    let hook = remote.bare.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho 'branch protection: pushes are not allowed' >&2\nexit 1\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("{e}"));
+    // A remote that wants another token.
+    let other = Remote::new("another-token-0000");
+    for (remote, want) in [
+        (&remote, "pre-receive hook declined"),
+        (&other, "`git ls-remote` failed"),
+    ] {
+        let api = rt.block_on(MockServer::start());
+        rt.block_on(
+            Mock::given(method("GET"))
+                .and(path(format!("{REPO}/pulls")))
+                .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+                .mount(&api),
+        );
+        let env = Env::new();
+        remote.clone_into(&env);
+        let o = gh_run(&env, &api, remote, &plan(PR, "", &[("s", &step)]));
+        assert_eq!(
+            code(&o),
+            0,
+            "a publish failure does not change the exit code: {}",
+            stderr(&o)
+        );
+        let row = &rows(&env)[0];
+        assert_eq!(row["state"], "withheld", "{row}");
+        let reason = row["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains(want), "{reason}");
+        assert!(!reason.contains(TOKEN));
+        assert!(
+            writes(&rt, &api).is_empty(),
+            "no pull request without its branch"
+        );
+        let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+        assert!(out.contains("::warning"), "{out}");
+    }
+    assert!(other.log().contains("auth=wrong") && !other.log().contains("auth=ok"));
+}
+
+#[test]
+fn an_issue_instead_carries_the_patch_and_pushes_no_branch() {
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let api = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO}/issues")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+            .mount(&api)
+            .await;
+        mock(
+            "POST",
+            format!("{REPO}/issues"),
+            201,
+            Some(json!({"id": 1, "number": 9, "html_url": "https://github.example/i/9"})),
+        )
+        .expect(1)
+        .mount(&api)
+        .await;
+    });
+    let env = Env::new();
+    remote.clone_into(&env);
+    let cmd = format!(
+        "mkdir -p .github && echo 'on: push' > .github/ci.yml\necho fixed > lint.txt\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] ci", "body": "Please look."}"#)
+    );
+    let publish =
+        "{pull_request: {branch: 'bot/{run}', title_prefix: '[bot] '}, issue: {labels: [triage]}}";
+    let o = gh_run(
+        &env,
+        &api,
+        &remote,
+        &plan(publish, ", patch: {protected: issue}", &[("s", &cmd)]),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let row = &rows(&env)[0];
+    assert_eq!(
+        (row["kind"].as_str(), row["state"].as_str()),
+        (Some("issue"), Some("published")),
+        "{row}"
+    );
+    rt.block_on(api.verify());
+    let issue = sent(&rt, &api, "POST", &format!("{REPO}/issues"));
+    let body = issue["body"].as_str().unwrap_or_default();
+    assert!(body.contains("Please look."), "{body}");
+    assert!(
+        body.contains("```diff\ndiff --git a/.github/ci.yml b/.github/ci.yml"),
+        "{body}"
+    );
+    assert!(
+        body.contains("+on: push") && body.contains("-a  =  1") && body.contains("+fixed"),
+        "{body}"
+    );
+    assert_eq!(issue["labels"], json!(["triage"]));
+    assert_eq!(remote.pushes(), 0, "{}", remote.log());
+}
+
+#[test]
+fn the_base_and_a_branch_that_is_not_ours_are_never_overwritten() {
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let main = git(&remote.bare, &["rev-parse", "main"]);
+    // Someone's branch, with no pull request of this plan.
+    git(&remote.bare, &["branch", "bot/fixed", "main"]);
+    let step = format!(
+        "echo fixed > lint.txt\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    );
+    for (branch, want) in [
+        ("main", "it is the base branch"),
+        (
+            "bot/fixed",
+            "it exists and is not the head of this plan's open pull request",
+        ),
+    ] {
+        let api = rt.block_on(MockServer::start());
+        rt.block_on(
+            Mock::given(method("GET"))
+                .and(path(format!("{REPO}/pulls")))
+                .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+                .mount(&api),
+        );
+        let env = Env::new();
+        remote.clone_into(&env);
+        let publish = format!("{{pull_request: {{branch: '{branch}', title_prefix: '[bot] '}}}}");
+        let o = gh_run(&env, &api, &remote, &plan(&publish, "", &[("s", &step)]));
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let row = &rows(&env)[0];
+        assert_eq!(row["state"], "withheld", "{row}");
+        assert!(
+            row["reason"].as_str().unwrap_or_default().contains(want),
+            "{row}"
+        );
+        assert_eq!(remote.pushes(), 0, "{}", remote.log());
+        assert!(writes(&rt, &api).is_empty());
+    }
+    assert_eq!(git(&remote.bare, &["rev-parse", "main"]), main);
+    assert_eq!(git(&remote.bare, &["rev-parse", "bot/fixed"]), main);
+}
+
+#[test]
+fn a_dry_run_pushes_nothing_and_asks_nothing() {
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let api = rt.block_on(MockServer::start());
+    let env = Env::new();
+    remote.clone_into(&env);
+    let step = format!(
+        "echo fixed > lint.txt\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    );
+    let o = gh_run_with(
+        &env,
+        &api,
+        &remote,
+        &plan(PR, "", &[("s", &step)]),
+        &["--dry-run"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(rows(&env)[0]["state"], "would_publish");
+    assert_eq!(remote.log(), "", "the remote was not contacted");
+    assert!(
+        rt.block_on(api.received_requests())
+            .unwrap_or_default()
+            .is_empty()
+    );
+}
