@@ -478,6 +478,7 @@ fn gitlab_from(
         api_url: args.gitlab_api_url.clone(),
         comment: gh.comment,
         status: gh.check_run,
+        push: false,
     }
 }
 

@@ -99,7 +99,10 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
             push: true,
             ..settings::github(&args.github)
         },
-        gl: settings::gitlab(&args.gitlab, &args.github),
+        gl: crate::gitlab::Settings {
+            push: true,
+            ..settings::gitlab(&args.gitlab, &args.github)
+        },
         run_id: uuid::Uuid::now_v7().to_string(),
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
     };

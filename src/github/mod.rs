@@ -13,7 +13,7 @@ pub(crate) mod body;
 pub(crate) mod context;
 mod effects;
 mod error;
-mod pull;
+pub(crate) mod pull;
 
 use std::time::Duration;
 

@@ -30,7 +30,7 @@ pub(super) struct Done {
 }
 
 /// Most bytes of the patch an issue carries.
-pub(crate) const PATCH_MAX: usize = 48 * 1024;
+pub(crate) use crate::publish::push::PATCH_MAX;
 
 #[derive(Debug, Default, Deserialize)]
 struct Head {

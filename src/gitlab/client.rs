@@ -234,6 +234,17 @@ impl Client {
         std::thread::sleep(asked.unwrap_or(backoff).min(MAX_WAIT).min(left));
     }
 
+    /// The extra header a `git push` to the project sends (`publish::push`):
+    /// HTTP basic with the token as password, user `gitlab-ci-token` for the
+    /// job's token, `oauth2` for an access token.
+    pub(crate) fn git_auth(&self) -> String {
+        let user = match self.kind {
+            TokenKind::Private => "oauth2",
+            TokenKind::Job => "gitlab-ci-token",
+        };
+        crate::publish::push::basic_auth(user, &self.token)
+    }
+
     pub(crate) fn get(&self, route: &str) -> Result<Value, GitlabError> {
         self.send("GET", route, None).map(|(v, _)| v)
     }

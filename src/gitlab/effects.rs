@@ -4,8 +4,8 @@
 //! found again by its marker, a review is inline discussions plus a note
 //! and its verdict (approve, or unapprove for request_changes), a check run
 //! is a commit status. Each row becomes `published` (URL, number) or
-//! `withheld` (GitLab's error). A merge request stays `would_publish` until
-//! the push is wired (`mr`).
+//! `withheld` (GitLab's error). A merge request is pushed and opened by
+//! `change` (only from `plangate run`).
 
 use serde_json::{Value, json};
 
@@ -20,9 +20,6 @@ struct Done {
     url: Option<String>,
     number: Option<u64>,
 }
-
-/// The reason a merge request row keeps: where the push would go.
-pub(crate) const PUSH_NOT_WIRED: &str = "merge request: push not wired yet";
 
 /// The hidden marker a note or an issue of this plan starts with (the
 /// same scheme as GitHub's: `<!-- plangate:PLAN:KIND:NAME -->`).
@@ -51,7 +48,7 @@ pub(super) fn withhold_all(report: &mut Report, why: &str) {
 }
 
 /// Apply every row the gates passed; rows are updated in place.
-pub(super) fn apply(client: &Client, ctx: &Context, report: &mut Report) {
+pub(super) fn apply(client: &Client, ctx: &Context, report: &mut Report, push: bool) {
     if report.dry_run {
         return;
     }
@@ -63,7 +60,7 @@ pub(super) fn apply(client: &Client, ctx: &Context, report: &mut Report) {
         let Some(req) = e.request.clone() else {
             continue;
         };
-        match one(client, ctx, &snapshot, e, &req) {
+        match one(client, ctx, &snapshot, e, &req, push) {
             Ok(Some(done)) => {
                 e.state = PublishState::Published;
                 e.reason = "published on GitLab".to_owned();
@@ -129,6 +126,7 @@ fn one(
     report: &Report,
     e: &mut PublishEntry,
     req: &Request,
+    push: bool,
 ) -> Result<Option<Done>, String> {
     let err = |e: GitlabError| e.to_string();
     match req {
@@ -173,11 +171,13 @@ fn one(
                 number: (id > 0).then_some(id),
             }))
         }
-        Request::PullRequest { .. } => {
-            // Where the lead wires the push: push the run's changes to the
-            // declared branch, then call `mr::upsert` with the pushed branch.
-            e.reason = format!("{}; {PUSH_NOT_WIRED}", e.reason);
-            Ok(None)
+        Request::PullRequest { title, body: text } => {
+            if !push {
+                return Err("only `plangate run` pushes a merge request: this command has no run's workspace to commit".into());
+            }
+            let (url, number) =
+                super::change::open(client, ctx, report, e, (title, text.as_deref()))?;
+            Ok(Some(Done { url, number }))
         }
     }
 }
@@ -193,7 +193,11 @@ fn issue(
 ) -> Result<Done, String> {
     let err = |e: GitlabError| e.to_string();
     let mark = marker(report, "issue", &sha_of(title));
-    let description = format!("{mark}\n{}", text.unwrap_or(""));
+    let mut text = text.unwrap_or("").to_owned();
+    if e.from.as_deref() == Some("pull_request") {
+        text = super::change::with_patch(client, ctx, report, e, title, &text)?;
+    }
+    let description = format!("{mark}\n{text}");
     let labels = label_list(&e.labels)?;
     let issues = format!("{}/issues", ctx.route());
     let found = client

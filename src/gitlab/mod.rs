@@ -11,6 +11,7 @@
 //! to the API's own host, and never reaches a step (it is a `PLANGATE_*`
 //! variable, or a credential-looking one: see `policy::env`).
 
+mod change;
 mod client;
 pub(crate) mod context;
 mod effects;
@@ -51,6 +52,8 @@ pub(crate) struct Settings {
     pub comment: bool,
     /// Set a commit status with the run's outcome.
     pub status: bool,
+    /// May push a merge request's branch (only `plangate run`, which has the run's workspace).
+    pub push: bool,
 }
 
 impl Default for Settings {
@@ -62,6 +65,7 @@ impl Default for Settings {
             api_url: None,
             comment: true,
             status: true,
+            push: false,
         }
     }
 }
@@ -150,8 +154,9 @@ pub(crate) fn apply_effects(report: &mut Report, settings: &Settings) -> Option<
         }
     };
     let mut owned = report.clone();
+    let push = settings.push;
     let done = on_thread("gitlab-effects", move || {
-        effects::apply(&client, &ctx, &mut owned);
+        effects::apply(&client, &ctx, &mut owned, push);
         owned
     });
     match done {

@@ -1,8 +1,7 @@
 //! The merge-request half of a `pull_request` (`merge_request`) row: given a
 //! branch plangate has already pushed, open the merge request from it, or
 //! update the open one from that branch (idempotent by source branch). The
-//! push itself is `publish::push`'s; until it is wired the row stays
-//! `would_publish` (see `effects::PUSH_NOT_WIRED`).
+//! push itself is `publish::push`'s, called by `change`.
 
 use serde_json::{Value, json};
 
@@ -25,11 +24,22 @@ pub(crate) struct MergeRequest<'a> {
     pub draft: bool,
 }
 
+/// The open merge request from `branch`, if any.
+pub(crate) fn find_open(
+    client: &Client,
+    ctx: &Context,
+    branch: &str,
+) -> Result<Option<Value>, String> {
+    let list = format!("{}/merge_requests", ctx.route());
+    client
+        .find(
+            &format!("{list}?state=opened&source_branch={}", url_query(branch)),
+            |v| v["source_branch"].as_str() == Some(branch),
+        )
+        .map_err(|e: GitlabError| e.to_string())
+}
+
 /// Open or update the merge request from `m.source_branch`. Ok: its web URL and iid.
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "called once the push (publish::push) is wired")
-)]
 pub(crate) fn upsert(
     client: &Client,
     ctx: &Context,
@@ -48,13 +58,7 @@ pub(crate) fn upsert(
         _ => m.title.to_owned(),
     };
     let list = format!("{}/merge_requests", ctx.route());
-    let source = url_query(m.source_branch);
-    let open = client
-        .find(
-            &format!("{list}?state=opened&source_branch={source}"),
-            |v| v["source_branch"].as_str() == Some(m.source_branch),
-        )
-        .map_err(err)?;
+    let open = find_open(client, ctx, m.source_branch)?;
     let labels = m.labels.join(",");
     let v: Value = match open.and_then(|v| v["iid"].as_u64()) {
         Some(iid) => client

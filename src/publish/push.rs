@@ -48,6 +48,9 @@ use crate::model::{Change, FileChange};
 
 /// Most bytes of file content one push carries.
 pub(crate) const MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The most bytes of a patch attached to an issue (the patch policy's `issue` verdict).
+pub(crate) const PATCH_MAX: usize = 48 * 1024;
 /// The commits' author and committer, unless the caller names another.
 pub(crate) const IDENTITY: (&str, &str) = ("plangate", "plangate@users.noreply.invalid");
 

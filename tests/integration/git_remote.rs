@@ -50,6 +50,11 @@ impl Drop for Remote {
 
 impl Remote {
     pub fn new(token: &str) -> Remote {
+        Remote::for_user(token, "x-access-token")
+    }
+
+    /// The same, requiring `Basic base64(user:token)` (GitLab: `oauth2`).
+    pub fn for_user(token: &str, user: &str) -> Remote {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let root = dir.path().join("root");
         let bare = root.join("acme/widgets.git");
@@ -72,6 +77,7 @@ impl Remote {
             .arg(token)
             .arg(&port)
             .arg(&log)
+            .arg(user)
             .spawn()
             .unwrap_or_else(|e| panic!("python3: {e}"));
         assert!(

@@ -454,36 +454,144 @@ fn a_refused_token_withholds_every_row_with_gitlabs_error_and_the_run_keeps_its_
 }
 
 #[test]
-fn merge_request_is_gitlabs_name_for_pull_request_and_waits_for_the_push() {
+fn a_merge_request_is_pushed_by_plangate_and_opened_then_updated_on_a_rerun() {
+    use crate::git_remote::{Remote, git};
     let rt = rt();
-    let server = rt.block_on(MockServer::start());
+    // The project's repository: git's smart HTTP requiring `oauth2:TOKEN`.
+    let remote = Remote::for_user(TOKEN, "oauth2");
+    let project_url = format!("{}/acme/widgets", remote.url);
+    let mrs = "/api/v4/projects/42/merge_requests";
     let cmd = format!(
-        "echo fixed > fix.txt\n{}",
-        ask(r#"{"type": "merge_request", "title": "[bot] fix"}"#)
+        "echo 'a = 1' > lint.txt\n{}",
+        ask(r#"{"type": "merge_request", "title": "[bot] fix", "body": "Lint fixed."}"#)
     );
-    let publish = "{merge_request: {branch: 'bot/{run}', title_prefix: '[bot] ', draft: true}}";
+    let publish = "{merge_request: {branch: 'bot/{plan}', title_prefix: '[bot] ', draft: true, labels: [bot]}}";
+    let yaml = plan(publish, &[("fix", &cmd)]);
+    let vars = [
+        ("GITLAB_TOKEN", TOKEN),
+        ("CI_PROJECT_URL", project_url.as_str()),
+    ];
+    // First run: no open merge request from the branch: pushed, then POST.
     let env = Env::new();
-    let o = gl_run(
-        &env,
-        &server,
-        &plan(publish, &[("fix", &cmd)]),
-        &[("GITLAB_TOKEN", TOKEN)],
-    );
+    remote.clone_into(&env);
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        mock("GET", mrs, 200, Some(json!([]))).mount(&server).await;
+        mock(
+            "POST",
+            mrs,
+            201,
+            Some(json!({"iid": 31, "web_url": "https://gitlab.example/mr/31"})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    });
+    let o = gl_run(&env, &server, &yaml, &vars);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(server.verify());
     let r = &rows(&env)[0];
     assert_eq!(
-        (&r["kind"], &r["state"]),
-        (&json!("pull_request"), &json!("would_publish")),
+        (&r["kind"], &r["state"], &r["number"], &r["branch"]),
+        (
+            &json!("pull_request"),
+            &json!("published"),
+            &json!(31),
+            &json!("bot/pub")
+        ),
         "{r}"
     );
+    let posted = body_of(&sent(&server, &rt), "POST", mrs);
+    assert_eq!(
+        (
+            &posted["source_branch"],
+            &posted["target_branch"],
+            &posted["title"],
+            &posted["labels"]
+        ),
+        (
+            &json!("bot/pub"),
+            &json!("main"),
+            &json!("Draft: [bot] fix"),
+            &json!("bot")
+        ),
+        "{posted}"
+    );
+    let description = posted["description"].as_str().unwrap_or_default();
     assert!(
-        r["reason"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("merge request: push not wired yet"),
-        "{r}"
+        description.starts_with("<!-- plangate:pub:pull_request:pr -->"),
+        "{description}"
     );
-    assert!(sent(&server, &rt).is_empty(), "nothing is sent for it yet");
+    assert!(description.contains("Lint fixed."), "{description}");
+    // The branch holds the step's change on main, committed by plangate.
+    assert_eq!(git(&remote.bare, &["show", "bot/pub:lint.txt"]), "a = 1");
+    let shown = remote.show("bot/pub");
+    assert!(
+        shown.contains("plangate <plangate@users.noreply.invalid>"),
+        "{shown}"
+    );
+    assert_eq!(remote.pushes(), 1, "{}", remote.log());
+    assert!(!remote.log().contains("auth=wrong"), "{}", remote.log());
+    // A rerun finds the open merge request by its source branch: the branch is
+    // replaced and the merge request updated (PUT), never a second one.
+    let env = Env::new();
+    remote.clone_into(&env);
+    let server = rt.block_on(MockServer::start());
+    let one = format!("{mrs}/31");
+    rt.block_on(async {
+        mock(
+            "GET",
+            mrs,
+            200,
+            Some(json!([{"iid": 31, "source_branch": "bot/pub"}])),
+        )
+        .mount(&server)
+        .await;
+        mock(
+            "PUT",
+            one.clone(),
+            200,
+            Some(json!({"iid": 31, "web_url": "https://gitlab.example/mr/31"})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+        mock("POST", mrs, 201, Some(json!({})))
+            .expect(0)
+            .mount(&server)
+            .await;
+    });
+    let o = gl_run(&env, &server, &yaml, &vars);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(server.verify());
+    assert_eq!(rows(&env)[0]["state"], "published");
+    assert_eq!(remote.pushes(), 2, "{}", remote.log());
+    // A wrong token: the push is refused and the row withheld, saying so.
+    let env = Env::new();
+    remote.clone_into(&env);
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        mock("GET", mrs, 200, Some(json!([]))).mount(&server).await;
+        mock("POST", mrs, 201, Some(json!({})))
+            .expect(0)
+            .mount(&server)
+            .await;
+    });
+    let wrong = [
+        ("GITLAB_TOKEN", "gl-other-token-0a1b2c3d4e5f6a7b"),
+        ("CI_PROJECT_URL", project_url.as_str()),
+    ];
+    let o = gl_run(&env, &server, &yaml, &wrong);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(server.verify());
+    let r = &rows(&env)[0];
+    assert_eq!(r["state"], "withheld", "{r}");
+    assert_eq!(
+        remote.pushes(),
+        2,
+        "nothing more was pushed: {}",
+        remote.log()
+    );
     // Both names at once: a load error at the second, exit 2.
     let both = "{pull_request: {branch: a}, merge_request: {branch: b}}";
     let o = env.run(&plan(both, &[("fix", "true")]), &[]);
