@@ -45,6 +45,12 @@ async fn stand_in() -> MockServer {
         ("POST", r"/issues/\d+/labels$", ok(json!([]))),
         (
             "POST",
+            r"/pulls$",
+            ok(json!({"number": 13, "html_url": "https://github.example/acme/widgets/pull/13"})),
+        ),
+        ("POST", r"/pulls/\d+/requested_reviewers$", ok(json!({}))),
+        (
+            "POST",
             r"/issues/\d+/comments$",
             ok(
                 json!({"id": 555, "html_url": "https://github.example/acme/widgets/pull/7#issuecomment-555"}),
@@ -84,6 +90,21 @@ fn run_job(name: &str, event: &Value) -> (Env, Vec<Request>) {
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(setup.status.success(), "{}", stderr(&setup));
+    // The repository's remote: the workspace's first commit is its `main`,
+    // served over smart HTTP requiring the token (plangate pushes there).
+    let remote = crate::git_remote::Remote::new(TOKEN);
+    if env.ws.join(".git").exists() {
+        crate::git_remote::git(
+            &env.ws,
+            &[
+                "push",
+                "-q",
+                "-f",
+                remote.bare.to_str().unwrap_or(""),
+                "HEAD:main",
+            ],
+        );
+    }
     let event_path = env.ws.parent().unwrap_or(&env.ws).join("github-event.json");
     std::fs::write(&event_path, event.to_string()).unwrap_or_else(|e| panic!("{e}"));
     let mut c = env.cmd();
@@ -102,7 +123,7 @@ fn run_job(name: &str, event: &Value) -> (Env, Vec<Request>) {
         .env("GITHUB_REPOSITORY", "acme/widgets")
         .env("GITHUB_EVENT_PATH", &event_path)
         .env("GITHUB_SHA", SHA)
-        .env("GITHUB_SERVER_URL", "https://github.example")
+        .env("GITHUB_SERVER_URL", &remote.url)
         .env("GITHUB_RUN_ID", "4242")
         .env("GITHUB_API_URL", "https://api.github.invalid")
         .env("PLANGATE_GITHUB_TOKEN", TOKEN)
@@ -174,7 +195,12 @@ fn normalise(text: &str, env: &Env) -> String {
     let text = secs.replace_all(&text, "0.1 s");
     // Whether the sandbox is enforced depends on the machine that renders.
     let sandbox = regex::Regex::new(r"sandbox [^|;]*").unwrap_or_else(|e| panic!("{e}"));
-    sandbox.replace_all(&text, "").into_owned()
+    let text = sandbox.replace_all(&text, "");
+    // The stand-in git server's address is GitHub's.
+    let server = regex::Regex::new(r"http://127\.0\.0\.1:\d+").unwrap_or_else(|e| panic!("{e}"));
+    server
+        .replace_all(&text, "https://github.example")
+        .into_owned()
 }
 
 /// The accepted pull-request request of the run and its row.
@@ -218,13 +244,28 @@ fn pull_request_picture(env: &Env, reqs: &[Request], job: &str) -> String {
         "Why: {}\n\n",
         row["reason"].as_str().unwrap_or_default()
     ));
-    let req = &row["request"];
-    let text = format!(
-        "**{}**\n\n{}\n\n{}",
-        req["title"].as_str().unwrap_or_default(),
-        req["body"].as_str().unwrap_or_default(),
-        summary
-    );
+    let text = match sent(reqs, "/pulls").first() {
+        Some(p) => {
+            let b = body(p);
+            format!(
+                "**{}** (`{}` into `{}`{})\n\n{}",
+                b["title"].as_str().unwrap_or_default(),
+                b["head"].as_str().unwrap_or_default(),
+                b["base"].as_str().unwrap_or_default(),
+                if b["draft"] == true { ", draft" } else { "" },
+                b["body"].as_str().unwrap_or_default(),
+            )
+        }
+        None => {
+            let req = &row["request"];
+            format!(
+                "**{}**\n\n{}\n\n{}",
+                req["title"].as_str().unwrap_or_default(),
+                req["body"].as_str().unwrap_or_default(),
+                summary
+            )
+        }
+    };
     out.push_str(&quote(&text));
     out.push('\n');
     out
@@ -302,10 +343,11 @@ fn render() -> String {
         let (env, reqs) = run_job(job, &event);
         doc.push_str(&format!("## {job}: {what}\n\n"));
         doc.push_str(
-            "The pull request's body is its request's text followed by the run summary \
-             (the check run's summary below, `github/body.rs`): opening it on GitHub (the \
-             commit, the push, the API call) is not in this build, so the report keeps it \
-             `would_publish` and it is rendered here from the request and that summary.\n\n",
+            "plangate committed the run's changes, pushed the branch to the repository \
+             (a stand-in git server that requires the token) and opened the pull request; \
+             its body is the plan's marker, the request's text and the run summary, as \
+             composed before publishing (so its own Publish table still says \
+             `would_publish`).\n\n",
         );
         doc.push_str(&normalise(&pull_request_picture(&env, &reqs, job), &env));
         for i in sent(&reqs, "/issues") {
