@@ -31,7 +31,9 @@ pub(crate) mod integrations;
 pub(crate) mod location;
 pub(crate) mod markdown;
 pub(crate) mod merge;
-pub(crate) mod model;
+/// The run's vocabulary: the `plangate-model` crate (crates/model), under
+/// its old name so that `crate::model::X` reads as before.
+pub(crate) use plangate_model as model;
 pub(crate) mod output;
 pub(crate) mod plan;
 pub(crate) mod policy;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// A secret found in what the run produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Finding {
+pub struct Finding {
     /// Rule id.
     pub rule: String,
     /// The step whose output or files held it.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// How a run ended. The declaration order is *not* the precedence; see [`RunStatus::rank`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum RunStatus {
+pub enum RunStatus {
     /// Every step that was meant to run succeeded; no blocking finding. Exit 0.
     Success,
     /// A step failed: non-zero exit, timeout, expected_output mismatch. Exit 1.
@@ -31,7 +31,7 @@ pub(crate) enum RunStatus {
 
 impl RunStatus {
     /// The process exit code of SPEC's table.
-    pub(crate) fn code(self) -> u8 {
+    pub fn code(self) -> u8 {
         match self {
             RunStatus::Success => 0,
             RunStatus::Failed => 1,
@@ -45,7 +45,7 @@ impl RunStatus {
     }
 
     /// The report's `status` string.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Success => "success",
             RunStatus::Failed => "failed",
@@ -75,7 +75,7 @@ impl RunStatus {
 
     /// The outcome that wins when both `self` and `other` apply.
     #[must_use]
-    pub(crate) fn combine(self, other: RunStatus) -> RunStatus {
+    pub fn combine(self, other: RunStatus) -> RunStatus {
         if other.rank() > self.rank() {
             other
         } else {
@@ -90,7 +90,7 @@ impl RunStatus {
 /// `continue_on_error`) or `failure` (any other exit code).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Conclusion {
+pub enum Conclusion {
     /// Exit 0 and nothing left undone.
     Success,
     /// Exit 0, but the run did less than the plan asked (see `partial_reasons`).
@@ -101,7 +101,7 @@ pub(crate) enum Conclusion {
 
 impl Conclusion {
     /// The report's name.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Conclusion::Success => "success",
             Conclusion::Partial => "partial",
@@ -113,7 +113,7 @@ impl Conclusion {
 /// Why a run that exited 0 succeeded only partly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum PartialKind {
+pub enum PartialKind {
     /// Skipped for want of an approval (`on_approval_required: skip`), or
     /// skipped because a dependency was.
     ApprovalRequired,
@@ -124,7 +124,7 @@ pub(crate) enum PartialKind {
 impl PartialKind {
     /// What `--strict` makes of it: a step skipped for want of approval is
     /// `denied` (exit 3), an allowed failure `failed` (exit 1).
-    pub(crate) fn strict_status(self) -> RunStatus {
+    pub fn strict_status(self) -> RunStatus {
         match self {
             PartialKind::ApprovalRequired => RunStatus::Denied,
             PartialKind::AllowedFailure => RunStatus::Failed,
@@ -134,7 +134,7 @@ impl PartialKind {
 
 impl RunStatus {
     /// The conclusion of a run that ended so; `partial`: something made it partial.
-    pub(crate) fn conclusion(self, partial: bool) -> Conclusion {
+    pub fn conclusion(self, partial: bool) -> Conclusion {
         match self {
             RunStatus::Success if partial => Conclusion::Partial,
             RunStatus::Success => Conclusion::Success,
@@ -145,7 +145,7 @@ impl RunStatus {
     /// `--strict`: the status once every reason the run was partial counts
     /// as a failure (SPEC's precedence decides between them).
     #[must_use]
-    pub(crate) fn strict(self, kinds: impl IntoIterator<Item = PartialKind>) -> RunStatus {
+    pub fn strict(self, kinds: impl IntoIterator<Item = PartialKind>) -> RunStatus {
         kinds
             .into_iter()
             .fold(self, |s, k| s.combine(k.strict_status()))
@@ -282,10 +282,10 @@ mod tests {
         for (name, doc, want) in [
             (
                 "docs/SPEC.md",
-                include_str!("../../docs/SPEC.md"),
+                include_str!("../../../docs/SPEC.md"),
                 &with_status,
             ),
-            ("README.md", include_str!("../../README.md"), &codes_only),
+            ("README.md", include_str!("../../../README.md"), &codes_only),
         ] {
             assert_eq!(
                 &exit_code_table(doc),
@@ -307,8 +307,8 @@ mod tests {
         ranked.sort_by_key(|s| std::cmp::Reverse(s.rank()));
         let want: Vec<u8> = ranked.iter().map(|s| s.code()).collect();
         for (name, doc) in [
-            ("docs/SPEC.md", include_str!("../../docs/SPEC.md")),
-            ("README.md", include_str!("../../README.md")),
+            ("docs/SPEC.md", include_str!("../../../docs/SPEC.md")),
+            ("README.md", include_str!("../../../README.md")),
         ] {
             assert_eq!(precedence_line(doc), want, "{name}'s precedence line");
         }

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// Tokens and cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Usage {
+pub struct Usage {
     /// Prompt tokens, cache writes and reads included.
     pub input_tokens: u64,
     /// Answer tokens.
@@ -33,7 +33,7 @@ fn is_zero(n: &u64) -> bool {
 impl Usage {
     /// "N input + M output tokens (partly estimated), $X": the one wording
     /// the console and the Markdown summary share.
-    pub(crate) fn summary(&self) -> String {
+    pub fn summary(&self) -> String {
         let cache = if self.cache_read_input_tokens + self.cache_creation_input_tokens > 0 {
             format!(
                 " (cache: {} read, {} written)",
@@ -60,7 +60,7 @@ impl Usage {
     }
 
     /// Add another usage.
-    pub(crate) fn add(&mut self, other: &Usage) {
+    pub fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cost_usd += other.cost_usd;
@@ -74,7 +74,7 @@ impl Usage {
     }
 
     /// All tokens.
-    pub(crate) fn tokens(&self) -> u64 {
+    pub fn tokens(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }
 }

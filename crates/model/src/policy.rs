@@ -12,11 +12,11 @@ use super::{OnApproval, PermissionRule, SandboxMode, Tolerance};
 /// with an optional `:port` (the schema rejects anything else with its
 /// position, so `policy::hosts::HostPattern::parse` only sees
 /// well-formed text).
-pub(crate) const HOST_PATTERN: &str = r"^((\*\.)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$";
+pub const HOST_PATTERN: &str = r"^((\*\.)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$";
 
 /// The JSON Schema pattern of an environment variable name (`secrets:`,
 /// `env_passthrough:`): portable names only.
-pub(crate) const ENV_NAME_PATTERN: &str = r"^[A-Za-z_][A-Za-z0-9_]*$";
+pub const ENV_NAME_PATTERN: &str = r"^[A-Za-z_][A-Za-z0-9_]*$";
 
 /// A plan's `policy:` block; also the format of a `--policy` file.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -90,7 +90,7 @@ pub struct PolicyBlock {
     /// ones always apply), `allowed_files`, `excluded_files`, `max_files`, `max_bytes`, and per
     /// violation `block`, `draft` or `issue`. The plan's block and a `--policy` file's both apply.
     #[serde(default)]
-    pub(crate) patch: Option<super::publish::PatchPolicy>,
+    pub patch: Option<super::publish::PatchPolicy>,
 }
 
 /// `policy.budget`: limits for the whole run.
@@ -128,12 +128,12 @@ pub struct StepBudget {
 
 impl StepBudget {
     /// Neither limit set.
-    pub(crate) fn is_none(&self) -> bool {
+    pub fn is_none(&self) -> bool {
         self.max_tokens.is_none() && self.max_cost_usd.is_none()
     }
 
     /// Each limit the lower of the two (a limit set on one side only stays).
-    pub(crate) fn narrowest(self, other: StepBudget) -> StepBudget {
+    pub fn narrowest(self, other: StepBudget) -> StepBudget {
         fn low<T: PartialOrd>(a: Option<T>, b: Option<T>) -> Option<T> {
             match (a, b) {
                 (Some(a), Some(b)) => Some(if b < a { b } else { a }),
@@ -147,7 +147,7 @@ impl StepBudget {
     }
 
     /// Why the step's budget is spent with `used`, if it is.
-    pub(crate) fn exhausted(&self, used: &super::Usage) -> Option<String> {
+    pub fn exhausted(&self, used: &super::Usage) -> Option<String> {
         if let Some(max) = self.max_cost_usd.filter(|&m| used.cost_usd >= m) {
             return Some(format!(
                 "step budget exhausted: ${:.4} of ${max:.4} spent",
@@ -165,7 +165,7 @@ impl StepBudget {
 
 /// The policy a run uses, with where each value came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct EffectivePolicy {
+pub struct EffectivePolicy {
     /// Highest risk that runs unattended.
     pub risk_tolerance: Tolerance,
     /// What happens without an approval.
@@ -220,4 +220,24 @@ pub(crate) struct EffectivePolicy {
 
 fn default_true() -> bool {
     true
+}
+
+impl EffectivePolicy {
+    /// The permission lists in force (policy file first).
+    pub fn permission_lists(&self) -> Vec<super::RuleList<'_>> {
+        let mut v = Vec::new();
+        if let Some(r) = &self.permissions {
+            v.push(super::RuleList {
+                source: "policy file",
+                rules: r,
+            });
+        }
+        if let Some(r) = &self.plan_permissions {
+            v.push(super::RuleList {
+                source: "plan",
+                rules: r,
+            });
+        }
+        v
+    }
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// A plan's `publish:` block. Anything not declared here cannot be published.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct PublishBlock {
+pub struct PublishBlock {
     /// A pull request carrying the run's workspace changes, committed by plangate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<PullRequestDecl>,
@@ -30,7 +30,7 @@ pub(crate) struct PublishBlock {
 }
 
 /// The keys a `publish.<kind>` block allows (for "did you mean" help); none for an unknown kind.
-pub(crate) fn decl_keys(kind: &str) -> Vec<String> {
+pub fn decl_keys(kind: &str) -> Vec<String> {
     let keys: &[&str] = match kind {
         "pull_request" => &["branch", "base", "title_prefix", "labels", "draft", "max"],
         "review" => &["verdict", "max_comments"],
@@ -50,7 +50,7 @@ fn one() -> u32 {
 /// `publish.pull_request`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct PullRequestDecl {
+pub struct PullRequestDecl {
     /// The branch plangate commits to: a template where `{plan}` and `{run}` are replaced by the
     /// plan id and the run id, e.g. `plangate/{plan}/{run}`.
     #[schemars(length(min = 1, max = 200))]
@@ -76,7 +76,7 @@ pub(crate) struct PullRequestDecl {
 /// A review's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Verdict {
+pub enum Verdict {
     /// Approve the pull request.
     Approve,
     /// Request changes.
@@ -87,7 +87,7 @@ pub(crate) enum Verdict {
 
 impl Verdict {
     /// The plan's name.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Approve => "approve",
             Verdict::RequestChanges => "request_changes",
@@ -107,7 +107,7 @@ fn ten() -> u32 {
 /// `publish.review`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ReviewDecl {
+pub struct ReviewDecl {
     /// The verdicts a request may give. Default `[comment]`.
     #[serde(default = "comment_only")]
     #[schemars(length(min = 1))]
@@ -121,7 +121,7 @@ pub(crate) struct ReviewDecl {
 /// `publish.comment`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct CommentDecl {
+pub struct CommentDecl {
     /// Most comments per run. Default 1.
     #[serde(default = "one")]
     #[schemars(range(min = 1, max = 10))]
@@ -136,7 +136,7 @@ pub(crate) struct CommentDecl {
 /// `publish.labels`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct LabelsDecl {
+pub struct LabelsDecl {
     /// The only labels a request may add.
     #[schemars(length(min = 1))]
     pub allowed: Vec<String>,
@@ -145,7 +145,7 @@ pub(crate) struct LabelsDecl {
 /// `publish.issue`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct IssueDecl {
+pub struct IssueDecl {
     /// Every requested title must start with this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title_prefix: Option<String>,
@@ -161,7 +161,7 @@ pub(crate) struct IssueDecl {
 /// `publish.check_run`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct CheckRunDecl {
+pub struct CheckRunDecl {
     /// The check run's name (default `plangate / <plan id>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -170,7 +170,7 @@ pub(crate) struct CheckRunDecl {
 /// One inline comment of a review request.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct InlineComment {
+pub struct InlineComment {
     /// The file, relative to the repository.
     pub path: String,
     /// The line in the file's new version.
@@ -182,11 +182,13 @@ pub(crate) struct InlineComment {
 /// One request a step wrote to `$PLANGATE_REQUESTS` (a JSON line).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-#[expect(
+// `allow`, not `expect`: clippy leaves a public item of a library (this
+// crate's) alone, a crate-private one not.
+#[allow(
     clippy::enum_variant_names,
     reason = "the variants are the kinds' names, `pull_request` among them"
 )]
-pub(crate) enum Request {
+pub enum Request {
     /// Open a pull request with the run's workspace changes.
     PullRequest {
         /// Its title (starting with the declared `title_prefix`).
@@ -237,7 +239,7 @@ pub(crate) enum Request {
 
 impl Request {
     /// The kind's name, as in `publish:`.
-    pub(crate) fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> &'static str {
         match self {
             Request::PullRequest { .. } => "pull_request",
             Request::Review { .. } => "review",
@@ -254,7 +256,7 @@ impl Request {
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum PatchAction {
+pub enum PatchAction {
     /// Open it as a draft and say why in its body.
     Draft,
     /// Open an issue with the patch attached instead.
@@ -268,7 +270,7 @@ pub(crate) enum PatchAction {
 /// protected paths always apply.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct PatchPolicy {
+pub struct PatchPolicy {
     /// More protected paths (globs, `**` across folders), besides the built-in ones: CI
     /// configuration, agent instruction files, dependency manifests and lockfiles,
     /// `CODEOWNERS` and every top-level dot-folder.
@@ -297,7 +299,7 @@ pub(crate) struct PatchPolicy {
 /// Where a request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum PublishState {
+pub enum PublishState {
     /// Applied; see `url` / `number`.
     Published,
     /// Every gate passed but nothing was applied (dry run, no publisher here).
@@ -308,7 +310,7 @@ pub(crate) enum PublishState {
 
 impl PublishState {
     /// The report's name.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             PublishState::Published => "published",
             PublishState::WouldPublish => "would_publish",
@@ -319,7 +321,7 @@ impl PublishState {
 
 /// One row of the report's `publish` section.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct PublishEntry {
+pub struct PublishEntry {
     /// pull_request, review, comment, labels, issue or check_run.
     pub kind: String,
     /// The step that asked for it (absent: a declaration listed by a dry run).

@@ -13,7 +13,7 @@ use super::{DecisionKind, EffectivePolicy, Rejection, RiskAssessment};
 /// One line of `audit.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
-pub(crate) enum AuditEvent {
+pub enum AuditEvent {
     /// The plan was read and validated.
     PlanLoaded {
         /// The plan's id.
@@ -229,7 +229,7 @@ pub(crate) enum AuditEvent {
 
 /// One agent attempt in the log (`agent_attempt` or `parse_failure`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct AttemptEvent {
+pub struct AttemptEvent {
     /// Step id.
     pub step: String,
     /// 1-based.

@@ -86,3 +86,12 @@ fn default_priority() -> i64 {
 fn default_enabled() -> bool {
     true
 }
+
+/// A list of rules and where it comes from (`policy file`, `plan`).
+#[derive(Debug, Clone, Copy)]
+pub struct RuleList<'a> {
+    /// For the reason line.
+    pub source: &'static str,
+    /// The rules.
+    pub rules: &'a [PermissionRule],
+}

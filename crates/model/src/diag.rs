@@ -6,6 +6,15 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// A position in the source: 1-based line and column (characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Pos {
+    /// 1-based line; 0 when unknown.
+    pub line: u64,
+    /// 1-based column; 0 when unknown.
+    pub column: u64,
+}
+
 /// One problem found in an input file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Diagnostic {
@@ -23,6 +32,17 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A diagnostic at a position.
+    pub fn at(file: &str, pos: Pos, message: impl Into<String>) -> Self {
+        Diagnostic {
+            file: file.to_owned(),
+            line: pos.line,
+            column: pos.column,
+            message: message.into(),
+            help: None,
+        }
+    }
+
     /// Add what to do.
     #[must_use]
     pub fn help(mut self, help: impl Into<String>) -> Self {

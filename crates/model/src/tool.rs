@@ -98,7 +98,7 @@ mod tests {
     /// SPEC's "Tools:" sentence names every tool, in `ALL`'s order.
     #[test]
     fn spec_names_every_tool_in_order() {
-        let spec = include_str!("../../docs/SPEC.md");
+        let spec = include_str!("../../../docs/SPEC.md");
         let at = spec.find("\nTools: ").expect("SPEC's Tools: sentence");
         let sentence = &spec[at..spec[at..].find(" with ").map_or(spec.len(), |e| at + e)];
         let named: Vec<&str> = sentence.split('`').skip(1).step_by(2).collect();

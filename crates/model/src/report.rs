@@ -9,11 +9,11 @@ use super::{Conclusion, PartialKind};
 use super::{Decision, Diagnostic, EffectivePolicy, RiskAssessment};
 
 /// The current report format version.
-pub(crate) const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 1;
 
 /// The whole report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Report {
+pub struct Report {
     /// Format version.
     pub schema_version: u32,
     /// The plangate that wrote it.
@@ -106,7 +106,7 @@ pub(crate) struct Report {
 impl Report {
     /// The conclusion: the recorded one, or (a report from before it was
     /// recorded) the one its status gives.
-    pub(crate) fn conclusion(&self) -> Conclusion {
+    pub fn conclusion(&self) -> Conclusion {
         self.conclusion
             .unwrap_or_else(|| self.status.conclusion(!self.partial_reasons.is_empty()))
     }
@@ -114,7 +114,7 @@ impl Report {
 
 /// One reason a run succeeded only partly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct PartialReason {
+pub struct PartialReason {
     /// The step.
     pub step: String,
     /// `approval_required` or `allowed_failure`.
@@ -127,7 +127,7 @@ pub(crate) struct PartialReason {
 
 impl PartialReason {
     /// One sentence, with each step id passed through `id` (a code span, quotes).
-    pub(crate) fn describe(&self, id: impl Fn(&str) -> String) -> String {
+    pub fn describe(&self, id: impl Fn(&str) -> String) -> String {
         match (self.reason, &self.via) {
             (PartialKind::ApprovalRequired, None) => format!(
                 "{} was skipped: it needs an approval it does not have (on_approval_required: skip)",
@@ -147,7 +147,7 @@ impl PartialReason {
 
 /// Whose output the report keeps and the summaries show (`--show-output`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum ShowOutput {
+pub enum ShowOutput {
     /// Failed steps' (allowed failures included).
     #[default]
     Failures,
@@ -161,7 +161,7 @@ pub(crate) enum ShowOutput {
 /// the summaries show it: stripped of escape sequences, redacted, then cut to
 /// its last lines.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct OutputTail {
+pub struct OutputTail {
     /// The last lines of stdout (absent when it printed nothing or was not captured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdout: Option<String>,
@@ -181,14 +181,14 @@ pub(crate) struct OutputTail {
 
 impl OutputTail {
     /// Nothing to show.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.stdout.is_none() && self.stderr.is_none() && self.reasons.is_empty()
     }
 }
 
 /// The plan a report is about.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct PlanRef {
+pub struct PlanRef {
     /// The plan's id (null if it could not be read).
     pub id: Option<String>,
     /// The file, as given.
@@ -204,7 +204,7 @@ impl StepReport {
     /// What the console and the summaries warn about an agent step: tool
     /// calls its CLI's permission mode refused (the agent could not do all
     /// it was asked to) and, for a read-only step, the edits it tried.
-    pub(crate) fn agent_warnings(&self) -> Vec<String> {
+    pub fn agent_warnings(&self) -> Vec<String> {
         let mut v = Vec::new();
         for a in &self.agent_attempts {
             let Some(n) = a
@@ -249,7 +249,7 @@ impl StepReport {
 
 /// One step in the report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct StepReport {
+pub struct StepReport {
     /// Step id.
     pub id: String,
     /// Tool name.
@@ -360,7 +360,7 @@ pub(crate) struct StepReport {
 
 /// Where a resumed run, or a carried-over step, comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct CarriedOver {
+pub struct CarriedOver {
     /// The id of the run whose outcome this is.
     pub run_id: String,
     /// That run's `report.json`, absolute.
@@ -373,7 +373,7 @@ fn is_zero(n: &u64) -> bool {
 
 /// A rollback command's result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct RollbackReport {
+pub struct RollbackReport {
     /// success, failed or timed_out.
     pub status: StepStatus,
     /// Exit code.
@@ -394,7 +394,7 @@ pub(crate) struct RollbackReport {
 
 /// The shard a report covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ShardInfo {
+pub struct ShardInfo {
     /// 1-based shard number (0 in a merged report).
     pub index: usize,
     /// How many shards the plan was cut into.
@@ -414,7 +414,7 @@ pub(crate) struct ShardInfo {
 
 /// One shard report joined by `plangate merge`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct MergedShard {
+pub struct MergedShard {
     /// 1-based shard number.
     pub index: usize,
     /// Its run id.
@@ -426,7 +426,7 @@ pub(crate) struct MergedShard {
 /// A step's egress proxy traffic, counted over every process it ran (its
 /// command or CLI, and its rollback).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct EgressTally {
+pub struct EgressTally {
     /// Connections let through.
     pub allowed: u64,
     /// Connections refused (not declared, a private address, not HTTP).

@@ -12,7 +12,7 @@ use super::{Finding, Usage};
 /// A step's final state (SPEC's list).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum StepStatus {
+pub enum StepStatus {
     /// Ran and succeeded.
     Success,
     /// Ran and failed (non-zero exit, signal, expected_output mismatch, could not start).
@@ -33,7 +33,7 @@ pub(crate) enum StepStatus {
 
 impl StepStatus {
     /// The report's name.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             StepStatus::Success => "success",
             StepStatus::Failed => "failed",
@@ -47,7 +47,7 @@ impl StepStatus {
     }
 
     /// Whether this is a failure of a step that ran.
-    pub(crate) fn is_failure(self) -> bool {
+    pub fn is_failure(self) -> bool {
         matches!(
             self,
             StepStatus::Failed | StepStatus::TimedOut | StepStatus::Rejected
@@ -57,7 +57,7 @@ impl StepStatus {
 
 /// What happened when a step (or its rollback) ran.
 #[derive(Debug, Clone)]
-pub(crate) struct StepOutcome {
+pub struct StepOutcome {
     /// Final state.
     pub status: StepStatus,
     /// Exit code of the main process, if it exited.
@@ -110,7 +110,7 @@ pub(crate) struct StepOutcome {
 
 impl StepOutcome {
     /// An empty outcome (failed, nothing recorded) started at `started`.
-    pub(crate) fn new(started: SystemTime) -> StepOutcome {
+    pub fn new(started: SystemTime) -> StepOutcome {
         StepOutcome {
             status: StepStatus::Failed,
             exit_code: None,
@@ -143,7 +143,7 @@ impl StepOutcome {
 /// The environment a step's processes received, by name (values are never
 /// recorded): the report's `environment`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct StepEnvironment {
+pub struct StepEnvironment {
     /// Passed in the clear: the allow-list and `env_passthrough` variables set
     /// in plangate's environment, plangate's run variables and the step's `env`.
     pub variables: Vec<String>,
@@ -158,7 +158,7 @@ pub(crate) struct StepEnvironment {
 /// What an agent step changed in the workspace: its checked change set,
 /// applied only after its answer was accepted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct AgentChanges {
+pub struct AgentChanges {
     /// How the agent worked: `staged copy` (an agent CLI, in a copy of the
     /// workspace) or `envelope` (plangate wrote the envelope's files).
     pub via: String,
@@ -175,7 +175,7 @@ pub(crate) struct AgentChanges {
 /// An agent step's accepted result as the step summary, the PR comment and
 /// `plangate report --format markdown` show it: redacted, cut.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct AgentResult {
+pub struct AgentResult {
     /// envelope | json | code.
     pub kind: String,
     /// An envelope's summary.
@@ -200,12 +200,12 @@ pub(crate) struct AgentResult {
 
 impl AgentResult {
     /// Most characters of `text` kept.
-    pub(crate) const MAX_TEXT: usize = 4000;
+    pub const MAX_TEXT: usize = 4000;
 }
 
 /// One path of an agent's change set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ChangedPath {
+pub struct ChangedPath {
     /// Relative to the workspace.
     pub path: String,
     /// added | modified | deleted.
@@ -214,7 +214,7 @@ pub(crate) struct ChangedPath {
 
 /// One agent attempt, as the report shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct AttemptRecord {
+pub struct AttemptRecord {
     /// 1-based.
     pub attempt: u32,
     /// sha256 of the prompt sent (prompts are kept in the artifacts, never repeated).
@@ -249,7 +249,7 @@ pub(crate) struct AttemptRecord {
 
 /// One run of a bash step's command under `retry:`, as the report shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct CommandAttempt {
+pub struct CommandAttempt {
     /// 1-based.
     pub attempt: u32,
     /// How it ended: success, failed or timed_out.
@@ -278,7 +278,7 @@ pub(crate) struct CommandAttempt {
 /// What an agent CLI reported about its session besides the answer (read
 /// from its JSON or JSON Lines output; never used as input).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct AgentSession {
+pub struct AgentSession {
     /// The output format read (`claude-stream-json`, `codex-jsonl`, ...).
     pub format: String,
     /// How the CLI said it ended: `success`, `error_max_turns`, `turn.failed`, ...
@@ -311,7 +311,7 @@ fn is_zero(n: &u64) -> bool {
 /// One HTTP request of an agent attempt (an HTTP provider retries on 429, 5xx,
 /// overload and dropped connections).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct HttpAttempt {
+pub struct HttpAttempt {
     /// The reply's status (absent when no reply came: refused, reset, timed out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
@@ -331,7 +331,7 @@ pub(crate) struct HttpAttempt {
 /// An untrusted input as the report shows it: where its text came from, whose
 /// it was, whether it was withheld, what the sanitiser removed (never the text).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct UntrustedText {
+pub struct UntrustedText {
     /// `input` (given to the run) or `event title` / `event body` / `event comment`.
     pub source: String,
     /// The author's association as the event says it (GitHub), if it says.

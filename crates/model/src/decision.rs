@@ -11,7 +11,7 @@ use super::Risk;
 /// The approval decision recorded for every step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum DecisionKind {
+pub enum DecisionKind {
     /// Within the tolerance: runs with nobody present.
     AutoApproved,
     /// Needed an approval and had one (`--approve` / `PLANGATE_APPROVE`).
@@ -24,7 +24,7 @@ pub(crate) enum DecisionKind {
 
 impl DecisionKind {
     /// The snake_case name used in reports.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             DecisionKind::AutoApproved => "auto_approved",
             DecisionKind::PreApproved => "pre_approved",
@@ -36,7 +36,7 @@ impl DecisionKind {
 
 /// The three risk figures of a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct RiskAssessment {
+pub struct RiskAssessment {
     /// What the plan says (`risk_level`; safe when omitted).
     pub declared: Risk,
     /// What plangate read from the concrete parameters.
@@ -47,7 +47,7 @@ pub(crate) struct RiskAssessment {
 
 /// A decision and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Decision {
+pub struct Decision {
     /// The verdict.
     pub decision: DecisionKind,
     /// One line saying what decided it.
@@ -59,11 +59,27 @@ pub(crate) struct Decision {
 
 /// What the permission rules said about a step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Verdict {
+pub struct Verdict {
     /// Every need was allowed.
     pub allowed: bool,
     /// The ids of the rules that decided (for a denial: the denying rule, none when no rule matched).
     pub rules: Vec<String>,
     /// One line naming the rules, resources and levels.
     pub reason: String,
+}
+
+impl Decision {
+    /// Apply the permission rules' verdict: a denial blocks the step (before
+    /// and whatever any approval); an allowance is noted in the reason.
+    pub fn with_permission(mut self, verdict: Option<Verdict>) -> Decision {
+        let Some(v) = verdict else { return self };
+        if !v.allowed && self.decision != DecisionKind::Blocked {
+            self.decision = DecisionKind::Blocked;
+            self.reason = format!("blocked: {}", v.reason);
+        } else if v.allowed {
+            self.reason = format!("{}; {}", self.reason, v.reason);
+        }
+        self.permission = Some(v);
+        self
+    }
 }

@@ -48,16 +48,16 @@ pub struct Availability {
 }
 
 /// A property the self-test saw hold.
-pub(crate) const ENFORCED: &str = "enforced";
+pub const ENFORCED: &str = "enforced";
 /// A property the self-test saw fail.
-pub(crate) const UNENFORCED: &str = "unenforced";
+pub const UNENFORCED: &str = "unenforced";
 /// `egress` under Landlock (ABI 4): TCP connects to the proxy's port only,
 /// whatever the address (a host listening on that port is reachable directly).
-pub(crate) const PORT_ONLY: &str = "proxy port only";
+pub const PORT_ONLY: &str = "proxy port only";
 /// The property a step that declares `egress` depends on (not the others).
-pub(crate) const EGRESS: &str = "egress";
+pub const EGRESS: &str = "egress";
 /// `metadata` under Landlock: held for read-only steps only.
-pub(crate) const READ_ONLY_ONLY: &str = "read-only steps only";
+pub const READ_ONLY_ONLY: &str = "read-only steps only";
 
 impl Availability {
     /// The backend, if any works.
@@ -101,7 +101,7 @@ impl Availability {
     }
 
     /// The properties a step of `profile` would depend on that are not enforced here.
-    pub(crate) fn unenforced_for(&self, filesystem: Filesystem) -> Vec<String> {
+    pub fn unenforced_for(&self, filesystem: Filesystem) -> Vec<String> {
         self.properties
             .iter()
             .filter(|(k, _)| k.as_str() != EGRESS)
@@ -163,7 +163,7 @@ impl SandboxMode {
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum Filesystem {
+pub enum Filesystem {
     /// Everything read-only but the step's artifact folder and its private TMPDIR (safe).
     ReadOnly,
     /// Also the workspace, except its `.git` (moderate).
@@ -175,7 +175,7 @@ pub(crate) enum Filesystem {
 
 impl Filesystem {
     /// The name used in reports.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Filesystem::ReadOnly => "read-only",
             Filesystem::WorkspaceWrite => "workspace-write",
@@ -187,45 +187,45 @@ impl Filesystem {
 /// The boundary a step's processes run in, derived from the risk it was
 /// approved at (`sandbox::profile_for`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Profile {
+pub struct Profile {
     /// What it may write.
-    pub(crate) filesystem: Filesystem,
+    pub filesystem: Filesystem,
     /// Whether it may reach the network (only when the step or its agent declares `network: true`).
-    pub(crate) network: bool,
+    pub network: bool,
     /// Extra writable paths (absolute), declared by a step approved as dangerous.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) writable: Vec<std::path::PathBuf>,
+    pub writable: Vec<std::path::PathBuf>,
     /// Extra readable paths (absolute) outside the workspace, declared by the
     /// step under `readable` (granted at any risk; a path outside the
     /// workspace makes the step at least moderate).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) readable: Vec<std::path::PathBuf>,
+    pub readable: Vec<std::path::PathBuf>,
     /// The hosts it may reach, through plangate's egress proxy only (the
     /// step's or its agent's `egress` list, as declared); absent: no egress list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) egress: Option<Vec<String>>,
+    pub egress: Option<Vec<String>>,
 }
 
 /// How a step's profile is enforced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct StepSandbox {
+pub struct StepSandbox {
     /// The backend (`bwrap`, `landlock+seccomp`) or `not enforced`.
-    pub(crate) enforcement: String,
+    pub enforcement: String,
     /// What the step may do.
-    pub(crate) profile: Profile,
+    pub profile: Profile,
     /// Why it is not enforced (absent when it is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) reason: Option<String>,
+    pub reason: Option<String>,
     #[serde(skip)]
     backend: Option<Backend>,
 }
 
 /// The report's word for a step whose profile no sandbox enforces.
-pub(crate) const NOT_ENFORCED: &str = "not enforced";
+pub const NOT_ENFORCED: &str = "not enforced";
 
 impl StepSandbox {
     /// `profile`, enforced by `backend`.
-    pub(crate) fn enforced(backend: Backend, profile: Profile) -> Self {
+    pub fn enforced(backend: Backend, profile: Profile) -> Self {
         StepSandbox {
             enforcement: backend.as_str().to_owned(),
             profile,
@@ -235,7 +235,7 @@ impl StepSandbox {
     }
 
     /// `profile`, not enforced, because of `reason`.
-    pub(crate) fn not_enforced(profile: Profile, reason: String) -> Self {
+    pub fn not_enforced(profile: Profile, reason: String) -> Self {
         StepSandbox {
             enforcement: NOT_ENFORCED.to_owned(),
             profile,
@@ -245,18 +245,18 @@ impl StepSandbox {
     }
 
     /// The backend that enforces it (None: runs unsandboxed).
-    pub(crate) fn backend(&self) -> Option<Backend> {
+    pub fn backend(&self) -> Option<Backend> {
         self.backend
     }
 
     /// Whether a backend enforces it (read from `enforcement`, so it holds for a report read back).
-    pub(crate) fn is_enforced(&self) -> bool {
+    pub fn is_enforced(&self) -> bool {
         self.enforcement != NOT_ENFORCED
     }
 
     /// One line for people: `bwrap: read-only`, `landlock+seccomp: workspace-write + network`,
     /// `not enforced (why)`.
-    pub(crate) fn summary(&self) -> String {
+    pub fn summary(&self) -> String {
         let mut s = format!("{}: {}", self.enforcement, self.profile.filesystem.as_str());
         if self.profile.network {
             s.push_str(" + network");
