@@ -598,7 +598,7 @@ mod tests {
 
     #[test]
     fn odd_inputs_are_refused_with_the_right_category() {
-        use crate::model::Category::{Empty, NotFound, Truncated};
+        use plangate_model::Category::{Empty, NotFound, Truncated};
         for (s, want, line) in [
             ("", NotFound, 0),
             ("\u{feff}", NotFound, 0),
@@ -649,10 +649,7 @@ mod tests {
         let answer = "é 日本\r\n  \t x\n  ```py\r\nx\n";
         let r = parse_code(answer, None).unwrap_err();
         let offset = answer.find("```").unwrap();
-        assert_eq!(
-            (r[0].line, r[0].column),
-            crate::guard::line_col(answer, offset)
-        );
+        assert_eq!((r[0].line, r[0].column), crate::line_col(answer, offset));
     }
 
     /// Tiny deterministic generator: random answers built from fence-ish pieces.

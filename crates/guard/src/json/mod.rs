@@ -11,7 +11,8 @@
 //! - [`rejections`]: rejections placed at byte offsets and resolved to
 //!   line/column once per answer.
 //! - this file: the `output: json` mode (find the one value, parse strictly,
-//!   validate against the step's schema).
+//!   validate against the step's schema through [`SchemaCheck`], which the
+//!   binary crate implements with the `jsonschema` crate).
 
 mod checker;
 mod regions;
@@ -30,37 +31,62 @@ use super::{Category, Rejection};
 use serde_json::Value;
 use std::collections::HashMap;
 
+/// One way an answer's value breaks the step's JSON Schema, as a validator
+/// reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaError {
+    /// The JSON pointer of the value (`""`: the whole value).
+    pub instance_path: String,
+    /// When the error is properties the schema does not allow: the first of
+    /// them (the rejection is then placed at its key).
+    pub unexpected: Option<String>,
+    /// The validator's message.
+    pub message: String,
+}
+
+/// A JSON Schema validator for `output: json` (the binary crate's is the
+/// `jsonschema` crate, kept out of this one so that it stays pure).
+pub trait SchemaCheck {
+    /// The ways `value` breaks the schema, in the validator's order. `Err`
+    /// (why): the schema itself is invalid.
+    fn errors(&self, value: &Value) -> Result<Vec<SchemaError>, String>;
+}
+
 /// `output: json`: the answer's single JSON value (found like the envelope, strict parse, no repair),
 /// validated against `schema` when given. Parse errors and schema errors are returned together.
-pub fn parse_json(answer: &str, schema: Option<&Value>) -> Result<Value, Vec<Rejection>> {
+pub fn parse_json(answer: &str, schema: Option<&dyn SchemaCheck>) -> Result<Value, Vec<Rejection>> {
     parse_json_inner(answer, schema).map_err(|r| finish(answer, r))
 }
 
-fn parse_json_inner(answer: &str, schema: Option<&Value>) -> Result<Value, Vec<Rejection>> {
+fn parse_json_inner(
+    answer: &str,
+    schema: Option<&dyn SchemaCheck>,
+) -> Result<Value, Vec<Rejection>> {
     // Value positions are only needed to place schema errors.
     let depth = if schema.is_some() { MAX_DEPTH } else { 0 };
     let (value, (index, keys), mut rejections) = extract_json(answer, depth)?;
     if let Some(schema) = schema {
-        match jsonschema::validator_for(schema) {
+        match schema.errors(&value) {
             Err(e) => rejections.push(Rejection::whole(
                 Category::Schema,
                 format!(
                     "the step's JSON Schema is invalid ({}): this is a plan error, not the agent's; fix the plan",
-                    scrub(&e.to_string())
+                    scrub(&e)
                 ),
             )),
-            Ok(validator) => {
-                for err in validator.iter_errors(&value) {
-                    let mut ptr = err.instance_path().to_string();
+            Ok(errors) => {
+                for err in errors {
+                    let mut ptr = err.instance_path;
                     let mut use_keys = false;
-                    if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } = err.kind()
-                        && let Some(first) = unexpected.first() {
-                            ptr = format!("{ptr}/{}", ptr_escape(first));
-                            use_keys = true;
-                        }
+                    if let Some(first) = &err.unexpected {
+                        ptr = format!("{ptr}/{}", ptr_escape(first));
+                        use_keys = true;
+                    }
                     let shown = if ptr.is_empty() { "/".to_string() } else { ptr.clone() };
-                    let msg =
-                        format!("value at {shown} does not match the schema: {err}; change it to satisfy the schema");
+                    let msg = format!(
+                        "value at {shown} does not match the schema: {}; change it to satisfy the schema",
+                        err.message
+                    );
                     let msg = scrub(&msg);
                     let found = if use_keys { keys.get(&ptr) } else { index.get(&ptr) };
                     match found {

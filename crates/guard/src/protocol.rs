@@ -19,7 +19,7 @@ const ONE_JSON: &str = "nothing else: no text before or after it, no code fence,
 no duplicate keys.";
 
 /// Text appended to the prompt for `output: envelope`: the envelope shape `{"status":"OK"|"FAIL","summary":string,"artifacts":[{"path","content"}],"next_actions":[string]}` (`artifacts` and `next_actions` may be left out) and the JSON escaping rules of design 001 Solution A (" -> \", newline -> \n, \ -> \\, tab -> \t; paths relative to the workspace, no `..`, no `.git/`; exactly one JSON object; no comments/trailing commas).
-pub(crate) fn envelope_instructions() -> String {
+pub fn envelope_instructions() -> String {
     format!(
         "## Answer format\n\
          Reply with exactly one JSON object and {ONE_JSON}\n\
@@ -35,7 +35,7 @@ pub(crate) fn envelope_instructions() -> String {
 }
 
 /// Text appended for `output: code`: exactly one fenced block, tagged with `language` when given, nothing else needing a fence.
-pub(crate) fn code_instructions(language: Option<&str>) -> String {
+pub fn code_instructions(language: Option<&str>) -> String {
     let tag = language.map(str::trim).unwrap_or("");
     let tagged = if tag.is_empty() {
         String::new()
@@ -55,7 +55,7 @@ pub(crate) fn code_instructions(language: Option<&str>) -> String {
 }
 
 /// Text appended for `output: json`: one JSON value that satisfies the schema (include the schema, pretty-printed), no prose needed, no comments.
-pub(crate) fn json_instructions(schema: Option<&serde_json::Value>) -> String {
+pub fn json_instructions(schema: Option<&serde_json::Value>) -> String {
     let schema_text = match schema {
         Some(schema) => format!("It must validate against this JSON Schema:\n{schema:#}\n"),
         None => String::new(),
@@ -69,7 +69,7 @@ pub(crate) fn json_instructions(schema: Option<&serde_json::Value>) -> String {
 }
 
 /// The retry prompt after a rejected answer: the original prompt, then a section quoting each rejection (category, line, column, message), then the relevant instructions again with the escaping rules, and the attempt number ("attempt 2 of 3"). Must never equal any earlier prompt: include the attempt number and the rejections.
-pub(crate) fn retry_prompt(
+pub fn retry_prompt(
     original_prompt: &str,
     attempt: u32,
     max_attempts: u32,
@@ -110,7 +110,7 @@ pub(crate) fn retry_prompt(
 )]
 mod tests {
     use super::*;
-    use crate::model::Category;
+    use plangate_model::Category;
 
     fn rejections() -> Vec<Rejection> {
         vec![
@@ -202,7 +202,7 @@ mod tests {
     fn the_example_fence_in_code_instructions_parses() {
         let text = code_instructions(Some("rust"));
         assert_eq!(
-            crate::guard::code::parse_code(&text, Some("rust")).unwrap(),
+            crate::code::parse_code(&text, Some("rust")).unwrap(),
             "<the code>"
         );
     }

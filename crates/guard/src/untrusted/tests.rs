@@ -4,7 +4,7 @@
 use super::*;
 
 fn table() -> serde_json::Value {
-    let text = include_str!("../../../tests/fixtures/untrusted/sanitize.json");
+    let text = include_str!("../../../../tests/fixtures/untrusted/sanitize.json");
     serde_json::from_str(text).expect("fixture")
 }
 
