@@ -45,7 +45,8 @@ pub(crate) mod report;
 pub(crate) mod resume;
 pub(crate) mod sandbox;
 pub(crate) mod scan;
-pub mod secrets;
+/// Secret detection: the `plangate-secrets` crate (crates/secrets).
+pub use plangate_secrets as secrets;
 pub(crate) mod selection;
 pub(crate) mod settings;
 pub(crate) mod shard;

@@ -93,7 +93,7 @@ pub struct Ruleset {
     pub(crate) global: Allowlist,
 }
 
-const BUILTIN: &str = include_str!("../../rules/default.toml");
+const BUILTIN: &str = include_str!("../../../rules/default.toml");
 
 /// Why a rules file was refused. Every variant names the rule it is about.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -21,7 +21,8 @@ fn ghp() -> String {
 
 #[test]
 fn builtin_rules_load_and_compile() {
-    let r = Ruleset::from_toml(include_str!("../../rules/default.toml")).expect("builtin parses");
+    let r =
+        Ruleset::from_toml(include_str!("../../../rules/default.toml")).expect("builtin parses");
     assert!(r.ids().len() >= 100, "{} rules", r.ids().len());
     assert_eq!(Ruleset::builtin().ids().len(), r.ids().len());
     let s = Scanner::new(&r).expect("scanner");
@@ -281,7 +282,7 @@ fn scan_handles_odd_input() {
 /// is the number of rules the binary carries.
 #[test]
 fn the_guides_rule_count_is_the_builtin_rules() {
-    let guide = include_str!("../../docs/guide/secrets.md");
+    let guide = include_str!("../../../docs/guide/secrets.md");
     let marker = " rules (`rules/default.toml`";
     let at = guide.find(marker).expect("the guide names the rule count");
     let count: usize = guide[..at]

@@ -163,9 +163,9 @@ pub(crate) fn has_backspace(b: &[u8]) -> bool {
 }
 
 /// A view of some bytes and the way back to them.
-pub(crate) struct View {
+pub struct View {
     /// The shown text.
-    pub(crate) text: Vec<u8>,
+    pub text: Vec<u8>,
     /// `(view offset, original offset)` where the view stops following the
     /// original one to one (sorted by view offset).
     shifts: Vec<(usize, usize)>,
@@ -207,7 +207,7 @@ impl View {
 
     /// The original span of the view's bytes `s..e`: from where its first
     /// byte came to where its last one did, control bytes between included.
-    pub(crate) fn span(&self, s: usize, e: usize) -> (usize, usize) {
+    pub fn span(&self, s: usize, e: usize) -> (usize, usize) {
         let start = self.orig(s);
         let end = e.checked_sub(1).map_or(start, |l| self.orig(l) + 1);
         (start, end.max(start))
@@ -278,7 +278,7 @@ fn skip_escape(b: &[u8], i: usize) -> usize {
 
 /// `b` as shown: control sequences removed; with `overstrike`, a backspace
 /// also erases the character before it.
-pub(crate) fn view(b: &[u8], overstrike: bool) -> View {
+pub fn view(b: &[u8], overstrike: bool) -> View {
     view_with(b, overstrike, false)
 }
 
@@ -324,7 +324,7 @@ fn view_with(b: &[u8], overstrike: bool, compact: bool) -> View {
 /// digits (`od -tx1`, `xxd -g1`), is whole in it. Only the values the
 /// redaction layer knows are looked for there (never the rules: words
 /// would join into tokens). None when `b` holds no whitespace.
-pub(crate) fn compact(b: &[u8]) -> Option<View> {
+pub fn compact(b: &[u8]) -> Option<View> {
     let blank = memchr::memchr3(b' ', b'\n', b'\t', b).is_some()
         || b.iter().any(|&c| c == 0x0b || c == 0x0c)
         || memchr::memmem::find(b, b"\\n").is_some()
@@ -333,7 +333,7 @@ pub(crate) fn compact(b: &[u8]) -> Option<View> {
 }
 
 /// The views of `b` worth scanning besides the raw bytes (none for plain text).
-pub(crate) fn views(b: &[u8]) -> Vec<View> {
+pub fn views(b: &[u8]) -> Vec<View> {
     if !has_controls(b) {
         return Vec::new();
     }

@@ -14,7 +14,7 @@ mod entropy;
 mod names;
 mod redact;
 mod rules;
-pub(crate) mod view;
+pub mod view;
 
 pub use engine::Scanner;
 pub use entropy::shannon as entropy;
