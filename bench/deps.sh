@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The module dependency graph of plangate's src/, at top-level-module grain.
+# The module dependency graph of plangate's workspace (src/ and every
+# crates/X/src/), at top-level-module grain.
 #
-# For every top-level module X (src/X.rs or src/X/), prints the set of
+# For every top-level module X (src/X.rs or src/X/; crates/C/src/X.rs is
+# C:X), prints the set of
 # `crate::Y` it uses (Y != X), then the cycles: every strongly connected
 # component with more than one module, and for each edge inside one, the files
 # that make it. No cycles means module dependencies run one way.
@@ -36,19 +38,29 @@ while [[ $# -gt 0 ]]; do
     shift
 done
 
-# "from to file" for every crate::to path in a file of module from.
+# "from to file" for every crate::to path in a file of module from, crate by
+# crate: src/ (the binary crate: module names bare) and crates/X/src/ (its
+# modules named X:module). In src/, `crate::model` etc. are the workspace
+# crates re-exported under their old names (src/lib.rs): such an edge ends at
+# the crate (`model`), which cargo keeps from depending back.
 edges=$(
-    find src -name '*.rs' | sort | while read -r f; do
-        rel=${f#src/}
-        from=${rel%%/*}
-        from=${from%.rs}
-        { grep -o 'crate::[a-z_][a-z0-9_]*' "$f" || true; } | sed 's/^crate:://' | sort -u |
-            while read -r to; do
-                # Only real modules: `crate::run` (the lib function) is not one.
-                if [[ "$to" != "$from" && ( -e "src/$to.rs" || -d "src/$to" ) ]]; then
-                    echo "$from $to $f"
-                fi
-            done
+    for root in src crates/*/src; do
+        [[ -d "$root" ]] || continue
+        if [[ "$root" == src ]]; then label=""; else label=${root#crates/}; label=${label%/src}:; fi
+        find "$root" -name '*.rs' | sort | while read -r f; do
+            rel=${f#"$root"/}
+            from=${rel%%/*}
+            from=${from%.rs}
+            { grep -o 'crate::[a-z_][a-z0-9_]*' "$f" || true; } | sed 's/^crate:://' | sort -u |
+                while read -r to; do
+                    # Only real modules: `crate::run` (the lib function) is not one.
+                    if [[ "$to" != "$from" && ( -e "$root/$to.rs" || -d "$root/$to" ) ]]; then
+                        echo "$label$from $label$to $f"
+                    elif [[ -z "$label" && "$to" != "$from" && -d "crates/$to" ]]; then
+                        echo "$from $to $f"
+                    fi
+                done
+        done
     done
 )
 for d in ${drop[@]+"${drop[@]}"}; do

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Dependency cycles between sibling files of plangate's src/.
+"""Dependency cycles between sibling files of every crate of plangate's
+workspace: src/ (the binary crate) and crates/*/src/ (model, guard, secrets).
 
-Every Rust file is a module (src/a/b.rs and src/a/b/mod.rs are `a::b`). A
+Each crate is looked at on its own (a `crate::` path stays inside its crate;
+cargo itself refuses a cycle between crates). Every Rust file is a module
+(src/a/b.rs and src/a/b/mod.rs are `a::b`; lib.rs, main.rs are the root). A
 file depends on a sibling (a module with the same parent) when it names a
 path into that sibling's subtree: `crate::a::b::...`, `super::b::...`,
 `self::...`, inline or in a `use` (brace groups expanded). References to an
@@ -14,6 +17,7 @@ exits 1 when there is one.
     python3 bench/file_deps.py --edges    # also every sibling edge
     python3 bench/file_deps.py --known tools   # a cycle inside src/tools is
                                                # known (still printed), not a failure
+                                               # (or --known crates/guard/src/json)
 """
 
 import re
@@ -21,12 +25,14 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent.parent / "src"
+ROOT = Path(__file__).resolve().parent.parent
+# The source folder of every crate: the binary crate's, then the others'.
+SRCS = [ROOT / "src"] + sorted((ROOT / "crates").glob("*/src"))
 IDENT = r"[a-z_][a-z0-9_]*"
 
 
-def module_of(path: Path) -> tuple:
-    rel = path.relative_to(SRC).with_suffix("")
+def module_of(path: Path, src: Path) -> tuple:
+    rel = path.relative_to(src).with_suffix("")
     parts = list(rel.parts)
     if parts[-1] == "mod" or (len(parts) == 1 and parts[0] in ("lib", "main")):
         parts = parts[:-1]
@@ -105,9 +111,41 @@ def main() -> int:
     args = sys.argv[1:]
     show_edges = "--edges" in args
     known = {args[i + 1] for i, a in enumerate(args[:-1]) if a == "--known"}
-    files = {module_of(p): p for p in sorted(SRC.rglob("*.rs"))}
+    edges = defaultdict(dict)  # (crate folder, parent) -> {(a, b): (file, line)}
+    for src in SRCS:
+        crate_edges(src, edges)
+    cycles = 0
+    tolerated = 0
+    for key in sorted(edges):
+        src, parent = key
+        graph = defaultdict(set)
+        for a, b in edges[key]:
+            graph[a].add(b)
+        where = "/".join((src,) + parent)
+        for comp in sccs(graph):
+            if len(comp) < 2:
+                continue
+            if "/".join(parent) in known or where in known:
+                tolerated += 1
+            else:
+                cycles += 1
+            names = sorted("/".join(c) for c in comp)
+            print(f"cycle in {where}: {' <-> '.join(names)}")
+            for (a, b), (f, line) in sorted(edges[key].items()):
+                if a in comp and b in comp:
+                    print(f"    {'/'.join(a)} -> {'/'.join(b)}  ({f}:{line})")
+        if show_edges:
+            for (a, b), (f, line) in sorted(edges[key].items()):
+                print(f"{where}: {'/'.join(a)} -> {'/'.join(b)}  ({f}:{line})")
+    print(f"== file cycles: {cycles or 'none'}" + (f" (and {tolerated} known)" if tolerated else ""))
+    return 1 if cycles else 0
+
+
+def crate_edges(src: Path, edges) -> None:
+    """Adds the sibling edges of the crate whose source folder is `src`."""
+    files = {module_of(p, src): p for p in sorted(src.rglob("*.rs"))}
     modules = set(files)
-    edges = defaultdict(dict)  # parent -> {(a, b): (file, line)}
+    label = str(src.relative_to(ROOT))
     for mod, path in files.items():
         if not mod:
             continue
@@ -123,30 +161,7 @@ def main() -> int:
             sib = target[: len(parent) + 1]
             if sib == mod:
                 continue
-            edges[parent].setdefault((mod, sib), (path.relative_to(SRC.parent), line))
-    cycles = 0
-    tolerated = 0
-    for parent in sorted(edges):
-        graph = defaultdict(set)
-        for a, b in edges[parent]:
-            graph[a].add(b)
-        for comp in sccs(graph):
-            if len(comp) < 2:
-                continue
-            if "/".join(parent) in known:
-                tolerated += 1
-            else:
-                cycles += 1
-            names = sorted("/".join(c) for c in comp)
-            print(f"cycle in {'/'.join(parent) or 'src'}: {' <-> '.join(names)}")
-            for (a, b), (f, line) in sorted(edges[parent].items()):
-                if a in comp and b in comp:
-                    print(f"    {'/'.join(a)} -> {'/'.join(b)}  ({f}:{line})")
-        if show_edges:
-            for (a, b), (f, line) in sorted(edges[parent].items()):
-                print(f"{'/'.join(a)} -> {'/'.join(b)}  ({f}:{line})")
-    print(f"== file cycles: {cycles or 'none'}" + (f" (and {tolerated} known)" if tolerated else ""))
-    return 1 if cycles else 0
+            edges[(label, parent)].setdefault((mod, sib), (path.relative_to(ROOT), line))
 
 
 def sccs(graph):

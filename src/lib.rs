@@ -32,7 +32,9 @@ pub(crate) mod integrations;
 pub(crate) mod location;
 pub(crate) mod markdown;
 pub(crate) mod merge;
-pub(crate) mod model;
+/// The run's vocabulary: the `plangate-model` crate (crates/model), under
+/// its old name so that `crate::model::X` reads as before.
+pub(crate) use plangate_model as model;
 pub(crate) mod output;
 pub(crate) mod plan;
 pub(crate) mod policy;
@@ -44,7 +46,8 @@ pub(crate) mod report;
 pub(crate) mod resume;
 pub(crate) mod sandbox;
 pub(crate) mod scan;
-pub mod secrets;
+/// Secret detection: the `plangate-secrets` crate (crates/secrets).
+pub use plangate_secrets as secrets;
 pub(crate) mod selection;
 pub(crate) mod settings;
 pub(crate) mod shard;

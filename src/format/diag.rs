@@ -1,22 +1,6 @@
-//! Diagnostics of plan and policy files: the constructor at a YAML position
-//! (the type itself is `crate::model::Diagnostic`) and the "did you mean"
-//! suggestion.
-
-use super::node::Pos;
-use crate::model::Diagnostic;
-
-impl Diagnostic {
-    /// A diagnostic at a position.
-    pub fn at(file: &str, pos: Pos, message: impl Into<String>) -> Self {
-        Diagnostic {
-            file: file.to_owned(),
-            line: pos.line,
-            column: pos.column,
-            message: message.into(),
-            help: None,
-        }
-    }
-}
+//! Diagnostics of plan and policy files: the "did you mean" suggestion (the
+//! type and its constructor at a YAML position are `crate::model::Diagnostic`
+//! and `Diagnostic::at`).
 
 /// The closest candidate to `word` by edit distance, if it is close enough to be a typo.
 pub(crate) fn did_you_mean<'a>(

@@ -10,18 +10,11 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 
-/// A position in the source: 1-based line and column (characters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub struct Pos {
-    /// 1-based line; 0 when unknown.
-    pub line: u64,
-    /// 1-based column; 0 when unknown.
-    pub column: u64,
-}
+pub(crate) use crate::model::Pos;
 
 /// A YAML value with its position.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Node {
+pub(crate) struct Node {
     /// Where the value starts.
     pub pos: Pos,
     /// The value.
@@ -30,7 +23,7 @@ pub struct Node {
 
 /// The value of a [`Node`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum NodeValue {
+pub(crate) enum NodeValue {
     /// `~`, `null` or nothing.
     Null,
     /// `true` / `false`.
@@ -51,7 +44,7 @@ pub enum NodeValue {
 
 /// A mapping key and where it was written.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Key {
+pub(crate) struct Key {
     /// The key as a string (scalar keys are converted).
     pub name: String,
     /// Where the key starts.
@@ -60,7 +53,7 @@ pub struct Key {
 
 impl Node {
     /// Convert to JSON for schema validation and typed deserialization.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         use serde_json::Value;
         match &self.value {
             NodeValue::Null => Value::Null,
@@ -84,7 +77,7 @@ impl Node {
     }
 
     /// The node at a JSON pointer (`/steps/0/parameters`), if it exists.
-    pub fn at_pointer(&self, pointer: &str) -> Option<&Node> {
+    pub(crate) fn at_pointer(&self, pointer: &str) -> Option<&Node> {
         let mut node = self;
         for raw in pointer.split('/').skip(1) {
             let seg = raw.replace("~1", "/").replace("~0", "~");
@@ -94,7 +87,7 @@ impl Node {
     }
 
     /// The child named `seg` (a map key, or a sequence index).
-    pub fn child(&self, seg: &str) -> Option<&Node> {
+    pub(crate) fn child(&self, seg: &str) -> Option<&Node> {
         match &self.value {
             NodeValue::Map(pairs) => pairs.iter().find(|(k, _)| k.name == seg).map(|(_, v)| v),
             NodeValue::Seq(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
@@ -103,7 +96,7 @@ impl Node {
     }
 
     /// The position of key `name` in this mapping.
-    pub fn key_pos(&self, name: &str) -> Option<Pos> {
+    pub(crate) fn key_pos(&self, name: &str) -> Option<Pos> {
         match &self.value {
             NodeValue::Map(pairs) => pairs
                 .iter()
@@ -114,7 +107,7 @@ impl Node {
     }
 
     /// Best position for a JSON pointer: the node itself, else its nearest ancestor.
-    pub fn pos_of(&self, pointer: &str) -> Pos {
+    pub(crate) fn pos_of(&self, pointer: &str) -> Pos {
         let mut node = self;
         let mut pos = self.pos;
         for raw in pointer.split('/').skip(1) {

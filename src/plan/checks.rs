@@ -14,6 +14,7 @@ use crate::format::names::env_name_ok;
 use crate::format::timeout::check_timeout;
 use crate::model::Diagnostic;
 use crate::model::ToolName;
+use crate::tools::registry::ToolSpecOf;
 use crate::tools::spec::{CheckCx, items, str_of};
 
 /// Checks the schema cannot express; they tolerate a tree the schema rejected.

@@ -14,6 +14,7 @@ use super::raw::{PlanFile, StepDef};
 use super::{Action, DEFAULT_TIMEOUT, Plan, Step};
 use crate::model::Diagnostic;
 use crate::model::Risk;
+use crate::tools::registry::ToolSpecOf;
 use crate::tools::spec::LowerCx;
 
 pub(super) fn lower(

@@ -11,6 +11,7 @@ pub(crate) use crate::format::schema::allowed_keys;
 use crate::format::schema::generator;
 use crate::model::PolicyBlock;
 use crate::model::ToolName;
+use crate::tools::registry::ToolSpecOf;
 
 /// The URL-less id of the plan schema.
 pub(crate) const PLAN_SCHEMA_ID: &str = "https://plangate.dev/schema/plan-v1.json";

@@ -11,6 +11,7 @@ use super::schema::{allowed_keys, plan_schema};
 use super::{Plan, ToolName};
 use crate::model::Diagnostic;
 use crate::model::{BudgetBlock, PolicyBlock};
+use crate::tools::registry::ToolSpecOf;
 
 pub(super) fn plan_from_text(
     file: &str,

@@ -267,26 +267,6 @@ fn any_network(plan: &PolicyBlock, cap: Option<&PolicyBlock>, capped: &mut Vec<S
     }
 }
 
-impl EffectivePolicy {
-    /// The permission lists in force (policy file first).
-    pub(crate) fn permission_lists(&self) -> Vec<super::permissions::RuleList<'_>> {
-        let mut v = Vec::new();
-        if let Some(r) = &self.permissions {
-            v.push(super::permissions::RuleList {
-                source: "policy file",
-                rules: r,
-            });
-        }
-        if let Some(r) = &self.plan_permissions {
-            v.push(super::permissions::RuleList {
-                source: "plan",
-                rules: r,
-            });
-        }
-        v
-    }
-}
-
 /// The host allow-list in force: a host must be allowed by every list that is set.
 fn cap_hosts(
     plan: Option<&[String]>,

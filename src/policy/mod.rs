@@ -21,23 +21,7 @@ pub(crate) mod glob;
 pub(crate) mod hosts;
 pub(crate) mod permissions;
 
-use crate::model::{Decision, DecisionKind, Risk, RiskAssessment, Tolerance, Verdict};
-
-impl Decision {
-    /// Apply the permission rules' verdict: a denial blocks the step (before
-    /// and whatever any approval); an allowance is noted in the reason.
-    pub(crate) fn with_permission(mut self, verdict: Option<Verdict>) -> Decision {
-        let Some(v) = verdict else { return self };
-        if !v.allowed && self.decision != DecisionKind::Blocked {
-            self.decision = DecisionKind::Blocked;
-            self.reason = format!("blocked: {}", v.reason);
-        } else if v.allowed {
-            self.reason = format!("{}; {}", self.reason, v.reason);
-        }
-        self.permission = Some(v);
-        self
-    }
-}
+use crate::model::{Decision, DecisionKind, Risk, RiskAssessment, Tolerance};
 
 /// What the classifier of a tool says about one step's concrete parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]

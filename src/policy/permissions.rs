@@ -28,14 +28,7 @@ pub struct Access {
     pub level: Level,
 }
 
-/// A list of rules and where it comes from (`policy file`, `plan`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RuleList<'a> {
-    /// For the reason line.
-    pub source: &'static str,
-    /// The rules.
-    pub rules: &'a [PermissionRule],
-}
+pub(crate) use crate::model::RuleList;
 
 /// The resources a step touches and the level it needs on each, from what its
 /// tool says it touches (`ActionSpec::needs`). A step whose effective risk is

@@ -1,7 +1,7 @@
 //! The tool registry: the two tables that map the tool enum
 //! (`crate::model::ToolName`) and the checked action ([`Action`], defined with
 //! the tools' parameters in `super::params`) to the tool's folder
-//! ([`ToolName::spec`], [`Action::spec`]).
+//! ([`ToolSpecOf::spec`], [`Action::spec`]).
 //!
 //! Every table is an exhaustive `match`, so a tool added to the enums and
 //! missing from a table is a compile error, never a runtime surprise. The
@@ -13,9 +13,16 @@ use super::spec::{ActionSpec, ToolSpec};
 use super::{agent, archive, bash, find, git, http, secrets_scan, system_info};
 use crate::model::ToolName;
 
-impl ToolName {
+/// `ToolName::spec`: a trait, because `ToolName` is defined in the model
+/// crate and the specs it names live here (cargo keeps the model crate from
+/// depending on the tools).
+pub(crate) trait ToolSpecOf {
     /// The tool's load-time half: schema, checks, lowering.
-    pub fn spec(self) -> &'static dyn ToolSpec {
+    fn spec(self) -> &'static dyn ToolSpec;
+}
+
+impl ToolSpecOf for ToolName {
+    fn spec(self) -> &'static dyn ToolSpec {
         match self {
             ToolName::Bash => &bash::spec::Spec,
             ToolName::Agent => &agent::spec::Spec,

@@ -49,7 +49,7 @@ pub struct ToolEnv {
 
 /// Where a step's parameters are being checked (the tree may have failed the schema).
 #[derive(Debug, Clone, Copy)]
-pub struct CheckCx<'a> {
+pub(crate) struct CheckCx<'a> {
     /// The plan file, for diagnostics.
     pub file: &'a str,
     /// The step's id as written (`?` when missing).
@@ -64,14 +64,14 @@ pub struct CheckCx<'a> {
 
 impl CheckCx<'_> {
     /// A diagnostic at `pos`.
-    pub fn at(&self, pos: Pos, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn at(&self, pos: Pos, message: impl Into<String>) -> Diagnostic {
         Diagnostic::at(self.file, pos, message)
     }
 }
 
 /// Where a step that passed every check is being lowered.
 #[derive(Debug, Clone, Copy)]
-pub struct LowerCx<'a> {
+pub(crate) struct LowerCx<'a> {
     /// The plan file, for diagnostics.
     pub file: &'a str,
     /// The parsed tree, for positions.
@@ -92,7 +92,7 @@ pub struct LowerCx<'a> {
 
 impl LowerCx<'_> {
     /// Position of a pointer below this step's `parameters`.
-    pub fn param_pos(&self, key: &str) -> Pos {
+    pub(crate) fn param_pos(&self, key: &str) -> Pos {
         if key.is_empty() {
             self.root
                 .pos_of(&format!("/steps/{}/parameters", self.index))
@@ -103,39 +103,42 @@ impl LowerCx<'_> {
     }
 
     /// A diagnostic at the step.
-    pub fn at_step(&self, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn at_step(&self, message: impl Into<String>) -> Diagnostic {
         Diagnostic::at(self.file, self.pos, message)
     }
 
     /// A diagnostic at the step's `parameters`.
-    pub fn at_params(&self, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn at_params(&self, message: impl Into<String>) -> Diagnostic {
         Diagnostic::at(self.file, self.param_pos(""), message)
     }
 
     /// Deserialize the parameters; a failure is reported at `parameters`.
-    pub fn params<T: DeserializeOwned>(&self, params: Value) -> Result<T, Diagnostic> {
+    pub(crate) fn params<T: DeserializeOwned>(&self, params: Value) -> Result<T, Diagnostic> {
         serde_json::from_value(params)
             .map_err(|e| self.at_params(format!("invalid parameters of step `{}`: {e}", self.id)))
     }
 
     /// A problem the schema could not see, at `parameters`, as "step `id`: ...".
-    pub fn workspace_error(&self, why: impl std::fmt::Display) -> Diagnostic {
+    pub(crate) fn workspace_error(&self, why: impl std::fmt::Display) -> Diagnostic {
         self.at_params(format!("step `{}`: {why}", self.id))
     }
 
     /// Deserialize a workspace tool's parameters (errors as [`LowerCx::workspace_error`]).
-    pub fn workspace_params<T: DeserializeOwned>(&self, params: Value) -> Result<T, Diagnostic> {
+    pub(crate) fn workspace_params<T: DeserializeOwned>(
+        &self,
+        params: Value,
+    ) -> Result<T, Diagnostic> {
         serde_json::from_value(params)
             .map_err(|e| self.workspace_error(format!("invalid parameters: {e}")))
     }
 
     /// A workspace tool's path parameter (errors as [`LowerCx::workspace_error`]).
-    pub fn workspace_path(&self, s: &str) -> Result<PathBuf, Diagnostic> {
+    pub(crate) fn workspace_path(&self, s: &str) -> Result<PathBuf, Diagnostic> {
         inside(s).map_err(|why| self.workspace_error(why))
     }
 
     /// A workspace-relative path; `.` is the workspace itself. Reported at the step.
-    pub fn inside(&self, s: &str) -> Result<PathBuf, Diagnostic> {
+    pub(crate) fn inside(&self, s: &str) -> Result<PathBuf, Diagnostic> {
         inside(s).map_err(|why| self.at_step(why.to_string()))
     }
 }
@@ -151,7 +154,7 @@ pub(crate) fn inside(s: &str) -> Result<PathBuf, crate::format::paths::PathError
 
 /// A step lowered by its tool.
 #[derive(Debug)]
-pub struct Lowered {
+pub(crate) struct Lowered {
     /// What the step does.
     pub action: Action,
     /// A risk the tool's own parameters declare (bash `security_level`).
@@ -164,7 +167,7 @@ pub struct Lowered {
 
 impl Lowered {
     /// An action with nothing else from the parameters.
-    pub fn action(action: Action) -> Lowered {
+    pub(crate) fn action(action: Action) -> Lowered {
         Lowered {
             action,
             declared_risk: None,
@@ -175,7 +178,7 @@ impl Lowered {
 }
 
 /// A tool as the plan loader sees it.
-pub trait ToolSpec: Sync {
+pub(crate) trait ToolSpec: Sync {
     /// The JSON Schema of the tool's `parameters` (added to `generator`'s definitions).
     fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema;
     /// Whether a step of this tool must have `parameters`.
