@@ -2,7 +2,7 @@
 """Every relative link of the Markdown docs (README, ARCHITECTURE, CHANGELOG,
 tests/README, docs/) names a file that exists and, with a #fragment, a heading
 in it; ARCHITECTURE.md's code map names every entry of src/ and every crate
-of crates/ once (`- \`crates/model/\``, or `- \`model/\``), and nothing else. Exits 1 naming each broken link or code-map mismatch."""
+of crates/ once (`- \`crates/model/\``), and nothing else. Exits 1 naming each broken link or code-map mismatch."""
 import re, os, sys
 ROOT=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def slug(text):
@@ -34,19 +34,23 @@ for f in files:
         if anc and target.endswith('.md') and anc not in anchors(target):
             print(f'{f}: no anchor {t}'); bad+=1
 # The code map: one `- \`name.rs\`` or `- \`name/\`` line per entry of src/,
-# one `- \`crates/name/\`` (or `- \`name/\``) line per crate of crates/.
+# one `- \`crates/name/\`` line per crate of crates/.
 src=sorted(re.sub(r'\.rs$','',e) for e in os.listdir(os.path.join(ROOT,'src')))
 crates_dir=os.path.join(ROOT,'crates')
 crates=sorted(os.listdir(crates_dir)) if os.path.isdir(crates_dir) else []
 arch=open(os.path.join(ROOT,'ARCHITECTURE.md')).read()
-mapped=sorted(re.findall(r'^- `(?:crates/)?([a-z_]+)(?:\.rs|/)`',arch,flags=re.M))
+mapped=sorted(re.findall(r'^- `([a-z_]+)(?:\.rs|/)`',arch,flags=re.M))
+mapped_crates=sorted(re.findall(r'^- `crates/([a-z_]+)/`',arch,flags=re.M))
 for e in sorted(set(src)-set(mapped)):
     print(f'ARCHITECTURE.md: code map misses src/{e}'); bad+=1
-for e in sorted(set(crates)-set(mapped)):
+for e in sorted(set(crates)-set(mapped_crates)):
     print(f'ARCHITECTURE.md: code map misses crates/{e}'); bad+=1
-for e in sorted(set(mapped)-set(src)-set(crates)):
-    print(f'ARCHITECTURE.md: code map names {e}, not in src/ or crates/'); bad+=1
-for e in sorted({m for m in mapped if mapped.count(m)>1}):
-    print(f'ARCHITECTURE.md: code map names {e} twice'); bad+=1
+for e in sorted(set(mapped)-set(src)):
+    print(f'ARCHITECTURE.md: code map names src/{e}, not in src/'); bad+=1
+for e in sorted(set(mapped_crates)-set(crates)):
+    print(f'ARCHITECTURE.md: code map names crates/{e}, not in crates/'); bad+=1
+for m, where in ((mapped, 'src/'), (mapped_crates, 'crates/')):
+    for e in sorted({x for x in m if m.count(x)>1}):
+        print(f'ARCHITECTURE.md: code map names {where}{e} twice'); bad+=1
 print(f'== doc links: {bad} broken' if bad else '== doc links: all resolve')
 sys.exit(1 if bad else 0)
