@@ -37,7 +37,7 @@ pub(crate) mod merge;
 pub(crate) use plangate_model as model;
 pub(crate) mod output;
 pub(crate) mod plan;
-pub(crate) mod policy;
+pub(crate) use plangate_policy as policy;
 pub(crate) mod process;
 pub(crate) mod publish;
 pub(crate) mod redact;

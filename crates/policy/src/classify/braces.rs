@@ -1,0 +1,218 @@
+//! Brace expansion (`{a,b}`, `{1..3}`) of one raw word, done first as bash
+//! does it, so `rm -rf {,}/` is read as `rm -rf / /` and `rm -rf /{etc,usr}`
+//! as `rm -rf /etc /usr`. Quotes, escapes, `${...}`, `$(...)` and backquotes
+//! are skipped: braces inside them do not expand.
+
+/// Most words one word may expand to; beyond it the word stays as written
+/// (and counts as a glob: some paths below its directory).
+pub(super) const MAX_WORDS: usize = 64;
+/// Deepest nesting of brace expressions followed.
+const MAX_DEPTH: usize = 8;
+
+/// The words `raw` expands to (itself when it holds no brace expansion);
+/// None when it expands to more than [`MAX_WORDS`].
+pub(super) fn expand(raw: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    expand_into(raw, &mut out, 0)?;
+    Some(out)
+}
+
+fn expand_into(raw: &str, out: &mut Vec<String>, depth: usize) -> Option<()> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let Some((open, close, alternatives)) = find(raw) else {
+        out.push(raw.to_string());
+        return (out.len() <= MAX_WORDS).then_some(());
+    };
+    let pre = raw.get(..open)?;
+    let post = raw.get(close + 1..)?;
+    if alternatives.len() > MAX_WORDS {
+        return None;
+    }
+    for alt in alternatives {
+        expand_into(&format!("{pre}{alt}{post}"), out, depth + 1)?;
+    }
+    Some(())
+}
+
+/// The first brace expression: (index of `{`, index of `}`, alternatives).
+fn find(raw: &str) -> Option<(usize, usize, Vec<String>)> {
+    let b = raw.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'\'' => i = skip_single(b, i + 1),
+            b'"' => i = skip_double(b, i + 1),
+            b'`' => i = skip_until(b, i + 1, b'`'),
+            b'$' if b.get(i + 1) == Some(&b'{') => i = skip_balanced(b, i + 1, b'{', b'}'),
+            b'$' if b.get(i + 1) == Some(&b'(') => i = skip_balanced(b, i + 1, b'(', b')'),
+            b'$' if b.get(i + 1) == Some(&b'\'') => i = skip_single(b, i + 2),
+            b'{' => {
+                if let Some(found) = expression_at(raw, i) {
+                    return Some(found);
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The brace expression opening at `open`, if it is one (a top-level comma or a sequence).
+fn expression_at(raw: &str, open: usize) -> Option<(usize, usize, Vec<String>)> {
+    let b = raw.as_bytes();
+    let mut depth = 0usize;
+    let mut commas = Vec::new();
+    let mut i = open + 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'\'' => i = skip_single(b, i + 1).saturating_sub(1),
+            b'"' => i = skip_double(b, i + 1).saturating_sub(1),
+            b'`' => i = skip_until(b, i + 1, b'`').saturating_sub(1),
+            b'$' if matches!(b.get(i + 1), Some(b'{' | b'(')) => {
+                let (o, c) = if b.get(i + 1) == Some(&b'{') {
+                    (b'{', b'}')
+                } else {
+                    (b'(', b')')
+                };
+                i = skip_balanced(b, i + 1, o, c).saturating_sub(1);
+            }
+            b'{' => depth += 1,
+            b'}' if depth > 0 => depth -= 1,
+            b'}' => return alternatives(raw, open, i, &commas),
+            b',' if depth == 0 => commas.push(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn alternatives(
+    raw: &str,
+    open: usize,
+    close: usize,
+    commas: &[usize],
+) -> Option<(usize, usize, Vec<String>)> {
+    let inner = raw.get(open + 1..close)?;
+    if commas.is_empty() {
+        return sequence(inner).map(|s| (open, close, s));
+    }
+    let mut parts = Vec::new();
+    let mut start = open + 1;
+    for &c in commas {
+        parts.push(raw.get(start..c)?.to_string());
+        start = c + 1;
+    }
+    parts.push(raw.get(start..close)?.to_string());
+    Some((open, close, parts))
+}
+
+/// `{1..5}`, `{a..e}`, `{10..1..2}`.
+fn sequence(inner: &str) -> Option<Vec<String>> {
+    let parts: Vec<&str> = inner.split("..").collect();
+    let (from, to, step) = match parts.as_slice() {
+        [a, b] => (*a, *b, 1i64),
+        [a, b, s] => (*a, *b, s.parse::<i64>().ok()?.checked_abs()?.max(1)),
+        _ => return None,
+    };
+    if let (Ok(x), Ok(y)) = (from.parse::<i64>(), to.parse::<i64>()) {
+        let count = x.abs_diff(y) / step.unsigned_abs() + 1;
+        if count > MAX_WORDS as u64 + 1 {
+            return Some(vec![String::new(); MAX_WORDS + 1]);
+        }
+        let dir = if y >= x { step } else { -step };
+        return Some(
+            (0..count)
+                .map(|k| (x + dir * i64::try_from(k).unwrap_or(0)).to_string())
+                .collect(),
+        );
+    }
+    let (mut x, mut y) = (single_char(from)?, single_char(to)?);
+    let reverse = x > y;
+    if reverse {
+        std::mem::swap(&mut x, &mut y);
+    }
+    let mut out: Vec<String> = (x..=y).map(|c| c.to_string()).collect();
+    if reverse {
+        out.reverse();
+    }
+    Some(out)
+}
+
+fn single_char(s: &str) -> Option<char> {
+    let mut it = s.chars();
+    let c = it.next()?;
+    (it.next().is_none() && c.is_ascii_alphabetic()).then_some(c)
+}
+
+fn skip_single(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i] != b'\'' {
+        i += 1;
+    }
+    i + 1
+}
+
+fn skip_double(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i] != b'"' {
+        i += if b[i] == b'\\' { 2 } else { 1 };
+    }
+    i + 1
+}
+
+fn skip_until(b: &[u8], mut i: usize, end: u8) -> usize {
+    while i < b.len() && b[i] != end {
+        i += if b[i] == b'\\' { 2 } else { 1 };
+    }
+    i + 1
+}
+
+/// Skips from an opening `open` at `i` to just after its matching `close`.
+fn skip_balanced(b: &[u8], mut i: usize, open: u8, close: u8) -> usize {
+    let mut depth = 0usize;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'\'' => i = skip_single(b, i + 1).saturating_sub(1),
+            b'"' => i = skip_double(b, i + 1).saturating_sub(1),
+            c if c == open => depth += 1,
+            c if c == close => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand;
+
+    fn e(s: &str) -> Vec<String> {
+        expand(s).unwrap_or_default()
+    }
+
+    #[test]
+    fn expands() {
+        assert_eq!(e("{,}/"), ["/", "/"]);
+        assert_eq!(e("/{etc,usr}"), ["/etc", "/usr"]);
+        assert_eq!(e("a{b,c{d,e}}"), ["ab", "acd", "ace"]);
+        assert_eq!(e("{1..3}"), ["1", "2", "3"]);
+        assert_eq!(e("{c..a}"), ["c", "b", "a"]);
+        assert_eq!(e("'{a,b}'"), ["'{a,b}'"]);
+        assert_eq!(e("${x:-{a,b}}"), ["${x:-{a,b}}"]);
+        assert_eq!(e("{}"), ["{}"]);
+        assert_eq!(e("{x}"), ["{x}"]);
+        assert!(expand("{1..100000}").is_none());
+        assert!(expand(&"{a,b}".repeat(10)).is_none());
+    }
+}

@@ -1,0 +1,290 @@
+//! Bash builtins that change the shell itself. Rule: what the classifier
+//! models is judged (assignments through `export`/`declare`/`local`/
+//! `readonly`/`read`/`printf -v` follow the variable rule, `set -e`,
+//! `shopt -s nullglob` change nothing it relies on); what it does not model
+//! is unclassifiable: aliases, `enable`, `hash -p`, `fc`, namerefs,
+//! `set -k`, `shopt` options that change parsing (`extglob`,
+//! `expand_aliases`, `lastpipe`), and arithmetic on array subscripts that
+//! hold expansions (`let 'a[$(cmd)]'`, `declare -i`, `[ -v 'a[$(cmd)]' ]`),
+//! which bash evaluates again.
+
+use super::commands::Cmd;
+use super::rules;
+use super::walk::Walker;
+use super::words::{Arg, subscript_expands};
+use crate::model::Risk;
+
+/// Declaration builtins: flags then NAME[=VALUE] words.
+const DECLARE: &[&str] = &["declare", "typeset", "local", "export", "readonly"];
+
+impl Walker {
+    /// Judges a builtin of this module; false when `cmd` is none of them.
+    pub(super) fn builtin(&mut self, cmd: &Cmd<'_>) -> bool {
+        match cmd.name {
+            n if DECLARE.contains(&n) => self.declare(cmd),
+            "read" | "mapfile" | "readarray" => self.read(cmd),
+            "printf" if cmd.args.first().is_some_and(|a| a.is("-v")) => self.printf(cmd),
+            "let" => {
+                for a in cmd.args {
+                    self.arithmetic(a.lit().unwrap_or(&a.raw));
+                }
+            }
+            "unset" | "getopts" => self.names(cmd),
+            "test" | "[" => self.test(cmd),
+            "hash" => self.hash(cmd),
+            "alias" | "enable" | "fc" => self.shell_state(cmd),
+            "unalias" => self.note(Risk::Safe, format!("`{}` removes aliases", cmd.shown)),
+            "shopt" => self.shopt(cmd),
+            "set" => self.set(cmd),
+            _ => return false,
+        }
+        true
+    }
+
+    fn declare(&mut self, cmd: &Cmd<'_>) {
+        let mut integer = false;
+        let mut nameref = false;
+        let mut functions = false;
+        let mut any = false;
+        for a in cmd.args {
+            let t = a.lit().unwrap_or(&a.raw);
+            if let Some(flags) = t.strip_prefix(['-', '+']).filter(|_| !t.contains('=')) {
+                integer |= flags.contains('i');
+                nameref |= flags.contains('n');
+                functions |= flags.contains('f') || flags.contains('F');
+                continue;
+            }
+            any = true;
+            if functions {
+                continue;
+            }
+            // NAME[=VALUE] as bash reads it: from the word's value when it
+            // is known (`"PA"TH=x` sets PATH), else split as written.
+            let (name, value) = match (a.lit(), a.raw.split_once('=')) {
+                (Some(t), _) => match t.split_once('=') {
+                    Some((n, v)) => (n.trim_end_matches('+').to_string(), Some(Arg::literal(v))),
+                    None => (t.to_string(), None),
+                },
+                (None, Some((n, v))) => {
+                    let n = self.word(n.trim_end_matches('+'));
+                    let Some(n) = n.lit().map(str::to_string) else {
+                        self.unclassifiable(format!(
+                            "`{}` sets a variable named at run time",
+                            cmd.shown
+                        ));
+                        continue;
+                    };
+                    (n, Some(self.word(v)))
+                }
+                (None, None) => {
+                    self.unclassifiable(format!(
+                        "`{}` names a variable only known at run time",
+                        cmd.shown
+                    ));
+                    continue;
+                }
+            };
+            if nameref {
+                self.unclassifiable(format!(
+                    "`{}` makes a name refer to another variable, which the classifier does not follow",
+                    cmd.shown
+                ));
+            }
+            self.variable_name(&name, &cmd.shown);
+            if let Some(value) = value {
+                if integer {
+                    self.arithmetic(value.lit().unwrap_or(&value.raw));
+                }
+                self.assign_variable(&name, &value, &cmd.shown, None);
+            }
+        }
+        let what = if any { "sets variables" } else { "only lists" };
+        self.note(Risk::Safe, format!("`{}` {what}", cmd.shown));
+    }
+
+    /// A variable name given to a builtin: an array index holding an expansion is evaluated again.
+    fn variable_name(&mut self, name: &str, shown: &str) {
+        if subscript_expands(name) || name.contains("$(") || name.contains('`') {
+            self.unclassifiable(format!(
+                "`{shown}` names variable `{name}`, whose index bash evaluates again (it can run commands)"
+            ));
+        }
+    }
+
+    /// read, mapfile: the names read into; `mapfile -C` runs a callback.
+    fn read(&mut self, cmd: &Cmd<'_>) {
+        let with = self.with_value(cmd);
+        let opts = super::commands::parse_opts(cmd.args, &with);
+        if cmd.name != "read"
+            && let Some(callback) = opts.value_of(&["-C"])
+        {
+            self.code_string(&callback, &cmd.shown);
+        }
+        let mut names: Vec<Arg> = opts.pos.clone();
+        if cmd.name == "read" {
+            names.extend(opts.value_of(&["-a"]));
+        }
+        for n in &names {
+            let name = n.lit().unwrap_or(&n.raw).to_string();
+            self.variable_name(&name, &cmd.shown);
+            if n.lit().is_none() {
+                self.unclassifiable(format!(
+                    "`{}` reads into a variable named at run time",
+                    cmd.shown
+                ));
+            }
+            self.assign_variable(&name, &Arg::unknown("$REPLY"), &cmd.shown, None);
+        }
+        self.note(
+            Risk::Safe,
+            format!("`{}` reads input into variables", cmd.shown),
+        );
+    }
+
+    /// printf: `-v NAME` assigns instead of printing.
+    fn printf(&mut self, cmd: &Cmd<'_>) {
+        let mut args = cmd.args.iter();
+        if let Some(first) = cmd.args.first()
+            && first.is("-v")
+        {
+            args.next();
+            match args.next() {
+                Some(name) => {
+                    let n = name.lit().unwrap_or(&name.raw).to_string();
+                    self.variable_name(&n, &cmd.shown);
+                    if name.lit().is_none() {
+                        self.unclassifiable(format!(
+                            "`{}` assigns a variable named at run time",
+                            cmd.shown
+                        ));
+                    }
+                    self.assign_variable(&n, &Arg::unknown("$REPLY"), &cmd.shown, None);
+                }
+                None => self.unclassifiable(format!("`{}` has -v without a name", cmd.shown)),
+            }
+        }
+        self.note(Risk::Safe, format!("`{}` only prints", cmd.shown));
+    }
+
+    fn names(&mut self, cmd: &Cmd<'_>) {
+        for a in cmd.args.iter().filter(|a| !a.raw.starts_with('-')) {
+            let name = a.lit().unwrap_or(&a.raw).to_string();
+            self.variable_name(&name, &cmd.shown);
+        }
+        self.note(
+            Risk::Safe,
+            format!("`{}` only changes variables", cmd.shown),
+        );
+    }
+
+    /// test, [: `-v NAME` and arithmetic comparisons evaluate array indexes.
+    fn test(&mut self, cmd: &Cmd<'_>) {
+        const ARITH: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+        let args = cmd.args;
+        for (i, a) in args.iter().enumerate() {
+            let arith_operand = args
+                .get(i + 1)
+                .is_some_and(|n| n.lit().is_some_and(|t| ARITH.contains(&t)))
+                || (i > 0
+                    && args
+                        .get(i - 1)
+                        .is_some_and(|p| p.lit().is_some_and(|t| ARITH.contains(&t) || t == "-v")));
+            if arith_operand && subscript_expands(a.lit().unwrap_or(&a.raw)) {
+                self.unclassifiable(format!(
+                    "`{}` evaluates an array index holding an expansion (it can run commands)",
+                    cmd.shown
+                ));
+            }
+        }
+        self.note(Risk::Safe, format!("`{}` only tests", cmd.shown));
+    }
+
+    fn hash(&mut self, cmd: &Cmd<'_>) {
+        let sets = cmd.args.iter().any(|a| {
+            a.lit()
+                .is_none_or(|t| t.starts_with('-') && t.contains('p'))
+        });
+        if sets {
+            self.unclassifiable(format!(
+                "`{}` makes a command name run another program",
+                cmd.shown
+            ));
+        } else {
+            self.note(
+                Risk::Safe,
+                format!("`{}` only looks commands up", cmd.shown),
+            );
+        }
+    }
+
+    /// alias, enable, fc: listing is safe; anything else changes what names run.
+    fn shell_state(&mut self, cmd: &Cmd<'_>) {
+        let lists = cmd.args.iter().all(|a| {
+            a.lit().is_some_and(|t| match cmd.name {
+                "alias" => t == "-p" || !t.contains('='),
+                "enable" => matches!(t, "-p" | "-a" | "-s"),
+                _ => t == "-l" || t.starts_with("-l") && !t.contains('s') || t == "-n",
+            })
+        });
+        if lists {
+            self.note(Risk::Safe, format!("`{}` only lists", cmd.shown));
+        } else {
+            self.unclassifiable(format!(
+                "`{}` changes what command names run (aliases, builtins, history), which the classifier does not follow",
+                cmd.shown
+            ));
+        }
+    }
+
+    fn shopt(&mut self, cmd: &Cmd<'_>) {
+        let sets = cmd.args.iter().any(|a| a.is("-s") || a.is("-u"));
+        let options = cmd.args.iter().filter(|a| !a.raw.starts_with('-'));
+        let risky: Vec<&str> = options
+            .map(|a| a.lit().unwrap_or("?"))
+            .filter(|o| !rules::raw().shell_options.shopt.has(o))
+            .collect();
+        if sets && (!risky.is_empty() || cmd.args.iter().any(|a| a.is("-o"))) {
+            self.unclassifiable(format!(
+                "`{}` changes how bash parses or runs commands ({})",
+                cmd.shown,
+                risky.join(", ")
+            ));
+        } else {
+            self.note(
+                Risk::Safe,
+                format!("`{}` sets harmless shell options", cmd.shown),
+            );
+        }
+    }
+
+    fn set(&mut self, cmd: &Cmd<'_>) {
+        let mut args = cmd.args.iter();
+        while let Some(a) = args.next() {
+            let Some(t) = a.lit() else {
+                self.unclassifiable(format!(
+                    "`{}` sets options only known at run time",
+                    cmd.shown
+                ));
+                break;
+            };
+            if t == "--" || t == "-" || !(t.starts_with('-') || t.starts_with('+')) {
+                break;
+            }
+            if t == "-o" || t == "+o" {
+                let name = args.next().and_then(Arg::lit).unwrap_or("");
+                if !name.is_empty() && !rules::raw().shell_options.set_o.has(name) {
+                    self.unclassifiable(format!(
+                        "`{}` sets shell option {name}, which changes how commands are read",
+                        cmd.shown
+                    ));
+                }
+            } else if t.contains('k') {
+                self.unclassifiable(format!(
+                    "`{}` makes assignments anywhere on a line reach the command (set -k)",
+                    cmd.shown
+                ));
+            }
+        }
+        self.note(Risk::Safe, format!("`{}` sets shell options", cmd.shown));
+    }
+}

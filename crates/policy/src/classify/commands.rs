@@ -1,0 +1,387 @@
+//! Judges one simple command by its name and arguments: the read-only set,
+//! file writers and deleters, system administration, and the fallbacks
+//! (unknown commands are moderate, never safe).
+
+use super::rules;
+use super::walk::{Input, Stage, Walker};
+use super::words::Arg;
+use crate::model::Risk;
+
+/// A command ready to be judged.
+pub(super) struct Cmd<'a> {
+    /// Basename of the command (`/bin/rm` → `rm`).
+    pub name: &'a str,
+    pub args: &'a [Arg],
+    /// The command as written, for reasons.
+    pub shown: String,
+    pub input: &'a Input,
+}
+
+impl Walker {
+    /// Judges a command given as words (name first) with its standard input.
+    pub(super) fn run(&mut self, args: &[Arg], input: &Input) -> Stage {
+        let shown = show(args);
+        let mut stage = Stage {
+            shown: shown.clone(),
+            ..Stage::default()
+        };
+        let Some((first, rest)) = args.split_first() else {
+            return stage;
+        };
+        let Some(text) = first.lit() else {
+            self.unclassifiable(format!(
+                "`{shown}` runs a command whose name is only known at run time"
+            ));
+            return stage;
+        };
+        let name = text.rsplit('/').next().unwrap_or(text);
+        let cmd = Cmd {
+            name,
+            args: rest,
+            shown,
+            input,
+        };
+        if let Some(moves) = self.function_named(text) {
+            self.note(
+                Risk::Safe,
+                format!("`{}` calls a function defined in the script", cmd.shown),
+            );
+            // The definition may not have run (`if false; then rm() { :; }; fi`):
+            // a function named like a command is judged as that command too.
+            self.dispatch_known(&cmd, &mut stage);
+            if moves {
+                self.cwd = None;
+            }
+            return stage;
+        }
+        if !self.dispatch_known(&cmd, &mut stage) {
+            self.note(
+                Risk::Moderate,
+                format!("unknown command `{}` (effects unknown)", cmd.name),
+            );
+        }
+        stage
+    }
+
+    /// Judges a command the classifier knows by name; false for an unknown one.
+    fn dispatch_known(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
+        if self.wrapper(cmd, stage) || self.shell_like(cmd, stage) || self.builtin(cmd) {
+            return true;
+        }
+        if self.tool(cmd) || self.infra(cmd) || self.file_command(cmd) || self.writer(cmd) {
+            return true;
+        }
+        if self.system_command(cmd) || self.text_command(cmd, stage) {
+            return true;
+        }
+        if rules::raw().read_only.names.has(cmd.name) {
+            self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
+            return true;
+        }
+        false
+    }
+
+    /// Commands whose output or in-place flags matter.
+    fn text_command(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
+        match cmd.name {
+            "echo" | "printf" => {
+                stage.output = literal_output(cmd);
+                self.note(Risk::Safe, format!("`{}` only prints", cmd.shown));
+            }
+            "cat" if cmd.args.is_empty() => {
+                if let Input::Text(text) | Input::Pipe(text) = cmd.input {
+                    stage.output.clone_from(text);
+                }
+                self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
+            }
+            "cd" | "pushd" | "popd" => self.change_dir(cmd),
+            "yq" => self.yq(cmd),
+            "find" => self.find(cmd),
+            "history" => self.history(cmd),
+            "kill" | "pkill" | "killall" => self.kill(cmd),
+            "hostname" if !cmd.args.is_empty() => {
+                self.note(Risk::Dangerous, format!("`{}` renames the host", cmd.shown));
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn change_dir(&mut self, cmd: &Cmd<'_>) {
+        let opts = parse_opts(cmd.args, &[]);
+        let target = match (cmd.name, opts.pos.first()) {
+            ("popd", _) => None,
+            (_, None) => self.home.clone().map(std::path::PathBuf::from),
+            (_, Some(arg)) if arg.is("-") => None,
+            (_, Some(arg)) => {
+                let t = self.target(arg);
+                let known = t.fixed();
+                known.then(|| std::path::PathBuf::from(t.shown))
+            }
+        };
+        self.cwd = target;
+        self.note(Risk::Safe, format!("`{}` changes directory", cmd.shown));
+    }
+
+    fn yq(&mut self, cmd: &Cmd<'_>) {
+        let opts = self.opts(cmd, &["-s", "--split-exp"]);
+        if opts.value_of(&["-s", "--split-exp"]).is_some() {
+            self.note(
+                Risk::Moderate,
+                format!("`{}` writes files named by an expression", cmd.shown),
+            );
+        }
+        if opts.has('i', &["--inplace"]) {
+            for f in opts.pos.iter().skip(1) {
+                self.write_to(f, &format!("`{}`", cmd.shown));
+            }
+            self.note(
+                Risk::Moderate,
+                format!("`{}` edits files in place", cmd.shown),
+            );
+        } else {
+            self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
+        }
+    }
+
+    fn history(&mut self, cmd: &Cmd<'_>) {
+        let opts = parse_opts(cmd.args, &[]);
+        if opts.has('c', &[]) || opts.has('d', &[]) || opts.has('w', &[]) {
+            self.note(
+                Risk::Dangerous,
+                format!("`{}` erases shell history", cmd.shown),
+            );
+        } else {
+            self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
+        }
+    }
+
+    fn kill(&mut self, cmd: &Cmd<'_>) {
+        let everything = cmd.name == "kill"
+            && cmd.args.len() >= 2
+            && cmd.args.last().is_some_and(|a| a.is("-1"));
+        if everything {
+            self.note(
+                Risk::Dangerous,
+                format!("`{}` kills every process", cmd.shown),
+            );
+        } else {
+            self.note(Risk::Moderate, format!("`{}` stops processes", cmd.shown));
+        }
+    }
+
+    fn system_command(&mut self, cmd: &Cmd<'_>) -> bool {
+        let name = cmd.name;
+        let r = rules::raw();
+        if name.starts_with("mkfs") || r.disk_destroyers.names.has(name) {
+            self.block(format!("`{}` destroys a filesystem or disk", cmd.shown));
+        } else if r.partitioners.names.has(name) {
+            self.partitioner(cmd);
+        } else if name == "sudo" {
+            return false;
+        } else if r.system_admin.names.has(name) {
+            self.note(
+                Risk::Dangerous,
+                format!("`{}` changes system configuration", cmd.shown),
+            );
+        } else {
+            return false;
+        }
+        true
+    }
+
+    fn partitioner(&mut self, cmd: &Cmd<'_>) {
+        let device = cmd
+            .args
+            .iter()
+            .any(|a| a.lit().is_none_or(|t| t.starts_with("/dev/")));
+        if device {
+            self.block(format!("`{}` repartitions a disk", cmd.shown));
+        } else {
+            self.note(
+                Risk::Dangerous,
+                format!("`{}` edits partition tables", cmd.shown),
+            );
+        }
+    }
+}
+
+/// The text echo/printf print when all their arguments are static.
+fn literal_output(cmd: &Cmd<'_>) -> Option<String> {
+    let words: Option<Vec<&str>> = cmd
+        .args
+        .iter()
+        .map(Arg::lit)
+        .filter(|t| !matches!(t, Some("-n" | "-e" | "-E")))
+        .collect();
+    let text = words?.join(" ");
+    Some(text.replace("\\n", "\n"))
+}
+
+/// The words of a command as written, joined on one line for reasons. Not
+/// cut: a cut could keep a secret's prefix that redaction no longer
+/// recognises; `engine::decide_all` cuts reasons after redacting them.
+pub(super) fn show(args: &[Arg]) -> String {
+    let joined = args
+        .iter()
+        .map(|a| a.raw.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    joined.replace(['\n', '\r', '\t'], " ")
+}
+
+/// Options and positional arguments of one command line.
+#[derive(Debug, Default)]
+pub(super) struct Opts {
+    /// Flags as written (`-rf`, `--force`, `--out=x`).
+    pub flags: Vec<String>,
+    /// Options that took a value: (name, value).
+    pub values: Vec<(String, Arg)>,
+    /// Positional arguments, in order.
+    pub pos: Vec<Arg>,
+}
+
+impl Opts {
+    /// True when short flag `c` appears in a cluster or one of `long` is given,
+    /// also abbreviated (`--no-preserve-roo`: getopt takes any unambiguous
+    /// prefix; a prefix of a watched option counts as it, which errs on the
+    /// cautious side).
+    pub(super) fn has(&self, c: char, long: &[&str]) -> bool {
+        self.flags.iter().any(|f| {
+            let short = !f.starts_with("--") && f.len() > 1 && f.chars().skip(1).any(|x| x == c);
+            let name = f.split_once('=').map_or(f.as_str(), |(n, _)| n);
+            let is_long = f.starts_with("--") && long.iter().any(|l| long_matches(name, l));
+            (c != '\0' && short) || is_long
+        })
+    }
+
+    /// The value of the first of `names` that was given.
+    pub(super) fn value_of(&self, names: &[&str]) -> Option<Arg> {
+        self.values
+            .iter()
+            .find(|(n, _)| names.contains(&n.as_str()))
+            .map(|(_, v)| v.clone())
+    }
+}
+
+impl Walker {
+    /// Parses a command's options (see [`parse_opts`]).
+    pub(super) fn opts(&self, cmd: &Cmd<'_>, with_value: &[&str]) -> Opts {
+        parse_opts(cmd.args, with_value)
+    }
+}
+
+/// Splits arguments into flags, valued options and positionals.
+/// `with_value` lists options (`-o`, `--output`) that take the next argument.
+pub(super) fn parse_opts(args: &[Arg], with_value: &[&str]) -> Opts {
+    let mut out = Opts::default();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let Some(t) = arg.lit() else {
+            // `--opt="$X"`: the option is known, its value is not.
+            match arg.raw.split_once('=').filter(|(n, _)| is_long_name(n)) {
+                Some((name, _)) => {
+                    out.flags.push(name.to_string());
+                    let name = canonical_long(name, with_value);
+                    out.values.push((name.to_string(), Arg::unknown(&arg.raw)));
+                }
+                None => out.pos.push(arg.clone()),
+            }
+            continue;
+        };
+        if t == "--" {
+            out.pos.extend(it.cloned());
+            break;
+        }
+        if !t.starts_with('-') || t == "-" {
+            out.pos.push(arg.clone());
+            continue;
+        }
+        parse_flag(t, arg, &mut it, with_value, &mut out);
+    }
+    out
+}
+
+fn parse_flag<'a>(
+    t: &str,
+    arg: &Arg,
+    it: &mut impl Iterator<Item = &'a Arg>,
+    with_value: &[&str],
+    out: &mut Opts,
+) {
+    out.flags.push(t.to_string());
+    if let Some((_, value)) = t.split_once('=').filter(|_| t.starts_with("--")) {
+        let name = canonical_long(t, with_value);
+        out.values.push((name.to_string(), literal_arg(value, arg)));
+        return;
+    }
+    if t.starts_with("--") {
+        let key = canonical_long(t, with_value);
+        if with_value.contains(&key) {
+            let v = it.next().cloned().unwrap_or_default();
+            out.values.push((key.to_string(), v));
+        }
+        return;
+    }
+    if with_value.contains(&t) {
+        // A multi-letter option with one dash (`-TT`, `-File`).
+        let v = it.next().cloned().unwrap_or_default();
+        out.values.push((t.to_string(), v));
+        return;
+    }
+    // A short cluster: the first letter taking a value takes the rest or the next word.
+    for (i, c) in t.char_indices().skip(1) {
+        let key = format!("-{c}");
+        if !with_value.contains(&key.as_str()) {
+            continue;
+        }
+        let attached = t.get(i + c.len_utf8()..).filter(|r| !r.is_empty());
+        match attached {
+            Some(v) => out.values.push((key, literal_arg(v, arg))),
+            None => {
+                let v = it.next().cloned().unwrap_or_default();
+                out.values.push((key, v));
+            }
+        }
+        return;
+    }
+}
+
+fn is_long_name(n: &str) -> bool {
+    n.starts_with("--")
+        && n.len() > 2
+        && n[2..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// Whether `given` (a long option as written, without `=value`) names `long`:
+/// exactly, or as a prefix of it (`--no`, `--rec`).
+pub(super) fn long_matches(given: &str, long: &str) -> bool {
+    given == long || (given.len() >= 3 && given.starts_with("--") && long.starts_with(given))
+}
+
+/// The long option of `known` that `t` (maybe abbreviated) names, or `t`;
+/// an exact name wins over one it abbreviates.
+pub(super) fn canonical_long<'a>(t: &'a str, known: &[&'a str]) -> &'a str {
+    let name = t.split_once('=').map_or(t, |(n, _)| n);
+    let exact = known.iter().find(|k| **k == name);
+    exact
+        .or_else(|| {
+            known
+                .iter()
+                .find(|k| k.starts_with("--") && long_matches(name, k))
+        })
+        .copied()
+        .unwrap_or(name)
+}
+
+fn literal_arg(value: &str, from: &Arg) -> Arg {
+    Arg {
+        text: Some(value.to_string()),
+        glob_at: None,
+        raw: from.raw.clone(),
+        procsub: false,
+        scratch: None,
+    }
+}

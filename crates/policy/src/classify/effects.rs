@@ -1,0 +1,105 @@
+//! What writing to, deleting or re-permissioning a path costs, by where it is.
+
+use super::paths::{Loc, Target};
+use super::rules;
+use super::walk::Walker;
+use super::words::Arg;
+use crate::model::Risk;
+
+impl Walker {
+    /// Resolves an argument against the current directory.
+    pub(super) fn target(&self, arg: &Arg) -> Target {
+        self.places.resolve(arg, self.cwd.as_deref())
+    }
+
+    /// A write (create, overwrite, append, move away) to `arg`.
+    pub(super) fn write_to(&mut self, arg: &Arg, what: &str) {
+        // The step's output and requests files, which plangate made for it (an
+        // assignment to either variable makes the command unclassifiable: `vars.rs`).
+        for (var, words) in [
+            ("PLANGATE_OUTPUT", "outputs"),
+            ("PLANGATE_REQUESTS", "publish requests"),
+        ] {
+            let raw = arg.raw.as_str();
+            let bare = raw
+                .strip_prefix('"')
+                .and_then(|r| r.strip_suffix('"'))
+                .unwrap_or(raw);
+            if bare == format!("${var}") || bare == format!("${{{var}}}") {
+                self.note(Risk::Safe, format!("{what} writes the step's {words}"));
+                return;
+            }
+        }
+        let t = self.target(arg);
+        self.effect("write", effective(&t), &t, false, what);
+    }
+
+    /// Deletes `arg`, recursively or not.
+    pub(super) fn delete(&mut self, arg: &Arg, recursive: bool, what: &str) {
+        let t = self.target(arg);
+        match (recursive, t.under, t.loc) {
+            (true, true, loc) => self.effect("delete-glob", loc, &t, true, what),
+            (true, false, loc) => self.effect("delete-tree", loc, &t, true, what),
+            (false, true, Loc::WsRoot) => self.effect("delete-file", Loc::Inside, &t, false, what),
+            (false, _, loc) => self.effect("delete-file", loc, &t, false, what),
+        }
+    }
+
+    /// chmod/chown/chgrp on `arg`.
+    pub(super) fn change_mode(&mut self, arg: &Arg, recursive: bool, what: &str) {
+        let t = self.target(arg);
+        self.effect("chmod", effective(&t), &t, recursive, what);
+    }
+
+    /// Applies the first row of the `[[effects]]` table of `act` that names
+    /// `loc` (or `*`) and whose conditions all hold.
+    fn effect(&mut self, act: &str, loc: Loc, t: &Target, recursive: bool, what: &str) {
+        let top = std::path::Path::new(&t.shown).components().count() == 2;
+        let whole_root = t.under && t.covers_all && t.loc == Loc::FsRoot;
+        let conds = [
+            ("glob", t.under),
+            ("not-glob", !t.under),
+            ("covers-all", t.covers_all),
+            ("top-level", top),
+            ("recursive", recursive),
+            ("whole-root", whole_root),
+        ];
+        let holds = |c: &String| conds.iter().any(|(n, v)| n == c && *v);
+        let row = rules::raw()
+            .effects
+            .iter()
+            .filter(|e| e.act == act)
+            .flat_map(|e| &e.rows)
+            .find(|r| (r.at.has(loc.name()) || r.at.has("*")) && r.when.iter().all(holds));
+        let Some(r) = row else {
+            let at = loc.name();
+            return self.unclassifiable(format!(
+                "{}: no `[[effects]]` row for {act} at {at}",
+                rules::FILE
+            ));
+        };
+        let scratch = match loc {
+            Loc::Scratch(v) => v.describe(),
+            _ => "",
+        };
+        let why = r.why.replace("{p}", &t.shown).replace("{scratch}", scratch);
+        let reason = format!("{what} {why}");
+        match r.risk {
+            rules::Outcome::Blocked => self.block(reason),
+            rules::Outcome::Safe => self.note(Risk::Safe, reason),
+            rules::Outcome::Moderate => self.note(Risk::Moderate, reason),
+            rules::Outcome::Dangerous => self.note(Risk::Dangerous, reason),
+        }
+    }
+}
+
+/// The place a target stands for: a glob below the workspace root is inside it,
+/// a glob below `/` may reach anything (treated as a system path).
+fn effective(t: &Target) -> Loc {
+    match (t.under, t.loc) {
+        (true, Loc::WsRoot) => Loc::Inside,
+        (true, Loc::FsRoot) => Loc::System,
+        (true, Loc::WsAncestor | Loc::Home) => Loc::Outside,
+        (_, loc) => loc,
+    }
+}

@@ -1,0 +1,444 @@
+//! File-changing commands: rm, cp/mv/install/ln, touch/mkdir/tee, chmod/chown,
+//! dd, shred, find (-delete/-exec), tar and archivers.
+
+use super::commands::{Cmd, parse_opts};
+use super::paths::Loc;
+use super::walk::Walker;
+use super::words::Arg;
+use crate::model::Risk;
+
+impl Walker {
+    pub(super) fn file_command(&mut self, cmd: &Cmd<'_>) -> bool {
+        match cmd.name {
+            "rm" => self.rm(cmd),
+            "rmdir" | "unlink" => self.each_positional(cmd, &[], Self::delete_one),
+            "cp" | "mv" | "install" | "ln" | "scp" | "rsync" => self.copy(cmd),
+            "touch" | "mkdir" | "truncate" | "tee" | "mkfifo" | "mknod" | "sponge" => {
+                self.touch(cmd)
+            }
+            "chmod" | "chown" | "chgrp" => self.chmod(cmd),
+            "dd" => self.dd(cmd),
+            "shred" => self.shred(cmd),
+            "tar" => self.tar(cmd),
+            "unzip" | "7z" | "7za" | "zip" => self.archiver(cmd),
+            "gunzip" | "gzip" | "bunzip2" | "bzip2" | "xz" | "unxz" | "zstd" | "unzstd" | "lz4"
+            | "brotli" => self.compressor(cmd),
+            _ => return false,
+        }
+        true
+    }
+
+    fn each_positional(
+        &mut self,
+        cmd: &Cmd<'_>,
+        with_value: &[&str],
+        f: fn(&mut Self, &Arg, &str),
+    ) {
+        let opts = parse_opts(cmd.args, with_value);
+        let what = format!("`{}`", cmd.shown);
+        for p in &opts.pos {
+            f(self, p, &what);
+        }
+        if opts.pos.is_empty() {
+            self.note(Risk::Moderate, format!("{what} changes files"));
+        }
+    }
+
+    fn delete_one(&mut self, arg: &Arg, what: &str) {
+        self.delete(arg, false, what);
+    }
+
+    fn write_one(&mut self, arg: &Arg, what: &str) {
+        self.write_to(arg, what);
+    }
+
+    fn rm(&mut self, cmd: &Cmd<'_>) {
+        let opts = parse_opts(cmd.args, &[]);
+        let what = format!("`{}`", cmd.shown);
+        if opts.has('\0', &["--no-preserve-root"]) {
+            self.block(format!("{what} uses --no-preserve-root"));
+            return;
+        }
+        let recursive = opts.has('r', &["--recursive"]) || opts.has('R', &[]);
+        for p in &opts.pos {
+            self.delete(p, recursive, &what);
+        }
+        if opts.pos.is_empty() {
+            self.note(Risk::Moderate, format!("{what} deletes files"));
+        }
+    }
+
+    fn copy(&mut self, cmd: &Cmd<'_>) {
+        let opts = self.options(cmd, cmd.args);
+        let what = format!("`{}`", cmd.shown);
+        let remote = matches!(cmd.name, "scp" | "rsync");
+        if remote {
+            self.remote_copy(cmd, &opts);
+        }
+        let target_dir = opts.value_of(&["-t", "--target-directory"]);
+        let dirs_only = cmd.name == "install" && opts.has('d', &["--directory"]);
+        let (sources, dest) = match (&target_dir, opts.pos.split_last()) {
+            _ if dirs_only => (&[][..], None),
+            (Some(t), _) => (opts.pos.as_slice(), Some(t.clone())),
+            (None, Some((last, rest))) => (rest, Some(last.clone())),
+            (None, None) => (opts.pos.as_slice(), None),
+        };
+        for d in opts.pos.iter().filter(|_| dirs_only) {
+            self.write_to(d, &what);
+        }
+        let is_remote = |a: &Arg| {
+            remote
+                && a.lit()
+                    .is_some_and(|t| !t.starts_with('/') && t.contains(':'))
+        };
+        let deletes = remote && opts.flags.iter().any(|f| f.starts_with("--del"));
+        // A link in the step's own folder is no longer only the folder: a
+        // later write through it lands where it points.
+        let links = cmd.name == "ln"
+            || (cmd.name == "cp"
+                && (opts.has('s', &["--symbolic-link"]) || opts.has('l', &["--link"])));
+        match dest {
+            Some(d) if !is_remote(&d) => {
+                self.write_to(&d, &what);
+                if let (true, Loc::Scratch(v)) = (links, self.target(&d).loc) {
+                    self.note(
+                        Risk::Moderate,
+                        format!(
+                            "{what} makes a link in {}: writes through it land where it points",
+                            v.describe()
+                        ),
+                    );
+                }
+                if deletes {
+                    self.delete(&d, true, &what);
+                }
+            }
+            Some(_) => {}
+            None if dirs_only => {}
+            None => self.note(Risk::Moderate, format!("{what} copies files")),
+        }
+        let moves = cmd.name == "mv" || opts.flags.iter().any(|f| f == "--remove-source-files");
+        for s in sources.iter().filter(|s| moves && !is_remote(s)) {
+            // Moving a tree away removes it from where it was.
+            self.write_to(s, &what);
+            self.delete(s, true, &what);
+        }
+    }
+
+    /// scp and rsync: the network, and the programs they start (`-e`, `-S`, `ProxyCommand`).
+    fn remote_copy(&mut self, cmd: &Cmd<'_>, opts: &super::commands::Opts) {
+        self.network(format!("`{}` transfers files over the network", cmd.shown));
+        for o in opts
+            .values
+            .iter()
+            .filter(|(n, _)| n == "-o")
+            .map(|(_, v)| v)
+        {
+            self.ssh_option(o, &cmd.shown);
+        }
+    }
+
+    fn touch(&mut self, cmd: &Cmd<'_>) {
+        let with_value = self.with_value(cmd);
+        let what = format!("`{}`", cmd.shown);
+        let opts = parse_opts(cmd.args, &with_value);
+        for p in &opts.pos {
+            self.write_one(p, &what);
+        }
+        if opts.pos.is_empty() {
+            let risk = if cmd.name == "tee" {
+                Risk::Safe
+            } else {
+                Risk::Moderate
+            };
+            self.note(risk, format!("{what} writes no named file"));
+        }
+    }
+
+    fn chmod(&mut self, cmd: &Cmd<'_>) {
+        let opts = self.options(cmd, cmd.args);
+        let what = format!("`{}`", cmd.shown);
+        let recursive = opts.has('R', &["--recursive"]);
+        let skip = usize::from(opts.value_of(&["--reference"]).is_none());
+        let mut any = false;
+        for p in opts.pos.iter().skip(skip) {
+            any = true;
+            self.change_mode(p, recursive, &what);
+        }
+        if !any {
+            self.note(Risk::Moderate, format!("{what} changes permissions"));
+        }
+    }
+
+    fn dd(&mut self, cmd: &Cmd<'_>) {
+        let what = format!("`{}`", cmd.shown);
+        let output = cmd.args.iter().find_map(|a| match a.lit() {
+            Some(t) => t.strip_prefix("of=").map(|v| Arg {
+                text: Some(v.to_string()),
+                glob_at: None,
+                raw: v.to_string(),
+                procsub: false,
+                scratch: None,
+            }),
+            None => Some(Arg::unknown(&a.raw)),
+        });
+        let Some(out) = output else {
+            self.note(
+                Risk::Moderate,
+                format!("{what} copies raw data to standard output"),
+            );
+            return;
+        };
+        let t = self.target(&out);
+        match t.loc {
+            Loc::DevDisk | Loc::DevOther | Loc::Protected => {
+                self.block(format!(
+                    "{what} overwrites device or system file {}",
+                    t.shown
+                ));
+            }
+            Loc::DevSink => self.note(Risk::Moderate, format!("{what} copies raw data")),
+            Loc::Inside | Loc::WsRoot => {
+                self.note(
+                    Risk::Moderate,
+                    format!("{what} writes inside the workspace"),
+                );
+            }
+            _ => self.note(
+                Risk::Dangerous,
+                format!("{what} overwrites {} outside the workspace", t.shown),
+            ),
+        }
+    }
+
+    fn shred(&mut self, cmd: &Cmd<'_>) {
+        let opts = self.options(cmd, cmd.args);
+        let what = format!("`{}`", cmd.shown);
+        for p in &opts.pos {
+            let t = self.target(p);
+            if matches!(t.loc, Loc::DevDisk | Loc::DevOther) {
+                self.block(format!("{what} destroys device {}", t.shown));
+            } else {
+                self.delete(p, false, &what);
+            }
+        }
+        self.note(Risk::Moderate, format!("{what} destroys file contents"));
+    }
+
+    fn tar(&mut self, cmd: &Cmd<'_>) {
+        let mut args = cmd.args.to_vec();
+        if let Some(first) = args.first_mut()
+            && let Some(t) = first.lit()
+            && !t.starts_with('-')
+            && !t.is_empty()
+            && t.chars().all(|c| c.is_ascii_alphabetic())
+        {
+            first.text = Some(format!("-{t}"));
+        }
+        let opts = self.options(cmd, &args);
+        let what = format!("`{}`", cmd.shown);
+        for (_, action) in opts
+            .values
+            .iter()
+            .filter(|(n, _)| n == "--checkpoint-action")
+        {
+            match action.lit() {
+                Some(a) if a.starts_with("exec=") => {
+                    let code = Arg::literal(a.trim_start_matches("exec="));
+                    self.code_string(&code, &cmd.shown);
+                }
+                Some(_) => {}
+                None => self.unclassifiable(format!(
+                    "{what} has a checkpoint action only known at run time"
+                )),
+            }
+        }
+        let archive = opts.value_of(&["-f", "--file"]);
+        let remote = archive
+            .as_ref()
+            .and_then(Arg::lit)
+            .is_some_and(|f| f.split('/').next().is_some_and(|head| head.contains(':')))
+            && !opts.has('\0', &["--force-local"]);
+        if remote {
+            self.network(format!("{what} reads or writes a remote archive"));
+        }
+        let extract = opts.has('x', &["--extract", "--get"]);
+        let writes_archive = opts.has('c', &["--create"])
+            || opts.has('r', &["--append"])
+            || opts.has('u', &["--update"])
+            || opts.has('A', &["--catenate", "--concatenate"])
+            || opts.has('\0', &["--delete"]);
+        if extract {
+            self.tar_extract(&opts, &what);
+        }
+        if writes_archive {
+            match archive.filter(|a| !a.is("-") && !remote) {
+                Some(a) => self.write_to(&a, &what),
+                None => self.note(Risk::Moderate, format!("{what} writes an archive")),
+            }
+            if opts.has('\0', &["--remove-files"]) {
+                for p in &opts.pos {
+                    self.delete(p, true, &what);
+                }
+            }
+        }
+        if !extract && !writes_archive {
+            self.note(
+                Risk::Safe,
+                format!("{what} only lists or compares an archive"),
+            );
+        }
+    }
+
+    fn tar_extract(&mut self, opts: &super::commands::Opts, what: &str) {
+        if opts.has('O', &["--to-stdout"]) {
+            self.note(Risk::Safe, format!("{what} extracts to standard output"));
+            return;
+        }
+        let dir = opts
+            .value_of(&["-C", "--directory"])
+            .unwrap_or_else(|| Arg::literal("."));
+        self.write_to(&dir, what);
+        if opts.has('P', &["--absolute-names"]) {
+            self.note(
+                Risk::Dangerous,
+                format!("{what} extracts members with absolute paths, anywhere on the system"),
+            );
+        }
+    }
+
+    /// zip, unzip, 7z: the archive or the extraction directory is written; `zip -TT` runs a command.
+    fn archiver(&mut self, cmd: &Cmd<'_>) {
+        let opts = self.options(cmd, cmd.args);
+        let what = format!("`{}`", cmd.shown);
+        match cmd.name {
+            "unzip" => {
+                let reads = ["-l", "-t", "-v", "-p", "-c", "-z", "-Z"];
+                if opts.flags.iter().any(|f| reads.contains(&f.as_str())) {
+                    self.note(Risk::Safe, format!("{what} only lists or tests an archive"));
+                    return;
+                }
+                let dir = opts.value_of(&["-d"]).unwrap_or_else(|| Arg::literal("."));
+                self.write_to(&dir, &what);
+            }
+            "zip" => match opts.pos.first() {
+                Some(archive) => self.write_to(archive, &what),
+                None => self.note(Risk::Moderate, format!("{what} writes an archive")),
+            },
+            _ => self.note(Risk::Moderate, format!("{what} writes files (archive)")),
+        }
+    }
+
+    /// gzip & co: in place unless writing to standard output, listing or testing.
+    fn compressor(&mut self, cmd: &Cmd<'_>) {
+        let opts = self.options(cmd, cmd.args);
+        let what = format!("`{}`", cmd.shown);
+        let stdout = opts.has('c', &["--stdout", "--to-stdout"])
+            || opts.has('l', &["--list"])
+            || opts.has('t', &["--test"]);
+        if stdout {
+            self.note(
+                Risk::Safe,
+                format!("{what} only reads or writes to standard output"),
+            );
+            return;
+        }
+        for p in &opts.pos {
+            self.write_to(p, &what);
+        }
+        self.note(
+            Risk::Moderate,
+            format!("{what} compresses or expands files in place"),
+        );
+    }
+
+    pub(super) fn find(&mut self, cmd: &Cmd<'_>) {
+        let what = format!("`{}`", cmd.shown);
+        let starts: Vec<Arg> = cmd
+            .args
+            .iter()
+            .take_while(|a| {
+                a.lit()
+                    .is_none_or(|t| !t.starts_with('-') && t != "(" && t != "!")
+            })
+            .cloned()
+            .collect();
+        let found = self.found_arg(&starts);
+        let mut acted = false;
+        let mut i = 0;
+        while let Some(arg) = cmd.args.get(i) {
+            i += 1;
+            match arg.lit() {
+                Some("-delete") => {
+                    acted = true;
+                    // -delete empties whole trees when no test narrows what is found.
+                    let narrowed = cmd.args.iter().any(|a| a.lit().is_some_and(is_find_test));
+                    self.delete(&found, !narrowed, &what);
+                }
+                Some(t @ ("-exec" | "-execdir" | "-ok" | "-okdir")) => {
+                    acted = true;
+                    let end = cmd
+                        .args
+                        .get(i..)
+                        .unwrap_or(&[])
+                        .iter()
+                        .position(|a| a.is(";") || a.is("+"))
+                        .map_or(cmd.args.len(), |p| i + p);
+                    let inner =
+                        self.substitute_found(cmd.args.get(i..end).unwrap_or(&[]), &found, t);
+                    self.run(&inner, &super::walk::Input::Terminal);
+                    i = end + 1;
+                }
+                Some(t) if t.starts_with("-fprint") || t == "-fls" => {
+                    acted = true;
+                    if let Some(f) = cmd.args.get(i) {
+                        self.write_to(f, &what);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !acted {
+            self.note(Risk::Safe, format!("{what} only searches"));
+        }
+    }
+
+    /// The path a `{}` of find stands for: some entry below the start points.
+    fn found_arg(&self, starts: &[Arg]) -> Arg {
+        let start = match starts {
+            [] => Some(".".to_string()),
+            [one] => one.lit().map(str::to_string),
+            _ => None,
+        };
+        match start {
+            Some(s) => {
+                let text = format!("{}/*", s.trim_end_matches('/'));
+                let text = if text == "/*" || s.is_empty() {
+                    "/*".to_string()
+                } else {
+                    text
+                };
+                let glob_at = text.rfind('*');
+                Arg {
+                    text: Some(text),
+                    glob_at,
+                    raw: "{}".to_string(),
+                    procsub: false,
+                    scratch: None,
+                }
+            }
+            None => Arg::unknown("{}"),
+        }
+    }
+
+    fn substitute_found(&self, args: &[Arg], found: &Arg, _how: &str) -> Vec<Arg> {
+        args.iter()
+            .map(|a| if a.is("{}") { found.clone() } else { a.clone() })
+            .collect()
+    }
+}
+
+/// find's tests, which narrow what an action applies to.
+fn is_find_test(t: &str) -> bool {
+    super::rules::raw().words.find_tests.has(t)
+}

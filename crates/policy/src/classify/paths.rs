@@ -1,0 +1,346 @@
+//! Lexical path resolution: where an argument points relative to the workspace.
+//! No filesystem access: `.`/`..` are folded textually, symlinks are not followed.
+
+use super::words::{Arg, Scratch, ScratchVar};
+use std::path::{Component, Path, PathBuf};
+
+/// What kind of place a path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Loc {
+    /// `/dev/null`, `/dev/stdout`, `/dev/fd/N`, ...: harmless sinks.
+    DevSink,
+    /// A disk device (`/dev/sda`, `/dev/nvme0n1`, ...).
+    DevDisk,
+    /// bash's `/dev/tcp/...` and `/dev/udp/...` network pseudo-files.
+    DevNet,
+    /// Any other device.
+    DevOther,
+    /// `/etc` and `/boot`: writes are blocked.
+    Protected,
+    /// System directories (`/usr`, `/var`, `/opt`, `/lib`, `/bin`, `/sbin`, ...).
+    System,
+    /// `/` itself.
+    FsRoot,
+    /// The home directory itself.
+    Home,
+    /// The workspace root itself.
+    WsRoot,
+    /// Strictly inside the workspace.
+    Inside,
+    /// A strict ancestor of the workspace other than `/`.
+    WsAncestor,
+    /// `/tmp` or below.
+    Tmp,
+    /// Anywhere else.
+    Outside,
+    /// A step-private folder (`$PLANGATE_STEP_ARTIFACTS`, `$TMPDIR`) or below:
+    /// writable at every sandbox level.
+    Scratch(ScratchVar),
+    /// Not known statically.
+    Unknown,
+}
+
+impl Loc {
+    /// The place's name in the rules file's `[[effects]]` rows.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Loc::DevSink => "dev-sink",
+            Loc::DevDisk => "dev-disk",
+            Loc::DevNet => "dev-net",
+            Loc::DevOther => "dev-other",
+            Loc::Protected => "protected",
+            Loc::System => "system",
+            Loc::FsRoot => "fs-root",
+            Loc::Home => "home",
+            Loc::WsRoot => "ws-root",
+            Loc::Inside => "inside",
+            Loc::WsAncestor => "ws-ancestor",
+            Loc::Tmp => "tmp",
+            Loc::Outside => "outside",
+            Loc::Scratch(_) => "scratch",
+            Loc::Unknown => "unknown",
+        }
+    }
+}
+
+/// A resolved argument: either one path, or "some entries below `base`" for globs.
+#[derive(Debug, Clone)]
+pub(super) struct Target {
+    pub loc: Loc,
+    /// True when this is a glob matching entries below `loc`'s directory.
+    pub under: bool,
+    /// True for a glob made only of wildcards (`dir/*`): it covers the whole directory.
+    pub covers_all: bool,
+    /// The normalised path, for reasons.
+    pub shown: String,
+    /// True when `shown` is the absolute path itself (not a variable or a
+    /// worst case), so a `cd` there can be followed.
+    pub exact: bool,
+}
+
+impl Target {
+    /// Whether this is one directory whose path the classifier knows (a
+    /// working directory it can follow `cd` into).
+    pub(super) fn fixed(&self) -> bool {
+        self.exact && !self.under && !matches!(self.loc, Loc::Unknown | Loc::Scratch(_))
+    }
+}
+
+/// Static facts needed to resolve paths.
+pub(super) struct Places {
+    pub workspace: PathBuf,
+    pub home: Option<PathBuf>,
+    /// Whether `$PLANGATE_STEP_ARTIFACTS` and `$TMPDIR` hold plangate's
+    /// values (false when the script may change them).
+    pub scratch: bool,
+}
+
+impl Places {
+    /// Resolves `arg` against `cwd` (None when the working directory is unknown).
+    pub(super) fn resolve(&self, arg: &Arg, cwd: Option<&Path>) -> Target {
+        let unknown = Target {
+            loc: Loc::Unknown,
+            under: false,
+            covers_all: false,
+            shown: arg.raw.clone(),
+            exact: false,
+        };
+        let Some(text) = arg.lit() else {
+            return match &arg.scratch {
+                Some(s) if self.scratch => self.resolve_scratch(s, &arg.raw).unwrap_or(unknown),
+                _ => unknown,
+            };
+        };
+        let (full, glob_at) = match (text.starts_with('/'), cwd) {
+            (true, _) => (text.to_string(), arg.glob_at),
+            (false, Some(dir)) => {
+                let base = dir.to_string_lossy().trim_end_matches('/').to_string();
+                let shift = base.len() + 1;
+                (format!("{base}/{text}"), arg.glob_at.map(|g| g + shift))
+            }
+            (false, None) => return unknown,
+        };
+        match glob_at {
+            None => {
+                let p = normalize(Path::new(&full));
+                Target {
+                    loc: self.locate(&p),
+                    under: false,
+                    covers_all: false,
+                    shown: p.to_string_lossy().into_owned(),
+                    exact: true,
+                }
+            }
+            Some(g) => self.resolve_glob(&full, g).unwrap_or(unknown),
+        }
+    }
+
+    /// A path that starts with a step-private folder's variable: inside it
+    /// (`$TMPDIR/a/../b`), or, when it climbs out (`$TMPDIR/../x`), judged at
+    /// the worst place it can land: the folder's depth is not known, so as if
+    /// it were `/` when that is worse than an unknown path, else unknown.
+    fn resolve_scratch(&self, s: &Scratch, raw: &str) -> Option<Target> {
+        let var = format!("${}", s.var.name());
+        if !(s.rest.is_empty() || s.rest.starts_with('/')) {
+            return None;
+        }
+        if let Some(g) = s.glob_at {
+            // A glob below the folder: only when no `..` can climb out.
+            if s.rest.split('/').any(|c| c == "..") {
+                return None;
+            }
+            let head = s.rest.get(..g)?;
+            let component = s.rest.get(head.rfind('/')? + 1..)?;
+            let (component, tail) = component.split_once('/').unwrap_or((component, ""));
+            return Some(Target {
+                loc: Loc::Scratch(s.var),
+                under: true,
+                covers_all: tail.trim_matches('/').is_empty() && wildcards_only(component),
+                shown: format!("{var}{}", s.rest),
+                exact: false,
+            });
+        }
+        let mut inside: Vec<&str> = Vec::new();
+        let mut escaped = false;
+        for c in s.rest.split('/') {
+            match c {
+                "" | "." => {}
+                ".." => {
+                    if inside.pop().is_none() {
+                        escaped = true;
+                    }
+                }
+                c => inside.push(c),
+            }
+        }
+        if !escaped {
+            let mut shown = var;
+            for c in &inside {
+                shown.push('/');
+                shown.push_str(c);
+            }
+            return Some(Target {
+                loc: Loc::Scratch(s.var),
+                under: false,
+                covers_all: false,
+                shown,
+                exact: false,
+            });
+        }
+        let landed = normalize(Path::new(&format!("/{}", inside.join("/"))));
+        let worst = self.locate(&landed);
+        let loc = match worst {
+            Loc::Inside | Loc::Tmp | Loc::Outside | Loc::DevSink => Loc::Unknown,
+            other => other,
+        };
+        Some(Target {
+            loc,
+            under: false,
+            covers_all: false,
+            shown: format!(
+                "{raw} (outside {var}, which can reach {})",
+                landed.display()
+            ),
+            exact: false,
+        })
+    }
+
+    fn resolve_glob(&self, full: &str, glob_at: usize) -> Option<Target> {
+        let head = full.get(..glob_at)?;
+        let cut = head.rfind('/')?;
+        let dir = full.get(..cut)?;
+        let rest = full.get(cut + 1..)?;
+        let (component, tail) = rest.split_once('/').unwrap_or((rest, ""));
+        if tail.split('/').any(|c| c == "..") {
+            return None;
+        }
+        let base = normalize(Path::new(if dir.is_empty() { "/" } else { dir }));
+        let covers_all = tail.trim_matches('/').is_empty() && wildcards_only(component);
+        Some(Target {
+            loc: self.locate(&base),
+            under: true,
+            covers_all,
+            shown: full.to_string(),
+            exact: true,
+        })
+    }
+
+    /// Classifies a normalised absolute path.
+    pub(super) fn locate(&self, p: &Path) -> Loc {
+        if p == Path::new("/") {
+            return Loc::FsRoot;
+        }
+        if let Ok(dev) = p.strip_prefix("/dev") {
+            return device(dev);
+        }
+        if p == self.workspace {
+            return Loc::WsRoot;
+        }
+        if p.starts_with(&self.workspace) {
+            return Loc::Inside;
+        }
+        if self.workspace.starts_with(p) {
+            return Loc::WsAncestor;
+        }
+        if self.home.as_deref() == Some(p) {
+            return Loc::Home;
+        }
+        system_loc(p)
+    }
+}
+
+/// A glob component made only of wildcards and bracket expressions (`*`,
+/// `?*`, `[!.]*`, `[a-z]*`) with at least one `*`: it matches (almost) every
+/// entry of its directory.
+fn wildcards_only(component: &str) -> bool {
+    let mut rest = component;
+    let mut star = false;
+    while let Some(c) = rest.chars().next() {
+        match c {
+            '*' => {
+                star = true;
+                rest = &rest[1..];
+            }
+            '?' => rest = &rest[1..],
+            '[' => match rest.find(']') {
+                Some(end) if end > 1 => rest = &rest[end + 1..],
+                _ => return false,
+            },
+            _ => return false,
+        }
+    }
+    star || (!component.is_empty() && component.chars().all(|c| c == '?'))
+}
+
+fn system_loc(p: &Path) -> Loc {
+    let places = &super::rules::raw().places;
+    let under = |dirs: &super::rules::Names| dirs.strs().iter().any(|d| p.starts_with(d));
+    if under(&places.tmp) {
+        Loc::Tmp
+    } else if under(&places.protected) {
+        Loc::Protected
+    } else if under(&places.system) {
+        Loc::System
+    } else {
+        Loc::Outside
+    }
+}
+
+fn device(rel: &Path) -> Loc {
+    let places = &super::rules::raw().places;
+    let first = rel
+        .components()
+        .next()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if places.dev_sinks.has(&first) {
+        Loc::DevSink
+    } else if places.dev_net.has(&first) {
+        Loc::DevNet
+    } else if places.dev_disks.prefixes(&first) {
+        Loc::DevDisk
+    } else {
+        Loc::DevOther
+    }
+}
+
+/// Folds `.` and `..` lexically; `..` at the root stays at the root.
+pub(super) fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for c in p.components() {
+        match c {
+            Component::Normal(s) => out.push(s),
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places() -> Places {
+        Places {
+            workspace: PathBuf::from("/work/ws"),
+            home: Some(PathBuf::from("/home/ci")),
+            scratch: true,
+        }
+    }
+
+    #[test]
+    fn locates() {
+        let p = places();
+        let l = |s: &str| p.locate(&normalize(Path::new(s)));
+        assert_eq!(l("/work/ws/a/.."), Loc::WsRoot);
+        assert_eq!(l("/work/ws/a"), Loc::Inside);
+        assert_eq!(l("/work"), Loc::WsAncestor);
+        assert_eq!(l("/etc/passwd"), Loc::Protected);
+        assert_eq!(l("/dev/sda1"), Loc::DevDisk);
+        assert_eq!(l("/dev/null"), Loc::DevSink);
+        assert_eq!(l("/../.."), Loc::FsRoot);
+    }
+}

@@ -1,0 +1,729 @@
+//! The bash classifier's command tables as data: `crates/policy/src/rules/bash.toml`,
+//! compiled in, read once per process. Each entry carries examples that the
+//! real classifier must decide as written; a file that does not parse, a
+//! malformed entry or an example decided otherwise is an error naming the
+//! file and the entry ([`checked`]): [`super::classify_bash`] then judges
+//! every command unclassifiable (fail-close), and `cargo test` fails.
+
+use crate::model::Risk;
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+/// The entries whose examples may name any command.
+const ANY: [&str; 3] = ["variables", "words", "places"];
+
+/// The file, for error messages.
+pub const FILE: &str = "crates/policy/src/rules/bash.toml";
+const TEXT: &str = include_str!("../rules/bash.toml");
+
+/// A list of command names (or words).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(transparent)]
+pub struct Names(Vec<String>);
+
+impl Names {
+    /// Whether `name` is in the list.
+    pub fn has(&self, name: &str) -> bool {
+        self.0.iter().any(|n| n == name)
+    }
+
+    /// Whether one of the list is a prefix of `word`.
+    pub fn prefixes(&self, word: &str) -> bool {
+        self.0.iter().any(|p| word.starts_with(p.as_str()))
+    }
+
+    /// Whether a pattern of the list (`BASH_*`, `CARGO_TARGET_*_RUNNER`)
+    /// matches `name`: `*` stands for any part (of at least nothing).
+    pub fn pattern_matches(&self, name: &str) -> bool {
+        self.0
+            .iter()
+            .filter_map(|p| p.split_once('*'))
+            .any(|(pre, suf)| {
+                name.len() >= pre.len() + suf.len() && name.starts_with(pre) && name.ends_with(suf)
+            })
+    }
+
+    /// The names, for options parsing.
+    pub fn strs(&self) -> Vec<&str> {
+        self.0.iter().map(String::as_str).collect()
+    }
+}
+
+/// A list of commands with its examples.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct List {
+    pub names: Names,
+    /// Options that take the next word (shells).
+    pub with_value: Names,
+    examples: Vec<String>,
+}
+
+/// Cloud and cluster CLIs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cloud {
+    pub names: Names,
+    /// Subcommands (any word) that only read.
+    pub reads: Names,
+    /// Prefixes of words that change infrastructure.
+    pub changes: Names,
+    /// Verb prefixes of aws/gcloud/az operations that only read.
+    pub read_verbs: Names,
+    /// Options that take the next word.
+    pub value_flags: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Local container engines.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Containers {
+    pub names: Names,
+    /// Subcommands that only read.
+    pub reads: Names,
+    /// Subcommands that remove containers, images or volumes.
+    pub destroys: Names,
+    /// Subcommands that start a container.
+    pub runs: Names,
+    /// Object groups whose second word is the subcommand.
+    pub groups: Names,
+    /// Subcommands that reach a registry.
+    pub registry: Names,
+    /// Options that give a container the host: as written, with the value
+    /// `host`, or as a prefix.
+    pub host_flags: Names,
+    pub host_options: Names,
+    pub host_prefixes: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Shell options that change nothing the classifier relies on.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellOptions {
+    /// `shopt -s NAME`.
+    pub shopt: Names,
+    /// `set -o NAME`.
+    pub set_o: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// A program's options: `with_value` take the next word; `writes`, `runs`
+/// and `config` say what the value of an option is.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Program {
+    pub names: Names,
+    pub with_value: Names,
+    /// Judged by this entry alone: only reads, apart from its options' roles
+    /// and its `output_at`-th positional (an output file: `uniq IN OUT`).
+    pub reads: bool,
+    pub output_at: Option<usize>,
+    /// Options whose value is a file the program writes.
+    pub writes: Names,
+    /// Options whose value is a program or command line it runs.
+    pub runs: Names,
+    /// Options whose value is a file of options or commands (unclassifiable).
+    pub config: Names,
+    examples: Vec<String>,
+}
+
+/// An interpreter of a language the classifier does not read.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Interpreter {
+    pub names: Names,
+    /// Options whose value is inline code.
+    pub code: Names,
+    /// Options that take the next word.
+    pub with_value: Names,
+    /// Options that run a module (`-m`).
+    pub module: Names,
+    examples: Vec<String>,
+}
+
+/// A developer tool judged by subcommand.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Subcommands {
+    pub names: Names,
+    /// Global options that take the next word.
+    #[serde(default)]
+    pub with_value: Names,
+    /// Subcommands that reach the network.
+    #[serde(default)]
+    pub network: Names,
+    #[serde(default)]
+    groups: Vec<SubGroup>,
+    /// Why a subcommand in no group is moderate.
+    other: String,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Subcommands of one risk; with `with`, only when an argument is one of
+/// them; with `unless`, only when none is.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubGroup {
+    risk: Risk,
+    why: String,
+    subs: Names,
+    #[serde(default)]
+    with: Names,
+    #[serde(default)]
+    unless: Names,
+}
+
+impl Subcommands {
+    /// The risk of `sub` (`sub second` first, for `go mod verify`) given
+    /// the words `args`, and why: the first group that holds it and whose
+    /// conditions hold; moderate (`other`) when none does.
+    pub fn judge(&self, sub: &str, second: &str, args: &[Option<&str>]) -> (Risk, &str) {
+        let has = |n: &Names| args.iter().flatten().any(|a| n.has(a));
+        let pair = format!("{sub} {second}");
+        [pair.as_str(), sub]
+            .iter()
+            .find_map(|s| {
+                self.groups.iter().find(|g| {
+                    g.subs.has(s) && (g.with.0.is_empty() || has(&g.with)) && !has(&g.unless)
+                })
+            })
+            .map_or((Risk::Moderate, self.other.as_str()), |g| {
+                (g.risk, g.why.as_str())
+            })
+    }
+
+    /// Whether `sub` (or `sub second`) reaches the network.
+    pub fn reaches_network(&self, sub: &str, second: &str) -> bool {
+        self.network.has("*")
+            || self.network.has(sub)
+            || self.network.has(&format!("{sub} {second}"))
+    }
+}
+
+/// Variables that change what runs, by how (see vars.rs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Variables {
+    pub search_path: Names,
+    pub files: Names,
+    pub command: Names,
+    pub plain: Names,
+    pub shell: Names,
+    pub output_file: Names,
+    pub git_key: Names,
+    /// Options of an interpreter or compiler.
+    pub options: Vec<VarOptions>,
+    examples: Vec<String>,
+}
+
+/// Variables holding options, and the options that load code.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VarOptions {
+    pub names: Names,
+    pub loads: Names,
+}
+
+/// The risk a wrapper adds, as written in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum RiskName {
+    Moderate,
+    Dangerous,
+}
+
+/// A command that runs the command given in its arguments.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wrapper {
+    pub names: Names,
+    /// Options taking the next word as their value.
+    #[serde(default)]
+    pub with_value: Names,
+    /// Positional words before the command (timeout's duration, flock's file).
+    #[serde(default)]
+    pub skip: usize,
+    /// Whether the words after the skipped ones are a command (false for `su`).
+    #[serde(default = "yes")]
+    pub command: bool,
+    /// Options after which no command follows (`taskset -p`, `busybox --list`).
+    #[serde(default)]
+    pub no_command: Names,
+    /// Options whose value is a shell command line (`su -c`, `flock -c`).
+    #[serde(default)]
+    pub script: Names,
+    /// Options whose value is a file written (`strace -o`).
+    #[serde(default)]
+    pub writes: Names,
+    /// Runs the command as another user (dangerous; a root shell reads its
+    /// standard input when no command is given).
+    #[serde(default)]
+    pub as_root: bool,
+    #[serde(default)]
+    risk: Option<RiskName>,
+    #[serde(default)]
+    why: Option<String>,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Wrapper {
+    /// The wrapper's own risk and why.
+    pub fn risk(&self) -> Option<(Risk, &str)> {
+        if self.as_root {
+            return Some((Risk::Dangerous, "runs a command as another user"));
+        }
+        let risk = match self.risk? {
+            RiskName::Moderate => Risk::Moderate,
+            RiskName::Dangerous => Risk::Dangerous,
+        };
+        Some((risk, self.why.as_deref().unwrap_or_default()))
+    }
+}
+
+/// Package managers: judged by their subcommand (tools.rs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackageManagers {
+    pub names: Names,
+    /// Subcommands (or, for `local` ones, a first option) that only read.
+    pub reads: Names,
+    /// Managers of local package files: they download nothing.
+    pub local: Names,
+    /// Subcommands that run the command after them in the project's environment.
+    pub runs: Names,
+    /// Options of those subcommands that take the next word.
+    pub with_value: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Formatters and compilers: safe with one of `checks`, else they may write.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Formatters {
+    pub names: Names,
+    pub checks: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Word lists the walk reads by name.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Words {
+    /// Flags that only print a version, help or paths (build runners).
+    pub info_flags: Names,
+    /// find's tests, which narrow what `-delete` applies to.
+    pub find_tests: Names,
+    /// git subcommands that reach a remote.
+    pub git_remote: Names,
+    /// Options (or prefixes of words, upper case) that make a netcat run a program.
+    pub netcat_exec: Names,
+    pub netcat_exec_prefixes: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// Where a path is, by its prefix (paths.rs).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Places {
+    /// Temporary directories (moderate to write).
+    pub tmp: Names,
+    /// Written: blocked.
+    pub protected: Names,
+    /// Written: dangerous.
+    pub system: Names,
+    /// Devices under /dev that only absorb or give data.
+    pub dev_sinks: Names,
+    /// Devices that open a network connection.
+    pub dev_net: Names,
+    /// Prefixes of disk devices.
+    pub dev_disks: Names,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// What an effect decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Safe,
+    Moderate,
+    Dangerous,
+    Blocked,
+}
+
+/// The effect table of one action on a path (effects.rs): the first row
+/// naming the place (or `*`) whose conditions all hold decides.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Effects {
+    pub act: String,
+    pub rows: Vec<EffectRow>,
+    #[serde(default)]
+    examples: Vec<String>,
+}
+
+/// One row: places, conditions, outcome and why (`{p}`: the path,
+/// `{scratch}`: the step folder).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EffectRow {
+    pub at: Names,
+    #[serde(default)]
+    pub when: Vec<String>,
+    pub risk: Outcome,
+    pub why: String,
+}
+
+/// The actions, places and conditions `[[effects]]` rows may name.
+const ACTS: [&str; 5] = [
+    "write",
+    "delete-tree",
+    "delete-glob",
+    "delete-file",
+    "chmod",
+];
+const PLACES: [&str; 16] = [
+    "dev-sink",
+    "dev-disk",
+    "dev-net",
+    "dev-other",
+    "protected",
+    "system",
+    "fs-root",
+    "home",
+    "ws-root",
+    "inside",
+    "ws-ancestor",
+    "tmp",
+    "outside",
+    "scratch",
+    "unknown",
+    "*",
+];
+const CONDITIONS: [&str; 6] = [
+    "glob",
+    "not-glob",
+    "covers-all",
+    "top-level",
+    "recursive",
+    "whole-root",
+];
+
+/// The loaded tables.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Rules {
+    pub read_only: List,
+    pub system_admin: List,
+    pub disk_destroyers: List,
+    pub partitioners: List,
+    pub network_clients: List,
+    pub package_managers: PackageManagers,
+    pub formatters: Formatters,
+    pub words: Words,
+    pub places: Places,
+    pub effects: Vec<Effects>,
+    pub build_runners: List,
+    pub cloud: Cloud,
+    pub containers: Containers,
+    pub shells: List,
+    pub command_languages: List,
+    pub shell_options: ShellOptions,
+    /// Option tables of programs judged in Rust (`with_value`).
+    pub options: Vec<Program>,
+    pub subcommands: Vec<Subcommands>,
+    pub wrappers: Vec<Wrapper>,
+    pub interpreters: Vec<Interpreter>,
+    pub variables: Variables,
+}
+
+impl Rules {
+    /// The wrapper named `name`.
+    pub fn wrapper(&self, name: &str) -> Option<&Wrapper> {
+        self.wrappers.iter().find(|w| w.names.has(name))
+    }
+
+    /// The `[[options]]` entry of `name`.
+    pub fn program(&self, name: &str) -> Option<&Program> {
+        self.options.iter().find(|p| p.names.has(name))
+    }
+
+    /// The subcommand table of `name`.
+    pub fn subcommands(&self, name: &str) -> Option<&Subcommands> {
+        self.subcommands.iter().find(|t| t.names.has(name))
+    }
+
+    /// (entry, its names, its examples), for the checks.
+    fn entries(&self) -> Vec<(String, Names, &[String])> {
+        let mut out = vec![
+            list("read-only", &self.read_only),
+            list("system-admin", &self.system_admin),
+            list("disk-destroyers", &self.disk_destroyers),
+            list("partitioners", &self.partitioners),
+            list("network-clients", &self.network_clients),
+            (
+                "package-managers".into(),
+                self.package_managers.names.clone(),
+                &self.package_managers.examples,
+            ),
+            (
+                "formatters".into(),
+                self.formatters.names.clone(),
+                &self.formatters.examples,
+            ),
+            ("words".into(), Names::default(), &self.words.examples),
+            ("places".into(), Names::default(), &self.places.examples),
+            list("build-runners", &self.build_runners),
+            list("shells", &self.shells),
+            list("command-languages", &self.command_languages),
+            (
+                "cloud".into(),
+                self.cloud.names.clone(),
+                &self.cloud.examples,
+            ),
+            (
+                "containers".into(),
+                self.containers.names.clone(),
+                &self.containers.examples,
+            ),
+            (
+                "shell-options".into(),
+                Names(vec!["shopt".into(), "set".into()]),
+                &self.shell_options.examples,
+            ),
+            (
+                "variables".into(),
+                Names::default(),
+                &self.variables.examples,
+            ),
+        ];
+        let named = |kind: &str, names: &Names| {
+            let first = names.0.first().map_or("?", String::as_str);
+            format!("{kind} `{first}`")
+        };
+        for p in &self.options {
+            out.push((named("options", &p.names), p.names.clone(), &p.examples));
+        }
+        for t in &self.subcommands {
+            out.push((named("subcommands", &t.names), t.names.clone(), &t.examples));
+        }
+        for e in &self.effects {
+            let name = format!("effects `{}`", e.act);
+            out.push((name, Names(vec!["*".into()]), &e.examples));
+        }
+        for w in &self.wrappers {
+            out.push((named("wrapper", &w.names), w.names.clone(), &w.examples));
+        }
+        for i in &self.interpreters {
+            out.push((named("interpreter", &i.names), i.names.clone(), &i.examples));
+        }
+        out
+    }
+}
+
+fn list<'a>(name: &str, l: &'a List) -> (String, Names, &'a [String]) {
+    (name.to_owned(), l.names.clone(), l.examples.as_slice())
+}
+
+/// Parses the file and checks each entry's shape (not yet its examples).
+fn parse(text: &str) -> Result<Rules, String> {
+    let r: Rules = toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))?;
+    for (entry, names, examples) in r.entries() {
+        if names.0.is_empty() && !ANY.contains(&entry.as_str()) {
+            return Err(format!("{FILE}: {entry}: no names"));
+        }
+        if examples.is_empty() {
+            return Err(format!("{FILE}: {entry}: no examples"));
+        }
+    }
+    for act in ACTS {
+        if !r.effects.iter().any(|e| e.act == act) {
+            return Err(format!("{FILE}: no `[[effects]]` table for `{act}`"));
+        }
+    }
+    for e in &r.effects {
+        let at = |why: String| format!("{FILE}: effects `{}`: {why}", e.act);
+        if !ACTS.contains(&e.act.as_str()) {
+            return Err(at(format!("unknown act (one of {})", ACTS.join(", "))));
+        }
+        for row in &e.rows {
+            if let Some(p) = row.at.0.iter().find(|p| !PLACES.contains(&p.as_str())) {
+                return Err(at(format!(
+                    "unknown place `{p}` (one of {})",
+                    PLACES.join(", ")
+                )));
+            }
+            if let Some(c) = row.when.iter().find(|c| !CONDITIONS.contains(&c.as_str())) {
+                return Err(at(format!(
+                    "unknown condition `{c}` (one of {})",
+                    CONDITIONS.join(", ")
+                )));
+            }
+        }
+    }
+    for w in &r.wrappers {
+        let first = w.names.0.first().map_or("?", String::as_str);
+        if w.as_root && w.risk.is_some() {
+            return Err(format!(
+                "{FILE}: wrapper `{first}`: `as_root` already sets the risk"
+            ));
+        }
+        if w.risk.is_some() != w.why.is_some() {
+            return Err(format!(
+                "{FILE}: wrapper `{first}`: `risk` and `why` go together"
+            ));
+        }
+    }
+    Ok(r)
+}
+
+/// The context examples are judged in.
+fn example_context() -> super::ClassifyContext<'static> {
+    super::ClassifyContext {
+        workspace: std::path::Path::new("/work/ws"),
+        working_dir: std::path::Path::new("/work/ws"),
+        home: Some(std::path::Path::new("/home/ci")),
+    }
+}
+
+/// Runs every example of `r` through the classifier (which reads the loaded
+/// tables: `r` is them, except in the tests of this checker).
+fn check_examples(r: &Rules) -> Result<(), String> {
+    let ctx = example_context();
+    for (entry, names, examples) in r.entries() {
+        for e in examples {
+            let at = |why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
+            let (want, line) = e
+                .split_once(": ")
+                .ok_or_else(|| at("write `LABEL: COMMAND`".to_owned()))?;
+            let first = line.split_whitespace().next().unwrap_or_default();
+            let named = ANY.contains(&entry.as_str())
+                || names.has("*")
+                || names.has(first)
+                || (entry == "disk-destroyers" && first.starts_with("mkfs"));
+            if !named {
+                return Err(at(format!("`{first}` is not one of the entry's names")));
+            }
+            let c = super::classify_unchecked(line, &ctx);
+            if c.label() != want {
+                return Err(at(format!(
+                    "the classifier says {} ({})",
+                    c.label(),
+                    c.reason()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn loaded() -> &'static Result<Rules, String> {
+    static R: OnceLock<Result<Rules, String>> = OnceLock::new();
+    R.get_or_init(|| parse(TEXT))
+}
+
+/// The tables as parsed, examples not checked (empty when the file does not
+/// parse: every command is then unknown, so moderate at least).
+pub fn raw() -> &'static Rules {
+    static EMPTY: OnceLock<Rules> = OnceLock::new();
+    match loaded() {
+        Ok(r) => r,
+        Err(_) => EMPTY.get_or_init(Rules::default),
+    }
+}
+
+/// Ok once the examples are checked (once per process), or why the tables
+/// cannot be used.
+pub fn checked() -> Result<(), &'static str> {
+    static C: OnceLock<Result<(), String>> = OnceLock::new();
+    let r = loaded().as_ref().map_err(String::as_str)?;
+    C.get_or_init(|| check_examples(r))
+        .as_ref()
+        .map_err(String::as_str)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tables_load_and_every_example_holds() {
+        if let Err(e) = checked() {
+            panic!("{e}");
+        }
+        assert!(raw().read_only.names.has("ls"));
+        assert!(raw().wrapper("sudo").is_some_and(|w| w.as_root));
+    }
+
+    #[test]
+    fn a_bad_file_is_an_error_naming_the_entry() {
+        let cut = TEXT.replacen("\"safe: ls\"", "\"moderate: ls\"", 1);
+        assert_ne!(cut, TEXT);
+        let e = check_examples(&parse(&cut).expect("parses")).expect_err("wrong label");
+        assert!(
+            e.starts_with(FILE) && e.contains("read-only") && e.contains("safe"),
+            "{e}"
+        );
+        let cut = TEXT.replacen("\"safe: ls\"", "\"safe: curl\"", 1);
+        let e = check_examples(&parse(&cut).expect("parses")).expect_err("wrong entry");
+        assert!(e.contains("`curl` is not one"), "{e}");
+        let cut = TEXT.replacen(
+            "[[wrappers]]\nnames = [\"sudo\", \"doas\"]",
+            "[[wrappers]]\nnames = [\"sudo\", \"doas\"]\nwith_values = []",
+            1,
+        );
+        assert_ne!(cut, TEXT);
+        let e = parse(&cut).expect_err("unknown key");
+        assert!(e.starts_with(FILE) && e.contains("with_values"), "{e}");
+        let cut = TEXT.replacen(
+            "as_root = true",
+            "as_root = true\nrisk = \"moderate\"\nwhy = \"x\"",
+            1,
+        );
+        let e = parse(&cut).expect_err("two risks");
+        assert!(e.contains("wrapper `sudo`"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_effect_row_is_an_error() {
+        for (from, to, want) in [
+            (
+                "at = [\"dev-sink\"]",
+                "at = [\"dev-sinks\"]",
+                "unknown place `dev-sinks`",
+            ),
+            (
+                "when = [\"top-level\"]",
+                "when = [\"top\"]",
+                "unknown condition `top`",
+            ),
+            (
+                "act = \"chmod\"",
+                "act = \"chown\"",
+                "no `[[effects]]` table for `chmod`",
+            ),
+        ] {
+            let cut = TEXT.replacen(from, to, 1);
+            assert_ne!(cut, TEXT, "{from}");
+            let e = parse(&cut).expect_err(want);
+            assert!(e.starts_with(FILE) && e.contains(want), "{e}");
+        }
+        let effects = &raw().effects;
+        assert_eq!(effects.len(), ACTS.len());
+    }
+}

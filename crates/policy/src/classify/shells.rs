@@ -1,0 +1,210 @@
+//! Text run as code. Rule: shell code the classifier can read (a literal
+//! `bash -c '...'`, `eval '...'`, a literal here-document or `echo ... | sh`)
+//! is parsed and judged; code it cannot read is unclassifiable: shell code
+//! known only at run time (`bash -c "$X"`, `curl ... | sh`, `bash <(...)`),
+//! and any inline or piped code of another interpreter (`python -c`,
+//! `perl -e`, `node -e`, `... | python`), since the classifier reads only
+//! bash. A script file (`bash FILE`, `source FILE`, `python FILE`) is project
+//! code, moderate, when it is a literal path inside the workspace, and
+//! unclassifiable anywhere else.
+
+use super::commands::{Cmd, parse_opts};
+use super::paths::Loc;
+use super::rules::{self, Interpreter};
+use super::walk::{Input, Stage, Walker};
+use super::words::Arg;
+use super::wrappers::{join_args, leading_only, leading_options};
+use crate::model::Risk;
+
+fn interpreter_of(name: &str) -> Option<&'static Interpreter> {
+    let versioned = name
+        .strip_prefix("python")
+        .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    let name = if versioned.is_some() { "python3" } else { name };
+    rules::raw().interpreters.iter().find(|i| i.names.has(name))
+}
+
+impl Walker {
+    /// Shells, eval, source, trap and interpreters.
+    pub(super) fn shell_like(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
+        match cmd.name {
+            n if rules::raw().shells.names.has(n) => self.shell(cmd),
+            "eval" => self.code_string(&join_args(cmd.args), &cmd.shown),
+            "trap" => match cmd.args.first() {
+                Some(action) if cmd.args.len() > 1 && !action.is("-") && !action.is("-p") => {
+                    self.code_string(action, &cmd.shown);
+                }
+                _ => self.note(
+                    Risk::Safe,
+                    format!("`{}` only lists or resets traps", cmd.shown),
+                ),
+            },
+            "source" | "." => match cmd.args.first() {
+                Some(file) => self.script_file(file, &cmd.shown),
+                None => self.unclassifiable(format!("`{}` sources no file", cmd.shown)),
+            },
+            "deno" | "bun" => self.js_runtime(cmd),
+            n => match interpreter_of(n) {
+                Some(i) => self.interpreter(i, cmd),
+                None => return false,
+            },
+        }
+        let _ = stage;
+        true
+    }
+
+    /// Classifies a string that will run as shell code.
+    pub(super) fn code_string(&mut self, code: &Arg, shown: &str) {
+        match code.lit() {
+            Some(text) => {
+                self.note(Risk::Safe, format!("`{shown}` runs a literal script"));
+                self.script(text);
+            }
+            None => self.unclassifiable(format!("`{shown}` runs code only known at run time")),
+        }
+    }
+
+    /// A script file run or sourced: project code inside the workspace, else unreadable.
+    pub(super) fn script_file(&mut self, file: &Arg, shown: &str) {
+        if file.procsub {
+            return self.unclassifiable(format!(
+                "`{shown}` runs a script produced by another command"
+            ));
+        }
+        let t = self.target(file);
+        if !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot) {
+            self.note(
+                Risk::Moderate,
+                format!("`{shown}` runs a script file of the workspace"),
+            );
+        } else {
+            self.unclassifiable(format!(
+                "`{shown}` runs script `{}`, which is not a file of the workspace",
+                file.raw
+            ));
+        }
+    }
+
+    fn shell(&mut self, cmd: &Cmd<'_>) {
+        let with = rules::raw().shells.with_value.strs();
+        let opts = parse_opts(&leading_only(cmd.args, &with), &with);
+        let rest = leading_options(cmd.args, &with);
+        if let Some(rc) = opts.value_of(&["--rcfile", "--init-file"]) {
+            self.script_file(&rc, &cmd.shown);
+        }
+        if opts.has('c', &[]) {
+            match rest.first() {
+                Some(code) => self.code_string(code, &cmd.shown),
+                None => self.unclassifiable(format!("`{}` has -c without a script", cmd.shown)),
+            }
+            return;
+        }
+        let from_stdin = opts.has('s', &[]) || rest.first().is_none_or(|a| a.is("-"));
+        match rest.first() {
+            _ if from_stdin => self.stdin_code(cmd, true),
+            Some(file) => self.script_file(file, &cmd.shown),
+            None => {}
+        }
+    }
+
+    /// A shell or interpreter executing its standard input.
+    fn stdin_code(&mut self, cmd: &Cmd<'_>, shell: bool) {
+        match cmd.input {
+            Input::Pipe(Some(text)) | Input::Text(Some(text)) if shell => {
+                self.note(
+                    Risk::Safe,
+                    format!("`{}` runs literal shell code", cmd.shown),
+                );
+                self.script(text);
+            }
+            Input::Pipe(_) | Input::Text(_) => self.unclassifiable(format!(
+                "`{}` runs code from its input, which the classifier cannot read",
+                cmd.shown
+            )),
+            Input::File(file) => {
+                let file = file.clone();
+                self.script_file(&file, &cmd.shown);
+            }
+            Input::Terminal => self.note(
+                Risk::Moderate,
+                format!("`{}` reads code from a terminal (none in CI)", cmd.shown),
+            ),
+        }
+    }
+
+    fn interpreter(&mut self, i: &Interpreter, cmd: &Cmd<'_>) {
+        if only_version(cmd.args) {
+            self.note(
+                Risk::Safe,
+                format!("`{}` only prints its version", cmd.shown),
+            );
+            return;
+        }
+        let (code, module) = (i.code.strs(), i.module.strs());
+        let with: Vec<&str> = [code.clone(), i.with_value.strs(), module.clone()].concat();
+        let opts = parse_opts(cmd.args, &with);
+        if cmd.name == "perl" && opts.has('i', &[]) {
+            for f in opts
+                .pos
+                .iter()
+                .skip(usize::from(opts.value_of(&code).is_none()))
+            {
+                self.write_to(f, &format!("`{}`", cmd.shown));
+            }
+        }
+        if opts.value_of(&code).is_some() {
+            return self.unclassifiable(format!(
+                "`{}` runs inline {} code, which the classifier cannot read",
+                cmd.shown, cmd.name
+            ));
+        }
+        if let Some(file) = opts
+            .value_of(&["-File", "-f"])
+            .filter(|_| i.with_value.has("-f"))
+        {
+            return self.script_file(&file, &cmd.shown);
+        }
+        if opts.value_of(&module).is_some() {
+            return self.note(
+                Risk::Moderate,
+                format!("`{}` runs an installed or project module", cmd.shown),
+            );
+        }
+        match opts.pos.first() {
+            Some(file) if !file.is("-") => self.script_file(file, &cmd.shown),
+            _ => self.stdin_code(cmd, false),
+        }
+    }
+
+    /// deno and bun: `eval`/`-e` run inline code; the rest runs project code.
+    fn js_runtime(&mut self, cmd: &Cmd<'_>) {
+        if only_version(cmd.args) {
+            return self.note(
+                Risk::Safe,
+                format!("`{}` only prints its version", cmd.shown),
+            );
+        }
+        let inline = cmd
+            .args
+            .iter()
+            .any(|a| a.is("eval") || a.is("-e") || a.is("--eval") || a.is("-p") || a.is("--print"));
+        if inline {
+            self.unclassifiable(format!(
+                "`{}` runs inline code, which the classifier cannot read",
+                cmd.shown
+            ));
+        } else {
+            self.note(
+                Risk::Moderate,
+                format!("`{}` runs project code or packages", cmd.shown),
+            );
+        }
+    }
+}
+
+fn only_version(args: &[Arg]) -> bool {
+    !args.is_empty()
+        && args
+            .iter()
+            .all(|a| a.is("--version") || a.is("-V") || a.is("-v") || a.is("--help") || a.is("-h"))
+}

@@ -1,0 +1,698 @@
+//! Walks the brush-parser AST: every simple command, compound command, function
+//! body, redirection, command and process substitution is visited; nested
+//! scripts (`bash -c`, `eval`, here-docs fed to shells) come back through
+//! [`Walker::script`]. Tracks `cd` lexically where the target is a literal.
+
+use super::nesting;
+use super::paths::Places;
+use super::words::{self, Arg};
+use super::{ClassifyContext, Findings};
+use crate::model::Risk;
+use brush_parser::ast;
+use std::path::PathBuf;
+
+/// Deepest chain of re-parsed scripts (`bash -c`, `eval`, `$(...)`, here-docs).
+const MAX_DEPTH: usize = 8;
+/// Deepest `[[ ... ]]` expression walked.
+const MAX_TEST_DEPTH: usize = 32;
+
+/// Where a command's standard input comes from.
+#[derive(Debug, Clone)]
+pub(super) enum Input {
+    Terminal,
+    /// The output of the previous stage; Some(text) when it is static (`echo ...`).
+    Pipe(Option<String>),
+    /// A here-document or here-string; None when its text is not static.
+    Text(Option<String>),
+    /// A file (`< FILE`).
+    File(Arg),
+}
+
+/// What the pipeline logic needs to know about one stage.
+#[derive(Debug, Default)]
+pub(super) struct Stage {
+    /// The command as written, for reasons.
+    pub shown: String,
+    /// What the command prints, when it is static (`echo ...`, `cat <<EOF`).
+    pub output: Option<String>,
+}
+
+/// The classifier's state while walking one command line.
+pub(super) struct Walker {
+    pub places: Places,
+    pub home: Option<String>,
+    pub cwd: Option<PathBuf>,
+    findings: Findings,
+    depth: usize,
+    nest_used: usize,
+    /// Functions defined so far, and whether their body changes directory.
+    functions: Vec<(String, bool)>,
+    defining: Vec<String>,
+    /// Calls made inside function bodies: (caller, callee, spawned in the background or a pipe).
+    calls: Vec<(String, String, bool)>,
+    in_pipe: bool,
+    in_background: bool,
+    /// Depth of loops that never end (`while true`), for unbounded background spawning.
+    forever: usize,
+    /// The script names `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR` other than
+    /// to expand it: it may change them (`classify_bash` then walks again
+    /// without trusting them).
+    scratch_named: bool,
+}
+
+impl Walker {
+    /// `scratch`: whether `$PLANGATE_STEP_ARTIFACTS` and `$TMPDIR` are
+    /// plangate's step-private folders (see [`Walker::scratch_named`]).
+    pub(super) fn new(ctx: &ClassifyContext<'_>, scratch: bool) -> Self {
+        let workspace = super::paths::normalize(ctx.workspace);
+        let cwd = super::paths::normalize(ctx.working_dir);
+        Self {
+            places: Places {
+                workspace,
+                home: ctx.home.map(super::paths::normalize),
+                scratch,
+            },
+            home: ctx
+                .home
+                .map(|h| super::paths::normalize(h).to_string_lossy().into_owned()),
+            cwd: Some(cwd),
+            findings: Findings::default(),
+            depth: 0,
+            nest_used: 0,
+            functions: Vec::new(),
+            defining: Vec::new(),
+            calls: Vec::new(),
+            in_pipe: false,
+            in_background: false,
+            forever: 0,
+            scratch_named: false,
+        }
+    }
+
+    /// Whether the script may change `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR`:
+    /// it names one other than to expand it, in its text or in a word's
+    /// value (`TMPDIR=x`, `unset TMPDIR`, `read "TMP""DIR"`, `${TMPDIR:=x}`,
+    /// `(( TMPDIR = 1 ))`).
+    pub(super) fn scratch_named(&self) -> bool {
+        self.scratch_named
+    }
+
+    pub(super) fn into_findings(self) -> Findings {
+        self.findings
+    }
+
+    pub(super) fn note(&mut self, risk: Risk, reason: String) {
+        self.findings.note(risk, reason);
+    }
+
+    pub(super) fn block(&mut self, reason: String) {
+        self.findings.block(reason);
+    }
+
+    pub(super) fn unclassifiable(&mut self, reason: String) {
+        self.findings.unclassifiable(reason);
+    }
+
+    /// Records a use of the network (at least moderate).
+    pub(super) fn network(&mut self, reason: String) {
+        self.findings.network(reason);
+    }
+
+    /// Parses and walks a (possibly nested) script.
+    pub(super) fn script(&mut self, src: &str) {
+        self.scratch_named |= words::mentions_scratch_var(src);
+        if self.depth >= MAX_DEPTH {
+            self.unclassifiable(format!(
+                "scripts nest (bash -c, eval, $(...)) deeper than {MAX_DEPTH} levels"
+            ));
+            return;
+        }
+        let nest = match nesting::too_complex(src) {
+            Err(why) => return self.unclassifiable(why),
+            Ok(n) => n,
+        };
+        if self.nest_used + nest > nesting::MAX_NESTING {
+            self.unclassifiable("nested scripts are too deeply nested to follow".to_string());
+            return;
+        }
+        // brush-parser can panic on hostile input (fuzzing found `333…3>d)`:
+        // an fd number that overflows); a panic there means "cannot read it".
+        let parsed = std::panic::catch_unwind(|| {
+            let options = brush_parser::ParserOptions::default();
+            let mut parser =
+                brush_parser::Parser::new(std::io::Cursor::new(src.as_bytes()), &options);
+            parser.parse_program().map_err(|e| e.to_string())
+        })
+        .unwrap_or_else(|_| Err("the shell parser failed on it".to_owned()));
+        match parsed {
+            Ok(program) => {
+                self.depth += 1;
+                self.nest_used += nest;
+                for list in &program.complete_commands {
+                    self.compound_list(list);
+                }
+                self.nest_used -= nest;
+                self.depth -= 1;
+            }
+            Err(e) => self.unclassifiable(format!("cannot parse `{}`: {e}", short(src))),
+        }
+    }
+
+    /// Walks a nested script in a subshell: `cd` inside does not leak out.
+    pub(super) fn subshell_script(&mut self, src: &str) {
+        let saved = self.cwd.clone();
+        self.script(src);
+        self.cwd = saved;
+    }
+
+    /// Evaluates a word, classifying the command substitutions inside it.
+    pub(super) fn word(&mut self, raw: &str) -> Arg {
+        let eval = words::eval_word(raw, self.home.as_deref());
+        self.absorb(eval.scripts, eval.problem);
+        eval.arg
+    }
+
+    /// Evaluates a command word after brace expansion: `{a,b}` gives two arguments.
+    pub(super) fn words(&mut self, raw: &str) -> Vec<Arg> {
+        match super::braces::expand(raw) {
+            Some(list) if list.len() > 1 => list.iter().map(|w| self.word(w)).collect(),
+            _ => vec![self.word(raw)],
+        }
+    }
+
+    fn absorb(&mut self, scripts: Vec<String>, problem: Option<String>) {
+        if let Some(p) = problem {
+            self.unclassifiable(p);
+        }
+        for s in scripts {
+            self.subshell_script(&s);
+        }
+    }
+
+    fn compound_list(&mut self, list: &ast::CompoundList) {
+        for ast::CompoundListItem(and_or, sep) in &list.0 {
+            let saved = self.in_background;
+            let background = matches!(sep, ast::SeparatorOperator::Async);
+            if background && self.forever > 0 {
+                self.block(
+                    "a loop that never ends starts commands in the background: unbounded process spawning (fork bomb)"
+                        .to_string(),
+                );
+            }
+            self.in_background |= background;
+            self.and_or(and_or);
+            self.in_background = saved;
+        }
+    }
+
+    fn and_or(&mut self, list: &ast::AndOrList) {
+        self.pipeline(&list.first);
+        for next in &list.additional {
+            match next {
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
+            }
+        }
+    }
+
+    fn pipeline(&mut self, p: &ast::Pipeline) {
+        let multi = p.seq.len() > 1;
+        let saved_cwd = self.cwd.clone();
+        let saved_pipe = self.in_pipe;
+        self.in_pipe |= multi;
+        let mut previous: Option<Stage> = None;
+        for (i, cmd) in p.seq.iter().enumerate() {
+            if multi {
+                self.cwd.clone_from(&saved_cwd);
+            }
+            let input = match &previous {
+                Some(prev) if i > 0 => Input::Pipe(prev.output.clone()),
+                _ => Input::Terminal,
+            };
+            previous = Some(self.command(cmd, input));
+        }
+        self.in_pipe = saved_pipe;
+        if multi {
+            self.cwd = saved_cwd;
+        }
+    }
+
+    fn command(&mut self, cmd: &ast::Command, input: Input) -> Stage {
+        match cmd {
+            ast::Command::Simple(sc) => self.simple(sc, input),
+            ast::Command::Compound(c, redirects) => {
+                let mut input = input;
+                self.redirects(redirects.as_ref(), &mut input);
+                self.compound(c);
+                Stage::default()
+            }
+            ast::Command::Function(f) => {
+                self.function(f);
+                Stage::default()
+            }
+            ast::Command::ExtendedTest(t, redirects) => {
+                let mut input = input;
+                self.redirects(redirects.as_ref(), &mut input);
+                self.extended_test(&t.expr, 0);
+                self.note(Risk::Safe, "`[[ ... ]]` only tests".to_string());
+                Stage::default()
+            }
+        }
+    }
+
+    fn redirects(&mut self, list: Option<&ast::RedirectList>, input: &mut Input) {
+        for r in list.map(|l| l.0.as_slice()).unwrap_or_default() {
+            self.redirect(r, input);
+        }
+    }
+
+    fn simple(&mut self, sc: &ast::SimpleCommand, input: Input) -> Stage {
+        let mut input = input;
+        let mut args = Vec::new();
+        let mut assigned = Vec::new();
+        let prefix = sc.prefix.iter().flat_map(|p| p.0.iter());
+        let name = sc.word_or_name.iter();
+        let suffix = sc.suffix.iter().flat_map(|s| s.0.iter());
+        for item in prefix {
+            self.item(item, &mut args, &mut input, Some(&mut assigned));
+        }
+        for w in name {
+            args.extend(self.words(&w.value));
+        }
+        for item in suffix {
+            self.item(item, &mut args, &mut input, None);
+        }
+        // A word whose value names the variable (`unset "TMP""DIR"`, `wait -p`).
+        self.scratch_named |= args
+            .iter()
+            .filter_map(Arg::lit)
+            .any(words::mentions_scratch_var);
+        if args.is_empty() {
+            for (var, value) in &assigned {
+                self.assign_variable(var, value, &format!("{var}={}", value.raw), None);
+            }
+            self.note(Risk::Safe, "assignment or redirection only".to_string());
+            return Stage::default();
+        }
+        let name = args.first().and_then(Arg::lit).map(str::to_string);
+        if let Some(name) = &name {
+            self.check_fork_bomb(name);
+        }
+        let stage = self.run(&args, &input);
+        for (var, value) in assigned {
+            self.assign_variable(&var, &value, &stage.shown, name.as_deref());
+        }
+        stage
+    }
+
+    fn item(
+        &mut self,
+        item: &ast::CommandPrefixOrSuffixItem,
+        args: &mut Vec<Arg>,
+        input: &mut Input,
+        assigned: Option<&mut Vec<(String, Arg)>>,
+    ) {
+        match item {
+            ast::CommandPrefixOrSuffixItem::IoRedirect(r) => self.redirect(r, input),
+            ast::CommandPrefixOrSuffixItem::Word(w) => {
+                args.extend(self.words(&w.value));
+            }
+            ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => match assigned {
+                Some(list) => {
+                    let value = self.assignment(a);
+                    list.push((assignment_name(a), value));
+                }
+                None => {
+                    let arg = self.word(&w.value);
+                    args.push(arg);
+                }
+            },
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+                self.subshell(&sub.list);
+                args.push(Arg {
+                    raw: "<(...)".to_string(),
+                    procsub: true,
+                    ..Arg::default()
+                });
+            }
+        }
+    }
+
+    /// Evaluates an assignment's value (unknown for arrays and appends).
+    fn assignment(&mut self, a: &ast::Assignment) -> Arg {
+        if let ast::AssignmentName::ArrayElementName(n, idx) = &a.name
+            && (idx.contains('$') || idx.contains('`'))
+        {
+            self.unclassifiable(format!(
+                "`{n}[{idx}]=` indexes an array with an expansion, which bash evaluates again (it can run commands)"
+            ));
+        }
+        match &a.value {
+            ast::AssignmentValue::Scalar(w) => {
+                let v = self.word(&w.value);
+                if a.append { Arg::unknown(&v.raw) } else { v }
+            }
+            ast::AssignmentValue::Array(items) => {
+                for (k, v) in items {
+                    if let Some(k) = k {
+                        if words::subscript_expands(&format!("[{}]", k.value)) {
+                            self.unclassifiable(format!(
+                                "array index `[{}]` holds an expansion, which bash evaluates again",
+                                k.value
+                            ));
+                        }
+                        self.word(&k.value);
+                    }
+                    self.word(&v.value);
+                }
+                Arg::unknown("(...)")
+            }
+        }
+    }
+
+    fn redirect(&mut self, r: &ast::IoRedirect, input: &mut Input) {
+        match r {
+            ast::IoRedirect::File(fd, kind, target) => self.file_redirect(*fd, kind, target, input),
+            ast::IoRedirect::HereDocument(_, doc) => {
+                if doc.requires_expansion {
+                    let eval = words::eval_heredoc(&doc.doc.value, self.home.as_deref());
+                    self.absorb(eval.scripts, eval.problem);
+                }
+                *input = Input::Text(Some(doc.doc.value.clone()));
+            }
+            ast::IoRedirect::HereString(_, w) => {
+                let arg = self.word(&w.value);
+                *input = Input::Text(arg.text);
+            }
+            ast::IoRedirect::OutputAndError(w, _) => {
+                let arg = self.word(&w.value);
+                self.write_to(&arg, &format!("redirection `&> {}`", arg.raw));
+            }
+        }
+    }
+
+    fn file_redirect(
+        &mut self,
+        fd: Option<ast::IoFd>,
+        kind: &ast::IoFileRedirectKind,
+        target: &ast::IoFileRedirectTarget,
+        input: &mut Input,
+    ) {
+        use ast::IoFileRedirectKind as K;
+        let word = match target {
+            ast::IoFileRedirectTarget::Filename(w) | ast::IoFileRedirectTarget::Duplicate(w) => w,
+            ast::IoFileRedirectTarget::Fd(_) => return,
+            ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                self.subshell(&sub.list);
+                return;
+            }
+        };
+        let arg = self.word(&word.value);
+        let writes = match kind {
+            K::Read => {
+                if fd.is_none_or(|f| f == 0) {
+                    *input = Input::File(arg.clone());
+                }
+                if self.target(&arg).loc == super::paths::Loc::DevNet {
+                    self.network(format!(
+                        "redirection `< {}` opens a network connection",
+                        arg.raw
+                    ));
+                }
+                false
+            }
+            K::Write | K::Append | K::Clobber | K::ReadAndWrite => true,
+            K::DuplicateInput | K::DuplicateOutput => !is_fd_word(&arg),
+        };
+        if writes {
+            self.write_to(&arg, &format!("redirection `> {}`", arg.raw));
+        }
+    }
+
+    fn subshell(&mut self, list: &ast::CompoundList) {
+        let saved = self.cwd.clone();
+        self.compound_list(list);
+        self.cwd = saved;
+    }
+
+    /// Walks code that may or may not run: a `cd` inside makes the directory unknown after.
+    fn conditional(&mut self, f: impl FnOnce(&mut Self)) {
+        let before = self.cwd.clone();
+        f(self);
+        if self.cwd != before {
+            self.cwd = None;
+        }
+    }
+
+    fn compound(&mut self, c: &ast::CompoundCommand) {
+        use ast::CompoundCommand as C;
+        match c {
+            C::BraceGroup(g) => self.compound_list(&g.list),
+            C::Subshell(s) => self.subshell(&s.list),
+            C::ForClause(f) => {
+                for w in f.values.iter().flatten() {
+                    self.words(&w.value);
+                }
+                let shown = format!("for {} in ...", f.variable_name);
+                self.assign_variable(&f.variable_name, &Arg::unknown("$ITEM"), &shown, None);
+                self.conditional(|me| me.compound_list(&f.body.list));
+            }
+            C::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.arithmetic(&e.value);
+                }
+                let forever = f.condition.as_ref().is_none_or(|c| c.value.trim() == "1");
+                self.conditional(|me| me.loop_body(forever, &f.body.list));
+            }
+            C::CaseClause(c) => self.case(c),
+            C::IfClause(i) => self.conditional(|me| me.if_clause(i)),
+            C::WhileClause(w) | C::UntilClause(w) => {
+                let until = matches!(c, C::UntilClause(_));
+                let forever = constant_condition(&w.0) == Some(!until);
+                self.conditional(|me| {
+                    me.compound_list(&w.0);
+                    me.loop_body(forever, &w.1.list);
+                });
+            }
+            C::Arithmetic(a) => self.arithmetic(&a.expr.value),
+            C::Coprocess(co) => {
+                let saved = self.cwd.clone();
+                self.command(&co.body, Input::Terminal);
+                self.cwd = saved;
+            }
+        }
+    }
+
+    /// Walks a loop body; `forever` when the loop has no end (`while true`).
+    fn loop_body(&mut self, forever: bool, body: &ast::CompoundList) {
+        self.forever += usize::from(forever);
+        self.compound_list(body);
+        self.forever -= usize::from(forever);
+    }
+
+    pub(super) fn arithmetic(&mut self, expr: &str) {
+        let eval = words::eval_word(expr, self.home.as_deref());
+        self.absorb(eval.scripts, eval.problem);
+        if let Some(why) = words::arithmetic_problem(expr) {
+            self.unclassifiable(why);
+        }
+        self.note(Risk::Safe, "arithmetic only computes".to_string());
+    }
+
+    fn case(&mut self, c: &ast::CaseClauseCommand) {
+        self.word(&c.value.value);
+        self.conditional(|me| {
+            for item in &c.cases {
+                for p in &item.patterns {
+                    me.word(&p.value);
+                }
+                if let Some(list) = &item.cmd {
+                    me.compound_list(list);
+                }
+            }
+        });
+    }
+
+    fn if_clause(&mut self, i: &ast::IfClauseCommand) {
+        self.compound_list(&i.condition);
+        self.compound_list(&i.then);
+        for e in i.elses.iter().flatten() {
+            if let Some(cond) = &e.condition {
+                self.compound_list(cond);
+            }
+            self.compound_list(&e.body);
+        }
+    }
+
+    fn function(&mut self, f: &ast::FunctionDefinition) {
+        let name = f.fname.value.clone();
+        self.functions.push((name.clone(), false));
+        self.defining.push(name.clone());
+        let saved = self.cwd.clone();
+        let saved_forever = std::mem::take(&mut self.forever);
+        let mut input = Input::Terminal;
+        self.redirects(f.body.1.as_ref(), &mut input);
+        self.compound(&f.body.0);
+        let moves = self.cwd != saved;
+        self.cwd = saved;
+        self.forever = saved_forever;
+        self.defining.pop();
+        if moves && let Some(entry) = self.functions.iter_mut().rev().find(|(n, _)| *n == name) {
+            entry.1 = true;
+        }
+    }
+
+    /// Some(changes directory) when `name` is a function defined in the script.
+    pub(super) fn function_named(&self, name: &str) -> Option<bool> {
+        self.functions
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, moves)| *moves)
+    }
+
+    /// Records a call made inside a function body; a cycle of calls with one
+    /// of them spawned (background or pipe) is a fork bomb (`f(){ f|f& }`,
+    /// `a(){ b & }; b(){ a & }`).
+    fn check_fork_bomb(&mut self, name: &str) {
+        let Some(caller) = self.defining.last().cloned() else {
+            return;
+        };
+        let spawned = self.in_pipe || self.in_background;
+        self.calls.push((caller, name.to_string(), spawned));
+        if self.calls.len() > 512 {
+            return;
+        }
+        let cyclic = self
+            .calls
+            .iter()
+            .filter(|(_, _, s)| *s)
+            .any(|(from, to, _)| self.reaches(to, from));
+        if cyclic {
+            self.block(format!(
+                "fork bomb: function `{name}` is called recursively in a background or piped process"
+            ));
+        }
+    }
+
+    /// Whether function `from` calls `to`, directly or through other functions.
+    fn reaches(&self, from: &str, to: &str) -> bool {
+        let mut seen: Vec<&str> = vec![from];
+        let mut i = 0;
+        while let Some(&f) = seen.get(i) {
+            if f == to {
+                return true;
+            }
+            for (_, callee, _) in self.calls.iter().filter(|(c, _, _)| c == f) {
+                if !seen.contains(&callee.as_str()) {
+                    seen.push(callee);
+                }
+            }
+            i += 1;
+        }
+        false
+    }
+
+    fn extended_test(&mut self, e: &ast::ExtendedTestExpr, depth: usize) {
+        use ast::ExtendedTestExpr as E;
+        if depth > MAX_TEST_DEPTH {
+            self.unclassifiable("`[[ ... ]]` expression nests too deeply".to_string());
+            return;
+        }
+        match e {
+            E::And(a, b) | E::Or(a, b) => {
+                self.extended_test(a, depth + 1);
+                self.extended_test(b, depth + 1);
+            }
+            E::Not(a) | E::Parenthesized(a) => self.extended_test(a, depth + 1),
+            E::UnaryTest(op, w) => {
+                self.word(&w.value);
+                let names_var = matches!(
+                    op,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                );
+                if names_var {
+                    self.test_index(&w.value);
+                }
+            }
+            E::BinaryTest(op, a, b) => {
+                self.word(&a.value);
+                self.word(&b.value);
+                use ast::BinaryPredicate as B;
+                let arithmetic = matches!(
+                    op,
+                    B::ArithmeticEqualTo
+                        | B::ArithmeticNotEqualTo
+                        | B::ArithmeticLessThan
+                        | B::ArithmeticLessThanOrEqualTo
+                        | B::ArithmeticGreaterThan
+                        | B::ArithmeticGreaterThanOrEqualTo
+                );
+                if arithmetic {
+                    self.test_index(&a.value);
+                    self.test_index(&b.value);
+                }
+            }
+        }
+    }
+}
+
+/// Some(value) when a loop condition is a constant: `true`, `:` (true), `false` (false).
+fn constant_condition(list: &ast::CompoundList) -> Option<bool> {
+    let [ast::CompoundListItem(and_or, _)] = list.0.as_slice() else {
+        return None;
+    };
+    if !and_or.additional.is_empty() || and_or.first.seq.len() != 1 || and_or.first.bang {
+        return None;
+    }
+    let ast::Command::Simple(sc) = and_or.first.seq.first()? else {
+        return None;
+    };
+    if sc.suffix.is_some() || sc.prefix.is_some() {
+        return None;
+    }
+    match sc.word_or_name.as_ref()?.value.as_str() {
+        "true" | ":" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+impl Walker {
+    /// `[[ x -eq 'a[$(cmd)]' ]]`, `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the index again.
+    fn test_index(&mut self, raw: &str) {
+        if words::subscript_expands(raw) {
+            self.unclassifiable(format!(
+                "`[[ ... ]]` evaluates `{raw}`, an array index holding an expansion (it can run commands)"
+            ));
+        }
+    }
+}
+
+fn assignment_name(a: &ast::Assignment) -> String {
+    match &a.name {
+        ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => {
+            n.clone()
+        }
+    }
+}
+
+/// `2>&1`, `>&-`: duplicating or closing a descriptor writes no file.
+fn is_fd_word(arg: &Arg) -> bool {
+    arg.lit().is_some_and(|t| {
+        t == "-" || (!t.is_empty() && t.trim_end_matches('-').chars().all(|c| c.is_ascii_digit()))
+    })
+}
+
+/// The first line of a script, for reasons (whole: reasons are cut after
+/// redaction, by `engine::decide_all`).
+pub(super) fn short(s: &str) -> String {
+    let mut out = s.lines().next().unwrap_or("").trim().to_owned();
+    if s.trim().lines().nth(1).is_some() {
+        out.push_str("...");
+    }
+    out
+}

@@ -1,0 +1,434 @@
+//! Turns one shell word into its static value when it has one.
+//!
+//! Quotes and escapes are removed, `~`/`$HOME` are replaced by the home directory,
+//! and anything decided at run time (other variables, command substitutions,
+//! arithmetic) makes the value unknown. Command substitutions are returned so
+//! the caller can classify them as scripts of their own.
+
+use brush_parser::word::{Parameter, ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
+
+/// One argument after static expansion.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Arg {
+    /// The value, or None when it depends on run time.
+    pub text: Option<String>,
+    /// Byte index in `text` of the first unquoted glob character, if any.
+    pub glob_at: Option<usize>,
+    /// The word as written, for reasons.
+    pub raw: String,
+    /// The word is a process substitution (`<(...)`).
+    pub procsub: bool,
+    /// Set when the word is a step-private folder (`$PLANGATE_STEP_ARTIFACTS`,
+    /// `"${TMPDIR}"/x`, ...) followed by a static rest; `text` is then None.
+    pub scratch: Option<Scratch>,
+}
+
+/// A step-private folder plangate makes writable at every sandbox level and
+/// names in a variable it sets itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ScratchVar {
+    /// `$PLANGATE_STEP_ARTIFACTS`: the step's artifact folder.
+    StepArtifacts,
+    /// `$TMPDIR`: the step's private temporary folder.
+    TmpDir,
+}
+
+impl ScratchVar {
+    /// Every step-private variable.
+    pub(super) const ALL: [ScratchVar; 2] = [ScratchVar::StepArtifacts, ScratchVar::TmpDir];
+
+    /// The variable's name.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            ScratchVar::StepArtifacts => "PLANGATE_STEP_ARTIFACTS",
+            ScratchVar::TmpDir => "TMPDIR",
+        }
+    }
+
+    /// What the folder is, for reasons.
+    pub(super) fn describe(self) -> &'static str {
+        match self {
+            ScratchVar::StepArtifacts => "the step's artifact folder ($PLANGATE_STEP_ARTIFACTS)",
+            ScratchVar::TmpDir => "the step's private temporary folder ($TMPDIR)",
+        }
+    }
+
+    fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.name() == name)
+    }
+}
+
+/// A word that starts with a step-private folder's variable.
+#[derive(Clone, Debug)]
+pub(super) struct Scratch {
+    pub var: ScratchVar,
+    /// What follows the variable (empty, or starting with `/` for a path inside it).
+    pub rest: String,
+    /// Byte index in `rest` of the first unquoted glob character, if any.
+    pub glob_at: Option<usize>,
+}
+
+/// Whether `text` names a step-private folder's variable as a whole word
+/// (`TMPDIR=`, `unset TMPDIR`, `${TMPDIR:=x}`), anywhere but a plain
+/// expansion (`$TMPDIR`, `${TMPDIR}`): a script that may change the
+/// variable's value cannot rely on it.
+pub(super) fn mentions_scratch_var(text: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    ScratchVar::ALL.iter().any(|v| {
+        let name = v.name();
+        text.match_indices(name).any(|(i, _)| {
+            let before = &text[..i];
+            let after = &text[i + name.len()..];
+            if before.chars().next_back().is_some_and(ident)
+                || after.chars().next().is_some_and(ident)
+            {
+                return false;
+            }
+            let plain = (before.ends_with('$') && !before.ends_with("\\$"))
+                || (before.ends_with("${") && after.starts_with('}'));
+            !plain
+        })
+    })
+}
+
+impl Arg {
+    /// An argument whose value is not known (xargs input, `{}` of find, ...).
+    pub(super) fn unknown(raw: &str) -> Self {
+        Self {
+            raw: raw.to_string(),
+            ..Self::default()
+        }
+    }
+
+    /// A literal argument (a value taken out of another word, like `--git-dir=x`).
+    pub(super) fn literal(text: &str) -> Self {
+        Self {
+            text: Some(text.to_string()),
+            raw: text.to_string(),
+            ..Self::default()
+        }
+    }
+
+    /// The literal value, when known.
+    pub(super) fn lit(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+
+    /// True when the value is known and equals `s`.
+    pub(super) fn is(&self, s: &str) -> bool {
+        self.lit() == Some(s)
+    }
+}
+
+/// The result of evaluating one word.
+#[derive(Debug, Default)]
+pub(super) struct WordEval {
+    pub arg: Arg,
+    /// Scripts of command substitutions found in the word, to classify.
+    pub scripts: Vec<String>,
+    /// Why the word could not be read, if it could not.
+    pub problem: Option<String>,
+}
+
+/// Evaluates `raw` statically; `home` replaces `~` and `$HOME`.
+pub(super) fn eval_word(raw: &str, home: Option<&str>) -> WordEval {
+    evaluate(raw, home, false)
+}
+
+/// Evaluates a here-document body that undergoes expansion (for its substitutions).
+pub(super) fn eval_heredoc(body: &str, home: Option<&str>) -> WordEval {
+    evaluate(body, home, true)
+}
+
+/// Parse a word or a here-document body and evaluate its pieces. A parser
+/// panic (brush-parser has a few on hostile input) counts as unreadable.
+fn evaluate(raw: &str, home: Option<&str>, heredoc: bool) -> WordEval {
+    let options = brush_parser::ParserOptions::default();
+    let mut b = Builder {
+        raw,
+        home,
+        text: String::new(),
+        known: true,
+        glob_at: None,
+        scratch: None,
+        out: WordEval::default(),
+    };
+    let parsed = std::panic::catch_unwind(|| {
+        let r = if heredoc {
+            brush_parser::word::parse_heredoc(raw, &options)
+        } else {
+            brush_parser::word::parse(raw, &options)
+        };
+        r.map_err(|e| e.to_string())
+    })
+    .unwrap_or_else(|_| Err("the shell parser failed on it".to_owned()));
+    match parsed {
+        Ok(pieces) => b.pieces(&pieces, heredoc),
+        Err(e) if heredoc => b.out.problem = Some(format!("cannot read a here-document: {e}")),
+        Err(e) => b.out.problem = Some(format!("cannot read the word `{raw}`: {e}")),
+    }
+    b.finish()
+}
+
+struct Builder<'a> {
+    raw: &'a str,
+    home: Option<&'a str>,
+    text: String,
+    known: bool,
+    glob_at: Option<usize>,
+    /// A step-private folder's variable opened the word.
+    scratch: Option<ScratchVar>,
+    out: WordEval,
+}
+
+impl Builder<'_> {
+    fn finish(mut self) -> WordEval {
+        let scratch = match self.scratch {
+            Some(var) if self.known => Some(Scratch {
+                var,
+                rest: std::mem::take(&mut self.text),
+                glob_at: self.glob_at.take(),
+            }),
+            _ => None,
+        };
+        self.out.arg = Arg {
+            text: (self.known && scratch.is_none()).then_some(self.text),
+            glob_at: self.glob_at,
+            raw: self.raw.to_string(),
+            procsub: false,
+            scratch,
+        };
+        self.out
+    }
+
+    fn pieces(&mut self, pieces: &[WordPieceWithSource], quoted: bool) {
+        for p in pieces {
+            self.piece(p, quoted);
+        }
+    }
+
+    fn piece(&mut self, p: &WordPieceWithSource, quoted: bool) {
+        match &p.piece {
+            WordPiece::Text(s) if quoted => self.text.push_str(s),
+            WordPiece::Text(s) => self.unquoted_text(s),
+            WordPiece::SingleQuotedText(s) => self.text.push_str(s),
+            WordPiece::AnsiCQuotedText(s) => match decode_ansi_c(s) {
+                Some(d) => self.text.push_str(&d),
+                None => self.known = false,
+            },
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(inner, true),
+            WordPiece::TildeExpansion(TildeExpr::Home) => self.home_dir(),
+            WordPiece::TildeExpansion(_) => self.known = false,
+            WordPiece::ParameterExpansion(expr) => self.parameter(expr, p),
+            WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s) => {
+                self.known = false;
+                self.out.scripts.push(s.clone());
+            }
+            WordPiece::EscapeSequence(s) => self.text.push_str(s.strip_prefix('\\').unwrap_or(s)),
+            WordPiece::ArithmeticExpression(e) => {
+                self.known = false;
+                self.nested_code(&e.value);
+                if let Some(why) = arithmetic_problem(&e.value) {
+                    self.out.problem.get_or_insert(why);
+                }
+            }
+        }
+    }
+
+    fn unquoted_text(&mut self, s: &str) {
+        if self.glob_at.is_none()
+            && let Some(i) = glob_index(s)
+        {
+            self.glob_at = Some(self.text.len() + i);
+        }
+        self.text.push_str(s);
+    }
+
+    fn home_dir(&mut self) {
+        match self.home {
+            Some(h) => self.text.push_str(h),
+            None => self.known = false,
+        }
+    }
+
+    fn parameter(&mut self, expr: &ParameterExpr, p: &WordPieceWithSource) {
+        if let ParameterExpr::Parameter {
+            parameter: Parameter::Named(name),
+            indirect: false,
+        } = expr
+            && name == "HOME"
+        {
+            self.home_dir();
+            return;
+        }
+        // `$TMPDIR`, `"${PLANGATE_STEP_ARTIFACTS}"`: plangate's own folder,
+        // when nothing was written before it.
+        if let ParameterExpr::Parameter {
+            parameter: Parameter::Named(name),
+            indirect: false,
+        } = expr
+            && let Some(var) = ScratchVar::named(name)
+            && self.known
+            && self.text.is_empty()
+            && self.scratch.is_none()
+            && self.glob_at.is_none()
+        {
+            self.scratch = Some(var);
+            return;
+        }
+        self.known = false;
+        let source = self.raw.get(p.start_index..p.end_index).unwrap_or(self.raw);
+        self.nested_code(source);
+        if let Some(why) = expansion_problem(source) {
+            self.out.problem.get_or_insert(why);
+        }
+    }
+
+    /// Text that may hide command substitutions we cannot extract precisely.
+    fn nested_code(&mut self, source: &str) {
+        if source.contains("$(") || source.contains('`') || source.contains("<(") {
+            self.out.problem.get_or_insert_with(|| {
+                format!("command substitution nested inside an expansion in `{source}`")
+            });
+        }
+    }
+}
+
+/// True when `text` holds an array subscript (`name[...]`) whose index holds
+/// an expansion (`$`, a backquote): bash evaluates such an index as arithmetic
+/// and expands what it finds there again, so a value like `a[$(cmd)]` runs `cmd`.
+pub(super) fn subscript_expands(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let after = rest.get(open + 1..).unwrap_or("");
+        let inner = after
+            .find(']')
+            .map_or(after, |c| after.get(..c).unwrap_or(after));
+        if inner.contains('$') || inner.contains('`') {
+            return true;
+        }
+        rest = after;
+    }
+    false
+}
+
+/// Why an arithmetic expression cannot be followed, if it cannot.
+pub(super) fn arithmetic_problem(expr: &str) -> Option<String> {
+    subscript_expands(expr).then(|| {
+        format!(
+            "arithmetic `{expr}` indexes an array with an expansion, which bash evaluates again (it can run commands)"
+        )
+    })
+}
+
+/// Why a parameter expansion cannot be followed: prompt expansion (`${x@P}`)
+/// and indirection (`${!x}`) evaluate the variable's value; an array index
+/// holding an expansion is evaluated twice.
+fn expansion_problem(source: &str) -> Option<String> {
+    let inner = source.strip_prefix("${")?.strip_suffix('}')?;
+    if inner.ends_with("@P") {
+        return Some(format!(
+            "`{source}` applies prompt expansion, which runs command substitutions held in the value"
+        ));
+    }
+    let indirect = inner.strip_prefix('!').is_some_and(|n| {
+        !n.is_empty()
+            && !n.ends_with('*')
+            && !n.ends_with('@')
+            && !n.ends_with("[@]")
+            && !n.ends_with("[*]")
+    });
+    if indirect {
+        return Some(format!(
+            "`{source}` expands a variable named by another one (it can run commands)"
+        ));
+    }
+    subscript_expands(inner).then(|| {
+        format!("`{source}` indexes an array with an expansion, which bash evaluates again")
+    })
+}
+
+/// Index of the first glob (or brace-expansion) character in unquoted text.
+fn glob_index(s: &str) -> Option<usize> {
+    for (i, c) in s.char_indices() {
+        let rest = s.get(i + 1..).unwrap_or("");
+        let hit = match c {
+            '*' | '?' => true,
+            '[' => rest.contains(']'),
+            '{' => rest.contains('}') && (rest.contains(',') || rest.contains("..")),
+            _ => false,
+        };
+        if hit {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Decodes the body of `$'...'`; None when an escape is not understood.
+fn decode_ansi_c(s: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let e = chars.next()?;
+        let simple = match e {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            'a' => Some('\x07'),
+            'b' => Some('\x08'),
+            'e' | 'E' => Some('\x1b'),
+            'f' => Some('\x0c'),
+            'v' => Some('\x0b'),
+            '\\' | '\'' | '"' | '?' => Some(e),
+            _ => None,
+        };
+        if let Some(ch) = simple {
+            out.push(ch);
+            continue;
+        }
+        let (radix, max) = match e {
+            'x' => (16, 2),
+            '0'..='7' => (8, 2),
+            _ => return None,
+        };
+        let mut digits = if e == 'x' {
+            String::new()
+        } else {
+            e.to_string()
+        };
+        while digits.len() < max + usize::from(e != 'x') {
+            match chars.peek() {
+                Some(d) if d.is_digit(radix) => digits.push(*d),
+                _ => break,
+            }
+            chars.next();
+        }
+        let code = u32::from_str_radix(&digits, radix).ok()?;
+        out.push(char::from_u32(code)?);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_values() {
+        assert_eq!(eval_word("r''m", None).arg.text.as_deref(), Some("rm"));
+        assert_eq!(eval_word("\\rm", None).arg.text.as_deref(), Some("rm"));
+        assert_eq!(eval_word("$'\\x72m'", None).arg.text.as_deref(), Some("rm"));
+        let h = eval_word("\"$HOME\"/x", Some("/home/ci"));
+        assert_eq!(h.arg.text.as_deref(), Some("/home/ci/x"));
+        assert!(eval_word("$X", None).arg.text.is_none());
+        assert_eq!(eval_word("$(ls)", None).scripts, vec!["ls".to_string()]);
+        assert_eq!(eval_word("a*", None).arg.glob_at, Some(1));
+        assert_eq!(eval_word("'a*'", None).arg.glob_at, None);
+    }
+}

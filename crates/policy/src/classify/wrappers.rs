@@ -1,0 +1,384 @@
+//! Commands that run other commands. Rule: a wrapper is unwrapped and the
+//! command it runs is judged (with the wrapper's own risk on top: `sudo` is
+//! dangerous, `nsenter` too); a command line it takes as one string (`su -c`,
+//! `flock -c`, `watch`, `env -S`) is parsed as a script; words it fills in at
+//! run time (`xargs`, `parallel`, `find -exec`) are substituted when their
+//! input is literal text and unknown otherwise. The wrappers are the
+//! `[[wrappers]]` of `crates/policy/src/rules/bash.toml` plus `env`, `time`, `command`, `xargs`, `watch` and
+//! `parallel`, which need a little more.
+
+use super::commands::{Cmd, parse_opts};
+use super::rules::{self, Wrapper};
+use super::walk::{Input, Stage, Walker};
+use super::words::Arg;
+use crate::model::Risk;
+
+impl Walker {
+    /// Unwraps wrapper commands; returns false when `cmd` is not one.
+    pub(super) fn wrapper(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
+        let inner: Vec<Arg> = match cmd.name {
+            "env" => return self.env(cmd, stage),
+            "time" => self.time(cmd),
+            "command" => match self.command_builtin(cmd) {
+                Some(inner) => inner,
+                None => return true,
+            },
+            "xargs" => return self.xargs(cmd),
+            "parallel" | "sem" => return self.parallel(cmd),
+            "watch" => return self.watch(cmd),
+            name => match rules::raw().wrapper(name) {
+                Some(w) => match self.unwrap(w, cmd) {
+                    Some(inner) => inner,
+                    None => return true,
+                },
+                None => return false,
+            },
+        };
+        self.run_inner(&inner, cmd, stage);
+        true
+    }
+
+    /// Judges the wrapped command (or notes that there is none).
+    pub(super) fn run_inner(&mut self, inner: &[Arg], cmd: &Cmd<'_>, stage: &mut Stage) {
+        if inner.is_empty() {
+            self.note(Risk::Safe, format!("`{}` runs no command", cmd.shown));
+        } else {
+            stage.output = self.run(inner, cmd.input).output;
+        }
+    }
+
+    /// The command a table wrapper runs; None when it was judged already.
+    fn unwrap(&mut self, w: &Wrapper, cmd: &Cmd<'_>) -> Option<Vec<Arg>> {
+        if let Some((risk, why)) = w.risk() {
+            self.note(risk, format!("`{}` {why}", cmd.shown));
+        }
+        let (script, writes) = (w.script.strs(), w.writes.strs());
+        let with: Vec<&str> = [w.with_value.strs(), script.clone(), writes.clone()].concat();
+        let lead = leading_only(cmd.args, &with);
+        let opts = parse_opts(&lead, &with);
+        let rest = leading_options(cmd.args, &with);
+        for out in writes.iter().filter_map(|o| opts.value_of(&[o])) {
+            self.write_to(&out, &format!("`{}`", cmd.shown));
+        }
+        let after_skip = rest.get(w.skip.min(rest.len())..).unwrap_or(&[]);
+        let code = opts.value_of(&script).or_else(|| {
+            let at = after_skip
+                .iter()
+                .position(|a| a.lit().is_some_and(|t| w.script.has(t)));
+            at.filter(|p| *p == 0 || !w.command)
+                .map(|p| after_skip.get(p + 1).cloned().unwrap_or_default())
+        });
+        if let Some(code) = code {
+            self.code_string(&code, &cmd.shown);
+            return None;
+        }
+        let stops = w.no_command.strs().into_iter().any(|n| {
+            let short = n.len() == 2 && !n.starts_with("--");
+            opts.flags
+                .iter()
+                .any(|f| f == n || (short && !f.starts_with("--") && f.contains(&n[1..])))
+        });
+        if stops || !w.command {
+            self.note(Risk::Safe, format!("`{}` runs no command", cmd.shown));
+            if !w.command && w.risk().is_some() && !stops {
+                self.stdin_shell(cmd);
+            }
+            return None;
+        }
+        let inner = skip_assignments(after_skip.to_vec());
+        for a in after_skip.iter().take(after_skip.len() - inner.len()) {
+            self.assignment_word(a, &cmd.shown);
+        }
+        if inner.is_empty() && w.as_root {
+            // `sudo -s`, `sudo -i`: a root shell reading standard input.
+            self.stdin_shell(cmd);
+        }
+        Some(inner)
+    }
+
+    /// `su` without `-c`: a shell reading its standard input.
+    fn stdin_shell(&mut self, cmd: &Cmd<'_>) {
+        match cmd.input {
+            Input::Terminal => {}
+            Input::Text(Some(text)) => self.script(text),
+            _ => self.unclassifiable(format!(
+                "`{}` runs a shell on input the classifier cannot read",
+                cmd.shown
+            )),
+        }
+    }
+
+    /// `VAR=value` given to env or sudo.
+    pub(super) fn assignment_word(&mut self, a: &Arg, shown: &str) {
+        let Some((name, value)) = a.raw.split_once('=') else {
+            return;
+        };
+        let value = self.word(value);
+        self.assign_variable(name, &value, shown, None);
+    }
+
+    /// `command [-pvV] cmd`: -v/-V only look the name up.
+    fn command_builtin(&mut self, cmd: &Cmd<'_>) -> Option<Vec<Arg>> {
+        let lead = leading_only(cmd.args, &[]);
+        let lookup = lead
+            .iter()
+            .filter_map(Arg::lit)
+            .any(|t| !t.starts_with("--") && (t.contains('v') || t.contains('V')));
+        if lookup {
+            self.note(
+                Risk::Safe,
+                format!("`{}` only looks a command up", cmd.shown),
+            );
+            return None;
+        }
+        Some(leading_options(cmd.args, &[]))
+    }
+
+    fn env(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
+        let with = self.with_value(cmd);
+        let opts = parse_opts(&leading_only(cmd.args, &with), &with);
+        if let Some(script) = opts.value_of(&["-S", "--split-string"]) {
+            let rest = leading_options(cmd.args, &with);
+            let mut joined = vec![script];
+            joined.extend(rest);
+            self.code_string(&join_args(&joined), &cmd.shown);
+            return true;
+        }
+        let saved = self.cwd.clone();
+        if let Some(dir) = opts.value_of(&["-C", "--chdir"]) {
+            let t = self.target(&dir);
+            let known = t.fixed();
+            self.cwd = known.then(|| t.shown.into());
+        }
+        let after = leading_options(cmd.args, &with);
+        let inner = skip_assignments(after.clone());
+        for a in after.iter().take(after.len() - inner.len()) {
+            self.assignment_word(a, &cmd.shown);
+        }
+        if inner.is_empty() {
+            self.note(
+                Risk::Safe,
+                format!("`{}` only prints the environment", cmd.shown),
+            );
+        } else {
+            self.run_inner(&inner, cmd, stage);
+        }
+        self.cwd = saved;
+        true
+    }
+
+    fn time(&mut self, cmd: &Cmd<'_>) -> Vec<Arg> {
+        let with = self.with_value(cmd);
+        self.options(cmd, &leading_only(cmd.args, &with));
+        leading_options(cmd.args, &with)
+    }
+
+    /// `watch [options] command...`: the words are joined and run by `sh -c`.
+    fn watch(&mut self, cmd: &Cmd<'_>) -> bool {
+        let with = self.with_value(cmd);
+        let opts = parse_opts(&leading_only(cmd.args, &with), &with);
+        let rest = leading_options(cmd.args, &with);
+        if opts.has('x', &["--exec"]) {
+            let mut stage = Stage::default();
+            self.run_inner(&rest, cmd, &mut stage);
+        } else if rest.is_empty() {
+            self.note(Risk::Safe, format!("`{}` runs no command", cmd.shown));
+        } else {
+            self.code_string(&join_args(&rest), &cmd.shown);
+        }
+        true
+    }
+
+    /// `xargs [options] command...`: the command runs with words read from input.
+    fn xargs(&mut self, cmd: &Cmd<'_>) -> bool {
+        let with = self.with_value(cmd);
+        let opts = parse_opts(&leading_only(cmd.args, &with), &with);
+        let mut inner = leading_options(cmd.args, &with);
+        if inner.is_empty() {
+            inner.push(Arg::literal("echo"));
+        }
+        let from_file = opts.value_of(&["-a", "--arg-file"]).is_some();
+        let items = if from_file {
+            None
+        } else {
+            input_words(cmd.input)
+        };
+        let replace = opts
+            .value_of(&["-I", "-i", "--replace"])
+            .and_then(|r| r.text)
+            .or_else(|| opts.has('i', &[]).then(|| "{}".to_string()))
+            .filter(|r| !r.is_empty());
+        for args in fill_in(&inner, items.as_deref(), replace.as_deref(), false) {
+            self.run(&args, &Input::Terminal);
+        }
+        self.note(
+            Risk::Safe,
+            format!("`{}` runs a command on its input", cmd.shown),
+        );
+        true
+    }
+
+    /// GNU parallel: `parallel [options] command ::: args`; the command runs in a shell.
+    fn parallel(&mut self, cmd: &Cmd<'_>) -> bool {
+        let with = self.with_value(cmd);
+        let opts = parse_opts(&leading_only(cmd.args, &with), &with);
+        if opts.value_of(&["-S", "--sshlogin"]).is_some() {
+            self.network(format!("`{}` runs commands on other hosts", cmd.shown));
+        }
+        let rest = leading_options(cmd.args, &with);
+        let sep = rest
+            .iter()
+            .position(|a| a.lit().is_some_and(|t| t.starts_with(":::")));
+        let (command, sources) = match sep {
+            Some(p) => (rest.get(..p).unwrap_or(&[]), rest.get(p..).unwrap_or(&[])),
+            None => (rest.as_slice(), &[][..]),
+        };
+        let items: Option<Vec<String>> = match sources.first().and_then(Arg::lit) {
+            Some(":::") => sources
+                .get(1..)
+                .unwrap_or(&[])
+                .iter()
+                .map(|a| a.text.clone())
+                .collect(),
+            Some(_) => None,
+            None => input_words(cmd.input),
+        };
+        let replace = opts.value_of(&["-I"]).and_then(|r| r.text);
+        let replace = replace.as_deref().unwrap_or("{}");
+        for args in fill_in(command, items.as_deref(), Some(replace), true) {
+            match args.iter().map(Arg::lit).collect::<Option<Vec<_>>>() {
+                Some(words) => self.subshell_script(&words.join(" ")),
+                None => {
+                    self.run(&args, &Input::Terminal);
+                }
+            }
+        }
+        self.note(
+            Risk::Safe,
+            format!("`{}` runs a command on its input", cmd.shown),
+        );
+        true
+    }
+}
+
+/// Most input items substituted one by one; more are judged as unknown words.
+const MAX_ITEMS: usize = 16;
+
+/// The words a literal standard input gives (xargs, parallel); None when unknown.
+fn input_words(input: &Input) -> Option<Vec<String>> {
+    match input {
+        Input::Text(Some(t)) | Input::Pipe(Some(t)) => Some(
+            t.split_whitespace()
+                .map(|s| s.trim_matches(['\'', '"']).to_string())
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// The command lines a word-filling wrapper runs: `replace` marks the place
+/// of each item (else items are appended); unknown items give unknown words.
+/// With `braces`, GNU parallel's other replacement strings (`{.}`, `{/}`) are unknown too.
+fn fill_in(
+    command: &[Arg],
+    items: Option<&[String]>,
+    replace: Option<&str>,
+    braces: bool,
+) -> Vec<Vec<Arg>> {
+    let one = |item: Option<&str>| -> Vec<Arg> {
+        let value = |a: &Arg, with: &str| match (item, a.lit()) {
+            (Some(v), Some(t)) => Arg::literal(&t.replace(with, v)),
+            _ => Arg::unknown(&a.raw),
+        };
+        let mut used = false;
+        let mut out: Vec<Arg> = command
+            .iter()
+            .map(|a| match (replace, a.lit()) {
+                (Some(r), Some(t)) if t.contains(r) => {
+                    used = true;
+                    value(a, r)
+                }
+                (_, Some(t)) if braces && t.contains('{') && t.contains('}') => {
+                    used = true;
+                    Arg::unknown(&a.raw)
+                }
+                _ => a.clone(),
+            })
+            .collect();
+        if !used {
+            out.push(item.map_or_else(|| Arg::unknown("<input>"), Arg::literal));
+        }
+        out
+    };
+    match items {
+        Some(list) if !list.is_empty() && list.len() <= MAX_ITEMS => {
+            list.iter().map(|i| one(Some(i))).collect()
+        }
+        Some([]) => vec![command.to_vec()],
+        _ => vec![one(None)],
+    }
+}
+
+/// The arguments after the wrapper's own leading options.
+pub(super) fn leading_options(args: &[Arg], with_value: &[&str]) -> Vec<Arg> {
+    let n = leading_len(args, with_value);
+    args.get(n..).unwrap_or(&[]).to_vec()
+}
+
+/// The wrapper's own leading options.
+pub(super) fn leading_only(args: &[Arg], with_value: &[&str]) -> Vec<Arg> {
+    let n = leading_len(args, with_value);
+    args.get(..n).unwrap_or(&[]).to_vec()
+}
+
+/// How many leading arguments are options (and their values) of the wrapper.
+fn leading_len(args: &[Arg], with_value: &[&str]) -> usize {
+    let mut i = 0;
+    while let Some(t) = args.get(i).and_then(Arg::lit) {
+        if t == "--" {
+            return i + 1;
+        }
+        let is_opt = (t.starts_with('-') || t.starts_with('+')) && t.len() > 1;
+        if !is_opt {
+            break;
+        }
+        let key = if t.starts_with("--") {
+            super::commands::canonical_long(t, with_value)
+        } else {
+            t.get(..2).unwrap_or(t)
+        };
+        let takes_next = with_value.contains(&key) && (t.len() == 2 || t.starts_with("--"));
+        i += if takes_next && !t.contains('=') { 2 } else { 1 };
+    }
+    i.min(args.len())
+}
+
+/// Drops leading `VAR=value` words (sudo, env).
+fn skip_assignments(args: Vec<Arg>) -> Vec<Arg> {
+    let n = args.iter().take_while(|a| is_assignment(&a.raw)).count();
+    args.into_iter().skip(n).collect()
+}
+
+fn is_assignment(t: &str) -> bool {
+    t.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// `eval a b c` runs "a b c": known only when every word is.
+pub(super) fn join_args(args: &[Arg]) -> Arg {
+    let texts: Option<Vec<&str>> = args.iter().map(Arg::lit).collect();
+    Arg {
+        text: texts.map(|t| t.join(" ")),
+        glob_at: None,
+        raw: args
+            .iter()
+            .map(|a| a.raw.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        procsub: false,
+        scratch: None,
+    }
+}

@@ -1,0 +1,621 @@
+//! Programs that look read-only but write or run through some of their
+//! arguments. Rule: such a program is safe only when none of its writing or
+//! executing arguments is present; a written file is judged by where it is
+//! (like a redirection), a program or command line it runs is judged as a
+//! command (or is unclassifiable when it cannot be read), a script in a
+//! language the classifier does not read (a sed or awk program only known at
+//! run time, `sed -f`, `awk -f`) follows the script-file rule.
+
+use super::commands::{Cmd, Opts, parse_opts};
+use super::rules;
+use super::walk::{Input, Walker};
+use super::words::Arg;
+use crate::model::Risk;
+
+impl Walker {
+    /// Judges the programs of this module; false when `cmd` is none of them.
+    pub(super) fn writer(&mut self, cmd: &Cmd<'_>) -> bool {
+        match cmd.name {
+            "sed" | "gsed" => self.sed(cmd),
+            "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => self.awk(cmd),
+            "date" => self.date(cmd),
+            "split" | "csplit" => self.split(cmd),
+            "patch" => self.patch(cmd),
+            "less" | "more" | "most" | "man" => self.pager(cmd),
+            "fd" | "fdfind" => self.fd(cmd),
+            "at" | "batch" => self.at(cmd),
+            n if rules::raw().command_languages.names.has(n) => self.command_language(cmd),
+            n => match rules::raw().program(n).filter(|p| p.reads) {
+                Some(p) => {
+                    let opts = self.options(cmd, cmd.args);
+                    let out = p.output_at.and_then(|i| opts.pos.get(i.saturating_sub(1)));
+                    if let Some(out) = out {
+                        self.write_to(out, &format!("`{}`", cmd.shown));
+                    }
+                    self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
+                }
+                None => return false,
+            },
+        }
+        true
+    }
+
+    /// The options of `cmd` that take the next word, from the rules file;
+    /// unclassifiable (fail-close) when the file has no table for it.
+    pub(super) fn with_value(&mut self, cmd: &Cmd<'_>) -> Vec<&'static str> {
+        match rules::raw().program(cmd.name) {
+            Some(p) => [&p.with_value, &p.writes, &p.runs, &p.config]
+                .iter()
+                .flat_map(|n| n.strs())
+                .collect(),
+            None => {
+                self.unclassifiable(format!(
+                    "{}: no `[[options]]` entry for `{}`",
+                    rules::FILE,
+                    cmd.name
+                ));
+                Vec::new()
+            }
+        }
+    }
+
+    /// `args` (`cmd`'s, maybe rewritten) read with its `[[options]]` entry,
+    /// and the effects of the options it names: a file written (`writes`, not
+    /// `-`), a program run (`runs`), a file of options or commands (`config`,
+    /// not `/dev/null`: unclassifiable).
+    pub(super) fn options(&mut self, cmd: &Cmd<'_>, args: &[Arg]) -> Opts {
+        let with = self.with_value(cmd);
+        let opts = parse_opts(args, &with);
+        let Some(p) = rules::raw().program(cmd.name) else {
+            return opts;
+        };
+        let what = format!("`{}`", cmd.shown);
+        for (n, v) in &opts.values {
+            if p.writes.has(n) && !v.is("-") {
+                self.write_to(v, &what);
+            }
+            if p.runs.has(n) {
+                self.code_string(v, &cmd.shown);
+            }
+            if p.config.has(n) && !v.is("/dev/null") {
+                self.unclassifiable(format!(
+                    "{what} reads `{n}`, a file of options or commands (they can write anywhere or run programs)"
+                ));
+            }
+        }
+        opts
+    }
+
+    fn sed(&mut self, cmd: &Cmd<'_>) {
+        let with = self.with_value(cmd);
+        let opts = parse_opts(cmd.args, &with);
+        let what = format!("`{}`", cmd.shown);
+        let mut scripts: Vec<Arg> = opts
+            .values
+            .iter()
+            .filter(|(n, _)| n == "-e" || n == "--expression")
+            .map(|(_, v)| v.clone())
+            .collect();
+        let files: Vec<Arg> = opts
+            .values
+            .iter()
+            .filter(|(n, _)| n == "-f" || n == "--file")
+            .map(|(_, v)| v.clone())
+            .collect();
+        let mut inputs = opts.pos.iter();
+        if scripts.is_empty() && files.is_empty() {
+            scripts.extend(inputs.next().cloned());
+        }
+        let sandbox = opts.has('\0', &["--sandbox"]);
+        for f in &files {
+            if f.is("-") {
+                self.unclassifiable(format!("{what} reads its script from standard input"));
+            } else if !sandbox {
+                self.script_file(f, &cmd.shown);
+            }
+        }
+        for s in &scripts {
+            match s.lit() {
+                Some(text) if !sandbox => self.sed_script(text, &what),
+                Some(_) => {}
+                None => self.unclassifiable(format!(
+                    "{what} runs a sed script only known at run time (sed can write files and run commands)"
+                )),
+            }
+        }
+        if opts.has('i', &["--in-place"]) {
+            let mut any = false;
+            for f in inputs {
+                any = true;
+                self.write_to(f, &what);
+            }
+            if !any {
+                self.note(Risk::Moderate, format!("{what} edits files in place"));
+            }
+        } else {
+            self.note(Risk::Safe, format!("{what} only prints"));
+        }
+    }
+
+    fn sed_script(&mut self, text: &str, what: &str) {
+        for effect in sed_effects(text) {
+            match effect {
+                SedEffect::Writes(file) => self.write_to(&Arg::literal(&file), what),
+                SedEffect::Runs(Some(command)) => {
+                    self.code_string(&Arg::literal(&command), what.trim_matches('`'));
+                }
+                SedEffect::Runs(None) => self.unclassifiable(format!(
+                    "{what} runs text it builds as a shell command (sed `e`)"
+                )),
+                SedEffect::Unknown(c) => self.unclassifiable(format!(
+                    "{what} uses sed command `{c}`, which the classifier does not know"
+                )),
+            }
+        }
+    }
+
+    fn awk(&mut self, cmd: &Cmd<'_>) {
+        let with = self.with_value(cmd);
+        let opts = parse_opts(cmd.args, &with);
+        let what = format!("`{}`", cmd.shown);
+        if opts.value_of(&["-l", "--load"]).is_some() {
+            self.unclassifiable(format!("{what} loads a compiled extension"));
+        }
+        let mut files = Vec::new();
+        let mut programs = Vec::new();
+        for (n, v) in &opts.values {
+            match n.as_str() {
+                "-f" | "--file" | "-i" | "--include" | "-E" | "--exec" => files.push(v.clone()),
+                "-e" | "--source" => programs.push(v.clone()),
+                _ => {}
+            }
+        }
+        if files.is_empty() && programs.is_empty() {
+            programs.extend(opts.pos.first().cloned());
+        }
+        let sandbox = opts.has('S', &["--sandbox"]);
+        for f in &files {
+            if f.is("-") || f.is("/dev/stdin") {
+                self.unclassifiable(format!("{what} reads its program from standard input"));
+            } else {
+                self.script_file(f, &cmd.shown);
+            }
+        }
+        let profile = opts.flags.iter().any(|f| {
+            [
+                "-o",
+                "-p",
+                "-d",
+                "--pretty-print",
+                "--profile",
+                "--dump-variables",
+            ]
+            .iter()
+            .any(|o| {
+                f == o || (o.len() == 2 && f.starts_with(o)) || f.starts_with(&format!("{o}="))
+            })
+        });
+        if profile {
+            self.note(
+                Risk::Moderate,
+                format!("{what} writes a profile or dump file"),
+            );
+        }
+        for p in &programs {
+            match p.lit() {
+                Some(text) => self.awk_program(text, &what, sandbox),
+                None => self
+                    .unclassifiable(format!("{what} runs an awk program only known at run time")),
+            }
+        }
+        self.note(Risk::Safe, format!("{what} only reads"));
+    }
+
+    fn awk_program(&mut self, text: &str, what: &str, sandbox: bool) {
+        let code = awk_code(text);
+        if code.contains('@') {
+            self.unclassifiable(format!(
+                "{what} loads awk extensions or files (`@load`, `@include`)"
+            ));
+        }
+        if sandbox {
+            return;
+        }
+        let runs = code.contains("system(")
+            || code.contains("system (")
+            || code.replace("||", "").contains('|');
+        if runs {
+            self.unclassifiable(format!(
+                "{what} runs shell commands from awk (`system`, `|`), which the classifier cannot read"
+            ));
+        }
+        for target in awk_redirections(text, &code) {
+            match target {
+                Some(file) => self.write_to(&Arg::literal(&file), what),
+                None => self.note(
+                    Risk::Moderate,
+                    format!("{what} writes files named at run time"),
+                ),
+            }
+        }
+    }
+
+    fn date(&mut self, cmd: &Cmd<'_>) {
+        let with = self.with_value(cmd);
+        let opts = parse_opts(cmd.args, &with);
+        let sets = opts.value_of(&["-s", "--set"]).is_some()
+            || opts
+                .pos
+                .iter()
+                .any(|p| p.lit().is_none_or(|t| !t.starts_with('+')));
+        if sets {
+            self.note(
+                Risk::Dangerous,
+                format!("`{}` sets the system clock", cmd.shown),
+            );
+        } else {
+            self.note(Risk::Safe, format!("`{}` only prints", cmd.shown));
+        }
+    }
+
+    fn split(&mut self, cmd: &Cmd<'_>) {
+        let opts = self.options(cmd, cmd.args);
+        let what = format!("`{}`", cmd.shown);
+        let prefix = if cmd.name == "csplit" {
+            opts.value_of(&["-f", "--prefix"])
+                .unwrap_or_else(|| Arg::literal("xx"))
+        } else {
+            opts.pos
+                .get(1)
+                .cloned()
+                .unwrap_or_else(|| Arg::literal("x"))
+        };
+        let mut prefix = prefix;
+        if let Some(t) = prefix.text.as_mut() {
+            t.push_str("aa");
+        }
+        self.write_to(&prefix, &what);
+    }
+
+    fn patch(&mut self, cmd: &Cmd<'_>) {
+        let with = self.with_value(cmd);
+        let opts = parse_opts(cmd.args, &with);
+        let what = format!("`{}`", cmd.shown);
+        if opts.has('\0', &["--dry-run"]) {
+            self.note(Risk::Safe, format!("{what} only checks a patch"));
+            return;
+        }
+        for key in [
+            &["-o", "--output"][..],
+            &["-r", "--reject-file"],
+            &["-d", "--directory"],
+        ] {
+            if let Some(v) = opts.value_of(key).filter(|v| !v.is("-")) {
+                self.write_to(&v, &what);
+            }
+        }
+        match opts.pos.first() {
+            Some(file) => self.write_to(file, &what),
+            None => self.note(
+                Risk::Moderate,
+                format!("{what} changes the files the patch names"),
+            ),
+        }
+    }
+
+    /// less, more, man: safe readers unless they get commands (`+!cmd`, a
+    /// man pager or browser) or write a log (the option roles of the file).
+    fn pager(&mut self, cmd: &Cmd<'_>) {
+        let opts = self.options(cmd, cmd.args);
+        let what = format!("`{}`", cmd.shown);
+        if cmd.name == "man" {
+            let browser = opts
+                .flags
+                .iter()
+                .any(|f| f.starts_with("-H") || f.starts_with("--html"));
+            if browser {
+                self.unclassifiable(format!("{what} starts a browser"));
+            }
+        } else if cmd.args.iter().any(|a| a.lit().is_none_or(pager_command)) {
+            self.unclassifiable(format!(
+                "{what} starts with pager commands, which can run shell commands"
+            ));
+        }
+        self.note(Risk::Safe, format!("{what} only reads"));
+    }
+
+    /// fd: `-x`/`-X` run the rest of the line for each found path.
+    fn fd(&mut self, cmd: &Cmd<'_>) {
+        let at = cmd.args.iter().position(|a| {
+            a.lit()
+                .is_some_and(|t| matches!(t, "-x" | "--exec" | "-X" | "--exec-batch"))
+        });
+        match at {
+            Some(i) => {
+                let inner: Vec<Arg> = cmd
+                    .args
+                    .get(i + 1..)
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|a| match a.lit() {
+                        Some(t) if t.contains('{') && t.contains('}') => Arg::unknown(&a.raw),
+                        _ => a.clone(),
+                    })
+                    .collect();
+                let mut inner = inner;
+                if !inner.iter().any(|a| a.lit().is_none()) {
+                    inner.push(Arg::unknown("{}"));
+                }
+                self.run(&inner, &Input::Terminal);
+            }
+            None => self.note(Risk::Safe, format!("`{}` only searches", cmd.shown)),
+        }
+    }
+
+    /// at, batch: schedule their input as commands for later, outside the step.
+    fn at(&mut self, cmd: &Cmd<'_>) {
+        self.note(
+            Risk::Dangerous,
+            format!(
+                "`{}` schedules commands to run later, outside the step",
+                cmd.shown
+            ),
+        );
+        match cmd.input {
+            Input::Text(Some(t)) | Input::Pipe(Some(t)) => {
+                let t = t.clone();
+                self.script(&t);
+            }
+            Input::Terminal => {}
+            _ => self.unclassifiable(format!(
+                "`{}` schedules commands the classifier cannot read",
+                cmd.shown
+            )),
+        }
+    }
+
+    fn command_language(&mut self, cmd: &Cmd<'_>) {
+        let version = !cmd.args.is_empty()
+            && cmd
+                .args
+                .iter()
+                .all(|a| a.is("--version") || a.is("-V") || a.is("--help"));
+        if version {
+            self.note(
+                Risk::Safe,
+                format!("`{}` only prints its version", cmd.shown),
+            );
+        } else {
+            self.unclassifiable(format!(
+                "`{}` has a command language that can run shell commands",
+                cmd.shown
+            ));
+        }
+    }
+
+    /// One `-o Key=Value` of ssh or scp.
+    pub(super) fn ssh_option(&mut self, option: &Arg, shown: &str) {
+        let Some(text) = option.lit() else {
+            return self.unclassifiable(format!(
+                "`{shown}` has an ssh option only known at run time"
+            ));
+        };
+        let (key, value) = text
+            .split_once(['=', ' '])
+            .map_or((text, ""), |(k, v)| (k, v.trim_start_matches(['=', ' '])));
+        let key = key.to_ascii_lowercase();
+        match key.as_str() {
+            "proxycommand" | "localcommand" | "knownhostscommand" => {
+                self.code_string(&Arg::literal(&value.replace('%', "")), shown);
+            }
+            "pkcs11provider" | "securitykeyprovider" | "include" | "permitlocalcommand" => {
+                self.unclassifiable(format!(
+                    "`{shown}` sets ssh option {key}, which can run or load code"
+                ));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What a sed script does beyond printing.
+enum SedEffect {
+    Writes(String),
+    Runs(Option<String>),
+    Unknown(char),
+}
+
+/// The writes and executions of a sed script (GNU syntax).
+fn sed_effects(script: &str) -> Vec<SedEffect> {
+    let chars: Vec<char> = script.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        i = skip_address(&chars, i);
+        let Some(&c) = chars.get(i) else { break };
+        i += 1;
+        match c {
+            ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' => {}
+            '#' | ':' | 'a' | 'i' | 'c' | 'r' | 'R' | 'b' | 't' | 'T' | 'v' | 'q' | 'Q' | 'l'
+            | 'L' => {
+                i = rest_of_line(
+                    &chars,
+                    i,
+                    matches!(c, 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v' | ':'),
+                )
+                .1
+            }
+            'w' | 'W' => {
+                let (arg, next) = rest_of_line(&chars, i, false);
+                out.push(SedEffect::Writes(arg));
+                i = next;
+            }
+            'e' => {
+                let (arg, next) = rest_of_line(&chars, i, false);
+                out.push(SedEffect::Runs((!arg.is_empty()).then_some(arg)));
+                i = next;
+            }
+            's' | 'y' => {
+                let Some(&delim) = chars.get(i) else { break };
+                i = skip_part(&chars, i + 1, delim);
+                i = skip_part(&chars, i, delim);
+                if c == 's' {
+                    i = sed_flags(&chars, i, &mut out);
+                }
+            }
+            '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' | 'F' => {}
+            other => {
+                out.push(SedEffect::Unknown(other));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Flags of an `s` command; `w FILE` and `e` are effects.
+fn sed_flags(chars: &[char], mut i: usize, out: &mut Vec<SedEffect>) -> usize {
+    while let Some(&f) = chars.get(i) {
+        match f {
+            'w' => {
+                let (arg, next) = rest_of_line(chars, i + 1, false);
+                out.push(SedEffect::Writes(arg));
+                return next;
+            }
+            'e' => out.push(SedEffect::Runs(None)),
+            'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => {}
+            _ => return i,
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Skips a sed address (`1`, `$`, `/re/I`, `\%re%`, `1,+3`, `0~2`) and spaces.
+fn skip_address(chars: &[char], mut i: usize) -> usize {
+    loop {
+        match chars.get(i) {
+            Some(' ' | '\t') => i += 1,
+            Some(c) if c.is_ascii_digit() || matches!(c, '$' | ',' | '~' | '+') => i += 1,
+            Some('/') => i = skip_part(chars, i + 1, '/'),
+            Some('\\') => match chars.get(i + 1) {
+                Some(&d) => i = skip_part(chars, i + 2, d),
+                None => return i + 1,
+            },
+            Some('I' | 'M') if i > 0 && chars.get(i - 1).is_some_and(|p| !p.is_alphabetic()) => {
+                i += 1
+            }
+            _ => return i,
+        }
+    }
+}
+
+/// Skips to just after the next unescaped `delim`.
+fn skip_part(chars: &[char], mut i: usize, delim: char) -> usize {
+    while let Some(&c) = chars.get(i) {
+        if c == '\\' {
+            i += 2;
+            continue;
+        }
+        i += 1;
+        if c == delim {
+            break;
+        }
+    }
+    i
+}
+
+/// The argument up to the end of the line (or a `;` when `semicolon` ends it).
+fn rest_of_line(chars: &[char], i: usize, semicolon: bool) -> (String, usize) {
+    let mut j = i;
+    while let Some(&c) = chars.get(j) {
+        if c == '\n' || (semicolon && (c == ';' || c == '}')) {
+            break;
+        }
+        j += 1;
+    }
+    let arg: String = chars.get(i..j).unwrap_or(&[]).iter().collect();
+    (arg.trim().to_string(), j + 1)
+}
+
+/// An awk program with string and regex literals blanked out (`"..."` → `""`).
+fn awk_code(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    let mut prev = ' ';
+    while let Some(c) = chars.next() {
+        let regex = c == '/' && !(prev.is_alphanumeric() || matches!(prev, ')' | ']' | '_' | '$'));
+        if c == '"' || regex {
+            out.push(c);
+            while let Some(d) = chars.next() {
+                if d == '\\' {
+                    chars.next();
+                    continue;
+                }
+                if d == c {
+                    break;
+                }
+            }
+            out.push(c);
+            prev = c;
+            continue;
+        }
+        if c == '#' {
+            for d in chars.by_ref() {
+                if d == '\n' {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(c);
+        if !c.is_whitespace() {
+            prev = c;
+        }
+    }
+    out
+}
+
+/// Output redirections of `print`/`printf` (`> "f"`, `>> "f"`): Some(file) when literal.
+fn awk_redirections(text: &str, code: &str) -> Vec<Option<String>> {
+    if !code.contains("print") || !code.contains('>') {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for stmt in code.split([';', '\n', '}', '{']) {
+        let Some(at) = stmt.find("print") else {
+            continue;
+        };
+        let tail = stmt.get(at..).unwrap_or("");
+        let mut depth = 0i32;
+        let redirect = tail.char_indices().find(|(_, c)| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            *c == '>' && depth == 0
+        });
+        if redirect.is_some() {
+            out.push(literal_target(text, tail));
+        }
+    }
+    out
+}
+
+/// The file of `print > "file"` when the original text has one literal target.
+fn literal_target(text: &str, _stmt: &str) -> Option<String> {
+    let at = text.find('>')?;
+    let rest = text.get(at..)?.trim_start_matches('>').trim_start();
+    let rest = rest.strip_prefix('"')?;
+    let end = rest.find('"')?;
+    Some(rest.get(..end)?.to_string())
+}
+
+/// `+CMD` that makes less run a command (`+!cmd`); a line number, a search,
+/// `+G` and `+F` only move.
+fn pager_command(t: &str) -> bool {
+    t.strip_prefix('+').is_some_and(|c| {
+        !(c.chars().all(|x| x.is_ascii_digit()) || c.starts_with('/') || c == "G" || c == "F")
+    })
+}

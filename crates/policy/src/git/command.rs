@@ -1,0 +1,264 @@
+//! A whole `git …` command line as written in a bash step: git's global
+//! options, then the subcommand judged by the same rules as the `git` tool
+//! ([`super::risk`]) or by the table of the other subcommands
+//! ([`super::other`]).
+//!
+//! Global options (listed in the rules file) are matched exactly (git does
+//! not abbreviate them).
+//! `-c key=value` and `--config-env` are judged by [`super::config`]: a key
+//! that can make git run a program, or one plangate does not know, makes the
+//! command unclassifiable. `--exec-path=DIR` with a subcommand makes git look
+//! for programs in DIR: unclassifiable too. `-C`, `--git-dir` and
+//! `--work-tree` name the repository: the caller checks them as write targets.
+
+use super::parse::{Parsed, Word};
+use super::risk::{self, Extra};
+use super::{Op, Verdict, other, parse_op, rules, verdict};
+use crate::model::Risk;
+
+/// The verdict on a `git` command line, and the words naming the repository
+/// it works on (indexes in the words given), for the caller to check.
+#[derive(Debug, Clone)]
+pub struct CommandVerdict {
+    /// The risk of the command.
+    pub verdict: Verdict,
+    /// Indexes of the values of `-C`, `--git-dir`, `--work-tree` (a value
+    /// attached with `=` is not listed: its word holds the option too).
+    pub repo_words: Vec<usize>,
+    /// The same values when attached (`--git-dir=x`): the text after `=`.
+    pub repo_attached: Vec<String>,
+}
+
+/// What the global options said.
+#[derive(Default)]
+struct Globals {
+    info: bool,
+    exec_path: Option<String>,
+    problems: Vec<String>,
+    repo_words: Vec<usize>,
+    repo_attached: Vec<String>,
+}
+
+/// Reads the global options; returns them and the index of the subcommand.
+fn globals(words: &[Word<'_>]) -> (Globals, usize) {
+    let with_value = &rules::raw().globals.with_value;
+    let mut g = Globals::default();
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        let Some(t) = w.text else {
+            if w.raw.starts_with('-') {
+                g.problems
+                    .push(format!("`{}` is only known at run time", w.raw));
+                i += 1;
+                continue;
+            }
+            break;
+        };
+        if !t.starts_with('-') {
+            break;
+        }
+        let (name, attached) = match t.split_once('=').filter(|_| t.starts_with("--")) {
+            Some((n, v)) => (n, Some(v)),
+            None => (t, None),
+        };
+        let value = match attached {
+            Some(v) => Some(Word::lit(v)),
+            None if with_value.iter().any(|o| o == name) => {
+                i += 1;
+                words.get(i).copied()
+            }
+            None => None,
+        };
+        global(&mut g, name, value, attached.is_none().then_some(i));
+        i += 1;
+    }
+    (g, i)
+}
+
+/// Notes one global option; `at` is the index of its separate value word.
+fn global(g: &mut Globals, name: &str, value: Option<Word<'_>>, at: Option<usize>) {
+    let known = &rules::raw().globals;
+    match name {
+        "-c" | "--config-env" => match value.and_then(|v| v.text) {
+            Some(kv) => {
+                let key = kv.split('=').next().unwrap_or(kv);
+                g.problems.extend(super::config::key_problem(key));
+            }
+            None => g.problems.push(format!(
+                "`{name}` sets configuration only known at run time"
+            )),
+        },
+        "-C" | "--git-dir" | "--work-tree" => match (value, at) {
+            (Some(_), Some(at)) => g.repo_words.push(at),
+            (Some(v), None) => g.repo_attached.push(v.raw.to_owned()),
+            _ => {}
+        },
+        "--exec-path" => match value {
+            Some(v) => g.exec_path = Some(v.raw.to_owned()),
+            None => g.info = true,
+        },
+        n if known.info.iter().any(|o| o == n) => g.info = true,
+        n if known.flags.iter().any(|o| o == n) => {}
+        n => g
+            .problems
+            .push(format!("`{n}` is not a git option plangate knows")),
+    }
+}
+
+/// Judges `git WORDS…` (the words after `git`); every command is
+/// unclassifiable when the rules file does not load.
+pub fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
+    let mut c = judge_words(words);
+    if let Err(e) = super::checked() {
+        c.verdict = c.verdict.cannot_judge(e.to_owned());
+    }
+    c
+}
+
+/// Why one of the words is an option plangate does not know (a global
+/// option, or one of the subcommand's), if one is: for the rules' `not_examples`.
+pub(super) fn unknown_option(words: &[Word<'_>]) -> Option<String> {
+    let (g, at) = globals(words);
+    if let Some(why) = g.problems.into_iter().next() {
+        return Some(why);
+    }
+    let rest = words.get(at..).unwrap_or(&[]);
+    let sub = rest.first()?.text?;
+    let p = match tool_op(sub) {
+        Some(op) => parse_op(op, &rest[1..]),
+        None => other::parse(sub, &rest[1..])?,
+    };
+    p.unreadable()
+}
+
+/// [`classify_command`] without the check of the rules file (its examples use it).
+pub(super) fn judge_words(words: &[Word<'_>]) -> CommandVerdict {
+    let (g, at) = globals(words);
+    let rest = words.get(at..).unwrap_or(&[]);
+    let mut v = match rest.first() {
+        _ if g.info => verdict(Risk::Safe, "git only prints its version, help or paths"),
+        None => verdict(Risk::Safe, "git without a subcommand only prints its usage"),
+        Some(w) => match w.text {
+            Some(sub) => subcommand(sub, &rest[1..]),
+            None => verdict(
+                Risk::Dangerous,
+                format!("the git subcommand `{}` is only known at run time", w.raw),
+            ),
+        },
+    };
+    if let Some(dir) = g.exec_path.filter(|_| !rest.is_empty()) {
+        v = v.cannot_judge(format!(
+            "`--exec-path={dir}` makes git run programs from that directory"
+        ));
+    }
+    for why in g.problems {
+        v = v.cannot_judge(why);
+    }
+    CommandVerdict {
+        verdict: v,
+        repo_words: g.repo_words,
+        repo_attached: g.repo_attached,
+    }
+}
+
+/// The tool's operation named `sub`, if it is one.
+pub(super) fn tool_op(sub: &str) -> Option<Op> {
+    Some(match sub {
+        "status" => Op::Status,
+        "diff" => Op::Diff,
+        "log" => Op::Log,
+        "add" => Op::Add,
+        "commit" => Op::Commit,
+        "push" => Op::Push,
+        "pull" => Op::Pull,
+        "branch" => Op::Branch,
+        "checkout" => Op::Checkout,
+        "stash" => Op::Stash,
+        "reset" => Op::Reset,
+        _ => return None,
+    })
+}
+
+fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {
+    if let Some(op) = tool_op(sub) {
+        let p = parse_op(op, words);
+        let extra = Extra {
+            has_files: op == Op::Checkout && checkout_names_a_path(&p),
+            ..Extra::default()
+        };
+        let mut v = risk::judge(op, &p, extra);
+        if let Some(why) = risk::unknown_stash_sub(op, &p) {
+            v = v.cannot_judge(why);
+        }
+        return risk::finish(v, sub, &p);
+    }
+    if let Some(v) = other::judge(sub, words) {
+        return v;
+    }
+    verdict(Risk::Moderate, format!("git {sub} is not judged")).cannot_judge(format!(
+        "`git {sub}` is not a git subcommand plangate knows (it may be an alias or a `git-{sub}` program)"
+    ))
+}
+
+/// In bash, `git checkout X` reads X as a path when it is not a branch: a
+/// word that can only be a path (`.`, `./x`, `../x`, `:/x`, a glob, `x/`)
+/// discards changes like `git checkout -- X`.
+fn checkout_names_a_path(p: &Parsed) -> bool {
+    let creates = p.has(super::Tag::NewBranch) || p.has(super::Tag::ResetBranch);
+    if creates || p.dashdash {
+        return false;
+    }
+    p.positionals.first().is_some_and(|w| {
+        matches!(w.as_str(), "." | "..")
+            || w.starts_with("./")
+            || w.starts_with("../")
+            || w.starts_with(":/")
+            || w.ends_with('/')
+            || w.contains(['*', '?', '['])
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judge(line: &str) -> Verdict {
+        let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
+        classify_command(&words).verdict
+    }
+
+    fn label(v: &Verdict) -> &'static str {
+        if v.unclassifiable.is_some() {
+            "unclassifiable"
+        } else {
+            v.risk.as_str()
+        }
+    }
+
+    #[test]
+    fn globals_and_subcommands() {
+        for (want, line) in [
+            ("safe", "--version"),
+            ("safe", "-C sub status"),
+            ("safe", "--git-dir=x --work-tree y log -1"),
+            ("moderate", "-c user.name=ci commit -m x"),
+            ("unclassifiable", "-c core.hooksPath=/tmp/h commit -m x"),
+            ("unclassifiable", "-c alias.st=!sh status"),
+            ("unclassifiable", "--config-env=core.pager=X log"),
+            ("unclassifiable", "--exec-path=/tmp status"),
+            ("unclassifiable", "--frobnicate status"),
+            ("unclassifiable", "frobnicate"),
+            ("dangerous", "push origin main"),
+            ("dangerous", "push --force-w origin feature"),
+            ("unclassifiable", "push --forc origin feature"),
+            ("dangerous", "push --delet origin feature"),
+            ("dangerous", "checkout ."),
+            ("moderate", "checkout feature"),
+            ("dangerous", "clean -fdx"),
+            ("safe", "clean -n"),
+            ("unclassifiable", "rebase -x make main"),
+        ] {
+            assert_eq!(label(&judge(line)), want, "git {line}: {:?}", judge(line));
+        }
+    }
+}

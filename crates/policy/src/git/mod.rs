@@ -1,0 +1,249 @@
+//! The one git risk table: pure rules that say how risky a git command is,
+//! called both by the `git` tool (a step's `operation` and `args`) and by the
+//! bash classifier (`git …` written in a bash step), so an operation has the
+//! same risk by either route.
+//!
+//! - [`rules`]: the rules file `crates/policy/src/rules/git.toml` (subcommands,
+//!   their options, global options, configuration keys), loaded and checked;
+//! - `op`: the subcommands the tool runs ([`GitOperation`]);
+//! - [`options`]: what an option means, and the tool's operations' tables;
+//! - [`abbrev`]: abbreviated long options, resolved as git resolves them;
+//! - [`parse`]: reading arguments with a table;
+//! - [`risk`] and [`push`]: the risk of those subcommands;
+//! - [`command`]: a whole `git …` command line (global options, `-c`), for bash;
+//! - [`other`]: the subcommands the tool does not run (rebase, clean, tag, ...);
+//! - [`config`]: configuration keys, harmless or making git run programs.
+//!
+//! Three kinds of option: known ones (judged, passed on as written); refused
+//! ones (the tool's plan errors: they make git run a program named by the
+//! plan, read or write files plangate does not check, or wait for a human);
+//! anything else, unknown or ambiguous, cannot be judged: the step or command
+//! is unclassifiable and needs an explicit approval at any tolerance.
+//!
+//! No I/O here.
+
+pub mod abbrev;
+pub mod command;
+pub mod config;
+mod op;
+pub mod options;
+pub mod other;
+pub mod parse;
+pub mod push;
+pub mod risk;
+pub mod rules;
+
+pub use command::classify_command;
+pub use op::GitOperation;
+pub use op::GitOperation as Op;
+pub use options::Tag;
+pub use parse::{Parsed, Word};
+pub use push::{PushTarget, push_target};
+pub use risk::Extra;
+
+use crate::model::Risk;
+
+/// The verdict on a git step or command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// The risk.
+    pub risk: Risk,
+    /// What decided it.
+    pub reason: String,
+    /// Set when the arguments hold something plangate cannot judge.
+    pub unclassifiable: Option<String>,
+    /// Set when `args` hold an option the tool refuses (a plan error; never reached in a valid plan).
+    pub blocked: Option<String>,
+}
+
+pub fn verdict(risk: Risk, reason: impl Into<String>) -> Verdict {
+    Verdict {
+        risk,
+        reason: reason.into(),
+        unclassifiable: None,
+        blocked: None,
+    }
+}
+
+impl Verdict {
+    /// Marks the verdict unclassifiable (the risk is at least moderate).
+    pub fn cannot_judge(mut self, why: String) -> Verdict {
+        if self.unclassifiable.is_none() {
+            self.unclassifiable = Some(why);
+        }
+        self.risk = self.risk.max(Risk::Moderate);
+        self
+    }
+
+    /// Raises the risk to `risk` with this reason when it is higher.
+    pub fn at_least(mut self, risk: Risk, reason: impl Into<String>) -> Verdict {
+        if risk > self.risk {
+            self.risk = risk;
+            self.reason = reason.into();
+        }
+        self
+    }
+}
+
+/// Reads a tool step's `args` (literal words) with the operation's table.
+pub fn parse(op: Op, args: &[String]) -> Parsed {
+    let words: Vec<Word<'_>> = args.iter().map(|a| Word::lit(a)).collect();
+    parse_op(op, &words)
+}
+
+/// Reads the words after the subcommand with the operation's table (the
+/// first word of `stash` is its subcommand when it is not an option).
+pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
+    let stash_sub = if op == Op::Stash {
+        words
+            .first()
+            .filter(|w| w.text.is_none_or(|t| !t.starts_with('-')))
+            .map(|w| w.text.unwrap_or(w.raw).to_owned())
+    } else {
+        None
+    };
+    let t = options::tables(op, stash_sub.as_deref());
+    let start = usize::from(stash_sub.is_some());
+    let mut p = parse::parse_words(&t, words, start);
+    p.stash_sub = stash_sub;
+    p
+}
+
+/// The parts of a tool step the rules need (built from the plan's nodes
+/// before the parameters are typed, and from the typed parameters after).
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The operation.
+    pub op: Op,
+    /// `args`.
+    pub args: &'a [String],
+    /// `files` is not empty.
+    pub has_files: bool,
+    /// `force`.
+    pub force: bool,
+    /// `dry_run`.
+    pub dry_run: bool,
+    /// `commit_message` is set.
+    pub has_message: bool,
+}
+
+/// Classifies a `git` tool step: a refused option blocks it, an unknown or
+/// ambiguous one makes it unclassifiable (and so does a rules file that
+/// does not load).
+pub fn classify(r: &Request<'_>) -> Verdict {
+    let v = classify_unchecked(r);
+    match checked() {
+        Ok(_) => v,
+        Err(e) => v.cannot_judge(e.to_owned()),
+    }
+}
+
+fn classify_unchecked(r: &Request<'_>) -> Verdict {
+    let p = parse(r.op, r.args);
+    let extra = Extra {
+        force: r.force,
+        dry_run: r.dry_run,
+        has_files: r.has_files,
+    };
+    let mut v = risk::judge(r.op, &p, extra);
+    if let Some((i, why)) = p.refused.first() {
+        v.blocked = Some(format!("`{}` {}", r.args[*i], why.why()));
+        v.risk = Risk::Dangerous;
+    } else if let Some(why) = p.unreadable() {
+        v = v.cannot_judge(format!(
+            "{why} for git {}, so it cannot judge what it does",
+            r.op.as_str()
+        ));
+    } else if let Some(why) = risk::unknown_stash_sub(r.op, &p) {
+        v = v.cannot_judge(why);
+    }
+    v
+}
+
+// The rules' examples, run through the classifier (here, above the files
+// they call, so that no file of this folder depends on one that depends on it).
+
+use rules::FILE;
+
+/// The label a verdict gets in examples.
+pub fn label(v: &Verdict) -> &'static str {
+    if v.unclassifiable.is_some() {
+        "unclassifiable"
+    } else {
+        v.risk.as_str()
+    }
+}
+
+/// Runs every example of `r` through the classifier (which reads the
+/// loaded rules: `r` is them, except in the tests of this checker).
+fn check_examples(r: &rules::Rules) -> Result<(), String> {
+    for s in &r.subs {
+        let at = format!("{FILE}: subcommand `{}`", s.name);
+        if s.rule == rules::Rule::Custom && other::custom(&s.name).is_none() {
+            return Err(format!("{at}: no custom rule of that name in other.rs"));
+        }
+        if s.rule == rules::Rule::Operation
+            && command::tool_op(rules::first_word(&s.name)).is_none()
+        {
+            return Err(format!("{at}: not an operation of the git tool"));
+        }
+    }
+    for (entry, examples, not_examples) in &r.examples {
+        let at = |e: &str, why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
+        for e in examples {
+            let (want, line) = e
+                .split_once(": ")
+                .ok_or_else(|| at(e, "write `LABEL: LINE`".to_owned()))?;
+            let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
+            let v = command::judge_words(&words).verdict;
+            if label(&v) != want {
+                return Err(at(
+                    e,
+                    format!("the classifier says {} ({})", label(&v), v.reason),
+                ));
+            }
+            if let Some(name) = entry.strip_prefix("subcommand `") {
+                let name = name.trim_end_matches('`');
+                let starts = line == name || line.starts_with(&format!("{name} "));
+                if !starts {
+                    return Err(at(e, format!("it does not start with `{name}`")));
+                }
+            }
+        }
+        for line in not_examples {
+            let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
+            if command::unknown_option(&words).is_none() {
+                return Err(format!(
+                    "{FILE}: {entry}: not_example `{line}`: every option of it is known"
+                ));
+            }
+        }
+    }
+    for e in &r.config.stored_examples {
+        let (want, key) = e
+            .split_once(": ")
+            .ok_or_else(|| format!("{FILE}: config: stored example `{e}`: write `LABEL: KEY`"))?;
+        let got = match config::stored_problem(key) {
+            None => "harmless",
+            Some(w) if w.contains("run a program") => "runs",
+            Some(_) => "unknown",
+        };
+        if got != want {
+            return Err(format!(
+                "{FILE}: config: stored example `{e}`: the classifier says {got}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The rules once their examples are checked (once per process), or why
+/// they cannot be used.
+pub fn checked() -> Result<&'static rules::Rules, &'static str> {
+    static C: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let r = rules::loaded().as_ref().map_err(String::as_str)?;
+    C.get_or_init(|| check_examples(r))
+        .as_ref()
+        .map_err(String::as_str)?;
+    Ok(r)
+}

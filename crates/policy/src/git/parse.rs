@@ -1,0 +1,331 @@
+//! Reads a git subcommand's arguments with its option table: known options
+//! (with their values and the tokens that wrote them), refused ones, unknown
+//! and ambiguous ones, positionals and paths. Short options may be bundled
+//! (`-fu`) and take attached values (`-n5`); long options may be abbreviated
+//! where git accepts it ([`super::abbrev`]).
+//!
+//! Words come from a plan's `args` (always literal) or from a bash command
+//! line, where a word may only be known at run time: such a word is read as a
+//! positional, and noted as a possible option when nothing written before it
+//! rules that out.
+
+use super::abbrev::{self, Resolved};
+use super::options::{Refusal, Tables, Tag, Takes};
+use super::rules::Meaning;
+
+/// One argument: its value when known, and how it is written (for reasons).
+#[derive(Debug, Clone, Copy)]
+pub struct Word<'a> {
+    /// The value, or None when it is only known at run time.
+    pub text: Option<&'a str>,
+    /// The word as written.
+    pub raw: &'a str,
+}
+
+impl<'a> Word<'a> {
+    /// A literal word.
+    pub fn lit(s: &'a str) -> Self {
+        Word {
+            text: Some(s),
+            raw: s,
+        }
+    }
+
+    /// The value, or the word as written when it is only known at run time.
+    fn value(&self) -> String {
+        self.text.unwrap_or(self.raw).to_owned()
+    }
+
+    /// Whether a run-time value could start with `-`: nothing literal precedes the expansion.
+    fn may_be_option(&self) -> bool {
+        // Double quotes hide nothing: `"refs/heads/$B"` starts with `r`.
+        !self
+            .raw
+            .trim_start_matches('"')
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || "./:_+@~^%,=".contains(c))
+    }
+}
+
+/// One known option as read: (full name, value, tag, the tokens that wrote it).
+#[derive(Debug, Clone)]
+pub struct Opt {
+    /// The full name (an abbreviation is resolved).
+    pub name: String,
+    /// Its value, if it took one.
+    pub value: Option<String>,
+    /// What it means.
+    pub tag: Tag,
+    /// The argument tokens, with an abbreviated name written in full.
+    pub tokens: Vec<String>,
+    /// The index of its (first) word.
+    pub at: usize,
+}
+
+/// What `args` says, read with the operation's table.
+#[derive(Debug, Clone, Default)]
+pub struct Parsed {
+    /// The stash subcommand (`push` when none is written).
+    pub stash_sub: Option<String>,
+    /// Known options, in order.
+    pub options: Vec<Opt>,
+    /// Positional arguments before `--`.
+    pub positionals: Vec<String>,
+    /// Indexes in `positionals` of words only known at run time.
+    pub runtime_positionals: Vec<usize>,
+    /// Paths after `--`.
+    pub paths: Vec<String>,
+    /// Whether `args` held `--`.
+    pub dashdash: bool,
+    /// Options the table does not know.
+    pub unknown: Vec<String>,
+    /// Abbreviations that match several options: (as written, the candidates).
+    pub ambiguous: Vec<(String, Vec<&'static str>)>,
+    /// Words only known at run time where an option could be.
+    pub runtime_options: Vec<String>,
+    /// (index in `args`, why) of refused options.
+    pub refused: Vec<(usize, Refusal)>,
+}
+
+impl Parsed {
+    /// Whether an option with this tag was given.
+    pub fn has(&self, tag: Tag) -> bool {
+        self.options.iter().any(|o| o.tag == tag)
+    }
+
+    /// The full name of the first option with this tag.
+    pub fn named(&self, tag: Tag) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|o| o.tag == tag)
+            .map(|o| o.name.as_str())
+    }
+
+    /// Whether an option with this full name was given.
+    pub fn has_name(&self, name: &str) -> bool {
+        self.options.iter().any(|o| o.name == name)
+    }
+
+    /// `args` with every abbreviated long option written in full.
+    pub fn canonical(&self, args: &[String]) -> Vec<String> {
+        let mut out = args.to_vec();
+        for o in self.options.iter().filter(|o| o.name.starts_with("--")) {
+            if let (Some(slot), Some(full)) = (out.get_mut(o.at), o.tokens.first()) {
+                slot.clone_from(full);
+            }
+        }
+        out
+    }
+
+    /// The tokens of the known options, in order.
+    pub fn option_tokens(&self) -> impl Iterator<Item = &String> {
+        self.options.iter().flat_map(|o| o.tokens.iter())
+    }
+
+    /// Why the arguments cannot be judged (an unknown or ambiguous option), if they cannot.
+    pub fn unreadable(&self) -> Option<String> {
+        if let Some(u) = self.unknown.first() {
+            return Some(format!("`{u}` is not an option plangate knows"));
+        }
+        self.ambiguous
+            .first()
+            .map(|(a, c)| format!("`{a}` abbreviates several options ({})", c.join(", ")))
+    }
+}
+
+/// A long option found in the tables.
+enum Found {
+    Known(&'static str, Takes, Tag),
+    Refused(Takes, Refusal),
+    Ambiguous(Vec<&'static str>),
+    Unknown,
+}
+
+fn find_long(t: &Tables, name: &str) -> Found {
+    match abbrev::resolve(name, t.options.iter().map(|s| s.name.as_str()), t.abbrev) {
+        Resolved::Option(full) => find_short(t, full),
+        Resolved::Ambiguous(c) => Found::Ambiguous(c),
+        Resolved::Unknown => Found::Unknown,
+    }
+}
+
+/// Looks a name up as written (short options, or a long one already resolved).
+fn find_short(t: &Tables, name: &str) -> Found {
+    match t.options.iter().find(|s| s.name == name) {
+        Some(s) => match s.meaning {
+            Meaning::Refused(why) => Found::Refused(s.takes, why),
+            Meaning::Known(tag) => Found::Known(&s.name, s.takes, tag),
+        },
+        None => Found::Unknown,
+    }
+}
+
+/// Reads `words[start..]` with the tables.
+pub fn parse_words(t: &Tables, words: &[Word<'_>], start: usize) -> Parsed {
+    let mut p = Parsed::default();
+    let mut i = start;
+    let mut options_done = false;
+    while i < words.len() {
+        let w = words[i];
+        let Some(a) = w.text else {
+            if !options_done && w.may_be_option() {
+                p.runtime_options.push(w.raw.to_owned());
+            }
+            p.runtime_positionals.push(p.positionals.len());
+            p.positionals.push(w.raw.to_owned());
+            i += 1;
+            continue;
+        };
+        if a.contains('\0') {
+            p.refused.push((i, Refusal::Nul));
+        } else if options_done || !a.starts_with('-') || a == "-" {
+            if options_done && p.dashdash && t.paths {
+                p.paths.push(a.to_owned());
+            } else {
+                p.positionals.push(a.to_owned());
+            }
+        } else if a == "--" {
+            p.dashdash = true;
+            options_done = true;
+        } else if a == "--end-of-options" {
+            options_done = true;
+        } else if a.starts_with("--") {
+            i = long_option(t, words, i, &mut p);
+        } else if t.counts && a[1..].chars().all(|c| c.is_ascii_digit()) {
+            p.options.push(Opt {
+                name: "-n".to_owned(),
+                value: Some(a[1..].to_owned()),
+                tag: Tag::Plain,
+                tokens: vec![a.to_owned()],
+                at: i,
+            });
+        } else {
+            i = short_bundle(t, words, i, &mut p);
+        }
+        i += 1;
+    }
+    p
+}
+
+/// Reads the long option at `words[i]`; returns the index of the last word it used.
+fn long_option(t: &Tables, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
+    let a = words[i].text.unwrap_or_default();
+    let (written, attached) = match a.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (a, None),
+    };
+    let next = words.get(i + 1);
+    match find_long(t, written) {
+        Found::Refused(takes, why) => {
+            p.refused.push((i, why));
+            i + usize::from(takes == Takes::Value && attached.is_none())
+        }
+        Found::Ambiguous(c) => {
+            p.ambiguous.push((a.to_owned(), c));
+            i
+        }
+        Found::Unknown => {
+            p.unknown.push(a.to_owned());
+            i
+        }
+        Found::Known(full, takes, tag) => {
+            let (value, used_next) = match (takes, attached) {
+                (Takes::No, Some(_)) => {
+                    p.unknown.push(a.to_owned());
+                    return i;
+                }
+                (Takes::No, None) | (Takes::Attached, None) => (None, false),
+                (_, Some(v)) => (Some(v.to_owned()), false),
+                (Takes::Value, None) => (next.map(Word::value), next.is_some()),
+                (Takes::LastArg, None) => match next.and_then(|n| n.text) {
+                    Some(n) if !n.starts_with('-') => (Some(n.to_owned()), true),
+                    _ => (None, false),
+                },
+            };
+            let mut tokens = vec![match attached {
+                Some(v) => format!("{full}={v}"),
+                None => full.to_owned(),
+            }];
+            if used_next {
+                tokens.extend(next.map(|n| n.raw.to_owned()));
+            }
+            p.options.push(Opt {
+                name: full.to_owned(),
+                value,
+                tag,
+                tokens,
+                at: i,
+            });
+            i + usize::from(used_next)
+        }
+    }
+}
+
+/// Reads short options, possibly bundled (`-fu`), possibly with a value
+/// (`-n5`, `-bname`); returns the index of the last word used.
+fn short_bundle(t: &Tables, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
+    let a = words[i].text.unwrap_or_default();
+    let next = words.get(i + 1);
+    let chars: Vec<char> = a[1..].chars().collect();
+    let first_new = p.options.len();
+    let mut k = 0;
+    let mut consumed_next = false;
+    while k < chars.len() {
+        let name = format!("-{}", chars[k]);
+        let rest: String = chars[k + 1..].iter().collect();
+        let (takes, tag) = match find_short(t, &name) {
+            Found::Refused(takes, why) => {
+                p.refused.push((i, why));
+                return i + usize::from(takes == Takes::Value && rest.is_empty());
+            }
+            Found::Known(_, takes, tag) => (takes, tag),
+            Found::Ambiguous(_) | Found::Unknown => {
+                p.unknown.push(a.to_owned());
+                return i;
+            }
+        };
+        let value = match takes {
+            Takes::No => {
+                p.options.push(short(name, None, tag, i));
+                k += 1;
+                continue;
+            }
+            Takes::Attached => (!rest.is_empty()).then_some(rest),
+            Takes::Value | Takes::LastArg => {
+                let next_is_value = takes == Takes::Value
+                    || next
+                        .and_then(|n| n.text)
+                        .is_some_and(|n| !n.starts_with('-'));
+                if !rest.is_empty() {
+                    Some(rest)
+                } else if next_is_value {
+                    consumed_next = next.is_some();
+                    next.map(Word::value)
+                } else {
+                    None
+                }
+            }
+        };
+        p.options.push(short(name, value, tag, i));
+        break;
+    }
+    let last = i + usize::from(consumed_next);
+    // The whole bundle is kept as written, on the bundle's last option.
+    if p.options.len() > first_new
+        && let Some(o) = p.options.last_mut()
+    {
+        o.tokens = words[i..=last].iter().map(|w| w.raw.to_owned()).collect();
+    }
+    last
+}
+
+fn short(name: String, value: Option<String>, tag: Tag, at: usize) -> Opt {
+    Opt {
+        name,
+        value,
+        tag,
+        tokens: Vec::new(),
+        at,
+    }
+}

@@ -1,0 +1,539 @@
+//! The git rules as data: `crates/policy/src/rules/git.toml`, compiled in, read
+//! once per process. It lists the global options, the configuration keys,
+//! and for each subcommand its options and its rule; each entry carries
+//! examples that the real classifier must decide as written. A file that does
+//! not parse, a malformed entry or an example decided otherwise is an error
+//! naming the file and the entry ([`checked`]): the callers then judge every
+//! git command unclassifiable (fail-close), and `cargo test` fails.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// How an option takes its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Takes {
+    /// A flag.
+    No,
+    /// A required value: attached (`--x=v`, `-xV`) or the next argument.
+    Value,
+    /// An optional value, attached only (`--x=v`, `-xV`).
+    Attached,
+    /// An optional value: attached, or the next argument when there is one
+    /// (`git branch --contains [<commit>]`).
+    LastArg,
+}
+
+/// What an option means to the risk rules (its list's key in the rules file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tag {
+    /// Nothing special.
+    Plain,
+    /// Overrides a safety check of git (`--force` and friends).
+    Force,
+    /// Changes nothing (`--dry-run`).
+    DryRun,
+    /// Deletes refs (`push --delete`, `--prune`, `tag -d`).
+    Delete,
+    /// Pushes every ref or branch (`--all`, `--mirror`).
+    AllRefs,
+    /// `push --tags`.
+    Tags,
+    /// `add -A`/`-u`: a mode that needs no pathspec.
+    AddAll,
+    /// `pull --ff-only`/`--rebase`/...: the user chose how to integrate.
+    Integrate,
+    /// `reset --hard`.
+    Hard,
+    /// `reset --merge`.
+    ResetMerge,
+    /// `reset --soft`/`--mixed`/`--keep`.
+    ResetMode,
+    /// `branch -d`.
+    BranchDelete,
+    /// `branch -D`.
+    BranchForceDelete,
+    /// `branch -m`/`-c`.
+    BranchMove,
+    /// `branch -M`/`-C`.
+    BranchForceMove,
+    /// `branch --list` and the listing filters.
+    BranchList,
+    /// `branch -u`/`--unset-upstream`.
+    BranchUpstream,
+    /// `checkout -b`/`--orphan`.
+    NewBranch,
+    /// `checkout -B`.
+    ResetBranch,
+    /// `stash push -m`.
+    Message,
+    /// Names a program git runs, on this machine or the remote
+    /// (`rebase --exec`, `fetch --upload-pack`): only allowed in the tables of
+    /// subcommands the tool does not run.
+    RunsProgram,
+    /// Writes a file named by its value (`format-patch -o`).
+    WritesPath,
+    /// Reads or changes configuration outside the repository (`config --global`).
+    OutsideRepo,
+    /// Discards work in the working tree (`switch --discard-changes`).
+    Discards,
+    /// Sets configuration (`clone -c key=value`): judged by [`super::config`].
+    Config,
+}
+
+/// Why the `git` tool refuses an option (a plan error); the bash classifier
+/// judges the same option through [`Refusal::in_bash`]. Its key in the rules
+/// file is `refused.NAME`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Refusal {
+    /// Signs or verifies with gpg.
+    Gpg,
+    /// Asks questions on a terminal.
+    Interactive,
+    /// Runs an external diff program.
+    ExtDiff,
+    /// Runs textconv filters.
+    Textconv,
+    /// Writes a file (`--output`).
+    WritesFile,
+    /// Compares files outside the repository.
+    NoIndex,
+    /// Reads an order file.
+    OrderFile,
+    /// `commit -m`: the tool takes `commit_message`.
+    Message,
+    /// `commit -F`.
+    MessageFile,
+    /// `commit -t`.
+    TemplateFile,
+    /// Names a program run for the remote side.
+    RemoteProgram,
+    /// Opens an editor.
+    Editor,
+    /// Opens files in a pager program named on the command line (`grep -O`).
+    Pager,
+    /// An argument holds a NUL byte.
+    #[serde(skip)]
+    Nul,
+}
+
+/// The file, for error messages.
+pub const FILE: &str = "crates/policy/src/rules/git.toml";
+const TEXT: &str = include_str!("../rules/git.toml");
+
+/// What an option means: a tag the risk rules read, or why the tool refuses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Meaning {
+    Known(Tag),
+    Refused(Refusal),
+}
+
+/// One option of a subcommand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptSpec {
+    /// The full name (`--force`, `-f`).
+    pub name: String,
+    /// How it takes a value.
+    pub takes: Takes,
+    /// What it means.
+    pub meaning: Meaning,
+}
+
+/// What a subcommand does before its options are looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rule {
+    /// One the `git` tool runs ([`super::risk`]).
+    Operation,
+    /// Only reads the repository.
+    Reads,
+    /// Talks to a remote.
+    Network,
+    /// Changes the repository in a way git can undo.
+    Writes,
+    /// Always dangerous.
+    Dangerous,
+    /// Runs commands written on the command line.
+    RunsCommands,
+    /// A rule of its own ([`super::other`]).
+    Custom,
+}
+
+/// One subcommand (or `subcommand verb`) and how to read it.
+#[derive(Debug, Clone)]
+pub struct Sub {
+    /// `rebase`, or `remote add`.
+    pub name: String,
+    /// The rule.
+    pub rule: Rule,
+    /// Completes the reason.
+    pub why: String,
+    /// Its options: those of its groups, then its own.
+    pub options: Vec<OptSpec>,
+    /// Whether git accepts abbreviated long options.
+    pub abbrev: bool,
+    /// Whether `-<n>` means `-n <n>`.
+    pub counts: bool,
+    /// Whether `--` introduces paths.
+    pub paths: bool,
+}
+
+/// Git's global options (before the subcommand).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Globals {
+    /// Options that take the next word (or `=value` for the long ones).
+    pub with_value: Vec<String>,
+    /// Options that only print.
+    pub info: Vec<String>,
+    /// Flags that change nothing plangate judges.
+    pub flags: Vec<String>,
+    #[serde(default)]
+    pub(super) examples: Vec<String>,
+    #[serde(default)]
+    not_examples: Vec<String>,
+}
+
+/// Configuration keys (lowercase patterns; `*` is any part).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Harmless to set.
+    pub harmless: Vec<String>,
+    /// Make git run a program.
+    pub runs_programs: Vec<String>,
+    /// Written by `git init` and `git clone` into a repository's own file.
+    pub layout: Vec<String>,
+    #[serde(default)]
+    pub(super) examples: Vec<String>,
+    #[serde(default)]
+    pub(super) stored_examples: Vec<String>,
+}
+
+/// The loaded rules.
+#[derive(Debug, Default)]
+pub struct Rules {
+    pub globals: Globals,
+    pub config: Config,
+    pub subs: Vec<Sub>,
+    /// (entry, examples, not_examples) to check after loading.
+    pub(super) examples: Vec<(String, Vec<String>, Vec<String>)>,
+}
+
+impl Rules {
+    /// The entry named `name` (`stash push`, `remote add`).
+    pub fn sub(&self, name: &str) -> Option<&Sub> {
+        self.subs.iter().find(|s| s.name == name)
+    }
+}
+
+/// Option lists keyed by meaning, as written in the file.
+#[derive(Debug, Default, Deserialize)]
+struct Lists {
+    #[serde(default)]
+    refused: BTreeMap<Refusal, Vec<String>>,
+    #[serde(default)]
+    pub(super) examples: Vec<String>,
+    #[serde(default)]
+    not_examples: Vec<String>,
+    #[serde(flatten)]
+    tags: BTreeMap<Tag, Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct SubFile {
+    name: String,
+    rule: Rule,
+    #[serde(default)]
+    why: Option<String>,
+    #[serde(default)]
+    options: Vec<String>,
+    #[serde(default = "yes")]
+    abbrev: bool,
+    #[serde(default)]
+    counts: bool,
+    #[serde(default = "yes")]
+    paths: bool,
+    #[serde(flatten)]
+    lists: Lists,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    globals: Globals,
+    config: Config,
+    groups: BTreeMap<String, Lists>,
+    subcommands: Vec<SubFile>,
+}
+
+/// Reads `"--unified <v>"`, `"--stat[=v]"`, `"--contains [v]"` or `"--patch"`.
+fn spelling(s: &str) -> Result<(String, Takes), String> {
+    let (name, takes) = if let Some(n) = s.strip_suffix(" <v>") {
+        (n, Takes::Value)
+    } else if let Some(n) = s.strip_suffix("[=v]") {
+        (n, Takes::Attached)
+    } else if let Some(n) = s.strip_suffix(" [v]") {
+        (n, Takes::LastArg)
+    } else {
+        (s, Takes::No)
+    };
+    let short = name.len() == 2 && name.starts_with('-') && name != "--";
+    let long = name.len() > 2
+        && name.starts_with("--")
+        && name[2..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-');
+    if short || long {
+        Ok((name.to_owned(), takes))
+    } else {
+        Err(format!(
+            "`{s}` is not an option spelling (`-x`, `--name`, `--name <v>`, `--name[=v]`, `--name [v]`)"
+        ))
+    }
+}
+
+fn options_of(lists: &Lists) -> Result<Vec<OptSpec>, String> {
+    let tagged = lists
+        .tags
+        .iter()
+        .flat_map(|(t, v)| v.iter().map(move |s| (s, Meaning::Known(*t))));
+    let refused = lists
+        .refused
+        .iter()
+        .flat_map(|(r, v)| v.iter().map(move |s| (s, Meaning::Refused(*r))));
+    tagged
+        .chain(refused)
+        .map(|(s, meaning)| {
+            let (name, takes) = spelling(s)?;
+            Ok(OptSpec {
+                name,
+                takes,
+                meaning,
+            })
+        })
+        .collect()
+}
+
+/// Parses the file and checks each entry's shape (not yet its examples).
+fn parse(text: &str) -> Result<Rules, String> {
+    let file: File = toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))?;
+    let mut groups = BTreeMap::new();
+    let mut examples = Vec::new();
+    for (name, lists) in &file.groups {
+        let opts = options_of(lists).map_err(|e| format!("{FILE}: group `{name}`: {e}"))?;
+        groups.insert(name.as_str(), opts);
+        examples.push((
+            format!("group `{name}`"),
+            lists.examples.clone(),
+            lists.not_examples.clone(),
+        ));
+    }
+    let mut subs: Vec<Sub> = Vec::new();
+    for s in &file.subcommands {
+        let at = format!("{FILE}: subcommand `{}`", s.name);
+        if subs.iter().any(|x| x.name == s.name) {
+            return Err(format!("{at}: a second entry of that name"));
+        }
+        let mut options = Vec::new();
+        for g in &s.options {
+            let opts = groups
+                .get(g.as_str())
+                .ok_or_else(|| format!("{at}: no group `{g}`"))?;
+            options.extend(opts.iter().cloned());
+        }
+        options.extend(options_of(&s.lists).map_err(|e| format!("{at}: {e}"))?);
+        check_options(&options).map_err(|e| format!("{at}: {e}"))?;
+        let why = s.why.clone().unwrap_or_default();
+        let needs_why = matches!(
+            s.rule,
+            Rule::Network | Rule::Writes | Rule::Dangerous | Rule::RunsCommands
+        );
+        if needs_why == why.is_empty() {
+            return Err(format!(
+                "{at}: `why` is {} for rule {:?}",
+                if needs_why { "required" } else { "not read" },
+                s.rule
+            ));
+        }
+        if s.lists.examples.is_empty() {
+            return Err(format!("{at}: no examples"));
+        }
+        examples.push((
+            format!("subcommand `{}`", s.name),
+            s.lists.examples.clone(),
+            s.lists.not_examples.clone(),
+        ));
+        subs.push(Sub {
+            name: s.name.clone(),
+            rule: s.rule,
+            why,
+            options,
+            abbrev: s.abbrev,
+            counts: s.counts,
+            paths: s.paths,
+        });
+    }
+    for (what, list) in [
+        ("globals", &file.globals.with_value),
+        ("globals", &file.globals.info),
+        ("globals", &file.globals.flags),
+    ] {
+        if let Some(bad) = list.iter().find(|o| !o.starts_with('-')) {
+            return Err(format!("{FILE}: {what}: `{bad}` is not an option"));
+        }
+    }
+    examples.push((
+        "globals".to_owned(),
+        file.globals.examples.clone(),
+        file.globals.not_examples.clone(),
+    ));
+    examples.push(("config".to_owned(), file.config.examples.clone(), vec![]));
+    Ok(Rules {
+        globals: file.globals,
+        config: file.config,
+        subs,
+        examples,
+    })
+}
+
+pub(super) fn first_word(s: &str) -> &str {
+    s.split(' ').next().unwrap_or(s)
+}
+
+/// Two rows of one name must say the same (git reads an option one way).
+fn check_options(options: &[OptSpec]) -> Result<(), String> {
+    for (i, o) in options.iter().enumerate() {
+        if let Some(other) = options[..i].iter().find(|p| p.name == o.name)
+            && other != o
+        {
+            return Err(format!(
+                "`{}` is listed twice with different meanings",
+                o.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn loaded() -> &'static Result<Rules, String> {
+    static R: OnceLock<Result<Rules, String>> = OnceLock::new();
+    R.get_or_init(|| parse(TEXT))
+}
+
+/// The rules as parsed, examples not checked (empty when the file does not
+/// parse, so every option and subcommand is unknown): for the rules' own use
+/// below the entry points, which call [`checked`].
+pub fn raw() -> &'static Rules {
+    static EMPTY: OnceLock<Rules> = OnceLock::new();
+    match loaded() {
+        Ok(r) => r,
+        Err(_) => EMPTY.get_or_init(Rules::default),
+    }
+}
+
+/// The names of the subcommands of `git NAME` (`stash` → push, save, ...).
+pub fn verbs(name: &str) -> Vec<&'static str> {
+    raw()
+        .subs
+        .iter()
+        .filter_map(|s| s.name.strip_prefix(name)?.strip_prefix(' '))
+        .collect()
+}
+
+/// (entries, option rows written) of the file, for the test.
+#[cfg(test)]
+fn sizes() -> (usize, usize) {
+    let Ok(file) = toml::from_str::<File>(TEXT) else {
+        return (0, 0);
+    };
+    let rows = |l: &Lists| {
+        l.tags.values().map(Vec::len).sum::<usize>()
+            + l.refused.values().map(Vec::len).sum::<usize>()
+    };
+    let n = file.groups.values().map(rows).sum::<usize>()
+        + file
+            .subcommands
+            .iter()
+            .map(|s| rows(&s.lists))
+            .sum::<usize>();
+    (file.subcommands.len(), n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::{check_examples, checked};
+
+    #[test]
+    fn the_rules_load_and_every_example_holds() {
+        if let Err(e) = checked() {
+            panic!("{e}");
+        }
+        let (subs, rows) = sizes();
+        assert!(subs > 100 && rows > 1000, "{subs} entries, {rows} rows");
+    }
+
+    #[test]
+    fn a_bad_file_is_an_error_naming_the_entry() {
+        let cut = TEXT.replace(
+            "examples = [\"safe: status\"",
+            "examples = [\"dangerous: status\"",
+        );
+        assert_ne!(cut, TEXT, "the status example moved");
+        let r = parse(&cut).expect("still parses");
+        let e = check_examples(&r).expect_err("a wrong example");
+        assert!(e.contains("subcommand `status`") && e.contains(FILE), "{e}");
+        let e = parse(&TEXT.replacen(
+            "name = \"clean\"\nrule = \"writes\"",
+            "name = \"clean\"\nrule = \"writes\"\nforse = [\"-f\"]",
+            1,
+        ))
+        .expect_err("unknown key");
+        assert!(e.starts_with(FILE) && e.contains("forse"), "{e}");
+        let e = parse(&TEXT.replacen(
+            "\"-p\", \"-u\", \"--patch\"",
+            "\"-p\", \"-u\", \"--patch <x>\"",
+            1,
+        ))
+        .expect_err("spelling");
+        assert!(
+            e.contains("group `diff`") && e.contains("--patch <x>"),
+            "{e}"
+        );
+        let e = parse(&TEXT.replacen(
+            "options = [\"diff\", \"diff-programs\"]",
+            "options = [\"dif\"]",
+            1,
+        ))
+        .expect_err("group");
+        assert!(e.contains("subcommand `diff`: no group `dif`"), "{e}");
+        let e = parse(&TEXT.replacen(
+            "\"--cached\", \"--staged\"",
+            "\"--cached\", \"--stat\", \"--staged\"",
+            1,
+        ))
+        .expect_err("two meanings");
+        assert!(e.contains("`--stat` is listed twice"), "{e}");
+        let e = parse("not toml [").expect_err("syntax");
+        assert!(e.starts_with(FILE), "{e}");
+    }
+
+    #[test]
+    fn not_examples_are_checked() {
+        let cut = TEXT.replacen(
+            "not_examples = [\"status --no-such-option\"]",
+            "not_examples = [\"status --short\"]",
+            1,
+        );
+        assert_ne!(cut, TEXT);
+        let e = check_examples(&parse(&cut).expect("parses")).expect_err("known option");
+        assert!(e.contains("status --short"), "{e}");
+    }
+}
