@@ -162,7 +162,10 @@ pub(crate) fn prompt_section(decl: &PublishBlock) -> Option<String> {
     if kinds.is_empty() {
         return None;
     }
-    let first = serde_json::to_string(&kinds[0].example).unwrap_or_default();
+    // Quoted for the shell line it is shown in (a `'` in a declared prefix).
+    let first = serde_json::to_string(&kinds[0].example)
+        .unwrap_or_default()
+        .replace('\'', "'\\''");
     let mut s = format!(
         "--- publishing through plangate ---\n\
          This run may publish only what is listed below; you hold no token and call no API. \

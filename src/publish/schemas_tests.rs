@@ -186,3 +186,37 @@ fn the_caps_are_the_declarations() {
     }
     assert!(!text.contains("approve"), "{text}");
 }
+
+#[test]
+fn the_shell_example_appends_the_exact_line_even_with_a_quote_in_a_prefix() {
+    let mut decl = full();
+    if let Some(pr) = decl.pull_request.as_mut() {
+        pr.title_prefix = Some("[it's lint] ".into());
+    }
+    let text = prompt_section(&decl).unwrap_or_default();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("printf "))
+        .unwrap_or_else(|| panic!("no printf line in:\n{text}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let file = dir.path().join("requests.jsonl");
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(line)
+        .env("PLANGATE_REQUESTS", &file)
+        .current_dir(dir.path())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{line}");
+    let written = std::fs::read_to_string(&file).unwrap_or_default();
+    let v: serde_json::Value =
+        serde_json::from_str(written.trim()).unwrap_or_else(|e| panic!("{e}: {written}"));
+    assert_eq!(v["type"], "pull_request", "{written}");
+    assert!(
+        v["title"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("[it's lint] "),
+        "{written}"
+    );
+}
