@@ -21,6 +21,7 @@ use std::sync::OnceLock;
 
 static SEALED: OnceLock<BTreeMap<OsString, OsString>> = OnceLock::new();
 static PROXY: OnceLock<Option<ureq::Proxy>> = OnceLock::new();
+static GIT: OnceLock<Option<PathBuf>> = OnceLock::new();
 
 /// What [`seal`] managed to do (each part that failed is named; the run goes on).
 #[derive(Debug, Default)]
@@ -45,6 +46,8 @@ pub(crate) fn seal() -> Sealed {
         let _ = tempfile::env::override_temp_dir(&tmp);
     }
     let _ = SEALED.set(vars);
+    // Before any step runs: a step may later write a `git` into a folder on PATH.
+    let _ = git();
     if let Err(e) = wipe_environ_block() {
         out.failed
             .push(format!("cannot wipe /proc/self/environ: {e}"));
@@ -190,6 +193,39 @@ pub(crate) fn vars_os() -> std::vec::IntoIter<(OsString, OsString)> {
             .into_iter(),
         None => std::env::vars_os().collect::<Vec<_>>().into_iter(),
     }
+}
+
+/// The `git` plangate runs (its diff, its push, the git tool), found once on
+/// `PATH` when the run starts, before any step could plant one in a folder on
+/// `PATH` it may write: the first executable `git` in an absolute folder that
+/// is not the working directory, the CI workspace or below them. None found:
+/// plain `git` (the spawn then fails and says so).
+pub(crate) fn git() -> PathBuf {
+    GIT.get_or_init(|| find_git(var_os("PATH")))
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("git"))
+}
+
+fn find_git(path: Option<OsString>) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let untrusted: Vec<PathBuf> = [
+        std::env::current_dir().ok(),
+        var_os("GITHUB_WORKSPACE").map(PathBuf::from),
+        var_os("CI_PROJECT_DIR").map(PathBuf::from),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|p| p.canonicalize().ok())
+    .collect();
+    std::env::split_paths(&path?)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join("git"))
+        .find(|p| {
+            let real = p.canonicalize().ok();
+            let exec = std::fs::metadata(p)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+            exec && real.is_some_and(|r| !untrusted.iter().any(|u| r.starts_with(u)))
+        })
 }
 
 /// The temporary folder (`TMPDIR` when absolute, else `/tmp`).

@@ -105,7 +105,7 @@ enum Base {
 /// Options for [`Tracker::start_with`] (tests use them to break git on purpose).
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The git program (default `git`, found on `PATH`).
+    /// The git program (default [`crate::environ::git`]: found on `PATH` before any step ran).
     pub git: OsString,
     /// Snapshot method: most bytes read before the run (default [`snapshot::READ_BUDGET`]).
     pub read_budget: u64,
@@ -114,7 +114,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Options {
         Options {
-            git: OsString::from("git"),
+            git: crate::environ::git().into_os_string(),
             read_budget: snapshot::READ_BUDGET,
         }
     }

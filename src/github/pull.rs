@@ -114,10 +114,11 @@ async fn existing(
             .as_ref()
             .is_some_and(|r| r.full_name.eq_ignore_ascii_case(&full))
     };
-    if let Some(p) = by_head
-        .into_iter()
-        .find(|p| p.head.branch == branch && ours(p))
-    {
+    // Only a pull request plangate opened (its marker) is taken over: a
+    // person's pull request from the same branch is never pushed over.
+    if let Some(p) = by_head.into_iter().find(|p| {
+        p.head.branch == branch && ours(p) && p.body.as_deref().is_some_and(|b| b.starts_with(mark))
+    }) {
         return Ok(Some(p));
     }
     let mut page: octocrab::Page<Pull> = crab

@@ -80,7 +80,8 @@ pub(super) fn open(
     let template = e.branch.clone().ok_or("no branch declared")?;
     let branch = push::branch_name(&template, &body::plan_key(report), &report.run_id)
         .map_err(|x| x.to_string())?;
-    let open = mr::find_open(client, ctx, &branch)?;
+    let mark = body::kind_marker(report, "pull_request", "pr");
+    let open = mr::find_open(client, ctx, &branch, &mark)?;
     let prepared = prepare(
         client,
         ctx,
@@ -98,7 +99,6 @@ pub(super) fn open(
     e.branch = Some(branch.clone());
     e.base = Some(prepared.base.clone());
     e.commit = Some(prepared.commit.clone());
-    let mark = body::kind_marker(report, "pull_request", "pr");
     let mut head = format!("{mark}\n{}", text.unwrap_or(""));
     if let (true, Some(why)) = (e.draft, e.policy.as_deref()) {
         head.push_str(&format!(
@@ -115,6 +115,7 @@ pub(super) fn open(
         ctx,
         &MergeRequest {
             source_branch: &branch,
+            mark: &mark,
             target_branch: Some(&prepared.base),
             title,
             description: &description,

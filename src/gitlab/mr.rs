@@ -15,6 +15,8 @@ const DRAFT: &str = "Draft: ";
 pub(crate) struct MergeRequest<'a> {
     /// The branch already pushed.
     pub source_branch: &'a str,
+    /// The hidden marker its description starts with (an open one is taken over only with it).
+    pub mark: &'a str,
     /// The target (the declaration's `base`, else the context's target branch).
     pub target_branch: Option<&'a str>,
     pub title: &'a str,
@@ -29,12 +31,22 @@ pub(crate) fn find_open(
     client: &Client,
     ctx: &Context,
     branch: &str,
+    mark: &str,
 ) -> Result<Option<Value>, String> {
     let list = format!("{}/merge_requests", ctx.route());
     client
         .find(
             &format!("{list}?state=opened&source_branch={}", url_query(branch)),
-            |v| v["source_branch"].as_str() == Some(branch),
+            |v| {
+                // Only this project's own branch (a fork's merge request can
+                // use the same branch name) and one plangate opened (its marker).
+                v["source_branch"].as_str() == Some(branch)
+                    && v["source_project_id"].is_u64()
+                    && v["source_project_id"] == v["target_project_id"]
+                    && v["description"]
+                        .as_str()
+                        .is_some_and(|d| d.starts_with(mark))
+            },
         )
         .map_err(|e: GitlabError| e.to_string())
 }
@@ -58,7 +70,7 @@ pub(crate) fn upsert(
         _ => m.title.to_owned(),
     };
     let list = format!("{}/merge_requests", ctx.route());
-    let open = find_open(client, ctx, m.source_branch)?;
+    let open = find_open(client, ctx, m.source_branch, m.mark)?;
     let labels = m.labels.join(",");
     let v: Value = match open.and_then(|v| v["iid"].as_u64()) {
         Some(iid) => client
@@ -126,18 +138,35 @@ mod tests {
         let labels = vec!["bot".to_owned()];
         let m = MergeRequest {
             source_branch: "plangate/p/r1",
+            mark: "<!-- m -->",
             target_branch: None,
             title: "[bot] fix",
-            description: "body",
+            description: "<!-- m -->\nbody",
             labels: &labels,
             draft: true,
+        };
+        let mr = |source: u64, description: &str| {
+            json!([{"iid": 9, "source_branch": "plangate/p/r1", "source_project_id": source,
+                    "target_project_id": 5, "description": description}])
         };
         for (open, verb, route) in [
             (json!([]), "POST", "/api/v4/projects/5/merge_requests"),
             (
-                json!([{"iid": 9, "source_branch": "plangate/p/r1"}]),
+                mr(5, "<!-- m -->\nbody"),
                 "PUT",
                 "/api/v4/projects/5/merge_requests/9",
+            ),
+            // A fork's merge request from a branch of the same name, or one
+            // plangate did not open: never taken over.
+            (
+                mr(6, "<!-- m -->\nbody"),
+                "POST",
+                "/api/v4/projects/5/merge_requests",
+            ),
+            (
+                mr(5, "a person's"),
+                "POST",
+                "/api/v4/projects/5/merge_requests",
             ),
         ] {
             let server = rt.block_on(MockServer::start());

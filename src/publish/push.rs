@@ -116,7 +116,7 @@ fn ref_ok(name: &str) -> bool {
     if name.is_empty() || name.starts_with('-') || name.len() > 250 {
         return false;
     }
-    Command::new("git")
+    Command::new(crate::environ::git())
         .args(["check-ref-format", &format!("refs/heads/{name}")])
         .env_clear()
         .env("PATH", crate::environ::var_os("PATH").unwrap_or_default())

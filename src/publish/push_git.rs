@@ -53,7 +53,7 @@ impl Git<'_> {
                 self.header.to_owned(),
             ));
         }
-        let mut c = Command::new("git");
+        let mut c = Command::new(crate::environ::git());
         c.args(args)
             .env_clear()
             .env("PATH", crate::environ::var_os("PATH").unwrap_or_default())

@@ -165,7 +165,7 @@ fn backup_path(workspace: &Path) -> PathBuf {
 fn list(path: &Path) -> Result<Option<Vec<(String, String)>>, String> {
     // From `/`: git must not look for a repository around the current folder
     // (one it distrusts, "dubious ownership", would make it refuse).
-    let out = match Command::new("git")
+    let out = match Command::new(crate::environ::git())
         .args(["config", "--null", "--list", "--file"])
         .arg(path)
         .current_dir("/")

@@ -517,7 +517,10 @@ fn a_merge_request_is_pushed_by_plangate_and_opened_then_updated_on_a_rerun() {
         ),
         "{posted}"
     );
-    let description = posted["description"].as_str().unwrap_or_default();
+    let description = posted["description"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     assert!(
         description.starts_with("<!-- plangate:pub:pull_request:pr -->"),
         "{description}"
@@ -543,7 +546,10 @@ fn a_merge_request_is_pushed_by_plangate_and_opened_then_updated_on_a_rerun() {
             "GET",
             mrs,
             200,
-            Some(json!([{"iid": 31, "source_branch": "bot/pub"}])),
+            Some(
+                json!([{"iid": 31, "source_branch": "bot/pub", "source_project_id": 42,
+                         "target_project_id": 42, "description": description}]),
+            ),
         )
         .mount(&server)
         .await;

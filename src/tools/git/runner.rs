@@ -74,7 +74,7 @@ impl Git<'_> {
             args.push("-u".to_owned());
             args.push(u.clone());
         }
-        args.push("git".to_owned());
+        args.push(crate::environ::git().to_string_lossy().into_owned());
         args.push("--no-pager".to_owned());
         args.extend(git_args.iter().cloned());
         ProcessSpec {
