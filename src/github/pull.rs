@@ -199,7 +199,7 @@ async fn commit(
 }
 
 /// The commit message: the title, then where it comes from.
-fn message(report: &Report, title: &str) -> String {
+pub(crate) fn message(report: &Report, title: &str) -> String {
     crate::redact::clean_str(&format!(
         "{title}\n\nCommitted by plangate: run {} of plan `{}`.\n",
         report.run_id,
@@ -346,6 +346,12 @@ pub(super) async fn with_patch(
     )
     .await
     .map_err(|x| format!("the patch could not be made: {x}"))?;
+    attach_patch(&prepared, text)
+}
+
+/// `text` with the patch of `prepared` attached: the unified diff against
+/// its base, fenced, cut at [`PATCH_MAX`] with a note. Both forges' issues.
+pub(crate) fn attach_patch(prepared: &push::Prepared, text: &str) -> Result<String, String> {
     let (diff, cut) = prepared.patch(PATCH_MAX).map_err(|x| x.to_string())?;
     let mut out = format!(
         "{text}\n\nThe patch, against `{}` ({}):\n\n{}",

@@ -11,7 +11,7 @@ use super::Context;
 use super::client::Client;
 use super::mr::{self, MergeRequest};
 use crate::github::body;
-use crate::github::pull::PATCH_MAX;
+use crate::github::pull;
 use crate::model::Report;
 use crate::model::publish::PublishEntry;
 use crate::publish::push::{self, Commit, Prepared, Target};
@@ -22,16 +22,6 @@ fn remote(ctx: &Context) -> Result<String, String> {
         .as_deref()
         .map(|u| format!("{}.git", u.trim_end_matches('/')))
         .ok_or_else(|| "no CI_PROJECT_URL: plangate does not know where to push".to_owned())
-}
-
-/// The commit message: the title, then where it comes from.
-fn message(report: &Report, title: &str) -> String {
-    crate::redact::clean_str(&format!(
-        "{title}\n\nCommitted by plangate: run {} of plan `{}`.\n",
-        report.run_id,
-        body::plan_key(report)
-    ))
-    .into_owned()
 }
 
 /// The run's changes as a commit on `base` for `branch` (not pushed).
@@ -61,7 +51,7 @@ fn prepare(
         &Commit {
             workspace: &workspace,
             files: &files,
-            message: &message(report, title),
+            message: &pull::message(report, title),
             identity: push::IDENTITY,
         },
     )
@@ -132,7 +122,7 @@ pub(super) fn open(
 }
 
 /// An issue's text with the patch attached (the patch policy's `issue`
-/// verdict): the unified diff against the base, fenced, cut at [`PATCH_MAX`].
+/// verdict): the unified diff against the base, fenced, cut at [`pull::PATCH_MAX`].
 pub(super) fn with_patch(
     client: &Client,
     ctx: &Context,
@@ -149,17 +139,5 @@ pub(super) fn with_patch(
         title,
     )
     .map_err(|x| format!("the patch could not be made: {x}"))?;
-    let (diff, cut) = prepared.patch(PATCH_MAX).map_err(|x| x.to_string())?;
-    let mut out = format!(
-        "{text}\n\nThe patch, against `{}` ({}):\n\n{}",
-        prepared.base,
-        &prepared.base_sha[..prepared.base_sha.len().min(12)],
-        body::fenced("diff", &diff)
-    );
-    if cut {
-        out.push_str(&format!(
-            "\n\n*The patch was cut at {PATCH_MAX} bytes; the run's `diff-summary.md` shows the changes.*"
-        ));
-    }
-    Ok(out)
+    pull::attach_patch(&prepared, text)
 }
