@@ -1,0 +1,20 @@
+use super::expand;
+
+fn e(s: &str) -> Vec<String> {
+    expand(s).unwrap_or_default()
+}
+
+#[test]
+fn expands() {
+    assert_eq!(e("{,}/"), ["/", "/"]);
+    assert_eq!(e("/{etc,usr}"), ["/etc", "/usr"]);
+    assert_eq!(e("a{b,c{d,e}}"), ["ab", "acd", "ace"]);
+    assert_eq!(e("{1..3}"), ["1", "2", "3"]);
+    assert_eq!(e("{c..a}"), ["c", "b", "a"]);
+    assert_eq!(e("'{a,b}'"), ["'{a,b}'"]);
+    assert_eq!(e("${x:-{a,b}}"), ["${x:-{a,b}}"]);
+    assert_eq!(e("{}"), ["{}"]);
+    assert_eq!(e("{x}"), ["{x}"]);
+    assert!(expand("{1..100000}").is_none());
+    assert!(expand(&"{a,b}".repeat(10)).is_none());
+}

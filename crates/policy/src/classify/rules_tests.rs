@@ -1,0 +1,67 @@
+use super::*;
+
+#[test]
+fn the_tables_load_and_every_example_holds() {
+    if let Err(e) = checked() {
+        panic!("{e}");
+    }
+    assert!(raw().read_only.names.has("ls"));
+    assert!(raw().wrapper("sudo").is_some_and(|w| w.as_root));
+}
+
+#[test]
+fn a_bad_file_is_an_error_naming_the_entry() {
+    let cut = TEXT.replacen("\"safe: ls\"", "\"moderate: ls\"", 1);
+    assert_ne!(cut, TEXT);
+    let e = check_examples(&parse(&cut).expect("parses")).expect_err("wrong label");
+    assert!(
+        e.starts_with(FILE) && e.contains("read-only") && e.contains("safe"),
+        "{e}"
+    );
+    let cut = TEXT.replacen("\"safe: ls\"", "\"safe: curl\"", 1);
+    let e = check_examples(&parse(&cut).expect("parses")).expect_err("wrong entry");
+    assert!(e.contains("`curl` is not one"), "{e}");
+    let cut = TEXT.replacen(
+        "[[wrappers]]\nnames = [\"sudo\", \"doas\"]",
+        "[[wrappers]]\nnames = [\"sudo\", \"doas\"]\nwith_values = []",
+        1,
+    );
+    assert_ne!(cut, TEXT);
+    let e = parse(&cut).expect_err("unknown key");
+    assert!(e.starts_with(FILE) && e.contains("with_values"), "{e}");
+    let cut = TEXT.replacen(
+        "as_root = true",
+        "as_root = true\nrisk = \"moderate\"\nwhy = \"x\"",
+        1,
+    );
+    let e = parse(&cut).expect_err("two risks");
+    assert!(e.contains("wrapper `sudo`"), "{e}");
+}
+
+#[test]
+fn a_bad_effect_row_is_an_error() {
+    for (from, to, want) in [
+        (
+            "at = [\"dev-sink\"]",
+            "at = [\"dev-sinks\"]",
+            "unknown place `dev-sinks`",
+        ),
+        (
+            "when = [\"top-level\"]",
+            "when = [\"top\"]",
+            "unknown condition `top`",
+        ),
+        (
+            "act = \"chmod\"",
+            "act = \"chown\"",
+            "no `[[effects]]` table for `chmod`",
+        ),
+    ] {
+        let cut = TEXT.replacen(from, to, 1);
+        assert_ne!(cut, TEXT, "{from}");
+        let e = parse(&cut).expect_err(want);
+        assert!(e.starts_with(FILE) && e.contains(want), "{e}");
+    }
+    let effects = &raw().effects;
+    assert_eq!(effects.len(), ACTS.len());
+}

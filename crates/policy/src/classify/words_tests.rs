@@ -1,0 +1,14 @@
+use super::*;
+
+#[test]
+fn static_values() {
+    assert_eq!(eval_word("r''m", None).arg.text.as_deref(), Some("rm"));
+    assert_eq!(eval_word("\\rm", None).arg.text.as_deref(), Some("rm"));
+    assert_eq!(eval_word("$'\\x72m'", None).arg.text.as_deref(), Some("rm"));
+    let h = eval_word("\"$HOME\"/x", Some("/home/ci"));
+    assert_eq!(h.arg.text.as_deref(), Some("/home/ci/x"));
+    assert!(eval_word("$X", None).arg.text.is_none());
+    assert_eq!(eval_word("$(ls)", None).scripts, vec!["ls".to_string()]);
+    assert_eq!(eval_word("a*", None).arg.glob_at, Some(1));
+    assert_eq!(eval_word("'a*'", None).arg.glob_at, None);
+}
