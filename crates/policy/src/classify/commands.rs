@@ -95,9 +95,7 @@ impl Walker {
                 self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
             }
             "cd" | "pushd" | "popd" => self.change_dir(cmd),
-            "yq" => self.yq(cmd),
             "find" => self.find(cmd),
-            "history" => self.history(cmd),
             "kill" | "pkill" | "killall" => self.kill(cmd),
             "hostname" if !cmd.args.is_empty() => {
                 self.note(Risk::Dangerous, format!("`{}` renames the host", cmd.shown));
@@ -121,39 +119,6 @@ impl Walker {
         };
         self.cwd = target;
         self.note(Risk::Safe, format!("`{}` changes directory", cmd.shown));
-    }
-
-    fn yq(&mut self, cmd: &Cmd<'_>) {
-        let opts = self.opts(cmd, &["-s", "--split-exp"]);
-        if opts.value_of(&["-s", "--split-exp"]).is_some() {
-            self.note(
-                Risk::Moderate,
-                format!("`{}` writes files named by an expression", cmd.shown),
-            );
-        }
-        if opts.has('i', &["--inplace"]) {
-            for f in opts.pos.iter().skip(1) {
-                self.write_to(f, &format!("`{}`", cmd.shown));
-            }
-            self.note(
-                Risk::Moderate,
-                format!("`{}` edits files in place", cmd.shown),
-            );
-        } else {
-            self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
-        }
-    }
-
-    fn history(&mut self, cmd: &Cmd<'_>) {
-        let opts = parse_opts(cmd.args, &[]);
-        if opts.has('c', &[]) || opts.has('d', &[]) || opts.has('w', &[]) {
-            self.note(
-                Risk::Dangerous,
-                format!("`{}` erases shell history", cmd.shown),
-            );
-        } else {
-            self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
-        }
     }
 
     fn kill(&mut self, cmd: &Cmd<'_>) {
@@ -261,13 +226,6 @@ impl Opts {
             .iter()
             .find(|(n, _)| names.contains(&n.as_str()))
             .map(|(_, v)| v.clone())
-    }
-}
-
-impl Walker {
-    /// Parses a command's options (see [`parse_opts`]).
-    pub(super) fn opts(&self, cmd: &Cmd<'_>, with_value: &[&str]) -> Opts {
-        parse_opts(cmd.args, with_value)
     }
 }
 

@@ -36,12 +36,38 @@ impl Walker {
 
     /// Deletes `arg`, recursively or not.
     pub(super) fn delete(&mut self, arg: &Arg, recursive: bool, what: &str) {
+        self.delete_as("delete-file", arg, recursive, what);
+    }
+
+    /// Deletes `arg`: a recursive delete as `delete-glob` or `delete-tree`,
+    /// else as `file_act` (`delete-file`, `shred`).
+    fn delete_as(&mut self, file_act: &str, arg: &Arg, recursive: bool, what: &str) {
         let t = self.target(arg);
         match (recursive, t.under, t.loc) {
             (true, true, loc) => self.effect("delete-glob", loc, &t, true, what),
             (true, false, loc) => self.effect("delete-tree", loc, &t, true, what),
-            (false, true, Loc::WsRoot) => self.effect("delete-file", Loc::Inside, &t, false, what),
-            (false, _, loc) => self.effect("delete-file", loc, &t, false, what),
+            (false, true, Loc::WsRoot) => self.effect(file_act, Loc::Inside, &t, false, what),
+            (false, _, loc) => self.effect(file_act, loc, &t, false, what),
+        }
+    }
+
+    /// The act `operands` of an `[[options]]` entry names, on `arg`.
+    pub(super) fn act(&mut self, act: &str, arg: &Arg, recursive: bool, what: &str) {
+        match act {
+            "write" => self.write_to(arg, what),
+            "chmod" => self.change_mode(arg, recursive, what),
+            "delete" => self.delete(arg, recursive, what),
+            other => self.delete_as(other, arg, recursive, what),
+        }
+    }
+
+    /// Records an outcome of the rules file.
+    pub(super) fn judge(&mut self, outcome: rules::Outcome, reason: String) {
+        match outcome {
+            rules::Outcome::Blocked => self.block(reason),
+            rules::Outcome::Safe => self.note(Risk::Safe, reason),
+            rules::Outcome::Moderate => self.note(Risk::Moderate, reason),
+            rules::Outcome::Dangerous => self.note(Risk::Dangerous, reason),
         }
     }
 
@@ -83,13 +109,7 @@ impl Walker {
             _ => "",
         };
         let why = r.why.replace("{p}", &t.shown).replace("{scratch}", scratch);
-        let reason = format!("{what} {why}");
-        match r.risk {
-            rules::Outcome::Blocked => self.block(reason),
-            rules::Outcome::Safe => self.note(Risk::Safe, reason),
-            rules::Outcome::Moderate => self.note(Risk::Moderate, reason),
-            rules::Outcome::Dangerous => self.note(Risk::Dangerous, reason),
-        }
+        self.judge(r.risk, format!("{what} {why}"));
     }
 }
 

@@ -1,8 +1,9 @@
 //! File-changing commands: rm, cp/mv/install/ln, touch/mkdir/tee, chmod/chown,
 //! dd, shred, find (-delete/-exec), tar and archivers.
 
-use super::commands::{Cmd, parse_opts};
+use super::commands::{Cmd, Opts};
 use super::paths::Loc;
+use super::rules;
 use super::walk::Walker;
 use super::words::Arg;
 use crate::model::Risk;
@@ -10,61 +11,53 @@ use crate::model::Risk;
 impl Walker {
     pub(super) fn file_command(&mut self, cmd: &Cmd<'_>) -> bool {
         match cmd.name {
-            "rm" => self.rm(cmd),
-            "rmdir" | "unlink" => self.each_positional(cmd, &[], Self::delete_one),
             "cp" | "mv" | "install" | "ln" | "scp" | "rsync" => self.copy(cmd),
-            "touch" | "mkdir" | "truncate" | "tee" | "mkfifo" | "mknod" | "sponge" => {
-                self.touch(cmd)
-            }
-            "chmod" | "chown" | "chgrp" => self.chmod(cmd),
             "dd" => self.dd(cmd),
-            "shred" => self.shred(cmd),
             "tar" => self.tar(cmd),
-            "unzip" | "7z" | "7za" | "zip" => self.archiver(cmd),
-            "gunzip" | "gzip" | "bunzip2" | "bzip2" | "xz" | "unxz" | "zstd" | "unzstd" | "lz4"
-            | "brotli" => self.compressor(cmd),
-            _ => return false,
+            n => match rules::raw().judged(n) {
+                Some(p) => self.program(p, cmd),
+                None => return false,
+            },
         }
         true
     }
 
-    fn each_positional(
-        &mut self,
-        cmd: &Cmd<'_>,
-        with_value: &[&str],
-        f: fn(&mut Self, &Arg, &str),
-    ) {
-        let opts = parse_opts(cmd.args, with_value);
+    /// A program judged by its `[[options]]` entry alone (see [`rules::Program`]).
+    fn program(&mut self, p: &rules::Program, cmd: &Cmd<'_>) {
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
-        for p in &opts.pos {
-            f(self, p, &what);
+        for row in p.when.iter().filter(|r| given(&opts, &r.with)) {
+            self.judge(row.risk, format!("{what} {}", row.why));
+            if row.risk == rules::Outcome::Safe {
+                return;
+            }
         }
-        if opts.pos.is_empty() {
-            self.note(Risk::Moderate, format!("{what} changes files"));
+        if let Some(out) = p.output_at.and_then(|i| opts.pos.get(i.saturating_sub(1))) {
+            self.write_to(out, &what);
         }
-    }
-
-    fn delete_one(&mut self, arg: &Arg, what: &str) {
-        self.delete(arg, false, what);
-    }
-
-    fn write_one(&mut self, arg: &Arg, what: &str) {
-        self.write_to(arg, what);
-    }
-
-    fn rm(&mut self, cmd: &Cmd<'_>) {
-        let opts = parse_opts(cmd.args, &[]);
-        let what = format!("`{}`", cmd.shown);
-        if opts.has('\0', &["--no-preserve-root"]) {
-            self.block(format!("{what} uses --no-preserve-root"));
-            return;
+        let skip = if given(&opts, &p.skip_unless) {
+            0
+        } else {
+            p.skip
+        };
+        let operands = opts.pos.get(skip..).unwrap_or(&[]);
+        let recursive = given(&opts, &p.recursive);
+        if let Some(act) = p.operands.as_deref()
+            && (p.operands_with.iter().next().is_none() || given(&opts, &p.operands_with))
+        {
+            for o in operands {
+                self.act(act, o, recursive, &what);
+            }
         }
-        let recursive = opts.has('r', &["--recursive"]) || opts.has('R', &[]);
-        for p in &opts.pos {
-            self.delete(p, recursive, &what);
+        if p.dir.iter().next().is_some() {
+            let dir = opts.value_of(&p.dir.strs());
+            self.write_to(&dir.unwrap_or_else(|| Arg::literal(".")), &what);
         }
-        if opts.pos.is_empty() {
-            self.note(Risk::Moderate, format!("{what} deletes files"));
+        if let Some(e) = p.empty.as_ref().filter(|_| operands.is_empty()) {
+            self.judge(e.risk, format!("{what} {}", e.why));
+        }
+        if let Some(risk) = p.risk {
+            self.judge(risk, format!("{what} {}", p.why));
         }
     }
 
@@ -126,7 +119,7 @@ impl Walker {
     }
 
     /// scp and rsync: the network, and the programs they start (`-e`, `-S`, `ProxyCommand`).
-    fn remote_copy(&mut self, cmd: &Cmd<'_>, opts: &super::commands::Opts) {
+    fn remote_copy(&mut self, cmd: &Cmd<'_>, opts: &Opts) {
         self.network(format!("`{}` transfers files over the network", cmd.shown));
         for o in opts
             .values
@@ -135,38 +128,6 @@ impl Walker {
             .map(|(_, v)| v)
         {
             self.ssh_option(o, &cmd.shown);
-        }
-    }
-
-    fn touch(&mut self, cmd: &Cmd<'_>) {
-        let with_value = self.with_value(cmd);
-        let what = format!("`{}`", cmd.shown);
-        let opts = parse_opts(cmd.args, &with_value);
-        for p in &opts.pos {
-            self.write_one(p, &what);
-        }
-        if opts.pos.is_empty() {
-            let risk = if cmd.name == "tee" {
-                Risk::Safe
-            } else {
-                Risk::Moderate
-            };
-            self.note(risk, format!("{what} writes no named file"));
-        }
-    }
-
-    fn chmod(&mut self, cmd: &Cmd<'_>) {
-        let opts = self.options(cmd, cmd.args);
-        let what = format!("`{}`", cmd.shown);
-        let recursive = opts.has('R', &["--recursive"]);
-        let skip = usize::from(opts.value_of(&["--reference"]).is_none());
-        let mut any = false;
-        for p in opts.pos.iter().skip(skip) {
-            any = true;
-            self.change_mode(p, recursive, &what);
-        }
-        if !any {
-            self.note(Risk::Moderate, format!("{what} changes permissions"));
         }
     }
 
@@ -209,20 +170,6 @@ impl Walker {
                 format!("{what} overwrites {} outside the workspace", t.shown),
             ),
         }
-    }
-
-    fn shred(&mut self, cmd: &Cmd<'_>) {
-        let opts = self.options(cmd, cmd.args);
-        let what = format!("`{}`", cmd.shown);
-        for p in &opts.pos {
-            let t = self.target(p);
-            if matches!(t.loc, Loc::DevDisk | Loc::DevOther) {
-                self.block(format!("{what} destroys device {}", t.shown));
-            } else {
-                self.delete(p, false, &what);
-            }
-        }
-        self.note(Risk::Moderate, format!("{what} destroys file contents"));
     }
 
     fn tar(&mut self, cmd: &Cmd<'_>) {
@@ -290,7 +237,7 @@ impl Walker {
         }
     }
 
-    fn tar_extract(&mut self, opts: &super::commands::Opts, what: &str) {
+    fn tar_extract(&mut self, opts: &Opts, what: &str) {
         if opts.has('O', &["--to-stdout"]) {
             self.note(Risk::Safe, format!("{what} extracts to standard output"));
             return;
@@ -305,51 +252,6 @@ impl Walker {
                 format!("{what} extracts members with absolute paths, anywhere on the system"),
             );
         }
-    }
-
-    /// zip, unzip, 7z: the archive or the extraction directory is written; `zip -TT` runs a command.
-    fn archiver(&mut self, cmd: &Cmd<'_>) {
-        let opts = self.options(cmd, cmd.args);
-        let what = format!("`{}`", cmd.shown);
-        match cmd.name {
-            "unzip" => {
-                let reads = ["-l", "-t", "-v", "-p", "-c", "-z", "-Z"];
-                if opts.flags.iter().any(|f| reads.contains(&f.as_str())) {
-                    self.note(Risk::Safe, format!("{what} only lists or tests an archive"));
-                    return;
-                }
-                let dir = opts.value_of(&["-d"]).unwrap_or_else(|| Arg::literal("."));
-                self.write_to(&dir, &what);
-            }
-            "zip" => match opts.pos.first() {
-                Some(archive) => self.write_to(archive, &what),
-                None => self.note(Risk::Moderate, format!("{what} writes an archive")),
-            },
-            _ => self.note(Risk::Moderate, format!("{what} writes files (archive)")),
-        }
-    }
-
-    /// gzip & co: in place unless writing to standard output, listing or testing.
-    fn compressor(&mut self, cmd: &Cmd<'_>) {
-        let opts = self.options(cmd, cmd.args);
-        let what = format!("`{}`", cmd.shown);
-        let stdout = opts.has('c', &["--stdout", "--to-stdout"])
-            || opts.has('l', &["--list"])
-            || opts.has('t', &["--test"]);
-        if stdout {
-            self.note(
-                Risk::Safe,
-                format!("{what} only reads or writes to standard output"),
-            );
-            return;
-        }
-        for p in &opts.pos {
-            self.write_to(p, &what);
-        }
-        self.note(
-            Risk::Moderate,
-            format!("{what} compresses or expands files in place"),
-        );
     }
 
     pub(super) fn find(&mut self, cmd: &Cmd<'_>) {
@@ -436,6 +338,19 @@ impl Walker {
             .map(|a| if a.is("{}") { found.clone() } else { a.clone() })
             .collect()
     }
+}
+
+/// Whether one of the flags `names` is given: `-x` also in a cluster of
+/// short flags, a long one also abbreviated, any other as written.
+fn given(opts: &Opts, names: &rules::Names) -> bool {
+    names.iter().any(|n| {
+        let mut short = n.strip_prefix('-').unwrap_or_default().chars();
+        match (short.next(), short.next()) {
+            (Some(c), None) => opts.has(c, &[]),
+            _ if n.starts_with("--") => opts.has('\0', &[n]),
+            _ => opts.flags.iter().any(|f| f == n),
+        }
+    })
 }
 
 /// find's tests, which narrow what an action applies to.

@@ -43,6 +43,11 @@ impl Names {
             })
     }
 
+    /// The names.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(String::as_str)
+    }
+
     /// The names, for options parsing.
     pub fn strs(&self) -> Vec<&str> {
         self.0.iter().map(String::as_str).collect()
@@ -113,15 +118,18 @@ pub struct ShellOptions {
 }
 
 /// A program's options: `with_value` take the next word; `writes`, `runs`
-/// and `config` say what the value of an option is.
+/// and `config` say what the value of an option is. With `risk`, the
+/// program is judged by this entry alone ([`super::files`]): `when` rows
+/// (a safe one ends the judging: the program then only reads), the
+/// `output_at`-th positional (an output file: `uniq IN OUT`), its operands
+/// (`operands`: an act on each positional after `skip`, with `operands_with`
+/// only when one of them is given), the directory of `dir` (default `.`),
+/// `empty` when it has no operand, and `risk` itself.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Program {
     pub names: Names,
     pub with_value: Names,
-    /// Judged by this entry alone: only reads, apart from its options' roles
-    /// and its `output_at`-th positional (an output file: `uniq IN OUT`).
-    pub reads: bool,
     pub output_at: Option<usize>,
     /// Options whose value is a file the program writes.
     pub writes: Names,
@@ -129,7 +137,30 @@ pub struct Program {
     pub runs: Names,
     /// Options whose value is a file of options or commands (unclassifiable).
     pub config: Names,
+    pub when: Vec<Verdict>,
+    pub operands: Option<String>,
+    pub operands_with: Names,
+    /// Leading positionals that are no operand, unless one of `skip_unless`.
+    pub skip: usize,
+    pub skip_unless: Names,
+    /// Flags that make the act recursive.
+    pub recursive: Names,
+    /// Options whose value is a directory written.
+    pub dir: Names,
+    pub empty: Option<Verdict>,
+    pub risk: Option<Outcome>,
+    pub why: String,
     examples: Vec<String>,
+}
+
+/// A risk and why; in `when`, when one of the flags `with` is given.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Verdict {
+    #[serde(default)]
+    pub with: Names,
+    pub risk: Outcome,
+    pub why: String,
 }
 
 /// An interpreter of a language the classifier does not read.
@@ -389,13 +420,16 @@ pub struct EffectRow {
 }
 
 /// The actions, places and conditions `[[effects]]` rows may name.
-const ACTS: [&str; 5] = [
+const ACTS: [&str; 6] = [
     "write",
     "delete-tree",
     "delete-glob",
     "delete-file",
     "chmod",
+    "shred",
 ];
+/// What `operands` of an `[[options]]` entry may be.
+const OPERANDS: [&str; 4] = ["write", "delete", "chmod", "shred"];
 const PLACES: [&str; 16] = [
     "dev-sink",
     "dev-disk",
@@ -455,6 +489,13 @@ impl Rules {
     /// The wrapper named `name`.
     pub fn wrapper(&self, name: &str) -> Option<&Wrapper> {
         self.wrappers.iter().find(|w| w.names.has(name))
+    }
+
+    /// The `[[options]]` entry of `name` when it alone judges the program.
+    pub fn judged(&self, name: &str) -> Option<&Program> {
+        self.program(name).filter(|p| {
+            p.risk.is_some() || p.operands.is_some() || p.empty.is_some() || !p.when.is_empty()
+        })
     }
 
     /// The `[[options]]` entry of `name`.
@@ -573,6 +614,20 @@ fn parse(text: &str) -> Result<Rules, String> {
                     CONDITIONS.join(", ")
                 )));
             }
+        }
+    }
+    for p in &r.options {
+        let first = p.names.0.first().map_or("?", String::as_str);
+        if let Some(o) = p.operands.as_deref().filter(|o| !OPERANDS.contains(o)) {
+            return Err(format!(
+                "{FILE}: options `{first}`: unknown operands `{o}` (one of {})",
+                OPERANDS.join(", ")
+            ));
+        }
+        if p.risk.is_some() == p.why.is_empty() {
+            return Err(format!(
+                "{FILE}: options `{first}`: `risk` and `why` go together"
+            ));
         }
     }
     for w in &r.wrappers {

@@ -20,22 +20,11 @@ impl Walker {
             "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => self.awk(cmd),
             "date" => self.date(cmd),
             "split" | "csplit" => self.split(cmd),
-            "patch" => self.patch(cmd),
             "less" | "more" | "most" | "man" => self.pager(cmd),
             "fd" | "fdfind" => self.fd(cmd),
             "at" | "batch" => self.at(cmd),
             n if rules::raw().command_languages.names.has(n) => self.command_language(cmd),
-            n => match rules::raw().program(n).filter(|p| p.reads) {
-                Some(p) => {
-                    let opts = self.options(cmd, cmd.args);
-                    let out = p.output_at.and_then(|i| opts.pos.get(i.saturating_sub(1)));
-                    if let Some(out) = out {
-                        self.write_to(out, &format!("`{}`", cmd.shown));
-                    }
-                    self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
-                }
-                None => return false,
-            },
+            _ => return false,
         }
         true
     }
@@ -44,7 +33,7 @@ impl Walker {
     /// unclassifiable (fail-close) when the file has no table for it.
     pub(super) fn with_value(&mut self, cmd: &Cmd<'_>) -> Vec<&'static str> {
         match rules::raw().program(cmd.name) {
-            Some(p) => [&p.with_value, &p.writes, &p.runs, &p.config]
+            Some(p) => [&p.with_value, &p.writes, &p.runs, &p.config, &p.dir]
                 .iter()
                 .flat_map(|n| n.strs())
                 .collect(),
@@ -275,32 +264,6 @@ impl Walker {
             t.push_str("aa");
         }
         self.write_to(&prefix, &what);
-    }
-
-    fn patch(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
-        let what = format!("`{}`", cmd.shown);
-        if opts.has('\0', &["--dry-run"]) {
-            self.note(Risk::Safe, format!("{what} only checks a patch"));
-            return;
-        }
-        for key in [
-            &["-o", "--output"][..],
-            &["-r", "--reject-file"],
-            &["-d", "--directory"],
-        ] {
-            if let Some(v) = opts.value_of(key).filter(|v| !v.is("-")) {
-                self.write_to(&v, &what);
-            }
-        }
-        match opts.pos.first() {
-            Some(file) => self.write_to(file, &what),
-            None => self.note(
-                Risk::Moderate,
-                format!("{what} changes the files the patch names"),
-            ),
-        }
     }
 
     /// less, more, man: safe readers unless they get commands (`+!cmd`, a
