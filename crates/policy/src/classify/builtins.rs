@@ -241,7 +241,7 @@ impl Walker {
         let options = cmd.args.iter().filter(|a| !a.raw.starts_with('-'));
         let risky: Vec<&str> = options
             .map(|a| a.lit().unwrap_or("?"))
-            .filter(|o| !rules::raw().shell_options.shopt.has(o))
+            .filter(|o| !rules::raw().list("shell-options", "shopt").has(o))
             .collect();
         if sets && (!risky.is_empty() || cmd.args.iter().any(|a| a.is("-o"))) {
             self.unclassifiable(format!(
@@ -272,7 +272,7 @@ impl Walker {
             }
             if t == "-o" || t == "+o" {
                 let name = args.next().and_then(Arg::lit).unwrap_or("");
-                if !name.is_empty() && !rules::raw().shell_options.set_o.has(name) {
+                if !name.is_empty() && !rules::raw().list("shell-options", "set_o").has(name) {
                     self.unclassifiable(format!(
                         "`{}` sets shell option {name}, which changes how commands are read",
                         cmd.shown

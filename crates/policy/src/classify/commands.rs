@@ -2,7 +2,6 @@
 //! file writers and deleters, system administration, and the fallbacks
 //! (unknown commands are moderate, never safe).
 
-use super::rules;
 use super::walk::{Input, Stage, Walker};
 use super::words::Arg;
 use crate::model::Risk;
@@ -68,17 +67,11 @@ impl Walker {
         if self.wrapper(cmd, stage) || self.shell_like(cmd, stage) || self.builtin(cmd) {
             return true;
         }
-        if self.tool(cmd) || self.infra(cmd) || self.file_command(cmd) || self.writer(cmd) {
-            return true;
-        }
-        if self.system_command(cmd) || self.text_command(cmd, stage) {
-            return true;
-        }
-        if rules::raw().read_only.names.has(cmd.name) {
-            self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
-            return true;
-        }
-        false
+        self.tool(cmd)
+            || self.infra(cmd)
+            || self.text_command(cmd, stage)
+            || self.file_command(cmd)
+            || self.writer(cmd)
     }
 
     /// Commands whose output or in-place flags matter.
@@ -132,41 +125,6 @@ impl Walker {
             );
         } else {
             self.note(Risk::Moderate, format!("`{}` stops processes", cmd.shown));
-        }
-    }
-
-    fn system_command(&mut self, cmd: &Cmd<'_>) -> bool {
-        let name = cmd.name;
-        let r = rules::raw();
-        if name.starts_with("mkfs") || r.disk_destroyers.names.has(name) {
-            self.block(format!("`{}` destroys a filesystem or disk", cmd.shown));
-        } else if r.partitioners.names.has(name) {
-            self.partitioner(cmd);
-        } else if name == "sudo" {
-            return false;
-        } else if r.system_admin.names.has(name) {
-            self.note(
-                Risk::Dangerous,
-                format!("`{}` changes system configuration", cmd.shown),
-            );
-        } else {
-            return false;
-        }
-        true
-    }
-
-    fn partitioner(&mut self, cmd: &Cmd<'_>) {
-        let device = cmd
-            .args
-            .iter()
-            .any(|a| a.lit().is_none_or(|t| t.starts_with("/dev/")));
-        if device {
-            self.block(format!("`{}` repartitions a disk", cmd.shown));
-        } else {
-            self.note(
-                Risk::Dangerous,
-                format!("`{}` edits partition tables", cmd.shown),
-            );
         }
     }
 }

@@ -355,5 +355,5 @@ fn given(opts: &Opts, names: &rules::Names) -> bool {
 
 /// find's tests, which narrow what an action applies to.
 fn is_find_test(t: &str) -> bool {
-    super::rules::raw().words.find_tests.has(t)
+    rules::raw().list("words", "find-tests").has(t)
 }

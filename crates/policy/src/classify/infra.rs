@@ -20,9 +20,9 @@ impl Walker {
     /// Judges infrastructure CLIs; false when `cmd` is none.
     pub(super) fn infra(&mut self, cmd: &Cmd<'_>) -> bool {
         let r = rules::raw();
-        if r.cloud.names.has(cmd.name) {
+        if r.list("cloud", "names").has(cmd.name) {
             self.cloud(cmd);
-        } else if r.containers.names.has(cmd.name) {
+        } else if r.list("containers", "names").has(cmd.name) {
             self.container(cmd);
         } else {
             return false;
@@ -38,7 +38,7 @@ impl Walker {
                 continue;
             }
             if t.starts_with('-') && t != "--version" && t != "--help" {
-                skip_value = rules::raw().cloud.value_flags.has(t);
+                skip_value = cloud("value_flags").has(t);
                 continue;
             }
             words.push(t);
@@ -82,9 +82,7 @@ impl Walker {
             .collect();
         let what = format!("`{}`", cmd.shown);
         let sub = words.first().copied().unwrap_or("");
-        if words
-            .iter()
-            .any(|w| rules::raw().containers.destroys.has(w))
+        if words.iter().any(|w| containers("destroys").has(w))
             || cmd.args.iter().any(|a| a.is("-v") || a.is("--volumes")) && words.contains(&"down")
         {
             self.note(
@@ -93,17 +91,17 @@ impl Walker {
             );
             return;
         }
-        let r = &rules::raw().containers;
-        if words.iter().any(|w| r.runs.has(w)) {
+        if words.iter().any(|w| containers("runs").has(w)) {
             self.container_run(cmd, &what);
             return;
         }
-        let reads =
-            r.reads.has(sub) || (r.groups.has(sub) && words.get(1).is_some_and(|w| r.reads.has(w)));
+        let reads = containers("reads").has(sub)
+            || (containers("groups").has(sub)
+                && words.get(1).is_some_and(|w| containers("reads").has(w)));
         if reads || only_info(cmd.args) {
             self.note(Risk::Safe, format!("{what} only reads"));
         } else {
-            if r.registry.has(sub) {
+            if containers("registry").has(sub) {
                 self.network(format!("{what} reaches a registry"));
             }
             self.note(
@@ -115,14 +113,13 @@ impl Walker {
 
     /// `docker run`/`create`/`exec`/`compose up`: dangerous when the container gets the host.
     fn container_run(&mut self, cmd: &Cmd<'_>, what: &str) {
-        let r = &rules::raw().containers;
         let args = cmd.args;
         for (i, a) in args.iter().enumerate() {
             let Some(t) = a.lit() else { continue };
             let next = args.get(i + 1).and_then(Arg::lit).unwrap_or("");
-            let host_flag = r.host_flags.has(t)
-                || (r.host_options.has(t) && next == "host")
-                || r.host_prefixes.prefixes(t);
+            let host_flag = containers("host_flags").has(t)
+                || (containers("host_options").has(t) && next == "host")
+                || containers("host_prefixes").prefixes(t);
             if host_flag {
                 self.note(
                     Risk::Dangerous,
@@ -185,21 +182,22 @@ fn cloud_reads(name: &str, words: &[&str], flags: &[&str]) -> bool {
             match sub {
                 "state" => matches!(words.get(1).copied(), Some("list" | "show" | "pull")),
                 "workspace" => matches!(words.get(1).copied(), Some("list" | "show" | "select")),
-                _ => rules::raw().cloud.reads.has(sub) && sub != "console",
+                _ => cloud("reads").has(sub) && sub != "console",
             }
         }
         "aws" => {
             let op = words.get(1).copied().unwrap_or("");
             (words.first() == Some(&"s3") && op == "ls")
-                || rules::raw().cloud.read_verbs.prefixes(op)
+                || cloud("read_verbs").prefixes(op)
                 || (words.first() == Some(&"sts") && op == "get-caller-identity")
                 || (words.first() == Some(&"configure") && matches!(op, "list" | "get"))
         }
         "gcloud" | "az" | "gsutil" | "doctl" => {
             let verb = words.last().copied().unwrap_or("");
-            words.iter().any(|w| {
-                rules::raw().cloud.read_verbs.prefixes(w) || *w == "info" || *w == "version"
-            }) && !words.iter().any(|w| is_destructive(w))
+            words
+                .iter()
+                .any(|w| cloud("read_verbs").prefixes(w) || *w == "info" || *w == "version")
+                && !words.iter().any(|w| is_destructive(w))
                 || verb == "version"
         }
         "ansible" | "ansible-playbook" => flags.iter().any(|f| {
@@ -208,7 +206,7 @@ fn cloud_reads(name: &str, words: &[&str], flags: &[&str]) -> bool {
         _ => {
             let sub = words.first().copied().unwrap_or("");
             let rest_ok = !words.iter().any(|w| is_destructive(w));
-            rules::raw().cloud.reads.has(sub) && rest_ok
+            cloud("reads").has(sub) && rest_ok
                 || (sub == "config"
                     && matches!(
                         words.get(1).copied(),
@@ -221,7 +219,15 @@ fn cloud_reads(name: &str, words: &[&str], flags: &[&str]) -> bool {
 }
 
 fn is_destructive(w: &str) -> bool {
-    rules::raw().cloud.changes.prefixes(w)
+    cloud("changes").prefixes(w)
+}
+
+fn cloud(key: &str) -> &'static rules::Names {
+    rules::raw().list("cloud", key)
+}
+
+fn containers(key: &str) -> &'static rules::Names {
+    rules::raw().list("containers", key)
 }
 
 fn only_info(args: &[Arg]) -> bool {

@@ -273,13 +273,15 @@ fn wildcards_only(component: &str) -> bool {
 }
 
 fn system_loc(p: &Path) -> Loc {
-    let places = &super::rules::raw().places;
-    let under = |dirs: &super::rules::Names| dirs.strs().iter().any(|d| p.starts_with(d));
-    if under(&places.tmp) {
+    let under = |key| {
+        let dirs = super::rules::raw().list("places", key);
+        dirs.iter().any(|d| p.starts_with(d))
+    };
+    if under("tmp") {
         Loc::Tmp
-    } else if under(&places.protected) {
+    } else if under("protected") {
         Loc::Protected
-    } else if under(&places.system) {
+    } else if under("system") {
         Loc::System
     } else {
         Loc::Outside
@@ -287,17 +289,17 @@ fn system_loc(p: &Path) -> Loc {
 }
 
 fn device(rel: &Path) -> Loc {
-    let places = &super::rules::raw().places;
+    let places = |key| super::rules::raw().list("places", key);
     let first = rel
         .components()
         .next()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .unwrap_or_default();
-    if places.dev_sinks.has(&first) {
+    if places("dev-sinks").has(&first) {
         Loc::DevSink
-    } else if places.dev_net.has(&first) {
+    } else if places("dev-net").has(&first) {
         Loc::DevNet
-    } else if places.dev_disks.prefixes(&first) {
+    } else if places("dev-disks").prefixes(&first) {
         Loc::DevDisk
     } else {
         Loc::DevOther

@@ -7,10 +7,8 @@
 
 use crate::model::Risk;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
-
-/// The entries whose examples may name any command.
-const ANY: [&str; 3] = ["variables", "words", "places"];
 
 /// The file, for error messages.
 pub const FILE: &str = "crates/policy/src/rules/bash.toml";
@@ -54,68 +52,67 @@ impl Names {
     }
 }
 
-/// A list of commands with its examples.
+/// A section of word lists (`names`, `reads`, ...; the keys of [`TABLES`]).
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct List {
-    pub names: Names,
-    /// Options that take the next word (shells).
-    pub with_value: Names,
-    examples: Vec<String>,
-}
-
-/// Cloud and cluster CLIs.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Cloud {
-    pub names: Names,
-    /// Subcommands (any word) that only read.
-    pub reads: Names,
-    /// Prefixes of words that change infrastructure.
-    pub changes: Names,
-    /// Verb prefixes of aws/gcloud/az operations that only read.
-    pub read_verbs: Names,
-    /// Options that take the next word.
-    pub value_flags: Names,
+pub struct Table {
     #[serde(default)]
     examples: Vec<String>,
+    #[serde(flatten)]
+    lists: BTreeMap<String, Names>,
 }
 
-/// Local container engines.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Containers {
-    pub names: Names,
-    /// Subcommands that only read.
-    pub reads: Names,
-    /// Subcommands that remove containers, images or volumes.
-    pub destroys: Names,
-    /// Subcommands that start a container.
-    pub runs: Names,
-    /// Object groups whose second word is the subcommand.
-    pub groups: Names,
-    /// Subcommands that reach a registry.
-    pub registry: Names,
-    /// Options that give a container the host: as written, with the value
-    /// `host`, or as a prefix.
-    pub host_flags: Names,
-    pub host_options: Names,
-    pub host_prefixes: Names,
-    #[serde(default)]
-    examples: Vec<String>,
-}
-
-/// Shell options that change nothing the classifier relies on.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ShellOptions {
-    /// `shopt -s NAME`.
-    pub shopt: Names,
-    /// `set -o NAME`.
-    pub set_o: Names,
-    #[serde(default)]
-    examples: Vec<String>,
-}
+/// The sections made of word lists, and the lists each holds (all of them).
+const TABLES: [(&str, &[&str]); 11] = [
+    ("network-clients", &["names"]),
+    ("build-runners", &["names"]),
+    ("shells", &["names", "with_value"]),
+    ("command-languages", &["names"]),
+    ("formatters", &["names", "checks"]),
+    (
+        "package-managers",
+        &["names", "reads", "local", "runs", "with_value"],
+    ),
+    (
+        "cloud",
+        &["names", "reads", "changes", "read_verbs", "value_flags"],
+    ),
+    (
+        "containers",
+        &[
+            "names",
+            "reads",
+            "destroys",
+            "runs",
+            "groups",
+            "registry",
+            "host_flags",
+            "host_options",
+            "host_prefixes",
+        ],
+    ),
+    ("shell-options", &["shopt", "set_o"]),
+    (
+        "words",
+        &[
+            "info-flags",
+            "find-tests",
+            "git-remote",
+            "netcat-exec",
+            "netcat-exec-prefixes",
+        ],
+    ),
+    (
+        "places",
+        &[
+            "tmp",
+            "protected",
+            "system",
+            "dev-sinks",
+            "dev-net",
+            "dev-disks",
+        ],
+    ),
+];
 
 /// A program's options: `with_value` take the next word; `writes`, `runs`
 /// and `config` say what the value of an option is. With `risk`, the
@@ -261,14 +258,6 @@ pub struct VarOptions {
     pub loads: Names,
 }
 
-/// The risk a wrapper adds, as written in the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum RiskName {
-    Moderate,
-    Dangerous,
-}
-
 /// A command that runs the command given in its arguments.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -297,7 +286,7 @@ pub struct Wrapper {
     #[serde(default)]
     pub as_root: bool,
     #[serde(default)]
-    risk: Option<RiskName>,
+    risk: Option<Risk>,
     #[serde(default)]
     why: Option<String>,
     #[serde(default)]
@@ -314,76 +303,8 @@ impl Wrapper {
         if self.as_root {
             return Some((Risk::Dangerous, "runs a command as another user"));
         }
-        let risk = match self.risk? {
-            RiskName::Moderate => Risk::Moderate,
-            RiskName::Dangerous => Risk::Dangerous,
-        };
-        Some((risk, self.why.as_deref().unwrap_or_default()))
+        Some((self.risk?, self.why.as_deref().unwrap_or_default()))
     }
-}
-
-/// Package managers: judged by their subcommand (tools.rs).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PackageManagers {
-    pub names: Names,
-    /// Subcommands (or, for `local` ones, a first option) that only read.
-    pub reads: Names,
-    /// Managers of local package files: they download nothing.
-    pub local: Names,
-    /// Subcommands that run the command after them in the project's environment.
-    pub runs: Names,
-    /// Options of those subcommands that take the next word.
-    pub with_value: Names,
-    #[serde(default)]
-    examples: Vec<String>,
-}
-
-/// Formatters and compilers: safe with one of `checks`, else they may write.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Formatters {
-    pub names: Names,
-    pub checks: Names,
-    #[serde(default)]
-    examples: Vec<String>,
-}
-
-/// Word lists the walk reads by name.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Words {
-    /// Flags that only print a version, help or paths (build runners).
-    pub info_flags: Names,
-    /// find's tests, which narrow what `-delete` applies to.
-    pub find_tests: Names,
-    /// git subcommands that reach a remote.
-    pub git_remote: Names,
-    /// Options (or prefixes of words, upper case) that make a netcat run a program.
-    pub netcat_exec: Names,
-    pub netcat_exec_prefixes: Names,
-    #[serde(default)]
-    examples: Vec<String>,
-}
-
-/// Where a path is, by its prefix (paths.rs).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Places {
-    /// Temporary directories (moderate to write).
-    pub tmp: Names,
-    /// Written: blocked.
-    pub protected: Names,
-    /// Written: dangerous.
-    pub system: Names,
-    /// Devices under /dev that only absorb or give data.
-    pub dev_sinks: Names,
-    /// Devices that open a network connection.
-    pub dev_net: Names,
-    /// Prefixes of disk devices.
-    pub dev_disks: Names,
-    #[serde(default)]
-    examples: Vec<String>,
 }
 
 /// What an effect decides.
@@ -420,7 +341,8 @@ pub struct EffectRow {
 }
 
 /// The actions, places and conditions `[[effects]]` rows may name.
-const ACTS: [&str; 6] = [
+const ACTS: [&str; 7] = [
+    "partition",
     "write",
     "delete-tree",
     "delete-glob",
@@ -429,7 +351,7 @@ const ACTS: [&str; 6] = [
     "shred",
 ];
 /// What `operands` of an `[[options]]` entry may be.
-const OPERANDS: [&str; 4] = ["write", "delete", "chmod", "shred"];
+const OPERANDS: [&str; 5] = ["write", "delete", "chmod", "shred", "partition"];
 const PLACES: [&str; 16] = [
     "dev-sink",
     "dev-disk",
@@ -459,33 +381,34 @@ const CONDITIONS: [&str; 6] = [
 
 /// The loaded tables.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Rules {
-    pub read_only: List,
-    pub system_admin: List,
-    pub disk_destroyers: List,
-    pub partitioners: List,
-    pub network_clients: List,
-    pub package_managers: PackageManagers,
-    pub formatters: Formatters,
-    pub words: Words,
-    pub places: Places,
+    #[serde(default)]
     pub effects: Vec<Effects>,
-    pub build_runners: List,
-    pub cloud: Cloud,
-    pub containers: Containers,
-    pub shells: List,
-    pub command_languages: List,
-    pub shell_options: ShellOptions,
-    /// Option tables of programs judged in Rust (`with_value`).
+    /// Programs: option tables, and the rows that judge some of them.
+    #[serde(default)]
     pub options: Vec<Program>,
+    #[serde(default)]
     pub subcommands: Vec<Subcommands>,
+    #[serde(default)]
     pub wrappers: Vec<Wrapper>,
+    #[serde(default)]
     pub interpreters: Vec<Interpreter>,
+    #[serde(default)]
     pub variables: Variables,
+    /// The sections of [`TABLES`].
+    #[serde(flatten)]
+    tables: BTreeMap<String, Table>,
 }
 
 impl Rules {
+    /// The list `key` of section `section` (empty when the file has none:
+    /// a loaded file has every list of [`TABLES`]).
+    pub fn list(&self, section: &str, key: &str) -> &Names {
+        static NONE: Names = Names(Vec::new());
+        let t = self.tables.get(section);
+        t.and_then(|t| t.lists.get(key)).unwrap_or(&NONE)
+    }
+
     /// The wrapper named `name`.
     pub fn wrapper(&self, name: &str) -> Option<&Wrapper> {
         self.wrappers.iter().find(|w| w.names.has(name))
@@ -498,9 +421,10 @@ impl Rules {
         })
     }
 
-    /// The `[[options]]` entry of `name`.
+    /// The `[[options]]` entry of `name` (its names may be patterns: `mkfs*`).
     pub fn program(&self, name: &str) -> Option<&Program> {
-        self.options.iter().find(|p| p.names.has(name))
+        let named = |p: &&Program| p.names.has(name) || p.names.pattern_matches(name);
+        self.options.iter().find(named)
     }
 
     /// The subcommand table of `name`.
@@ -510,48 +434,17 @@ impl Rules {
 
     /// (entry, its names, its examples), for the checks.
     fn entries(&self) -> Vec<(String, Names, &[String])> {
-        let mut out = vec![
-            list("read-only", &self.read_only),
-            list("system-admin", &self.system_admin),
-            list("disk-destroyers", &self.disk_destroyers),
-            list("partitioners", &self.partitioners),
-            list("network-clients", &self.network_clients),
-            (
-                "package-managers".into(),
-                self.package_managers.names.clone(),
-                &self.package_managers.examples,
-            ),
-            (
-                "formatters".into(),
-                self.formatters.names.clone(),
-                &self.formatters.examples,
-            ),
-            ("words".into(), Names::default(), &self.words.examples),
-            ("places".into(), Names::default(), &self.places.examples),
-            list("build-runners", &self.build_runners),
-            list("shells", &self.shells),
-            list("command-languages", &self.command_languages),
-            (
-                "cloud".into(),
-                self.cloud.names.clone(),
-                &self.cloud.examples,
-            ),
-            (
-                "containers".into(),
-                self.containers.names.clone(),
-                &self.containers.examples,
-            ),
-            (
-                "shell-options".into(),
-                Names(vec!["shopt".into(), "set".into()]),
-                &self.shell_options.examples,
-            ),
-            (
-                "variables".into(),
-                Names::default(),
-                &self.variables.examples,
-            ),
-        ];
+        let mut out = Vec::new();
+        for (section, t) in &self.tables {
+            let names = match section.as_str() {
+                "shell-options" => Names(vec!["shopt".into(), "set".into()]),
+                "words" | "places" => Names(vec!["*".into()]),
+                _ => self.list(section, "names").clone(),
+            };
+            out.push((section.clone(), names, t.examples.as_slice()));
+        }
+        let any = Names(vec!["*".into()]);
+        out.push(("variables".into(), any.clone(), &self.variables.examples));
         let named = |kind: &str, names: &Names| {
             let first = names.0.first().map_or("?", String::as_str);
             format!("{kind} `{first}`")
@@ -563,8 +456,7 @@ impl Rules {
             out.push((named("subcommands", &t.names), t.names.clone(), &t.examples));
         }
         for e in &self.effects {
-            let name = format!("effects `{}`", e.act);
-            out.push((name, Names(vec!["*".into()]), &e.examples));
+            out.push((format!("effects `{}`", e.act), any.clone(), &e.examples));
         }
         for w in &self.wrappers {
             out.push((named("wrapper", &w.names), w.names.clone(), &w.examples));
@@ -576,15 +468,25 @@ impl Rules {
     }
 }
 
-fn list<'a>(name: &str, l: &'a List) -> (String, Names, &'a [String]) {
-    (name.to_owned(), l.names.clone(), l.examples.as_slice())
-}
-
 /// Parses the file and checks each entry's shape (not yet its examples).
 fn parse(text: &str) -> Result<Rules, String> {
     let r: Rules = toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))?;
+    for (section, t) in &r.tables {
+        let Some((_, keys)) = TABLES.iter().find(|(n, _)| n == section) else {
+            return Err(format!("{FILE}: unknown section `{section}`"));
+        };
+        if let Some(k) = t.lists.keys().find(|k| !keys.contains(&k.as_str())) {
+            return Err(format!("{FILE}: {section}: unknown list `{k}`"));
+        }
+        if let Some(k) = keys.iter().find(|k| !t.lists.contains_key(**k)) {
+            return Err(format!("{FILE}: {section}: no list `{k}`"));
+        }
+    }
+    if let Some((s, _)) = TABLES.iter().find(|(s, _)| !r.tables.contains_key(*s)) {
+        return Err(format!("{FILE}: no section `{s}`"));
+    }
     for (entry, names, examples) in r.entries() {
-        if names.0.is_empty() && !ANY.contains(&entry.as_str()) {
+        if names.0.is_empty() {
             return Err(format!("{FILE}: {entry}: no names"));
         }
         if examples.is_empty() {
@@ -618,6 +520,15 @@ fn parse(text: &str) -> Result<Rules, String> {
     }
     for p in &r.options {
         let first = p.names.0.first().map_or("?", String::as_str);
+        if let Some(n) = p
+            .names
+            .iter()
+            .find(|n| r.program(n).is_some_and(|q| !std::ptr::eq(p, q)))
+        {
+            return Err(format!(
+                "{FILE}: options `{first}`: `{n}` has an earlier entry"
+            ));
+        }
         if let Some(o) = p.operands.as_deref().filter(|o| !OPERANDS.contains(o)) {
             return Err(format!(
                 "{FILE}: options `{first}`: unknown operands `{o}` (one of {})",
@@ -666,10 +577,7 @@ fn check_examples(r: &Rules) -> Result<(), String> {
                 .split_once(": ")
                 .ok_or_else(|| at("write `LABEL: COMMAND`".to_owned()))?;
             let first = line.split_whitespace().next().unwrap_or_default();
-            let named = ANY.contains(&entry.as_str())
-                || names.has("*")
-                || names.has(first)
-                || (entry == "disk-destroyers" && first.starts_with("mkfs"));
+            let named = names.has("*") || names.has(first) || names.pattern_matches(first);
             if !named {
                 return Err(at(format!("`{first}` is not one of the entry's names")));
             }

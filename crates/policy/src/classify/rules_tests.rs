@@ -5,7 +5,8 @@ fn the_tables_load_and_every_example_holds() {
     if let Err(e) = checked() {
         panic!("{e}");
     }
-    assert!(raw().read_only.names.has("ls"));
+    assert!(raw().list("network-clients", "names").has("curl"));
+    assert!(raw().judged("ls").is_some());
     assert!(raw().wrapper("sudo").is_some_and(|w| w.as_root));
 }
 
@@ -15,7 +16,7 @@ fn a_bad_file_is_an_error_naming_the_entry() {
     assert_ne!(cut, TEXT);
     let e = check_examples(&parse(&cut).expect("parses")).expect_err("wrong label");
     assert!(
-        e.starts_with(FILE) && e.contains("read-only") && e.contains("safe"),
+        e.starts_with(FILE) && e.contains("options `ls`") && e.contains("safe"),
         "{e}"
     );
     let cut = TEXT.replacen("\"safe: ls\"", "\"safe: curl\"", 1);
@@ -64,4 +65,41 @@ fn a_bad_effect_row_is_an_error() {
     }
     let effects = &raw().effects;
     assert_eq!(effects.len(), ACTS.len());
+}
+
+#[test]
+fn a_bad_table_or_program_row_is_an_error() {
+    for (from, to, want) in [
+        (
+            "\nreads = [\"list\"",
+            "\nread = [\"list\"",
+            "package-managers: unknown list `read`",
+        ),
+        ("[formatters]", "[formatter]", "unknown section `formatter`"),
+        (
+            "checks = [",
+            "check = [",
+            "formatters: unknown list `check`",
+        ),
+        (
+            "operands = \"shred\"",
+            "operands = \"shreds\"",
+            "unknown operands `shreds`",
+        ),
+        (
+            "names = [\"rmdir\", \"unlink\"]",
+            "names = [\"rmdir\", \"rm\"]",
+            "`rm` has an earlier entry",
+        ),
+        (
+            "why = \"destroys file contents\"",
+            "",
+            "`risk` and `why` go together",
+        ),
+    ] {
+        let cut = TEXT.replacen(from, to, 1);
+        assert_ne!(cut, TEXT, "{from}");
+        let e = parse(&cut).expect_err(want);
+        assert!(e.starts_with(FILE) && e.contains(want), "{e}");
+    }
 }

@@ -28,7 +28,7 @@ impl Walker {
     /// Shells, eval, source, trap and interpreters.
     pub(super) fn shell_like(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
         match cmd.name {
-            n if rules::raw().shells.names.has(n) => self.shell(cmd),
+            n if rules::raw().list("shells", "names").has(n) => self.shell(cmd),
             "eval" => self.code_string(&join_args(cmd.args), &cmd.shown),
             "trap" => match cmd.args.first() {
                 Some(action) if cmd.args.len() > 1 && !action.is("-") && !action.is("-p") => {
@@ -86,7 +86,7 @@ impl Walker {
     }
 
     fn shell(&mut self, cmd: &Cmd<'_>) {
-        let with = rules::raw().shells.with_value.strs();
+        let with = rules::raw().list("shells", "with_value").strs();
         let opts = parse_opts(&leading_only(cmd.args, &with), &with);
         let rest = leading_options(cmd.args, &with);
         if let Some(rc) = opts.value_of(&["--rcfile", "--init-file"]) {

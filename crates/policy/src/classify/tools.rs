@@ -14,21 +14,23 @@ impl Walker {
         match cmd.name {
             "git" => self.git(cmd),
             "cargo" | "npm" | "pnpm" | "yarn" | "npx" | "bunx" | "go" => self.by_subcommand(cmd),
-            n if rules::raw().build_runners.names.has(n) && only_info_flags(cmd.args) => {
+            n if rules::raw().list("build-runners", "names").has(n)
+                && only_info_flags(cmd.args) =>
+            {
                 self.note(
                     Risk::Safe,
                     format!("`{}` only prints its version or help", cmd.shown),
                 );
             }
-            n if rules::raw().build_runners.names.has(n) => {
+            n if rules::raw().list("build-runners", "names").has(n) => {
                 self.note(
                     Risk::Moderate,
                     format!("`{}` runs build recipes or tests (project code)", cmd.shown),
                 );
             }
-            n if rules::raw().network_clients.names.has(n) => self.network_client(cmd),
-            n if rules::raw().package_managers.names.has(n) => self.package_manager(cmd),
-            n if rules::raw().formatters.names.has(n) => self.formatter(cmd),
+            n if rules::raw().list("network-clients", "names").has(n) => self.network_client(cmd),
+            n if rules::raw().list("package-managers", "names").has(n) => self.package_manager(cmd),
+            n if rules::raw().list("formatters", "names").has(n) => self.formatter(cmd),
             _ => return false,
         }
         true
@@ -51,7 +53,7 @@ impl Walker {
             .iter()
             .filter_map(Arg::lit)
             .find(|t| !t.starts_with('-'))
-            .is_some_and(|sub| rules::raw().words.git_remote.has(sub));
+            .is_some_and(|sub| rules::raw().list("words", "git-remote").has(sub));
         if remote && v.risk > Risk::Safe {
             self.network(format!("`{}` reaches a git remote", cmd.shown));
         }
@@ -153,11 +155,11 @@ impl Walker {
             "wget" => self.wget(cmd, &what),
             "ssh" => self.ssh(cmd),
             "nc" | "ncat" | "netcat" | "socat" => {
-                let w = &rules::raw().words;
+                let w = |key| rules::raw().list("words", key);
                 let runs = cmd.args.iter().any(|a| {
                     a.lit().is_none_or(|t| {
-                        w.netcat_exec.has(t)
-                            || w.netcat_exec_prefixes.prefixes(&t.to_ascii_uppercase())
+                        w("netcat-exec").has(t)
+                            || w("netcat-exec-prefixes").prefixes(&t.to_ascii_uppercase())
                     })
                 });
                 if runs {
@@ -222,18 +224,18 @@ impl Walker {
     }
 
     fn package_manager(&mut self, cmd: &Cmd<'_>) {
-        let t = &rules::raw().package_managers;
+        let t = |key| rules::raw().list("package-managers", key);
         let sub = cmd
             .args
             .iter()
             .find_map(|a| a.lit().filter(|t| !t.starts_with('-')))
             .unwrap_or("");
         let first_flag = cmd.args.first().and_then(Arg::lit).unwrap_or("");
-        if t.runs.has(sub) && cmd.name != "npm" {
+        if t("runs").has(sub) && cmd.name != "npm" {
             return self.package_runner(cmd, sub);
         }
-        let local = t.local.has(cmd.name);
-        if t.reads.has(sub) || (local && t.reads.has(first_flag)) {
+        let local = t("local").has(cmd.name);
+        if t("reads").has(sub) || (local && t("reads").has(first_flag)) {
             self.note(
                 Risk::Safe,
                 format!("`{}` only reads package information", cmd.shown),
@@ -263,7 +265,7 @@ impl Walker {
             .iter()
             .position(|a| a.is(sub))
             .map_or(&[][..], |p| cmd.args.get(p + 1..).unwrap_or(&[]));
-        let with = rules::raw().package_managers.with_value.strs();
+        let with = rules::raw().list("package-managers", "with_value").strs();
         let inner = super::wrappers::leading_options(after, &with);
         if !inner.is_empty() {
             self.run(&inner, cmd.input);
@@ -271,7 +273,7 @@ impl Walker {
     }
 
     fn formatter(&mut self, cmd: &Cmd<'_>) {
-        let checks = &rules::raw().formatters.checks;
+        let checks = rules::raw().list("formatters", "checks");
         if cmd
             .args
             .iter()
@@ -298,6 +300,6 @@ fn global_options(args: &[Arg], with_value: &[&str]) -> usize {
 
 /// Whether the arguments are nothing but flags that print a version, help or paths.
 fn only_info_flags(args: &[Arg]) -> bool {
-    let info = &rules::raw().words.info_flags;
+    let info = rules::raw().list("words", "info-flags");
     !args.is_empty() && args.iter().all(|a| a.lit().is_some_and(|t| info.has(t)))
 }

@@ -23,7 +23,9 @@ impl Walker {
             "less" | "more" | "most" | "man" => self.pager(cmd),
             "fd" | "fdfind" => self.fd(cmd),
             "at" | "batch" => self.at(cmd),
-            n if rules::raw().command_languages.names.has(n) => self.command_language(cmd),
+            n if rules::raw().list("command-languages", "names").has(n) => {
+                self.command_language(cmd)
+            }
             _ => return false,
         }
         true
