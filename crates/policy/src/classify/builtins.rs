@@ -33,7 +33,7 @@ impl Walker {
             "test" | "[" => self.test(cmd),
             "hash" => self.hash(cmd),
             "alias" | "enable" | "fc" => self.shell_state(cmd),
-            "unalias" => self.note(Risk::Safe, format!("`{}` removes aliases", cmd.shown)),
+            "unalias" => self.say(Risk::Safe, cmd, "removes aliases"),
             "shopt" => self.shopt(cmd),
             "set" => self.set(cmd),
             _ => return false,
@@ -68,27 +68,21 @@ impl Walker {
                 (None, Some((n, v))) => {
                     let n = self.word(n.trim_end_matches('+'));
                     let Some(n) = n.lit().map(str::to_string) else {
-                        self.unclassifiable(format!(
-                            "`{}` sets a variable named at run time",
-                            cmd.shown
-                        ));
+                        self.cannot(cmd, "sets a variable named at run time");
                         continue;
                     };
                     (n, Some(self.word(v)))
                 }
                 (None, None) => {
-                    self.unclassifiable(format!(
-                        "`{}` names a variable only known at run time",
-                        cmd.shown
-                    ));
+                    self.cannot(cmd, "names a variable only known at run time");
                     continue;
                 }
             };
             if nameref {
-                self.unclassifiable(format!(
-                    "`{}` makes a name refer to another variable, which the classifier does not follow",
-                    cmd.shown
-                ));
+                self.cannot(
+                    cmd,
+                    "makes a name refer to another variable, which the classifier does not follow",
+                );
             }
             self.variable_name(&name, &cmd.shown);
             if let Some(value) = value {
@@ -128,17 +122,11 @@ impl Walker {
             let name = n.lit().unwrap_or(&n.raw).to_string();
             self.variable_name(&name, &cmd.shown);
             if n.lit().is_none() {
-                self.unclassifiable(format!(
-                    "`{}` reads into a variable named at run time",
-                    cmd.shown
-                ));
+                self.cannot(cmd, "reads into a variable named at run time");
             }
             self.assign_variable(&name, &Arg::unknown("$REPLY"), &cmd.shown, None);
         }
-        self.note(
-            Risk::Safe,
-            format!("`{}` reads input into variables", cmd.shown),
-        );
+        self.say(Risk::Safe, cmd, "reads input into variables");
     }
 
     /// printf: `-v NAME` assigns instead of printing.
@@ -153,17 +141,14 @@ impl Walker {
                     let n = name.lit().unwrap_or(&name.raw).to_string();
                     self.variable_name(&n, &cmd.shown);
                     if name.lit().is_none() {
-                        self.unclassifiable(format!(
-                            "`{}` assigns a variable named at run time",
-                            cmd.shown
-                        ));
+                        self.cannot(cmd, "assigns a variable named at run time");
                     }
                     self.assign_variable(&n, &Arg::unknown("$REPLY"), &cmd.shown, None);
                 }
-                None => self.unclassifiable(format!("`{}` has -v without a name", cmd.shown)),
+                None => self.cannot(cmd, "has -v without a name"),
             }
         }
-        self.note(Risk::Safe, format!("`{}` only prints", cmd.shown));
+        self.say(Risk::Safe, cmd, "only prints");
     }
 
     fn names(&mut self, cmd: &Cmd<'_>) {
@@ -171,10 +156,7 @@ impl Walker {
             let name = a.lit().unwrap_or(&a.raw).to_string();
             self.variable_name(&name, &cmd.shown);
         }
-        self.note(
-            Risk::Safe,
-            format!("`{}` only changes variables", cmd.shown),
-        );
+        self.say(Risk::Safe, cmd, "only changes variables");
     }
 
     /// test, [: `-v NAME` and arithmetic comparisons evaluate array indexes.
@@ -190,13 +172,13 @@ impl Walker {
                         .get(i - 1)
                         .is_some_and(|p| p.lit().is_some_and(|t| ARITH.contains(&t) || t == "-v")));
             if arith_operand && subscript_expands(a.lit().unwrap_or(&a.raw)) {
-                self.unclassifiable(format!(
-                    "`{}` evaluates an array index holding an expansion (it can run commands)",
-                    cmd.shown
-                ));
+                self.cannot(
+                    cmd,
+                    "evaluates an array index holding an expansion (it can run commands)",
+                );
             }
         }
-        self.note(Risk::Safe, format!("`{}` only tests", cmd.shown));
+        self.say(Risk::Safe, cmd, "only tests");
     }
 
     fn hash(&mut self, cmd: &Cmd<'_>) {
@@ -205,15 +187,9 @@ impl Walker {
                 .is_none_or(|t| t.starts_with('-') && t.contains('p'))
         });
         if sets {
-            self.unclassifiable(format!(
-                "`{}` makes a command name run another program",
-                cmd.shown
-            ));
+            self.cannot(cmd, "makes a command name run another program");
         } else {
-            self.note(
-                Risk::Safe,
-                format!("`{}` only looks commands up", cmd.shown),
-            );
+            self.say(Risk::Safe, cmd, "only looks commands up");
         }
     }
 
@@ -227,12 +203,9 @@ impl Walker {
             })
         });
         if lists {
-            self.note(Risk::Safe, format!("`{}` only lists", cmd.shown));
+            self.say(Risk::Safe, cmd, "only lists");
         } else {
-            self.unclassifiable(format!(
-                "`{}` changes what command names run (aliases, builtins, history), which the classifier does not follow",
-                cmd.shown
-            ));
+            self.cannot(cmd, "changes what command names run (aliases, builtins, history), which the classifier does not follow");
         }
     }
 
@@ -250,10 +223,7 @@ impl Walker {
                 risky.join(", ")
             ));
         } else {
-            self.note(
-                Risk::Safe,
-                format!("`{}` sets harmless shell options", cmd.shown),
-            );
+            self.say(Risk::Safe, cmd, "sets harmless shell options");
         }
     }
 
@@ -261,10 +231,7 @@ impl Walker {
         let mut args = cmd.args.iter();
         while let Some(a) = args.next() {
             let Some(t) = a.lit() else {
-                self.unclassifiable(format!(
-                    "`{}` sets options only known at run time",
-                    cmd.shown
-                ));
+                self.cannot(cmd, "sets options only known at run time");
                 break;
             };
             if t == "--" || t == "-" || !(t.starts_with('-') || t.starts_with('+')) {
@@ -279,12 +246,12 @@ impl Walker {
                     ));
                 }
             } else if t.contains('k') {
-                self.unclassifiable(format!(
-                    "`{}` makes assignments anywhere on a line reach the command (set -k)",
-                    cmd.shown
-                ));
+                self.cannot(
+                    cmd,
+                    "makes assignments anywhere on a line reach the command (set -k)",
+                );
             }
         }
-        self.note(Risk::Safe, format!("`{}` sets shell options", cmd.shown));
+        self.say(Risk::Safe, cmd, "sets shell options");
     }
 }

@@ -41,10 +41,7 @@ impl Walker {
             input,
         };
         if let Some(moves) = self.function_named(text) {
-            self.note(
-                Risk::Safe,
-                format!("`{}` calls a function defined in the script", cmd.shown),
-            );
+            self.say(Risk::Safe, &cmd, "calls a function defined in the script");
             // The definition may not have run (`if false; then rm() { :; }; fi`):
             // a function named like a command is judged as that command too.
             self.dispatch_known(&cmd, &mut stage);
@@ -79,19 +76,19 @@ impl Walker {
         match cmd.name {
             "echo" | "printf" => {
                 stage.output = literal_output(cmd);
-                self.note(Risk::Safe, format!("`{}` only prints", cmd.shown));
+                self.say(Risk::Safe, cmd, "only prints");
             }
             "cat" if cmd.args.is_empty() => {
                 if let Input::Text(text) | Input::Pipe(text) = cmd.input {
                     stage.output.clone_from(text);
                 }
-                self.note(Risk::Safe, format!("`{}` only reads", cmd.shown));
+                self.say(Risk::Safe, cmd, "only reads");
             }
             "cd" | "pushd" | "popd" => self.change_dir(cmd),
             "find" => self.find(cmd),
             "kill" | "pkill" | "killall" => self.kill(cmd),
             "hostname" if !cmd.args.is_empty() => {
-                self.note(Risk::Dangerous, format!("`{}` renames the host", cmd.shown));
+                self.say(Risk::Dangerous, cmd, "renames the host");
             }
             _ => return false,
         }
@@ -111,7 +108,7 @@ impl Walker {
             }
         };
         self.cwd = target;
-        self.note(Risk::Safe, format!("`{}` changes directory", cmd.shown));
+        self.say(Risk::Safe, cmd, "changes directory");
     }
 
     fn kill(&mut self, cmd: &Cmd<'_>) {
@@ -119,12 +116,9 @@ impl Walker {
             && cmd.args.len() >= 2
             && cmd.args.last().is_some_and(|a| a.is("-1"));
         if everything {
-            self.note(
-                Risk::Dangerous,
-                format!("`{}` kills every process", cmd.shown),
-            );
+            self.say(Risk::Dangerous, cmd, "kills every process");
         } else {
-            self.note(Risk::Moderate, format!("`{}` stops processes", cmd.shown));
+            self.say(Risk::Moderate, cmd, "stops processes");
         }
     }
 }
@@ -299,5 +293,17 @@ fn literal_arg(value: &str, from: &Arg) -> Arg {
         raw: from.raw.clone(),
         procsub: false,
         scratch: None,
+    }
+}
+
+impl Walker {
+    /// Notes `risk` for `cmd`, why after the command as written.
+    pub(super) fn say(&mut self, risk: Risk, cmd: &Cmd<'_>, why: &str) {
+        self.note(risk, format!("`{}` {why}", cmd.shown));
+    }
+
+    /// Marks `cmd` unclassifiable, why after the command as written.
+    pub(super) fn cannot(&mut self, cmd: &Cmd<'_>, why: &str) {
+        self.unclassifiable(format!("`{}` {why}", cmd.shown));
     }
 }

@@ -108,7 +108,7 @@ impl Walker {
             }
             Some(_) => {}
             None if dirs_only => {}
-            None => self.note(Risk::Moderate, format!("{what} copies files")),
+            None => self.say(Risk::Moderate, cmd, "copies files"),
         }
         let moves = cmd.name == "mv" || opts.flags.iter().any(|f| f == "--remove-source-files");
         for s in sources.iter().filter(|s| moves && !is_remote(s)) {
@@ -144,10 +144,7 @@ impl Walker {
             None => Some(Arg::unknown(&a.raw)),
         });
         let Some(out) = output else {
-            self.note(
-                Risk::Moderate,
-                format!("{what} copies raw data to standard output"),
-            );
+            self.say(Risk::Moderate, cmd, "copies raw data to standard output");
             return;
         };
         let t = self.target(&out);
@@ -158,12 +155,9 @@ impl Walker {
                     t.shown
                 ));
             }
-            Loc::DevSink => self.note(Risk::Moderate, format!("{what} copies raw data")),
+            Loc::DevSink => self.say(Risk::Moderate, cmd, "copies raw data"),
             Loc::Inside | Loc::WsRoot => {
-                self.note(
-                    Risk::Moderate,
-                    format!("{what} writes inside the workspace"),
-                );
+                self.say(Risk::Moderate, cmd, "writes inside the workspace");
             }
             _ => self.note(
                 Risk::Dangerous,
@@ -195,9 +189,7 @@ impl Walker {
                     self.code_string(&code, &cmd.shown);
                 }
                 Some(_) => {}
-                None => self.unclassifiable(format!(
-                    "{what} has a checkpoint action only known at run time"
-                )),
+                None => self.cannot(cmd, "has a checkpoint action only known at run time"),
             }
         }
         let archive = opts.value_of(&["-f", "--file"]);
@@ -221,7 +213,7 @@ impl Walker {
         if writes_archive {
             match archive.filter(|a| !a.is("-") && !remote) {
                 Some(a) => self.write_to(&a, &what),
-                None => self.note(Risk::Moderate, format!("{what} writes an archive")),
+                None => self.say(Risk::Moderate, cmd, "writes an archive"),
             }
             if opts.has('\0', &["--remove-files"]) {
                 for p in &opts.pos {
@@ -230,10 +222,7 @@ impl Walker {
             }
         }
         if !extract && !writes_archive {
-            self.note(
-                Risk::Safe,
-                format!("{what} only lists or compares an archive"),
-            );
+            self.say(Risk::Safe, cmd, "only lists or compares an archive");
         }
     }
 
@@ -301,7 +290,7 @@ impl Walker {
             }
         }
         if !acted {
-            self.note(Risk::Safe, format!("{what} only searches"));
+            self.say(Risk::Safe, cmd, "only searches");
         }
     }
 

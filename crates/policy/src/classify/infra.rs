@@ -51,25 +51,20 @@ impl Walker {
             .collect();
         let what = format!("`{}`", cmd.shown);
         if words.is_empty() || only_info(cmd.args) {
-            self.note(
-                Risk::Safe,
-                format!("{what} only prints help or its version"),
-            );
+            self.say(Risk::Safe, cmd, "only prints help or its version");
             return;
         }
         self.network(format!(
             "{what} reaches the network with the runner's credentials"
         ));
         if cloud_reads(cmd.name, &words, &flags) {
-            self.note(
+            self.say(
                 Risk::Moderate,
-                format!("{what} reads infrastructure state (network, credentials)"),
+                cmd,
+                "reads infrastructure state (network, credentials)",
             );
         } else {
-            self.note(
-                Risk::Dangerous,
-                format!("{what} changes live infrastructure"),
-            );
+            self.say(Risk::Dangerous, cmd, "changes live infrastructure");
         }
     }
 
@@ -85,9 +80,10 @@ impl Walker {
         if words.iter().any(|w| containers("destroys").has(w))
             || cmd.args.iter().any(|a| a.is("-v") || a.is("--volumes")) && words.contains(&"down")
         {
-            self.note(
+            self.say(
                 Risk::Dangerous,
-                format!("{what} removes containers, images or volumes"),
+                cmd,
+                "removes containers, images or volumes",
             );
             return;
         }
@@ -99,15 +95,12 @@ impl Walker {
             || (containers("groups").has(sub)
                 && words.get(1).is_some_and(|w| containers("reads").has(w)));
         if reads || only_info(cmd.args) {
-            self.note(Risk::Safe, format!("{what} only reads"));
+            self.say(Risk::Safe, cmd, "only reads");
         } else {
             if containers("registry").has(sub) {
                 self.network(format!("{what} reaches a registry"));
             }
-            self.note(
-                Risk::Moderate,
-                format!("{what} builds or changes local containers"),
-            );
+            self.say(Risk::Moderate, cmd, "builds or changes local containers");
         }
     }
 
@@ -121,9 +114,10 @@ impl Walker {
                 || (containers("host_options").has(t) && next == "host")
                 || containers("host_prefixes").prefixes(t);
             if host_flag {
-                self.note(
+                self.say(
                     Risk::Dangerous,
-                    format!("{what} gives the container access to the host"),
+                    cmd,
+                    "gives the container access to the host",
                 );
             }
             let volume = match t {
@@ -139,13 +133,14 @@ impl Walker {
             if matches!(t, "-v" | "--volume" | "--mount")
                 && args.get(i + 1).is_some_and(|n| n.lit().is_none())
             {
-                self.note(
+                self.say(
                     Risk::Dangerous,
-                    format!("{what} mounts a host path only known at run time"),
+                    cmd,
+                    "mounts a host path only known at run time",
                 );
             }
         }
-        self.note(Risk::Moderate, format!("{what} runs a container"));
+        self.say(Risk::Moderate, cmd, "runs a container");
     }
 
     fn bind_mount(&mut self, spec: &str, what: &str) {

@@ -34,14 +34,11 @@ impl Walker {
                 Some(action) if cmd.args.len() > 1 && !action.is("-") && !action.is("-p") => {
                     self.code_string(action, &cmd.shown);
                 }
-                _ => self.note(
-                    Risk::Safe,
-                    format!("`{}` only lists or resets traps", cmd.shown),
-                ),
+                _ => self.say(Risk::Safe, cmd, "only lists or resets traps"),
             },
             "source" | "." => match cmd.args.first() {
                 Some(file) => self.script_file(file, &cmd.shown),
-                None => self.unclassifiable(format!("`{}` sources no file", cmd.shown)),
+                None => self.cannot(cmd, "sources no file"),
             },
             "deno" | "bun" => self.js_runtime(cmd),
             n => match interpreter_of(n) {
@@ -95,7 +92,7 @@ impl Walker {
         if opts.has('c', &[]) {
             match rest.first() {
                 Some(code) => self.code_string(code, &cmd.shown),
-                None => self.unclassifiable(format!("`{}` has -c without a script", cmd.shown)),
+                None => self.cannot(cmd, "has -c without a script"),
             }
             return;
         }
@@ -111,33 +108,28 @@ impl Walker {
     fn stdin_code(&mut self, cmd: &Cmd<'_>, shell: bool) {
         match cmd.input {
             Input::Pipe(Some(text)) | Input::Text(Some(text)) if shell => {
-                self.note(
-                    Risk::Safe,
-                    format!("`{}` runs literal shell code", cmd.shown),
-                );
+                self.say(Risk::Safe, cmd, "runs literal shell code");
                 self.script(text);
             }
-            Input::Pipe(_) | Input::Text(_) => self.unclassifiable(format!(
-                "`{}` runs code from its input, which the classifier cannot read",
-                cmd.shown
-            )),
+            Input::Pipe(_) | Input::Text(_) => self.cannot(
+                cmd,
+                "runs code from its input, which the classifier cannot read",
+            ),
             Input::File(file) => {
                 let file = file.clone();
                 self.script_file(&file, &cmd.shown);
             }
-            Input::Terminal => self.note(
+            Input::Terminal => self.say(
                 Risk::Moderate,
-                format!("`{}` reads code from a terminal (none in CI)", cmd.shown),
+                cmd,
+                "reads code from a terminal (none in CI)",
             ),
         }
     }
 
     fn interpreter(&mut self, i: &Interpreter, cmd: &Cmd<'_>) {
         if only_version(cmd.args) {
-            self.note(
-                Risk::Safe,
-                format!("`{}` only prints its version", cmd.shown),
-            );
+            self.say(Risk::Safe, cmd, "only prints its version");
             return;
         }
         let (code, module) = (i.code.strs(), i.module.strs());
@@ -165,10 +157,7 @@ impl Walker {
             return self.script_file(&file, &cmd.shown);
         }
         if opts.value_of(&module).is_some() {
-            return self.note(
-                Risk::Moderate,
-                format!("`{}` runs an installed or project module", cmd.shown),
-            );
+            return self.say(Risk::Moderate, cmd, "runs an installed or project module");
         }
         match opts.pos.first() {
             Some(file) if !file.is("-") => self.script_file(file, &cmd.shown),
@@ -179,25 +168,16 @@ impl Walker {
     /// deno and bun: `eval`/`-e` run inline code; the rest runs project code.
     fn js_runtime(&mut self, cmd: &Cmd<'_>) {
         if only_version(cmd.args) {
-            return self.note(
-                Risk::Safe,
-                format!("`{}` only prints its version", cmd.shown),
-            );
+            return self.say(Risk::Safe, cmd, "only prints its version");
         }
         let inline = cmd
             .args
             .iter()
             .any(|a| a.is("eval") || a.is("-e") || a.is("--eval") || a.is("-p") || a.is("--print"));
         if inline {
-            self.unclassifiable(format!(
-                "`{}` runs inline code, which the classifier cannot read",
-                cmd.shown
-            ));
+            self.cannot(cmd, "runs inline code, which the classifier cannot read");
         } else {
-            self.note(
-                Risk::Moderate,
-                format!("`{}` runs project code or packages", cmd.shown),
-            );
+            self.say(Risk::Moderate, cmd, "runs project code or packages");
         }
     }
 }

@@ -17,15 +17,13 @@ impl Walker {
             n if rules::raw().list("build-runners", "names").has(n)
                 && only_info_flags(cmd.args) =>
             {
-                self.note(
-                    Risk::Safe,
-                    format!("`{}` only prints its version or help", cmd.shown),
-                );
+                self.say(Risk::Safe, cmd, "only prints its version or help");
             }
             n if rules::raw().list("build-runners", "names").has(n) => {
-                self.note(
+                self.say(
                     Risk::Moderate,
-                    format!("`{}` runs build recipes or tests (project code)", cmd.shown),
+                    cmd,
+                    "runs build recipes or tests (project code)",
                 );
             }
             n if rules::raw().list("network-clients", "names").has(n) => self.network_client(cmd),
@@ -71,13 +69,7 @@ impl Walker {
             .filter_map(Arg::lit)
             .find(|t| !t.starts_with('-'));
         if v.risk > Risk::Safe && !matches!(sub, Some("clone" | "init")) {
-            self.note(
-                Risk::Dangerous,
-                format!(
-                    "`{}` changes the repository's `.git`, which only the git tool or a step approved as dangerous may change",
-                    cmd.shown
-                ),
-            );
+            self.say(Risk::Dangerous, cmd, "changes the repository's `.git`, which only the git tool or a step approved as dangerous may change");
         }
         if v.risk > Risk::Safe {
             let what = format!("`{}`", cmd.shown);
@@ -163,7 +155,7 @@ impl Walker {
                     })
                 });
                 if runs {
-                    self.unclassifiable(format!("{what} connects a program to the network"));
+                    self.cannot(cmd, "connects a program to the network");
                 }
             }
             _ => {}
@@ -236,29 +228,21 @@ impl Walker {
         }
         let local = t("local").has(cmd.name);
         if t("reads").has(sub) || (local && t("reads").has(first_flag)) {
-            self.note(
-                Risk::Safe,
-                format!("`{}` only reads package information", cmd.shown),
-            );
+            self.say(Risk::Safe, cmd, "only reads package information");
             return;
         }
         if !local {
             self.network(format!("`{}` downloads packages", cmd.shown));
         }
-        self.note(
-            Risk::Moderate,
-            format!("`{}` installs or changes packages", cmd.shown),
-        );
+        self.say(Risk::Moderate, cmd, "installs or changes packages");
     }
 
     /// `bundle exec CMD`, `poetry run CMD`, `uv run CMD`: the command runs in the project's environment.
     fn package_runner(&mut self, cmd: &Cmd<'_>, sub: &str) {
-        self.note(
+        self.say(
             Risk::Moderate,
-            format!(
-                "`{}` runs a command in the project's environment",
-                cmd.shown
-            ),
+            cmd,
+            "runs a command in the project's environment",
         );
         let after = cmd
             .args
@@ -279,9 +263,9 @@ impl Walker {
             .iter()
             .any(|a| a.lit().is_some_and(|t| checks.has(t)))
         {
-            self.note(Risk::Safe, format!("`{}` only checks or reads", cmd.shown));
+            self.say(Risk::Safe, cmd, "only checks or reads");
         } else {
-            self.note(Risk::Moderate, format!("`{}` may write files", cmd.shown));
+            self.say(Risk::Moderate, cmd, "may write files");
         }
     }
 }

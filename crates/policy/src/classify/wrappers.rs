@@ -41,7 +41,7 @@ impl Walker {
     /// Judges the wrapped command (or notes that there is none).
     pub(super) fn run_inner(&mut self, inner: &[Arg], cmd: &Cmd<'_>, stage: &mut Stage) {
         if inner.is_empty() {
-            self.note(Risk::Safe, format!("`{}` runs no command", cmd.shown));
+            self.say(Risk::Safe, cmd, "runs no command");
         } else {
             stage.output = self.run(inner, cmd.input).output;
         }
@@ -79,7 +79,7 @@ impl Walker {
                 .any(|f| f == n || (short && !f.starts_with("--") && f.contains(&n[1..])))
         });
         if stops || !w.command {
-            self.note(Risk::Safe, format!("`{}` runs no command", cmd.shown));
+            self.say(Risk::Safe, cmd, "runs no command");
             if !w.command && w.risk().is_some() && !stops {
                 self.stdin_shell(cmd);
             }
@@ -101,10 +101,7 @@ impl Walker {
         match cmd.input {
             Input::Terminal => {}
             Input::Text(Some(text)) => self.script(text),
-            _ => self.unclassifiable(format!(
-                "`{}` runs a shell on input the classifier cannot read",
-                cmd.shown
-            )),
+            _ => self.cannot(cmd, "runs a shell on input the classifier cannot read"),
         }
     }
 
@@ -125,10 +122,7 @@ impl Walker {
             .filter_map(Arg::lit)
             .any(|t| !t.starts_with("--") && (t.contains('v') || t.contains('V')));
         if lookup {
-            self.note(
-                Risk::Safe,
-                format!("`{}` only looks a command up", cmd.shown),
-            );
+            self.say(Risk::Safe, cmd, "only looks a command up");
             return None;
         }
         Some(leading_options(cmd.args, &[]))
@@ -156,10 +150,7 @@ impl Walker {
             self.assignment_word(a, &cmd.shown);
         }
         if inner.is_empty() {
-            self.note(
-                Risk::Safe,
-                format!("`{}` only prints the environment", cmd.shown),
-            );
+            self.say(Risk::Safe, cmd, "only prints the environment");
         } else {
             self.run_inner(&inner, cmd, stage);
         }
@@ -182,7 +173,7 @@ impl Walker {
             let mut stage = Stage::default();
             self.run_inner(&rest, cmd, &mut stage);
         } else if rest.is_empty() {
-            self.note(Risk::Safe, format!("`{}` runs no command", cmd.shown));
+            self.say(Risk::Safe, cmd, "runs no command");
         } else {
             self.code_string(&join_args(&rest), &cmd.shown);
         }
@@ -211,10 +202,7 @@ impl Walker {
         for args in fill_in(&inner, items.as_deref(), replace.as_deref(), false) {
             self.run(&args, &Input::Terminal);
         }
-        self.note(
-            Risk::Safe,
-            format!("`{}` runs a command on its input", cmd.shown),
-        );
+        self.say(Risk::Safe, cmd, "runs a command on its input");
         true
     }
 
@@ -253,10 +241,7 @@ impl Walker {
                 }
             }
         }
-        self.note(
-            Risk::Safe,
-            format!("`{}` runs a command on its input", cmd.shown),
-        );
+        self.say(Risk::Safe, cmd, "runs a command on its input");
         true
     }
 }

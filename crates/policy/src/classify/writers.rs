@@ -100,7 +100,7 @@ impl Walker {
         let sandbox = opts.has('\0', &["--sandbox"]);
         for f in &files {
             if f.is("-") {
-                self.unclassifiable(format!("{what} reads its script from standard input"));
+                self.cannot(cmd, "reads its script from standard input");
             } else if !sandbox {
                 self.script_file(f, &cmd.shown);
             }
@@ -109,9 +109,7 @@ impl Walker {
             match s.lit() {
                 Some(text) if !sandbox => self.sed_script(text, &what),
                 Some(_) => {}
-                None => self.unclassifiable(format!(
-                    "{what} runs a sed script only known at run time (sed can write files and run commands)"
-                )),
+                None => self.cannot(cmd, "runs a sed script only known at run time (sed can write files and run commands)"),
             }
         }
         if opts.has('i', &["--in-place"]) {
@@ -121,10 +119,10 @@ impl Walker {
                 self.write_to(f, &what);
             }
             if !any {
-                self.note(Risk::Moderate, format!("{what} edits files in place"));
+                self.say(Risk::Moderate, cmd, "edits files in place");
             }
         } else {
-            self.note(Risk::Safe, format!("{what} only prints"));
+            self.say(Risk::Safe, cmd, "only prints");
         }
     }
 
@@ -150,7 +148,7 @@ impl Walker {
         let opts = parse_opts(cmd.args, &with);
         let what = format!("`{}`", cmd.shown);
         if opts.value_of(&["-l", "--load"]).is_some() {
-            self.unclassifiable(format!("{what} loads a compiled extension"));
+            self.cannot(cmd, "loads a compiled extension");
         }
         let mut files = Vec::new();
         let mut programs = Vec::new();
@@ -167,7 +165,7 @@ impl Walker {
         let sandbox = opts.has('S', &["--sandbox"]);
         for f in &files {
             if f.is("-") || f.is("/dev/stdin") {
-                self.unclassifiable(format!("{what} reads its program from standard input"));
+                self.cannot(cmd, "reads its program from standard input");
             } else {
                 self.script_file(f, &cmd.shown);
             }
@@ -187,10 +185,7 @@ impl Walker {
             })
         });
         if profile {
-            self.note(
-                Risk::Moderate,
-                format!("{what} writes a profile or dump file"),
-            );
+            self.say(Risk::Moderate, cmd, "writes a profile or dump file");
         }
         for p in &programs {
             match p.lit() {
@@ -199,7 +194,7 @@ impl Walker {
                     .unclassifiable(format!("{what} runs an awk program only known at run time")),
             }
         }
-        self.note(Risk::Safe, format!("{what} only reads"));
+        self.say(Risk::Safe, cmd, "only reads");
     }
 
     fn awk_program(&mut self, text: &str, what: &str, sandbox: bool) {
@@ -216,9 +211,7 @@ impl Walker {
             || code.contains("system (")
             || code.replace("||", "").contains('|');
         if runs {
-            self.unclassifiable(format!(
-                "{what} runs shell commands from awk (`system`, `|`), which the classifier cannot read"
-            ));
+            self.unclassifiable(format!("{what} runs shell commands from awk (`system`, `|`), which the classifier cannot read"));
         }
         for target in awk_redirections(text, &code) {
             match target {
@@ -240,12 +233,9 @@ impl Walker {
                 .iter()
                 .any(|p| p.lit().is_none_or(|t| !t.starts_with('+')));
         if sets {
-            self.note(
-                Risk::Dangerous,
-                format!("`{}` sets the system clock", cmd.shown),
-            );
+            self.say(Risk::Dangerous, cmd, "sets the system clock");
         } else {
-            self.note(Risk::Safe, format!("`{}` only prints", cmd.shown));
+            self.say(Risk::Safe, cmd, "only prints");
         }
     }
 
@@ -272,21 +262,21 @@ impl Walker {
     /// man pager or browser) or write a log (the option roles of the file).
     fn pager(&mut self, cmd: &Cmd<'_>) {
         let opts = self.options(cmd, cmd.args);
-        let what = format!("`{}`", cmd.shown);
         if cmd.name == "man" {
             let browser = opts
                 .flags
                 .iter()
                 .any(|f| f.starts_with("-H") || f.starts_with("--html"));
             if browser {
-                self.unclassifiable(format!("{what} starts a browser"));
+                self.cannot(cmd, "starts a browser");
             }
         } else if cmd.args.iter().any(|a| a.lit().is_none_or(pager_command)) {
-            self.unclassifiable(format!(
-                "{what} starts with pager commands, which can run shell commands"
-            ));
+            self.cannot(
+                cmd,
+                "starts with pager commands, which can run shell commands",
+            );
         }
-        self.note(Risk::Safe, format!("{what} only reads"));
+        self.say(Risk::Safe, cmd, "only reads");
     }
 
     /// fd: `-x`/`-X` run the rest of the line for each found path.
@@ -313,18 +303,16 @@ impl Walker {
                 }
                 self.run(&inner, &Input::Terminal);
             }
-            None => self.note(Risk::Safe, format!("`{}` only searches", cmd.shown)),
+            None => self.say(Risk::Safe, cmd, "only searches"),
         }
     }
 
     /// at, batch: schedule their input as commands for later, outside the step.
     fn at(&mut self, cmd: &Cmd<'_>) {
-        self.note(
+        self.say(
             Risk::Dangerous,
-            format!(
-                "`{}` schedules commands to run later, outside the step",
-                cmd.shown
-            ),
+            cmd,
+            "schedules commands to run later, outside the step",
         );
         match cmd.input {
             Input::Text(Some(t)) | Input::Pipe(Some(t)) => {
@@ -332,10 +320,7 @@ impl Walker {
                 self.script(&t);
             }
             Input::Terminal => {}
-            _ => self.unclassifiable(format!(
-                "`{}` schedules commands the classifier cannot read",
-                cmd.shown
-            )),
+            _ => self.cannot(cmd, "schedules commands the classifier cannot read"),
         }
     }
 
@@ -346,15 +331,9 @@ impl Walker {
                 .iter()
                 .all(|a| a.is("--version") || a.is("-V") || a.is("--help"));
         if version {
-            self.note(
-                Risk::Safe,
-                format!("`{}` only prints its version", cmd.shown),
-            );
+            self.say(Risk::Safe, cmd, "only prints its version");
         } else {
-            self.unclassifiable(format!(
-                "`{}` has a command language that can run shell commands",
-                cmd.shown
-            ));
+            self.cannot(cmd, "has a command language that can run shell commands");
         }
     }
 
