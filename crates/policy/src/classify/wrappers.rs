@@ -4,7 +4,7 @@
 //! `flock -c`, `watch`, `env -S`) is parsed as a script; words it fills in at
 //! run time (`xargs`, `parallel`, `find -exec`) are substituted when their
 //! input is literal text and unknown otherwise. The wrappers are the
-//! `[[wrappers]]` of `crates/policy/src/rules/bash.toml` plus `env`, `time`, `command`, `xargs`, `watch` and
+//! `[[wrappers]]` of `crates/policy/src/rules/bash.toml` plus `env`, `xargs`, `watch` and
 //! `parallel`, which need a little more.
 
 use super::commands::{Cmd, parse_opts};
@@ -18,11 +18,6 @@ impl Walker {
     pub(super) fn wrapper(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
         let inner: Vec<Arg> = match cmd.name {
             "env" => return self.env(cmd, stage),
-            "time" => self.time(cmd),
-            "command" => match self.command_builtin(cmd) {
-                Some(inner) => inner,
-                None => return true,
-            },
             "xargs" => return self.xargs(cmd),
             "parallel" | "sem" => return self.parallel(cmd),
             "watch" => return self.watch(cmd),
@@ -114,20 +109,6 @@ impl Walker {
         self.assign_variable(name, &value, shown, None);
     }
 
-    /// `command [-pvV] cmd`: -v/-V only look the name up.
-    fn command_builtin(&mut self, cmd: &Cmd<'_>) -> Option<Vec<Arg>> {
-        let lead = leading_only(cmd.args, &[]);
-        let lookup = lead
-            .iter()
-            .filter_map(Arg::lit)
-            .any(|t| !t.starts_with("--") && (t.contains('v') || t.contains('V')));
-        if lookup {
-            self.say(Risk::Safe, cmd, "only looks a command up");
-            return None;
-        }
-        Some(leading_options(cmd.args, &[]))
-    }
-
     fn env(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
         let with = self.with_value(cmd);
         let opts = parse_opts(&leading_only(cmd.args, &with), &with);
@@ -156,12 +137,6 @@ impl Walker {
         }
         self.cwd = saved;
         true
-    }
-
-    fn time(&mut self, cmd: &Cmd<'_>) -> Vec<Arg> {
-        let with = self.with_value(cmd);
-        self.options(cmd, &leading_only(cmd.args, &with));
-        leading_options(cmd.args, &with)
     }
 
     /// `watch [options] command...`: the words are joined and run by `sh -c`.
