@@ -147,6 +147,15 @@ pub struct Program {
     pub empty: Option<Verdict>,
     pub risk: Option<Outcome>,
     pub why: String,
+    /// Wrappers: options whose value is a shell command line (`su -c`).
+    pub script: Names,
+    /// Wrappers: options after which no command follows (`taskset -p`).
+    pub no_command: Names,
+    /// Wrappers: the words after the options are no command (`su`, `script`).
+    pub script_only: bool,
+    /// Wrappers: runs the command as another user (dangerous; a root shell
+    /// reads its standard input when no command is given).
+    pub as_root: bool,
     examples: Vec<String>,
 }
 
@@ -258,52 +267,13 @@ pub struct VarOptions {
     pub loads: Names,
 }
 
-/// A command that runs the command given in its arguments.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Wrapper {
-    pub names: Names,
-    /// Options taking the next word as their value.
-    #[serde(default)]
-    pub with_value: Names,
-    /// Positional words before the command (timeout's duration, flock's file).
-    #[serde(default)]
-    pub skip: usize,
-    /// Whether the words after the skipped ones are a command (false for `su`).
-    #[serde(default = "yes")]
-    pub command: bool,
-    /// Options after which no command follows (`taskset -p`, `busybox --list`).
-    #[serde(default)]
-    pub no_command: Names,
-    /// Options whose value is a shell command line (`su -c`, `flock -c`).
-    #[serde(default)]
-    pub script: Names,
-    /// Options whose value is a file written (`strace -o`).
-    #[serde(default)]
-    pub writes: Names,
-    /// Runs the command as another user (dangerous; a root shell reads its
-    /// standard input when no command is given).
-    #[serde(default)]
-    pub as_root: bool,
-    #[serde(default)]
-    risk: Option<Risk>,
-    #[serde(default)]
-    why: Option<String>,
-    #[serde(default)]
-    examples: Vec<String>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl Wrapper {
-    /// The wrapper's own risk and why.
-    pub fn risk(&self) -> Option<(Risk, &str)> {
+impl Program {
+    /// A wrapper's own risk and why.
+    pub fn own_risk(&self) -> Option<(Outcome, &str)> {
         if self.as_root {
-            return Some((Risk::Dangerous, "runs a command as another user"));
+            return Some((Outcome::Dangerous, "runs a command as another user"));
         }
-        Some((self.risk?, self.why.as_deref().unwrap_or_default()))
+        self.risk.map(|r| (r, self.why.as_str()))
     }
 }
 
@@ -390,7 +360,7 @@ pub struct Rules {
     #[serde(default)]
     pub subcommands: Vec<Subcommands>,
     #[serde(default)]
-    pub wrappers: Vec<Wrapper>,
+    pub wrappers: Vec<Program>,
     #[serde(default)]
     pub interpreters: Vec<Interpreter>,
     #[serde(default)]
@@ -410,7 +380,7 @@ impl Rules {
     }
 
     /// The wrapper named `name`.
-    pub fn wrapper(&self, name: &str) -> Option<&Wrapper> {
+    pub fn wrapper(&self, name: &str) -> Option<&Program> {
         self.wrappers.iter().find(|w| w.names.has(name))
     }
 
@@ -518,43 +488,46 @@ fn parse(text: &str) -> Result<Rules, String> {
             }
         }
     }
-    for p in &r.options {
-        let first = p.names.0.first().map_or("?", String::as_str);
-        if let Some(n) = p
-            .names
-            .iter()
-            .find(|n| r.program(n).is_some_and(|q| !std::ptr::eq(p, q)))
-        {
-            return Err(format!(
-                "{FILE}: options `{first}`: `{n}` has an earlier entry"
-            ));
-        }
-        if let Some(o) = p.operands.as_deref().filter(|o| !OPERANDS.contains(o)) {
-            return Err(format!(
-                "{FILE}: options `{first}`: unknown operands `{o}` (one of {})",
-                OPERANDS.join(", ")
-            ));
-        }
-        if p.risk.is_some() == p.why.is_empty() {
-            return Err(format!(
-                "{FILE}: options `{first}`: `risk` and `why` go together"
-            ));
-        }
-    }
-    for w in &r.wrappers {
-        let first = w.names.0.first().map_or("?", String::as_str);
-        if w.as_root && w.risk.is_some() {
-            return Err(format!(
-                "{FILE}: wrapper `{first}`: `as_root` already sets the risk"
-            ));
-        }
-        if w.risk.is_some() != w.why.is_some() {
-            return Err(format!(
-                "{FILE}: wrapper `{first}`: `risk` and `why` go together"
-            ));
-        }
+    let options = r.options.iter().map(|p| ("options", p));
+    for (kind, p) in options.chain(r.wrappers.iter().map(|w| ("wrapper", w))) {
+        check_program(&r, kind, p).map_err(|e| {
+            format!(
+                "{FILE}: {kind} `{}`: {e}",
+                p.names.0.first().map_or("?", String::as_str)
+            )
+        })?;
     }
     Ok(r)
+}
+
+/// Checks one `[[options]]` or `[[wrappers]]` entry.
+fn check_program(r: &Rules, kind: &str, p: &Program) -> Result<(), String> {
+    let earlier = |n: &str| match kind {
+        "options" => r.program(n).is_some_and(|q| !std::ptr::eq(p, q)),
+        _ => r.wrapper(n).is_some_and(|q| !std::ptr::eq(p, q)),
+    };
+    if let Some(n) = p.names.iter().find(|n| earlier(n)) {
+        return Err(format!("`{n}` has an earlier entry"));
+    }
+    let wraps = p.as_root || p.script_only || !p.script.0.is_empty() || !p.no_command.0.is_empty();
+    let acts =
+        p.operands.is_some() || p.output_at.is_some() || p.empty.is_some() || !p.when.is_empty();
+    if (kind == "options" && wraps) || (kind != "options" && acts) {
+        return Err("a key of the other kind of entry ([[options]] or [[wrappers]])".into());
+    }
+    if let Some(o) = p.operands.as_deref().filter(|o| !OPERANDS.contains(o)) {
+        return Err(format!(
+            "unknown operands `{o}` (one of {})",
+            OPERANDS.join(", ")
+        ));
+    }
+    if p.as_root && p.risk.is_some() {
+        return Err("`as_root` already sets the risk".into());
+    }
+    if p.risk.is_some() == p.why.is_empty() {
+        return Err("`risk` and `why` go together".into());
+    }
+    Ok(())
 }
 
 /// The context examples are judged in.

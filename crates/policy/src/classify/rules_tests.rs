@@ -96,6 +96,21 @@ fn a_bad_table_or_program_row_is_an_error() {
             "",
             "`risk` and `why` go together",
         ),
+        (
+            "as_root = true",
+            "as_root = true\noperands = \"write\"",
+            "wrapper `sudo`: a key of the other kind",
+        ),
+        (
+            "names = [\"nsenter\"]",
+            "names = [\"nsenter\"]\nas_root = true",
+            "wrapper `nsenter`: `as_root` already",
+        ),
+        (
+            "names = [\"yq\"]",
+            "names = [\"yq\"]\nscript = [\"-c\"]",
+            "options `yq`: a key of the other kind",
+        ),
     ] {
         let cut = TEXT.replacen(from, to, 1);
         assert_ne!(cut, TEXT, "{from}");

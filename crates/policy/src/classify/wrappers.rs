@@ -8,7 +8,7 @@
 //! `parallel`, which need a little more.
 
 use super::commands::{Cmd, parse_opts};
-use super::rules::{self, Wrapper};
+use super::rules::{self, Program};
 use super::walk::{Input, Stage, Walker};
 use super::words::Arg;
 use crate::model::Risk;
@@ -43,9 +43,9 @@ impl Walker {
     }
 
     /// The command a table wrapper runs; None when it was judged already.
-    fn unwrap(&mut self, w: &Wrapper, cmd: &Cmd<'_>) -> Option<Vec<Arg>> {
-        if let Some((risk, why)) = w.risk() {
-            self.note(risk, format!("`{}` {why}", cmd.shown));
+    fn unwrap(&mut self, w: &Program, cmd: &Cmd<'_>) -> Option<Vec<Arg>> {
+        if let Some((risk, why)) = w.own_risk() {
+            self.judge(risk, format!("`{}` {why}", cmd.shown));
         }
         let (script, writes) = (w.script.strs(), w.writes.strs());
         let with: Vec<&str> = [w.with_value.strs(), script.clone(), writes.clone()].concat();
@@ -60,7 +60,7 @@ impl Walker {
             let at = after_skip
                 .iter()
                 .position(|a| a.lit().is_some_and(|t| w.script.has(t)));
-            at.filter(|p| *p == 0 || !w.command)
+            at.filter(|p| *p == 0 || w.script_only)
                 .map(|p| after_skip.get(p + 1).cloned().unwrap_or_default())
         });
         if let Some(code) = code {
@@ -73,9 +73,9 @@ impl Walker {
                 .iter()
                 .any(|f| f == n || (short && !f.starts_with("--") && f.contains(&n[1..])))
         });
-        if stops || !w.command {
+        if stops || w.script_only {
             self.say(Risk::Safe, cmd, "runs no command");
-            if !w.command && w.risk().is_some() && !stops {
+            if w.script_only && w.own_risk().is_some() && !stops {
                 self.stdin_shell(cmd);
             }
             return None;
