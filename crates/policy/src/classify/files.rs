@@ -35,20 +35,7 @@ impl Walker {
         if let Some(out) = p.output_at.and_then(|i| opts.pos.get(i.saturating_sub(1))) {
             self.write_to(out, &what);
         }
-        let skip = if given(&opts, &p.skip_unless) {
-            0
-        } else {
-            p.skip
-        };
-        let operands = opts.pos.get(skip..).unwrap_or(&[]);
-        let recursive = given(&opts, &p.recursive);
-        if let Some(act) = p.operands.as_deref()
-            && (p.operands_with.iter().next().is_none() || given(&opts, &p.operands_with))
-        {
-            for o in operands {
-                self.act(act, o, recursive, &what);
-            }
-        }
+        let operands = self.operands(p, &opts, &what);
         if p.dir.iter().next().is_some() {
             let dir = opts.value_of(&p.dir.strs());
             self.write_to(&dir.unwrap_or_else(|| Arg::literal(".")), &what);
@@ -59,6 +46,30 @@ impl Walker {
         if let Some(risk) = p.risk {
             self.judge(risk, format!("{what} {}", p.why));
         }
+    }
+
+    /// Acts on the operands of `p` (see [`rules::Program`]); returns them.
+    pub(super) fn operands<'o>(
+        &mut self,
+        p: &rules::Program,
+        opts: &'o Opts,
+        what: &str,
+    ) -> &'o [Arg] {
+        let skip = if given(opts, &p.skip_unless) {
+            0
+        } else {
+            p.skip
+        };
+        let operands = opts.pos.get(skip..).unwrap_or(&[]);
+        let recursive = given(opts, &p.recursive);
+        if let Some(act) = p.operands.as_deref()
+            && (p.operands_with.iter().next().is_none() || given(opts, &p.operands_with))
+        {
+            for o in operands {
+                self.act(act, o, recursive, what);
+            }
+        }
+        operands
     }
 
     fn copy(&mut self, cmd: &Cmd<'_>) {

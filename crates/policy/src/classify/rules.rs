@@ -156,6 +156,14 @@ pub struct Program {
     /// Wrappers: runs the command as another user (dangerous; a root shell
     /// reads its standard input when no command is given).
     pub as_root: bool,
+    /// Interpreters: options whose value is inline code, or first words
+    /// (subcommands) after which it is (`deno eval`).
+    pub code: Names,
+    pub code_subcommands: Names,
+    /// Interpreters: options that run a module (`-m`), whose value is the
+    /// script file (`pwsh -File`).
+    pub module: Names,
+    pub file: Names,
     examples: Vec<String>,
 }
 
@@ -167,20 +175,6 @@ pub struct Verdict {
     pub with: Names,
     pub risk: Outcome,
     pub why: String,
-}
-
-/// An interpreter of a language the classifier does not read.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Interpreter {
-    pub names: Names,
-    /// Options whose value is inline code.
-    pub code: Names,
-    /// Options that take the next word.
-    pub with_value: Names,
-    /// Options that run a module (`-m`).
-    pub module: Names,
-    examples: Vec<String>,
 }
 
 /// A developer tool judged by subcommand.
@@ -362,7 +356,7 @@ pub struct Rules {
     #[serde(default)]
     pub wrappers: Vec<Program>,
     #[serde(default)]
-    pub interpreters: Vec<Interpreter>,
+    pub interpreters: Vec<Program>,
     #[serde(default)]
     pub variables: Variables,
     /// The sections of [`TABLES`].
@@ -488,32 +482,52 @@ fn parse(text: &str) -> Result<Rules, String> {
             }
         }
     }
-    let options = r.options.iter().map(|p| ("options", p));
-    for (kind, p) in options.chain(r.wrappers.iter().map(|w| ("wrapper", w))) {
-        check_program(&r, kind, p).map_err(|e| {
-            format!(
-                "{FILE}: {kind} `{}`: {e}",
-                p.names.0.first().map_or("?", String::as_str)
-            )
-        })?;
+    let kinds = [
+        ("options", &r.options),
+        ("wrapper", &r.wrappers),
+        ("interpreter", &r.interpreters),
+    ];
+    for (kind, list) in kinds {
+        for p in list {
+            check_program(list, kind, p).map_err(|e| {
+                format!(
+                    "{FILE}: {kind} `{}`: {e}",
+                    p.names.0.first().map_or("?", String::as_str)
+                )
+            })?;
+        }
     }
     Ok(r)
 }
 
 /// Checks one `[[options]]` or `[[wrappers]]` entry.
-fn check_program(r: &Rules, kind: &str, p: &Program) -> Result<(), String> {
-    let earlier = |n: &str| match kind {
-        "options" => r.program(n).is_some_and(|q| !std::ptr::eq(p, q)),
-        _ => r.wrapper(n).is_some_and(|q| !std::ptr::eq(p, q)),
+fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String> {
+    let first = |n: &str| {
+        list.iter()
+            .find(|q| q.names.has(n) || q.names.pattern_matches(n))
     };
-    if let Some(n) = p.names.iter().find(|n| earlier(n)) {
+    if let Some(n) = p
+        .names
+        .iter()
+        .find(|n| first(n).is_some_and(|q| !std::ptr::eq(p, q)))
+    {
         return Err(format!("`{n}` has an earlier entry"));
     }
     let wraps = p.as_root || p.script_only || !p.script.0.is_empty() || !p.no_command.0.is_empty();
     let acts =
         p.operands.is_some() || p.output_at.is_some() || p.empty.is_some() || !p.when.is_empty();
-    if (kind == "options" && wraps) || (kind != "options" && acts) {
-        return Err("a key of the other kind of entry ([[options]] or [[wrappers]])".into());
+    let interprets = [&p.code, &p.code_subcommands, &p.module, &p.file]
+        .iter()
+        .any(|n| !n.0.is_empty());
+    let foreign = match kind {
+        "options" => wraps || interprets,
+        "wrapper" => acts || interprets,
+        _ => wraps,
+    };
+    if foreign {
+        return Err(
+            "a key of another kind of entry ([[options]], [[wrappers]], [[interpreters]])".into(),
+        );
     }
     if let Some(o) = p.operands.as_deref().filter(|o| !OPERANDS.contains(o)) {
         return Err(format!(

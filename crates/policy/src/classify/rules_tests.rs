@@ -99,7 +99,7 @@ fn a_bad_table_or_program_row_is_an_error() {
         (
             "as_root = true",
             "as_root = true\noperands = \"write\"",
-            "wrapper `sudo`: a key of the other kind",
+            "wrapper `sudo`: a key of another kind",
         ),
         (
             "names = [\"nsenter\"]",
@@ -109,7 +109,7 @@ fn a_bad_table_or_program_row_is_an_error() {
         (
             "names = [\"yq\"]",
             "names = [\"yq\"]\nscript = [\"-c\"]",
-            "options `yq`: a key of the other kind",
+            "options `yq`: a key of another kind",
         ),
     ] {
         let cut = TEXT.replacen(from, to, 1);

@@ -10,13 +10,13 @@
 
 use super::commands::{Cmd, parse_opts};
 use super::paths::Loc;
-use super::rules::{self, Interpreter};
+use super::rules::{self, Program};
 use super::walk::{Input, Stage, Walker};
 use super::words::Arg;
 use super::wrappers::{join_args, leading_only, leading_options};
 use crate::model::Risk;
 
-fn interpreter_of(name: &str) -> Option<&'static Interpreter> {
+fn interpreter_of(name: &str) -> Option<&'static Program> {
     let versioned = name
         .strip_prefix("python")
         .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'));
@@ -40,7 +40,6 @@ impl Walker {
                 Some(file) => self.script_file(file, &cmd.shown),
                 None => self.cannot(cmd, "sources no file"),
             },
-            "deno" | "bun" => self.js_runtime(cmd),
             n => match interpreter_of(n) {
                 Some(i) => self.interpreter(i, cmd),
                 None => return false,
@@ -127,33 +126,27 @@ impl Walker {
         }
     }
 
-    fn interpreter(&mut self, i: &Interpreter, cmd: &Cmd<'_>) {
+    fn interpreter(&mut self, i: &Program, cmd: &Cmd<'_>) {
         if only_version(cmd.args) {
             self.say(Risk::Safe, cmd, "only prints its version");
             return;
         }
-        let (code, module) = (i.code.strs(), i.module.strs());
-        let with: Vec<&str> = [code.clone(), i.with_value.strs(), module.clone()].concat();
+        let (code, module, file) = (i.code.strs(), i.module.strs(), i.file.strs());
+        let with: Vec<&str> = [&code, &i.with_value.strs(), &module, &file]
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
         let opts = parse_opts(cmd.args, &with);
-        if cmd.name == "perl" && opts.has('i', &[]) {
-            for f in opts
-                .pos
-                .iter()
-                .skip(usize::from(opts.value_of(&code).is_none()))
-            {
-                self.write_to(f, &format!("`{}`", cmd.shown));
-            }
-        }
-        if opts.value_of(&code).is_some() {
+        self.operands(i, &opts, &format!("`{}`", cmd.shown));
+        let first = opts.pos.first().and_then(Arg::lit).unwrap_or_default();
+        if opts.value_of(&code).is_some() || i.code_subcommands.has(first) {
             return self.unclassifiable(format!(
                 "`{}` runs inline {} code, which the classifier cannot read",
                 cmd.shown, cmd.name
             ));
         }
-        if let Some(file) = opts
-            .value_of(&["-File", "-f"])
-            .filter(|_| i.with_value.has("-f"))
-        {
+        if let Some(file) = opts.value_of(&file) {
             return self.script_file(&file, &cmd.shown);
         }
         if opts.value_of(&module).is_some() {
@@ -162,22 +155,6 @@ impl Walker {
         match opts.pos.first() {
             Some(file) if !file.is("-") => self.script_file(file, &cmd.shown),
             _ => self.stdin_code(cmd, false),
-        }
-    }
-
-    /// deno and bun: `eval`/`-e` run inline code; the rest runs project code.
-    fn js_runtime(&mut self, cmd: &Cmd<'_>) {
-        if only_version(cmd.args) {
-            return self.say(Risk::Safe, cmd, "only prints its version");
-        }
-        let inline = cmd
-            .args
-            .iter()
-            .any(|a| a.is("eval") || a.is("-e") || a.is("--eval") || a.is("-p") || a.is("--print"));
-        if inline {
-            self.cannot(cmd, "runs inline code, which the classifier cannot read");
-        } else {
-            self.say(Risk::Moderate, cmd, "runs project code or packages");
         }
     }
 }
