@@ -61,7 +61,7 @@ impl Walker {
 
     /// Judges a command the classifier knows by name; false for an unknown one.
     fn dispatch_known(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
-        if self.wrapper(cmd, stage) || self.shell_like(cmd, stage) || self.builtin(cmd) {
+        if self.wrapper(cmd, stage) || self.shell_like(cmd) || self.builtin(cmd) {
             return true;
         }
         self.tool(cmd)

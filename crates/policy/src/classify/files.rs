@@ -277,7 +277,7 @@ impl Walker {
                     let narrowed = cmd.args.iter().any(|a| a.lit().is_some_and(is_find_test));
                     self.delete(&found, !narrowed, &what);
                 }
-                Some(t @ ("-exec" | "-execdir" | "-ok" | "-okdir")) => {
+                Some("-exec" | "-execdir" | "-ok" | "-okdir") => {
                     acted = true;
                     let end = cmd
                         .args
@@ -286,8 +286,9 @@ impl Walker {
                         .iter()
                         .position(|a| a.is(";") || a.is("+"))
                         .map_or(cmd.args.len(), |p| i + p);
-                    let inner =
-                        self.substitute_found(cmd.args.get(i..end).unwrap_or(&[]), &found, t);
+                    let inner: Vec<Arg> = (cmd.args.get(i..end).unwrap_or(&[]).iter())
+                        .map(|a| if a.is("{}") { &found } else { a }.clone())
+                        .collect();
                     self.run(&inner, &super::walk::Input::Terminal);
                     i = end + 1;
                 }
@@ -331,12 +332,6 @@ impl Walker {
             }
             None => Arg::unknown("{}"),
         }
-    }
-
-    fn substitute_found(&self, args: &[Arg], found: &Arg, _how: &str) -> Vec<Arg> {
-        args.iter()
-            .map(|a| if a.is("{}") { found.clone() } else { a.clone() })
-            .collect()
     }
 }
 

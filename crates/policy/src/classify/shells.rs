@@ -11,7 +11,7 @@
 use super::commands::{Cmd, parse_opts};
 use super::paths::Loc;
 use super::rules::{self, Program};
-use super::walk::{Input, Stage, Walker};
+use super::walk::{Input, Walker};
 use super::words::Arg;
 use super::wrappers::{join_args, leading_only, leading_options};
 use crate::model::Risk;
@@ -26,7 +26,7 @@ fn interpreter_of(name: &str) -> Option<&'static Program> {
 
 impl Walker {
     /// Shells, eval, source, trap and interpreters.
-    pub(super) fn shell_like(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
+    pub(super) fn shell_like(&mut self, cmd: &Cmd<'_>) -> bool {
         match cmd.name {
             n if rules::raw().list("shells", "names").has(n) => self.shell(cmd),
             "eval" => self.code_string(&join_args(cmd.args), &cmd.shown),
@@ -45,7 +45,6 @@ impl Walker {
                 None => return false,
             },
         }
-        let _ = stage;
         true
     }
 

@@ -541,14 +541,14 @@ fn awk_redirections(text: &str, code: &str) -> Vec<Option<String>> {
             *c == '>' && depth == 0
         });
         if redirect.is_some() {
-            out.push(literal_target(text, tail));
+            out.push(literal_target(text));
         }
     }
     out
 }
 
 /// The file of `print > "file"` when the original text has one literal target.
-fn literal_target(text: &str, _stmt: &str) -> Option<String> {
+fn literal_target(text: &str) -> Option<String> {
     let at = text.find('>')?;
     let rest = text.get(at..)?.trim_start_matches('>').trim_start();
     let rest = rest.strip_prefix('"')?;
