@@ -68,6 +68,7 @@ impl Walker {
             rules::Outcome::Safe => self.note(Risk::Safe, reason),
             rules::Outcome::Moderate => self.note(Risk::Moderate, reason),
             rules::Outcome::Dangerous => self.note(Risk::Dangerous, reason),
+            rules::Outcome::Unclassifiable => self.unclassifiable(reason),
         }
     }
 

@@ -24,6 +24,9 @@ impl Walker {
 
     /// A program judged by its `[[options]]` entry alone (see [`rules::Program`]).
     fn program(&mut self, p: &rules::Program, cmd: &Cmd<'_>) {
+        if self.only_info(p, cmd) {
+            return;
+        }
         let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         for row in p.when.iter().filter(|r| given(&opts, &r.with)) {
@@ -46,6 +49,19 @@ impl Walker {
         if let Some(risk) = p.risk {
             self.judge(risk, format!("{what} {}", p.why));
         }
+    }
+
+    /// Whether every argument of `cmd` is one of `p`'s `info` flags (noted safe).
+    pub(super) fn only_info(&mut self, p: &rules::Program, cmd: &Cmd<'_>) -> bool {
+        let info = !cmd.args.is_empty()
+            && cmd
+                .args
+                .iter()
+                .all(|a| a.lit().is_some_and(|t| p.info.has(t)));
+        if info {
+            self.say(Risk::Safe, cmd, "only prints its version or help");
+        }
+        info
     }
 
     /// Acts on the operands of `p` (see [`rules::Program`]); returns them.

@@ -62,11 +62,9 @@ pub struct Table {
 }
 
 /// The sections made of word lists, and the lists each holds (all of them).
-const TABLES: [(&str, &[&str]); 11] = [
+const TABLES: [(&str, &[&str]); 9] = [
     ("network-clients", &["names"]),
-    ("build-runners", &["names"]),
     ("shells", &["names", "with_value"]),
-    ("command-languages", &["names"]),
     ("formatters", &["names", "checks"]),
     (
         "package-managers",
@@ -94,7 +92,6 @@ const TABLES: [(&str, &[&str]); 11] = [
     (
         "words",
         &[
-            "info-flags",
             "find-tests",
             "git-remote",
             "netcat-exec",
@@ -145,6 +142,8 @@ pub struct Program {
     /// Options whose value is a directory written.
     pub dir: Names,
     pub empty: Option<Verdict>,
+    /// When every argument is one of these, it only prints its version or help.
+    pub info: Names,
     pub risk: Option<Outcome>,
     pub why: String,
     /// Wrappers: options whose value is a shell command line (`su -c`).
@@ -279,6 +278,7 @@ pub enum Outcome {
     Moderate,
     Dangerous,
     Blocked,
+    Unclassifiable,
 }
 
 /// The effect table of one action on a path (effects.rs): the first row
@@ -514,15 +514,18 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
         return Err(format!("`{n}` has an earlier entry"));
     }
     let wraps = p.as_root || p.script_only || !p.script.0.is_empty() || !p.no_command.0.is_empty();
-    let acts =
-        p.operands.is_some() || p.output_at.is_some() || p.empty.is_some() || !p.when.is_empty();
+    let acts = p.operands.is_some()
+        || p.output_at.is_some()
+        || p.empty.is_some()
+        || !p.when.is_empty()
+        || !p.info.0.is_empty();
     let interprets = [&p.code, &p.code_subcommands, &p.module, &p.file]
         .iter()
         .any(|n| !n.0.is_empty());
     let foreign = match kind {
         "options" => wraps || interprets,
         "wrapper" => acts || interprets,
-        _ => wraps,
+        _ => wraps || !p.when.is_empty() || p.empty.is_some(),
     };
     if foreign {
         return Err(

@@ -126,8 +126,7 @@ impl Walker {
     }
 
     fn interpreter(&mut self, i: &Program, cmd: &Cmd<'_>) {
-        if only_version(cmd.args) {
-            self.say(Risk::Safe, cmd, "only prints its version");
+        if self.only_info(i, cmd) {
             return;
         }
         let (code, module, file) = (i.code.strs(), i.module.strs(), i.file.strs());
@@ -156,11 +155,4 @@ impl Walker {
             _ => self.stdin_code(cmd, false),
         }
     }
-}
-
-fn only_version(args: &[Arg]) -> bool {
-    !args.is_empty()
-        && args
-            .iter()
-            .all(|a| a.is("--version") || a.is("-V") || a.is("-v") || a.is("--help") || a.is("-h"))
 }

@@ -14,18 +14,6 @@ impl Walker {
         match cmd.name {
             "git" => self.git(cmd),
             "cargo" | "npm" | "pnpm" | "yarn" | "npx" | "bunx" | "go" => self.by_subcommand(cmd),
-            n if rules::raw().list("build-runners", "names").has(n)
-                && only_info_flags(cmd.args) =>
-            {
-                self.say(Risk::Safe, cmd, "only prints its version or help");
-            }
-            n if rules::raw().list("build-runners", "names").has(n) => {
-                self.say(
-                    Risk::Moderate,
-                    cmd,
-                    "runs build recipes or tests (project code)",
-                );
-            }
             n if rules::raw().list("network-clients", "names").has(n) => self.network_client(cmd),
             n if rules::raw().list("package-managers", "names").has(n) => self.package_manager(cmd),
             n if rules::raw().list("formatters", "names").has(n) => self.formatter(cmd),
@@ -280,10 +268,4 @@ fn global_options(args: &[Arg], with_value: &[&str]) -> usize {
         i += if with_value.contains(&t) { 2 } else { 1 };
     }
     i.min(args.len())
-}
-
-/// Whether the arguments are nothing but flags that print a version, help or paths.
-fn only_info_flags(args: &[Arg]) -> bool {
-    let info = rules::raw().list("words", "info-flags");
-    !args.is_empty() && args.iter().all(|a| a.lit().is_some_and(|t| info.has(t)))
 }

@@ -23,9 +23,6 @@ impl Walker {
             "less" | "more" | "most" | "man" => self.pager(cmd),
             "fd" | "fdfind" => self.fd(cmd),
             "at" | "batch" => self.at(cmd),
-            n if rules::raw().list("command-languages", "names").has(n) => {
-                self.command_language(cmd)
-            }
             _ => return false,
         }
         true
@@ -321,19 +318,6 @@ impl Walker {
             }
             Input::Terminal => {}
             _ => self.cannot(cmd, "schedules commands the classifier cannot read"),
-        }
-    }
-
-    fn command_language(&mut self, cmd: &Cmd<'_>) {
-        let version = !cmd.args.is_empty()
-            && cmd
-                .args
-                .iter()
-                .all(|a| a.is("--version") || a.is("-V") || a.is("--help"));
-        if version {
-            self.say(Risk::Safe, cmd, "only prints its version");
-        } else {
-            self.cannot(cmd, "has a command language that can run shell commands");
         }
     }
 
