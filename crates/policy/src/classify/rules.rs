@@ -72,12 +72,20 @@ const TABLES: [(&str, &[&str]); 9] = [
     ),
     (
         "cloud",
-        &["names", "reads", "changes", "read_verbs", "value_flags"],
+        &[
+            "names",
+            "info",
+            "reads",
+            "changes",
+            "read_verbs",
+            "value_flags",
+        ],
     ),
     (
         "containers",
         &[
             "names",
+            "info",
             "reads",
             "destroys",
             "runs",
