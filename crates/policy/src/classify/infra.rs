@@ -169,52 +169,28 @@ impl Walker {
     }
 }
 
-/// Whether a cloud command line only reads.
+/// Whether a cloud command line only reads (how: the `[cloud]` lists).
 fn cloud_reads(name: &str, words: &[&str], flags: &[&str]) -> bool {
-    match name {
-        "terraform" | "tofu" | "terragrunt" => {
-            let sub = words.first().copied().unwrap_or("");
-            match sub {
-                "state" => matches!(words.get(1).copied(), Some("list" | "show" | "pull")),
-                "workspace" => matches!(words.get(1).copied(), Some("list" | "show" | "select")),
-                _ => cloud("reads").has(sub) && sub != "console",
-            }
-        }
-        "aws" => {
-            let op = words.get(1).copied().unwrap_or("");
-            (words.first() == Some(&"s3") && op == "ls")
-                || cloud("read_verbs").prefixes(op)
-                || (words.first() == Some(&"sts") && op == "get-caller-identity")
-                || (words.first() == Some(&"configure") && matches!(op, "list" | "get"))
-        }
-        "gcloud" | "az" | "gsutil" | "doctl" => {
-            let verb = words.last().copied().unwrap_or("");
-            words
+    let first = words.first().copied().unwrap_or("");
+    let second = words.get(1).copied().unwrap_or("");
+    let unchanged = !words.iter().any(|w| cloud("changes").prefixes(w));
+    let verb = |w: &str| cloud("read_verbs").prefixes(w);
+    let groups = ["by-flags", "by-any-verb", "by-first", "by-verb"];
+    let group = groups.into_iter().find(|g| cloud(g).has(name));
+    let pair = format!("{} {first} {second}", group.unwrap_or("default"));
+    match group {
+        Some("by-flags") => flags.iter().any(|f| cloud("check_flags").has(f)),
+        Some("by-any-verb") => {
+            let reads = words
                 .iter()
-                .any(|w| cloud("read_verbs").prefixes(w) || *w == "info" || *w == "version")
-                && !words.iter().any(|w| is_destructive(w))
-                || verb == "version"
+                .any(|w| verb(w) || cloud("any-verb-reads").has(w));
+            reads && unchanged || words.last().is_some_and(|w| *w == "version")
         }
-        "ansible" | "ansible-playbook" => flags.iter().any(|f| {
-            *f == "--check" || *f == "-C" || *f == "--syntax-check" || *f == "--list-hosts"
-        }),
-        _ => {
-            let sub = words.first().copied().unwrap_or("");
-            let rest_ok = !words.iter().any(|w| is_destructive(w));
-            cloud("reads").has(sub) && rest_ok
-                || (sub == "config"
-                    && matches!(
-                        words.get(1).copied(),
-                        Some("view" | "get-contexts" | "current-context")
-                    ))
-                || (sub == "auth" && words.get(1) == Some(&"can-i"))
-                || (sub == "rollout" && matches!(words.get(1).copied(), Some("status" | "history")))
-        }
+        _ if cloud("read_pairs").has(&pair) => true,
+        Some("by-first") => cloud("reads").has(first) && !cloud("by-first-not").has(first),
+        Some(_) => verb(second),
+        None => cloud("reads").has(first) && unchanged,
     }
-}
-
-fn is_destructive(w: &str) -> bool {
-    cloud("changes").prefixes(w)
 }
 
 fn cloud(key: &str) -> &'static rules::Names {
