@@ -385,6 +385,13 @@ impl Rules {
     /// a loaded file has every list of [`TABLES`]).
     pub fn list(&self, section: &str, key: &str) -> &Names {
         static NONE: Names = Names(Vec::new());
+        let known = TABLES
+            .iter()
+            .any(|(s, keys)| *s == section && keys.contains(&key));
+        debug_assert!(
+            known,
+            "the Rust asks for list `{key}` of `{section}`, not in TABLES"
+        );
         let t = self.tables.get(section);
         t.and_then(|t| t.lists.get(key)).unwrap_or(&NONE)
     }

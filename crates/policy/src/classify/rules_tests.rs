@@ -118,3 +118,15 @@ fn a_bad_table_or_program_row_is_an_error() {
         assert!(e.starts_with(FILE) && e.contains(want), "{e}");
     }
 }
+
+#[test]
+fn every_known_list_is_loaded() {
+    for (section, keys) in TABLES {
+        for key in keys {
+            assert!(
+                !raw().list(section, key).0.is_empty(),
+                "{section}.{key} is empty"
+            );
+        }
+    }
+}
