@@ -6,6 +6,7 @@
 //! naming the file and the entry ([`checked`]): the callers then judge every
 //! git command unclassifiable (fail-close), and `cargo test` fails.
 
+use crate::model::Risk;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -157,8 +158,120 @@ pub enum Rule {
     Dangerous,
     /// Runs commands written on the command line.
     RunsCommands,
+    /// Decided by its `cases` alone.
+    Cases,
     /// A rule of its own ([`super::other`]).
     Custom,
+}
+
+/// A fact a case's condition tests (written as in the rules file's header).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Atom {
+    /// An option with this tag (`force` and `dry-run` also by the tool's parameters).
+    Tag(Tag),
+    /// An option of this full name, with this value when one is written (`--prune=now`).
+    Name(String, Option<String>),
+    /// The number of positionals compared (`<`, `=`, `>`) with a number.
+    Args(char, usize),
+    /// Paths after `--`.
+    Paths,
+    /// Paths given outside the arguments (the tool's `files`).
+    Files,
+    /// A refspec after the repository starts with `+`.
+    PlusRefspec,
+    /// [`super::PushTarget`]: a forced refspec, a deletion, an unknown
+    /// destination, a default branch among the destinations, any branch.
+    PushForced,
+    PushDeletes,
+    PushUnknown,
+    PushDefault,
+    PushBranches,
+}
+
+/// One case of a subcommand: when any group of its condition holds (each
+/// group all of its atoms, `true` when negated), this risk and reason. An
+/// empty condition always holds.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub when: Vec<Vec<(bool, Atom)>>,
+    pub risk: Risk,
+    /// The reason; `{name}`, `{TAG}` (the option's full name), `{push-unknown}`,
+    /// `{push-default}` and `{push-branches}` are filled in.
+    pub why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseFile {
+    #[serde(rename = "if", default)]
+    when: String,
+    risk: Risk,
+    why: String,
+}
+
+/// A tag of the rules file by its name (`dry-run`).
+pub fn tag_named(s: &str) -> Option<Tag> {
+    use serde::de::{IntoDeserializer, value::Error};
+    Tag::deserialize(IntoDeserializer::<Error>::into_deserializer(s)).ok()
+}
+
+fn atom(s: &str) -> Result<Atom, String> {
+    let push = [
+        ("push-forced", Atom::PushForced),
+        ("push-deletes", Atom::PushDeletes),
+        ("push-unknown", Atom::PushUnknown),
+        ("push-default", Atom::PushDefault),
+        ("push-branches", Atom::PushBranches),
+        ("paths", Atom::Paths),
+        ("files", Atom::Files),
+        ("plus-refspec", Atom::PlusRefspec),
+    ];
+    if let Some((_, a)) = push.into_iter().find(|(n, _)| *n == s) {
+        return Ok(a);
+    }
+    if s.starts_with('-') {
+        let (name, value) = s.split_once('=').map_or((s, None), |(n, v)| (n, Some(v)));
+        return Ok(Atom::Name(name.to_owned(), value.map(str::to_owned)));
+    }
+    let bad =
+        || format!("`{s}` is not a condition (a tag, `-x`, `--name[=v]`, `args<N`, `paths`, ...)");
+    if let Some(rest) = s.strip_prefix("args") {
+        let mut c = rest.chars();
+        let op = c.next().filter(|o| "<=>".contains(*o)).ok_or_else(bad)?;
+        return Ok(Atom::Args(op, c.as_str().parse().map_err(|_| bad())?));
+    }
+    tag_named(s).map(Atom::Tag).ok_or_else(bad)
+}
+
+fn case(c: &CaseFile) -> Result<Case, String> {
+    let when = c
+        .when
+        .split('|')
+        .filter(|_| !c.when.trim().is_empty())
+        .map(|any| {
+            any.split('&')
+                .map(|a| {
+                    let a = a.trim();
+                    let (neg, a) = a.strip_prefix('!').map_or((false, a), |x| (true, x));
+                    Ok((neg, atom(a)?))
+                })
+                .collect()
+        })
+        .collect::<Result<_, String>>()?;
+    let mut rest = c.why.as_str();
+    while let Some((_, tail)) = rest.split_once('{') {
+        let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
+        let known = ["name", "push-unknown", "push-default", "push-branches"];
+        if !known.contains(&key) && tag_named(key).is_none() {
+            return Err(format!("`{{{key}}}` in `{}` is not a placeholder", c.why));
+        }
+        rest = after;
+    }
+    Ok(Case {
+        when,
+        risk: c.risk,
+        why: c.why.clone(),
+    })
 }
 
 /// One subcommand (or `subcommand verb`) and how to read it.
@@ -172,6 +285,8 @@ pub struct Sub {
     pub why: String,
     /// Its options: those of its groups, then its own.
     pub options: Vec<OptSpec>,
+    /// Its cases, tried in order before its rule.
+    pub cases: Vec<Case>,
     /// Whether git accepts abbreviated long options.
     pub abbrev: bool,
     /// Whether `-<n>` means `-n <n>`.
@@ -256,6 +371,8 @@ struct SubFile {
     counts: bool,
     #[serde(default = "yes")]
     paths: bool,
+    #[serde(default)]
+    cases: Vec<CaseFile>,
     #[serde(flatten)]
     lists: Lists,
 }
@@ -362,6 +479,16 @@ fn parse(text: &str) -> Result<Rules, String> {
                 s.rule
             ));
         }
+        let cases = s
+            .cases
+            .iter()
+            .map(case)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("{at}: {e}"))?;
+        let decided = matches!(s.rule, Rule::Operation | Rule::Cases);
+        if decided && cases.last().is_none_or(|c| !c.when.is_empty()) {
+            return Err(format!("{at}: its last case must have no `if`"));
+        }
         if s.lists.examples.is_empty() {
             return Err(format!("{at}: no examples"));
         }
@@ -375,6 +502,7 @@ fn parse(text: &str) -> Result<Rules, String> {
             rule: s.rule,
             why,
             options,
+            cases,
             abbrev: s.abbrev,
             counts: s.counts,
             paths: s.paths,
@@ -521,6 +649,25 @@ mod tests {
         ))
         .expect_err("two meanings");
         assert!(e.contains("`--stat` is listed twice"), "{e}");
+        let e = parse(&TEXT.replacen("if = \"dry-run\"", "if = \"dry-rum\"", 1))
+            .expect_err("condition");
+        assert!(
+            e.contains("subcommand `add`") && e.contains("dry-rum"),
+            "{e}"
+        );
+        let e = parse(&TEXT.replacen("why = \"git {name} only", "why = \"git {nam} only", 1))
+            .expect_err("placeholder");
+        assert!(
+            e.contains("subcommand `status`") && e.contains("{nam}"),
+            "{e}"
+        );
+        let e = parse(&TEXT.replacen(
+            "{ risk = \"moderate\", why = \"git add changes",
+            "{ if = \"-N\", risk = \"moderate\", why = \"git add changes",
+            1,
+        ))
+        .expect_err("no last case");
+        assert!(e.contains("subcommand `add`: its last case"), "{e}");
         let e = parse("not toml [").expect_err("syntax");
         assert!(e.starts_with(FILE), "{e}");
     }
