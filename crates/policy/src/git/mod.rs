@@ -104,7 +104,7 @@ pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
     };
     let t = options::tables(op, stash_sub.as_deref());
     let start = usize::from(stash_sub.is_some());
-    let mut p = parse::parse_words(&t, words, start);
+    let mut p = parse::parse_words(t, words, start);
     p.stash_sub = stash_sub;
     p
 }

@@ -7,7 +7,7 @@
 //! unclassifiable. Entries with `cases` are judged by them ([`super::risk::case`]),
 //! the one whose rule is `custom` (config) here.
 
-use super::options::{Tables, Tag};
+use super::options::Tag;
 use super::parse::{Parsed, Word, parse_words};
 use super::risk::Extra;
 use super::rules::{self, Rule, Sub};
@@ -34,13 +34,13 @@ fn lookup(name: &str, words: &[Word<'_>]) -> Option<(&'static Sub, usize)> {
 /// Reads `git NAME words...` with the entry's tables; None when the file does not know it.
 pub(super) fn parse(name: &str, words: &[Word<'_>]) -> Option<Parsed> {
     let (sub, start) = lookup(name, words)?;
-    Some(parse_words(&Tables::of(sub), words, start))
+    Some(parse_words(sub, words, start))
 }
 
 /// Judges `git NAME words...` for a subcommand the tool does not run; None when the file does not know it.
 pub fn judge(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
     let (sub, start) = lookup(name, words)?;
-    let p = parse_words(&Tables::of(sub), words, start);
+    let p = parse_words(sub, words, start);
     let shown = sub.name.as_str();
     let mut v = base(sub, &p);
     v = escalate(v, shown, &p);

@@ -10,8 +10,9 @@
 //! rules that out.
 
 use super::abbrev::{self, Resolved};
-use super::options::{Refusal, Tables, Tag, Takes};
+use super::options::{Refusal, Tag, Takes};
 use super::rules::Meaning;
+use super::rules::Sub;
 
 /// One argument: its value when known, and how it is written (for reasons).
 #[derive(Debug, Clone, Copy)]
@@ -142,7 +143,7 @@ enum Found {
     Unknown,
 }
 
-fn find_long(t: &Tables, name: &str) -> Found {
+fn find_long(t: &'static Sub, name: &str) -> Found {
     match abbrev::resolve(name, t.options.iter().map(|s| s.name.as_str()), t.abbrev) {
         Resolved::Option(full) => find_short(t, full),
         Resolved::Ambiguous(c) => Found::Ambiguous(c),
@@ -151,7 +152,7 @@ fn find_long(t: &Tables, name: &str) -> Found {
 }
 
 /// Looks a name up as written (short options, or a long one already resolved).
-fn find_short(t: &Tables, name: &str) -> Found {
+fn find_short(t: &'static Sub, name: &str) -> Found {
     match t.options.iter().find(|s| s.name == name) {
         Some(s) => match s.meaning {
             Meaning::Refused(why) => Found::Refused(s.takes, why),
@@ -162,7 +163,7 @@ fn find_short(t: &Tables, name: &str) -> Found {
 }
 
 /// Reads `words[start..]` with the tables.
-pub fn parse_words(t: &Tables, words: &[Word<'_>], start: usize) -> Parsed {
+pub fn parse_words(t: &'static Sub, words: &[Word<'_>], start: usize) -> Parsed {
     let mut p = Parsed::default();
     let mut i = start;
     let mut options_done = false;
@@ -209,7 +210,7 @@ pub fn parse_words(t: &Tables, words: &[Word<'_>], start: usize) -> Parsed {
 }
 
 /// Reads the long option at `words[i]`; returns the index of the last word it used.
-fn long_option(t: &Tables, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
+fn long_option(t: &'static Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
     let a = words[i].text.unwrap_or_default();
     let (written, attached) = match a.split_once('=') {
         Some((n, v)) => (n, Some(v)),
@@ -264,7 +265,7 @@ fn long_option(t: &Tables, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usiz
 
 /// Reads short options, possibly bundled (`-fu`), possibly with a value
 /// (`-n5`, `-bname`); returns the index of the last word used.
-fn short_bundle(t: &Tables, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
+fn short_bundle(t: &'static Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
     let a = words[i].text.unwrap_or_default();
     let next = words.get(i + 1);
     let chars: Vec<char> = a[1..].chars().collect();

@@ -83,41 +83,65 @@ pub enum Tag {
     Config,
 }
 
-/// Why the `git` tool refuses an option (a plan error); the bash classifier
-/// judges the same option through [`Refusal::in_bash`]. Its key in the rules
-/// file is `refused.NAME`.
+/// Why the `git` tool refuses an option (a plan error): its key in the
+/// rules file (`refused.NAME`, `[refusals]`), which gives its reason
+/// ([`Refusal::why`]) and its weight in a bash step ([`Refusal::in_bash`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Refusal {
-    /// Signs or verifies with gpg.
     Gpg,
-    /// Asks questions on a terminal.
     Interactive,
-    /// Runs an external diff program.
     ExtDiff,
-    /// Runs textconv filters.
     Textconv,
-    /// Writes a file (`--output`).
     WritesFile,
-    /// Compares files outside the repository.
     NoIndex,
-    /// Reads an order file.
     OrderFile,
-    /// `commit -m`: the tool takes `commit_message`.
     Message,
-    /// `commit -F`.
     MessageFile,
-    /// `commit -t`.
     TemplateFile,
-    /// Names a program run for the remote side.
     RemoteProgram,
-    /// Opens an editor.
     Editor,
-    /// Opens files in a pager program named on the command line (`grep -O`).
     Pager,
     /// An argument holds a NUL byte.
-    #[serde(skip)]
     Nul,
+}
+
+/// What a refused option of the tool amounts to in a bash step, where git
+/// runs as written and the tool's restrictions do not apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InBash {
+    /// Nothing more than the subcommand's own risk (reads a file, sets the message).
+    Plain,
+    /// Runs programs the repository's configuration names (like its hooks): at least moderate.
+    RunsConfigured,
+    /// Runs a program written on the command line: unclassifiable.
+    RunsProgram,
+    /// Writes a file named on the command line: dangerous.
+    WritesFile,
+}
+
+/// A `[refusals]` row.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RefusalRule {
+    why: String,
+    in_bash: InBash,
+}
+
+impl Refusal {
+    /// Why the tool refuses it (fail-close when the rules do not load).
+    pub fn why(self) -> &'static str {
+        raw().refusals.get(&self).map_or("is refused", |r| &r.why)
+    }
+
+    /// What it amounts to in a bash step.
+    pub fn in_bash(self) -> InBash {
+        raw()
+            .refusals
+            .get(&self)
+            .map_or(InBash::RunsProgram, |r| r.in_bash)
+    }
 }
 
 /// The file, for error messages.
@@ -331,6 +355,7 @@ pub struct Config {
 #[derive(Debug, Default)]
 pub struct Rules {
     pub globals: Globals,
+    pub refusals: BTreeMap<Refusal, RefusalRule>,
     pub config: Config,
     pub subs: Vec<Sub>,
     /// (entry, examples, not_examples) to check after loading.
@@ -385,6 +410,7 @@ fn yes() -> bool {
 #[serde(deny_unknown_fields)]
 struct File {
     globals: Globals,
+    refusals: BTreeMap<Refusal, RefusalRule>,
     config: Config,
     groups: BTreeMap<String, Lists>,
     subcommands: Vec<SubFile>,
@@ -467,6 +493,16 @@ fn parse(text: &str) -> Result<Rules, String> {
         }
         options.extend(options_of(&s.lists).map_err(|e| format!("{at}: {e}"))?);
         check_options(&options).map_err(|e| format!("{at}: {e}"))?;
+        let refused = options.iter().filter_map(|o| match o.meaning {
+            Meaning::Refused(r) => Some(r),
+            Meaning::Known(_) => None,
+        });
+        if let Some(r) = refused
+            .chain([Refusal::Nul])
+            .find(|r| !file.refusals.contains_key(r))
+        {
+            return Err(format!("{at}: no [refusals] row for {r:?}"));
+        }
         let why = s.why.clone().unwrap_or_default();
         let needs_why = matches!(
             s.rule,
@@ -525,6 +561,7 @@ fn parse(text: &str) -> Result<Rules, String> {
     examples.push(("config".to_owned(), file.config.examples.clone(), vec![]));
     Ok(Rules {
         globals: file.globals,
+        refusals: file.refusals,
         config: file.config,
         subs,
         examples,
