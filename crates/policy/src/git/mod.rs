@@ -190,6 +190,10 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
     }
     for (entry, examples, not_examples) in &r.examples {
         let at = |e: &str, why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
+        let sub = entry
+            .strip_prefix("subcommand `")
+            .and_then(|n| r.sub(n.trim_end_matches('`')));
+        let mut decided = std::collections::BTreeSet::new();
         for e in examples {
             let (want, line) = e
                 .split_once(": ")
@@ -202,13 +206,21 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
                     format!("the classifier says {} ({})", label(&v), v.reason),
                 ));
             }
-            if let Some(name) = entry.strip_prefix("subcommand `") {
-                let name = name.trim_end_matches('`');
-                let starts = line == name || line.starts_with(&format!("{name} "));
-                if !starts {
+            if let Some(s) = sub {
+                let name = &s.name;
+                if line != name && !line.starts_with(&format!("{name} ")) {
                     return Err(at(e, format!("it does not start with `{name}`")));
                 }
+                let p = parse::parse_words(s, &words[name.split(' ').count()..], 0);
+                decided.extend(risk::case(s, name, &p, Extra::default()).map(|(i, _)| i));
             }
+        }
+        let cases = sub.map_or(0, |s| s.cases.len());
+        if let Some(i) = (0..cases).find(|i| !decided.contains(i)) {
+            return Err(format!(
+                "{FILE}: {entry}: no example is decided by its case {}",
+                i + 1
+            ));
         }
         for line in not_examples {
             let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();

@@ -51,7 +51,7 @@ pub fn judge(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
 fn base(sub: &Sub, p: &Parsed) -> Verdict {
     let (name, why) = (&sub.name, &sub.why);
     let dry = p.has(Tag::DryRun);
-    if let Some(v) = super::risk::case(sub, name, p, Extra::default()) {
+    if let Some((_, v)) = super::risk::case(sub, name, p, Extra::default()) {
         return v;
     }
     match sub.rule {

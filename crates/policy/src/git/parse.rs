@@ -82,7 +82,7 @@ pub struct Parsed {
     /// Options the table does not know.
     pub unknown: Vec<String>,
     /// Abbreviations that match several options: (as written, the candidates).
-    pub ambiguous: Vec<(String, Vec<&'static str>)>,
+    pub ambiguous: Vec<(String, Vec<String>)>,
     /// Words only known at run time where an option could be.
     pub runtime_options: Vec<String>,
     /// (index in `args`, why) of refused options.
@@ -136,14 +136,14 @@ impl Parsed {
 }
 
 /// A long option found in the tables.
-enum Found {
-    Known(&'static str, Takes, Tag),
+enum Found<'a> {
+    Known(&'a str, Takes, Tag),
     Refused(Takes, Refusal),
-    Ambiguous(Vec<&'static str>),
+    Ambiguous(Vec<&'a str>),
     Unknown,
 }
 
-fn find_long(t: &'static Sub, name: &str) -> Found {
+fn find_long<'a>(t: &'a Sub, name: &str) -> Found<'a> {
     match abbrev::resolve(name, t.options.iter().map(|s| s.name.as_str()), t.abbrev) {
         Resolved::Option(full) => find_short(t, full),
         Resolved::Ambiguous(c) => Found::Ambiguous(c),
@@ -152,7 +152,7 @@ fn find_long(t: &'static Sub, name: &str) -> Found {
 }
 
 /// Looks a name up as written (short options, or a long one already resolved).
-fn find_short(t: &'static Sub, name: &str) -> Found {
+fn find_short<'a>(t: &'a Sub, name: &str) -> Found<'a> {
     match t.options.iter().find(|s| s.name == name) {
         Some(s) => match s.meaning {
             Meaning::Refused(why) => Found::Refused(s.takes, why),
@@ -163,7 +163,7 @@ fn find_short(t: &'static Sub, name: &str) -> Found {
 }
 
 /// Reads `words[start..]` with the tables.
-pub fn parse_words(t: &'static Sub, words: &[Word<'_>], start: usize) -> Parsed {
+pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
     let mut p = Parsed::default();
     let mut i = start;
     let mut options_done = false;
@@ -210,7 +210,7 @@ pub fn parse_words(t: &'static Sub, words: &[Word<'_>], start: usize) -> Parsed 
 }
 
 /// Reads the long option at `words[i]`; returns the index of the last word it used.
-fn long_option(t: &'static Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
+fn long_option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
     let a = words[i].text.unwrap_or_default();
     let (written, attached) = match a.split_once('=') {
         Some((n, v)) => (n, Some(v)),
@@ -223,7 +223,8 @@ fn long_option(t: &'static Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) ->
             i + usize::from(takes == Takes::Value && attached.is_none())
         }
         Found::Ambiguous(c) => {
-            p.ambiguous.push((a.to_owned(), c));
+            p.ambiguous
+                .push((a.to_owned(), c.into_iter().map(str::to_owned).collect()));
             i
         }
         Found::Unknown => {
@@ -265,7 +266,7 @@ fn long_option(t: &'static Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) ->
 
 /// Reads short options, possibly bundled (`-fu`), possibly with a value
 /// (`-n5`, `-bname`); returns the index of the last word used.
-fn short_bundle(t: &'static Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
+fn short_bundle(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
     let a = words[i].text.unwrap_or_default();
     let next = words.get(i + 1);
     let chars: Vec<char> = a[1..].chars().collect();

@@ -37,6 +37,7 @@ pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
     rules::raw()
         .sub(&name)
         .and_then(|s| case(s, &name, p, x))
+        .map(|(_, v)| v)
         .unwrap_or_else(|| {
             verdict(
                 Risk::Moderate,
@@ -46,7 +47,8 @@ pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
 }
 
 /// The verdict of the first case of `sub` whose condition holds.
-pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<Verdict> {
+/// (and its index, for the check that every case has an example).
+pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usize, Verdict)> {
     let t = push_target(p);
     let default = t
         .branches
@@ -73,7 +75,7 @@ pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<Verdi
         Atom::PushDefault => default.is_some(),
         Atom::PushBranches => !t.branches.is_empty(),
     };
-    let c = sub.cases.iter().find(|c| {
+    let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| {
         c.when.is_empty()
             || c.when
                 .iter()
@@ -97,7 +99,7 @@ pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<Verdi
         rest = after;
     }
     why.push_str(rest);
-    Some(verdict(c.risk, why))
+    Some((at, verdict(c.risk, why)))
 }
 
 /// Why a stash subcommand cannot be judged, if it cannot.

@@ -710,6 +710,21 @@ mod tests {
     }
 
     #[test]
+    fn every_case_needs_an_example_it_decides() {
+        let cut = TEXT.replacen(
+            "\"dangerous: reset --merge\"",
+            "\"dangerous: reset --hard\"",
+            1,
+        );
+        assert_ne!(cut, TEXT);
+        let e = check_examples(&parse(&cut).expect("parses")).expect_err("case 2 untested");
+        assert!(
+            e.contains("subcommand `reset`: no example is decided by its case 2"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn not_examples_are_checked() {
         let cut = TEXT.replacen(
             "not_examples = [\"status --no-such-option\"]",
