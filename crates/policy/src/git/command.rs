@@ -163,20 +163,8 @@ pub(super) fn judge_words(words: &[Word<'_>]) -> CommandVerdict {
 
 /// The tool's operation named `sub`, if it is one.
 pub(super) fn tool_op(sub: &str) -> Option<Op> {
-    Some(match sub {
-        "status" => Op::Status,
-        "diff" => Op::Diff,
-        "log" => Op::Log,
-        "add" => Op::Add,
-        "commit" => Op::Commit,
-        "push" => Op::Push,
-        "pull" => Op::Pull,
-        "branch" => Op::Branch,
-        "checkout" => Op::Checkout,
-        "stash" => Op::Stash,
-        "reset" => Op::Reset,
-        _ => return None,
-    })
+    use serde::{Deserialize, de::IntoDeserializer, de::value::Error};
+    Op::deserialize(IntoDeserializer::<Error>::into_deserializer(sub)).ok()
 }
 
 fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {

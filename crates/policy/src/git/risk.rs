@@ -3,7 +3,7 @@
 //! the bash classifier both call [`judge`] for the tool's operations, so an
 //! operation has the same risk by either route.
 
-use super::options::{InBash, Tag, stash_subs};
+use super::options::{InBash, Tag, stash_subs, tables};
 use super::parse::Parsed;
 use super::push::{DEFAULT_BRANCHES, push_target};
 use super::rules::{self, Atom, Sub};
@@ -30,20 +30,17 @@ pub fn read_only(op: Op, p: &Parsed) -> bool {
 /// The risk of the operation as its entry's cases say (refused, unknown and
 /// run-time words are the caller's to add).
 pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
-    let name = match op {
-        Op::Stash => format!("stash {}", p.stash_sub.as_deref().unwrap_or("push")),
-        _ => op.as_str().to_owned(),
-    };
-    rules::raw()
-        .sub(&name)
-        .and_then(|s| case(s, &name, p, x))
-        .map(|(_, v)| v)
-        .unwrap_or_else(|| {
+    let sub = (op == Op::Stash).then(|| p.stash_sub.as_deref().unwrap_or("push"));
+    let shown = sub.map_or_else(|| op.as_str().to_owned(), |s| format!("stash {s}"));
+    case(tables(op, sub), &shown, p, x).map_or_else(
+        || {
             verdict(
                 Risk::Moderate,
-                format!("git {name} changes the working tree"),
+                format!("git {shown} changes the working tree"),
             )
-        })
+        },
+        |(_, v)| v,
+    )
 }
 
 /// The verdict of the first case of `sub` whose condition holds.
