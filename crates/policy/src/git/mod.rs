@@ -215,7 +215,7 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
                 decided.extend(risk::case(s, name, &p, Extra::default()).map(|(i, _)| i));
             }
         }
-        let cases = sub.map_or(0, |s| s.cases.len());
+        let cases = sub.map_or(0, |s| s.own);
         if let Some(i) = (0..cases).find(|i| !decided.contains(i)) {
             return Err(format!(
                 "{FILE}: {entry}: no example is decided by its case {}",

@@ -21,6 +21,7 @@ pub fn tables(op: Op, stash_sub: Option<&str>) -> &'static Sub {
         why: String::new(),
         options: Vec::new(),
         cases: Vec::new(),
+        own: 0,
         abbrev: false,
         counts: false,
         paths: false,

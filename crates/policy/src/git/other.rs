@@ -47,28 +47,18 @@ pub fn judge(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
     Some(super::risk::finish(v, shown, &p))
 }
 
-/// The rule's verdict, before the options that raise it.
+/// The verdict of its cases and its rule's (the loader checks that they
+/// end with one that always holds), or of its custom rule.
 fn base(sub: &Sub, p: &Parsed) -> Verdict {
-    let (name, why) = (&sub.name, &sub.why);
-    let dry = p.has(Tag::DryRun);
-    if let Some((_, v)) = super::risk::case(sub, name, p, Extra::default()) {
-        return v;
-    }
-    match sub.rule {
-        Rule::Reads => verdict(Risk::Safe, format!("git {name} only reads the repository")),
-        Rule::Network => verdict(Risk::Moderate, format!("git {name} {why}")),
-        Rule::Writes if dry => verdict(Risk::Safe, format!("git {name} --dry-run changes nothing")),
-        Rule::Writes => verdict(Risk::Moderate, format!("git {name} {why}")),
-        Rule::Dangerous => verdict(Risk::Dangerous, format!("git {name} {why}")),
-        Rule::RunsCommands => verdict(Risk::Moderate, format!("git {name} {why}"))
-            .cannot_judge(format!("git {name} {why}, which plangate cannot judge")),
-        // The file's loader checks that a custom entry has its function and
-        // that an operation is not looked up here.
-        Rule::Custom | Rule::Operation | Rule::Cases => match custom(name) {
-            Some(f) => f(p),
-            None => verdict(Risk::Moderate, format!("git {name} has no rule"))
-                .cannot_judge(format!("git {name} has no rule plangate can apply")),
-        },
+    let name = &sub.name;
+    match (
+        super::risk::case(sub, name, p, Extra::default()),
+        custom(name),
+    ) {
+        (Some((_, v)), _) => v,
+        (None, Some(f)) => f(p),
+        (None, None) => verdict(Risk::Moderate, format!("git {name} has no rule"))
+            .cannot_judge(format!("git {name} has no rule plangate can apply")),
     }
 }
 

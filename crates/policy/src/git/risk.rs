@@ -78,25 +78,31 @@ pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usiz
                 .iter()
                 .any(|all| all.iter().all(|(neg, a)| holds(a) != *neg))
     })?;
-    let mut why = String::new();
-    let mut rest = c.why.as_str();
-    while let Some((head, tail)) = rest.split_once('{') {
-        let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
-        why.push_str(head);
-        why.push_str(&match key {
-            "name" => shown.to_owned(),
-            "push-unknown" => t.unknown.clone().unwrap_or_default(),
-            "push-default" => default.cloned().unwrap_or_default(),
-            "push-branches" => t.branches.join("`, `"),
-            tag => rules::tag_named(tag)
-                .and_then(|t| p.named(t))
-                .unwrap_or_default()
-                .to_owned(),
-        });
-        rest = after;
+    let fill = |text: &str| {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some((head, tail)) = rest.split_once('{') {
+            let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
+            out.push_str(head);
+            out.push_str(&match key {
+                "name" => shown.to_owned(),
+                "push-unknown" => t.unknown.clone().unwrap_or_default(),
+                "push-default" => default.cloned().unwrap_or_default(),
+                "push-branches" => t.branches.join("`, `"),
+                tag => rules::tag_named(tag)
+                    .and_then(|t| p.named(t))
+                    .unwrap_or_default()
+                    .to_owned(),
+            });
+            rest = after;
+        }
+        out + rest
+    };
+    let mut v = verdict(c.risk, fill(&c.why));
+    if let Some(u) = &c.unclassifiable {
+        v = v.cannot_judge(fill(u));
     }
-    why.push_str(rest);
-    Some((at, verdict(c.risk, why)))
+    Some((at, v))
 }
 
 /// Why a stash subcommand cannot be judged, if it cannot.

@@ -140,25 +140,19 @@ pub struct OptSpec {
     pub meaning: Meaning,
 }
 
-/// What a subcommand does before its options are looked at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// What a subcommand does: the key of its implied cases in the rules
+/// file's `[rules]`, whose header says what each means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[allow(missing_docs)]
 pub enum Rule {
-    /// One the `git` tool runs ([`super::risk`]).
     Operation,
-    /// Only reads the repository.
     Reads,
-    /// Talks to a remote.
     Network,
-    /// Changes the repository in a way git can undo.
     Writes,
-    /// Always dangerous.
     Dangerous,
-    /// Runs commands written on the command line.
     RunsCommands,
-    /// Decided by its `cases` alone.
     Cases,
-    /// A rule of its own ([`super::other`]).
     Custom,
 }
 
@@ -196,6 +190,8 @@ pub struct Case {
     /// The reason; `{name}`, `{TAG}` (the option's full name), `{push-unknown}`,
     /// `{push-default}` and `{push-branches}` are filled in.
     pub why: String,
+    /// Set when the verdict is unclassifiable: why (filled in the same way).
+    pub unclassifiable: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -205,6 +201,8 @@ struct CaseFile {
     when: String,
     risk: Risk,
     why: String,
+    #[serde(default)]
+    unclassifiable: Option<String>,
 }
 
 /// A tag of the rules file by its name (`dry-run`).
@@ -241,7 +239,8 @@ fn atom(s: &str) -> Result<Atom, String> {
     tag_named(s).map(Atom::Tag).ok_or_else(bad)
 }
 
-fn case(c: &CaseFile) -> Result<Case, String> {
+/// Reads a case; `why` is the entry's, for `{why}`.
+fn case(c: &CaseFile, why: &str) -> Result<Case, String> {
     let when = c
         .when
         .split('|')
@@ -256,19 +255,24 @@ fn case(c: &CaseFile) -> Result<Case, String> {
                 .collect()
         })
         .collect::<Result<_, String>>()?;
-    let mut rest = c.why.as_str();
-    while let Some((_, tail)) = rest.split_once('{') {
-        let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
-        let known = ["name", "push-unknown", "push-default", "push-branches"];
-        if !known.contains(&key) && tag_named(key).is_none() {
-            return Err(format!("`{{{key}}}` in `{}` is not a placeholder", c.why));
+    let fill = |text: &String| {
+        let text = text.replace("{why}", why);
+        let mut rest = text.as_str();
+        while let Some((_, tail)) = rest.split_once('{') {
+            let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
+            let known = ["name", "push-unknown", "push-default", "push-branches"];
+            if !known.contains(&key) && tag_named(key).is_none() {
+                return Err(format!("`{{{key}}}` in `{text}` is not a placeholder"));
+            }
+            rest = after;
         }
-        rest = after;
-    }
+        Ok(text)
+    };
     Ok(Case {
         when,
         risk: c.risk,
-        why: c.why.clone(),
+        why: fill(&c.why)?,
+        unclassifiable: c.unclassifiable.as_ref().map(fill).transpose()?,
     })
 }
 
@@ -283,8 +287,10 @@ pub struct Sub {
     pub why: String,
     /// Its options: those of its groups, then its own.
     pub options: Vec<OptSpec>,
-    /// Its cases, tried in order before its rule.
+    /// Its cases, then its rule's.
     pub cases: Vec<Case>,
+    /// How many of them are its own (each must decide one of its examples).
+    pub own: usize,
     /// Whether git accepts abbreviated long options.
     pub abbrev: bool,
     /// Whether `-<n>` means `-n <n>`.
@@ -384,6 +390,7 @@ fn yes() -> bool {
 #[serde(deny_unknown_fields)]
 struct File {
     globals: Globals,
+    rules: BTreeMap<Rule, Vec<CaseFile>>,
     refusals: BTreeMap<Refusal, RefusalRule>,
     config: Config,
     groups: BTreeMap<String, Lists>,
@@ -452,6 +459,11 @@ fn parse(text: &str) -> Result<Rules, String> {
             lists.not_examples.clone(),
         ));
     }
+    for (rule, cases) in &file.rules {
+        for c in cases {
+            case(c, "").map_err(|e| format!("{FILE}: rule {rule:?}: {e}"))?;
+        }
+    }
     let mut subs: Vec<Sub> = Vec::new();
     for s in &file.subcommands {
         let at = format!("{FILE}: subcommand `{}`", s.name);
@@ -478,10 +490,9 @@ fn parse(text: &str) -> Result<Rules, String> {
             return Err(format!("{at}: no [refusals] row for {r:?}"));
         }
         let why = s.why.clone().unwrap_or_default();
-        let needs_why = matches!(
-            s.rule,
-            Rule::Network | Rule::Writes | Rule::Dangerous | Rule::RunsCommands
-        );
+        let own = s.cases.len();
+        let implied = file.rules.get(&s.rule).map_or(&[][..], Vec::as_slice);
+        let needs_why = implied.iter().any(|c| c.why.contains("{why}"));
         if needs_why == why.is_empty() {
             return Err(format!(
                 "{at}: `why` is {} for rule {:?}",
@@ -492,11 +503,11 @@ fn parse(text: &str) -> Result<Rules, String> {
         let cases = s
             .cases
             .iter()
-            .map(case)
+            .chain(implied)
+            .map(|c| case(c, &why))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("{at}: {e}"))?;
-        let decided = matches!(s.rule, Rule::Operation | Rule::Cases);
-        if decided && cases.last().is_none_or(|c| !c.when.is_empty()) {
+        if s.rule != Rule::Custom && cases.last().is_none_or(|c| !c.when.is_empty()) {
             return Err(format!("{at}: its last case must have no `if`"));
         }
         if s.lists.examples.is_empty() {
@@ -513,6 +524,7 @@ fn parse(text: &str) -> Result<Rules, String> {
             why,
             options,
             cases,
+            own,
             abbrev: s.abbrev,
             counts: s.counts,
             paths: s.paths,

@@ -71,18 +71,19 @@ fn a_bad_file_is_an_error_naming_the_entry() {
     ))
     .expect_err("two meanings");
     assert!(e.contains("`--stat` is listed twice"), "{e}");
-    let e =
-        parse(&TEXT.replacen("if = \"dry-run\"", "if = \"dry-rum\"", 1)).expect_err("condition");
+    let e = parse(&TEXT.replacen(
+        "if = \"dry-run\", risk = \"safe\", why = \"git add",
+        "if = \"dry-rum\", risk = \"safe\", why = \"git add",
+        1,
+    ))
+    .expect_err("condition");
     assert!(
         e.contains("subcommand `add`") && e.contains("dry-rum"),
         "{e}"
     );
     let e = parse(&TEXT.replacen("why = \"git {name} only", "why = \"git {nam} only", 1))
         .expect_err("placeholder");
-    assert!(
-        e.contains("subcommand `status`") && e.contains("{nam}"),
-        "{e}"
-    );
+    assert!(e.contains("rule Reads") && e.contains("{nam}"), "{e}");
     let e = parse(&TEXT.replacen(
         "{ risk = \"moderate\", why = \"git add changes",
         "{ if = \"-N\", risk = \"moderate\", why = \"git add changes",
@@ -95,6 +96,20 @@ fn a_bad_file_is_an_error_naming_the_entry() {
         e.contains("subcommand `grep`: no [refusals] row for Pager"),
         "{e}"
     );
+    let e = parse(&TEXT.replacen(
+        "{ if = \"dry-run\", risk = \"safe\", why = \"git {name} --dry",
+        "{ if = \"dry-rum\", risk = \"safe\", why = \"git {name} --dry",
+        1,
+    ))
+    .expect_err("rule condition");
+    assert!(e.contains("rule Writes") && e.contains("dry-rum"), "{e}");
+    let e = parse(&TEXT.replacen(
+        "why = \"changes the current branch and the working tree (recoverable from the reflog)\"\n",
+        "",
+        1,
+    ))
+    .expect_err("no why");
+    assert!(e.contains("subcommand `merge`: `why` is required"), "{e}");
     let e = parse("not toml [").expect_err("syntax");
     assert!(e.starts_with(FILE), "{e}");
 }
