@@ -115,20 +115,10 @@ pub fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
     c
 }
 
-/// Why one of the words is an option plangate does not know (a global
-/// option, or one of the subcommand's), if one is: for the rules' `not_examples`.
-pub(super) fn unknown_option(words: &[Word<'_>]) -> Option<String> {
-    let (g, at) = globals(words);
-    if let Some(why) = g.problems.into_iter().next() {
-        return Some(why);
-    }
-    let rest = words.get(at..).unwrap_or(&[]);
-    let sub = rest.first()?.text?;
-    let p = match tool_op(sub) {
-        Some(op) => parse_op(op, &rest[1..]),
-        None => other::parse(sub, &rest[1..])?,
-    };
-    p.unreadable()
+/// Why one of the global options is one plangate does not know, if one is:
+/// for the `not_examples` of the rules' globals.
+pub(super) fn unknown_global(words: &[Word<'_>]) -> Option<String> {
+    globals(words).0.problems.into_iter().next()
 }
 
 /// [`classify_command`] without the check of the rules file (its examples use it).

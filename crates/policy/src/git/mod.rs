@@ -163,7 +163,7 @@ fn classify_unchecked(r: &Request<'_>) -> Verdict {
 // The rules' examples, run through the classifier (here, above the files
 // they call, so that no file of this folder depends on one that depends on it).
 
-use rules::FILE;
+use rules::{FILE, Sub};
 
 /// The label a verdict gets in examples.
 pub fn label(v: &Verdict) -> &'static str {
@@ -207,12 +207,9 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
                 ));
             }
             if let Some(s) = sub {
-                let name = &s.name;
-                if line != name && !line.starts_with(&format!("{name} ")) {
-                    return Err(at(e, format!("it does not start with `{name}`")));
-                }
-                let p = parse::parse_words(s, &words[name.split(' ').count()..], 0);
-                decided.extend(risk::case(s, name, &p, Extra::default()).map(|(i, _)| i));
+                let p =
+                    parse::parse_words(s, after_name(s, line, &words).map_err(|w| at(e, w))?, 0);
+                decided.extend(risk::case(s, &s.name, &p, Extra::default()).map(|(i, _)| i));
             }
         }
         let cases = sub.map_or(0, |s| s.own);
@@ -224,7 +221,14 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
         }
         for line in not_examples {
             let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
-            if command::unknown_option(&words).is_none() {
+            let unknown = match sub {
+                Some(s) => {
+                    parse::parse_words(s, after_name(s, line, &words).map_err(|w| at(line, w))?, 0)
+                        .unreadable()
+                }
+                None => command::unknown_global(&words),
+            };
+            if unknown.is_none() {
                 return Err(format!(
                     "{FILE}: {entry}: not_example `{line}`: every option of it is known"
                 ));
@@ -247,6 +251,19 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The words of `line` after the name of `s`, or why it does not start with it.
+fn after_name<'a, 'w>(
+    s: &Sub,
+    line: &str,
+    words: &'a [Word<'w>],
+) -> Result<&'a [Word<'w>], String> {
+    let name = &s.name;
+    if line != name && !line.starts_with(&format!("{name} ")) {
+        return Err(format!("it does not start with `{name}`"));
+    }
+    Ok(&words[name.split(' ').count()..])
 }
 
 /// The rules once their examples are checked (once per process), or why

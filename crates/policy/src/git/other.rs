@@ -31,12 +31,6 @@ fn lookup(name: &str, words: &[Word<'_>]) -> Option<(&'static Sub, usize)> {
     other(name).map(|s| (s, 0))
 }
 
-/// Reads `git NAME words...` with the entry's tables; None when the file does not know it.
-pub(super) fn parse(name: &str, words: &[Word<'_>]) -> Option<Parsed> {
-    let (sub, start) = lookup(name, words)?;
-    Some(parse_words(sub, words, start))
-}
-
 /// Judges `git NAME words...` for a subcommand the tool does not run; None when the file does not know it.
 pub fn judge(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
     let (sub, start) = lookup(name, words)?;

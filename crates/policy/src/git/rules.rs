@@ -356,8 +356,6 @@ struct Lists {
     refused: BTreeMap<Refusal, Vec<String>>,
     #[serde(default)]
     pub(super) examples: Vec<String>,
-    #[serde(default)]
-    not_examples: Vec<String>,
     #[serde(flatten)]
     tags: BTreeMap<Tag, Vec<String>>,
 }
@@ -378,6 +376,8 @@ struct SubFile {
     paths: bool,
     #[serde(default)]
     cases: Vec<CaseFile>,
+    #[serde(default)]
+    not_examples: Vec<String>,
     #[serde(flatten)]
     lists: Lists,
 }
@@ -456,7 +456,7 @@ fn parse(text: &str) -> Result<Rules, String> {
         examples.push((
             format!("group `{name}`"),
             lists.examples.clone(),
-            lists.not_examples.clone(),
+            Vec::new(),
         ));
     }
     for (rule, cases) in &file.rules {
@@ -516,7 +516,7 @@ fn parse(text: &str) -> Result<Rules, String> {
         examples.push((
             format!("subcommand `{}`", s.name),
             s.lists.examples.clone(),
-            s.lists.not_examples.clone(),
+            s.not_examples.clone(),
         ));
         subs.push(Sub {
             name: s.name.clone(),
