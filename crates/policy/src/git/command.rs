@@ -115,20 +115,10 @@ pub fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
     c
 }
 
-/// Why one of the words is an option plangate does not know (a global
-/// option, or one of the subcommand's), if one is: for the rules' `not_examples`.
-pub(super) fn unknown_option(words: &[Word<'_>]) -> Option<String> {
-    let (g, at) = globals(words);
-    if let Some(why) = g.problems.into_iter().next() {
-        return Some(why);
-    }
-    let rest = words.get(at..).unwrap_or(&[]);
-    let sub = rest.first()?.text?;
-    let p = match tool_op(sub) {
-        Some(op) => parse_op(op, &rest[1..]),
-        None => other::parse(sub, &rest[1..])?,
-    };
-    p.unreadable()
+/// Why one of the global options is one plangate does not know, if one is:
+/// for the `not_examples` of the rules' globals.
+pub(super) fn unknown_global(words: &[Word<'_>]) -> Option<String> {
+    globals(words).0.problems.into_iter().next()
 }
 
 /// [`classify_command`] without the check of the rules file (its examples use it).
@@ -163,20 +153,8 @@ pub(super) fn judge_words(words: &[Word<'_>]) -> CommandVerdict {
 
 /// The tool's operation named `sub`, if it is one.
 pub(super) fn tool_op(sub: &str) -> Option<Op> {
-    Some(match sub {
-        "status" => Op::Status,
-        "diff" => Op::Diff,
-        "log" => Op::Log,
-        "add" => Op::Add,
-        "commit" => Op::Commit,
-        "push" => Op::Push,
-        "pull" => Op::Pull,
-        "branch" => Op::Branch,
-        "checkout" => Op::Checkout,
-        "stash" => Op::Stash,
-        "reset" => Op::Reset,
-        _ => return None,
-    })
+    use serde::{Deserialize, de::IntoDeserializer, de::value::Error};
+    Op::deserialize(IntoDeserializer::<Error>::into_deserializer(sub)).ok()
 }
 
 fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {
@@ -216,49 +194,4 @@ fn checkout_names_a_path(p: &Parsed) -> bool {
             || w.ends_with('/')
             || w.contains(['*', '?', '['])
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn judge(line: &str) -> Verdict {
-        let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
-        classify_command(&words).verdict
-    }
-
-    fn label(v: &Verdict) -> &'static str {
-        if v.unclassifiable.is_some() {
-            "unclassifiable"
-        } else {
-            v.risk.as_str()
-        }
-    }
-
-    #[test]
-    fn globals_and_subcommands() {
-        for (want, line) in [
-            ("safe", "--version"),
-            ("safe", "-C sub status"),
-            ("safe", "--git-dir=x --work-tree y log -1"),
-            ("moderate", "-c user.name=ci commit -m x"),
-            ("unclassifiable", "-c core.hooksPath=/tmp/h commit -m x"),
-            ("unclassifiable", "-c alias.st=!sh status"),
-            ("unclassifiable", "--config-env=core.pager=X log"),
-            ("unclassifiable", "--exec-path=/tmp status"),
-            ("unclassifiable", "--frobnicate status"),
-            ("unclassifiable", "frobnicate"),
-            ("dangerous", "push origin main"),
-            ("dangerous", "push --force-w origin feature"),
-            ("unclassifiable", "push --forc origin feature"),
-            ("dangerous", "push --delet origin feature"),
-            ("dangerous", "checkout ."),
-            ("moderate", "checkout feature"),
-            ("dangerous", "clean -fdx"),
-            ("safe", "clean -n"),
-            ("unclassifiable", "rebase -x make main"),
-        ] {
-            assert_eq!(label(&judge(line)), want, "git {line}: {:?}", judge(line));
-        }
-    }
 }

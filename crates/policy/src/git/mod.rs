@@ -104,7 +104,7 @@ pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
     };
     let t = options::tables(op, stash_sub.as_deref());
     let start = usize::from(stash_sub.is_some());
-    let mut p = parse::parse_words(&t, words, start);
+    let mut p = parse::parse_words(t, words, start);
     p.stash_sub = stash_sub;
     p
 }
@@ -163,7 +163,7 @@ fn classify_unchecked(r: &Request<'_>) -> Verdict {
 // The rules' examples, run through the classifier (here, above the files
 // they call, so that no file of this folder depends on one that depends on it).
 
-use rules::FILE;
+use rules::{FILE, Sub};
 
 /// The label a verdict gets in examples.
 pub fn label(v: &Verdict) -> &'static str {
@@ -190,6 +190,10 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
     }
     for (entry, examples, not_examples) in &r.examples {
         let at = |e: &str, why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
+        let sub = entry
+            .strip_prefix("subcommand `")
+            .and_then(|n| r.sub(n.trim_end_matches('`')));
+        let mut decided = std::collections::BTreeSet::new();
         for e in examples {
             let (want, line) = e
                 .split_once(": ")
@@ -202,17 +206,29 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
                     format!("the classifier says {} ({})", label(&v), v.reason),
                 ));
             }
-            if let Some(name) = entry.strip_prefix("subcommand `") {
-                let name = name.trim_end_matches('`');
-                let starts = line == name || line.starts_with(&format!("{name} "));
-                if !starts {
-                    return Err(at(e, format!("it does not start with `{name}`")));
-                }
+            if let Some(s) = sub {
+                let p =
+                    parse::parse_words(s, after_name(s, line, &words).map_err(|w| at(e, w))?, 0);
+                decided.extend(risk::case(s, &s.name, &p, Extra::default()).map(|(i, _)| i));
             }
+        }
+        let cases = sub.map_or(0, |s| s.own);
+        if let Some(i) = (0..cases).find(|i| !decided.contains(i)) {
+            return Err(format!(
+                "{FILE}: {entry}: no example is decided by its case {}",
+                i + 1
+            ));
         }
         for line in not_examples {
             let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
-            if command::unknown_option(&words).is_none() {
+            let unknown = match sub {
+                Some(s) => {
+                    parse::parse_words(s, after_name(s, line, &words).map_err(|w| at(line, w))?, 0)
+                        .unreadable()
+                }
+                None => command::unknown_global(&words),
+            };
+            if unknown.is_none() {
                 return Err(format!(
                     "{FILE}: {entry}: not_example `{line}`: every option of it is known"
                 ));
@@ -235,6 +251,19 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The words of `line` after the name of `s`, or why it does not start with it.
+fn after_name<'a, 'w>(
+    s: &Sub,
+    line: &str,
+    words: &'a [Word<'w>],
+) -> Result<&'a [Word<'w>], String> {
+    let name = &s.name;
+    if line != name && !line.starts_with(&format!("{name} ")) {
+        return Err(format!("it does not start with `{name}`"));
+    }
+    Ok(&words[name.split(' ').count()..])
 }
 
 /// The rules once their examples are checked (once per process), or why

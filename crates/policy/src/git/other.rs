@@ -4,10 +4,12 @@
 //! its options and its rule. Read-only ones are safe, local writes moderate,
 //! writes that lose work or history dangerous, options that name a program
 //! git runs unclassifiable. A subcommand or option missing from the file is
-//! unclassifiable. The entries whose rule is `custom` are judged here.
+//! unclassifiable. Entries with `cases` are judged by them ([`super::risk::case`]),
+//! the one whose rule is `custom` (config) here.
 
-use super::options::{Tables, Tag};
+use super::options::Tag;
 use super::parse::{Parsed, Word, parse_words};
+use super::risk::Extra;
 use super::rules::{self, Rule, Sub};
 use super::{Verdict, verdict};
 use crate::model::Risk;
@@ -29,41 +31,28 @@ fn lookup(name: &str, words: &[Word<'_>]) -> Option<(&'static Sub, usize)> {
     other(name).map(|s| (s, 0))
 }
 
-/// Reads `git NAME words...` with the entry's tables; None when the file does not know it.
-pub(super) fn parse(name: &str, words: &[Word<'_>]) -> Option<Parsed> {
-    let (sub, start) = lookup(name, words)?;
-    Some(parse_words(&Tables::of(sub), words, start))
-}
-
 /// Judges `git NAME words...` for a subcommand the tool does not run; None when the file does not know it.
 pub fn judge(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
     let (sub, start) = lookup(name, words)?;
-    let p = parse_words(&Tables::of(sub), words, start);
+    let p = parse_words(sub, words, start);
     let shown = sub.name.as_str();
     let mut v = base(sub, &p);
     v = escalate(v, shown, &p);
     Some(super::risk::finish(v, shown, &p))
 }
 
-/// The rule's verdict, before the options that raise it.
+/// The verdict of its cases and its rule's (the loader checks that they
+/// end with one that always holds), or of its custom rule.
 fn base(sub: &Sub, p: &Parsed) -> Verdict {
-    let (name, why) = (&sub.name, &sub.why);
-    let dry = p.has(Tag::DryRun);
-    match sub.rule {
-        Rule::Reads => verdict(Risk::Safe, format!("git {name} only reads the repository")),
-        Rule::Network => verdict(Risk::Moderate, format!("git {name} {why}")),
-        Rule::Writes if dry => verdict(Risk::Safe, format!("git {name} --dry-run changes nothing")),
-        Rule::Writes => verdict(Risk::Moderate, format!("git {name} {why}")),
-        Rule::Dangerous => verdict(Risk::Dangerous, format!("git {name} {why}")),
-        Rule::RunsCommands => verdict(Risk::Moderate, format!("git {name} {why}"))
-            .cannot_judge(format!("git {name} {why}, which plangate cannot judge")),
-        // The file's loader checks that a custom entry has its function and
-        // that an operation is not looked up here.
-        Rule::Custom | Rule::Operation => match custom(name) {
-            Some(f) => f(p),
-            None => verdict(Risk::Moderate, format!("git {name} has no rule"))
-                .cannot_judge(format!("git {name} has no rule plangate can apply")),
-        },
+    let name = &sub.name;
+    match (
+        super::risk::case(sub, name, p, Extra::default()),
+        custom(name),
+    ) {
+        (Some((_, v)), _) => v,
+        (None, Some(f)) => f(p),
+        (None, None) => verdict(Risk::Moderate, format!("git {name} has no rule"))
+            .cannot_judge(format!("git {name} has no rule plangate can apply")),
     }
 }
 
@@ -108,43 +97,7 @@ fn escalate(mut v: Verdict, name: &str, p: &Parsed) -> Verdict {
 
 /// The rule of a `custom` entry.
 pub(super) fn custom(name: &str) -> Option<fn(&Parsed) -> Verdict> {
-    Some(match name {
-        "tag" => tag,
-        "restore" => restore,
-        "config" => config,
-        "fetch" => fetch,
-        "gc" => gc,
-        "symbolic-ref" => symbolic_ref,
-        "apply" => apply,
-        "reflog expire" | "reflog delete" => reflog_expire,
-        _ => return None,
-    })
-}
-
-fn tag(p: &Parsed) -> Verdict {
-    if p.has(Tag::Delete) {
-        verdict(Risk::Moderate, "git tag -d deletes a local tag")
-    } else if p.positionals.is_empty() || p.has(Tag::BranchList) {
-        verdict(Risk::Safe, "git tag only lists tags")
-    } else {
-        verdict(Risk::Moderate, "git tag creates a local tag")
-    }
-}
-
-fn restore(p: &Parsed) -> Verdict {
-    let staged = p.has_name("-S") || p.has_name("--staged");
-    let worktree = p.has_name("-W") || p.has_name("--worktree");
-    if staged && !worktree {
-        verdict(
-            Risk::Moderate,
-            "git restore --staged unstages changes (the working tree is kept)",
-        )
-    } else {
-        verdict(
-            Risk::Dangerous,
-            "git restore overwrites working-tree files, discarding their uncommitted changes",
-        )
-    }
+    (name == "config").then_some(config as fn(&Parsed) -> Verdict)
 }
 
 fn config(p: &Parsed) -> Verdict {
@@ -185,62 +138,4 @@ fn config(p: &Parsed) -> Verdict {
         Risk::Moderate,
         format!("git config sets `{key}` in the repository's configuration"),
     )
-}
-
-fn fetch(p: &Parsed) -> Verdict {
-    if p.positionals.iter().skip(1).any(|s| s.starts_with('+')) {
-        verdict(
-            Risk::Dangerous,
-            "git fetch with a `+` refspec overwrites local refs that do not fast-forward",
-        )
-    } else {
-        verdict(Risk::Moderate, "git fetch fetches over the network")
-    }
-}
-
-fn gc(p: &Parsed) -> Verdict {
-    let now = p
-        .options
-        .iter()
-        .any(|o| o.name == "--prune" && matches!(o.value.as_deref(), Some("now" | "all")));
-    if now {
-        verdict(
-            Risk::Dangerous,
-            "git gc --prune=now deletes unreachable commits at once, which a reset or rebase left recoverable",
-        )
-    } else {
-        verdict(Risk::Moderate, "git gc repacks the repository")
-    }
-}
-
-fn symbolic_ref(p: &Parsed) -> Verdict {
-    if p.positionals.len() < 2 && !p.has(Tag::Delete) {
-        verdict(Risk::Safe, "git symbolic-ref only reads a ref")
-    } else {
-        verdict(Risk::Moderate, "git symbolic-ref changes a symbolic ref")
-    }
-}
-
-fn apply(p: &Parsed) -> Verdict {
-    if p.has(Tag::DryRun) && !p.has_name("--apply") {
-        verdict(Risk::Safe, "git apply --check/--stat only reads the patch")
-    } else if p.has(Tag::OutsideRepo) {
-        verdict(
-            Risk::Dangerous,
-            "git apply --unsafe-paths writes files outside the repository",
-        )
-    } else {
-        verdict(Risk::Moderate, "git apply changes working-tree files")
-    }
-}
-
-fn reflog_expire(p: &Parsed) -> Verdict {
-    if p.has(Tag::DryRun) {
-        verdict(Risk::Safe, "git reflog --dry-run changes nothing")
-    } else {
-        verdict(
-            Risk::Dangerous,
-            "git reflog expire/delete removes the entries that make lost commits recoverable",
-        )
-    }
 }

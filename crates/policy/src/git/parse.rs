@@ -10,8 +10,9 @@
 //! rules that out.
 
 use super::abbrev::{self, Resolved};
-use super::options::{Refusal, Tables, Tag, Takes};
-use super::rules::Meaning;
+use super::options::{Refusal, Tag, Takes};
+use super::rules::Sub;
+use super::rules::{Meaning, OptSpec};
 
 /// One argument: its value when known, and how it is written (for reasons).
 #[derive(Debug, Clone, Copy)]
@@ -81,7 +82,7 @@ pub struct Parsed {
     /// Options the table does not know.
     pub unknown: Vec<String>,
     /// Abbreviations that match several options: (as written, the candidates).
-    pub ambiguous: Vec<(String, Vec<&'static str>)>,
+    pub ambiguous: Vec<(String, Vec<String>)>,
     /// Words only known at run time where an option could be.
     pub runtime_options: Vec<String>,
     /// (index in `args`, why) of refused options.
@@ -134,35 +135,13 @@ impl Parsed {
     }
 }
 
-/// A long option found in the tables.
-enum Found {
-    Known(&'static str, Takes, Tag),
-    Refused(Takes, Refusal),
-    Ambiguous(Vec<&'static str>),
-    Unknown,
-}
-
-fn find_long(t: &Tables, name: &str) -> Found {
-    match abbrev::resolve(name, t.options.iter().map(|s| s.name.as_str()), t.abbrev) {
-        Resolved::Option(full) => find_short(t, full),
-        Resolved::Ambiguous(c) => Found::Ambiguous(c),
-        Resolved::Unknown => Found::Unknown,
-    }
-}
-
-/// Looks a name up as written (short options, or a long one already resolved).
-fn find_short(t: &Tables, name: &str) -> Found {
-    match t.options.iter().find(|s| s.name == name) {
-        Some(s) => match s.meaning {
-            Meaning::Refused(why) => Found::Refused(s.takes, why),
-            Meaning::Known(tag) => Found::Known(&s.name, s.takes, tag),
-        },
-        None => Found::Unknown,
-    }
+/// The option of this full name in the tables.
+fn find<'a>(t: &'a Sub, name: &str) -> Option<&'a OptSpec> {
+    t.options.iter().find(|s| s.name == name)
 }
 
 /// Reads `words[start..]` with the tables.
-pub fn parse_words(t: &Tables, words: &[Word<'_>], start: usize) -> Parsed {
+pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
     let mut p = Parsed::default();
     let mut i = start;
     let mut options_done = false;
@@ -209,27 +188,39 @@ pub fn parse_words(t: &Tables, words: &[Word<'_>], start: usize) -> Parsed {
 }
 
 /// Reads the long option at `words[i]`; returns the index of the last word it used.
-fn long_option(t: &Tables, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
+fn long_option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
     let a = words[i].text.unwrap_or_default();
     let (written, attached) = match a.split_once('=') {
         Some((n, v)) => (n, Some(v)),
         None => (a, None),
     };
     let next = words.get(i + 1);
-    match find_long(t, written) {
-        Found::Refused(takes, why) => {
+    let names = t.options.iter().map(|s| s.name.as_str());
+    let spec = match abbrev::resolve(written, names, t.abbrev) {
+        Resolved::Option(full) => find(t, full),
+        Resolved::Ambiguous(c) => {
+            let c = c.into_iter().map(str::to_owned).collect();
+            p.ambiguous.push((a.to_owned(), c));
+            return i;
+        }
+        Resolved::Unknown => None,
+    };
+    let Some(OptSpec {
+        name: full,
+        takes,
+        meaning,
+    }) = spec
+    else {
+        p.unknown.push(a.to_owned());
+        return i;
+    };
+    let (full, takes) = (full.as_str(), *takes);
+    match *meaning {
+        Meaning::Refused(why) => {
             p.refused.push((i, why));
             i + usize::from(takes == Takes::Value && attached.is_none())
         }
-        Found::Ambiguous(c) => {
-            p.ambiguous.push((a.to_owned(), c));
-            i
-        }
-        Found::Unknown => {
-            p.unknown.push(a.to_owned());
-            i
-        }
-        Found::Known(full, takes, tag) => {
+        Meaning::Known(tag) => {
             let (value, used_next) = match (takes, attached) {
                 (Takes::No, Some(_)) => {
                     p.unknown.push(a.to_owned());
@@ -264,7 +255,7 @@ fn long_option(t: &Tables, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usiz
 
 /// Reads short options, possibly bundled (`-fu`), possibly with a value
 /// (`-n5`, `-bname`); returns the index of the last word used.
-fn short_bundle(t: &Tables, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
+fn short_bundle(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
     let a = words[i].text.unwrap_or_default();
     let next = words.get(i + 1);
     let chars: Vec<char> = a[1..].chars().collect();
@@ -274,16 +265,16 @@ fn short_bundle(t: &Tables, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usi
     while k < chars.len() {
         let name = format!("-{}", chars[k]);
         let rest: String = chars[k + 1..].iter().collect();
-        let (takes, tag) = match find_short(t, &name) {
-            Found::Refused(takes, why) => {
+        let Some(spec) = find(t, &name) else {
+            p.unknown.push(a.to_owned());
+            return i;
+        };
+        let (takes, tag) = match spec.meaning {
+            Meaning::Refused(why) => {
                 p.refused.push((i, why));
-                return i + usize::from(takes == Takes::Value && rest.is_empty());
+                return i + usize::from(spec.takes == Takes::Value && rest.is_empty());
             }
-            Found::Known(_, takes, tag) => (takes, tag),
-            Found::Ambiguous(_) | Found::Unknown => {
-                p.unknown.push(a.to_owned());
-                return i;
-            }
+            Meaning::Known(tag) => (spec.takes, tag),
         };
         let value = match takes {
             Takes::No => {

@@ -1,13 +1,10 @@
 //! Where a push goes (remote, destination branches, forced or deleting
-//! refspecs) and how risky that is: a forced push, a deletion, every branch
-//! (`--all`, `--mirror`), a destination that is not written down (no refspec,
-//! `HEAD`, a commit, a pattern, a word only known at run time) or a default
-//! branch (`main`, `master`) is dangerous.
+//! refspecs, a destination that is not written down: no refspec, `HEAD`, a
+//! commit, a pattern, a word only known at run time); the `push` entry of the
+//! rules file says how risky each is.
 
 use super::options::Tag;
 use super::parse::Parsed;
-use super::{Verdict, verdict};
-use crate::model::Risk;
 
 /// Branch names taken as a remote's default branch when the remote's own is unknown.
 pub const DEFAULT_BRANCHES: &[&str] = &["main", "master"];
@@ -87,50 +84,4 @@ pub fn push_target(p: &Parsed) -> PushTarget {
         t.branches.push(bare.to_owned());
     }
     t
-}
-
-pub(super) fn classify_push(p: &Parsed, dry: bool, force: bool) -> Verdict {
-    let t = push_target(p);
-    if dry {
-        return verdict(
-            Risk::Moderate,
-            "git push --dry-run contacts the remote but changes nothing",
-        );
-    }
-    if force || t.forced {
-        return verdict(
-            Risk::Dangerous,
-            "a forced push rewrites the remote's history",
-        );
-    }
-    if p.has(Tag::Delete) || t.deletes {
-        return verdict(Risk::Dangerous, "git push --delete removes remote refs");
-    }
-    if let Some(flag) = p.named(Tag::AllRefs) {
-        return verdict(
-            Risk::Dangerous,
-            format!("git push {flag} pushes every branch, the default branch included"),
-        );
-    }
-    if let Some(why) = &t.unknown {
-        return verdict(Risk::Dangerous, format!("git push {why}"));
-    }
-    if let Some(b) = t
-        .branches
-        .iter()
-        .find(|b| DEFAULT_BRANCHES.contains(&b.as_str()))
-    {
-        return verdict(
-            Risk::Dangerous,
-            format!("git push updates `{b}`, a default branch"),
-        );
-    }
-    if t.branches.is_empty() {
-        verdict(Risk::Moderate, "git push sends tags to a remote")
-    } else {
-        verdict(
-            Risk::Moderate,
-            format!("git push updates `{}` on a remote", t.branches.join("`, `")),
-        )
-    }
 }

@@ -1,11 +1,12 @@
-//! The risk of the subcommands the `git` tool runs (status, diff, log, add,
-//! commit, push, pull, branch, checkout, reset, stash), read from the parsed
-//! arguments. The tool and the bash classifier both call [`judge`], so an
+//! The risk of a subcommand from its entry's `cases` in the rules file: the
+//! first whose condition holds on the parsed arguments decides. The tool and
+//! the bash classifier both call [`judge`] for the tool's operations, so an
 //! operation has the same risk by either route.
 
-use super::options::{InBash, Tag, stash_subs};
+use super::options::{InBash, Tag, stash_subs, tables};
 use super::parse::Parsed;
-use super::push::classify_push;
+use super::push::{DEFAULT_BRANCHES, push_target};
+use super::rules::{self, Atom, Sub};
 use super::{Op, Verdict, verdict};
 use crate::model::Risk;
 
@@ -20,172 +21,88 @@ pub struct Extra {
     pub has_files: bool,
 }
 
-/// Whether the request only reads (status, diff, log, branch listing, stash list/show).
+/// Whether the request only reads (status, diff, log, branch listing, stash
+/// list/show): its rules call it safe, and not for a dry run.
 pub fn read_only(op: Op, p: &Parsed) -> bool {
-    match op {
-        Op::Status | Op::Diff | Op::Log => true,
-        Op::Branch => branch_lists(p),
-        Op::Stash => matches!(p.stash_sub.as_deref(), Some("list" | "show")),
-        _ => false,
-    }
+    !matches!(op, Op::Add | Op::Commit) && judge(op, p, Extra::default()).risk == Risk::Safe
 }
 
-/// Whether `git branch` with these arguments only lists.
-pub fn branch_lists(p: &Parsed) -> bool {
-    let modes = [
-        Tag::BranchDelete,
-        Tag::BranchForceDelete,
-        Tag::BranchMove,
-        Tag::BranchForceMove,
-        Tag::BranchUpstream,
-        Tag::Force,
-    ];
-    if modes.iter().any(|t| p.has(*t)) {
-        return false;
-    }
-    // `git branch NAME` creates; with `--list` (or a listing filter) names are patterns.
-    p.positionals.is_empty() || p.has(Tag::BranchList)
-}
-
-/// The risk of the operation as its options and positionals say (refused,
-/// unknown and run-time words are the caller's to add).
+/// The risk of the operation as its entry's cases say (refused, unknown and
+/// run-time words are the caller's to add).
 pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
-    let dry = x.dry_run || p.has(Tag::DryRun);
-    let force = x.force || p.has(Tag::Force);
-    match op {
-        Op::Status | Op::Diff | Op::Log => verdict(
-            Risk::Safe,
-            format!("git {} only reads the repository", op.as_str()),
-        ),
-        Op::Add => add(dry, force),
-        Op::Commit if dry => verdict(Risk::Safe, "git commit --dry-run changes nothing"),
-        Op::Commit => verdict(
-            Risk::Moderate,
-            "git commit adds a commit to the current branch",
-        ),
-        Op::Push => classify_push(p, dry, force),
-        Op::Pull => pull(p, dry, force),
-        Op::Branch => branch(p, force),
-        Op::Checkout => checkout(p, force, x.has_files),
-        Op::Reset => reset(p, force),
-        Op::Stash => stash(p),
-    }
+    let sub = (op == Op::Stash).then(|| p.stash_sub.as_deref().unwrap_or("push"));
+    let shown = sub.map_or_else(|| op.as_str().to_owned(), |s| format!("stash {s}"));
+    case(tables(op, sub), &shown, p, x).map_or_else(
+        || {
+            verdict(
+                Risk::Moderate,
+                format!("git {shown} changes the working tree"),
+            )
+        },
+        |(_, v)| v,
+    )
 }
 
-fn add(dry: bool, force: bool) -> Verdict {
-    if dry {
-        verdict(Risk::Safe, "git add --dry-run changes nothing")
-    } else if force {
-        verdict(
-            Risk::Dangerous,
-            "git add --force stages ignored files, which often hold secrets or build output",
-        )
-    } else {
-        verdict(Risk::Moderate, "git add changes the index")
+/// The verdict of the first case of `sub` whose condition holds.
+/// (and its index, for the check that every case has an example).
+pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usize, Verdict)> {
+    let t = push_target(p);
+    let default = t
+        .branches
+        .iter()
+        .find(|b| DEFAULT_BRANCHES.contains(&b.as_str()));
+    let holds = |a: &Atom| match a {
+        Atom::Tag(Tag::Force) if x.force => true,
+        Atom::Tag(Tag::DryRun) if x.dry_run => true,
+        Atom::Tag(tag) => p.has(*tag),
+        Atom::Name(n, None) => p.has_name(n),
+        Atom::Name(n, Some(v)) => p
+            .options
+            .iter()
+            .any(|o| o.name == *n && o.value.as_deref() == Some(v)),
+        Atom::Args('<', n) => p.positionals.len() < *n,
+        Atom::Args('>', n) => p.positionals.len() > *n,
+        Atom::Args(_, n) => p.positionals.len() == *n,
+        Atom::Paths => !p.paths.is_empty(),
+        Atom::Files => x.has_files,
+        Atom::PlusRefspec => p.positionals.iter().skip(1).any(|s| s.starts_with('+')),
+        Atom::PushForced => t.forced,
+        Atom::PushDeletes => t.deletes,
+        Atom::PushUnknown => t.unknown.is_some(),
+        Atom::PushDefault => default.is_some(),
+        Atom::PushBranches => !t.branches.is_empty(),
+    };
+    let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| {
+        c.when.is_empty()
+            || c.when
+                .iter()
+                .any(|all| all.iter().all(|(neg, a)| holds(a) != *neg))
+    })?;
+    let fill = |text: &str| {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some((head, tail)) = rest.split_once('{') {
+            let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
+            out.push_str(head);
+            out.push_str(&match key {
+                "name" => shown.to_owned(),
+                "push-unknown" => t.unknown.clone().unwrap_or_default(),
+                "push-default" => default.cloned().unwrap_or_default(),
+                "push-branches" => t.branches.join("`, `"),
+                tag => rules::tag_named(tag)
+                    .and_then(|t| p.named(t))
+                    .unwrap_or_default()
+                    .to_owned(),
+            });
+            rest = after;
+        }
+        out + rest
+    };
+    let mut v = verdict(c.risk, fill(&c.why));
+    if let Some(u) = &c.unclassifiable {
+        v = v.cannot_judge(fill(u));
     }
-}
-
-fn pull(p: &Parsed, dry: bool, force: bool) -> Verdict {
-    let plus = p.positionals.iter().skip(1).any(|s| s.starts_with('+'));
-    if force || plus {
-        verdict(
-            Risk::Dangerous,
-            "git pull --force (or a `+` refspec) overwrites local refs that do not fast-forward",
-        )
-    } else if dry {
-        verdict(
-            Risk::Moderate,
-            "git pull --dry-run contacts the remote but changes nothing",
-        )
-    } else {
-        verdict(
-            Risk::Moderate,
-            "git pull fetches over the network and updates the current branch",
-        )
-    }
-}
-
-fn branch(p: &Parsed, force: bool) -> Verdict {
-    if branch_lists(p) {
-        verdict(Risk::Safe, "git branch only lists branches")
-    } else if p.has(Tag::BranchForceDelete) || (p.has(Tag::BranchDelete) && force) {
-        verdict(
-            Risk::Dangerous,
-            "git branch -D deletes a branch even when it is not merged",
-        )
-    } else if p.has(Tag::BranchForceMove) || (p.has(Tag::BranchMove) && force) {
-        verdict(
-            Risk::Dangerous,
-            "git branch -M/-C overwrites an existing branch",
-        )
-    } else if force {
-        verdict(
-            Risk::Dangerous,
-            "git branch --force moves an existing branch, dropping its commits from it",
-        )
-    } else if p.has(Tag::BranchDelete) {
-        verdict(Risk::Moderate, "git branch -d deletes a merged branch")
-    } else {
-        verdict(
-            Risk::Moderate,
-            "git branch changes the repository's branches",
-        )
-    }
-}
-
-fn checkout(p: &Parsed, force: bool, has_files: bool) -> Verdict {
-    let has_paths = p.positionals.len() > 1 || !p.paths.is_empty() || has_files;
-    if has_paths {
-        verdict(
-            Risk::Dangerous,
-            "git checkout with paths overwrites working-tree files, discarding their uncommitted changes",
-        )
-    } else if force {
-        verdict(
-            Risk::Dangerous,
-            "git checkout --force discards uncommitted changes",
-        )
-    } else if p.has(Tag::ResetBranch) {
-        verdict(Risk::Dangerous, "git checkout -B resets an existing branch")
-    } else {
-        verdict(
-            Risk::Moderate,
-            "git checkout switches branches (it refuses to lose uncommitted changes)",
-        )
-    }
-}
-
-fn reset(p: &Parsed, force: bool) -> Verdict {
-    if force || p.has(Tag::Hard) {
-        verdict(
-            Risk::Dangerous,
-            "git reset --hard discards uncommitted changes",
-        )
-    } else if p.has(Tag::ResetMerge) {
-        verdict(
-            Risk::Dangerous,
-            "git reset --merge can discard staged changes",
-        )
-    } else {
-        verdict(
-            Risk::Moderate,
-            "git reset moves the branch or unstages changes (the working tree is kept)",
-        )
-    }
-}
-
-fn stash(p: &Parsed) -> Verdict {
-    match p.stash_sub.as_deref().unwrap_or("push") {
-        "list" | "show" => verdict(Risk::Safe, "git stash list/show only reads"),
-        "drop" | "clear" => verdict(
-            Risk::Dangerous,
-            "git stash drop/clear deletes stashed changes for good",
-        ),
-        sub => verdict(
-            Risk::Moderate,
-            format!("git stash {sub} changes the working tree"),
-        ),
-    }
+    Some((at, v))
 }
 
 /// Why a stash subcommand cannot be judged, if it cannot.

@@ -6,6 +6,7 @@
 //! naming the file and the entry ([`checked`]): the callers then judge every
 //! git command unclassifiable (fail-close), and `cargo test` fails.
 
+use crate::model::Risk;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -24,99 +25,97 @@ pub enum Takes {
     LastArg,
 }
 
-/// What an option means to the risk rules (its list's key in the rules file).
+/// What an option means to the risk rules: its list's key in the rules
+/// file, whose header says what each means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Tag {
-    /// Nothing special.
     Plain,
-    /// Overrides a safety check of git (`--force` and friends).
     Force,
-    /// Changes nothing (`--dry-run`).
     DryRun,
-    /// Deletes refs (`push --delete`, `--prune`, `tag -d`).
     Delete,
-    /// Pushes every ref or branch (`--all`, `--mirror`).
     AllRefs,
-    /// `push --tags`.
     Tags,
-    /// `add -A`/`-u`: a mode that needs no pathspec.
     AddAll,
-    /// `pull --ff-only`/`--rebase`/...: the user chose how to integrate.
     Integrate,
-    /// `reset --hard`.
     Hard,
-    /// `reset --merge`.
     ResetMerge,
-    /// `reset --soft`/`--mixed`/`--keep`.
     ResetMode,
-    /// `branch -d`.
     BranchDelete,
-    /// `branch -D`.
     BranchForceDelete,
-    /// `branch -m`/`-c`.
     BranchMove,
-    /// `branch -M`/`-C`.
     BranchForceMove,
-    /// `branch --list` and the listing filters.
     BranchList,
-    /// `branch -u`/`--unset-upstream`.
     BranchUpstream,
-    /// `checkout -b`/`--orphan`.
     NewBranch,
-    /// `checkout -B`.
     ResetBranch,
-    /// `stash push -m`.
     Message,
-    /// Names a program git runs, on this machine or the remote
-    /// (`rebase --exec`, `fetch --upload-pack`): only allowed in the tables of
-    /// subcommands the tool does not run.
     RunsProgram,
-    /// Writes a file named by its value (`format-patch -o`).
     WritesPath,
-    /// Reads or changes configuration outside the repository (`config --global`).
     OutsideRepo,
-    /// Discards work in the working tree (`switch --discard-changes`).
     Discards,
-    /// Sets configuration (`clone -c key=value`): judged by [`super::config`].
     Config,
 }
 
-/// Why the `git` tool refuses an option (a plan error); the bash classifier
-/// judges the same option through [`Refusal::in_bash`]. Its key in the rules
-/// file is `refused.NAME`.
+/// Why the `git` tool refuses an option (a plan error): its key in the
+/// rules file (`refused.NAME`, `[refusals]`), which gives its reason
+/// ([`Refusal::why`]) and its weight in a bash step ([`Refusal::in_bash`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Refusal {
-    /// Signs or verifies with gpg.
     Gpg,
-    /// Asks questions on a terminal.
     Interactive,
-    /// Runs an external diff program.
     ExtDiff,
-    /// Runs textconv filters.
     Textconv,
-    /// Writes a file (`--output`).
     WritesFile,
-    /// Compares files outside the repository.
     NoIndex,
-    /// Reads an order file.
     OrderFile,
-    /// `commit -m`: the tool takes `commit_message`.
     Message,
-    /// `commit -F`.
     MessageFile,
-    /// `commit -t`.
     TemplateFile,
-    /// Names a program run for the remote side.
     RemoteProgram,
-    /// Opens an editor.
     Editor,
-    /// Opens files in a pager program named on the command line (`grep -O`).
     Pager,
     /// An argument holds a NUL byte.
-    #[serde(skip)]
     Nul,
+}
+
+/// What a refused option of the tool amounts to in a bash step, where git
+/// runs as written and the tool's restrictions do not apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InBash {
+    /// Nothing more than the subcommand's own risk (reads a file, sets the message).
+    Plain,
+    /// Runs programs the repository's configuration names (like its hooks): at least moderate.
+    RunsConfigured,
+    /// Runs a program written on the command line: unclassifiable.
+    RunsProgram,
+    /// Writes a file named on the command line: dangerous.
+    WritesFile,
+}
+
+/// A `[refusals]` row.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RefusalRule {
+    why: String,
+    in_bash: InBash,
+}
+
+impl Refusal {
+    /// Why the tool refuses it (fail-close when the rules do not load).
+    pub fn why(self) -> &'static str {
+        raw().refusals.get(&self).map_or("is refused", |r| &r.why)
+    }
+
+    /// What it amounts to in a bash step.
+    pub fn in_bash(self) -> InBash {
+        raw()
+            .refusals
+            .get(&self)
+            .map_or(InBash::RunsProgram, |r| r.in_bash)
+    }
 }
 
 /// The file, for error messages.
@@ -141,24 +140,140 @@ pub struct OptSpec {
     pub meaning: Meaning,
 }
 
-/// What a subcommand does before its options are looked at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// What a subcommand does: the key of its implied cases in the rules
+/// file's `[rules]`, whose header says what each means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[allow(missing_docs)]
 pub enum Rule {
-    /// One the `git` tool runs ([`super::risk`]).
     Operation,
-    /// Only reads the repository.
     Reads,
-    /// Talks to a remote.
     Network,
-    /// Changes the repository in a way git can undo.
     Writes,
-    /// Always dangerous.
     Dangerous,
-    /// Runs commands written on the command line.
     RunsCommands,
-    /// A rule of its own ([`super::other`]).
+    Cases,
     Custom,
+}
+
+/// A fact a case's condition tests (written as in the rules file's header).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Atom {
+    /// An option with this tag (`force` and `dry-run` also by the tool's parameters).
+    Tag(Tag),
+    /// An option of this full name, with this value when one is written (`--prune=now`).
+    Name(String, Option<String>),
+    /// The number of positionals compared (`<`, `=`, `>`) with a number.
+    Args(char, usize),
+    /// Paths after `--`.
+    Paths,
+    /// Paths given outside the arguments (the tool's `files`).
+    Files,
+    /// A refspec after the repository starts with `+`.
+    PlusRefspec,
+    /// [`super::PushTarget`]: a forced refspec, a deletion, an unknown
+    /// destination, a default branch among the destinations, any branch.
+    PushForced,
+    PushDeletes,
+    PushUnknown,
+    PushDefault,
+    PushBranches,
+}
+
+/// One case of a subcommand: when any group of its condition holds (each
+/// group all of its atoms, `true` when negated), this risk and reason. An
+/// empty condition always holds.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub when: Vec<Vec<(bool, Atom)>>,
+    pub risk: Risk,
+    /// The reason; `{name}`, `{TAG}` (the option's full name), `{push-unknown}`,
+    /// `{push-default}` and `{push-branches}` are filled in.
+    pub why: String,
+    /// Set when the verdict is unclassifiable: why (filled in the same way).
+    pub unclassifiable: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseFile {
+    #[serde(rename = "if", default)]
+    when: String,
+    risk: Risk,
+    why: String,
+    #[serde(default)]
+    unclassifiable: Option<String>,
+}
+
+/// A tag of the rules file by its name (`dry-run`).
+pub fn tag_named(s: &str) -> Option<Tag> {
+    use serde::de::{IntoDeserializer, value::Error};
+    Tag::deserialize(IntoDeserializer::<Error>::into_deserializer(s)).ok()
+}
+
+fn atom(s: &str) -> Result<Atom, String> {
+    let push = [
+        ("push-forced", Atom::PushForced),
+        ("push-deletes", Atom::PushDeletes),
+        ("push-unknown", Atom::PushUnknown),
+        ("push-default", Atom::PushDefault),
+        ("push-branches", Atom::PushBranches),
+        ("paths", Atom::Paths),
+        ("files", Atom::Files),
+        ("plus-refspec", Atom::PlusRefspec),
+    ];
+    if let Some((_, a)) = push.into_iter().find(|(n, _)| *n == s) {
+        return Ok(a);
+    }
+    if s.starts_with('-') {
+        let (name, value) = s.split_once('=').map_or((s, None), |(n, v)| (n, Some(v)));
+        return Ok(Atom::Name(name.to_owned(), value.map(str::to_owned)));
+    }
+    let bad =
+        || format!("`{s}` is not a condition (a tag, `-x`, `--name[=v]`, `args<N`, `paths`, ...)");
+    if let Some(rest) = s.strip_prefix("args") {
+        let mut c = rest.chars();
+        let op = c.next().filter(|o| "<=>".contains(*o)).ok_or_else(bad)?;
+        return Ok(Atom::Args(op, c.as_str().parse().map_err(|_| bad())?));
+    }
+    tag_named(s).map(Atom::Tag).ok_or_else(bad)
+}
+
+/// Reads a case; `why` is the entry's, for `{why}`.
+fn case(c: &CaseFile, why: &str) -> Result<Case, String> {
+    let when = c
+        .when
+        .split('|')
+        .filter(|_| !c.when.trim().is_empty())
+        .map(|any| {
+            any.split('&')
+                .map(|a| {
+                    let a = a.trim();
+                    let (neg, a) = a.strip_prefix('!').map_or((false, a), |x| (true, x));
+                    Ok((neg, atom(a)?))
+                })
+                .collect()
+        })
+        .collect::<Result<_, String>>()?;
+    let fill = |text: &String| {
+        let text = text.replace("{why}", why);
+        let mut rest = text.as_str();
+        while let Some((_, tail)) = rest.split_once('{') {
+            let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
+            let known = ["name", "push-unknown", "push-default", "push-branches"];
+            if !known.contains(&key) && tag_named(key).is_none() {
+                return Err(format!("`{{{key}}}` in `{text}` is not a placeholder"));
+            }
+            rest = after;
+        }
+        Ok(text)
+    };
+    Ok(Case {
+        when,
+        risk: c.risk,
+        why: fill(&c.why)?,
+        unclassifiable: c.unclassifiable.as_ref().map(fill).transpose()?,
+    })
 }
 
 /// One subcommand (or `subcommand verb`) and how to read it.
@@ -172,6 +287,10 @@ pub struct Sub {
     pub why: String,
     /// Its options: those of its groups, then its own.
     pub options: Vec<OptSpec>,
+    /// Its cases, then its rule's.
+    pub cases: Vec<Case>,
+    /// How many of them are its own (each must decide one of its examples).
+    pub own: usize,
     /// Whether git accepts abbreviated long options.
     pub abbrev: bool,
     /// Whether `-<n>` means `-n <n>`.
@@ -216,6 +335,7 @@ pub struct Config {
 #[derive(Debug, Default)]
 pub struct Rules {
     pub globals: Globals,
+    pub refusals: BTreeMap<Refusal, RefusalRule>,
     pub config: Config,
     pub subs: Vec<Sub>,
     /// (entry, examples, not_examples) to check after loading.
@@ -236,8 +356,6 @@ struct Lists {
     refused: BTreeMap<Refusal, Vec<String>>,
     #[serde(default)]
     pub(super) examples: Vec<String>,
-    #[serde(default)]
-    not_examples: Vec<String>,
     #[serde(flatten)]
     tags: BTreeMap<Tag, Vec<String>>,
 }
@@ -256,6 +374,10 @@ struct SubFile {
     counts: bool,
     #[serde(default = "yes")]
     paths: bool,
+    #[serde(default)]
+    cases: Vec<CaseFile>,
+    #[serde(default)]
+    not_examples: Vec<String>,
     #[serde(flatten)]
     lists: Lists,
 }
@@ -268,6 +390,8 @@ fn yes() -> bool {
 #[serde(deny_unknown_fields)]
 struct File {
     globals: Globals,
+    rules: BTreeMap<Rule, Vec<CaseFile>>,
+    refusals: BTreeMap<Refusal, RefusalRule>,
     config: Config,
     groups: BTreeMap<String, Lists>,
     subcommands: Vec<SubFile>,
@@ -332,8 +456,13 @@ fn parse(text: &str) -> Result<Rules, String> {
         examples.push((
             format!("group `{name}`"),
             lists.examples.clone(),
-            lists.not_examples.clone(),
+            Vec::new(),
         ));
+    }
+    for (rule, cases) in &file.rules {
+        for c in cases {
+            case(c, "").map_err(|e| format!("{FILE}: rule {rule:?}: {e}"))?;
+        }
     }
     let mut subs: Vec<Sub> = Vec::new();
     for s in &file.subcommands {
@@ -350,11 +479,20 @@ fn parse(text: &str) -> Result<Rules, String> {
         }
         options.extend(options_of(&s.lists).map_err(|e| format!("{at}: {e}"))?);
         check_options(&options).map_err(|e| format!("{at}: {e}"))?;
+        let refused = options.iter().filter_map(|o| match o.meaning {
+            Meaning::Refused(r) => Some(r),
+            Meaning::Known(_) => None,
+        });
+        if let Some(r) = refused
+            .chain([Refusal::Nul])
+            .find(|r| !file.refusals.contains_key(r))
+        {
+            return Err(format!("{at}: no [refusals] row for {r:?}"));
+        }
         let why = s.why.clone().unwrap_or_default();
-        let needs_why = matches!(
-            s.rule,
-            Rule::Network | Rule::Writes | Rule::Dangerous | Rule::RunsCommands
-        );
+        let own = s.cases.len();
+        let implied = file.rules.get(&s.rule).map_or(&[][..], Vec::as_slice);
+        let needs_why = implied.iter().any(|c| c.why.contains("{why}"));
         if needs_why == why.is_empty() {
             return Err(format!(
                 "{at}: `why` is {} for rule {:?}",
@@ -362,19 +500,31 @@ fn parse(text: &str) -> Result<Rules, String> {
                 s.rule
             ));
         }
+        let cases = s
+            .cases
+            .iter()
+            .chain(implied)
+            .map(|c| case(c, &why))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("{at}: {e}"))?;
+        if s.rule != Rule::Custom && cases.last().is_none_or(|c| !c.when.is_empty()) {
+            return Err(format!("{at}: its last case must have no `if`"));
+        }
         if s.lists.examples.is_empty() {
             return Err(format!("{at}: no examples"));
         }
         examples.push((
             format!("subcommand `{}`", s.name),
             s.lists.examples.clone(),
-            s.lists.not_examples.clone(),
+            s.not_examples.clone(),
         ));
         subs.push(Sub {
             name: s.name.clone(),
             rule: s.rule,
             why,
             options,
+            cases,
+            own,
             abbrev: s.abbrev,
             counts: s.counts,
             paths: s.paths,
@@ -397,6 +547,7 @@ fn parse(text: &str) -> Result<Rules, String> {
     examples.push(("config".to_owned(), file.config.examples.clone(), vec![]));
     Ok(Rules {
         globals: file.globals,
+        refusals: file.refusals,
         config: file.config,
         subs,
         examples,
@@ -447,93 +598,6 @@ pub fn verbs(name: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// (entries, option rows written) of the file, for the test.
 #[cfg(test)]
-fn sizes() -> (usize, usize) {
-    let Ok(file) = toml::from_str::<File>(TEXT) else {
-        return (0, 0);
-    };
-    let rows = |l: &Lists| {
-        l.tags.values().map(Vec::len).sum::<usize>()
-            + l.refused.values().map(Vec::len).sum::<usize>()
-    };
-    let n = file.groups.values().map(rows).sum::<usize>()
-        + file
-            .subcommands
-            .iter()
-            .map(|s| rows(&s.lists))
-            .sum::<usize>();
-    (file.subcommands.len(), n)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::git::{check_examples, checked};
-
-    #[test]
-    fn the_rules_load_and_every_example_holds() {
-        if let Err(e) = checked() {
-            panic!("{e}");
-        }
-        let (subs, rows) = sizes();
-        assert!(subs > 100 && rows > 1000, "{subs} entries, {rows} rows");
-    }
-
-    #[test]
-    fn a_bad_file_is_an_error_naming_the_entry() {
-        let cut = TEXT.replace(
-            "examples = [\"safe: status\"",
-            "examples = [\"dangerous: status\"",
-        );
-        assert_ne!(cut, TEXT, "the status example moved");
-        let r = parse(&cut).expect("still parses");
-        let e = check_examples(&r).expect_err("a wrong example");
-        assert!(e.contains("subcommand `status`") && e.contains(FILE), "{e}");
-        let e = parse(&TEXT.replacen(
-            "name = \"clean\"\nrule = \"writes\"",
-            "name = \"clean\"\nrule = \"writes\"\nforse = [\"-f\"]",
-            1,
-        ))
-        .expect_err("unknown key");
-        assert!(e.starts_with(FILE) && e.contains("forse"), "{e}");
-        let e = parse(&TEXT.replacen(
-            "\"-p\", \"-u\", \"--patch\"",
-            "\"-p\", \"-u\", \"--patch <x>\"",
-            1,
-        ))
-        .expect_err("spelling");
-        assert!(
-            e.contains("group `diff`") && e.contains("--patch <x>"),
-            "{e}"
-        );
-        let e = parse(&TEXT.replacen(
-            "options = [\"diff\", \"diff-programs\"]",
-            "options = [\"dif\"]",
-            1,
-        ))
-        .expect_err("group");
-        assert!(e.contains("subcommand `diff`: no group `dif`"), "{e}");
-        let e = parse(&TEXT.replacen(
-            "\"--cached\", \"--staged\"",
-            "\"--cached\", \"--stat\", \"--staged\"",
-            1,
-        ))
-        .expect_err("two meanings");
-        assert!(e.contains("`--stat` is listed twice"), "{e}");
-        let e = parse("not toml [").expect_err("syntax");
-        assert!(e.starts_with(FILE), "{e}");
-    }
-
-    #[test]
-    fn not_examples_are_checked() {
-        let cut = TEXT.replacen(
-            "not_examples = [\"status --no-such-option\"]",
-            "not_examples = [\"status --short\"]",
-            1,
-        );
-        assert_ne!(cut, TEXT);
-        let e = check_examples(&parse(&cut).expect("parses")).expect_err("known option");
-        assert!(e.contains("status --short"), "{e}");
-    }
-}
+#[path = "rules_tests.rs"]
+mod tests;
