@@ -2,7 +2,7 @@
 //! the tool's own [`Action`] (the plan loader builds it; `plan::Step` names it too).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use regex::Regex;
@@ -11,6 +11,7 @@ use crate::format::node::Pos;
 use crate::model::{Risk, ToolName};
 use crate::sandbox::Request;
 use crate::tools::params::Action;
+use crate::tools::spec::Processes;
 
 /// A checked step.
 #[derive(Debug, Clone)]
@@ -62,15 +63,16 @@ pub struct Step {
 }
 
 impl Step {
+    /// Which processes the step starts, its rollback command aside (the
+    /// tool's own answer, [`crate::tools::spec::ActionSpec::processes`]).
+    pub fn processes(&self) -> Processes {
+        self.action.spec().processes()
+    }
+
     /// Whether the step runs processes of its own (a bash command, a rollback
     /// command, an agent CLI): those run in the sandbox its approval grants.
     pub fn runs_processes(&self) -> bool {
-        self.rollback_command.is_some()
-            || match &self.action {
-                Action::Bash(_) => true,
-                Action::Agent(a) => a.provider == crate::format::agent::ProviderKind::Command,
-                _ => false,
-            }
+        self.rollback_command.is_some() || self.processes() == Processes::Sandboxed
     }
 
     /// What the step declares about its sandbox (None: it runs no process),
@@ -84,100 +86,21 @@ impl Step {
             network: self.network,
             ..Request::default()
         };
-        match &self.action {
-            Action::Bash(b) => {
-                r.network |= b.network;
-                r.egress.clone_from(&b.egress);
-                r.unsandboxed = b.unsandboxed;
-                r.writable = b
-                    .writable
-                    .iter()
-                    .map(|w| absolute(w, workspace, home))
-                    .collect();
-                // The workspace is readable already (minus what the permission
-                // rules deny, which a `readable` path never undoes).
-                r.readable = b
-                    .readable
-                    .iter()
-                    .map(|w| absolute(w, workspace, home))
-                    .filter(|p| !p.starts_with(workspace))
-                    .collect();
-            }
-            Action::Agent(a) => {
-                r.network |= a.agent.network;
-                r.egress.clone_from(&a.agent.egress);
-                // Its model API is served by plangate: the CLI reaches that
-                // endpoint, and through the proxy only what `egress` lists.
-                if a.agent.api.is_some() && r.egress.is_none() {
-                    r.egress = Some(Vec::new());
-                }
-            }
-            _ => {}
-        }
+        self.action.spec().sandbox(&mut r, workspace, home);
         Some(r)
     }
 
-    /// Every secret the step's processes get: its own `secrets:`, and for an
-    /// agent step its agent's `secrets:`, `api_key_env` (or its provider's
-    /// default) and the variables of its `headers`.
+    /// Every secret the step's processes get: its own `secrets:`, and what
+    /// its tool adds (an agent step: its agent's `secrets:`, `api_key_env`
+    /// or its provider's default, and the variables of its `headers`).
     pub fn secret_names(&self) -> BTreeSet<String> {
         let mut all = self.secrets.clone();
-        if let Action::Agent(a) = &self.action {
-            all.extend(a.agent.secrets.iter().flatten().cloned());
-            all.extend(a.key_env().map(str::to_owned));
-            all.extend(a.api_key_env());
-            all.extend(a.agent.headers.iter().flatten().map(|(_, var)| var.clone()));
-        }
+        all.extend(self.action.spec().secret_names());
         all
     }
 
     /// The step's resource limits, if it sets any.
     pub fn limits(&self) -> Option<crate::model::Limits> {
-        match &self.action {
-            Action::Bash(b) => b.limits.filter(|l| *l != crate::model::Limits::default()),
-            _ => None,
-        }
-    }
-}
-
-/// `w` as an absolute, lexically normal path.
-fn absolute(w: &str, workspace: &Path, home: Option<&Path>) -> PathBuf {
-    let joined = if let Some(rest) = w.strip_prefix("~/") {
-        home.unwrap_or(Path::new("/")).join(rest)
-    } else {
-        workspace.join(w)
-    };
-    let mut out = PathBuf::from("/");
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(n) => out.push(n),
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::absolute;
-    use std::path::{Path, PathBuf};
-
-    #[test]
-    fn writable_paths_become_absolute_and_normal() {
-        let ws = Path::new("/w/repo");
-        let home = Some(Path::new("/home/ci"));
-        for (w, want) in [
-            ("target", "/w/repo/target"),
-            ("./a/../b", "/w/repo/b"),
-            ("../../etc", "/etc"),
-            ("/opt/cache/", "/opt/cache"),
-            ("~/.cargo", "/home/ci/.cargo"),
-            ("/../..", "/"),
-        ] {
-            assert_eq!(absolute(w, ws, home), PathBuf::from(want), "{w}");
-        }
+        self.action.spec().limits()
     }
 }
