@@ -409,11 +409,7 @@ impl Stage {
                 } else {
                     ChangeKind::Added
                 },
-                what: What::File {
-                    source: Source::Bytes(content.to_vec()),
-                    mode: 0o644,
-                    len: content.len() as u64,
-                },
+                what: What::envelope_file(content),
             });
         }
         self.no_conflict(&set)?;
