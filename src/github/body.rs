@@ -1,5 +1,5 @@
-//! What plangate sends to GitHub, pure: the comment's marker and body, the
-//! check run's name, conclusion, title and summary. Every text is built from
+//! What plangate sends to GitHub, pure: the comment's body (its marker is
+//! `publish::marker`, shared with GitLab), the check run's name, conclusion, title and summary. Every text is built from
 //! the report's compact Markdown (`report::render`), passed through the
 //! redaction layer piece by piece and then cut by section under GitHub's
 //! limits.
@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::model::Report;
 use crate::model::RunStatus;
+pub(crate) use crate::publish::marker::{kind_marker, marker, plan_key};
 use crate::redact;
 use crate::report::render::{self, Detail};
 
@@ -62,49 +63,6 @@ pub(crate) fn conclusion(status: RunStatus, dry_run: bool, partial: bool) -> Con
         RunStatus::Denied => Conclusion::ActionRequired,
         RunStatus::Interrupted => Conclusion::Cancelled,
     }
-}
-
-/// The plan id as it appears in the marker and the check run's name:
-/// redacted, then `[A-Za-z0-9._-]` kept, anything else `_`, at most 100 characters (so it
-/// can neither close the HTML comment nor break a line).
-pub(crate) fn plan_key(r: &Report) -> String {
-    // An invalid plan's report may have no id: its file name stands in.
-    let stem = std::path::Path::new(&r.plan.path)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned());
-    let id = r.plan.id.as_deref().or(stem.as_deref()).unwrap_or("plan");
-    // Redacted before it is cut or rewritten: a secret in the id is still whole here.
-    let id = redact::clean_str(id);
-    let key: String = id
-        .chars()
-        .take(100)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if key.is_empty() {
-        "plan".to_owned()
-    } else {
-        key
-    }
-}
-
-/// The hidden marker that finds this plan's comment again on a re-run.
-pub(crate) fn marker(r: &Report) -> String {
-    format!("<!-- plangate:{} -->", plan_key(r))
-}
-
-/// The hidden marker a comment, an issue or a pull request of this plan starts with.
-pub(crate) fn kind_marker(r: &Report, kind: &str, name: &str) -> String {
-    let plan = marker(r);
-    let plan = plan
-        .trim_start_matches("<!-- plangate:")
-        .trim_end_matches(" -->");
-    format!("<!-- plangate:{plan}:{kind}:{name} -->")
 }
 
 /// The check run's name.

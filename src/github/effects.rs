@@ -256,7 +256,8 @@ async fn one(
             }))
         }
         Request::Issue { title, body: text } => {
-            let mark = body::kind_marker(report, "issue", &sha_of(title));
+            let mark =
+                body::kind_marker(report, "issue", &crate::publish::marker::title_key(title));
             let mut text = text.clone().unwrap_or_default();
             if e.from.as_deref() == Some("pull_request") {
                 text = pull::with_patch(remote?, report, e, title, &text).await?;
@@ -382,10 +383,4 @@ async fn check_run(
         url: item.html_url,
         number: Some(item.id),
     })
-}
-
-/// A short stable key of a title (an issue's marker).
-fn sha_of(s: &str) -> String {
-    use sha2::{Digest, Sha256};
-    hex::encode(&Sha256::digest(s.as_bytes())[..8])
 }

@@ -14,23 +14,12 @@ use super::{Context, GitlabError, post_status};
 use crate::github::body;
 use crate::model::Report;
 use crate::model::publish::{InlineComment, PublishEntry, PublishState, Request, Verdict};
+use crate::publish::marker::title_key;
 
 /// What applying one row gave: its URL and number.
 struct Done {
     url: Option<String>,
     number: Option<u64>,
-}
-
-/// The hidden marker a note or an issue of this plan starts with (the
-/// same scheme as GitHub's: `<!-- plangate:PLAN:KIND:NAME -->`).
-fn marker(r: &Report, kind: &str, name: &str) -> String {
-    format!("<!-- plangate:{}:{kind}:{name} -->", body::plan_key(r))
-}
-
-/// A short stable key of a title (an issue's marker).
-fn sha_of(s: &str) -> String {
-    use sha2::{Digest, Sha256};
-    hex::encode(&Sha256::digest(s.as_bytes())[..8])
 }
 
 fn starts_with(v: &Value, field: &str, mark: &str) -> bool {
@@ -132,7 +121,7 @@ fn one(
     match req {
         Request::Comment { body: text } => {
             let iid = mr(ctx)?;
-            let mark = marker(report, "comment", e.name.as_deref().unwrap_or("comment"));
+            let mark = body::kind_marker(report, "comment", e.name.as_deref().unwrap_or("comment"));
             let (id, _) =
                 upsert_note(client, ctx, iid, &mark, &format!("{mark}\n{text}")).map_err(err)?;
             Ok(Some(Done {
@@ -192,7 +181,7 @@ fn issue(
     text: Option<&str>,
 ) -> Result<Done, String> {
     let err = |e: GitlabError| e.to_string();
-    let mark = marker(report, "issue", &sha_of(title));
+    let mark = body::kind_marker(report, "issue", &title_key(title));
     let mut text = text.unwrap_or("").to_owned();
     if e.from.as_deref() == Some("pull_request") {
         text = super::change::with_patch(client, ctx, report, e, title, &text)?;

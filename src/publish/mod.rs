@@ -4,9 +4,11 @@
 //! part with I/O: it commits the run's changes onto a branch of the remote
 //! in a private repository and pushes them, for whichever forge publishes
 //! the pull or merge request (`github::pull`; the GitLab publisher calls it
-//! the same way). Applying the rest is `github::effects`.
+//! the same way). Applying the rest is `github::effects`; `marker` is the
+//! hidden marker both forges find their own items by.
 
 pub(crate) mod gate;
+pub(crate) mod marker;
 pub(crate) mod patch;
 pub(crate) mod push;
 pub(crate) mod request;

@@ -14,7 +14,6 @@ use crate::model::StepStatus;
 use crate::model::{Conclusion, RunStatus};
 use crate::model::{OutputTail, Report, RollbackReport, StepReport};
 use crate::plan::{Plan, Step};
-use crate::tools::Action;
 
 /// How to print.
 #[derive(Debug, Clone, Copy, Default)]
@@ -565,22 +564,17 @@ fn head_line(r: &StepReport) -> String {
     head
 }
 
-/// Most characters of a command in a step's summary line.
-const COMMAND_CHARS: usize = 120;
 /// Most artifacts named in a step's summary line.
 const SUMMARY_ARTIFACTS: usize = 5;
 
 /// One line for a step's group: what ran (a bash command, redacted then
 /// cut; an agent's name; the tool), how long, the artifacts it left.
 fn step_summary(step: &Step, r: &StepReport) -> String {
-    let what = match &step.action {
-        Action::Bash(b) => format!(
-            "bash `{}`",
-            crate::redact::cut(&b.command.replace(['\n', '\r'], " "), COMMAND_CHARS)
-        ),
-        Action::Agent(a) => format!("agent `{}`", a.agent_name),
-        _ => step.tool.as_str().to_owned(),
-    };
+    let what = step
+        .action
+        .spec()
+        .summary()
+        .unwrap_or_else(|| step.tool.as_str().to_owned());
     let mut line = format!("{what}, {}", secs(r.duration_ms));
     if r.artifacts.is_empty() {
         line.push_str(", no artifacts");

@@ -20,7 +20,7 @@ use crate::model::{
 
 /// What a step that runs processes declares about its sandbox.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Request {
+pub struct Request {
     /// `network: true` on the step (or its agent).
     pub network: bool,
     /// `sandbox: false`: asks to run without a sandbox (floors the risk at dangerous).

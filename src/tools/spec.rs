@@ -4,10 +4,13 @@
 //! A tool's folder implements [`ToolSpec`] (its parameters' schema, its
 //! load-time checks with positions, its lowering to a checked [`Action`]) and
 //! [`ActionSpec`] on its checked action (risk classification, permission
-//! needs, `show_cli`, whether it may write the workspace). Neither trait
-//! touches the engine, the report or the file system: these files import only
-//! `plan`'s leaf modules (`node`, `diag`, `raw`), `policy` and `guard`, so the
-//! loader can call them. Running a step is the other half (each folder's
+//! needs, `show_cli`, whether it may write the workspace, which processes it
+//! starts, its sandbox request, the secrets it gets, its limits, its summary
+//! line). Every fact is a method without a default, so a new tool is told by
+//! the compiler each one it must state. Neither trait touches the engine,
+//! the report or the file system: these files import only `plan`'s leaf
+//! modules (`node`, `diag`, `raw`), `policy`, `guard`, `redact` and the
+//! sandbox's `Request` type, so the loader can call them. Running a step is the other half (each folder's
 //! `mod.rs`, dispatched by [`super::execute`]).
 
 use std::collections::{BTreeMap, HashMap};
@@ -27,6 +30,7 @@ use crate::model::Level;
 use crate::model::Risk;
 use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
+use crate::sandbox::Request;
 
 /// What a tool needs to know about the run (classification and execution).
 #[derive(Debug, Clone)]
@@ -207,6 +211,31 @@ pub trait ActionSpec {
     fn show_cli(&self) -> bool;
     /// Whether the step can change workspace files.
     fn may_write_workspace(&self) -> bool;
+    /// Which processes a step of this action starts (its rollback aside).
+    fn processes(&self) -> Processes;
+    /// What the action adds to its step's sandbox request (asked whenever
+    /// the step runs processes in a sandbox: its own, or only its
+    /// `rollback_command`): `writable` and
+    /// `readable` paths made absolute (`~/` against `home`, relative ones
+    /// against `workspace`, `..` resolved lexically).
+    fn sandbox(&self, r: &mut Request, workspace: &Path, home: Option<&Path>);
+    /// The secrets the step's processes get besides its own `secrets:`.
+    fn secret_names(&self) -> Vec<String>;
+    /// The resource limits it sets (None: none).
+    fn limits(&self) -> Option<crate::model::Limits>;
+    /// What ran, for the step's summary line (None: the tool's name says it).
+    fn summary(&self) -> Option<String>;
+}
+
+/// Which processes a step starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Processes {
+    /// None: plangate does the work itself (in-process tools, agents over HTTP).
+    None,
+    /// plangate's own program (`git`), outside the sandbox, with the step's environment.
+    Own,
+    /// The step's own program (a command, an agent CLI), in the sandbox its approval grants.
+    Sandboxed,
 }
 
 /// The schema of a parameters type.

@@ -2,7 +2,7 @@
 //! the tool's own [`Action`] (the plan loader builds it; `plan::Step` names it too).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use regex::Regex;
@@ -11,6 +11,7 @@ use crate::format::node::Pos;
 use crate::model::{Risk, ToolName};
 use crate::sandbox::Request;
 use crate::tools::params::Action;
+use crate::tools::spec::Processes;
 
 /// A checked step.
 #[derive(Debug, Clone)]
@@ -62,15 +63,16 @@ pub struct Step {
 }
 
 impl Step {
+    /// Which processes the step starts, its rollback command aside (the
+    /// tool's own answer, [`crate::tools::spec::ActionSpec::processes`]).
+    pub fn processes(&self) -> Processes {
+        self.action.spec().processes()
+    }
+
     /// Whether the step runs processes of its own (a bash command, a rollback
     /// command, an agent CLI): those run in the sandbox its approval grants.
     pub fn runs_processes(&self) -> bool {
-        self.rollback_command.is_some()
-            || match &self.action {
-                Action::Bash(_) => true,
-                Action::Agent(a) => a.provider == crate::format::agent::ProviderKind::Command,
-                _ => false,
-            }
+        self.rollback_command.is_some() || self.processes() == Processes::Sandboxed
     }
 
     /// What the step declares about its sandbox (None: it runs no process),
@@ -84,100 +86,99 @@ impl Step {
             network: self.network,
             ..Request::default()
         };
-        match &self.action {
-            Action::Bash(b) => {
-                r.network |= b.network;
-                r.egress.clone_from(&b.egress);
-                r.unsandboxed = b.unsandboxed;
-                r.writable = b
-                    .writable
-                    .iter()
-                    .map(|w| absolute(w, workspace, home))
-                    .collect();
-                // The workspace is readable already (minus what the permission
-                // rules deny, which a `readable` path never undoes).
-                r.readable = b
-                    .readable
-                    .iter()
-                    .map(|w| absolute(w, workspace, home))
-                    .filter(|p| !p.starts_with(workspace))
-                    .collect();
-            }
-            Action::Agent(a) => {
-                r.network |= a.agent.network;
-                r.egress.clone_from(&a.agent.egress);
-                // Its model API is served by plangate: the CLI reaches that
-                // endpoint, and through the proxy only what `egress` lists.
-                if a.agent.api.is_some() && r.egress.is_none() {
-                    r.egress = Some(Vec::new());
-                }
-            }
-            _ => {}
-        }
+        self.action.spec().sandbox(&mut r, workspace, home);
         Some(r)
     }
 
-    /// Every secret the step's processes get: its own `secrets:`, and for an
-    /// agent step its agent's `secrets:`, `api_key_env` (or its provider's
-    /// default) and the variables of its `headers`.
+    /// Every secret the step's processes get: its own `secrets:`, and what
+    /// its tool adds (an agent step: its agent's `secrets:`, `api_key_env`
+    /// or its provider's default, and the variables of its `headers`).
     pub fn secret_names(&self) -> BTreeSet<String> {
         let mut all = self.secrets.clone();
-        if let Action::Agent(a) = &self.action {
-            all.extend(a.agent.secrets.iter().flatten().cloned());
-            all.extend(a.key_env().map(str::to_owned));
-            all.extend(a.api_key_env());
-            all.extend(a.agent.headers.iter().flatten().map(|(_, var)| var.clone()));
-        }
+        all.extend(self.action.spec().secret_names());
         all
     }
 
     /// The step's resource limits, if it sets any.
     pub fn limits(&self) -> Option<crate::model::Limits> {
-        match &self.action {
-            Action::Bash(b) => b.limits.filter(|l| *l != crate::model::Limits::default()),
-            _ => None,
-        }
+        self.action.spec().limits()
     }
-}
-
-/// `w` as an absolute, lexically normal path.
-fn absolute(w: &str, workspace: &Path, home: Option<&Path>) -> PathBuf {
-    let joined = if let Some(rest) = w.strip_prefix("~/") {
-        home.unwrap_or(Path::new("/")).join(rest)
-    } else {
-        workspace.join(w)
-    };
-    let mut out = PathBuf::from("/");
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(n) => out.push(n),
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-        }
-    }
-    out
 }
 
 #[cfg(test)]
 mod tests {
-    use super::absolute;
-    use std::path::{Path, PathBuf};
+    use super::Processes;
+    use std::path::Path;
+
+    /// One step of every tool, with what it declares about processes.
+    const PLAN: &str = r#"version: 1
+id: facts
+agents:
+  cli:
+    command: [bash, run-agent.sh]
+    network: true
+    secrets: [CLI_TOKEN]
+  api:
+    provider: openai
+    base_url: http://127.0.0.1:9/v1
+    model: m
+    api_key_env: API_KEY_VAR
+steps:
+  - {id: sh, tool: bash, secrets: [OWN], parameters: {command: "echo a\nb", writable: [target], limits: {file_size_mb: 10}}}
+  - {id: vcs, tool: git, parameters: {operation: log}}
+  - {id: find, tool: find_in_files, parameters: {query: x}}
+  - {id: get, tool: http_request, parameters: {method: GET, url: "https://example.com/"}}
+  - {id: zip, tool: archive, parameters: {operation: list, archive_path: a.zip}}
+  - {id: scan, tool: secrets_scan, parameters: {path: .}}
+  - {id: sys, tool: system_info, parameters: {tools: [git]}}
+  - {id: cli, tool: agent, parameters: {agent: cli, prompt: hi}}
+  - {id: api, tool: agent, parameters: {agent: api, prompt: hi}}
+  - {id: undo, tool: find_in_files, rollback_command: "true", parameters: {query: x}}
+"#;
 
     #[test]
-    fn writable_paths_become_absolute_and_normal() {
-        let ws = Path::new("/w/repo");
-        let home = Some(Path::new("/home/ci"));
-        for (w, want) in [
-            ("target", "/w/repo/target"),
-            ("./a/../b", "/w/repo/b"),
-            ("../../etc", "/etc"),
-            ("/opt/cache/", "/opt/cache"),
-            ("~/.cargo", "/home/ci/.cargo"),
-            ("/../..", "/"),
+    fn every_tool_states_its_processes_sandbox_secrets_limits_and_summary() {
+        let plan =
+            crate::plan::load_plan_str("facts.yaml", PLAN).unwrap_or_else(|d| panic!("{d:?}"));
+        let ws = Path::new("/w");
+        let step = |id: &str| {
+            plan.steps
+                .iter()
+                .find(|s| s.id == id)
+                .unwrap_or_else(|| panic!("no step {id}"))
+        };
+        // (id, processes, runs in a sandbox, summary)
+        for (id, processes, sandboxed, summary) in [
+            ("sh", Processes::Sandboxed, true, Some("bash `echo a b`")),
+            ("vcs", Processes::Own, false, None),
+            ("find", Processes::None, false, None),
+            ("get", Processes::None, false, None),
+            ("zip", Processes::None, false, None),
+            ("scan", Processes::None, false, None),
+            ("sys", Processes::None, false, None),
+            ("cli", Processes::Sandboxed, true, Some("agent `cli`")),
+            ("api", Processes::None, false, Some("agent `api`")),
+            ("undo", Processes::None, true, None),
         ] {
-            assert_eq!(absolute(w, ws, home), PathBuf::from(want), "{w}");
+            let s = step(id);
+            assert_eq!(s.processes(), processes, "{id}");
+            assert_eq!(s.runs_processes(), sandboxed, "{id}");
+            assert_eq!(s.sandbox_request(ws, None).is_some(), sandboxed, "{id}");
+            assert_eq!(s.action.spec().summary().as_deref(), summary, "{id}");
         }
+        let sh = step("sh");
+        let req = sh.sandbox_request(ws, None).unwrap_or_default();
+        assert_eq!(req.writable, vec![Path::new("/w/target").to_path_buf()]);
+        assert!(sh.limits().is_some_and(|l| l.file_size_mb == Some(10)));
+        assert!(step("vcs").limits().is_none());
+        let names = |id: &str| step(id).secret_names().into_iter().collect::<Vec<_>>();
+        assert_eq!(names("sh"), ["OWN"]);
+        assert!(names("cli").contains(&"CLI_TOKEN".to_owned()));
+        assert!(names("api").contains(&"API_KEY_VAR".to_owned()));
+        assert!(
+            step("cli")
+                .sandbox_request(ws, None)
+                .is_some_and(|r| r.network)
+        );
     }
 }

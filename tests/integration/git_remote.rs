@@ -1,13 +1,10 @@
 //! A stand-in git remote for publish tests: a bare repository `acme/widgets`
 //! served over git's smart HTTP by tests/fixtures/git_remote/server.py,
-//! which requires one token and logs every request; and what the publish
-//! tests read back from the stand-in API and the run.
+//! which requires one token and logs every request (what the publish tests
+//! read back from the stand-in API and the run: `forge`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-
-use serde_json::Value;
-use wiremock::MockServer;
 
 use crate::harness::{Env, wait_until};
 
@@ -118,39 +115,6 @@ impl Remote {
             &["clone", "-q", self.bare.to_str().unwrap_or(""), "."],
         );
     }
-}
-
-pub fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-pub fn rows(env: &Env) -> Vec<Value> {
-    env.report()["publish"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
-
-/// The JSON body of the one request `verb path` the API received.
-pub fn sent(rt: &tokio::runtime::Runtime, api: &MockServer, verb: &str, route: &str) -> Value {
-    let reqs = rt.block_on(api.received_requests()).unwrap_or_default();
-    let r = reqs
-        .iter()
-        .find(|r| r.method.as_str() == verb && r.url.path() == route)
-        .unwrap_or_else(|| panic!("no {verb} {route}"));
-    r.body_json().unwrap_or_else(|e| panic!("{e}"))
-}
-
-pub fn writes(rt: &tokio::runtime::Runtime, api: &MockServer) -> Vec<String> {
-    rt.block_on(api.received_requests())
-        .unwrap_or_default()
-        .iter()
-        .filter(|r| r.method.as_str() != "GET")
-        .map(|r| format!("{} {}", r.method, r.url.path()))
-        .collect()
 }
 
 /// Every file under `dir` (the temporary folders plangate used) holding `needle`.

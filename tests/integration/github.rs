@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
+use crate::forge::{ci_cmd, requests, rt};
 use crate::harness::{Env, code, mock, stderr};
 
 /// A planted secret the built-in rules detect (it must never reach GitHub).
@@ -15,13 +16,6 @@ const AWS_ID: &str = "AKIAZ7Q4NX2LMRBT5KPW";
 const TOKEN: &str = "plangate-test-token-5f2a9c1e8b7d4a63";
 const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 const REPO: &str = "/repos/acme/widgets";
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn pr_event() -> Value {
     json!({"action": "synchronize", "number": 7,
@@ -62,12 +56,7 @@ fn run_with(
         ".github-event.json",
         &serde_json::to_string(event).unwrap_or_else(|e| panic!("{e}")),
     );
-    let mut c = env.cmd();
-    for (k, _) in std::env::vars() {
-        if k.starts_with("GITHUB_") {
-            c.env_remove(k);
-        }
-    }
+    let mut c = ci_cmd(env, &["GITHUB_"]);
     c.arg("run")
         .arg(&plan)
         .arg("--out")
@@ -86,11 +75,6 @@ fn run_with(
         .envs(vars.iter().copied())
         .timeout(std::time::Duration::from_secs(120));
     c.output().unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn requests(rt: &tokio::runtime::Runtime, server: &MockServer) -> Vec<Request> {
-    rt.block_on(server.received_requests())
-        .unwrap_or_else(|| panic!("request recording is on"))
 }
 
 fn body(r: &Request) -> Value {

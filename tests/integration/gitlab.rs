@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::{any, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+use crate::forge::{ask, body_of, ci_cmd, plan, requests, rows, rt};
 use crate::harness::{Env, code, mock, stderr};
 
 pub const TOKEN: &str = "gl-test-token-7c1d2e3f4a5b6c7d8e9f";
@@ -20,45 +21,12 @@ const AWS_ID: &str = "AKIAZ7Q4NX2LMRBT5KPW";
 pub const SHA: &str = "ffffffffffffffffffffffffffffffffffffffff";
 pub const MR: &str = "/api/v4/projects/42/merge_requests/7";
 
-/// A plan declaring `publish` (YAML flow text) with bash steps `(id, command)`.
-pub fn plan(publish: &str, steps: &[(&str, &str)]) -> String {
-    let mut s = format!(
-        "version: 1\nid: pub\npolicy: {{risk_tolerance: medium}}\npublish: {publish}\nsteps:\n"
-    );
-    for (id, cmd) in steps {
-        s.push_str(&format!(
-            "  - id: {id}\n    tool: bash\n    parameters:\n      command: |\n"
-        ));
-        for line in cmd.lines() {
-            s.push_str(&format!("        {line}\n"));
-        }
-    }
-    s
-}
-
-/// `printf` of one request line into `$PLANGATE_REQUESTS`.
-pub fn ask(json: &str) -> String {
-    format!("printf '%s\\n' '{json}' >> \"$PLANGATE_REQUESTS\"")
-}
-
-pub fn rows(env: &Env) -> Vec<Value> {
-    env.report()["publish"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
-
 /// `plangate run` in GitLab CI's merge-request pipeline for !7 of project 42,
 /// its API at `server`; `vars` adds (or, empty values, removes) variables.
 /// The run-summary note and status are off unless `vars` turns them on.
 pub fn gl_run(env: &Env, server: &MockServer, yaml: &str, vars: &[(&str, &str)]) -> Output {
     let plan = env.write("plan.yaml", yaml);
-    let mut c = env.cmd();
-    for (k, _) in std::env::vars() {
-        if k.starts_with("CI_") || k.starts_with("GITLAB_") || k.starts_with("GITHUB_") {
-            c.env_remove(k);
-        }
-    }
+    let mut c = ci_cmd(env, &["CI_", "GITLAB_", "GITHUB_"]);
     c.arg("run")
         .arg(&plan)
         .arg("--out")
@@ -88,23 +56,9 @@ pub fn gl_run(env: &Env, server: &MockServer, yaml: &str, vars: &[(&str, &str)])
     c.output().unwrap_or_else(|e| panic!("{e}"))
 }
 
-pub fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
+/// Every request the stand-in API received (this file's argument order).
 pub fn sent(server: &MockServer, rt: &tokio::runtime::Runtime) -> Vec<wiremock::Request> {
-    rt.block_on(server.received_requests()).unwrap_or_default()
-}
-
-pub fn body_of(reqs: &[wiremock::Request], verb: &str, route: &str) -> Value {
-    reqs.iter()
-        .find(|r| r.method.as_str() == verb && r.url.path() == route)
-        .unwrap_or_else(|| panic!("no {verb} {route}"))
-        .body_json()
-        .unwrap_or_else(|e| panic!("{e}"))
+    requests(rt, server)
 }
 
 #[test]

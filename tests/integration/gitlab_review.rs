@@ -6,7 +6,8 @@
 use serde_json::{Value, json};
 use wiremock::MockServer;
 
-use crate::gitlab::{MR, SHA, TOKEN, ask, body_of, gl_run, plan, rows, rt, sent};
+use crate::forge::{ask, body_of, plan, rows, rt};
+use crate::gitlab::{MR, SHA, TOKEN, gl_run, sent};
 use crate::harness::{Env, code, mock, stderr};
 
 #[test]

@@ -33,6 +33,7 @@ mod env_scope;
 mod examples;
 mod faults;
 mod flow;
+mod forge;
 mod formats;
 mod fuzz_regressions;
 mod git_remote;

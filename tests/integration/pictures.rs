@@ -11,19 +11,13 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path_regex};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
+use crate::forge::rt;
 use crate::harness::{Env, code, stderr};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const DOC: &str = "docs/guide/publish-examples.md";
 const TOKEN: &str = "plangate-pictures-token-3e9b1c7a5d2f";
 const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// The stand-in GitHub API: every list is empty, every write succeeds.
 async fn stand_in() -> MockServer {

@@ -9,39 +9,12 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+use crate::forge::{ask, ci_cmd, plan, rows as publish_rows, rt};
 use crate::harness::{Env, code, fake_agent, mock, stderr};
 
 const TOKEN: &str = "plangate-publish-token-8c1d2e3f4a5b6c7d";
 const AWS_ID: &str = "AKIAZ7Q4NX2LMRBT5KPW";
 const REPO: &str = "/repos/acme/widgets";
-
-/// A plan declaring `publish` (YAML flow text) with bash steps `(id, command)`.
-fn plan(publish: &str, steps: &[(&str, &str)]) -> String {
-    let mut s = format!(
-        "version: 1\nid: pub\npolicy: {{risk_tolerance: medium}}\npublish: {publish}\nsteps:\n"
-    );
-    for (id, cmd) in steps {
-        s.push_str(&format!(
-            "  - id: {id}\n    tool: bash\n    parameters:\n      command: |\n"
-        ));
-        for line in cmd.lines() {
-            s.push_str(&format!("        {line}\n"));
-        }
-    }
-    s
-}
-
-/// `printf` of one request line into `$PLANGATE_REQUESTS`.
-fn ask(json: &str) -> String {
-    format!("printf '%s\\n' '{json}' >> \"$PLANGATE_REQUESTS\"")
-}
-
-fn publish_rows(env: &Env) -> Vec<Value> {
-    env.report()["publish"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
 
 #[test]
 fn a_request_the_plan_does_not_declare_fails_its_step() {
@@ -251,12 +224,7 @@ fn gh_run(env: &Env, server: &MockServer, yaml: &str) -> Output {
         ".event.json",
         &json!({"number": 7, "pull_request": {"number": 7, "head": {"sha": "0123456789abcdef0123456789abcdef01234567"}}}).to_string(),
     );
-    let mut c = env.cmd();
-    for (k, _) in std::env::vars() {
-        if k.starts_with("GITHUB_") {
-            c.env_remove(k);
-        }
-    }
+    let mut c = ci_cmd(env, &["GITHUB_"]);
     c.arg("run")
         .arg(&plan)
         .arg("--out")
@@ -273,13 +241,6 @@ fn gh_run(env: &Env, server: &MockServer, yaml: &str) -> Output {
         .env("PLANGATE_CHECK_RUN", "false")
         .timeout(std::time::Duration::from_secs(120));
     c.output().unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]

@@ -11,7 +11,8 @@ use serde_json::json;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::git_remote::{Remote, files_holding, git, rows, rt, sent, writes};
+use crate::forge::{ask, ci_cmd, plan_with, rows, rt, sent, writes};
+use crate::git_remote::{Remote, files_holding, git};
 use crate::harness::{Env, code, mock, stderr};
 
 const TOKEN: &str = "plangate-push-token-5e6f7a8b9c0d1e2f";
@@ -20,22 +21,7 @@ const MARK: &str = "<!-- plangate:pub:pull_request:pr -->";
 
 /// A plan with bash steps `(id, command)` and `publish`.
 fn plan(publish: &str, policy: &str, steps: &[(&str, &str)]) -> String {
-    let mut s = format!(
-        "version: 1\nid: pub\npolicy: {{risk_tolerance: high{policy}}}\npublish: {publish}\nsteps:\n"
-    );
-    for (id, cmd) in steps {
-        s.push_str(&format!(
-            "  - id: {id}\n    tool: bash\n    parameters:\n      command: |\n"
-        ));
-        for line in cmd.lines() {
-            s.push_str(&format!("        {line}\n"));
-        }
-    }
-    s
-}
-
-fn ask(json: &str) -> String {
-    format!("printf '%s\\n' '{json}' >> \"$PLANGATE_REQUESTS\"")
+    plan_with(publish, &format!("risk_tolerance: high{policy}"), steps)
 }
 
 const PR: &str =
@@ -51,12 +37,7 @@ fn gh_run(env: &Env, api: &MockServer, remote: &Remote, yaml: &str) -> Output {
 fn gh_run_with(env: &Env, api: &MockServer, remote: &Remote, yaml: &str, args: &[&str]) -> Output {
     let plan = env.out.parent().unwrap_or(&env.out).join("plan.yaml");
     std::fs::write(&plan, yaml).unwrap_or_else(|e| panic!("{e}"));
-    let mut c = env.cmd();
-    for (k, _) in std::env::vars() {
-        if k.starts_with("GITHUB_") {
-            c.env_remove(k);
-        }
-    }
+    let mut c = ci_cmd(env, &["GITHUB_"]);
     c.arg("run")
         .arg(&plan)
         .arg("--out")

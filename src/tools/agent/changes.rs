@@ -47,6 +47,17 @@ pub(crate) enum What {
     RemoveDir,
 }
 
+impl What {
+    /// An envelope's file: its content, mode 0644.
+    pub(crate) fn envelope_file(content: &[u8]) -> What {
+        What::File {
+            source: Source::Bytes(content.to_vec()),
+            mode: 0o644,
+            len: content.len() as u64,
+        }
+    }
+}
+
 /// One change, at a path relative to the workspace (`/` separators).
 #[derive(Debug, Clone)]
 pub(crate) struct Change {
@@ -80,11 +91,7 @@ impl ChangeSet {
                 } else {
                     ChangeKind::Added
                 },
-                what: What::File {
-                    source: Source::Bytes(content.to_vec()),
-                    mode: 0o644,
-                    len: content.len() as u64,
-                },
+                what: What::envelope_file(content),
             })
             .collect();
         ChangeSet { changes }

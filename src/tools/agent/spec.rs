@@ -15,9 +15,12 @@ use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
 use crate::tools::params::Action;
 use crate::tools::params::agent::{AgentAction, AgentParams, OutputKind, PromptSource};
+use std::path::Path;
+
+use crate::sandbox::Request;
 use crate::tools::spec::{
-    ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, fixed, items, keys_of,
-    resource, schema_of, str_of,
+    ActionSpec, CheckCx, LowerCx, Lowered, Processes, ToolEnv, ToolSpec, access, fixed, items,
+    keys_of, resource, schema_of, str_of,
 };
 
 /// The `agent` tool.
@@ -79,6 +82,49 @@ impl ActionSpec for AgentAction {
     fn may_write_workspace(&self) -> bool {
         // A read-only step never applies a change (accept.rs); its staged copy is private.
         !self.read_only
+    }
+
+    /// An agent CLI is a process of the step's own; an HTTP provider is plangate's call.
+    fn processes(&self) -> Processes {
+        if self.provider == ProviderKind::Command {
+            Processes::Sandboxed
+        } else {
+            Processes::None
+        }
+    }
+
+    fn sandbox(&self, r: &mut Request, _workspace: &Path, _home: Option<&Path>) {
+        r.network |= self.agent.network;
+        r.egress.clone_from(&self.agent.egress);
+        // Its model API is served by plangate: the CLI reaches that
+        // endpoint, and through the proxy only what `egress` lists.
+        if self.agent.api.is_some() && r.egress.is_none() {
+            r.egress = Some(Vec::new());
+        }
+    }
+
+    /// Its agent's `secrets:`, `api_key_env` (or its provider's default) and
+    /// the variables of its `headers`.
+    fn secret_names(&self) -> Vec<String> {
+        let mut all: Vec<String> = self.agent.secrets.iter().flatten().cloned().collect();
+        all.extend(self.key_env().map(str::to_owned));
+        all.extend(self.api_key_env());
+        all.extend(
+            self.agent
+                .headers
+                .iter()
+                .flatten()
+                .map(|(_, var)| var.clone()),
+        );
+        all
+    }
+
+    fn limits(&self) -> Option<crate::model::Limits> {
+        None
+    }
+
+    fn summary(&self) -> Option<String> {
+        Some(format!("agent `{}`", self.agent_name))
     }
 }
 

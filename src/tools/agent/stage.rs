@@ -409,11 +409,7 @@ impl Stage {
                 } else {
                     ChangeKind::Added
                 },
-                what: What::File {
-                    source: Source::Bytes(content.to_vec()),
-                    mode: 0o644,
-                    len: content.len() as u64,
-                },
+                what: What::envelope_file(content),
             });
         }
         self.no_conflict(&set)?;
@@ -427,23 +423,8 @@ impl Stage {
         }
         let mut set = ChangeSet::default();
         let mut seen: HashSet<String> = HashSet::new();
-        let git = self.ws.join(".git");
-        let walk = walkdir::WalkDir::new(&self.ws)
-            .min_depth(1)
-            .follow_links(false)
-            .into_iter()
-            .filter_entry(|e| e.path() != git);
-        for entry in walk {
-            let entry = entry.map_err(|e| format!("cannot read the agent's changes: {e}"))?;
-            let Ok(rel) = entry.path().strip_prefix(&self.ws) else {
-                continue;
-            };
-            let Some(rel) = rel.to_str().map(str::to_owned) else {
-                return Err(format!(
-                    "the agent created `{}`, which is not a UTF-8 name",
-                    rel.display()
-                ));
-            };
+        for found in changed_entries(&self.ws) {
+            let (rel, entry) = found?;
             let Some(now) = Meta::read(entry.path()) else {
                 return Err(format!(
                     "the agent created `{rel}`, which is neither a file, a folder nor a link"
@@ -457,18 +438,7 @@ impl Stage {
                 Some(_) => ChangeKind::Modified,
                 None => ChangeKind::Added,
             };
-            let what = match now.kind {
-                Kind::File => What::File {
-                    source: Source::Staged(entry.path().to_path_buf()),
-                    mode: now.mode,
-                    len: now.len,
-                },
-                Kind::Link => What::Link(
-                    std::fs::read_link(entry.path())
-                        .map_err(|e| format!("cannot read the link `{rel}`: {e}"))?,
-                ),
-                Kind::Dir => What::Dir(now.mode),
-            };
+            let what = what_of(entry.path(), &rel, &now)?;
             seen.insert(rel.clone());
             set.changes.push(Change {
                 path: rel,
@@ -563,23 +533,8 @@ impl Stage {
     fn overlay_diff(&self, l: &Layers) -> Result<ChangeSet, String> {
         use crate::sandbox::overlay::{is_opaque, is_whiteout};
         let mut set = ChangeSet::default();
-        let git = l.upper.join(".git");
-        let walk = walkdir::WalkDir::new(&l.upper)
-            .min_depth(1)
-            .follow_links(false)
-            .into_iter()
-            .filter_entry(|e| e.path() != git);
-        for entry in walk {
-            let entry = entry.map_err(|e| format!("cannot read the agent's changes: {e}"))?;
-            let Ok(rel) = entry.path().strip_prefix(&l.upper) else {
-                continue;
-            };
-            let Some(rel) = rel.to_str().map(str::to_owned) else {
-                return Err(format!(
-                    "the agent created `{}`, which is not a UTF-8 name",
-                    rel.display()
-                ));
-            };
+        for found in changed_entries(&l.upper) {
+            let (rel, entry) = found?;
             let m = std::fs::symlink_metadata(entry.path())
                 .map_err(|e| format!("cannot read the agent's change to `{rel}`: {e}"))?;
             // The workspace's entry, as the copy would have had it.
@@ -624,18 +579,7 @@ impl Stage {
                 Some(_) => ChangeKind::Modified,
                 None => ChangeKind::Added,
             };
-            let what = match now.kind {
-                Kind::File => What::File {
-                    source: Source::Staged(entry.path().to_path_buf()),
-                    mode: now.mode,
-                    len: now.len,
-                },
-                Kind::Link => What::Link(
-                    std::fs::read_link(entry.path())
-                        .map_err(|e| format!("cannot read the link `{rel}`: {e}"))?,
-                ),
-                Kind::Dir => What::Dir(now.mode),
-            };
+            let what = what_of(entry.path(), &rel, &now)?;
             set.changes.push(Change {
                 path: rel,
                 kind,
@@ -785,6 +729,51 @@ impl Drop for Stage {
             let _ = crate::sandbox::overlay::clear(&l.upper);
         }
     }
+}
+
+/// Every entry below `root` (the agent's copy, or its overlay's upper
+/// layer) but its `.git`, with its UTF-8 path relative to `root`: the walk
+/// both ways of reading an agent's changes share.
+fn changed_entries(
+    root: &Path,
+) -> impl Iterator<Item = Result<(String, walkdir::DirEntry), String>> {
+    let git = root.join(".git");
+    let base = root.to_path_buf();
+    walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(move |e| e.path() != git)
+        .filter_map(move |entry| {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => return Some(Err(format!("cannot read the agent's changes: {e}"))),
+            };
+            let rel = entry.path().strip_prefix(&base).ok()?;
+            Some(match rel.to_str() {
+                Some(r) => Ok((r.to_owned(), entry)),
+                None => Err(format!(
+                    "the agent created `{}`, which is not a UTF-8 name",
+                    rel.display()
+                )),
+            })
+        })
+}
+
+/// What applying an added or modified entry writes: a file's content (read
+/// from where the agent left it), a link's target, a folder's mode.
+fn what_of(path: &Path, rel: &str, now: &Meta) -> Result<What, String> {
+    Ok(match now.kind {
+        Kind::File => What::File {
+            source: Source::Staged(path.to_path_buf()),
+            mode: now.mode,
+            len: now.len,
+        },
+        Kind::Link => What::Link(
+            std::fs::read_link(path).map_err(|e| format!("cannot read the link `{rel}`: {e}"))?,
+        ),
+        Kind::Dir => What::Dir(now.mode),
+    })
 }
 
 fn copy_entry(src: &Path, dest: &Path, kind: Kind) -> std::io::Result<()> {

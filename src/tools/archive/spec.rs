@@ -16,9 +16,12 @@ use crate::tools::params::Action;
 use crate::tools::params::archive::{
     ArchiveAction, ArchiveFormat, ArchiveOperation, ArchiveParams,
 };
+use std::path::Path;
+
+use crate::sandbox::Request;
 use crate::tools::spec::{
-    ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, check_paths, keys_of,
-    resource, schema_of,
+    ActionSpec, CheckCx, LowerCx, Lowered, Processes, ToolEnv, ToolSpec, access, check_paths,
+    keys_of, resource, schema_of,
 };
 
 /// The `archive` tool.
@@ -104,6 +107,24 @@ impl ActionSpec for ArchiveAction {
 
     fn may_write_workspace(&self) -> bool {
         self.params.operation != ArchiveOperation::List
+    }
+
+    fn processes(&self) -> Processes {
+        Processes::None
+    }
+
+    fn sandbox(&self, _r: &mut Request, _workspace: &Path, _home: Option<&Path>) {}
+
+    fn secret_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn limits(&self) -> Option<crate::model::Limits> {
+        None
+    }
+
+    fn summary(&self) -> Option<String> {
+        None
     }
 }
 

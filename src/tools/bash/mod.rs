@@ -16,7 +16,22 @@ use crate::process::{Capture, ProcessSpec, Termination};
 use crate::tools::params::bash::BashAction;
 use crate::tools::step::Step;
 
-use super::{StepContext, ToolResult};
+use super::StepContext;
+
+/// What running a process produced (bash steps and rollbacks).
+#[derive(Debug, Clone)]
+pub(crate) struct ToolResult {
+    /// How the process ended.
+    pub process: crate::process::ProcessOutcome,
+    /// Files written, relative to the output directory.
+    pub artifacts: Vec<String>,
+    /// Absolute path of the captured stdout, if kept.
+    pub stdout_path: Option<std::path::PathBuf>,
+    /// Why the step fails for changing git's code-running files (they were put back).
+    pub undone: Option<String>,
+    /// How many processes it left running (killed by its supervisor); None: not known.
+    pub lingering: Option<usize>,
+}
 
 /// The shell and its flags (GitHub Actions' `bash` shell, minus the script file).
 pub(crate) const SHELL: &str = "bash";
@@ -242,7 +257,7 @@ pub(crate) fn outcome(
         match res.stdout_path.as_ref().map(std::fs::read) {
             Some(Ok(bytes)) => {
                 let text = String::from_utf8_lossy(&bytes);
-                if !super::expected_output_matches(re, &text) {
+                if !crate::tools::expected_output_matches(re, &text) {
                     status = StepStatus::Failed;
                     error = Some(format!(
                         "stdout does not match expected_output `{}`",

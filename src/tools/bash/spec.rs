@@ -15,9 +15,12 @@ use crate::policy::classify::{ClassifyContext, classify_bash};
 use crate::policy::permissions::Access;
 use crate::tools::params::Action;
 use crate::tools::params::bash::{BashAction, BashParams};
+use std::path::{Component, Path, PathBuf};
+
+use crate::sandbox::Request;
 use crate::tools::spec::{
-    ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, keys_of, resource, schema_of,
-    str_of,
+    ActionSpec, CheckCx, LowerCx, Lowered, Processes, ToolEnv, ToolSpec, access, keys_of, resource,
+    schema_of, str_of,
 };
 
 /// The `bash` tool.
@@ -158,5 +161,89 @@ impl ActionSpec for BashAction {
 
     fn may_write_workspace(&self) -> bool {
         true
+    }
+
+    fn processes(&self) -> Processes {
+        Processes::Sandboxed
+    }
+
+    fn sandbox(&self, r: &mut Request, workspace: &Path, home: Option<&Path>) {
+        r.network |= self.network;
+        r.egress.clone_from(&self.egress);
+        r.unsandboxed = self.unsandboxed;
+        r.writable = self
+            .writable
+            .iter()
+            .map(|w| absolute(w, workspace, home))
+            .collect();
+        // The workspace is readable already (minus what the permission
+        // rules deny, which a `readable` path never undoes).
+        r.readable = self
+            .readable
+            .iter()
+            .map(|w| absolute(w, workspace, home))
+            .filter(|p| !p.starts_with(workspace))
+            .collect();
+    }
+
+    fn secret_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn limits(&self) -> Option<Limits> {
+        self.limits.filter(|l| *l != Limits::default())
+    }
+
+    /// The command, redacted then cut.
+    fn summary(&self) -> Option<String> {
+        Some(format!(
+            "bash `{}`",
+            crate::redact::cut(&self.command.replace(['\n', '\r'], " "), COMMAND_CHARS)
+        ))
+    }
+}
+
+/// Most characters of a command in a step's summary line.
+const COMMAND_CHARS: usize = 120;
+
+/// `w` as an absolute, lexically normal path.
+fn absolute(w: &str, workspace: &Path, home: Option<&Path>) -> PathBuf {
+    let joined = if let Some(rest) = w.strip_prefix("~/") {
+        home.unwrap_or(Path::new("/")).join(rest)
+    } else {
+        workspace.join(w)
+    };
+    let mut out = PathBuf::from("/");
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::absolute;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn writable_paths_become_absolute_and_normal() {
+        let ws = Path::new("/w/repo");
+        let home = Some(Path::new("/home/ci"));
+        for (w, want) in [
+            ("target", "/w/repo/target"),
+            ("./a/../b", "/w/repo/b"),
+            ("../../etc", "/etc"),
+            ("/opt/cache/", "/opt/cache"),
+            ("~/.cargo", "/home/ci/.cargo"),
+            ("/../..", "/"),
+        ] {
+            assert_eq!(absolute(w, ws, home), PathBuf::from(want), "{w}");
+        }
     }
 }

@@ -12,9 +12,12 @@ use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
 use crate::tools::params::Action;
 use crate::tools::params::find::{FindAction, FindInFilesParams};
+use std::path::Path;
+
+use crate::sandbox::Request;
 use crate::tools::spec::{
-    ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, check_paths, fixed, keys_of,
-    resource, schema_of,
+    ActionSpec, CheckCx, LowerCx, Lowered, Processes, ToolEnv, ToolSpec, access, check_paths,
+    fixed, keys_of, resource, schema_of,
 };
 
 /// The `find_in_files` tool.
@@ -104,5 +107,23 @@ impl ActionSpec for FindAction {
 
     fn may_write_workspace(&self) -> bool {
         false
+    }
+
+    fn processes(&self) -> Processes {
+        Processes::None
+    }
+
+    fn sandbox(&self, _r: &mut Request, _workspace: &Path, _home: Option<&Path>) {}
+
+    fn secret_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn limits(&self) -> Option<crate::model::Limits> {
+        None
+    }
+
+    fn summary(&self) -> Option<String> {
+        None
     }
 }

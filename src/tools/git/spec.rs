@@ -13,9 +13,12 @@ use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
 use crate::tools::params::Action;
 use crate::tools::params::git::{GitAction, GitOperation, GitParams};
+use std::path::Path;
+
+use crate::sandbox::Request;
 use crate::tools::spec::{
-    ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, check_paths, keys_of,
-    resource, schema_of,
+    ActionSpec, CheckCx, LowerCx, Lowered, Processes, ToolEnv, ToolSpec, access, check_paths,
+    keys_of, resource, schema_of,
 };
 
 /// The `git` tool.
@@ -107,6 +110,24 @@ impl ActionSpec for GitAction {
 
     fn may_write_workspace(&self) -> bool {
         true
+    }
+
+    fn processes(&self) -> Processes {
+        Processes::Own
+    }
+
+    fn sandbox(&self, _r: &mut Request, _workspace: &Path, _home: Option<&Path>) {}
+
+    fn secret_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn limits(&self) -> Option<crate::model::Limits> {
+        None
+    }
+
+    fn summary(&self) -> Option<String> {
+        None
     }
 }
 

@@ -17,8 +17,11 @@ use crate::tools::params::Action;
 use crate::tools::params::http::{
     HTTP_DEFAULT_TIMEOUT, HeaderValueSpec, HttpAction, HttpMethod, HttpRequestParams,
 };
+use std::path::Path;
+
+use crate::sandbox::Request;
 use crate::tools::spec::{
-    ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, keys_of, schema_of,
+    ActionSpec, CheckCx, LowerCx, Lowered, Processes, ToolEnv, ToolSpec, access, keys_of, schema_of,
 };
 use crate::tools::step::Step;
 
@@ -86,6 +89,24 @@ impl ActionSpec for HttpAction {
 
     fn may_write_workspace(&self) -> bool {
         false
+    }
+
+    fn processes(&self) -> Processes {
+        Processes::None
+    }
+
+    fn sandbox(&self, _r: &mut Request, _workspace: &Path, _home: Option<&Path>) {}
+
+    fn secret_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn limits(&self) -> Option<crate::model::Limits> {
+        None
+    }
+
+    fn summary(&self) -> Option<String> {
+        None
     }
 }
 

@@ -14,9 +14,12 @@ use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
 use crate::tools::params::Action;
 use crate::tools::params::secrets_scan::{ScanAction, ScanType, SecretsScanParams};
+use std::path::Path;
+
+use crate::sandbox::Request;
 use crate::tools::spec::{
-    ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, items, keys_of, resource,
-    schema_of, str_of,
+    ActionSpec, CheckCx, LowerCx, Lowered, Processes, ToolEnv, ToolSpec, access, items, keys_of,
+    resource, schema_of, str_of,
 };
 
 /// The `secrets_scan` tool.
@@ -115,5 +118,23 @@ impl ActionSpec for ScanAction {
 
     fn may_write_workspace(&self) -> bool {
         self.scan_type == ScanType::Redact
+    }
+
+    fn processes(&self) -> Processes {
+        Processes::None
+    }
+
+    fn sandbox(&self, _r: &mut Request, _workspace: &Path, _home: Option<&Path>) {}
+
+    fn secret_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn limits(&self) -> Option<crate::model::Limits> {
+        None
+    }
+
+    fn summary(&self) -> Option<String> {
+        None
     }
 }

@@ -12,8 +12,12 @@ use crate::policy::StepClassification;
 use crate::policy::permissions::Access;
 use crate::tools::params::Action;
 use crate::tools::params::system_info::SystemInfoParams;
+use std::path::Path;
+
+use crate::sandbox::Request;
 use crate::tools::spec::{
-    ActionSpec, CheckCx, LowerCx, Lowered, ToolEnv, ToolSpec, access, fixed, keys_of, schema_of,
+    ActionSpec, CheckCx, LowerCx, Lowered, Processes, ToolEnv, ToolSpec, access, fixed, keys_of,
+    schema_of,
 };
 
 /// The `system_info` tool.
@@ -76,6 +80,24 @@ impl ActionSpec for SystemInfoParams {
 
     fn may_write_workspace(&self) -> bool {
         false
+    }
+
+    fn processes(&self) -> Processes {
+        Processes::None
+    }
+
+    fn sandbox(&self, _r: &mut Request, _workspace: &Path, _home: Option<&Path>) {}
+
+    fn secret_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn limits(&self) -> Option<crate::model::Limits> {
+        None
+    }
+
+    fn summary(&self) -> Option<String> {
+        None
     }
 }
 

@@ -1,0 +1,135 @@
+//! A step's risk from its parameters, its rollback command and what it
+//! declares about its sandbox (the engine's `decide_all` consumes it).
+
+use std::path::Path;
+
+use super::spec::ToolEnv;
+use super::step::Step;
+use crate::model::Risk;
+use crate::policy::StepClassification;
+
+/// Classify a step's concrete parameters and its rollback command: the
+/// rollback runs unattended too, so the higher risk (or a block) wins. Its
+/// declared secrets are not looked at here ([`missing_secrets`]).
+pub(crate) fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
+    let mut c = step.action.spec().classify(env);
+    if let Some(rb) = step.rollback_command.as_deref() {
+        let ctx = crate::policy::classify::ClassifyContext {
+            workspace: &env.workspace,
+            working_dir: &env.workspace,
+            home: env.home.as_deref(),
+        };
+        let r = crate::policy::classify::classify_bash(rb, &ctx);
+        if c.blocked.is_none() {
+            c.blocked = r.blocked().map(|w| format!("rollback_command: {w}"));
+        }
+        if c.unclassifiable.is_none() {
+            c.unclassifiable = r.unclassifiable().map(|w| format!("rollback_command: {w}"));
+        }
+        if r.risk() > c.classified {
+            c.classified = r.risk();
+            c.reason = format!("rollback_command: {}", r.reason());
+        }
+    }
+    if let Some(req) = step.sandbox_request(&env.workspace, env.home.as_deref()) {
+        floor_for_sandbox(&mut c, &req, &env.workspace, env.home.as_deref());
+    }
+    c
+}
+
+/// Whether reading `p` reaches credentials: `$HOME` itself or a folder above
+/// it, a credential folder in it, or the runtime folders (sockets).
+fn sensitive_read(p: &Path, home: Option<&Path>) -> bool {
+    let above = |dir: &Path| dir.starts_with(p);
+    if above(Path::new("/home")) || above(Path::new("/root")) || above(Path::new("/run")) {
+        return true;
+    }
+    if p.starts_with("/run") || p.starts_with("/var/run") || p.starts_with("/proc") {
+        return true;
+    }
+    let Some(home) = home else {
+        return false;
+    };
+    if above(home) {
+        return true;
+    }
+    [
+        ".ssh",
+        ".aws",
+        ".gnupg",
+        ".docker",
+        ".kube",
+        ".config",
+        ".git-credentials",
+        ".netrc",
+    ]
+    .iter()
+    .any(|d| {
+        let d = home.join(d);
+        p.starts_with(&d) || d.starts_with(p)
+    })
+}
+
+/// What a step declares about its sandbox raises its risk: the network to
+/// moderate; a writable path inside the workspace to moderate, outside it to
+/// dangerous; no sandbox at all to dangerous.
+fn floor_for_sandbox(
+    c: &mut StepClassification,
+    req: &crate::sandbox::Request,
+    workspace: &Path,
+    home: Option<&Path>,
+) {
+    let mut raise = |risk: Risk, why: String| {
+        if risk > c.classified.max(c.floor) {
+            c.reason = why;
+        }
+        c.floor = c.floor.max(risk);
+    };
+    if req.network {
+        raise(Risk::Moderate, "declares `network: true`".to_owned());
+    }
+    if let Some(hosts) = &req.egress {
+        raise(
+            Risk::Moderate,
+            format!("reaches the network (`egress`: {})", hosts.join(", ")),
+        );
+    }
+    for w in &req.writable {
+        if w.starts_with(workspace) {
+            raise(
+                Risk::Moderate,
+                format!("declares `{}` writable", w.display()),
+            );
+        } else {
+            raise(
+                Risk::Dangerous,
+                format!(
+                    "declares `{}` (outside the workspace) writable",
+                    w.display()
+                ),
+            );
+        }
+    }
+    for r in &req.readable {
+        if sensitive_read(r, home) {
+            raise(
+                Risk::Dangerous,
+                format!("declares `{}` readable", r.display()),
+            );
+        } else {
+            raise(
+                Risk::Moderate,
+                format!(
+                    "declares `{}` (outside the workspace) readable",
+                    r.display()
+                ),
+            );
+        }
+    }
+    if req.unsandboxed {
+        raise(
+            Risk::Dangerous,
+            "asks to run without a sandbox (`sandbox: false`)".to_owned(),
+        );
+    }
+}
