@@ -28,6 +28,26 @@ impl Git<'_> {
         network: bool,
         input: Vec<u8>,
     ) -> Result<Vec<u8>, PushError> {
+        let timeout = if network {
+            NETWORK_TIMEOUT
+        } else {
+            LOCAL_TIMEOUT
+        };
+        self.run_for(args, network, input, timeout)
+    }
+
+    /// [`Git::run`] with its deadline. git starts in a process group of its
+    /// own; at the deadline the whole group is killed (git, the
+    /// `git-remote-https` it started with the credential, and whatever
+    /// those started), then git is reaped.
+    fn run_for(
+        &self,
+        args: &[&str],
+        network: bool,
+        input: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, PushError> {
+        use std::os::unix::process::CommandExt as _;
         let what = args.first().copied().unwrap_or("").to_owned();
         let mut config: Vec<(String, String)> = [
             ("credential.helper", ""),
@@ -65,6 +85,7 @@ impl Git<'_> {
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_CONFIG_COUNT", config.len().to_string())
             .current_dir(self.dir)
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -77,11 +98,6 @@ impl Git<'_> {
             c.env(format!("GIT_CONFIG_KEY_{i}"), k)
                 .env(format!("GIT_CONFIG_VALUE_{i}"), v);
         }
-        let timeout = if network {
-            NETWORK_TIMEOUT
-        } else {
-            LOCAL_TIMEOUT
-        };
         let failed = |why: String| PushError::Git {
             what: what.clone(),
             why: one_line(&why),
@@ -121,11 +137,13 @@ impl Git<'_> {
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 Ok(None) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
+                    kill_group(&mut child);
                     return Err(failed(format!("timed out after {}s", timeout.as_secs())));
                 }
-                Err(e) => return Err(failed(e.to_string())),
+                Err(e) => {
+                    kill_group(&mut child);
+                    return Err(failed(e.to_string()));
+                }
             }
         };
         let _ = feeder.join();
@@ -157,6 +175,23 @@ impl Git<'_> {
     }
 }
 
+/// Kill the process group `child` leads (SIGKILL: git and every process it
+/// started, none of which changed its group), then reap `child`.
+fn kill_group(child: &mut std::process::Child) {
+    let group = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw);
+    match group {
+        Some(g) => {
+            let _ = rustix::process::kill_process_group(g, rustix::process::Signal::KILL);
+        }
+        None => {
+            let _ = child.kill();
+        }
+    }
+    let _ = child.wait();
+}
+
 /// git's message in one redacted line of at most 300 characters.
 fn one_line(s: &str) -> String {
     let s = crate::redact::clean_str(s);
@@ -171,5 +206,80 @@ fn one_line(s: &str) -> String {
         "no message".to_owned()
     } else {
         flat
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The processes whose command line holds `needle`.
+    fn holding(needle: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+                continue;
+            };
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(needle) {
+                out.push((e.file_name().to_string_lossy().into_owned(), cmd));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_timeout_kills_git_and_every_process_it_started() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let init = Command::new(crate::environ::git())
+            .args(["init", "--bare", "-q"])
+            .arg(dir.path().join("repo.git"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(init.success());
+        // A remote that accepts and never answers: git-remote-http waits on it.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let port = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .port();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for s in listener.incoming().flatten() {
+                held.push(s);
+            }
+        });
+        let url = format!("http://127.0.0.1:{port}/never-answers-{port}.git");
+        let git = Git {
+            dir: dir.path(),
+            url: &url,
+            header: "AUTHORIZATION: basic bm90OmFyZWFsdG9rZW4=",
+        };
+        let started = Instant::now();
+        let r = git.run_for(
+            &["fetch", "--depth=1", &url, "main"],
+            true,
+            Vec::new(),
+            Duration::from_secs(3),
+        );
+        assert!(
+            matches!(&r, Err(PushError::Git { why, .. }) if why.contains("timed out")),
+            "{:?}",
+            r.err()
+        );
+        assert!(started.elapsed() < Duration::from_secs(30));
+        // The helper that held the connection (and the token) is gone too.
+        let needle = format!("never-answers-{port}");
+        let mut left = holding(&needle);
+        for _ in 0..100 {
+            if left.is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            left = holding(&needle);
+        }
+        assert!(left.is_empty(), "still running after the timeout: {left:?}");
     }
 }
