@@ -1,8 +1,8 @@
 //! A pull request the gates passed, opened for real: the run's workspace
 //! changes committed and pushed by `publish::push` to
 //! `GITHUB_SERVER_URL/OWNER/REPO.git` (never the workspace's own remote
-//! config, which a step could have changed) with the token as a
-//! command-scope extra header, then the pull request opened (or, on a
+//! config, which a step could have changed) with the token handed to git's
+//! credential helper through a socket, then the pull request opened (or, on a
 //! rerun, found again and updated) through the API. Also the patch an
 //! issue carries when the patch policy turned a pull request into one.
 //!
