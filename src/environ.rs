@@ -23,11 +23,60 @@ static SEALED: OnceLock<BTreeMap<OsString, OsString>> = OnceLock::new();
 static PROXY: OnceLock<Option<ureq::Proxy>> = OnceLock::new();
 static GIT: OnceLock<Option<PathBuf>> = OnceLock::new();
 
-/// What [`seal`] managed to do (each part that failed is named; the run goes on).
+/// What [`seal`] could not do.
 #[derive(Debug, Default)]
 pub(crate) struct Sealed {
-    /// Parts that could not be done, with the reason.
+    /// Each part of the sealed boundary that could not be done, with the
+    /// reason (the command-line mask only when a credential flag is given).
+    /// Each leaves a property plangate promises unenforced: `run` and
+    /// `draft` refuse to start anything ([`Sealed::refusal`]).
     pub failed: Vec<String>,
+}
+
+impl Sealed {
+    /// Why plangate must not run steps or publish: every part that failed,
+    /// in one message. None: the boundary is whole.
+    pub(crate) fn refusal(&self) -> Option<String> {
+        if self.failed.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "plangate cannot seal itself off from the steps it would run, so it runs nothing and publishes nothing: {}",
+            self.failed.join("; ")
+        ))
+    }
+}
+
+/// What a refusal asks the user to do.
+pub(crate) const REFUSAL_HELP: &str = "pass tokens in the environment (PLANGATE_GITHUB_TOKEN, GITLAB_TOKEN) rather than as flags, and run plangate where /proc is mounted and writable by the process itself (/proc/self/mem) and prctl is allowed";
+
+/// Whether the command line holds the value of a credential flag.
+fn credential_flag_given() -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let mut block = Vec::new();
+    for a in std::env::args_os() {
+        block.extend_from_slice(a.as_bytes());
+        block.push(0);
+    }
+    !secret_spans(&block).is_empty()
+}
+
+/// Debug builds only, for the tests: `PLANGATE_TEST_SEAL_FAIL` (a comma list
+/// of `environ`, `cmdline`, `dumpable`, `subreaper`) makes those parts of
+/// [`seal`] fail as if the kernel refused. It can only make plangate refuse
+/// to run; a release build does not read it. Not a user setting.
+fn forced(vars: &BTreeMap<OsString, OsString>, part: &str) -> std::io::Result<()> {
+    if cfg!(debug_assertions)
+        && vars
+            .get(OsStr::new("PLANGATE_TEST_SEAL_FAIL"))
+            .and_then(|v| v.to_str())
+            .is_some_and(|v| v.split(',').any(|p| p.trim() == part))
+    {
+        return Err(std::io::Error::other(
+            "forced by PLANGATE_TEST_SEAL_FAIL (a test build)",
+        ));
+    }
+    Ok(())
 }
 
 /// Copy the environment into memory, then wipe it where other processes could read it.
@@ -45,29 +94,46 @@ pub(crate) fn seal() -> Sealed {
     {
         let _ = tempfile::env::override_temp_dir(&tmp);
     }
+    let force = |part: &str| forced(&vars, part);
+    let (f_environ, f_cmdline, f_dumpable, f_subreaper) = (
+        force("environ"),
+        force("cmdline"),
+        force("dumpable"),
+        force("subreaper"),
+    );
     let _ = SEALED.set(vars);
     // Before any step runs: a step may later write a `git` into a folder on PATH.
     let _ = git();
-    if let Err(e) = wipe_environ_block() {
-        out.failed
-            .push(format!("cannot wipe /proc/self/environ: {e}"));
-    }
-    if let Err(e) = mask_secret_arguments() {
+    if let Err(e) = f_environ.and_then(|()| wipe_environ_block()) {
         out.failed.push(format!(
-            "cannot mask token values in /proc/self/cmdline: {e}"
+            "cannot wipe its environment (CI tokens among it) from /proc/self/environ: {e}"
         ));
     }
-    if let Err(e) =
-        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+    // Nothing to mask: nothing to fail.
+    if let Err(e) = f_cmdline.and_then(|()| mask_secret_arguments())
+        && credential_flag_given()
     {
-        out.failed
-            .push(format!("cannot make plangate non-dumpable: {e}"));
+        out.failed.push(format!(
+            "cannot mask the value of a credential flag (`--*-token`, `--*-key`, `--*-secret`, `--*-password`) in /proc/self/cmdline, which every process on the machine can read: {e}"
+        ));
+    }
+    if let Err(e) = f_dumpable.and_then(|()| {
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+            .map_err(std::io::Error::from)
+    }) {
+        out.failed.push(format!(
+            "cannot make itself non-dumpable (a step could read its memory and /proc files): {e}"
+        ));
     }
     // A descriptor plangate inherited (`plangate run ... 9>file`) must reach no step.
     close_fds::set_fds_cloexec(3, &[]);
-    if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
-        out.failed
-            .push(format!("cannot make plangate a child subreaper: {e}"));
+    if let Err(e) = f_subreaper.and_then(|()| {
+        rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
+            .map_err(std::io::Error::from)
+    }) {
+        out.failed.push(format!(
+            "cannot become a child subreaper (a process a step orphans would escape the end-of-run kill): {e}"
+        ));
     }
     out
 }
@@ -256,6 +322,17 @@ mod tests {
             block[at..at + len].fill(b'*');
         }
         String::from_utf8_lossy(&block).replace('\0', " ")
+    }
+
+    #[test]
+    fn any_part_that_failed_is_a_refusal_naming_every_part() {
+        assert!(super::Sealed::default().refusal().is_none());
+        let s = super::Sealed {
+            failed: vec!["cannot a: x".into(), "cannot b: y".into()],
+        };
+        let why = s.refusal().unwrap_or_default();
+        assert!(why.contains("runs nothing and publishes nothing"), "{why}");
+        assert!(why.contains("cannot a: x; cannot b: y"), "{why}");
     }
 
     #[test]

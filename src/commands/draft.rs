@@ -16,8 +16,11 @@ use crate::settings::{self, PlanSettings, RunFlags, usage_diag};
 /// `plangate draft`.
 pub(crate) fn run(args: &DraftArgs) -> Outcome {
     // As `run` does: the sandbox self-test then finds what a run would.
-    for why in crate::environ::seal().failed {
-        crate::output::warning(format_args!("{why}"));
+    if let Some(why) = crate::environ::seal().refusal() {
+        return Err(Error::Invalid(vec![usage_diag(
+            why,
+            crate::environ::REFUSAL_HELP,
+        )]));
     }
     let workspace = settings::workspace(&args.decision).map_err(|d| Error::Invalid(vec![d]))?;
     let agents_path = args

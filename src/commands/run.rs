@@ -67,6 +67,25 @@ impl Start<'_> {
     }
 }
 
+impl Start<'_> {
+    /// Print the problems and write the `invalid` report; publish nothing.
+    fn refused(&self, diags: &[Diagnostic], ws: &Path) -> Outcome {
+        output::diagnostics(diags);
+        let out = self.out_dir(ws);
+        match report::write_invalid(&out, &self.run_id, &self.args.plan, ws, diags) {
+            Ok(p) => {
+                output::line(format_args!("report: {}", p.display()));
+                write_derived_outputs(self.args.junit.as_deref(), &out);
+            }
+            Err(e) => output::error(format_args!(
+                "cannot write the report to {}: {e}",
+                out.display()
+            )),
+        }
+        Ok(RunStatus::Invalid)
+    }
+}
+
 /// Every step has ended: a child still here is one a step orphaned after
 /// its supervisor was killed (plangate is a child subreaper). Kill and name them.
 fn warn_lingering() {
@@ -90,9 +109,7 @@ fn warn_lingering() {
 pub(crate) fn run(args: &RunArgs) -> Outcome {
     // Before any thread or child: the environment goes into memory and out of
     // /proc, inherited descriptors stop at exec (issue 23).
-    for why in crate::environ::seal().failed {
-        output::warning(format_args!("{why}"));
-    }
+    let sealed = crate::environ::seal();
     let start = Start {
         args,
         gh: crate::github::Settings {
@@ -106,6 +123,13 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         run_id: uuid::Uuid::now_v7().to_string(),
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
     };
+    // Fail-close: a part of the sealed boundary that failed is a property
+    // plangate cannot enforce. Nothing runs and nothing is published (no
+    // API call with a token); the `invalid` report is written all the same.
+    if let Some(why) = sealed.refusal() {
+        let ws = settings::workspace(&args.decision).unwrap_or_else(|_| start.cwd.clone());
+        return start.refused(&[usage_diag(why, crate::environ::REFUSAL_HELP)], &ws);
+    }
     let flags = RunFlags {
         max_parallel: args.max_parallel,
         fail_on_secrets: args.fail_on_secrets,

@@ -139,6 +139,8 @@ pub(crate) struct StepLine<'a> {
 /// `plangate validate`.
 pub(crate) fn run(args: &ValidateArgs) -> Outcome {
     // As `run` does: the sandbox self-test then finds what a run would.
+    // `validate` runs no step and publishes nothing: a part that failed is a
+    // warning here (`run` refuses).
     for why in crate::environ::seal().failed {
         crate::output::warning(format_args!("{why}"));
     }

@@ -1,8 +1,8 @@
 //! A pull request the gates passed, opened for real: the run's workspace
 //! changes committed and pushed by `publish::push` to
 //! `GITHUB_SERVER_URL/OWNER/REPO.git` (never the workspace's own remote
-//! config, which a step could have changed) with the token as a
-//! command-scope extra header, then the pull request opened (or, on a
+//! config, which a step could have changed) with the token handed to git's
+//! credential helper through a socket, then the pull request opened (or, on a
 //! rerun, found again and updated) through the API. Also the patch an
 //! issue carries when the patch policy turned a pull request into one.
 //!
@@ -22,6 +22,7 @@ use super::{Context, GithubError, MAX_PAGES, body, patch, post};
 use crate::model::Report;
 use crate::model::publish::PublishEntry;
 use crate::publish::push::{self, Commit, PushError, Target};
+use crate::publish::request;
 
 /// What applying one row gave: its URL and number.
 pub(super) struct Done {
@@ -78,14 +79,20 @@ impl Remote {
     }
 }
 
-/// Whether `branch` is one the template names for this plan (`{run}`: any run).
+/// A run id as plangate makes them (`uuid::Uuid::now_v7().to_string()`):
+/// a UUIDv7, lower-case hex in the 8-4-4-4-12 groups, version 7, variant 10xx.
+const RUN_ID: &str = "[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}";
+
+/// Whether `branch` is one the template names for this plan (`{run}`: any
+/// run id, and only the shape of one, so that a branch someone else named
+/// is not taken over because it happens to fit).
 fn fits(template: &str, plan: &str, branch: &str) -> bool {
     let pieces: Vec<String> = template
         .replace("{plan}", plan)
         .split("{run}")
         .map(regex::escape)
         .collect();
-    let pattern = format!("^{}$", pieces.join("[A-Za-z0-9._-]+"));
+    let pattern = format!("^{}$", pieces.join(RUN_ID));
     regex::Regex::new(&pattern).is_ok_and(|r| r.is_match(branch))
 }
 
@@ -198,14 +205,33 @@ async fn commit(
     .map_err(|e| PushError::Io(format!("the push crashed: {e}")))?
 }
 
-/// The commit message: the title, then where it comes from.
+/// The commit message: the title, then where it comes from. Both forges.
+/// The title was checked with the request ([`request::title_problem`]); here
+/// again, whatever its source: a title with a problem (another line, a
+/// trailer, plangate's own line) is replaced by a neutral one, and it is cut
+/// at [`request::MAX_TITLE`] characters. The plan key and run id are made
+/// one line (a character that could start another line becomes a space).
 pub(crate) fn message(report: &Report, title: &str) -> String {
+    let title: String = title.chars().take(request::MAX_TITLE).collect();
+    let title = if title.trim().is_empty() || request::title_problem(&title).is_some() {
+        "Changes proposed by plangate".to_owned()
+    } else {
+        title
+    };
     crate::redact::clean_str(&format!(
         "{title}\n\nCommitted by plangate: run {} of plan `{}`.\n",
-        report.run_id,
-        body::plan_key(report)
+        one_line(&report.run_id, 64),
+        one_line(&body::plan_key(report), 200)
     ))
     .into_owned()
+}
+
+/// `s` on one line of at most `max` characters (see [`message`]).
+fn one_line(s: &str, max: usize) -> String {
+    s.chars()
+        .map(|c| if request::bad_title_char(c) { ' ' } else { c })
+        .take(max)
+        .collect()
 }
 
 /// Open (or update) the pull request of row `e`.
@@ -373,16 +399,139 @@ mod tests {
 
     #[test]
     fn only_branches_of_the_template_are_taken_over() {
+        let run = uuid::Uuid::now_v7().to_string();
         assert!(fits(
             "plangate/{plan}/{run}",
             "lint",
-            "plangate/lint/0193ab-c"
+            &format!("plangate/lint/{run}")
+        ));
+        assert!(fits(
+            "plangate/{plan}/{run}",
+            "lint",
+            "plangate/lint/019ac8f2-3b4d-7e10-9a2b-0123456789ab"
         ));
         assert!(fits("bot/fix", "lint", "bot/fix"));
+        assert!(fits("x-{run}-{run}", "p", &format!("x-{run}-{run}")));
         assert!(!fits("plangate/{plan}/{run}", "lint", "plangate/other/1"));
         assert!(!fits("plangate/{plan}/{run}", "lint", "plangate/lint/"));
         assert!(!fits("plangate/{plan}/{run}", "lint", "plangate/lint/a/b"));
         assert!(!fits("plangate/{plan}/{run}", "lint", "main"));
-        assert!(!fits("bot.{run}", "p", "botX1"), "a dot is a dot");
+        assert!(
+            !fits("bot.{run}", "p", &format!("botX{run}")),
+            "a dot is a dot"
+        );
+    }
+
+    fn report(id: &str) -> Report {
+        let v = serde_json::json!({
+            "schema_version": 1, "plangate_version": "0",
+            "run_id": "019ac8f2-3b4d-7e10-9a2b-0123456789ab", "in_progress": false,
+            "plan": {"id": id, "path": "p.yaml", "sha256": null},
+            "status": "success", "exit_code": 0, "started_at": "", "finished_at": null,
+            "duration_ms": 0, "dry_run": false, "workspace": "/w", "policy": null,
+            "approvals": [], "steps": [], "findings": [], "diff": null,
+            "usage": {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0, "estimated": false}
+        });
+        serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// git's own reading of a message's trailers.
+    fn trailers(msg: &str) -> String {
+        use std::io::Write as _;
+        let mut c = std::process::Command::new("git")
+            .args(["interpret-trailers", "--only-trailers", "--parse"])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("git: {e}"));
+        if let Some(mut i) = c.stdin.take() {
+            i.write_all(msg.as_bytes())
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let out = c.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    #[test]
+    fn a_title_adds_no_line_and_no_trailer_to_the_commit_message() {
+        let titles = [
+            "fix lint\n\nSigned-off-by: Mallory <m@example.com>",
+            "fix lint\r\nCo-authored-by: Mallory <m@example.com>",
+            "fix\n\nChange-Id: I0123456789abcdef0123456789abcdef01234567",
+            "Signed-off-by: Mallory <m@example.com>",
+            "Co-authored-by: Mallory <m@example.com>",
+            "Change-Id: I0123456789abcdef0123456789abcdef01234567",
+            "fix\u{2028}Signed-off-by: M <m@e>",
+            "fix\u{0085}Signed-off-by: M <m@e>",
+            "fix\u{000b}\u{000c}Reviewed-by: M <m@e>",
+            "fix\n\nCommitted by plangate: run 1 of plan `other`.",
+            "Committed by plangate: run 1 of plan `other`.",
+            "\u{202e}lint fix",
+            "",
+            "\n",
+        ];
+        for t in titles {
+            let msg = message(&report("lint"), t);
+            let lines: Vec<&str> = msg.lines().collect();
+            assert_eq!(lines.len(), 3, "{t:?} gave {msg:?}");
+            assert_eq!(lines[1], "");
+            assert!(
+                lines[2].starts_with("Committed by plangate: run 019ac8f2-"),
+                "{msg:?}"
+            );
+            assert_eq!(msg.matches("ommitted by plangate").count(), 1, "{msg:?}");
+            assert!(
+                !msg.chars().any(|c| c != '\n' && request::bad_title_char(c)),
+                "{msg:?}"
+            );
+            assert_eq!(trailers(&msg), "", "{t:?} gave trailers in {msg:?}");
+            assert!(
+                !lines[0].contains("-by:") && !lines[0].contains("Change-Id"),
+                "{msg:?}"
+            );
+        }
+        // A plain title is kept as it is; a long one is cut.
+        let msg = message(&report("lint"), "fix(lint): tidy imports");
+        assert!(msg.starts_with("fix(lint): tidy imports\n\nCommitted by plangate"));
+        let long = "x".repeat(1000);
+        let msg = message(&report("lint"), &long);
+        assert_eq!(msg.lines().next().map(str::len), Some(request::MAX_TITLE));
+    }
+
+    #[test]
+    fn run_only_matches_the_shape_of_a_run_id() {
+        let t = "plangate/{plan}/{run}";
+        let ok = "019ac8f2-3b4d-7e10-9a2b-0123456789ab";
+        assert!(fits(t, "lint", &format!("plangate/lint/{ok}")));
+        for near in [
+            // Anything a person could name a branch, which the old `[A-Za-z0-9._-]+` took.
+            "fix-typo",
+            "1",
+            "0193ab-c",
+            "my.feature_branch",
+            // Upper case: plangate writes lower-case hex.
+            "019AC8F2-3B4D-7E10-9A2B-0123456789AB",
+            // Not version 7 (a v4 UUID), not the RFC variant.
+            "019ac8f2-3b4d-4e10-9a2b-0123456789ab",
+            "019ac8f2-3b4d-7e10-ca2b-0123456789ab",
+            // Wrong group lengths, no dashes, braces, extra text around it.
+            "019ac8f2-3b4d-7e10-9a2b-0123456789a",
+            "019ac8f2-3b4d-7e10-9a2b-0123456789abc",
+            "019ac8f23b4d7e109a2b0123456789ab",
+            "{019ac8f2-3b4d-7e10-9a2b-0123456789ab}",
+            "019ac8f2-3b4d-7e10-9a2b-0123456789ab-mine",
+            "x019ac8f2-3b4d-7e10-9a2b-0123456789ab",
+            "019ac8f2-3b4d-7e10-9a2b-0123456789ab/b",
+            // Not hex.
+            "019ac8g2-3b4d-7e10-9a2b-0123456789ab",
+            "",
+        ] {
+            assert!(
+                !fits(t, "lint", &format!("plangate/lint/{near}")),
+                "`{near}` is not a run id"
+            );
+        }
     }
 }

@@ -16,13 +16,12 @@
 //!
 //! Every git runs with an empty environment but `PATH`, `HOME` (the private
 //! folder), `LC_ALL=C` and the proxy variables; no system or global config,
-//! no credential helper (`credential.helper=`), no prompt
+//! no credential helper but plangate's own (`credential.helper=`), no prompt
 //! (`GIT_TERMINAL_PROMPT=0`, `core.askPass=`), no hooks, only the `https`
-//! (and `http`) protocols. The credential is one command-scope config entry,
-//! `http.<url>.extraheader` (`GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n`), given
-//! to the fetch and the push only: never an argument, never a file, never a
-//! step's environment. Its value is remembered by the redaction layer, so no
-//! error message can carry it.
+//! (and `http`) protocols. The credential goes to the network commands only,
+//! through a socket read by a command-scope credential helper (see
+//! `push_git`): never an argument, never a file, never an environment. Its
+//! value is remembered by the redaction layer, so no error message can carry it.
 //!
 //! Fail-close: a branch or base that is not a legal ref name, a path that
 //! climbs out, names `.git` or cannot be read back from the summary (`\`), a

@@ -70,7 +70,7 @@ pub(crate) fn parse(text: &[u8], decl: &PublishBlock) -> Result<Vec<Request>, Ve
     }
 }
 
-fn title_ok(title: &str, prefix: Option<&str>, out: &mut Vec<String>) {
+fn title_ok(kind: &str, title: &str, prefix: Option<&str>, out: &mut Vec<String>) {
     if title.trim().is_empty() {
         out.push("the title is empty".into());
     }
@@ -84,6 +84,60 @@ fn title_ok(title: &str, prefix: Option<&str>, out: &mut Vec<String>) {
     {
         out.push(format!("the title must start with `{p}` (title_prefix)"));
     }
+    if let Some(why) = title_problem(title) {
+        out.push(format!("the `{kind}` title {why}"));
+    }
+}
+
+/// A character no title may hold: a control character (a newline, a tab, an
+/// escape, C1 controls), the Unicode line and paragraph separators, and the
+/// bidirectional marks, embeddings, overrides and isolates (text shown in
+/// another order than it is stored).
+pub(crate) fn bad_title_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}'
+                | '\u{2029}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{061c}'
+                | '\u{feff}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// Why a title (the first line of the commit message plangate writes, on
+/// both forges) cannot be one: a character [`bad_title_char`] names, the
+/// shape of a git trailer that names a person or a change
+/// (`Signed-off-by:`, `Co-authored-by:`, any `…-by:`, `Change-Id:`), or
+/// plangate's own `Committed by plangate` line. None: it can.
+pub(crate) fn title_problem(title: &str) -> Option<String> {
+    if let Some((i, c)) = title.chars().enumerate().find(|(_, c)| bad_title_char(*c)) {
+        return Some(format!(
+            "holds the control or layout character U+{:04X} at character {}: a title is one line of plain text",
+            u32::from(c),
+            i + 1
+        ));
+    }
+    let lower = title.to_lowercase();
+    if lower.contains("committed by plangate") {
+        return Some(
+            "contains `Committed by plangate`: that line is plangate's own, in every commit it makes"
+                .into(),
+        );
+    }
+    if let Some((key, _)) = title.trim_start().split_once(':') {
+        let key = key.trim_end().to_ascii_lowercase();
+        let token = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+        if token && (key.ends_with("-by") || key == "change-id") {
+            return Some(format!(
+                "starts like the git trailer `{key}:`; a title cannot name an author, a sign-off or a change id"
+            ));
+        }
+    }
+    None
 }
 
 fn body_ok(body: Option<&str>, out: &mut Vec<String>) {
@@ -115,7 +169,7 @@ pub(crate) fn check(req: &Request, decl: &PublishBlock, count: u32) -> Vec<Strin
                 return undeclared();
             };
             over("pull_request", count, d.max, &mut out);
-            title_ok(title, d.title_prefix.as_deref(), &mut out);
+            title_ok(req.kind(), title, d.title_prefix.as_deref(), &mut out);
             body_ok(body.as_deref(), &mut out);
         }
         Request::Review {
@@ -187,7 +241,7 @@ pub(crate) fn check(req: &Request, decl: &PublishBlock, count: u32) -> Vec<Strin
                 return undeclared();
             };
             over("issue", count, d.max, &mut out);
-            title_ok(title, d.title_prefix.as_deref(), &mut out);
+            title_ok(req.kind(), title, d.title_prefix.as_deref(), &mut out);
             body_ok(body.as_deref(), &mut out);
         }
         Request::CheckRun { title, summary } => {
@@ -196,7 +250,7 @@ pub(crate) fn check(req: &Request, decl: &PublishBlock, count: u32) -> Vec<Strin
             }
             over("check_run", count, 1, &mut out);
             if let Some(t) = title {
-                title_ok(t, None, &mut out);
+                title_ok(req.kind(), t, None, &mut out);
             }
             body_ok(summary.as_deref(), &mut out);
         }

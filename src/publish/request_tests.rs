@@ -104,3 +104,62 @@ fn nothing_is_declared_by_default() {
     );
     assert!(e.is_err_and(|e| e[0].contains("not declared")));
 }
+
+#[test]
+fn a_title_is_one_line_without_trailers_or_plangates_own_line() {
+    let bad: &[(&str, &str)] = &[
+        ("[bot] fix\\n\\nSigned-off-by: M <m@e>", "U+000A"),
+        ("[bot] fix\\rCo-authored-by: M <m@e>", "U+000D"),
+        ("[bot] fix\\tx", "U+0009"),
+        ("[bot] fix\\u001b[31mred", "U+001B"),
+        ("[bot] fix\\u0085Signed-off-by: M", "U+0085"),
+        ("[bot] fix\\u2028Signed-off-by: M", "U+2028"),
+        ("[bot] fix\\u2029x", "U+2029"),
+        ("[bot] \\u202egnp.exe", "U+202E"),
+        ("[bot] \\u2066x", "U+2066"),
+        (
+            "[bot] Committed by plangate: run 1",
+            "Committed by plangate",
+        ),
+        ("[bot] fix COMMITTED BY PLANGATE", "Committed by plangate"),
+    ];
+    for (title, why) in bad {
+        let line = format!(r#"{{"type": "pull_request", "title": "{title}"}}"#);
+        let e = refused(&line);
+        assert!(e.starts_with("line 1: "), "{e}");
+        assert!(e.contains("the `pull_request` title"), "{e}");
+        assert!(e.contains(why), "{title}: {e}");
+    }
+    // Without a prefix (an issue declared with none, GitLab's merge request).
+    let plain: PublishBlock = serde_json::from_value(serde_json::json!({
+        "pull_request": {"branch": "plangate/{run}"},
+        "issue": {}
+    }))
+    .unwrap_or_else(|e| panic!("{e}"));
+    for title in [
+        "Signed-off-by: M <m@e>",
+        "Co-authored-by: M <m@e>",
+        "  reviewed-BY : M",
+        "Change-Id: I01234",
+        "Committed by plangate: run 1 of plan `x`.",
+    ] {
+        for kind in ["pull_request", "merge_request", "issue"] {
+            let line = format!(r#"{{"type": "{kind}", "title": "{title}"}}"#);
+            let e = parse(line.as_bytes(), &plain)
+                .err()
+                .unwrap_or_default()
+                .join("\n");
+            assert!(e.contains("title"), "{kind} {title}: accepted");
+        }
+    }
+    for title in [
+        "fix: lint",
+        "feat(api): by-pass cache",
+        "Bump serde to 1.0",
+        "docs: cc flags",
+        "Füge Ümlaute hinzu 🚀",
+    ] {
+        let line = format!(r#"{{"type": "pull_request", "title": "{title}"}}"#);
+        assert!(parse(line.as_bytes(), &plain).is_ok(), "{title} refused");
+    }
+}

@@ -96,6 +96,12 @@ impl Remote {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// What the server's scans of every process found (`leak PID COMM FILE`,
+    /// `seen COMM`; see server.py).
+    pub fn scans(&self) -> String {
+        std::fs::read_to_string(self.log.with_extension("scan")).unwrap_or_default()
+    }
+
     pub fn pushes(&self) -> usize {
         self.log()
             .lines()

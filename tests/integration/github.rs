@@ -1057,3 +1057,75 @@ fn a_secret_finding_leaves_only_counts_and_the_verdict_in_the_comment_and_check_
         "agent-free-text-marker"
     );
 }
+
+/// A part of the sealed boundary that fails (forced here through the debug
+/// build's test-only `PLANGATE_TEST_SEAL_FAIL`) is a property plangate cannot
+/// enforce: no step runs, nothing is published (not even the check run an
+/// invalid plan gets), exit 2 with the `invalid` report written all the same.
+#[test]
+fn a_failed_seal_runs_and_publishes_nothing() {
+    let rt = rt();
+    let plan = "version: 1\nid: gh\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: touch, tool: bash, parameters: {command: 'touch ran.txt'}}\n";
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            "cmdline",
+            &["--github-token=fake-flag-Wm3Qz8Rt1Kd6"],
+            "cannot mask the value of a credential flag",
+        ),
+        (
+            "cmdline",
+            &["--gitlab-token", "fake-flag-Wm3Qz8Rt1Kd6"],
+            "in /proc/self/cmdline",
+        ),
+        ("environ", &[], "/proc/self/environ"),
+        ("dumpable", &[], "non-dumpable"),
+        ("subreaper", &[], "child subreaper"),
+    ];
+    for (part, args, says) in cases {
+        let server = rt.block_on(MockServer::start());
+        let env = Env::new();
+        let o = run_with(
+            &env,
+            &server,
+            plan,
+            &push_event(),
+            args,
+            &[("PLANGATE_TEST_SEAL_FAIL", part)],
+        );
+        let err = stderr(&o);
+        assert_eq!(code(&o), 2, "{part}: {err}");
+        assert!(err.contains(says), "{part}: {err}");
+        assert!(err.contains("runs nothing and publishes nothing"), "{err}");
+        assert!(!err.contains("fake-flag-Wm3Qz8Rt1Kd6"), "{err}");
+        assert!(!env.ws.join("ran.txt").exists(), "{part}: the step ran");
+        let report = env.report();
+        assert_eq!(report["status"], "invalid", "{part}");
+        assert_eq!(report["exit_code"], 2, "{part}");
+        assert!(
+            report["errors"].to_string().contains(says),
+            "{part}: {report}"
+        );
+        assert!(
+            requests(&rt, &server).is_empty(),
+            "{part}: published with a broken seal"
+        );
+    }
+    // The mask failing with no credential flag to mask costs nothing.
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 1})))
+            .mount(&server),
+    );
+    let env = Env::new();
+    let o = run_with(
+        &env,
+        &server,
+        plan,
+        &push_event(),
+        &[],
+        &[("PLANGATE_TEST_SEAL_FAIL", "cmdline")],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(env.ws.join("ran.txt").exists());
+}

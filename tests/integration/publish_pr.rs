@@ -35,6 +35,17 @@ fn gh_run(env: &Env, api: &MockServer, remote: &Remote, yaml: &str) -> Output {
 }
 
 fn gh_run_with(env: &Env, api: &MockServer, remote: &Remote, yaml: &str, args: &[&str]) -> Output {
+    gh_run_as(env, api, remote, yaml, args, TOKEN)
+}
+
+fn gh_run_as(
+    env: &Env,
+    api: &MockServer,
+    remote: &Remote,
+    yaml: &str,
+    args: &[&str],
+    token: &str,
+) -> Output {
     let plan = env.out.parent().unwrap_or(&env.out).join("plan.yaml");
     std::fs::write(&plan, yaml).unwrap_or_else(|e| panic!("{e}"));
     let mut c = ci_cmd(env, &["GITHUB_"]);
@@ -46,7 +57,7 @@ fn gh_run_with(env: &Env, api: &MockServer, remote: &Remote, yaml: &str, args: &
         .env("GITHUB_REPOSITORY", "acme/widgets")
         .env("GITHUB_SHA", "ffffffffffffffffffffffffffffffffffffffff")
         .env("GITHUB_SERVER_URL", &remote.url)
-        .env("PLANGATE_GITHUB_TOKEN", TOKEN)
+        .env("PLANGATE_GITHUB_TOKEN", token)
         .env("PLANGATE_GITHUB_API_URL", api.uri())
         .env("PLANGATE_COMMENT", "false")
         .env("PLANGATE_CHECK_RUN", "false")
@@ -580,5 +591,84 @@ fn a_dry_run_pushes_nothing_and_asks_nothing() {
         rt.block_on(api.received_requests())
             .unwrap_or_default()
             .is_empty()
+    );
+}
+
+/// The token reaches the remote (every request after its 401 challenge
+/// carries it) but no git process holds it in its environment or arguments:
+/// the stand-in remote looks through every process's `/proc/<pid>/environ`
+/// and `cmdline` while it serves each request, git's processes alive.
+#[test]
+fn the_token_is_in_no_git_process_environment_or_arguments() {
+    let rt = rt();
+    // Unique to this test: another test's processes on the machine cannot hold it.
+    let token = format!(
+        "plangate-env-probe-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default()
+    );
+    let remote = Remote::new(&token);
+    let api = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO}/pulls")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+            .mount(&api)
+            .await;
+        mock(
+            "POST",
+            format!("{REPO}/pulls"),
+            201,
+            Some(json!({"number": 5, "html_url": "https://github.example/acme/widgets/pull/5"})),
+        )
+        .expect(1)
+        .mount(&api)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/issues/5/labels"),
+            200,
+            Some(json!([])),
+        )
+        .mount(&api)
+        .await;
+    });
+    let env = Env::new();
+    remote.clone_into(&env);
+    let step = format!(
+        "echo 'a = 1' > lint.txt\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] lint fix"}"#)
+    );
+    let o = gh_run_as(
+        &env,
+        &api,
+        &remote,
+        &plan(PR, "", &[("fix", &step)]),
+        &[],
+        &token,
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let row = &rows(&env)[0];
+    assert_eq!(row["state"], "published", "{row}");
+    let log = remote.log();
+    assert_eq!(remote.pushes(), 1, "{log}");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("git-receive-pack") && l.ends_with("auth=ok")),
+        "the token reached the remote: {log}"
+    );
+    assert!(!log.contains("auth=wrong"), "{log}");
+    let scans = remote.scans();
+    assert!(
+        scans.lines().any(|l| l.starts_with("seen git-remote-http")),
+        "the scan read no git-remote-http's environment: {scans}"
+    );
+    let leaks: Vec<&str> = scans.lines().filter(|l| l.starts_with("leak")).collect();
+    assert!(
+        leaks.is_empty(),
+        "the token in a process's environment or arguments: {leaks:?}"
     );
 }
