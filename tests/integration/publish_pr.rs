@@ -336,6 +336,12 @@ fn a_protected_path_pushes_nothing_and_a_draft_verdict_asks_for_review() {
     let env = Env::new();
     remote.clone_into(&env);
     let publish = PR.replace("labels: [lint]", "labels: [lint], reviewers: [alice]");
+    // A dependency manifest (CI configuration is never pushed as a draft:
+    // `a_draft_of_ci_configuration_pushes_nothing_and_opens_an_issue`).
+    let cmd = format!(
+        "echo '{{\"name\": \"w\"}}' > package.json\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] deps"}"#)
+    );
     let o = gh_run(
         &env,
         &api,
@@ -355,7 +361,7 @@ fn a_protected_path_pushes_nothing_and_a_draft_verdict_asks_for_review() {
     let body = pr["body"].as_str().unwrap_or_default();
     assert!(
         body.contains("Opened as a draft for review")
-            && body.contains(".github/workflows/x.yml")
+            && body.contains("package.json")
             && body.contains("@alice"),
         "{body}"
     );
@@ -368,12 +374,82 @@ fn a_protected_path_pushes_nothing_and_a_draft_verdict_asks_for_review() {
     assert_eq!(asked["reviewers"], json!(["alice"]));
     let branch = row["branch"].as_str().unwrap_or_default();
     assert_eq!(
-        git(
-            &remote.bare,
-            &["show", &format!("{branch}:.github/workflows/x.yml")]
-        ),
-        "on: push"
+        git(&remote.bare, &["show", &format!("{branch}:package.json")]),
+        r#"{"name": "w"}"#
     );
+}
+
+#[test]
+fn a_draft_of_ci_configuration_pushes_nothing_and_opens_an_issue() {
+    // A branch holding a changed workflow runs it with the repository's
+    // secrets as soon as it is pushed, draft or not: `protected: draft`
+    // becomes an issue with the patch for every CI file that runs on push.
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    for (make, file) in [
+        (
+            "mkdir -p .github/workflows && echo 'on: push' > .github/workflows/x.yml",
+            ".github/workflows/x.yml",
+        ),
+        (
+            "mkdir -p .github/actions/s && echo 'runs: {using: composite}' > .github/actions/s/action.yml",
+            ".github/actions/s/action.yml",
+        ),
+        (
+            "echo 'test: {script: [make]}' > .gitlab-ci.yml",
+            ".gitlab-ci.yml",
+        ),
+        ("echo 'pipeline {}' > Jenkinsfile", "Jenkinsfile"),
+    ] {
+        let api = rt.block_on(MockServer::start());
+        rt.block_on(async {
+            Mock::given(method("GET"))
+                .and(path(format!("{REPO}/issues")))
+                .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+                .mount(&api)
+                .await;
+            mock(
+                "POST",
+                format!("{REPO}/issues"),
+                201,
+                Some(json!({"id": 1, "number": 9, "html_url": "https://github.example/i/9"})),
+            )
+            .expect(1)
+            .mount(&api)
+            .await;
+        });
+        let env = Env::new();
+        remote.clone_into(&env);
+        let cmd = format!(
+            "{make}\necho '{{}}' > package.json\n{}",
+            ask(r#"{"type": "pull_request", "title": "[bot] ci"}"#)
+        );
+        let o = gh_run(
+            &env,
+            &api,
+            &remote,
+            &plan(PR, ", patch: {protected: draft}", &[("ci", &cmd)]),
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        rt.block_on(api.verify());
+        let row = &rows(&env)[0];
+        assert_eq!(
+            (row["kind"].as_str(), row["state"].as_str()),
+            (Some("issue"), Some("published")),
+            "{file}: {row}"
+        );
+        let why = row["policy"].as_str().unwrap_or_default();
+        assert!(
+            why.contains(&format!("`{file}` is CI configuration"))
+                && why.contains("as soon as it is pushed"),
+            "{row}"
+        );
+        let issue = sent(&rt, &api, "POST", &format!("{REPO}/issues"));
+        let body = issue["body"].as_str().unwrap_or_default();
+        assert!(body.contains("as soon as it is pushed"), "{body}");
+        assert!(body.contains(&format!("b/{file}")), "{body}");
+        assert_eq!(remote.pushes(), 0, "{file}: {}", remote.log());
+    }
 }
 
 #[test]
