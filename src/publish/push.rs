@@ -12,7 +12,8 @@
 //! lists them), and the commit is pushed to `refs/heads/<branch>`: a new
 //! branch, or (only when the caller says it is the head of its own open
 //! request, [`Target::replace`]) over the existing one with
-//! `--force-with-lease` on the commit just seen. Never onto the base.
+//! `--force-with-lease` on the head commit the forge's API reported for that
+//! request (refused when the remote's branch is elsewhere). Never onto the base.
 //!
 //! Every git runs with an empty environment but `PATH`, `HOME` (the private
 //! folder), `LC_ALL=C` and the proxy variables; no system or global config,
@@ -78,6 +79,9 @@ pub(crate) enum PushError {
     /// The branch exists and may not be replaced, or is the base.
     #[error("will not push to `{0}`: {1}")]
     Branch(String, &'static str),
+    /// The branch is not where the forge's API said it is.
+    #[error("will not push to `{branch}`: {why}; nothing pushed")]
+    Moved { branch: String, why: String },
     /// The remote has no default branch to build on.
     #[error("the remote names no default branch (HEAD); declare `base`")]
     NoDefaultBranch,
@@ -109,6 +113,12 @@ fn url_ok(url: &str) -> bool {
         Some("http") => matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1"),
         _ => false,
     }
+}
+
+/// Whether `sha` is a full commit id (SHA-1 or SHA-256, hex): a lease on
+/// anything else would not hold.
+fn lease_ok(sha: &str) -> bool {
+    matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Whether `name` is a legal branch name (`git check-ref-format refs/heads/<name>`).
@@ -150,10 +160,11 @@ pub(crate) struct Target<'a> {
     pub branch: &'a str,
     /// The branch to build on; `None`: the remote's default branch (its HEAD).
     pub base: Option<&'a str>,
-    /// The branch may already exist and is replaced (it is the head of this
-    /// plan's open pull or merge request). Otherwise a branch that exists is
-    /// never overwritten.
-    pub replace: bool,
+    /// The branch may already exist and is replaced: it is the head of this
+    /// plan's open pull or merge request, and this is the head commit the
+    /// forge's API reported for it (the lease: the branch must still be
+    /// there). `None`: a branch that exists is never overwritten.
+    pub replace: Option<&'a str>,
 }
 
 /// What to commit.
@@ -174,7 +185,7 @@ pub(crate) struct Prepared {
     url: String,
     header: String,
     branch: String,
-    replace: bool,
+    replace: Option<String>,
     /// The base branch.
     pub base: String,
     /// Its commit.
@@ -404,7 +415,7 @@ pub(crate) fn prepare(target: &Target<'_>, commit: &Commit<'_>) -> Result<Prepar
         url: target.url.to_owned(),
         header: target.auth_header.to_owned(),
         branch: target.branch.to_owned(),
-        replace: target.replace,
+        replace: target.replace.map(str::to_owned),
         base,
         base_sha,
         commit: new,
@@ -431,9 +442,10 @@ impl Prepared {
     }
 
     /// Create or replace the branch with the commit (`+<sha>:refs/heads/<branch>`).
-    /// A branch that exists is replaced only when [`Target::replace`] says
-    /// so, and only if it still is where it was seen (`--force-with-lease`);
-    /// a new one only if it is still absent.
+    /// A branch that exists is replaced only when [`Target::replace`] names
+    /// the head the forge's API reported, only if the remote still has that
+    /// head (else someone pushed in between: refused), and with
+    /// `--force-with-lease` on it; a new one only if it is still absent.
     pub(crate) fn push(&self) -> Result<(), PushError> {
         let full = format!("refs/heads/{}", self.branch);
         let git = self.git();
@@ -442,13 +454,36 @@ impl Prepared {
             .lines()
             .find_map(|l| l.strip_suffix(&format!("\t{full}")))
             .unwrap_or("");
-        if !now.is_empty() && !self.replace {
-            return Err(PushError::Branch(
-                self.branch.clone(),
-                "it exists and is not the head of this plan's open pull request",
-            ));
-        }
-        let lease = format!("--force-with-lease={full}:{now}");
+        let expected = match self.replace.as_deref() {
+            None if now.is_empty() => "",
+            None => {
+                return Err(PushError::Branch(
+                    self.branch.clone(),
+                    "it exists and is not the head of this plan's open pull request",
+                ));
+            }
+            Some(api) => {
+                if !lease_ok(api) {
+                    return Err(PushError::Moved {
+                        branch: self.branch.clone(),
+                        why: format!(
+                            "the forge reported no usable head commit for its open request ({api:?})"
+                        ),
+                    });
+                }
+                if !now.eq_ignore_ascii_case(api) {
+                    let on_remote = if now.is_empty() { "no branch" } else { now };
+                    return Err(PushError::Moved {
+                        branch: self.branch.clone(),
+                        why: format!(
+                            "the forge's API reported head {api} but the remote has {on_remote}: someone pushed to it in between"
+                        ),
+                    });
+                }
+                api
+            }
+        };
+        let lease = format!("--force-with-lease={full}:{expected}");
         let spec = format!("+{}:{full}", self.commit);
         git.run(
             &["push", "-q", "--porcelain", &lease, &self.url, &spec],

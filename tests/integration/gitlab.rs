@@ -535,8 +535,46 @@ fn a_merge_request_is_pushed_by_plangate_and_opened_then_updated_on_a_rerun() {
     );
     assert_eq!(remote.pushes(), 1, "{}", remote.log());
     assert!(!remote.log().contains("auth=wrong"), "{}", remote.log());
+    // A rerun whose merge request the API lists at another head than the
+    // branch's (someone pushed in between): nothing pushed, the row says why.
+    let head = git(&remote.bare, &["rev-parse", "bot/pub"]);
+    let env = Env::new();
+    remote.clone_into(&env);
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        mock(
+            "GET",
+            mrs,
+            200,
+            Some(
+                json!([{"iid": 31, "source_branch": "bot/pub", "source_project_id": 42,
+                         "target_project_id": 42, "description": description,
+                         "sha": "0123456789abcdef0123456789abcdef01234567"}]),
+            ),
+        )
+        .mount(&server)
+        .await;
+        mock("PUT", format!("{mrs}/31"), 200, Some(json!({})))
+            .expect(0)
+            .mount(&server)
+            .await;
+    });
+    let o = gl_run(&env, &server, &yaml, &vars);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(server.verify());
+    let r = &rows(&env)[0];
+    assert_eq!(r["state"], "withheld", "{r}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("someone pushed to it in between"),
+        "{r}"
+    );
+    assert_eq!(remote.pushes(), 1, "{}", remote.log());
     // A rerun finds the open merge request by its source branch: the branch is
-    // replaced and the merge request updated (PUT), never a second one.
+    // replaced (leased on the head the API reports) and the merge request
+    // updated (PUT), never a second one.
     let env = Env::new();
     remote.clone_into(&env);
     let server = rt.block_on(MockServer::start());
@@ -548,7 +586,7 @@ fn a_merge_request_is_pushed_by_plangate_and_opened_then_updated_on_a_rerun() {
             200,
             Some(
                 json!([{"iid": 31, "source_branch": "bot/pub", "source_project_id": 42,
-                         "target_project_id": 42, "description": description}]),
+                         "target_project_id": 42, "description": description, "sha": head}]),
             ),
         )
         .mount(&server)

@@ -205,14 +205,16 @@ fn a_lint_fix_opens_a_pull_request_with_its_change_and_a_rerun_updates_it() {
     assert!(!String::from_utf8_lossy(&o.stdout).contains(TOKEN) && !stderr(&o).contains(TOKEN));
 
     // A rerun (another run id) finds the open pull request by its marker,
-    // force-updates its branch and its title and body: no second one.
+    // force-updates its branch (leased on the head the API reports) and its
+    // title and body: no second one.
+    let head = git(&remote.bare, &["rev-parse", &branch]);
     let api = rt.block_on(MockServer::start());
     rt.block_on(async {
         Mock::given(method("GET"))
             .and(path(format!("{REPO}/pulls")))
             .respond_with(ResponseTemplate::new(200).set_body_json(json!([{
                 "number": 12, "draft": false, "body": format!("{MARK}\nold"),
-                "head": {"ref": branch, "repo": {"full_name": "acme/widgets"}}
+                "head": {"ref": branch, "sha": head, "repo": {"full_name": "acme/widgets"}}
             }])))
             .mount(&api)
             .await;
@@ -648,6 +650,51 @@ fn the_base_and_a_branch_that_is_not_ours_are_never_overwritten() {
     }
     assert_eq!(git(&remote.bare, &["rev-parse", "main"]), main);
     assert_eq!(git(&remote.bare, &["rev-parse", "bot/fixed"]), main);
+}
+
+#[test]
+fn the_open_pull_request_is_updated_only_from_the_head_the_api_reported() {
+    // Someone pushed to the branch after the API listed the pull request (or
+    // the API lists no usable head): the lease would be on the wrong commit,
+    // so nothing is pushed and the row says why.
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let branch = "plangate/pub/old-run";
+    git(&remote.bare, &["branch", branch, "main"]);
+    let head = git(&remote.bare, &["rev-parse", branch]);
+    let other = "0123456789abcdef0123456789abcdef01234567";
+    let step = format!(
+        "echo fixed > lint.txt\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    );
+    for (sha, want) in [
+        (json!(other), "someone pushed to it in between"),
+        (json!(null), "no usable head commit"),
+        (json!(head.to_uppercase() + "; x"), "no usable head commit"),
+    ] {
+        let api = rt.block_on(MockServer::start());
+        rt.block_on(async {
+            Mock::given(method("GET"))
+                .and(path(format!("{REPO}/pulls")))
+                .respond_with(ResponseTemplate::new(200).set_body_json(json!([{
+                    "number": 12, "draft": false, "body": format!("{MARK}\nold"),
+                    "head": {"ref": branch, "sha": sha, "repo": {"full_name": "acme/widgets"}}
+                }])))
+                .mount(&api)
+                .await;
+        });
+        let env = Env::new();
+        remote.clone_into(&env);
+        let o = gh_run(&env, &api, &remote, &plan(PR, "", &[("s", &step)]));
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let row = &rows(&env)[0];
+        assert_eq!(row["state"], "withheld", "{row}");
+        let reason = row["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains(want) && reason.contains(branch), "{reason}");
+        assert_eq!(remote.pushes(), 0, "{}", remote.log());
+        assert_eq!(git(&remote.bare, &["rev-parse", branch]), head);
+        assert!(writes(&rt, &api).is_empty(), "{:?}", writes(&rt, &api));
+    }
 }
 
 #[test]
