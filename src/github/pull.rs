@@ -170,6 +170,7 @@ async fn commit(
         .as_ref()
         .map(|d| d.files.clone())
         .unwrap_or_default();
+    let policy = report.policy.clone();
     tokio::task::spawn_blocking(move || {
         let target = Target {
             url: &url,
@@ -185,6 +186,7 @@ async fn commit(
                 files: &files,
                 message: &message,
                 identity: push::IDENTITY,
+                policy: policy.as_ref(),
             },
         )?;
         if push {

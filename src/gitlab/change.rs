@@ -53,6 +53,7 @@ fn prepare(
             files: &files,
             message: &pull::message(report, title),
             identity: push::IDENTITY,
+            policy: report.policy.as_ref(),
         },
     )
     .map_err(|x| x.to_string())

@@ -8,8 +8,7 @@
 //! base branch is fetched from the remote (`--depth=1`), the files the diff
 //! summary lists are laid on its tree by `git fast-import` (added and
 //! modified files with their bytes as they are now, symbolic links as links,
-//! deleted and renamed-away paths removed, ignored files when the summary
-//! lists them), and the commit is pushed to `refs/heads/<branch>`: a new
+//! deleted and renamed-away paths removed), and the commit is pushed to `refs/heads/<branch>`: a new
 //! branch, or (only when the caller says it is the head of its own open
 //! request, [`Target::replace`]) over the existing one with
 //! `--force-with-lease` on the head commit the forge's API reported for that
@@ -27,6 +26,8 @@
 //!
 //! Fail-close: a branch or base that is not a legal ref name, a path that
 //! climbs out, names `.git` or cannot be read back from the summary (`\`), a
+//! path (new or old) the permission rules deny, a file git ignores (a step
+//! was not given it: deleting one is left out, git never had it), a
 //! file that changed kind since the diff, any file whose bytes hold a secret
 //! (the redaction layer's rules and the values plangate was given: the diff
 //! summary's own scan sees only what it shows), more than [`MAX_BYTES`]: an
@@ -45,7 +46,8 @@ use base64::Engine as _;
 
 use git::Git;
 
-use crate::model::{Change, FileChange};
+use crate::model::{Change, FileChange, Level, Risk, ToolName};
+use crate::policy::permissions::{self, Access, Compiled};
 
 /// Most bytes of file content one push carries.
 pub(crate) const MAX_BYTES: u64 = 256 * 1024 * 1024;
@@ -67,6 +69,14 @@ pub(crate) enum PushError {
     /// A path plangate will not commit.
     #[error("will not commit `{path}`: {why}")]
     BadPath { path: String, why: &'static str },
+    /// A file git's ignore rules leave out: not part of a change.
+    #[error(
+        "will not commit `{0}`: git ignores it (.gitignore, .git/info/exclude or the global excludes), so it is not part of a change; nothing is pushed"
+    )]
+    Ignored(String),
+    /// A file the permission rules deny.
+    #[error("will not commit `{path}`: the permission rules deny it ({why}); nothing is pushed")]
+    Denied { path: String, why: String },
     /// A file's bytes hold a secret.
     #[error("`{0}` holds what looks like a secret: nothing is pushed")]
     Secret(String),
@@ -177,6 +187,9 @@ pub(crate) struct Commit<'a> {
     pub message: &'a str,
     /// Author and committer `(name, email)` ([`IDENTITY`]).
     pub identity: (&'a str, &'a str),
+    /// The run's policy (the report's): its permission rules judge every
+    /// path committed. `None`: no permission list.
+    pub policy: Option<&'a crate::model::EffectivePolicy>,
 }
 
 /// A commit built on the base, ready to push; the private folder goes with it.
@@ -250,15 +263,54 @@ fn path_ok(path: &str) -> Result<(), PushError> {
     Ok(())
 }
 
+/// Why the permission rules deny `path` (relative to the workspace), if
+/// they do: some tool may not read it (read is the lowest level, so every
+/// level is denied), at the dangerous risk. The same test that withholds a
+/// file's content from the diff summary (`engine::finish::start_tracker`).
+fn denied(lists: &[Compiled], path: &str) -> Option<String> {
+    if lists.is_empty() {
+        return None;
+    }
+    let needs = [Access {
+        resource: path.to_owned(),
+        level: Level::Read,
+    }];
+    ToolName::ALL.iter().find_map(|tool| {
+        let v = permissions::evaluate_compiled(lists, tool.as_str(), &needs, Risk::Dangerous);
+        (!v.allowed).then_some(v.reason)
+    })
+}
+
 /// The entries of the commit, read from the workspace now; every file scanned for secrets.
-fn entries(workspace: &Path, files: &[FileChange], prefix: &str) -> Result<Vec<Entry>, PushError> {
+/// Refused: a path the permission rules deny (new or old), a file git ignores
+/// (a deleted one is left out: git never had it).
+fn entries(
+    workspace: &Path,
+    files: &[FileChange],
+    prefix: &str,
+    lists: &[Compiled],
+) -> Result<Vec<Entry>, PushError> {
     use std::os::unix::fs::PermissionsExt as _;
     let mut out = Vec::new();
     let mut total = 0u64;
     for f in files {
         path_ok(&f.path)?;
+        for p in std::iter::once(&f.path).chain(f.old_path.as_ref()) {
+            path_ok(p)?;
+            if let Some(why) = denied(lists, p) {
+                return Err(PushError::Denied {
+                    path: p.clone(),
+                    why,
+                });
+            }
+        }
+        if f.ignored {
+            if f.change == Change::Deleted {
+                continue;
+            }
+            return Err(PushError::Ignored(f.path.clone()));
+        }
         if let Some(old) = &f.old_path {
-            path_ok(old)?;
             out.push(Entry::Remove(format!("{prefix}{old}")));
         }
         if f.change == Change::Deleted {
@@ -370,7 +422,11 @@ pub(crate) fn prepare(target: &Target<'_>, commit: &Commit<'_>) -> Result<Prepar
         return Err(PushError::BadRef(target.branch.to_owned()));
     }
     let prefix = prefix_of(commit.workspace)?;
-    let entries = entries(commit.workspace, commit.files, &prefix)?;
+    let lists: Vec<Compiled> = commit
+        .policy
+        .map(|p| p.permission_lists().iter().map(Compiled::new).collect())
+        .unwrap_or_default();
+    let entries = entries(commit.workspace, commit.files, &prefix, &lists)?;
     let dir = tempfile::Builder::new()
         .prefix("plangate-push-")
         .tempdir_in(crate::environ::temp_dir())

@@ -123,10 +123,83 @@ fn a_secret_in_a_file_refuses_the_whole_push() {
         path: p.to_owned(),
         steps: Vec::new(),
     };
-    assert!(entries(dir.path(), &[file("ok.txt")], "").is_ok());
-    match entries(dir.path(), &[file("ok.txt"), file("cfg.txt")], "") {
+    assert!(entries(dir.path(), &[file("ok.txt")], "", &[]).is_ok());
+    match entries(dir.path(), &[file("ok.txt"), file("cfg.txt")], "", &[]) {
         Err(PushError::Secret(p)) => assert_eq!(p, "cfg.txt"),
         Err(e) => panic!("{e}"),
         Ok(_) => panic!("a secret was let through"),
     }
+}
+
+#[test]
+fn paths_the_rules_deny_or_git_ignores_refuse_the_push_at_either_name() {
+    use crate::model::PermissionRule;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("moved.txt"), "x\n").unwrap_or_else(|e| panic!("{e}"));
+    let rules: Vec<PermissionRule> = serde_json::from_value(serde_json::json!([
+        {"id": "all", "resource": "*", "level": "admin", "priority": 10},
+        {"id": "hide", "resource": "secret/**", "level": "none", "priority": 90},
+        {"id": "no-agent", "resource": "notes/**", "tools": ["agent"], "level": "none", "priority": 90},
+    ]))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let list = crate::model::RuleList {
+        source: "plan",
+        rules: &rules,
+    };
+    let lists = [Compiled::new(&list)];
+    let change = |change, path: &str, old: Option<&str>, ignored| FileChange {
+        binary: false,
+        change,
+        deletions: 0,
+        ignored,
+        insertions: 1,
+        old_path: old.map(str::to_owned),
+        path: path.to_owned(),
+        steps: Vec::new(),
+    };
+    let refused = |f: FileChange| match entries(dir.path(), &[f], "", &lists) {
+        Err(e) => e.to_string(),
+        Ok(_) => "pushed".to_owned(),
+    };
+    for f in [
+        change(Change::Renamed, "moved.txt", Some("secret/old.txt"), false),
+        change(Change::Deleted, "secret/old.txt", None, false),
+        change(Change::Deleted, "secret/old.txt", None, true),
+        change(Change::Added, "secret/new.txt", None, false),
+    ] {
+        let why = refused(f);
+        assert!(
+            why.contains("`secret/old.txt`") || why.contains("`secret/new.txt`"),
+            "{why}"
+        );
+        assert!(why.contains("the permission rules deny it"), "{why}");
+    }
+    // One tool may not read it: denied.
+    let why = refused(change(Change::Added, "notes/x", None, false));
+    assert!(
+        why.contains("permission rules deny") && why.contains("no-agent"),
+        "{why}"
+    );
+    // Ignored: refused, unless deleted (left out: git never had it).
+    let why = refused(change(Change::Added, "moved.txt", None, true));
+    assert!(why.contains("git ignores it"), "{why}");
+    match entries(
+        dir.path(),
+        &[change(Change::Deleted, "gone.log", None, true)],
+        "",
+        &lists,
+    ) {
+        Ok(e) => assert!(e.is_empty(), "a deleted ignored file is left out"),
+        Err(e) => panic!("{e}"),
+    }
+    // No list in force: nothing denied.
+    assert!(
+        entries(
+            dir.path(),
+            &[change(Change::Added, "moved.txt", None, false)],
+            "",
+            &[]
+        )
+        .is_ok()
+    );
 }

@@ -697,6 +697,115 @@ fn the_open_pull_request_is_updated_only_from_the_head_the_api_reported() {
     }
 }
 
+/// An open-ended API: lists nothing, opens pull request #5.
+fn open_api(rt: &tokio::runtime::Runtime) -> MockServer {
+    let api = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO}/pulls")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+            .mount(&api)
+            .await;
+        mock(
+            "POST",
+            format!("{REPO}/pulls"),
+            201,
+            Some(json!({"number": 5})),
+        )
+        .mount(&api)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/issues/5/labels"),
+            200,
+            Some(json!([])),
+        )
+        .mount(&api)
+        .await;
+    });
+    api
+}
+
+#[test]
+fn files_a_step_was_not_given_push_nothing_and_the_row_names_them() {
+    // A file git ignores (`.env`, a build output) or one the permission rules
+    // deny (new or renamed-away path) is not part of the change: nothing is
+    // pushed, nothing asked of the API, and the row names the path and why.
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let rules = ", permissions: [{id: all, resource: '*', level: admin, priority: 10}, {id: hide, resource: 'secret/**', level: none, priority: 90}, {id: keys, resource: '**/*.key', level: none, priority: 90}]";
+    let fix = "echo fixed > lint.txt";
+    // (A denied path that existed before the run is hidden from bash by
+    // its sandbox; the renamed-away and deleted cases are `push_tests`'.)
+    for (cmd, file, want) in [
+        ("echo DEBUG=1 > .env", ".env", "git ignores it"),
+        (
+            "mkdir -p out && echo bin > out/app.bin",
+            "out/app.bin",
+            "git ignores it",
+        ),
+        (
+            "d=secret; mkdir -p $d && echo note > $d/notes.txt",
+            "secret/notes.txt",
+            "the permission rules deny it",
+        ),
+        (
+            "k=key; mkdir -p a/b && echo x > a/b/id.$k",
+            "a/b/id.key",
+            "the permission rules deny it",
+        ),
+    ] {
+        let api = open_api(&rt);
+        let env = Env::new();
+        remote.clone_into(&env);
+        std::fs::write(env.ws.join(".git/info/exclude"), ".env\nout/\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let step = format!(
+            "{fix}\n{cmd}\n{}",
+            ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+        );
+        let o = gh_run(&env, &api, &remote, &plan(PR, rules, &[("s", &step)]));
+        assert_eq!(
+            code(&o),
+            0,
+            "{cmd}: {} {}",
+            stderr(&o),
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let row = &rows(&env)[0];
+        assert_eq!(row["state"], "withheld", "{cmd}: {row}");
+        let reason = row["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains(&format!("`{file}`")) && reason.contains(want),
+            "{cmd}: {reason}"
+        );
+        assert_eq!(remote.pushes(), 0, "{cmd}: {}", remote.log());
+        assert!(writes(&rt, &api).is_empty(), "{:?}", writes(&rt, &api));
+    }
+    // Deleting an ignored file is no change to the repository: left out, the
+    // rest is pushed.
+    let api = open_api(&rt);
+    let env = Env::new();
+    remote.clone_into(&env);
+    std::fs::write(env.ws.join(".git/info/exclude"), ".env\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(env.ws.join(".env"), "DEBUG=1\n").unwrap_or_else(|e| panic!("{e}"));
+    let step = format!(
+        "{fix}\nrm .env\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    );
+    let o = gh_run(&env, &api, &remote, &plan(PR, rules, &[("s", &step)]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let row = &rows(&env)[0];
+    assert_eq!(row["state"], "published", "{row}");
+    let branch = row["branch"].as_str().unwrap_or_default();
+    assert_eq!(
+        git(&remote.bare, &["show", &format!("{branch}:lint.txt")]),
+        "fixed"
+    );
+    let files = git(&remote.bare, &["diff", "--name-only", "main", branch]);
+    assert_eq!(files, "lint.txt");
+}
+
 #[test]
 fn a_dry_run_pushes_nothing_and_asks_nothing() {
     let rt = rt();
