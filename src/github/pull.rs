@@ -170,6 +170,7 @@ async fn commit(
         .as_ref()
         .map(|d| d.files.clone())
         .unwrap_or_default();
+    let prefix = report.diff.as_ref().and_then(|d| d.prefix.clone());
     let policy = report.policy.clone();
     tokio::task::spawn_blocking(move || {
         let target = Target {
@@ -184,6 +185,7 @@ async fn commit(
             &Commit {
                 workspace: &workspace,
                 files: &files,
+                prefix: prefix.as_deref(),
                 message: &message,
                 identity: push::IDENTITY,
                 policy: policy.as_ref(),

@@ -51,6 +51,7 @@ fn prepare(
         &Commit {
             workspace: &workspace,
             files: &files,
+            prefix: report.diff.as_ref().and_then(|d| d.prefix.as_deref()),
             message: &pull::message(report, title),
             identity: push::IDENTITY,
             policy: report.policy.as_ref(),

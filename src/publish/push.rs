@@ -6,9 +6,12 @@
 //! commit is built in a bare repository in a private temporary folder
 //! (mode 0700 under `$TMPDIR`, removed when [`Prepared`] is dropped). The
 //! base branch is fetched from the remote (`--depth=1`), the files the diff
-//! summary lists are laid on its tree by `git fast-import` (added and
-//! modified files with their bytes as they are now, symbolic links as links,
-//! deleted and renamed-away paths removed), and the commit is pushed to `refs/heads/<branch>`: a new
+//! summary lists are laid on its tree by `git fast-import` at the
+//! workspace's folder the diff recorded before the first step (added and
+//! modified files read again beneath the workspace with no symbolic link
+//! followed, each sent only if its git blob id is the one the diff
+//! recorded, symbolic links as links pointing inside, deleted and
+//! renamed-away paths removed), and the commit is pushed to `refs/heads/<branch>`: a new
 //! branch, or (only when the caller says it is the head of its own open
 //! request, [`Target::replace`]) over the existing one with
 //! `--force-with-lease` on the head commit the forge's API reported for that
@@ -83,9 +86,14 @@ pub(crate) enum PushError {
     /// Too much to push.
     #[error("the changes are larger than {MAX_BYTES} bytes")]
     TooLarge,
-    /// The workspace is not in a git work tree.
-    #[error("the workspace {0} is not inside a git repository")]
-    NotARepository(String),
+    /// The diff summary did not record what the push needs.
+    #[error(
+        "the run's diff did not record {0} (it was not made by git: see its notes); nothing is pushed"
+    )]
+    Unrecorded(&'static str),
+    /// A file is not what the run's diff recorded, or is reached through a link.
+    #[error("will not commit `{path}`: {why}; nothing is pushed")]
+    Changed { path: String, why: String },
     /// The branch exists and may not be replaced, or is the base.
     #[error("will not push to `{0}`: {1}")]
     Branch(String, &'static str),
@@ -181,8 +189,11 @@ pub(crate) struct Target<'a> {
 pub(crate) struct Commit<'a> {
     /// The run's workspace (the diff summary's paths are relative to it).
     pub workspace: &'a Path,
-    /// The diff summary's files.
+    /// The diff summary's files (each with the blob id git recorded).
     pub files: &'a [FileChange],
+    /// The workspace's folder inside its repository, as the diff recorded it
+    /// before the first step ([`crate::model::DiffSummary::prefix`]).
+    pub prefix: Option<&'a str>,
     /// The commit message.
     pub message: &'a str,
     /// Author and committer `(name, email)` ([`IDENTITY`]).
@@ -215,26 +226,6 @@ enum Entry {
         bytes: Vec<u8>,
     },
     Remove(String),
-}
-
-/// The workspace's folder inside its repository (`""` at the top), found by the `.git` above it.
-fn prefix_of(workspace: &Path) -> Result<String, PushError> {
-    let ws = workspace
-        .canonicalize()
-        .map_err(|e| PushError::Io(format!("cannot read {}: {e}", workspace.display())))?;
-    let top = ws
-        .ancestors()
-        .find(|d| d.join(".git").symlink_metadata().is_ok())
-        .ok_or_else(|| PushError::NotARepository(ws.display().to_string()))?;
-    let rel = ws.strip_prefix(top).unwrap_or(Path::new(""));
-    let rel = rel
-        .to_str()
-        .ok_or_else(|| PushError::NotARepository(ws.display().to_string()))?;
-    Ok(if rel.is_empty() {
-        String::new()
-    } else {
-        format!("{rel}/")
-    })
 }
 
 /// A summary path plangate will commit: relative, `/`-separated, no `.`/`..`,
@@ -281,6 +272,175 @@ fn denied(lists: &[Compiled], path: &str) -> Option<String> {
     })
 }
 
+/// The git blob id of `bytes` in the hash of `like` (64 hex digits: SHA-256, else SHA-1).
+pub(crate) fn blob_id(bytes: &[u8], like: &str) -> String {
+    let header = format!("blob {}\0", bytes.len());
+    if like.len() == 64 {
+        use sha2::Digest as _;
+        let mut h = sha2::Sha256::new();
+        h.update(header.as_bytes());
+        h.update(bytes);
+        hex::encode(h.finalize())
+    } else {
+        use sha1::Digest as _;
+        let mut h = sha1::Sha1::new();
+        h.update(header.as_bytes());
+        h.update(bytes);
+        hex::encode(h.finalize())
+    }
+}
+
+/// Whether a symbolic link at `rel` pointing to `target` stays inside the
+/// workspace: relative, never climbing above the workspace's top.
+fn target_ok(rel: &str, target: &[u8]) -> Result<(), &'static str> {
+    if target.is_empty() {
+        return Err("it is a symbolic link with no target");
+    }
+    if target.starts_with(b"/") {
+        return Err("it is a symbolic link to an absolute path, outside the workspace");
+    }
+    let mut depth = rel.matches('/').count();
+    for seg in target.split(|b| *b == b'/') {
+        match seg {
+            b"" | b"." => {}
+            b".." => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or("it is a symbolic link that climbs out of the workspace")?;
+            }
+            _ => depth += 1,
+        }
+    }
+    Ok(())
+}
+
+/// The workspace, opened once: every file is read beneath it with no
+/// symbolic link followed at any component (`openat2` with
+/// `RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH`; where the kernel lacks it,
+/// folder by folder with `O_NOFOLLOW | O_DIRECTORY`).
+struct Beneath {
+    root: rustix::fd::OwnedFd,
+}
+
+impl Beneath {
+    fn open(workspace: &Path) -> Result<Beneath, PushError> {
+        use rustix::fs::{Mode, OFlags};
+        let root = rustix::fs::open(
+            workspace,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| {
+            PushError::Io(format!(
+                "cannot open the workspace {}: {e}",
+                workspace.display()
+            ))
+        })?;
+        Ok(Beneath { root })
+    }
+
+    /// The folder `dir` (`/`-separated, relative; `""`: the workspace).
+    fn folder(&self, path: &str, dir: &str) -> Result<rustix::fd::OwnedFd, PushError> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        use rustix::io::Errno;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fail = |e: Errno| {
+            if e == Errno::LOOP || e == Errno::NOTDIR || e == Errno::XDEV {
+                PushError::Changed {
+                    path: path.to_owned(),
+                    why: "a folder on its path is a symbolic link (or no longer a folder)".into(),
+                }
+            } else {
+                PushError::Io(format!("cannot read `{path}`: {e}"))
+            }
+        };
+        if dir.is_empty() {
+            return rustix::fs::openat(&self.root, ".", flags, Mode::empty()).map_err(fail);
+        }
+        match rustix::fs::openat2(
+            &self.root,
+            dir,
+            flags,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH,
+        ) {
+            Err(e) if e == Errno::NOSYS || e == Errno::PERM => {}
+            other => return other.map_err(fail),
+        }
+        let mut fd = rustix::fs::openat(&self.root, ".", flags, Mode::empty()).map_err(fail)?;
+        for seg in dir.split('/') {
+            fd = rustix::fs::openat(&fd, seg, flags, Mode::empty()).map_err(fail)?;
+        }
+        Ok(fd)
+    }
+
+    /// The mode and bytes of `path` (checked by [`path_ok`]): a regular
+    /// file's content, or a symbolic link's target (which must stay inside).
+    fn read(&self, path: &str) -> Result<(&'static str, Vec<u8>), PushError> {
+        use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let folder = self.folder(path, dir)?;
+        let io = |e: rustix::io::Errno| PushError::Io(format!("cannot read `{path}`: {e}"));
+        let st = rustix::fs::statat(&folder, name, AtFlags::SYMLINK_NOFOLLOW).map_err(io)?;
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::Symlink => {
+                let target = rustix::fs::readlinkat(&folder, name, Vec::new())
+                    .map_err(io)?
+                    .into_bytes();
+                target_ok(path, &target).map_err(|why| PushError::BadPath {
+                    path: path.to_owned(),
+                    why,
+                })?;
+                Ok(("120000", target))
+            }
+            FileType::RegularFile => {
+                let fd = rustix::fs::openat(
+                    &folder,
+                    name,
+                    OFlags::RDONLY
+                        | OFlags::NOFOLLOW
+                        | OFlags::NONBLOCK
+                        | OFlags::NOCTTY
+                        | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(io)?;
+                let st = rustix::fs::fstat(&fd).map_err(io)?;
+                if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+                    return Err(PushError::BadPath {
+                        path: path.to_owned(),
+                        why: "it is neither a file nor a symbolic link",
+                    });
+                }
+                let mut bytes = Vec::new();
+                std::fs::File::from(fd)
+                    .take(MAX_BYTES + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| PushError::Io(format!("cannot read `{path}`: {e}")))?;
+                let exec = st.st_mode & 0o111 != 0;
+                Ok((if exec { "100755" } else { "100644" }, bytes))
+            }
+            _ => Err(PushError::BadPath {
+                path: path.to_owned(),
+                why: "it is neither a file nor a symbolic link",
+            }),
+        }
+    }
+}
+
+/// The workspace's folder inside its repository as the diff recorded it:
+/// `""`, or plain segments each followed by `/`.
+fn prefix_ok(prefix: &str) -> Result<(), PushError> {
+    match prefix.strip_suffix('/') {
+        None if prefix.is_empty() => Ok(()),
+        Some(p) if path_ok(p).is_ok() => Ok(()),
+        _ => Err(PushError::BadPath {
+            path: prefix.to_owned(),
+            why: "the workspace's folder in its repository cannot be read back exactly",
+        }),
+    }
+}
+
 /// The entries of the commit, read from the workspace now; every file scanned for secrets.
 /// Refused: a path the permission rules deny (new or old), a file git ignores
 /// (a deleted one is left out: git never had it).
@@ -290,7 +450,7 @@ fn entries(
     prefix: &str,
     lists: &[Compiled],
 ) -> Result<Vec<Entry>, PushError> {
-    use std::os::unix::fs::PermissionsExt as _;
+    let root = Beneath::open(workspace)?;
     let mut out = Vec::new();
     let mut total = 0u64;
     for f in files {
@@ -317,26 +477,19 @@ fn entries(
             out.push(Entry::Remove(format!("{prefix}{}", f.path)));
             continue;
         }
-        let full = workspace.join(&f.path);
-        let io = |e: std::io::Error| PushError::Io(format!("cannot read `{}`: {e}", f.path));
-        let meta = std::fs::symlink_metadata(&full).map_err(io)?;
-        let (mode, bytes) = if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&full).map_err(io)?;
-            let target = target.into_os_string();
-            ("120000", std::os::unix::ffi::OsStringExt::into_vec(target))
-        } else if meta.is_file() {
-            let mut bytes = Vec::new();
-            crate::regular::open(&full)
-                .and_then(|f| f.take(MAX_BYTES + 1).read_to_end(&mut bytes))
-                .map_err(io)?;
-            let exec = meta.permissions().mode() & 0o111 != 0;
-            (if exec { "100755" } else { "100644" }, bytes)
-        } else {
-            return Err(PushError::BadPath {
+        let Some(oid) = f.oid.as_deref() else {
+            return Err(PushError::Changed {
                 path: f.path.clone(),
-                why: "it is neither a file nor a symbolic link",
+                why: "git's comparison of the run recorded no content for it (a nested repository, or the diff was not made by git), so nothing proves these are the bytes the run's scan saw".into(),
             });
         };
+        let (mode, bytes) = root.read(&f.path)?;
+        if blob_id(&bytes, oid) != oid {
+            return Err(PushError::Changed {
+                path: f.path.clone(),
+                why: "its bytes are not those git recorded when the run's diff and secret scan saw it (it changed since, or git's attributes convert it: `text`, `eol`, `working-tree-encoding`)".into(),
+            });
+        }
         total += bytes.len() as u64;
         if total > MAX_BYTES {
             return Err(PushError::TooLarge);
@@ -421,12 +574,15 @@ pub(crate) fn prepare(target: &Target<'_>, commit: &Commit<'_>) -> Result<Prepar
     if !ref_ok(target.branch) {
         return Err(PushError::BadRef(target.branch.to_owned()));
     }
-    let prefix = prefix_of(commit.workspace)?;
+    let prefix = commit.prefix.ok_or(PushError::Unrecorded(
+        "the workspace's place in its git repository",
+    ))?;
+    prefix_ok(prefix)?;
     let lists: Vec<Compiled> = commit
         .policy
         .map(|p| p.permission_lists().iter().map(Compiled::new).collect())
         .unwrap_or_default();
-    let entries = entries(commit.workspace, commit.files, &prefix, &lists)?;
+    let entries = entries(commit.workspace, commit.files, prefix, &lists)?;
     let dir = tempfile::Builder::new()
         .prefix("plangate-push-")
         .tempdir_in(crate::environ::temp_dir())

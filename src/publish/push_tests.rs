@@ -114,6 +114,9 @@ fn a_secret_in_a_file_refuses_the_whole_push() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let file = |p: &str| FileChange {
+        oid: std::fs::read(dir.path().join(p))
+            .ok()
+            .map(|b| blob_id(&b, "")),
         binary: false,
         change: Change::Added,
         deletions: 0,
@@ -148,6 +151,7 @@ fn paths_the_rules_deny_or_git_ignores_refuse_the_push_at_either_name() {
     };
     let lists = [Compiled::new(&list)];
     let change = |change, path: &str, old: Option<&str>, ignored| FileChange {
+        oid: Some(blob_id(b"x\n", "")),
         binary: false,
         change,
         deletions: 0,
@@ -202,4 +206,93 @@ fn paths_the_rules_deny_or_git_ignores_refuse_the_push_at_either_name() {
         )
         .is_ok()
     );
+}
+
+#[test]
+fn blob_ids_are_gits() {
+    // `printf 'hello\n' | git hash-object --stdin` (and with --object-format=sha256).
+    assert_eq!(
+        blob_id(b"hello\n", ""),
+        "ce013625030ba8dba906f756967f9e9ca394464a"
+    );
+    assert_eq!(
+        blob_id(b"hello\n", &"0".repeat(64)),
+        "2cf8d83d9ee29543b34a87727421fdecb7e3f3a183d337639025de576db9ebb4"
+    );
+}
+
+#[test]
+fn links_must_stay_inside_the_workspace() {
+    assert!(target_ok("a", b"b").is_ok());
+    assert!(target_ok("d/a", b"../b").is_ok());
+    assert!(target_ok("d/e/a", b"./../../x/./y").is_ok());
+    assert!(target_ok("a", b"../b").is_err());
+    assert!(target_ok("d/a", b"../../b").is_err());
+    assert!(target_ok("d/a", b"x/../../../b").is_err());
+    assert!(target_ok("a", b"/etc/passwd").is_err());
+    assert!(target_ok("a", b"").is_err());
+}
+
+#[test]
+fn a_file_is_read_with_no_link_followed_and_must_be_what_git_recorded() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let ws = dir.path().join("ws");
+    let outside = dir.path().join("outside");
+    for d in [ws.join("real"), outside.clone()] {
+        std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("{e}"));
+    }
+    std::fs::write(ws.join("real/f.txt"), "same\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(outside.join("f.txt"), "same\n").unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&outside, ws.join("via")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("real", ws.join("inner")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("real/f.txt", ws.join("ok-link")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("../outside/f.txt", ws.join("out-link"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let same = blob_id(b"same\n", "");
+    let file = |p: &str, oid: &str| FileChange {
+        oid: Some(oid.to_owned()),
+        binary: false,
+        change: Change::Added,
+        deletions: 0,
+        ignored: false,
+        insertions: 1,
+        old_path: None,
+        path: p.to_owned(),
+        steps: Vec::new(),
+    };
+    let run = |f: FileChange| entries(&ws, &[f], "sub/", &[]);
+    match run(file("real/f.txt", &same)) {
+        Ok(e) => assert!(
+            matches!(&e[..], [Entry::Put { path, mode: "100644", bytes }] if path == "sub/real/f.txt" && bytes == b"same\n")
+        ),
+        Err(e) => panic!("{e}"),
+    }
+    // The same bytes, through a linked folder (outside or inside): refused.
+    for p in ["via/f.txt", "inner/f.txt"] {
+        let why = run(file(p, &same))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(why.contains("symbolic link"), "{p}: {why}");
+    }
+    // Other bytes than git recorded: refused.
+    let why = run(file("real/f.txt", &blob_id(b"other\n", "")))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(why.contains("not those git recorded"), "{why}");
+    // No recorded id: refused.
+    let mut none = file("real/f.txt", &same);
+    none.oid = None;
+    assert!(run(none).is_err());
+    // A link stays a link, inside only.
+    match run(file("ok-link", &blob_id(b"real/f.txt", ""))) {
+        Ok(e) => assert!(matches!(&e[..], [Entry::Put { mode: "120000", .. }])),
+        Err(e) => panic!("{e}"),
+    }
+    let why = run(file("out-link", &blob_id(b"../outside/f.txt", "")))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(why.contains("climbs out"), "{why}");
 }

@@ -807,6 +807,102 @@ fn files_a_step_was_not_given_push_nothing_and_the_row_names_them() {
 }
 
 #[test]
+fn only_the_bytes_the_run_saw_are_pushed_and_links_stay_inside() {
+    // The push reads each file again with no link followed and sends it only
+    // if its git blob id is the one the run's diff (and its scan) recorded.
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    for (setup, cmd, file, want) in [
+        // git's attributes make the recorded blob differ from the file's bytes.
+        (
+            "*.txt text eol=lf\n",
+            "printf 'fixed\\r\\n' > lint.txt",
+            "lint.txt",
+            "not those git recorded",
+        ),
+        ("", "ln -s /etc/hostname host", "host", "absolute path"),
+        (
+            "",
+            "mkdir -p d && ln -s ../../up d/up",
+            "d/up",
+            "climbs out",
+        ),
+    ] {
+        let api = open_api(&rt);
+        let env = Env::new();
+        remote.clone_into(&env);
+        if !setup.is_empty() {
+            std::fs::write(env.ws.join(".gitattributes"), setup).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let step = format!(
+            "{cmd}\n{}",
+            ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+        );
+        let o = gh_run(&env, &api, &remote, &plan(PR, "", &[("s", &step)]));
+        assert_eq!(code(&o), 0, "{cmd}: {}", stderr(&o));
+        let row = &rows(&env)[0];
+        assert_eq!(row["state"], "withheld", "{cmd}: {row}");
+        let reason = row["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains(&format!("`{file}`")) && reason.contains(want),
+            "{cmd}: {reason}"
+        );
+        assert_eq!(remote.pushes(), 0, "{cmd}: {}", remote.log());
+        assert!(writes(&rt, &api).is_empty(), "{:?}", writes(&rt, &api));
+    }
+    // A link inside the workspace is pushed as a link.
+    let api = open_api(&rt);
+    let env = Env::new();
+    remote.clone_into(&env);
+    let step = format!(
+        "echo fixed > lint.txt\nmkdir -p d && ln -s ../lint.txt d/lint\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    );
+    let o = gh_run(&env, &api, &remote, &plan(PR, "", &[("s", &step)]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let row = &rows(&env)[0];
+    assert_eq!(row["state"], "published", "{row}");
+    let branch = row["branch"].as_str().unwrap_or_default();
+    let tree = git(&remote.bare, &["ls-tree", "-r", branch, "d/lint"]);
+    assert!(tree.starts_with("120000 blob"), "{tree}");
+}
+
+#[test]
+fn a_git_folder_a_step_makes_cannot_move_where_the_files_land() {
+    // The workspace is `sub/` of its repository: where it sits was recorded
+    // before the first step, so a `.git` a step makes there changes nothing
+    // (a step approved as dangerous may write git's files).
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let api = open_api(&rt);
+    let env = Env::new();
+    remote.clone_into(&env);
+    let sub = env.ws.join("sub");
+    std::fs::create_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
+    let step = format!(
+        "t=.gi; mkdir ${{t}}t.new && mv ${{t}}t.new ${{t}}t && echo fixed > lint.txt\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    );
+    let o = gh_run_with(
+        &env,
+        &api,
+        &remote,
+        &plan(PR, "", &[("s", &step)]),
+        &["--workspace", sub.to_str().unwrap_or_default()],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let row = &rows(&env)[0];
+    assert_eq!(row["state"], "published", "{row}");
+    let branch = row["branch"].as_str().unwrap_or_default();
+    assert_eq!(
+        git(&remote.bare, &["show", &format!("{branch}:sub/lint.txt")]),
+        "fixed"
+    );
+    let files = git(&remote.bare, &["diff", "--name-only", "main", branch]);
+    assert_eq!(files, "sub/lint.txt", "the top-level lint.txt is untouched");
+}
+
+#[test]
 fn a_dry_run_pushes_nothing_and_asks_nothing() {
     let rt = rt();
     let remote = Remote::new(TOKEN);
