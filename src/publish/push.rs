@@ -367,11 +367,7 @@ impl Beneath {
             Err(e) if e == Errno::NOSYS || e == Errno::PERM => {}
             other => return other.map_err(fail),
         }
-        let mut fd = rustix::fs::openat(&self.root, ".", flags, Mode::empty()).map_err(fail)?;
-        for seg in dir.split('/') {
-            fd = rustix::fs::openat(&fd, seg, flags, Mode::empty()).map_err(fail)?;
-        }
-        Ok(fd)
+        walk_folders(&self.root, dir).map_err(fail)
     }
 
     /// The mode and bytes of `path` (checked by [`path_ok`]): a regular
@@ -426,6 +422,21 @@ impl Beneath {
             }),
         }
     }
+}
+
+/// The folder `dir` beneath `root` opened one segment at a time with
+/// `O_NOFOLLOW | O_DIRECTORY` (a symbolic link: `ELOOP` or `ENOTDIR`): where `openat2` is missing.
+fn walk_folders(
+    root: &rustix::fd::OwnedFd,
+    dir: &str,
+) -> Result<rustix::fd::OwnedFd, rustix::io::Errno> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut fd = rustix::fs::openat(root, ".", flags, Mode::empty())?;
+    for seg in dir.split('/') {
+        fd = rustix::fs::openat(&fd, seg, flags, Mode::empty())?;
+    }
+    Ok(fd)
 }
 
 /// The workspace's folder inside its repository as the diff recorded it:

@@ -296,3 +296,20 @@ fn a_file_is_read_with_no_link_followed_and_must_be_what_git_recorded() {
         .unwrap_or_default();
     assert!(why.contains("climbs out"), "{why}");
 }
+
+#[test]
+fn the_folder_by_folder_walk_follows_no_link_either() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.path().join("a/b")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("a", dir.path().join("l")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("b", dir.path().join("a/lb")).unwrap_or_else(|e| panic!("{e}"));
+    let root = Beneath::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(walk_folders(&root.root, "a/b").is_ok());
+    for linked in ["l", "l/b", "a/lb"] {
+        let e = walk_folders(&root.root, linked).err();
+        assert!(
+            e == Some(rustix::io::Errno::LOOP) || e == Some(rustix::io::Errno::NOTDIR),
+            "{linked}: {e:?}"
+        );
+    }
+}
