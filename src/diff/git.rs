@@ -15,7 +15,10 @@
 //! few harmless ones, and with hooks, fsmonitor, external diff, textconv and
 //! every configured clean/smudge/process filter off (files are compared as
 //! they are on disk). Output is parsed from `-z` (NUL-separated) forms; the
-//! unified diff is read as a stream and cut at [`SHOW_TOTAL`].
+//! unified diff is read as a stream and cut at [`SHOW_TOTAL`]. Each changed
+//! file's new blob id (`--raw`) and the workspace's folder in its
+//! repository (`--show-prefix`, before the first step) are kept for the
+//! push (`publish::push`), which sends only those bytes, there.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -143,6 +146,8 @@ struct Entry {
     change: Change,
     path: Vec<u8>,
     old: Option<Vec<u8>>,
+    /// The new blob id (`--raw`): a file or symbolic link that is still there.
+    oid: Option<String>,
 }
 
 /// A private index and object directory over the user's repository.
@@ -158,6 +163,9 @@ pub(super) struct Session {
     pathspec: Vec<OsString>,
     /// The left-out folders inside the workspace, relative to it.
     excluded: Vec<PathBuf>,
+    /// The workspace's folder inside the repository (`--show-prefix`:
+    /// `""` or ending in `/`), as [`super::escape_bytes`] writes it.
+    pub(super) prefix: String,
 }
 
 impl Session {
@@ -171,6 +179,7 @@ impl Session {
         let mut cmd = base(git, workspace);
         cmd.args([
             "rev-parse",
+            "--show-prefix",
             "--path-format=absolute",
             "--show-toplevel",
             "--git-path",
@@ -194,7 +203,7 @@ impl Session {
         };
         let out = out.strip_suffix(b"\n").unwrap_or(&out);
         let lines: Vec<&[u8]> = out.split(|b| *b == b'\n').collect();
-        let [_top, index, objects] = lines[..] else {
+        let [prefix, _top, index, objects] = lines[..] else {
             return Err(OutputError::Unexpected("rev-parse").into());
         };
         // A workspace git ignores would look unchanged to `git add`.
@@ -232,6 +241,7 @@ impl Session {
             alternates: OsString::from_vec(alternate(objects)),
             pathspec,
             excluded,
+            prefix: escape_bytes(prefix),
         }))
     }
 
@@ -347,8 +357,9 @@ impl Session {
             ]);
             c
         };
-        let mut c = diff_tree("--name-status");
-        c.args(["-z", before, after, "--"]).args(&self.pathspec);
+        let mut c = diff_tree("--raw");
+        c.args(["--no-abbrev", "-z", before, after, "--"])
+            .args(&self.pathspec);
         let entries = parse_name_status(&output(c, "diff-tree")?)?;
         let mut c = diff_tree("--numstat");
         c.args(["-z", before, after, "--"]).args(&self.pathspec);
@@ -410,6 +421,7 @@ impl Session {
                 old_path: e.old.as_deref().map(escape_bytes),
                 steps: Vec::new(),
                 ignored: false,
+                oid: e.oid,
             };
             files.push((f, body));
         }
@@ -564,7 +576,22 @@ fn header(e: &Entry) -> Vec<u8> {
     h
 }
 
-/// `--name-status -z`: `STATUS\0PATH\0`, or `R<score>\0OLD\0NEW\0`.
+/// The new blob id of a `--raw` status token (`:MODE MODE OID OID STATUS`):
+/// a regular file or symbolic link still there (not a submodule, not deleted).
+fn raw_oid(status: &[u8]) -> Option<String> {
+    let fields: Vec<&[u8]> = status.split(|b| *b == b' ').collect();
+    let [_, mode, _, oid, _] = fields[..] else {
+        return None;
+    };
+    let blob = matches!(mode, b"100644" | b"100755" | b"120000");
+    let hex = matches!(oid.len(), 40 | 64)
+        && oid.iter().all(|b| b.is_ascii_hexdigit())
+        && oid.iter().any(|b| *b != b'0');
+    (blob && hex).then(|| String::from_utf8_lossy(oid).to_ascii_lowercase())
+}
+
+/// `--raw -z` (or `--name-status -z`): `[:MODE MODE OID OID ]STATUS\0PATH\0`,
+/// or `...R<score>\0OLD\0NEW\0`.
 fn parse_name_status(out: &[u8]) -> Result<Vec<Entry>, OutputError> {
     let mut entries = Vec::new();
     let Some(out) = out.strip_suffix(b"\0") else {
@@ -581,7 +608,13 @@ fn parse_name_status(out: &[u8]) -> Result<Vec<Entry>, OutputError> {
             .map(<[u8]>::to_vec)
             .ok_or_else(bad)
     };
-    while let Some(status) = tokens.next() {
+    while let Some(token) = tokens.next() {
+        let (status, oid) = if token.first() == Some(&b':') {
+            let status = token.rsplit(|b| *b == b' ').next().unwrap_or_default();
+            (status, raw_oid(token))
+        } else {
+            (token, None)
+        };
         let Some(&letter) = status.first() else {
             return Err(bad());
         };
@@ -591,28 +624,33 @@ fn parse_name_status(out: &[u8]) -> Result<Vec<Entry>, OutputError> {
                 change: Change::Added,
                 path: first,
                 old: None,
+                oid: oid.clone(),
             },
             b'D' => Entry {
                 change: Change::Deleted,
                 path: first,
                 old: None,
+                oid: oid.clone(),
             },
             b'R' => Entry {
                 change: Change::Renamed,
                 path: path(tokens.next())?,
                 old: Some(first),
+                oid: oid.clone(),
             },
             // A copy (not asked for) is a new file.
             b'C' => Entry {
                 change: Change::Added,
                 path: path(tokens.next())?,
                 old: None,
+                oid: oid.clone(),
             },
             // M (content or mode), T (type), U, X: changed in place.
             _ => Entry {
                 change: Change::Modified,
                 path: first,
                 old: None,
+                oid: oid.clone(),
             },
         };
         entries.push(entry);
@@ -855,6 +893,7 @@ mod tests {
             change: Change::Renamed,
             path: b"new name.txt".to_vec(),
             old: Some(b"tab\there\xe9\"q\\".to_vec()),
+            oid: None,
         };
         assert_eq!(
             header(&e),
@@ -887,6 +926,26 @@ mod tests {
         assert_eq!(n.get(&b"a.txt"[..]), Some(&(2, 1, false)));
         assert_eq!(n.get(&b"new\xe9"[..]), Some(&(0, 0, false)));
         assert_eq!(n.get(&b"bin"[..]), Some(&(0, 0, true)));
+        let raw = b":100644 100755 1111111111111111111111111111111111111111 AbCdEf0123456789abcdef0123456789abcdef01 M\0a.txt\0:100644 000000 1111111111111111111111111111111111111111 0000000000000000000000000000000000000000 D\0gone\0:120000 120000 0000000000000000000000000000000000000000 2222222222222222222222222222222222222222 R090\0old\0new\0:000000 160000 0000000000000000000000000000000000000000 3333333333333333333333333333333333333333 A\0sub\0";
+        let e = parse_name_status(raw).unwrap_or_else(|e| panic!("{e}"));
+        let got: Vec<(Change, Option<&str>)> =
+            e.iter().map(|e| (e.change, e.oid.as_deref())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    Change::Modified,
+                    Some("abcdef0123456789abcdef0123456789abcdef01")
+                ),
+                (Change::Deleted, None),
+                (
+                    Change::Renamed,
+                    Some("2222222222222222222222222222222222222222")
+                ),
+                (Change::Added, None),
+            ],
+            "a submodule's commit is no blob"
+        );
         assert!(parse_name_status(b"M\0").is_err());
         assert!(parse_name_status(b"R100\0old\0").is_err());
         assert!(parse_name_status(b"M\0a.txt").is_err());

@@ -208,6 +208,7 @@ impl Ignored {
             let (mut f, body) = if change == Change::Added && new_bytes.is_none() {
                 (
                     FileChange {
+                        oid: None,
                         path: key.clone(),
                         change,
                         insertions: 0,

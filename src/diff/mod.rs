@@ -135,6 +135,9 @@ pub struct Tracker {
     ignored: Option<ignored::Ignored>,
     /// Whether git's global excludes count (the git method).
     git_global: bool,
+    /// The workspace's folder inside its repository, as git said before the
+    /// first step (the git method): a step's `.git` cannot move it.
+    prefix: Option<String>,
 }
 
 /// Says whether a changed file's content must be withheld from the diff.
@@ -153,10 +156,12 @@ impl Tracker {
         let exclude = vec![out_dir.to_path_buf()];
         let mut notes = Vec::new();
         let mut git_mode = false;
+        let mut prefix = None;
         let base = match git::Session::open(workspace, &exclude, &options.git) {
             Ok(Some(session)) => match session.record() {
                 Ok(tree) => {
                     git_mode = true;
+                    prefix = Some(session.prefix.clone());
                     Base::Git(Box::new(session), tree)
                 }
                 Err(e) => {
@@ -203,6 +208,7 @@ impl Tracker {
             withheld: None,
             ignored,
             git_global: git_mode,
+            prefix,
         }
     }
 
@@ -351,6 +357,11 @@ impl Tracker {
             files: compared.files.iter().map(|(f, _)| f.clone()).collect(),
             method,
             notes,
+            prefix: if method == Method::Git {
+                self.prefix.clone()
+            } else {
+                None
+            },
         };
         let bodies: Vec<&Body> = compared.files.iter().map(|(_, b)| b).collect();
         let markdown = render(&summary, &bodies);

@@ -210,6 +210,7 @@ impl Snapshot {
                 Some(old) if n.len > 0 => {
                     renamed_from.push(old);
                     let f = FileChange {
+                        oid: None,
                         path: path.clone(),
                         change: Change::Renamed,
                         insertions: 0,
@@ -273,6 +274,7 @@ pub(super) fn diff_bytes(
 fn one(path: &str, change: Change, old: Option<&Entry>, new: Option<&Entry>) -> (FileChange, Body) {
     let binary = old.is_some_and(|e| e.binary) || new.is_some_and(|e| e.binary);
     let mut f = FileChange {
+        oid: None,
         path: path.to_owned(),
         change,
         insertions: 0,

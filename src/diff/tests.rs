@@ -678,6 +678,7 @@ fn escaping_and_fences() {
 #[test]
 fn a_line_of_the_summary_is_located_in_its_workspace_file() {
     let file = |path: &str, change| crate::model::FileChange {
+        oid: None,
         binary: false,
         change,
         deletions: 0,

@@ -9,7 +9,8 @@
 //! The existing pull request is the open one whose head is the branch, else
 //! the open one of this repository whose body starts with the plan's marker
 //! and whose head branch fits the branch template (`{run}` any run): its
-//! branch is force-updated and its title and body replaced. A draft verdict
+//! branch is force-updated (leased on the head commit the API reported for
+//! it) and its title and body replaced. A draft verdict
 //! never updates a pull request that is not a draft (the REST API cannot
 //! make it one): withheld, nothing pushed. Any failure after the push says
 //! that the branch was pushed.
@@ -37,6 +38,9 @@ pub(crate) use crate::publish::push::PATCH_MAX;
 struct Head {
     #[serde(rename = "ref")]
     branch: String,
+    /// Its head commit, as the API reports it (the push's lease).
+    #[serde(default)]
+    sha: Option<String>,
     #[serde(default)]
     repo: Option<HeadRepo>,
 }
@@ -160,7 +164,7 @@ async fn commit(
     base: Option<&str>,
     message: String,
     push: bool,
-    replace: bool,
+    replace: Option<String>,
 ) -> Result<push::Prepared, PushError> {
     let (url, header) = (
         remote.url.clone(),
@@ -173,21 +177,25 @@ async fn commit(
         .as_ref()
         .map(|d| d.files.clone())
         .unwrap_or_default();
+    let prefix = report.diff.as_ref().and_then(|d| d.prefix.clone());
+    let policy = report.policy.clone();
     tokio::task::spawn_blocking(move || {
         let target = Target {
             url: &url,
             auth_header: &header,
             branch: &branch,
             base: base.as_deref(),
-            replace,
+            replace: replace.as_deref(),
         };
         let prepared = push::prepare(
             &target,
             &Commit {
                 workspace: &workspace,
                 files: &files,
+                prefix: prefix.as_deref(),
                 message: &message,
                 identity: push::IDENTITY,
+                policy: policy.as_ref(),
             },
         )?;
         if push {
@@ -268,7 +276,9 @@ pub(super) async fn open(
         e.base.as_deref(),
         message(report, title),
         true,
-        found.is_some(),
+        found
+            .as_ref()
+            .map(|p| p.head.sha.clone().unwrap_or_default()),
     )
     .await
     .map_err(|x| x.to_string())?;
@@ -368,7 +378,7 @@ pub(super) async fn with_patch(
         e.base.as_deref(),
         message(report, title),
         false,
-        false,
+        None,
     )
     .await
     .map_err(|x| format!("the patch could not be made: {x}"))?;

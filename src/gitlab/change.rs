@@ -29,7 +29,7 @@ fn prepare(
     client: &Client,
     ctx: &Context,
     report: &Report,
-    (branch, base, replace): (&str, Option<&str>, bool),
+    (branch, base, replace): (&str, Option<&str>, Option<&str>),
     title: &str,
 ) -> Result<Prepared, String> {
     let url = remote(ctx)?;
@@ -51,8 +51,10 @@ fn prepare(
         &Commit {
             workspace: &workspace,
             files: &files,
+            prefix: report.diff.as_ref().and_then(|d| d.prefix.as_deref()),
             message: &pull::message(report, title),
             identity: push::IDENTITY,
+            policy: report.policy.as_ref(),
         },
     )
     .map_err(|x| x.to_string())
@@ -72,11 +74,16 @@ pub(super) fn open(
         .map_err(|x| x.to_string())?;
     let mark = body::kind_marker(report, "pull_request", "pr");
     let open = mr::find_open(client, ctx, &branch, &mark)?;
+    // The lease: the head commit the API reports for the open merge request
+    // (absent or not a commit id: the push refuses).
+    let head = open
+        .as_ref()
+        .map(|v| v["sha"].as_str().unwrap_or_default().to_owned());
     let prepared = prepare(
         client,
         ctx,
         report,
-        (&branch, e.base.as_deref(), open.is_some()),
+        (&branch, e.base.as_deref(), head.as_deref()),
         title,
     )?;
     if prepared.is_empty().map_err(|x| x.to_string())? {
@@ -135,7 +142,7 @@ pub(super) fn with_patch(
         client,
         ctx,
         report,
-        ("plangate/patch", e.base.as_deref(), false),
+        ("plangate/patch", e.base.as_deref(), None),
         title,
     )
     .map_err(|x| format!("the patch could not be made: {x}"))?;

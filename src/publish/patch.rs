@@ -89,6 +89,44 @@ pub(crate) const PROTECTED: &[&str] = &[
     "**/flake.lock",
 ];
 
+/// CI configuration that runs on push (matched lower-cased like
+/// [`PROTECTED`], and protected too): a branch holding a change to one runs that code with the
+/// repository's secrets as soon as it is pushed, draft or not. A `draft`
+/// verdict on such a path becomes `issue` (nothing pushed); `block` stays.
+pub(crate) const RUNS_ON_PUSH: &[&str] = &[
+    ".github/workflows/**",
+    ".github/actions/**",
+    "**/action.yml",
+    "**/action.yaml",
+    ".gitlab-ci.yml",
+    ".gitlab/**",
+    ".gitea/**",
+    ".forgejo/**",
+    ".travis.yml",
+    ".circleci/**",
+    ".buildkite/**",
+    ".drone.yml",
+    ".drone.yaml",
+    ".drone.star",
+    ".woodpecker.yml",
+    ".woodpecker.yaml",
+    ".woodpecker/**",
+    ".cirrus.yml",
+    ".cirrus.star",
+    ".semaphore/**",
+    ".appveyor.yml",
+    "appveyor.yml",
+    "azure-pipelines.yml",
+    "azure-pipelines.yaml",
+    ".azure-pipelines/**",
+    ".azuredevops/**",
+    "bitbucket-pipelines.yml",
+    "**/jenkinsfile",
+    "cloudbuild.yaml",
+    "cloudbuild.yml",
+    ".pre-commit-config.yaml",
+];
+
 /// One changed file as the policy sees it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 pub(crate) struct PatchFile {
@@ -187,6 +225,23 @@ fn protected(norm: &str, extra: Option<&GlobSet>, builtin: &GlobSet) -> bool {
     top_dot_folder || builtin.is_match(&folded) || extra.is_some_and(|g| g.is_match(&folded))
 }
 
+/// What a change to protected `norm` does under `action`: `draft` becomes
+/// `issue` for CI configuration that runs on push ([`RUNS_ON_PUSH`]), with why.
+fn protected_violation(raw: &str, norm: &str, action: PatchAction, ci: &GlobSet) -> Violation {
+    if action == PatchAction::Draft && ci.is_match(norm.to_lowercase()) {
+        return Violation {
+            why: format!(
+                "`{raw}` is CI configuration that runs with the repository's secrets as soon as it is pushed, even on a draft"
+            ),
+            action: PatchAction::Issue,
+        };
+    }
+    Violation {
+        why: format!("`{raw}` is a protected path"),
+        action,
+    }
+}
+
 /// Every violation of `files` against the built-in protected paths and each
 /// policy of `policies` (each must pass). A glob that does not compile is a
 /// violation (block): a broken rule never lets a patch through.
@@ -196,10 +251,16 @@ pub(crate) fn evaluate(files: &[PatchFile], policies: &[PatchPolicy]) -> Vec<Vio
         why,
         action: PatchAction::Block,
     };
-    let builtin = match globs(PROTECTED.iter().copied(), true) {
+    let builtin = match globs(PROTECTED.iter().chain(RUNS_ON_PUSH).copied(), true) {
         Ok(Some(g)) => g,
         Ok(None) | Err(_) => {
             return vec![block("the built-in protected paths do not compile".into())];
+        }
+    };
+    let ci = match globs(RUNS_ON_PUSH.iter().copied(), true) {
+        Ok(Some(g)) => g,
+        Ok(None) | Err(_) => {
+            return vec![block("the built-in CI paths do not compile".into())];
         }
     };
     let default_policy = PatchPolicy::default();
@@ -237,10 +298,7 @@ pub(crate) fn evaluate(files: &[PatchFile], policies: &[PatchPolicy]) -> Vec<Vio
         };
         for (raw, norm) in &paths {
             if protected(norm, extra.as_ref(), &builtin) {
-                out.push(Violation {
-                    why: format!("`{raw}` is a protected path"),
-                    action: protected_action,
-                });
+                out.push(protected_violation(raw, norm, protected_action, &ci));
             }
             if excluded
                 .as_ref()

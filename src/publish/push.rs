@@ -6,13 +6,16 @@
 //! commit is built in a bare repository in a private temporary folder
 //! (mode 0700 under `$TMPDIR`, removed when [`Prepared`] is dropped). The
 //! base branch is fetched from the remote (`--depth=1`), the files the diff
-//! summary lists are laid on its tree by `git fast-import` (added and
-//! modified files with their bytes as they are now, symbolic links as links,
-//! deleted and renamed-away paths removed, ignored files when the summary
-//! lists them), and the commit is pushed to `refs/heads/<branch>`: a new
+//! summary lists are laid on its tree by `git fast-import` at the
+//! workspace's folder the diff recorded before the first step (added and
+//! modified files read again beneath the workspace with no symbolic link
+//! followed, each sent only if its git blob id is the one the diff
+//! recorded, symbolic links as links pointing inside, deleted and
+//! renamed-away paths removed), and the commit is pushed to `refs/heads/<branch>`: a new
 //! branch, or (only when the caller says it is the head of its own open
 //! request, [`Target::replace`]) over the existing one with
-//! `--force-with-lease` on the commit just seen. Never onto the base.
+//! `--force-with-lease` on the head commit the forge's API reported for that
+//! request (refused when the remote's branch is elsewhere). Never onto the base.
 //!
 //! Every git runs with an empty environment but `PATH`, `HOME` (the private
 //! folder), `LC_ALL=C` and the proxy variables; no system or global config,
@@ -25,6 +28,8 @@
 //!
 //! Fail-close: a branch or base that is not a legal ref name, a path that
 //! climbs out, names `.git` or cannot be read back from the summary (`\`), a
+//! path (new or old) the permission rules deny, a file git ignores (a step
+//! was not given it: deleting one is left out, git never had it), a
 //! file that changed kind since the diff, any file whose bytes hold a secret
 //! (the redaction layer's rules and the values plangate was given: the diff
 //! summary's own scan sees only what it shows), more than [`MAX_BYTES`]: an
@@ -43,7 +48,8 @@ use base64::Engine as _;
 
 use git::Git;
 
-use crate::model::{Change, FileChange};
+use crate::model::{Change, FileChange, Level, Risk, ToolName};
+use crate::policy::permissions::{self, Access, Compiled};
 
 /// Most bytes of file content one push carries.
 pub(crate) const MAX_BYTES: u64 = 256 * 1024 * 1024;
@@ -65,18 +71,34 @@ pub(crate) enum PushError {
     /// A path plangate will not commit.
     #[error("will not commit `{path}`: {why}")]
     BadPath { path: String, why: &'static str },
+    /// A file git's ignore rules leave out: not part of a change.
+    #[error(
+        "will not commit `{0}`: git ignores it (.gitignore, .git/info/exclude or the global excludes), so it is not part of a change; nothing is pushed"
+    )]
+    Ignored(String),
+    /// A file the permission rules deny.
+    #[error("will not commit `{path}`: the permission rules deny it ({why}); nothing is pushed")]
+    Denied { path: String, why: String },
     /// A file's bytes hold a secret.
     #[error("`{0}` holds what looks like a secret: nothing is pushed")]
     Secret(String),
     /// Too much to push.
     #[error("the changes are larger than {MAX_BYTES} bytes")]
     TooLarge,
-    /// The workspace is not in a git work tree.
-    #[error("the workspace {0} is not inside a git repository")]
-    NotARepository(String),
+    /// The diff summary did not record what the push needs.
+    #[error(
+        "the run's diff did not record {0} (it was not made by git: see its notes); nothing is pushed"
+    )]
+    Unrecorded(&'static str),
+    /// A file is not what the run's diff recorded, or is reached through a link.
+    #[error("will not commit `{path}`: {why}; nothing is pushed")]
+    Changed { path: String, why: String },
     /// The branch exists and may not be replaced, or is the base.
     #[error("will not push to `{0}`: {1}")]
     Branch(String, &'static str),
+    /// The branch is not where the forge's API said it is.
+    #[error("will not push to `{branch}`: {why}; nothing pushed")]
+    Moved { branch: String, why: String },
     /// The remote has no default branch to build on.
     #[error("the remote names no default branch (HEAD); declare `base`")]
     NoDefaultBranch,
@@ -108,6 +130,12 @@ fn url_ok(url: &str) -> bool {
         Some("http") => matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1"),
         _ => false,
     }
+}
+
+/// Whether `sha` is a full commit id (SHA-1 or SHA-256, hex): a lease on
+/// anything else would not hold.
+fn lease_ok(sha: &str) -> bool {
+    matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Whether `name` is a legal branch name (`git check-ref-format refs/heads/<name>`).
@@ -149,22 +177,29 @@ pub(crate) struct Target<'a> {
     pub branch: &'a str,
     /// The branch to build on; `None`: the remote's default branch (its HEAD).
     pub base: Option<&'a str>,
-    /// The branch may already exist and is replaced (it is the head of this
-    /// plan's open pull or merge request). Otherwise a branch that exists is
-    /// never overwritten.
-    pub replace: bool,
+    /// The branch may already exist and is replaced: it is the head of this
+    /// plan's open pull or merge request, and this is the head commit the
+    /// forge's API reported for it (the lease: the branch must still be
+    /// there). `None`: a branch that exists is never overwritten.
+    pub replace: Option<&'a str>,
 }
 
 /// What to commit.
 pub(crate) struct Commit<'a> {
     /// The run's workspace (the diff summary's paths are relative to it).
     pub workspace: &'a Path,
-    /// The diff summary's files.
+    /// The diff summary's files (each with the blob id git recorded).
     pub files: &'a [FileChange],
+    /// The workspace's folder inside its repository, as the diff recorded it
+    /// before the first step ([`crate::model::DiffSummary::prefix`]).
+    pub prefix: Option<&'a str>,
     /// The commit message.
     pub message: &'a str,
     /// Author and committer `(name, email)` ([`IDENTITY`]).
     pub identity: (&'a str, &'a str),
+    /// The run's policy (the report's): its permission rules judge every
+    /// path committed. `None`: no permission list.
+    pub policy: Option<&'a crate::model::EffectivePolicy>,
 }
 
 /// A commit built on the base, ready to push; the private folder goes with it.
@@ -173,7 +208,7 @@ pub(crate) struct Prepared {
     url: String,
     header: String,
     branch: String,
-    replace: bool,
+    replace: Option<String>,
     /// The base branch.
     pub base: String,
     /// Its commit.
@@ -190,26 +225,6 @@ enum Entry {
         bytes: Vec<u8>,
     },
     Remove(String),
-}
-
-/// The workspace's folder inside its repository (`""` at the top), found by the `.git` above it.
-fn prefix_of(workspace: &Path) -> Result<String, PushError> {
-    let ws = workspace
-        .canonicalize()
-        .map_err(|e| PushError::Io(format!("cannot read {}: {e}", workspace.display())))?;
-    let top = ws
-        .ancestors()
-        .find(|d| d.join(".git").symlink_metadata().is_ok())
-        .ok_or_else(|| PushError::NotARepository(ws.display().to_string()))?;
-    let rel = ws.strip_prefix(top).unwrap_or(Path::new(""));
-    let rel = rel
-        .to_str()
-        .ok_or_else(|| PushError::NotARepository(ws.display().to_string()))?;
-    Ok(if rel.is_empty() {
-        String::new()
-    } else {
-        format!("{rel}/")
-    })
 }
 
 /// A summary path plangate will commit: relative, `/`-separated, no `.`/`..`,
@@ -238,41 +253,253 @@ fn path_ok(path: &str) -> Result<(), PushError> {
     Ok(())
 }
 
+/// Why the permission rules deny `path` (relative to the workspace), if
+/// they do: some tool may not read it (read is the lowest level, so every
+/// level is denied), at the dangerous risk. The same test that withholds a
+/// file's content from the diff summary (`engine::finish::start_tracker`).
+fn denied(lists: &[Compiled], path: &str) -> Option<String> {
+    if lists.is_empty() {
+        return None;
+    }
+    let needs = [Access {
+        resource: path.to_owned(),
+        level: Level::Read,
+    }];
+    ToolName::ALL.iter().find_map(|tool| {
+        let v = permissions::evaluate_compiled(lists, tool.as_str(), &needs, Risk::Dangerous);
+        (!v.allowed).then_some(v.reason)
+    })
+}
+
+/// The git blob id of `bytes` in the hash of `like` (64 hex digits: SHA-256, else SHA-1).
+pub(crate) fn blob_id(bytes: &[u8], like: &str) -> String {
+    let header = format!("blob {}\0", bytes.len());
+    if like.len() == 64 {
+        use sha2::Digest as _;
+        let mut h = sha2::Sha256::new();
+        h.update(header.as_bytes());
+        h.update(bytes);
+        hex::encode(h.finalize())
+    } else {
+        use sha1::Digest as _;
+        let mut h = sha1::Sha1::new();
+        h.update(header.as_bytes());
+        h.update(bytes);
+        hex::encode(h.finalize())
+    }
+}
+
+/// Whether a symbolic link at `rel` pointing to `target` stays inside the
+/// workspace: relative, never climbing above the workspace's top.
+fn target_ok(rel: &str, target: &[u8]) -> Result<(), &'static str> {
+    if target.is_empty() {
+        return Err("it is a symbolic link with no target");
+    }
+    if target.starts_with(b"/") {
+        return Err("it is a symbolic link to an absolute path, outside the workspace");
+    }
+    let mut depth = rel.matches('/').count();
+    for seg in target.split(|b| *b == b'/') {
+        match seg {
+            b"" | b"." => {}
+            b".." => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or("it is a symbolic link that climbs out of the workspace")?;
+            }
+            _ => depth += 1,
+        }
+    }
+    Ok(())
+}
+
+/// The workspace, opened once: every file is read beneath it with no
+/// symbolic link followed at any component (`openat2` with
+/// `RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH`; where the kernel lacks it,
+/// folder by folder with `O_NOFOLLOW | O_DIRECTORY`).
+struct Beneath {
+    root: rustix::fd::OwnedFd,
+}
+
+impl Beneath {
+    fn open(workspace: &Path) -> Result<Beneath, PushError> {
+        use rustix::fs::{Mode, OFlags};
+        let root = rustix::fs::open(
+            workspace,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| {
+            PushError::Io(format!(
+                "cannot open the workspace {}: {e}",
+                workspace.display()
+            ))
+        })?;
+        Ok(Beneath { root })
+    }
+
+    /// The folder `dir` (`/`-separated, relative; `""`: the workspace).
+    fn folder(&self, path: &str, dir: &str) -> Result<rustix::fd::OwnedFd, PushError> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        use rustix::io::Errno;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fail = |e: Errno| {
+            if e == Errno::LOOP || e == Errno::NOTDIR || e == Errno::XDEV {
+                PushError::Changed {
+                    path: path.to_owned(),
+                    why: "a folder on its path is a symbolic link (or no longer a folder)".into(),
+                }
+            } else {
+                PushError::Io(format!("cannot read `{path}`: {e}"))
+            }
+        };
+        if dir.is_empty() {
+            return rustix::fs::openat(&self.root, ".", flags, Mode::empty()).map_err(fail);
+        }
+        match rustix::fs::openat2(
+            &self.root,
+            dir,
+            flags,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH,
+        ) {
+            Err(e) if e == Errno::NOSYS || e == Errno::PERM => {}
+            other => return other.map_err(fail),
+        }
+        walk_folders(&self.root, dir).map_err(fail)
+    }
+
+    /// The mode and bytes of `path` (checked by [`path_ok`]): a regular
+    /// file's content, or a symbolic link's target (which must stay inside).
+    fn read(&self, path: &str) -> Result<(&'static str, Vec<u8>), PushError> {
+        use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let folder = self.folder(path, dir)?;
+        let io = |e: rustix::io::Errno| PushError::Io(format!("cannot read `{path}`: {e}"));
+        let st = rustix::fs::statat(&folder, name, AtFlags::SYMLINK_NOFOLLOW).map_err(io)?;
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::Symlink => {
+                let target = rustix::fs::readlinkat(&folder, name, Vec::new())
+                    .map_err(io)?
+                    .into_bytes();
+                target_ok(path, &target).map_err(|why| PushError::BadPath {
+                    path: path.to_owned(),
+                    why,
+                })?;
+                Ok(("120000", target))
+            }
+            FileType::RegularFile => {
+                let fd = rustix::fs::openat(
+                    &folder,
+                    name,
+                    OFlags::RDONLY
+                        | OFlags::NOFOLLOW
+                        | OFlags::NONBLOCK
+                        | OFlags::NOCTTY
+                        | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(io)?;
+                let st = rustix::fs::fstat(&fd).map_err(io)?;
+                if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+                    return Err(PushError::BadPath {
+                        path: path.to_owned(),
+                        why: "it is neither a file nor a symbolic link",
+                    });
+                }
+                let mut bytes = Vec::new();
+                std::fs::File::from(fd)
+                    .take(MAX_BYTES + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| PushError::Io(format!("cannot read `{path}`: {e}")))?;
+                let exec = st.st_mode & 0o111 != 0;
+                Ok((if exec { "100755" } else { "100644" }, bytes))
+            }
+            _ => Err(PushError::BadPath {
+                path: path.to_owned(),
+                why: "it is neither a file nor a symbolic link",
+            }),
+        }
+    }
+}
+
+/// The folder `dir` beneath `root` opened one segment at a time with
+/// `O_NOFOLLOW | O_DIRECTORY` (a symbolic link: `ELOOP` or `ENOTDIR`): where `openat2` is missing.
+fn walk_folders(
+    root: &rustix::fd::OwnedFd,
+    dir: &str,
+) -> Result<rustix::fd::OwnedFd, rustix::io::Errno> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut fd = rustix::fs::openat(root, ".", flags, Mode::empty())?;
+    for seg in dir.split('/') {
+        fd = rustix::fs::openat(&fd, seg, flags, Mode::empty())?;
+    }
+    Ok(fd)
+}
+
+/// The workspace's folder inside its repository as the diff recorded it:
+/// `""`, or plain segments each followed by `/`.
+fn prefix_ok(prefix: &str) -> Result<(), PushError> {
+    match prefix.strip_suffix('/') {
+        None if prefix.is_empty() => Ok(()),
+        Some(p) if path_ok(p).is_ok() => Ok(()),
+        _ => Err(PushError::BadPath {
+            path: prefix.to_owned(),
+            why: "the workspace's folder in its repository cannot be read back exactly",
+        }),
+    }
+}
+
 /// The entries of the commit, read from the workspace now; every file scanned for secrets.
-fn entries(workspace: &Path, files: &[FileChange], prefix: &str) -> Result<Vec<Entry>, PushError> {
-    use std::os::unix::fs::PermissionsExt as _;
+/// Refused: a path the permission rules deny (new or old), a file git ignores
+/// (a deleted one is left out: git never had it).
+fn entries(
+    workspace: &Path,
+    files: &[FileChange],
+    prefix: &str,
+    lists: &[Compiled],
+) -> Result<Vec<Entry>, PushError> {
+    let root = Beneath::open(workspace)?;
     let mut out = Vec::new();
     let mut total = 0u64;
     for f in files {
         path_ok(&f.path)?;
+        for p in std::iter::once(&f.path).chain(f.old_path.as_ref()) {
+            path_ok(p)?;
+            if let Some(why) = denied(lists, p) {
+                return Err(PushError::Denied {
+                    path: p.clone(),
+                    why,
+                });
+            }
+        }
+        if f.ignored {
+            if f.change == Change::Deleted {
+                continue;
+            }
+            return Err(PushError::Ignored(f.path.clone()));
+        }
         if let Some(old) = &f.old_path {
-            path_ok(old)?;
             out.push(Entry::Remove(format!("{prefix}{old}")));
         }
         if f.change == Change::Deleted {
             out.push(Entry::Remove(format!("{prefix}{}", f.path)));
             continue;
         }
-        let full = workspace.join(&f.path);
-        let io = |e: std::io::Error| PushError::Io(format!("cannot read `{}`: {e}", f.path));
-        let meta = std::fs::symlink_metadata(&full).map_err(io)?;
-        let (mode, bytes) = if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&full).map_err(io)?;
-            let target = target.into_os_string();
-            ("120000", std::os::unix::ffi::OsStringExt::into_vec(target))
-        } else if meta.is_file() {
-            let mut bytes = Vec::new();
-            crate::regular::open(&full)
-                .and_then(|f| f.take(MAX_BYTES + 1).read_to_end(&mut bytes))
-                .map_err(io)?;
-            let exec = meta.permissions().mode() & 0o111 != 0;
-            (if exec { "100755" } else { "100644" }, bytes)
-        } else {
-            return Err(PushError::BadPath {
+        let Some(oid) = f.oid.as_deref() else {
+            return Err(PushError::Changed {
                 path: f.path.clone(),
-                why: "it is neither a file nor a symbolic link",
+                why: "git's comparison of the run recorded no content for it (a nested repository, or the diff was not made by git), so nothing proves these are the bytes the run's scan saw".into(),
             });
         };
+        let (mode, bytes) = root.read(&f.path)?;
+        if blob_id(&bytes, oid) != oid {
+            return Err(PushError::Changed {
+                path: f.path.clone(),
+                why: "its bytes are not those git recorded when the run's diff and secret scan saw it (it changed since, or git's attributes convert it: `text`, `eol`, `working-tree-encoding`)".into(),
+            });
+        }
         total += bytes.len() as u64;
         if total > MAX_BYTES {
             return Err(PushError::TooLarge);
@@ -357,8 +584,15 @@ pub(crate) fn prepare(target: &Target<'_>, commit: &Commit<'_>) -> Result<Prepar
     if !ref_ok(target.branch) {
         return Err(PushError::BadRef(target.branch.to_owned()));
     }
-    let prefix = prefix_of(commit.workspace)?;
-    let entries = entries(commit.workspace, commit.files, &prefix)?;
+    let prefix = commit.prefix.ok_or(PushError::Unrecorded(
+        "the workspace's place in its git repository",
+    ))?;
+    prefix_ok(prefix)?;
+    let lists: Vec<Compiled> = commit
+        .policy
+        .map(|p| p.permission_lists().iter().map(Compiled::new).collect())
+        .unwrap_or_default();
+    let entries = entries(commit.workspace, commit.files, prefix, &lists)?;
     let dir = tempfile::Builder::new()
         .prefix("plangate-push-")
         .tempdir_in(crate::environ::temp_dir())
@@ -403,7 +637,7 @@ pub(crate) fn prepare(target: &Target<'_>, commit: &Commit<'_>) -> Result<Prepar
         url: target.url.to_owned(),
         header: target.auth_header.to_owned(),
         branch: target.branch.to_owned(),
-        replace: target.replace,
+        replace: target.replace.map(str::to_owned),
         base,
         base_sha,
         commit: new,
@@ -430,9 +664,10 @@ impl Prepared {
     }
 
     /// Create or replace the branch with the commit (`+<sha>:refs/heads/<branch>`).
-    /// A branch that exists is replaced only when [`Target::replace`] says
-    /// so, and only if it still is where it was seen (`--force-with-lease`);
-    /// a new one only if it is still absent.
+    /// A branch that exists is replaced only when [`Target::replace`] names
+    /// the head the forge's API reported, only if the remote still has that
+    /// head (else someone pushed in between: refused), and with
+    /// `--force-with-lease` on it; a new one only if it is still absent.
     pub(crate) fn push(&self) -> Result<(), PushError> {
         let full = format!("refs/heads/{}", self.branch);
         let git = self.git();
@@ -441,13 +676,36 @@ impl Prepared {
             .lines()
             .find_map(|l| l.strip_suffix(&format!("\t{full}")))
             .unwrap_or("");
-        if !now.is_empty() && !self.replace {
-            return Err(PushError::Branch(
-                self.branch.clone(),
-                "it exists and is not the head of this plan's open pull request",
-            ));
-        }
-        let lease = format!("--force-with-lease={full}:{now}");
+        let expected = match self.replace.as_deref() {
+            None if now.is_empty() => "",
+            None => {
+                return Err(PushError::Branch(
+                    self.branch.clone(),
+                    "it exists and is not the head of this plan's open pull request",
+                ));
+            }
+            Some(api) => {
+                if !lease_ok(api) {
+                    return Err(PushError::Moved {
+                        branch: self.branch.clone(),
+                        why: format!(
+                            "the forge reported no usable head commit for its open request ({api:?})"
+                        ),
+                    });
+                }
+                if !now.eq_ignore_ascii_case(api) {
+                    let on_remote = if now.is_empty() { "no branch" } else { now };
+                    return Err(PushError::Moved {
+                        branch: self.branch.clone(),
+                        why: format!(
+                            "the forge's API reported head {api} but the remote has {on_remote}: someone pushed to it in between"
+                        ),
+                    });
+                }
+                api
+            }
+        };
+        let lease = format!("--force-with-lease={full}:{expected}");
         let spec = format!("+{}:{full}", self.commit);
         git.run(
             &["push", "-q", "--porcelain", &lease, &self.url, &spec],

@@ -114,6 +114,9 @@ fn a_secret_in_a_file_refuses_the_whole_push() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let file = |p: &str| FileChange {
+        oid: std::fs::read(dir.path().join(p))
+            .ok()
+            .map(|b| blob_id(&b, "")),
         binary: false,
         change: Change::Added,
         deletions: 0,
@@ -123,10 +126,190 @@ fn a_secret_in_a_file_refuses_the_whole_push() {
         path: p.to_owned(),
         steps: Vec::new(),
     };
-    assert!(entries(dir.path(), &[file("ok.txt")], "").is_ok());
-    match entries(dir.path(), &[file("ok.txt"), file("cfg.txt")], "") {
+    assert!(entries(dir.path(), &[file("ok.txt")], "", &[]).is_ok());
+    match entries(dir.path(), &[file("ok.txt"), file("cfg.txt")], "", &[]) {
         Err(PushError::Secret(p)) => assert_eq!(p, "cfg.txt"),
         Err(e) => panic!("{e}"),
         Ok(_) => panic!("a secret was let through"),
+    }
+}
+
+#[test]
+fn paths_the_rules_deny_or_git_ignores_refuse_the_push_at_either_name() {
+    use crate::model::PermissionRule;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.path().join("moved.txt"), "x\n").unwrap_or_else(|e| panic!("{e}"));
+    let rules: Vec<PermissionRule> = serde_json::from_value(serde_json::json!([
+        {"id": "all", "resource": "*", "level": "admin", "priority": 10},
+        {"id": "hide", "resource": "secret/**", "level": "none", "priority": 90},
+        {"id": "no-agent", "resource": "notes/**", "tools": ["agent"], "level": "none", "priority": 90},
+    ]))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let list = crate::model::RuleList {
+        source: "plan",
+        rules: &rules,
+    };
+    let lists = [Compiled::new(&list)];
+    let change = |change, path: &str, old: Option<&str>, ignored| FileChange {
+        oid: Some(blob_id(b"x\n", "")),
+        binary: false,
+        change,
+        deletions: 0,
+        ignored,
+        insertions: 1,
+        old_path: old.map(str::to_owned),
+        path: path.to_owned(),
+        steps: Vec::new(),
+    };
+    let refused = |f: FileChange| match entries(dir.path(), &[f], "", &lists) {
+        Err(e) => e.to_string(),
+        Ok(_) => "pushed".to_owned(),
+    };
+    for f in [
+        change(Change::Renamed, "moved.txt", Some("secret/old.txt"), false),
+        change(Change::Deleted, "secret/old.txt", None, false),
+        change(Change::Deleted, "secret/old.txt", None, true),
+        change(Change::Added, "secret/new.txt", None, false),
+    ] {
+        let why = refused(f);
+        assert!(
+            why.contains("`secret/old.txt`") || why.contains("`secret/new.txt`"),
+            "{why}"
+        );
+        assert!(why.contains("the permission rules deny it"), "{why}");
+    }
+    // One tool may not read it: denied.
+    let why = refused(change(Change::Added, "notes/x", None, false));
+    assert!(
+        why.contains("permission rules deny") && why.contains("no-agent"),
+        "{why}"
+    );
+    // Ignored: refused, unless deleted (left out: git never had it).
+    let why = refused(change(Change::Added, "moved.txt", None, true));
+    assert!(why.contains("git ignores it"), "{why}");
+    match entries(
+        dir.path(),
+        &[change(Change::Deleted, "gone.log", None, true)],
+        "",
+        &lists,
+    ) {
+        Ok(e) => assert!(e.is_empty(), "a deleted ignored file is left out"),
+        Err(e) => panic!("{e}"),
+    }
+    // No list in force: nothing denied.
+    assert!(
+        entries(
+            dir.path(),
+            &[change(Change::Added, "moved.txt", None, false)],
+            "",
+            &[]
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn blob_ids_are_gits() {
+    // `printf 'hello\n' | git hash-object --stdin` (and with --object-format=sha256).
+    assert_eq!(
+        blob_id(b"hello\n", ""),
+        "ce013625030ba8dba906f756967f9e9ca394464a"
+    );
+    assert_eq!(
+        blob_id(b"hello\n", &"0".repeat(64)),
+        "2cf8d83d9ee29543b34a87727421fdecb7e3f3a183d337639025de576db9ebb4"
+    );
+}
+
+#[test]
+fn links_must_stay_inside_the_workspace() {
+    assert!(target_ok("a", b"b").is_ok());
+    assert!(target_ok("d/a", b"../b").is_ok());
+    assert!(target_ok("d/e/a", b"./../../x/./y").is_ok());
+    assert!(target_ok("a", b"../b").is_err());
+    assert!(target_ok("d/a", b"../../b").is_err());
+    assert!(target_ok("d/a", b"x/../../../b").is_err());
+    assert!(target_ok("a", b"/etc/passwd").is_err());
+    assert!(target_ok("a", b"").is_err());
+}
+
+#[test]
+fn a_file_is_read_with_no_link_followed_and_must_be_what_git_recorded() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let ws = dir.path().join("ws");
+    let outside = dir.path().join("outside");
+    for d in [ws.join("real"), outside.clone()] {
+        std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("{e}"));
+    }
+    std::fs::write(ws.join("real/f.txt"), "same\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(outside.join("f.txt"), "same\n").unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&outside, ws.join("via")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("real", ws.join("inner")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("real/f.txt", ws.join("ok-link")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("../outside/f.txt", ws.join("out-link"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let same = blob_id(b"same\n", "");
+    let file = |p: &str, oid: &str| FileChange {
+        oid: Some(oid.to_owned()),
+        binary: false,
+        change: Change::Added,
+        deletions: 0,
+        ignored: false,
+        insertions: 1,
+        old_path: None,
+        path: p.to_owned(),
+        steps: Vec::new(),
+    };
+    let run = |f: FileChange| entries(&ws, &[f], "sub/", &[]);
+    match run(file("real/f.txt", &same)) {
+        Ok(e) => assert!(
+            matches!(&e[..], [Entry::Put { path, mode: "100644", bytes }] if path == "sub/real/f.txt" && bytes == b"same\n")
+        ),
+        Err(e) => panic!("{e}"),
+    }
+    // The same bytes, through a linked folder (outside or inside): refused.
+    for p in ["via/f.txt", "inner/f.txt"] {
+        let why = run(file(p, &same))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(why.contains("symbolic link"), "{p}: {why}");
+    }
+    // Other bytes than git recorded: refused.
+    let why = run(file("real/f.txt", &blob_id(b"other\n", "")))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(why.contains("not those git recorded"), "{why}");
+    // No recorded id: refused.
+    let mut none = file("real/f.txt", &same);
+    none.oid = None;
+    assert!(run(none).is_err());
+    // A link stays a link, inside only.
+    match run(file("ok-link", &blob_id(b"real/f.txt", ""))) {
+        Ok(e) => assert!(matches!(&e[..], [Entry::Put { mode: "120000", .. }])),
+        Err(e) => panic!("{e}"),
+    }
+    let why = run(file("out-link", &blob_id(b"../outside/f.txt", "")))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(why.contains("climbs out"), "{why}");
+}
+
+#[test]
+fn the_folder_by_folder_walk_follows_no_link_either() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(dir.path().join("a/b")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("a", dir.path().join("l")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink("b", dir.path().join("a/lb")).unwrap_or_else(|e| panic!("{e}"));
+    let root = Beneath::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(walk_folders(&root.root, "a/b").is_ok());
+    for linked in ["l", "l/b", "a/lb"] {
+        let e = walk_folders(&root.root, linked).err();
+        assert!(
+            e == Some(rustix::io::Errno::LOOP) || e == Some(rustix::io::Errno::NOTDIR),
+            "{linked}: {e:?}"
+        );
     }
 }

@@ -489,8 +489,46 @@ fn a_merge_request_is_pushed_by_plangate_and_opened_then_updated_on_a_rerun() {
     );
     assert_eq!(remote.pushes(), 1, "{}", remote.log());
     assert!(!remote.log().contains("auth=wrong"), "{}", remote.log());
+    // A rerun whose merge request the API lists at another head than the
+    // branch's (someone pushed in between): nothing pushed, the row says why.
+    let head = git(&remote.bare, &["rev-parse", "bot/pub"]);
+    let env = Env::new();
+    remote.clone_into(&env);
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        mock(
+            "GET",
+            mrs,
+            200,
+            Some(
+                json!([{"iid": 31, "source_branch": "bot/pub", "source_project_id": 42,
+                         "target_project_id": 42, "description": description,
+                         "sha": "0123456789abcdef0123456789abcdef01234567"}]),
+            ),
+        )
+        .mount(&server)
+        .await;
+        mock("PUT", format!("{mrs}/31"), 200, Some(json!({})))
+            .expect(0)
+            .mount(&server)
+            .await;
+    });
+    let o = gl_run(&env, &server, &yaml, &vars);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(server.verify());
+    let r = &rows(&env)[0];
+    assert_eq!(r["state"], "withheld", "{r}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("someone pushed to it in between"),
+        "{r}"
+    );
+    assert_eq!(remote.pushes(), 1, "{}", remote.log());
     // A rerun finds the open merge request by its source branch: the branch is
-    // replaced and the merge request updated (PUT), never a second one.
+    // replaced (leased on the head the API reports) and the merge request
+    // updated (PUT), never a second one.
     let env = Env::new();
     remote.clone_into(&env);
     let server = rt.block_on(MockServer::start());
@@ -502,7 +540,7 @@ fn a_merge_request_is_pushed_by_plangate_and_opened_then_updated_on_a_rerun() {
             200,
             Some(
                 json!([{"iid": 31, "source_branch": "bot/pub", "source_project_id": 42,
-                         "target_project_id": 42, "description": description}]),
+                         "target_project_id": 42, "description": description, "sha": head}]),
             ),
         )
         .mount(&server)
@@ -561,6 +599,48 @@ fn a_merge_request_is_pushed_by_plangate_and_opened_then_updated_on_a_rerun() {
         "{}",
         stderr(&o)
     );
+}
+
+/// On GitLab too, a file git ignores is no part of the change: nothing is
+/// pushed, no merge request asked for, the row names the file and why.
+#[test]
+fn an_ignored_file_pushes_nothing_to_gitlab() {
+    use crate::git_remote::Remote;
+    let rt = rt();
+    let remote = Remote::for_user(TOKEN, "oauth2");
+    let project_url = format!("{}/acme/widgets", remote.url);
+    let mrs = "/api/v4/projects/42/merge_requests";
+    let cmd = format!(
+        "echo 'a = 1' > lint.txt\necho DEBUG=1 > .env\n{}",
+        ask(r#"{"type": "merge_request", "title": "[bot] fix"}"#)
+    );
+    let publish = "{merge_request: {branch: 'bot/{plan}', title_prefix: '[bot] '}}";
+    let env = Env::new();
+    remote.clone_into(&env);
+    std::fs::write(env.ws.join(".git/info/exclude"), ".env\n").unwrap_or_else(|e| panic!("{e}"));
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        mock("GET", mrs, 200, Some(json!([]))).mount(&server).await;
+        mock("POST", mrs, 201, Some(json!({})))
+            .expect(0)
+            .mount(&server)
+            .await;
+    });
+    let vars = [
+        ("GITLAB_TOKEN", TOKEN),
+        ("CI_PROJECT_URL", project_url.as_str()),
+    ];
+    let o = gl_run(&env, &server, &plan(publish, &[("fix", &cmd)]), &vars);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    rt.block_on(server.verify());
+    let r = &rows(&env)[0];
+    assert_eq!(r["state"], "withheld", "{r}");
+    let reason = r["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("`.env`") && reason.contains("git ignores it"),
+        "{reason}"
+    );
+    assert_eq!(remote.pushes(), 0, "{}", remote.log());
 }
 
 /// A 429 is sent again (bounded); a 500 to a POST is not (it may have

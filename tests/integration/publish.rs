@@ -186,8 +186,34 @@ fn a_protected_path_blocks_the_pull_request_and_draft_downgrades_it() {
     let o = env.run(&yaml, &[]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let rows = publish_rows(&env);
+    // CI configuration runs on push, draft or not: an issue with the patch.
+    assert_eq!(
+        (rows[0]["state"].as_str(), rows[0]["kind"].as_str()),
+        (Some("would_publish"), Some("issue")),
+        "{rows:?}"
+    );
+    assert!(
+        rows[0]["policy"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("is CI configuration"),
+        "{rows:?}"
+    );
+    // A protected path that is not CI configuration: a draft.
+    let env = Env::new();
+    let manifest = format!(
+        "echo '{{}}' > package.json\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] fix"}"#)
+    );
+    let drafted = plan(publish, &[("fix", &manifest)]).replace(
+        "policy: {risk_tolerance: medium}",
+        "policy: {risk_tolerance: medium, patch: {protected: draft}}",
+    );
+    let o = env.run(&drafted, &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let rows = publish_rows(&env);
     assert_eq!(rows[0]["state"], "would_publish", "{rows:?}");
-    assert_eq!(rows[0]["draft"], true);
+    assert_eq!(rows[0]["draft"], true, "{rows:?}");
     // An unknown key of the patch block is a load error naming the line.
     let env = Env::new();
     let bad = yaml.replace("protected: draft", "protect: draft");

@@ -197,14 +197,16 @@ fn a_lint_fix_opens_a_pull_request_with_its_change_and_a_rerun_updates_it() {
     assert!(!String::from_utf8_lossy(&o.stdout).contains(TOKEN) && !stderr(&o).contains(TOKEN));
 
     // A rerun (another run id) finds the open pull request by its marker,
-    // force-updates its branch and its title and body: no second one.
+    // force-updates its branch (leased on the head the API reports) and its
+    // title and body: no second one.
+    let head = git(&remote.bare, &["rev-parse", &branch]);
     let api = rt.block_on(MockServer::start());
     rt.block_on(async {
         Mock::given(method("GET"))
             .and(path(format!("{REPO}/pulls")))
             .respond_with(ResponseTemplate::new(200).set_body_json(json!([{
                 "number": 12, "draft": false, "body": format!("{MARK}\nold"),
-                "head": {"ref": branch, "repo": {"full_name": "acme/widgets"}}
+                "head": {"ref": branch, "sha": head, "repo": {"full_name": "acme/widgets"}}
             }])))
             .mount(&api)
             .await;
@@ -328,6 +330,12 @@ fn a_protected_path_pushes_nothing_and_a_draft_verdict_asks_for_review() {
     let env = Env::new();
     remote.clone_into(&env);
     let publish = PR.replace("labels: [lint]", "labels: [lint], reviewers: [alice]");
+    // A dependency manifest (CI configuration is never pushed as a draft:
+    // `a_draft_of_ci_configuration_pushes_nothing_and_opens_an_issue`).
+    let cmd = format!(
+        "echo '{{\"name\": \"w\"}}' > package.json\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] deps"}"#)
+    );
     let o = gh_run(
         &env,
         &api,
@@ -347,7 +355,7 @@ fn a_protected_path_pushes_nothing_and_a_draft_verdict_asks_for_review() {
     let body = pr["body"].as_str().unwrap_or_default();
     assert!(
         body.contains("Opened as a draft for review")
-            && body.contains(".github/workflows/x.yml")
+            && body.contains("package.json")
             && body.contains("@alice"),
         "{body}"
     );
@@ -360,12 +368,82 @@ fn a_protected_path_pushes_nothing_and_a_draft_verdict_asks_for_review() {
     assert_eq!(asked["reviewers"], json!(["alice"]));
     let branch = row["branch"].as_str().unwrap_or_default();
     assert_eq!(
-        git(
-            &remote.bare,
-            &["show", &format!("{branch}:.github/workflows/x.yml")]
-        ),
-        "on: push"
+        git(&remote.bare, &["show", &format!("{branch}:package.json")]),
+        r#"{"name": "w"}"#
     );
+}
+
+#[test]
+fn a_draft_of_ci_configuration_pushes_nothing_and_opens_an_issue() {
+    // A branch holding a changed workflow runs it with the repository's
+    // secrets as soon as it is pushed, draft or not: `protected: draft`
+    // becomes an issue with the patch for every CI file that runs on push.
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    for (make, file) in [
+        (
+            "mkdir -p .github/workflows && echo 'on: push' > .github/workflows/x.yml",
+            ".github/workflows/x.yml",
+        ),
+        (
+            "mkdir -p .github/actions/s && echo 'runs: {using: composite}' > .github/actions/s/action.yml",
+            ".github/actions/s/action.yml",
+        ),
+        (
+            "echo 'test: {script: [make]}' > .gitlab-ci.yml",
+            ".gitlab-ci.yml",
+        ),
+        ("echo 'pipeline {}' > Jenkinsfile", "Jenkinsfile"),
+    ] {
+        let api = rt.block_on(MockServer::start());
+        rt.block_on(async {
+            Mock::given(method("GET"))
+                .and(path(format!("{REPO}/issues")))
+                .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+                .mount(&api)
+                .await;
+            mock(
+                "POST",
+                format!("{REPO}/issues"),
+                201,
+                Some(json!({"id": 1, "number": 9, "html_url": "https://github.example/i/9"})),
+            )
+            .expect(1)
+            .mount(&api)
+            .await;
+        });
+        let env = Env::new();
+        remote.clone_into(&env);
+        let cmd = format!(
+            "{make}\necho '{{}}' > package.json\n{}",
+            ask(r#"{"type": "pull_request", "title": "[bot] ci"}"#)
+        );
+        let o = gh_run(
+            &env,
+            &api,
+            &remote,
+            &plan(PR, ", patch: {protected: draft}", &[("ci", &cmd)]),
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        rt.block_on(api.verify());
+        let row = &rows(&env)[0];
+        assert_eq!(
+            (row["kind"].as_str(), row["state"].as_str()),
+            (Some("issue"), Some("published")),
+            "{file}: {row}"
+        );
+        let why = row["policy"].as_str().unwrap_or_default();
+        assert!(
+            why.contains(&format!("`{file}` is CI configuration"))
+                && why.contains("as soon as it is pushed"),
+            "{row}"
+        );
+        let issue = sent(&rt, &api, "POST", &format!("{REPO}/issues"));
+        let body = issue["body"].as_str().unwrap_or_default();
+        assert!(body.contains("as soon as it is pushed"), "{body}");
+        assert!(body.contains(&format!("b/{file}")), "{body}");
+        assert_eq!(remote.pushes(), 0, "{file}: {}", remote.log());
+    }
 }
 
 #[test]
@@ -564,6 +642,256 @@ fn the_base_and_a_branch_that_is_not_ours_are_never_overwritten() {
     }
     assert_eq!(git(&remote.bare, &["rev-parse", "main"]), main);
     assert_eq!(git(&remote.bare, &["rev-parse", "bot/fixed"]), main);
+}
+
+#[test]
+fn the_open_pull_request_is_updated_only_from_the_head_the_api_reported() {
+    // Someone pushed to the branch after the API listed the pull request (or
+    // the API lists no usable head): the lease would be on the wrong commit,
+    // so nothing is pushed and the row says why.
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let branch = "plangate/pub/old-run";
+    git(&remote.bare, &["branch", branch, "main"]);
+    let head = git(&remote.bare, &["rev-parse", branch]);
+    let other = "0123456789abcdef0123456789abcdef01234567";
+    let step = format!(
+        "echo fixed > lint.txt\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    );
+    for (sha, want) in [
+        (json!(other), "someone pushed to it in between"),
+        (json!(null), "no usable head commit"),
+        (json!(head.to_uppercase() + "; x"), "no usable head commit"),
+    ] {
+        let api = rt.block_on(MockServer::start());
+        rt.block_on(async {
+            Mock::given(method("GET"))
+                .and(path(format!("{REPO}/pulls")))
+                .respond_with(ResponseTemplate::new(200).set_body_json(json!([{
+                    "number": 12, "draft": false, "body": format!("{MARK}\nold"),
+                    "head": {"ref": branch, "sha": sha, "repo": {"full_name": "acme/widgets"}}
+                }])))
+                .mount(&api)
+                .await;
+        });
+        let env = Env::new();
+        remote.clone_into(&env);
+        let o = gh_run(&env, &api, &remote, &plan(PR, "", &[("s", &step)]));
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let row = &rows(&env)[0];
+        assert_eq!(row["state"], "withheld", "{row}");
+        let reason = row["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains(want) && reason.contains(branch), "{reason}");
+        assert_eq!(remote.pushes(), 0, "{}", remote.log());
+        assert_eq!(git(&remote.bare, &["rev-parse", branch]), head);
+        assert!(writes(&rt, &api).is_empty(), "{:?}", writes(&rt, &api));
+    }
+}
+
+/// An open-ended API: lists nothing, opens pull request #5.
+fn open_api(rt: &tokio::runtime::Runtime) -> MockServer {
+    let api = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO}/pulls")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+            .mount(&api)
+            .await;
+        mock(
+            "POST",
+            format!("{REPO}/pulls"),
+            201,
+            Some(json!({"number": 5})),
+        )
+        .mount(&api)
+        .await;
+        mock(
+            "POST",
+            format!("{REPO}/issues/5/labels"),
+            200,
+            Some(json!([])),
+        )
+        .mount(&api)
+        .await;
+    });
+    api
+}
+
+#[test]
+fn files_a_step_was_not_given_push_nothing_and_the_row_names_them() {
+    // A file git ignores (`.env`, a build output) or one the permission rules
+    // deny (new or renamed-away path) is not part of the change: nothing is
+    // pushed, nothing asked of the API, and the row names the path and why.
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let rules = ", permissions: [{id: all, resource: '*', level: admin, priority: 10}, {id: hide, resource: 'secret/**', level: none, priority: 90}, {id: keys, resource: '**/*.key', level: none, priority: 90}]";
+    let fix = "echo fixed > lint.txt";
+    // (A denied path that existed before the run is hidden from bash by
+    // its sandbox; the renamed-away and deleted cases are `push_tests`'.)
+    for (cmd, file, want) in [
+        ("echo DEBUG=1 > .env", ".env", "git ignores it"),
+        (
+            "mkdir -p out && echo bin > out/app.bin",
+            "out/app.bin",
+            "git ignores it",
+        ),
+        (
+            "d=secret; mkdir -p $d && echo note > $d/notes.txt",
+            "secret/notes.txt",
+            "the permission rules deny it",
+        ),
+        (
+            "k=key; mkdir -p a/b && echo x > a/b/id.$k",
+            "a/b/id.key",
+            "the permission rules deny it",
+        ),
+    ] {
+        let api = open_api(&rt);
+        let env = Env::new();
+        remote.clone_into(&env);
+        std::fs::write(env.ws.join(".git/info/exclude"), ".env\nout/\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let step = format!(
+            "{fix}\n{cmd}\n{}",
+            ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+        );
+        let o = gh_run(&env, &api, &remote, &plan(PR, rules, &[("s", &step)]));
+        assert_eq!(
+            code(&o),
+            0,
+            "{cmd}: {} {}",
+            stderr(&o),
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let row = &rows(&env)[0];
+        assert_eq!(row["state"], "withheld", "{cmd}: {row}");
+        let reason = row["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains(&format!("`{file}`")) && reason.contains(want),
+            "{cmd}: {reason}"
+        );
+        assert_eq!(remote.pushes(), 0, "{cmd}: {}", remote.log());
+        assert!(writes(&rt, &api).is_empty(), "{:?}", writes(&rt, &api));
+    }
+    // Deleting an ignored file is no change to the repository: left out, the
+    // rest is pushed.
+    let api = open_api(&rt);
+    let env = Env::new();
+    remote.clone_into(&env);
+    std::fs::write(env.ws.join(".git/info/exclude"), ".env\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(env.ws.join(".env"), "DEBUG=1\n").unwrap_or_else(|e| panic!("{e}"));
+    let step = format!(
+        "{fix}\nrm .env\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    );
+    let o = gh_run(&env, &api, &remote, &plan(PR, rules, &[("s", &step)]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let row = &rows(&env)[0];
+    assert_eq!(row["state"], "published", "{row}");
+    let branch = row["branch"].as_str().unwrap_or_default();
+    assert_eq!(
+        git(&remote.bare, &["show", &format!("{branch}:lint.txt")]),
+        "fixed"
+    );
+    let files = git(&remote.bare, &["diff", "--name-only", "main", branch]);
+    assert_eq!(files, "lint.txt");
+}
+
+#[test]
+fn only_the_bytes_the_run_saw_are_pushed_and_links_stay_inside() {
+    // The push reads each file again with no link followed and sends it only
+    // if its git blob id is the one the run's diff (and its scan) recorded.
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    for (setup, cmd, file, want) in [
+        // git's attributes make the recorded blob differ from the file's bytes.
+        (
+            "*.txt text eol=lf\n",
+            "printf 'fixed\\r\\n' > lint.txt",
+            "lint.txt",
+            "not those git recorded",
+        ),
+        ("", "ln -s /etc/hostname host", "host", "absolute path"),
+        (
+            "",
+            "mkdir -p d && ln -s ../../up d/up",
+            "d/up",
+            "climbs out",
+        ),
+    ] {
+        let api = open_api(&rt);
+        let env = Env::new();
+        remote.clone_into(&env);
+        if !setup.is_empty() {
+            std::fs::write(env.ws.join(".gitattributes"), setup).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let step = format!(
+            "{cmd}\n{}",
+            ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+        );
+        let o = gh_run(&env, &api, &remote, &plan(PR, "", &[("s", &step)]));
+        assert_eq!(code(&o), 0, "{cmd}: {}", stderr(&o));
+        let row = &rows(&env)[0];
+        assert_eq!(row["state"], "withheld", "{cmd}: {row}");
+        let reason = row["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains(&format!("`{file}`")) && reason.contains(want),
+            "{cmd}: {reason}"
+        );
+        assert_eq!(remote.pushes(), 0, "{cmd}: {}", remote.log());
+        assert!(writes(&rt, &api).is_empty(), "{:?}", writes(&rt, &api));
+    }
+    // A link inside the workspace is pushed as a link.
+    let api = open_api(&rt);
+    let env = Env::new();
+    remote.clone_into(&env);
+    let step = format!(
+        "echo fixed > lint.txt\nmkdir -p d && ln -s ../lint.txt d/lint\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    );
+    let o = gh_run(&env, &api, &remote, &plan(PR, "", &[("s", &step)]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let row = &rows(&env)[0];
+    assert_eq!(row["state"], "published", "{row}");
+    let branch = row["branch"].as_str().unwrap_or_default();
+    let tree = git(&remote.bare, &["ls-tree", "-r", branch, "d/lint"]);
+    assert!(tree.starts_with("120000 blob"), "{tree}");
+}
+
+#[test]
+fn a_git_folder_a_step_makes_cannot_move_where_the_files_land() {
+    // The workspace is `sub/` of its repository: where it sits was recorded
+    // before the first step, so a `.git` a step makes there changes nothing
+    // (a step approved as dangerous may write git's files).
+    let rt = rt();
+    let remote = Remote::new(TOKEN);
+    let api = open_api(&rt);
+    let env = Env::new();
+    remote.clone_into(&env);
+    let sub = env.ws.join("sub");
+    std::fs::create_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
+    let step = format!(
+        "t=.gi; mkdir ${{t}}t.new && mv ${{t}}t.new ${{t}}t && echo fixed > lint.txt\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    );
+    let o = gh_run_with(
+        &env,
+        &api,
+        &remote,
+        &plan(PR, "", &[("s", &step)]),
+        &["--workspace", sub.to_str().unwrap_or_default()],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let row = &rows(&env)[0];
+    assert_eq!(row["state"], "published", "{row}");
+    let branch = row["branch"].as_str().unwrap_or_default();
+    assert_eq!(
+        git(&remote.bare, &["show", &format!("{branch}:sub/lint.txt")]),
+        "fixed"
+    );
+    let files = git(&remote.bare, &["diff", "--name-only", "main", branch]);
+    assert_eq!(files, "sub/lint.txt", "the top-level lint.txt is untouched");
 }
 
 #[test]

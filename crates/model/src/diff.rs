@@ -60,6 +60,12 @@ pub struct FileChange {
     pub ignored: bool,
     /// Lines added (0 for binary or uncompared files).
     pub insertions: u64,
+    /// The git blob id of its content after the run (of a symbolic link:
+    /// its target), as git's comparison recorded it; absent for a deleted
+    /// file and when the diff was not made by git. A push sends only bytes
+    /// with this id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oid: Option<String>,
     /// Where a renamed file was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub old_path: Option<String>,
@@ -89,4 +95,9 @@ pub struct DiffSummary {
     /// What the reader should know: why git was not used, what was left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The workspace's folder inside its git repository (`""` at its top,
+    /// else ending in `/`), as git said before the first step ran; absent
+    /// when the diff was not made by git. A push lays the files there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
 }
