@@ -6,8 +6,8 @@
 //!
 //! plangate rewrites its report and manifest in the output folder while the
 //! sweeps scan that folder. Every temporary file of a write here is in
-//! [`in_flight`] from just after it is created until it is renamed or
-//! removed, and the sweeps skip those: they hold plangate's own text,
+//! [`in_flight`] from its creation (made under the registry's lock) until it
+//! is renamed or removed, and the sweeps skip those: they hold plangate's own text,
 //! already redacted, and reading one would race its rename (a file gone
 //! between listing and reading would be "unscannable", exit 4) or withhold
 //! a file plangate is about to rename into place. The name cannot be
@@ -63,11 +63,17 @@ pub(crate) fn write(
         Mode::Set(bits) => std::fs::Permissions::from_mode(bits),
     };
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".plangate-tmp-")
-        .tempfile_in(dir)?;
-    let entry = Entry(tmp.path().to_path_buf());
-    registry().insert(entry.0.clone());
+    // Created and registered under the registry's lock: a sweep that lists
+    // the folder in between waits in `in_flight` until the entry is there.
+    let (mut tmp, entry) = {
+        let mut reg = registry();
+        let tmp = tempfile::Builder::new()
+            .prefix(".plangate-tmp-")
+            .tempfile_in(dir)?;
+        reg.insert(tmp.path().to_path_buf());
+        let path = tmp.path().to_path_buf();
+        (tmp, Entry(path))
+    };
     {
         let mut w = io::BufWriter::new(tmp.as_file_mut());
         fill(&mut w)?;

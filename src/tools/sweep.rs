@@ -370,6 +370,10 @@ fn rename_clean(
         return Some(n.to_owned());
     }
     let from = dir.join(name);
+    if std::fs::symlink_metadata(&from).is_err() {
+        // Gone since the folder was listed (a write of plangate's renamed into place).
+        return None;
+    }
     let free = (0..1000u32)
         .map(|k| {
             if k == 0 {
