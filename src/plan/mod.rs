@@ -22,6 +22,10 @@ pub(crate) mod raw;
 pub(crate) mod schema;
 pub(crate) mod validate;
 
+#[cfg(test)]
+#[path = "tool_facts_tests.rs"]
+mod tool_facts_tests;
+
 pub(crate) use crate::format::{diag, node};
 
 use std::collections::BTreeMap;
