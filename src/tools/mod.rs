@@ -27,6 +27,7 @@ pub(crate) mod spec;
 pub(crate) mod step;
 mod sweep;
 pub(crate) mod system_info;
+pub(crate) mod temp;
 
 pub(crate) use params::Action;
 pub(crate) use spec::ToolEnv;
