@@ -128,8 +128,14 @@ pub fn run(cli: Cli) -> ExitCode {
             Err(e) => Err(Error::Internal(e)),
             // A panic anywhere is caught here (the hook printed it, redacted):
             // an internal error, exit 1 (`failed`) as SPEC's table says.
-            Ok(_) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(command)))
-                .unwrap_or(Ok(model::RunStatus::Failed)),
+            Ok(_) => {
+                let outcome =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(command)))
+                        .unwrap_or(Ok(model::RunStatus::Failed));
+                // The steps' emptied temporary folders kept for reuse go.
+                tools::temp::close_all();
+                outcome
+            }
         }
     };
     ExitCode::from(match result {

@@ -23,12 +23,17 @@
 use super::SandboxError;
 
 /// Whether this kernel's Landlock can scope signals (ABI 6, Linux 6.12).
+/// Asked once per process (a resident supervisor confines many steps): the
+/// running kernel's ABI does not change.
 pub(crate) fn signal_scope_supported() -> bool {
     use landlock::{CompatLevel, Compatible, Ruleset, RulesetAttr, Scope};
-    Ruleset::default()
-        .set_compatibility(CompatLevel::HardRequirement)
-        .scope(Scope::Signal)
-        .is_ok()
+    static SUPPORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SUPPORTED.get_or_init(|| {
+        Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .scope(Scope::Signal)
+            .is_ok()
+    })
 }
 
 /// Drop every capability for good: bounding and ambient sets emptied,
@@ -77,6 +82,37 @@ pub(crate) fn drop_capabilities() -> Result<(), SandboxError> {
 
 /// The seccomp filter of a confined step (see the module comment).
 pub(crate) fn apply_seccomp(net: bool, frozen_metadata: bool) -> Result<(), SandboxError> {
+    for program in seccomp_programs(net, frozen_metadata)?.iter() {
+        seccompiler::apply_filter(program)?;
+    }
+    Ok(())
+}
+
+/// The compiled filters of [`apply_seccomp`], compiled once per process for
+/// each of the four variants (a resident supervisor confines many steps;
+/// the programs depend on nothing but the two flags and the architecture).
+fn seccomp_programs(
+    net: bool,
+    frozen_metadata: bool,
+) -> Result<std::sync::Arc<Vec<seccompiler::BpfProgram>>, SandboxError> {
+    use std::sync::{Arc, Mutex, PoisonError};
+    type Cache = Mutex<[Option<Arc<Vec<seccompiler::BpfProgram>>>; 4]>;
+    static CACHE: Cache = Mutex::new([None, None, None, None]);
+    let key = usize::from(net) * 2 + usize::from(frozen_metadata);
+    let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(p) = &cache[key] {
+        return Ok(Arc::clone(p));
+    }
+    let programs = Arc::new(compile_seccomp(net, frozen_metadata)?);
+    cache[key] = Some(Arc::clone(&programs));
+    Ok(programs)
+}
+
+/// Compile the filters of [`apply_seccomp`].
+fn compile_seccomp(
+    net: bool,
+    frozen_metadata: bool,
+) -> Result<Vec<seccompiler::BpfProgram>, SandboxError> {
     use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(SandboxError::Arch)?;
     let errno = |e: i32| SeccompAction::Errno(u32::try_from(e).unwrap_or(1));
@@ -129,6 +165,7 @@ pub(crate) fn apply_seccomp(net: bool, frozen_metadata: bool) -> Result<(), Sand
         // Every socket family (unix too).
         groups.push((vec![libc::SYS_socket], libc::EACCES));
     }
+    let mut programs = Vec::new();
     for (nrs, e) in groups {
         let program: BpfProgram = SeccompFilter::new(
             always(&nrs).into_iter().collect(),
@@ -137,9 +174,9 @@ pub(crate) fn apply_seccomp(net: bool, frozen_metadata: bool) -> Result<(), Sand
             arch,
         )
         .and_then(TryInto::try_into)?;
-        seccompiler::apply_filter(&program)?;
+        programs.push(program);
     }
-    Ok(())
+    Ok(programs)
 }
 
 // The path-based forms only x86_64 still has (aarch64 has the `*at` ones alone).

@@ -101,7 +101,7 @@ pub(crate) fn exec(args: &ExecArgs) -> String {
     // Only stdin, stdout and stderr reach the command.
     close_fds::set_fds_cloexec(3, &[]);
     if !args.limits_only
-        && let Err(e) = restrict(args)
+        && let Err(e) = restrict(args, false)
     {
         return format!("sandbox: {e}; the command was not run");
     }
@@ -207,13 +207,30 @@ pub(super) fn restrict_thread(args: &ExecArgs) -> Result<(), SandboxError> {
             "resource limits and nested supervisors are not applied in a thread".into(),
         ));
     }
-    restrict(args)
+    restrict(args, true)
 }
 
-fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
+/// The system trees' grants (read beneath, listing only): see [`super::reads`].
+fn system_paths() -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
+    let mut system_ro: Vec<PathBuf> = Vec::new();
+    let mut system_ls: Vec<PathBuf> = Vec::new();
+    let hidden = super::reads::system_hidden();
+    for root in super::reads::system_roots() {
+        let carved = super::reads::carve(&root, &hidden)?;
+        system_ro.extend(carved.full);
+        system_ls.extend(carved.list_only);
+    }
+    system_ro.extend(super::reads::system_extra());
+    system_ro.extend(super::reads::proc_grants());
+    Ok((system_ro, system_ls))
+}
+
+/// `resident`: a resident supervisor's thread, which reuses the system
+/// grants it opened for an earlier step while they hold ([`super::grants`]).
+fn restrict(args: &ExecArgs, resident: bool) -> Result<(), SandboxError> {
     use landlock::{
-        ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr,
-        RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
+        ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
+        RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
     };
     confine::drop_capabilities()?;
     // v3 (Linux 6.2) is the first ABI that also controls truncation: below it a
@@ -224,16 +241,19 @@ fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
     let write = AccessFs::from_write(abi);
     let all = AccessFs::from_all(abi);
     // The system trees, `/etc` without its password hashes and host keys.
-    let mut system_ro: Vec<PathBuf> = Vec::new();
-    let mut system_ls: Vec<PathBuf> = Vec::new();
-    let hidden = super::reads::system_hidden();
-    for root in super::reads::system_roots() {
-        let carved = super::reads::carve(&root, &hidden).map_err(SandboxError::Paths)?;
-        system_ro.extend(carved.full);
-        system_ls.extend(carved.list_only);
-    }
-    system_ro.extend(super::reads::system_extra());
-    system_ro.extend(super::reads::proc_grants());
+    let (system_ro, system_ls, opened) = if resident {
+        let g = super::grants::system(system_paths, read, AccessFs::ReadDir.into())
+            .map_err(SandboxError::Paths)?;
+        (Vec::new(), Vec::new(), Some(g))
+    } else {
+        let (ro, ls) = system_paths().map_err(SandboxError::Paths)?;
+        (ro, ls, None)
+    };
+    let opened_rules = opened.iter().flat_map(|g| {
+        g.rules
+            .iter()
+            .map(|(fd, access)| Ok::<_, landlock::RulesetError>(PathBeneath::new(fd, *access)))
+    });
     // `path_beneath_rules` leaves out a path it cannot open (one that does
     // not exist): no `exists()` check first, one path lookup instead of two.
     let devices: Vec<PathBuf> = super::reads::DEVICES.iter().map(PathBuf::from).collect();
@@ -259,6 +279,7 @@ fn restrict(args: &ExecArgs) -> Result<(), SandboxError> {
                 }
             })
             .and_then(|r| r.create())
+            .and_then(|r| r.add_rules(opened_rules))
             .and_then(|r| r.add_rules(path_beneath_rules(&system_ro, read)))
             .and_then(|r| r.add_rules(path_beneath_rules(&system_ls, AccessFs::ReadDir)))
             .and_then(|r| r.add_rules(path_beneath_rules(&args.ls, AccessFs::ReadDir)))

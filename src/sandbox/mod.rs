@@ -39,6 +39,7 @@ mod exec;
 pub(crate) mod git_creds;
 pub(crate) mod git_guard;
 pub(crate) mod git_nested;
+mod grants;
 mod lane;
 mod layout;
 pub(crate) mod netfilter;

@@ -43,6 +43,7 @@ pub(crate) mod spec;
 pub(crate) mod step;
 mod sweep;
 pub(crate) mod system_info;
+pub(crate) mod temp;
 
 pub(crate) use blocking::{Stop, ToolReturn, internal_failure, write_result};
 pub(crate) use classify::classify;

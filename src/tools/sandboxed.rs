@@ -236,9 +236,7 @@ async fn run_in(
         })
         .await;
     std::fs::create_dir_all(&ctx.artifacts_dir)?;
-    let temp = tempfile::Builder::new()
-        .prefix("plangate-step-")
-        .tempdir()?;
+    let temp = super::temp::StepTemp::new()?;
     // A sandboxed read-only step can change nothing in the workspace: no
     // `.git` to record and put back, no nested repository to look for.
     let watched = guarded && !sealed_read_only(sb, ctx, home, temp.path());
@@ -343,8 +341,10 @@ async fn run_in(
             .and_then(|s| s.trim().parse::<usize>().ok())
     };
     // Undo even when the process could not be waited for: it may have run.
-    let (undone, nested) = after_step(snapshot, since, ctx).await?;
-    drop(temp);
+    let after = after_step(snapshot, since, ctx).await;
+    // Every process of the step is gone when its supervisor answered.
+    temp.finish(result.is_ok() && lingering.is_some());
+    let (undone, nested) = after?;
     Ok(Guarded {
         process: result?,
         undone,

@@ -161,3 +161,64 @@ fn a_git_word_known_only_at_run_time_says_how_to_write_it_and_that_way_runs() {
     let out = std::fs::read_to_string(env.out.join("artifacts/d/stdout.txt")).unwrap();
     assert!(out.contains("+two"), "the diff ran: {out}");
 }
+
+/// Each step gets a `TMPDIR` of its own, empty, whatever the step before it
+/// left in its own; none is left behind. A folder a step leaves as it got it
+/// is reused under a new name (`tools::temp`): the next step sees a new,
+/// empty folder with the same mode; one it left something in is removed.
+#[test]
+fn each_step_gets_an_empty_tmpdir_of_its_own_and_none_is_left() {
+    // Record the folder, its mode and that it is empty; then what each step leaves.
+    let record = r#"ls -A "$TMPDIR" > "$PLANGATE_STEP_ARTIFACTS/entries.txt" && test ! -s "$PLANGATE_STEP_ARTIFACTS/entries.txt" && printf '%s %s' "$TMPDIR" "$(stat -c %a "$TMPDIR")" > "$PLANGATE_STEP_ARTIFACTS/tmp.txt""#;
+    let leaves = [
+        "true",
+        r#"echo left > "$TMPDIR/left""#,
+        "true",
+        r#"mkdir "$TMPDIR/d""#,
+        "true",
+        r#"touch "$TMPDIR/x" && rm "$TMPDIR/x""#,
+        "true",
+        "true",
+    ];
+    for sandboxed in [true, false] {
+        let env = Env::new();
+        let mut yaml = String::from("version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n");
+        for (i, leave) in leaves.iter().enumerate() {
+            let cmd = format!("{record} && {leave}");
+            let deps = if i == 0 {
+                String::new()
+            } else {
+                format!("    dependencies: [s{}]\n", i - 1)
+            };
+            let bare = if sandboxed { "" } else { "sandbox: false, " };
+            yaml.push_str(&format!(
+                "  - id: s{i}\n    tool: bash\n{deps}    parameters: {{{bare}command: {}}}\n",
+                serde_json::to_string(&cmd).expect("json")
+            ));
+        }
+        let o = env.run(&yaml, &[]);
+        assert_eq!(code(&o), 0, "sandboxed {sandboxed}: {}", stderr(&o));
+        let mut seen = std::collections::BTreeSet::new();
+        let mut modes = std::collections::BTreeSet::new();
+        for i in 0..leaves.len() {
+            let rec = std::fs::read_to_string(env.out.join(format!("artifacts/s{i}/tmp.txt")))
+                .expect("tmp.txt");
+            let (dir, mode) = rec.rsplit_once(' ').expect("path and mode");
+            assert!(seen.insert(dir.to_owned()), "s{i} got {dir} again");
+            assert!(!std::path::Path::new(dir).exists(), "s{i}'s {dir} is left");
+            modes.insert(mode.to_owned());
+        }
+        assert_eq!(modes.len(), 1, "one mode for every fresh folder: {modes:?}");
+        let left: Vec<_> = std::fs::read_dir(env.tmp())
+            .expect("tmp")
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("plangate-step-")
+            })
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+}
