@@ -37,7 +37,10 @@ impl StepTemp {
         if let Some((path, mode)) = pooled {
             return Ok(StepTemp { path, mode });
         }
-        let dir = tempfile::Builder::new().prefix(PREFIX).tempdir()?;
+        let dir = tempfile::Builder::new()
+            .prefix(PREFIX)
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()?;
         let mode = std::fs::symlink_metadata(dir.path())?.mode() & 0o7777;
         Ok(StepTemp {
             path: dir.keep(),

@@ -651,7 +651,8 @@ fn the_open_pull_request_is_updated_only_from_the_head_the_api_reported() {
     // so nothing is pushed and the row says why.
     let rt = rt();
     let remote = Remote::new(TOKEN);
-    let branch = "plangate/pub/old-run";
+    // An earlier run's branch: `{run}` fits only a run id (a UUIDv7).
+    let branch = "plangate/pub/0192f0a0-1b2c-7d3e-8f4a-5b6c7d8e9f01";
     git(&remote.bare, &["branch", branch, "main"]);
     let head = git(&remote.bare, &["rev-parse", branch]);
     let other = "0123456789abcdef0123456789abcdef01234567";

@@ -208,7 +208,11 @@ fn each_step_gets_an_empty_tmpdir_of_its_own_and_none_is_left() {
             assert!(!std::path::Path::new(dir).exists(), "s{i}'s {dir} is left");
             modes.insert(mode.to_owned());
         }
-        assert_eq!(modes.len(), 1, "one mode for every fresh folder: {modes:?}");
+        assert_eq!(
+            modes.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["700"],
+            "every step's TMPDIR is private to plangate's user"
+        );
         let left: Vec<_> = std::fs::read_dir(env.tmp())
             .expect("tmp")
             .flatten()
