@@ -42,7 +42,8 @@ pub const ALLOW_LIST: &[&str] = &[
     "TMP",
     "TEMP",
     "CI",
-    // git's identity (the variables the `git` tool keeps).
+    // git's identity and global configuration file: the only `GIT_*` variables
+    // the `git` tool lets reach git (`tools::git::env`).
     "GIT_AUTHOR_NAME",
     "GIT_AUTHOR_EMAIL",
     "GIT_AUTHOR_DATE",

@@ -9,16 +9,22 @@ use super::error::GitError;
 use crate::tools::StepContext;
 use crate::tools::step::Step;
 
-/// `GIT_*` variables that may reach git: who made a commit, and which global configuration file is read.
-pub(super) const KEPT_GIT_VARS: &[&str] = &[
-    "GIT_AUTHOR_NAME",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_AUTHOR_DATE",
-    "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE",
-    "GIT_CONFIG_GLOBAL",
-];
+/// Whether `name` is a `GIT_*` variable that may reach git: one of the
+/// child environment's allow-list (who made a commit, which global
+/// configuration file is read), the one list of them.
+fn kept_git_var(name: &str) -> bool {
+    name.starts_with("GIT_") && crate::policy::env::ALLOW_LIST.contains(&name)
+}
+
+/// The `GIT_*` variables that may reach git, for a message.
+fn kept_git_vars() -> String {
+    let kept: Vec<&str> = crate::policy::env::ALLOW_LIST
+        .iter()
+        .copied()
+        .filter(|n| kept_git_var(n))
+        .collect();
+    kept.join(", ")
+}
 
 /// Command-scope configuration of every git call.
 pub(super) const CONFIG: &[(&str, &str)] = &[
@@ -86,11 +92,11 @@ pub(super) fn step_env(ctx: &StepContext, step: &Step) -> Result<Vec<(String, St
     let env = ctx.child_env(step);
     if let Some((k, _)) = env
         .iter()
-        .find(|(k, _)| k.starts_with("GIT_") && !KEPT_GIT_VARS.contains(&k.as_str()))
+        .find(|(k, _)| k.starts_with("GIT_") && !kept_git_var(k))
     {
         return Err(GitError::StepEnv {
             key: k.clone(),
-            kept: KEPT_GIT_VARS.join(", "),
+            kept: kept_git_vars(),
         });
     }
     Ok(env)
@@ -101,8 +107,33 @@ pub(super) fn step_env(ctx: &StepContext, step: &Step) -> Result<Vec<(String, St
 pub(super) fn inherited_git_vars() -> Vec<String> {
     let mut v: Vec<String> = crate::environ::vars_os()
         .filter_map(|(k, _)| k.into_string().ok())
-        .filter(|k| k.starts_with("GIT_") && !KEPT_GIT_VARS.contains(&k.as_str()))
+        .filter(|k| k.starts_with("GIT_") && !kept_git_var(k))
         .collect();
     v.sort();
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{kept_git_var, kept_git_vars};
+
+    #[test]
+    fn only_the_identity_and_global_configuration_variables_reach_git() {
+        assert_eq!(
+            kept_git_vars(),
+            "GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_AUTHOR_DATE, GIT_COMMITTER_NAME, \
+             GIT_COMMITTER_EMAIL, GIT_COMMITTER_DATE, GIT_CONFIG_GLOBAL"
+        );
+        for refused in [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_SSH_COMMAND",
+            "GIT_CONFIG_COUNT",
+            "GIT_EXEC_PATH",
+            "HOME",
+            "git_author_name",
+        ] {
+            assert!(!kept_git_var(refused), "{refused}");
+        }
+    }
 }
