@@ -2,10 +2,10 @@
 """CPU time (user+sys of plangate, its lanes and steps) and wall time per step of an N-step
 chain of `true`, unsandboxed, under Landlock and under bubblewrap (each backend that works
 here), for each given binary, beside a `bash -c true` loop, all in the same round: steadier
-than wall time alone on a loaded machine. Each round measures every variant once, in turn;
+than wall time alone on a loaded machine. Orphans (bwrap's pid-1 child) are reaped and counted. Each round measures every variant once, in turn;
 the ratios are taken within a round, and the medians over the rounds are printed.
 Usage: python3 bench/step_cpu.py N ROUNDS BIN [BIN...]"""
-import os, resource, statistics, subprocess, sys, tempfile, time
+import ctypes, os, resource, statistics, subprocess, sys, tempfile, time
 n = int(sys.argv[1]); reps = int(sys.argv[2]); bins = sys.argv[3:]
 work = tempfile.mkdtemp()
 ws = os.path.join(work, "ws"); os.makedirs(ws)
@@ -18,10 +18,22 @@ for name, extra in (("chain", ""), ("bare", "sandbox: false, ")):
             f.write(f"  - {{id: s{i}, tool: bash, dependencies: [s{i-1}], parameters: {{{extra}command: 'true'}}}}\n")
 with open(os.path.join(work, "op.yaml"), "w") as f:
     f.write("risk_tolerance: high\nallow_unsandboxed: true\n")
+# A process that exits before its children (bwrap's outer process, before its pid-1 child
+# is reaped) leaves orphans: as a subreaper this script inherits and waits for them, so
+# that their CPU is counted too.
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+def reap():
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
 def measure(cmd):
+    reap()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.time()
     r = subprocess.run(cmd, shell=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    reap()
     wall = time.time() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
