@@ -245,6 +245,10 @@ fn parse_flag<'a>(
         if !with_value.contains(&key.as_str()) {
             continue;
         }
+        // The flags are the letters up to this one: the rest is its value.
+        if let Some(f) = out.flags.last_mut() {
+            f.truncate(i + c.len_utf8());
+        }
         let attached = t.get(i + c.len_utf8()..).filter(|r| !r.is_empty());
         match attached {
             Some(v) => out.values.push((key, literal_arg(v, arg))),

@@ -51,13 +51,17 @@ impl Walker {
         }
     }
 
-    /// The act `operands` of an `[[options]]` entry names, on `arg`.
+    /// The act `operands` of an `[[options]]` entry names, on `arg`: the
+    /// `[[effects]]` table of that name (`delete` and `shred` by [`Self::delete_as`]).
     pub(super) fn act(&mut self, act: &str, arg: &Arg, recursive: bool, what: &str) {
         match act {
             "write" => self.write_to(arg, what),
-            "chmod" => self.change_mode(arg, recursive, what),
             "delete" => self.delete(arg, recursive, what),
-            other => self.delete_as(other, arg, recursive, what),
+            "shred" => self.delete_as(act, arg, recursive, what),
+            _ => {
+                let t = self.target(arg);
+                self.effect(act, effective(&t), &t, recursive, what);
+            }
         }
     }
 
@@ -70,12 +74,6 @@ impl Walker {
             rules::Outcome::Dangerous => self.note(Risk::Dangerous, reason),
             rules::Outcome::Unclassifiable => self.unclassifiable(reason),
         }
-    }
-
-    /// chmod/chown/chgrp on `arg`.
-    pub(super) fn change_mode(&mut self, arg: &Arg, recursive: bool, what: &str) {
-        let t = self.target(arg);
-        self.effect("chmod", effective(&t), &t, recursive, what);
     }
 
     /// Applies the first row of the `[[effects]]` table of `act` that names

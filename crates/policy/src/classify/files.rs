@@ -12,7 +12,6 @@ impl Walker {
     pub(super) fn file_command(&mut self, cmd: &Cmd<'_>) -> bool {
         match cmd.name {
             "cp" | "mv" | "install" | "ln" | "scp" | "rsync" => self.copy(cmd),
-            "dd" => self.dd(cmd),
             "tar" => self.tar(cmd),
             n => match rules::raw().judged(n) {
                 Some(p) => self.program(p, cmd),
@@ -23,7 +22,7 @@ impl Walker {
     }
 
     /// A program judged by its `[[options]]` entry alone (see [`rules::Program`]).
-    fn program(&mut self, p: &rules::Program, cmd: &Cmd<'_>) {
+    pub(super) fn program(&mut self, p: &rules::Program, cmd: &Cmd<'_>) {
         if self.only_info(p, cmd) {
             return;
         }
@@ -35,11 +34,18 @@ impl Walker {
                 return;
             }
         }
-        if let Some(out) = p.output_at.and_then(|i| opts.pos.get(i.saturating_sub(1))) {
-            self.write_to(out, &what);
+        if let Some(i) = p.output_at {
+            let missing = p.output_missing.as_deref().map(Arg::literal);
+            if let Some(out) = opts.pos.get(i.saturating_sub(1)).cloned().or(missing) {
+                self.write_to(&out, &what);
+            }
         }
         let operands = self.operands(p, &opts, &what);
-        if p.dir.iter().next().is_some() {
+        if let Some(v) = p.operand.as_ref().filter(|_| !operands.is_empty()) {
+            self.judge(v.risk, format!("{what} {}", v.why));
+        }
+        let dir_given = p.dir_with.iter().next().is_none() || given(&opts, &p.dir_with);
+        if p.dir.iter().next().is_some() && dir_given {
             let dir = opts.value_of(&p.dir.strs());
             self.write_to(&dir.unwrap_or_else(|| Arg::literal(".")), &what);
         }
@@ -65,23 +71,34 @@ impl Walker {
     }
 
     /// Acts on the operands of `p` (see [`rules::Program`]); returns them.
-    pub(super) fn operands<'o>(
-        &mut self,
-        p: &rules::Program,
-        opts: &'o Opts,
-        what: &str,
-    ) -> &'o [Arg] {
+    pub(super) fn operands(&mut self, p: &rules::Program, opts: &Opts, what: &str) -> Vec<Arg> {
         let skip = if given(opts, &p.skip_unless) {
             0
         } else {
             p.skip
         };
-        let operands = opts.pos.get(skip..).unwrap_or(&[]);
+        let mut operands = Vec::new();
+        for a in opts.pos.get(skip..).unwrap_or(&[]) {
+            let text = a.lit();
+            if text.is_some_and(|t| p.not_operands.prefixes(t)) {
+                continue;
+            }
+            match (p.operand_prefix.as_deref(), text) {
+                (None, _) => operands.push(a.clone()),
+                // `of=~/x`: bash expands the `~` after `=` too.
+                (Some(pre), Some(t)) if t.starts_with(pre) => match a.raw.strip_prefix(pre) {
+                    Some(raw) => operands.push(self.word(raw)),
+                    None => operands.push(Arg::literal(&t[pre.len()..])),
+                },
+                (Some(_), Some(_)) => {}
+                (Some(_), None) => operands.push(Arg::unknown(&a.raw)),
+            }
+        }
         let recursive = given(opts, &p.recursive);
         if let Some(act) = p.operands.as_deref()
             && (p.operands_with.iter().next().is_none() || given(opts, &p.operands_with))
         {
-            for o in operands {
+            for o in &operands {
                 self.act(act, o, recursive, what);
             }
         }
@@ -155,41 +172,6 @@ impl Walker {
             .map(|(_, v)| v)
         {
             self.ssh_option(o, &cmd.shown);
-        }
-    }
-
-    fn dd(&mut self, cmd: &Cmd<'_>) {
-        let what = format!("`{}`", cmd.shown);
-        let output = cmd.args.iter().find_map(|a| match a.lit() {
-            Some(t) => t.strip_prefix("of=").map(|v| Arg {
-                text: Some(v.to_string()),
-                glob_at: None,
-                raw: v.to_string(),
-                procsub: false,
-                scratch: None,
-            }),
-            None => Some(Arg::unknown(&a.raw)),
-        });
-        let Some(out) = output else {
-            self.say(Risk::Moderate, cmd, "copies raw data to standard output");
-            return;
-        };
-        let t = self.target(&out);
-        match t.loc {
-            Loc::DevDisk | Loc::DevOther | Loc::Protected => {
-                self.block(format!(
-                    "{what} overwrites device or system file {}",
-                    t.shown
-                ));
-            }
-            Loc::DevSink => self.say(Risk::Moderate, cmd, "copies raw data"),
-            Loc::Inside | Loc::WsRoot => {
-                self.say(Risk::Moderate, cmd, "writes inside the workspace");
-            }
-            _ => self.note(
-                Risk::Dangerous,
-                format!("{what} overwrites {} outside the workspace", t.shown),
-            ),
         }
     }
 

@@ -157,6 +157,16 @@ pub struct Program {
     pub recursive: Names,
     /// Options whose value is a directory written.
     pub dir: Names,
+    /// `dir` is written only when one of these is given (`curl -O`).
+    pub dir_with: Names,
+    /// Operands are only the positionals starting with this, less it (`of=`).
+    pub operand_prefix: Option<String>,
+    /// Positionals starting with one of these are no operands (`date +%F`).
+    pub not_operands: Names,
+    /// Noted when the program is given an operand.
+    pub operand: Option<Verdict>,
+    /// The file written when the `output_at`-th positional is missing.
+    pub output_missing: Option<String>,
     pub empty: Option<Verdict>,
     /// When every argument is one of these, it only prints its version or help.
     pub info: Names,
@@ -277,6 +287,17 @@ pub struct VarOptions {
 }
 
 impl Program {
+    /// Whether the entry says what the program does (the keys files.rs reads).
+    fn acts(&self) -> bool {
+        self.operands.is_some()
+            || self.output_at.is_some()
+            || self.empty.is_some()
+            || self.operand.is_some()
+            || !self.when.is_empty()
+            || !self.info.0.is_empty()
+            || !self.dir.0.is_empty()
+    }
+
     /// A wrapper's own risk and why.
     pub fn own_risk(&self) -> Option<(Outcome, &str)> {
         if self.as_root {
@@ -321,7 +342,8 @@ pub struct EffectRow {
 }
 
 /// The actions, places and conditions `[[effects]]` rows may name.
-const ACTS: [&str; 7] = [
+const ACTS: [&str; 8] = [
+    "overwrite",
     "partition",
     "write",
     "delete-tree",
@@ -331,7 +353,14 @@ const ACTS: [&str; 7] = [
     "shred",
 ];
 /// What `operands` of an `[[options]]` entry may be.
-const OPERANDS: [&str; 5] = ["write", "delete", "chmod", "shred", "partition"];
+const OPERANDS: [&str; 6] = [
+    "write",
+    "overwrite",
+    "delete",
+    "chmod",
+    "shred",
+    "partition",
+];
 const PLACES: [&str; 16] = [
     "dev-sink",
     "dev-disk",
@@ -403,9 +432,7 @@ impl Rules {
 
     /// The `[[options]]` entry of `name` when it alone judges the program.
     pub fn judged(&self, name: &str) -> Option<&Program> {
-        self.program(name).filter(|p| {
-            p.risk.is_some() || p.operands.is_some() || p.empty.is_some() || !p.when.is_empty()
-        })
+        self.program(name).filter(|p| p.risk.is_some() || p.acts())
     }
 
     /// The `[[options]]` entry of `name` (its names may be patterns: `mkfs*`).
@@ -537,11 +564,7 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
         return Err(format!("`{n}` has an earlier entry"));
     }
     let wraps = p.as_root || p.script_only || !p.script.0.is_empty() || !p.no_command.0.is_empty();
-    let acts = p.operands.is_some()
-        || p.output_at.is_some()
-        || p.empty.is_some()
-        || !p.when.is_empty()
-        || !p.info.0.is_empty();
+    let acts = p.acts();
     let interprets = [&p.code, &p.code_subcommands, &p.module, &p.file]
         .iter()
         .any(|n| !n.0.is_empty());

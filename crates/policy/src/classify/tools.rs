@@ -127,12 +127,10 @@ impl Walker {
         self.note(risk, format!("`{}` {why}", cmd.shown));
     }
 
-    /// Network clients: the network always; curl and wget also by the files they write.
+    /// Network clients: the network always; some also by their `[[options]]` entry.
     fn network_client(&mut self, cmd: &Cmd<'_>) {
         let what = format!("`{}`", cmd.shown);
         match cmd.name {
-            "curl" => self.curl(cmd, &what),
-            "wget" => self.wget(cmd, &what),
             "ssh" => self.ssh(cmd),
             "nc" | "ncat" | "netcat" | "socat" => {
                 let w = |key| rules::raw().list("words", key);
@@ -146,49 +144,13 @@ impl Walker {
                     self.cannot(cmd, "connects a program to the network");
                 }
             }
-            _ => {}
-        }
-        self.network(format!("{what} uses the network"));
-    }
-
-    fn curl(&mut self, cmd: &Cmd<'_>, what: &str) {
-        let opts = self.options(cmd, cmd.args);
-        // `--output-dir` holds the files of `-o NAME` and `-O`.
-        let dir = opts.value_of(&["--output-dir"]);
-        if let Some(d) = dir.as_ref().and_then(Arg::lit) {
-            for (_, v) in opts
-                .values
-                .iter()
-                .filter(|(n, _)| n == "-o" || n == "--output")
-            {
-                if let Some(f) = v.lit().filter(|f| !f.starts_with('/') && *f != "-") {
-                    self.write_to(
-                        &Arg {
-                            text: Some(format!("{d}/{f}")),
-                            ..v.clone()
-                        },
-                        what,
-                    );
+            n => {
+                if let Some(p) = rules::raw().judged(n) {
+                    self.program(p, cmd);
                 }
             }
         }
-        let remote_name = opts.has('O', &["--remote-name", "--remote-name-all"])
-            || opts.has('J', &["--remote-header-name"]);
-        if remote_name {
-            let d = dir.unwrap_or_else(|| Arg::literal("."));
-            self.write_to(&d, what);
-        }
-    }
-
-    fn wget(&mut self, cmd: &Cmd<'_>, what: &str) {
-        let opts = self.options(cmd, cmd.args);
-        let to_stdout = opts.value_of(&["-O", "--output-document"]).is_some();
-        if !to_stdout && !opts.has('\0', &["--spider"]) {
-            let dir = opts
-                .value_of(&["-P", "--directory-prefix"])
-                .unwrap_or_else(|| Arg::literal("."));
-            self.write_to(&dir, what);
-        }
+        self.network(format!("{what} uses the network"));
     }
 
     fn ssh(&mut self, cmd: &Cmd<'_>) {

@@ -18,8 +18,6 @@ impl Walker {
         match cmd.name {
             "sed" | "gsed" => self.sed(cmd),
             "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => self.awk(cmd),
-            "date" => self.date(cmd),
-            "split" | "csplit" => self.split(cmd),
             "less" | "more" | "most" | "man" => self.pager(cmd),
             "fd" | "fdfind" => self.fd(cmd),
             "at" | "batch" => self.at(cmd),
@@ -219,40 +217,6 @@ impl Walker {
                 ),
             }
         }
-    }
-
-    fn date(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
-        let sets = opts.value_of(&["-s", "--set"]).is_some()
-            || opts
-                .pos
-                .iter()
-                .any(|p| p.lit().is_none_or(|t| !t.starts_with('+')));
-        if sets {
-            self.say(Risk::Dangerous, cmd, "sets the system clock");
-        } else {
-            self.say(Risk::Safe, cmd, "only prints");
-        }
-    }
-
-    fn split(&mut self, cmd: &Cmd<'_>) {
-        let opts = self.options(cmd, cmd.args);
-        let what = format!("`{}`", cmd.shown);
-        let prefix = if cmd.name == "csplit" {
-            opts.value_of(&["-f", "--prefix"])
-                .unwrap_or_else(|| Arg::literal("xx"))
-        } else {
-            opts.pos
-                .get(1)
-                .cloned()
-                .unwrap_or_else(|| Arg::literal("x"))
-        };
-        let mut prefix = prefix;
-        if let Some(t) = prefix.text.as_mut() {
-            t.push_str("aa");
-        }
-        self.write_to(&prefix, &what);
     }
 
     /// less, more, man: safe readers unless they get commands (`+!cmd`, a
