@@ -81,32 +81,29 @@ impl Walker {
     fn effect(&mut self, act: &str, loc: Loc, t: &Target, recursive: bool, what: &str) {
         let top = std::path::Path::new(&t.shown).components().count() == 2;
         let whole_root = t.under && t.covers_all && t.loc == Loc::FsRoot;
-        let conds = [
-            ("glob", t.under),
-            ("not-glob", !t.under),
-            ("covers-all", t.covers_all),
-            ("top-level", top),
-            ("recursive", recursive),
-            ("whole-root", whole_root),
-        ];
-        let holds = |c: &String| conds.iter().any(|(n, v)| n == c && *v);
+        let holds = |c: &rules::Condition| match c {
+            rules::Condition::Glob => t.under,
+            rules::Condition::NotGlob => !t.under,
+            rules::Condition::CoversAll => t.covers_all,
+            rules::Condition::TopLevel => top,
+            rules::Condition::Recursive => recursive,
+            rules::Condition::WholeRoot => whole_root,
+        };
         let row = rules::raw()
             .effects
             .iter()
             .filter(|e| e.act == act)
             .flat_map(|e| &e.rows)
-            .find(|r| (r.at.has(loc.name()) || r.at.has("*")) && r.when.iter().all(holds));
+            .find(|r| {
+                (r.at.contains(&loc) || r.at.contains(&Loc::Any)) && r.when.iter().all(holds)
+            });
         let Some(r) = row else {
-            let at = loc.name();
             return self.unclassifiable(format!(
-                "{}: no `[[effects]]` row for {act} at {at}",
+                "{}: no `[[effects]]` row for {act} at {loc:?}",
                 rules::FILE
             ));
         };
-        let scratch = match loc {
-            Loc::Scratch(v) => v.describe(),
-            _ => "",
-        };
+        let scratch = t.scratch.map_or("", |v| v.describe());
         let why = r.why.replace("{p}", &t.shown).replace("{scratch}", scratch);
         self.judge(r.risk, format!("{what} {why}"));
     }

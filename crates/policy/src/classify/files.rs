@@ -2,7 +2,6 @@
 //! dd, shred, find (-delete/-exec), tar and archivers.
 
 use super::commands::{Cmd, Opts};
-use super::paths::Loc;
 use super::rules;
 use super::walk::Walker;
 use super::words::Arg;
@@ -137,7 +136,7 @@ impl Walker {
         match dest {
             Some(d) if !is_remote(&d) => {
                 self.write_to(&d, &what);
-                if let (true, Loc::Scratch(v)) = (links, self.target(&d).loc) {
+                if let (true, Some(v)) = (links, self.target(&d).scratch) {
                     self.note(
                         Risk::Moderate,
                         format!(

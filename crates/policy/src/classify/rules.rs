@@ -334,14 +334,28 @@ pub struct Effects {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EffectRow {
-    pub at: Names,
+    pub(super) at: Vec<super::paths::Loc>,
     #[serde(default)]
-    pub when: Vec<String>,
+    pub(super) when: Vec<Condition>,
     pub risk: Outcome,
     pub why: String,
 }
 
-/// The actions, places and conditions `[[effects]]` rows may name.
+/// What must hold of the path for an `[[effects]]` row: a glob or not, a glob
+/// of only wildcards, a top-level directory (`/usr`), a recursive act, a
+/// recursive glob over all of `/`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Condition {
+    Glob,
+    NotGlob,
+    CoversAll,
+    TopLevel,
+    Recursive,
+    WholeRoot,
+}
+
+/// The actions `[[effects]]` tables are for: each has one.
 const ACTS: [&str; 8] = [
     "overwrite",
     "partition",
@@ -360,32 +374,6 @@ const OPERANDS: [&str; 6] = [
     "chmod",
     "shred",
     "partition",
-];
-const PLACES: [&str; 16] = [
-    "dev-sink",
-    "dev-disk",
-    "dev-net",
-    "dev-other",
-    "protected",
-    "system",
-    "fs-root",
-    "home",
-    "ws-root",
-    "inside",
-    "ws-ancestor",
-    "tmp",
-    "outside",
-    "scratch",
-    "unknown",
-    "*",
-];
-const CONDITIONS: [&str; 6] = [
-    "glob",
-    "not-glob",
-    "covers-all",
-    "top-level",
-    "recursive",
-    "whole-root",
 ];
 
 /// The loaded tables.
@@ -512,25 +500,12 @@ fn parse(text: &str) -> Result<Rules, String> {
             return Err(format!("{FILE}: no `[[effects]]` table for `{act}`"));
         }
     }
-    for e in &r.effects {
-        let at = |why: String| format!("{FILE}: effects `{}`: {why}", e.act);
-        if !ACTS.contains(&e.act.as_str()) {
-            return Err(at(format!("unknown act (one of {})", ACTS.join(", "))));
-        }
-        for row in &e.rows {
-            if let Some(p) = row.at.0.iter().find(|p| !PLACES.contains(&p.as_str())) {
-                return Err(at(format!(
-                    "unknown place `{p}` (one of {})",
-                    PLACES.join(", ")
-                )));
-            }
-            if let Some(c) = row.when.iter().find(|c| !CONDITIONS.contains(&c.as_str())) {
-                return Err(at(format!(
-                    "unknown condition `{c}` (one of {})",
-                    CONDITIONS.join(", ")
-                )));
-            }
-        }
+    if let Some(e) = r.effects.iter().find(|e| !ACTS.contains(&e.act.as_str())) {
+        return Err(format!(
+            "{FILE}: effects `{}`: unknown act (one of {})",
+            e.act,
+            ACTS.join(", ")
+        ));
     }
     let kinds = [
         ("options", &r.options),

@@ -45,12 +45,12 @@ fn a_bad_effect_row_is_an_error() {
         (
             "at = [\"dev-sink\"]",
             "at = [\"dev-sinks\"]",
-            "unknown place `dev-sinks`",
+            "unknown variant `dev-sinks`",
         ),
         (
             "when = [\"top-level\"]",
             "when = [\"top\"]",
-            "unknown condition `top`",
+            "unknown variant `top`",
         ),
         (
             "act = \"chmod\"",
