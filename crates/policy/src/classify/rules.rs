@@ -329,12 +329,53 @@ pub struct Effects {
     examples: Vec<String>,
 }
 
+/// What kind of place a path names; in the rules file's `[[effects]]` rows,
+/// by its kebab-case name (`dev-sink`, `ws-root`) or `*` (any).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) enum Loc {
+    /// `/dev/null`, `/dev/stdout`, `/dev/fd/N`, ...: harmless sinks.
+    DevSink,
+    /// A disk device (`/dev/sda`, `/dev/nvme0n1`, ...).
+    DevDisk,
+    /// bash's `/dev/tcp/...` and `/dev/udp/...` network pseudo-files.
+    DevNet,
+    /// Any other device.
+    DevOther,
+    /// `/etc` and `/boot`: writes are blocked.
+    Protected,
+    /// System directories (`/usr`, `/var`, `/opt`, `/lib`, `/bin`, `/sbin`, ...).
+    System,
+    /// `/` itself.
+    FsRoot,
+    /// The home directory itself.
+    Home,
+    /// The workspace root itself.
+    WsRoot,
+    /// Strictly inside the workspace.
+    Inside,
+    /// A strict ancestor of the workspace other than `/`.
+    WsAncestor,
+    /// `/tmp` or below.
+    Tmp,
+    /// Anywhere else.
+    Outside,
+    /// A step-private folder (`$PLANGATE_STEP_ARTIFACTS`, `$TMPDIR`) or below:
+    /// writable at every sandbox level (`paths::Target::scratch` says which).
+    Scratch,
+    /// Not known statically.
+    Unknown,
+    /// In an `[[effects]]` row only: every place.
+    #[serde(rename = "*")]
+    Any,
+}
+
 /// One row: places, conditions, outcome and why (`{p}`: the path,
 /// `{scratch}`: the step folder).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EffectRow {
-    pub(super) at: Vec<super::paths::Loc>,
+    pub(super) at: Vec<Loc>,
     #[serde(default)]
     pub(super) when: Vec<Condition>,
     pub risk: Outcome,
