@@ -62,14 +62,10 @@ pub struct Table {
 }
 
 /// The sections made of word lists, and the lists each holds (all of them).
-const TABLES: [(&str, &[&str]); 9] = [
+const TABLES: [(&str, &[&str]); 8] = [
     ("network-clients", &["names"]),
     ("shells", &["names", "with_value"]),
     ("formatters", &["names", "checks"]),
-    (
-        "package-managers",
-        &["names", "reads", "local", "runs", "with_value"],
-    ),
     (
         "cloud",
         &[
@@ -210,15 +206,37 @@ pub struct Subcommands {
     /// Global options that take the next word.
     #[serde(default)]
     pub with_value: Names,
-    /// Subcommands that reach the network.
+    /// Where the subcommand is (by default the first word that is no option).
+    #[serde(default)]
+    pub at: SubAt,
+    /// Subcommands that reach the network (when not judged safe).
     #[serde(default)]
     pub network: Names,
+    /// Subcommands after which a command runs (`poetry run CMD`), and their
+    /// options that take the next word.
+    #[serde(default)]
+    pub runs: Names,
+    #[serde(default)]
+    pub runs_with_value: Names,
     #[serde(default)]
     groups: Vec<SubGroup>,
     /// Why a subcommand in no group is moderate.
     other: String,
     #[serde(default)]
     examples: Vec<String>,
+}
+
+/// Where a `[[subcommands]]` entry finds the subcommand: the first word that
+/// is no option, the first word (`dpkg -l`), the first two (`go mod verify`),
+/// or the first after the global options and a `+toolchain` (cargo).
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SubAt {
+    #[default]
+    FirstNonOption,
+    FirstWord,
+    FirstTwo,
+    AfterGlobals,
 }
 
 /// Subcommands of one risk; with `with`, only when an argument is one of
