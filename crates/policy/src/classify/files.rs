@@ -334,7 +334,7 @@ impl Walker {
 
 /// Whether one of the flags `names` is given: `-x` also in a cluster of
 /// short flags, a long one also abbreviated, any other as written.
-fn given(opts: &Opts, names: &rules::Names) -> bool {
+pub(super) fn given(opts: &Opts, names: &rules::Names) -> bool {
     names.iter().any(|n| {
         let mut short = n.strip_prefix('-').unwrap_or_default().chars();
         match (short.next(), short.next()) {

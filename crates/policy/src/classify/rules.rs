@@ -172,6 +172,14 @@ pub struct Program {
     pub script: Names,
     /// Wrappers: options after which no command follows (`taskset -p`).
     pub no_command: Names,
+    /// Wrappers: options whose value is the inner command's directory (`env -C`).
+    pub chdir: Names,
+    /// Wrappers: options whose value, with the words after the options, is a
+    /// shell command line (`env -S`).
+    pub split_string: Names,
+    /// Wrappers: when set, the words after the options are joined into one
+    /// shell command line (`watch`), unless one of these is given (`-x`).
+    pub joined_unless: Names,
     /// Wrappers: the words after the options are no command (`su`, `script`).
     pub script_only: bool,
     /// Wrappers: runs the command as another user (dangerous; a root shell
@@ -597,7 +605,17 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
     {
         return Err(format!("`{n}` has an earlier entry"));
     }
-    let wraps = p.as_root || p.script_only || !p.script.0.is_empty() || !p.no_command.0.is_empty();
+    let wraps = p.as_root
+        || p.script_only
+        || [
+            &p.script,
+            &p.no_command,
+            &p.chdir,
+            &p.split_string,
+            &p.joined_unless,
+        ]
+        .iter()
+        .any(|n| !n.0.is_empty());
     let acts = p.acts();
     let interprets = [&p.code, &p.code_subcommands, &p.module, &p.file]
         .iter()

@@ -6,7 +6,7 @@ use super::commands::Cmd;
 use super::rules;
 use super::walk::Walker;
 use super::words::Arg;
-use super::wrappers::leading_options;
+use super::wrappers::leading;
 use crate::git::Word as GitWord;
 use crate::model::Risk;
 
@@ -99,7 +99,7 @@ impl Walker {
             // After the global options (and a `+toolchain`).
             rules::SubAt::AfterGlobals => {
                 let with = table.with_value.strs();
-                let globals = cmd.args.len() - leading_options(cmd.args, &with).len();
+                let globals = cmd.args.len() - leading(cmd.args, &with).1.len();
                 let rest = lits.get(globals..).unwrap_or(&[]);
                 (
                     rest.iter()
@@ -177,7 +177,7 @@ impl Walker {
             .iter()
             .position(|a| a.is(sub))
             .map_or(&[][..], |p| cmd.args.get(p + 1..).unwrap_or(&[]));
-        let inner = leading_options(after, &table.runs_with_value.strs());
+        let (_, inner) = leading(after, &table.runs_with_value.strs());
         if !inner.is_empty() {
             self.run(&inner, cmd.input);
         }
