@@ -188,12 +188,24 @@ pub(super) fn parse_opts(args: &[Arg], with_value: &[&str]) -> Opts {
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let Some(t) = arg.lit() else {
-            // `--opt="$X"`: the option is known, its value is not.
-            match arg.raw.split_once('=').filter(|(n, _)| is_long_name(n)) {
-                Some((name, _)) => {
-                    out.flags.push(name.to_string());
-                    let name = canonical_long(name, with_value);
-                    out.values.push((name.to_string(), Arg::unknown(&arg.raw)));
+            // `--opt="$X"`, `-o"$X"`: the option is known, its value is not.
+            let raw = arg.raw.trim_start_matches(['"', '\'']);
+            let long = raw
+                .split_once('=')
+                .map(|(n, _)| n)
+                .filter(|n| is_long_name(n));
+            let short = || {
+                let mut letters = raw.strip_prefix('-')?.chars();
+                let letters = letters.by_ref().take_while(char::is_ascii_alphanumeric);
+                letters
+                    .map(|c| format!("-{c}"))
+                    .find(|k| with_value.contains(&k.as_str()))
+            };
+            match long.map(str::to_string).or_else(short) {
+                Some(name) => {
+                    let key = canonical_long(&name, with_value).to_string();
+                    out.flags.push(name);
+                    out.values.push((key, Arg::unknown(&arg.raw)));
                 }
                 None => out.pos.push(arg.clone()),
             }

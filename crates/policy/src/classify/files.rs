@@ -109,7 +109,7 @@ impl Walker {
         let what = format!("`{}`", cmd.shown);
         let remote = matches!(cmd.name, "scp" | "rsync");
         if remote {
-            self.remote_copy(cmd, &opts);
+            self.network(format!("{what} transfers files over the network"));
         }
         let target_dir = opts.value_of(&["-t", "--target-directory"]);
         let dirs_only = cmd.name == "install" && opts.has('d', &["--directory"]);
@@ -158,19 +158,6 @@ impl Walker {
             // Moving a tree away removes it from where it was.
             self.write_to(s, &what);
             self.delete(s, true, &what);
-        }
-    }
-
-    /// scp and rsync: the network, and the programs they start (`-e`, `-S`, `ProxyCommand`).
-    fn remote_copy(&mut self, cmd: &Cmd<'_>, opts: &Opts) {
-        self.network(format!("`{}` transfers files over the network", cmd.shown));
-        for o in opts
-            .values
-            .iter()
-            .filter(|(n, _)| n == "-o")
-            .map(|(_, v)| v)
-        {
-            self.ssh_option(o, &cmd.shown);
         }
     }
 

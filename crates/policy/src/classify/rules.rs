@@ -108,6 +108,8 @@ const TABLES: [(&str, &[&str]); 8] = [
             "git-remote",
             "netcat-exec",
             "netcat-exec-prefixes",
+            "ssh-runs",
+            "ssh-loads",
         ],
     ),
     (
@@ -143,6 +145,8 @@ pub struct Program {
     pub runs: Names,
     /// Options whose value is a file of options or commands (unclassifiable).
     pub config: Names,
+    /// Options whose value is an ssh option (`-o ProxyCommand=...`).
+    pub ssh_options: Names,
     pub when: Vec<Verdict>,
     pub operands: Option<String>,
     pub operands_with: Names,

@@ -131,7 +131,6 @@ impl Walker {
     fn network_client(&mut self, cmd: &Cmd<'_>) {
         let what = format!("`{}`", cmd.shown);
         match cmd.name {
-            "ssh" => self.ssh(cmd),
             "nc" | "ncat" | "netcat" | "socat" => {
                 let w = |key| rules::raw().list("words", key);
                 let runs = cmd.args.iter().any(|a| {
@@ -145,24 +144,12 @@ impl Walker {
                 }
             }
             n => {
-                if let Some(p) = rules::raw().judged(n) {
+                if let Some(p) = rules::raw().program(n) {
                     self.program(p, cmd);
                 }
             }
         }
         self.network(format!("{what} uses the network"));
-    }
-
-    fn ssh(&mut self, cmd: &Cmd<'_>) {
-        let opts = self.options(cmd, cmd.args);
-        for o in opts
-            .values
-            .iter()
-            .filter(|(n, _)| n == "-o")
-            .map(|(_, v)| v)
-        {
-            self.ssh_option(o, &cmd.shown);
-        }
     }
 
     /// `bundle exec CMD`, `poetry run CMD`, `uv run CMD`: the command runs in the project's environment.

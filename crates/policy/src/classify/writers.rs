@@ -30,10 +30,17 @@ impl Walker {
     /// unclassifiable (fail-close) when the file has no table for it.
     pub(super) fn with_value(&mut self, cmd: &Cmd<'_>) -> Vec<&'static str> {
         match rules::raw().program(cmd.name) {
-            Some(p) => [&p.with_value, &p.writes, &p.runs, &p.config, &p.dir]
-                .iter()
-                .flat_map(|n| n.strs())
-                .collect(),
+            Some(p) => [
+                &p.with_value,
+                &p.writes,
+                &p.runs,
+                &p.config,
+                &p.dir,
+                &p.ssh_options,
+            ]
+            .iter()
+            .flat_map(|n| n.strs())
+            .collect(),
             None => {
                 self.unclassifiable(format!(
                     "{}: no `[[options]]` entry for `{}`",
@@ -62,6 +69,9 @@ impl Walker {
             }
             if p.runs.has(n) {
                 self.code_string(v, &cmd.shown);
+            }
+            if p.ssh_options.has(n) {
+                self.ssh_option(v, &cmd.shown);
             }
             if p.config.has(n) && !v.is("/dev/null") {
                 self.unclassifiable(format!(
@@ -296,16 +306,13 @@ impl Walker {
             .split_once(['=', ' '])
             .map_or((text, ""), |(k, v)| (k, v.trim_start_matches(['=', ' '])));
         let key = key.to_ascii_lowercase();
-        match key.as_str() {
-            "proxycommand" | "localcommand" | "knownhostscommand" => {
-                self.code_string(&Arg::literal(&value.replace('%', "")), shown);
-            }
-            "pkcs11provider" | "securitykeyprovider" | "include" | "permitlocalcommand" => {
-                self.unclassifiable(format!(
-                    "`{shown}` sets ssh option {key}, which can run or load code"
-                ));
-            }
-            _ => {}
+        let words = |k| rules::raw().list("words", k);
+        if words("ssh-runs").has(&key) {
+            self.code_string(&Arg::literal(&value.replace('%', "")), shown);
+        } else if words("ssh-loads").has(&key) {
+            self.unclassifiable(format!(
+                "`{shown}` sets ssh option {key}, which can run or load code"
+            ));
         }
     }
 }
