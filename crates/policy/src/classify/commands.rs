@@ -304,11 +304,8 @@ pub(super) fn canonical_long<'a>(t: &'a str, known: &[&'a str]) -> &'a str {
 
 fn literal_arg(value: &str, from: &Arg) -> Arg {
     Arg {
-        text: Some(value.to_string()),
-        glob_at: None,
         raw: from.raw.clone(),
-        procsub: false,
-        scratch: None,
+        ..Arg::literal(value)
     }
 }
 

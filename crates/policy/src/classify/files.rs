@@ -58,11 +58,7 @@ impl Walker {
 
     /// Whether every argument of `cmd` is one of `p`'s `info` flags (noted safe).
     pub(super) fn only_info(&mut self, p: &rules::Program, cmd: &Cmd<'_>) -> bool {
-        let info = !cmd.args.is_empty()
-            && cmd
-                .args
-                .iter()
-                .all(|a| a.lit().is_some_and(|t| p.info.has(t)));
+        let info = p.info.all_of(cmd.args.iter().map(Arg::lit));
         if info {
             self.say(Risk::Safe, cmd, "only prints its version or help");
         }
@@ -305,13 +301,10 @@ impl Walker {
                 } else {
                     text
                 };
-                let glob_at = text.rfind('*');
                 Arg {
-                    text: Some(text),
-                    glob_at,
+                    glob_at: text.rfind('*'),
                     raw: "{}".to_string(),
-                    procsub: false,
-                    scratch: None,
+                    ..Arg::literal(&text)
                 }
             }
             None => Arg::unknown("{}"),

@@ -41,6 +41,12 @@ impl Names {
             })
     }
 
+    /// Whether there are words and every one is a known word of the list
+    /// (`--version`, `-h`: only prints its version or help).
+    pub fn all_of<'a>(&self, words: impl ExactSizeIterator<Item = Option<&'a str>>) -> bool {
+        words.len() > 0 && words.into_iter().all(|w| w.is_some_and(|w| self.has(w)))
+    }
+
     /// The names.
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(String::as_str)

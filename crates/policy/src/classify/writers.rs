@@ -18,7 +18,7 @@ impl Walker {
         match cmd.name {
             "sed" | "gsed" => self.sed(cmd),
             "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => self.awk(cmd),
-            "less" | "more" | "most" | "man" => self.pager(cmd),
+            "less" | "more" | "most" => self.pager(cmd),
             "fd" | "fdfind" => self.fd(cmd),
             "at" | "batch" => self.at(cmd),
             _ => return false,
@@ -229,19 +229,11 @@ impl Walker {
         }
     }
 
-    /// less, more, man: safe readers unless they get commands (`+!cmd`, a
-    /// man pager or browser) or write a log (the option roles of the file).
+    /// less, more: safe readers unless they get commands (`+!cmd`) or write
+    /// a log (the option roles of the file).
     fn pager(&mut self, cmd: &Cmd<'_>) {
-        let opts = self.options(cmd, cmd.args);
-        if cmd.name == "man" {
-            let browser = opts
-                .flags
-                .iter()
-                .any(|f| f.starts_with("-H") || f.starts_with("--html"));
-            if browser {
-                self.cannot(cmd, "starts a browser");
-            }
-        } else if cmd.args.iter().any(|a| a.lit().is_none_or(pager_command)) {
+        self.options(cmd, cmd.args);
+        if cmd.args.iter().any(|a| a.lit().is_none_or(pager_command)) {
             self.cannot(
                 cmd,
                 "starts with pager commands, which can run shell commands",
