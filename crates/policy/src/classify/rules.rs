@@ -131,14 +131,17 @@ const TABLES: [(&str, &[&str]); 8] = [
     ),
 ];
 
-/// A program's options: `with_value` take the next word; `writes`, `runs`
-/// and `config` say what the value of an option is. With `risk`, the
-/// program is judged by this entry alone ([`super::files`]): `when` rows
-/// (a safe one ends the judging: the program then only reads), the
-/// `output_at`-th positional (an output file: `uniq IN OUT`), its operands
-/// (`operands`: an act on each positional after `skip`, with `operands_with`
-/// only when one of them is given), the directory of `dir` (default `.`),
-/// `empty` when it has no operand, and `risk` itself.
+/// A program's options: `with_value` take the next word; `writes`, `runs`,
+/// `config` and `ssh_options` say what the value of an option is. With `risk`
+/// or an act ([`Program::acts`]), the program is judged by this entry alone
+/// ([`super::files`]): `when` rows (a safe one ends the judging: the program
+/// then only reads), the `output_at`-th positional (an output file: `uniq IN
+/// OUT`; `output_missing` when it is not given), its operands (`operands`: an
+/// act on each positional after `skip`, with `operands_with` only when one of
+/// them is given; only those with `operand_prefix`, none with one of
+/// `not_operands`) and the verdict `operand` when there is one, the directory
+/// of `dir` (default `.`; only with one of `dir_with` when set), `empty` when
+/// it has no operand, and `risk` itself.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Program {
