@@ -133,7 +133,7 @@ const TABLES: [(&str, &[&str]); 8] = [
 
 /// A program's options: `with_value` take the next word; `writes`, `runs`,
 /// `config` and `ssh_options` say what the value of an option is. With `risk`
-/// or an act ([`Program::acts`]), the program is judged by this entry alone
+/// or an act (`Program::acts`), the program is judged by this entry alone
 /// ([`super::files`]): `when` rows (a safe one ends the judging: the program
 /// then only reads), the `output_at`-th positional (an output file: `uniq IN
 /// OUT`; `output_missing` when it is not given), its operands (`operands`: an
