@@ -67,8 +67,8 @@ impl Walker {
         self.tool(cmd)
             || self.infra(cmd)
             || self.text_command(cmd, stage)
-            || self.file_command(cmd)
             || self.writer(cmd)
+            || self.file_command(cmd)
     }
 
     /// Commands whose output or in-place flags matter.

@@ -103,8 +103,11 @@ impl Walker {
                 rules::FILE
             ));
         };
-        let scratch = t.scratch.map_or("", |v| v.describe());
-        let why = r.why.replace("{p}", &t.shown).replace("{scratch}", scratch);
+        let scratch = t.scratch.map(|v| v.describe()).unwrap_or_default();
+        let why = r
+            .why
+            .replace("{p}", &t.shown)
+            .replace("{scratch}", &scratch);
         self.judge(r.risk, format!("{what} {why}"));
     }
 }

@@ -27,11 +27,8 @@ impl Walker {
         }
         let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
-        for row in p.when.iter().filter(|r| given(&opts, &r.with)) {
-            self.judge(row.risk, format!("{what} {}", row.why));
-            if row.risk == rules::Outcome::Safe {
-                return;
-            }
+        if self.when_rows(p, &opts, &what) {
+            return;
         }
         if let Some(i) = p.output_at {
             let missing = p.output_missing.as_deref().map(Arg::literal);
@@ -54,6 +51,18 @@ impl Walker {
         if let Some(risk) = p.risk {
             self.judge(risk, format!("{what} {}", p.why));
         }
+    }
+
+    /// Notes the `when` rows of `p` whose flags are given; true when a safe
+    /// one ends the judging.
+    pub(super) fn when_rows(&mut self, p: &rules::Program, opts: &Opts, what: &str) -> bool {
+        for row in p.when.iter().filter(|r| given(opts, &r.with)) {
+            self.judge(row.risk, format!("{what} {}", row.why));
+            if row.risk == rules::Outcome::Safe {
+                return true;
+            }
+        }
+        false
     }
 
     /// Whether every argument of `cmd` is one of `p`'s `info` flags (noted safe).

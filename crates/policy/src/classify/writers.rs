@@ -149,11 +149,10 @@ impl Walker {
     }
 
     fn awk(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
-        if opts.value_of(&["-l", "--load"]).is_some() {
-            self.cannot(cmd, "loads a compiled extension");
+        if let Some(p) = rules::raw().program(cmd.name) {
+            self.when_rows(p, &opts, &what);
         }
         let mut files = Vec::new();
         let mut programs = Vec::new();
@@ -174,23 +173,6 @@ impl Walker {
             } else {
                 self.script_file(f, &cmd.shown);
             }
-        }
-        let profile = opts.flags.iter().any(|f| {
-            [
-                "-o",
-                "-p",
-                "-d",
-                "--pretty-print",
-                "--profile",
-                "--dump-variables",
-            ]
-            .iter()
-            .any(|o| {
-                f == o || (o.len() == 2 && f.starts_with(o)) || f.starts_with(&format!("{o}="))
-            })
-        });
-        if profile {
-            self.say(Risk::Moderate, cmd, "writes a profile or dump file");
         }
         for p in &programs {
             match p.lit() {
