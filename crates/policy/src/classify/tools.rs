@@ -34,12 +34,12 @@ impl Walker {
             .collect();
         let c = crate::git::classify_command(&words);
         let v = c.verdict;
-        let remote = cmd
+        let sub = cmd
             .args
             .iter()
             .filter_map(Arg::lit)
-            .find(|t| !t.starts_with('-'))
-            .is_some_and(|sub| rules::raw().list("words", "git-remote").has(sub));
+            .find(|t| !t.starts_with('-'));
+        let remote = sub.is_some_and(|sub| rules::raw().list("words", "git-remote").has(sub));
         if remote && v.risk > Risk::Safe {
             self.network(format!("`{}` reaches a git remote", cmd.shown));
         }
@@ -51,11 +51,6 @@ impl Walker {
         // gets through): a git command that writes the repository needs an
         // approval at dangerous in a bash step (the git tool is the way below).
         // `clone` and `init` make a new repository instead.
-        let sub = cmd
-            .args
-            .iter()
-            .filter_map(Arg::lit)
-            .find(|t| !t.starts_with('-'));
         if v.risk > Risk::Safe && !matches!(sub, Some("clone" | "init")) {
             self.say(Risk::Dangerous, cmd, "changes the repository's `.git`, which only the git tool or a step approved as dangerous may change");
         }
