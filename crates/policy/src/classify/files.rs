@@ -201,12 +201,9 @@ impl Walker {
         if remote {
             self.network(format!("{what} reads or writes a remote archive"));
         }
-        let extract = opts.has('x', &["--extract", "--get"]);
-        let writes_archive = opts.has('c', &["--create"])
-            || opts.has('r', &["--append"])
-            || opts.has('u', &["--update"])
-            || opts.has('A', &["--catenate", "--concatenate"])
-            || opts.has('\0', &["--delete"]);
+        let words = |k| rules::raw().list("words", k);
+        let extract = given(&opts, words("tar-extracts"));
+        let writes_archive = given(&opts, words("tar-writes"));
         if extract {
             self.tar_extract(&opts, &what);
         }

@@ -116,6 +116,8 @@ const TABLES: [(&str, &[&str]); 8] = [
             "netcat-exec-prefixes",
             "ssh-runs",
             "ssh-loads",
+            "tar-extracts",
+            "tar-writes",
         ],
     ),
     (
