@@ -119,34 +119,26 @@ impl Walker {
             names.extend(opts.value_of(&["-a"]));
         }
         for n in &names {
-            let name = n.lit().unwrap_or(&n.raw).to_string();
-            self.variable_name(&name, &cmd.shown);
-            if n.lit().is_none() {
-                self.cannot(cmd, "reads into a variable named at run time");
-            }
-            self.assign_variable(&name, &Arg::unknown("$REPLY"), &cmd.shown, None);
+            self.read_into(n, cmd);
         }
         self.say(Risk::Safe, cmd, "reads input into variables");
     }
 
+    /// A variable `read`, `mapfile` or `printf -v` assigns (unknown) text to.
+    fn read_into(&mut self, n: &Arg, cmd: &Cmd<'_>) {
+        let name = n.lit().unwrap_or(&n.raw).to_string();
+        self.variable_name(&name, &cmd.shown);
+        if n.lit().is_none() {
+            self.cannot(cmd, "assigns a variable named at run time");
+        }
+        self.assign_variable(&name, &Arg::unknown("$REPLY"), &cmd.shown, None);
+    }
+
     /// printf: `-v NAME` assigns instead of printing.
     fn printf(&mut self, cmd: &Cmd<'_>) {
-        let mut args = cmd.args.iter();
-        if let Some(first) = cmd.args.first()
-            && first.is("-v")
-        {
-            args.next();
-            match args.next() {
-                Some(name) => {
-                    let n = name.lit().unwrap_or(&name.raw).to_string();
-                    self.variable_name(&n, &cmd.shown);
-                    if name.lit().is_none() {
-                        self.cannot(cmd, "assigns a variable named at run time");
-                    }
-                    self.assign_variable(&n, &Arg::unknown("$REPLY"), &cmd.shown, None);
-                }
-                None => self.cannot(cmd, "has -v without a name"),
-            }
+        match cmd.args.get(1) {
+            Some(name) => self.read_into(name, cmd),
+            None => self.cannot(cmd, "has -v without a name"),
         }
         self.say(Risk::Safe, cmd, "only prints");
     }

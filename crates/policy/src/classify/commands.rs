@@ -67,8 +67,8 @@ impl Walker {
         self.tool(cmd)
             || self.infra(cmd)
             || self.text_command(cmd, stage)
-            || self.file_command(cmd)
             || self.writer(cmd)
+            || self.file_command(cmd)
     }
 
     /// Commands whose output or in-place flags matter.
@@ -188,12 +188,24 @@ pub(super) fn parse_opts(args: &[Arg], with_value: &[&str]) -> Opts {
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let Some(t) = arg.lit() else {
-            // `--opt="$X"`: the option is known, its value is not.
-            match arg.raw.split_once('=').filter(|(n, _)| is_long_name(n)) {
-                Some((name, _)) => {
-                    out.flags.push(name.to_string());
-                    let name = canonical_long(name, with_value);
-                    out.values.push((name.to_string(), Arg::unknown(&arg.raw)));
+            // `--opt="$X"`, `-o"$X"`: the option is known, its value is not.
+            let raw = arg.raw.trim_start_matches(['"', '\'']);
+            let long = raw
+                .split_once('=')
+                .map(|(n, _)| n)
+                .filter(|n| is_long_name(n));
+            let short = || {
+                let mut letters = raw.strip_prefix('-')?.chars();
+                let letters = letters.by_ref().take_while(char::is_ascii_alphanumeric);
+                letters
+                    .map(|c| format!("-{c}"))
+                    .find(|k| with_value.contains(&k.as_str()))
+            };
+            match long.map(str::to_string).or_else(short) {
+                Some(name) => {
+                    let key = canonical_long(&name, with_value).to_string();
+                    out.flags.push(name);
+                    out.values.push((key, Arg::unknown(&arg.raw)));
                 }
                 None => out.pos.push(arg.clone()),
             }
@@ -245,6 +257,10 @@ fn parse_flag<'a>(
         if !with_value.contains(&key.as_str()) {
             continue;
         }
+        // The flags are the letters up to this one: the rest is its value.
+        if let Some(f) = out.flags.last_mut() {
+            f.truncate(i + c.len_utf8());
+        }
         let attached = t.get(i + c.len_utf8()..).filter(|r| !r.is_empty());
         match attached {
             Some(v) => out.values.push((key, literal_arg(v, arg))),
@@ -288,11 +304,8 @@ pub(super) fn canonical_long<'a>(t: &'a str, known: &[&'a str]) -> &'a str {
 
 fn literal_arg(value: &str, from: &Arg) -> Arg {
     Arg {
-        text: Some(value.to_string()),
-        glob_at: None,
         raw: from.raw.clone(),
-        procsub: false,
-        scratch: None,
+        ..Arg::literal(value)
     }
 }
 

@@ -51,13 +51,17 @@ impl Walker {
         }
     }
 
-    /// The act `operands` of an `[[options]]` entry names, on `arg`.
+    /// The act `operands` of an `[[options]]` entry names, on `arg`: the
+    /// `[[effects]]` table of that name (`delete` and `shred` by [`Self::delete_as`]).
     pub(super) fn act(&mut self, act: &str, arg: &Arg, recursive: bool, what: &str) {
         match act {
             "write" => self.write_to(arg, what),
-            "chmod" => self.change_mode(arg, recursive, what),
             "delete" => self.delete(arg, recursive, what),
-            other => self.delete_as(other, arg, recursive, what),
+            "shred" => self.delete_as(act, arg, recursive, what),
+            _ => {
+                let t = self.target(arg);
+                self.effect(act, effective(&t), &t, recursive, what);
+            }
         }
     }
 
@@ -72,44 +76,38 @@ impl Walker {
         }
     }
 
-    /// chmod/chown/chgrp on `arg`.
-    pub(super) fn change_mode(&mut self, arg: &Arg, recursive: bool, what: &str) {
-        let t = self.target(arg);
-        self.effect("chmod", effective(&t), &t, recursive, what);
-    }
-
     /// Applies the first row of the `[[effects]]` table of `act` that names
     /// `loc` (or `*`) and whose conditions all hold.
     fn effect(&mut self, act: &str, loc: Loc, t: &Target, recursive: bool, what: &str) {
         let top = std::path::Path::new(&t.shown).components().count() == 2;
         let whole_root = t.under && t.covers_all && t.loc == Loc::FsRoot;
-        let conds = [
-            ("glob", t.under),
-            ("not-glob", !t.under),
-            ("covers-all", t.covers_all),
-            ("top-level", top),
-            ("recursive", recursive),
-            ("whole-root", whole_root),
-        ];
-        let holds = |c: &String| conds.iter().any(|(n, v)| n == c && *v);
+        let holds = |c: &rules::Condition| match c {
+            rules::Condition::Glob => t.under,
+            rules::Condition::NotGlob => !t.under,
+            rules::Condition::CoversAll => t.covers_all,
+            rules::Condition::TopLevel => top,
+            rules::Condition::Recursive => recursive,
+            rules::Condition::WholeRoot => whole_root,
+        };
         let row = rules::raw()
             .effects
             .iter()
             .filter(|e| e.act == act)
             .flat_map(|e| &e.rows)
-            .find(|r| (r.at.has(loc.name()) || r.at.has("*")) && r.when.iter().all(holds));
+            .find(|r| {
+                (r.at.contains(&loc) || r.at.contains(&Loc::Any)) && r.when.iter().all(holds)
+            });
         let Some(r) = row else {
-            let at = loc.name();
             return self.unclassifiable(format!(
-                "{}: no `[[effects]]` row for {act} at {at}",
+                "{}: no `[[effects]]` row for {act} at {loc:?}",
                 rules::FILE
             ));
         };
-        let scratch = match loc {
-            Loc::Scratch(v) => v.describe(),
-            _ => "",
-        };
-        let why = r.why.replace("{p}", &t.shown).replace("{scratch}", scratch);
+        let scratch = t.scratch.map(|v| v.describe()).unwrap_or_default();
+        let why = r
+            .why
+            .replace("{p}", &t.shown)
+            .replace("{scratch}", &scratch);
         self.judge(r.risk, format!("{what} {why}"));
     }
 }

@@ -2,7 +2,6 @@
 //! dd, shred, find (-delete/-exec), tar and archivers.
 
 use super::commands::{Cmd, Opts};
-use super::paths::Loc;
 use super::rules;
 use super::walk::Walker;
 use super::words::Arg;
@@ -12,7 +11,6 @@ impl Walker {
     pub(super) fn file_command(&mut self, cmd: &Cmd<'_>) -> bool {
         match cmd.name {
             "cp" | "mv" | "install" | "ln" | "scp" | "rsync" => self.copy(cmd),
-            "dd" => self.dd(cmd),
             "tar" => self.tar(cmd),
             n => match rules::raw().judged(n) {
                 Some(p) => self.program(p, cmd),
@@ -23,23 +21,27 @@ impl Walker {
     }
 
     /// A program judged by its `[[options]]` entry alone (see [`rules::Program`]).
-    fn program(&mut self, p: &rules::Program, cmd: &Cmd<'_>) {
+    pub(super) fn program(&mut self, p: &rules::Program, cmd: &Cmd<'_>) {
         if self.only_info(p, cmd) {
             return;
         }
         let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
-        for row in p.when.iter().filter(|r| given(&opts, &r.with)) {
-            self.judge(row.risk, format!("{what} {}", row.why));
-            if row.risk == rules::Outcome::Safe {
-                return;
+        if self.when_rows(p, &opts, &what) {
+            return;
+        }
+        if let Some(i) = p.output_at {
+            let missing = p.output_missing.as_deref().map(Arg::literal);
+            if let Some(out) = opts.pos.get(i.saturating_sub(1)).cloned().or(missing) {
+                self.write_to(&out, &what);
             }
         }
-        if let Some(out) = p.output_at.and_then(|i| opts.pos.get(i.saturating_sub(1))) {
-            self.write_to(out, &what);
-        }
         let operands = self.operands(p, &opts, &what);
-        if p.dir.iter().next().is_some() {
+        if let Some(v) = p.operand.as_ref().filter(|_| !operands.is_empty()) {
+            self.judge(v.risk, format!("{what} {}", v.why));
+        }
+        let dir_given = p.dir_with.iter().next().is_none() || given(&opts, &p.dir_with);
+        if p.dir.iter().next().is_some() && dir_given {
             let dir = opts.value_of(&p.dir.strs());
             self.write_to(&dir.unwrap_or_else(|| Arg::literal(".")), &what);
         }
@@ -51,13 +53,21 @@ impl Walker {
         }
     }
 
+    /// Notes the `when` rows of `p` whose flags are given; true when a safe
+    /// one ends the judging.
+    pub(super) fn when_rows(&mut self, p: &rules::Program, opts: &Opts, what: &str) -> bool {
+        for row in p.when.iter().filter(|r| given(opts, &r.with)) {
+            self.judge(row.risk, format!("{what} {}", row.why));
+            if row.risk == rules::Outcome::Safe {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Whether every argument of `cmd` is one of `p`'s `info` flags (noted safe).
     pub(super) fn only_info(&mut self, p: &rules::Program, cmd: &Cmd<'_>) -> bool {
-        let info = !cmd.args.is_empty()
-            && cmd
-                .args
-                .iter()
-                .all(|a| a.lit().is_some_and(|t| p.info.has(t)));
+        let info = p.info.all_of(cmd.args.iter().map(Arg::lit));
         if info {
             self.say(Risk::Safe, cmd, "only prints its version or help");
         }
@@ -65,23 +75,34 @@ impl Walker {
     }
 
     /// Acts on the operands of `p` (see [`rules::Program`]); returns them.
-    pub(super) fn operands<'o>(
-        &mut self,
-        p: &rules::Program,
-        opts: &'o Opts,
-        what: &str,
-    ) -> &'o [Arg] {
+    pub(super) fn operands(&mut self, p: &rules::Program, opts: &Opts, what: &str) -> Vec<Arg> {
         let skip = if given(opts, &p.skip_unless) {
             0
         } else {
             p.skip
         };
-        let operands = opts.pos.get(skip..).unwrap_or(&[]);
+        let mut operands = Vec::new();
+        for a in opts.pos.get(skip..).unwrap_or(&[]) {
+            let text = a.lit();
+            if text.is_some_and(|t| p.not_operands.prefixes(t)) {
+                continue;
+            }
+            match (p.operand_prefix.as_deref(), text) {
+                (None, _) => operands.push(a.clone()),
+                // `of=~/x`: bash expands the `~` after `=` too.
+                (Some(pre), Some(t)) if t.starts_with(pre) => match a.raw.strip_prefix(pre) {
+                    Some(raw) => operands.push(self.word(raw)),
+                    None => operands.push(Arg::literal(&t[pre.len()..])),
+                },
+                (Some(_), Some(_)) => {}
+                (Some(_), None) => operands.push(Arg::unknown(&a.raw)),
+            }
+        }
         let recursive = given(opts, &p.recursive);
         if let Some(act) = p.operands.as_deref()
             && (p.operands_with.iter().next().is_none() || given(opts, &p.operands_with))
         {
-            for o in operands {
+            for o in &operands {
                 self.act(act, o, recursive, what);
             }
         }
@@ -93,7 +114,7 @@ impl Walker {
         let what = format!("`{}`", cmd.shown);
         let remote = matches!(cmd.name, "scp" | "rsync");
         if remote {
-            self.remote_copy(cmd, &opts);
+            self.network(format!("{what} transfers files over the network"));
         }
         let target_dir = opts.value_of(&["-t", "--target-directory"]);
         let dirs_only = cmd.name == "install" && opts.has('d', &["--directory"]);
@@ -120,7 +141,7 @@ impl Walker {
         match dest {
             Some(d) if !is_remote(&d) => {
                 self.write_to(&d, &what);
-                if let (true, Loc::Scratch(v)) = (links, self.target(&d).loc) {
+                if let (true, Some(v)) = (links, self.target(&d).scratch) {
                     self.note(
                         Risk::Moderate,
                         format!(
@@ -142,54 +163,6 @@ impl Walker {
             // Moving a tree away removes it from where it was.
             self.write_to(s, &what);
             self.delete(s, true, &what);
-        }
-    }
-
-    /// scp and rsync: the network, and the programs they start (`-e`, `-S`, `ProxyCommand`).
-    fn remote_copy(&mut self, cmd: &Cmd<'_>, opts: &Opts) {
-        self.network(format!("`{}` transfers files over the network", cmd.shown));
-        for o in opts
-            .values
-            .iter()
-            .filter(|(n, _)| n == "-o")
-            .map(|(_, v)| v)
-        {
-            self.ssh_option(o, &cmd.shown);
-        }
-    }
-
-    fn dd(&mut self, cmd: &Cmd<'_>) {
-        let what = format!("`{}`", cmd.shown);
-        let output = cmd.args.iter().find_map(|a| match a.lit() {
-            Some(t) => t.strip_prefix("of=").map(|v| Arg {
-                text: Some(v.to_string()),
-                glob_at: None,
-                raw: v.to_string(),
-                procsub: false,
-                scratch: None,
-            }),
-            None => Some(Arg::unknown(&a.raw)),
-        });
-        let Some(out) = output else {
-            self.say(Risk::Moderate, cmd, "copies raw data to standard output");
-            return;
-        };
-        let t = self.target(&out);
-        match t.loc {
-            Loc::DevDisk | Loc::DevOther | Loc::Protected => {
-                self.block(format!(
-                    "{what} overwrites device or system file {}",
-                    t.shown
-                ));
-            }
-            Loc::DevSink => self.say(Risk::Moderate, cmd, "copies raw data"),
-            Loc::Inside | Loc::WsRoot => {
-                self.say(Risk::Moderate, cmd, "writes inside the workspace");
-            }
-            _ => self.note(
-                Risk::Dangerous,
-                format!("{what} overwrites {} outside the workspace", t.shown),
-            ),
         }
     }
 
@@ -228,12 +201,9 @@ impl Walker {
         if remote {
             self.network(format!("{what} reads or writes a remote archive"));
         }
-        let extract = opts.has('x', &["--extract", "--get"]);
-        let writes_archive = opts.has('c', &["--create"])
-            || opts.has('r', &["--append"])
-            || opts.has('u', &["--update"])
-            || opts.has('A', &["--catenate", "--concatenate"])
-            || opts.has('\0', &["--delete"]);
+        let words = |k| rules::raw().list("words", k);
+        let extract = given(&opts, words("tar-extracts"));
+        let writes_archive = given(&opts, words("tar-writes"));
         if extract {
             self.tar_extract(&opts, &what);
         }
@@ -337,13 +307,10 @@ impl Walker {
                 } else {
                     text
                 };
-                let glob_at = text.rfind('*');
                 Arg {
-                    text: Some(text),
-                    glob_at,
+                    glob_at: text.rfind('*'),
                     raw: "{}".to_string(),
-                    procsub: false,
-                    scratch: None,
+                    ..Arg::literal(&text)
                 }
             }
             None => Arg::unknown("{}"),
@@ -353,7 +320,7 @@ impl Walker {
 
 /// Whether one of the flags `names` is given: `-x` also in a cluster of
 /// short flags, a long one also abbreviated, any other as written.
-fn given(opts: &Opts, names: &rules::Names) -> bool {
+pub(super) fn given(opts: &Opts, names: &rules::Names) -> bool {
     names.iter().any(|n| {
         let mut short = n.strip_prefix('-').unwrap_or_default().chars();
         match (short.next(), short.next()) {

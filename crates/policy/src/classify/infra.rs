@@ -50,7 +50,7 @@ impl Walker {
             .filter(|t| t.starts_with('-'))
             .collect();
         let what = format!("`{}`", cmd.shown);
-        if words.is_empty() || only_info(cloud("info"), cmd.args) {
+        if words.is_empty() || cloud("info").all_of(cmd.args.iter().map(Arg::lit)) {
             self.say(Risk::Safe, cmd, "only prints help or its version");
             return;
         }
@@ -94,7 +94,7 @@ impl Walker {
         let reads = containers("reads").has(sub)
             || (containers("groups").has(sub)
                 && words.get(1).is_some_and(|w| containers("reads").has(w)));
-        if reads || only_info(containers("info"), cmd.args) {
+        if reads || containers("info").all_of(cmd.args.iter().map(Arg::lit)) {
             self.say(Risk::Safe, cmd, "only reads");
         } else {
             if containers("registry").has(sub) {
@@ -199,9 +199,4 @@ fn cloud(key: &str) -> &'static rules::Names {
 
 fn containers(key: &str) -> &'static rules::Names {
     rules::raw().list("containers", key)
-}
-
-/// Whether every argument is one of `info` (help or version).
-fn only_info(info: &rules::Names, args: &[Arg]) -> bool {
-    !args.is_empty() && args.iter().all(|a| a.lit().is_some_and(|t| info.has(t)))
 }

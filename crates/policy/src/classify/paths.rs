@@ -4,64 +4,7 @@
 use super::words::{Arg, Scratch, ScratchVar};
 use std::path::{Component, Path, PathBuf};
 
-/// What kind of place a path names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Loc {
-    /// `/dev/null`, `/dev/stdout`, `/dev/fd/N`, ...: harmless sinks.
-    DevSink,
-    /// A disk device (`/dev/sda`, `/dev/nvme0n1`, ...).
-    DevDisk,
-    /// bash's `/dev/tcp/...` and `/dev/udp/...` network pseudo-files.
-    DevNet,
-    /// Any other device.
-    DevOther,
-    /// `/etc` and `/boot`: writes are blocked.
-    Protected,
-    /// System directories (`/usr`, `/var`, `/opt`, `/lib`, `/bin`, `/sbin`, ...).
-    System,
-    /// `/` itself.
-    FsRoot,
-    /// The home directory itself.
-    Home,
-    /// The workspace root itself.
-    WsRoot,
-    /// Strictly inside the workspace.
-    Inside,
-    /// A strict ancestor of the workspace other than `/`.
-    WsAncestor,
-    /// `/tmp` or below.
-    Tmp,
-    /// Anywhere else.
-    Outside,
-    /// A step-private folder (`$PLANGATE_STEP_ARTIFACTS`, `$TMPDIR`) or below:
-    /// writable at every sandbox level.
-    Scratch(ScratchVar),
-    /// Not known statically.
-    Unknown,
-}
-
-impl Loc {
-    /// The place's name in the rules file's `[[effects]]` rows.
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Loc::DevSink => "dev-sink",
-            Loc::DevDisk => "dev-disk",
-            Loc::DevNet => "dev-net",
-            Loc::DevOther => "dev-other",
-            Loc::Protected => "protected",
-            Loc::System => "system",
-            Loc::FsRoot => "fs-root",
-            Loc::Home => "home",
-            Loc::WsRoot => "ws-root",
-            Loc::Inside => "inside",
-            Loc::WsAncestor => "ws-ancestor",
-            Loc::Tmp => "tmp",
-            Loc::Outside => "outside",
-            Loc::Scratch(_) => "scratch",
-            Loc::Unknown => "unknown",
-        }
-    }
-}
+pub(super) use super::rules::Loc;
 
 /// A resolved argument: either one path, or "some entries below `base`" for globs.
 #[derive(Debug, Clone)]
@@ -76,13 +19,15 @@ pub(super) struct Target {
     /// True when `shown` is the absolute path itself (not a variable or a
     /// worst case), so a `cd` there can be followed.
     pub exact: bool,
+    /// The step-private folder, when `loc` is [`Loc::Scratch`].
+    pub scratch: Option<ScratchVar>,
 }
 
 impl Target {
     /// Whether this is one directory whose path the classifier knows (a
     /// working directory it can follow `cd` into).
     pub(super) fn fixed(&self) -> bool {
-        self.exact && !self.under && !matches!(self.loc, Loc::Unknown | Loc::Scratch(_))
+        self.exact && !self.under && !matches!(self.loc, Loc::Unknown | Loc::Scratch)
     }
 }
 
@@ -104,6 +49,7 @@ impl Places {
             covers_all: false,
             shown: arg.raw.clone(),
             exact: false,
+            scratch: None,
         };
         let Some(text) = arg.lit() else {
             return match &arg.scratch {
@@ -129,6 +75,7 @@ impl Places {
                     covers_all: false,
                     shown: p.to_string_lossy().into_owned(),
                     exact: true,
+                    scratch: None,
                 }
             }
             Some(g) => self.resolve_glob(&full, g).unwrap_or(unknown),
@@ -153,11 +100,12 @@ impl Places {
             let component = s.rest.get(head.rfind('/')? + 1..)?;
             let (component, tail) = component.split_once('/').unwrap_or((component, ""));
             return Some(Target {
-                loc: Loc::Scratch(s.var),
+                loc: Loc::Scratch,
                 under: true,
                 covers_all: tail.trim_matches('/').is_empty() && wildcards_only(component),
                 shown: format!("{var}{}", s.rest),
                 exact: false,
+                scratch: Some(s.var),
             });
         }
         let mut inside: Vec<&str> = Vec::new();
@@ -180,11 +128,12 @@ impl Places {
                 shown.push_str(c);
             }
             return Some(Target {
-                loc: Loc::Scratch(s.var),
+                loc: Loc::Scratch,
                 under: false,
                 covers_all: false,
                 shown,
                 exact: false,
+                scratch: Some(s.var),
             });
         }
         let landed = normalize(Path::new(&format!("/{}", inside.join("/"))));
@@ -202,6 +151,7 @@ impl Places {
                 landed.display()
             ),
             exact: false,
+            scratch: None,
         })
     }
 
@@ -222,6 +172,7 @@ impl Places {
             covers_all,
             shown: full.to_string(),
             exact: true,
+            scratch: None,
         })
     }
 

@@ -41,6 +41,12 @@ impl Names {
             })
     }
 
+    /// Whether there are words and every one is a known word of the list
+    /// (`--version`, `-h`: only prints its version or help).
+    pub fn all_of<'a>(&self, words: impl ExactSizeIterator<Item = Option<&'a str>>) -> bool {
+        words.len() > 0 && words.into_iter().all(|w| w.is_some_and(|w| self.has(w)))
+    }
+
     /// The names.
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(String::as_str)
@@ -62,14 +68,10 @@ pub struct Table {
 }
 
 /// The sections made of word lists, and the lists each holds (all of them).
-const TABLES: [(&str, &[&str]); 9] = [
+const TABLES: [(&str, &[&str]); 8] = [
     ("network-clients", &["names"]),
     ("shells", &["names", "with_value"]),
     ("formatters", &["names", "checks"]),
-    (
-        "package-managers",
-        &["names", "reads", "local", "runs", "with_value"],
-    ),
     (
         "cloud",
         &[
@@ -112,6 +114,10 @@ const TABLES: [(&str, &[&str]); 9] = [
             "git-remote",
             "netcat-exec",
             "netcat-exec-prefixes",
+            "ssh-runs",
+            "ssh-loads",
+            "tar-extracts",
+            "tar-writes",
         ],
     ),
     (
@@ -127,14 +133,17 @@ const TABLES: [(&str, &[&str]); 9] = [
     ),
 ];
 
-/// A program's options: `with_value` take the next word; `writes`, `runs`
-/// and `config` say what the value of an option is. With `risk`, the
-/// program is judged by this entry alone ([`super::files`]): `when` rows
-/// (a safe one ends the judging: the program then only reads), the
-/// `output_at`-th positional (an output file: `uniq IN OUT`), its operands
-/// (`operands`: an act on each positional after `skip`, with `operands_with`
-/// only when one of them is given), the directory of `dir` (default `.`),
-/// `empty` when it has no operand, and `risk` itself.
+/// A program's options: `with_value` take the next word; `writes`, `runs`,
+/// `config` and `ssh_options` say what the value of an option is. With `risk`
+/// or an act (`Program::acts`), the program is judged by this entry alone
+/// ([`super::files`]): `when` rows (a safe one ends the judging: the program
+/// then only reads), the `output_at`-th positional (an output file: `uniq IN
+/// OUT`; `output_missing` when it is not given), its operands (`operands`: an
+/// act on each positional after `skip`, with `operands_with` only when one of
+/// them is given; only those with `operand_prefix`, none with one of
+/// `not_operands`) and the verdict `operand` when there is one, the directory
+/// of `dir` (default `.`; only with one of `dir_with` when set), `empty` when
+/// it has no operand, and `risk` itself.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Program {
@@ -147,6 +156,8 @@ pub struct Program {
     pub runs: Names,
     /// Options whose value is a file of options or commands (unclassifiable).
     pub config: Names,
+    /// Options whose value is an ssh option (`-o ProxyCommand=...`).
+    pub ssh_options: Names,
     pub when: Vec<Verdict>,
     pub operands: Option<String>,
     pub operands_with: Names,
@@ -157,6 +168,16 @@ pub struct Program {
     pub recursive: Names,
     /// Options whose value is a directory written.
     pub dir: Names,
+    /// `dir` is written only when one of these is given (`curl -O`).
+    pub dir_with: Names,
+    /// Operands are only the positionals starting with this, less it (`of=`).
+    pub operand_prefix: Option<String>,
+    /// Positionals starting with one of these are no operands (`date +%F`).
+    pub not_operands: Names,
+    /// Noted when the program is given an operand.
+    pub operand: Option<Verdict>,
+    /// The file written when the `output_at`-th positional is missing.
+    pub output_missing: Option<String>,
     pub empty: Option<Verdict>,
     /// When every argument is one of these, it only prints its version or help.
     pub info: Names,
@@ -166,6 +187,14 @@ pub struct Program {
     pub script: Names,
     /// Wrappers: options after which no command follows (`taskset -p`).
     pub no_command: Names,
+    /// Wrappers: options whose value is the inner command's directory (`env -C`).
+    pub chdir: Names,
+    /// Wrappers: options whose value, with the words after the options, is a
+    /// shell command line (`env -S`).
+    pub split_string: Names,
+    /// Wrappers: when set, the words after the options are joined into one
+    /// shell command line (`watch`), unless one of these is given (`-x`).
+    pub joined_unless: Names,
     /// Wrappers: the words after the options are no command (`su`, `script`).
     pub script_only: bool,
     /// Wrappers: runs the command as another user (dangerous; a root shell
@@ -200,15 +229,37 @@ pub struct Subcommands {
     /// Global options that take the next word.
     #[serde(default)]
     pub with_value: Names,
-    /// Subcommands that reach the network.
+    /// Where the subcommand is (by default the first word that is no option).
+    #[serde(default)]
+    pub at: SubAt,
+    /// Subcommands that reach the network (when not judged safe).
     #[serde(default)]
     pub network: Names,
+    /// Subcommands after which a command runs (`poetry run CMD`), and their
+    /// options that take the next word.
+    #[serde(default)]
+    pub runs: Names,
+    #[serde(default)]
+    pub runs_with_value: Names,
     #[serde(default)]
     groups: Vec<SubGroup>,
     /// Why a subcommand in no group is moderate.
     other: String,
     #[serde(default)]
     examples: Vec<String>,
+}
+
+/// Where a `[[subcommands]]` entry finds the subcommand: the first word that
+/// is no option, the first word (`dpkg -l`), the first two (`go mod verify`),
+/// or the first after the global options and a `+toolchain` (cargo).
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SubAt {
+    #[default]
+    FirstNonOption,
+    FirstWord,
+    FirstTwo,
+    AfterGlobals,
 }
 
 /// Subcommands of one risk; with `with`, only when an argument is one of
@@ -277,6 +328,17 @@ pub struct VarOptions {
 }
 
 impl Program {
+    /// Whether the entry says what the program does (the keys files.rs reads).
+    fn acts(&self) -> bool {
+        self.operands.is_some()
+            || self.output_at.is_some()
+            || self.empty.is_some()
+            || self.operand.is_some()
+            || !self.when.is_empty()
+            || !self.info.0.is_empty()
+            || !self.dir.0.is_empty()
+    }
+
     /// A wrapper's own risk and why.
     pub fn own_risk(&self) -> Option<(Outcome, &str)> {
         if self.as_root {
@@ -308,20 +370,76 @@ pub struct Effects {
     examples: Vec<String>,
 }
 
+/// What kind of place a path names; in the rules file's `[[effects]]` rows,
+/// by its kebab-case name (`dev-sink`, `ws-root`) or `*` (any).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) enum Loc {
+    /// `/dev/null`, `/dev/stdout`, `/dev/fd/N`, ...: harmless sinks.
+    DevSink,
+    /// A disk device (`/dev/sda`, `/dev/nvme0n1`, ...).
+    DevDisk,
+    /// bash's `/dev/tcp/...` and `/dev/udp/...` network pseudo-files.
+    DevNet,
+    /// Any other device.
+    DevOther,
+    /// `/etc` and `/boot`: writes are blocked.
+    Protected,
+    /// System directories (`/usr`, `/var`, `/opt`, `/lib`, `/bin`, `/sbin`, ...).
+    System,
+    /// `/` itself.
+    FsRoot,
+    /// The home directory itself.
+    Home,
+    /// The workspace root itself.
+    WsRoot,
+    /// Strictly inside the workspace.
+    Inside,
+    /// A strict ancestor of the workspace other than `/`.
+    WsAncestor,
+    /// `/tmp` or below.
+    Tmp,
+    /// Anywhere else.
+    Outside,
+    /// A step-private folder (`$PLANGATE_STEP_ARTIFACTS`, `$TMPDIR`) or below:
+    /// writable at every sandbox level (`paths::Target::scratch` says which).
+    Scratch,
+    /// Not known statically.
+    Unknown,
+    /// In an `[[effects]]` row only: every place.
+    #[serde(rename = "*")]
+    Any,
+}
+
 /// One row: places, conditions, outcome and why (`{p}`: the path,
 /// `{scratch}`: the step folder).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EffectRow {
-    pub at: Names,
+    pub(super) at: Vec<Loc>,
     #[serde(default)]
-    pub when: Vec<String>,
+    pub(super) when: Vec<Condition>,
     pub risk: Outcome,
     pub why: String,
 }
 
-/// The actions, places and conditions `[[effects]]` rows may name.
-const ACTS: [&str; 7] = [
+/// What must hold of the path for an `[[effects]]` row: a glob or not, a glob
+/// of only wildcards, a top-level directory (`/usr`), a recursive act, a
+/// recursive glob over all of `/`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Condition {
+    Glob,
+    NotGlob,
+    CoversAll,
+    TopLevel,
+    Recursive,
+    WholeRoot,
+}
+
+/// The actions `[[effects]]` tables are for: each has one.
+const ACTS: [&str; 8] = [
+    "overwrite",
     "partition",
     "write",
     "delete-tree",
@@ -331,32 +449,13 @@ const ACTS: [&str; 7] = [
     "shred",
 ];
 /// What `operands` of an `[[options]]` entry may be.
-const OPERANDS: [&str; 5] = ["write", "delete", "chmod", "shred", "partition"];
-const PLACES: [&str; 16] = [
-    "dev-sink",
-    "dev-disk",
-    "dev-net",
-    "dev-other",
-    "protected",
-    "system",
-    "fs-root",
-    "home",
-    "ws-root",
-    "inside",
-    "ws-ancestor",
-    "tmp",
-    "outside",
-    "scratch",
-    "unknown",
-    "*",
-];
-const CONDITIONS: [&str; 6] = [
-    "glob",
-    "not-glob",
-    "covers-all",
-    "top-level",
-    "recursive",
-    "whole-root",
+const OPERANDS: [&str; 6] = [
+    "write",
+    "overwrite",
+    "delete",
+    "chmod",
+    "shred",
+    "partition",
 ];
 
 /// The loaded tables.
@@ -403,9 +502,7 @@ impl Rules {
 
     /// The `[[options]]` entry of `name` when it alone judges the program.
     pub fn judged(&self, name: &str) -> Option<&Program> {
-        self.program(name).filter(|p| {
-            p.risk.is_some() || p.operands.is_some() || p.empty.is_some() || !p.when.is_empty()
-        })
+        self.program(name).filter(|p| p.risk.is_some() || p.acts())
     }
 
     /// The `[[options]]` entry of `name` (its names may be patterns: `mkfs*`).
@@ -485,25 +582,12 @@ fn parse(text: &str) -> Result<Rules, String> {
             return Err(format!("{FILE}: no `[[effects]]` table for `{act}`"));
         }
     }
-    for e in &r.effects {
-        let at = |why: String| format!("{FILE}: effects `{}`: {why}", e.act);
-        if !ACTS.contains(&e.act.as_str()) {
-            return Err(at(format!("unknown act (one of {})", ACTS.join(", "))));
-        }
-        for row in &e.rows {
-            if let Some(p) = row.at.0.iter().find(|p| !PLACES.contains(&p.as_str())) {
-                return Err(at(format!(
-                    "unknown place `{p}` (one of {})",
-                    PLACES.join(", ")
-                )));
-            }
-            if let Some(c) = row.when.iter().find(|c| !CONDITIONS.contains(&c.as_str())) {
-                return Err(at(format!(
-                    "unknown condition `{c}` (one of {})",
-                    CONDITIONS.join(", ")
-                )));
-            }
-        }
+    if let Some(e) = r.effects.iter().find(|e| !ACTS.contains(&e.act.as_str())) {
+        return Err(format!(
+            "{FILE}: effects `{}`: unknown act (one of {})",
+            e.act,
+            ACTS.join(", ")
+        ));
     }
     let kinds = [
         ("options", &r.options),
@@ -536,12 +620,18 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
     {
         return Err(format!("`{n}` has an earlier entry"));
     }
-    let wraps = p.as_root || p.script_only || !p.script.0.is_empty() || !p.no_command.0.is_empty();
-    let acts = p.operands.is_some()
-        || p.output_at.is_some()
-        || p.empty.is_some()
-        || !p.when.is_empty()
-        || !p.info.0.is_empty();
+    let wraps = p.as_root
+        || p.script_only
+        || [
+            &p.script,
+            &p.no_command,
+            &p.chdir,
+            &p.split_string,
+            &p.joined_unless,
+        ]
+        .iter()
+        .any(|n| !n.0.is_empty());
+    let acts = p.acts();
     let interprets = [&p.code, &p.code_subcommands, &p.module, &p.file]
         .iter()
         .any(|n| !n.0.is_empty());

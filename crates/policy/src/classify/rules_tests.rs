@@ -45,12 +45,12 @@ fn a_bad_effect_row_is_an_error() {
         (
             "at = [\"dev-sink\"]",
             "at = [\"dev-sinks\"]",
-            "unknown place `dev-sinks`",
+            "unknown variant `dev-sinks`",
         ),
         (
             "when = [\"top-level\"]",
             "when = [\"top\"]",
-            "unknown condition `top`",
+            "unknown variant `top`",
         ),
         (
             "act = \"chmod\"",
@@ -71,9 +71,9 @@ fn a_bad_effect_row_is_an_error() {
 fn a_bad_table_or_program_row_is_an_error() {
     for (from, to, want) in [
         (
-            "\nreads = [\"list\"",
-            "\nread = [\"list\"",
-            "package-managers: unknown list `read`",
+            "\nread_verbs = [",
+            "\nread_verb = [",
+            "cloud: unknown list `read_verb`",
         ),
         ("[formatters]", "[formatter]", "unknown section `formatter`"),
         (

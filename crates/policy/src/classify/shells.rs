@@ -13,7 +13,7 @@ use super::paths::Loc;
 use super::rules::{self, Program};
 use super::walk::{Input, Walker};
 use super::words::Arg;
-use super::wrappers::{join_args, leading_only, leading_options};
+use super::wrappers::{join_args, leading};
 use crate::model::Risk;
 
 fn interpreter_of(name: &str) -> Option<&'static Program> {
@@ -82,8 +82,7 @@ impl Walker {
 
     fn shell(&mut self, cmd: &Cmd<'_>) {
         let with = rules::raw().list("shells", "with_value").strs();
-        let opts = parse_opts(&leading_only(cmd.args, &with), &with);
-        let rest = leading_options(cmd.args, &with);
+        let (opts, rest) = leading(cmd.args, &with);
         if let Some(rc) = opts.value_of(&["--rcfile", "--init-file"]) {
             self.script_file(&rc, &cmd.shown);
         }

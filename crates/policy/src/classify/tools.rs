@@ -6,6 +6,7 @@ use super::commands::Cmd;
 use super::rules;
 use super::walk::Walker;
 use super::words::Arg;
+use super::wrappers::leading;
 use crate::git::Word as GitWord;
 use crate::model::Risk;
 
@@ -13,9 +14,8 @@ impl Walker {
     pub(super) fn tool(&mut self, cmd: &Cmd<'_>) -> bool {
         match cmd.name {
             "git" => self.git(cmd),
-            "cargo" | "npm" | "pnpm" | "yarn" | "npx" | "bunx" | "go" => self.by_subcommand(cmd),
+            n if rules::raw().subcommands(n).is_some() => self.by_subcommand(cmd),
             n if rules::raw().list("network-clients", "names").has(n) => self.network_client(cmd),
-            n if rules::raw().list("package-managers", "names").has(n) => self.package_manager(cmd),
             n if rules::raw().list("formatters", "names").has(n) => self.formatter(cmd),
             _ => return false,
         }
@@ -34,12 +34,12 @@ impl Walker {
             .collect();
         let c = crate::git::classify_command(&words);
         let v = c.verdict;
-        let remote = cmd
+        let sub = cmd
             .args
             .iter()
             .filter_map(Arg::lit)
-            .find(|t| !t.starts_with('-'))
-            .is_some_and(|sub| rules::raw().list("words", "git-remote").has(sub));
+            .find(|t| !t.starts_with('-'));
+        let remote = sub.is_some_and(|sub| rules::raw().list("words", "git-remote").has(sub));
         if remote && v.risk > Risk::Safe {
             self.network(format!("`{}` reaches a git remote", cmd.shown));
         }
@@ -51,11 +51,6 @@ impl Walker {
         // gets through): a git command that writes the repository needs an
         // approval at dangerous in a bash step (the git tool is the way below).
         // `clone` and `init` make a new repository instead.
-        let sub = cmd
-            .args
-            .iter()
-            .filter_map(Arg::lit)
-            .find(|t| !t.starts_with('-'));
         if v.risk > Risk::Safe && !matches!(sub, Some("clone" | "init")) {
             self.say(Risk::Dangerous, cmd, "changes the repository's `.git`, which only the git tool or a step approved as dangerous may change");
         }
@@ -72,68 +67,65 @@ impl Walker {
         }
     }
 
-    /// The subcommand table of `cmd`; unclassifiable (fail-close) without one.
-    fn sub_table(&mut self, cmd: &Cmd<'_>) -> Option<&'static rules::Subcommands> {
-        let t = rules::raw().subcommands(cmd.name);
-        if t.is_none() {
-            self.unclassifiable(format!(
-                "{}: no `[[subcommands]]` entry for `{}`",
-                rules::FILE,
-                cmd.name
-            ));
-        }
-        t
-    }
-
-    /// cargo, npm & co, go: the group of their `[[subcommands]]` entry
-    /// holding the subcommand decides.
+    /// cargo, npm & co, go, package managers: the group of their
+    /// `[[subcommands]]` entry holding the subcommand decides.
     fn by_subcommand(&mut self, cmd: &Cmd<'_>) {
-        let Some(table) = self.sub_table(cmd) else {
+        let Some(table) = rules::raw().subcommands(cmd.name) else {
             return;
         };
         let lits: Vec<Option<&str>> = cmd.args.iter().map(Arg::lit).collect();
-        let (words, after): (Vec<&str>, &[Option<&str>]) = match cmd.name {
-            // After the global options and a `+toolchain`.
-            "cargo" => {
-                let globals = global_options(cmd.args, &table.with_value.strs());
-                let rest = lits.get(globals..).unwrap_or(&[]);
-                let toolchain = rest
-                    .iter()
-                    .take_while(|t| t.is_some_and(|t| t.starts_with('+')));
-                let rest = rest.get(toolchain.count()..).unwrap_or(&[]);
-                (rest.iter().map(|t| t.unwrap_or("")).take(1).collect(), rest)
-            }
-            "go" => (
-                lits.iter().take(2).map(|t| t.unwrap_or("")).collect(),
+        let (words, after): (Vec<&str>, &[Option<&str>]) = match table.at {
+            rules::SubAt::FirstWord => (
+                lits.iter()
+                    .take(1)
+                    .copied()
+                    .map(Option::unwrap_or_default)
+                    .collect(),
                 &lits,
             ),
-            // The first word that is no option.
-            _ => {
+            rules::SubAt::FirstTwo => (
+                lits.iter()
+                    .take(2)
+                    .copied()
+                    .map(Option::unwrap_or_default)
+                    .collect(),
+                &lits,
+            ),
+            // After the global options (and a `+toolchain`).
+            rules::SubAt::AfterGlobals => {
+                let with = table.with_value.strs();
+                let globals = cmd.args.len() - leading(cmd.args, &with).1.len();
+                let rest = lits.get(globals..).unwrap_or(&[]);
+                (
+                    rest.iter()
+                        .take(1)
+                        .copied()
+                        .map(Option::unwrap_or_default)
+                        .collect(),
+                    rest,
+                )
+            }
+            rules::SubAt::FirstNonOption => {
                 let first = lits.iter().flatten().copied().find(|t| !t.starts_with('-'));
                 (first.into_iter().collect(), &lits)
             }
         };
         let sub = words.first().copied().unwrap_or("");
         let second = words.get(1).copied().unwrap_or("");
-        if table.reaches_network(sub, second) {
+        if table.runs.has(sub) {
+            return self.package_runner(cmd, sub, table);
+        }
+        let (risk, why) = table.judge(sub, second, after);
+        if risk > Risk::Safe && table.reaches_network(sub, second) {
             self.network(format!("`{}` reaches the package registry", cmd.shown));
         }
-        let (risk, why) = if cmd.args.is_empty() && matches!(cmd.name, "yarn" | "pnpm") {
-            self.network(format!("`{}` installs packages", cmd.shown));
-            (Risk::Moderate, "installs packages")
-        } else {
-            table.judge(sub, second, after)
-        };
         self.note(risk, format!("`{}` {why}", cmd.shown));
     }
 
-    /// Network clients: the network always; curl and wget also by the files they write.
+    /// Network clients: the network always; some also by their `[[options]]` entry.
     fn network_client(&mut self, cmd: &Cmd<'_>) {
         let what = format!("`{}`", cmd.shown);
         match cmd.name {
-            "curl" => self.curl(cmd, &what),
-            "wget" => self.wget(cmd, &what),
-            "ssh" => self.ssh(cmd),
             "nc" | "ncat" | "netcat" | "socat" => {
                 let w = |key| rules::raw().list("words", key);
                 let runs = cmd.args.iter().any(|a| {
@@ -146,87 +138,17 @@ impl Walker {
                     self.cannot(cmd, "connects a program to the network");
                 }
             }
-            _ => {}
+            n => {
+                if let Some(p) = rules::raw().program(n) {
+                    self.program(p, cmd);
+                }
+            }
         }
         self.network(format!("{what} uses the network"));
     }
 
-    fn curl(&mut self, cmd: &Cmd<'_>, what: &str) {
-        let opts = self.options(cmd, cmd.args);
-        // `--output-dir` holds the files of `-o NAME` and `-O`.
-        let dir = opts.value_of(&["--output-dir"]);
-        if let Some(d) = dir.as_ref().and_then(Arg::lit) {
-            for (_, v) in opts
-                .values
-                .iter()
-                .filter(|(n, _)| n == "-o" || n == "--output")
-            {
-                if let Some(f) = v.lit().filter(|f| !f.starts_with('/') && *f != "-") {
-                    self.write_to(
-                        &Arg {
-                            text: Some(format!("{d}/{f}")),
-                            ..v.clone()
-                        },
-                        what,
-                    );
-                }
-            }
-        }
-        let remote_name = opts.has('O', &["--remote-name", "--remote-name-all"])
-            || opts.has('J', &["--remote-header-name"]);
-        if remote_name {
-            let d = dir.unwrap_or_else(|| Arg::literal("."));
-            self.write_to(&d, what);
-        }
-    }
-
-    fn wget(&mut self, cmd: &Cmd<'_>, what: &str) {
-        let opts = self.options(cmd, cmd.args);
-        let to_stdout = opts.value_of(&["-O", "--output-document"]).is_some();
-        if !to_stdout && !opts.has('\0', &["--spider"]) {
-            let dir = opts
-                .value_of(&["-P", "--directory-prefix"])
-                .unwrap_or_else(|| Arg::literal("."));
-            self.write_to(&dir, what);
-        }
-    }
-
-    fn ssh(&mut self, cmd: &Cmd<'_>) {
-        let opts = self.options(cmd, cmd.args);
-        for o in opts
-            .values
-            .iter()
-            .filter(|(n, _)| n == "-o")
-            .map(|(_, v)| v)
-        {
-            self.ssh_option(o, &cmd.shown);
-        }
-    }
-
-    fn package_manager(&mut self, cmd: &Cmd<'_>) {
-        let t = |key| rules::raw().list("package-managers", key);
-        let sub = cmd
-            .args
-            .iter()
-            .find_map(|a| a.lit().filter(|t| !t.starts_with('-')))
-            .unwrap_or("");
-        let first_flag = cmd.args.first().and_then(Arg::lit).unwrap_or("");
-        if t("runs").has(sub) && cmd.name != "npm" {
-            return self.package_runner(cmd, sub);
-        }
-        let local = t("local").has(cmd.name);
-        if t("reads").has(sub) || (local && t("reads").has(first_flag)) {
-            self.say(Risk::Safe, cmd, "only reads package information");
-            return;
-        }
-        if !local {
-            self.network(format!("`{}` downloads packages", cmd.shown));
-        }
-        self.say(Risk::Moderate, cmd, "installs or changes packages");
-    }
-
     /// `bundle exec CMD`, `poetry run CMD`, `uv run CMD`: the command runs in the project's environment.
-    fn package_runner(&mut self, cmd: &Cmd<'_>, sub: &str) {
+    fn package_runner(&mut self, cmd: &Cmd<'_>, sub: &str, table: &rules::Subcommands) {
         self.say(
             Risk::Moderate,
             cmd,
@@ -237,8 +159,7 @@ impl Walker {
             .iter()
             .position(|a| a.is(sub))
             .map_or(&[][..], |p| cmd.args.get(p + 1..).unwrap_or(&[]));
-        let with = rules::raw().list("package-managers", "with_value").strs();
-        let inner = super::wrappers::leading_options(after, &with);
+        let (_, inner) = leading(after, &table.runs_with_value.strs());
         if !inner.is_empty() {
             self.run(&inner, cmd.input);
         }
@@ -256,16 +177,4 @@ impl Walker {
             self.say(Risk::Moderate, cmd, "may write files");
         }
     }
-}
-
-/// How many words of `tool [global options] subcommand args...` are global options.
-fn global_options(args: &[Arg], with_value: &[&str]) -> usize {
-    let mut i = 0;
-    while let Some(t) = args.get(i).and_then(Arg::lit) {
-        if !t.starts_with('-') || t == "-" {
-            break;
-        }
-        i += if with_value.contains(&t) { 2 } else { 1 };
-    }
-    i.min(args.len())
 }

@@ -24,33 +24,25 @@ pub(super) struct Arg {
 }
 
 /// A step-private folder plangate makes writable at every sandbox level and
-/// names in a variable it sets itself.
+/// names in a variable it sets itself: the variable and what the folder is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ScratchVar {
-    /// `$PLANGATE_STEP_ARTIFACTS`: the step's artifact folder.
-    StepArtifacts,
-    /// `$TMPDIR`: the step's private temporary folder.
-    TmpDir,
-}
+pub(super) struct ScratchVar(&'static str, &'static str);
 
 impl ScratchVar {
     /// Every step-private variable.
-    pub(super) const ALL: [ScratchVar; 2] = [ScratchVar::StepArtifacts, ScratchVar::TmpDir];
+    pub(super) const ALL: [ScratchVar; 2] = [
+        ScratchVar("PLANGATE_STEP_ARTIFACTS", "the step's artifact folder"),
+        ScratchVar("TMPDIR", "the step's private temporary folder"),
+    ];
 
     /// The variable's name.
     pub(super) fn name(self) -> &'static str {
-        match self {
-            ScratchVar::StepArtifacts => "PLANGATE_STEP_ARTIFACTS",
-            ScratchVar::TmpDir => "TMPDIR",
-        }
+        self.0
     }
 
     /// What the folder is, for reasons.
-    pub(super) fn describe(self) -> &'static str {
-        match self {
-            ScratchVar::StepArtifacts => "the step's artifact folder ($PLANGATE_STEP_ARTIFACTS)",
-            ScratchVar::TmpDir => "the step's private temporary folder ($TMPDIR)",
-        }
+    pub(super) fn describe(self) -> String {
+        format!("{} (${})", self.1, self.0)
     }
 
     fn named(name: &str) -> Option<Self> {

@@ -7,7 +7,8 @@
 //! `[[wrappers]]` of `crates/policy/src/rules/bash.toml` plus `env`, `xargs`, `watch` and
 //! `parallel`, which need a little more.
 
-use super::commands::{Cmd, parse_opts};
+use super::commands::{Cmd, Opts, parse_opts};
+use super::files::given;
 use super::rules::{self, Program};
 use super::walk::{Input, Stage, Walker};
 use super::words::Arg;
@@ -16,20 +17,23 @@ use crate::model::Risk;
 impl Walker {
     /// Unwraps wrapper commands; returns false when `cmd` is not one.
     pub(super) fn wrapper(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
-        let inner: Vec<Arg> = match cmd.name {
-            "env" => return self.env(cmd, stage),
-            "xargs" => return self.xargs(cmd),
-            "parallel" | "sem" => return self.parallel(cmd),
-            "watch" => return self.watch(cmd),
-            name => match rules::raw().wrapper(name) {
-                Some(w) => match self.unwrap(w, cmd) {
-                    Some(inner) => inner,
-                    None => return true,
-                },
-                None => return false,
-            },
-        };
-        self.run_inner(&inner, cmd, stage);
+        match cmd.name {
+            "xargs" => self.xargs(cmd),
+            "parallel" | "sem" => self.parallel(cmd),
+            name => {
+                let Some(w) = rules::raw().wrapper(name) else {
+                    return false;
+                };
+                let saved = self.cwd.clone();
+                if let Some(inner) = self.unwrap(w, cmd) {
+                    self.run_inner(&inner, cmd, stage);
+                }
+                // `env -C DIR`: only the inner command runs there.
+                if w.chdir.iter().next().is_some() {
+                    self.cwd = saved;
+                }
+            }
+        }
         true
     }
 
@@ -48,14 +52,33 @@ impl Walker {
             self.judge(risk, format!("`{}` {why}", cmd.shown));
         }
         let (script, writes) = (w.script.strs(), w.writes.strs());
-        let with: Vec<&str> = [w.with_value.strs(), script.clone(), writes.clone()].concat();
-        let lead = leading_only(cmd.args, &with);
-        let opts = parse_opts(&lead, &with);
-        let rest = leading_options(cmd.args, &with);
+        let (chdir, split) = (w.chdir.strs(), w.split_string.strs());
+        let with = [
+            w.with_value.strs(),
+            script.clone(),
+            writes.clone(),
+            chdir.clone(),
+        ];
+        let with: Vec<&str> = [with.concat(), split.clone()].concat();
+        let (opts, rest) = leading(cmd.args, &with);
         for out in writes.iter().filter_map(|o| opts.value_of(&[o])) {
             self.write_to(&out, &format!("`{}`", cmd.shown));
         }
         let after_skip = rest.get(w.skip.min(rest.len())..).unwrap_or(&[]);
+        // `env -S 'CMD ARGS' MORE`, `watch CMD ARGS`: one command line.
+        let joined = w.joined_unless.iter().next().is_some() && !given(&opts, &w.joined_unless);
+        if let Some(line) = opts.value_of(&split).or(joined.then(Arg::default)) {
+            let words: Vec<Arg> = std::iter::once(line).chain(after_skip.to_vec()).collect();
+            match words.get(usize::from(joined)..).unwrap_or_default() {
+                [] => self.say(Risk::Safe, cmd, "runs no command"),
+                words => self.code_string(&join_args(words), &cmd.shown),
+            }
+            return None;
+        }
+        if let Some(dir) = opts.value_of(&chdir) {
+            let t = self.target(&dir);
+            self.cwd = t.fixed().then(|| t.shown.into());
+        }
         let code = opts.value_of(&script).or_else(|| {
             let at = after_skip
                 .iter()
@@ -109,57 +132,10 @@ impl Walker {
         self.assign_variable(name, &value, shown, None);
     }
 
-    fn env(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(&leading_only(cmd.args, &with), &with);
-        if let Some(script) = opts.value_of(&["-S", "--split-string"]) {
-            let rest = leading_options(cmd.args, &with);
-            let mut joined = vec![script];
-            joined.extend(rest);
-            self.code_string(&join_args(&joined), &cmd.shown);
-            return true;
-        }
-        let saved = self.cwd.clone();
-        if let Some(dir) = opts.value_of(&["-C", "--chdir"]) {
-            let t = self.target(&dir);
-            let known = t.fixed();
-            self.cwd = known.then(|| t.shown.into());
-        }
-        let after = leading_options(cmd.args, &with);
-        let inner = skip_assignments(after.clone());
-        for a in after.iter().take(after.len() - inner.len()) {
-            self.assignment_word(a, &cmd.shown);
-        }
-        if inner.is_empty() {
-            self.say(Risk::Safe, cmd, "only prints the environment");
-        } else {
-            self.run_inner(&inner, cmd, stage);
-        }
-        self.cwd = saved;
-        true
-    }
-
-    /// `watch [options] command...`: the words are joined and run by `sh -c`.
-    fn watch(&mut self, cmd: &Cmd<'_>) -> bool {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(&leading_only(cmd.args, &with), &with);
-        let rest = leading_options(cmd.args, &with);
-        if opts.has('x', &["--exec"]) {
-            let mut stage = Stage::default();
-            self.run_inner(&rest, cmd, &mut stage);
-        } else if rest.is_empty() {
-            self.say(Risk::Safe, cmd, "runs no command");
-        } else {
-            self.code_string(&join_args(&rest), &cmd.shown);
-        }
-        true
-    }
-
     /// `xargs [options] command...`: the command runs with words read from input.
-    fn xargs(&mut self, cmd: &Cmd<'_>) -> bool {
+    fn xargs(&mut self, cmd: &Cmd<'_>) {
         let with = self.with_value(cmd);
-        let opts = parse_opts(&leading_only(cmd.args, &with), &with);
-        let mut inner = leading_options(cmd.args, &with);
+        let (opts, mut inner) = leading(cmd.args, &with);
         if inner.is_empty() {
             inner.push(Arg::literal("echo"));
         }
@@ -178,17 +154,15 @@ impl Walker {
             self.run(&args, &Input::Terminal);
         }
         self.say(Risk::Safe, cmd, "runs a command on its input");
-        true
     }
 
     /// GNU parallel: `parallel [options] command ::: args`; the command runs in a shell.
-    fn parallel(&mut self, cmd: &Cmd<'_>) -> bool {
+    fn parallel(&mut self, cmd: &Cmd<'_>) {
         let with = self.with_value(cmd);
-        let opts = parse_opts(&leading_only(cmd.args, &with), &with);
+        let (opts, rest) = leading(cmd.args, &with);
         if opts.value_of(&["-S", "--sshlogin"]).is_some() {
             self.network(format!("`{}` runs commands on other hosts", cmd.shown));
         }
-        let rest = leading_options(cmd.args, &with);
         let sep = rest
             .iter()
             .position(|a| a.lit().is_some_and(|t| t.starts_with(":::")));
@@ -217,7 +191,6 @@ impl Walker {
             }
         }
         self.say(Risk::Safe, cmd, "runs a command on its input");
-        true
     }
 }
 
@@ -279,16 +252,11 @@ fn fill_in(
     }
 }
 
-/// The arguments after the wrapper's own leading options.
-pub(super) fn leading_options(args: &[Arg], with_value: &[&str]) -> Vec<Arg> {
+/// The wrapper's own leading options, and the arguments after them.
+pub(super) fn leading(args: &[Arg], with_value: &[&str]) -> (Opts, Vec<Arg>) {
     let n = leading_len(args, with_value);
-    args.get(n..).unwrap_or(&[]).to_vec()
-}
-
-/// The wrapper's own leading options.
-pub(super) fn leading_only(args: &[Arg], with_value: &[&str]) -> Vec<Arg> {
-    let n = leading_len(args, with_value);
-    args.get(..n).unwrap_or(&[]).to_vec()
+    let (lead, rest) = args.split_at(n);
+    (parse_opts(lead, with_value), rest.to_vec())
 }
 
 /// How many leading arguments are options (and their values) of the wrapper.
@@ -298,19 +266,29 @@ fn leading_len(args: &[Arg], with_value: &[&str]) -> usize {
         if t == "--" {
             return i + 1;
         }
-        let is_opt = (t.starts_with('-') || t.starts_with('+')) && t.len() > 1;
-        if !is_opt {
+        if !((t.starts_with('-') || t.starts_with('+')) && t.len() > 1) {
             break;
         }
-        let key = if t.starts_with("--") {
-            super::commands::canonical_long(t, with_value)
-        } else {
-            t.get(..2).unwrap_or(t)
-        };
-        let takes_next = with_value.contains(&key) && (t.len() == 2 || t.starts_with("--"));
-        i += if takes_next && !t.contains('=') { 2 } else { 1 };
+        i += 1 + usize::from(takes_next(t, with_value));
     }
     i.min(args.len())
+}
+
+/// Whether option word `t` takes the next word as its value: a long one
+/// without `=value`, or a cluster (`-xn`) whose first letter taking a value
+/// is its last.
+fn takes_next(t: &str, with_value: &[&str]) -> bool {
+    if t.starts_with("--") {
+        let key = super::commands::canonical_long(t, with_value);
+        return !t.contains('=') && with_value.contains(&key);
+    }
+    if with_value.contains(&t) {
+        return true;
+    }
+    let sign = t.get(..1).unwrap_or_default();
+    let takes = |c: char| with_value.contains(&format!("{sign}{c}").as_str());
+    let first = t.char_indices().skip(1).find(|(_, c)| takes(*c));
+    first.is_some_and(|(i, c)| i + c.len_utf8() == t.len())
 }
 
 /// Drops leading `VAR=value` words (sudo, env).
@@ -330,15 +308,9 @@ fn is_assignment(t: &str) -> bool {
 /// `eval a b c` runs "a b c": known only when every word is.
 pub(super) fn join_args(args: &[Arg]) -> Arg {
     let texts: Option<Vec<&str>> = args.iter().map(Arg::lit).collect();
+    let raw: Vec<&str> = args.iter().map(|a| a.raw.as_str()).collect();
     Arg {
         text: texts.map(|t| t.join(" ")),
-        glob_at: None,
-        raw: args
-            .iter()
-            .map(|a| a.raw.as_str())
-            .collect::<Vec<_>>()
-            .join(" "),
-        procsub: false,
-        scratch: None,
+        ..Arg::unknown(&raw.join(" "))
     }
 }

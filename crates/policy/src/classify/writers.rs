@@ -18,9 +18,7 @@ impl Walker {
         match cmd.name {
             "sed" | "gsed" => self.sed(cmd),
             "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => self.awk(cmd),
-            "date" => self.date(cmd),
-            "split" | "csplit" => self.split(cmd),
-            "less" | "more" | "most" | "man" => self.pager(cmd),
+            "less" | "more" | "most" => self.pager(cmd),
             "fd" | "fdfind" => self.fd(cmd),
             "at" | "batch" => self.at(cmd),
             _ => return false,
@@ -32,10 +30,17 @@ impl Walker {
     /// unclassifiable (fail-close) when the file has no table for it.
     pub(super) fn with_value(&mut self, cmd: &Cmd<'_>) -> Vec<&'static str> {
         match rules::raw().program(cmd.name) {
-            Some(p) => [&p.with_value, &p.writes, &p.runs, &p.config, &p.dir]
-                .iter()
-                .flat_map(|n| n.strs())
-                .collect(),
+            Some(p) => [
+                &p.with_value,
+                &p.writes,
+                &p.runs,
+                &p.config,
+                &p.dir,
+                &p.ssh_options,
+            ]
+            .iter()
+            .flat_map(|n| n.strs())
+            .collect(),
             None => {
                 self.unclassifiable(format!(
                     "{}: no `[[options]]` entry for `{}`",
@@ -64,6 +69,9 @@ impl Walker {
             }
             if p.runs.has(n) {
                 self.code_string(v, &cmd.shown);
+            }
+            if p.ssh_options.has(n) {
+                self.ssh_option(v, &cmd.shown);
             }
             if p.config.has(n) && !v.is("/dev/null") {
                 self.unclassifiable(format!(
@@ -141,11 +149,10 @@ impl Walker {
     }
 
     fn awk(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
-        if opts.value_of(&["-l", "--load"]).is_some() {
-            self.cannot(cmd, "loads a compiled extension");
+        if let Some(p) = rules::raw().program(cmd.name) {
+            self.when_rows(p, &opts, &what);
         }
         let mut files = Vec::new();
         let mut programs = Vec::new();
@@ -166,23 +173,6 @@ impl Walker {
             } else {
                 self.script_file(f, &cmd.shown);
             }
-        }
-        let profile = opts.flags.iter().any(|f| {
-            [
-                "-o",
-                "-p",
-                "-d",
-                "--pretty-print",
-                "--profile",
-                "--dump-variables",
-            ]
-            .iter()
-            .any(|o| {
-                f == o || (o.len() == 2 && f.starts_with(o)) || f.starts_with(&format!("{o}="))
-            })
-        });
-        if profile {
-            self.say(Risk::Moderate, cmd, "writes a profile or dump file");
         }
         for p in &programs {
             match p.lit() {
@@ -221,53 +211,11 @@ impl Walker {
         }
     }
 
-    fn date(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
-        let sets = opts.value_of(&["-s", "--set"]).is_some()
-            || opts
-                .pos
-                .iter()
-                .any(|p| p.lit().is_none_or(|t| !t.starts_with('+')));
-        if sets {
-            self.say(Risk::Dangerous, cmd, "sets the system clock");
-        } else {
-            self.say(Risk::Safe, cmd, "only prints");
-        }
-    }
-
-    fn split(&mut self, cmd: &Cmd<'_>) {
-        let opts = self.options(cmd, cmd.args);
-        let what = format!("`{}`", cmd.shown);
-        let prefix = if cmd.name == "csplit" {
-            opts.value_of(&["-f", "--prefix"])
-                .unwrap_or_else(|| Arg::literal("xx"))
-        } else {
-            opts.pos
-                .get(1)
-                .cloned()
-                .unwrap_or_else(|| Arg::literal("x"))
-        };
-        let mut prefix = prefix;
-        if let Some(t) = prefix.text.as_mut() {
-            t.push_str("aa");
-        }
-        self.write_to(&prefix, &what);
-    }
-
-    /// less, more, man: safe readers unless they get commands (`+!cmd`, a
-    /// man pager or browser) or write a log (the option roles of the file).
+    /// less, more: safe readers unless they get commands (`+!cmd`) or write
+    /// a log (the option roles of the file).
     fn pager(&mut self, cmd: &Cmd<'_>) {
-        let opts = self.options(cmd, cmd.args);
-        if cmd.name == "man" {
-            let browser = opts
-                .flags
-                .iter()
-                .any(|f| f.starts_with("-H") || f.starts_with("--html"));
-            if browser {
-                self.cannot(cmd, "starts a browser");
-            }
-        } else if cmd.args.iter().any(|a| a.lit().is_none_or(pager_command)) {
+        self.options(cmd, cmd.args);
+        if cmd.args.iter().any(|a| a.lit().is_none_or(pager_command)) {
             self.cannot(
                 cmd,
                 "starts with pager commands, which can run shell commands",
@@ -332,16 +280,13 @@ impl Walker {
             .split_once(['=', ' '])
             .map_or((text, ""), |(k, v)| (k, v.trim_start_matches(['=', ' '])));
         let key = key.to_ascii_lowercase();
-        match key.as_str() {
-            "proxycommand" | "localcommand" | "knownhostscommand" => {
-                self.code_string(&Arg::literal(&value.replace('%', "")), shown);
-            }
-            "pkcs11provider" | "securitykeyprovider" | "include" | "permitlocalcommand" => {
-                self.unclassifiable(format!(
-                    "`{shown}` sets ssh option {key}, which can run or load code"
-                ));
-            }
-            _ => {}
+        let words = |k| rules::raw().list("words", k);
+        if words("ssh-runs").has(&key) {
+            self.code_string(&Arg::literal(&value.replace('%', "")), shown);
+        } else if words("ssh-loads").has(&key) {
+            self.unclassifiable(format!(
+                "`{shown}` sets ssh option {key}, which can run or load code"
+            ));
         }
     }
 }
