@@ -62,17 +62,7 @@ impl Delay {
 
 impl<'de> Deserialize<'de> for Delay {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Num(f64),
-            Str(String),
-        }
-        let dur = match Raw::deserialize(d)? {
-            Raw::Num(n) => Duration::try_from_secs_f64(n).ok(),
-            Raw::Str(s) => Timeout::parse_str(&s),
-        };
-        match dur {
+        match super::timeout::seconds_or_duration(d)? {
             Some(d) if d <= Duration::from_secs(MAX_WAIT_SECS) => Ok(Delay(d)),
             _ => Err(serde::de::Error::custom(DELAY_HELP)),
         }
