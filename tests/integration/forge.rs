@@ -98,18 +98,23 @@ pub fn writes(rt: &tokio::runtime::Runtime, api: &MockServer) -> Vec<String> {
 /// requests it must get (`rt.block_on(api.verify())` checks; None: any).
 pub type Route = (&'static str, String, u16, Value, Option<u64>);
 
-/// A stand-in API answering `routes`, mounted in order (where two match a
-/// request, the first mounted answers).
+/// A stand-in API answering `routes` ([`mount`]).
 pub fn serve(rt: &tokio::runtime::Runtime, routes: Vec<Route>) -> MockServer {
     let api = rt.block_on(MockServer::start());
+    mount(rt, &api, routes);
+    api
+}
+
+/// Mount `routes` on `api` in order, after what it has (where two match a
+/// request, the first mounted answers).
+pub fn mount(rt: &tokio::runtime::Runtime, api: &MockServer, routes: Vec<Route>) {
     rt.block_on(async {
         for (verb, route, status, body, calls) in routes {
             let m = crate::harness::mock(verb, route, status, Some(body));
             match calls {
-                Some(n) => m.expect(n).mount(&api).await,
-                None => m.mount(&api).await,
+                Some(n) => m.expect(n).mount(api).await,
+                None => m.mount(api).await,
             }
         }
     });
-    api
 }

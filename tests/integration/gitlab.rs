@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use wiremock::matchers::{any, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::forge::{ask, body_of, ci_cmd, plan, requests, rows, rt, serve};
-use crate::harness::{Env, code, mock, stderr};
+use crate::forge::{ask, body_of, ci_cmd, mount, plan, requests, rows, rt, serve};
+use crate::harness::{Env, code, stderr};
 
 pub const TOKEN: &str = "gl-test-token-7c1d2e3f4a5b6c7d8e9f";
 const JOB_TOKEN: &str = "gl-job-token-0a1b2c3d4e5f60718293";
@@ -105,15 +105,15 @@ fn a_note_is_created_then_updated_in_place_labels_are_added_and_no_step_sees_the
                 .respond_with(ResponseTemplate::new(200).set_body_json(existing))
                 .mount(&server)
                 .await;
-            mock(verb, route.clone(), 200, Some(json!({"id": 31})))
-                .expect(1)
-                .mount(&server)
-                .await;
-            mock("PUT", MR, 200, Some(json!({"iid": 7})))
-                .expect(1)
-                .mount(&server)
-                .await;
         });
+        mount(
+            &rt,
+            &server,
+            vec![
+                (verb, route.clone(), 200, json!({"id": 31}), Some(1)),
+                ("PUT", String::from(MR), 200, json!({"iid": 7}), Some(1)),
+            ],
+        );
         let env = Env::new();
         let o = gl_run(&env, &server, &yaml, &[(var, TOKEN)]);
         assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -655,23 +655,22 @@ fn rate_limits_are_retried_and_a_failed_post_is_never_sent_twice() {
             .expect(2)
             .mount(&server)
             .await;
-        mock("PUT", MR, 200, Some(json!({"iid": 7})))
-            .expect(1)
-            .mount(&server)
-            .await;
-        mock("GET", format!("{MR}/notes"), 200, Some(json!([])))
-            .mount(&server)
-            .await;
-        mock(
-            "POST",
-            format!("{MR}/notes"),
-            500,
-            Some(json!({"message": "500 Internal Server Error"})),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
     });
+    mount(
+        &rt,
+        &server,
+        vec![
+            ("PUT", String::from(MR), 200, json!({"iid": 7}), Some(1)),
+            ("GET", format!("{MR}/notes"), 200, json!([]), None),
+            (
+                "POST",
+                format!("{MR}/notes"),
+                500,
+                json!({"message": "500 Internal Server Error"}),
+                Some(1),
+            ),
+        ],
+    );
     let env = Env::new();
     let o = gl_run(
         &env,
