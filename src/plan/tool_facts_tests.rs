@@ -152,3 +152,38 @@ fn retry_on_a_tool_without_it_is_refused_with_that_tools_help() {
         assert_eq!(other, crate::format::retry::NO_RETRY_HELP, "{tool}");
     }
 }
+
+#[test]
+fn an_agents_context_steps_follow_matrix_expansions_and_renumbering() {
+    let text = r#"version: 1
+id: links
+agents:
+  cli:
+    command: [bash, run-agent.sh]
+steps:
+  - {id: first, tool: bash, parameters: {command: "true"}}
+  - {id: lint, tool: bash, matrix: {os: [a, b]}, parameters: {command: "true"}}
+  - {id: fix, tool: agent, matrix: {os: [a, b]}, dependencies: [lint], parameters: {agent: cli, prompt: hi, context_steps: [lint]}}
+"#;
+    let plan = crate::plan::load_plan_str("links.yaml", text).unwrap_or_else(|d| panic!("{d:?}"));
+    let index = |plan: &crate::plan::Plan, id: &str| {
+        plan.steps
+            .iter()
+            .position(|s| s.id.starts_with(id))
+            .unwrap_or_else(|| panic!("no step {id}"))
+    };
+    let linked =
+        |plan: &crate::plan::Plan, i: usize| plan.steps[i].action.spec().linked_steps().to_vec();
+    let ids: Vec<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids.len(), 5, "{ids:?}");
+    let (lint, fix) = (index(&plan, "lint"), index(&plan, "fix"));
+    // Each expansion of `fix` reads the expansion of `lint` with its own `os`.
+    assert_eq!(linked(&plan, fix), vec![lint]);
+    assert_eq!(linked(&plan, fix + 1), vec![lint + 1]);
+    assert!(linked(&plan, 0).is_empty() && linked(&plan, lint).is_empty());
+    // Without `first`, every index moves down by one.
+    let keep: Vec<bool> = (0..plan.steps.len()).map(|i| i != 0).collect();
+    let smaller = plan.restricted(&keep);
+    assert_eq!(linked(&smaller, fix - 1), vec![lint - 1]);
+    assert_eq!(linked(&smaller, fix), vec![lint]);
+}

@@ -7,7 +7,8 @@
 //! its checked action (risk classification, permission needs, `show_cli`,
 //! whether it may write the workspace, which processes it starts, its sandbox
 //! request, the secrets it gets, its limits, its summary line, the outputs it
-//! sets, what `${{ }}` means in its parameters). Every fact is a method
+//! sets, what `${{ }}` means in its parameters, the steps it reads besides
+//! its dependencies). Every fact is a method
 //! without a default, so a new tool is told by the compiler each one it must
 //! state. Neither trait touches the engine,
 //! the report or the file system: these files import only `plan`'s leaf
@@ -230,6 +231,12 @@ pub trait ActionSpec {
     fn outputs(&self) -> Outputs;
     /// Its parameters that may hold `${{ }}` (by name), and what is done with them.
     fn templates(&self) -> &'static [(&'static str, Templates)];
+    /// The steps (indices) whose results it reads besides its dependencies
+    /// (an agent's `context_steps`): the loader re-points them at matrix
+    /// expansions and renumbers them with the steps.
+    fn linked_steps(&self) -> &[usize];
+    /// [`ActionSpec::linked_steps`], to change (None: it has none).
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>>;
 }
 
 /// The outputs a step sets for its dependents (`steps.ID.outputs.NAME`,

@@ -143,6 +143,14 @@ impl ActionSpec for AgentAction {
     fn templates(&self) -> &'static [(&'static str, Templates)] {
         &[("prompt", Templates::Rendered("the prompt"))]
     }
+
+    fn linked_steps(&self) -> &[usize] {
+        &self.context_steps
+    }
+
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>> {
+        Some(&mut self.context_steps)
+    }
 }
 
 fn lower(cx: &LowerCx<'_>, params: Value) -> Result<AgentAction, Diagnostic> {

@@ -146,6 +146,14 @@ impl ActionSpec for ArchiveAction {
     fn templates(&self) -> &'static [(&'static str, Templates)] {
         &[]
     }
+
+    fn linked_steps(&self) -> &[usize] {
+        &[]
+    }
+
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>> {
+        None
+    }
 }
 
 /// List only reads; create and extract write inside the workspace.

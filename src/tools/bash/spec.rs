@@ -218,6 +218,14 @@ impl ActionSpec for BashAction {
     fn templates(&self) -> &'static [(&'static str, Templates)] {
         &[("command", Templates::Refused("the command"))]
     }
+
+    fn linked_steps(&self) -> &[usize] {
+        &[]
+    }
+
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>> {
+        None
+    }
 }
 
 /// Most characters of a command in a step's summary line.

@@ -149,6 +149,14 @@ impl ActionSpec for GitAction {
     fn templates(&self) -> &'static [(&'static str, Templates)] {
         &[]
     }
+
+    fn linked_steps(&self) -> &[usize] {
+        &[]
+    }
+
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>> {
+        None
+    }
 }
 
 /// The git tool's own checks ([`crate::tools::git::args::problems`]), placed at the parameter at fault.

@@ -129,6 +129,14 @@ impl ActionSpec for HttpAction {
     fn templates(&self) -> &'static [(&'static str, Templates)] {
         &[]
     }
+
+    fn linked_steps(&self) -> &[usize] {
+        &[]
+    }
+
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>> {
+        None
+    }
 }
 
 /// Whether a header (or query parameter) name looks like it carries a credential.

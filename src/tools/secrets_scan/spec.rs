@@ -157,4 +157,12 @@ impl ActionSpec for ScanAction {
     fn templates(&self) -> &'static [(&'static str, Templates)] {
         &[]
     }
+
+    fn linked_steps(&self) -> &[usize] {
+        &[]
+    }
+
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>> {
+        None
+    }
 }

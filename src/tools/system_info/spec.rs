@@ -115,6 +115,14 @@ impl ActionSpec for SystemInfoParams {
     fn templates(&self) -> &'static [(&'static str, Templates)] {
         &[]
     }
+
+    fn linked_steps(&self) -> &[usize] {
+        &[]
+    }
+
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>> {
+        None
+    }
 }
 
 /// A plain program name looked up on PATH: no path, no option, no spaces.
