@@ -533,14 +533,7 @@ fn the_base_and_a_branch_that_is_not_ours_are_never_overwritten() {
         let publish = format!("{{pull_request: {{branch: '{branch}', title_prefix: '[bot] '}}}}");
         let o = gh_run(&env, &api, &remote, &plan(&publish, "", &[("s", &step)]));
         assert_eq!(code(&o), 0, "{}", stderr(&o));
-        let row = &rows(&env)[0];
-        assert_eq!(row["state"], "withheld", "{row}");
-        assert!(
-            row["reason"].as_str().unwrap_or_default().contains(want),
-            "{row}"
-        );
-        assert_eq!(remote.pushes(), 0, "{}", remote.log());
-        assert!(writes(&rt, &api).is_empty());
+        withheld(&env, (&rt, &api), &remote, &[want]);
     }
     assert_eq!(git(&remote.bare, &["rev-parse", "main"]), main);
     assert_eq!(git(&remote.bare, &["rev-parse", "bot/fixed"]), main);
@@ -569,14 +562,28 @@ fn the_open_pull_request_is_updated_only_from_the_head_the_api_reported() {
         remote.clone_into(&env);
         let o = gh_run(&env, &api, &remote, &plan(PR, "", &[("s", &step)]));
         assert_eq!(code(&o), 0, "{}", stderr(&o));
-        let row = &rows(&env)[0];
-        assert_eq!(row["state"], "withheld", "{row}");
-        let reason = row["reason"].as_str().unwrap_or_default();
-        assert!(reason.contains(want) && reason.contains(branch), "{reason}");
-        assert_eq!(remote.pushes(), 0, "{}", remote.log());
+        withheld(&env, (&rt, &api), &remote, &[want, branch]);
         assert_eq!(git(&remote.bare, &["rev-parse", branch]), head);
-        assert!(writes(&rt, &api).is_empty(), "{:?}", writes(&rt, &api));
     }
+}
+
+/// The run's one row was withheld with a reason holding every one of
+/// `words`; nothing was pushed and nothing asked of the API.
+fn withheld(
+    env: &Env,
+    (rt, api): (&tokio::runtime::Runtime, &MockServer),
+    remote: &Remote,
+    words: &[&str],
+) {
+    let row = &rows(env)[0];
+    assert_eq!(row["state"], "withheld", "{row}");
+    let reason = row["reason"].as_str().unwrap_or_default();
+    assert!(
+        words.iter().all(|w| reason.contains(w)),
+        "{words:?}: {reason}"
+    );
+    assert_eq!(remote.pushes(), 0, "{}", remote.log());
+    assert!(writes(rt, api).is_empty(), "{:?}", writes(rt, api));
 }
 
 /// An open-ended API: lists nothing, opens pull request #5.
@@ -695,15 +702,7 @@ fn files_a_step_was_not_given_push_nothing_and_the_row_names_them() {
             stderr(&o),
             String::from_utf8_lossy(&o.stdout)
         );
-        let row = &rows(&env)[0];
-        assert_eq!(row["state"], "withheld", "{cmd}: {row}");
-        let reason = row["reason"].as_str().unwrap_or_default();
-        assert!(
-            reason.contains(&format!("`{file}`")) && reason.contains(want),
-            "{cmd}: {reason}"
-        );
-        assert_eq!(remote.pushes(), 0, "{cmd}: {}", remote.log());
-        assert!(writes(&rt, &api).is_empty(), "{:?}", writes(&rt, &api));
+        withheld(&env, (&rt, &api), &remote, &[&format!("`{file}`"), want]);
     }
     // Deleting an ignored file is no change to the repository: left out, the
     // rest is pushed.
@@ -763,15 +762,7 @@ fn only_the_bytes_the_run_saw_are_pushed_and_links_stay_inside() {
         );
         let o = gh_run(&env, &api, &remote, &plan(PR, "", &[("s", &step)]));
         assert_eq!(code(&o), 0, "{cmd}: {}", stderr(&o));
-        let row = &rows(&env)[0];
-        assert_eq!(row["state"], "withheld", "{cmd}: {row}");
-        let reason = row["reason"].as_str().unwrap_or_default();
-        assert!(
-            reason.contains(&format!("`{file}`")) && reason.contains(want),
-            "{cmd}: {reason}"
-        );
-        assert_eq!(remote.pushes(), 0, "{cmd}: {}", remote.log());
-        assert!(writes(&rt, &api).is_empty(), "{:?}", writes(&rt, &api));
+        withheld(&env, (&rt, &api), &remote, &[&format!("`{file}`"), want]);
     }
     // A link inside the workspace is pushed as a link.
     let api = open_api(&rt);
