@@ -50,32 +50,25 @@ impl Start<'_> {
 
     /// Print the problems, write the `invalid` report, publish it.
     fn invalid(&self, diags: &[Diagnostic], ws: &Path) -> Outcome {
-        output::diagnostics(diags);
-        let out = self.out_dir(ws);
-        match report::write_invalid(&out, &self.run_id, &self.args.plan, ws, diags) {
-            Ok(p) => {
-                output::line(format_args!("report: {}", p.display()));
-                write_derived_outputs(self.args.junit.as_deref(), &out);
-                publish_ci(&out, (&self.gh, &self.gl), self.args.quiet);
-            }
-            Err(e) => output::error(format_args!(
-                "cannot write the report to {}: {e}",
-                out.display()
-            )),
-        }
-        Ok(RunStatus::Invalid)
+        self.write_invalid(diags, ws, true)
     }
-}
 
-impl Start<'_> {
     /// Print the problems and write the `invalid` report; publish nothing.
     fn refused(&self, diags: &[Diagnostic], ws: &Path) -> Outcome {
+        self.write_invalid(diags, ws, false)
+    }
+
+    /// Print the problems, write the `invalid` report and, if `publish`, publish it.
+    fn write_invalid(&self, diags: &[Diagnostic], ws: &Path, publish: bool) -> Outcome {
         output::diagnostics(diags);
         let out = self.out_dir(ws);
         match report::write_invalid(&out, &self.run_id, &self.args.plan, ws, diags) {
             Ok(p) => {
                 output::line(format_args!("report: {}", p.display()));
                 write_derived_outputs(self.args.junit.as_deref(), &out);
+                if publish {
+                    publish_ci(&out, (&self.gh, &self.gl), self.args.quiet);
+                }
             }
             Err(e) => output::error(format_args!(
                 "cannot write the report to {}: {e}",

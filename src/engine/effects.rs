@@ -11,7 +11,8 @@ use crate::model::{DiffSummary, StepOutcome, StepStatus};
 use crate::plan::Plan;
 use crate::publish::patch::PatchFile;
 use crate::publish::{gate, request};
-use crate::tools::{Action, StepContext};
+use crate::tools::StepContext;
+use crate::tools::spec::Outputs;
 
 use super::RunSettings;
 
@@ -63,7 +64,9 @@ pub(super) fn collect(outcome: &mut StepOutcome, ctx: &StepContext, plan: &Plan,
         Ok(r) => outcome.requests = r,
         Err(errors) => {
             if outcome.status == StepStatus::Success {
-                outcome.status = if matches!(plan.steps[step].action, Action::Agent(_)) {
+                // A refused request of a judged answer is a rejection.
+                let answer = matches!(plan.steps[step].action.spec().outputs(), Outputs::Answer(_));
+                outcome.status = if answer {
                     StepStatus::Rejected
                 } else {
                     StepStatus::Failed

@@ -350,7 +350,7 @@ impl Scheduler {
     /// are refused (the step fails without running).
     fn flow(&self, i: usize, ctx: &mut StepContext) -> Result<(), String> {
         let step = &self.plan.steps[i];
-        if matches!(step.action, crate::tools::Action::Bash(_)) {
+        if step.action.spec().outputs() == crate::tools::spec::Outputs::File {
             ctx.run_vars.insert(
                 "PLANGATE_OUTPUT".to_owned(),
                 ctx.artifacts_dir

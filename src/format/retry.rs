@@ -62,17 +62,7 @@ impl Delay {
 
 impl<'de> Deserialize<'de> for Delay {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Num(f64),
-            Str(String),
-        }
-        let dur = match Raw::deserialize(d)? {
-            Raw::Num(n) => Duration::try_from_secs_f64(n).ok(),
-            Raw::Str(s) => Timeout::parse_str(&s),
-        };
-        match dur {
+        match super::timeout::seconds_or_duration(d)? {
             Some(d) if d <= Duration::from_secs(MAX_WAIT_SECS) => Ok(Delay(d)),
             _ => Err(serde::de::Error::custom(DELAY_HELP)),
         }
@@ -130,31 +120,31 @@ impl Retry {
     }
 }
 
+/// The help for `retry` on a step whose tool takes none (and on a tool
+/// plangate does not know).
+pub(crate) const NO_RETRY_HELP: &str = "remove `retry`, or run the command as a bash step";
+
 /// The checks of a step's `retry:` the schema leaves out: a delay string
-/// within 0–600 s, and `retry` only on a bash step (`tool`: the step's tool
-/// as written, when it names one).
+/// within 0–600 s, and `retry` only where the tool takes it (`tool`: the
+/// step's tool as written, when it names one, and its `ToolSpec::retry`).
 pub(crate) fn check(
     file: &str,
     retry: Option<&Node>,
-    tool: Option<&str>,
+    tool: Option<(&str, Result<(), &str>)>,
     sid: &str,
     out: &mut Vec<Diagnostic>,
 ) {
     let Some(r) = retry else { return };
-    if let Some(t) = tool
-        && t != "bash"
-    {
+    if let Some((t, Err(help))) = tool {
         out.push(
             Diagnostic::at(
                 file,
                 r.pos,
-                format!("`retry` of step `{sid}`: only bash steps retry, and this one uses tool `{t}`"),
+                format!(
+                    "`retry` of step `{sid}`: only bash steps retry, and this one uses tool `{t}`"
+                ),
             )
-            .help(if t == "agent" {
-                "remove `retry`; an agent step retries rejected answers with `parameters.max_attempts`"
-            } else {
-                "remove `retry`, or run the command as a bash step"
-            }),
+            .help(help),
         );
     }
     // The same words as the schema's diagnostic (they are merged when both see it).

@@ -33,19 +33,26 @@ impl Timeout {
     }
 }
 
+/// A number of seconds or a duration string, as `timeout` and `retry.delay`
+/// take it (None: neither a valid number nor a duration).
+pub(crate) fn seconds_or_duration<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<std::time::Duration>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Num(f64),
+        Str(String),
+    }
+    Ok(match Raw::deserialize(d)? {
+        Raw::Num(n) => std::time::Duration::try_from_secs_f64(n).ok(),
+        Raw::Str(s) => Timeout::parse_str(&s),
+    })
+}
+
 impl<'de> Deserialize<'de> for Timeout {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Num(f64),
-            Str(String),
-        }
-        let dur = match Raw::deserialize(d)? {
-            Raw::Num(n) => std::time::Duration::try_from_secs_f64(n).ok(),
-            Raw::Str(s) => Timeout::parse_str(&s),
-        };
-        match dur {
+        match seconds_or_duration(d)? {
             Some(d) if Timeout::in_range(d) => Ok(Timeout(d)),
             _ => Err(serde::de::Error::custom(
                 "a timeout is a positive number of seconds or a duration like `90s` or `10m`, at most one day",

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::model::Report;
 use crate::model::RunStatus;
+use crate::model::publish::PublishEntry;
 pub(crate) use crate::publish::marker::{kind_marker, marker, plan_key};
 use crate::redact;
 use crate::report::render::{self, Detail};
@@ -93,6 +94,23 @@ pub(crate) fn comment(r: &Report, details: Option<&str>) -> String {
     format!("{marker}\n{text}")
 }
 
+/// The head of a proposed change's body (before [`with_summary`]): the
+/// marker line, the requested text and, for a draft the patch policy asked
+/// for, why, with the reviewers asked (`ask`: "Review requested from").
+pub(crate) fn proposal_head(mark: &str, text: Option<&str>, e: &PublishEntry, ask: &str) -> String {
+    let mut head = format!("{mark}\n{}", text.unwrap_or(""));
+    if let (true, Some(why)) = (e.draft, e.policy.as_deref()) {
+        head.push_str(&format!(
+            "\n\n> **Opened as a draft for review**: the patch policy found: {why}."
+        ));
+        if !e.reviewers.is_empty() {
+            let who: Vec<String> = e.reviewers.iter().map(|r| format!("@{r}")).collect();
+            head.push_str(&format!(" {ask} {}.", who.join(", ")));
+        }
+    }
+    head
+}
+
 /// A pull request's or issue's body: `head` (the marker line and the
 /// requested text, redacted, cut to half the limit), then the run summary
 /// in what is left of GitHub's limit.
@@ -146,6 +164,23 @@ pub(crate) fn check_summary(r: &Report, details: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_proposals_head_says_why_it_is_a_draft_and_who_is_asked() {
+        let mut e: PublishEntry = serde_json::from_value(serde_json::json!({
+            "kind": "pull_request", "state": "would_publish", "reason": "", "draft": true,
+            "policy": "`ci.yml` is CI configuration", "reviewers": ["ann", "bo"]
+        }))
+        .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(
+            proposal_head("<!-- m -->", Some("Fixed."), &e, "Review asked of"),
+            "<!-- m -->\nFixed.\n\n> **Opened as a draft for review**: the patch policy found: `ci.yml` is CI configuration. Review asked of @ann, @bo."
+        );
+        e.reviewers.clear();
+        assert!(proposal_head("m", None, &e, "Review asked of").ends_with("configuration."));
+        e.draft = false;
+        assert_eq!(proposal_head("m", None, &e, "Review asked of"), "m\n");
+    }
 
     #[test]
     fn every_outcome_has_a_conclusion() {

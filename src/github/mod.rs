@@ -26,6 +26,7 @@ pub(crate) use effects::apply_effects;
 pub(crate) use error::GithubError;
 
 use crate::model::{AuditEvent, Report};
+use crate::publish::push::{Insecure, secure};
 use crate::redact;
 
 /// The public API, when neither `--github-api-url` nor `GITHUB_API_URL` says otherwise.
@@ -96,13 +97,10 @@ pub(crate) fn api_base(flag: Option<&str>, actions: Option<&str>) -> Result<Stri
         url: raw.to_owned(),
         source,
     })?;
-    let host = uri.host().unwrap_or("");
-    match uri.scheme_str() {
-        Some("https") if !host.is_empty() => {}
-        Some("http") if matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1") => {}
-        Some("http") => return Err(GithubError::PlainHttp(raw.to_owned())),
-        _ => return Err(GithubError::NotHttps(raw.to_owned())),
-    }
+    secure(&uri).map_err(|e| match e {
+        Insecure::PlainHttp => GithubError::PlainHttp(raw.to_owned()),
+        Insecure::NotHttps => GithubError::NotHttps(raw.to_owned()),
+    })?;
     if uri.query().is_some() {
         return Err(GithubError::Query(raw.to_owned()));
     }
@@ -124,18 +122,7 @@ fn token_ok(token: &str) -> Result<String, GithubError> {
 
 /// One line of at most `max` characters, control characters removed (an
 /// error message may quote a response body): redacted before it is cut.
-fn one_line(s: &str, max: usize) -> String {
-    let s = redact::clean_str(s);
-    let mut out: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(max)
-        .collect();
-    if s.chars().count() > max {
-        out.push('…');
-    }
-    out
-}
+pub(crate) use redact::cut_line as one_line;
 
 /// A short description of an API error: status and GitHub's message, never a response body at length.
 fn describe(e: &octocrab::Error) -> String {

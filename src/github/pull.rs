@@ -291,16 +291,7 @@ pub(super) async fn open(
             &pushed.commit[..pushed.commit.len().min(12)]
         )
     };
-    let mut head = format!("{mark}\n{}", text.unwrap_or(""));
-    if let (true, Some(why)) = (e.draft, e.policy.as_deref()) {
-        head.push_str(&format!(
-            "\n\n> **Opened as a draft for review**: the patch policy found: {why}."
-        ));
-        if !e.reviewers.is_empty() {
-            let who: Vec<String> = e.reviewers.iter().map(|r| format!("@{r}")).collect();
-            head.push_str(&format!(" Review requested from {}.", who.join(", ")));
-        }
-    }
+    let head = body::proposal_head(&mark, text, e, "Review requested from");
     let full = body::with_summary(report, ctx.run_url.as_deref(), &head);
     let repo = format!("/repos/{}/{}", ctx.owner, ctx.repo);
     let pull: Pull = match &found {

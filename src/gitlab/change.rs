@@ -96,16 +96,7 @@ pub(super) fn open(
     e.branch = Some(branch.clone());
     e.base = Some(prepared.base.clone());
     e.commit = Some(prepared.commit.clone());
-    let mut head = format!("{mark}\n{}", text.unwrap_or(""));
-    if let (true, Some(why)) = (e.draft, e.policy.as_deref()) {
-        head.push_str(&format!(
-            "\n\n> **Opened as a draft for review**: the patch policy found: {why}."
-        ));
-        if !e.reviewers.is_empty() {
-            let who: Vec<String> = e.reviewers.iter().map(|r| format!("@{r}")).collect();
-            head.push_str(&format!(" Review asked of {}.", who.join(", ")));
-        }
-    }
+    let head = body::proposal_head(&mark, text, e, "Review asked of");
     let description = body::with_summary(report, ctx.run_url.as_deref(), &head);
     mr::upsert(
         client,

@@ -72,18 +72,7 @@ pub(crate) fn redacted(mut v: Value) -> Value {
 }
 
 /// One line of at most `max` characters, redacted, control characters removed.
-pub(crate) fn one_line(s: &str, max: usize) -> String {
-    let s = redact::clean_str(s);
-    let mut out: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(max)
-        .collect();
-    if s.chars().count() > max {
-        out.push('…');
-    }
-    out
-}
+pub(crate) use crate::redact::cut_line as one_line;
 
 /// GitLab's error text: `message` (a string or an object of field errors), else `error`.
 fn message_of(body: &str) -> String {

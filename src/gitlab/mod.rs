@@ -31,6 +31,7 @@ use error::JOB_TOKEN_HELP;
 use crate::github::body;
 use crate::github::{Notice, Published};
 use crate::model::Report;
+use crate::publish::push::{Insecure, secure};
 
 /// The whole publication, every request together.
 const TOTAL_TIMEOUT: Duration = Duration::from_secs(90);
@@ -82,13 +83,10 @@ pub(crate) fn api_base(flag: Option<&str>, ci: Option<&str>) -> Result<String, G
     let uri: http::Uri = raw
         .parse()
         .map_err(|_| GitlabError::NotAUrl(raw.to_owned()))?;
-    let host = uri.host().unwrap_or("");
-    match uri.scheme_str() {
-        Some("https") if !host.is_empty() => {}
-        Some("http") if matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1") => {}
-        Some("http") => return Err(GitlabError::PlainHttp(raw.to_owned())),
-        _ => return Err(GitlabError::NotHttps(raw.to_owned())),
-    }
+    secure(&uri).map_err(|e| match e {
+        Insecure::PlainHttp => GitlabError::PlainHttp(raw.to_owned()),
+        Insecure::NotHttps => GitlabError::NotHttps(raw.to_owned()),
+    })?;
     if uri.query().is_some() {
         return Err(GitlabError::Query(raw.to_owned()));
     }

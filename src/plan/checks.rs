@@ -232,13 +232,14 @@ fn check_step(
         }
     }
     check_env(file, step, sid, out);
-    crate::format::retry::check(
-        file,
-        step.child("retry"),
-        step.child("tool").and_then(str_of),
-        sid,
-        out,
-    );
+    let retry = step.child("tool").and_then(str_of).map(|t| {
+        let takes = ToolName::from_name(t)
+            .map_or(Err(crate::format::retry::NO_RETRY_HELP), |tool| {
+                tool.spec().retry()
+            });
+        (t, takes)
+    });
+    crate::format::retry::check(file, step.child("retry"), retry, sid, out);
     if let (Some(tool), Some(p)) = (
         step.child("tool")
             .and_then(str_of)

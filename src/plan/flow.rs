@@ -12,14 +12,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::Step;
 use super::diag::did_you_mean;
 use super::inputs::{InputDef, InputType};
 use super::matrix::{self, Expansion};
 use super::node::{Node, NodeValue, Pos};
-use super::{Action, Step};
 use crate::format::expr::{self, Condition, ExprError, Ref, Ty};
 use crate::format::template;
 use crate::model::Diagnostic;
+use crate::tools::spec::{Outputs, Templates};
 
 /// What the checks of one plan need.
 pub(super) struct FlowCx<'a> {
@@ -112,12 +113,21 @@ fn condition(cx: &FlowCx<'_>, t: usize, diags: &mut Vec<Diagnostic>) -> Option<C
     })
 }
 
-/// An agent step's inline prompt: every `${{ }}` is one known reference.
+/// The parameters whose templates are rendered (an agent step's inline
+/// prompt): every `${{ }}` is one known reference.
 fn prompt(cx: &FlowCx<'_>, t: usize, diags: &mut Vec<Diagnostic>) {
-    if !matches!(cx.templates[t].action, Action::Agent(_)) {
-        return;
+    for (param, use_) in cx.templates[t].action.spec().templates() {
+        if let Templates::Rendered(what) = use_ {
+            rendered(cx, t, param, what, diags);
+        }
     }
-    let Some(node) = cx.root.at_pointer(&format!("/steps/{t}/parameters/prompt")) else {
+}
+
+fn rendered(cx: &FlowCx<'_>, t: usize, param: &str, what: &str, diags: &mut Vec<Diagnostic>) {
+    let Some(node) = cx
+        .root
+        .at_pointer(&format!("/steps/{t}/parameters/{param}"))
+    else {
         return;
     };
     let NodeValue::Str(value) = &node.value else {
@@ -141,19 +151,21 @@ fn prompt(cx: &FlowCx<'_>, t: usize, diags: &mut Vec<Diagnostic>) {
             Diagnostic::at(
                 cx.file,
                 place(cx.text, node, value, off),
-                format!("template in the prompt of step `{sid}`: {msg}"),
+                format!("template in {what} of step `{sid}`: {msg}"),
             )
             .help(help),
         );
     }
 }
 
-/// `${{` in a bash command or a rollback command: refused.
+/// `${{` in a command (a bash command) or a rollback command: refused.
 fn commands(cx: &FlowCx<'_>, t: usize, diags: &mut Vec<Diagnostic>) {
     let sid = &cx.templates[t].id;
     let mut places = vec![(format!("/steps/{t}/rollback_command"), "`rollback_command`")];
-    if matches!(cx.templates[t].action, Action::Bash(_)) {
-        places.push((format!("/steps/{t}/parameters/command"), "the command"));
+    for (param, use_) in cx.templates[t].action.spec().templates() {
+        if let Templates::Refused(what) = use_ {
+            places.push((format!("/steps/{t}/parameters/{param}"), what));
+        }
     }
     for (pointer, what) in places {
         let Some(node) = cx.root.at_pointer(&pointer) else {
@@ -253,15 +265,14 @@ fn dependency(cx: &FlowCx<'_>, t: usize, id: &str) -> Result<usize, (String, Str
 
 /// Whether dependency `dep` can set output `name`.
 fn outputs_of(dep: &Step, name: &str) -> Result<(), (String, String)> {
-    match &dep.action {
-        Action::Bash(_) if crate::tools::outputs::name_ok(name) => Ok(()),
-        Action::Bash(_) => Err((
+    match dep.action.spec().outputs() {
+        Outputs::File if crate::tools::outputs::name_ok(name) => Ok(()),
+        Outputs::File => Err((
             format!("`{name}` is not a valid output name"),
             "output names start with a letter or `_` and use letters, digits, `_` and `-`"
                 .to_owned(),
         )),
-        Action::Agent(a) => {
-            let names = crate::tools::outputs::agent_names(a.output);
+        Outputs::Answer(names) => {
             if names.contains(&name) {
                 Ok(())
             } else {
@@ -278,7 +289,7 @@ fn outputs_of(dep: &Step, name: &str) -> Result<(), (String, String)> {
                 ))
             }
         }
-        _ => Err((
+        Outputs::None => Err((
             format!(
                 "step `{}` ({}) sets no outputs",
                 dep.id,

@@ -183,16 +183,16 @@ fn expand(
             per
         };
         let deps = links(&template.deps, true, &mut diags);
-        let ctx = match &template.action {
-            Action::Agent(a) => links(&a.context_steps, false, &mut diags),
-            _ => Vec::new(),
-        };
+        let ctx = links(template.action.spec().linked_steps(), false, &mut diags);
         if exp.keys.is_empty() {
             let mut s = template;
             s.index = steps.len();
             s.deps = deps.into_iter().next().unwrap_or_default();
-            if let (Action::Agent(a), Some(c)) = (&mut s.action, ctx.into_iter().next()) {
-                a.context_steps = c;
+            if let (Some(linked), Some(c)) = (
+                s.action.spec_mut().linked_steps_mut(),
+                ctx.into_iter().next(),
+            ) {
+                *linked = c;
             }
             steps.push(s);
             continue;
@@ -221,8 +221,8 @@ fn expand(
                 s.env.insert(matrix::env_name(k), v.clone());
             }
             s.deps = dc;
-            if let (Action::Agent(a), Some(cs)) = (&mut s.action, ctx.get(c)) {
-                a.context_steps = cs.clone();
+            if let (Some(linked), Some(cs)) = (s.action.spec_mut().linked_steps_mut(), ctx.get(c)) {
+                linked.clone_from(cs);
             }
             steps.push(s);
         }

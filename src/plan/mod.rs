@@ -182,8 +182,8 @@ impl Plan {
                 let mut s = s.clone();
                 s.index = map[s.index];
                 s.deps = remap(&s.deps);
-                if let Action::Agent(a) = &mut s.action {
-                    a.context_steps = remap(&a.context_steps);
+                if let Some(linked) = s.action.spec_mut().linked_steps_mut() {
+                    *linked = remap(linked);
                 }
                 s
             })

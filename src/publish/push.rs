@@ -119,17 +119,35 @@ pub(crate) fn basic_auth(user: &str, token: &str) -> String {
     format!("AUTHORIZATION: basic {encoded}")
 }
 
-/// The URL a credential may be sent to: `https://`, or `http://` to a loopback host.
+/// Why a URL may not carry a credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Insecure {
+    /// `http` to a host that is not a loopback address: the token in clear.
+    PlainHttp,
+    /// Neither `https` to a host nor `http`.
+    NotHttps,
+}
+
+/// Whether a credential may be sent to `uri`: `https` to a host, or `http`
+/// to a loopback address (a local test server). The one rule of the push
+/// remote and both forges' API bases.
+pub(crate) fn secure(uri: &http::Uri) -> Result<(), Insecure> {
+    let host = uri.host().unwrap_or("");
+    match uri.scheme_str() {
+        Some("https") if !host.is_empty() => Ok(()),
+        Some("http") if matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1") => Ok(()),
+        Some("http") => Err(Insecure::PlainHttp),
+        _ => Err(Insecure::NotHttps),
+    }
+}
+
+/// The URL a credential may be sent to ([`secure`]); an `https` one has no
+/// query (a loopback `http` one may).
 fn url_ok(url: &str) -> bool {
     let Ok(uri) = url.parse::<http::Uri>() else {
         return false;
     };
-    let host = uri.host().unwrap_or("");
-    match uri.scheme_str() {
-        Some("https") => !host.is_empty() && uri.query().is_none(),
-        Some("http") => matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "::1"),
-        _ => false,
-    }
+    secure(&uri).is_ok() && (uri.scheme_str() == Some("http") || uri.query().is_none())
 }
 
 /// Whether `sha` is a full commit id (SHA-1 or SHA-256, hex): a lease on

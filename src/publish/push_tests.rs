@@ -36,6 +36,30 @@ fn credentials_go_only_to_https_or_a_loopback_http() {
 }
 
 #[test]
+fn secure_tells_plain_http_from_other_schemes() {
+    let of = |u: &str| secure(&u.parse::<http::Uri>().unwrap_or_default());
+    for good in [
+        "https://api.github.com",
+        "https://h/api/v4?x=1",
+        "http://127.0.0.1:9/",
+        "http://localhost",
+        "http://[::1]:80/v4",
+    ] {
+        assert_eq!(of(good), Ok(()), "{good}");
+    }
+    for plain in [
+        "http://example.com/",
+        "http://127.0.0.2/",
+        "http://localhost.evil/",
+    ] {
+        assert_eq!(of(plain), Err(Insecure::PlainHttp), "{plain}");
+    }
+    for other in ["ftp://h/", "file:///x", "/relative", "https:///nohost"] {
+        assert_eq!(of(other), Err(Insecure::NotHttps), "{other}");
+    }
+}
+
+#[test]
 fn the_header_is_basic_auth_of_user_and_token() {
     let h = basic_auth("x-access-token", "tok");
     assert_eq!(h, "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46dG9r");

@@ -689,6 +689,15 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
     out
 }
 
+/// [`cut`], every control character (a newline included) made a space: one
+/// line of at most `max` characters for a message that may quote a reply.
+pub(crate) fn cut_line(text: &str, max: usize) -> String {
+    cut(text, max)
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
 /// The last lines of a step's output, as people are shown it: escape
 /// sequences stripped (before redaction, as on stderr), the whole text
 /// redacted, and only then cut to its last `max_lines` lines and at most

@@ -51,6 +51,20 @@ impl Action {
         }
     }
 
+    /// [`Action::spec`], to change.
+    pub fn spec_mut(&mut self) -> &mut dyn ActionSpec {
+        match self {
+            Action::Bash(a) => a,
+            Action::Agent(a) => a.as_mut(),
+            Action::SecretsScan(a) => a,
+            Action::FindInFiles(a) => a.as_mut(),
+            Action::Git(a) => a.as_mut(),
+            Action::Http(a) => a.as_mut(),
+            Action::Archive(a) => a.as_mut(),
+            Action::SystemInfo(a) => a,
+        }
+    }
+
     /// Whether the step can change workspace files. Only plangate's own
     /// in-process tools that never write there say no; a command, an agent, a
     /// git operation or an archive extraction may.

@@ -1,13 +1,16 @@
 //! The pure half of every tool: what it declares to the plan loader and to
 //! the policy before anything runs.
 //!
-//! A tool's folder implements [`ToolSpec`] (its parameters' schema, its
-//! load-time checks with positions, its lowering to a checked [`Action`]) and
-//! [`ActionSpec`] on its checked action (risk classification, permission
-//! needs, `show_cli`, whether it may write the workspace, which processes it
-//! starts, its sandbox request, the secrets it gets, its limits, its summary
-//! line). Every fact is a method without a default, so a new tool is told by
-//! the compiler each one it must state. Neither trait touches the engine,
+//! A tool's folder implements [`ToolSpec`] (its parameters' schema and keys,
+//! whether they are required, whether it takes `retry:`, its load-time checks
+//! with positions, its lowering to a checked [`Action`]) and [`ActionSpec`] on
+//! its checked action (risk classification, permission needs, `show_cli`,
+//! whether it may write the workspace, which processes it starts, its sandbox
+//! request, the secrets it gets, its limits, its summary line, the outputs it
+//! sets, what `${{ }}` means in its parameters, the steps it reads besides
+//! its dependencies). Every fact is a method
+//! without a default, so a new tool is told by the compiler each one it must
+//! state. Neither trait touches the engine,
 //! the report or the file system: these files import only `plan`'s leaf
 //! modules (`node`, `diag`, `raw`), `policy`, `guard`, `redact` and the
 //! sandbox's `Request` type, so the loader can call them. Running a step is the other half (each folder's
@@ -186,15 +189,14 @@ pub(crate) trait ToolSpec: Sync {
     /// The JSON Schema of the tool's `parameters` (added to `generator`'s definitions).
     fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema;
     /// Whether a step of this tool must have `parameters`.
-    fn params_required(&self) -> bool {
-        true
-    }
+    fn params_required(&self) -> bool;
     /// The parameter names, for "did you mean" help.
     fn param_keys(&self) -> Vec<String>;
     /// The keys of a nested parameter object (`limits`), for "did you mean" help.
-    fn nested_keys(&self, _key: &str) -> Vec<String> {
-        Vec::new()
-    }
+    fn nested_keys(&self, key: &str) -> Vec<String>;
+    /// Whether its steps take `retry:`; if not, the help of the diagnostic
+    /// that refuses one.
+    fn retry(&self) -> Result<(), &'static str>;
     /// Checks the schema cannot express, each problem at its position.
     fn check(&self, cx: &CheckCx<'_>, params: &Node, out: &mut Vec<Diagnostic>);
     /// The checked action of a step whose plan passed every check.
@@ -225,6 +227,40 @@ pub trait ActionSpec {
     fn limits(&self) -> Option<crate::model::Limits>;
     /// What ran, for the step's summary line (None: the tool's name says it).
     fn summary(&self) -> Option<String>;
+    /// The outputs a step of this action sets for its dependents.
+    fn outputs(&self) -> Outputs;
+    /// Its parameters that may hold `${{ }}` (by name), and what is done with them.
+    fn templates(&self) -> &'static [(&'static str, Templates)];
+    /// The steps (indices) whose results it reads besides its dependencies
+    /// (an agent's `context_steps`): the loader re-points them at matrix
+    /// expansions and renumbers them with the steps.
+    fn linked_steps(&self) -> &[usize];
+    /// [`ActionSpec::linked_steps`], to change (None: it has none).
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>>;
+}
+
+/// The outputs a step sets for its dependents (`steps.ID.outputs.NAME`,
+/// `PLANGATE_OUTPUT_<STEP>_<NAME>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outputs {
+    /// None.
+    None,
+    /// Any valid name (known only when it runs), from the `$PLANGATE_OUTPUT`
+    /// file its command writes.
+    File,
+    /// These names, from its accepted answer: what it hands on is judged, so a
+    /// refused one (a bad publish request included) is a rejection.
+    Answer(&'static [&'static str]),
+}
+
+/// What is done with `${{ }}` in a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Templates {
+    /// Rendered when the step runs: every template must be one known
+    /// reference. The words name the parameter in messages ("the prompt").
+    Rendered(&'static str),
+    /// Refused at load: the text runs as a command ("the command").
+    Refused(&'static str),
 }
 
 /// Which processes a step starts.

@@ -1,6 +1,7 @@
 //! What the publishing tests share, whichever forge they stand in for
 //! (github.rs, publish.rs, publish_pr.rs, gitlab.rs, gitlab_review.rs,
-//! pictures.rs): the runtime that drives the stand-in API (wiremock), plans
+//! pictures.rs): the runtime that drives the stand-in API (wiremock) and its
+//! routes ([`serve`]), plans
 //! that declare `publish`, the request line a step writes, `plangate run`
 //! with the real CI's variables cleared, and reading back what plangate sent
 //! and what the report says it published.
@@ -91,4 +92,29 @@ pub fn writes(rt: &tokio::runtime::Runtime, api: &MockServer) -> Vec<String> {
         .filter(|r| r.method.as_str() != "GET")
         .map(|r| format!("{} {}", r.method, r.url.path()))
         .collect()
+}
+
+/// One route of a stand-in API: verb, path, status, JSON body, and how many
+/// requests it must get (`rt.block_on(api.verify())` checks; None: any).
+pub type Route = (&'static str, String, u16, Value, Option<u64>);
+
+/// A stand-in API answering `routes` ([`mount`]).
+pub fn serve(rt: &tokio::runtime::Runtime, routes: Vec<Route>) -> MockServer {
+    let api = rt.block_on(MockServer::start());
+    mount(rt, &api, routes);
+    api
+}
+
+/// Mount `routes` on `api` in order, after what it has (where two match a
+/// request, the first mounted answers).
+pub fn mount(rt: &tokio::runtime::Runtime, api: &MockServer, routes: Vec<Route>) {
+    rt.block_on(async {
+        for (verb, route, status, body, calls) in routes {
+            let m = crate::harness::mock(verb, route, status, Some(body));
+            match calls {
+                Some(n) => m.expect(n).mount(api).await,
+                None => m.mount(api).await,
+            }
+        }
+    });
 }

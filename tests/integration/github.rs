@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
-use crate::forge::{ci_cmd, requests, rt};
+use crate::forge::{ci_cmd, mount, requests, rt, serve};
 use crate::harness::{Env, code, mock, stderr};
 
 /// A planted secret the built-in rules detect (it must never reach GitHub).
@@ -143,25 +143,27 @@ fn a_first_run_creates_the_comment_and_a_check_run() {
             .expect(1)
             .mount(&server)
             .await;
-        mock(
-            "POST",
-            format!("{REPO}/issues/7/comments"),
-            201,
-            Some(json!({"id": 555})),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
-        mock(
-            "POST",
-            format!("{REPO}/check-runs"),
-            201,
-            Some(json!({"id": 99})),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
     });
+    mount(
+        &rt,
+        &server,
+        vec![
+            (
+                "POST",
+                format!("{REPO}/issues/7/comments"),
+                201,
+                json!({"id": 555}),
+                Some(1),
+            ),
+            (
+                "POST",
+                format!("{REPO}/check-runs"),
+                201,
+                json!({"id": 99}),
+                Some(1),
+            ),
+        ],
+    );
     let env = Env::new();
     let o = run(&env, &server, &leaky_plan(), &pr_event(), &[]);
     assert_eq!(code(&o), 4, "publishing leaves the outcome: {}", stderr(&o));
@@ -426,36 +428,32 @@ fn an_unreachable_api_is_a_warning() {
 #[test]
 fn comment_false_publishes_only_the_check_run_and_check_run_false_only_the_comment() {
     let rt = rt();
-    let server = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        mock(
-            "POST",
-            format!("{REPO}/check-runs"),
-            201,
-            Some(json!({"id": 5})),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
-        mock(
-            "GET",
-            format!("{REPO}/issues/7/comments"),
-            200,
-            Some(json!([])),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
-        mock(
-            "POST",
-            format!("{REPO}/issues/7/comments"),
-            201,
-            Some(json!({"id": 6})),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
-    });
+    let server = serve(
+        &rt,
+        vec![
+            (
+                "POST",
+                format!("{REPO}/check-runs"),
+                201,
+                json!({"id": 5}),
+                Some(1),
+            ),
+            (
+                "GET",
+                format!("{REPO}/issues/7/comments"),
+                200,
+                json!([]),
+                Some(1),
+            ),
+            (
+                "POST",
+                format!("{REPO}/issues/7/comments"),
+                201,
+                json!({"id": 6}),
+                Some(1),
+            ),
+        ],
+    );
     let env = Env::new();
     let o = run(
         &env,
@@ -707,35 +705,32 @@ fn an_invalid_plan_is_published_as_a_failure() {
 #[test]
 fn a_saved_reports_plan_id_is_redacted_in_the_check_run_name_and_comment_marker() {
     let rt = rt();
-    let server = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        mock(
-            "POST",
-            format!("{REPO}/check-runs"),
-            201,
-            Some(json!({"id": 12})),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
-        mock(
-            "GET",
-            format!("{REPO}/issues/3/comments"),
-            200,
-            Some(json!([])),
-        )
-        .mount(&server)
-        .await;
-        mock(
-            "POST",
-            format!("{REPO}/issues/3/comments"),
-            201,
-            Some(json!({"id": 13})),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
-    });
+    let server = serve(
+        &rt,
+        vec![
+            (
+                "POST",
+                format!("{REPO}/check-runs"),
+                201,
+                json!({"id": 12}),
+                Some(1),
+            ),
+            (
+                "GET",
+                format!("{REPO}/issues/3/comments"),
+                200,
+                json!([]),
+                None,
+            ),
+            (
+                "POST",
+                format!("{REPO}/issues/3/comments"),
+                201,
+                json!({"id": 13}),
+                Some(1),
+            ),
+        ],
+    );
     let env = Env::new();
     let o = env.run(ok_plan(), &[]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -786,23 +781,27 @@ fn agent_results_show_in_the_comment_the_check_run_the_step_summary_and_the_repo
             .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
             .mount(&server)
             .await;
-        mock(
-            "POST",
-            format!("{REPO}/issues/7/comments"),
-            201,
-            Some(json!({"id": 5})),
-        )
-        .mount(&server)
-        .await;
-        mock(
-            "POST",
-            format!("{REPO}/check-runs"),
-            201,
-            Some(json!({"id": 9})),
-        )
-        .mount(&server)
-        .await;
     });
+    mount(
+        &rt,
+        &server,
+        vec![
+            (
+                "POST",
+                format!("{REPO}/issues/7/comments"),
+                201,
+                json!({"id": 5}),
+                None,
+            ),
+            (
+                "POST",
+                format!("{REPO}/check-runs"),
+                201,
+                json!({"id": 9}),
+                None,
+            ),
+        ],
+    );
     let env = Env::new();
     let answers = env.ws.parent().unwrap().join("answers.jsonl");
     let review = json!({"status": "OK", "summary": "Two issues: unchecked index in parse().", "artifacts": [{"path": "REVIEW.md", "content": "x\n"}], "next_actions": ["add a bounds check"]});

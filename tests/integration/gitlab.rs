@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use wiremock::matchers::{any, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::forge::{ask, body_of, ci_cmd, plan, requests, rows, rt};
-use crate::harness::{Env, code, mock, stderr};
+use crate::forge::{ask, body_of, ci_cmd, mount, plan, requests, rows, rt, serve};
+use crate::harness::{Env, code, stderr};
 
 pub const TOKEN: &str = "gl-test-token-7c1d2e3f4a5b6c7d8e9f";
 const JOB_TOKEN: &str = "gl-job-token-0a1b2c3d4e5f60718293";
@@ -105,15 +105,15 @@ fn a_note_is_created_then_updated_in_place_labels_are_added_and_no_step_sees_the
                 .respond_with(ResponseTemplate::new(200).set_body_json(existing))
                 .mount(&server)
                 .await;
-            mock(verb, route.clone(), 200, Some(json!({"id": 31})))
-                .expect(1)
-                .mount(&server)
-                .await;
-            mock("PUT", MR, 200, Some(json!({"iid": 7})))
-                .expect(1)
-                .mount(&server)
-                .await;
         });
+        mount(
+            &rt,
+            &server,
+            vec![
+                (verb, route.clone(), 200, json!({"id": 31}), Some(1)),
+                ("PUT", String::from(MR), 200, json!({"iid": 7}), Some(1)),
+            ],
+        );
         let env = Env::new();
         let o = gl_run(&env, &server, &yaml, &[(var, TOKEN)]);
         assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -156,21 +156,19 @@ fn an_issue_is_created_once_and_found_again_by_its_marker_on_a_rerun() {
     );
     let issues = "/api/v4/projects/42/issues";
     let created = {
-        let server = rt.block_on(MockServer::start());
-        rt.block_on(async {
-            mock("GET", issues, 200, Some(json!([])))
-                .mount(&server)
-                .await;
-            mock(
-                "POST",
-                issues,
-                201,
-                Some(json!({"iid": 3, "web_url": "https://gitlab.example/i/3"})),
-            )
-            .expect(1)
-            .mount(&server)
-            .await;
-        });
+        let server = serve(
+            &rt,
+            vec![
+                ("GET", String::from(issues), 200, json!([]), None),
+                (
+                    "POST",
+                    String::from(issues),
+                    201,
+                    json!({"iid": 3, "web_url": "https://gitlab.example/i/3"}),
+                    Some(1),
+                ),
+            ],
+        );
         let env = Env::new();
         let o = gl_run(&env, &server, &yaml, &[("GITLAB_TOKEN", TOKEN)]);
         assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -194,30 +192,32 @@ fn an_issue_is_created_once_and_found_again_by_its_marker_on_a_rerun() {
         "{description}"
     );
     // The rerun lists the issue the first run created: it is updated, never opened twice.
-    let server = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        mock(
-            "GET",
-            issues,
-            200,
-            Some(json!([{"iid": 3, "description": description}])),
-        )
-        .mount(&server)
-        .await;
-        mock("POST", issues, 201, Some(json!({"iid": 4})))
-            .expect(0)
-            .mount(&server)
-            .await;
-        mock(
-            "PUT",
-            format!("{issues}/3"),
-            200,
-            Some(json!({"iid": 3, "web_url": "https://gitlab.example/i/3"})),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
-    });
+    let server = serve(
+        &rt,
+        vec![
+            (
+                "GET",
+                String::from(issues),
+                200,
+                json!([{"iid": 3, "description": description}]),
+                None,
+            ),
+            (
+                "POST",
+                String::from(issues),
+                201,
+                json!({"iid": 4}),
+                Some(0),
+            ),
+            (
+                "PUT",
+                format!("{issues}/3"),
+                200,
+                json!({"iid": 3, "web_url": "https://gitlab.example/i/3"}),
+                Some(1),
+            ),
+        ],
+    );
     let env = Env::new();
     let o = gl_run(&env, &server, &yaml, &[("GITLAB_TOKEN", TOKEN)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -228,21 +228,27 @@ fn an_issue_is_created_once_and_found_again_by_its_marker_on_a_rerun() {
 #[test]
 fn a_check_run_is_a_commit_status_and_the_run_summary_is_a_note_and_a_status() {
     let rt = rt();
-    let server = rt.block_on(MockServer::start());
     let statuses = format!("/api/v4/projects/42/statuses/{SHA}");
-    rt.block_on(async {
-        mock("POST", &statuses, 201, Some(json!({"id": 555})))
-            .expect(2)
-            .mount(&server)
-            .await;
-        mock("GET", format!("{MR}/notes"), 200, Some(json!([])))
-            .mount(&server)
-            .await;
-        mock("POST", format!("{MR}/notes"), 201, Some(json!({"id": 9})))
-            .expect(1)
-            .mount(&server)
-            .await;
-    });
+    let server = serve(
+        &rt,
+        vec![
+            (
+                "POST",
+                String::from(&statuses),
+                201,
+                json!({"id": 555}),
+                Some(2),
+            ),
+            ("GET", format!("{MR}/notes"), 200, json!([]), None),
+            (
+                "POST",
+                format!("{MR}/notes"),
+                201,
+                json!({"id": 9}),
+                Some(1),
+            ),
+        ],
+    );
     let env = Env::new();
     let o = gl_run(
         &env,
@@ -428,19 +434,19 @@ fn a_merge_request_is_pushed_by_plangate_and_opened_then_updated_on_a_rerun() {
     // First run: no open merge request from the branch: pushed, then POST.
     let env = Env::new();
     remote.clone_into(&env);
-    let server = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        mock("GET", mrs, 200, Some(json!([]))).mount(&server).await;
-        mock(
-            "POST",
-            mrs,
-            201,
-            Some(json!({"iid": 31, "web_url": "https://gitlab.example/mr/31"})),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
-    });
+    let server = serve(
+        &rt,
+        vec![
+            ("GET", String::from(mrs), 200, json!([]), None),
+            (
+                "POST",
+                String::from(mrs),
+                201,
+                json!({"iid": 31, "web_url": "https://gitlab.example/mr/31"}),
+                Some(1),
+            ),
+        ],
+    );
     let o = gl_run(&env, &server, &yaml, &vars);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     rt.block_on(server.verify());
@@ -494,25 +500,21 @@ fn a_merge_request_is_pushed_by_plangate_and_opened_then_updated_on_a_rerun() {
     let head = git(&remote.bare, &["rev-parse", "bot/pub"]);
     let env = Env::new();
     remote.clone_into(&env);
-    let server = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        mock(
-            "GET",
-            mrs,
-            200,
-            Some(
+    let server = serve(
+        &rt,
+        vec![
+            (
+                "GET",
+                String::from(mrs),
+                200,
                 json!([{"iid": 31, "source_branch": "bot/pub", "source_project_id": 42,
                          "target_project_id": 42, "description": description,
                          "sha": "0123456789abcdef0123456789abcdef01234567"}]),
+                None,
             ),
-        )
-        .mount(&server)
-        .await;
-        mock("PUT", format!("{mrs}/31"), 200, Some(json!({})))
-            .expect(0)
-            .mount(&server)
-            .await;
-    });
+            ("PUT", format!("{mrs}/31"), 200, json!({}), Some(0)),
+        ],
+    );
     let o = gl_run(&env, &server, &yaml, &vars);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     rt.block_on(server.verify());
@@ -531,34 +533,28 @@ fn a_merge_request_is_pushed_by_plangate_and_opened_then_updated_on_a_rerun() {
     // updated (PUT), never a second one.
     let env = Env::new();
     remote.clone_into(&env);
-    let server = rt.block_on(MockServer::start());
     let one = format!("{mrs}/31");
-    rt.block_on(async {
-        mock(
-            "GET",
-            mrs,
-            200,
-            Some(
+    let server = serve(
+        &rt,
+        vec![
+            (
+                "GET",
+                String::from(mrs),
+                200,
                 json!([{"iid": 31, "source_branch": "bot/pub", "source_project_id": 42,
                          "target_project_id": 42, "description": description, "sha": head}]),
+                None,
             ),
-        )
-        .mount(&server)
-        .await;
-        mock(
-            "PUT",
-            one.clone(),
-            200,
-            Some(json!({"iid": 31, "web_url": "https://gitlab.example/mr/31"})),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
-        mock("POST", mrs, 201, Some(json!({})))
-            .expect(0)
-            .mount(&server)
-            .await;
-    });
+            (
+                "PUT",
+                one.clone(),
+                200,
+                json!({"iid": 31, "web_url": "https://gitlab.example/mr/31"}),
+                Some(1),
+            ),
+            ("POST", String::from(mrs), 201, json!({}), Some(0)),
+        ],
+    );
     let o = gl_run(&env, &server, &yaml, &vars);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     rt.block_on(server.verify());
@@ -567,14 +563,13 @@ fn a_merge_request_is_pushed_by_plangate_and_opened_then_updated_on_a_rerun() {
     // A wrong token: the push is refused and the row withheld, saying so.
     let env = Env::new();
     remote.clone_into(&env);
-    let server = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        mock("GET", mrs, 200, Some(json!([]))).mount(&server).await;
-        mock("POST", mrs, 201, Some(json!({})))
-            .expect(0)
-            .mount(&server)
-            .await;
-    });
+    let server = serve(
+        &rt,
+        vec![
+            ("GET", String::from(mrs), 200, json!([]), None),
+            ("POST", String::from(mrs), 201, json!({}), Some(0)),
+        ],
+    );
     let wrong = [
         ("GITLAB_TOKEN", "gl-other-token-0a1b2c3d4e5f6a7b"),
         ("CI_PROJECT_URL", project_url.as_str()),
@@ -618,14 +613,13 @@ fn an_ignored_file_pushes_nothing_to_gitlab() {
     let env = Env::new();
     remote.clone_into(&env);
     std::fs::write(env.ws.join(".git/info/exclude"), ".env\n").unwrap_or_else(|e| panic!("{e}"));
-    let server = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        mock("GET", mrs, 200, Some(json!([]))).mount(&server).await;
-        mock("POST", mrs, 201, Some(json!({})))
-            .expect(0)
-            .mount(&server)
-            .await;
-    });
+    let server = serve(
+        &rt,
+        vec![
+            ("GET", String::from(mrs), 200, json!([]), None),
+            ("POST", String::from(mrs), 201, json!({}), Some(0)),
+        ],
+    );
     let vars = [
         ("GITLAB_TOKEN", TOKEN),
         ("CI_PROJECT_URL", project_url.as_str()),
@@ -661,23 +655,22 @@ fn rate_limits_are_retried_and_a_failed_post_is_never_sent_twice() {
             .expect(2)
             .mount(&server)
             .await;
-        mock("PUT", MR, 200, Some(json!({"iid": 7})))
-            .expect(1)
-            .mount(&server)
-            .await;
-        mock("GET", format!("{MR}/notes"), 200, Some(json!([])))
-            .mount(&server)
-            .await;
-        mock(
-            "POST",
-            format!("{MR}/notes"),
-            500,
-            Some(json!({"message": "500 Internal Server Error"})),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
     });
+    mount(
+        &rt,
+        &server,
+        vec![
+            ("PUT", String::from(MR), 200, json!({"iid": 7}), Some(1)),
+            ("GET", format!("{MR}/notes"), 200, json!([]), None),
+            (
+                "POST",
+                format!("{MR}/notes"),
+                500,
+                json!({"message": "500 Internal Server Error"}),
+                Some(1),
+            ),
+        ],
+    );
     let env = Env::new();
     let o = gl_run(
         &env,

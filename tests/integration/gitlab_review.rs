@@ -4,39 +4,42 @@
 //! request_changes as a withdrawn approval.
 
 use serde_json::{Value, json};
-use wiremock::MockServer;
 
-use crate::forge::{ask, body_of, plan, rows, rt};
+use crate::forge::{ask, body_of, plan, rows, rt, serve};
 use crate::gitlab::{MR, SHA, TOKEN, gl_run, sent};
-use crate::harness::{Env, code, mock, stderr};
+use crate::harness::{Env, code, stderr};
 
 #[test]
 fn a_review_is_positioned_discussions_a_note_and_an_approval() {
     let rt = rt();
-    let server = rt.block_on(MockServer::start());
     let refs = json!({"base_sha": "a".repeat(40), "start_sha": "b".repeat(40), "head_sha": "c".repeat(40)});
-    rt.block_on(async {
-        mock("GET", MR, 200, Some(json!({"iid": 7, "diff_refs": refs})))
-            .mount(&server)
-            .await;
-        mock(
-            "POST",
-            format!("{MR}/discussions"),
-            201,
-            Some(json!({"id": "d1"})),
-        )
-        .expect(2)
-        .mount(&server)
-        .await;
-        mock("POST", format!("{MR}/notes"), 201, Some(json!({"id": 77})))
-            .expect(1)
-            .mount(&server)
-            .await;
-        mock("POST", format!("{MR}/approve"), 201, Some(json!({})))
-            .expect(1)
-            .mount(&server)
-            .await;
-    });
+    let server = serve(
+        &rt,
+        vec![
+            (
+                "GET",
+                String::from(MR),
+                200,
+                json!({"iid": 7, "diff_refs": refs}),
+                None,
+            ),
+            (
+                "POST",
+                format!("{MR}/discussions"),
+                201,
+                json!({"id": "d1"}),
+                Some(2),
+            ),
+            (
+                "POST",
+                format!("{MR}/notes"),
+                201,
+                json!({"id": 77}),
+                Some(1),
+            ),
+            ("POST", format!("{MR}/approve"), 201, json!({}), Some(1)),
+        ],
+    );
     let req = r#"{"type": "review", "verdict": "approve", "body": "Looks right.", "comments": [{"path": "src/a.rs", "line": 3, "body": "nit"}, {"path": "b.txt", "line": 9, "body": "typo"}]}"#;
     let env = Env::new();
     let o = gl_run(
@@ -86,23 +89,26 @@ fn a_review_is_positioned_discussions_a_note_and_an_approval() {
 #[test]
 fn request_changes_is_a_note_and_withdraws_an_approval_that_was_never_given() {
     let rt = rt();
-    let server = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        mock("POST", format!("{MR}/notes"), 201, Some(json!({"id": 78})))
-            .expect(1)
-            .mount(&server)
-            .await;
-        // GitLab's answer when this user had not approved: nothing to withdraw.
-        mock(
-            "POST",
-            format!("{MR}/unapprove"),
-            404,
-            Some(json!({"message": "404 Not Found"})),
-        )
-        .expect(1)
-        .mount(&server)
-        .await;
-    });
+    let server = serve(
+        &rt,
+        vec![
+            (
+                "POST",
+                format!("{MR}/notes"),
+                201,
+                json!({"id": 78}),
+                Some(1),
+            ),
+            // GitLab's answer when this user had not approved: nothing to withdraw.
+            (
+                "POST",
+                format!("{MR}/unapprove"),
+                404,
+                json!({"message": "404 Not Found"}),
+                Some(1),
+            ),
+        ],
+    );
     let env = Env::new();
     let o = gl_run(
         &env,
@@ -143,32 +149,33 @@ fn a_rerun_finds_its_own_approval_and_a_stranger_s_is_no_excuse() {
         )],
     );
     for (approver, state) in [(5, "published"), (6, "withheld")] {
-        let server = rt.block_on(MockServer::start());
-        rt.block_on(async {
-            mock("POST", format!("{MR}/notes"), 201, Some(json!({"id": 78})))
-                .mount(&server)
-                .await;
-            mock(
-                "POST",
-                format!("{MR}/approve"),
-                401,
-                Some(json!({"message": "401 Unauthorized"})),
-            )
-            .expect(1)
-            .mount(&server)
-            .await;
-            mock("GET", "/api/v4/user", 200, Some(json!({"id": 5})))
-                .mount(&server)
-                .await;
-            mock(
-                "GET",
-                format!("{MR}/approvals"),
-                200,
-                Some(json!({"approved_by": [{"user": {"id": approver}}]})),
-            )
-            .mount(&server)
-            .await;
-        });
+        let server = serve(
+            &rt,
+            vec![
+                ("POST", format!("{MR}/notes"), 201, json!({"id": 78}), None),
+                (
+                    "POST",
+                    format!("{MR}/approve"),
+                    401,
+                    json!({"message": "401 Unauthorized"}),
+                    Some(1),
+                ),
+                (
+                    "GET",
+                    String::from("/api/v4/user"),
+                    200,
+                    json!({"id": 5}),
+                    None,
+                ),
+                (
+                    "GET",
+                    format!("{MR}/approvals"),
+                    200,
+                    json!({"approved_by": [{"user": {"id": approver}}]}),
+                    None,
+                ),
+            ],
+        );
         let env = Env::new();
         let o = gl_run(&env, &server, &yaml, &[("GITLAB_TOKEN", TOKEN)]);
         assert_eq!(code(&o), 0, "{}", stderr(&o));

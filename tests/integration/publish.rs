@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::forge::{ask, ci_cmd, plan, rows as publish_rows, rt};
-use crate::harness::{Env, code, fake_agent, mock, stderr};
+use crate::forge::{ask, ci_cmd, mount, plan, rows as publish_rows, rt};
+use crate::harness::{Env, code, fake_agent, stderr};
 
 const TOKEN: &str = "plangate-publish-token-8c1d2e3f4a5b6c7d";
 const AWS_ID: &str = "AKIAZ7Q4NX2LMRBT5KPW";
@@ -329,25 +329,27 @@ fn a_comment_is_created_then_updated_in_place_and_no_step_sees_the_token() {
                 .respond_with(ResponseTemplate::new(200).set_body_json(existing))
                 .mount(&server)
                 .await;
-            mock(
-                verb,
-                route.clone(),
-                200,
-                Some(json!({"id": 31, "html_url": "https://github.example/c/31"})),
-            )
-            .expect(1)
-            .mount(&server)
-            .await;
-            mock(
-                "POST",
-                format!("{REPO}/issues/7/labels"),
-                200,
-                Some(json!([])),
-            )
-            .expect(1)
-            .mount(&server)
-            .await;
         });
+        mount(
+            &rt,
+            &server,
+            vec![
+                (
+                    verb,
+                    route.clone(),
+                    200,
+                    json!({"id": 31, "html_url": "https://github.example/c/31"}),
+                    Some(1),
+                ),
+                (
+                    "POST",
+                    format!("{REPO}/issues/7/labels"),
+                    200,
+                    json!([]),
+                    Some(1),
+                ),
+            ],
+        );
         let env = Env::new();
         let o = gh_run(&env, &server, &yaml);
         assert_eq!(code(&o), 0, "{}", stderr(&o));

@@ -8,12 +8,11 @@ use std::process::Output;
 use std::time::Duration;
 
 use serde_json::json;
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::MockServer;
 
-use crate::forge::{ask, ci_cmd, plan_with, rows, rt, sent, writes};
+use crate::forge::{Route, ask, ci_cmd, plan_with, rows, rt, sent, serve, writes};
 use crate::git_remote::{Remote, files_holding, git};
-use crate::harness::{Env, code, mock, stderr};
+use crate::harness::{Env, code, stderr};
 
 const TOKEN: &str = "plangate-push-token-5e6f7a8b9c0d1e2f";
 const REPO: &str = "/repos/acme/widgets";
@@ -22,6 +21,14 @@ const MARK: &str = "<!-- plangate:pub:pull_request:pr -->";
 /// A plan with bash steps `(id, command)` and `publish`.
 fn plan(publish: &str, policy: &str, steps: &[(&str, &str)]) -> String {
     plan_with(publish, &format!("risk_tolerance: high{policy}"), steps)
+}
+
+/// A step that fixes `lint.txt` and asks for a pull request.
+fn lint_fix() -> String {
+    format!(
+        "echo fixed > lint.txt\n{}",
+        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
+    )
 }
 
 const PR: &str =
@@ -84,32 +91,14 @@ fn a_lint_fix_opens_a_pull_request_with_its_change_and_a_rerun_updates_it() {
             ask(r#"{"type": "pull_request", "title": "[bot] lint fix", "body": "Spacing fixed."}"#)
         )
     };
-    let api = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        Mock::given(method("GET"))
-            .and(path(format!("{REPO}/pulls")))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-            .mount(&api)
-            .await;
-        mock(
-            "POST",
-            format!("{REPO}/pulls"),
-            201,
-            Some(json!({"number": 12, "html_url": "https://github.example/acme/widgets/pull/12"})),
-        )
-        .expect(1)
-        .mount(&api)
-        .await;
-        mock(
-            "POST",
-            format!("{REPO}/issues/12/labels"),
-            200,
-            Some(json!([])),
-        )
-        .expect(1)
-        .mount(&api)
-        .await;
-    });
+    let api = serve(
+        &rt,
+        vec![
+            listing("pulls", json!([])),
+            opens(12, Some(1)),
+            labels(12, Some(1)),
+        ],
+    );
     let env = Env::new();
     remote.clone_into(&env);
     let o = gh_run(
@@ -200,44 +189,27 @@ fn a_lint_fix_opens_a_pull_request_with_its_change_and_a_rerun_updates_it() {
     // force-updates its branch (leased on the head the API reports) and its
     // title and body: no second one.
     let head = git(&remote.bare, &["rev-parse", &branch]);
-    let api = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        Mock::given(method("GET"))
-            .and(path(format!("{REPO}/pulls")))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!([{
-                "number": 12, "draft": false, "body": format!("{MARK}\nold"),
-                "head": {"ref": branch, "sha": head, "repo": {"full_name": "acme/widgets"}}
-            }])))
-            .mount(&api)
-            .await;
-        mock(
-            "PATCH",
-            format!("{REPO}/pulls/12"),
-            200,
-            Some(json!({"number": 12, "html_url": "https://github.example/acme/widgets/pull/12"})),
-        )
-        .expect(1)
-        .mount(&api)
-        .await;
-        mock(
-            "POST",
-            format!("{REPO}/pulls"),
-            201,
-            Some(json!({"number": 13})),
-        )
-        .expect(0)
-        .mount(&api)
-        .await;
-        mock(
-            "POST",
-            format!("{REPO}/issues/12/labels"),
-            200,
-            Some(json!([])),
-        )
-        .expect(1)
-        .mount(&api)
-        .await;
-    });
+    let api = serve(
+        &rt,
+        vec![
+            listing("pulls", open_pr(&branch, json!(head))),
+            (
+                "PATCH",
+                format!("{REPO}/pulls/12"),
+                200,
+                json!({"number": 12, "html_url": "https://github.example/acme/widgets/pull/12"}),
+                Some(1),
+            ),
+            (
+                "POST",
+                format!("{REPO}/pulls"),
+                201,
+                json!({"number": 13}),
+                Some(0),
+            ),
+            labels(12, Some(1)),
+        ],
+    );
     let env = Env::new();
     remote.clone_into(&env);
     let o = gh_run(
@@ -292,41 +264,27 @@ fn a_protected_path_pushes_nothing_and_a_draft_verdict_asks_for_review() {
     assert_eq!(remote.log(), "", "the remote was not even contacted");
     assert!(writes(&rt, &api).is_empty());
     // `protected: draft` with reviewers: a draft, saying why, review requested.
-    let api = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        Mock::given(method("GET"))
-            .and(path(format!("{REPO}/pulls")))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-            .mount(&api)
-            .await;
-        mock(
-            "POST",
-            format!("{REPO}/pulls"),
-            201,
-            Some(json!({"number": 5})),
-        )
-        .expect(1)
-        .mount(&api)
-        .await;
-        mock(
-            "POST",
-            format!("{REPO}/issues/5/labels"),
-            200,
-            Some(json!([])),
-        )
-        .expect(1)
-        .mount(&api)
-        .await;
-        mock(
-            "POST",
-            format!("{REPO}/pulls/5/requested_reviewers"),
-            201,
-            Some(json!({})),
-        )
-        .expect(1)
-        .mount(&api)
-        .await;
-    });
+    let api = serve(
+        &rt,
+        vec![
+            listing("pulls", json!([])),
+            (
+                "POST",
+                format!("{REPO}/pulls"),
+                201,
+                json!({"number": 5}),
+                Some(1),
+            ),
+            labels(5, Some(1)),
+            (
+                "POST",
+                format!("{REPO}/pulls/5/requested_reviewers"),
+                201,
+                json!({}),
+                Some(1),
+            ),
+        ],
+    );
     let env = Env::new();
     remote.clone_into(&env);
     let publish = PR.replace("labels: [lint]", "labels: [lint], reviewers: [alice]");
@@ -395,23 +353,7 @@ fn a_draft_of_ci_configuration_pushes_nothing_and_opens_an_issue() {
         ),
         ("echo 'pipeline {}' > Jenkinsfile", "Jenkinsfile"),
     ] {
-        let api = rt.block_on(MockServer::start());
-        rt.block_on(async {
-            Mock::given(method("GET"))
-                .and(path(format!("{REPO}/issues")))
-                .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-                .mount(&api)
-                .await;
-            mock(
-                "POST",
-                format!("{REPO}/issues"),
-                201,
-                Some(json!({"id": 1, "number": 9, "html_url": "https://github.example/i/9"})),
-            )
-            .expect(1)
-            .mount(&api)
-            .await;
-        });
+        let api = issue_api(&rt);
         let env = Env::new();
         remote.clone_into(&env);
         let cmd = format!(
@@ -460,13 +402,7 @@ fn secrets_in_the_changes_push_nothing_even_past_what_the_summary_shows() {
             0,
         ),
     ] {
-        let api = rt.block_on(MockServer::start());
-        rt.block_on(
-            Mock::given(method("GET"))
-                .and(path(format!("{REPO}/pulls")))
-                .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-                .mount(&api),
-        );
+        let api = serve(&rt, vec![listing("pulls", json!([]))]);
         let env = Env::new();
         remote.clone_into(&env);
         let step = format!(
@@ -492,10 +428,7 @@ fn secrets_in_the_changes_push_nothing_even_past_what_the_summary_shows() {
 #[test]
 fn a_refused_push_or_a_wrong_token_withholds_the_row_with_the_reason() {
     let rt = rt();
-    let step = format!(
-        "echo fixed > lint.txt\n{}",
-        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
-    );
+    let step = lint_fix();
     // The remote declines the push (a pre-receive hook).
     let remote = Remote::new(TOKEN);
     let hook = remote.bare.join("hooks/pre-receive");
@@ -512,13 +445,7 @@ fn a_refused_push_or_a_wrong_token_withholds_the_row_with_the_reason() {
         (&remote, "pre-receive hook declined"),
         (&other, "`git ls-remote` failed"),
     ] {
-        let api = rt.block_on(MockServer::start());
-        rt.block_on(
-            Mock::given(method("GET"))
-                .and(path(format!("{REPO}/pulls")))
-                .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-                .mount(&api),
-        );
+        let api = serve(&rt, vec![listing("pulls", json!([]))]);
         let env = Env::new();
         remote.clone_into(&env);
         let o = gh_run(&env, &api, remote, &plan(PR, "", &[("s", &step)]));
@@ -547,23 +474,7 @@ fn a_refused_push_or_a_wrong_token_withholds_the_row_with_the_reason() {
 fn an_issue_instead_carries_the_patch_and_pushes_no_branch() {
     let rt = rt();
     let remote = Remote::new(TOKEN);
-    let api = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        Mock::given(method("GET"))
-            .and(path(format!("{REPO}/issues")))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-            .mount(&api)
-            .await;
-        mock(
-            "POST",
-            format!("{REPO}/issues"),
-            201,
-            Some(json!({"id": 1, "number": 9, "html_url": "https://github.example/i/9"})),
-        )
-        .expect(1)
-        .mount(&api)
-        .await;
-    });
+    let api = issue_api(&rt);
     let env = Env::new();
     remote.clone_into(&env);
     let cmd = format!(
@@ -608,10 +519,7 @@ fn the_base_and_a_branch_that_is_not_ours_are_never_overwritten() {
     let main = git(&remote.bare, &["rev-parse", "main"]);
     // Someone's branch, with no pull request of this plan.
     git(&remote.bare, &["branch", "bot/fixed", "main"]);
-    let step = format!(
-        "echo fixed > lint.txt\n{}",
-        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
-    );
+    let step = lint_fix();
     for (branch, want) in [
         ("main", "it is the base branch"),
         (
@@ -619,26 +527,13 @@ fn the_base_and_a_branch_that_is_not_ours_are_never_overwritten() {
             "it exists and is not the head of this plan's open pull request",
         ),
     ] {
-        let api = rt.block_on(MockServer::start());
-        rt.block_on(
-            Mock::given(method("GET"))
-                .and(path(format!("{REPO}/pulls")))
-                .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-                .mount(&api),
-        );
+        let api = serve(&rt, vec![listing("pulls", json!([]))]);
         let env = Env::new();
         remote.clone_into(&env);
         let publish = format!("{{pull_request: {{branch: '{branch}', title_prefix: '[bot] '}}}}");
         let o = gh_run(&env, &api, &remote, &plan(&publish, "", &[("s", &step)]));
         assert_eq!(code(&o), 0, "{}", stderr(&o));
-        let row = &rows(&env)[0];
-        assert_eq!(row["state"], "withheld", "{row}");
-        assert!(
-            row["reason"].as_str().unwrap_or_default().contains(want),
-            "{row}"
-        );
-        assert_eq!(remote.pushes(), 0, "{}", remote.log());
-        assert!(writes(&rt, &api).is_empty());
+        withheld(&env, (&rt, &api), &remote, &[want]);
     }
     assert_eq!(git(&remote.bare, &["rev-parse", "main"]), main);
     assert_eq!(git(&remote.bare, &["rev-parse", "bot/fixed"]), main);
@@ -656,67 +551,109 @@ fn the_open_pull_request_is_updated_only_from_the_head_the_api_reported() {
     git(&remote.bare, &["branch", branch, "main"]);
     let head = git(&remote.bare, &["rev-parse", branch]);
     let other = "0123456789abcdef0123456789abcdef01234567";
-    let step = format!(
-        "echo fixed > lint.txt\n{}",
-        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
-    );
+    let step = lint_fix();
     for (sha, want) in [
         (json!(other), "someone pushed to it in between"),
         (json!(null), "no usable head commit"),
         (json!(head.to_uppercase() + "; x"), "no usable head commit"),
     ] {
-        let api = rt.block_on(MockServer::start());
-        rt.block_on(async {
-            Mock::given(method("GET"))
-                .and(path(format!("{REPO}/pulls")))
-                .respond_with(ResponseTemplate::new(200).set_body_json(json!([{
-                    "number": 12, "draft": false, "body": format!("{MARK}\nold"),
-                    "head": {"ref": branch, "sha": sha, "repo": {"full_name": "acme/widgets"}}
-                }])))
-                .mount(&api)
-                .await;
-        });
+        let api = serve(&rt, vec![listing("pulls", open_pr(branch, sha))]);
         let env = Env::new();
         remote.clone_into(&env);
         let o = gh_run(&env, &api, &remote, &plan(PR, "", &[("s", &step)]));
         assert_eq!(code(&o), 0, "{}", stderr(&o));
-        let row = &rows(&env)[0];
-        assert_eq!(row["state"], "withheld", "{row}");
-        let reason = row["reason"].as_str().unwrap_or_default();
-        assert!(reason.contains(want) && reason.contains(branch), "{reason}");
-        assert_eq!(remote.pushes(), 0, "{}", remote.log());
+        withheld(&env, (&rt, &api), &remote, &[want, branch]);
         assert_eq!(git(&remote.bare, &["rev-parse", branch]), head);
-        assert!(writes(&rt, &api).is_empty(), "{:?}", writes(&rt, &api));
     }
+}
+
+/// The run's one row was withheld with a reason holding every one of
+/// `words`; nothing was pushed and nothing asked of the API.
+fn withheld(
+    env: &Env,
+    (rt, api): (&tokio::runtime::Runtime, &MockServer),
+    remote: &Remote,
+    words: &[&str],
+) {
+    let row = &rows(env)[0];
+    assert_eq!(row["state"], "withheld", "{row}");
+    let reason = row["reason"].as_str().unwrap_or_default();
+    assert!(
+        words.iter().all(|w| reason.contains(w)),
+        "{words:?}: {reason}"
+    );
+    assert_eq!(remote.pushes(), 0, "{}", remote.log());
+    assert!(writes(rt, api).is_empty(), "{:?}", writes(rt, api));
 }
 
 /// An open-ended API: lists nothing, opens pull request #5.
 fn open_api(rt: &tokio::runtime::Runtime) -> MockServer {
-    let api = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        Mock::given(method("GET"))
-            .and(path(format!("{REPO}/pulls")))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-            .mount(&api)
-            .await;
-        mock(
-            "POST",
-            format!("{REPO}/pulls"),
-            201,
-            Some(json!({"number": 5})),
-        )
-        .mount(&api)
-        .await;
-        mock(
-            "POST",
-            format!("{REPO}/issues/5/labels"),
-            200,
-            Some(json!([])),
-        )
-        .mount(&api)
-        .await;
-    });
-    api
+    serve(
+        rt,
+        vec![
+            listing("pulls", json!([])),
+            (
+                "POST",
+                format!("{REPO}/pulls"),
+                201,
+                json!({"number": 5}),
+                None,
+            ),
+            labels(5, None),
+        ],
+    )
+}
+
+/// `GET {REPO}/{what}` (`pulls`, `issues`) lists `listed`.
+fn listing(what: &str, listed: serde_json::Value) -> Route {
+    ("GET", format!("{REPO}/{what}"), 200, listed, None)
+}
+
+/// The listing of this plan's open pull request #12 from `branch` at `sha`.
+fn open_pr(branch: &str, sha: serde_json::Value) -> serde_json::Value {
+    json!([{
+        "number": 12, "draft": false, "body": format!("{MARK}\nold"),
+        "head": {"ref": branch, "sha": sha, "repo": {"full_name": "acme/widgets"}}
+    }])
+}
+
+/// `POST {REPO}/pulls` opens pull request `number`, `calls` times.
+fn opens(number: u64, calls: Option<u64>) -> Route {
+    (
+        "POST",
+        format!("{REPO}/pulls"),
+        201,
+        json!({"number": number, "html_url": format!("https://github.example/acme/widgets/pull/{number}")}),
+        calls,
+    )
+}
+
+/// `POST` of pull request `number`'s labels, `calls` times.
+fn labels(number: u64, calls: Option<u64>) -> Route {
+    (
+        "POST",
+        format!("{REPO}/issues/{number}/labels"),
+        200,
+        json!([]),
+        calls,
+    )
+}
+
+/// An API that lists no issue and opens issue #9, once.
+fn issue_api(rt: &tokio::runtime::Runtime) -> MockServer {
+    serve(
+        rt,
+        vec![
+            listing("issues", json!([])),
+            (
+                "POST",
+                format!("{REPO}/issues"),
+                201,
+                json!({"id": 1, "number": 9, "html_url": "https://github.example/i/9"}),
+                Some(1),
+            ),
+        ],
+    )
 }
 
 #[test]
@@ -765,15 +702,7 @@ fn files_a_step_was_not_given_push_nothing_and_the_row_names_them() {
             stderr(&o),
             String::from_utf8_lossy(&o.stdout)
         );
-        let row = &rows(&env)[0];
-        assert_eq!(row["state"], "withheld", "{cmd}: {row}");
-        let reason = row["reason"].as_str().unwrap_or_default();
-        assert!(
-            reason.contains(&format!("`{file}`")) && reason.contains(want),
-            "{cmd}: {reason}"
-        );
-        assert_eq!(remote.pushes(), 0, "{cmd}: {}", remote.log());
-        assert!(writes(&rt, &api).is_empty(), "{:?}", writes(&rt, &api));
+        withheld(&env, (&rt, &api), &remote, &[&format!("`{file}`"), want]);
     }
     // Deleting an ignored file is no change to the repository: left out, the
     // rest is pushed.
@@ -833,15 +762,7 @@ fn only_the_bytes_the_run_saw_are_pushed_and_links_stay_inside() {
         );
         let o = gh_run(&env, &api, &remote, &plan(PR, "", &[("s", &step)]));
         assert_eq!(code(&o), 0, "{cmd}: {}", stderr(&o));
-        let row = &rows(&env)[0];
-        assert_eq!(row["state"], "withheld", "{cmd}: {row}");
-        let reason = row["reason"].as_str().unwrap_or_default();
-        assert!(
-            reason.contains(&format!("`{file}`")) && reason.contains(want),
-            "{cmd}: {reason}"
-        );
-        assert_eq!(remote.pushes(), 0, "{cmd}: {}", remote.log());
-        assert!(writes(&rt, &api).is_empty(), "{:?}", writes(&rt, &api));
+        withheld(&env, (&rt, &api), &remote, &[&format!("`{file}`"), want]);
     }
     // A link inside the workspace is pushed as a link.
     let api = open_api(&rt);
@@ -902,10 +823,7 @@ fn a_dry_run_pushes_nothing_and_asks_nothing() {
     let api = rt.block_on(MockServer::start());
     let env = Env::new();
     remote.clone_into(&env);
-    let step = format!(
-        "echo fixed > lint.txt\n{}",
-        ask(r#"{"type": "pull_request", "title": "[bot] x"}"#)
-    );
+    let step = lint_fix();
     let o = gh_run_with(
         &env,
         &api,
@@ -940,31 +858,14 @@ fn the_token_is_in_no_git_process_environment_or_arguments() {
             .unwrap_or_default()
     );
     let remote = Remote::new(&token);
-    let api = rt.block_on(MockServer::start());
-    rt.block_on(async {
-        Mock::given(method("GET"))
-            .and(path(format!("{REPO}/pulls")))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-            .mount(&api)
-            .await;
-        mock(
-            "POST",
-            format!("{REPO}/pulls"),
-            201,
-            Some(json!({"number": 5, "html_url": "https://github.example/acme/widgets/pull/5"})),
-        )
-        .expect(1)
-        .mount(&api)
-        .await;
-        mock(
-            "POST",
-            format!("{REPO}/issues/5/labels"),
-            200,
-            Some(json!([])),
-        )
-        .mount(&api)
-        .await;
-    });
+    let api = serve(
+        &rt,
+        vec![
+            listing("pulls", json!([])),
+            opens(5, Some(1)),
+            labels(5, None),
+        ],
+    );
     let env = Env::new();
     remote.clone_into(&env);
     let step = format!(

@@ -19,14 +19,22 @@ use std::path::Path;
 
 use crate::sandbox::Request;
 use crate::tools::spec::{
-    ActionSpec, CheckCx, LowerCx, Lowered, Processes, ToolEnv, ToolSpec, access, fixed, items,
-    keys_of, resource, schema_of, str_of,
+    ActionSpec, CheckCx, LowerCx, Lowered, Outputs, Processes, Templates, ToolEnv, ToolSpec,
+    access, fixed, items, keys_of, resource, schema_of, str_of,
 };
 
 /// The `agent` tool.
 pub(crate) struct Spec;
 
 impl ToolSpec for Spec {
+    fn params_required(&self) -> bool {
+        true
+    }
+
+    fn retry(&self) -> Result<(), &'static str> {
+        Err("remove `retry`; an agent step retries rejected answers with `parameters.max_attempts`")
+    }
+
     fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema {
         schema_of::<AgentParams>(generator)
     }
@@ -125,6 +133,23 @@ impl ActionSpec for AgentAction {
 
     fn summary(&self) -> Option<String> {
         Some(format!("agent `{}`", self.agent_name))
+    }
+
+    /// Its accepted answer's values.
+    fn outputs(&self) -> Outputs {
+        Outputs::Answer(crate::tools::outputs::agent_names(self.output))
+    }
+
+    fn templates(&self) -> &'static [(&'static str, Templates)] {
+        &[("prompt", Templates::Rendered("the prompt"))]
+    }
+
+    fn linked_steps(&self) -> &[usize] {
+        &self.context_steps
+    }
+
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>> {
+        Some(&mut self.context_steps)
     }
 }
 

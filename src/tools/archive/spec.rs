@@ -20,14 +20,26 @@ use std::path::Path;
 
 use crate::sandbox::Request;
 use crate::tools::spec::{
-    ActionSpec, CheckCx, LowerCx, Lowered, Processes, ToolEnv, ToolSpec, access, check_paths,
-    keys_of, resource, schema_of,
+    ActionSpec, CheckCx, LowerCx, Lowered, Outputs, Processes, Templates, ToolEnv, ToolSpec,
+    access, check_paths, keys_of, resource, schema_of,
 };
 
 /// The `archive` tool.
 pub(crate) struct Spec;
 
 impl ToolSpec for Spec {
+    fn params_required(&self) -> bool {
+        true
+    }
+
+    fn nested_keys(&self, _key: &str) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn retry(&self) -> Result<(), &'static str> {
+        Err(crate::format::retry::NO_RETRY_HELP)
+    }
+
     fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema {
         schema_of::<ArchiveParams>(generator)
     }
@@ -124,6 +136,22 @@ impl ActionSpec for ArchiveAction {
     }
 
     fn summary(&self) -> Option<String> {
+        None
+    }
+
+    fn outputs(&self) -> Outputs {
+        Outputs::None
+    }
+
+    fn templates(&self) -> &'static [(&'static str, Templates)] {
+        &[]
+    }
+
+    fn linked_steps(&self) -> &[usize] {
+        &[]
+    }
+
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>> {
         None
     }
 }

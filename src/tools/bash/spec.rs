@@ -19,14 +19,22 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::sandbox::Request;
 use crate::tools::spec::{
-    ActionSpec, CheckCx, LowerCx, Lowered, Processes, ToolEnv, ToolSpec, access, keys_of, resource,
-    schema_of, str_of,
+    ActionSpec, CheckCx, LowerCx, Lowered, Outputs, Processes, Templates, ToolEnv, ToolSpec,
+    access, keys_of, resource, schema_of, str_of,
 };
 
 /// The `bash` tool.
 pub(crate) struct Spec;
 
 impl ToolSpec for Spec {
+    fn params_required(&self) -> bool {
+        true
+    }
+
+    fn retry(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
     fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema {
         schema_of::<BashParams>(generator)
     }
@@ -200,6 +208,23 @@ impl ActionSpec for BashAction {
             "bash `{}`",
             crate::redact::cut(&self.command.replace(['\n', '\r'], " "), COMMAND_CHARS)
         ))
+    }
+
+    /// Any name, from the `$PLANGATE_OUTPUT` file.
+    fn outputs(&self) -> Outputs {
+        Outputs::File
+    }
+
+    fn templates(&self) -> &'static [(&'static str, Templates)] {
+        &[("command", Templates::Refused("the command"))]
+    }
+
+    fn linked_steps(&self) -> &[usize] {
+        &[]
+    }
+
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>> {
+        None
     }
 }
 

@@ -21,7 +21,8 @@ use std::path::Path;
 
 use crate::sandbox::Request;
 use crate::tools::spec::{
-    ActionSpec, CheckCx, LowerCx, Lowered, Processes, ToolEnv, ToolSpec, access, keys_of, schema_of,
+    ActionSpec, CheckCx, LowerCx, Lowered, Outputs, Processes, Templates, ToolEnv, ToolSpec,
+    access, keys_of, schema_of,
 };
 use crate::tools::step::Step;
 
@@ -29,6 +30,18 @@ use crate::tools::step::Step;
 pub(crate) struct Spec;
 
 impl ToolSpec for Spec {
+    fn params_required(&self) -> bool {
+        true
+    }
+
+    fn nested_keys(&self, _key: &str) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn retry(&self) -> Result<(), &'static str> {
+        Err(crate::format::retry::NO_RETRY_HELP)
+    }
+
     fn params_schema(&self, generator: &mut SchemaGenerator) -> Schema {
         schema_of::<HttpRequestParams>(generator)
     }
@@ -106,6 +119,22 @@ impl ActionSpec for HttpAction {
     }
 
     fn summary(&self) -> Option<String> {
+        None
+    }
+
+    fn outputs(&self) -> Outputs {
+        Outputs::None
+    }
+
+    fn templates(&self) -> &'static [(&'static str, Templates)] {
+        &[]
+    }
+
+    fn linked_steps(&self) -> &[usize] {
+        &[]
+    }
+
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>> {
         None
     }
 }

@@ -16,14 +16,22 @@ use std::path::Path;
 
 use crate::sandbox::Request;
 use crate::tools::spec::{
-    ActionSpec, CheckCx, LowerCx, Lowered, Processes, ToolEnv, ToolSpec, access, fixed, keys_of,
-    schema_of,
+    ActionSpec, CheckCx, LowerCx, Lowered, Outputs, Processes, Templates, ToolEnv, ToolSpec,
+    access, fixed, keys_of, schema_of,
 };
 
 /// The `system_info` tool.
 pub(crate) struct Spec;
 
 impl ToolSpec for Spec {
+    fn nested_keys(&self, _key: &str) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn retry(&self) -> Result<(), &'static str> {
+        Err(crate::format::retry::NO_RETRY_HELP)
+    }
+
     fn params_required(&self) -> bool {
         false
     }
@@ -97,6 +105,22 @@ impl ActionSpec for SystemInfoParams {
     }
 
     fn summary(&self) -> Option<String> {
+        None
+    }
+
+    fn outputs(&self) -> Outputs {
+        Outputs::None
+    }
+
+    fn templates(&self) -> &'static [(&'static str, Templates)] {
+        &[]
+    }
+
+    fn linked_steps(&self) -> &[usize] {
+        &[]
+    }
+
+    fn linked_steps_mut(&mut self) -> Option<&mut Vec<usize>> {
         None
     }
 }

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::http::{self, Request};
+use super::http;
 use super::{Answer, Call, CallError, CallFuture, Provider};
 use crate::format::agent::ANTHROPIC_KEY_ENV;
 use crate::model::Risk;
@@ -32,28 +32,11 @@ impl Provider for Anthropic {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &[
-            "base_url",
-            "model",
-            "api_key_env",
-            "temperature",
-            "max_tokens",
-            "system",
-            "headers",
-            "structured_output",
-            "max_retries",
-            "retry_base_delay",
-        ]
+        http::KEYS
     }
 
     fn risk_floor(&self, a: &AgentAction) -> (Risk, String) {
-        (
-            Risk::Moderate,
-            format!(
-                "sends the prompt to `{}`",
-                a.agent.base_url.as_deref().unwrap_or(DEFAULT_BASE_URL)
-            ),
-        )
+        http::risk_floor(a.agent.base_url.as_deref().unwrap_or(DEFAULT_BASE_URL))
     }
 
     fn call<'a>(&'a self, call: Call<'a>) -> CallFuture<'a> {
@@ -64,26 +47,19 @@ impl Provider for Anthropic {
 async fn call_anthropic(c: Call<'_>) -> Result<Answer, CallError> {
     let a = c.action;
     let base = a.agent.base_url.as_deref().unwrap_or(DEFAULT_BASE_URL);
-    let url = format!("{}/v1/messages", base.trim_end_matches('/'));
     let var = a.key_env().unwrap_or(ANTHROPIC_KEY_ENV);
-    let mut headers = vec![
+    let headers = vec![
         (
             "x-api-key".to_owned(),
             http::secret(&c, var, "its API key")?,
         ),
         ("anthropic-version".to_owned(), API_VERSION.to_owned()),
     ];
-    headers.extend(http::extra_headers(&c)?);
-    let reply = http::post(
-        &c,
-        Request {
-            url,
-            headers,
-            body: request_body(a, c.prompt),
-        },
-    )
-    .await?;
-    http::kept(&c, &reply, answer(&a.agent_name, max_tokens(a), &reply))
+    let body = request_body(a, c.prompt);
+    http::exchange(&c, base, "/v1/messages", headers, body, |reply| {
+        answer(&a.agent_name, max_tokens(a), reply)
+    })
+    .await
 }
 
 fn max_tokens(a: &AgentAction) -> u32 {
@@ -117,8 +93,7 @@ fn request_body(a: &AgentAction, prompt: &str) -> Value {
 /// The answer in a Messages API reply: the forced tool's `input` as JSON
 /// when there is one, else the `text` blocks joined.
 fn answer(agent: &str, max_tokens: u32, reply: &str) -> Result<Answer, CallError> {
-    let v: Value = serde_json::from_str(reply)
-        .map_err(|e| CallError::Failed(format!("agent `{agent}`: the reply is not JSON: {e}")))?;
+    let v = http::reply_json(agent, reply)?;
     let blocks = v
         .get("content")
         .and_then(Value::as_array)
@@ -149,28 +124,32 @@ fn answer(agent: &str, max_tokens: u32, reply: &str) -> Result<Answer, CallError
         Some("refusal") => Some("stop_reason `refusal`: the model declined".to_owned()),
         _ => None,
     };
-    let usage = v.get("usage").map(|u| {
-        let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-        let (written, read) = (
-            n("cache_creation_input_tokens"),
-            n("cache_read_input_tokens"),
-        );
-        Usage {
-            input_tokens: n("input_tokens") + written + read,
-            output_tokens: n("output_tokens"),
-            cost_usd: 0.0,
-            estimated: false,
-            cache_creation_input_tokens: written,
-            cache_read_input_tokens: read,
-            reported_by_cli_usd: None,
-        }
-    });
+    let usage = v.get("usage").map(usage_of);
     Ok(Answer {
         text,
         usage,
         cut_short,
         extra: super::Extra::default(),
     })
+}
+
+/// Tokens of a Messages API `usage` object (Claude Code reports the same
+/// shape): the input counts both cache figures.
+pub(super) fn usage_of(u: &Value) -> Usage {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let (written, read) = (
+        n("cache_creation_input_tokens"),
+        n("cache_read_input_tokens"),
+    );
+    Usage {
+        input_tokens: n("input_tokens") + written + read,
+        output_tokens: n("output_tokens"),
+        cost_usd: 0.0,
+        estimated: false,
+        cache_creation_input_tokens: written,
+        cache_read_input_tokens: read,
+        reported_by_cli_usd: None,
+    }
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
-use super::{Call, CallError, one_line};
-use crate::model::HttpAttempt;
+use super::{Answer, Call, CallError, one_line};
+use crate::model::{HttpAttempt, Risk};
 
 /// Most bytes read from an HTTP reply.
 const MAX_HTTP_BODY: u64 = 16 * 1024 * 1024;
@@ -26,8 +26,50 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// The longest a connection may take to open before the request is retried.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The provider-specific agent keys every HTTP provider takes.
+pub(super) const KEYS: &[&str] = &[
+    "base_url",
+    "model",
+    "api_key_env",
+    "temperature",
+    "max_tokens",
+    "system",
+    "headers",
+    "structured_output",
+    "max_retries",
+    "retry_base_delay",
+];
+
+/// An HTTP provider's risk floor: it sends the prompt to `base_url`.
+pub(super) fn risk_floor(base_url: &str) -> (Risk, String) {
+    (Risk::Moderate, format!("sends the prompt to `{base_url}`"))
+}
+
+/// One call of an HTTP provider: POST `body` to `base` + `path` with the
+/// `auth` headers and then the agent's extra `headers` (retried as [`post`]
+/// does), the reply's answer as `read` finds it, the reply [`kept`].
+pub(super) async fn exchange(
+    c: &Call<'_>,
+    base: &str,
+    path: &str,
+    mut headers: Vec<(String, String)>,
+    body: Value,
+    read: impl FnOnce(&str) -> Result<Answer, CallError>,
+) -> Result<Answer, CallError> {
+    let url = format!("{}{path}", base.trim_end_matches('/'));
+    headers.extend(extra_headers(c)?);
+    let reply = post(c, Request { url, headers, body }).await?;
+    kept(c, &reply, read(&reply))
+}
+
+/// An HTTP reply's JSON, or the call fails for agent `agent`.
+pub(super) fn reply_json(agent: &str, reply: &str) -> Result<Value, CallError> {
+    serde_json::from_str(reply)
+        .map_err(|e| CallError::Failed(format!("agent `{agent}`: the reply is not JSON: {e}")))
+}
+
 /// One request to send (the same for every retry).
-pub(super) struct Request {
+struct Request {
     /// The endpoint.
     pub url: String,
     /// Headers besides `content-type`, secrets included.
@@ -55,7 +97,7 @@ pub(super) fn secret(c: &Call<'_>, var: &str, what: &str) -> Result<String, Call
 }
 
 /// The agent's extra `headers`, each value read from its variable.
-pub(super) fn extra_headers(c: &Call<'_>) -> Result<Vec<(String, String)>, CallError> {
+fn extra_headers(c: &Call<'_>) -> Result<Vec<(String, String)>, CallError> {
     let mut out = Vec::new();
     for (name, var) in c.action.agent.headers.iter().flatten() {
         let value = secret(c, var, &format!("header `{name}`"))?;
@@ -65,7 +107,7 @@ pub(super) fn extra_headers(c: &Call<'_>) -> Result<Vec<(String, String)>, CallE
 }
 
 /// POST `req`, retrying what may succeed later; the body of the first 2xx reply.
-pub(super) async fn post(c: &Call<'_>, req: Request) -> Result<String, CallError> {
+async fn post(c: &Call<'_>, req: Request) -> Result<String, CallError> {
     let name = c.action.agent_name.clone();
     let max_retries = c.action.agent.max_retries.unwrap_or(DEFAULT_MAX_RETRIES);
     let base = c
@@ -233,11 +275,7 @@ pub(super) fn provider_message(body: &str) -> String {
 /// The provider's reply (the JSON wrapper around the answer) is kept,
 /// redacted, as `attempt-N.reply.json` beside the answer, whether or not it
 /// could be read: evidence when the wrapper was not what was expected.
-pub(super) fn kept(
-    c: &Call<'_>,
-    reply: &str,
-    read: Result<super::Answer, CallError>,
-) -> Result<super::Answer, CallError> {
+fn kept(c: &Call<'_>, reply: &str, read: Result<Answer, CallError>) -> Result<Answer, CallError> {
     let rel = format!("{}/attempt-{}.reply.json", c.ctx.artifacts_rel, c.attempt);
     let written = std::fs::create_dir_all(&c.ctx.artifacts_dir).and_then(|()| {
         std::fs::write(

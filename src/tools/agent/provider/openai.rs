@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::http::{self, Request};
+use super::http;
 use super::{Answer, Call, CallError, CallFuture, Provider};
 use crate::model::Risk;
 use crate::model::Usage;
@@ -20,28 +20,11 @@ impl Provider for OpenAi {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &[
-            "base_url",
-            "model",
-            "api_key_env",
-            "temperature",
-            "max_tokens",
-            "system",
-            "headers",
-            "structured_output",
-            "max_retries",
-            "retry_base_delay",
-        ]
+        http::KEYS
     }
 
     fn risk_floor(&self, a: &AgentAction) -> (Risk, String) {
-        (
-            Risk::Moderate,
-            format!(
-                "sends the prompt to `{}`",
-                a.agent.base_url.as_deref().unwrap_or("?")
-            ),
-        )
+        http::risk_floor(a.agent.base_url.as_deref().unwrap_or("?"))
     }
 
     fn call<'a>(&'a self, call: Call<'a>) -> CallFuture<'a> {
@@ -51,24 +34,17 @@ impl Provider for OpenAi {
 
 async fn call_openai(c: Call<'_>) -> Result<Answer, CallError> {
     let a = c.action;
-    let base = a.agent.base_url.clone().unwrap_or_default();
-    let url = format!("{}/chat/completions", base.trim_end_matches('/'));
+    let base = a.agent.base_url.as_deref().unwrap_or_default();
     let mut headers = Vec::new();
     if let Some(var) = &a.agent.api_key_env {
         let key = http::secret(&c, var, "its API key")?;
         headers.push(("authorization".to_owned(), format!("Bearer {key}")));
     }
-    headers.extend(http::extra_headers(&c)?);
-    let reply = http::post(
-        &c,
-        Request {
-            url,
-            headers,
-            body: request_body(a, c.prompt),
-        },
-    )
-    .await?;
-    http::kept(&c, &reply, openai_answer(&a.agent_name, &reply))
+    let body = request_body(a, c.prompt);
+    http::exchange(&c, base, "/chat/completions", headers, body, |reply| {
+        openai_answer(&a.agent_name, reply)
+    })
+    .await
 }
 
 /// The chat-completions request.
@@ -136,8 +112,7 @@ fn strict_ok(schema: &Value) -> bool {
 }
 
 fn openai_answer(agent: &str, reply: &str) -> Result<Answer, CallError> {
-    let v: Value = serde_json::from_str(reply)
-        .map_err(|e| CallError::Failed(format!("agent `{agent}`: the reply is not JSON: {e}")))?;
+    let v = http::reply_json(agent, reply)?;
     let choice = v
         .get("choices")
         .and_then(Value::as_array)

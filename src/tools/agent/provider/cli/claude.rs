@@ -24,25 +24,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{CliRun, ReadError, n, s};
+use super::super::anthropic::usage_of;
+use super::{CliRun, ReadError, s};
 use crate::model::Usage;
-
-/// Tokens of one `usage` object: prompt tokens include both cache figures.
-pub(super) fn usage_of(u: &Value) -> Usage {
-    let (read, created) = (
-        n(u, "cache_read_input_tokens"),
-        n(u, "cache_creation_input_tokens"),
-    );
-    Usage {
-        input_tokens: n(u, "input_tokens") + read + created,
-        output_tokens: n(u, "output_tokens"),
-        cost_usd: 0.0,
-        estimated: false,
-        cache_creation_input_tokens: created,
-        cache_read_input_tokens: read,
-        reported_by_cli_usd: None,
-    }
-}
 
 /// The result object (`--output-format json`, the last event of
 /// `stream-json`, or the generic `json` format when `typed` is false).
