@@ -1,7 +1,12 @@
 //! A whole `git …` command line as written in a bash step: git's global
 //! options, then the subcommand judged by the same rules as the `git` tool
-//! ([`super::risk`]) or by the table of the other subcommands
-//! ([`super::other`]).
+//! ([`super::risk`]), or, for one the tool does not run (rebase, merge, clean,
+//! tag, fetch, clone, rm, restore, switch, config, remote, worktree, ...), by
+//! its entry in the rules file: its options and its rule. Read-only ones are
+//! safe, local writes moderate, writes that lose work or history dangerous,
+//! options that name a program git runs unclassifiable. A subcommand or
+//! option missing from the file is unclassifiable. The one entry whose rule
+//! is `custom` (config) is judged here.
 //!
 //! Global options (listed in the rules file) are matched exactly (git does
 //! not abbreviate them).
@@ -11,9 +16,10 @@
 //! for programs in DIR: unclassifiable too. `-C`, `--git-dir` and
 //! `--work-tree` name the repository: the caller checks them as write targets.
 
-use super::parse::{Parsed, Word};
+use super::parse::{Parsed, Word, parse_words};
 use super::risk::{self, Extra};
-use super::{Op, Verdict, other, parse_op, rules, verdict};
+use super::rules::{self, Sub, Tag};
+use super::{Op, Verdict, parse_op, verdict};
 use crate::model::Risk;
 
 /// The verdict on a `git` command line, and the words naming the repository
@@ -170,7 +176,7 @@ fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {
         }
         return risk::finish(v, sub, &p);
     }
-    if let Some(v) = other::judge(sub, words) {
+    if let Some(v) = other(sub, words) {
         return v;
     }
     verdict(Risk::Moderate, format!("git {sub} is not judged")).cannot_judge(format!(
@@ -182,7 +188,7 @@ fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {
 /// word that can only be a path (`.`, `./x`, `../x`, `:/x`, a glob, `x/`)
 /// discards changes like `git checkout -- X`.
 fn checkout_names_a_path(p: &Parsed) -> bool {
-    let creates = p.has(super::Tag::NewBranch) || p.has(super::Tag::ResetBranch);
+    let creates = p.has(Tag::NewBranch) || p.has(Tag::ResetBranch);
     if creates || p.dashdash {
         return false;
     }
@@ -194,4 +200,127 @@ fn checkout_names_a_path(p: &Parsed) -> bool {
             || w.ends_with('/')
             || w.contains(['*', '?', '['])
     })
+}
+
+/// Finds the entry of `name`, trying `name verb` first when the first
+/// non-option word is a verb the file knows. Returns the entry and the
+/// index of the first word after the verb. The tool's operations are not
+/// looked up here.
+fn lookup(name: &str, words: &[Word<'_>]) -> Option<(&'static Sub, usize)> {
+    let r = rules::raw();
+    let other = |n: &str| r.sub(n).filter(|s| s.rule != "operation");
+    let verb = words
+        .first()
+        .and_then(|w| w.text)
+        .filter(|t| !t.starts_with('-'));
+    if let Some(s) = verb.and_then(|v| other(&format!("{name} {v}"))) {
+        return Some((s, 1));
+    }
+    other(name).map(|s| (s, 0))
+}
+
+/// Judges `git NAME words...` for a subcommand the tool does not run; None when the file does not know it.
+fn other(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
+    let (sub, start) = lookup(name, words)?;
+    let p = parse_words(sub, words, start);
+    let shown = sub.name.as_str();
+    let mut v = base(sub, &p);
+    v = escalate(v, shown, &p);
+    Some(risk::finish(v, shown, &p))
+}
+
+/// The verdict of its cases and its rule's (the loader checks that they
+/// end with one that always holds), or of its custom rule.
+fn base(sub: &Sub, p: &Parsed) -> Verdict {
+    let name = &sub.name;
+    match (risk::case(sub, name, p, Extra::default()), custom(name)) {
+        (Some((_, v)), _) => v,
+        (None, Some(f)) => f(p),
+        (None, None) => verdict(Risk::Moderate, format!("git {name} has no rule"))
+            .cannot_judge(format!("git {name} has no rule plangate can apply")),
+    }
+}
+
+/// Options that raise any subcommand's risk.
+fn escalate(mut v: Verdict, name: &str, p: &Parsed) -> Verdict {
+    for o in &p.options {
+        v = match o.tag {
+            Tag::RunsProgram => v.cannot_judge(format!(
+                "git {name} {} names a program git runs, which plangate cannot judge",
+                o.name
+            )),
+            Tag::WritesPath => v.at_least(
+                Risk::Dangerous,
+                format!(
+                    "git {name} {} writes a file named on the command line",
+                    o.name
+                ),
+            ),
+            Tag::Config => match o
+                .value
+                .as_deref()
+                .map(|kv| kv.split('=').next().unwrap_or(kv))
+            {
+                Some(key) => match super::config::key_problem(key) {
+                    Some(why) => v.cannot_judge(why),
+                    None => v,
+                },
+                None => v.cannot_judge(format!("git {name} {} sets unknown configuration", o.name)),
+            },
+            Tag::Force | Tag::Discards if !p.has(Tag::DryRun) => v.at_least(
+                Risk::Dangerous,
+                format!(
+                    "git {name} {} overrides git's checks and can lose work",
+                    o.name
+                ),
+            ),
+            _ => v,
+        };
+    }
+    v
+}
+
+/// The rule of a `custom` entry.
+pub(super) fn custom(name: &str) -> Option<fn(&Parsed) -> Verdict> {
+    (name == "config").then_some(config as fn(&Parsed) -> Verdict)
+}
+
+fn config(p: &Parsed) -> Verdict {
+    let mut pos: Vec<&str> = p.positionals.iter().map(String::as_str).collect();
+    // `git config get|set|unset|list|...` (git 2.46) names the action first.
+    let verb = match pos.first().copied() {
+        Some(v @ ("get" | "list" | "set" | "unset" | "rename-section" | "remove-section")) => {
+            pos.remove(0);
+            Some(v)
+        }
+        _ => None,
+    };
+    let reads = matches!(verb, Some("get" | "list"))
+        || (verb.is_none() && p.has(Tag::DryRun))
+        || (verb.is_none() && !p.has(Tag::Delete) && pos.len() < 2);
+    if reads {
+        return verdict(Risk::Safe, "git config only reads configuration");
+    }
+    if p.has(Tag::Delete) || matches!(verb, Some("unset" | "rename-section" | "remove-section")) {
+        return verdict(Risk::Moderate, "git config removes configuration");
+    }
+    let key = pos.first().copied().unwrap_or_default();
+    if p.runtime_positionals.contains(&0) {
+        return verdict(Risk::Moderate, "git config sets configuration").cannot_judge(format!(
+            "git config sets a key only known at run time (`{key}`)"
+        ));
+    }
+    if let Some(why) = super::config::key_problem(key) {
+        return verdict(Risk::Moderate, "git config sets configuration").cannot_judge(why);
+    }
+    if p.has(Tag::OutsideRepo) {
+        return verdict(
+            Risk::Moderate,
+            format!("git config sets `{key}` outside the repository (user, system or named file)"),
+        );
+    }
+    verdict(
+        Risk::Moderate,
+        format!("git config sets `{key}` in the repository's configuration"),
+    )
 }

@@ -4,14 +4,15 @@
 //! same risk by either route.
 //!
 //! - [`rules`]: the rules file `crates/policy/src/rules/git.toml` (subcommands,
-//!   their options, global options, configuration keys), loaded and checked;
-//! - `op`: the subcommands the tool runs ([`GitOperation`]);
-//! - [`options`]: what an option means, and the tool's operations' tables;
-//! - [`abbrev`]: abbreviated long options, resolved as git resolves them;
-//! - [`parse`]: reading arguments with a table;
-//! - [`risk`] and [`push`]: the risk of those subcommands;
-//! - [`command`]: a whole `git …` command line (global options, `-c`), for bash;
-//! - [`other`]: the subcommands the tool does not run (rebase, clean, tag, ...);
+//!   their options and what each means, global options, configuration keys),
+//!   loaded and checked;
+//! - here: the subcommands the tool runs ([`GitOperation`]), their entries,
+//!   and the check of the rules' examples;
+//! - [`parse`]: reading arguments with a table (abbreviated long options
+//!   resolved as git resolves them);
+//! - [`risk`] and [`push`]: a subcommand's risk, from its entry's cases;
+//! - [`command`]: a whole `git …` command line (global options, `-c`), for
+//!   bash, and the subcommands the tool does not run (rebase, clean, tag, ...);
 //! - [`config`]: configuration keys, harmless or making git run programs.
 //!
 //! Three kinds of option: known ones (judged, passed on as written); refused
@@ -22,26 +23,80 @@
 //!
 //! No I/O here.
 
-pub mod abbrev;
 pub mod command;
 pub mod config;
-mod op;
-pub mod options;
-pub mod other;
 pub mod parse;
 pub mod push;
 pub mod risk;
 pub mod rules;
 
+pub use GitOperation as Op;
 pub use command::classify_command;
-pub use op::GitOperation;
-pub use op::GitOperation as Op;
-pub use options::Tag;
 pub use parse::{Parsed, Word};
 pub use push::{PushTarget, push_target};
 pub use risk::Extra;
+pub use rules::Tag;
 
 use crate::model::Risk;
+use rules::{FILE, Sub};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// The operations of the `git` tool (design 002, 2.3): the subcommands it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GitOperation {
+    /// `git status` (read-only).
+    Status,
+    /// `git diff` (read-only).
+    Diff,
+    /// `git log` (read-only).
+    Log,
+    /// `git add` (`files`, default all changes).
+    Add,
+    /// `git commit -m commit_message` (`files` to commit only those).
+    Commit,
+    /// `git push` (dangerous with `force` or to the default branch).
+    Push,
+    /// `git pull --ff-only` unless `args` say otherwise.
+    Pull,
+    /// `git branch` (lists without args; creates, deletes with args).
+    Branch,
+    /// `git checkout`.
+    Checkout,
+    /// `git stash`.
+    Stash,
+    /// `git reset` (dangerous with `--hard` or `force`).
+    Reset,
+}
+
+impl GitOperation {
+    /// The git subcommand (the variants' order).
+    pub fn as_str(self) -> &'static str {
+        const NAMES: [&str; 11] = [
+            "status", "diff", "log", "add", "commit", "push", "pull", "branch", "checkout",
+            "stash", "reset",
+        ];
+        NAMES[self as usize]
+    }
+}
+
+/// The entry of an operation (and stash subcommand) in the rules: `stash
+/// push` when stash names none; one without options or cases for a stash
+/// subcommand the file does not list.
+pub fn tables(op: Op, stash_sub: Option<&str>) -> &'static Sub {
+    static NONE: std::sync::OnceLock<Sub> = std::sync::OnceLock::new();
+    let name = match op {
+        Op::Stash => format!("stash {}", stash_sub.unwrap_or("push")),
+        _ => op.as_str().to_owned(),
+    };
+    (rules::raw().sub(&name)).unwrap_or_else(|| NONE.get_or_init(Sub::default))
+}
+
+/// Stash subcommands plangate knows.
+pub fn stash_subs() -> Vec<&'static str> {
+    rules::verbs("stash")
+}
 
 /// The verdict on a git step or command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,7 +157,7 @@ pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
     } else {
         None
     };
-    let t = options::tables(op, stash_sub.as_deref());
+    let t = tables(op, stash_sub.as_deref());
     let start = usize::from(stash_sub.is_some());
     let mut p = parse::parse_words(t, words, start);
     p.stash_sub = stash_sub;
@@ -147,7 +202,7 @@ fn classify_unchecked(r: &Request<'_>) -> Verdict {
     };
     let mut v = risk::judge(r.op, &p, extra);
     if let Some((i, why)) = p.refused.first() {
-        v.blocked = Some(format!("`{}` {}", r.args[*i], why.why()));
+        v.blocked = Some(format!("`{}` {}", r.args[*i], rules::refusal(why).0));
         v.risk = Risk::Dangerous;
     } else if let Some(why) = p.unreadable() {
         v = v.cannot_judge(format!(
@@ -163,8 +218,6 @@ fn classify_unchecked(r: &Request<'_>) -> Verdict {
 // The rules' examples, run through the classifier (here, above the files
 // they call, so that no file of this folder depends on one that depends on it).
 
-use rules::{FILE, Sub};
-
 /// The label a verdict gets in examples.
 pub fn label(v: &Verdict) -> &'static str {
     if v.unclassifiable.is_some() {
@@ -179,12 +232,11 @@ pub fn label(v: &Verdict) -> &'static str {
 fn check_examples(r: &rules::Rules) -> Result<(), String> {
     for s in &r.subs {
         let at = format!("{FILE}: subcommand `{}`", s.name);
-        if s.rule == rules::Rule::Custom && other::custom(&s.name).is_none() {
-            return Err(format!("{at}: no custom rule of that name in other.rs"));
+        if s.rule == "custom" && command::custom(&s.name).is_none() {
+            return Err(format!("{at}: no custom rule of that name in command.rs"));
         }
-        if s.rule == rules::Rule::Operation
-            && command::tool_op(rules::first_word(&s.name)).is_none()
-        {
+        let first = s.name.split(' ').next().unwrap_or_default();
+        if s.rule == "operation" && command::tool_op(first).is_none() {
             return Err(format!("{at}: not an operation of the git tool"));
         }
     }

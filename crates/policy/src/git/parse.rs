@@ -2,17 +2,15 @@
 //! (with their values and the tokens that wrote them), refused ones, unknown
 //! and ambiguous ones, positionals and paths. Short options may be bundled
 //! (`-fu`) and take attached values (`-n5`); long options may be abbreviated
-//! where git accepts it ([`super::abbrev`]).
+//! where git accepts it, resolved as git's parse-options resolves them
+//! ([`resolve`]).
 //!
 //! Words come from a plan's `args` (always literal) or from a bash command
 //! line, where a word may only be known at run time: such a word is read as a
 //! positional, and noted as a possible option when nothing written before it
 //! rules that out.
 
-use super::abbrev::{self, Resolved};
-use super::options::{Refusal, Tag, Takes};
-use super::rules::Sub;
-use super::rules::{Meaning, OptSpec};
+use super::rules::{Meaning, OptSpec, Sub, Tag, Takes};
 
 /// One argument: its value when known, and how it is written (for reasons).
 #[derive(Debug, Clone, Copy)]
@@ -85,8 +83,8 @@ pub struct Parsed {
     pub ambiguous: Vec<(String, Vec<String>)>,
     /// Words only known at run time where an option could be.
     pub runtime_options: Vec<String>,
-    /// (index in `args`, why) of refused options.
-    pub refused: Vec<(usize, Refusal)>,
+    /// (index in `args`, `[refusals]` row) of refused options.
+    pub refused: Vec<(usize, String)>,
 }
 
 impl Parsed {
@@ -140,6 +138,31 @@ fn find<'a>(t: &'a Sub, name: &str) -> Option<&'a OptSpec> {
     t.options.iter().find(|s| s.name == name)
 }
 
+/// The option a long name (`--forc`, without `=value`) means, as git's
+/// parse-options resolves it: an exact name wins; otherwise, where the
+/// subcommand accepts abbreviations, the prefix of exactly one option means
+/// it, and the prefix of several is ambiguous: `Err` with them, sorted (git
+/// refuses it and does nothing; plangate calls it unclassifiable). Prefixes of
+/// `--no-` (`--n`, `--no`, `--no-`) are always ambiguous: git reads them as
+/// the negation of every option.
+fn resolve<'a>(t: &'a Sub, name: &str) -> Result<Option<&'a OptSpec>, Vec<String>> {
+    let long = t.options.iter().filter(|o| o.name.starts_with("--"));
+    if let Some(o) = long.clone().find(|o| o.name == name) {
+        return Ok(Some(o));
+    }
+    if !t.abbrev || name.len() <= 2 {
+        return Ok(None);
+    }
+    let mut found: Vec<&OptSpec> = long.filter(|o| o.name.starts_with(name)).collect();
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    found.dedup_by(|a, b| a.name == b.name);
+    match found[..] {
+        [o] if !"--no-".starts_with(name) => Ok(Some(o)),
+        [] if !"--no-".starts_with(name) => Ok(None),
+        _ => Err(found.iter().map(|o| o.name.clone()).collect()),
+    }
+}
+
 /// Reads `words[start..]` with the tables.
 pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
     let mut p = Parsed::default();
@@ -157,7 +180,7 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
             continue;
         };
         if a.contains('\0') {
-            p.refused.push((i, Refusal::Nul));
+            p.refused.push((i, "nul".to_owned()));
         } else if options_done || !a.starts_with('-') || a == "-" {
             if options_done && p.dashdash && t.paths {
                 p.paths.push(a.to_owned());
@@ -195,15 +218,12 @@ fn long_option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
         None => (a, None),
     };
     let next = words.get(i + 1);
-    let names = t.options.iter().map(|s| s.name.as_str());
-    let spec = match abbrev::resolve(written, names, t.abbrev) {
-        Resolved::Option(full) => find(t, full),
-        Resolved::Ambiguous(c) => {
-            let c = c.into_iter().map(str::to_owned).collect();
+    let spec = match resolve(t, written) {
+        Ok(spec) => spec,
+        Err(c) => {
             p.ambiguous.push((a.to_owned(), c));
             return i;
         }
-        Resolved::Unknown => None,
     };
     let Some(OptSpec {
         name: full,
@@ -215,9 +235,9 @@ fn long_option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
         return i;
     };
     let (full, takes) = (full.as_str(), *takes);
-    match *meaning {
+    match meaning {
         Meaning::Refused(why) => {
-            p.refused.push((i, why));
+            p.refused.push((i, why.clone()));
             i + usize::from(takes == Takes::Value && attached.is_none())
         }
         Meaning::Known(tag) => {
@@ -244,7 +264,7 @@ fn long_option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
             p.options.push(Opt {
                 name: full.to_owned(),
                 value,
-                tag,
+                tag: *tag,
                 tokens,
                 at: i,
             });
@@ -269,12 +289,12 @@ fn short_bundle(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize 
             p.unknown.push(a.to_owned());
             return i;
         };
-        let (takes, tag) = match spec.meaning {
+        let (takes, tag) = match &spec.meaning {
             Meaning::Refused(why) => {
-                p.refused.push((i, why));
+                p.refused.push((i, why.clone()));
                 return i + usize::from(spec.takes == Takes::Value && rest.is_empty());
             }
-            Meaning::Known(tag) => (spec.takes, tag),
+            Meaning::Known(tag) => (spec.takes, *tag),
         };
         let value = match takes {
             Takes::No => {

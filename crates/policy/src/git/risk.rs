@@ -3,11 +3,10 @@
 //! the bash classifier both call [`judge`] for the tool's operations, so an
 //! operation has the same risk by either route.
 
-use super::options::{InBash, Tag, stash_subs, tables};
 use super::parse::Parsed;
 use super::push::{DEFAULT_BRANCHES, push_target};
-use super::rules::{self, Atom, Sub};
-use super::{Op, Verdict, verdict};
+use super::rules::{self, Atom, InBash, Sub, Tag};
+use super::{Op, Verdict, stash_subs, tables, verdict};
 use crate::model::Risk;
 
 /// What the risk rules need besides the parsed arguments.
@@ -63,14 +62,15 @@ pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usiz
         Atom::Args('<', n) => p.positionals.len() < *n,
         Atom::Args('>', n) => p.positionals.len() > *n,
         Atom::Args(_, n) => p.positionals.len() == *n,
-        Atom::Paths => !p.paths.is_empty(),
-        Atom::Files => x.has_files,
-        Atom::PlusRefspec => p.positionals.iter().skip(1).any(|s| s.starts_with('+')),
-        Atom::PushForced => t.forced,
-        Atom::PushDeletes => t.deletes,
-        Atom::PushUnknown => t.unknown.is_some(),
-        Atom::PushDefault => default.is_some(),
-        Atom::PushBranches => !t.branches.is_empty(),
+        Atom::Fact("paths") => !p.paths.is_empty(),
+        Atom::Fact("files") => x.has_files,
+        Atom::Fact("plus-refspec") => p.positionals.iter().skip(1).any(|s| s.starts_with('+')),
+        Atom::Fact("push-forced") => t.forced,
+        Atom::Fact("push-deletes") => t.deletes,
+        Atom::Fact("push-unknown") => t.unknown.is_some(),
+        Atom::Fact("push-default") => default.is_some(),
+        Atom::Fact("push-branches") => !t.branches.is_empty(),
+        Atom::Fact(_) => false, // the loader admits only `rules::FACTS`
     };
     let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| {
         c.when.is_empty()
@@ -116,20 +116,18 @@ pub fn unknown_stash_sub(op: Op, p: &Parsed) -> Option<String> {
 /// they are outside the tool, unknown or ambiguous options, and words only
 /// known at run time where an option could be.
 pub fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
-    for (_, why) in &p.refused {
-        v = match why.in_bash() {
+    for (_, name) in &p.refused {
+        let (why, in_bash) = rules::refusal(name);
+        v = match in_bash {
             InBash::Plain => v,
-            InBash::RunsConfigured => {
-                v.at_least(Risk::Moderate, format!("git {shown} {}", why.why()))
-            }
+            InBash::RunsConfigured => v.at_least(Risk::Moderate, format!("git {shown} {why}")),
             InBash::WritesFile => v.at_least(
                 Risk::Dangerous,
                 format!("git {shown} writes a file named on the command line"),
             ),
-            InBash::RunsProgram => v.cannot_judge(format!(
-                "git {shown} {}, which plangate cannot judge",
-                why.why()
-            )),
+            InBash::RunsProgram => {
+                v.cannot_judge(format!("git {shown} {why}, which plangate cannot judge"))
+            }
         };
     }
     if let Some(w) = p.runtime_options.first() {
