@@ -71,6 +71,8 @@ pub struct Parsed {
     pub options: Vec<Opt>,
     /// Positional arguments before `--`.
     pub positionals: Vec<String>,
+    /// The index of the word of the first positional.
+    pub first_at: Option<usize>,
     /// Indexes in `positionals` of words only known at run time.
     pub runtime_positionals: Vec<usize>,
     /// Paths after `--`.
@@ -174,6 +176,7 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
             if !options_done && w.may_be_option() {
                 p.runtime_options.push(w.raw.to_owned());
             }
+            p.first_at = p.first_at.or(Some(i));
             p.runtime_positionals.push(p.positionals.len());
             p.positionals.push(w.raw.to_owned());
             i += 1;
@@ -185,6 +188,7 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
             if options_done && p.dashdash && t.paths {
                 p.paths.push(a.to_owned());
             } else {
+                p.first_at = p.first_at.or(Some(i));
                 p.positionals.push(a.to_owned());
             }
         } else if a == "--" {

@@ -3,9 +3,10 @@
 //! the bash classifier both call [`judge`] for the tool's operations, so an
 //! operation has the same risk by either route.
 
+use super::config::key_problem;
 use super::parse::Parsed;
-use super::push::{DEFAULT_BRANCHES, push_target};
-use super::rules::{self, Atom, InBash, Sub, Tag};
+use super::push::{DEFAULT_BRANCHES, PushTarget, push_target};
+use super::rules::{self, Atom, Case, InBash, Sub, Tag};
 use super::{Op, Verdict, stash_subs, tables, verdict};
 use crate::model::Risk;
 
@@ -42,67 +43,129 @@ pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
     )
 }
 
-/// The verdict of the first case of `sub` whose condition holds.
-/// (and its index, for the check that every case has an example).
-pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usize, Verdict)> {
-    let t = push_target(p);
-    let default = t
-        .branches
-        .iter()
-        .find(|b| DEFAULT_BRANCHES.contains(&b.as_str()));
-    let holds = |a: &Atom| match a {
-        Atom::Tag(Tag::Force) if x.force => true,
-        Atom::Tag(Tag::DryRun) if x.dry_run => true,
-        Atom::Tag(tag) => p.has(*tag),
-        Atom::Name(n, None) => p.has_name(n),
-        Atom::Name(n, Some(v)) => p
-            .options
+/// What conditions and reasons read: the parsed arguments, the tool's
+/// parameters, where a push goes, the configuration a command sets.
+struct Facts<'a> {
+    p: &'a Parsed,
+    x: Extra,
+    shown: &'a str,
+    push: PushTarget,
+    default: Option<String>,
+    /// Why the key `git config` sets (its first positional) cannot be judged.
+    key_problem: Option<String>,
+    /// Why configuration an option sets (`clone -c key=value`) cannot be judged.
+    config_problem: Option<String>,
+}
+
+impl<'a> Facts<'a> {
+    fn new(p: &'a Parsed, x: Extra, shown: &'a str) -> Self {
+        let push = push_target(p);
+        let default = push
+            .branches
             .iter()
-            .any(|o| o.name == *n && o.value.as_deref() == Some(v)),
-        Atom::Args('<', n) => p.positionals.len() < *n,
-        Atom::Args('>', n) => p.positionals.len() > *n,
-        Atom::Args(_, n) => p.positionals.len() == *n,
-        Atom::Fact("paths") => !p.paths.is_empty(),
-        Atom::Fact("files") => x.has_files,
-        Atom::Fact("plus-refspec") => p.positionals.iter().skip(1).any(|s| s.starts_with('+')),
-        Atom::Fact("push-forced") => t.forced,
-        Atom::Fact("push-deletes") => t.deletes,
-        Atom::Fact("push-unknown") => t.unknown.is_some(),
-        Atom::Fact("push-default") => default.is_some(),
-        Atom::Fact("push-branches") => !t.branches.is_empty(),
-        Atom::Fact(_) => false, // the loader admits only `rules::FACTS`
-    };
-    let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| {
-        c.when.is_empty()
-            || c.when
-                .iter()
-                .any(|all| all.iter().all(|(neg, a)| holds(a) != *neg))
-    })?;
-    let fill = |text: &str| {
+            .find(|b| DEFAULT_BRANCHES.contains(&b.as_str()));
+        let config = p.options.iter().filter(|o| o.tag == Tag::Config);
+        let config_problem = config
+            .filter_map(|o| match o.value.as_deref() {
+                Some(kv) => key_problem(kv.split('=').next().unwrap_or(kv)),
+                None => Some(format!("git {shown} {} sets unknown configuration", o.name)),
+            })
+            .next();
+        Facts {
+            default: default.cloned(),
+            key_problem: p.positionals.first().and_then(|k| key_problem(k)),
+            config_problem,
+            p,
+            x,
+            shown,
+            push,
+        }
+    }
+
+    fn holds(&self, a: &Atom) -> bool {
+        let (p, t) = (self.p, &self.push);
+        match a {
+            Atom::Tag(Tag::Force) if self.x.force => true,
+            Atom::Tag(Tag::DryRun) if self.x.dry_run => true,
+            Atom::Tag(tag) => p.has(*tag),
+            Atom::Name(n, None) => p.has_name(n),
+            Atom::Name(n, Some(v)) => {
+                (p.options.iter()).any(|o| o.name == *n && o.value.as_deref() == Some(v))
+            }
+            Atom::Args('<', n) => p.positionals.len() < *n,
+            Atom::Args('>', n) => p.positionals.len() > *n,
+            Atom::Args(_, n) => p.positionals.len() == *n,
+            Atom::Fact("paths") => !p.paths.is_empty(),
+            Atom::Fact("files") => self.x.has_files,
+            Atom::Fact("plus-refspec") => p.positionals.iter().skip(1).any(|s| s.starts_with('+')),
+            Atom::Fact("push-forced") => t.forced,
+            Atom::Fact("push-deletes") => t.deletes,
+            Atom::Fact("push-unknown") => t.unknown.is_some(),
+            Atom::Fact("push-default") => self.default.is_some(),
+            Atom::Fact("push-branches") => !t.branches.is_empty(),
+            Atom::Fact("key-runtime") => p.runtime_positionals.contains(&0),
+            Atom::Fact("key-problem") => self.key_problem.is_some(),
+            Atom::Fact("config-problem") => self.config_problem.is_some(),
+            Atom::Fact(_) => false, // the loader admits only `rules::FACTS`
+        }
+    }
+
+    /// Whether the condition of `c` holds.
+    fn when(&self, c: &Case) -> bool {
+        let all = |all: &Vec<(bool, Atom)>| all.iter().all(|(neg, a)| self.holds(a) != *neg);
+        c.when.is_empty() || c.when.iter().any(all)
+    }
+
+    /// `text` with its placeholders filled in.
+    fn fill(&self, text: &str) -> String {
         let mut out = String::new();
         let mut rest = text;
         while let Some((head, tail)) = rest.split_once('{') {
             let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
             out.push_str(head);
+            let or_none = |s: &Option<String>| s.clone().unwrap_or_default();
             out.push_str(&match key {
-                "name" => shown.to_owned(),
-                "push-unknown" => t.unknown.clone().unwrap_or_default(),
-                "push-default" => default.cloned().unwrap_or_default(),
-                "push-branches" => t.branches.join("`, `"),
-                tag => rules::tag_named(tag)
-                    .and_then(|t| p.named(t))
+                "name" => self.shown.to_owned(),
+                "push-unknown" => or_none(&self.push.unknown),
+                "push-default" => or_none(&self.default),
+                "push-branches" => self.push.branches.join("`, `"),
+                "key" => self.p.positionals.first().cloned().unwrap_or_default(),
+                "key-problem" => or_none(&self.key_problem),
+                "config-problem" => or_none(&self.config_problem),
+                tag => (rules::tag_named(tag).and_then(|t| self.p.named(t)))
                     .unwrap_or_default()
                     .to_owned(),
             });
             rest = after;
         }
         out + rest
-    };
-    let mut v = verdict(c.risk, fill(&c.why));
-    if let Some(u) = &c.unclassifiable {
-        v = v.cannot_judge(fill(u));
     }
-    Some((at, v))
+
+    /// Marks `v` unclassifiable when `c` says so.
+    fn unclassifiable(&self, v: Verdict, c: &Case) -> Verdict {
+        match &c.unclassifiable {
+            Some(u) => v.cannot_judge(self.fill(u)),
+            None => v,
+        }
+    }
+}
+
+/// The verdict of the first case of `sub` whose condition holds
+/// (and its index, for the check that every case has an example).
+pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usize, Verdict)> {
+    let f = Facts::new(p, x, shown);
+    let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| f.when(c))?;
+    Some((at, f.unclassifiable(verdict(c.risk, f.fill(&c.why)), c)))
+}
+
+/// Raises `v` by every `[[raise]]` row of the rules whose condition holds
+/// (for the subcommands the tool does not run).
+pub(super) fn raise(v: Verdict, shown: &str, p: &Parsed) -> Verdict {
+    let f = Facts::new(p, Extra::default(), shown);
+    let rows = rules::raw().raise.iter().filter(|c| f.when(c));
+    rows.fold(v, |v, c| {
+        f.unclassifiable(v.at_least(c.risk, f.fill(&c.why)), c)
+    })
 }
 
 /// Why a stash subcommand cannot be judged, if it cannot.

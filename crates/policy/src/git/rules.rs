@@ -126,6 +126,9 @@ pub const FACTS: &[&str] = &[
     "push-unknown",
     "push-default",
     "push-branches",
+    "key-runtime",
+    "key-problem",
+    "config-problem",
 ];
 
 /// A fact a case's condition tests (written as in the rules file's header).
@@ -151,7 +154,8 @@ pub struct Case {
     pub when: Vec<Vec<(bool, Atom)>>,
     pub risk: Risk,
     /// The reason; `{name}`, `{TAG}` (the option's full name), `{push-unknown}`,
-    /// `{push-default}` and `{push-branches}` are filled in.
+    /// `{push-default}`, `{push-branches}`, `{key}` (the first positional),
+    /// `{key-problem}` and `{config-problem}` are filled in.
     pub why: String,
     /// Set when the verdict is unclassifiable: why (filled in the same way).
     #[serde(default)]
@@ -196,7 +200,15 @@ fn condition<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<(bool, Atom)>>, 
 /// Checks that every `{…}` of a reason is a placeholder [`Case::why`] names.
 fn placeholders(text: &str) -> Result<(), String> {
     let keys = text.split('{').skip(1).map(|t| t.split('}').next());
-    let known = ["name", "push-unknown", "push-default", "push-branches"];
+    let known = [
+        "name",
+        "push-unknown",
+        "push-default",
+        "push-branches",
+        "key",
+        "key-problem",
+        "config-problem",
+    ];
     match keys
         .flatten()
         .find(|k| !known.contains(k) && tag_named(k).is_none())
@@ -297,6 +309,8 @@ pub struct Rules {
     pub globals: Globals,
     /// The cases each rule adds after a subcommand's own.
     rules: BTreeMap<String, Vec<Case>>,
+    /// The rows that raise the verdict of a subcommand the tool does not run.
+    pub raise: Vec<Case>,
     refusals: BTreeMap<String, Refusal>,
     pub config: Config,
     groups: BTreeMap<String, Lists>,
@@ -412,7 +426,7 @@ fn parse(text: &str) -> Result<Rules, String> {
                 .map_or(Ok(()), placeholders)
                 .map_err(at)?;
         }
-        if s.rule != "custom" && s.cases.last().is_none_or(|c| !c.when.is_empty()) {
+        if s.cases.last().is_none_or(|c| !c.when.is_empty()) {
             return Err(at("its last case must have no `if`".to_owned()));
         }
         if s.lists.examples.is_empty() {
@@ -420,6 +434,11 @@ fn parse(text: &str) -> Result<Rules, String> {
         }
         let (entry, examples) = (format!("subcommand `{}`", s.name), s.lists.examples.clone());
         r.examples.push((entry, examples, s.not_examples.clone()));
+    }
+    for c in &r.raise {
+        placeholders(&c.why).map_err(|e| format!("{FILE}: [[raise]]: {e}"))?;
+        let u = c.unclassifiable.as_deref().map_or(Ok(()), placeholders);
+        u.map_err(|e| format!("{FILE}: [[raise]]: {e}"))?;
     }
     let g = &r.globals;
     if let Some(bad) =
