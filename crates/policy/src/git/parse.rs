@@ -172,11 +172,19 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
     let mut options_done = false;
     while i < words.len() {
         let w = words[i];
+        let positional = w
+            .text
+            .is_none_or(|a| options_done || !a.starts_with('-') || a == "-");
+        if positional {
+            p.first_at.get_or_insert(i);
+            if t.stops {
+                break; // the global options end at the subcommand
+            }
+        }
         let Some(a) = w.text else {
             if !options_done && w.may_be_option() {
                 p.runtime_options.push(w.raw.to_owned());
             }
-            p.first_at = p.first_at.or(Some(i));
             p.runtime_positionals.push(p.positionals.len());
             p.positionals.push(w.raw.to_owned());
             i += 1;
@@ -184,11 +192,15 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
         };
         if a.contains('\0') {
             p.refused.push((i, "nul".to_owned()));
-        } else if options_done || !a.starts_with('-') || a == "-" {
+        } else if t.stops
+            && (matches!(a, "--" | "--end-of-options") || !a.starts_with("--") && a.len() > 2)
+        {
+            // Git's global options are whole words: not `-pP`, `-Cdir`, `--`.
+            p.unknown.push(a.to_owned());
+        } else if positional {
             if options_done && p.dashdash && t.paths {
                 p.paths.push(a.to_owned());
             } else {
-                p.first_at = p.first_at.or(Some(i));
                 p.positionals.push(a.to_owned());
             }
         } else if a == "--" {

@@ -64,17 +64,10 @@ impl<'a> Facts<'a> {
             .branches
             .iter()
             .find(|b| DEFAULT_BRANCHES.contains(&b.as_str()));
-        let config = p.options.iter().filter(|o| o.tag == Tag::Config);
-        let config_problem = config
-            .filter_map(|o| match o.value.as_deref() {
-                Some(kv) => key_problem(kv.split('=').next().unwrap_or(kv)),
-                None => Some(format!("git {shown} {} sets unknown configuration", o.name)),
-            })
-            .next();
         Facts {
             default: default.cloned(),
-            key_problem: p.positionals.first().and_then(|k| key_problem(k)),
-            config_problem,
+            key_problem: key_problem(p.positionals.first().map_or("", String::as_str)),
+            config_problem: config_problem(p, &format!("git {shown}")),
             p,
             x,
             shown,
@@ -148,6 +141,19 @@ impl<'a> Facts<'a> {
             None => v,
         }
     }
+}
+
+/// Why configuration an option tagged config sets (`-c key=value`) cannot be
+/// judged, if it cannot; `shown` is the command so far (`git clone`).
+pub(super) fn config_problem(p: &Parsed, shown: &str) -> Option<String> {
+    let config = p.options.iter().filter(|o| o.tag == Tag::Config);
+    config
+        .map(|o| match o.value.as_deref() {
+            Some(kv) => key_problem(kv.split('=').next().unwrap_or(kv)),
+            None => Some(format!("{shown} {} sets unknown configuration", o.name)),
+        })
+        .find(Option::is_some)
+        .flatten()
 }
 
 /// The verdict of the first case of `sub` whose condition holds

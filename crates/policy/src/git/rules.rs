@@ -58,6 +58,8 @@ pub enum Tag {
     OutsideRepo,
     Discards,
     Config,
+    Info,
+    Repo,
 }
 
 /// What a refused option of the tool amounts to in a bash step, where git
@@ -233,12 +235,14 @@ fn yes() -> bool {
     true
 }
 
-/// One subcommand (or `subcommand verb`) and how to read it.
+/// One subcommand (or `subcommand verb`), or git's global options, and how to read it.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Sub {
-    /// `rebase`, or `remote add`.
+    /// `rebase`, or `remote add` (empty for the global options).
+    #[serde(default)]
     pub name: String,
     /// A key of `[rules]`, whose cases follow the entry's own.
+    #[serde(default)]
     pub rule: String,
     /// Completes the reason (`{why}` in its rule's cases).
     #[serde(default)]
@@ -268,22 +272,9 @@ pub struct Sub {
     /// Its options (once loaded): those of its groups, then its own.
     #[serde(skip)]
     pub options: Vec<OptSpec>,
-}
-
-/// Git's global options (before the subcommand).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Globals {
-    /// Options that take the next word (or `=value` for the long ones).
-    pub with_value: Vec<String>,
-    /// Options that only print.
-    pub info: Vec<String>,
-    /// Flags that change nothing plangate judges.
-    pub flags: Vec<String>,
-    #[serde(default)]
-    examples: Vec<String>,
-    #[serde(default)]
-    not_examples: Vec<String>,
+    /// Whether its options end at the first positional (the global options).
+    #[serde(skip)]
+    pub stops: bool,
 }
 
 /// Configuration keys (lowercase patterns; `*` is any part).
@@ -306,7 +297,8 @@ pub struct Config {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rules {
-    pub globals: Globals,
+    /// Git's global options (before the subcommand).
+    pub globals: Sub,
     /// The cases each rule adds after a subcommand's own.
     rules: BTreeMap<String, Vec<Case>>,
     /// The rows that raise the verdict of a subcommand the tool does not run.
@@ -371,11 +363,10 @@ fn parse(text: &str) -> Result<Rules, String> {
         r.examples.push((entry, lists.examples.clone(), Vec::new()));
     }
     for i in 0..r.subs.len() {
-        if r.subs[..i].iter().any(|x| x.name == r.subs[i].name) {
-            let name = &r.subs[i].name;
-            return Err(format!(
-                "{FILE}: subcommand `{name}`: a second entry of that name"
-            ));
+        let name = &r.subs[i].name;
+        if name.is_empty() || r.subs[..i].iter().any(|x| &x.name == name) {
+            let e = "no name, or a second entry of that name";
+            return Err(format!("{FILE}: subcommand `{name}`: {e}"));
         }
         let s = &mut r.subs[i];
         let at = |e: String| format!("{FILE}: subcommand `{}`: {e}", s.name);
@@ -440,13 +431,10 @@ fn parse(text: &str) -> Result<Rules, String> {
         let u = c.unclassifiable.as_deref().map_or(Ok(()), placeholders);
         u.map_err(|e| format!("{FILE}: [[raise]]: {e}"))?;
     }
-    let g = &r.globals;
-    if let Some(bad) =
-        (g.with_value.iter().chain(&g.info).chain(&g.flags)).find(|o| !o.starts_with('-'))
-    {
-        return Err(format!("{FILE}: globals: `{bad}` is not an option"));
-    }
-    let globals = (g.examples.clone(), g.not_examples.clone());
+    let g = &mut r.globals;
+    g.options = options_of(&g.lists).map_err(|e| format!("{FILE}: globals: {e}"))?;
+    g.stops = true;
+    let globals = (g.lists.examples.clone(), g.not_examples.clone());
     r.examples
         .push(("globals".to_owned(), globals.0, globals.1));
     r.examples
