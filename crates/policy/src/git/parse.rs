@@ -208,8 +208,6 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
             options_done = true;
         } else if a == "--end-of-options" {
             options_done = true;
-        } else if a.starts_with("--") {
-            i = long_option(t, words, i, &mut p);
         } else if t.counts && a[1..].chars().all(|c| c.is_ascii_digit()) {
             p.options.push(Opt {
                 name: "-n".to_owned(),
@@ -219,140 +217,90 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
                 at: i,
             });
         } else {
-            i = short_bundle(t, words, i, &mut p);
+            i = option(t, words, i, &mut p);
         }
         i += 1;
     }
     p
 }
 
-/// Reads the long option at `words[i]`; returns the index of the last word it used.
-fn long_option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
+/// Reads the option at `words[i]`: a long one (`--name`, `--name=v`, maybe
+/// abbreviated), or short ones, possibly bundled (`-fu`), the last maybe
+/// with an attached value (`-n5`, `-bname`). Returns the index of the last
+/// word used.
+fn option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
     let a = words[i].text.unwrap_or_default();
-    let (written, attached) = match a.split_once('=') {
-        Some((n, v)) => (n, Some(v)),
-        None => (a, None),
-    };
-    let next = words.get(i + 1);
-    let spec = match resolve(t, written) {
-        Ok(spec) => spec,
-        Err(c) => {
-            p.ambiguous.push((a.to_owned(), c));
-            return i;
-        }
-    };
-    let Some(OptSpec {
-        name: full,
-        takes,
-        meaning,
-    }) = spec
-    else {
-        p.unknown.push(a.to_owned());
-        return i;
-    };
-    let (full, takes) = (full.as_str(), *takes);
-    match meaning {
-        Meaning::Refused(why) => {
-            p.refused.push((i, why.clone()));
-            i + usize::from(takes == Takes::Value && attached.is_none())
-        }
-        Meaning::Known(tag) => {
-            let (value, used_next) = match (takes, attached) {
-                (Takes::No, Some(_)) => {
-                    p.unknown.push(a.to_owned());
+    let long = a.starts_with("--");
+    let first_new = p.options.len();
+    let mut bundle = a[1..].chars();
+    let mut last = i;
+    loop {
+        let (spec, attached) = if long {
+            let (written, attached) = a.split_once('=').map_or((a, None), |(n, v)| (n, Some(v)));
+            match resolve(t, written) {
+                Ok(spec) => (spec, attached),
+                Err(c) => {
+                    p.ambiguous.push((a.to_owned(), c));
                     return i;
                 }
-                (Takes::No, None) | (Takes::Attached, None) => (None, false),
-                (_, Some(v)) => (Some(v.to_owned()), false),
-                (Takes::Value, None) => (next.map(Word::value), next.is_some()),
-                (Takes::LastArg, None) => match next.and_then(|n| n.text) {
-                    Some(n) if !n.starts_with('-') => (Some(n.to_owned()), true),
-                    _ => (None, false),
-                },
-            };
-            let mut tokens = vec![match attached {
-                Some(v) => format!("{full}={v}"),
-                None => full.to_owned(),
-            }];
-            if used_next {
-                tokens.extend(next.map(|n| n.raw.to_owned()));
             }
-            p.options.push(Opt {
-                name: full.to_owned(),
-                value,
-                tag: *tag,
-                tokens,
-                at: i,
-            });
-            i + usize::from(used_next)
-        }
-    }
-}
-
-/// Reads short options, possibly bundled (`-fu`), possibly with a value
-/// (`-n5`, `-bname`); returns the index of the last word used.
-fn short_bundle(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
-    let a = words[i].text.unwrap_or_default();
-    let next = words.get(i + 1);
-    let chars: Vec<char> = a[1..].chars().collect();
-    let first_new = p.options.len();
-    let mut k = 0;
-    let mut consumed_next = false;
-    while k < chars.len() {
-        let name = format!("-{}", chars[k]);
-        let rest: String = chars[k + 1..].iter().collect();
-        let Some(spec) = find(t, &name) else {
+        } else if let Some(c) = bundle.next() {
+            let rest = Some(bundle.as_str()).filter(|r| !r.is_empty());
+            (find(t, &format!("-{c}")), rest)
+        } else {
+            break;
+        };
+        let Some(spec) = spec else {
             p.unknown.push(a.to_owned());
             return i;
         };
-        let (takes, tag) = match &spec.meaning {
+        let tag = match &spec.meaning {
             Meaning::Refused(why) => {
                 p.refused.push((i, why.clone()));
-                return i + usize::from(spec.takes == Takes::Value && rest.is_empty());
+                return i + usize::from(spec.takes == Takes::Value && attached.is_none());
             }
-            Meaning::Known(tag) => (spec.takes, *tag),
+            Meaning::Known(tag) => *tag,
         };
-        let value = match takes {
-            Takes::No => {
-                p.options.push(short(name, None, tag, i));
-                k += 1;
-                continue;
+        let takes = spec.takes;
+        let next = words.get(i + 1).filter(|n| {
+            takes == Takes::Value
+                || takes == Takes::LastArg && n.text.is_some_and(|n| !n.starts_with('-'))
+        });
+        let value = match (takes, attached) {
+            (Takes::No, Some(_)) if long => {
+                p.unknown.push(a.to_owned());
+                return i;
             }
-            Takes::Attached => (!rest.is_empty()).then_some(rest),
-            Takes::Value | Takes::LastArg => {
-                let next_is_value = takes == Takes::Value
-                    || next
-                        .and_then(|n| n.text)
-                        .is_some_and(|n| !n.starts_with('-'));
-                if !rest.is_empty() {
-                    Some(rest)
-                } else if next_is_value {
-                    consumed_next = next.is_some();
-                    next.map(Word::value)
-                } else {
-                    None
-                }
-            }
+            (Takes::No, _) | (Takes::Attached, None) => None,
+            (_, Some(v)) => Some(v.to_owned()),
+            (_, None) => next.map(Word::value),
         };
-        p.options.push(short(name, value, tag, i));
-        break;
+        last += usize::from(attached.is_none() && value.is_some());
+        let tokens = match (long, attached) {
+            (false, _) => Vec::new(),
+            (true, Some(v)) => vec![format!("{}={v}", spec.name)],
+            (true, None) => std::iter::once(spec.name.clone())
+                .chain(next.filter(|_| last > i).map(|n| n.raw.to_owned()))
+                .collect(),
+        };
+        let (name, at) = (spec.name.clone(), i);
+        p.options.push(Opt {
+            name,
+            value,
+            tag,
+            tokens,
+            at,
+        });
+        if long || takes != Takes::No {
+            break;
+        }
     }
-    let last = i + usize::from(consumed_next);
-    // The whole bundle is kept as written, on the bundle's last option.
-    if p.options.len() > first_new
+    // A bundle is kept as written, on its last option.
+    if !long
+        && p.options.len() > first_new
         && let Some(o) = p.options.last_mut()
     {
         o.tokens = words[i..=last].iter().map(|w| w.raw.to_owned()).collect();
     }
     last
-}
-
-fn short(name: String, value: Option<String>, tag: Tag, at: usize) -> Opt {
-    Opt {
-        name,
-        value,
-        tag,
-        tokens: Vec::new(),
-        at,
-    }
 }
