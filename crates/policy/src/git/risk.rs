@@ -5,10 +5,11 @@
 
 use super::config::key_problem;
 use super::parse::Parsed;
-use super::push::{DEFAULT_BRANCHES, PushTarget, push_target};
+use super::push::{DEFAULT_BRANCHES, push_target};
 use super::rules::{self, Atom, Case, InBash, Sub, Tag};
 use super::{Op, Verdict, stash_subs, tables, verdict};
 use crate::model::Risk;
+use std::collections::BTreeMap;
 
 /// What the risk rules need besides the parsed arguments.
 #[derive(Debug, Clone, Copy, Default)]
@@ -43,98 +44,81 @@ pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
     )
 }
 
-/// What conditions and reasons read: the parsed arguments, the tool's
-/// parameters, where a push goes, the configuration a command sets.
-struct Facts<'a> {
-    p: &'a Parsed,
-    x: Extra,
-    shown: &'a str,
-    push: PushTarget,
-    default: Option<String>,
-    /// Why the key `git config` sets (its first positional) cannot be judged.
-    key_problem: Option<String>,
-    /// Why configuration an option sets (`clone -c key=value`) cannot be judged.
-    config_problem: Option<String>,
+/// The facts a condition may name (`rules::FACTS`) that hold, each with the
+/// text a reason's `{fact}` shows; `{name}` (the entry) and `{key}` (the first
+/// positional: the key `git config` sets) are always there.
+fn facts(p: &Parsed, x: Extra, shown: &str) -> BTreeMap<&'static str, String> {
+    let t = push_target(p);
+    let default = t
+        .branches
+        .iter()
+        .find(|b| DEFAULT_BRANCHES.contains(&b.as_str()));
+    let key = p.positionals.first().map_or("", String::as_str);
+    let yes = |b: bool| b.then(String::new);
+    let plus = p.positionals.iter().skip(1).any(|s| s.starts_with('+'));
+    let facts = [
+        ("name", Some(shown.to_owned())),
+        ("key", Some(key.to_owned())),
+        ("paths", yes(!p.paths.is_empty())),
+        ("files", yes(x.has_files)),
+        ("plus-refspec", yes(plus)),
+        ("push-forced", yes(t.forced)),
+        ("push-deletes", yes(t.deletes)),
+        ("push-unknown", t.unknown.clone()),
+        ("push-default", default.cloned()),
+        (
+            "push-branches",
+            (!t.branches.is_empty()).then(|| t.branches.join("`, `")),
+        ),
+        ("key-runtime", yes(p.runtime_positionals.contains(&0))),
+        ("key-problem", key_problem(key)),
+        ("config-problem", config_problem(p, &format!("git {shown}"))),
+    ];
+    facts
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect()
 }
 
-impl<'a> Facts<'a> {
-    fn new(p: &'a Parsed, x: Extra, shown: &'a str) -> Self {
-        let push = push_target(p);
-        let default = push
-            .branches
-            .iter()
-            .find(|b| DEFAULT_BRANCHES.contains(&b.as_str()));
-        Facts {
-            default: default.cloned(),
-            key_problem: key_problem(p.positionals.first().map_or("", String::as_str)),
-            config_problem: config_problem(p, &format!("git {shown}")),
-            p,
-            x,
-            shown,
-            push,
-        }
-    }
+/// Whether the condition of `c` holds, and its reasons filled in (a `{TAG}`
+/// is the full name of the first option with that tag).
+struct Judged<'a>(&'a Parsed, Extra, BTreeMap<&'static str, String>);
 
-    fn holds(&self, a: &Atom) -> bool {
-        let (p, t) = (self.p, &self.push);
-        match a {
-            Atom::Tag(Tag::Force) if self.x.force => true,
-            Atom::Tag(Tag::DryRun) if self.x.dry_run => true,
+impl Judged<'_> {
+    fn holds(&self, c: &Case) -> bool {
+        let Judged(p, x, facts) = self;
+        let atom = |a: &Atom| match a {
+            Atom::Tag(Tag::Force) if x.force => true,
+            Atom::Tag(Tag::DryRun) if x.dry_run => true,
             Atom::Tag(tag) => p.has(*tag),
-            Atom::Name(n, None) => p.has_name(n),
-            Atom::Name(n, Some(v)) => {
-                (p.options.iter()).any(|o| o.name == *n && o.value.as_deref() == Some(v))
+            Atom::Name(n, v) => {
+                (p.options.iter()).any(|o| o.name == *n && (v.is_none() || o.value == *v))
             }
             Atom::Args('<', n) => p.positionals.len() < *n,
             Atom::Args('>', n) => p.positionals.len() > *n,
             Atom::Args(_, n) => p.positionals.len() == *n,
-            Atom::Fact("paths") => !p.paths.is_empty(),
-            Atom::Fact("files") => self.x.has_files,
-            Atom::Fact("plus-refspec") => p.positionals.iter().skip(1).any(|s| s.starts_with('+')),
-            Atom::Fact("push-forced") => t.forced,
-            Atom::Fact("push-deletes") => t.deletes,
-            Atom::Fact("push-unknown") => t.unknown.is_some(),
-            Atom::Fact("push-default") => self.default.is_some(),
-            Atom::Fact("push-branches") => !t.branches.is_empty(),
-            Atom::Fact("key-runtime") => p.runtime_positionals.contains(&0),
-            Atom::Fact("key-problem") => self.key_problem.is_some(),
-            Atom::Fact("config-problem") => self.config_problem.is_some(),
-            Atom::Fact(_) => false, // the loader admits only `rules::FACTS`
-        }
+            Atom::Fact(f) => facts.contains_key(f),
+        };
+        c.when.is_empty() || (c.when.iter()).any(|all| all.iter().all(|(neg, a)| atom(a) != *neg))
     }
 
-    /// Whether the condition of `c` holds.
-    fn when(&self, c: &Case) -> bool {
-        let all = |all: &Vec<(bool, Atom)>| all.iter().all(|(neg, a)| self.holds(a) != *neg);
-        c.when.is_empty() || c.when.iter().any(all)
-    }
-
-    /// `text` with its placeholders filled in.
     fn fill(&self, text: &str) -> String {
         let mut out = String::new();
         let mut rest = text;
         while let Some((head, tail)) = rest.split_once('{') {
             let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
-            out.push_str(head);
-            let or_none = |s: &Option<String>| s.clone().unwrap_or_default();
-            out.push_str(&match key {
-                "name" => self.shown.to_owned(),
-                "push-unknown" => or_none(&self.push.unknown),
-                "push-default" => or_none(&self.default),
-                "push-branches" => self.push.branches.join("`, `"),
-                "key" => self.p.positionals.first().cloned().unwrap_or_default(),
-                "key-problem" => or_none(&self.key_problem),
-                "config-problem" => or_none(&self.config_problem),
-                tag => (rules::tag_named(tag).and_then(|t| self.p.named(t)))
-                    .unwrap_or_default()
-                    .to_owned(),
-            });
+            let tag = rules::tag_named(key).and_then(|t| self.0.named(t));
+            out += head;
+            out += self
+                .2
+                .get(key)
+                .map_or(tag.unwrap_or_default(), String::as_str);
             rest = after;
         }
         out + rest
     }
 
-    /// Marks `v` unclassifiable when `c` says so.
+    /// `v` marked unclassifiable when `c` says so.
     fn unclassifiable(&self, v: Verdict, c: &Case) -> Verdict {
         match &c.unclassifiable {
             Some(u) => v.cannot_judge(self.fill(u)),
@@ -147,30 +131,28 @@ impl<'a> Facts<'a> {
 /// judged, if it cannot; `shown` is the command so far (`git clone`).
 pub(super) fn config_problem(p: &Parsed, shown: &str) -> Option<String> {
     let config = p.options.iter().filter(|o| o.tag == Tag::Config);
-    config
-        .map(|o| match o.value.as_deref() {
-            Some(kv) => key_problem(kv.split('=').next().unwrap_or(kv)),
-            None => Some(format!("{shown} {} sets unknown configuration", o.name)),
-        })
-        .find(Option::is_some)
-        .flatten()
+    let problem = config.map(|o| match o.value.as_deref() {
+        Some(kv) => key_problem(kv.split('=').next().unwrap_or(kv)),
+        None => Some(format!("{shown} {} sets unknown configuration", o.name)),
+    });
+    problem.flatten().next()
 }
 
 /// The verdict of the first case of `sub` whose condition holds
 /// (and its index, for the check that every case has an example).
 pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usize, Verdict)> {
-    let f = Facts::new(p, x, shown);
-    let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| f.when(c))?;
-    Some((at, f.unclassifiable(verdict(c.risk, f.fill(&c.why)), c)))
+    let j = Judged(p, x, facts(p, x, shown));
+    let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| j.holds(c))?;
+    Some((at, j.unclassifiable(verdict(c.risk, j.fill(&c.why)), c)))
 }
 
 /// Raises `v` by every `[[raise]]` row of the rules whose condition holds
 /// (for the subcommands the tool does not run).
 pub(super) fn raise(v: Verdict, shown: &str, p: &Parsed) -> Verdict {
-    let f = Facts::new(p, Extra::default(), shown);
-    let rows = rules::raw().raise.iter().filter(|c| f.when(c));
+    let j = Judged(p, Extra::default(), facts(p, Extra::default(), shown));
+    let rows = rules::raw().raise.iter().filter(|c| j.holds(c));
     rows.fold(v, |v, c| {
-        f.unclassifiable(v.at_least(c.risk, f.fill(&c.why)), c)
+        j.unclassifiable(v.at_least(c.risk, j.fill(&c.why)), c)
     })
 }
 

@@ -155,9 +155,9 @@ pub struct Case {
     #[serde(rename = "if", default, deserialize_with = "condition")]
     pub when: Vec<Vec<(bool, Atom)>>,
     pub risk: Risk,
-    /// The reason; `{name}`, `{TAG}` (the option's full name), `{push-unknown}`,
-    /// `{push-default}`, `{push-branches}`, `{key}` (the first positional),
-    /// `{key-problem}` and `{config-problem}` are filled in.
+    /// The reason; `{name}`, `{key}` (the first positional), `{TAG}` (the
+    /// option's full name) and `{FACT}` (`{push-unknown}`, `{key-problem}`,
+    /// ...: what the fact found) are filled in.
     pub why: String,
     /// Set when the verdict is unclassifiable: why (filled in the same way).
     #[serde(default)]
@@ -202,19 +202,9 @@ fn condition<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<(bool, Atom)>>, 
 /// Checks that every `{…}` of a reason is a placeholder [`Case::why`] names.
 fn placeholders(text: &str) -> Result<(), String> {
     let keys = text.split('{').skip(1).map(|t| t.split('}').next());
-    let known = [
-        "name",
-        "push-unknown",
-        "push-default",
-        "push-branches",
-        "key",
-        "key-problem",
-        "config-problem",
-    ];
-    match keys
-        .flatten()
-        .find(|k| !known.contains(k) && tag_named(k).is_none())
-    {
+    let known =
+        |k: &str| FACTS.contains(&k) || ["name", "key"].contains(&k) || tag_named(k).is_some();
+    match keys.flatten().find(|k| !known(k)) {
         Some(k) => Err(format!("`{{{k}}}` in `{text}` is not a placeholder")),
         None => Ok(()),
     }
