@@ -186,33 +186,32 @@ pub struct Request<'a> {
 /// ambiguous one makes it unclassifiable (and so does a rules file that
 /// does not load).
 pub fn classify(r: &Request<'_>) -> Verdict {
-    let v = classify_unchecked(r);
-    match checked() {
-        Ok(_) => v,
-        Err(e) => v.cannot_judge(e.to_owned()),
-    }
-}
-
-fn classify_unchecked(r: &Request<'_>) -> Verdict {
     let p = parse(r.op, r.args);
-    let extra = Extra {
-        force: r.force,
-        dry_run: r.dry_run,
-        has_files: r.has_files,
-    };
-    let mut v = risk::judge(r.op, &p, extra);
+    let (force, dry_run, has_files) = (r.force, r.dry_run, r.has_files);
+    let mut v = risk::judge(
+        r.op,
+        &p,
+        Extra {
+            force,
+            dry_run,
+            has_files,
+        },
+    );
+    let op = r.op.as_str();
     if let Some((i, why)) = p.refused.first() {
         v.blocked = Some(format!("`{}` {}", r.args[*i], rules::refusal(why).0));
         v.risk = Risk::Dangerous;
     } else if let Some(why) = p.unreadable() {
         v = v.cannot_judge(format!(
-            "{why} for git {}, so it cannot judge what it does",
-            r.op.as_str()
+            "{why} for git {op}, so it cannot judge what it does"
         ));
     } else if let Some(why) = risk::unknown_stash_sub(r.op, &p) {
         v = v.cannot_judge(why);
     }
-    v
+    match checked() {
+        Ok(_) => v,
+        Err(e) => v.cannot_judge(e.to_owned()),
+    }
 }
 
 // The rules' examples, run through the classifier (here, above the files
@@ -230,89 +229,74 @@ pub fn label(v: &Verdict) -> &'static str {
 /// Runs every example of `r` through the classifier (which reads the
 /// loaded rules: `r` is them, except in the tests of this checker).
 fn check_examples(r: &rules::Rules) -> Result<(), String> {
-    for s in &r.subs {
-        let at = format!("{FILE}: subcommand `{}`", s.name);
-        let first = s.name.split(' ').next().unwrap_or_default();
-        if s.rule == "operation" && command::tool_op(first).is_none() {
-            return Err(format!("{at}: not an operation of the git tool"));
+    for s in r.subs.iter().filter(|s| s.rule == "operation") {
+        if command::tool_op(s.name.split(' ').next().unwrap_or_default()).is_none() {
+            let e = "not an operation of the git tool";
+            return Err(format!("{FILE}: subcommand `{}`: {e}", s.name));
         }
+    }
+    fn lits(line: &str) -> Vec<Word<'_>> {
+        line.split_whitespace().map(Word::lit).collect()
     }
     for (entry, examples, not_examples) in &r.examples {
         let at = |e: &str, why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
-        let sub = entry
-            .strip_prefix("subcommand `")
-            .and_then(|n| r.sub(n.trim_end_matches('`')));
+        let sub = entry.strip_prefix("subcommand `");
+        let sub = sub.and_then(|n| r.sub(n.trim_end_matches('`')));
+        // `line` after the entry's name, read with its table (none for the global options).
+        let parsed = |line: &str| match sub {
+            Some(s) if line == s.name || line.starts_with(&format!("{} ", s.name)) => {
+                let after = &lits(line)[s.name.split(' ').count()..];
+                Ok(Some(parse::parse_words(s, after, 0)))
+            }
+            Some(s) => Err(at(line, format!("it does not start with `{}`", s.name))),
+            None => Ok(None),
+        };
         let mut decided = std::collections::BTreeSet::new();
         for e in examples {
             let (want, line) = e
                 .split_once(": ")
-                .ok_or_else(|| at(e, "write `LABEL: LINE`".to_owned()))?;
-            let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
-            let v = command::judge_words(&words).verdict;
+                .ok_or_else(|| at(e, "write `LABEL: LINE`".into()))?;
+            let v = command::judge_words(&lits(line)).verdict;
             if label(&v) != want {
-                return Err(at(
-                    e,
-                    format!("the classifier says {} ({})", label(&v), v.reason),
-                ));
+                let (got, why) = (label(&v), &v.reason);
+                return Err(at(e, format!("the classifier says {got} ({why})")));
             }
-            if let Some(s) = sub {
-                let p =
-                    parse::parse_words(s, after_name(s, line, &words).map_err(|w| at(e, w))?, 0);
+            if let (Some(s), Some(p)) = (sub, parsed(line)?) {
                 decided.extend(risk::case(s, &s.name, &p, Extra::default()).map(|(i, _)| i));
             }
         }
-        let cases = sub.map_or(0, |s| s.own);
-        if let Some(i) = (0..cases).find(|i| !decided.contains(i)) {
+        if let Some(i) = (0..sub.map_or(0, |s| s.own)).find(|i| !decided.contains(i)) {
+            let case = i + 1;
             return Err(format!(
-                "{FILE}: {entry}: no example is decided by its case {}",
-                i + 1
+                "{FILE}: {entry}: no example is decided by its case {case}"
             ));
         }
         for line in not_examples {
-            let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
-            let unknown = match sub {
-                Some(s) => {
-                    parse::parse_words(s, after_name(s, line, &words).map_err(|w| at(line, w))?, 0)
-                        .unreadable()
-                }
-                None => command::unknown_global(&words),
-            };
-            if unknown.is_none() {
-                return Err(format!(
-                    "{FILE}: {entry}: not_example `{line}`: every option of it is known"
-                ));
+            let global = || command::unknown_global(&lits(line));
+            if parsed(line)?
+                .map_or_else(global, |p| p.unreadable())
+                .is_none()
+            {
+                let e = format!("not_example `{line}`: every option of it is known");
+                return Err(format!("{FILE}: {entry}: {e}"));
             }
         }
     }
     for e in &r.config.stored_examples {
+        let at = format!("{FILE}: config: stored example `{e}`");
         let (want, key) = e
             .split_once(": ")
-            .ok_or_else(|| format!("{FILE}: config: stored example `{e}`: write `LABEL: KEY`"))?;
+            .ok_or_else(|| format!("{at}: write `LABEL: KEY`"))?;
         let got = match config::stored_problem(key) {
             None => "harmless",
             Some(w) if w.contains("run a program") => "runs",
             Some(_) => "unknown",
         };
         if got != want {
-            return Err(format!(
-                "{FILE}: config: stored example `{e}`: the classifier says {got}"
-            ));
+            return Err(format!("{at}: the classifier says {got}"));
         }
     }
     Ok(())
-}
-
-/// The words of `line` after the name of `s`, or why it does not start with it.
-fn after_name<'a, 'w>(
-    s: &Sub,
-    line: &str,
-    words: &'a [Word<'w>],
-) -> Result<&'a [Word<'w>], String> {
-    let name = &s.name;
-    if line != name && !line.starts_with(&format!("{name} ")) {
-        return Err(format!("it does not start with `{name}`"));
-    }
-    Ok(&words[name.split(' ').count()..])
 }
 
 /// The rules once their examples are checked (once per process), or why
