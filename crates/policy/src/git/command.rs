@@ -150,45 +150,30 @@ fn checkout_names_a_path(p: &Parsed) -> bool {
     })
 }
 
-/// Finds the entry of `name`, trying `name verb` first when the first
-/// non-option word is a verb the file knows. Returns the entry and the
-/// index of the first word after the verb. The tool's operations are not
-/// looked up here.
-fn lookup(name: &str, words: &[Word<'_>]) -> Option<(&'static Sub, usize)> {
-    let r = rules::raw();
-    let other = |n: &str| r.sub(n).filter(|s| s.rule != "operation");
-    let verb = words
-        .first()
-        .and_then(|w| w.text)
-        .filter(|t| !t.starts_with('-'));
-    if let Some(s) = verb.and_then(|v| other(&format!("{name} {v}"))) {
-        return Some((s, 1));
-    }
-    other(name).map(|s| (s, 0))
-}
-
 /// Judges `git NAME words...` for a subcommand the tool does not run by its
 /// entry's cases, then the rules' `[[raise]]` rows; None when the file does
-/// not know it. A verb may follow options (`git remote -v add`, `git config
-/// --global get`): git takes the first word that is not an option as the verb.
+/// not know it. The entry of `NAME VERB` (`remote add`) wins when VERB is the
+/// first word that is not an option, as git reads it: the first word, or one
+/// after options of NAME's own entry (`git remote -v add`, `git config --global get`).
 fn other(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
-    let (mut sub, start) = lookup(name, words)?;
-    let mut p = parse_words(sub, words, start);
-    let verb = (p.runtime_positionals.first() != Some(&0)).then(|| p.positionals.first());
-    let verb = verb
-        .flatten()
-        .and_then(|v| rules::raw().sub(&format!("{name} {v}")));
-    if let (0, Some(v), Some(at)) = (start, verb, p.first_at) {
-        let rest: Vec<Word<'_>> = (words.iter().enumerate())
-            .filter_map(|(i, w)| (i != at).then_some(*w))
-            .collect();
-        (sub, p) = (v, parse_words(v, &rest, 0));
-    }
-    let shown = sub.name.as_str();
-    let v = match risk::case(sub, shown, &p, Extra::default()) {
-        Some((_, v)) => v,
-        None => verdict(Risk::Moderate, format!("git {shown} has no rule"))
-            .cannot_judge(format!("git {shown} has no rule plangate can apply")),
+    let entry = |n: &str| rules::raw().sub(n).filter(|s| s.rule != "operation");
+    let parent = entry(name);
+    let p = parse_words(parent.unwrap_or(&Sub::default()), words, 0);
+    let at = p.first_at.filter(|&at| at == 0 || parent.is_some());
+    let at = at.filter(|_| p.runtime_positionals.first() != Some(&0));
+    let verb = at.and_then(|at| Some((at, entry(&format!("{name} {}", p.positionals.first()?))?)));
+    let (sub, p) = match verb {
+        Some((at, v)) => {
+            let rest = words.iter().enumerate().filter(|(i, _)| *i != at);
+            (
+                v,
+                parse_words(v, &rest.map(|(_, w)| *w).collect::<Vec<_>>(), 0),
+            )
+        }
+        None => (parent?, p),
     };
+    let shown = sub.name.as_str();
+    // Every entry's last case holds (the loader checks it); None is fail-close.
+    let (_, v) = risk::case(sub, shown, &p, Extra::default())?;
     Some(risk::finish(risk::raise(v, shown, &p), shown, &p))
 }
