@@ -6,7 +6,7 @@
 use super::config::key_problem;
 use super::parse::Parsed;
 use super::push::{DEFAULT_BRANCHES, push_target};
-use super::rules::{self, Atom, Case, InBash, Sub, Tag};
+use super::rules::{self, Atom, Case, Sub, Tag};
 use super::{Op, Verdict, stash_subs, tables, verdict};
 use crate::model::Risk;
 use std::collections::BTreeMap;
@@ -125,6 +125,12 @@ impl Judged<'_> {
             None => v,
         }
     }
+
+    /// `v` raised by `c`: to its risk with its reason when higher, and
+    /// unclassifiable when `c` says so.
+    fn raise(&self, v: Verdict, c: &Case) -> Verdict {
+        self.unclassifiable(v.at_least(c.risk, self.fill(&c.why)), c)
+    }
 }
 
 /// Why configuration an option tagged config sets (`-c key=value`) cannot be
@@ -151,9 +157,7 @@ pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usiz
 pub(super) fn raise(v: Verdict, shown: &str, p: &Parsed) -> Verdict {
     let j = Judged(p, Extra::default(), facts(p, Extra::default(), shown));
     let rows = rules::raw().raise.iter().filter(|c| j.holds(c));
-    rows.fold(v, |v, c| {
-        j.unclassifiable(v.at_least(c.risk, j.fill(&c.why)), c)
-    })
+    rows.fold(v, |v, c| j.raise(v, c))
 }
 
 /// Why a stash subcommand cannot be judged, if it cannot.
@@ -167,19 +171,13 @@ pub fn unknown_stash_sub(op: Op, p: &Parsed) -> Option<String> {
 /// they are outside the tool, unknown or ambiguous options, and words only
 /// known at run time where an option could be.
 pub fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
-    for (_, name) in &p.refused {
-        let (why, in_bash) = rules::refusal(name);
-        v = match in_bash {
-            InBash::Plain => v,
-            InBash::RunsConfigured => v.at_least(Risk::Moderate, format!("git {shown} {why}")),
-            InBash::WritesFile => v.at_least(
-                Risk::Dangerous,
-                format!("git {shown} writes a file named on the command line"),
-            ),
-            InBash::RunsProgram => {
-                v.cannot_judge(format!("git {shown} {why}, which plangate cannot judge"))
-            }
-        };
+    let j = Judged(p, Extra::default(), facts(p, Extra::default(), shown));
+    for c in p
+        .refused
+        .iter()
+        .filter_map(|(_, name)| rules::refusal(name).1)
+    {
+        v = j.raise(v, c);
     }
     if let Some(w) = p.runtime_options.first() {
         v = v.at_least(

@@ -62,38 +62,22 @@ pub enum Tag {
     Repo,
 }
 
-/// What a refused option of the tool amounts to in a bash step, where git
-/// runs as written and the tool's restrictions do not apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum InBash {
-    /// Nothing more than the subcommand's own risk (reads a file, sets the message).
-    Plain,
-    /// Runs programs the repository's configuration names (like its hooks): at least moderate.
-    RunsConfigured,
-    /// Runs a program written on the command line: unclassifiable.
-    RunsProgram,
-    /// Writes a file named on the command line: dangerous.
-    WritesFile,
-}
-
 /// A `[refusals]` row: why the `git` tool refuses the options of a
-/// `refused.NAME` list (a plan error), and what they amount to in a bash step.
+/// `refused.NAME` list (a plan error), and how they raise a bash step's
+/// verdict, where git runs as written (none: the subcommand's own risk).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Refusal {
     why: String,
-    in_bash: InBash,
+    #[serde(default)]
+    in_bash: Option<Case>,
 }
 
 /// Why the tool refuses the options of `refused.NAME` (`nul`: an argument
-/// with a NUL byte), and what they amount to in a bash step (fail-close when
-/// the rules do not load).
-pub fn refusal(name: &str) -> (&'static str, InBash) {
-    raw()
-        .refusals
-        .get(name)
-        .map_or(("is refused", InBash::RunsProgram), |r| (&r.why, r.in_bash))
+/// with a NUL byte), and how they raise a bash step's verdict.
+pub fn refusal(name: &str) -> (&'static str, Option<&'static Case>) {
+    let r = raw().refusals.get(name);
+    r.map_or(("is refused", None), |r| (&r.why, r.in_bash.as_ref()))
 }
 
 /// The file, for error messages.
@@ -416,10 +400,11 @@ fn parse(text: &str) -> Result<Rules, String> {
         let (entry, examples) = (format!("subcommand `{}`", s.name), s.lists.examples.clone());
         r.examples.push((entry, examples, s.not_examples.clone()));
     }
-    for c in &r.raise {
-        placeholders(&c.why).map_err(|e| format!("{FILE}: [[raise]]: {e}"))?;
+    let in_bash = r.refusals.values().filter_map(|r| r.in_bash.as_ref());
+    for c in r.raise.iter().chain(in_bash) {
+        placeholders(&c.why).map_err(|e| format!("{FILE}: [[raise]], [refusals]: {e}"))?;
         let u = c.unclassifiable.as_deref().map_or(Ok(()), placeholders);
-        u.map_err(|e| format!("{FILE}: [[raise]]: {e}"))?;
+        u.map_err(|e| format!("{FILE}: [[raise]], [refusals]: {e}"))?;
     }
     let g = &mut r.globals;
     g.options = options_of(&g.lists).map_err(|e| format!("{FILE}: globals: {e}"))?;
