@@ -30,11 +30,6 @@ impl<'a> Word<'a> {
         }
     }
 
-    /// The value, or the word as written when it is only known at run time.
-    fn value(&self) -> String {
-        self.text.unwrap_or(self.raw).to_owned()
-    }
-
     /// Whether a run-time value could start with `-`: nothing literal precedes the expansion.
     fn may_be_option(&self) -> bool {
         // Double quotes hide nothing: `"refs/heads/$B"` starts with `r`.
@@ -133,11 +128,6 @@ impl Parsed {
             .first()
             .map(|(a, c)| format!("`{a}` abbreviates several options ({})", c.join(", ")))
     }
-}
-
-/// The option of this full name in the tables.
-fn find<'a>(t: &'a Sub, name: &str) -> Option<&'a OptSpec> {
-    t.options.iter().find(|s| s.name == name)
 }
 
 /// The option a long name (`--forc`, without `=value`) means, as git's
@@ -246,7 +236,8 @@ fn option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
             }
         } else if let Some(c) = bundle.next() {
             let rest = Some(bundle.as_str()).filter(|r| !r.is_empty());
-            (find(t, &format!("-{c}")), rest)
+            let name = format!("-{c}");
+            (t.options.iter().find(|o| o.name == name), rest)
         } else {
             break;
         };
@@ -273,7 +264,7 @@ fn option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
             }
             (Takes::No, _) | (Takes::Attached, None) => None,
             (_, Some(v)) => Some(v.to_owned()),
-            (_, None) => next.map(Word::value),
+            (_, None) => next.map(|n| n.text.unwrap_or(n.raw).to_owned()),
         };
         last += usize::from(attached.is_none() && value.is_some());
         let tokens = match (long, attached) {

@@ -33,21 +33,19 @@ pub fn read_only(op: Op, p: &Parsed) -> bool {
 pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
     let sub = (op == Op::Stash).then(|| p.stash_sub.as_deref().unwrap_or("push"));
     let shown = sub.map_or_else(|| op.as_str().to_owned(), |s| format!("stash {s}"));
-    case(tables(op, sub), &shown, p, x).map_or_else(
-        || {
-            verdict(
-                Risk::Moderate,
-                format!("git {shown} changes the working tree"),
-            )
-        },
-        |(_, v)| v,
-    )
+    let changes = || {
+        verdict(
+            Risk::Moderate,
+            format!("git {shown} changes the working tree"),
+        )
+    };
+    case(tables(op, sub), &shown, p, x).map_or_else(changes, |(_, v)| v)
 }
 
 /// The facts a condition may name (`rules::FACTS`) that hold, each with the
 /// text a reason's `{fact}` shows; `{name}` (the entry) and `{key}` (the first
 /// positional: the key `git config` sets) are always there.
-fn facts(p: &Parsed, x: Extra, shown: &str) -> BTreeMap<&'static str, String> {
+pub(super) fn facts(p: &Parsed, x: Extra, shown: &str) -> [(&'static str, Option<String>); 13] {
     let t = push_target(p);
     let default = t
         .branches
@@ -56,7 +54,7 @@ fn facts(p: &Parsed, x: Extra, shown: &str) -> BTreeMap<&'static str, String> {
     let key = p.positionals.first().map_or("", String::as_str);
     let yes = |b: bool| b.then(String::new);
     let plus = p.positionals.iter().skip(1).any(|s| s.starts_with('+'));
-    let facts = [
+    [
         ("name", Some(shown.to_owned())),
         ("key", Some(key.to_owned())),
         ("paths", yes(!p.paths.is_empty())),
@@ -73,18 +71,19 @@ fn facts(p: &Parsed, x: Extra, shown: &str) -> BTreeMap<&'static str, String> {
         ("key-runtime", yes(p.runtime_positionals.contains(&0))),
         ("key-problem", key_problem(key)),
         ("config-problem", config_problem(p, &format!("git {shown}"))),
-    ];
-    facts
-        .into_iter()
-        .filter_map(|(k, v)| Some((k, v?)))
-        .collect()
+    ]
 }
 
 /// Whether the condition of `c` holds, and its reasons filled in (a `{TAG}`
 /// is the full name of the first option with that tag).
 struct Judged<'a>(&'a Parsed, Extra, BTreeMap<&'static str, String>);
 
-impl Judged<'_> {
+impl<'a> Judged<'a> {
+    fn new(p: &'a Parsed, x: Extra, shown: &str) -> Self {
+        let holding = facts(p, x, shown).into_iter();
+        Judged(p, x, holding.filter_map(|(k, v)| Some((k, v?))).collect())
+    }
+
     fn holds(&self, c: &Case) -> bool {
         let Judged(p, x, facts) = self;
         let atom = |a: &Atom| match a {
@@ -147,7 +146,7 @@ pub(super) fn config_problem(p: &Parsed, shown: &str) -> Option<String> {
 /// The verdict of the first case of `sub` whose condition holds
 /// (and its index, for the check that every case has an example).
 pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usize, Verdict)> {
-    let j = Judged(p, x, facts(p, x, shown));
+    let j = Judged::new(p, x, shown);
     let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| j.holds(c))?;
     Some((at, j.unclassifiable(verdict(c.risk, j.fill(&c.why)), c)))
 }
@@ -155,7 +154,7 @@ pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usiz
 /// Raises `v` by every `[[raise]]` row of the rules whose condition holds
 /// (for the subcommands the tool does not run).
 pub(super) fn raise(v: Verdict, shown: &str, p: &Parsed) -> Verdict {
-    let j = Judged(p, Extra::default(), facts(p, Extra::default(), shown));
+    let j = Judged::new(p, Extra::default(), shown);
     let rows = rules::raw().raise.iter().filter(|c| j.holds(c));
     rows.fold(v, |v, c| j.raise(v, c))
 }
@@ -171,7 +170,7 @@ pub fn unknown_stash_sub(op: Op, p: &Parsed) -> Option<String> {
 /// they are outside the tool, unknown or ambiguous options, and words only
 /// known at run time where an option could be.
 pub fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
-    let j = Judged(p, Extra::default(), facts(p, Extra::default(), shown));
+    let j = Judged::new(p, Extra::default(), shown);
     for c in p
         .refused
         .iter()

@@ -17,6 +17,17 @@ fn sizes() -> (usize, usize) {
     (file.subs.len(), n)
 }
 
+/// A fact a condition may name that the classifier does not compute would
+/// never hold: every name of `FACTS` is computed, and nothing else.
+#[test]
+fn every_fact_is_computed() {
+    let p = crate::git::Parsed::default();
+    let computed = crate::git::risk::facts(&p, crate::git::Extra::default(), "x");
+    let names: Vec<&str> = computed.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names[..2], ["name", "key"]);
+    assert_eq!(names[2..], *FACTS);
+}
+
 #[test]
 fn the_rules_load_and_every_example_holds() {
     if let Err(e) = checked() {
