@@ -42,7 +42,7 @@ use rules::{FILE, Sub};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// The operations of the `git` tool (design 002, 2.3): the subcommands it runs.
+/// The operations of the `git` tool (design 002, 2.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum GitOperation {
