@@ -4,7 +4,7 @@
 //! in [`crate::policy::git`], shared with the bash classifier; the plan
 //! checks are in [`super::problems`].
 
-use crate::policy::git::{self as rules, Parsed, PushTarget, Tag, options::stash_subs};
+use crate::policy::git::{self as rules, Parsed, PushTarget, Tag, stash_subs};
 use crate::tools::params::git::{GitOperation, GitParams};
 
 pub(crate) use super::problems::{Where, problems};

@@ -4,7 +4,7 @@
 //! (`force` on a read, `dry_run` where git has none, `files` or
 //! `commit_message` where they mean nothing).
 
-use crate::policy::git::{Parsed, Request, Tag, options::stash_subs, parse, risk::read_only};
+use crate::policy::git::{Parsed, Request, Tag, parse, risk::read_only, stash_subs};
 use crate::tools::params::git::GitOperation;
 
 /// Where a problem of the parameters is.
@@ -54,7 +54,7 @@ pub(crate) fn problems(r: &Request<'_>) -> Vec<Problem> {
                 format!(
                     "`args` entry `{}` of git {op} {}",
                     r.args[*i].replace('\0', "\\0"),
-                    why.why()
+                    crate::policy::git::rules::refusal(why).0
                 ),
                 "plangate never lets git run programs, read files or wait for input on its behalf; remove it",
             )

@@ -1,7 +1,11 @@
 //! A whole `git …` command line as written in a bash step: git's global
 //! options, then the subcommand judged by the same rules as the `git` tool
-//! ([`super::risk`]) or by the table of the other subcommands
-//! ([`super::other`]).
+//! ([`super::risk`]), or, for one the tool does not run (rebase, merge, clean,
+//! tag, fetch, clone, rm, restore, switch, config, remote, worktree, ...), by
+//! its entry in the rules file: its options and its rule. Read-only ones are
+//! safe, local writes moderate, writes that lose work or history dangerous,
+//! options that name a program git runs unclassifiable. A subcommand or
+//! option missing from the file is unclassifiable.
 //!
 //! Global options (listed in the rules file) are matched exactly (git does
 //! not abbreviate them).
@@ -11,9 +15,10 @@
 //! for programs in DIR: unclassifiable too. `-C`, `--git-dir` and
 //! `--work-tree` name the repository: the caller checks them as write targets.
 
-use super::parse::{Parsed, Word};
+use super::parse::{Parsed, Word, parse_words};
 use super::risk::{self, Extra};
-use super::{Op, Verdict, other, parse_op, rules, verdict};
+use super::rules::{self, Sub, Tag};
+use super::{Op, Verdict, parse_op, verdict};
 use crate::model::Risk;
 
 /// The verdict on a `git` command line, and the words naming the repository
@@ -29,82 +34,6 @@ pub struct CommandVerdict {
     pub repo_attached: Vec<String>,
 }
 
-/// What the global options said.
-#[derive(Default)]
-struct Globals {
-    info: bool,
-    exec_path: Option<String>,
-    problems: Vec<String>,
-    repo_words: Vec<usize>,
-    repo_attached: Vec<String>,
-}
-
-/// Reads the global options; returns them and the index of the subcommand.
-fn globals(words: &[Word<'_>]) -> (Globals, usize) {
-    let with_value = &rules::raw().globals.with_value;
-    let mut g = Globals::default();
-    let mut i = 0;
-    while let Some(w) = words.get(i) {
-        let Some(t) = w.text else {
-            if w.raw.starts_with('-') {
-                g.problems
-                    .push(format!("`{}` is only known at run time", w.raw));
-                i += 1;
-                continue;
-            }
-            break;
-        };
-        if !t.starts_with('-') {
-            break;
-        }
-        let (name, attached) = match t.split_once('=').filter(|_| t.starts_with("--")) {
-            Some((n, v)) => (n, Some(v)),
-            None => (t, None),
-        };
-        let value = match attached {
-            Some(v) => Some(Word::lit(v)),
-            None if with_value.iter().any(|o| o == name) => {
-                i += 1;
-                words.get(i).copied()
-            }
-            None => None,
-        };
-        global(&mut g, name, value, attached.is_none().then_some(i));
-        i += 1;
-    }
-    (g, i)
-}
-
-/// Notes one global option; `at` is the index of its separate value word.
-fn global(g: &mut Globals, name: &str, value: Option<Word<'_>>, at: Option<usize>) {
-    let known = &rules::raw().globals;
-    match name {
-        "-c" | "--config-env" => match value.and_then(|v| v.text) {
-            Some(kv) => {
-                let key = kv.split('=').next().unwrap_or(kv);
-                g.problems.extend(super::config::key_problem(key));
-            }
-            None => g.problems.push(format!(
-                "`{name}` sets configuration only known at run time"
-            )),
-        },
-        "-C" | "--git-dir" | "--work-tree" => match (value, at) {
-            (Some(_), Some(at)) => g.repo_words.push(at),
-            (Some(v), None) => g.repo_attached.push(v.raw.to_owned()),
-            _ => {}
-        },
-        "--exec-path" => match value {
-            Some(v) => g.exec_path = Some(v.raw.to_owned()),
-            None => g.info = true,
-        },
-        n if known.info.iter().any(|o| o == n) => g.info = true,
-        n if known.flags.iter().any(|o| o == n) => {}
-        n => g
-            .problems
-            .push(format!("`{n}` is not a git option plangate knows")),
-    }
-}
-
 /// Judges `git WORDS…` (the words after `git`); every command is
 /// unclassifiable when the rules file does not load.
 pub fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
@@ -118,15 +47,18 @@ pub fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
 /// Why one of the global options is one plangate does not know, if one is:
 /// for the `not_examples` of the rules' globals.
 pub(super) fn unknown_global(words: &[Word<'_>]) -> Option<String> {
-    globals(words).0.problems.into_iter().next()
+    parse_words(&rules::raw().globals, words, 0).unreadable()
 }
 
 /// [`classify_command`] without the check of the rules file (its examples use it).
 pub(super) fn judge_words(words: &[Word<'_>]) -> CommandVerdict {
-    let (g, at) = globals(words);
-    let rest = words.get(at..).unwrap_or(&[]);
+    let g = parse_words(&rules::raw().globals, words, 0);
+    let rest = &words[g.first_at.unwrap_or(words.len())..];
+    let exec = g.options.iter().find(|o| o.name == "--exec-path");
     let mut v = match rest.first() {
-        _ if g.info => verdict(Risk::Safe, "git only prints its version, help or paths"),
+        _ if g.has(Tag::Info) || exec.is_some_and(|o| o.value.is_none()) => {
+            verdict(Risk::Safe, "git only prints its version, help or paths")
+        }
         None => verdict(Risk::Safe, "git without a subcommand only prints its usage"),
         Some(w) => match w.text {
             Some(sub) => subcommand(sub, &rest[1..]),
@@ -136,18 +68,40 @@ pub(super) fn judge_words(words: &[Word<'_>]) -> CommandVerdict {
             ),
         },
     };
-    if let Some(dir) = g.exec_path.filter(|_| !rest.is_empty()) {
+    if let Some(dir) = exec
+        .and_then(|o| o.value.as_ref())
+        .filter(|_| !rest.is_empty())
+    {
         v = v.cannot_judge(format!(
             "`--exec-path={dir}` makes git run programs from that directory"
         ));
     }
-    for why in g.problems {
-        v = v.cannot_judge(why);
+    let nul = g
+        .refused
+        .first()
+        .map(|_| "an argument contains a NUL byte".to_owned());
+    let runtime = rest
+        .first()
+        .filter(|w| w.text.is_none() && w.raw.starts_with('-'));
+    let runtime = runtime.map(|w| format!("`{}` is only known at run time", w.raw));
+    let unknown = g
+        .unreadable()
+        .map(|w| format!("{w} before the git subcommand"));
+    for why in [unknown, risk::config_problem(&g, "git"), nul, runtime] {
+        v = why.map_or(v.clone(), |why| v.cannot_judge(why));
+    }
+    let (mut repo_words, mut repo_attached) = (Vec::new(), Vec::new());
+    for o in g.options.iter().filter(|o| o.tag == Tag::Repo) {
+        match (o.tokens.len(), &o.value) {
+            (2, _) => repo_words.push(o.at + 1),
+            (_, Some(v)) => repo_attached.push(v.clone()),
+            _ => {}
+        }
     }
     CommandVerdict {
         verdict: v,
-        repo_words: g.repo_words,
-        repo_attached: g.repo_attached,
+        repo_words,
+        repo_attached,
     }
 }
 
@@ -170,7 +124,7 @@ fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {
         }
         return risk::finish(v, sub, &p);
     }
-    if let Some(v) = other::judge(sub, words) {
+    if let Some(v) = other(sub, words) {
         return v;
     }
     verdict(Risk::Moderate, format!("git {sub} is not judged")).cannot_judge(format!(
@@ -182,7 +136,7 @@ fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {
 /// word that can only be a path (`.`, `./x`, `../x`, `:/x`, a glob, `x/`)
 /// discards changes like `git checkout -- X`.
 fn checkout_names_a_path(p: &Parsed) -> bool {
-    let creates = p.has(super::Tag::NewBranch) || p.has(super::Tag::ResetBranch);
+    let creates = p.has(Tag::NewBranch) || p.has(Tag::ResetBranch);
     if creates || p.dashdash {
         return false;
     }
@@ -194,4 +148,32 @@ fn checkout_names_a_path(p: &Parsed) -> bool {
             || w.ends_with('/')
             || w.contains(['*', '?', '['])
     })
+}
+
+/// Judges `git NAME words...` for a subcommand the tool does not run by its
+/// entry's cases, then the rules' `[[raise]]` rows; None when the file does
+/// not know it. The entry of `NAME VERB` (`remote add`) wins when VERB is the
+/// first word that is not an option, as git reads it: the first word, or one
+/// after options of NAME's own entry (`git remote -v add`, `git config --global get`).
+fn other(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
+    let entry = |n: &str| rules::raw().sub(n).filter(|s| s.rule != "operation");
+    let parent = entry(name);
+    let p = parse_words(parent.unwrap_or(&Sub::default()), words, 0);
+    let at = p.first_at.filter(|&at| at == 0 || parent.is_some());
+    let at = at.filter(|_| p.runtime_positionals.first() != Some(&0));
+    let verb = at.and_then(|at| Some((at, entry(&format!("{name} {}", p.positionals.first()?))?)));
+    let (sub, p) = match verb {
+        Some((at, v)) => {
+            let rest = words.iter().enumerate().filter(|(i, _)| *i != at);
+            (
+                v,
+                parse_words(v, &rest.map(|(_, w)| *w).collect::<Vec<_>>(), 0),
+            )
+        }
+        None => (parent?, p),
+    };
+    let shown = sub.name.as_str();
+    // Every entry's last case holds (the loader checks it); None is fail-close.
+    let (_, v) = risk::case(sub, shown, &p, Extra::default())?;
+    Some(risk::finish(risk::raise(v, shown, &p), shown, &p))
 }

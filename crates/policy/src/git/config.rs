@@ -7,28 +7,26 @@
 
 use super::rules;
 
-/// Whether `key` (lowercase) matches `pattern`: equal, or with a `*` that
-/// stands for any part of at least nothing (`branch.*.remote`, `alias.*`).
-fn matches(pattern: &str, key: &str) -> bool {
-    match pattern.split_once('*') {
+/// Whether `key` (lowercase) matches one of `patterns`: equal, or with a `*`
+/// that stands for any part of at least nothing (`branch.*.remote`, `alias.*`).
+fn any(patterns: &[String], key: &str) -> bool {
+    patterns.iter().any(|p| match p.split_once('*') {
         Some((head, tail)) => {
             key.len() >= head.len() + tail.len() && key.starts_with(head) && key.ends_with(tail)
         }
-        None => pattern == key,
-    }
+        None => p == key,
+    })
 }
 
-fn any(patterns: &[String], key: &str) -> bool {
-    patterns.iter().any(|p| matches(p, key))
+/// `f(key)`, or why no key can be judged when the rules file does not load.
+fn checked(key: &str, f: fn(&str) -> Option<String>) -> Option<String> {
+    super::checked().map_or_else(|e| Some(e.to_owned()), |_| f(key))
 }
 
 /// Why setting `key` cannot be judged, or None when it is harmless (every
 /// key cannot be judged when the rules file does not load).
 pub fn judge_key(key: &str) -> Option<String> {
-    match super::checked() {
-        Ok(_) => key_problem(key),
-        Err(e) => Some(e.to_owned()),
-    }
+    checked(key, key_problem)
 }
 
 /// [`judge_key`] without the check of the rules file, for the rules' own use.
@@ -50,18 +48,11 @@ pub(super) fn key_problem(key: &str) -> Option<String> {
 /// keys [`judge_key`] accepts and those `git init` and `git clone` write.
 /// `key` is `section.key` or `section.subsection.key`.
 pub fn judge_stored_key(key: &str) -> Option<String> {
-    match super::checked() {
-        Ok(_) => stored_problem(key),
-        Err(e) => Some(e.to_owned()),
-    }
+    checked(key, stored_problem)
 }
 
 /// [`judge_stored_key`] without the check of the rules file.
 pub(super) fn stored_problem(key: &str) -> Option<String> {
-    let why = key_problem(key)?;
-    let lower = key.to_ascii_lowercase();
-    if any(&rules::raw().config.layout, &lower) {
-        return None;
-    }
-    Some(why)
+    let layout = &rules::raw().config.layout;
+    key_problem(key).filter(|_| !any(layout, &key.to_ascii_lowercase()))
 }

@@ -4,14 +4,15 @@
 //! same risk by either route.
 //!
 //! - [`rules`]: the rules file `crates/policy/src/rules/git.toml` (subcommands,
-//!   their options, global options, configuration keys), loaded and checked;
-//! - `op`: the subcommands the tool runs ([`GitOperation`]);
-//! - [`options`]: what an option means, and the tool's operations' tables;
-//! - [`abbrev`]: abbreviated long options, resolved as git resolves them;
-//! - [`parse`]: reading arguments with a table;
-//! - [`risk`] and [`push`]: the risk of those subcommands;
-//! - [`command`]: a whole `git …` command line (global options, `-c`), for bash;
-//! - [`other`]: the subcommands the tool does not run (rebase, clean, tag, ...);
+//!   their options and what each means, global options, configuration keys),
+//!   loaded and checked;
+//! - here: the subcommands the tool runs ([`GitOperation`]), their entries,
+//!   and the check of the rules' examples;
+//! - [`parse`]: reading arguments with a table (abbreviated long options
+//!   resolved as git resolves them);
+//! - [`risk`] and [`push`]: a subcommand's risk, from its entry's cases;
+//! - [`command`]: a whole `git …` command line (global options, `-c`), for
+//!   bash, and the subcommands the tool does not run (rebase, clean, tag, ...);
 //! - [`config`]: configuration keys, harmless or making git run programs.
 //!
 //! Three kinds of option: known ones (judged, passed on as written); refused
@@ -22,26 +23,80 @@
 //!
 //! No I/O here.
 
-pub mod abbrev;
 pub mod command;
 pub mod config;
-mod op;
-pub mod options;
-pub mod other;
 pub mod parse;
 pub mod push;
 pub mod risk;
 pub mod rules;
 
+pub use GitOperation as Op;
 pub use command::classify_command;
-pub use op::GitOperation;
-pub use op::GitOperation as Op;
-pub use options::Tag;
 pub use parse::{Parsed, Word};
 pub use push::{PushTarget, push_target};
 pub use risk::Extra;
+pub use rules::Tag;
 
 use crate::model::Risk;
+use rules::{FILE, Sub};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// The operations of the `git` tool (design 002, 2.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GitOperation {
+    /// `git status` (read-only).
+    Status,
+    /// `git diff` (read-only).
+    Diff,
+    /// `git log` (read-only).
+    Log,
+    /// `git add` (`files`, default all changes).
+    Add,
+    /// `git commit -m commit_message` (`files` to commit only those).
+    Commit,
+    /// `git push` (dangerous with `force` or to the default branch).
+    Push,
+    /// `git pull --ff-only` unless `args` say otherwise.
+    Pull,
+    /// `git branch` (lists without args; creates, deletes with args).
+    Branch,
+    /// `git checkout`.
+    Checkout,
+    /// `git stash`.
+    Stash,
+    /// `git reset` (dangerous with `--hard` or `force`).
+    Reset,
+}
+
+impl GitOperation {
+    /// The git subcommand (the variants' order).
+    pub fn as_str(self) -> &'static str {
+        const NAMES: [&str; 11] = [
+            "status", "diff", "log", "add", "commit", "push", "pull", "branch", "checkout",
+            "stash", "reset",
+        ];
+        NAMES[self as usize]
+    }
+}
+
+/// The entry of an operation (and stash subcommand) in the rules: `stash
+/// push` when stash names none; one without options or cases for a stash
+/// subcommand the file does not list.
+pub fn tables(op: Op, stash_sub: Option<&str>) -> &'static Sub {
+    static NONE: std::sync::OnceLock<Sub> = std::sync::OnceLock::new();
+    let name = match op {
+        Op::Stash => format!("stash {}", stash_sub.unwrap_or("push")),
+        _ => op.as_str().to_owned(),
+    };
+    (rules::raw().sub(&name)).unwrap_or_else(|| NONE.get_or_init(Sub::default))
+}
+
+/// Stash subcommands plangate knows.
+pub fn stash_subs() -> Vec<&'static str> {
+    rules::verbs("stash")
+}
 
 /// The verdict on a git step or command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,7 +157,7 @@ pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
     } else {
         None
     };
-    let t = options::tables(op, stash_sub.as_deref());
+    let t = tables(op, stash_sub.as_deref());
     let start = usize::from(stash_sub.is_some());
     let mut p = parse::parse_words(t, words, start);
     p.stash_sub = stash_sub;
@@ -131,39 +186,36 @@ pub struct Request<'a> {
 /// ambiguous one makes it unclassifiable (and so does a rules file that
 /// does not load).
 pub fn classify(r: &Request<'_>) -> Verdict {
-    let v = classify_unchecked(r);
+    let p = parse(r.op, r.args);
+    let (force, dry_run, has_files) = (r.force, r.dry_run, r.has_files);
+    let mut v = risk::judge(
+        r.op,
+        &p,
+        Extra {
+            force,
+            dry_run,
+            has_files,
+        },
+    );
+    let op = r.op.as_str();
+    if let Some((i, why)) = p.refused.first() {
+        v.blocked = Some(format!("`{}` {}", r.args[*i], rules::refusal(why).0));
+        v.risk = Risk::Dangerous;
+    } else if let Some(why) = p.unreadable() {
+        v = v.cannot_judge(format!(
+            "{why} for git {op}, so it cannot judge what it does"
+        ));
+    } else if let Some(why) = risk::unknown_stash_sub(r.op, &p) {
+        v = v.cannot_judge(why);
+    }
     match checked() {
         Ok(_) => v,
         Err(e) => v.cannot_judge(e.to_owned()),
     }
 }
 
-fn classify_unchecked(r: &Request<'_>) -> Verdict {
-    let p = parse(r.op, r.args);
-    let extra = Extra {
-        force: r.force,
-        dry_run: r.dry_run,
-        has_files: r.has_files,
-    };
-    let mut v = risk::judge(r.op, &p, extra);
-    if let Some((i, why)) = p.refused.first() {
-        v.blocked = Some(format!("`{}` {}", r.args[*i], why.why()));
-        v.risk = Risk::Dangerous;
-    } else if let Some(why) = p.unreadable() {
-        v = v.cannot_judge(format!(
-            "{why} for git {}, so it cannot judge what it does",
-            r.op.as_str()
-        ));
-    } else if let Some(why) = risk::unknown_stash_sub(r.op, &p) {
-        v = v.cannot_judge(why);
-    }
-    v
-}
-
 // The rules' examples, run through the classifier (here, above the files
 // they call, so that no file of this folder depends on one that depends on it).
-
-use rules::{FILE, Sub};
 
 /// The label a verdict gets in examples.
 pub fn label(v: &Verdict) -> &'static str {
@@ -177,93 +229,74 @@ pub fn label(v: &Verdict) -> &'static str {
 /// Runs every example of `r` through the classifier (which reads the
 /// loaded rules: `r` is them, except in the tests of this checker).
 fn check_examples(r: &rules::Rules) -> Result<(), String> {
-    for s in &r.subs {
-        let at = format!("{FILE}: subcommand `{}`", s.name);
-        if s.rule == rules::Rule::Custom && other::custom(&s.name).is_none() {
-            return Err(format!("{at}: no custom rule of that name in other.rs"));
+    for s in r.subs.iter().filter(|s| s.rule == "operation") {
+        if command::tool_op(s.name.split(' ').next().unwrap_or_default()).is_none() {
+            let e = "not an operation of the git tool";
+            return Err(format!("{FILE}: subcommand `{}`: {e}", s.name));
         }
-        if s.rule == rules::Rule::Operation
-            && command::tool_op(rules::first_word(&s.name)).is_none()
-        {
-            return Err(format!("{at}: not an operation of the git tool"));
-        }
+    }
+    fn lits(line: &str) -> Vec<Word<'_>> {
+        line.split_whitespace().map(Word::lit).collect()
     }
     for (entry, examples, not_examples) in &r.examples {
         let at = |e: &str, why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
-        let sub = entry
-            .strip_prefix("subcommand `")
-            .and_then(|n| r.sub(n.trim_end_matches('`')));
+        let sub = entry.strip_prefix("subcommand `");
+        let sub = sub.and_then(|n| r.sub(n.trim_end_matches('`')));
+        // `line` after the entry's name, read with its table (none for the global options).
+        let parsed = |line: &str| match sub {
+            Some(s) if line == s.name || line.starts_with(&format!("{} ", s.name)) => {
+                let after = &lits(line)[s.name.split(' ').count()..];
+                Ok(Some(parse::parse_words(s, after, 0)))
+            }
+            Some(s) => Err(at(line, format!("it does not start with `{}`", s.name))),
+            None => Ok(None),
+        };
         let mut decided = std::collections::BTreeSet::new();
         for e in examples {
             let (want, line) = e
                 .split_once(": ")
-                .ok_or_else(|| at(e, "write `LABEL: LINE`".to_owned()))?;
-            let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
-            let v = command::judge_words(&words).verdict;
+                .ok_or_else(|| at(e, "write `LABEL: LINE`".into()))?;
+            let v = command::judge_words(&lits(line)).verdict;
             if label(&v) != want {
-                return Err(at(
-                    e,
-                    format!("the classifier says {} ({})", label(&v), v.reason),
-                ));
+                let (got, why) = (label(&v), &v.reason);
+                return Err(at(e, format!("the classifier says {got} ({why})")));
             }
-            if let Some(s) = sub {
-                let p =
-                    parse::parse_words(s, after_name(s, line, &words).map_err(|w| at(e, w))?, 0);
+            if let (Some(s), Some(p)) = (sub, parsed(line)?) {
                 decided.extend(risk::case(s, &s.name, &p, Extra::default()).map(|(i, _)| i));
             }
         }
-        let cases = sub.map_or(0, |s| s.own);
-        if let Some(i) = (0..cases).find(|i| !decided.contains(i)) {
+        if let Some(i) = (0..sub.map_or(0, |s| s.own)).find(|i| !decided.contains(i)) {
+            let case = i + 1;
             return Err(format!(
-                "{FILE}: {entry}: no example is decided by its case {}",
-                i + 1
+                "{FILE}: {entry}: no example is decided by its case {case}"
             ));
         }
         for line in not_examples {
-            let words: Vec<Word<'_>> = line.split_whitespace().map(Word::lit).collect();
-            let unknown = match sub {
-                Some(s) => {
-                    parse::parse_words(s, after_name(s, line, &words).map_err(|w| at(line, w))?, 0)
-                        .unreadable()
-                }
-                None => command::unknown_global(&words),
-            };
-            if unknown.is_none() {
-                return Err(format!(
-                    "{FILE}: {entry}: not_example `{line}`: every option of it is known"
-                ));
+            let global = || command::unknown_global(&lits(line));
+            if parsed(line)?
+                .map_or_else(global, |p| p.unreadable())
+                .is_none()
+            {
+                let e = format!("not_example `{line}`: every option of it is known");
+                return Err(format!("{FILE}: {entry}: {e}"));
             }
         }
     }
     for e in &r.config.stored_examples {
+        let at = format!("{FILE}: config: stored example `{e}`");
         let (want, key) = e
             .split_once(": ")
-            .ok_or_else(|| format!("{FILE}: config: stored example `{e}`: write `LABEL: KEY`"))?;
+            .ok_or_else(|| format!("{at}: write `LABEL: KEY`"))?;
         let got = match config::stored_problem(key) {
             None => "harmless",
             Some(w) if w.contains("run a program") => "runs",
             Some(_) => "unknown",
         };
         if got != want {
-            return Err(format!(
-                "{FILE}: config: stored example `{e}`: the classifier says {got}"
-            ));
+            return Err(format!("{at}: the classifier says {got}"));
         }
     }
     Ok(())
-}
-
-/// The words of `line` after the name of `s`, or why it does not start with it.
-fn after_name<'a, 'w>(
-    s: &Sub,
-    line: &str,
-    words: &'a [Word<'w>],
-) -> Result<&'a [Word<'w>], String> {
-    let name = &s.name;
-    if line != name && !line.starts_with(&format!("{name} ")) {
-        return Err(format!("it does not start with `{name}`"));
-    }
-    Ok(&words[name.split(' ').count()..])
 }
 
 /// The rules once their examples are checked (once per process), or why

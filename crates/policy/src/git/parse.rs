@@ -2,17 +2,15 @@
 //! (with their values and the tokens that wrote them), refused ones, unknown
 //! and ambiguous ones, positionals and paths. Short options may be bundled
 //! (`-fu`) and take attached values (`-n5`); long options may be abbreviated
-//! where git accepts it ([`super::abbrev`]).
+//! where git accepts it, resolved as git's parse-options resolves them
+//! ([`resolve`]).
 //!
 //! Words come from a plan's `args` (always literal) or from a bash command
 //! line, where a word may only be known at run time: such a word is read as a
 //! positional, and noted as a possible option when nothing written before it
 //! rules that out.
 
-use super::abbrev::{self, Resolved};
-use super::options::{Refusal, Tag, Takes};
-use super::rules::Sub;
-use super::rules::{Meaning, OptSpec};
+use super::rules::{Meaning, OptSpec, Sub, Tag, Takes};
 
 /// One argument: its value when known, and how it is written (for reasons).
 #[derive(Debug, Clone, Copy)]
@@ -30,11 +28,6 @@ impl<'a> Word<'a> {
             text: Some(s),
             raw: s,
         }
-    }
-
-    /// The value, or the word as written when it is only known at run time.
-    fn value(&self) -> String {
-        self.text.unwrap_or(self.raw).to_owned()
     }
 
     /// Whether a run-time value could start with `-`: nothing literal precedes the expansion.
@@ -73,6 +66,8 @@ pub struct Parsed {
     pub options: Vec<Opt>,
     /// Positional arguments before `--`.
     pub positionals: Vec<String>,
+    /// The index of the word of the first positional.
+    pub first_at: Option<usize>,
     /// Indexes in `positionals` of words only known at run time.
     pub runtime_positionals: Vec<usize>,
     /// Paths after `--`.
@@ -85,8 +80,8 @@ pub struct Parsed {
     pub ambiguous: Vec<(String, Vec<String>)>,
     /// Words only known at run time where an option could be.
     pub runtime_options: Vec<String>,
-    /// (index in `args`, why) of refused options.
-    pub refused: Vec<(usize, Refusal)>,
+    /// (index in `args`, `[refusals]` row) of refused options.
+    pub refused: Vec<(usize, String)>,
 }
 
 impl Parsed {
@@ -135,9 +130,29 @@ impl Parsed {
     }
 }
 
-/// The option of this full name in the tables.
-fn find<'a>(t: &'a Sub, name: &str) -> Option<&'a OptSpec> {
-    t.options.iter().find(|s| s.name == name)
+/// The option a long name (`--forc`, without `=value`) means, as git's
+/// parse-options resolves it: an exact name wins; otherwise, where the
+/// subcommand accepts abbreviations, the prefix of exactly one option means
+/// it, and the prefix of several is ambiguous: `Err` with them, sorted (git
+/// refuses it and does nothing; plangate calls it unclassifiable). Prefixes of
+/// `--no-` (`--n`, `--no`, `--no-`) are always ambiguous: git reads them as
+/// the negation of every option.
+fn resolve<'a>(t: &'a Sub, name: &str) -> Result<Option<&'a OptSpec>, Vec<String>> {
+    let long = t.options.iter().filter(|o| o.name.starts_with("--"));
+    if let Some(o) = long.clone().find(|o| o.name == name) {
+        return Ok(Some(o));
+    }
+    if !t.abbrev || name.len() <= 2 {
+        return Ok(None);
+    }
+    let mut found: Vec<&OptSpec> = long.filter(|o| o.name.starts_with(name)).collect();
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    found.dedup_by(|a, b| a.name == b.name);
+    match found[..] {
+        [o] if !"--no-".starts_with(name) => Ok(Some(o)),
+        [] if !"--no-".starts_with(name) => Ok(None),
+        _ => Err(found.iter().map(|o| o.name.clone()).collect()),
+    }
 }
 
 /// Reads `words[start..]` with the tables.
@@ -147,6 +162,15 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
     let mut options_done = false;
     while i < words.len() {
         let w = words[i];
+        let positional = w
+            .text
+            .is_none_or(|a| options_done || !a.starts_with('-') || a == "-");
+        if positional {
+            p.first_at.get_or_insert(i);
+            if t.stops {
+                break; // the global options end at the subcommand
+            }
+        }
         let Some(a) = w.text else {
             if !options_done && w.may_be_option() {
                 p.runtime_options.push(w.raw.to_owned());
@@ -157,8 +181,13 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
             continue;
         };
         if a.contains('\0') {
-            p.refused.push((i, Refusal::Nul));
-        } else if options_done || !a.starts_with('-') || a == "-" {
+            p.refused.push((i, "nul".to_owned()));
+        } else if t.stops
+            && (matches!(a, "--" | "--end-of-options") || !a.starts_with("--") && a.len() > 2)
+        {
+            // Git's global options are whole words: not `-pP`, `-Cdir`, `--`.
+            p.unknown.push(a.to_owned());
+        } else if positional {
             if options_done && p.dashdash && t.paths {
                 p.paths.push(a.to_owned());
             } else {
@@ -169,8 +198,6 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
             options_done = true;
         } else if a == "--end-of-options" {
             options_done = true;
-        } else if a.starts_with("--") {
-            i = long_option(t, words, i, &mut p);
         } else if t.counts && a[1..].chars().all(|c| c.is_ascii_digit()) {
             p.options.push(Opt {
                 name: "-n".to_owned(),
@@ -180,143 +207,91 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
                 at: i,
             });
         } else {
-            i = short_bundle(t, words, i, &mut p);
+            i = option(t, words, i, &mut p);
         }
         i += 1;
     }
     p
 }
 
-/// Reads the long option at `words[i]`; returns the index of the last word it used.
-fn long_option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
+/// Reads the option at `words[i]`: a long one (`--name`, `--name=v`, maybe
+/// abbreviated), or short ones, possibly bundled (`-fu`), the last maybe
+/// with an attached value (`-n5`, `-bname`). Returns the index of the last
+/// word used.
+fn option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
     let a = words[i].text.unwrap_or_default();
-    let (written, attached) = match a.split_once('=') {
-        Some((n, v)) => (n, Some(v)),
-        None => (a, None),
-    };
-    let next = words.get(i + 1);
-    let names = t.options.iter().map(|s| s.name.as_str());
-    let spec = match abbrev::resolve(written, names, t.abbrev) {
-        Resolved::Option(full) => find(t, full),
-        Resolved::Ambiguous(c) => {
-            let c = c.into_iter().map(str::to_owned).collect();
-            p.ambiguous.push((a.to_owned(), c));
-            return i;
-        }
-        Resolved::Unknown => None,
-    };
-    let Some(OptSpec {
-        name: full,
-        takes,
-        meaning,
-    }) = spec
-    else {
-        p.unknown.push(a.to_owned());
-        return i;
-    };
-    let (full, takes) = (full.as_str(), *takes);
-    match *meaning {
-        Meaning::Refused(why) => {
-            p.refused.push((i, why));
-            i + usize::from(takes == Takes::Value && attached.is_none())
-        }
-        Meaning::Known(tag) => {
-            let (value, used_next) = match (takes, attached) {
-                (Takes::No, Some(_)) => {
-                    p.unknown.push(a.to_owned());
+    let long = a.starts_with("--");
+    let first_new = p.options.len();
+    let mut bundle = a[1..].chars();
+    let mut last = i;
+    loop {
+        let (spec, attached) = if long {
+            let (written, attached) = a.split_once('=').map_or((a, None), |(n, v)| (n, Some(v)));
+            match resolve(t, written) {
+                Ok(spec) => (spec, attached),
+                Err(c) => {
+                    p.ambiguous.push((a.to_owned(), c));
                     return i;
                 }
-                (Takes::No, None) | (Takes::Attached, None) => (None, false),
-                (_, Some(v)) => (Some(v.to_owned()), false),
-                (Takes::Value, None) => (next.map(Word::value), next.is_some()),
-                (Takes::LastArg, None) => match next.and_then(|n| n.text) {
-                    Some(n) if !n.starts_with('-') => (Some(n.to_owned()), true),
-                    _ => (None, false),
-                },
-            };
-            let mut tokens = vec![match attached {
-                Some(v) => format!("{full}={v}"),
-                None => full.to_owned(),
-            }];
-            if used_next {
-                tokens.extend(next.map(|n| n.raw.to_owned()));
             }
-            p.options.push(Opt {
-                name: full.to_owned(),
-                value,
-                tag,
-                tokens,
-                at: i,
-            });
-            i + usize::from(used_next)
-        }
-    }
-}
-
-/// Reads short options, possibly bundled (`-fu`), possibly with a value
-/// (`-n5`, `-bname`); returns the index of the last word used.
-fn short_bundle(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
-    let a = words[i].text.unwrap_or_default();
-    let next = words.get(i + 1);
-    let chars: Vec<char> = a[1..].chars().collect();
-    let first_new = p.options.len();
-    let mut k = 0;
-    let mut consumed_next = false;
-    while k < chars.len() {
-        let name = format!("-{}", chars[k]);
-        let rest: String = chars[k + 1..].iter().collect();
-        let Some(spec) = find(t, &name) else {
+        } else if let Some(c) = bundle.next() {
+            let rest = Some(bundle.as_str()).filter(|r| !r.is_empty());
+            let name = format!("-{c}");
+            (t.options.iter().find(|o| o.name == name), rest)
+        } else {
+            break;
+        };
+        let Some(spec) = spec else {
             p.unknown.push(a.to_owned());
             return i;
         };
-        let (takes, tag) = match spec.meaning {
+        let tag = match &spec.meaning {
             Meaning::Refused(why) => {
-                p.refused.push((i, why));
-                return i + usize::from(spec.takes == Takes::Value && rest.is_empty());
+                p.refused.push((i, why.clone()));
+                return i + usize::from(spec.takes == Takes::Value && attached.is_none());
             }
-            Meaning::Known(tag) => (spec.takes, tag),
+            Meaning::Known(tag) => *tag,
         };
-        let value = match takes {
-            Takes::No => {
-                p.options.push(short(name, None, tag, i));
-                k += 1;
-                continue;
+        let takes = spec.takes;
+        let next = words.get(i + 1).filter(|n| {
+            takes == Takes::Value
+                || takes == Takes::LastArg && n.text.is_some_and(|n| !n.starts_with('-'))
+        });
+        let value = match (takes, attached) {
+            (Takes::No, Some(_)) if long => {
+                p.unknown.push(a.to_owned());
+                return i;
             }
-            Takes::Attached => (!rest.is_empty()).then_some(rest),
-            Takes::Value | Takes::LastArg => {
-                let next_is_value = takes == Takes::Value
-                    || next
-                        .and_then(|n| n.text)
-                        .is_some_and(|n| !n.starts_with('-'));
-                if !rest.is_empty() {
-                    Some(rest)
-                } else if next_is_value {
-                    consumed_next = next.is_some();
-                    next.map(Word::value)
-                } else {
-                    None
-                }
-            }
+            (Takes::No, _) | (Takes::Attached, None) => None,
+            (_, Some(v)) => Some(v.to_owned()),
+            (_, None) => next.map(|n| n.text.unwrap_or(n.raw).to_owned()),
         };
-        p.options.push(short(name, value, tag, i));
-        break;
+        last += usize::from(attached.is_none() && value.is_some());
+        let tokens = match (long, attached) {
+            (false, _) => Vec::new(),
+            (true, Some(v)) => vec![format!("{}={v}", spec.name)],
+            (true, None) => std::iter::once(spec.name.clone())
+                .chain(next.filter(|_| last > i).map(|n| n.raw.to_owned()))
+                .collect(),
+        };
+        let (name, at) = (spec.name.clone(), i);
+        p.options.push(Opt {
+            name,
+            value,
+            tag,
+            tokens,
+            at,
+        });
+        if long || takes != Takes::No {
+            break;
+        }
     }
-    let last = i + usize::from(consumed_next);
-    // The whole bundle is kept as written, on the bundle's last option.
-    if p.options.len() > first_new
+    // A bundle is kept as written, on its last option.
+    if !long
+        && p.options.len() > first_new
         && let Some(o) = p.options.last_mut()
     {
         o.tokens = words[i..=last].iter().map(|w| w.raw.to_owned()).collect();
     }
     last
-}
-
-fn short(name: String, value: Option<String>, tag: Tag, at: usize) -> Opt {
-    Opt {
-        name,
-        value,
-        tag,
-        tokens: Vec::new(),
-        at,
-    }
 }

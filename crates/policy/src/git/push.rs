@@ -3,8 +3,8 @@
 //! commit, a pattern, a word only known at run time); the `push` entry of the
 //! rules file says how risky each is.
 
-use super::options::Tag;
 use super::parse::Parsed;
+use super::rules::Tag;
 
 /// Branch names taken as a remote's default branch when the remote's own is unknown.
 pub const DEFAULT_BRANCHES: &[&str] = &["main", "master"];

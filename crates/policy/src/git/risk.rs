@@ -3,12 +3,13 @@
 //! the bash classifier both call [`judge`] for the tool's operations, so an
 //! operation has the same risk by either route.
 
-use super::options::{InBash, Tag, stash_subs, tables};
+use super::config::key_problem;
 use super::parse::Parsed;
 use super::push::{DEFAULT_BRANCHES, push_target};
-use super::rules::{self, Atom, Sub};
-use super::{Op, Verdict, verdict};
+use super::rules::{self, Atom, Case, Sub, Tag};
+use super::{Op, Verdict, stash_subs, tables, verdict};
 use crate::model::Risk;
+use std::collections::BTreeMap;
 
 /// What the risk rules need besides the parsed arguments.
 #[derive(Debug, Clone, Copy, Default)]
@@ -32,77 +33,130 @@ pub fn read_only(op: Op, p: &Parsed) -> bool {
 pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
     let sub = (op == Op::Stash).then(|| p.stash_sub.as_deref().unwrap_or("push"));
     let shown = sub.map_or_else(|| op.as_str().to_owned(), |s| format!("stash {s}"));
-    case(tables(op, sub), &shown, p, x).map_or_else(
-        || {
-            verdict(
-                Risk::Moderate,
-                format!("git {shown} changes the working tree"),
-            )
-        },
-        |(_, v)| v,
-    )
+    let changes = || {
+        verdict(
+            Risk::Moderate,
+            format!("git {shown} changes the working tree"),
+        )
+    };
+    case(tables(op, sub), &shown, p, x).map_or_else(changes, |(_, v)| v)
 }
 
-/// The verdict of the first case of `sub` whose condition holds.
-/// (and its index, for the check that every case has an example).
-pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usize, Verdict)> {
+/// The facts a condition may name (`rules::FACTS`) that hold, each with the
+/// text a reason's `{fact}` shows; `{name}` (the entry) and `{key}` (the first
+/// positional: the key `git config` sets) are always there.
+pub(super) fn facts(p: &Parsed, x: Extra, shown: &str) -> [(&'static str, Option<String>); 13] {
     let t = push_target(p);
     let default = t
         .branches
         .iter()
         .find(|b| DEFAULT_BRANCHES.contains(&b.as_str()));
-    let holds = |a: &Atom| match a {
-        Atom::Tag(Tag::Force) if x.force => true,
-        Atom::Tag(Tag::DryRun) if x.dry_run => true,
-        Atom::Tag(tag) => p.has(*tag),
-        Atom::Name(n, None) => p.has_name(n),
-        Atom::Name(n, Some(v)) => p
-            .options
-            .iter()
-            .any(|o| o.name == *n && o.value.as_deref() == Some(v)),
-        Atom::Args('<', n) => p.positionals.len() < *n,
-        Atom::Args('>', n) => p.positionals.len() > *n,
-        Atom::Args(_, n) => p.positionals.len() == *n,
-        Atom::Paths => !p.paths.is_empty(),
-        Atom::Files => x.has_files,
-        Atom::PlusRefspec => p.positionals.iter().skip(1).any(|s| s.starts_with('+')),
-        Atom::PushForced => t.forced,
-        Atom::PushDeletes => t.deletes,
-        Atom::PushUnknown => t.unknown.is_some(),
-        Atom::PushDefault => default.is_some(),
-        Atom::PushBranches => !t.branches.is_empty(),
-    };
-    let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| {
-        c.when.is_empty()
-            || c.when
-                .iter()
-                .any(|all| all.iter().all(|(neg, a)| holds(a) != *neg))
-    })?;
-    let fill = |text: &str| {
+    let key = p.positionals.first().map_or("", String::as_str);
+    let yes = |b: bool| b.then(String::new);
+    let plus = p.positionals.iter().skip(1).any(|s| s.starts_with('+'));
+    [
+        ("name", Some(shown.to_owned())),
+        ("key", Some(key.to_owned())),
+        ("paths", yes(!p.paths.is_empty())),
+        ("files", yes(x.has_files)),
+        ("plus-refspec", yes(plus)),
+        ("push-forced", yes(t.forced)),
+        ("push-deletes", yes(t.deletes)),
+        ("push-unknown", t.unknown.clone()),
+        ("push-default", default.cloned()),
+        (
+            "push-branches",
+            (!t.branches.is_empty()).then(|| t.branches.join("`, `")),
+        ),
+        ("key-runtime", yes(p.runtime_positionals.contains(&0))),
+        ("key-problem", key_problem(key)),
+        ("config-problem", config_problem(p, &format!("git {shown}"))),
+    ]
+}
+
+/// Whether the condition of `c` holds, and its reasons filled in (a `{TAG}`
+/// is the full name of the first option with that tag).
+struct Judged<'a>(&'a Parsed, Extra, BTreeMap<&'static str, String>);
+
+impl<'a> Judged<'a> {
+    fn new(p: &'a Parsed, x: Extra, shown: &str) -> Self {
+        let holding = facts(p, x, shown).into_iter();
+        Judged(p, x, holding.filter_map(|(k, v)| Some((k, v?))).collect())
+    }
+
+    fn holds(&self, c: &Case) -> bool {
+        let Judged(p, x, facts) = self;
+        let atom = |a: &Atom| match a {
+            Atom::Tag(Tag::Force) if x.force => true,
+            Atom::Tag(Tag::DryRun) if x.dry_run => true,
+            Atom::Tag(tag) => p.has(*tag),
+            Atom::Name(n, v) => {
+                (p.options.iter()).any(|o| o.name == *n && (v.is_none() || o.value == *v))
+            }
+            Atom::Args('<', n) => p.positionals.len() < *n,
+            Atom::Args('>', n) => p.positionals.len() > *n,
+            Atom::Args(_, n) => p.positionals.len() == *n,
+            Atom::Fact(f) => facts.contains_key(f),
+        };
+        c.when.is_empty() || (c.when.iter()).any(|all| all.iter().all(|(neg, a)| atom(a) != *neg))
+    }
+
+    fn fill(&self, text: &str) -> String {
         let mut out = String::new();
         let mut rest = text;
         while let Some((head, tail)) = rest.split_once('{') {
             let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
-            out.push_str(head);
-            out.push_str(&match key {
-                "name" => shown.to_owned(),
-                "push-unknown" => t.unknown.clone().unwrap_or_default(),
-                "push-default" => default.cloned().unwrap_or_default(),
-                "push-branches" => t.branches.join("`, `"),
-                tag => rules::tag_named(tag)
-                    .and_then(|t| p.named(t))
-                    .unwrap_or_default()
-                    .to_owned(),
-            });
+            let tag = rules::tag_named(key).and_then(|t| self.0.named(t));
+            out += head;
+            out += self
+                .2
+                .get(key)
+                .map_or(tag.unwrap_or_default(), String::as_str);
             rest = after;
         }
         out + rest
-    };
-    let mut v = verdict(c.risk, fill(&c.why));
-    if let Some(u) = &c.unclassifiable {
-        v = v.cannot_judge(fill(u));
     }
-    Some((at, v))
+
+    /// `v` marked unclassifiable when `c` says so.
+    fn unclassifiable(&self, v: Verdict, c: &Case) -> Verdict {
+        match &c.unclassifiable {
+            Some(u) => v.cannot_judge(self.fill(u)),
+            None => v,
+        }
+    }
+
+    /// `v` raised by `c`: to its risk with its reason when higher, and
+    /// unclassifiable when `c` says so.
+    fn raise(&self, v: Verdict, c: &Case) -> Verdict {
+        self.unclassifiable(v.at_least(c.risk, self.fill(&c.why)), c)
+    }
+}
+
+/// Why configuration an option tagged config sets (`-c key=value`) cannot be
+/// judged, if it cannot; `shown` is the command so far (`git clone`).
+pub(super) fn config_problem(p: &Parsed, shown: &str) -> Option<String> {
+    let config = p.options.iter().filter(|o| o.tag == Tag::Config);
+    let problem = config.map(|o| match o.value.as_deref() {
+        Some(kv) => key_problem(kv.split('=').next().unwrap_or(kv)),
+        None => Some(format!("{shown} {} sets unknown configuration", o.name)),
+    });
+    problem.flatten().next()
+}
+
+/// The verdict of the first case of `sub` whose condition holds
+/// (and its index, for the check that every case has an example).
+pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usize, Verdict)> {
+    let j = Judged::new(p, x, shown);
+    let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| j.holds(c))?;
+    Some((at, j.unclassifiable(verdict(c.risk, j.fill(&c.why)), c)))
+}
+
+/// Raises `v` by every `[[raise]]` row of the rules whose condition holds
+/// (for the subcommands the tool does not run).
+pub(super) fn raise(v: Verdict, shown: &str, p: &Parsed) -> Verdict {
+    let j = Judged::new(p, Extra::default(), shown);
+    let rows = rules::raw().raise.iter().filter(|c| j.holds(c));
+    rows.fold(v, |v, c| j.raise(v, c))
 }
 
 /// Why a stash subcommand cannot be judged, if it cannot.
@@ -116,21 +170,13 @@ pub fn unknown_stash_sub(op: Op, p: &Parsed) -> Option<String> {
 /// they are outside the tool, unknown or ambiguous options, and words only
 /// known at run time where an option could be.
 pub fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
-    for (_, why) in &p.refused {
-        v = match why.in_bash() {
-            InBash::Plain => v,
-            InBash::RunsConfigured => {
-                v.at_least(Risk::Moderate, format!("git {shown} {}", why.why()))
-            }
-            InBash::WritesFile => v.at_least(
-                Risk::Dangerous,
-                format!("git {shown} writes a file named on the command line"),
-            ),
-            InBash::RunsProgram => v.cannot_judge(format!(
-                "git {shown} {}, which plangate cannot judge",
-                why.why()
-            )),
-        };
+    let j = Judged::new(p, Extra::default(), shown);
+    for c in p
+        .refused
+        .iter()
+        .filter_map(|(_, name)| rules::refusal(name).1)
+    {
+        v = j.raise(v, c);
     }
     if let Some(w) = p.runtime_options.first() {
         v = v.at_least(

@@ -3,11 +3,13 @@
 //! and for each subcommand its options and its rule; each entry carries
 //! examples that the real classifier must decide as written. A file that does
 //! not parse, a malformed entry or an example decided otherwise is an error
-//! naming the file and the entry ([`checked`]): the callers then judge every
-//! git command unclassifiable (fail-close), and `cargo test` fails.
+//! naming the file and the entry ([`super::checked`]): the callers then judge
+//! every git command unclassifiable (fail-close), and `cargo test` fails.
+//! serde reads the file into these types; [`parse`] then joins each
+//! subcommand's option groups and its rule's cases, and checks what serde cannot.
 
 use crate::model::Risk;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -29,6 +31,7 @@ pub enum Takes {
 /// file, whose header says what each means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[allow(missing_docs)]
 pub enum Tag {
     Plain,
     Force,
@@ -55,78 +58,38 @@ pub enum Tag {
     OutsideRepo,
     Discards,
     Config,
+    Info,
+    Repo,
 }
 
-/// Why the `git` tool refuses an option (a plan error): its key in the
-/// rules file (`refused.NAME`, `[refusals]`), which gives its reason
-/// ([`Refusal::why`]) and its weight in a bash step ([`Refusal::in_bash`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Refusal {
-    Gpg,
-    Interactive,
-    ExtDiff,
-    Textconv,
-    WritesFile,
-    NoIndex,
-    OrderFile,
-    Message,
-    MessageFile,
-    TemplateFile,
-    RemoteProgram,
-    Editor,
-    Pager,
-    /// An argument holds a NUL byte.
-    Nul,
-}
-
-/// What a refused option of the tool amounts to in a bash step, where git
-/// runs as written and the tool's restrictions do not apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum InBash {
-    /// Nothing more than the subcommand's own risk (reads a file, sets the message).
-    Plain,
-    /// Runs programs the repository's configuration names (like its hooks): at least moderate.
-    RunsConfigured,
-    /// Runs a program written on the command line: unclassifiable.
-    RunsProgram,
-    /// Writes a file named on the command line: dangerous.
-    WritesFile,
-}
-
-/// A `[refusals]` row.
+/// A `[refusals]` row: why the `git` tool refuses the options of a
+/// `refused.NAME` list (a plan error), and how they raise a bash step's
+/// verdict, where git runs as written (none: the subcommand's own risk).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RefusalRule {
+pub struct Refusal {
     why: String,
-    in_bash: InBash,
+    #[serde(default)]
+    in_bash: Option<Case>,
 }
 
-impl Refusal {
-    /// Why the tool refuses it (fail-close when the rules do not load).
-    pub fn why(self) -> &'static str {
-        raw().refusals.get(&self).map_or("is refused", |r| &r.why)
-    }
-
-    /// What it amounts to in a bash step.
-    pub fn in_bash(self) -> InBash {
-        raw()
-            .refusals
-            .get(&self)
-            .map_or(InBash::RunsProgram, |r| r.in_bash)
-    }
+/// Why the tool refuses the options of `refused.NAME` (`nul`: an argument
+/// with a NUL byte), and how they raise a bash step's verdict.
+pub fn refusal(name: &str) -> (&'static str, Option<&'static Case>) {
+    let r = raw().refusals.get(name);
+    r.map_or(("is refused", None), |r| (&r.why, r.in_bash.as_ref()))
 }
 
 /// The file, for error messages.
 pub const FILE: &str = "crates/policy/src/rules/git.toml";
 const TEXT: &str = include_str!("../rules/git.toml");
 
-/// What an option means: a tag the risk rules read, or why the tool refuses it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What an option means: a tag the risk rules read, or the `[refusals]` row
+/// that says why the tool refuses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Meaning {
     Known(Tag),
-    Refused(Refusal),
+    Refused(String),
 }
 
 /// One option of a subcommand.
@@ -134,27 +97,25 @@ pub enum Meaning {
 pub struct OptSpec {
     /// The full name (`--force`, `-f`).
     pub name: String,
-    /// How it takes a value.
     pub takes: Takes,
-    /// What it means.
     pub meaning: Meaning,
 }
 
-/// What a subcommand does: the key of its implied cases in the rules
-/// file's `[rules]`, whose header says what each means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[allow(missing_docs)]
-pub enum Rule {
-    Operation,
-    Reads,
-    Network,
-    Writes,
-    Dangerous,
-    RunsCommands,
-    Cases,
-    Custom,
-}
+/// The facts about the arguments a condition may name besides options and
+/// counts (the rules file's header says what each means).
+pub const FACTS: &[&str] = &[
+    "paths",
+    "files",
+    "plus-refspec",
+    "push-forced",
+    "push-deletes",
+    "push-unknown",
+    "push-default",
+    "push-branches",
+    "key-runtime",
+    "key-problem",
+    "config-problem",
+];
 
 /// A fact a case's condition tests (written as in the rules file's header).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,44 +126,26 @@ pub enum Atom {
     Name(String, Option<String>),
     /// The number of positionals compared (`<`, `=`, `>`) with a number.
     Args(char, usize),
-    /// Paths after `--`.
-    Paths,
-    /// Paths given outside the arguments (the tool's `files`).
-    Files,
-    /// A refspec after the repository starts with `+`.
-    PlusRefspec,
-    /// [`super::PushTarget`]: a forced refspec, a deletion, an unknown
-    /// destination, a default branch among the destinations, any branch.
-    PushForced,
-    PushDeletes,
-    PushUnknown,
-    PushDefault,
-    PushBranches,
+    /// One of [`FACTS`].
+    Fact(&'static str),
 }
 
 /// One case of a subcommand: when any group of its condition holds (each
 /// group all of its atoms, `true` when negated), this risk and reason. An
 /// empty condition always holds.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Case {
+    #[serde(rename = "if", default, deserialize_with = "condition")]
     pub when: Vec<Vec<(bool, Atom)>>,
     pub risk: Risk,
-    /// The reason; `{name}`, `{TAG}` (the option's full name), `{push-unknown}`,
-    /// `{push-default}` and `{push-branches}` are filled in.
+    /// The reason; `{name}`, `{key}` (the first positional), `{TAG}` (the
+    /// option's full name) and `{FACT}` (`{push-unknown}`, `{key-problem}`,
+    /// ...: what the fact found) are filled in.
     pub why: String,
     /// Set when the verdict is unclassifiable: why (filled in the same way).
-    pub unclassifiable: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CaseFile {
-    #[serde(rename = "if", default)]
-    when: String,
-    risk: Risk,
-    why: String,
     #[serde(default)]
-    unclassifiable: Option<String>,
+    pub unclassifiable: Option<String>,
 }
 
 /// A tag of the rules file by its name (`dry-run`).
@@ -211,108 +154,101 @@ pub fn tag_named(s: &str) -> Option<Tag> {
     Tag::deserialize(IntoDeserializer::<Error>::into_deserializer(s)).ok()
 }
 
-fn atom(s: &str) -> Result<Atom, String> {
-    let push = [
-        ("push-forced", Atom::PushForced),
-        ("push-deletes", Atom::PushDeletes),
-        ("push-unknown", Atom::PushUnknown),
-        ("push-default", Atom::PushDefault),
-        ("push-branches", Atom::PushBranches),
-        ("paths", Atom::Paths),
-        ("files", Atom::Files),
-        ("plus-refspec", Atom::PlusRefspec),
-    ];
-    if let Some((_, a)) = push.into_iter().find(|(n, _)| *n == s) {
-        return Ok(a);
-    }
-    if s.starts_with('-') {
-        let (name, value) = s.split_once('=').map_or((s, None), |(n, v)| (n, Some(v)));
-        return Ok(Atom::Name(name.to_owned(), value.map(str::to_owned)));
-    }
-    let bad =
-        || format!("`{s}` is not a condition (a tag, `-x`, `--name[=v]`, `args<N`, `paths`, ...)");
-    if let Some(rest) = s.strip_prefix("args") {
-        let mut c = rest.chars();
-        let op = c.next().filter(|o| "<=>".contains(*o)).ok_or_else(bad)?;
-        return Ok(Atom::Args(op, c.as_str().parse().map_err(|_| bad())?));
-    }
-    tag_named(s).map(Atom::Tag).ok_or_else(bad)
-}
-
-/// Reads a case; `why` is the entry's, for `{why}`.
-fn case(c: &CaseFile, why: &str) -> Result<Case, String> {
-    let when = c
-        .when
-        .split('|')
-        .filter(|_| !c.when.trim().is_empty())
-        .map(|any| {
-            any.split('&')
-                .map(|a| {
-                    let a = a.trim();
-                    let (neg, a) = a.strip_prefix('!').map_or((false, a), |x| (true, x));
-                    Ok((neg, atom(a)?))
-                })
-                .collect()
+/// Reads an `if`: `A & !B | C`.
+fn condition<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<(bool, Atom)>>, D::Error> {
+    let s = String::deserialize(d)?;
+    let atom = |a: &str| {
+        let a = a.trim();
+        let (neg, s) = a.strip_prefix('!').map_or((false, a), |x| (true, x));
+        let args = s.strip_prefix("args").and_then(|r| {
+            let op = r.chars().next().filter(|o| "<=>".contains(*o))?;
+            Some(Atom::Args(op, r[1..].parse().ok()?))
+        });
+        let atom = match FACTS.iter().find(|f| **f == s) {
+            Some(f) => Some(Atom::Fact(f)),
+            None if s.starts_with('-') => Some(match s.split_once('=') {
+                Some((n, v)) => Atom::Name(n.to_owned(), Some(v.to_owned())),
+                None => Atom::Name(s.to_owned(), None),
+            }),
+            None => args.or_else(|| tag_named(s).map(Atom::Tag)),
+        };
+        atom.map(|x| (neg, x)).ok_or_else(|| {
+            format!("`{s}` is not a condition (a tag, `-x`, `--name[=v]`, `args<N`, `paths`, ...)")
         })
-        .collect::<Result<_, String>>()?;
-    let fill = |text: &String| {
-        let text = text.replace("{why}", why);
-        let mut rest = text.as_str();
-        while let Some((_, tail)) = rest.split_once('{') {
-            let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
-            let known = ["name", "push-unknown", "push-default", "push-branches"];
-            if !known.contains(&key) && tag_named(key).is_none() {
-                return Err(format!("`{{{key}}}` in `{text}` is not a placeholder"));
-            }
-            rest = after;
-        }
-        Ok(text)
     };
-    Ok(Case {
-        when,
-        risk: c.risk,
-        why: fill(&c.why)?,
-        unclassifiable: c.unclassifiable.as_ref().map(fill).transpose()?,
-    })
+    s.split('|')
+        .filter(|_| !s.trim().is_empty())
+        .map(|any| any.split('&').map(atom).collect())
+        .collect::<Result<_, String>>()
+        .map_err(serde::de::Error::custom)
 }
 
-/// One subcommand (or `subcommand verb`) and how to read it.
-#[derive(Debug, Clone)]
+/// Checks that every `{…}` of a reason is a placeholder [`Case::why`] names.
+fn placeholders(text: &str) -> Result<(), String> {
+    let keys = text.split('{').skip(1).map(|t| t.split('}').next());
+    let known =
+        |k: &str| FACTS.contains(&k) || ["name", "key"].contains(&k) || tag_named(k).is_some();
+    match keys.flatten().find(|k| !known(k)) {
+        Some(k) => Err(format!("`{{{k}}}` in `{text}` is not a placeholder")),
+        None => Ok(()),
+    }
+}
+
+/// Option lists keyed by meaning, as written in the file.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Lists {
+    #[serde(default)]
+    refused: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    examples: Vec<String>,
+    #[serde(flatten)]
+    tags: BTreeMap<Tag, Vec<String>>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One subcommand (or `subcommand verb`), or git's global options, and how to read it.
+#[derive(Debug, Clone, Default, Deserialize)]
 pub struct Sub {
-    /// `rebase`, or `remote add`.
+    /// `rebase`, or `remote add` (empty for the global options).
+    #[serde(default)]
     pub name: String,
-    /// The rule.
-    pub rule: Rule,
-    /// Completes the reason.
+    /// A key of `[rules]`, whose cases follow the entry's own.
+    #[serde(default)]
+    pub rule: String,
+    /// Completes the reason (`{why}` in its rule's cases).
+    #[serde(default)]
     pub why: String,
-    /// Its options: those of its groups, then its own.
-    pub options: Vec<OptSpec>,
-    /// Its cases, then its rule's.
-    pub cases: Vec<Case>,
-    /// How many of them are its own (each must decide one of its examples).
-    pub own: usize,
+    /// The option groups it names.
+    #[serde(default, rename = "options")]
+    groups: Vec<String>,
     /// Whether git accepts abbreviated long options.
+    #[serde(default = "yes")]
     pub abbrev: bool,
     /// Whether `-<n>` means `-n <n>`.
+    #[serde(default)]
     pub counts: bool,
     /// Whether `--` introduces paths.
+    #[serde(default = "yes")]
     pub paths: bool,
-}
-
-/// Git's global options (before the subcommand).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Globals {
-    /// Options that take the next word (or `=value` for the long ones).
-    pub with_value: Vec<String>,
-    /// Options that only print.
-    pub info: Vec<String>,
-    /// Flags that change nothing plangate judges.
-    pub flags: Vec<String>,
+    /// Its own cases, then (once loaded) its rule's.
     #[serde(default)]
-    pub(super) examples: Vec<String>,
+    pub cases: Vec<Case>,
+    /// How many of them are its own (each must decide one of its examples).
+    #[serde(skip)]
+    pub own: usize,
     #[serde(default)]
     not_examples: Vec<String>,
+    #[serde(flatten)]
+    lists: Lists,
+    /// Its options (once loaded): those of its groups, then its own.
+    #[serde(skip)]
+    pub options: Vec<OptSpec>,
+    /// Whether its options end at the first positional (the global options).
+    #[serde(skip)]
+    pub stops: bool,
 }
 
 /// Configuration keys (lowercase patterns; `*` is any part).
@@ -326,19 +262,28 @@ pub struct Config {
     /// Written by `git init` and `git clone` into a repository's own file.
     pub layout: Vec<String>,
     #[serde(default)]
-    pub(super) examples: Vec<String>,
+    examples: Vec<String>,
     #[serde(default)]
     pub(super) stored_examples: Vec<String>,
 }
 
-/// The loaded rules.
-#[derive(Debug, Default)]
+/// The rules file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Rules {
-    pub globals: Globals,
-    pub refusals: BTreeMap<Refusal, RefusalRule>,
+    /// Git's global options (before the subcommand).
+    pub globals: Sub,
+    /// The cases each rule adds after a subcommand's own.
+    rules: BTreeMap<String, Vec<Case>>,
+    /// The rows that raise the verdict of a subcommand the tool does not run.
+    pub raise: Vec<Case>,
+    refusals: BTreeMap<String, Refusal>,
     pub config: Config,
+    groups: BTreeMap<String, Lists>,
+    #[serde(rename = "subcommands")]
     pub subs: Vec<Sub>,
     /// (entry, examples, not_examples) to check after loading.
+    #[serde(skip)]
     pub(super) examples: Vec<(String, Vec<String>, Vec<String>)>,
 }
 
@@ -349,228 +294,127 @@ impl Rules {
     }
 }
 
-/// Option lists keyed by meaning, as written in the file.
-#[derive(Debug, Default, Deserialize)]
-struct Lists {
-    #[serde(default)]
-    refused: BTreeMap<Refusal, Vec<String>>,
-    #[serde(default)]
-    pub(super) examples: Vec<String>,
-    #[serde(flatten)]
-    tags: BTreeMap<Tag, Vec<String>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct SubFile {
-    name: String,
-    rule: Rule,
-    #[serde(default)]
-    why: Option<String>,
-    #[serde(default)]
-    options: Vec<String>,
-    #[serde(default = "yes")]
-    abbrev: bool,
-    #[serde(default)]
-    counts: bool,
-    #[serde(default = "yes")]
-    paths: bool,
-    #[serde(default)]
-    cases: Vec<CaseFile>,
-    #[serde(default)]
-    not_examples: Vec<String>,
-    #[serde(flatten)]
-    lists: Lists,
-}
-
-fn yes() -> bool {
-    true
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct File {
-    globals: Globals,
-    rules: BTreeMap<Rule, Vec<CaseFile>>,
-    refusals: BTreeMap<Refusal, RefusalRule>,
-    config: Config,
-    groups: BTreeMap<String, Lists>,
-    subcommands: Vec<SubFile>,
-}
-
-/// Reads `"--unified <v>"`, `"--stat[=v]"`, `"--contains [v]"` or `"--patch"`.
-fn spelling(s: &str) -> Result<(String, Takes), String> {
-    let (name, takes) = if let Some(n) = s.strip_suffix(" <v>") {
-        (n, Takes::Value)
-    } else if let Some(n) = s.strip_suffix("[=v]") {
-        (n, Takes::Attached)
-    } else if let Some(n) = s.strip_suffix(" [v]") {
-        (n, Takes::LastArg)
-    } else {
-        (s, Takes::No)
-    };
-    let short = name.len() == 2 && name.starts_with('-') && name != "--";
-    let long = name.len() > 2
-        && name.starts_with("--")
-        && name[2..]
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-');
-    if short || long {
-        Ok((name.to_owned(), takes))
-    } else {
-        Err(format!(
-            "`{s}` is not an option spelling (`-x`, `--name`, `--name <v>`, `--name[=v]`, `--name [v]`)"
-        ))
-    }
-}
-
+/// The options of a list: `"--unified <v>"` takes a value, `"--stat[=v]"` an
+/// attached one, `"--contains [v]"` the next word too; `"--patch"` none.
 fn options_of(lists: &Lists) -> Result<Vec<OptSpec>, String> {
-    let tagged = lists
-        .tags
-        .iter()
-        .flat_map(|(t, v)| v.iter().map(move |s| (s, Meaning::Known(*t))));
-    let refused = lists
-        .refused
-        .iter()
-        .flat_map(|(r, v)| v.iter().map(move |s| (s, Meaning::Refused(*r))));
-    tagged
-        .chain(refused)
-        .map(|(s, meaning)| {
-            let (name, takes) = spelling(s)?;
-            Ok(OptSpec {
+    let tagged = lists.tags.iter().map(|(t, v)| (Meaning::Known(*t), v));
+    let refused = lists.refused.iter();
+    let refused = refused.map(|(r, v)| (Meaning::Refused(r.clone()), v));
+    let mut out = Vec::new();
+    for (meaning, list) in tagged.chain(refused) {
+        for s in list {
+            let ends = [(" <v>", Takes::Value), ("[=v]", Takes::Attached)];
+            let (name, takes) = (ends.into_iter().chain([(" [v]", Takes::LastArg)]))
+                .find_map(|(end, t)| Some((s.strip_suffix(end)?, t)))
+                .unwrap_or((s, Takes::No));
+            let short = name.len() == 2 && name.starts_with('-') && name != "--";
+            let word = |c: char| c.is_ascii_alphanumeric() || c == '-';
+            let long = name.len() > 2 && name.starts_with("--") && name[2..].chars().all(word);
+            if !short && !long {
+                return Err(format!(
+                    "`{s}` is not an option spelling (`-x`, `--name`, `--name <v>`, `--name[=v]`, `--name [v]`)"
+                ));
+            }
+            let (name, meaning) = (name.to_owned(), meaning.clone());
+            out.push(OptSpec {
                 name,
                 takes,
                 meaning,
-            })
-        })
-        .collect()
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Parses the file and checks each entry's shape (not yet its examples).
 fn parse(text: &str) -> Result<Rules, String> {
-    let file: File = toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))?;
+    let mut r: Rules = toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))?;
     let mut groups = BTreeMap::new();
-    let mut examples = Vec::new();
-    for (name, lists) in &file.groups {
+    for (name, lists) in &r.groups {
         let opts = options_of(lists).map_err(|e| format!("{FILE}: group `{name}`: {e}"))?;
         groups.insert(name.as_str(), opts);
-        examples.push((
-            format!("group `{name}`"),
-            lists.examples.clone(),
-            Vec::new(),
-        ));
+        let entry = format!("group `{name}`");
+        r.examples.push((entry, lists.examples.clone(), Vec::new()));
     }
-    for (rule, cases) in &file.rules {
-        for c in cases {
-            case(c, "").map_err(|e| format!("{FILE}: rule {rule:?}: {e}"))?;
+    for i in 0..r.subs.len() {
+        let name = &r.subs[i].name;
+        if name.is_empty() || r.subs[..i].iter().any(|x| &x.name == name) {
+            let e = "no name, or a second entry of that name";
+            return Err(format!("{FILE}: subcommand `{name}`: {e}"));
         }
-    }
-    let mut subs: Vec<Sub> = Vec::new();
-    for s in &file.subcommands {
-        let at = format!("{FILE}: subcommand `{}`", s.name);
-        if subs.iter().any(|x| x.name == s.name) {
-            return Err(format!("{at}: a second entry of that name"));
+        let s = &mut r.subs[i];
+        let at = |e: String| format!("{FILE}: subcommand `{}`: {e}", s.name);
+        for g in &s.groups {
+            let opts = groups.get(g.as_str());
+            s.options
+                .extend(opts.ok_or_else(|| at(format!("no group `{g}`")))?.clone());
         }
-        let mut options = Vec::new();
-        for g in &s.options {
-            let opts = groups
-                .get(g.as_str())
-                .ok_or_else(|| format!("{at}: no group `{g}`"))?;
-            options.extend(opts.iter().cloned());
+        s.options.extend(options_of(&s.lists).map_err(at)?);
+        // Two rows of one name must say the same (git reads an option one way).
+        for (k, o) in s.options.iter().enumerate() {
+            if s.options[..k].iter().any(|p| p.name == o.name && p != o) {
+                let twice = format!("`{}` is listed twice with different meanings", o.name);
+                return Err(at(twice));
+            }
         }
-        options.extend(options_of(&s.lists).map_err(|e| format!("{at}: {e}"))?);
-        check_options(&options).map_err(|e| format!("{at}: {e}"))?;
-        let refused = options.iter().filter_map(|o| match o.meaning {
-            Meaning::Refused(r) => Some(r),
+        let refused = s.options.iter().filter_map(|o| match &o.meaning {
+            Meaning::Refused(why) => Some(why.as_str()),
             Meaning::Known(_) => None,
         });
-        if let Some(r) = refused
-            .chain([Refusal::Nul])
-            .find(|r| !file.refusals.contains_key(r))
+        if let Some(w) = refused
+            .chain(["nul"])
+            .find(|w| !r.refusals.contains_key(*w))
         {
-            return Err(format!("{at}: no [refusals] row for {r:?}"));
+            return Err(at(format!("no [refusals] row `{w}`")));
         }
-        let why = s.why.clone().unwrap_or_default();
-        let own = s.cases.len();
-        let implied = file.rules.get(&s.rule).map_or(&[][..], Vec::as_slice);
+        let implied = r.rules.get(&s.rule);
+        let implied = implied.ok_or_else(|| at(format!("no rule `{}` in [rules]", s.rule)))?;
         let needs_why = implied.iter().any(|c| c.why.contains("{why}"));
-        if needs_why == why.is_empty() {
-            return Err(format!(
-                "{at}: `why` is {} for rule {:?}",
-                if needs_why { "required" } else { "not read" },
-                s.rule
-            ));
+        if needs_why == s.why.is_empty() {
+            let need = if needs_why { "required" } else { "not read" };
+            return Err(at(format!("`why` is {need} for rule `{}`", s.rule)));
         }
-        let cases = s
-            .cases
-            .iter()
-            .chain(implied)
-            .map(|c| case(c, &why))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("{at}: {e}"))?;
-        if s.rule != Rule::Custom && cases.last().is_none_or(|c| !c.when.is_empty()) {
-            return Err(format!("{at}: its last case must have no `if`"));
+        s.own = s.cases.len();
+        for c in implied {
+            let fill = |t: &String| t.replace("{why}", &s.why);
+            let (why, unclassifiable) = (fill(&c.why), c.unclassifiable.as_ref().map(fill));
+            s.cases.push(Case {
+                why,
+                unclassifiable,
+                ..c.clone()
+            });
+        }
+        for c in &s.cases {
+            placeholders(&c.why).map_err(at)?;
+            c.unclassifiable
+                .as_deref()
+                .map_or(Ok(()), placeholders)
+                .map_err(at)?;
+        }
+        if s.cases.last().is_none_or(|c| !c.when.is_empty()) {
+            return Err(at("its last case must have no `if`".to_owned()));
         }
         if s.lists.examples.is_empty() {
-            return Err(format!("{at}: no examples"));
+            return Err(at("no examples".to_owned()));
         }
-        examples.push((
-            format!("subcommand `{}`", s.name),
-            s.lists.examples.clone(),
-            s.not_examples.clone(),
-        ));
-        subs.push(Sub {
-            name: s.name.clone(),
-            rule: s.rule,
-            why,
-            options,
-            cases,
-            own,
-            abbrev: s.abbrev,
-            counts: s.counts,
-            paths: s.paths,
-        });
+        let (entry, examples) = (format!("subcommand `{}`", s.name), s.lists.examples.clone());
+        r.examples.push((entry, examples, s.not_examples.clone()));
     }
-    for (what, list) in [
-        ("globals", &file.globals.with_value),
-        ("globals", &file.globals.info),
-        ("globals", &file.globals.flags),
-    ] {
-        if let Some(bad) = list.iter().find(|o| !o.starts_with('-')) {
-            return Err(format!("{FILE}: {what}: `{bad}` is not an option"));
-        }
+    let in_bash = r.refusals.values().filter_map(|r| r.in_bash.as_ref());
+    for c in r.raise.iter().chain(in_bash) {
+        placeholders(&c.why).map_err(|e| format!("{FILE}: [[raise]], [refusals]: {e}"))?;
+        let u = c.unclassifiable.as_deref().map_or(Ok(()), placeholders);
+        u.map_err(|e| format!("{FILE}: [[raise]], [refusals]: {e}"))?;
     }
-    examples.push((
-        "globals".to_owned(),
-        file.globals.examples.clone(),
-        file.globals.not_examples.clone(),
-    ));
-    examples.push(("config".to_owned(), file.config.examples.clone(), vec![]));
-    Ok(Rules {
-        globals: file.globals,
-        refusals: file.refusals,
-        config: file.config,
-        subs,
-        examples,
-    })
-}
-
-pub(super) fn first_word(s: &str) -> &str {
-    s.split(' ').next().unwrap_or(s)
-}
-
-/// Two rows of one name must say the same (git reads an option one way).
-fn check_options(options: &[OptSpec]) -> Result<(), String> {
-    for (i, o) in options.iter().enumerate() {
-        if let Some(other) = options[..i].iter().find(|p| p.name == o.name)
-            && other != o
-        {
-            return Err(format!(
-                "`{}` is listed twice with different meanings",
-                o.name
-            ));
-        }
-    }
-    Ok(())
+    let g = &mut r.globals;
+    g.options = options_of(&g.lists).map_err(|e| format!("{FILE}: globals: {e}"))?;
+    g.stops = true;
+    let globals = (g.lists.examples.clone(), g.not_examples.clone());
+    r.examples
+        .push(("globals".to_owned(), globals.0, globals.1));
+    r.examples
+        .push(("config".to_owned(), r.config.examples.clone(), vec![]));
+    Ok(r)
 }
 
 pub(super) fn loaded() -> &'static Result<Rules, String> {
@@ -580,7 +424,7 @@ pub(super) fn loaded() -> &'static Result<Rules, String> {
 
 /// The rules as parsed, examples not checked (empty when the file does not
 /// parse, so every option and subcommand is unknown): for the rules' own use
-/// below the entry points, which call [`checked`].
+/// below the entry points, which call [`super::checked`].
 pub fn raw() -> &'static Rules {
     static EMPTY: OnceLock<Rules> = OnceLock::new();
     match loaded() {
