@@ -45,14 +45,76 @@ pub(super) struct Walk {
     root: PathBuf,
     exclude: Vec<PathBuf>,
     git_global: bool,
+    /// Some when git's global excludes were empty at the start: the files
+    /// they come from, as they were then. While every one of them is
+    /// unchanged, a walk skips building the global matcher (its lookup
+    /// reads the passwd database and three config files each time).
+    global_empty: Option<GlobalInputs>,
+}
+
+/// The files the `ignore` crate reads git's global excludes from, in its
+/// own order (`ignore::gitignore::gitconfig_excludes_path`: the
+/// `GIT_CONFIG_GLOBAL` file, `~/.gitconfig`, the XDG `git/config`, the
+/// system config, then the excludes file found), each with its metadata
+/// (None: absent). The environment it looks them up in does not change
+/// during a run, so the same files stay the same inputs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct GlobalInputs(Vec<(PathBuf, Option<Meta>)>);
+
+impl GlobalInputs {
+    fn now() -> GlobalInputs {
+        // The ignore crate reads the process environment itself (std::env).
+        let env_path = |name: &str| {
+            std::env::var_os(name)
+                .map(PathBuf::from)
+                .filter(|p| !p.as_os_str().is_empty())
+        };
+        #[allow(deprecated)] // the very lookup the ignore crate makes
+        let home = std::env::home_dir();
+        let mut paths: Vec<PathBuf> = Vec::new();
+        paths.extend(env_path("GIT_CONFIG_GLOBAL"));
+        paths.extend(home.as_ref().map(|h| h.join(".gitconfig")));
+        let xdg = env_path("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
+        paths.extend(xdg.as_ref().map(|x| x.join("git/config")));
+        paths
+            .push(env_path("GIT_CONFIG_SYSTEM").unwrap_or_else(|| PathBuf::from("/etc/gitconfig")));
+        paths.extend(xdg.as_ref().map(|x| x.join("git/ignore")));
+        paths.extend(ignore::gitignore::gitconfig_excludes_path());
+        GlobalInputs::of(paths)
+    }
+
+    /// `paths` as they are now.
+    fn of(paths: Vec<PathBuf>) -> GlobalInputs {
+        GlobalInputs(
+            paths
+                .into_iter()
+                .map(|p| {
+                    let meta = std::fs::metadata(&p).ok().map(|m| Meta::of(&m));
+                    (p, meta)
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether every input file is as it was.
+    fn unchanged(&self) -> bool {
+        self.0
+            .iter()
+            .all(|(p, was)| std::fs::metadata(p).ok().map(|m| Meta::of(&m)) == *was)
+    }
 }
 
 impl Walk {
     pub(super) fn new(root: &Path, exclude: Vec<PathBuf>, git_global: bool) -> Walk {
+        // The inputs before the matcher: a change in between shows next time.
+        let global_empty = git_global
+            .then(GlobalInputs::now)
+            .filter(|_| ignore::gitignore::Gitignore::global().0.is_empty());
         Walk {
             root: root.to_path_buf(),
             exclude,
             git_global,
+            global_empty,
         }
     }
 
@@ -67,7 +129,13 @@ impl Walk {
     /// The workspace's metadata now; None past `limit` files.
     pub(super) fn take(&self, limit: usize) -> Option<StatMap> {
         let mut map = HashMap::new();
-        for entry in walker(&self.root, &self.exclude, self.git_global).flatten() {
+        // Empty global excludes whose files did not change match nothing.
+        let git_global = self.git_global
+            && !self
+                .global_empty
+                .as_ref()
+                .is_some_and(GlobalInputs::unchanged);
+        for entry in walker(&self.root, &self.exclude, git_global).flatten() {
             let Some(t) = entry.file_type() else {
                 continue;
             };
@@ -119,4 +187,59 @@ pub(super) fn walker(root: &Path, exclude: &[PathBuf], git_global: bool) -> igno
             e.file_name() != ".git" && !exclude.iter().any(|x| e.path().starts_with(x))
         })
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A global excludes input that appears, grows, is replaced or goes
+    /// away is a change (the global matcher is then built again).
+    #[test]
+    fn global_inputs_see_every_change_of_their_files() {
+        let d = tempfile::tempdir().expect("temp");
+        let (config, excludes) = (d.path().join("gitconfig"), d.path().join("ignore"));
+        std::fs::write(&config, "[user]\n").expect("write");
+        let inputs = || GlobalInputs::of(vec![config.clone(), excludes.clone()]);
+        assert!(inputs().unchanged(), "nothing changed");
+        let before = inputs();
+        std::fs::write(&excludes, "*.log\n").expect("create");
+        assert!(!before.unchanged(), "a new excludes file");
+        let before = inputs();
+        std::fs::write(&config, "[core]\n\texcludesFile = x\n").expect("grow");
+        assert!(!before.unchanged(), "a config that grew");
+        let before = inputs();
+        let other = d.path().join("other");
+        std::fs::write(&other, "[core]\n\texcludesFile = y\n").expect("write");
+        std::fs::rename(&other, &config).expect("replace");
+        assert!(
+            !before.unchanged(),
+            "a config replaced by one of the same size"
+        );
+        let before = inputs();
+        std::fs::remove_file(&excludes).expect("remove");
+        assert!(!before.unchanged(), "an excludes file removed");
+        assert!(inputs().unchanged());
+    }
+
+    /// The walk leaves out what git's ignore rules leave out, whether or
+    /// not it skips the global matcher.
+    #[test]
+    fn the_walk_still_follows_the_workspace_ignore_rules() {
+        let d = tempfile::tempdir().expect("temp");
+        std::fs::write(d.path().join(".gitignore"), "*.log\n").expect("write");
+        std::fs::write(d.path().join("a.txt"), "a").expect("write");
+        std::fs::write(d.path().join("b.log"), "b").expect("write");
+        for global in [false, true] {
+            let walk = Walk::new(d.path(), Vec::new(), global);
+            let map = walk.take(100).expect("under the limit");
+            let mut names: Vec<String> = map
+                .0
+                .keys()
+                .filter_map(|p| p.file_name()?.to_str().map(str::to_owned))
+                .collect();
+            names.sort();
+            assert_eq!(names, [".gitignore", "a.txt"], "git_global {global}");
+        }
+    }
 }

@@ -589,6 +589,8 @@ pub(crate) async fn run(
         since_checkpoint: Vec::new(),
         exact: Vec::new(),
         asked: Vec::new(),
+        dependents: schedule::dependents(&plan),
+        waiting: vec![false; plan.steps.len()],
     };
     if settings.dry_run {
         sched.dry_run(&decisions);

@@ -97,6 +97,25 @@ pub(super) struct Scheduler {
     pub(super) exact: Vec<usize>,
     /// The accepted requests of the steps that ended, in that order.
     pub(super) asked: Vec<(usize, crate::model::publish::Request)>,
+    /// Each step's dependents (the steps that list it in `dependencies`).
+    pub(super) dependents: Vec<Vec<usize>>,
+    /// Steps whose readiness was `Wait` and none of whose dependencies has
+    /// changed state since: still `Wait` (it reads only their states,
+    /// outputs and leaks, which change with their state), so not asked again.
+    pub(super) waiting: Vec<bool>,
+}
+
+/// Each step's dependents, by index.
+pub(super) fn dependents(plan: &Plan) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new(); plan.steps.len()];
+    for (i, step) in plan.steps.iter().enumerate() {
+        for &d in &step.deps {
+            if let Some(v) = out.get_mut(d) {
+                v.push(i);
+            }
+        }
+    }
+    out
 }
 
 enum Readiness {
@@ -187,6 +206,14 @@ fn outcome(s: StepStatus) -> &'static str {
 impl Scheduler {
     fn emit(&self, e: RunEvent) {
         let _ = self.events.send(e);
+    }
+
+    /// Step `i` enters `state`: its dependents' readiness is asked again.
+    fn set_state(&mut self, i: usize, state: State) {
+        self.state[i] = state;
+        for &k in &self.dependents[i] {
+            self.waiting[k] = false;
+        }
     }
 
     fn readiness(&self, i: usize) -> Readiness {
@@ -474,7 +501,7 @@ impl Scheduler {
                         }
                     };
                     let status = outcome.status;
-                    self.state[i] = State::Done(status);
+                    self.set_state(i, State::Done(status));
                     let stopped_by_budget = *self.cancel.borrow() && !self.shared.interrupted() && self.shared.check().is_some();
                     if outcome.budget_exhausted || (status.is_failure() && stopped_by_budget) {
                         self.budget_hit.push(i);
@@ -531,7 +558,7 @@ impl Scheduler {
         while changed {
             changed = false;
             for i in 0..n {
-                if self.state[i] != State::Pending {
+                if self.state[i] != State::Pending || self.waiting[i] {
                     continue;
                 }
                 let step = &self.plan.steps[i];
@@ -559,9 +586,12 @@ impl Scheduler {
                             continue;
                         }
                     },
-                    Readiness::Wait => continue,
+                    Readiness::Wait => {
+                        self.waiting[i] = true;
+                        continue;
+                    }
                 };
-                self.state[i] = State::Done(status);
+                self.set_state(i, State::Done(status));
                 self.emit(RunEvent::StepNotRun {
                     step: i,
                     status,
@@ -603,7 +633,7 @@ impl Scheduler {
     fn start(&mut self, i: usize, running: &mut JoinSet<(usize, u32, StepOutcome)>) {
         self.sequence += 1;
         let sequence = self.sequence;
-        self.state[i] = State::Running;
+        self.set_state(i, State::Running);
         self.since_checkpoint.push(i);
         let at = SystemTime::now();
         self.emit(RunEvent::StepStarted {

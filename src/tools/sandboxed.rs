@@ -600,10 +600,13 @@ fn lane_fits(spec: &ProcessSpec, limits: Option<&Limits>) -> bool {
 }
 
 fn lane_spec(confine: Option<Vec<String>>) -> process::lane::LaneSpec {
-    let exe =
-        std::env::current_exe().map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string());
+    // Looked up once a run (a readlink of `/proc/self/exe` a step otherwise).
+    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let exe = EXE.get_or_init(|| {
+        std::env::current_exe().map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string())
+    });
     process::lane::LaneSpec {
-        program: exe,
+        program: exe.clone(),
         args: vec!["__sandbox-lane".to_owned()],
         confine,
     }

@@ -232,6 +232,9 @@ pub fn allow_listed(name: &str) -> bool {
 pub struct Scope {
     parent: BTreeMap<String, String>,
     passthrough: BTreeSet<String>,
+    /// The variables of `parent` that pass (see [`Scope::passes`]), picked
+    /// once: every step's child environment starts from them.
+    passing: BTreeMap<String, String>,
 }
 
 impl std::fmt::Debug for Scope {
@@ -257,10 +260,18 @@ pub struct ChildEnv {
 impl Scope {
     /// plangate's environment (`parent`) and the `env_passthrough` in force.
     pub fn new(parent: BTreeMap<String, String>, passthrough: &[String]) -> Scope {
-        Scope {
+        let mut scope = Scope {
             parent,
             passthrough: passthrough.iter().cloned().collect(),
-        }
+            passing: BTreeMap::new(),
+        };
+        scope.passing = scope
+            .parent
+            .iter()
+            .filter(|(k, _)| scope.passes(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        scope
     }
 
     /// Whether plangate's variable `name` reaches every child in the clear.
@@ -299,12 +310,7 @@ impl Scope {
         secrets: &BTreeSet<String>,
         explicit: impl IntoIterator<Item = (&'a String, &'a String)>,
     ) -> ChildEnv {
-        let mut vars: BTreeMap<String, String> = self
-            .parent
-            .iter()
-            .filter(|(k, _)| self.passes(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let mut vars = self.passing.clone();
         let mut passed_secrets = Vec::new();
         for name in secrets {
             if let Some(v) = self.secret(name) {
