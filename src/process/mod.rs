@@ -508,9 +508,11 @@ async fn copy_capped<R: AsyncRead + Unpin>(
     use std::io::Write;
     let mut stats = StreamStats::default();
     let mut file = std::fs::File::create(&path).ok();
-    let mut buf = vec![0u8; 64 * 1024];
+    // Read into spare capacity: a zeroed 64 KiB per stream per step showed in profiles.
+    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
     loop {
-        let n = match pipe.read(&mut buf).await {
+        buf.clear();
+        let n = match pipe.read_buf(&mut buf).await {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
