@@ -11,7 +11,7 @@
 use super::commands::Cmd;
 use super::rules;
 use super::walk::Walker;
-use super::words::{Arg, subscript_expands};
+use super::words::{Arg, evaluated_again, subscript_expands};
 use crate::model::Risk;
 
 /// Declaration builtins: flags then NAME[=VALUE] words.
@@ -163,10 +163,10 @@ impl Walker {
                     && args
                         .get(i - 1)
                         .is_some_and(|p| p.lit().is_some_and(|t| ARITH.contains(&t) || t == "-v")));
-            if arith_operand && subscript_expands(a.lit().unwrap_or(&a.raw)) {
+            if arith_operand && evaluated_again(a.lit().unwrap_or(&a.raw)) {
                 self.cannot(
                     cmd,
-                    "evaluates an array index holding an expansion (it can run commands)",
+                    "evaluates an array index or a command's output as arithmetic (it can run commands)",
                 );
             }
         }

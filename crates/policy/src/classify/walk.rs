@@ -664,9 +664,9 @@ fn constant_condition(list: &ast::CompoundList) -> Option<bool> {
 impl Walker {
     /// `[[ x -eq 'a[$(cmd)]' ]]`, `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the index again.
     fn test_index(&mut self, raw: &str) {
-        if words::subscript_expands(raw) {
+        if words::evaluated_again(raw) {
             self.unclassifiable(format!(
-                "`[[ ... ]]` evaluates `{raw}`, an array index holding an expansion (it can run commands)"
+                "`[[ ... ]]` evaluates `{raw}`, an array index or a command's output, as arithmetic (it can run commands)"
             ));
         }
     }

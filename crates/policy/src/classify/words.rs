@@ -305,11 +305,29 @@ pub(super) fn subscript_expands(text: &str) -> bool {
     false
 }
 
+/// True when `text`, evaluated as arithmetic (`(( ))`, `let`, `declare -i`,
+/// `[[ X -eq Y ]]`, `-v`), holds a command substitution: bash evaluates its
+/// output as arithmetic, so an output like `a[$(cmd)]` runs `cmd`.
+pub(super) fn substitutes_command(text: &str) -> bool {
+    text.contains("$(") || text.contains('`')
+}
+
+/// True when arithmetic evaluation of `text` may run a command it does not
+/// show: an array index holding an expansion, or a command's output.
+pub(super) fn evaluated_again(text: &str) -> bool {
+    subscript_expands(text) || substitutes_command(text)
+}
+
 /// Why an arithmetic expression cannot be followed, if it cannot.
 pub(super) fn arithmetic_problem(expr: &str) -> Option<String> {
-    subscript_expands(expr).then(|| {
-        format!(
+    if subscript_expands(expr) {
+        return Some(format!(
             "arithmetic `{expr}` indexes an array with an expansion, which bash evaluates again (it can run commands)"
+        ));
+    }
+    substitutes_command(expr).then(|| {
+        format!(
+            "arithmetic `{expr}` evaluates a command's output as arithmetic, which bash expands again (an output `a[$(cmd)]` runs cmd)"
         )
     })
 }
