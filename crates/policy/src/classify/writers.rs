@@ -156,15 +156,37 @@ impl Walker {
         }
         let mut files = Vec::new();
         let mut programs = Vec::new();
+        // `-i`/`--include` adds a library: the first operand is still the
+        // program; gawk's `inplace` library rewrites every input file.
+        let mut source_given = false;
+        let mut inplace = false;
         for (n, v) in &opts.values {
             match n.as_str() {
-                "-f" | "--file" | "-i" | "--include" | "-E" | "--exec" => files.push(v.clone()),
-                "-e" | "--source" => programs.push(v.clone()),
+                "-i" | "--include" if v.is("inplace") || v.is("inplace.awk") => inplace = true,
+                "-i" | "--include" => files.push(v.clone()),
+                "-f" | "--file" | "-E" | "--exec" => {
+                    source_given = true;
+                    files.push(v.clone());
+                }
+                "-e" | "--source" => {
+                    source_given = true;
+                    programs.push(v.clone());
+                }
                 _ => {}
             }
         }
-        if files.is_empty() && programs.is_empty() {
-            programs.extend(opts.pos.first().cloned());
+        let mut inputs = opts.pos.iter();
+        if !source_given {
+            programs.extend(inputs.next().cloned());
+        }
+        if inplace {
+            for input in inputs.filter(|a| !a.lit().is_some_and(|t| t.contains('='))) {
+                self.write_to(input, &what);
+            }
+            self.note(
+                Risk::Moderate,
+                format!("{what} rewrites its input files in place"),
+            );
         }
         let sandbox = opts.has('S', &["--sandbox"]);
         for f in &files {
