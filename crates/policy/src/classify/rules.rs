@@ -158,6 +158,9 @@ pub struct Program {
     pub config: Names,
     /// Options whose value is an ssh option (`-o ProxyCommand=...`).
     pub ssh_options: Names,
+    /// Options whose value is an output template (`curl -w`): each
+    /// `%output{FILE}` in it writes FILE; `@FILE` reads the template from a file.
+    pub templates: Names,
     pub when: Vec<Verdict>,
     pub operands: Option<String>,
     pub operands_with: Names,

@@ -73,6 +73,9 @@ impl Walker {
             if p.ssh_options.has(n) {
                 self.ssh_option(v, &cmd.shown);
             }
+            if p.templates.has(n) {
+                self.output_template(v, &what);
+            }
             if p.config.has(n) && !v.is("/dev/null") {
                 self.unclassifiable(format!(
                     "{what} reads `{n}`, a file of options or commands (they can write anywhere or run programs)"
@@ -80,6 +83,26 @@ impl Walker {
             }
         }
         opts
+    }
+
+    /// An output template (`curl -w`): `%output{FILE}` (or `%output{>>FILE}`)
+    /// writes FILE; a template read from a file (`@FILE`) or only known at
+    /// run time writes files named at run time.
+    fn output_template(&mut self, v: &Arg, what: &str) {
+        let Some(text) = v.lit().filter(|t| !t.starts_with('@')) else {
+            return self.note(
+                Risk::Moderate,
+                format!("{what} writes files its output template names at run time"),
+            );
+        };
+        let mut rest = text;
+        while let Some(at) = rest.find("%output{") {
+            let after = rest.get(at + "%output{".len()..).unwrap_or_default();
+            let end = after.find('}').unwrap_or(after.len());
+            let file = after.get(..end).unwrap_or_default();
+            self.write_to(&Arg::literal(file.trim_start_matches(">>")), what);
+            rest = after.get(end..).unwrap_or_default();
+        }
     }
 
     fn sed(&mut self, cmd: &Cmd<'_>) {
