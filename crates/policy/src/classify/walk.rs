@@ -175,7 +175,10 @@ impl Walker {
     /// Evaluates a command word after brace expansion: `{a,b}` gives two arguments.
     pub(super) fn words(&mut self, raw: &str) -> Vec<Arg> {
         match super::braces::expand(raw) {
-            Some(list) if list.len() > 1 => list.iter().map(|w| self.word(w)).collect(),
+            // Also one word: `{r..r}m` is `rm`.
+            Some(list) if list.len() != 1 || list.first().is_some_and(|w| w != raw) => {
+                list.iter().map(|w| self.word(w)).collect()
+            }
             _ => vec![self.word(raw)],
         }
     }
