@@ -152,9 +152,9 @@ impl Walker {
             input_words(cmd.input)
         };
         let replace = opts
-            .value_of(&["-I", "-i", "--replace"])
+            .value_of(&["-I"])
             .and_then(|r| r.text)
-            .or_else(|| opts.has('i', &[]).then(|| "{}".to_string()))
+            .or_else(|| optional_replace(&opts))
             .filter(|r| !r.is_empty());
         for args in fill_in(&inner, items.as_deref(), replace.as_deref(), false) {
             self.run(&args, &Input::Terminal);
@@ -375,6 +375,20 @@ fn takes_next(t: &str, with_value: &[&str]) -> bool {
     let takes = |c: char| with_value.contains(&format!("{sign}{c}").as_str());
     let first = t.char_indices().skip(1).find(|(_, c)| takes(*c));
     first.is_some_and(|(i, c)| i + c.len_utf8() == t.len())
+}
+
+/// xargs's `-i[R]` / `--replace[=R]` (the value only attached): R, or `{}`.
+fn optional_replace(opts: &Opts) -> Option<String> {
+    opts.flags.iter().find_map(|f| {
+        if f.starts_with("--") {
+            let (name, value) = f.split_once('=').unwrap_or((f, ""));
+            let named = super::commands::long_matches(name, "--replace");
+            return named.then(|| if value.is_empty() { "{}" } else { value }.to_string());
+        }
+        let at = f.get(1..)?.find('i')? + 2;
+        let value = f.get(at..).unwrap_or_default();
+        Some(if value.is_empty() { "{}" } else { value }.to_string())
+    })
 }
 
 /// Drops leading `VAR=value` words (sudo, env).

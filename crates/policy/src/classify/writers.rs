@@ -37,6 +37,7 @@ impl Walker {
                 &p.config,
                 &p.dir,
                 &p.ssh_options,
+                &p.templates,
             ]
             .iter()
             .flat_map(|n| n.strs())
