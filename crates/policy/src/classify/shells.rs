@@ -68,7 +68,15 @@ impl Walker {
                     _ => self.say(Risk::Safe, cmd, "only lists or resets traps"),
                 }
             }
+            // `source -- FILE`; `source -p PATH FILE` (bash 5.3) searches PATH.
             "source" | "." => match cmd.args.first() {
+                Some(a) if a.is("--") => match cmd.args.get(1) {
+                    Some(file) => self.script_file(file, &cmd.shown),
+                    None => self.cannot(cmd, "sources no file"),
+                },
+                Some(a) if a.raw.starts_with('-') => {
+                    self.cannot(cmd, "has options the classifier does not follow (`-p PATH` searches other folders)");
+                }
                 Some(file) => self.script_file(file, &cmd.shown),
                 None => self.cannot(cmd, "sources no file"),
             },
@@ -98,8 +106,10 @@ impl Walker {
                 "`{shown}` runs a script produced by another command"
             ));
         }
+        // `deno run https://...`: code from the network.
+        let remote = file.lit().is_some_and(|f| f.contains("://"));
         let t = self.target(file);
-        if !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot) {
+        if !remote && !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot) {
             self.note(
                 Risk::Moderate,
                 format!("`{shown}` runs a script file of the workspace"),
@@ -168,13 +178,19 @@ impl Walker {
             return;
         }
         let (code, module, file) = (i.code.strs(), i.module.strs(), i.file.strs());
-        let with: Vec<&str> = [&code, &i.with_value.strs(), &module, &file]
+        let preload = i.preload.strs();
+        let with: Vec<&str> = [&code, &i.with_value.strs(), &module, &file, &preload]
             .into_iter()
             .flatten()
             .copied()
             .collect();
         let opts = parse_opts(cmd.args, &with);
         self.operands(i, &opts, &format!("`{}`", cmd.shown));
+        for (name, value) in &opts.values {
+            if i.preload.has(name) {
+                self.script_file(value, &cmd.shown);
+            }
+        }
         let first = opts.pos.first().and_then(Arg::lit).unwrap_or_default();
         if opts.value_of(&code).is_some() || i.code_subcommands.has(first) {
             return self.unclassifiable(format!(
@@ -188,7 +204,17 @@ impl Walker {
         if opts.value_of(&module).is_some() {
             return self.say(Risk::Moderate, cmd, "runs an installed or project module");
         }
-        match opts.pos.first() {
+        // `deno run FILE`: the script follows the subcommand (and its options).
+        let script = if i.run_subcommands.has(first) {
+            let (_, rest) = leading(opts.pos.get(1..).unwrap_or_default(), &with);
+            match rest.first() {
+                Some(file) => return self.script_file(file, &cmd.shown),
+                None => return self.cannot(cmd, "runs no named script"),
+            }
+        } else {
+            opts.pos.first()
+        };
+        match script {
             Some(file) if !file.is("-") => self.script_file(file, &cmd.shown),
             _ => self.stdin_code(cmd, false),
         }
