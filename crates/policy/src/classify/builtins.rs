@@ -11,7 +11,7 @@
 use super::commands::Cmd;
 use super::rules;
 use super::walk::Walker;
-use super::words::{Arg, subscript_expands};
+use super::words::{Arg, evaluated_again, subscript_expands};
 use crate::model::Risk;
 
 /// Declaration builtins: flags then NAME[=VALUE] words.
@@ -151,22 +151,26 @@ impl Walker {
         self.say(Risk::Safe, cmd, "only changes variables");
     }
 
-    /// test, [: `-v NAME` and arithmetic comparisons evaluate array indexes.
+    /// test, [: `-v NAME` evaluates NAME's array index (also when NAME is a
+    /// command's output); arithmetic comparisons evaluate a literal index.
+    /// A command's output compared with `-eq` is no risk here: `test` reads
+    /// its operands as plain integers (only `[[ ]]` evaluates them).
     fn test(&mut self, cmd: &Cmd<'_>) {
         const ARITH: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
         let args = cmd.args;
+        let is = |i: Option<usize>, ops: &[&str]| {
+            i.and_then(|i| args.get(i))
+                .is_some_and(|n| n.lit().is_some_and(|t| ops.contains(&t)))
+        };
         for (i, a) in args.iter().enumerate() {
-            let arith_operand = args
-                .get(i + 1)
-                .is_some_and(|n| n.lit().is_some_and(|t| ARITH.contains(&t)))
-                || (i > 0
-                    && args
-                        .get(i - 1)
-                        .is_some_and(|p| p.lit().is_some_and(|t| ARITH.contains(&t) || t == "-v")));
-            if arith_operand && subscript_expands(a.lit().unwrap_or(&a.raw)) {
+            let text = a.lit().unwrap_or(&a.raw);
+            let before = i.checked_sub(1);
+            let named = is(before, &["-v"]) && evaluated_again(text);
+            let compared = (is(Some(i + 1), ARITH) || is(before, ARITH)) && subscript_expands(text);
+            if named || compared {
                 self.cannot(
                     cmd,
-                    "evaluates an array index holding an expansion (it can run commands)",
+                    "evaluates an array index holding an expansion, or a command's output as a name (it can run commands)",
                 );
             }
         }

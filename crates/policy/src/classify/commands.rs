@@ -107,7 +107,7 @@ impl Walker {
                 known.then(|| std::path::PathBuf::from(t.shown))
             }
         };
-        self.cwd = target;
+        self.oldpwd = std::mem::replace(&mut self.cwd, target);
         self.say(Risk::Safe, cmd, "changes directory");
     }
 

@@ -242,9 +242,25 @@ impl Walker {
 
     pub(super) fn find(&mut self, cmd: &Cmd<'_>) {
         let what = format!("`{}`", cmd.shown);
+        // find's own options come before the starting points: `-H`, `-L`,
+        // `-P`, `-D DEBUGOPTS`, `-OLEVEL` (and `--`).
+        let mut lead = 0;
+        while let Some(t) = cmd.args.get(lead).and_then(Arg::lit) {
+            match t {
+                "-H" | "-L" | "-P" => lead += 1,
+                "-D" => lead += 2,
+                "--" => {
+                    lead += 1;
+                    break;
+                }
+                _ if t.starts_with("-O") || t.starts_with("-D") => lead += 1,
+                _ => break,
+            }
+        }
         let starts: Vec<Arg> = cmd
             .args
             .iter()
+            .skip(lead)
             .take_while(|a| {
                 a.lit()
                     .is_none_or(|t| !t.starts_with('-') && t != "(" && t != "!")

@@ -54,7 +54,7 @@ impl Places {
         let Some(text) = arg.lit() else {
             return match &arg.scratch {
                 Some(s) if self.scratch => self.resolve_scratch(s, &arg.raw).unwrap_or(unknown),
-                _ => unknown,
+                _ => self.resolve_prefixed(&arg.raw).unwrap_or(unknown),
             };
         };
         let (full, glob_at) = match (text.starts_with('/'), cwd) {
@@ -155,6 +155,38 @@ impl Places {
         })
     }
 
+    /// A path known only at run time whose literal start is an absolute
+    /// folder (`/opt/$X`, `"/etc/${X}.conf"`): an entry below that folder.
+    /// Judged there when the folder is worse than an unknown path (system,
+    /// protected, `/`, a device), else unknown as before.
+    fn resolve_prefixed(&self, raw: &str) -> Option<Target> {
+        let prefix = literal_prefix(raw);
+        let cut = prefix.rfind('/')?;
+        if !prefix.starts_with('/') || prefix.split('/').any(|c| c == "..") {
+            return None;
+        }
+        let base = normalize(Path::new(
+            prefix.get(..cut).filter(|d| !d.is_empty()).unwrap_or("/"),
+        ));
+        let loc = match self.locate(&base) {
+            loc @ (Loc::FsRoot
+            | Loc::System
+            | Loc::Protected
+            | Loc::DevDisk
+            | Loc::DevNet
+            | Loc::DevOther) => loc,
+            _ => return None,
+        };
+        Some(Target {
+            loc,
+            under: true,
+            covers_all: false,
+            shown: raw.to_string(),
+            exact: false,
+            scratch: None,
+        })
+    }
+
     fn resolve_glob(&self, full: &str, glob_at: usize) -> Option<Target> {
         let head = full.get(..glob_at)?;
         let cut = head.rfind('/')?;
@@ -198,6 +230,30 @@ impl Places {
         }
         system_loc(p)
     }
+}
+
+/// The text a word surely starts with after quote removal, up to its first
+/// expansion, glob or brace (`"/etc/${X}"` gives `/etc/`).
+fn literal_prefix(raw: &str) -> String {
+    let mut out = String::new();
+    let mut single = false;
+    let mut double = false;
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            _ if single => out.push(c),
+            '\\' => match chars.next() {
+                Some(n) => out.push(n),
+                None => break,
+            },
+            '$' | '`' => break,
+            '*' | '?' | '[' | '{' | '~' if !double => break,
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// A glob component made only of wildcards and bracket expressions (`*`,

@@ -158,6 +158,9 @@ pub struct Program {
     pub config: Names,
     /// Options whose value is an ssh option (`-o ProxyCommand=...`).
     pub ssh_options: Names,
+    /// Options whose value is an output template (`curl -w`): each
+    /// `%output{FILE}` in it writes FILE; `@FILE` reads the template from a file.
+    pub templates: Names,
     pub when: Vec<Verdict>,
     pub operands: Option<String>,
     pub operands_with: Names,
@@ -204,6 +207,12 @@ pub struct Program {
     /// (subcommands) after which it is (`deno eval`).
     pub code: Names,
     pub code_subcommands: Names,
+    /// Interpreters: first words (subcommands) followed by the script file
+    /// (`deno run FILE`).
+    pub run_subcommands: Names,
+    /// Interpreters: options whose value is a file, module or folder loaded
+    /// before the script (`node -r`, `ruby -I`): judged as a script file.
+    pub preload: Names,
     /// Interpreters: options that run a module (`-m`), whose value is the
     /// script file (`pwsh -File`).
     pub module: Names,

@@ -24,19 +24,59 @@ fn interpreter_of(name: &str) -> Option<&'static Program> {
     rules::raw().interpreters.iter().find(|i| i.names.has(name))
 }
 
+/// The startup files a shell runs before its script (`bash -l`, `sh -i`,
+/// `zsh -c`, `fish -c`), when its options do not turn them off. Long options
+/// are matched exactly: shells take no abbreviations, and a prefix that also
+/// names another option must not count as the one that turns the files off.
+fn startup_files(shell: &str, opts: &super::commands::Opts, rcfile: bool) -> Option<&'static str> {
+    let flag = |f: &str| opts.flags.iter().any(|g| g == f);
+    let short = |c: char| {
+        opts.flags.iter().any(|f| {
+            f.starts_with('-') && !f.starts_with("--") && f.chars().skip(1).any(|x| x == c)
+        })
+    };
+    match shell {
+        "zsh" if !short('f') && !flag("--no-rcs") => Some("its startup files (`~/.zshenv`)"),
+        "fish" if !short('N') && !flag("--no-config") => Some("its startup files (`config.fish`)"),
+        _ if (short('l') || flag("--login")) && !flag("--noprofile") => {
+            Some("the login startup files (`/etc/profile`, `~/.profile`)")
+        }
+        _ if (short('i') || flag("--interactive")) && !flag("--norc") && !rcfile => {
+            Some("the interactive startup files (`~/.bashrc`, `$ENV`)")
+        }
+        _ => None,
+    }
+}
+
 impl Walker {
     /// Shells, eval, source, trap and interpreters.
     pub(super) fn shell_like(&mut self, cmd: &Cmd<'_>) -> bool {
         match cmd.name {
             n if rules::raw().list("shells", "names").has(n) => self.shell(cmd),
             "eval" => self.code_string(&join_args(cmd.args), &cmd.shown),
-            "trap" => match cmd.args.first() {
-                Some(action) if cmd.args.len() > 1 && !action.is("-") && !action.is("-p") => {
-                    self.code_string(action, &cmd.shown);
+            "trap" => {
+                // `trap -- ACTION SIG`: `--` ends the options, the action follows.
+                let args = match cmd.args.first() {
+                    Some(a) if a.is("--") => &cmd.args[1..],
+                    _ => cmd.args,
+                };
+                let listing = |a: &Arg| a.lit().is_some_and(|t| t.starts_with('-') && t != "--");
+                match args.first() {
+                    Some(action) if args.len() > 1 && !listing(action) => {
+                        self.code_string(action, &cmd.shown);
+                    }
+                    _ => self.say(Risk::Safe, cmd, "only lists or resets traps"),
                 }
-                _ => self.say(Risk::Safe, cmd, "only lists or resets traps"),
-            },
+            }
+            // `source -- FILE`; `source -p PATH FILE` (bash 5.3) searches PATH.
             "source" | "." => match cmd.args.first() {
+                Some(a) if a.is("--") => match cmd.args.get(1) {
+                    Some(file) => self.script_file(file, &cmd.shown),
+                    None => self.cannot(cmd, "sources no file"),
+                },
+                Some(a) if a.raw.starts_with('-') => {
+                    self.cannot(cmd, "has options the classifier does not follow (`-p PATH` searches other folders)");
+                }
                 Some(file) => self.script_file(file, &cmd.shown),
                 None => self.cannot(cmd, "sources no file"),
             },
@@ -66,8 +106,10 @@ impl Walker {
                 "`{shown}` runs a script produced by another command"
             ));
         }
+        // `deno run https://...`: code from the network.
+        let remote = file.lit().is_some_and(|f| f.contains("://"));
         let t = self.target(file);
-        if !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot) {
+        if !remote && !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot) {
             self.note(
                 Risk::Moderate,
                 format!("`{shown}` runs a script file of the workspace"),
@@ -83,8 +125,15 @@ impl Walker {
     fn shell(&mut self, cmd: &Cmd<'_>) {
         let with = rules::raw().list("shells", "with_value").strs();
         let (opts, rest) = leading(cmd.args, &with);
-        if let Some(rc) = opts.value_of(&["--rcfile", "--init-file"]) {
-            self.script_file(&rc, &cmd.shown);
+        let rc = opts.value_of(&["--rcfile", "--init-file"]);
+        if let Some(rc) = &rc {
+            self.script_file(rc, &cmd.shown);
+        }
+        if let Some(files) = startup_files(cmd.name, &opts, rc.is_some()) {
+            self.unclassifiable(format!(
+                "`{}` first runs {files}, which are not files of the workspace",
+                cmd.shown
+            ));
         }
         if opts.has('c', &[]) {
             match rest.first() {
@@ -129,13 +178,19 @@ impl Walker {
             return;
         }
         let (code, module, file) = (i.code.strs(), i.module.strs(), i.file.strs());
-        let with: Vec<&str> = [&code, &i.with_value.strs(), &module, &file]
+        let preload = i.preload.strs();
+        let with: Vec<&str> = [&code, &i.with_value.strs(), &module, &file, &preload]
             .into_iter()
             .flatten()
             .copied()
             .collect();
         let opts = parse_opts(cmd.args, &with);
         self.operands(i, &opts, &format!("`{}`", cmd.shown));
+        for (name, value) in &opts.values {
+            if i.preload.has(name) {
+                self.script_file(value, &cmd.shown);
+            }
+        }
         let first = opts.pos.first().and_then(Arg::lit).unwrap_or_default();
         if opts.value_of(&code).is_some() || i.code_subcommands.has(first) {
             return self.unclassifiable(format!(
@@ -149,7 +204,17 @@ impl Walker {
         if opts.value_of(&module).is_some() {
             return self.say(Risk::Moderate, cmd, "runs an installed or project module");
         }
-        match opts.pos.first() {
+        // `deno run FILE`: the script follows the subcommand (and its options).
+        let script = if i.run_subcommands.has(first) {
+            let (_, rest) = leading(opts.pos.get(1..).unwrap_or_default(), &with);
+            match rest.first() {
+                Some(file) => return self.script_file(file, &cmd.shown),
+                None => return self.cannot(cmd, "runs no named script"),
+            }
+        } else {
+            opts.pos.first()
+        };
+        match script {
             Some(file) if !file.is("-") => self.script_file(file, &cmd.shown),
             _ => self.stdin_code(cmd, false),
         }

@@ -4,7 +4,7 @@
 //! [`Walker::script`]. Tracks `cd` lexically where the target is a literal.
 
 use super::nesting;
-use super::paths::Places;
+use super::paths::{Loc, Places};
 use super::words::{self, Arg};
 use super::{ClassifyContext, Findings};
 use crate::model::Risk;
@@ -42,6 +42,8 @@ pub(super) struct Walker {
     pub places: Places,
     pub home: Option<String>,
     pub cwd: Option<PathBuf>,
+    /// The folder before the last `cd` (`$OLDPWD`, `~-`), when known.
+    pub oldpwd: Option<PathBuf>,
     findings: Findings,
     depth: usize,
     nest_used: usize,
@@ -76,6 +78,7 @@ impl Walker {
                 .home
                 .map(|h| super::paths::normalize(h).to_string_lossy().into_owned()),
             cwd: Some(cwd),
+            oldpwd: None,
             findings: Findings::default(),
             depth: 0,
             nest_used: 0,
@@ -167,7 +170,40 @@ impl Walker {
 
     /// Evaluates a word, classifying the command substitutions inside it.
     pub(super) fn word(&mut self, raw: &str) -> Arg {
-        let eval = words::eval_word(raw, self.home.as_deref());
+        let mut eval = words::eval_word(raw, self.home.as_deref());
+        if raw.contains('~') || raw.contains("PWD") {
+            // `$PWD`, `~+`, `$OLDPWD`, `~-` (the folders the walk followed)
+            // and `~root`: taken only when the path they give is worse than
+            // an unknown one (the script may assign them: never lower).
+            let text = |d: &Option<PathBuf>| d.as_deref().map(|d| d.to_string_lossy().into_owned());
+            let (pwd, oldpwd) = (text(&self.cwd), text(&self.oldpwd));
+            let dirs = words::Dirs {
+                pwd: pwd.as_deref(),
+                oldpwd: oldpwd.as_deref(),
+                root_home: true,
+            };
+            let known = words::eval_word_in(raw, self.home.as_deref(), dirs);
+            let worse = known.arg.glob_at.is_none()
+                && known.arg.text != eval.arg.text
+                && known.arg.lit().is_some_and(|t| {
+                    t.starts_with('/')
+                        && matches!(
+                            self.places
+                                .locate(&super::paths::normalize(std::path::Path::new(t))),
+                            Loc::FsRoot
+                                | Loc::System
+                                | Loc::Protected
+                                | Loc::Home
+                                | Loc::WsAncestor
+                                | Loc::DevDisk
+                                | Loc::DevNet
+                                | Loc::DevOther
+                        )
+                });
+            if worse {
+                eval = known;
+            }
+        }
         self.absorb(eval.scripts, eval.problem);
         eval.arg
     }
@@ -175,7 +211,10 @@ impl Walker {
     /// Evaluates a command word after brace expansion: `{a,b}` gives two arguments.
     pub(super) fn words(&mut self, raw: &str) -> Vec<Arg> {
         match super::braces::expand(raw) {
-            Some(list) if list.len() > 1 => list.iter().map(|w| self.word(w)).collect(),
+            // Also one word: `{r..r}m` is `rm`.
+            Some(list) if list.len() != 1 || list.first().is_some_and(|w| w != raw) => {
+                list.iter().map(|w| self.word(w)).collect()
+            }
             _ => vec![self.word(raw)],
         }
     }
@@ -664,9 +703,9 @@ fn constant_condition(list: &ast::CompoundList) -> Option<bool> {
 impl Walker {
     /// `[[ x -eq 'a[$(cmd)]' ]]`, `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the index again.
     fn test_index(&mut self, raw: &str) {
-        if words::subscript_expands(raw) {
+        if words::evaluated_again(raw) {
             self.unclassifiable(format!(
-                "`[[ ... ]]` evaluates `{raw}`, an array index holding an expansion (it can run commands)"
+                "`[[ ... ]]` evaluates `{raw}`, an array index or a command's output, as arithmetic (it can run commands)"
             ));
         }
     }

@@ -122,23 +122,40 @@ pub(super) struct WordEval {
     pub problem: Option<String>,
 }
 
+/// The folders `~+`/`$PWD` and `~-`/`$OLDPWD` expand to, when the walker
+/// passes them (only where that is worse than an unknown path: the script
+/// may assign either variable).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Dirs<'a> {
+    pub pwd: Option<&'a str>,
+    pub oldpwd: Option<&'a str>,
+    /// `~root` is `/root`.
+    pub root_home: bool,
+}
+
 /// Evaluates `raw` statically; `home` replaces `~` and `$HOME`.
 pub(super) fn eval_word(raw: &str, home: Option<&str>) -> WordEval {
-    evaluate(raw, home, false)
+    evaluate(raw, home, Dirs::default(), false)
+}
+
+/// [`eval_word`], with `~+`, `$PWD`, `~-` and `$OLDPWD` replaced by `dirs`.
+pub(super) fn eval_word_in(raw: &str, home: Option<&str>, dirs: Dirs<'_>) -> WordEval {
+    evaluate(raw, home, dirs, false)
 }
 
 /// Evaluates a here-document body that undergoes expansion (for its substitutions).
 pub(super) fn eval_heredoc(body: &str, home: Option<&str>) -> WordEval {
-    evaluate(body, home, true)
+    evaluate(body, home, Dirs::default(), true)
 }
 
 /// Parse a word or a here-document body and evaluate its pieces. A parser
 /// panic (brush-parser has a few on hostile input) counts as unreadable.
-fn evaluate(raw: &str, home: Option<&str>, heredoc: bool) -> WordEval {
+fn evaluate(raw: &str, home: Option<&str>, dirs: Dirs<'_>, heredoc: bool) -> WordEval {
     let options = brush_parser::ParserOptions::default();
     let mut b = Builder {
         raw,
         home,
+        dirs,
         text: String::new(),
         known: true,
         glob_at: None,
@@ -165,6 +182,7 @@ fn evaluate(raw: &str, home: Option<&str>, heredoc: bool) -> WordEval {
 struct Builder<'a> {
     raw: &'a str,
     home: Option<&'a str>,
+    dirs: Dirs<'a>,
     text: String,
     known: bool,
     glob_at: Option<usize>,
@@ -211,6 +229,16 @@ impl Builder<'_> {
             WordPiece::DoubleQuotedSequence(inner)
             | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(inner, true),
             WordPiece::TildeExpansion(TildeExpr::Home) => self.home_dir(),
+            // root's home: `/root` (when the caller asks: see `Dirs`).
+            WordPiece::TildeExpansion(TildeExpr::UserHome(u))
+                if u == "root" && self.dirs.root_home =>
+            {
+                self.text.push_str("/root");
+            }
+            WordPiece::TildeExpansion(TildeExpr::WorkingDir) => self.known_dir(self.dirs.pwd),
+            WordPiece::TildeExpansion(TildeExpr::OldWorkingDir) => {
+                self.known_dir(self.dirs.oldpwd);
+            }
             WordPiece::TildeExpansion(_) => self.known = false,
             WordPiece::ParameterExpansion(expr) => self.parameter(expr, p),
             WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s) => {
@@ -237,6 +265,13 @@ impl Builder<'_> {
         self.text.push_str(s);
     }
 
+    fn known_dir(&mut self, dir: Option<&str>) {
+        match dir {
+            Some(d) => self.text.push_str(d),
+            None => self.known = false,
+        }
+    }
+
     fn home_dir(&mut self) {
         match self.home {
             Some(h) => self.text.push_str(h),
@@ -252,6 +287,19 @@ impl Builder<'_> {
             && name == "HOME"
         {
             self.home_dir();
+            return;
+        }
+        if let ParameterExpr::Parameter {
+            parameter: Parameter::Named(name),
+            indirect: false,
+        } = expr
+            && let Some(dir) = match name.as_str() {
+                "PWD" => self.dirs.pwd,
+                "OLDPWD" => self.dirs.oldpwd,
+                _ => None,
+            }
+        {
+            self.text.push_str(dir);
             return;
         }
         // `$TMPDIR`, `"${PLANGATE_STEP_ARTIFACTS}"`: plangate's own folder,
@@ -305,11 +353,29 @@ pub(super) fn subscript_expands(text: &str) -> bool {
     false
 }
 
+/// True when `text`, evaluated as arithmetic (`(( ))`, `let`, `declare -i`,
+/// `[[ X -eq Y ]]`, `-v`), holds a command substitution: bash evaluates its
+/// output as arithmetic, so an output like `a[$(cmd)]` runs `cmd`.
+pub(super) fn substitutes_command(text: &str) -> bool {
+    text.contains("$(") || text.contains('`')
+}
+
+/// True when arithmetic evaluation of `text` may run a command it does not
+/// show: an array index holding an expansion, or a command's output.
+pub(super) fn evaluated_again(text: &str) -> bool {
+    subscript_expands(text) || substitutes_command(text)
+}
+
 /// Why an arithmetic expression cannot be followed, if it cannot.
 pub(super) fn arithmetic_problem(expr: &str) -> Option<String> {
-    subscript_expands(expr).then(|| {
-        format!(
+    if subscript_expands(expr) {
+        return Some(format!(
             "arithmetic `{expr}` indexes an array with an expansion, which bash evaluates again (it can run commands)"
+        ));
+    }
+    substitutes_command(expr).then(|| {
+        format!(
+            "arithmetic `{expr}` evaluates a command's output as arithmetic, which bash expands again (an output `a[$(cmd)]` runs cmd)"
         )
     })
 }

@@ -20,6 +20,12 @@ impl Walker {
         match cmd.name {
             "xargs" => self.xargs(cmd),
             "parallel" | "sem" => self.parallel(cmd),
+            "cmake" if cmd.args.first().is_some_and(|a| a.is("-E")) => self.cmake_tool(cmd, stage),
+            "make" | "gmake" => {
+                // Judged by its build-runner row too: only where its recipes come from here.
+                self.make_sources(cmd);
+                return false;
+            }
             name => {
                 let Some(w) = rules::raw().wrapper(name) else {
                     return false;
@@ -146,14 +152,94 @@ impl Walker {
             input_words(cmd.input)
         };
         let replace = opts
-            .value_of(&["-I", "-i", "--replace"])
+            .value_of(&["-I"])
             .and_then(|r| r.text)
-            .or_else(|| opts.has('i', &[]).then(|| "{}".to_string()))
+            .or_else(|| optional_replace(&opts))
             .filter(|r| !r.is_empty());
         for args in fill_in(&inner, items.as_deref(), replace.as_deref(), false) {
             self.run(&args, &Input::Terminal);
         }
         self.say(Risk::Safe, cmd, "runs a command on its input");
+    }
+
+    /// `cmake -E TOOL ARGS`: cmake's portable file tools, judged as the
+    /// command each one stands for (`rm`, `remove_directory` as `rm -r`,
+    /// `copy` as `cp`, `chdir DIR CMD` as `env -C DIR CMD`, ...).
+    fn cmake_tool(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) {
+        let args = cmd.args.get(1..).unwrap_or_default();
+        let rest = args.get(1..).unwrap_or_default();
+        let as_cmd = |words: &[&str]| -> Vec<Arg> {
+            let head = words.iter().map(|w| Arg::literal(w));
+            head.chain(rest.iter().cloned()).collect()
+        };
+        let inner = match args.first().map(|a| a.lit()) {
+            None => return self.say(Risk::Safe, cmd, "lists its tools"),
+            Some(Some("rm" | "remove")) => as_cmd(&["rm"]),
+            Some(Some("remove_directory")) => as_cmd(&["rm", "-r"]),
+            Some(Some("make_directory")) => as_cmd(&["mkdir", "-p"]),
+            Some(Some("touch" | "touch_nocreate")) => as_cmd(&["touch"]),
+            Some(Some("copy" | "copy_if_different" | "copy_if_newer")) => as_cmd(&["cp"]),
+            Some(Some(
+                "copy_directory" | "copy_directory_if_different" | "copy_directory_if_newer",
+            )) => as_cmd(&["cp", "-r"]),
+            Some(Some("rename")) => as_cmd(&["mv"]),
+            Some(Some("create_symlink")) => as_cmd(&["ln", "-s"]),
+            Some(Some("create_hardlink")) => as_cmd(&["ln"]),
+            Some(Some("tar")) => as_cmd(&["tar"]),
+            Some(Some("env")) => as_cmd(&["env"]),
+            Some(Some("time")) => as_cmd(&["time"]),
+            Some(Some("chdir")) => as_cmd(&["env", "-C"]),
+            Some(Some("cat")) => as_cmd(&["cat"]),
+            Some(Some(
+                "echo" | "echo_append" | "sleep" | "true" | "false" | "md5sum" | "sha1sum"
+                | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" | "compare_files"
+                | "capabilities" | "environment" | "help",
+            )) => return self.say(Risk::Safe, cmd, "only reads or prints"),
+            Some(_) => {
+                return self.cannot(cmd, "runs a `cmake -E` tool the classifier does not know");
+            }
+        };
+        stage.output = self.run(&inner, cmd.input).output;
+    }
+
+    /// make: recipes come from the makefiles it reads. `-C DIR`, `-f FILE`
+    /// outside the workspace are not project code (as `source FILE` is not);
+    /// `--eval TEXT` is make code the classifier does not read.
+    fn make_sources(&mut self, cmd: &Cmd<'_>) {
+        const WITH: &[&str] = &[
+            "-C",
+            "--directory",
+            "-f",
+            "--file",
+            "--makefile",
+            "--eval",
+            "-I",
+            "--include-dir",
+            "-o",
+            "--old-file",
+            "--assume-old",
+            "-W",
+            "--what-if",
+            "--new-file",
+            "--assume-new",
+        ];
+        let opts = parse_opts(cmd.args, WITH);
+        for (name, value) in &opts.values {
+            match name.as_str() {
+                "-C" | "--directory" | "-f" | "--file" | "--makefile" => {
+                    if value.is("-") {
+                        self.cannot(cmd, "reads its makefile from standard input");
+                    } else {
+                        self.script_file(value, &cmd.shown);
+                    }
+                }
+                "--eval" => self.cannot(
+                    cmd,
+                    "evaluates make code (`--eval`), which the classifier cannot read",
+                ),
+                _ => {}
+            }
+        }
     }
 
     /// GNU parallel: `parallel [options] command ::: args`; the command runs in a shell.
@@ -289,6 +375,20 @@ fn takes_next(t: &str, with_value: &[&str]) -> bool {
     let takes = |c: char| with_value.contains(&format!("{sign}{c}").as_str());
     let first = t.char_indices().skip(1).find(|(_, c)| takes(*c));
     first.is_some_and(|(i, c)| i + c.len_utf8() == t.len())
+}
+
+/// xargs's `-i[R]` / `--replace[=R]` (the value only attached): R, or `{}`.
+fn optional_replace(opts: &Opts) -> Option<String> {
+    opts.flags.iter().find_map(|f| {
+        if f.starts_with("--") {
+            let (name, value) = f.split_once('=').unwrap_or((f, ""));
+            let named = super::commands::long_matches(name, "--replace");
+            return named.then(|| if value.is_empty() { "{}" } else { value }.to_string());
+        }
+        let at = f.get(1..)?.find('i')? + 2;
+        let value = f.get(at..).unwrap_or_default();
+        Some(if value.is_empty() { "{}" } else { value }.to_string())
+    })
 }
 
 /// Drops leading `VAR=value` words (sudo, env).

@@ -37,6 +37,7 @@ impl Walker {
                 &p.config,
                 &p.dir,
                 &p.ssh_options,
+                &p.templates,
             ]
             .iter()
             .flat_map(|n| n.strs())
@@ -73,6 +74,9 @@ impl Walker {
             if p.ssh_options.has(n) {
                 self.ssh_option(v, &cmd.shown);
             }
+            if p.templates.has(n) {
+                self.output_template(v, &what);
+            }
             if p.config.has(n) && !v.is("/dev/null") {
                 self.unclassifiable(format!(
                     "{what} reads `{n}`, a file of options or commands (they can write anywhere or run programs)"
@@ -80,6 +84,26 @@ impl Walker {
             }
         }
         opts
+    }
+
+    /// An output template (`curl -w`): `%output{FILE}` (or `%output{>>FILE}`)
+    /// writes FILE; a template read from a file (`@FILE`) or only known at
+    /// run time writes files named at run time.
+    fn output_template(&mut self, v: &Arg, what: &str) {
+        let Some(text) = v.lit().filter(|t| !t.starts_with('@')) else {
+            return self.note(
+                Risk::Moderate,
+                format!("{what} writes files its output template names at run time"),
+            );
+        };
+        let mut rest = text;
+        while let Some(at) = rest.find("%output{") {
+            let after = rest.get(at + "%output{".len()..).unwrap_or_default();
+            let end = after.find('}').unwrap_or(after.len());
+            let file = after.get(..end).unwrap_or_default();
+            self.write_to(&Arg::literal(file.trim_start_matches(">>")), what);
+            rest = after.get(end..).unwrap_or_default();
+        }
     }
 
     fn sed(&mut self, cmd: &Cmd<'_>) {
@@ -156,15 +180,37 @@ impl Walker {
         }
         let mut files = Vec::new();
         let mut programs = Vec::new();
+        // `-i`/`--include` adds a library: the first operand is still the
+        // program; gawk's `inplace` library rewrites every input file.
+        let mut source_given = false;
+        let mut inplace = false;
         for (n, v) in &opts.values {
             match n.as_str() {
-                "-f" | "--file" | "-i" | "--include" | "-E" | "--exec" => files.push(v.clone()),
-                "-e" | "--source" => programs.push(v.clone()),
+                "-i" | "--include" if v.is("inplace") || v.is("inplace.awk") => inplace = true,
+                "-i" | "--include" => files.push(v.clone()),
+                "-f" | "--file" | "-E" | "--exec" => {
+                    source_given = true;
+                    files.push(v.clone());
+                }
+                "-e" | "--source" => {
+                    source_given = true;
+                    programs.push(v.clone());
+                }
                 _ => {}
             }
         }
-        if files.is_empty() && programs.is_empty() {
-            programs.extend(opts.pos.first().cloned());
+        let mut inputs = opts.pos.iter();
+        if !source_given {
+            programs.extend(inputs.next().cloned());
+        }
+        if inplace {
+            for input in inputs.filter(|a| !a.lit().is_some_and(|t| t.contains('='))) {
+                self.write_to(input, &what);
+            }
+            self.note(
+                Risk::Moderate,
+                format!("{what} rewrites its input files in place"),
+            );
         }
         let sandbox = opts.has('S', &["--sandbox"]);
         for f in &files {
