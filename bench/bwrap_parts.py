@@ -7,7 +7,10 @@ namespace new, the seal's `--remount-ro /`), then with plangate's in-sandbox sup
 (getrusage of the children, orphans reaped), medians over the rounds; the ratios are taken within a round.
 Shows what one bwrap per step costs whatever plangate does around it.
 Usage: python3 bench/bwrap_parts.py N ROUNDS PLANGATE_BIN"""
-import ctypes, os, resource, shutil, statistics, subprocess, sys, tempfile
+import os, resource, shutil, statistics, subprocess, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cpu_of import reap  # noqa: E402  (also makes this script a subreaper)
 
 n = int(sys.argv[1]); reps = int(sys.argv[2]); plangate = os.path.abspath(sys.argv[3])
 if shutil.which("bwrap") is None:
@@ -40,19 +43,6 @@ variants = {
 if subprocess.run(variants["+ step binds, seal"], stdout=subprocess.DEVNULL,
                   stderr=subprocess.DEVNULL).returncode != 0:
     sys.exit("skipped: bwrap does not work here")
-
-
-# bwrap's outer process may exit before its pid-1 child is reaped: as a subreaper this
-# script inherits such orphans and waits for them, so that their CPU is counted too.
-ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-
-
-def reap():
-    while True:
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            return
 
 
 def measure(argv):

@@ -5,7 +5,9 @@ here), for each given binary, beside a `bash -c true` loop, all in the same roun
 than wall time alone on a loaded machine. Orphans (bwrap's pid-1 child) are reaped and counted. Each round measures every variant once, in turn;
 the ratios are taken within a round, and the medians over the rounds are printed.
 Usage: python3 bench/step_cpu.py N ROUNDS BIN [BIN...]"""
-import ctypes, os, resource, statistics, subprocess, sys, tempfile, time
+import os, resource, statistics, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cpu_of import reap  # noqa: E402  (also makes this script a subreaper)
 n = int(sys.argv[1]); reps = int(sys.argv[2]); bins = sys.argv[3:]
 work = tempfile.mkdtemp()
 ws = os.path.join(work, "ws"); os.makedirs(ws)
@@ -18,16 +20,6 @@ for name, extra in (("chain", ""), ("bare", "sandbox: false, ")):
             f.write(f"  - {{id: s{i}, tool: bash, dependencies: [s{i-1}], parameters: {{{extra}command: 'true'}}}}\n")
 with open(os.path.join(work, "op.yaml"), "w") as f:
     f.write("risk_tolerance: high\nallow_unsandboxed: true\n")
-# A process that exits before its children (bwrap's outer process, before its pid-1 child
-# is reaped) leaves orphans: as a subreaper this script inherits and waits for them, so
-# that their CPU is counted too.
-ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-def reap():
-    while True:
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            return
 def measure(cmd):
     reap()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
