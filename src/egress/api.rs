@@ -365,10 +365,11 @@ where
     let (auth_name, auth_value) = api.auth();
     send.push((auth_name.to_owned(), auth_value.into_bytes()));
     let reason = format!("api: {method} {}", target.split('?').next().unwrap_or(""));
-    let forwarded = forward(&mut s, &method, &url, send, body, &inn).await;
-    if let Ok(answer) = &forwarded {
-        api.meter.record(rates, answer.as_deref(), generates);
-    }
+    let meter = &api.meter;
+    let forwarded = forward(&mut s, (&method, &url), send, body, &inn, |answer| {
+        meter.record(rates, answer, generates);
+    })
+    .await;
     let conn = Connection {
         host,
         port,
@@ -384,15 +385,18 @@ where
     notify(conn);
 }
 
-/// Send the request upstream (ureq, on the blocking pool) and stream the answer back.
+/// Send the request upstream (ureq, on the blocking pool) and stream the
+/// answer back. `complete` gets the whole answer (None: too large to keep)
+/// before its last bytes reach the CLI, so that a CLI which has read its
+/// answer finds its usage counted when it sends the next call.
 async fn forward<S>(
     s: &mut S,
-    method: &str,
-    url: &str,
+    (method, url): (&str, &str),
     headers: Vec<(String, Vec<u8>)>,
     body: Vec<u8>,
     inn: &AtomicU64,
-) -> Result<Option<Vec<u8>>, String>
+    complete: impl FnOnce(Option<&[u8]>),
+) -> Result<(), String>
 where
     S: AsyncWrite + Unpin,
 {
@@ -461,15 +465,27 @@ where
         Err(_) => return Err("the request was dropped".into()),
     };
     let mut gone = s.write_all(&head).await.is_err();
+    // Each chunk goes out when the next one came: the last waits for the meter.
+    let mut held: Option<Vec<u8>> = None;
     while let Some(chunk) = rx.recv().await {
         // The CLI may have hung up: the rest of the answer is still read (and paid for).
-        if !gone {
-            gone = s.write_all(&chunk).await.is_err() || s.flush().await.is_err();
-            inn.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        if let Some(prev) = held.replace(chunk)
+            && !gone
+        {
+            gone = s.write_all(&prev).await.is_err() || s.flush().await.is_err();
+            inn.fetch_add(prev.len() as u64, Ordering::Relaxed);
         }
     }
+    complete(reader_task.await.ok().flatten().as_deref());
+    if let Some(last) = held
+        && !gone
+        && s.write_all(&last).await.is_ok()
+    {
+        let _ = s.flush().await;
+        inn.fetch_add(last.len() as u64, Ordering::Relaxed);
+    }
     let _ = s.shutdown().await;
-    Ok(reader_task.await.ok().flatten())
+    Ok(())
 }
 
 fn request(
