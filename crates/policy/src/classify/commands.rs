@@ -184,44 +184,72 @@ impl Opts {
 /// Splits arguments into flags, valued options and positionals.
 /// `with_value` lists options (`-o`, `--output`) that take the next argument.
 pub(super) fn parse_opts(args: &[Arg], with_value: &[&str]) -> Opts {
+    parse(args, with_value, false)
+}
+
+/// A wrapper's own leading options; `pos` holds the words from the first
+/// that is no option (or after `--`) on. `+o NAME` (a shell option turned
+/// off) is skipped.
+pub(super) fn leading(args: &[Arg], with_value: &[&str]) -> Opts {
+    parse(args, with_value, true)
+}
+
+fn parse(args: &[Arg], with_value: &[&str], lead: bool) -> Opts {
     let mut out = Opts::default();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        let Some(t) = arg.lit() else {
-            // `--opt="$X"`, `-o"$X"`: the option is known, its value is not.
-            let raw = arg.raw.trim_start_matches(['"', '\'']);
-            let long = raw
-                .split_once('=')
-                .map(|(n, _)| n)
-                .filter(|n| is_long_name(n));
-            let short = || {
-                let mut letters = raw.strip_prefix('-')?.chars();
-                let letters = letters.by_ref().take_while(char::is_ascii_alphanumeric);
-                letters
-                    .map(|c| format!("-{c}"))
-                    .find(|k| with_value.contains(&k.as_str()))
-            };
-            match long.map(str::to_string).or_else(short) {
-                Some(name) => {
-                    let key = canonical_long(&name, with_value).to_string();
-                    out.flags.push(name);
-                    out.values.push((key, Arg::unknown(&arg.raw)));
-                }
-                None => out.pos.push(arg.clone()),
-            }
+        let text = arg.lit();
+        let plus = lead && text.is_some_and(|t| t.starts_with('+') && t.len() > 1);
+        let option = text.is_some_and(|t| t.starts_with('-') && t != "-");
+        if lead && !plus && !option {
+            out.pos.extend(std::iter::once(arg).chain(it).cloned());
+            break;
+        }
+        let Some(t) = text else {
+            unknown_option(arg, with_value, &mut out);
             continue;
         };
         if t == "--" {
             out.pos.extend(it.cloned());
             break;
         }
-        if !t.starts_with('-') || t == "-" {
+        if plus {
+            let takes = |c: char| with_value.contains(&format!("+{c}").as_str());
+            let first = t.char_indices().skip(1).find(|(_, c)| takes(*c));
+            if first.is_some_and(|(i, c)| i + c.len_utf8() == t.len()) {
+                it.next();
+            }
+        } else if option {
+            parse_flag(t, arg, &mut it, with_value, &mut out);
+        } else {
             out.pos.push(arg.clone());
-            continue;
         }
-        parse_flag(t, arg, &mut it, with_value, &mut out);
     }
     out
+}
+
+/// `--opt="$X"`, `-o"$X"`: the option is known, its value is not.
+fn unknown_option(arg: &Arg, with_value: &[&str], out: &mut Opts) {
+    let raw = arg.raw.trim_start_matches(['"', '\'']);
+    let long = raw
+        .split_once('=')
+        .map(|(n, _)| n)
+        .filter(|n| is_long_name(n));
+    let short = || {
+        let mut letters = raw.strip_prefix('-')?.chars();
+        let letters = letters.by_ref().take_while(char::is_ascii_alphanumeric);
+        letters
+            .map(|c| format!("-{c}"))
+            .find(|k| with_value.contains(&k.as_str()))
+    };
+    match long.map(str::to_string).or_else(short) {
+        Some(name) => {
+            let key = canonical_long(&name, with_value).to_string();
+            out.flags.push(name);
+            out.values.push((key, Arg::unknown(&arg.raw)));
+        }
+        None => out.pos.push(arg.clone()),
+    }
 }
 
 fn parse_flag<'a>(

@@ -118,6 +118,8 @@ const TABLES: [(&str, &[&str]); 8] = [
             "ssh-loads",
             "tar-extracts",
             "tar-writes",
+            "cmake-tools",
+            "cmake-reads",
         ],
     ),
     (

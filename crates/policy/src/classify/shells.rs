@@ -8,12 +8,13 @@
 //! code, moderate, when it is a literal path inside the workspace, and
 //! unclassifiable anywhere else.
 
+use super::commands::leading;
 use super::commands::{Cmd, parse_opts};
 use super::paths::Loc;
 use super::rules::{self, Program};
 use super::walk::{Input, Walker};
 use super::words::Arg;
-use super::wrappers::{join_args, leading};
+use super::wrappers::join_args;
 use crate::model::Risk;
 
 fn interpreter_of(name: &str) -> Option<&'static Program> {
@@ -124,7 +125,8 @@ impl Walker {
 
     fn shell(&mut self, cmd: &Cmd<'_>) {
         let with = rules::raw().list("shells", "with_value").strs();
-        let (opts, rest) = leading(cmd.args, &with);
+        let opts = leading(cmd.args, &with);
+        let rest = &opts.pos;
         let rc = opts.value_of(&["--rcfile", "--init-file"]);
         if let Some(rc) = &rc {
             self.script_file(rc, &cmd.shown);
@@ -206,8 +208,10 @@ impl Walker {
         }
         // `deno run FILE`: the script follows the subcommand (and its options).
         let script = if i.run_subcommands.has(first) {
-            let (_, rest) = leading(opts.pos.get(1..).unwrap_or_default(), &with);
-            match rest.first() {
+            match leading(opts.pos.get(1..).unwrap_or_default(), &with)
+                .pos
+                .first()
+            {
                 Some(file) => return self.script_file(file, &cmd.shown),
                 None => return self.cannot(cmd, "runs no named script"),
             }

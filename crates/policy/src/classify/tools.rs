@@ -2,11 +2,10 @@
 //! rules, [`crate::git`]), cargo, npm & co, go, make, network
 //! clients, package managers and infrastructure CLIs.
 
-use super::commands::Cmd;
+use super::commands::{Cmd, leading};
 use super::rules;
 use super::walk::Walker;
 use super::words::Arg;
-use super::wrappers::leading;
 use crate::git::Word as GitWord;
 use crate::model::Risk;
 
@@ -74,44 +73,20 @@ impl Walker {
             return;
         };
         let lits: Vec<Option<&str>> = cmd.args.iter().map(Arg::lit).collect();
-        let (words, after): (Vec<&str>, &[Option<&str>]) = match table.at {
-            rules::SubAt::FirstWord => (
-                lits.iter()
-                    .take(1)
-                    .copied()
-                    .map(Option::unwrap_or_default)
-                    .collect(),
-                &lits,
-            ),
-            rules::SubAt::FirstTwo => (
-                lits.iter()
-                    .take(2)
-                    .copied()
-                    .map(Option::unwrap_or_default)
-                    .collect(),
-                &lits,
-            ),
+        let (sub, second, after) = match table.at {
+            rules::SubAt::FirstWord => (word(&lits, 0), "", &lits[..]),
+            rules::SubAt::FirstTwo => (word(&lits, 0), word(&lits, 1), &lits[..]),
             // After the global options (and a `+toolchain`).
             rules::SubAt::AfterGlobals => {
-                let with = table.with_value.strs();
-                let globals = cmd.args.len() - leading(cmd.args, &with).1.len();
-                let rest = lits.get(globals..).unwrap_or(&[]);
-                (
-                    rest.iter()
-                        .take(1)
-                        .copied()
-                        .map(Option::unwrap_or_default)
-                        .collect(),
-                    rest,
-                )
+                let rest = leading(cmd.args, &table.with_value.strs()).pos.len();
+                let rest = &lits[lits.len() - rest..];
+                (word(rest, 0), "", rest)
             }
             rules::SubAt::FirstNonOption => {
-                let first = lits.iter().flatten().copied().find(|t| !t.starts_with('-'));
-                (first.into_iter().collect(), &lits)
+                let first = lits.iter().flatten().find(|t| !t.starts_with('-'));
+                (first.copied().unwrap_or(""), "", &lits[..])
             }
         };
-        let sub = words.first().copied().unwrap_or("");
-        let second = words.get(1).copied().unwrap_or("");
         if table.runs.has(sub) {
             return self.package_runner(cmd, sub, table);
         }
@@ -159,7 +134,7 @@ impl Walker {
             .iter()
             .position(|a| a.is(sub))
             .map_or(&[][..], |p| cmd.args.get(p + 1..).unwrap_or(&[]));
-        let (_, inner) = leading(after, &table.runs_with_value.strs());
+        let inner = leading(after, &table.runs_with_value.strs()).pos;
         if !inner.is_empty() {
             self.run(&inner, cmd.input);
         }
@@ -177,4 +152,9 @@ impl Walker {
             self.say(Risk::Moderate, cmd, "may write files");
         }
     }
+}
+
+/// The `i`-th word of `w`, or "".
+fn word<'a>(w: &[Option<&'a str>], i: usize) -> &'a str {
+    w.get(i).copied().flatten().unwrap_or("")
 }

@@ -7,7 +7,7 @@
 //! `[[wrappers]]` of `crates/policy/src/rules/bash.toml` plus `env`, `xargs`, `watch` and
 //! `parallel`, which need a little more.
 
-use super::commands::{Cmd, Opts, parse_opts};
+use super::commands::{Cmd, Opts, leading, parse_opts};
 use super::files::given;
 use super::rules::{self, Program};
 use super::walk::{Input, Stage, Walker};
@@ -66,7 +66,8 @@ impl Walker {
             chdir.clone(),
         ];
         let with: Vec<&str> = [with.concat(), split.clone()].concat();
-        let (opts, rest) = leading(cmd.args, &with);
+        let opts = leading(cmd.args, &with);
+        let rest = &opts.pos;
         for out in writes.iter().filter_map(|o| opts.value_of(&[o])) {
             self.write_to(&out, &format!("`{}`", cmd.shown));
         }
@@ -141,7 +142,8 @@ impl Walker {
     /// `xargs [options] command...`: the command runs with words read from input.
     fn xargs(&mut self, cmd: &Cmd<'_>) {
         let with = self.with_value(cmd);
-        let (opts, mut inner) = leading(cmd.args, &with);
+        let opts = leading(cmd.args, &with);
+        let mut inner = opts.pos.clone();
         if inner.is_empty() {
             inner.push(Arg::literal("echo"));
         }
@@ -162,43 +164,27 @@ impl Walker {
         self.say(Risk::Safe, cmd, "runs a command on its input");
     }
 
-    /// `cmake -E TOOL ARGS`: cmake's portable file tools, judged as the
-    /// command each one stands for (`rm`, `remove_directory` as `rm -r`,
-    /// `copy` as `cp`, `chdir DIR CMD` as `env -C DIR CMD`, ...).
+    /// `cmake -E TOOL ARGS`: cmake's portable file tools (`[words]` cmake-tools).
     fn cmake_tool(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) {
-        let args = cmd.args.get(1..).unwrap_or_default();
-        let rest = args.get(1..).unwrap_or_default();
-        let as_cmd = |words: &[&str]| -> Vec<Arg> {
-            let head = words.iter().map(|w| Arg::literal(w));
-            head.chain(rest.iter().cloned()).collect()
+        let words = |k| rules::raw().list("words", k);
+        let Some((tool, rest)) = cmd.args.get(1..).and_then(<[Arg]>::split_first) else {
+            return self.say(Risk::Safe, cmd, "lists its tools");
         };
-        let inner = match args.first().map(|a| a.lit()) {
-            None => return self.say(Risk::Safe, cmd, "lists its tools"),
-            Some(Some("rm" | "remove")) => as_cmd(&["rm"]),
-            Some(Some("remove_directory")) => as_cmd(&["rm", "-r"]),
-            Some(Some("make_directory")) => as_cmd(&["mkdir", "-p"]),
-            Some(Some("touch" | "touch_nocreate")) => as_cmd(&["touch"]),
-            Some(Some("copy" | "copy_if_different" | "copy_if_newer")) => as_cmd(&["cp"]),
-            Some(Some(
-                "copy_directory" | "copy_directory_if_different" | "copy_directory_if_newer",
-            )) => as_cmd(&["cp", "-r"]),
-            Some(Some("rename")) => as_cmd(&["mv"]),
-            Some(Some("create_symlink")) => as_cmd(&["ln", "-s"]),
-            Some(Some("create_hardlink")) => as_cmd(&["ln"]),
-            Some(Some("tar")) => as_cmd(&["tar"]),
-            Some(Some("env")) => as_cmd(&["env"]),
-            Some(Some("time")) => as_cmd(&["time"]),
-            Some(Some("chdir")) => as_cmd(&["env", "-C"]),
-            Some(Some("cat")) => as_cmd(&["cat"]),
-            Some(Some(
-                "echo" | "echo_append" | "sleep" | "true" | "false" | "md5sum" | "sha1sum"
-                | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" | "compare_files"
-                | "capabilities" | "environment" | "help",
-            )) => return self.say(Risk::Safe, cmd, "only reads or prints"),
-            Some(_) => {
-                return self.cannot(cmd, "runs a `cmake -E` tool the classifier does not know");
-            }
+        let tool = tool.lit().unwrap_or("\0");
+        if words("cmake-reads").has(tool) {
+            return self.say(Risk::Safe, cmd, "only reads or prints");
+        }
+        let row = words("cmake-tools")
+            .iter()
+            .find_map(|r| r.strip_prefix(tool)?.strip_prefix(": "));
+        let Some(head) = row else {
+            return self.cannot(cmd, "runs a `cmake -E` tool the classifier does not know");
         };
+        let inner: Vec<Arg> = head
+            .split(' ')
+            .map(Arg::literal)
+            .chain(rest.iter().cloned())
+            .collect();
         stage.output = self.run(&inner, cmd.input).output;
     }
 
@@ -245,7 +231,8 @@ impl Walker {
     /// GNU parallel: `parallel [options] command ::: args`; the command runs in a shell.
     fn parallel(&mut self, cmd: &Cmd<'_>) {
         let with = self.with_value(cmd);
-        let (opts, rest) = leading(cmd.args, &with);
+        let opts = leading(cmd.args, &with);
+        let rest = &opts.pos;
         if opts.value_of(&["-S", "--sshlogin"]).is_some() {
             self.network(format!("`{}` runs commands on other hosts", cmd.shown));
         }
@@ -336,45 +323,6 @@ fn fill_in(
         Some([]) => vec![command.to_vec()],
         _ => vec![one(None)],
     }
-}
-
-/// The wrapper's own leading options, and the arguments after them.
-pub(super) fn leading(args: &[Arg], with_value: &[&str]) -> (Opts, Vec<Arg>) {
-    let n = leading_len(args, with_value);
-    let (lead, rest) = args.split_at(n);
-    (parse_opts(lead, with_value), rest.to_vec())
-}
-
-/// How many leading arguments are options (and their values) of the wrapper.
-fn leading_len(args: &[Arg], with_value: &[&str]) -> usize {
-    let mut i = 0;
-    while let Some(t) = args.get(i).and_then(Arg::lit) {
-        if t == "--" {
-            return i + 1;
-        }
-        if !((t.starts_with('-') || t.starts_with('+')) && t.len() > 1) {
-            break;
-        }
-        i += 1 + usize::from(takes_next(t, with_value));
-    }
-    i.min(args.len())
-}
-
-/// Whether option word `t` takes the next word as its value: a long one
-/// without `=value`, or a cluster (`-xn`) whose first letter taking a value
-/// is its last.
-fn takes_next(t: &str, with_value: &[&str]) -> bool {
-    if t.starts_with("--") {
-        let key = super::commands::canonical_long(t, with_value);
-        return !t.contains('=') && with_value.contains(&key);
-    }
-    if with_value.contains(&t) {
-        return true;
-    }
-    let sign = t.get(..1).unwrap_or_default();
-    let takes = |c: char| with_value.contains(&format!("{sign}{c}").as_str());
-    let first = t.char_indices().skip(1).find(|(_, c)| takes(*c));
-    first.is_some_and(|(i, c)| i + c.len_utf8() == t.len())
 }
 
 /// xargs's `-i[R]` / `--replace[=R]` (the value only attached): R, or `{}`.
