@@ -172,6 +172,15 @@ impl Opts {
         })
     }
 
+    /// The values of the options `names`, in order.
+    pub(super) fn values_of(&self, names: &[&str]) -> Vec<Arg> {
+        let named = self
+            .values
+            .iter()
+            .filter(|(n, _)| names.contains(&n.as_str()));
+        named.map(|(_, v)| v.clone()).collect()
+    }
+
     /// The value of the first of `names` that was given.
     pub(super) fn value_of(&self, names: &[&str]) -> Option<Arg> {
         self.values

@@ -135,88 +135,48 @@ const TABLES: [(&str, &[&str]); 8] = [
     ),
 ];
 
-/// A program's options: `with_value` take the next word; `writes`, `runs`,
-/// `config` and `ssh_options` say what the value of an option is. With `risk`
-/// or an act (`Program::acts`), the program is judged by this entry alone
-/// ([`super::files`]): `when` rows (a safe one ends the judging: the program
-/// then only reads), the `output_at`-th positional (an output file: `uniq IN
-/// OUT`; `output_missing` when it is not given), its operands (`operands`: an
-/// act on each positional after `skip`, with `operands_with` only when one of
-/// them is given; only those with `operand_prefix`, none with one of
-/// `not_operands`) and the verdict `operand` when there is one, the directory
-/// of `dir` (default `.`; only with one of `dir_with` when set), `empty` when
-/// it has no operand, and `risk` itself.
+/// One `[[options]]`, `[[wrappers]]` or `[[interpreters]]` row (the keys:
+/// the comments of the rules file). With `risk` or an act ([`Program::acts`]),
+/// the row alone judges its program ([`super::files`]).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Program {
     pub names: Names,
     pub with_value: Names,
     pub output_at: Option<usize>,
-    /// Options whose value is a file the program writes.
     pub writes: Names,
-    /// Options whose value is a program or command line it runs.
     pub runs: Names,
-    /// Options whose value is a file of options or commands (unclassifiable).
     pub config: Names,
-    /// Options whose value is an ssh option (`-o ProxyCommand=...`).
+    pub scripts: Names,
     pub ssh_options: Names,
-    /// Options whose value is an output template (`curl -w`): each
-    /// `%output{FILE}` in it writes FILE; `@FILE` reads the template from a file.
     pub templates: Names,
     pub when: Vec<Verdict>,
     pub operands: Option<String>,
     pub operands_with: Names,
-    /// Leading positionals that are no operand, unless one of `skip_unless`.
     pub skip: usize,
     pub skip_unless: Names,
-    /// Flags that make the act recursive.
     pub recursive: Names,
-    /// Options whose value is a directory written.
     pub dir: Names,
-    /// `dir` is written only when one of these is given (`curl -O`).
     pub dir_with: Names,
-    /// Operands are only the positionals starting with this, less it (`of=`).
     pub operand_prefix: Option<String>,
-    /// Positionals starting with one of these are no operands (`date +%F`).
     pub not_operands: Names,
-    /// Noted when the program is given an operand.
     pub operand: Option<Verdict>,
-    /// The file written when the `output_at`-th positional is missing.
     pub output_missing: Option<String>,
     pub empty: Option<Verdict>,
-    /// When every argument is one of these, it only prints its version or help.
     pub info: Names,
     pub risk: Option<Outcome>,
     pub why: String,
-    /// Wrappers: options whose value is a shell command line (`su -c`).
     pub script: Names,
-    /// Wrappers: options after which no command follows (`taskset -p`).
     pub no_command: Names,
-    /// Wrappers: options whose value is the inner command's directory (`env -C`).
     pub chdir: Names,
-    /// Wrappers: options whose value, with the words after the options, is a
-    /// shell command line (`env -S`).
     pub split_string: Names,
-    /// Wrappers: when set, the words after the options are joined into one
-    /// shell command line (`watch`), unless one of these is given (`-x`).
     pub joined_unless: Names,
-    /// Wrappers: the words after the options are no command (`su`, `script`).
     pub script_only: bool,
-    /// Wrappers: runs the command as another user (dangerous; a root shell
-    /// reads its standard input when no command is given).
     pub as_root: bool,
-    /// Interpreters: options whose value is inline code, or first words
-    /// (subcommands) after which it is (`deno eval`).
     pub code: Names,
     pub code_subcommands: Names,
-    /// Interpreters: first words (subcommands) followed by the script file
-    /// (`deno run FILE`).
     pub run_subcommands: Names,
-    /// Interpreters: options whose value is a file, module or folder loaded
-    /// before the script (`node -r`, `ruby -I`): judged as a script file.
     pub preload: Names,
-    /// Interpreters: options that run a module (`-m`), whose value is the
-    /// script file (`pwsh -File`).
     pub module: Names,
     pub file: Names,
     examples: Vec<String>,
@@ -232,37 +192,30 @@ pub struct Verdict {
     pub why: String,
 }
 
-/// A developer tool judged by subcommand.
+/// A developer tool judged by subcommand (the keys: the rules file's
+/// `[[subcommands]]` comment; `other` is required).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Subcommands {
     pub names: Names,
-    /// Global options that take the next word.
     #[serde(default)]
     pub with_value: Names,
-    /// Where the subcommand is (by default the first word that is no option).
     #[serde(default)]
     pub at: SubAt,
-    /// Subcommands that reach the network (when not judged safe).
     #[serde(default)]
     pub network: Names,
-    /// Subcommands after which a command runs (`poetry run CMD`), and their
-    /// options that take the next word.
     #[serde(default)]
     pub runs: Names,
     #[serde(default)]
     pub runs_with_value: Names,
     #[serde(default)]
     groups: Vec<SubGroup>,
-    /// Why a subcommand in no group is moderate.
     other: String,
     #[serde(default)]
     examples: Vec<String>,
 }
 
-/// Where a `[[subcommands]]` entry finds the subcommand: the first word that
-/// is no option, the first word (`dpkg -l`), the first two (`go mod verify`),
-/// or the first after the global options and a `+toolchain` (cargo).
+/// Where a `[[subcommands]]` entry finds the subcommand.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SubAt {

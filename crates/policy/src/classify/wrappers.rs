@@ -7,7 +7,7 @@
 //! `[[wrappers]]` of `crates/policy/src/rules/bash.toml` plus `env`, `xargs`, `watch` and
 //! `parallel`, which need a little more.
 
-use super::commands::{Cmd, Opts, leading, parse_opts};
+use super::commands::{Cmd, Opts, leading};
 use super::files::given;
 use super::rules::{self, Program};
 use super::walk::{Input, Stage, Walker};
@@ -21,11 +21,6 @@ impl Walker {
             "xargs" => self.xargs(cmd),
             "parallel" | "sem" => self.parallel(cmd),
             "cmake" if cmd.args.first().is_some_and(|a| a.is("-E")) => self.cmake_tool(cmd, stage),
-            "make" | "gmake" => {
-                // Judged by its build-runner row too: only where its recipes come from here.
-                self.make_sources(cmd);
-                return false;
-            }
             name => {
                 let Some(w) = rules::raw().wrapper(name) else {
                     return false;
@@ -186,46 +181,6 @@ impl Walker {
             .chain(rest.iter().cloned())
             .collect();
         stage.output = self.run(&inner, cmd.input).output;
-    }
-
-    /// make: recipes come from the makefiles it reads. `-C DIR`, `-f FILE`
-    /// outside the workspace are not project code (as `source FILE` is not);
-    /// `--eval TEXT` is make code the classifier does not read.
-    fn make_sources(&mut self, cmd: &Cmd<'_>) {
-        const WITH: &[&str] = &[
-            "-C",
-            "--directory",
-            "-f",
-            "--file",
-            "--makefile",
-            "--eval",
-            "-I",
-            "--include-dir",
-            "-o",
-            "--old-file",
-            "--assume-old",
-            "-W",
-            "--what-if",
-            "--new-file",
-            "--assume-new",
-        ];
-        let opts = parse_opts(cmd.args, WITH);
-        for (name, value) in &opts.values {
-            match name.as_str() {
-                "-C" | "--directory" | "-f" | "--file" | "--makefile" => {
-                    if value.is("-") {
-                        self.cannot(cmd, "reads its makefile from standard input");
-                    } else {
-                        self.script_file(value, &cmd.shown);
-                    }
-                }
-                "--eval" => self.cannot(
-                    cmd,
-                    "evaluates make code (`--eval`), which the classifier cannot read",
-                ),
-                _ => {}
-            }
-        }
     }
 
     /// GNU parallel: `parallel [options] command ::: args`; the command runs in a shell.

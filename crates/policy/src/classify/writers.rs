@@ -35,6 +35,7 @@ impl Walker {
                 &p.writes,
                 &p.runs,
                 &p.config,
+                &p.scripts,
                 &p.dir,
                 &p.ssh_options,
                 &p.templates,
@@ -77,6 +78,11 @@ impl Walker {
             if p.templates.has(n) {
                 self.output_template(v, &what);
             }
+            if p.scripts.has(n) && v.is("-") {
+                self.cannot(cmd, "reads code from standard input");
+            } else if p.scripts.has(n) {
+                self.script_file(v, &cmd.shown);
+            }
             if p.config.has(n) && !v.is("/dev/null") {
                 self.unclassifiable(format!(
                     "{what} reads `{n}`, a file of options or commands (they can write anywhere or run programs)"
@@ -107,21 +113,10 @@ impl Walker {
     }
 
     fn sed(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
-        let mut scripts: Vec<Arg> = opts
-            .values
-            .iter()
-            .filter(|(n, _)| n == "-e" || n == "--expression")
-            .map(|(_, v)| v.clone())
-            .collect();
-        let files: Vec<Arg> = opts
-            .values
-            .iter()
-            .filter(|(n, _)| n == "-f" || n == "--file")
-            .map(|(_, v)| v.clone())
-            .collect();
+        let mut scripts = opts.values_of(&["-e", "--expression"]);
+        let files = opts.values_of(&["-f", "--file"]);
         let mut inputs = opts.pos.iter();
         if scripts.is_empty() && files.is_empty() {
             scripts.extend(inputs.next().cloned());
@@ -178,29 +173,22 @@ impl Walker {
         if let Some(p) = rules::raw().program(cmd.name) {
             self.when_rows(p, &opts, &what);
         }
-        let mut files = Vec::new();
-        let mut programs = Vec::new();
         // `-i`/`--include` adds a library: the first operand is still the
         // program; gawk's `inplace` library rewrites every input file.
-        let mut source_given = false;
         let mut inplace = false;
-        for (n, v) in &opts.values {
-            match n.as_str() {
-                "-i" | "--include" if v.is("inplace") || v.is("inplace.awk") => inplace = true,
-                "-i" | "--include" => files.push(v.clone()),
-                "-f" | "--file" | "-E" | "--exec" => {
-                    source_given = true;
-                    files.push(v.clone());
-                }
-                "-e" | "--source" => {
-                    source_given = true;
-                    programs.push(v.clone());
-                }
-                _ => {}
+        for v in opts.values_of(&["-i", "--include"]) {
+            if v.is("inplace") || v.is("inplace.awk") {
+                inplace = true;
+            } else if v.is("-") {
+                self.cannot(cmd, "reads code from standard input");
+            } else {
+                self.script_file(&v, &cmd.shown);
             }
         }
+        let sources = ["-f", "--file", "-E", "--exec", "-e", "--source"];
+        let mut programs = opts.values_of(&["-e", "--source"]);
         let mut inputs = opts.pos.iter();
-        if !source_given {
+        if opts.value_of(&sources).is_none() {
             programs.extend(inputs.next().cloned());
         }
         if inplace {
@@ -213,13 +201,6 @@ impl Walker {
             );
         }
         let sandbox = opts.has('S', &["--sandbox"]);
-        for f in &files {
-            if f.is("-") || f.is("/dev/stdin") {
-                self.cannot(cmd, "reads its program from standard input");
-            } else {
-                self.script_file(f, &cmd.shown);
-            }
-        }
         for p in &programs {
             match p.lit() {
                 Some(text) => self.awk_program(text, &what, sandbox),
