@@ -303,6 +303,17 @@ impl Program {
             || !self.dir.0.is_empty()
     }
 
+    /// The options that take the next word (of every kind of row; in this
+    /// order: an abbreviated long option names the first it prefixes).
+    pub fn valued(&self) -> Vec<&str> {
+        let code = [&self.code, &self.with_value, &self.module, &self.file];
+        let values = [&self.preload, &self.script, &self.writes, &self.runs];
+        let more = [&self.config, &self.scripts, &self.dir, &self.chdir];
+        let last = [&self.split_string, &self.ssh_options, &self.templates];
+        let all = code.into_iter().chain(values).chain(more).chain(last);
+        all.flat_map(Names::iter).collect()
+    }
+
     /// A wrapper's own risk and why.
     pub fn own_risk(&self) -> Option<(Outcome, &str)> {
         if self.as_root {

@@ -9,7 +9,7 @@
 //! unclassifiable anywhere else.
 
 use super::commands::leading;
-use super::commands::{Cmd, parse_opts};
+use super::commands::Cmd;
 use super::paths::Loc;
 use super::rules::{self, Program};
 use super::walk::{Input, Walker};
@@ -31,11 +31,7 @@ fn interpreter_of(name: &str) -> Option<&'static Program> {
 /// names another option must not count as the one that turns the files off.
 fn startup_files(shell: &str, opts: &super::commands::Opts, rcfile: bool) -> Option<&'static str> {
     let flag = |f: &str| opts.flags.iter().any(|g| g == f);
-    let short = |c: char| {
-        opts.flags.iter().any(|f| {
-            f.starts_with('-') && !f.starts_with("--") && f.chars().skip(1).any(|x| x == c)
-        })
-    };
+    let short = |c: char| opts.has(c, &[]);
     match shell {
         "zsh" if !short('f') && !flag("--no-rcs") => Some("its startup files (`~/.zshenv`)"),
         "fish" if !short('N') && !flag("--no-config") => Some("its startup files (`config.fish`)"),
@@ -180,19 +176,8 @@ impl Walker {
             return;
         }
         let (code, module, file) = (i.code.strs(), i.module.strs(), i.file.strs());
-        let preload = i.preload.strs();
-        let with: Vec<&str> = [&code, &i.with_value.strs(), &module, &file, &preload]
-            .into_iter()
-            .flatten()
-            .copied()
-            .collect();
-        let opts = parse_opts(cmd.args, &with);
+        let opts = self.options_of(i, cmd, cmd.args);
         self.operands(i, &opts, &format!("`{}`", cmd.shown));
-        for (name, value) in &opts.values {
-            if i.preload.has(name) {
-                self.script_file(value, &cmd.shown);
-            }
-        }
         let first = opts.pos.first().and_then(Arg::lit).unwrap_or_default();
         if opts.value_of(&code).is_some() || i.code_subcommands.has(first) {
             return self.unclassifiable(format!(
@@ -208,7 +193,7 @@ impl Walker {
         }
         // `deno run FILE`: the script follows the subcommand (and its options).
         let script = if i.run_subcommands.has(first) {
-            match leading(opts.pos.get(1..).unwrap_or_default(), &with)
+            match leading(opts.pos.get(1..).unwrap_or_default(), &i.valued())
                 .pos
                 .first()
             {

@@ -54,13 +54,7 @@ impl Walker {
         }
         let (script, writes) = (w.script.strs(), w.writes.strs());
         let (chdir, split) = (w.chdir.strs(), w.split_string.strs());
-        let with = [
-            w.with_value.strs(),
-            script.clone(),
-            writes.clone(),
-            chdir.clone(),
-        ];
-        let with: Vec<&str> = [with.concat(), split.clone()].concat();
+        let with = w.valued();
         let opts = leading(cmd.args, &with);
         let rest = &opts.pos;
         for out in writes.iter().filter_map(|o| opts.value_of(&[o])) {

@@ -7,7 +7,7 @@
 //! run time, `sed -f`, `awk -f`) follows the script-file rule.
 
 use super::commands::{Cmd, Opts, parse_opts};
-use super::rules;
+use super::rules::{self, Program};
 use super::walk::{Input, Walker};
 use super::words::Arg;
 use crate::model::Risk;
@@ -29,41 +29,28 @@ impl Walker {
     /// The options of `cmd` that take the next word, from the rules file;
     /// unclassifiable (fail-close) when the file has no table for it.
     pub(super) fn with_value(&mut self, cmd: &Cmd<'_>) -> Vec<&'static str> {
+        let p = rules::raw().program(cmd.name);
+        if p.is_none() {
+            let file = rules::FILE;
+            self.cannot(cmd, &format!("has no `[[options]]` entry in {file}"));
+        }
+        p.map(Program::valued).unwrap_or_default()
+    }
+
+    /// `args` (`cmd`'s, maybe rewritten) read with its `[[options]]` entry.
+    pub(super) fn options(&mut self, cmd: &Cmd<'_>, args: &[Arg]) -> Opts {
         match rules::raw().program(cmd.name) {
-            Some(p) => [
-                &p.with_value,
-                &p.writes,
-                &p.runs,
-                &p.config,
-                &p.scripts,
-                &p.dir,
-                &p.ssh_options,
-                &p.templates,
-            ]
-            .iter()
-            .flat_map(|n| n.strs())
-            .collect(),
-            None => {
-                self.unclassifiable(format!(
-                    "{}: no `[[options]]` entry for `{}`",
-                    rules::FILE,
-                    cmd.name
-                ));
-                Vec::new()
-            }
+            Some(p) => self.options_of(p, cmd, args),
+            None => parse_opts(args, &self.with_value(cmd)),
         }
     }
 
-    /// `args` (`cmd`'s, maybe rewritten) read with its `[[options]]` entry,
-    /// and the effects of the options it names: a file written (`writes`, not
-    /// `-`), a program run (`runs`), a file of options or commands (`config`,
-    /// not `/dev/null`: unclassifiable).
-    pub(super) fn options(&mut self, cmd: &Cmd<'_>, args: &[Arg]) -> Opts {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(args, &with);
-        let Some(p) = rules::raw().program(cmd.name) else {
-            return opts;
-        };
+    /// `args` read with the row `p`, and the effects of the options it
+    /// names: a file written (`writes`, not `-`), a program run (`runs`), a
+    /// file of options or commands (`config`, not `/dev/null`:
+    /// unclassifiable), code loaded (`scripts`, `preload`), ...
+    pub(super) fn options_of(&mut self, p: &Program, cmd: &Cmd<'_>, args: &[Arg]) -> Opts {
+        let opts = parse_opts(args, &p.valued());
         let what = format!("`{}`", cmd.shown);
         for (n, v) in &opts.values {
             if p.writes.has(n) && !v.is("-") {
@@ -80,7 +67,7 @@ impl Walker {
             }
             if p.scripts.has(n) && v.is("-") {
                 self.cannot(cmd, "reads code from standard input");
-            } else if p.scripts.has(n) {
+            } else if p.scripts.has(n) || p.preload.has(n) {
                 self.script_file(v, &cmd.shown);
             }
             if p.config.has(n) && !v.is("/dev/null") {
