@@ -116,17 +116,15 @@ impl Walker {
         if remote {
             self.network(format!("{what} transfers files over the network"));
         }
+        if cmd.name == "install" && opts.has('d', &["--directory"]) {
+            return opts.pos.iter().for_each(|d| self.write_to(d, &what));
+        }
         let target_dir = opts.value_of(&["-t", "--target-directory"]);
-        let dirs_only = cmd.name == "install" && opts.has('d', &["--directory"]);
-        let (sources, dest) = match (&target_dir, opts.pos.split_last()) {
-            _ if dirs_only => (&[][..], None),
-            (Some(t), _) => (opts.pos.as_slice(), Some(t.clone())),
+        let (sources, dest) = match (target_dir, opts.pos.split_last()) {
+            (Some(t), _) => (opts.pos.as_slice(), Some(t)),
             (None, Some((last, rest))) => (rest, Some(last.clone())),
             (None, None) => (opts.pos.as_slice(), None),
         };
-        for d in opts.pos.iter().filter(|_| dirs_only) {
-            self.write_to(d, &what);
-        }
         let is_remote = |a: &Arg| {
             remote
                 && a.lit()
@@ -155,7 +153,6 @@ impl Walker {
                 }
             }
             Some(_) => {}
-            None if dirs_only => {}
             None => self.say(Risk::Moderate, cmd, "copies files"),
         }
         let moves = cmd.name == "mv" || opts.flags.iter().any(|f| f == "--remove-source-files");
@@ -170,7 +167,6 @@ impl Walker {
         let mut args = cmd.args.to_vec();
         if let Some(first) = args.first_mut()
             && let Some(t) = first.lit()
-            && !t.starts_with('-')
             && !t.is_empty()
             && t.chars().all(|c| c.is_ascii_alphabetic())
         {
@@ -178,11 +174,7 @@ impl Walker {
         }
         let opts = self.options(cmd, &args);
         let what = format!("`{}`", cmd.shown);
-        for (_, action) in opts
-            .values
-            .iter()
-            .filter(|(n, _)| n == "--checkpoint-action")
-        {
+        for action in opts.values_of(&["--checkpoint-action"]) {
             match action.lit() {
                 Some(a) if a.starts_with("exec=") => {
                     let code = Arg::literal(a.trim_start_matches("exec="));
@@ -228,10 +220,8 @@ impl Walker {
             self.note(Risk::Safe, format!("{what} extracts to standard output"));
             return;
         }
-        let dir = opts
-            .value_of(&["-C", "--directory"])
-            .unwrap_or_else(|| Arg::literal("."));
-        self.write_to(&dir, what);
+        let dir = opts.value_of(&["-C", "--directory"]);
+        self.write_to(&dir.unwrap_or_else(|| Arg::literal(".")), what);
         if opts.has('P', &["--absolute-names"]) {
             self.note(
                 Risk::Dangerous,
@@ -267,7 +257,7 @@ impl Walker {
             })
             .cloned()
             .collect();
-        let found = self.found_arg(&starts);
+        let found = found_arg(&starts);
         let mut acted = false;
         let mut i = 0;
         while let Some(arg) = cmd.args.get(i) {
@@ -276,23 +266,23 @@ impl Walker {
                 Some("-delete") => {
                     acted = true;
                     // -delete empties whole trees when no test narrows what is found.
-                    let narrowed = cmd.args.iter().any(|a| a.lit().is_some_and(is_find_test));
+                    let tests = rules::raw().list("words", "find-tests");
+                    let narrowed = cmd
+                        .args
+                        .iter()
+                        .any(|a| a.lit().is_some_and(|t| tests.has(t)));
                     self.delete(&found, !narrowed, &what);
                 }
                 Some("-exec" | "-execdir" | "-ok" | "-okdir") => {
                     acted = true;
-                    let end = cmd
-                        .args
-                        .get(i..)
-                        .unwrap_or(&[])
-                        .iter()
-                        .position(|a| a.is(";") || a.is("+"))
-                        .map_or(cmd.args.len(), |p| i + p);
-                    let inner: Vec<Arg> = (cmd.args.get(i..end).unwrap_or(&[]).iter())
+                    let rest = cmd.args.get(i..).unwrap_or(&[]);
+                    let end = rest.iter().position(|a| a.is(";") || a.is("+"));
+                    let end = end.unwrap_or(rest.len());
+                    let inner: Vec<Arg> = (rest.iter().take(end))
                         .map(|a| if a.is("{}") { &found } else { a }.clone())
                         .collect();
                     self.run(&inner, &super::walk::Input::Terminal);
-                    i = end + 1;
+                    i += end + 1;
                 }
                 Some(t) if t.starts_with("-fprint") || t == "-fls" => {
                     acted = true;
@@ -307,30 +297,24 @@ impl Walker {
             self.say(Risk::Safe, cmd, "only searches");
         }
     }
+}
 
-    /// The path a `{}` of find stands for: some entry below the start points.
-    fn found_arg(&self, starts: &[Arg]) -> Arg {
-        let start = match starts {
-            [] => Some(".".to_string()),
-            [one] => one.lit().map(str::to_string),
-            _ => None,
-        };
-        match start {
-            Some(s) => {
-                let text = format!("{}/*", s.trim_end_matches('/'));
-                let text = if text == "/*" || s.is_empty() {
-                    "/*".to_string()
-                } else {
-                    text
-                };
-                Arg {
-                    glob_at: text.rfind('*'),
-                    raw: "{}".to_string(),
-                    ..Arg::literal(&text)
-                }
-            }
-            None => Arg::unknown("{}"),
-        }
+/// The path a `{}` of find stands for: some entry below the start points.
+fn found_arg(starts: &[Arg]) -> Arg {
+    let start = match starts {
+        [] => Some("."),
+        [one] => one.lit(),
+        _ => None,
+    };
+    let Some(s) = start else {
+        return Arg::unknown("{}");
+    };
+    let text = format!("{}/*", s.trim_end_matches('/'));
+    let raw = "{}".to_string();
+    Arg {
+        glob_at: text.rfind('*'),
+        raw,
+        ..Arg::literal(&text)
     }
 }
 
@@ -345,9 +329,4 @@ pub(super) fn given(opts: &Opts, names: &rules::Names) -> bool {
             _ => opts.flags.iter().any(|f| f == n),
         }
     })
-}
-
-/// find's tests, which narrow what an action applies to.
-fn is_find_test(t: &str) -> bool {
-    rules::raw().list("words", "find-tests").has(t)
 }

@@ -8,8 +8,8 @@
 //! code, moderate, when it is a literal path inside the workspace, and
 //! unclassifiable anywhere else.
 
-use super::commands::leading;
 use super::commands::Cmd;
+use super::commands::leading;
 use super::paths::Loc;
 use super::rules::{self, Program};
 use super::walk::{Input, Walker};
