@@ -95,7 +95,11 @@ impl Walker {
         if stops || w.script_only {
             self.say(Risk::Safe, cmd, "runs no command");
             if w.script_only && w.own_risk().is_some() && !stops {
-                self.stdin_shell(cmd);
+                self.input_script(
+                    cmd,
+                    false,
+                    "runs a shell on input the classifier cannot read",
+                );
             }
             return None;
         }
@@ -105,17 +109,23 @@ impl Walker {
         }
         if inner.is_empty() && w.as_root {
             // `sudo -s`, `sudo -i`: a root shell reading standard input.
-            self.stdin_shell(cmd);
+            self.input_script(
+                cmd,
+                false,
+                "runs a shell on input the classifier cannot read",
+            );
         }
         Some(inner)
     }
 
-    /// `su` without `-c`: a shell reading its standard input.
-    fn stdin_shell(&mut self, cmd: &Cmd<'_>) {
+    /// Judges `cmd`'s literal standard input as a script (`at`; `su`
+    /// without `-c`, not from a pipe); unclassifiable (`why`) when unknown.
+    pub(super) fn input_script(&mut self, cmd: &Cmd<'_>, pipe: bool, why: &str) {
         match cmd.input {
             Input::Terminal => {}
-            Input::Text(Some(text)) => self.script(text),
-            _ => self.cannot(cmd, "runs a shell on input the classifier cannot read"),
+            Input::Text(Some(t)) => self.script(&t.clone()),
+            Input::Pipe(Some(t)) if pipe => self.script(&t.clone()),
+            _ => self.cannot(cmd, why),
         }
     }
 
@@ -234,7 +244,7 @@ fn input_words(input: &Input) -> Option<Vec<String>> {
 /// The command lines a word-filling wrapper runs: `replace` marks the place
 /// of each item (else items are appended); unknown items give unknown words.
 /// With `braces`, GNU parallel's other replacement strings (`{.}`, `{/}`) are unknown too.
-fn fill_in(
+pub(super) fn fill_in(
     command: &[Arg],
     items: Option<&[String]>,
     replace: Option<&str>,

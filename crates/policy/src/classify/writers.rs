@@ -10,6 +10,7 @@ use super::commands::{Cmd, Opts, parse_opts};
 use super::rules::{self, Program};
 use super::walk::{Input, Walker};
 use super::words::Arg;
+use super::wrappers::fill_in;
 use crate::model::Risk;
 
 impl Walker {
@@ -123,17 +124,11 @@ impl Walker {
                 None => self.cannot(cmd, "runs a sed script only known at run time (sed can write files and run commands)"),
             }
         }
-        if opts.has('i', &["--in-place"]) {
-            let mut any = false;
-            for f in inputs {
-                any = true;
-                self.write_to(f, &what);
-            }
-            if !any {
-                self.say(Risk::Moderate, cmd, "edits files in place");
-            }
-        } else {
-            self.say(Risk::Safe, cmd, "only prints");
+        let in_place = opts.has('i', &["--in-place"]);
+        match inputs.as_slice() {
+            _ if !in_place => self.say(Risk::Safe, cmd, "only prints"),
+            [] => self.say(Risk::Moderate, cmd, "edits files in place"),
+            files => files.iter().for_each(|f| self.write_to(f, &what)),
         }
     }
 
@@ -240,47 +235,24 @@ impl Walker {
 
     /// fd: `-x`/`-X` run the rest of the line for each found path.
     fn fd(&mut self, cmd: &Cmd<'_>) {
-        let at = cmd.args.iter().position(|a| {
-            a.lit()
-                .is_some_and(|t| matches!(t, "-x" | "--exec" | "-X" | "--exec-batch"))
-        });
-        match at {
-            Some(i) => {
-                let inner: Vec<Arg> = cmd
-                    .args
-                    .get(i + 1..)
-                    .unwrap_or(&[])
-                    .iter()
-                    .map(|a| match a.lit() {
-                        Some(t) if t.contains('{') && t.contains('}') => Arg::unknown(&a.raw),
-                        _ => a.clone(),
-                    })
-                    .collect();
-                let mut inner = inner;
-                if !inner.iter().any(|a| a.lit().is_none()) {
-                    inner.push(Arg::unknown("{}"));
-                }
-                self.run(&inner, &Input::Terminal);
-            }
-            None => self.say(Risk::Safe, cmd, "only searches"),
+        let exec = ["-x", "--exec", "-X", "--exec-batch"];
+        let at = cmd
+            .args
+            .iter()
+            .position(|a| a.lit().is_some_and(|t| exec.contains(&t)));
+        let Some(inner) = at.and_then(|i| cmd.args.get(i + 1..)) else {
+            return self.say(Risk::Safe, cmd, "only searches");
+        };
+        for words in fill_in(inner, None, None, true) {
+            self.run(&words, &Input::Terminal);
         }
     }
 
     /// at, batch: schedule their input as commands for later, outside the step.
     fn at(&mut self, cmd: &Cmd<'_>) {
-        self.say(
-            Risk::Dangerous,
-            cmd,
-            "schedules commands to run later, outside the step",
-        );
-        match cmd.input {
-            Input::Text(Some(t)) | Input::Pipe(Some(t)) => {
-                let t = t.clone();
-                self.script(&t);
-            }
-            Input::Terminal => {}
-            _ => self.cannot(cmd, "schedules commands the classifier cannot read"),
-        }
+        let why = "schedules commands to run later, outside the step";
+        self.say(Risk::Dangerous, cmd, why);
+        self.input_script(cmd, true, "schedules commands the classifier cannot read");
     }
 
     /// One `-o Key=Value` of ssh or scp.
@@ -332,14 +304,12 @@ fn sed_effects(script: &str) -> Vec<SedEffect> {
                 )
                 .1
             }
-            'w' | 'W' => {
+            'w' | 'W' | 'e' => {
                 let (arg, next) = rest_of_line(&chars, i, false);
-                out.push(SedEffect::Writes(arg));
-                i = next;
-            }
-            'e' => {
-                let (arg, next) = rest_of_line(&chars, i, false);
-                out.push(SedEffect::Runs((!arg.is_empty()).then_some(arg)));
+                out.push(match c {
+                    'e' => SedEffect::Runs((!arg.is_empty()).then_some(arg)),
+                    _ => SedEffect::Writes(arg),
+                });
                 i = next;
             }
             's' | 'y' => {
