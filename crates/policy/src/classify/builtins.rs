@@ -14,34 +14,8 @@ use super::walk::Walker;
 use super::words::{Arg, evaluated_again, subscript_expands};
 use crate::model::Risk;
 
-/// Declaration builtins: flags then NAME[=VALUE] words.
-const DECLARE: &[&str] = &["declare", "typeset", "local", "export", "readonly"];
-
 impl Walker {
-    /// Judges a builtin of this module; false when `cmd` is none of them.
-    pub(super) fn builtin(&mut self, cmd: &Cmd<'_>) -> bool {
-        match cmd.name {
-            n if DECLARE.contains(&n) => self.declare(cmd),
-            "read" | "mapfile" | "readarray" => self.read(cmd),
-            "printf" if cmd.args.first().is_some_and(|a| a.is("-v")) => self.printf(cmd),
-            "let" => {
-                for a in cmd.args {
-                    self.arithmetic(a.lit().unwrap_or(&a.raw));
-                }
-            }
-            "unset" | "getopts" => self.names(cmd),
-            "test" | "[" => self.test(cmd),
-            "hash" => self.hash(cmd),
-            "alias" | "enable" | "fc" => self.shell_state(cmd),
-            "unalias" => self.say(Risk::Safe, cmd, "removes aliases"),
-            "shopt" => self.shopt(cmd),
-            "set" => self.set(cmd),
-            _ => return false,
-        }
-        true
-    }
-
-    fn declare(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn declare(&mut self, cmd: &Cmd<'_>) {
         let mut integer = false;
         let mut nameref = false;
         let mut functions = false;
@@ -106,7 +80,7 @@ impl Walker {
     }
 
     /// read, mapfile: the names read into; `mapfile -C` runs a callback.
-    fn read(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn read(&mut self, cmd: &Cmd<'_>) {
         let with = self.with_value(cmd);
         let opts = super::commands::parse_opts(cmd.args, &with);
         if cmd.name != "read"
@@ -135,7 +109,7 @@ impl Walker {
     }
 
     /// printf: `-v NAME` assigns instead of printing.
-    fn printf(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn printf(&mut self, cmd: &Cmd<'_>) {
         match cmd.args.get(1) {
             Some(name) => self.read_into(name, cmd),
             None => self.cannot(cmd, "has -v without a name"),
@@ -143,7 +117,7 @@ impl Walker {
         self.say(Risk::Safe, cmd, "only prints");
     }
 
-    fn names(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn names(&mut self, cmd: &Cmd<'_>) {
         for a in cmd.args.iter().filter(|a| !a.raw.starts_with('-')) {
             let name = a.lit().unwrap_or(&a.raw).to_string();
             self.variable_name(&name, &cmd.shown);
@@ -155,7 +129,7 @@ impl Walker {
     /// command's output); arithmetic comparisons evaluate a literal index.
     /// A command's output compared with `-eq` is no risk here: `test` reads
     /// its operands as plain integers (only `[[ ]]` evaluates them).
-    fn test(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn test(&mut self, cmd: &Cmd<'_>) {
         const ARITH: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
         let args = cmd.args;
         let is = |i: Option<usize>, ops: &[&str]| {
@@ -177,7 +151,7 @@ impl Walker {
         self.say(Risk::Safe, cmd, "only tests");
     }
 
-    fn hash(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn hash(&mut self, cmd: &Cmd<'_>) {
         let sets = cmd.args.iter().any(|a| {
             a.lit()
                 .is_none_or(|t| t.starts_with('-') && t.contains('p'))
@@ -190,7 +164,7 @@ impl Walker {
     }
 
     /// alias, enable, fc: listing is safe; anything else changes what names run.
-    fn shell_state(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn shell_state(&mut self, cmd: &Cmd<'_>) {
         let lists = cmd.args.iter().all(|a| {
             a.lit().is_some_and(|t| match cmd.name {
                 "alias" => t == "-p" || !t.contains('='),
@@ -205,7 +179,7 @@ impl Walker {
         }
     }
 
-    fn shopt(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn shopt(&mut self, cmd: &Cmd<'_>) {
         let sets = cmd.args.iter().any(|a| a.is("-s") || a.is("-u"));
         let options = cmd.args.iter().filter(|a| !a.raw.starts_with('-'));
         let risky: Vec<&str> = options
@@ -223,7 +197,7 @@ impl Walker {
         }
     }
 
-    fn set(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn set(&mut self, cmd: &Cmd<'_>) {
         let mut args = cmd.args.iter();
         while let Some(a) = args.next() {
             let Some(t) = a.lit() else {

@@ -2,6 +2,7 @@
 //! file writers and deleters, system administration, and the fallbacks
 //! (unknown commands are moderate, never safe).
 
+use super::rules;
 use super::walk::{Input, Stage, Walker};
 use super::words::Arg;
 use crate::model::Risk;
@@ -59,21 +60,38 @@ impl Walker {
         stage
     }
 
-    /// Judges a command the classifier knows by name; false for an unknown one.
+    /// Judges a command the classifier knows by name; false for an unknown
+    /// one. The first arm that holds decides: wrappers, shells and builtins
+    /// first, then the tables of tools and programs.
     fn dispatch_known(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
-        if self.wrapper(cmd, stage) || self.shell_like(cmd) || self.builtin(cmd) {
-            return true;
-        }
-        self.tool(cmd)
-            || self.infra(cmd)
-            || self.text_command(cmd, stage)
-            || self.writer(cmd)
-            || self.file_command(cmd)
-    }
-
-    /// Commands whose output or in-place flags matter.
-    fn text_command(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
-        match cmd.name {
+        let (r, n) = (rules::raw(), cmd.name);
+        let first = |t: &str| cmd.args.first().is_some_and(|a| a.is(t));
+        match n {
+            "xargs" => self.xargs(cmd),
+            "parallel" | "sem" => self.parallel(cmd),
+            "cmake" if first("-E") => self.cmake_tool(cmd, stage),
+            _ if r.wrapper(n).is_some() => self.table_wrapper(cmd, stage),
+            _ if r.list("shells", "names").has(n) => self.shell(cmd),
+            "eval" => self.code_string(&join_args(cmd.args), &cmd.shown),
+            "trap" => self.trap(cmd),
+            "source" | "." => self.source(cmd),
+            _ if r.list("words", "declare").has(n) => self.declare(cmd),
+            "read" | "mapfile" | "readarray" => self.read(cmd),
+            "printf" if first("-v") => self.printf(cmd),
+            "let" => (cmd.args.iter()).for_each(|a| self.arithmetic(a.lit().unwrap_or(&a.raw))),
+            "unset" | "getopts" => self.names(cmd),
+            "test" | "[" => self.test(cmd),
+            "hash" => self.hash(cmd),
+            "alias" | "enable" | "fc" => self.shell_state(cmd),
+            "unalias" => self.say(Risk::Safe, cmd, "removes aliases"),
+            "shopt" => self.shopt(cmd),
+            "set" => self.set(cmd),
+            "git" => self.git(cmd),
+            _ if r.subcommands(n).is_some() => self.by_subcommand(cmd),
+            _ if r.list("network-clients", "names").has(n) => self.network_client(cmd),
+            _ if r.list("formatters", "names").has(n) => self.formatter(cmd),
+            _ if r.list("cloud", "names").has(n) => self.cloud(cmd),
+            _ if r.list("containers", "names").has(n) => self.container(cmd),
             "echo" | "printf" => {
                 stage.output = literal_output(cmd);
                 self.say(Risk::Safe, cmd, "only prints");
@@ -88,9 +106,20 @@ impl Walker {
             "find" => self.find(cmd),
             "kill" | "pkill" | "killall" => self.kill(cmd),
             "hostname" if !cmd.args.is_empty() => {
-                self.say(Risk::Dangerous, cmd, "renames the host");
+                self.say(Risk::Dangerous, cmd, "renames the host")
             }
-            _ => return false,
+            "sed" | "gsed" => self.sed(cmd),
+            "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => self.awk(cmd),
+            "less" | "more" | "most" => self.pager(cmd),
+            "fd" | "fdfind" => self.fd(cmd),
+            "at" | "batch" => self.at(cmd),
+            "cp" | "mv" | "install" | "ln" | "scp" | "rsync" => self.copy(cmd),
+            "tar" => self.tar(cmd),
+            _ => match (r.interpreter(n), r.judged(n)) {
+                (Some(i), _) => self.interpreter(i, cmd),
+                (None, Some(p)) => self.program(p, cmd),
+                (None, None) => return false,
+            },
         }
         true
     }
@@ -145,6 +174,16 @@ pub(super) fn show(args: &[Arg]) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     joined.replace(['\n', '\r', '\t'], " ")
+}
+
+/// `eval a b c` runs "a b c": known only when every word is.
+pub(super) fn join_args(args: &[Arg]) -> Arg {
+    let texts: Option<Vec<&str>> = args.iter().map(Arg::lit).collect();
+    let raw: Vec<&str> = args.iter().map(|a| a.raw.as_str()).collect();
+    Arg {
+        text: texts.map(|t| t.join(" ")),
+        ..Arg::unknown(&raw.join(" "))
+    }
 }
 
 /// Options and positional arguments of one command line.

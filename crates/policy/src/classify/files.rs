@@ -8,18 +8,6 @@ use super::words::Arg;
 use crate::model::Risk;
 
 impl Walker {
-    pub(super) fn file_command(&mut self, cmd: &Cmd<'_>) -> bool {
-        match cmd.name {
-            "cp" | "mv" | "install" | "ln" | "scp" | "rsync" => self.copy(cmd),
-            "tar" => self.tar(cmd),
-            n => match rules::raw().judged(n) {
-                Some(p) => self.program(p, cmd),
-                None => return false,
-            },
-        }
-        true
-    }
-
     /// A program judged by its `[[options]]` entry alone (see [`rules::Program`]).
     pub(super) fn program(&mut self, p: &rules::Program, cmd: &Cmd<'_>) {
         if self.only_info(p, cmd) {
@@ -109,7 +97,7 @@ impl Walker {
         operands
     }
 
-    fn copy(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn copy(&mut self, cmd: &Cmd<'_>) {
         let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         let remote = matches!(cmd.name, "scp" | "rsync");
@@ -163,7 +151,7 @@ impl Walker {
         }
     }
 
-    fn tar(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn tar(&mut self, cmd: &Cmd<'_>) {
         let mut args = cmd.args.to_vec();
         if let Some(first) = args.first_mut()
             && let Some(t) = first.lit()

@@ -17,20 +17,7 @@ use super::words::Arg;
 use crate::model::Risk;
 
 impl Walker {
-    /// Judges infrastructure CLIs; false when `cmd` is none.
-    pub(super) fn infra(&mut self, cmd: &Cmd<'_>) -> bool {
-        let r = rules::raw();
-        if r.list("cloud", "names").has(cmd.name) {
-            self.cloud(cmd);
-        } else if r.list("containers", "names").has(cmd.name) {
-            self.container(cmd);
-        } else {
-            return false;
-        }
-        true
-    }
-
-    fn cloud(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn cloud(&mut self, cmd: &Cmd<'_>) {
         let mut words: Vec<&str> = Vec::new();
         let mut skip_value = false;
         for t in cmd.args.iter().map(|a| a.lit().unwrap_or("?")) {
@@ -68,7 +55,7 @@ impl Walker {
         }
     }
 
-    fn container(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn container(&mut self, cmd: &Cmd<'_>) {
         let words: Vec<&str> = cmd
             .args
             .iter()

@@ -120,6 +120,7 @@ const TABLES: [(&str, &[&str]); 8] = [
             "tar-writes",
             "cmake-tools",
             "cmake-reads",
+            "declare",
         ],
     ),
     (
@@ -468,6 +469,15 @@ impl Rules {
         );
         let t = self.tables.get(section);
         t.and_then(|t| t.lists.get(key)).unwrap_or(&NONE)
+    }
+
+    /// The `[[interpreters]]` row of `name` (`python3.X` is `python3`).
+    pub fn interpreter(&self, name: &str) -> Option<&Program> {
+        let versioned = name
+            .strip_prefix("python")
+            .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+        let name = if versioned.is_some() { "python3" } else { name };
+        self.interpreters.iter().find(|i| i.names.has(name))
     }
 
     /// The wrapper named `name`.

@@ -14,15 +14,14 @@ use super::paths::Loc;
 use super::rules::{self, Program};
 use super::walk::{Input, Walker};
 use super::words::Arg;
-use super::wrappers::join_args;
 use crate::model::Risk;
 
-fn interpreter_of(name: &str) -> Option<&'static Program> {
-    let versioned = name
-        .strip_prefix("python")
-        .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'));
-    let name = if versioned.is_some() { "python3" } else { name };
-    rules::raw().interpreters.iter().find(|i| i.names.has(name))
+/// Whether `args` start with `--`, and the words after it.
+fn after_dashes(args: &[Arg]) -> (bool, &[Arg]) {
+    match args.split_first() {
+        Some((a, rest)) if a.is("--") => (true, rest),
+        _ => (false, args),
+    }
 }
 
 /// The startup files a shell runs before its script (`bash -l`, `sh -i`,
@@ -46,43 +45,29 @@ fn startup_files(shell: &str, opts: &super::commands::Opts, rcfile: bool) -> Opt
 }
 
 impl Walker {
-    /// Shells, eval, source, trap and interpreters.
-    pub(super) fn shell_like(&mut self, cmd: &Cmd<'_>) -> bool {
-        match cmd.name {
-            n if rules::raw().list("shells", "names").has(n) => self.shell(cmd),
-            "eval" => self.code_string(&join_args(cmd.args), &cmd.shown),
-            "trap" => {
-                // `trap -- ACTION SIG`: `--` ends the options, the action follows.
-                let args = match cmd.args.first() {
-                    Some(a) if a.is("--") => &cmd.args[1..],
-                    _ => cmd.args,
-                };
-                let listing = |a: &Arg| a.lit().is_some_and(|t| t.starts_with('-') && t != "--");
-                match args.first() {
-                    Some(action) if args.len() > 1 && !listing(action) => {
-                        self.code_string(action, &cmd.shown);
-                    }
-                    _ => self.say(Risk::Safe, cmd, "only lists or resets traps"),
-                }
+    /// `trap ACTION SIG`, `trap -- ACTION SIG`: the action runs as code.
+    pub(super) fn trap(&mut self, cmd: &Cmd<'_>) {
+        let (_, args) = after_dashes(cmd.args);
+        let listing = |a: &Arg| a.lit().is_some_and(|t| t.starts_with('-') && t != "--");
+        match args.first() {
+            Some(action) if args.len() > 1 && !listing(action) => {
+                self.code_string(action, &cmd.shown);
             }
-            // `source -- FILE`; `source -p PATH FILE` (bash 5.3) searches PATH.
-            "source" | "." => match cmd.args.first() {
-                Some(a) if a.is("--") => match cmd.args.get(1) {
-                    Some(file) => self.script_file(file, &cmd.shown),
-                    None => self.cannot(cmd, "sources no file"),
-                },
-                Some(a) if a.raw.starts_with('-') => {
-                    self.cannot(cmd, "has options the classifier does not follow (`-p PATH` searches other folders)");
-                }
-                Some(file) => self.script_file(file, &cmd.shown),
-                None => self.cannot(cmd, "sources no file"),
-            },
-            n => match interpreter_of(n) {
-                Some(i) => self.interpreter(i, cmd),
-                None => return false,
-            },
+            _ => self.say(Risk::Safe, cmd, "only lists or resets traps"),
         }
-        true
+    }
+
+    /// `source FILE`, `source -- FILE`; `source -p PATH FILE` (bash 5.3)
+    /// searches PATH.
+    pub(super) fn source(&mut self, cmd: &Cmd<'_>) {
+        match after_dashes(cmd.args) {
+            (false, [a, ..]) if a.raw.starts_with('-') => self.cannot(
+                cmd,
+                "has options the classifier does not follow (`-p PATH` searches other folders)",
+            ),
+            (_, [file, ..]) => self.script_file(file, &cmd.shown),
+            (_, []) => self.cannot(cmd, "sources no file"),
+        }
     }
 
     /// Classifies a string that will run as shell code.
@@ -119,7 +104,7 @@ impl Walker {
         }
     }
 
-    fn shell(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn shell(&mut self, cmd: &Cmd<'_>) {
         let with = rules::raw().list("shells", "with_value").strs();
         let opts = leading(cmd.args, &with);
         let rest = &opts.pos;
@@ -171,7 +156,7 @@ impl Walker {
         }
     }
 
-    fn interpreter(&mut self, i: &Program, cmd: &Cmd<'_>) {
+    pub(super) fn interpreter(&mut self, i: &Program, cmd: &Cmd<'_>) {
         if self.only_info(i, cmd) {
             return;
         }

@@ -10,19 +10,8 @@ use crate::git::Word as GitWord;
 use crate::model::Risk;
 
 impl Walker {
-    pub(super) fn tool(&mut self, cmd: &Cmd<'_>) -> bool {
-        match cmd.name {
-            "git" => self.git(cmd),
-            n if rules::raw().subcommands(n).is_some() => self.by_subcommand(cmd),
-            n if rules::raw().list("network-clients", "names").has(n) => self.network_client(cmd),
-            n if rules::raw().list("formatters", "names").has(n) => self.formatter(cmd),
-            _ => return false,
-        }
-        true
-    }
-
     /// `git …`: judged by the same rules as the `git` tool ([`crate::git`]).
-    fn git(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn git(&mut self, cmd: &Cmd<'_>) {
         let words: Vec<GitWord<'_>> = cmd
             .args
             .iter()
@@ -68,7 +57,7 @@ impl Walker {
 
     /// cargo, npm & co, go, package managers: the group of their
     /// `[[subcommands]]` entry holding the subcommand decides.
-    fn by_subcommand(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn by_subcommand(&mut self, cmd: &Cmd<'_>) {
         let Some(table) = rules::raw().subcommands(cmd.name) else {
             return;
         };
@@ -98,7 +87,7 @@ impl Walker {
     }
 
     /// Network clients: the network always; some also by their `[[options]]` entry.
-    fn network_client(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn network_client(&mut self, cmd: &Cmd<'_>) {
         let what = format!("`{}`", cmd.shown);
         match cmd.name {
             "nc" | "ncat" | "netcat" | "socat" => {
@@ -140,7 +129,7 @@ impl Walker {
         }
     }
 
-    fn formatter(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn formatter(&mut self, cmd: &Cmd<'_>) {
         let checks = rules::raw().list("formatters", "checks");
         if cmd
             .args

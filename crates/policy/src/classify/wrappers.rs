@@ -7,7 +7,7 @@
 //! `[[wrappers]]` of `crates/policy/src/rules/bash.toml` plus `env`, `xargs`, `watch` and
 //! `parallel`, which need a little more.
 
-use super::commands::{Cmd, Opts, leading};
+use super::commands::{Cmd, Opts, join_args, leading};
 use super::files::given;
 use super::rules::{self, Program};
 use super::walk::{Input, Stage, Walker};
@@ -15,27 +15,19 @@ use super::words::Arg;
 use crate::model::Risk;
 
 impl Walker {
-    /// Unwraps wrapper commands; returns false when `cmd` is not one.
-    pub(super) fn wrapper(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
-        match cmd.name {
-            "xargs" => self.xargs(cmd),
-            "parallel" | "sem" => self.parallel(cmd),
-            "cmake" if cmd.args.first().is_some_and(|a| a.is("-E")) => self.cmake_tool(cmd, stage),
-            name => {
-                let Some(w) = rules::raw().wrapper(name) else {
-                    return false;
-                };
-                let saved = self.cwd.clone();
-                if let Some(inner) = self.unwrap(w, cmd) {
-                    self.run_inner(&inner, cmd, stage);
-                }
-                // `env -C DIR`: only the inner command runs there.
-                if w.chdir.iter().next().is_some() {
-                    self.cwd = saved;
-                }
-            }
+    /// A `[[wrappers]]` row's command: the command it runs is judged.
+    pub(super) fn table_wrapper(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) {
+        let Some(w) = rules::raw().wrapper(cmd.name) else {
+            return;
+        };
+        let saved = self.cwd.clone();
+        if let Some(inner) = self.unwrap(w, cmd) {
+            self.run_inner(&inner, cmd, stage);
         }
-        true
+        // `env -C DIR`: only the inner command runs there.
+        if w.chdir.iter().next().is_some() {
+            self.cwd = saved;
+        }
     }
 
     /// Judges the wrapped command (or notes that there is none).
@@ -139,7 +131,7 @@ impl Walker {
     }
 
     /// `xargs [options] command...`: the command runs with words read from input.
-    fn xargs(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn xargs(&mut self, cmd: &Cmd<'_>) {
         let with = self.with_value(cmd);
         let opts = leading(cmd.args, &with);
         let mut inner = opts.pos.clone();
@@ -164,7 +156,7 @@ impl Walker {
     }
 
     /// `cmake -E TOOL ARGS`: cmake's portable file tools (`[words]` cmake-tools).
-    fn cmake_tool(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) {
+    pub(super) fn cmake_tool(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) {
         let words = |k| rules::raw().list("words", k);
         let Some((tool, rest)) = cmd.args.get(1..).and_then(<[Arg]>::split_first) else {
             return self.say(Risk::Safe, cmd, "lists its tools");
@@ -188,7 +180,7 @@ impl Walker {
     }
 
     /// GNU parallel: `parallel [options] command ::: args`; the command runs in a shell.
-    fn parallel(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn parallel(&mut self, cmd: &Cmd<'_>) {
         let with = self.with_value(cmd);
         let opts = leading(cmd.args, &with);
         let rest = &opts.pos;
@@ -310,14 +302,4 @@ fn is_assignment(t: &str) -> bool {
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
     })
-}
-
-/// `eval a b c` runs "a b c": known only when every word is.
-pub(super) fn join_args(args: &[Arg]) -> Arg {
-    let texts: Option<Vec<&str>> = args.iter().map(Arg::lit).collect();
-    let raw: Vec<&str> = args.iter().map(|a| a.raw.as_str()).collect();
-    Arg {
-        text: texts.map(|t| t.join(" ")),
-        ..Arg::unknown(&raw.join(" "))
-    }
 }

@@ -14,19 +14,6 @@ use super::wrappers::fill_in;
 use crate::model::Risk;
 
 impl Walker {
-    /// Judges the programs of this module; false when `cmd` is none of them.
-    pub(super) fn writer(&mut self, cmd: &Cmd<'_>) -> bool {
-        match cmd.name {
-            "sed" | "gsed" => self.sed(cmd),
-            "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => self.awk(cmd),
-            "less" | "more" | "most" => self.pager(cmd),
-            "fd" | "fdfind" => self.fd(cmd),
-            "at" | "batch" => self.at(cmd),
-            _ => return false,
-        }
-        true
-    }
-
     /// The options of `cmd` that take the next word, from the rules file;
     /// unclassifiable (fail-close) when the file has no table for it.
     pub(super) fn with_value(&mut self, cmd: &Cmd<'_>) -> Vec<&'static str> {
@@ -100,7 +87,7 @@ impl Walker {
         }
     }
 
-    fn sed(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn sed(&mut self, cmd: &Cmd<'_>) {
         let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         let mut scripts = opts.values_of(&["-e", "--expression"]);
@@ -149,7 +136,7 @@ impl Walker {
         }
     }
 
-    fn awk(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn awk(&mut self, cmd: &Cmd<'_>) {
         let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         if let Some(p) = rules::raw().program(cmd.name) {
@@ -222,7 +209,7 @@ impl Walker {
 
     /// less, more: safe readers unless they get commands (`+!cmd`) or write
     /// a log (the option roles of the file).
-    fn pager(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn pager(&mut self, cmd: &Cmd<'_>) {
         self.options(cmd, cmd.args);
         if cmd.args.iter().any(|a| a.lit().is_none_or(pager_command)) {
             self.cannot(
@@ -234,7 +221,7 @@ impl Walker {
     }
 
     /// fd: `-x`/`-X` run the rest of the line for each found path.
-    fn fd(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn fd(&mut self, cmd: &Cmd<'_>) {
         let exec = ["-x", "--exec", "-X", "--exec-batch"];
         let at = cmd
             .args
@@ -249,7 +236,7 @@ impl Walker {
     }
 
     /// at, batch: schedule their input as commands for later, outside the step.
-    fn at(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn at(&mut self, cmd: &Cmd<'_>) {
         let why = "schedules commands to run later, outside the step";
         self.say(Risk::Dangerous, cmd, why);
         self.input_script(cmd, true, "schedules commands the classifier cannot read");
