@@ -44,12 +44,10 @@ impl Walker {
         if let Some((risk, why)) = w.own_risk() {
             self.judge(risk, format!("`{}` {why}", cmd.shown));
         }
-        let (script, writes) = (w.script.strs(), w.writes.strs());
-        let (chdir, split) = (w.chdir.strs(), w.split_string.strs());
-        let with = w.valued();
-        let opts = leading(cmd.args, &with);
+        let (script, chdir, split) = (w.script.strs(), w.chdir.strs(), w.split_string.strs());
+        let opts = leading(cmd.args, &w.valued());
         let rest = &opts.pos;
-        for out in writes.iter().filter_map(|o| opts.value_of(&[o])) {
+        for out in opts.values_of(&w.writes.strs()) {
             self.write_to(&out, &format!("`{}`", cmd.shown));
         }
         let after_skip = rest.get(w.skip.min(rest.len())..).unwrap_or(&[]);
@@ -87,27 +85,24 @@ impl Walker {
         if stops || w.script_only {
             self.say(Risk::Safe, cmd, "runs no command");
             if w.script_only && w.own_risk().is_some() && !stops {
-                self.input_script(
-                    cmd,
-                    false,
-                    "runs a shell on input the classifier cannot read",
-                );
+                self.input_script(cmd, false, SHELL_INPUT);
             }
             return None;
         }
-        let inner = skip_assignments(after_skip.to_vec());
-        for a in after_skip.iter().take(after_skip.len() - inner.len()) {
+        // Leading `VAR=value` words (sudo, env) are assignments.
+        let n = after_skip
+            .iter()
+            .take_while(|a| is_assignment(&a.raw))
+            .count();
+        let (assigns, inner) = after_skip.split_at(n);
+        for a in assigns {
             self.assignment_word(a, &cmd.shown);
         }
         if inner.is_empty() && w.as_root {
             // `sudo -s`, `sudo -i`: a root shell reading standard input.
-            self.input_script(
-                cmd,
-                false,
-                "runs a shell on input the classifier cannot read",
-            );
+            self.input_script(cmd, false, SHELL_INPUT);
         }
-        Some(inner)
+        Some(inner.to_vec())
     }
 
     /// Judges `cmd`'s literal standard input as a script (`at`; `su`
@@ -139,11 +134,7 @@ impl Walker {
             inner.push(Arg::literal("echo"));
         }
         let from_file = opts.value_of(&["-a", "--arg-file"]).is_some();
-        let items = if from_file {
-            None
-        } else {
-            input_words(cmd.input)
-        };
+        let items = (!from_file).then(|| input_words(cmd.input)).flatten();
         let replace = opts
             .value_of(&["-I"])
             .and_then(|r| r.text)
@@ -190,17 +181,9 @@ impl Walker {
         let sep = rest
             .iter()
             .position(|a| a.lit().is_some_and(|t| t.starts_with(":::")));
-        let (command, sources) = match sep {
-            Some(p) => (rest.get(..p).unwrap_or(&[]), rest.get(p..).unwrap_or(&[])),
-            None => (rest.as_slice(), &[][..]),
-        };
+        let (command, sources) = rest.split_at(sep.unwrap_or(rest.len()));
         let items: Option<Vec<String>> = match sources.first().and_then(Arg::lit) {
-            Some(":::") => sources
-                .get(1..)
-                .unwrap_or(&[])
-                .iter()
-                .map(|a| a.text.clone())
-                .collect(),
+            Some(":::") => sources.iter().skip(1).map(|a| a.text.clone()).collect(),
             Some(_) => None,
             None => input_words(cmd.input),
         };
@@ -217,6 +200,9 @@ impl Walker {
         self.say(Risk::Safe, cmd, "runs a command on its input");
     }
 }
+
+/// Why a shell reading input the classifier cannot read is unclassifiable.
+const SHELL_INPUT: &str = "runs a shell on input the classifier cannot read";
 
 /// Most input items substituted one by one; more are judged as unknown words.
 const MAX_ITEMS: usize = 16;
@@ -288,12 +274,6 @@ fn optional_replace(opts: &Opts) -> Option<String> {
         let value = f.get(at..).unwrap_or_default();
         Some(if value.is_empty() { "{}" } else { value }.to_string())
     })
-}
-
-/// Drops leading `VAR=value` words (sudo, env).
-fn skip_assignments(args: Vec<Arg>) -> Vec<Arg> {
-    let n = args.iter().take_while(|a| is_assignment(&a.raw)).count();
-    args.into_iter().skip(n).collect()
 }
 
 fn is_assignment(t: &str) -> bool {
