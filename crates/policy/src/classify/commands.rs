@@ -34,9 +34,8 @@ impl Walker {
             ));
             return stage;
         };
-        let name = text.rsplit('/').next().unwrap_or(text);
         let cmd = Cmd {
-            name,
+            name: text.rsplit('/').next().unwrap_or(text),
             args: rest,
             shown,
             input,
@@ -52,9 +51,10 @@ impl Walker {
             return stage;
         }
         if !self.dispatch_known(&cmd, &mut stage) {
+            let name = cmd.name;
             self.note(
                 Risk::Moderate,
-                format!("unknown command `{}` (effects unknown)", cmd.name),
+                format!("unknown command `{name}` (effects unknown)"),
             );
         }
         stage
@@ -141,23 +141,18 @@ impl Walker {
     }
 
     fn kill(&mut self, cmd: &Cmd<'_>) {
-        let everything = cmd.name == "kill"
-            && cmd.args.len() >= 2
-            && cmd.args.last().is_some_and(|a| a.is("-1"));
-        if everything {
-            self.say(Risk::Dangerous, cmd, "kills every process");
-        } else {
-            self.say(Risk::Moderate, cmd, "stops processes");
+        let all = cmd.args.len() >= 2 && cmd.args.last().is_some_and(|a| a.is("-1"));
+        match cmd.name == "kill" && all {
+            true => self.say(Risk::Dangerous, cmd, "kills every process"),
+            false => self.say(Risk::Moderate, cmd, "stops processes"),
         }
     }
 }
 
 /// The text echo/printf print when all their arguments are static.
 fn literal_output(cmd: &Cmd<'_>) -> Option<String> {
-    let words: Option<Vec<&str>> = cmd
-        .args
-        .iter()
-        .map(Arg::lit)
+    let lits = cmd.args.iter().map(Arg::lit);
+    let words: Option<Vec<&str>> = lits
         .filter(|t| !matches!(t, Some("-n" | "-e" | "-E")))
         .collect();
     let text = words?.join(" ");
@@ -168,12 +163,7 @@ fn literal_output(cmd: &Cmd<'_>) -> Option<String> {
 /// cut: a cut could keep a secret's prefix that redaction no longer
 /// recognises; `engine::decide_all` cuts reasons after redacting them.
 pub(super) fn show(args: &[Arg]) -> String {
-    let joined = args
-        .iter()
-        .map(|a| a.raw.as_str())
-        .collect::<Vec<_>>()
-        .join(" ");
-    joined.replace(['\n', '\r', '\t'], " ")
+    join_args(args).raw.replace(['\n', '\r', '\t'], " ")
 }
 
 /// `eval a b c` runs "a b c": known only when every word is.
@@ -222,10 +212,7 @@ impl Opts {
 
     /// The value of the first of `names` that was given.
     pub(super) fn value_of(&self, names: &[&str]) -> Option<Arg> {
-        self.values
-            .iter()
-            .find(|(n, _)| names.contains(&n.as_str()))
-            .map(|(_, v)| v.clone())
+        self.values_of(names).into_iter().next()
     }
 }
 
@@ -308,16 +295,15 @@ fn parse_flag<'a>(
     out: &mut Opts,
 ) {
     out.flags.push(t.to_string());
-    if let Some((_, value)) = t.split_once('=').filter(|_| t.starts_with("--")) {
-        let name = canonical_long(t, with_value);
-        out.values.push((name.to_string(), literal_arg(value, arg)));
-        return;
-    }
     if t.starts_with("--") {
-        let key = canonical_long(t, with_value);
-        if with_value.contains(&key) {
-            let v = it.next().cloned().unwrap_or_default();
-            out.values.push((key.to_string(), v));
+        let key = canonical_long(t, with_value).to_string();
+        match t.split_once('=') {
+            Some((_, value)) => out.values.push((key, literal_arg(value, arg))),
+            None if with_value.contains(&key.as_str()) => {
+                out.values
+                    .push((key, it.next().cloned().unwrap_or_default()));
+            }
+            None => {}
         }
         return;
     }
