@@ -568,10 +568,9 @@ fn parse(text: &str) -> Result<Rules, String> {
         }
     }
     if let Some(e) = r.effects.iter().find(|e| !ACTS.contains(&e.act.as_str())) {
+        let (act, all) = (&e.act, ACTS.join(", "));
         return Err(format!(
-            "{FILE}: effects `{}`: unknown act (one of {})",
-            e.act,
-            ACTS.join(", ")
+            "{FILE}: effects `{act}`: unknown act (one of {all})"
         ));
     }
     let kinds = [
@@ -581,12 +580,8 @@ fn parse(text: &str) -> Result<Rules, String> {
     ];
     for (kind, list) in kinds {
         for p in list {
-            check_program(list, kind, p).map_err(|e| {
-                format!(
-                    "{FILE}: {kind} `{}`: {e}",
-                    p.names.0.first().map_or("?", String::as_str)
-                )
-            })?;
+            let name = p.names.iter().next().unwrap_or("?");
+            check_program(list, kind, p).map_err(|e| format!("{FILE}: {kind} `{name}`: {e}"))?;
         }
     }
     Ok(r)
@@ -598,31 +593,26 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
         list.iter()
             .find(|q| q.names.has(n) || q.names.pattern_matches(n))
     };
-    if let Some(n) = p
+    let earlier = p
         .names
         .iter()
-        .find(|n| first(n).is_some_and(|q| !std::ptr::eq(p, q)))
-    {
+        .find(|n| first(n).is_some_and(|q| !std::ptr::eq(p, q)));
+    if let Some(n) = earlier {
         return Err(format!("`{n}` has an earlier entry"));
     }
-    let wraps = p.as_root
-        || p.script_only
-        || [
-            &p.script,
-            &p.no_command,
-            &p.chdir,
-            &p.split_string,
-            &p.joined_unless,
-        ]
-        .iter()
-        .any(|n| !n.0.is_empty());
-    let acts = p.acts();
-    let interprets = [&p.code, &p.code_subcommands, &p.module, &p.file]
-        .iter()
-        .any(|n| !n.0.is_empty());
+    let set = |lists: &[&Names]| lists.iter().any(|n| !n.0.is_empty());
+    let wrapper_keys = [
+        &p.script,
+        &p.no_command,
+        &p.chdir,
+        &p.split_string,
+        &p.joined_unless,
+    ];
+    let wraps = p.as_root || p.script_only || set(&wrapper_keys);
+    let interprets = set(&[&p.code, &p.code_subcommands, &p.module, &p.file]);
     let foreign = match kind {
         "options" => wraps || interprets,
-        "wrapper" => acts || interprets,
+        "wrapper" => p.acts() || interprets,
         _ => wraps || !p.when.is_empty() || p.empty.is_some(),
     };
     if foreign {
