@@ -11,22 +11,16 @@ use crate::model::Risk;
 
 impl Walker {
     /// `git …`: judged by the same rules as the `git` tool ([`crate::git`]).
-    pub(super) fn git(&mut self, cmd: &Cmd<'_>) {
-        let words: Vec<GitWord<'_>> = cmd
-            .args
-            .iter()
-            .map(|a| GitWord {
-                text: a.lit(),
-                raw: &a.raw,
-            })
-            .collect();
+    pub(super) fn git<'a>(&mut self, cmd: &Cmd<'a>) {
+        let word = |a: &'a Arg| GitWord {
+            text: a.lit(),
+            raw: &a.raw,
+        };
+        let words: Vec<GitWord<'_>> = cmd.args.iter().map(word).collect();
         let c = crate::git::classify_command(&words);
         let v = c.verdict;
-        let sub = cmd
-            .args
-            .iter()
-            .filter_map(Arg::lit)
-            .find(|t| !t.starts_with('-'));
+        let mut lits = cmd.args.iter().filter_map(Arg::lit);
+        let sub = lits.find(|t| !t.starts_with('-'));
         let remote = sub.is_some_and(|sub| rules::raw().list("words", "git-remote").has(sub));
         if remote && v.risk > Risk::Safe {
             self.network(format!("`{}` reaches a git remote", cmd.shown));
@@ -42,16 +36,14 @@ impl Walker {
         if v.risk > Risk::Safe && !matches!(sub, Some("clone" | "init")) {
             self.say(Risk::Dangerous, cmd, "changes the repository's `.git`, which only the git tool or a step approved as dangerous may change");
         }
-        if v.risk > Risk::Safe {
-            let what = format!("`{}`", cmd.shown);
-            for i in c.repo_words {
-                if let Some(a) = cmd.args.get(i) {
-                    self.write_to(a, &what);
-                }
-            }
-            for dir in c.repo_attached {
-                self.write_to(&Arg::literal(&dir), &what);
-            }
+        let what = format!("`{}`", cmd.shown);
+        let words = c
+            .repo_words
+            .iter()
+            .filter_map(|i| cmd.args.get(*i).cloned());
+        let dirs = c.repo_attached.iter().map(|d| Arg::literal(d));
+        for a in words.chain(dirs).filter(|_| v.risk > Risk::Safe) {
+            self.write_to(&a, &what);
         }
     }
 
@@ -88,7 +80,6 @@ impl Walker {
 
     /// Network clients: the network always; some also by their `[[options]]` entry.
     pub(super) fn network_client(&mut self, cmd: &Cmd<'_>) {
-        let what = format!("`{}`", cmd.shown);
         match cmd.name {
             "nc" | "ncat" | "netcat" | "socat" => {
                 let w = |key| rules::raw().list("words", key);
@@ -108,7 +99,7 @@ impl Walker {
                 }
             }
         }
-        self.network(format!("{what} uses the network"));
+        self.network(format!("`{}` uses the network", cmd.shown));
     }
 
     /// `bundle exec CMD`, `poetry run CMD`, `uv run CMD`: the command runs in the project's environment.
@@ -118,11 +109,8 @@ impl Walker {
             cmd,
             "runs a command in the project's environment",
         );
-        let after = cmd
-            .args
-            .iter()
-            .position(|a| a.is(sub))
-            .map_or(&[][..], |p| cmd.args.get(p + 1..).unwrap_or(&[]));
+        let at = cmd.args.iter().position(|a| a.is(sub));
+        let after = at.and_then(|p| cmd.args.get(p + 1..)).unwrap_or(&[]);
         let inner = leading(after, &table.runs_with_value.strs()).pos;
         if !inner.is_empty() {
             self.run(&inner, cmd.input);
@@ -131,14 +119,13 @@ impl Walker {
 
     pub(super) fn formatter(&mut self, cmd: &Cmd<'_>) {
         let checks = rules::raw().list("formatters", "checks");
-        if cmd
+        match cmd
             .args
             .iter()
             .any(|a| a.lit().is_some_and(|t| checks.has(t)))
         {
-            self.say(Risk::Safe, cmd, "only checks or reads");
-        } else {
-            self.say(Risk::Moderate, cmd, "may write files");
+            true => self.say(Risk::Safe, cmd, "only checks or reads"),
+            false => self.say(Risk::Moderate, cmd, "may write files"),
         }
     }
 }
