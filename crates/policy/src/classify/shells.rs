@@ -144,10 +144,7 @@ impl Walker {
                 cmd,
                 "runs code from its input, which the classifier cannot read",
             ),
-            Input::File(file) => {
-                let file = file.clone();
-                self.script_file(&file, &cmd.shown);
-            }
+            Input::File(file) => self.script_file(&file.clone(), &cmd.shown),
             Input::Terminal => self.say(
                 Risk::Moderate,
                 cmd,
@@ -160,35 +157,30 @@ impl Walker {
         if self.only_info(i, cmd) {
             return;
         }
-        let (code, module, file) = (i.code.strs(), i.module.strs(), i.file.strs());
         let opts = self.options_of(i, cmd, cmd.args);
         self.operands(i, &opts, &format!("`{}`", cmd.shown));
         let first = opts.pos.first().and_then(Arg::lit).unwrap_or_default();
-        if opts.value_of(&code).is_some() || i.code_subcommands.has(first) {
+        if opts.value_of(&i.code.strs()).is_some() || i.code_subcommands.has(first) {
             return self.unclassifiable(format!(
                 "`{}` runs inline {} code, which the classifier cannot read",
                 cmd.shown, cmd.name
             ));
         }
-        if let Some(file) = opts.value_of(&file) {
+        if let Some(file) = opts.value_of(&i.file.strs()) {
             return self.script_file(&file, &cmd.shown);
         }
-        if opts.value_of(&module).is_some() {
+        if opts.value_of(&i.module.strs()).is_some() {
             return self.say(Risk::Moderate, cmd, "runs an installed or project module");
         }
         // `deno run FILE`: the script follows the subcommand (and its options).
-        let script = if i.run_subcommands.has(first) {
-            match leading(opts.pos.get(1..).unwrap_or_default(), &i.valued())
-                .pos
-                .first()
-            {
-                Some(file) => return self.script_file(file, &cmd.shown),
-                None => return self.cannot(cmd, "runs no named script"),
-            }
-        } else {
-            opts.pos.first()
-        };
-        match script {
+        if i.run_subcommands.has(first) {
+            let rest = leading(opts.pos.get(1..).unwrap_or_default(), &i.valued()).pos;
+            return match rest.first() {
+                Some(file) => self.script_file(file, &cmd.shown),
+                None => self.cannot(cmd, "runs no named script"),
+            };
+        }
+        match opts.pos.first() {
             Some(file) if !file.is("-") => self.script_file(file, &cmd.shown),
             _ => self.stdin_code(cmd, false),
         }
