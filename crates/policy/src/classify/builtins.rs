@@ -81,13 +81,7 @@ impl Walker {
 
     /// read, mapfile: the names read into; `mapfile -C` runs a callback.
     pub(super) fn read(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = super::commands::parse_opts(cmd.args, &with);
-        if cmd.name != "read"
-            && let Some(callback) = opts.value_of(&["-C"])
-        {
-            self.code_string(&callback, &cmd.shown);
-        }
+        let opts = self.options(cmd, cmd.args);
         let mut names: Vec<Arg> = opts.pos.clone();
         if cmd.name == "read" {
             names.extend(opts.value_of(&["-a"]));
@@ -119,8 +113,7 @@ impl Walker {
 
     pub(super) fn names(&mut self, cmd: &Cmd<'_>) {
         for a in cmd.args.iter().filter(|a| !a.raw.starts_with('-')) {
-            let name = a.lit().unwrap_or(&a.raw).to_string();
-            self.variable_name(&name, &cmd.shown);
+            self.variable_name(a.lit().unwrap_or(&a.raw), &cmd.shown);
         }
         self.say(Risk::Safe, cmd, "only changes variables");
     }
@@ -152,14 +145,10 @@ impl Walker {
     }
 
     pub(super) fn hash(&mut self, cmd: &Cmd<'_>) {
-        let sets = cmd.args.iter().any(|a| {
-            a.lit()
-                .is_none_or(|t| t.starts_with('-') && t.contains('p'))
-        });
-        if sets {
-            self.cannot(cmd, "makes a command name run another program");
-        } else {
-            self.say(Risk::Safe, cmd, "only looks commands up");
+        let sets = |t: &str| t.starts_with('-') && t.contains('p');
+        match cmd.args.iter().any(|a| a.lit().is_none_or(sets)) {
+            true => self.cannot(cmd, "makes a command name run another program"),
+            false => self.say(Risk::Safe, cmd, "only looks commands up"),
         }
     }
 
