@@ -196,14 +196,15 @@ impl Walker {
         if runs {
             self.unclassifiable(format!("{what} runs shell commands from awk (`system`, `|`), which the classifier cannot read"));
         }
-        for target in awk_redirections(text, &code) {
-            match target {
-                Some(file) => self.write_to(&Arg::literal(&file), what),
-                None => self.note(
+        match literal_target(text).filter(|_| awk_redirects(&code)) {
+            Some(file) => self.write_to(&Arg::literal(&file), what),
+            None if awk_redirects(&code) => {
+                self.note(
                     Risk::Moderate,
                     format!("{what} writes files named at run time"),
-                ),
+                );
             }
+            None => {}
         }
     }
 
@@ -284,12 +285,8 @@ fn sed_effects(script: &str) -> Vec<SedEffect> {
             ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' => {}
             '#' | ':' | 'a' | 'i' | 'c' | 'r' | 'R' | 'b' | 't' | 'T' | 'v' | 'q' | 'Q' | 'l'
             | 'L' => {
-                i = rest_of_line(
-                    &chars,
-                    i,
-                    matches!(c, 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v' | ':'),
-                )
-                .1
+                let semicolon = matches!(c, 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v' | ':');
+                i = rest_of_line(&chars, i, semicolon).1;
             }
             'w' | 'W' | 'e' => {
                 let (arg, next) = rest_of_line(&chars, i, false);
@@ -371,15 +368,11 @@ fn skip_part(chars: &[char], mut i: usize, delim: char) -> usize {
 
 /// The argument up to the end of the line (or a `;` when `semicolon` ends it).
 fn rest_of_line(chars: &[char], i: usize, semicolon: bool) -> (String, usize) {
-    let mut j = i;
-    while let Some(&c) = chars.get(j) {
-        if c == '\n' || (semicolon && (c == ';' || c == '}')) {
-            break;
-        }
-        j += 1;
-    }
-    let arg: String = chars.get(i..j).unwrap_or(&[]).iter().collect();
-    (arg.trim().to_string(), j + 1)
+    let rest = chars.get(i..).unwrap_or(&[]);
+    let ends = |c: &char| *c == '\n' || (semicolon && (*c == ';' || *c == '}'));
+    let end = rest.iter().position(ends).unwrap_or(rest.len());
+    let arg: String = rest.iter().take(end).collect();
+    (arg.trim().to_string(), i + end + 1)
 }
 
 /// An awk program with string and regex literals blanked out (`"..."` → `""`).
@@ -405,11 +398,7 @@ fn awk_code(text: &str) -> String {
             continue;
         }
         if c == '#' {
-            for d in chars.by_ref() {
-                if d == '\n' {
-                    break;
-                }
-            }
+            chars.by_ref().take_while(|d| *d != '\n').for_each(drop);
             continue;
         }
         out.push(c);
@@ -420,31 +409,20 @@ fn awk_code(text: &str) -> String {
     out
 }
 
-/// Output redirections of `print`/`printf` (`> "f"`, `>> "f"`): Some(file) when literal.
-fn awk_redirections(text: &str, code: &str) -> Vec<Option<String>> {
-    if !code.contains("print") || !code.contains('>') {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    for stmt in code.split([';', '\n', '}', '{']) {
-        let Some(at) = stmt.find("print") else {
-            continue;
-        };
-        let tail = stmt.get(at..).unwrap_or("");
+/// Whether a `print`/`printf` statement redirects its output (`> "f"`, `>> "f"`).
+fn awk_redirects(code: &str) -> bool {
+    code.split([';', '\n', '}', '{']).any(|stmt| {
+        let tail = stmt.find("print").and_then(|at| stmt.get(at..));
         let mut depth = 0i32;
-        let redirect = tail.char_indices().find(|(_, c)| {
+        tail.unwrap_or("").chars().any(|c| {
             match c {
                 '(' => depth += 1,
                 ')' => depth -= 1,
                 _ => {}
             }
-            *c == '>' && depth == 0
-        });
-        if redirect.is_some() {
-            out.push(literal_target(text));
-        }
-    }
-    out
+            c == '>' && depth == 0
+        })
+    })
 }
 
 /// The file of `print > "file"` when the original text has one literal target.
