@@ -137,7 +137,7 @@ impl Walker {
                     );
                 }
                 if deletes {
-                    self.delete(&d, true, &what);
+                    self.act("delete", &d, true, &what);
                 }
             }
             Some(_) => {}
@@ -147,7 +147,7 @@ impl Walker {
         for s in sources.iter().filter(|s| moves && !is_remote(s)) {
             // Moving a tree away removes it from where it was.
             self.write_to(s, &what);
-            self.delete(s, true, &what);
+            self.act("delete", s, true, &what);
         }
     }
 
@@ -194,7 +194,7 @@ impl Walker {
             }
             if opts.has('\0', &["--remove-files"]) {
                 for p in &opts.pos {
-                    self.delete(p, true, &what);
+                    self.act("delete", p, true, &what);
                 }
             }
         }
@@ -259,7 +259,7 @@ impl Walker {
                         .args
                         .iter()
                         .any(|a| a.lit().is_some_and(|t| tests.has(t)));
-                    self.delete(&found, !narrowed, &what);
+                    self.act("delete", &found, !narrowed, &what);
                 }
                 Some("-exec" | "-execdir" | "-ok" | "-okdir") => {
                     acted = true;
