@@ -436,19 +436,14 @@ const OPERANDS: [&str; 6] = [
 
 /// The loaded tables.
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct Rules {
-    #[serde(default)]
     pub effects: Vec<Effects>,
     /// Programs: option tables, and the rows that judge some of them.
-    #[serde(default)]
     pub options: Vec<Program>,
-    #[serde(default)]
     pub subcommands: Vec<Subcommands>,
-    #[serde(default)]
     pub wrappers: Vec<Program>,
-    #[serde(default)]
     pub interpreters: Vec<Program>,
-    #[serde(default)]
     pub variables: Variables,
     /// The sections of [`TABLES`].
     #[serde(flatten)]
@@ -501,6 +496,12 @@ impl Rules {
         self.subcommands.iter().find(|t| t.names.has(name))
     }
 
+    /// The three lists of [`Program`] rows, by kind.
+    fn programs(&self) -> [(&'static str, &[Program]); 3] {
+        let (o, w, i) = (&self.options, &self.wrappers, &self.interpreters);
+        [("options", o), ("wrapper", w), ("interpreter", i)]
+    }
+
     /// (entry, its names, its examples), for the checks.
     fn entries(&self) -> Vec<(String, Names, &[String])> {
         let mut out = Vec::new();
@@ -518,20 +519,16 @@ impl Rules {
             let first = names.0.first().map_or("?", String::as_str);
             format!("{kind} `{first}`")
         };
-        for p in &self.options {
-            out.push((named("options", &p.names), p.names.clone(), &p.examples));
-        }
         for t in &self.subcommands {
             out.push((named("subcommands", &t.names), t.names.clone(), &t.examples));
         }
         for e in &self.effects {
             out.push((format!("effects `{}`", e.act), any.clone(), &e.examples));
         }
-        for w in &self.wrappers {
-            out.push((named("wrapper", &w.names), w.names.clone(), &w.examples));
-        }
-        for i in &self.interpreters {
-            out.push((named("interpreter", &i.names), i.names.clone(), &i.examples));
+        for (kind, list) in self.programs() {
+            for p in list {
+                out.push((named(kind, &p.names), p.names.clone(), &p.examples));
+            }
         }
         out
     }
@@ -573,12 +570,7 @@ fn parse(text: &str) -> Result<Rules, String> {
             "{FILE}: effects `{act}`: unknown act (one of {all})"
         ));
     }
-    let kinds = [
-        ("options", &r.options),
-        ("wrapper", &r.wrappers),
-        ("interpreter", &r.interpreters),
-    ];
-    for (kind, list) in kinds {
+    for (kind, list) in r.programs() {
         for p in list {
             let name = p.names.iter().next().unwrap_or("?");
             check_program(list, kind, p).map_err(|e| format!("{FILE}: {kind} `{name}`: {e}"))?;
