@@ -264,16 +264,14 @@ pub(super) fn fill_in(
 
 /// xargs's `-i[R]` / `--replace[=R]` (the value only attached): R, or `{}`.
 fn optional_replace(opts: &Opts) -> Option<String> {
-    opts.flags.iter().find_map(|f| {
-        if f.starts_with("--") {
+    let value = opts.flags.iter().find_map(|f| match f.starts_with("--") {
+        true => {
             let (name, value) = f.split_once('=').unwrap_or((f, ""));
-            let named = super::commands::long_matches(name, "--replace");
-            return named.then(|| if value.is_empty() { "{}" } else { value }.to_string());
+            super::commands::long_matches(name, "--replace").then_some(value)
         }
-        let at = f.get(1..)?.find('i')? + 2;
-        let value = f.get(at..).unwrap_or_default();
-        Some(if value.is_empty() { "{}" } else { value }.to_string())
-    })
+        false => f.get(1..)?.find('i').and_then(|at| f.get(at + 2..)),
+    })?;
+    Some(if value.is_empty() { "{}" } else { value }.to_string())
 }
 
 fn is_assignment(t: &str) -> bool {
