@@ -80,25 +80,19 @@ impl Walker {
             rules::Condition::Recursive => recursive,
             rules::Condition::WholeRoot => whole_root,
         };
-        let row = rules::raw()
-            .effects
-            .iter()
-            .filter(|e| e.act == act)
+        let places = |r: &&rules::EffectRow| r.at.contains(&loc) || r.at.contains(&Loc::Any);
+        let tables = rules::raw().effects.iter().filter(|e| e.act == act);
+        let row = tables
             .flat_map(|e| &e.rows)
-            .find(|r| {
-                (r.at.contains(&loc) || r.at.contains(&Loc::Any)) && r.when.iter().all(holds)
-            });
+            .find(|r| places(r) && r.when.iter().all(holds));
         let Some(r) = row else {
-            return self.unclassifiable(format!(
-                "{}: no `[[effects]]` row for {act} at {loc:?}",
-                rules::FILE
-            ));
+            let file = rules::FILE;
+            return self
+                .unclassifiable(format!("{file}: no `[[effects]]` row for {act} at {loc:?}"));
         };
         let scratch = t.scratch.map(|v| v.describe()).unwrap_or_default();
-        let why = r
-            .why
-            .replace("{p}", &t.shown)
-            .replace("{scratch}", &scratch);
+        let why = r.why.replace("{p}", &t.shown);
+        let why = why.replace("{scratch}", &scratch);
         self.judge(r.risk, format!("{what} {why}"));
     }
 }
