@@ -113,27 +113,21 @@ impl Walker {
             (None, Some((last, rest))) => (rest, Some(last.clone())),
             (None, None) => (opts.pos.as_slice(), None),
         };
-        let is_remote = |a: &Arg| {
-            remote
-                && a.lit()
-                    .is_some_and(|t| !t.starts_with('/') && t.contains(':'))
-        };
+        let host = |t: &str| !t.starts_with('/') && t.contains(':');
+        let is_remote = |a: &Arg| remote && a.lit().is_some_and(host);
         let deletes = remote && opts.flags.iter().any(|f| f.starts_with("--del"));
         // A link in the step's own folder is no longer only the folder: a
         // later write through it lands where it points.
-        let links = cmd.name == "ln"
-            || (cmd.name == "cp"
-                && (opts.has('s', &["--symbolic-link"]) || opts.has('l', &["--link"])));
+        let symlink = opts.has('s', &["--symbolic-link"]) || opts.has('l', &["--link"]);
+        let links = cmd.name == "ln" || cmd.name == "cp" && symlink;
         match dest {
             Some(d) if !is_remote(&d) => {
                 self.write_to(&d, &what);
                 if let (true, Some(v)) = (links, self.target(&d).scratch) {
+                    let (folder, then) = (v.describe(), "writes through it land where it points");
                     self.note(
                         Risk::Moderate,
-                        format!(
-                            "{what} makes a link in {}: writes through it land where it points",
-                            v.describe()
-                        ),
+                        format!("{what} makes a link in {folder}: {then}"),
                     );
                 }
                 if deletes {
@@ -173,11 +167,9 @@ impl Walker {
             }
         }
         let archive = opts.value_of(&["-f", "--file"]);
-        let remote = archive
-            .as_ref()
-            .and_then(Arg::lit)
-            .is_some_and(|f| f.split('/').next().is_some_and(|head| head.contains(':')))
-            && !opts.has('\0', &["--force-local"]);
+        let host = |f: &str| f.split('/').next().is_some_and(|head| head.contains(':'));
+        let local = opts.has('\0', &["--force-local"]);
+        let remote = !local && archive.as_ref().and_then(Arg::lit).is_some_and(host);
         if remote {
             self.network(format!("{what} reads or writes a remote archive"));
         }
@@ -192,10 +184,12 @@ impl Walker {
                 Some(a) => self.write_to(&a, &what),
                 None => self.say(Risk::Moderate, cmd, "writes an archive"),
             }
-            if opts.has('\0', &["--remove-files"]) {
-                for p in &opts.pos {
-                    self.act("delete", p, true, &what);
-                }
+            for p in opts
+                .pos
+                .iter()
+                .filter(|_| opts.has('\0', &["--remove-files"]))
+            {
+                self.act("delete", p, true, &what);
             }
         }
         if !extract && !writes_archive {
