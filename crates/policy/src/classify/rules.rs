@@ -627,19 +627,16 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
     Ok(())
 }
 
-/// The context examples are judged in.
-fn example_context() -> super::ClassifyContext<'static> {
-    super::ClassifyContext {
-        workspace: std::path::Path::new("/work/ws"),
-        working_dir: std::path::Path::new("/work/ws"),
-        home: Some(std::path::Path::new("/home/ci")),
-    }
-}
-
 /// Runs every example of `r` through the classifier (which reads the loaded
 /// tables: `r` is them, except in the tests of this checker).
 fn check_examples(r: &Rules) -> Result<(), String> {
-    let ctx = example_context();
+    let ws = std::path::Path::new("/work/ws");
+    let home = Some(std::path::Path::new("/home/ci"));
+    let ctx = super::ClassifyContext {
+        workspace: ws,
+        working_dir: ws,
+        home,
+    };
     for (entry, names, examples) in r.entries() {
         for e in examples {
             let at = |why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
@@ -652,12 +649,9 @@ fn check_examples(r: &Rules) -> Result<(), String> {
                 return Err(at(format!("`{first}` is not one of the entry's names")));
             }
             let c = super::classify_unchecked(line, &ctx);
-            if c.label() != want {
-                return Err(at(format!(
-                    "the classifier says {} ({})",
-                    c.label(),
-                    c.reason()
-                )));
+            let (label, reason) = (c.label(), c.reason());
+            if label != want {
+                return Err(at(format!("the classifier says {label} ({reason})")));
             }
         }
     }
@@ -684,10 +678,8 @@ pub fn raw() -> &'static Rules {
 pub fn checked() -> Result<(), &'static str> {
     static C: OnceLock<Result<(), String>> = OnceLock::new();
     let r = loaded().as_ref().map_err(String::as_str)?;
-    C.get_or_init(|| check_examples(r))
-        .as_ref()
-        .map_err(String::as_str)?;
-    Ok(())
+    let checked = C.get_or_init(|| check_examples(r));
+    checked.as_ref().map(|_| ()).map_err(String::as_str)
 }
 
 #[cfg(test)]
