@@ -295,52 +295,40 @@ fn parse_flag<'a>(
     out: &mut Opts,
 ) {
     out.flags.push(t.to_string());
-    if t.starts_with("--") {
-        let key = canonical_long(t, with_value).to_string();
+    let takes = |k: &str| with_value.contains(&k);
+    let (key, attached) = if t.starts_with("--") {
+        let key = canonical_long(t, with_value);
         match t.split_once('=') {
-            Some((_, value)) => out.values.push((key, literal_arg(value, arg))),
-            None if with_value.contains(&key.as_str()) => {
-                out.values
-                    .push((key, it.next().cloned().unwrap_or_default()));
-            }
-            None => {}
+            Some((_, value)) => (key.to_string(), Some(value)),
+            None if takes(key) => (key.to_string(), None),
+            None => return,
         }
-        return;
-    }
-    if with_value.contains(&t) {
+    } else if takes(t) {
         // A multi-letter option with one dash (`-TT`, `-File`).
-        let v = it.next().cloned().unwrap_or_default();
-        out.values.push((t.to_string(), v));
-        return;
-    }
-    // A short cluster: the first letter taking a value takes the rest or the next word.
-    for (i, c) in t.char_indices().skip(1) {
-        let key = format!("-{c}");
-        if !with_value.contains(&key.as_str()) {
-            continue;
-        }
+        (t.to_string(), None)
+    } else {
+        // A short cluster: the first letter taking a value takes the rest or the next word.
+        let mut letters = t.char_indices().skip(1);
+        let Some((i, c)) = letters.find(|(_, c)| takes(&format!("-{c}"))) else {
+            return;
+        };
         // The flags are the letters up to this one: the rest is its value.
+        let end = i + c.len_utf8();
         if let Some(f) = out.flags.last_mut() {
-            f.truncate(i + c.len_utf8());
+            f.truncate(end);
         }
-        let attached = t.get(i + c.len_utf8()..).filter(|r| !r.is_empty());
-        match attached {
-            Some(v) => out.values.push((key, literal_arg(v, arg))),
-            None => {
-                let v = it.next().cloned().unwrap_or_default();
-                out.values.push((key, v));
-            }
-        }
-        return;
-    }
+        (format!("-{c}"), t.get(end..).filter(|r| !r.is_empty()))
+    };
+    let value = match attached {
+        Some(v) => literal_arg(v, arg),
+        None => it.next().cloned().unwrap_or_default(),
+    };
+    out.values.push((key, value));
 }
 
 fn is_long_name(n: &str) -> bool {
-    n.starts_with("--")
-        && n.len() > 2
-        && n[2..]
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-')
+    let name = n.strip_prefix("--").filter(|r| !r.is_empty());
+    name.is_some_and(|r| r.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
 }
 
 /// Whether `given` (a long option as written, without `=value`) names `long`:
@@ -354,14 +342,12 @@ pub(super) fn long_matches(given: &str, long: &str) -> bool {
 pub(super) fn canonical_long<'a>(t: &'a str, known: &[&'a str]) -> &'a str {
     let name = t.split_once('=').map_or(t, |(n, _)| n);
     let exact = known.iter().find(|k| **k == name);
-    exact
-        .or_else(|| {
-            known
-                .iter()
-                .find(|k| k.starts_with("--") && long_matches(name, k))
-        })
-        .copied()
-        .unwrap_or(name)
+    let prefix = || {
+        known
+            .iter()
+            .find(|k| k.starts_with("--") && long_matches(name, k))
+    };
+    exact.or_else(prefix).copied().unwrap_or(name)
 }
 
 fn literal_arg(value: &str, from: &Arg) -> Arg {
