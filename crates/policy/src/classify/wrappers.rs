@@ -41,14 +41,15 @@ impl Walker {
 
     /// The command a table wrapper runs; None when it was judged already.
     fn unwrap(&mut self, w: &Program, cmd: &Cmd<'_>) -> Option<Vec<Arg>> {
+        let what = format!("`{}`", cmd.shown);
         if let Some((risk, why)) = w.own_risk() {
-            self.judge(risk, format!("`{}` {why}", cmd.shown));
+            self.judge(risk, format!("{what} {why}"));
         }
         let (script, chdir, split) = (w.script.strs(), w.chdir.strs(), w.split_string.strs());
         let opts = leading(cmd.args, &w.valued());
         let rest = &opts.pos;
         for out in opts.values_of(&w.writes.strs()) {
-            self.write_to(&out, &format!("`{}`", cmd.shown));
+            self.write_to(&out, &what);
         }
         let after_skip = rest.get(w.skip.min(rest.len())..).unwrap_or(&[]);
         // `env -S 'CMD ARGS' MORE`, `watch CMD ARGS`: one command line.
@@ -65,12 +66,11 @@ impl Walker {
             let t = self.target(&dir);
             self.cwd = t.fixed().then(|| t.shown.into());
         }
+        let is_script = |a: &Arg| a.lit().is_some_and(|t| w.script.has(t));
         let code = opts.value_of(&script).or_else(|| {
-            let at = after_skip
-                .iter()
-                .position(|a| a.lit().is_some_and(|t| w.script.has(t)));
-            at.filter(|p| *p == 0 || w.script_only)
-                .map(|p| after_skip.get(p + 1).cloned().unwrap_or_default())
+            let at = after_skip.iter().position(is_script);
+            let at = at.filter(|p| *p == 0 || w.script_only);
+            at.map(|p| after_skip.get(p + 1).cloned().unwrap_or_default())
         });
         if let Some(code) = code {
             self.code_string(&code, &cmd.shown);
@@ -90,11 +90,8 @@ impl Walker {
             return None;
         }
         // Leading `VAR=value` words (sudo, env) are assignments.
-        let n = after_skip
-            .iter()
-            .take_while(|a| is_assignment(&a.raw))
-            .count();
-        let (assigns, inner) = after_skip.split_at(n);
+        let assigns = after_skip.iter().take_while(|a| is_assignment(&a.raw));
+        let (assigns, inner) = after_skip.split_at(assigns.count());
         for a in assigns {
             self.assignment_word(a, &cmd.shown);
         }
