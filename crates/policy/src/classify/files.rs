@@ -229,17 +229,9 @@ impl Walker {
                 _ => break,
             }
         }
-        let starts: Vec<Arg> = cmd
-            .args
-            .iter()
-            .skip(lead)
-            .take_while(|a| {
-                a.lit()
-                    .is_none_or(|t| !t.starts_with('-') && t != "(" && t != "!")
-            })
-            .cloned()
-            .collect();
-        let found = found_arg(&starts);
+        let start = |t: &str| !t.starts_with('-') && t != "(" && t != "!";
+        let starts = cmd.args.iter().skip(lead);
+        let found = found_arg(starts.take_while(|a| a.lit().is_none_or(start)));
         let mut acted = false;
         let mut i = 0;
         while let Some(arg) = cmd.args.get(i) {
@@ -249,10 +241,8 @@ impl Walker {
                     acted = true;
                     // -delete empties whole trees when no test narrows what is found.
                     let tests = rules::raw().list("words", "find-tests");
-                    let narrowed = cmd
-                        .args
-                        .iter()
-                        .any(|a| a.lit().is_some_and(|t| tests.has(t)));
+                    let mut lits = cmd.args.iter().filter_map(Arg::lit);
+                    let narrowed = lits.any(|t| tests.has(t));
                     self.act("delete", &found, !narrowed, &what);
                 }
                 Some("-exec" | "-execdir" | "-ok" | "-okdir") => {
@@ -282,10 +272,10 @@ impl Walker {
 }
 
 /// The path a `{}` of find stands for: some entry below the start points.
-fn found_arg(starts: &[Arg]) -> Arg {
-    let start = match starts {
-        [] => Some("."),
-        [one] => one.lit(),
+fn found_arg<'a>(mut starts: impl Iterator<Item = &'a Arg>) -> Arg {
+    let start = match (starts.next(), starts.next()) {
+        (None, _) => Some("."),
+        (Some(one), None) => one.lit(),
         _ => None,
     };
     let Some(s) = start else {
