@@ -64,11 +64,8 @@ impl Walker {
 
     /// Acts on the operands of `p` (see [`rules::Program`]); returns them.
     pub(super) fn operands(&mut self, p: &rules::Program, opts: &Opts, what: &str) -> Vec<Arg> {
-        let skip = if given(opts, &p.skip_unless) {
-            0
-        } else {
-            p.skip
-        };
+        let skip = (!given(opts, &p.skip_unless)).then_some(p.skip);
+        let skip = skip.unwrap_or(0);
         let mut operands = Vec::new();
         for a in opts.pos.get(skip..).unwrap_or(&[]) {
             let text = a.lit();

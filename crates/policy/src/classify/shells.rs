@@ -109,9 +109,7 @@ impl Walker {
         let opts = leading(cmd.args, &with);
         let rest = &opts.pos;
         let rc = opts.value_of(&["--rcfile", "--init-file"]);
-        if let Some(rc) = &rc {
-            self.script_file(rc, &cmd.shown);
-        }
+        rc.iter().for_each(|rc| self.script_file(rc, &cmd.shown));
         if let Some(files) = startup_files(cmd.name, &opts, rc.is_some()) {
             self.unclassifiable(format!(
                 "`{}` first runs {files}, which are not files of the workspace",
@@ -127,9 +125,8 @@ impl Walker {
         }
         let from_stdin = opts.has('s', &[]) || rest.first().is_none_or(|a| a.is("-"));
         match rest.first() {
-            _ if from_stdin => self.stdin_code(cmd, true),
-            Some(file) => self.script_file(file, &cmd.shown),
-            None => {}
+            Some(file) if !from_stdin => self.script_file(file, &cmd.shown),
+            _ => self.stdin_code(cmd, true),
         }
     }
 
