@@ -82,11 +82,9 @@ impl Walker {
     /// read, mapfile: the names read into; `mapfile -C` runs a callback.
     pub(super) fn read(&mut self, cmd: &Cmd<'_>) {
         let opts = self.options(cmd, cmd.args);
-        let mut names: Vec<Arg> = opts.pos.clone();
-        if cmd.name == "read" {
-            names.extend(opts.value_of(&["-a"]));
-        }
-        for n in &names {
+        // `read -a NAME` (mapfile's row has no `-a`).
+        let array = opts.value_of(&["-a"]);
+        for n in opts.pos.iter().chain(&array) {
             self.read_into(n, cmd);
         }
         self.say(Risk::Safe, cmd, "reads input into variables");
