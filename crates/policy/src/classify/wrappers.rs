@@ -226,25 +226,19 @@ pub(super) fn fill_in(
     braces: bool,
 ) -> Vec<Vec<Arg>> {
     let one = |item: Option<&str>| -> Vec<Arg> {
-        let value = |a: &Arg, with: &str| match (item, a.lit()) {
-            (Some(v), Some(t)) => Arg::literal(&t.replace(with, v)),
-            _ => Arg::unknown(&a.raw),
-        };
         let mut used = false;
-        let mut out: Vec<Arg> = command
-            .iter()
-            .map(|a| match (replace, a.lit()) {
-                (Some(r), Some(t)) if t.contains(r) => {
-                    used = true;
-                    value(a, r)
-                }
-                (_, Some(t)) if braces && t.contains('{') && t.contains('}') => {
-                    used = true;
-                    Arg::unknown(&a.raw)
-                }
-                _ => a.clone(),
-            })
-            .collect();
+        let mut fill = |a: &Arg| {
+            let Some(t) = a.lit() else { return a.clone() };
+            let hit = replace.filter(|r| t.contains(r));
+            let brace = braces && t.contains('{') && t.contains('}');
+            used |= hit.is_some() || brace;
+            match (hit, item) {
+                (Some(r), Some(v)) => Arg::literal(&t.replace(r, v)),
+                (None, _) if !brace => a.clone(),
+                _ => Arg::unknown(&a.raw),
+            }
+        };
+        let mut out: Vec<Arg> = command.iter().map(&mut fill).collect();
         if !used {
             out.push(item.map_or_else(|| Arg::unknown("<input>"), Arg::literal));
         }
