@@ -247,17 +247,11 @@ impl Subcommands {
     /// conditions hold; moderate (`other`) when none does.
     pub fn judge(&self, sub: &str, second: &str, args: &[Option<&str>]) -> (Risk, &str) {
         let has = |n: &Names| args.iter().flatten().any(|a| n.has(a));
+        let holds = |g: &SubGroup| (g.with.0.is_empty() || has(&g.with)) && !has(&g.unless);
         let pair = format!("{sub} {second}");
-        [pair.as_str(), sub]
-            .iter()
-            .find_map(|s| {
-                self.groups.iter().find(|g| {
-                    g.subs.has(s) && (g.with.0.is_empty() || has(&g.with)) && !has(&g.unless)
-                })
-            })
-            .map_or((Risk::Moderate, self.other.as_str()), |g| {
-                (g.risk, g.why.as_str())
-            })
+        let group = |s: &&str| self.groups.iter().find(|g| g.subs.has(s) && holds(g));
+        let found = [pair.as_str(), sub].iter().find_map(group);
+        found.map_or((Risk::Moderate, &self.other), |g| (g.risk, &g.why))
     }
 
     /// Whether `sub` (or `sub second`) reaches the network.
