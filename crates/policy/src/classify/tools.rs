@@ -80,24 +80,17 @@ impl Walker {
 
     /// Network clients: the network always; some also by their `[[options]]` entry.
     pub(super) fn network_client(&mut self, cmd: &Cmd<'_>) {
-        match cmd.name {
-            "nc" | "ncat" | "netcat" | "socat" => {
-                let w = |key| rules::raw().list("words", key);
-                let runs = cmd.args.iter().any(|a| {
-                    a.lit().is_none_or(|t| {
-                        w("netcat-exec").has(t)
-                            || w("netcat-exec-prefixes").prefixes(&t.to_ascii_uppercase())
-                    })
-                });
-                if runs {
-                    self.cannot(cmd, "connects a program to the network");
-                }
-            }
-            n => {
-                if let Some(p) = rules::raw().program(n) {
-                    self.program(p, cmd);
-                }
-            }
+        let w = |key| rules::raw().list("words", key);
+        let upper = |t: &str| t.to_ascii_uppercase();
+        let exec =
+            |t: &str| w("netcat-exec").has(t) || w("netcat-exec-prefixes").prefixes(&upper(t));
+        let netcat = matches!(cmd.name, "nc" | "ncat" | "netcat" | "socat");
+        if netcat && cmd.args.iter().any(|a| a.lit().is_none_or(exec)) {
+            self.cannot(cmd, "connects a program to the network");
+        }
+        // The clients with an `[[options]]` row (curl, wget, ssh; not netcat's).
+        if let Some(p) = rules::raw().program(cmd.name).filter(|_| !netcat) {
+            self.program(p, cmd);
         }
         self.network(format!("`{}` uses the network", cmd.shown));
     }
