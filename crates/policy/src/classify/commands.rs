@@ -40,22 +40,18 @@ impl Walker {
             shown,
             input,
         };
-        if let Some(moves) = self.function_named(text) {
+        let function = self.function_named(text);
+        if function.is_some() {
             self.say(Risk::Safe, &cmd, "calls a function defined in the script");
-            // The definition may not have run (`if false; then rm() { :; }; fi`):
-            // a function named like a command is judged as that command too.
-            self.dispatch_known(&cmd, &mut stage);
-            if moves {
-                self.cwd = None;
-            }
-            return stage;
         }
-        if !self.dispatch_known(&cmd, &mut stage) {
-            let name = cmd.name;
-            self.note(
-                Risk::Moderate,
-                format!("unknown command `{name}` (effects unknown)"),
-            );
+        // The definition may not have run (`if false; then rm() { :; }; fi`):
+        // a function named like a command is judged as that command too.
+        if !self.dispatch_known(&cmd, &mut stage) && function.is_none() {
+            let why = format!("unknown command `{}` (effects unknown)", cmd.name);
+            self.note(Risk::Moderate, why);
+        }
+        if function == Some(true) {
+            self.cwd = None;
         }
         stage
     }
@@ -132,8 +128,7 @@ impl Walker {
             (_, Some(arg)) if arg.is("-") => None,
             (_, Some(arg)) => {
                 let t = self.target(arg);
-                let known = t.fixed();
-                known.then(|| std::path::PathBuf::from(t.shown))
+                t.fixed().then(|| std::path::PathBuf::from(t.shown))
             }
         };
         self.oldpwd = std::mem::replace(&mut self.cwd, target);
