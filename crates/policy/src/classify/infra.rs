@@ -35,18 +35,16 @@ impl Walker {
         if words.is_empty() || cloud("info").all_of(cmd.args.iter().map(Arg::lit)) {
             return self.say(Risk::Safe, cmd, "only prints help or its version");
         }
-        let what = format!("`{}`", cmd.shown);
-        self.network(format!(
-            "{what} reaches the network with the runner's credentials"
-        ));
-        match cloud_reads(cmd.name, &words, &flags) {
-            true => self.say(
+        let why = "reaches the network with the runner's credentials";
+        self.network(format!("`{}` {why}", cmd.shown));
+        let (risk, why) = match cloud_reads(cmd.name, &words, &flags) {
+            true => (
                 Risk::Moderate,
-                cmd,
                 "reads infrastructure state (network, credentials)",
             ),
-            false => self.say(Risk::Dangerous, cmd, "changes live infrastructure"),
-        }
+            false => (Risk::Dangerous, "changes live infrastructure"),
+        };
+        self.say(risk, cmd, why);
     }
 
     pub(super) fn container(&mut self, cmd: &Cmd<'_>) {
