@@ -203,10 +203,8 @@ impl Walker {
                     ));
                 }
             } else if t.contains('k') {
-                self.cannot(
-                    cmd,
-                    "makes assignments anywhere on a line reach the command (set -k)",
-                );
+                let why = "makes assignments anywhere on a line reach the command (set -k)";
+                self.cannot(cmd, why);
             }
         }
         self.say(Risk::Safe, cmd, "sets shell options");

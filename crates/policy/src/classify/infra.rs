@@ -55,11 +55,8 @@ impl Walker {
         let volumes = cmd.args.iter().any(|a| a.is("-v") || a.is("--volumes"));
         if words.iter().any(|w| containers("destroys").has(w)) || volumes && words.contains(&"down")
         {
-            return self.say(
-                Risk::Dangerous,
-                cmd,
-                "removes containers, images or volumes",
-            );
+            let why = "removes containers, images or volumes";
+            return self.say(Risk::Dangerous, cmd, why);
         }
         if words.iter().any(|w| containers("runs").has(w)) {
             return self.container_run(cmd, &what);
@@ -85,18 +82,12 @@ impl Walker {
             let value = next.and_then(Arg::lit).unwrap_or("");
             let host_option = c("host_options").has(t) && value == "host";
             if c("host_flags").has(t) || host_option || c("host_prefixes").prefixes(t) {
-                self.say(
-                    Risk::Dangerous,
-                    cmd,
-                    "gives the container access to the host",
-                );
+                let why = "gives the container access to the host";
+                self.say(Risk::Dangerous, cmd, why);
             }
             if mount.contains(&t) && next.is_some_and(|n| n.lit().is_none()) {
-                self.say(
-                    Risk::Dangerous,
-                    cmd,
-                    "mounts a host path only known at run time",
-                );
+                let why = "mounts a host path only known at run time";
+                self.say(Risk::Dangerous, cmd, why);
             }
             let attached = ["--volume=", "--mount=", "-v"]
                 .iter()

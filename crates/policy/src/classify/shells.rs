@@ -16,6 +16,11 @@ use super::walk::{Input, Walker};
 use super::words::Arg;
 use crate::model::Risk;
 
+/// Why code on an input the classifier cannot read is unclassifiable.
+const UNREAD_INPUT: &str = "runs code from its input, which the classifier cannot read";
+/// Why code read from a terminal is moderate.
+const TERMINAL: &str = "reads code from a terminal (none in CI)";
+
 /// Whether `args` start with `--`, and the words after it.
 fn after_dashes(args: &[Arg]) -> (bool, &[Arg]) {
     match args.split_first() {
@@ -60,11 +65,9 @@ impl Walker {
     /// `source FILE`, `source -- FILE`; `source -p PATH FILE` (bash 5.3)
     /// searches PATH.
     pub(super) fn source(&mut self, cmd: &Cmd<'_>) {
+        let why = "has options the classifier does not follow (`-p PATH` searches other folders)";
         match after_dashes(cmd.args) {
-            (false, [a, ..]) if a.raw.starts_with('-') => self.cannot(
-                cmd,
-                "has options the classifier does not follow (`-p PATH` searches other folders)",
-            ),
+            (false, [a, ..]) if a.raw.starts_with('-') => self.cannot(cmd, why),
             (_, [file, ..]) => self.script_file(file, &cmd.shown),
             (_, []) => self.cannot(cmd, "sources no file"),
         }
@@ -137,16 +140,9 @@ impl Walker {
                 self.say(Risk::Safe, cmd, "runs literal shell code");
                 self.script(text);
             }
-            Input::Pipe(_) | Input::Text(_) => self.cannot(
-                cmd,
-                "runs code from its input, which the classifier cannot read",
-            ),
+            Input::Pipe(_) | Input::Text(_) => self.cannot(cmd, UNREAD_INPUT),
             Input::File(file) => self.script_file(&file.clone(), &cmd.shown),
-            Input::Terminal => self.say(
-                Risk::Moderate,
-                cmd,
-                "reads code from a terminal (none in CI)",
-            ),
+            Input::Terminal => self.say(Risk::Moderate, cmd, TERMINAL),
         }
     }
 

@@ -97,11 +97,8 @@ impl Walker {
 
     /// `bundle exec CMD`, `poetry run CMD`, `uv run CMD`: the command runs in the project's environment.
     fn package_runner(&mut self, cmd: &Cmd<'_>, sub: &str, table: &rules::Subcommands) {
-        self.say(
-            Risk::Moderate,
-            cmd,
-            "runs a command in the project's environment",
-        );
+        let why = "runs a command in the project's environment";
+        self.say(Risk::Moderate, cmd, why);
         let at = cmd.args.iter().position(|a| a.is(sub));
         let after = at.and_then(|p| cmd.args.get(p + 1..)).unwrap_or(&[]);
         let inner = leading(after, &table.runs_with_value.strs()).pos;

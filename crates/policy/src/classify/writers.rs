@@ -164,17 +164,13 @@ impl Walker {
             for input in inputs.filter(|a| !a.lit().is_some_and(|t| t.contains('='))) {
                 self.write_to(input, &what);
             }
-            self.note(
-                Risk::Moderate,
-                format!("{what} rewrites its input files in place"),
-            );
+            self.say(Risk::Moderate, cmd, "rewrites its input files in place");
         }
         let sandbox = opts.has('S', &["--sandbox"]);
         for p in &programs {
             match p.lit() {
                 Some(text) => self.awk_program(text, &what, sandbox),
-                None => self
-                    .unclassifiable(format!("{what} runs an awk program only known at run time")),
+                None => self.cannot(cmd, "runs an awk program only known at run time"),
             }
         }
         self.say(Risk::Safe, cmd, "only reads");
@@ -212,11 +208,9 @@ impl Walker {
     /// a log (the option roles of the file).
     pub(super) fn pager(&mut self, cmd: &Cmd<'_>) {
         self.options(cmd, cmd.args);
+        let why = "starts with pager commands, which can run shell commands";
         if cmd.args.iter().any(|a| a.lit().is_none_or(pager_command)) {
-            self.cannot(
-                cmd,
-                "starts with pager commands, which can run shell commands",
-            );
+            self.cannot(cmd, why);
         }
         self.say(Risk::Safe, cmd, "only reads");
     }
