@@ -73,9 +73,8 @@ impl Walker {
     /// A variable name given to a builtin: an array index holding an expansion is evaluated again.
     fn variable_name(&mut self, name: &str, shown: &str) {
         if subscript_expands(name) || name.contains("$(") || name.contains('`') {
-            self.unclassifiable(format!(
-                "`{shown}` names variable `{name}`, whose index bash evaluates again (it can run commands)"
-            ));
+            let why = "whose index bash evaluates again (it can run commands)";
+            self.unclassifiable(format!("`{shown}` names variable `{name}`, {why}"));
         }
     }
 
@@ -174,11 +173,11 @@ impl Walker {
             .filter(|o| !rules::raw().list("shell-options", "shopt").has(o))
             .collect();
         if sets && (!risky.is_empty() || cmd.args.iter().any(|a| a.is("-o"))) {
-            self.unclassifiable(format!(
-                "`{}` changes how bash parses or runs commands ({})",
-                cmd.shown,
-                risky.join(", ")
-            ));
+            let risky = risky.join(", ");
+            self.cannot(
+                cmd,
+                &format!("changes how bash parses or runs commands ({risky})"),
+            );
         } else {
             self.say(Risk::Safe, cmd, "sets harmless shell options");
         }

@@ -29,9 +29,8 @@ impl Walker {
             return stage;
         };
         let Some(text) = first.lit() else {
-            self.unclassifiable(format!(
-                "`{shown}` runs a command whose name is only known at run time"
-            ));
+            let why = "runs a command whose name is only known at run time";
+            self.unclassifiable(format!("`{shown}` {why}"));
             return stage;
         };
         let cmd = Cmd {

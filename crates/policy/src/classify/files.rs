@@ -122,10 +122,8 @@ impl Walker {
                 self.write_to(&d, &what);
                 if let (true, Some(v)) = (links, self.target(&d).scratch) {
                     let (folder, then) = (v.describe(), "writes through it land where it points");
-                    self.note(
-                        Risk::Moderate,
-                        format!("{what} makes a link in {folder}: {then}"),
-                    );
+                    let why = format!("{what} makes a link in {folder}: {then}");
+                    self.note(Risk::Moderate, why);
                 }
                 if deletes {
                     self.act("delete", &d, true, &what);
@@ -202,10 +200,8 @@ impl Walker {
         let dir = opts.value_of(&["-C", "--directory"]);
         self.write_to(&dir.unwrap_or_else(|| Arg::literal(".")), what);
         if opts.has('P', &["--absolute-names"]) {
-            self.note(
-                Risk::Dangerous,
-                format!("{what} extracts members with absolute paths, anywhere on the system"),
-            );
+            let why = "extracts members with absolute paths, anywhere on the system";
+            self.note(Risk::Dangerous, format!("{what} {why}"));
         }
     }
 

@@ -87,18 +87,15 @@ impl Walker {
     /// A script file run or sourced: project code inside the workspace, else unreadable.
     pub(super) fn script_file(&mut self, file: &Arg, shown: &str) {
         if file.procsub {
-            return self.unclassifiable(format!(
-                "`{shown}` runs a script produced by another command"
-            ));
+            let why = "runs a script produced by another command";
+            return self.unclassifiable(format!("`{shown}` {why}"));
         }
         // `deno run https://...`: code from the network.
         let remote = file.lit().is_some_and(|f| f.contains("://"));
         let t = self.target(file);
         if !remote && !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot) {
-            self.note(
-                Risk::Moderate,
-                format!("`{shown}` runs a script file of the workspace"),
-            );
+            let why = format!("`{shown}` runs a script file of the workspace");
+            self.note(Risk::Moderate, why);
         } else {
             self.unclassifiable(format!(
                 "`{shown}` runs script `{}`, which is not a file of the workspace",

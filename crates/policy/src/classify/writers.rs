@@ -59,9 +59,8 @@ impl Walker {
                 self.script_file(v, &cmd.shown);
             }
             if p.config.has(n) && !v.is("/dev/null") {
-                self.unclassifiable(format!(
-                    "{what} reads `{n}`, a file of options or commands (they can write anywhere or run programs)"
-                ));
+                let why = "a file of options or commands (they can write anywhere or run programs)";
+                self.unclassifiable(format!("{what} reads `{n}`, {why}"));
             }
         }
         opts
@@ -72,10 +71,8 @@ impl Walker {
     /// run time writes files named at run time.
     fn output_template(&mut self, v: &Arg, what: &str) {
         let Some(text) = v.lit().filter(|t| !t.starts_with('@')) else {
-            return self.note(
-                Risk::Moderate,
-                format!("{what} writes files its output template names at run time"),
-            );
+            let why = "writes files its output template names at run time";
+            return self.note(Risk::Moderate, format!("{what} {why}"));
         };
         let mut rest = text;
         while let Some(at) = rest.find("%output{") {
@@ -179,9 +176,8 @@ impl Walker {
     fn awk_program(&mut self, text: &str, what: &str, sandbox: bool) {
         let code = awk_code(text);
         if code.contains('@') {
-            self.unclassifiable(format!(
-                "{what} loads awk extensions or files (`@load`, `@include`)"
-            ));
+            let why = "loads awk extensions or files (`@load`, `@include`)";
+            self.unclassifiable(format!("{what} {why}"));
         }
         if sandbox {
             return;
@@ -195,10 +191,8 @@ impl Walker {
         match literal_target(text).filter(|_| awk_redirects(&code)) {
             Some(file) => self.write_to(&Arg::literal(&file), what),
             None if awk_redirects(&code) => {
-                self.note(
-                    Risk::Moderate,
-                    format!("{what} writes files named at run time"),
-                );
+                let why = format!("{what} writes files named at run time");
+                self.note(Risk::Moderate, why);
             }
             None => {}
         }
@@ -240,9 +234,8 @@ impl Walker {
     /// One `-o Key=Value` of ssh or scp.
     pub(super) fn ssh_option(&mut self, option: &Arg, shown: &str) {
         let Some(text) = option.lit() else {
-            return self.unclassifiable(format!(
-                "`{shown}` has an ssh option only known at run time"
-            ));
+            let why = "has an ssh option only known at run time";
+            return self.unclassifiable(format!("`{shown}` {why}"));
         };
         let (key, value) = text
             .split_once(['=', ' '])
@@ -252,9 +245,8 @@ impl Walker {
         if words("ssh-runs").has(&key) {
             self.code_string(&Arg::literal(&value.replace('%', "")), shown);
         } else if words("ssh-loads").has(&key) {
-            self.unclassifiable(format!(
-                "`{shown}` sets ssh option {key}, which can run or load code"
-            ));
+            let why = format!("sets ssh option {key}, which can run or load code");
+            self.unclassifiable(format!("`{shown}` {why}"));
         }
     }
 }
