@@ -336,11 +336,8 @@ pub(super) fn long_matches(given: &str, long: &str) -> bool {
 pub(super) fn canonical_long<'a>(t: &'a str, known: &[&'a str]) -> &'a str {
     let name = t.split_once('=').map_or(t, |(n, _)| n);
     let exact = known.iter().find(|k| **k == name);
-    let prefix = || {
-        known
-            .iter()
-            .find(|k| k.starts_with("--") && long_matches(name, k))
-    };
+    let abbreviates = |k: &&&str| k.starts_with("--") && long_matches(name, k);
+    let prefix = || known.iter().find(abbreviates);
     exact.or_else(prefix).copied().unwrap_or(name)
 }
 

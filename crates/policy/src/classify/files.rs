@@ -179,11 +179,8 @@ impl Walker {
                 Some(a) => self.write_to(&a, &what),
                 None => self.say(Risk::Moderate, cmd, "writes an archive"),
             }
-            for p in opts
-                .pos
-                .iter()
-                .filter(|_| opts.has('\0', &["--remove-files"]))
-            {
+            let removes = opts.has('\0', &["--remove-files"]);
+            for p in opts.pos.iter().filter(|_| removes) {
                 self.act("delete", p, true, &what);
             }
         }

@@ -109,11 +109,8 @@ impl Walker {
 
     pub(super) fn formatter(&mut self, cmd: &Cmd<'_>) {
         let checks = rules::raw().list("formatters", "checks");
-        match cmd
-            .args
-            .iter()
-            .any(|a| a.lit().is_some_and(|t| checks.has(t)))
-        {
+        let check = |a: &Arg| a.lit().is_some_and(|t| checks.has(t));
+        match cmd.args.iter().any(check) {
             true => self.say(Risk::Safe, cmd, "only checks or reads"),
             false => self.say(Risk::Moderate, cmd, "may write files"),
         }

@@ -175,9 +175,8 @@ impl Walker {
         if opts.value_of(&["-S", "--sshlogin"]).is_some() {
             self.network(format!("`{}` runs commands on other hosts", cmd.shown));
         }
-        let sep = rest
-            .iter()
-            .position(|a| a.lit().is_some_and(|t| t.starts_with(":::")));
+        let source = |a: &Arg| a.lit().is_some_and(|t| t.starts_with(":::"));
+        let sep = rest.iter().position(source);
         let (command, sources) = rest.split_at(sep.unwrap_or(rest.len()));
         let items: Option<Vec<String>> = match sources.first().and_then(Arg::lit) {
             Some(":::") => sources.iter().skip(1).map(|a| a.text.clone()).collect(),

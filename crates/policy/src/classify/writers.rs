@@ -212,10 +212,8 @@ impl Walker {
     /// fd: `-x`/`-X` run the rest of the line for each found path.
     pub(super) fn fd(&mut self, cmd: &Cmd<'_>) {
         let exec = ["-x", "--exec", "-X", "--exec-batch"];
-        let at = cmd
-            .args
-            .iter()
-            .position(|a| a.lit().is_some_and(|t| exec.contains(&t)));
+        let execs = |a: &Arg| a.lit().is_some_and(|t| exec.contains(&t));
+        let at = cmd.args.iter().position(execs);
         let Some(inner) = at.and_then(|i| cmd.args.get(i + 1..)) else {
             return self.say(Risk::Safe, cmd, "only searches");
         };
