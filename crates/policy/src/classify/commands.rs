@@ -197,10 +197,8 @@ impl Opts {
 
     /// The values of the options `names`, in order.
     pub(super) fn values_of(&self, names: &[&str]) -> Vec<Arg> {
-        let named = self
-            .values
-            .iter()
-            .filter(|(n, _)| names.contains(&n.as_str()));
+        let values = self.values.iter();
+        let named = values.filter(|(n, _)| names.contains(&n.as_str()));
         named.map(|(_, v)| v.clone()).collect()
     }
 
@@ -260,16 +258,13 @@ fn parse(args: &[Arg], with_value: &[&str], lead: bool) -> Opts {
 /// `--opt="$X"`, `-o"$X"`: the option is known, its value is not.
 fn unknown_option(arg: &Arg, with_value: &[&str], out: &mut Opts) {
     let raw = arg.raw.trim_start_matches(['"', '\'']);
-    let long = raw
-        .split_once('=')
-        .map(|(n, _)| n)
-        .filter(|n| is_long_name(n));
+    let long = raw.split_once('=').map(|(n, _)| n);
+    let long = long.filter(|n| is_long_name(n));
     let short = || {
         let mut letters = raw.strip_prefix('-')?.chars();
         let letters = letters.by_ref().take_while(char::is_ascii_alphanumeric);
-        letters
-            .map(|c| format!("-{c}"))
-            .find(|k| with_value.contains(&k.as_str()))
+        let mut keys = letters.map(|c| format!("-{c}"));
+        keys.find(|k| with_value.contains(&k.as_str()))
     };
     match long.map(str::to_string).or_else(short) {
         Some(name) => {

@@ -136,9 +136,8 @@ fn cloud_reads(name: &str, words: &[&str], flags: &[&str]) -> bool {
     match group {
         Some("by-flags") => flags.iter().any(|f| cloud("check_flags").has(f)),
         Some("by-any-verb") => {
-            let reads = words
-                .iter()
-                .any(|w| verb(w) || cloud("any-verb-reads").has(w));
+            let read = |w: &&str| verb(w) || cloud("any-verb-reads").has(w);
+            let reads = words.iter().any(read);
             reads && unchanged || words.last().is_some_and(|w| *w == "version")
         }
         _ if cloud("read_pairs").has(&pair) => true,

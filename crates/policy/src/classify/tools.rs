@@ -37,10 +37,8 @@ impl Walker {
             self.say(Risk::Dangerous, cmd, "changes the repository's `.git`, which only the git tool or a step approved as dangerous may change");
         }
         let what = format!("`{}`", cmd.shown);
-        let words = c
-            .repo_words
-            .iter()
-            .filter_map(|i| cmd.args.get(*i).cloned());
+        let arg = |i: &usize| cmd.args.get(*i).cloned();
+        let words = c.repo_words.iter().filter_map(arg);
         let dirs = c.repo_attached.iter().map(|d| Arg::literal(d));
         for a in words.chain(dirs).filter(|_| v.risk > Risk::Safe) {
             self.write_to(&a, &what);

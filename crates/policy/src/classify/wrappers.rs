@@ -132,11 +132,9 @@ impl Walker {
         }
         let from_file = opts.value_of(&["-a", "--arg-file"]).is_some();
         let items = (!from_file).then(|| input_words(cmd.input)).flatten();
-        let replace = opts
-            .value_of(&["-I"])
-            .and_then(|r| r.text)
-            .or_else(|| optional_replace(&opts))
-            .filter(|r| !r.is_empty());
+        let replace = opts.value_of(&["-I"]).and_then(|r| r.text);
+        let replace = replace.or_else(|| optional_replace(&opts));
+        let replace = replace.filter(|r| !r.is_empty());
         for args in fill_in(&inner, items.as_deref(), replace.as_deref(), false) {
             self.run(&args, &Input::Terminal);
         }
@@ -159,11 +157,8 @@ impl Walker {
         let Some(head) = row else {
             return self.cannot(cmd, "runs a `cmake -E` tool the classifier does not know");
         };
-        let inner: Vec<Arg> = head
-            .split(' ')
-            .map(Arg::literal)
-            .chain(rest.iter().cloned())
-            .collect();
+        let head = head.split(' ').map(Arg::literal);
+        let inner: Vec<Arg> = head.chain(rest.iter().cloned()).collect();
         stage.output = self.run(&inner, cmd.input).output;
     }
 
@@ -205,12 +200,11 @@ const MAX_ITEMS: usize = 16;
 
 /// The words a literal standard input gives (xargs, parallel); None when unknown.
 fn input_words(input: &Input) -> Option<Vec<String>> {
+    let unquote = |s: &str| s.trim_matches(['\'', '"']).to_string();
     match input {
-        Input::Text(Some(t)) | Input::Pipe(Some(t)) => Some(
-            t.split_whitespace()
-                .map(|s| s.trim_matches(['\'', '"']).to_string())
-                .collect(),
-        ),
+        Input::Text(Some(t)) | Input::Pipe(Some(t)) => {
+            Some(t.split_whitespace().map(unquote).collect())
+        }
         _ => None,
     }
 }
