@@ -33,12 +33,10 @@ impl Names {
     /// Whether a pattern of the list (`BASH_*`, `CARGO_TARGET_*_RUNNER`)
     /// matches `name`: `*` stands for any part (of at least nothing).
     pub fn pattern_matches(&self, name: &str) -> bool {
-        self.0
-            .iter()
-            .filter_map(|p| p.split_once('*'))
-            .any(|(pre, suf)| {
-                name.len() >= pre.len() + suf.len() && name.starts_with(pre) && name.ends_with(suf)
-            })
+        let fits = |(pre, suf): (&str, &str)| {
+            name.len() >= pre.len() + suf.len() && name.starts_with(pre) && name.ends_with(suf)
+        };
+        self.0.iter().filter_map(|p| p.split_once('*')).any(fits)
     }
 
     /// Whether there are words and every one is a known word of the list
@@ -449,9 +447,8 @@ impl Rules {
     /// a loaded file has every list of [`TABLES`]).
     pub fn list(&self, section: &str, key: &str) -> &Names {
         static NONE: Names = Names(Vec::new());
-        let known = TABLES
-            .iter()
-            .any(|(s, keys)| *s == section && keys.contains(&key));
+        let listed = |(s, keys): &(&str, &[&str])| *s == section && keys.contains(&key);
+        let known = TABLES.iter().any(listed);
         debug_assert!(
             known,
             "the Rust asks for list `{key}` of `{section}`, not in TABLES"
@@ -462,9 +459,8 @@ impl Rules {
 
     /// The `[[interpreters]]` row of `name` (`python3.X` is `python3`).
     pub fn interpreter(&self, name: &str) -> Option<&Program> {
-        let versioned = name
-            .strip_prefix("python")
-            .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+        let digits = |v: &&str| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.');
+        let versioned = name.strip_prefix("python").filter(digits);
         let name = if versioned.is_some() { "python3" } else { name };
         self.interpreters.iter().find(|i| i.names.has(name))
     }
