@@ -171,8 +171,15 @@ impl Walker {
         let words = |k| rules::raw().list("words", k);
         let extract = given(&opts, words("tar-extracts"));
         let writes_archive = given(&opts, words("tar-writes"));
-        if extract {
-            self.tar_extract(&opts, &what);
+        if extract && opts.has('O', &["--to-stdout"]) {
+            self.say(Risk::Safe, cmd, "extracts to standard output");
+        } else if extract {
+            let dir = opts.value_of(&["-C", "--directory"]);
+            self.write_to(&dir.unwrap_or_else(|| Arg::literal(".")), &what);
+            if opts.has('P', &["--absolute-names"]) {
+                let why = "extracts members with absolute paths, anywhere on the system";
+                self.say(Risk::Dangerous, cmd, why);
+            }
         }
         if writes_archive {
             match archive.filter(|a| !a.is("-") && !remote) {
@@ -186,19 +193,6 @@ impl Walker {
         }
         if !extract && !writes_archive {
             self.say(Risk::Safe, cmd, "only lists or compares an archive");
-        }
-    }
-
-    fn tar_extract(&mut self, opts: &Opts, what: &str) {
-        if opts.has('O', &["--to-stdout"]) {
-            self.note(Risk::Safe, format!("{what} extracts to standard output"));
-            return;
-        }
-        let dir = opts.value_of(&["-C", "--directory"]);
-        self.write_to(&dir.unwrap_or_else(|| Arg::literal(".")), what);
-        if opts.has('P', &["--absolute-names"]) {
-            let why = "extracts members with absolute paths, anywhere on the system";
-            self.note(Risk::Dangerous, format!("{what} {why}"));
         }
     }
 
