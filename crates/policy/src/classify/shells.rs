@@ -8,8 +8,7 @@
 //! code, moderate, when it is a literal path inside the workspace, and
 //! unclassifiable anywhere else.
 
-use super::commands::Cmd;
-use super::commands::leading;
+use super::commands::{Cmd, Opts, leading};
 use super::paths::Loc;
 use super::rules::{self, Program};
 use super::walk::{Input, Walker};
@@ -33,7 +32,7 @@ fn after_dashes(args: &[Arg]) -> (bool, &[Arg]) {
 /// `zsh -c`, `fish -c`), when its options do not turn them off. Long options
 /// are matched exactly: shells take no abbreviations, and a prefix that also
 /// names another option must not count as the one that turns the files off.
-fn startup_files(shell: &str, opts: &super::commands::Opts, rcfile: bool) -> Option<&'static str> {
+fn startup_files(shell: &str, opts: &Opts, rcfile: bool) -> Option<&'static str> {
     let flag = |f: &str| opts.flags.iter().any(|g| g == f);
     let short = |c: char| opts.has(c, &[]);
     match shell {
@@ -97,10 +96,8 @@ impl Walker {
             let why = format!("`{shown}` runs a script file of the workspace");
             self.note(Risk::Moderate, why);
         } else {
-            self.unclassifiable(format!(
-                "`{shown}` runs script `{}`, which is not a file of the workspace",
-                file.raw
-            ));
+            let (raw, not) = (&file.raw, "which is not a file of the workspace");
+            self.unclassifiable(format!("`{shown}` runs script `{raw}`, {not}"));
         }
     }
 
@@ -111,10 +108,8 @@ impl Walker {
         let rc = opts.value_of(&["--rcfile", "--init-file"]);
         rc.iter().for_each(|rc| self.script_file(rc, &cmd.shown));
         if let Some(files) = startup_files(cmd.name, &opts, rc.is_some()) {
-            self.unclassifiable(format!(
-                "`{}` first runs {files}, which are not files of the workspace",
-                cmd.shown
-            ));
+            let why = format!("first runs {files}, which are not files of the workspace");
+            self.cannot(cmd, &why);
         }
         if opts.has('c', &[]) {
             match rest.first() {
