@@ -1,6 +1,6 @@
-//! Judges one simple command by its name and arguments: the read-only set,
-//! file writers and deleters, system administration, and the fallbacks
-//! (unknown commands are moderate, never safe).
+//! Judges one simple command by its name and arguments: one table says which
+//! handler judges it (`dispatch_known`); unknown commands are moderate, never
+//! safe. Also the option reader every handler uses (`parse_opts`, `leading`).
 
 use super::rules;
 use super::walk::{Input, Stage, Walker};

@@ -2,10 +2,10 @@
 //! command it runs is judged (with the wrapper's own risk on top: `sudo` is
 //! dangerous, `nsenter` too); a command line it takes as one string (`su -c`,
 //! `flock -c`, `watch`, `env -S`) is parsed as a script; words it fills in at
-//! run time (`xargs`, `parallel`, `find -exec`) are substituted when their
-//! input is literal text and unknown otherwise. The wrappers are the
-//! `[[wrappers]]` of `crates/policy/src/rules/bash.toml` plus `env`, `xargs`, `watch` and
-//! `parallel`, which need a little more.
+//! run time (`xargs`, `parallel`, `find -exec`, `fd -x`) are substituted when
+//! their input is literal text and unknown otherwise. The wrappers are the
+//! `[[wrappers]]` of `crates/policy/src/rules/bash.toml` plus `xargs`,
+//! `parallel` and `cmake -E`, which need a little more.
 
 use super::commands::{Cmd, Opts, join_args, leading};
 use super::files::given;
