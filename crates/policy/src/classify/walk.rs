@@ -163,9 +163,15 @@ impl Walker {
 
     /// Walks a nested script in a subshell: `cd` inside does not leak out.
     pub(super) fn subshell_script(&mut self, src: &str) {
+        self.isolated(|me| me.script(src));
+    }
+
+    /// Runs `f` as in a subshell: a `cd` inside does not leak out.
+    fn isolated<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
         let saved = self.cwd.clone();
-        self.script(src);
+        let r = f(self);
         self.cwd = saved;
+        r
     }
 
     /// Evaluates a word, classifying the command substitutions inside it.
@@ -182,7 +188,7 @@ impl Walker {
                 oldpwd: oldpwd.as_deref(),
                 root_home: true,
             };
-            let known = words::eval_word_in(raw, self.home.as_deref(), dirs);
+            let known = words::evaluate(raw, self.home.as_deref(), dirs, false);
             let worse = known.arg.glob_at.is_none()
                 && known.arg.text != eval.arg.text
                 && known.arg.lit().is_some_and(|t| {
@@ -253,54 +259,44 @@ impl Walker {
         }
     }
 
+    /// Each stage of a pipeline runs in a subshell, reading the previous one's output.
     fn pipeline(&mut self, p: &ast::Pipeline) {
         let multi = p.seq.len() > 1;
-        let saved_cwd = self.cwd.clone();
         let saved_pipe = self.in_pipe;
         self.in_pipe |= multi;
-        let mut previous: Option<Stage> = None;
-        for (i, cmd) in p.seq.iter().enumerate() {
-            if multi {
-                self.cwd.clone_from(&saved_cwd);
-            }
-            let input = match &previous {
-                Some(prev) if i > 0 => Input::Pipe(prev.output.clone()),
-                _ => Input::Terminal,
+        let mut input = Input::Terminal;
+        for cmd in &p.seq {
+            let stage = if multi {
+                self.isolated(|me| me.command(cmd, input))
+            } else {
+                self.command(cmd, input)
             };
-            previous = Some(self.command(cmd, input));
+            input = Input::Pipe(stage.output);
         }
         self.in_pipe = saved_pipe;
-        if multi {
-            self.cwd = saved_cwd;
-        }
     }
 
     fn command(&mut self, cmd: &ast::Command, input: Input) -> Stage {
         match cmd {
-            ast::Command::Simple(sc) => self.simple(sc, input),
+            ast::Command::Simple(sc) => return self.simple(sc, input),
             ast::Command::Compound(c, redirects) => {
-                let mut input = input;
-                self.redirects(redirects.as_ref(), &mut input);
+                self.redirects(redirects.as_ref());
                 self.compound(c);
-                Stage::default()
             }
-            ast::Command::Function(f) => {
-                self.function(f);
-                Stage::default()
-            }
+            ast::Command::Function(f) => self.function(f),
             ast::Command::ExtendedTest(t, redirects) => {
-                let mut input = input;
-                self.redirects(redirects.as_ref(), &mut input);
+                self.redirects(redirects.as_ref());
                 self.extended_test(&t.expr, 0);
                 self.note(Risk::Safe, "`[[ ... ]]` only tests".to_string());
-                Stage::default()
             }
         }
+        Stage::default()
     }
 
-    fn redirects(&mut self, list: Option<&ast::RedirectList>, input: &mut Input) {
+    /// The redirections of a compound command or a function body (their input is not followed).
+    fn redirects(&mut self, list: Option<&ast::RedirectList>) {
         for r in list.map(|l| l.0.as_slice()).unwrap_or_default() {
-            self.redirect(r, input);
+            self.redirect(r, &mut Input::Terminal);
         }
     }
 
@@ -308,16 +304,13 @@ impl Walker {
         let mut input = input;
         let mut args = Vec::new();
         let mut assigned = Vec::new();
-        let prefix = sc.prefix.iter().flat_map(|p| p.0.iter());
-        let name = sc.word_or_name.iter();
-        let suffix = sc.suffix.iter().flat_map(|s| s.0.iter());
-        for item in prefix {
+        for item in sc.prefix.iter().flat_map(|p| p.0.iter()) {
             self.item(item, &mut args, &mut input, Some(&mut assigned));
         }
-        for w in name {
+        if let Some(w) = &sc.word_or_name {
             args.extend(self.words(&w.value));
         }
-        for item in suffix {
+        for item in sc.suffix.iter().flat_map(|s| s.0.iter()) {
             self.item(item, &mut args, &mut input, None);
         }
         // A word whose value names the variable (`unset "TMP""DIR"`, `wait -p`).
@@ -360,10 +353,7 @@ impl Walker {
                     let value = self.assignment(a);
                     list.push((assignment_name(a), value));
                 }
-                None => {
-                    let arg = self.word(&w.value);
-                    args.push(arg);
-                }
+                None => args.push(self.word(&w.value)),
             },
             ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
                 self.subshell(&sub.list);
@@ -413,7 +403,12 @@ impl Walker {
             ast::IoRedirect::File(fd, kind, target) => self.file_redirect(*fd, kind, target, input),
             ast::IoRedirect::HereDocument(_, doc) => {
                 if doc.requires_expansion {
-                    let eval = words::eval_heredoc(&doc.doc.value, self.home.as_deref());
+                    let eval = words::evaluate(
+                        &doc.doc.value,
+                        self.home.as_deref(),
+                        words::Dirs::default(),
+                        true,
+                    );
                     self.absorb(eval.scripts, eval.problem);
                 }
                 *input = Input::Text(Some(doc.doc.value.clone()));
@@ -468,9 +463,7 @@ impl Walker {
     }
 
     fn subshell(&mut self, list: &ast::CompoundList) {
-        let saved = self.cwd.clone();
-        self.compound_list(list);
-        self.cwd = saved;
+        self.isolated(|me| me.compound_list(list));
     }
 
     /// Walks code that may or may not run: a `cd` inside makes the directory unknown after.
@@ -517,9 +510,7 @@ impl Walker {
             }
             C::Arithmetic(a) => self.arithmetic(&a.expr.value),
             C::Coprocess(co) => {
-                let saved = self.cwd.clone();
-                self.command(&co.body, Input::Terminal);
-                self.cwd = saved;
+                self.isolated(|me| me.command(&co.body, Input::Terminal));
             }
         }
     }
@@ -571,8 +562,7 @@ impl Walker {
         self.defining.push(name.clone());
         let saved = self.cwd.clone();
         let saved_forever = std::mem::take(&mut self.forever);
-        let mut input = Input::Terminal;
-        self.redirects(f.body.1.as_ref(), &mut input);
+        self.redirects(f.body.1.as_ref());
         self.compound(&f.body.0);
         let moves = self.cwd != saved;
         self.cwd = saved;
@@ -632,6 +622,15 @@ impl Walker {
             i += 1;
         }
         false
+    }
+
+    /// `[[ x -eq 'a[$(cmd)]' ]]`, `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the index again.
+    fn test_index(&mut self, raw: &str) {
+        if words::evaluated_again(raw) {
+            self.unclassifiable(format!(
+                "`[[ ... ]]` evaluates `{raw}`, an array index or a command's output, as arithmetic (it can run commands)"
+            ));
+        }
     }
 
     fn extended_test(&mut self, e: &ast::ExtendedTestExpr, depth: usize) {
@@ -697,17 +696,6 @@ fn constant_condition(list: &ast::CompoundList) -> Option<bool> {
         "true" | ":" => Some(true),
         "false" => Some(false),
         _ => None,
-    }
-}
-
-impl Walker {
-    /// `[[ x -eq 'a[$(cmd)]' ]]`, `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the index again.
-    fn test_index(&mut self, raw: &str) {
-        if words::evaluated_again(raw) {
-            self.unclassifiable(format!(
-                "`[[ ... ]]` evaluates `{raw}`, an array index or a command's output, as arithmetic (it can run commands)"
-            ));
-        }
     }
 }
 

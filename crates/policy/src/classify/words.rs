@@ -138,19 +138,11 @@ pub(super) fn eval_word(raw: &str, home: Option<&str>) -> WordEval {
     evaluate(raw, home, Dirs::default(), false)
 }
 
-/// [`eval_word`], with `~+`, `$PWD`, `~-` and `$OLDPWD` replaced by `dirs`.
-pub(super) fn eval_word_in(raw: &str, home: Option<&str>, dirs: Dirs<'_>) -> WordEval {
-    evaluate(raw, home, dirs, false)
-}
-
-/// Evaluates a here-document body that undergoes expansion (for its substitutions).
-pub(super) fn eval_heredoc(body: &str, home: Option<&str>) -> WordEval {
-    evaluate(body, home, Dirs::default(), true)
-}
-
-/// Parse a word or a here-document body and evaluate its pieces. A parser
-/// panic (brush-parser has a few on hostile input) counts as unreadable.
-fn evaluate(raw: &str, home: Option<&str>, dirs: Dirs<'_>, heredoc: bool) -> WordEval {
+/// Evaluates a word, or a here-document body that undergoes expansion (for
+/// its substitutions), with `~+`, `$PWD`, `~-` and `$OLDPWD` replaced by
+/// `dirs`. A parser panic (brush-parser has a few on hostile input) counts
+/// as unreadable.
+pub(super) fn evaluate(raw: &str, home: Option<&str>, dirs: Dirs<'_>, heredoc: bool) -> WordEval {
     let options = brush_parser::ParserOptions::default();
     let mut b = Builder {
         raw,
@@ -228,7 +220,7 @@ impl Builder<'_> {
             },
             WordPiece::DoubleQuotedSequence(inner)
             | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(inner, true),
-            WordPiece::TildeExpansion(TildeExpr::Home) => self.home_dir(),
+            WordPiece::TildeExpansion(TildeExpr::Home) => self.known_dir(self.home),
             // root's home: `/root` (when the caller asks: see `Dirs`).
             WordPiece::TildeExpansion(TildeExpr::UserHome(u))
                 if u == "root" && self.dirs.root_home =>
@@ -272,50 +264,32 @@ impl Builder<'_> {
         }
     }
 
-    fn home_dir(&mut self) {
-        match self.home {
-            Some(h) => self.text.push_str(h),
-            None => self.known = false,
-        }
-    }
-
     fn parameter(&mut self, expr: &ParameterExpr, p: &WordPieceWithSource) {
         if let ParameterExpr::Parameter {
             parameter: Parameter::Named(name),
             indirect: false,
         } = expr
-            && name == "HOME"
         {
-            self.home_dir();
-            return;
-        }
-        if let ParameterExpr::Parameter {
-            parameter: Parameter::Named(name),
-            indirect: false,
-        } = expr
-            && let Some(dir) = match name.as_str() {
+            let dir = match name.as_str() {
+                "HOME" => self.home,
                 "PWD" => self.dirs.pwd,
                 "OLDPWD" => self.dirs.oldpwd,
                 _ => None,
+            };
+            if let Some(dir) = dir {
+                return self.text.push_str(dir);
             }
-        {
-            self.text.push_str(dir);
-            return;
-        }
-        // `$TMPDIR`, `"${PLANGATE_STEP_ARTIFACTS}"`: plangate's own folder,
-        // when nothing was written before it.
-        if let ParameterExpr::Parameter {
-            parameter: Parameter::Named(name),
-            indirect: false,
-        } = expr
-            && let Some(var) = ScratchVar::named(name)
-            && self.known
-            && self.text.is_empty()
-            && self.scratch.is_none()
-            && self.glob_at.is_none()
-        {
-            self.scratch = Some(var);
-            return;
+            // `$TMPDIR`, `"${PLANGATE_STEP_ARTIFACTS}"`: plangate's own
+            // folder, when nothing was written before it.
+            if let Some(var) = ScratchVar::named(name)
+                && self.known
+                && self.text.is_empty()
+                && self.scratch.is_none()
+                && self.glob_at.is_none()
+            {
+                self.scratch = Some(var);
+                return;
+            }
         }
         self.known = false;
         let source = self.raw.get(p.start_index..p.end_index).unwrap_or(self.raw);
@@ -434,41 +408,36 @@ fn decode_ansi_c(s: &str) -> Option<String> {
             continue;
         }
         let e = chars.next()?;
-        let simple = match e {
-            'n' => Some('\n'),
-            't' => Some('\t'),
-            'r' => Some('\r'),
-            'a' => Some('\x07'),
-            'b' => Some('\x08'),
-            'e' | 'E' => Some('\x1b'),
-            'f' => Some('\x0c'),
-            'v' => Some('\x0b'),
-            '\\' | '\'' | '"' | '?' => Some(e),
-            _ => None,
-        };
-        if let Some(ch) = simple {
-            out.push(ch);
-            continue;
-        }
-        let (radix, max) = match e {
-            'x' => (16, 2),
-            '0'..='7' => (8, 2),
-            _ => return None,
-        };
-        let mut digits = if e == 'x' {
-            String::new()
-        } else {
-            e.to_string()
-        };
-        while digits.len() < max + usize::from(e != 'x') {
-            match chars.peek() {
-                Some(d) if d.is_digit(radix) => digits.push(*d),
-                _ => break,
+        out.push(match e {
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            'a' => '\x07',
+            'b' => '\x08',
+            'e' | 'E' => '\x1b',
+            'f' => '\x0c',
+            'v' => '\x0b',
+            '\\' | '\'' | '"' | '?' => e,
+            // `\xHH` (1 or 2 digits), `\OOO` (1 to 3 octal digits).
+            'x' | '0'..='7' => {
+                let (radix, mut code, mut n) = match e.to_digit(8) {
+                    Some(d) => (8, d, 1),
+                    None => (16, 0, 0),
+                };
+                while n < 2 + usize::from(radix == 8)
+                    && let Some(d) = chars.peek().and_then(|d| d.to_digit(radix))
+                {
+                    code = code * radix + d;
+                    chars.next();
+                    n += 1;
+                }
+                if n == 0 {
+                    return None;
+                }
+                char::from_u32(code)?
             }
-            chars.next();
-        }
-        let code = u32::from_str_radix(&digits, radix).ok()?;
-        out.push(char::from_u32(code)?);
+            _ => return None,
+        });
     }
     Some(out)
 }
