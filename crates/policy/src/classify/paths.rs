@@ -44,6 +44,7 @@ impl Target {
 }
 
 /// Static facts needed to resolve paths.
+#[derive(Default)]
 pub(super) struct Places {
     pub workspace: PathBuf,
     pub home: Option<PathBuf>,

@@ -5,8 +5,8 @@
 
 use super::nesting;
 use super::paths::{Loc, Places};
-use super::words::{self, Arg};
-use super::{ClassifyContext, Findings};
+use super::words::{self, Arg, Dirs};
+use super::{Classification, ClassifyContext, one_line};
 use crate::model::Risk;
 use brush_parser::ast;
 use std::path::PathBuf;
@@ -38,13 +38,19 @@ pub(super) struct Stage {
 }
 
 /// The classifier's state while walking one command line.
+#[derive(Default)]
 pub(super) struct Walker {
     pub places: Places,
     pub home: Option<String>,
     pub cwd: Option<PathBuf>,
     /// The folder before the last `cd` (`$OLDPWD`, `~-`), when known.
     pub oldpwd: Option<PathBuf>,
-    findings: Findings,
+    /// The highest risk found, with the first reason at that level.
+    top: Option<(Risk, String)>,
+    /// The first reason the command must never run.
+    blocked: Option<String>,
+    /// The first reason part of the command could not be read.
+    unreadable: Option<String>,
     depth: usize,
     nest_used: usize,
     /// Functions defined so far, and whether their body changes directory.
@@ -56,69 +62,65 @@ pub(super) struct Walker {
     in_background: bool,
     /// Depth of loops that never end (`while true`), for unbounded background spawning.
     forever: usize,
-    /// The script names `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR` other than
-    /// to expand it: it may change them (`classify_bash` then walks again
-    /// without trusting them).
-    scratch_named: bool,
+    /// The script may change `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR`: it
+    /// names one other than to expand it, in its text or in a word's value
+    /// (`TMPDIR=x`, `unset TMPDIR`, `read "TMP""DIR"`, `${TMPDIR:=x}`,
+    /// `(( TMPDIR = 1 ))`); `classify_bash` then walks again without
+    /// trusting them.
+    pub scratch_named: bool,
 }
 
 impl Walker {
     /// `scratch`: whether `$PLANGATE_STEP_ARTIFACTS` and `$TMPDIR` are
     /// plangate's step-private folders (see [`Walker::scratch_named`]).
     pub(super) fn new(ctx: &ClassifyContext<'_>, scratch: bool) -> Self {
-        let workspace = super::paths::normalize(ctx.workspace);
-        let cwd = super::paths::normalize(ctx.working_dir);
+        let home = ctx.home.map(super::paths::normalize);
         Self {
+            home: home.as_ref().map(|h| h.to_string_lossy().into_owned()),
             places: Places {
-                workspace,
-                home: ctx.home.map(super::paths::normalize),
+                workspace: super::paths::normalize(ctx.workspace),
+                home,
                 scratch,
             },
-            home: ctx
-                .home
-                .map(|h| super::paths::normalize(h).to_string_lossy().into_owned()),
-            cwd: Some(cwd),
-            oldpwd: None,
-            findings: Findings::default(),
-            depth: 0,
-            nest_used: 0,
-            functions: Vec::new(),
-            defining: Vec::new(),
-            calls: Vec::new(),
-            in_pipe: false,
-            in_background: false,
-            forever: 0,
-            scratch_named: false,
+            cwd: Some(super::paths::normalize(ctx.working_dir)),
+            ..Self::default()
         }
     }
 
-    /// Whether the script may change `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR`:
-    /// it names one other than to expand it, in its text or in a word's
-    /// value (`TMPDIR=x`, `unset TMPDIR`, `read "TMP""DIR"`, `${TMPDIR:=x}`,
-    /// `(( TMPDIR = 1 ))`).
-    pub(super) fn scratch_named(&self) -> bool {
-        self.scratch_named
+    /// The verdict: blocked, else unclassifiable, else the highest risk.
+    pub(super) fn finish(self) -> Classification {
+        if let Some(reason) = self.blocked {
+            Classification::Blocked { reason }
+        } else if let Some(reason) = self.unreadable {
+            Classification::Unclassifiable { reason }
+        } else {
+            let (risk, reason) = self
+                .top
+                .unwrap_or((Risk::Safe, "empty command does nothing".to_string()));
+            Classification::Judged { risk, reason }
+        }
     }
 
-    pub(super) fn into_findings(self) -> Findings {
-        self.findings
-    }
-
+    /// Records a command's risk; keeps the first reason at the highest level.
     pub(super) fn note(&mut self, risk: Risk, reason: String) {
-        self.findings.note(risk, reason);
+        if self.top.as_ref().is_none_or(|(r, _)| risk > *r) {
+            self.top = Some((risk, one_line(&reason)));
+        }
     }
 
+    /// Records that the command must never run.
     pub(super) fn block(&mut self, reason: String) {
-        self.findings.block(reason);
+        self.blocked.get_or_insert_with(|| one_line(&reason));
     }
 
+    /// Records that part of the command could not be read.
     pub(super) fn unclassifiable(&mut self, reason: String) {
-        self.findings.unclassifiable(reason);
+        self.unreadable.get_or_insert_with(|| one_line(&reason));
     }
 
     /// Records a use of the network (at least moderate).
     pub(super) fn network(&mut self, reason: String) {
-        self.findings.network(reason);
+        self.note(Risk::Moderate, reason);
     }
 
     /// Parses and walks a (possibly nested) script.
@@ -183,35 +185,32 @@ impl Walker {
             // an unknown one (the script may assign them: never lower).
             let text = |d: &Option<PathBuf>| d.as_deref().map(|d| d.to_string_lossy().into_owned());
             let (pwd, oldpwd) = (text(&self.cwd), text(&self.oldpwd));
-            let dirs = words::Dirs {
+            let dirs = Dirs {
                 pwd: pwd.as_deref(),
                 oldpwd: oldpwd.as_deref(),
                 root_home: true,
             };
             let known = words::evaluate(raw, self.home.as_deref(), dirs, false);
+            // (Resolved without a working directory: only absolute paths.)
             let worse = known.arg.glob_at.is_none()
+                && known.arg.lit().is_some()
                 && known.arg.text != eval.arg.text
-                && known.arg.lit().is_some_and(|t| {
-                    t.starts_with('/')
-                        && matches!(
-                            self.places
-                                .locate(&super::paths::normalize(std::path::Path::new(t))),
-                            Loc::FsRoot
-                                | Loc::System
-                                | Loc::Protected
-                                | Loc::Home
-                                | Loc::WsAncestor
-                                | Loc::DevDisk
-                                | Loc::DevNet
-                                | Loc::DevOther
-                        )
-                });
+                && matches!(
+                    self.places.resolve(&known.arg, None).loc,
+                    Loc::FsRoot
+                        | Loc::System
+                        | Loc::Protected
+                        | Loc::Home
+                        | Loc::WsAncestor
+                        | Loc::DevDisk
+                        | Loc::DevNet
+                        | Loc::DevOther
+                );
             if worse {
                 eval = known;
             }
         }
-        self.absorb(eval.scripts, eval.problem);
-        eval.arg
+        self.absorb(eval)
     }
 
     /// Evaluates a command word after brace expansion: `{a,b}` gives two arguments.
@@ -225,13 +224,15 @@ impl Walker {
         }
     }
 
-    fn absorb(&mut self, scripts: Vec<String>, problem: Option<String>) {
-        if let Some(p) = problem {
+    /// Takes in a word's problem and command substitutions; gives its value.
+    fn absorb(&mut self, eval: words::WordEval) -> Arg {
+        if let Some(p) = eval.problem {
             self.unclassifiable(p);
         }
-        for s in scripts {
+        for s in eval.scripts {
             self.subshell_script(&s);
         }
+        eval.arg
     }
 
     fn compound_list(&mut self, list: &ast::CompoundList) {
@@ -403,13 +404,8 @@ impl Walker {
             ast::IoRedirect::File(fd, kind, target) => self.file_redirect(*fd, kind, target, input),
             ast::IoRedirect::HereDocument(_, doc) => {
                 if doc.requires_expansion {
-                    let eval = words::evaluate(
-                        &doc.doc.value,
-                        self.home.as_deref(),
-                        words::Dirs::default(),
-                        true,
-                    );
-                    self.absorb(eval.scripts, eval.problem);
+                    let home = self.home.as_deref();
+                    self.absorb(words::evaluate(&doc.doc.value, home, Dirs::default(), true));
                 }
                 *input = Input::Text(Some(doc.doc.value.clone()));
             }
@@ -523,8 +519,7 @@ impl Walker {
     }
 
     pub(super) fn arithmetic(&mut self, expr: &str) {
-        let eval = words::eval_word(expr, self.home.as_deref());
-        self.absorb(eval.scripts, eval.problem);
+        self.absorb(words::eval_word(expr, self.home.as_deref()));
         if let Some(why) = words::arithmetic_problem(expr) {
             self.unclassifiable(why);
         }

@@ -220,18 +220,15 @@ impl Builder<'_> {
             },
             WordPiece::DoubleQuotedSequence(inner)
             | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(inner, true),
-            WordPiece::TildeExpansion(TildeExpr::Home) => self.known_dir(self.home),
-            // root's home: `/root` (when the caller asks: see `Dirs`).
-            WordPiece::TildeExpansion(TildeExpr::UserHome(u))
-                if u == "root" && self.dirs.root_home =>
-            {
-                self.text.push_str("/root");
+            WordPiece::TildeExpansion(t) => match t {
+                TildeExpr::Home => self.home,
+                TildeExpr::WorkingDir => self.dirs.pwd,
+                TildeExpr::OldWorkingDir => self.dirs.oldpwd,
+                // root's home (when the caller asks: see `Dirs`).
+                TildeExpr::UserHome(u) if u == "root" && self.dirs.root_home => Some("/root"),
+                _ => None,
             }
-            WordPiece::TildeExpansion(TildeExpr::WorkingDir) => self.known_dir(self.dirs.pwd),
-            WordPiece::TildeExpansion(TildeExpr::OldWorkingDir) => {
-                self.known_dir(self.dirs.oldpwd);
-            }
-            WordPiece::TildeExpansion(_) => self.known = false,
+            .map_or_else(|| self.known = false, |d| self.text.push_str(d)),
             WordPiece::ParameterExpansion(expr) => self.parameter(expr, p),
             WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s) => {
                 self.known = false;
@@ -255,13 +252,6 @@ impl Builder<'_> {
             self.glob_at = Some(self.text.len() + i);
         }
         self.text.push_str(s);
-    }
-
-    fn known_dir(&mut self, dir: Option<&str>) {
-        match dir {
-            Some(d) => self.text.push_str(d),
-            None => self.known = false,
-        }
     }
 
     fn parameter(&mut self, expr: &ParameterExpr, p: &WordPieceWithSource) {
