@@ -86,16 +86,12 @@ impl Walker {
         let what = format!("`{shown}` sets {name}");
         let followed = match kind {
             Kind::Shell => {
-                self.unclassifiable(format!(
-                    "{what}, which changes how the shell parses or runs later commands"
-                ));
-                return;
+                let why = "which changes how the shell parses or runs later commands";
+                return self.unclassifiable(format!("{what}, {why}"));
             }
             Kind::OutputFile => {
-                self.unclassifiable(format!(
-                    "{what}: writes to $PLANGATE_OUTPUT and $PLANGATE_REQUESTS are safe only while they name the step's own files"
-                ));
-                return;
+                let why = "writes to $PLANGATE_OUTPUT and $PLANGATE_REQUESTS are safe only while they name the step's own files";
+                return self.unclassifiable(format!("{what}: {why}"));
             }
             Kind::Plain => true,
             Kind::GitKey => self.git_key(value, &what),
@@ -116,20 +112,16 @@ impl Walker {
         }
     }
 
+    /// A git key is followed; one that cannot be judged makes the command unclassifiable.
     fn git_key(&mut self, value: &Arg, what: &str) -> bool {
-        match value.lit() {
-            Some(key) => match crate::git::config::judge_key(key) {
-                None => true,
-                Some(why) => {
-                    self.unclassifiable(format!("{what}: {why}"));
-                    true
-                }
-            },
-            None => {
-                self.unclassifiable(format!("{what} to a git key only known at run time"));
-                true
-            }
+        let problem = match value.lit() {
+            Some(key) => crate::git::config::judge_key(key).map(|why| format!("{what}: {why}")),
+            None => Some(format!("{what} to a git key only known at run time")),
+        };
+        if let Some(why) = problem {
+            self.unclassifiable(why);
         }
+        true
     }
 
     /// Every directory is inside the workspace, a system directory or the old value (`$PATH`).
