@@ -118,13 +118,9 @@ fn sequence(inner: &str) -> Option<Vec<String>> {
                 .collect(),
         );
     }
-    let (mut x, mut y) = (single_char(from)?, single_char(to)?);
-    let reverse = x > y;
-    if reverse {
-        std::mem::swap(&mut x, &mut y);
-    }
-    let mut out: Vec<String> = (x..=y).map(|c| c.to_string()).collect();
-    if reverse {
+    let (x, y) = (single_char(from)?, single_char(to)?);
+    let mut out: Vec<String> = (x.min(y)..=x.max(y)).map(String::from).collect();
+    if x > y {
         out.reverse();
     }
     Some(out)

@@ -301,8 +301,7 @@ impl Walker {
         }
     }
 
-    fn simple(&mut self, sc: &ast::SimpleCommand, input: Input) -> Stage {
-        let mut input = input;
+    fn simple(&mut self, sc: &ast::SimpleCommand, mut input: Input) -> Stage {
         let mut args = Vec::new();
         let mut assigned = Vec::new();
         for item in sc.prefix.iter().flat_map(|p| p.0.iter()) {

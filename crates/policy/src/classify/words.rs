@@ -303,31 +303,22 @@ impl Builder<'_> {
 /// an expansion (`$`, a backquote): bash evaluates such an index as arithmetic
 /// and expands what it finds there again, so a value like `a[$(cmd)]` runs `cmd`.
 pub(super) fn subscript_expands(text: &str) -> bool {
-    let mut rest = text;
-    while let Some(open) = rest.find('[') {
-        let after = rest.get(open + 1..).unwrap_or("");
-        let inner = after
-            .find(']')
-            .map_or(after, |c| after.get(..c).unwrap_or(after));
-        if inner.contains('$') || inner.contains('`') {
-            return true;
-        }
-        rest = after;
-    }
-    false
+    let index = |after: &str| {
+        after
+            .split(']')
+            .next()
+            .unwrap_or_default()
+            .contains(['$', '`'])
+    };
+    text.split('[').skip(1).any(index)
 }
 
-/// True when `text`, evaluated as arithmetic (`(( ))`, `let`, `declare -i`,
-/// `[[ X -eq Y ]]`, `-v`), holds a command substitution: bash evaluates its
-/// output as arithmetic, so an output like `a[$(cmd)]` runs `cmd`.
-pub(super) fn substitutes_command(text: &str) -> bool {
-    text.contains("$(") || text.contains('`')
-}
-
-/// True when arithmetic evaluation of `text` may run a command it does not
-/// show: an array index holding an expansion, or a command's output.
+/// True when arithmetic evaluation of `text` (`(( ))`, `let`, `declare -i`,
+/// `[[ X -eq Y ]]`, `-v`) may run a command it does not show: an array index
+/// holding an expansion, or a command substitution, whose output bash
+/// evaluates as arithmetic (an output like `a[$(cmd)]` runs `cmd`).
 pub(super) fn evaluated_again(text: &str) -> bool {
-    subscript_expands(text) || substitutes_command(text)
+    subscript_expands(text) || text.contains("$(") || text.contains('`')
 }
 
 /// Why an arithmetic expression cannot be followed, if it cannot.
@@ -337,7 +328,7 @@ pub(super) fn arithmetic_problem(expr: &str) -> Option<String> {
             "arithmetic `{expr}` indexes an array with an expansion, which bash evaluates again (it can run commands)"
         ));
     }
-    substitutes_command(expr).then(|| {
+    evaluated_again(expr).then(|| {
         format!(
             "arithmetic `{expr}` evaluates a command's output as arithmetic, which bash expands again (an output `a[$(cmd)]` runs cmd)"
         )
@@ -354,13 +345,11 @@ fn expansion_problem(source: &str) -> Option<String> {
             "`{source}` applies prompt expansion, which runs command substitutions held in the value"
         ));
     }
-    let indirect = inner.strip_prefix('!').is_some_and(|n| {
-        !n.is_empty()
-            && !n.ends_with('*')
-            && !n.ends_with('@')
-            && !n.ends_with("[@]")
-            && !n.ends_with("[*]")
-    });
+    // `${!prefix*}`, `${!name[@]}` list names or keys: not indirection.
+    let lists = ["*", "@", "[@]", "[*]"];
+    let indirect = inner
+        .strip_prefix('!')
+        .is_some_and(|n| !n.is_empty() && !lists.iter().any(|l| n.ends_with(l)));
     if indirect {
         return Some(format!(
             "`{source}` expands a variable named by another one (it can run commands)"
