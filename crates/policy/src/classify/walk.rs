@@ -350,8 +350,9 @@ impl Walker {
             }
             ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => match assigned {
                 Some(list) => {
-                    let value = self.assignment(a);
-                    list.push((assignment_name(a), value));
+                    let (ast::AssignmentName::VariableName(n)
+                    | ast::AssignmentName::ArrayElementName(n, _)) = &a.name;
+                    list.push((n.clone(), self.assignment(a)));
                 }
                 None => args.push(self.word(&w.value)),
             },
@@ -399,40 +400,29 @@ impl Walker {
     }
 
     fn redirect(&mut self, r: &ast::IoRedirect, input: &mut Input) {
-        match r {
-            ast::IoRedirect::File(fd, kind, target) => self.file_redirect(*fd, kind, target, input),
+        use ast::IoFileRedirectKind as K;
+        use ast::IoFileRedirectTarget as T;
+        let (fd, kind, word) = match r {
+            ast::IoRedirect::File(fd, kind, T::Filename(w) | T::Duplicate(w)) => (fd, kind, w),
+            ast::IoRedirect::File(_, _, T::Fd(_)) => return,
+            ast::IoRedirect::File(_, _, T::ProcessSubstitution(_, sub)) => {
+                return self.subshell(&sub.list);
+            }
             ast::IoRedirect::HereDocument(_, doc) => {
                 if doc.requires_expansion {
                     let home = self.home.as_deref();
                     self.absorb(words::evaluate(&doc.doc.value, home, Dirs::default(), true));
                 }
                 *input = Input::Text(Some(doc.doc.value.clone()));
+                return;
             }
             ast::IoRedirect::HereString(_, w) => {
-                let arg = self.word(&w.value);
-                *input = Input::Text(arg.text);
+                *input = Input::Text(self.word(&w.value).text);
+                return;
             }
             ast::IoRedirect::OutputAndError(w, _) => {
                 let arg = self.word(&w.value);
-                self.write_to(&arg, &format!("redirection `&> {}`", arg.raw));
-            }
-        }
-    }
-
-    fn file_redirect(
-        &mut self,
-        fd: Option<ast::IoFd>,
-        kind: &ast::IoFileRedirectKind,
-        target: &ast::IoFileRedirectTarget,
-        input: &mut Input,
-    ) {
-        use ast::IoFileRedirectKind as K;
-        let word = match target {
-            ast::IoFileRedirectTarget::Filename(w) | ast::IoFileRedirectTarget::Duplicate(w) => w,
-            ast::IoFileRedirectTarget::Fd(_) => return,
-            ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
-                self.subshell(&sub.list);
-                return;
+                return self.write_to(&arg, &format!("redirection `&> {}`", arg.raw));
             }
         };
         let arg = self.word(&word.value);
@@ -441,7 +431,7 @@ impl Walker {
                 if fd.is_none_or(|f| f == 0) {
                     *input = Input::File(arg.clone());
                 }
-                if self.target(&arg).loc == super::paths::Loc::DevNet {
+                if self.target(&arg).loc == Loc::DevNet {
                     self.network(format!(
                         "redirection `< {}` opens a network connection",
                         arg.raw
@@ -690,14 +680,6 @@ fn constant_condition(list: &ast::CompoundList) -> Option<bool> {
         "true" | ":" => Some(true),
         "false" => Some(false),
         _ => None,
-    }
-}
-
-fn assignment_name(a: &ast::Assignment) -> String {
-    match &a.name {
-        ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => {
-            n.clone()
-        }
     }
 }
 
