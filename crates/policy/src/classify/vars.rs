@@ -135,14 +135,9 @@ impl Walker {
                 let own = part.trim_start_matches('$').trim_matches(['{', '}']);
                 return kind_of(own).is_some() && !own.contains('$');
             }
-            let arg = super::words::eval_word(part, self.home.as_deref()).arg;
-            self.inside_or_system(&arg)
+            let t = self.target(&super::words::eval_word(part, self.home.as_deref()).arg);
+            !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot | Loc::System)
         })
-    }
-
-    fn inside_or_system(&self, arg: &Arg) -> bool {
-        let t = self.target(arg);
-        !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot | Loc::System)
     }
 
     /// Every file (`:`/space separated) is inside the workspace or /dev/null.
