@@ -8,6 +8,8 @@ pub(super) const MAX_LEN: usize = 64 * 1024;
 pub(super) const MAX_PARENS: usize = 16;
 /// Deepest nesting of parens, braces and compound keywords taken together.
 pub(super) const MAX_NESTING: usize = 40;
+/// Deepest nesting of `[` inside one word.
+pub(super) const MAX_BRACKETS: usize = 16;
 
 /// Returns the nesting depth of `src`, or why it is too deep or too long to parse.
 pub(super) fn too_complex(src: &str) -> Result<usize, String> {
@@ -58,7 +60,30 @@ pub(super) fn too_complex(src: &str) -> Result<usize, String> {
             "constructs nest {total} deep, above the limit of {MAX_NESTING}"
         ));
     }
+    // The parser overflows its stack on a word opening many `[` (`a[a[a[…`:
+    // some 4,000 on a 2 MB stack).
+    let brackets = tokens(src).map(bracket_depth).max().unwrap_or(0);
+    if brackets > MAX_BRACKETS {
+        return Err(format!(
+            "`[` nests {brackets} deep in one word, above the limit of {MAX_BRACKETS}"
+        ));
+    }
     Ok(total)
+}
+
+/// Maximum running depth of `[` in `token`.
+fn bracket_depth(token: &str) -> usize {
+    let mut depth = 0usize;
+    let mut max = 0;
+    for c in token.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        max = max.max(depth);
+    }
+    max
 }
 
 /// Maximum running depth of parens, and of parens + braces + compound keywords

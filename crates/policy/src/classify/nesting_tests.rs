@@ -21,3 +21,13 @@ fn refuses_numbers_the_parser_cannot_hold() {
         ["a", "(", "bé", " ", "c"]
     );
 }
+
+#[test]
+fn refuses_words_opening_many_brackets() {
+    // brush-parser overflows its stack on these (a crash, not a verdict).
+    assert!(too_complex(&format!("echo {}", "a[".repeat(4000))).is_err());
+    assert!(too_complex(&format!("echo {}x", "a[".repeat(17))).is_err());
+    assert!(too_complex(&format!("echo {}x", "a[".repeat(16))).is_ok());
+    assert!(too_complex(&"echo a[1]b[2] [[:alpha:]] ".repeat(500)).is_ok());
+    assert!(too_complex("[[ ${a[b[c[0]]]} == [[:digit:]]* ]]").is_ok());
+}
