@@ -8,7 +8,7 @@ pub(super) const MAX_LEN: usize = 64 * 1024;
 pub(super) const MAX_PARENS: usize = 16;
 /// Deepest nesting of parens, braces and compound keywords taken together.
 pub(super) const MAX_NESTING: usize = 40;
-/// Deepest nesting of `[` inside one word.
+/// Deepest nesting of `[` (see [`bracket_depth`]).
 pub(super) const MAX_BRACKETS: usize = 16;
 
 /// Returns the nesting depth of `src`, or why it is too deep or too long to parse.
@@ -60,28 +60,37 @@ pub(super) fn too_complex(src: &str) -> Result<usize, String> {
             "constructs nest {total} deep, above the limit of {MAX_NESTING}"
         ));
     }
-    // The parser overflows its stack on a word opening many `[` (`a[a[a[…`:
+    // The parser overflows its stack on many nested `[` (`a[a[a[…`, `$[ $[…`:
     // some 4,000 on a 2 MB stack).
-    let brackets = tokens(src).map(bracket_depth).max().unwrap_or(0);
+    let brackets = bracket_depth(src);
     if brackets > MAX_BRACKETS {
         return Err(format!(
-            "`[` nests {brackets} deep in one word, above the limit of {MAX_BRACKETS}"
+            "`[` nests {brackets} deep, above the limit of {MAX_BRACKETS}"
         ));
     }
     Ok(total)
 }
 
-/// Maximum running depth of `[` in `token`.
-fn bracket_depth(token: &str) -> usize {
-    let mut depth = 0usize;
-    let mut max = 0;
-    for c in token.chars() {
+/// Maximum running depth of `[`: those of a word close at its end, those
+/// of `$[` (old arithmetic) span words. Quotes are ignored (stricter).
+fn bracket_depth(src: &str) -> usize {
+    let mut open: Vec<bool> = Vec::new();
+    let (mut max, mut prev) = (0, ' ');
+    for c in src.chars() {
         match c {
-            '[' => depth += 1,
-            ']' => depth = depth.saturating_sub(1),
+            '[' => open.push(prev == '$'),
+            ']' => {
+                open.pop();
+            }
+            c if c.is_whitespace() => {
+                while open.last() == Some(&false) {
+                    open.pop();
+                }
+            }
             _ => {}
         }
-        max = max.max(depth);
+        max = max.max(open.len());
+        prev = c;
     }
     max
 }

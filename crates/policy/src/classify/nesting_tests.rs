@@ -30,4 +30,7 @@ fn refuses_words_opening_many_brackets() {
     assert!(too_complex(&format!("echo {}x", "a[".repeat(16))).is_ok());
     assert!(too_complex(&"echo a[1]b[2] [[:alpha:]] ".repeat(500)).is_ok());
     assert!(too_complex("[[ ${a[b[c[0]]]} == [[:digit:]]* ]]").is_ok());
+    assert!(too_complex(&"$[ a[1] ".repeat(17)).is_err());
+    assert!(too_complex(&"$[ a[1] ] ".repeat(17)).is_ok());
+    assert!(too_complex(&"tr '[' x; ".repeat(17)).is_ok());
 }
