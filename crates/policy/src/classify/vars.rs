@@ -100,16 +100,15 @@ impl Walker {
             Kind::Command => self.command_value(value),
             Kind::Options(loads) => value.lit().is_some_and(|v| !loads_code(v, loads)),
         };
-        if followed {
-            self.note(Risk::Moderate, format!("{what}, which changes what runs"));
+        let (risk, how) = if followed {
+            (Risk::Moderate, ", which changes what runs")
         } else {
-            self.note(
+            (
                 Risk::Dangerous,
-                format!(
-                    "{what} to a value that can make later commands run code from outside the workspace or only known at run time"
-                ),
-            );
-        }
+                " to a value that can make later commands run code from outside the workspace or only known at run time",
+            )
+        };
+        self.note(risk, format!("{what}{how}"));
     }
 
     /// A git key is followed; one that cannot be judged makes the command unclassifiable.

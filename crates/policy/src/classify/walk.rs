@@ -140,15 +140,9 @@ impl Walker {
             self.unclassifiable("nested scripts are too deeply nested to follow".to_string());
             return;
         }
-        // brush-parser can panic on hostile input (fuzzing found `333…3>d)`:
-        // an fd number that overflows); a panic there means "cannot read it".
-        let parsed = std::panic::catch_unwind(|| {
-            let options = brush_parser::ParserOptions::default();
-            let mut parser =
-                brush_parser::Parser::new(std::io::Cursor::new(src.as_bytes()), &options);
-            parser.parse_program().map_err(|e| e.to_string())
-        })
-        .unwrap_or_else(|_| Err("the shell parser failed on it".to_owned()));
+        let parsed = words::parse_guarded(|options| {
+            brush_parser::Parser::new(std::io::Cursor::new(src.as_bytes()), options).parse_program()
+        });
         match parsed {
             Ok(program) => {
                 self.depth += 1;
@@ -215,13 +209,8 @@ impl Walker {
 
     /// Evaluates a command word after brace expansion: `{a,b}` gives two arguments.
     pub(super) fn words(&mut self, raw: &str) -> Vec<Arg> {
-        match super::braces::expand(raw) {
-            // Also one word: `{r..r}m` is `rm`.
-            Some(list) if list.len() != 1 || list.first().is_some_and(|w| w != raw) => {
-                list.iter().map(|w| self.word(w)).collect()
-            }
-            _ => vec![self.word(raw)],
-        }
+        let list = super::braces::expand(raw).unwrap_or_else(|| vec![raw.to_string()]);
+        list.iter().map(|w| self.word(w)).collect()
     }
 
     /// Takes in a word's problem and command substitutions; gives its value.

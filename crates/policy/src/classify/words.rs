@@ -138,12 +138,21 @@ pub(super) fn eval_word(raw: &str, home: Option<&str>) -> WordEval {
     evaluate(raw, home, Dirs::default(), false)
 }
 
-/// Evaluates a word, or a here-document body that undergoes expansion (for
-/// its substitutions), with `~+`, `$PWD`, `~-` and `$OLDPWD` replaced by
-/// `dirs`. A parser panic (brush-parser has a few on hostile input) counts
-/// as unreadable.
-pub(super) fn evaluate(raw: &str, home: Option<&str>, dirs: Dirs<'_>, heredoc: bool) -> WordEval {
+/// Runs a brush-parser call: a panic there (it has a few on hostile input;
+/// fuzzing found `333…3>d)`, an fd number that overflows) means "cannot read it".
+pub(super) fn parse_guarded<T, E: std::fmt::Display>(
+    parse: impl FnOnce(&brush_parser::ParserOptions) -> Result<T, E>,
+) -> Result<T, String> {
     let options = brush_parser::ParserOptions::default();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(&options))) {
+        Ok(parsed) => parsed.map_err(|e| e.to_string()),
+        Err(_) => Err("the shell parser failed on it".to_owned()),
+    }
+}
+
+/// Evaluates a word, or a here-document body that undergoes expansion (for
+/// its substitutions), with `~+`, `$PWD`, `~-` and `$OLDPWD` replaced by `dirs`.
+pub(super) fn evaluate(raw: &str, home: Option<&str>, dirs: Dirs<'_>, heredoc: bool) -> WordEval {
     let mut b = Builder {
         raw,
         home,
@@ -154,15 +163,13 @@ pub(super) fn evaluate(raw: &str, home: Option<&str>, dirs: Dirs<'_>, heredoc: b
         scratch: None,
         out: WordEval::default(),
     };
-    let parsed = std::panic::catch_unwind(|| {
-        let r = if heredoc {
-            brush_parser::word::parse_heredoc(raw, &options)
+    let parsed = parse_guarded(|options| {
+        if heredoc {
+            brush_parser::word::parse_heredoc(raw, options)
         } else {
-            brush_parser::word::parse(raw, &options)
-        };
-        r.map_err(|e| e.to_string())
-    })
-    .unwrap_or_else(|_| Err("the shell parser failed on it".to_owned()));
+            brush_parser::word::parse(raw, options)
+        }
+    });
     match parsed {
         Ok(pieces) => b.pieces(&pieces, heredoc),
         Err(e) if heredoc => b.out.problem = Some(format!("cannot read a here-document: {e}")),
