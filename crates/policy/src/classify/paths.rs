@@ -84,11 +84,7 @@ impl Places {
             return unknown;
         };
         Target {
-            loc: self.locate(&normalize(Path::new(if dir.is_empty() {
-                "/"
-            } else {
-                dir
-            }))),
+            loc: self.locate(&normalize(Path::new(dir))),
             under: true,
             covers_all,
             exact: true,
@@ -161,9 +157,7 @@ impl Places {
         if !prefix.starts_with('/') || prefix.split('/').any(|c| c == "..") {
             return None;
         }
-        let base = normalize(Path::new(
-            prefix.get(..cut).filter(|d| !d.is_empty()).unwrap_or("/"),
-        ));
+        let base = normalize(Path::new(parent(&prefix, cut)));
         let loc = match self.locate(&base) {
             loc @ (Loc::FsRoot
             | Loc::System
@@ -205,8 +199,8 @@ impl Places {
 }
 
 /// For a glob whose first wildcard is at `glob_at` in `path`: the directory
-/// it lists entries of, and whether it covers all of them; None when the
-/// glob climbs out with `..` after its wildcard.
+/// it lists entries of (`/` for none), and whether it covers all of them;
+/// None when the glob climbs out with `..` after its wildcard.
 fn glob_below(path: &str, glob_at: usize) -> Option<(&str, bool)> {
     let cut = path.get(..glob_at)?.rfind('/')?;
     let rest = path.get(cut + 1..)?;
@@ -215,7 +209,12 @@ fn glob_below(path: &str, glob_at: usize) -> Option<(&str, bool)> {
         return None;
     }
     let covers_all = tail.trim_matches('/').is_empty() && wildcards_only(component);
-    Some((path.get(..cut)?, covers_all))
+    Some((parent(path, cut), covers_all))
+}
+
+/// The folder `path` names before the `/` at `cut` (`/` when that is the first).
+fn parent(path: &str, cut: usize) -> &str {
+    path.get(..cut).filter(|d| !d.is_empty()).unwrap_or("/")
 }
 
 /// The text a word surely starts with after quote removal, up to its first
