@@ -122,7 +122,7 @@ fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {
         if let Some(why) = risk::unknown_stash_sub(op, &p) {
             v = v.cannot_judge(why);
         }
-        return risk::finish(v, sub, &p);
+        return risk::finish(v, sub, &p, false);
     }
     if let Some(v) = other(sub, words) {
         return v;
@@ -175,5 +175,5 @@ fn other(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
     let shown = sub.name.as_str();
     // Every entry's last case holds (the loader checks it); None is fail-close.
     let (_, v) = risk::case(sub, shown, &p, Extra::default())?;
-    Some(risk::finish(risk::raise(v, shown, &p), shown, &p))
+    Some(risk::finish(v, shown, &p, true))
 }

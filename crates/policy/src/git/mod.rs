@@ -1,27 +1,16 @@
-//! The one git risk table: pure rules that say how risky a git command is,
-//! called both by the `git` tool (a step's `operation` and `args`) and by the
-//! bash classifier (`git …` written in a bash step), so an operation has the
-//! same risk by either route.
-//!
-//! - [`rules`]: the rules file `crates/policy/src/rules/git.toml` (subcommands,
-//!   their options and what each means, global options, configuration keys),
-//!   loaded and checked;
-//! - here: the subcommands the tool runs ([`GitOperation`]), their entries,
-//!   and the check of the rules' examples;
-//! - [`parse`]: reading arguments with a table (abbreviated long options
-//!   resolved as git resolves them);
-//! - [`risk`] and [`push`]: a subcommand's risk, from its entry's cases;
-//! - [`command`]: a whole `git …` command line (global options, `-c`), for
-//!   bash, and the subcommands the tool does not run (rebase, clean, tag, ...);
-//! - [`config`]: configuration keys, harmless or making git run programs.
+//! The one git risk table, called both by the `git` tool (a step's
+//! `operation` and `args`) and by the bash classifier (`git …` in a bash
+//! step), so an operation has the same risk by either route. The rules file
+//! ([`rules`]) lists subcommands, options, global options and configuration
+//! keys; [`parse`] reads arguments with an entry's table, [`risk`] and [`push`]
+//! judge an entry's cases, [`command`] reads a whole `git …` command line and
+//! [`config`] judges configuration keys. No I/O here.
 //!
 //! Three kinds of option: known ones (judged, passed on as written); refused
 //! ones (the tool's plan errors: they make git run a program named by the
 //! plan, read or write files plangate does not check, or wait for a human);
 //! anything else, unknown or ambiguous, cannot be judged: the step or command
 //! is unclassifiable and needs an explicit approval at any tolerance.
-//!
-//! No I/O here.
 
 pub mod command;
 pub mod config;
@@ -81,16 +70,19 @@ impl GitOperation {
     }
 }
 
-/// The entry of an operation (and stash subcommand) in the rules: `stash
-/// push` when stash names none; one without options or cases for a stash
+/// The name of an operation's entry in the rules (`stash push` when stash names none).
+pub fn entry(op: Op, stash_sub: Option<&str>) -> String {
+    match op {
+        Op::Stash => format!("stash {}", stash_sub.unwrap_or("push")),
+        _ => op.as_str().to_owned(),
+    }
+}
+
+/// The entry of an operation; one without options or cases for a stash
 /// subcommand the file does not list.
 pub fn tables(op: Op, stash_sub: Option<&str>) -> &'static Sub {
     static NONE: std::sync::OnceLock<Sub> = std::sync::OnceLock::new();
-    let name = match op {
-        Op::Stash => format!("stash {}", stash_sub.unwrap_or("push")),
-        _ => op.as_str().to_owned(),
-    };
-    (rules::raw().sub(&name)).unwrap_or_else(|| NONE.get_or_init(Sub::default))
+    (rules::raw().sub(&entry(op, stash_sub))).unwrap_or_else(|| NONE.get_or_init(Sub::default))
 }
 
 /// Stash subcommands plangate knows.
@@ -188,15 +180,12 @@ pub struct Request<'a> {
 pub fn classify(r: &Request<'_>) -> Verdict {
     let p = parse(r.op, r.args);
     let (force, dry_run, has_files) = (r.force, r.dry_run, r.has_files);
-    let mut v = risk::judge(
-        r.op,
-        &p,
-        Extra {
-            force,
-            dry_run,
-            has_files,
-        },
-    );
+    let x = Extra {
+        force,
+        dry_run,
+        has_files,
+    };
+    let mut v = risk::judge(r.op, &p, x);
     let op = r.op.as_str();
     if let Some((i, why)) = p.refused.first() {
         v.blocked = Some(format!("`{}` {}", r.args[*i], rules::refusal(why).0));
@@ -238,10 +227,24 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
     fn lits(line: &str) -> Vec<Word<'_>> {
         line.split_whitespace().map(Word::lit).collect()
     }
-    for (entry, examples, not_examples) in &r.examples {
+    let none = &[][..];
+    let groups = (r.groups.iter()).map(|(n, l)| (format!("group `{n}`"), None, &l.examples, none));
+    let subs = (r.subs.iter()).map(|s| {
+        let entry = format!("subcommand `{}`", s.name);
+        (entry, Some(s), &s.lists.examples, &s.not_examples[..])
+    });
+    let (g, c) = (&r.globals, &r.config);
+    let last = [
+        (
+            "globals".to_owned(),
+            None,
+            &g.lists.examples,
+            &g.not_examples[..],
+        ),
+        ("config".to_owned(), None, &c.examples, none),
+    ];
+    for (entry, sub, examples, not_examples) in groups.chain(subs).chain(last) {
         let at = |e: &str, why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
-        let sub = entry.strip_prefix("subcommand `");
-        let sub = sub.and_then(|n| r.sub(n.trim_end_matches('`')));
         // `line` after the entry's name, read with its table (none for the global options).
         let parsed = |line: &str| match sub {
             Some(s) if line == s.name || line.starts_with(&format!("{} ", s.name)) => {

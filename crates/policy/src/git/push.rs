@@ -10,7 +10,7 @@ use super::rules::Tag;
 pub const DEFAULT_BRANCHES: &[&str] = &["main", "master"];
 
 /// Where a push goes, as far as `args` say.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PushTarget {
     /// The repository argument (a remote name or URL), if written.
     pub remote: Option<String>,
@@ -26,22 +26,16 @@ pub struct PushTarget {
 
 /// Read a push's repository and refspecs.
 pub fn push_target(p: &Parsed) -> PushTarget {
+    let remote = p.positionals.first().cloned();
     let mut t = PushTarget {
-        remote: p.positionals.first().cloned(),
-        branches: Vec::new(),
-        unknown: None,
-        forced: false,
-        deletes: false,
+        remote,
+        ..PushTarget::default()
     };
     let refspecs = p.positionals.get(1..).unwrap_or(&[]);
-    if refspecs.is_empty() {
-        if !p.has(Tag::Tags) {
-            t.unknown = Some(
-                "pushes without an explicit refspec, so it may update the remote's default branch"
-                    .to_owned(),
-            );
-        }
-        return t;
+    if refspecs.is_empty() && !p.has(Tag::Tags) {
+        let why =
+            "pushes without an explicit refspec, so it may update the remote's default branch";
+        t.unknown = Some(why.to_owned());
     }
     for (k, spec) in refspecs.iter().enumerate() {
         if p.runtime_positionals.contains(&(k + 1)) {
@@ -50,38 +44,28 @@ pub fn push_target(p: &Parsed) -> PushTarget {
             ));
             continue;
         }
-        let (forced, spec) = match spec.strip_prefix('+') {
-            Some(s) => (true, s),
-            None => (false, spec.as_str()),
-        };
-        t.forced |= forced;
-        let (src, dst) = match spec.split_once(':') {
-            Some((s, d)) => (s, d),
-            None => (spec, spec),
-        };
-        if src.is_empty() && !dst.is_empty() {
-            t.deletes = true;
-        }
+        let spec = spec
+            .strip_prefix('+')
+            .inspect(|_| t.forced = true)
+            .unwrap_or(spec);
+        let (src, dst) = spec.split_once(':').unwrap_or((spec, spec));
+        t.deletes |= src.is_empty() && !dst.is_empty();
+        let bare = dst.strip_prefix("refs/heads/").unwrap_or(dst);
+        let symbolic = matches!(bare, "HEAD" | "@") || bare.contains(['~', '^', '@']);
+        let sha_like = bare.len() >= 7 && bare.chars().all(|c| c.is_ascii_hexdigit());
         if dst.is_empty() || dst.contains('*') {
             t.unknown = Some(format!(
                 "refspec `{spec}` names no single destination branch"
             ));
-            continue;
-        }
-        let bare = dst.strip_prefix("refs/heads/").unwrap_or(dst);
-        if dst.starts_with("refs/") && !dst.starts_with("refs/heads/") {
+        } else if dst.starts_with("refs/") && !dst.starts_with("refs/heads/") {
             // Tags and other namespaces are not branches.
-            continue;
-        }
-        let symbolic = matches!(bare, "HEAD" | "@") || bare.contains(['~', '^', '@']);
-        let sha_like = bare.len() >= 7 && bare.chars().all(|c| c.is_ascii_hexdigit());
-        if symbolic || sha_like {
+        } else if symbolic || sha_like {
             t.unknown = Some(format!(
                 "refspec `{spec}` does not name its destination branch (write `SRC:BRANCH`)"
             ));
-            continue;
+        } else {
+            t.branches.push(bare.to_owned());
         }
-        t.branches.push(bare.to_owned());
     }
     t
 }

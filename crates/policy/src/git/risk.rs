@@ -7,7 +7,7 @@ use super::config::key_problem;
 use super::parse::Parsed;
 use super::push::{DEFAULT_BRANCHES, push_target};
 use super::rules::{self, Atom, Case, Sub, Tag};
-use super::{Op, Verdict, stash_subs, tables, verdict};
+use super::{Op, Verdict, entry, stash_subs, tables, verdict};
 use crate::model::Risk;
 use std::collections::BTreeMap;
 
@@ -31,15 +31,9 @@ pub fn read_only(op: Op, p: &Parsed) -> bool {
 /// The risk of the operation as its entry's cases say (refused, unknown and
 /// run-time words are the caller's to add).
 pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
-    let sub = (op == Op::Stash).then(|| p.stash_sub.as_deref().unwrap_or("push"));
-    let shown = sub.map_or_else(|| op.as_str().to_owned(), |s| format!("stash {s}"));
-    let changes = || {
-        verdict(
-            Risk::Moderate,
-            format!("git {shown} changes the working tree"),
-        )
-    };
-    case(tables(op, sub), &shown, p, x).map_or_else(changes, |(_, v)| v)
+    let (sub, shown) = (p.stash_sub.as_deref(), entry(op, p.stash_sub.as_deref()));
+    let changes = format!("git {shown} changes the working tree");
+    case(tables(op, sub), &shown, p, x).map_or_else(|| verdict(Risk::Moderate, changes), |(_, v)| v)
 }
 
 /// The facts a condition may name (`rules::FACTS`) that hold, each with the
@@ -74,8 +68,9 @@ pub(super) fn facts(p: &Parsed, x: Extra, shown: &str) -> [(&'static str, Option
     ]
 }
 
-/// Whether the condition of `c` holds, and its reasons filled in (a `{TAG}`
-/// is the full name of the first option with that tag).
+/// The facts that hold for some arguments: whether a case's condition holds,
+/// and its reasons filled in (a `{TAG}` is the full name of the first option
+/// with that tag).
 struct Judged<'a>(&'a Parsed, Extra, BTreeMap<&'static str, String>);
 
 impl<'a> Judged<'a> {
@@ -117,18 +112,18 @@ impl<'a> Judged<'a> {
         out + rest
     }
 
-    /// `v` marked unclassifiable when `c` says so.
-    fn unclassifiable(&self, v: Verdict, c: &Case) -> Verdict {
+    /// `v` raised by `c` (to its risk with its reason when higher; `c`'s own
+    /// verdict when there is none), and unclassifiable when `c` says so.
+    fn raise(&self, v: Option<Verdict>, c: &Case) -> Verdict {
+        let why = self.fill(&c.why);
+        let v = match v {
+            Some(v) => v.at_least(c.risk, why),
+            None => verdict(c.risk, why),
+        };
         match &c.unclassifiable {
             Some(u) => v.cannot_judge(self.fill(u)),
             None => v,
         }
-    }
-
-    /// `v` raised by `c`: to its risk with its reason when higher, and
-    /// unclassifiable when `c` says so.
-    fn raise(&self, v: Verdict, c: &Case) -> Verdict {
-        self.unclassifiable(v.at_least(c.risk, self.fill(&c.why)), c)
     }
 }
 
@@ -148,15 +143,7 @@ pub(super) fn config_problem(p: &Parsed, shown: &str) -> Option<String> {
 pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usize, Verdict)> {
     let j = Judged::new(p, x, shown);
     let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| j.holds(c))?;
-    Some((at, j.unclassifiable(verdict(c.risk, j.fill(&c.why)), c)))
-}
-
-/// Raises `v` by every `[[raise]]` row of the rules whose condition holds
-/// (for the subcommands the tool does not run).
-pub(super) fn raise(v: Verdict, shown: &str, p: &Parsed) -> Verdict {
-    let j = Judged::new(p, Extra::default(), shown);
-    let rows = rules::raw().raise.iter().filter(|c| j.holds(c));
-    rows.fold(v, |v, c| j.raise(v, c))
+    Some((at, j.raise(None, c)))
 }
 
 /// Why a stash subcommand cannot be judged, if it cannot.
@@ -166,17 +153,19 @@ pub fn unknown_stash_sub(op: Op, p: &Parsed) -> Option<String> {
         .then(|| format!("`git stash {sub}` is not a subcommand plangate knows"))
 }
 
-/// What a bash step adds to the rules' verdict: refused options judged as
-/// they are outside the tool, unknown or ambiguous options, and words only
-/// known at run time where an option could be.
-pub fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
+/// What a bash step adds to the rules' verdict: the `[[raise]]` rows (for a
+/// subcommand the tool does not run), refused options judged as they are
+/// outside the tool, unknown or ambiguous options, and words only known at
+/// run time where an option could be.
+pub fn finish(mut v: Verdict, shown: &str, p: &Parsed, raise: bool) -> Verdict {
     let j = Judged::new(p, Extra::default(), shown);
-    for c in p
+    let raised = (rules::raw().raise.iter()).filter(|c| raise && j.holds(c));
+    let refused = p
         .refused
         .iter()
-        .filter_map(|(_, name)| rules::refusal(name).1)
-    {
-        v = j.raise(v, c);
+        .filter_map(|(_, name)| rules::refusal(name).1);
+    for c in raised.chain(refused) {
+        v = j.raise(Some(v), c);
     }
     if let Some(w) = p.runtime_options.first() {
         v = v.at_least(

@@ -1,29 +1,31 @@
-//! The git rules as data: `crates/policy/src/rules/git.toml`, compiled in, read
-//! once per process. It lists the global options, the configuration keys,
-//! and for each subcommand its options and its rule; each entry carries
-//! examples that the real classifier must decide as written. A file that does
+//! The git rules as data: `crates/policy/src/rules/git.toml` (its header says
+//! what the rows mean), compiled in, read once per process. A file that does
 //! not parse, a malformed entry or an example decided otherwise is an error
 //! naming the file and the entry ([`super::checked`]): the callers then judge
 //! every git command unclassifiable (fail-close), and `cargo test` fails.
-//! serde reads the file into these types; [`parse`] then joins each
-//! subcommand's option groups and its rule's cases, and checks what serde cannot.
+//! serde reads the file; [`parse`] joins each subcommand's option groups and
+//! its rule's cases, and checks what serde cannot.
 
 use crate::model::Risk;
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
+use serde::de::{Deserializer, IntoDeserializer, value::Error};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-/// How an option takes its value.
+/// The file, for error messages.
+pub const FILE: &str = "crates/policy/src/rules/git.toml";
+const TEXT: &str = include_str!("../rules/git.toml");
+
+/// How an option takes its value (the spellings of the file's header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Takes {
-    /// A flag.
+    /// `--patch`: a flag.
     No,
-    /// A required value: attached (`--x=v`, `-xV`) or the next argument.
+    /// `--unified <v>`: attached (`--x=v`, `-xV`) or the next argument.
     Value,
-    /// An optional value, attached only (`--x=v`, `-xV`).
+    /// `--stat[=v]`: optional, attached only.
     Attached,
-    /// An optional value: attached, or the next argument when there is one
-    /// (`git branch --contains [<commit>]`).
+    /// `--contains [v]`: optional, attached or the next argument when there is one.
     LastArg,
 }
 
@@ -62,6 +64,11 @@ pub enum Tag {
     Repo,
 }
 
+/// A tag of the rules file by its name (`dry-run`).
+pub fn tag_named(s: &str) -> Option<Tag> {
+    Tag::deserialize(IntoDeserializer::<Error>::into_deserializer(s)).ok()
+}
+
 /// A `[refusals]` row: why the `git` tool refuses the options of a
 /// `refused.NAME` list (a plan error), and how they raise a bash step's
 /// verdict, where git runs as written (none: the subcommand's own risk).
@@ -69,7 +76,6 @@ pub enum Tag {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Refusal {
     why: String,
-    #[serde(default)]
     in_bash: Option<Case>,
 }
 
@@ -80,10 +86,6 @@ pub fn refusal(name: &str) -> (&'static str, Option<&'static Case>) {
     r.map_or(("is refused", None), |r| (&r.why, r.in_bash.as_ref()))
 }
 
-/// The file, for error messages.
-pub const FILE: &str = "crates/policy/src/rules/git.toml";
-const TEXT: &str = include_str!("../rules/git.toml");
-
 /// What an option means: a tag the risk rules read, or the `[refusals]` row
 /// that says why the tool refuses it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,13 +94,40 @@ pub enum Meaning {
     Refused(String),
 }
 
-/// One option of a subcommand.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One option of a subcommand, read from its spelling (`"--unified <v>"`);
+/// its meaning is its list's.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
 pub struct OptSpec {
     /// The full name (`--force`, `-f`).
     pub name: String,
     pub takes: Takes,
     pub meaning: Meaning,
+}
+
+impl TryFrom<String> for OptSpec {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        let ends = [(" <v>", Takes::Value), ("[=v]", Takes::Attached)];
+        let (name, takes) = (ends.into_iter().chain([(" [v]", Takes::LastArg)]))
+            .find_map(|(end, t)| Some((s.strip_suffix(end)?, t)))
+            .unwrap_or((&s, Takes::No));
+        let short = name.len() == 2 && name.starts_with('-') && name != "--";
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '-';
+        let long = name.len() > 2 && name.starts_with("--") && name[2..].chars().all(word);
+        if !short && !long {
+            return Err(format!(
+                "`{s}` is not an option spelling (`-x`, `--name`, `--name <v>`, `--name[=v]`, `--name [v]`)"
+            ));
+        }
+        let (name, meaning) = (name.to_owned(), Meaning::Known(Tag::Plain));
+        Ok(OptSpec {
+            name,
+            takes,
+            meaning,
+        })
+    }
 }
 
 /// The facts about the arguments a condition may name besides options and
@@ -144,14 +173,7 @@ pub struct Case {
     /// ...: what the fact found) are filled in.
     pub why: String,
     /// Set when the verdict is unclassifiable: why (filled in the same way).
-    #[serde(default)]
     pub unclassifiable: Option<String>,
-}
-
-/// A tag of the rules file by its name (`dry-run`).
-pub fn tag_named(s: &str) -> Option<Tag> {
-    use serde::de::{IntoDeserializer, value::Error};
-    Tag::deserialize(IntoDeserializer::<Error>::into_deserializer(s)).ok()
 }
 
 /// Reads an `if`: `A & !B | C`.
@@ -183,26 +205,42 @@ fn condition<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<(bool, Atom)>>, 
         .map_err(serde::de::Error::custom)
 }
 
-/// Checks that every `{…}` of a reason is a placeholder [`Case::why`] names.
-fn placeholders(text: &str) -> Result<(), String> {
-    let keys = text.split('{').skip(1).map(|t| t.split('}').next());
-    let known =
-        |k: &str| FACTS.contains(&k) || ["name", "key"].contains(&k) || tag_named(k).is_some();
-    match keys.flatten().find(|k| !known(k)) {
-        Some(k) => Err(format!("`{{{k}}}` in `{text}` is not a placeholder")),
-        None => Ok(()),
+/// Checks that every `{…}` of a case's reasons is a placeholder [`Case::why`] names.
+fn placeholders(c: &Case) -> Result<(), String> {
+    for text in std::iter::once(&c.why).chain(&c.unclassifiable) {
+        let keys = text.split('{').skip(1).map(|t| t.split('}').next());
+        let known =
+            |k: &str| FACTS.contains(&k) || ["name", "key"].contains(&k) || tag_named(k).is_some();
+        if let Some(k) = keys.flatten().find(|k| !known(k)) {
+            return Err(format!("`{{{k}}}` in `{text}` is not a placeholder"));
+        }
     }
+    Ok(())
 }
 
 /// Option lists keyed by meaning, as written in the file.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Lists {
     #[serde(default)]
-    refused: BTreeMap<String, Vec<String>>,
+    refused: BTreeMap<String, Vec<OptSpec>>,
     #[serde(default)]
-    examples: Vec<String>,
+    pub(super) examples: Vec<String>,
     #[serde(flatten)]
-    tags: BTreeMap<Tag, Vec<String>>,
+    tags: BTreeMap<Tag, Vec<OptSpec>>,
+}
+
+impl Lists {
+    /// The options of the lists, each with its list's meaning.
+    fn options(&self) -> impl Iterator<Item = OptSpec> + '_ {
+        let tagged = self.tags.iter().map(|(t, v)| (Meaning::Known(*t), v));
+        let refused = (self.refused.iter()).map(|(r, v)| (Meaning::Refused(r.clone()), v));
+        tagged.chain(refused).flat_map(|(meaning, list)| {
+            list.iter().map(move |o| OptSpec {
+                meaning: meaning.clone(),
+                ..o.clone()
+            })
+        })
+    }
 }
 
 fn yes() -> bool {
@@ -220,7 +258,7 @@ pub struct Sub {
     pub rule: String,
     /// Completes the reason (`{why}` in its rule's cases).
     #[serde(default)]
-    pub why: String,
+    why: String,
     /// The option groups it names.
     #[serde(default, rename = "options")]
     groups: Vec<String>,
@@ -240,9 +278,9 @@ pub struct Sub {
     #[serde(skip)]
     pub own: usize,
     #[serde(default)]
-    not_examples: Vec<String>,
+    pub(super) not_examples: Vec<String>,
     #[serde(flatten)]
-    lists: Lists,
+    pub(super) lists: Lists,
     /// Its options (once loaded): those of its groups, then its own.
     #[serde(skip)]
     pub options: Vec<OptSpec>,
@@ -262,7 +300,7 @@ pub struct Config {
     /// Written by `git init` and `git clone` into a repository's own file.
     pub layout: Vec<String>,
     #[serde(default)]
-    examples: Vec<String>,
+    pub(super) examples: Vec<String>,
     #[serde(default)]
     pub(super) stored_examples: Vec<String>,
 }
@@ -279,12 +317,9 @@ pub struct Rules {
     pub raise: Vec<Case>,
     refusals: BTreeMap<String, Refusal>,
     pub config: Config,
-    groups: BTreeMap<String, Lists>,
+    pub(super) groups: BTreeMap<String, Lists>,
     #[serde(rename = "subcommands")]
     pub subs: Vec<Sub>,
-    /// (entry, examples, not_examples) to check after loading.
-    #[serde(skip)]
-    pub(super) examples: Vec<(String, Vec<String>, Vec<String>)>,
 }
 
 impl Rules {
@@ -294,78 +329,36 @@ impl Rules {
     }
 }
 
-/// The options of a list: `"--unified <v>"` takes a value, `"--stat[=v]"` an
-/// attached one, `"--contains [v]"` the next word too; `"--patch"` none.
-fn options_of(lists: &Lists) -> Result<Vec<OptSpec>, String> {
-    let tagged = lists.tags.iter().map(|(t, v)| (Meaning::Known(*t), v));
-    let refused = lists.refused.iter();
-    let refused = refused.map(|(r, v)| (Meaning::Refused(r.clone()), v));
-    let mut out = Vec::new();
-    for (meaning, list) in tagged.chain(refused) {
-        for s in list {
-            let ends = [(" <v>", Takes::Value), ("[=v]", Takes::Attached)];
-            let (name, takes) = (ends.into_iter().chain([(" [v]", Takes::LastArg)]))
-                .find_map(|(end, t)| Some((s.strip_suffix(end)?, t)))
-                .unwrap_or((s, Takes::No));
-            let short = name.len() == 2 && name.starts_with('-') && name != "--";
-            let word = |c: char| c.is_ascii_alphanumeric() || c == '-';
-            let long = name.len() > 2 && name.starts_with("--") && name[2..].chars().all(word);
-            if !short && !long {
-                return Err(format!(
-                    "`{s}` is not an option spelling (`-x`, `--name`, `--name <v>`, `--name[=v]`, `--name [v]`)"
-                ));
-            }
-            let (name, meaning) = (name.to_owned(), meaning.clone());
-            out.push(OptSpec {
-                name,
-                takes,
-                meaning,
-            });
-        }
-    }
-    Ok(out)
-}
-
 /// Parses the file and checks each entry's shape (not yet its examples).
 fn parse(text: &str) -> Result<Rules, String> {
     let mut r: Rules = toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))?;
-    let mut groups = BTreeMap::new();
-    for (name, lists) in &r.groups {
-        let opts = options_of(lists).map_err(|e| format!("{FILE}: group `{name}`: {e}"))?;
-        groups.insert(name.as_str(), opts);
-        let entry = format!("group `{name}`");
-        r.examples.push((entry, lists.examples.clone(), Vec::new()));
-    }
     for i in 0..r.subs.len() {
-        let name = &r.subs[i].name;
-        if name.is_empty() || r.subs[..i].iter().any(|x| &x.name == name) {
-            let e = "no name, or a second entry of that name";
-            return Err(format!("{FILE}: subcommand `{name}`: {e}"));
+        let (done, rest) = r.subs.split_at_mut(i);
+        let s = &mut rest[0];
+        let name = s.name.clone();
+        let at = |e: String| format!("{FILE}: subcommand `{name}`: {e}");
+        if name.is_empty() || done.iter().any(|x| x.name == name) {
+            return Err(at("no name, or a second entry of that name".to_owned()));
         }
-        let s = &mut r.subs[i];
-        let at = |e: String| format!("{FILE}: subcommand `{}`: {e}", s.name);
         for g in &s.groups {
-            let opts = groups.get(g.as_str());
-            s.options
-                .extend(opts.ok_or_else(|| at(format!("no group `{g}`")))?.clone());
+            let group = r
+                .groups
+                .get(g)
+                .ok_or_else(|| at(format!("no group `{g}`")))?;
+            s.options.extend(group.options());
         }
-        s.options.extend(options_of(&s.lists).map_err(at)?);
+        s.options.extend(s.lists.options());
         // Two rows of one name must say the same (git reads an option one way).
         for (k, o) in s.options.iter().enumerate() {
             if s.options[..k].iter().any(|p| p.name == o.name && p != o) {
                 let twice = format!("`{}` is listed twice with different meanings", o.name);
                 return Err(at(twice));
             }
-        }
-        let refused = s.options.iter().filter_map(|o| match &o.meaning {
-            Meaning::Refused(why) => Some(why.as_str()),
-            Meaning::Known(_) => None,
-        });
-        if let Some(w) = refused
-            .chain(["nul"])
-            .find(|w| !r.refusals.contains_key(*w))
-        {
-            return Err(at(format!("no [refusals] row `{w}`")));
+            if let Meaning::Refused(w) = &o.meaning
+                && !r.refusals.contains_key(w)
+            {
+                return Err(at(format!("no [refusals] row `{w}`")));
+            }
         }
         let implied = r.rules.get(&s.rule);
         let implied = implied.ok_or_else(|| at(format!("no rule `{}` in [rules]", s.rule)))?;
@@ -384,36 +377,23 @@ fn parse(text: &str) -> Result<Rules, String> {
                 ..c.clone()
             });
         }
-        for c in &s.cases {
-            placeholders(&c.why).map_err(at)?;
-            c.unclassifiable
-                .as_deref()
-                .map_or(Ok(()), placeholders)
-                .map_err(at)?;
-        }
+        s.cases.iter().try_for_each(placeholders).map_err(at)?;
         if s.cases.last().is_none_or(|c| !c.when.is_empty()) {
             return Err(at("its last case must have no `if`".to_owned()));
         }
         if s.lists.examples.is_empty() {
             return Err(at("no examples".to_owned()));
         }
-        let (entry, examples) = (format!("subcommand `{}`", s.name), s.lists.examples.clone());
-        r.examples.push((entry, examples, s.not_examples.clone()));
     }
     let in_bash = r.refusals.values().filter_map(|r| r.in_bash.as_ref());
-    for c in r.raise.iter().chain(in_bash) {
-        placeholders(&c.why).map_err(|e| format!("{FILE}: [[raise]], [refusals]: {e}"))?;
-        let u = c.unclassifiable.as_deref().map_or(Ok(()), placeholders);
-        u.map_err(|e| format!("{FILE}: [[raise]], [refusals]: {e}"))?;
+    (r.raise.iter().chain(in_bash))
+        .try_for_each(placeholders)
+        .map_err(|e| format!("{FILE}: [[raise]], [refusals]: {e}"))?;
+    if !r.refusals.contains_key("nul") {
+        return Err(format!("{FILE}: no [refusals] row `nul`"));
     }
-    let g = &mut r.globals;
-    g.options = options_of(&g.lists).map_err(|e| format!("{FILE}: globals: {e}"))?;
-    g.stops = true;
-    let globals = (g.lists.examples.clone(), g.not_examples.clone());
-    r.examples
-        .push(("globals".to_owned(), globals.0, globals.1));
-    r.examples
-        .push(("config".to_owned(), r.config.examples.clone(), vec![]));
+    r.globals.options = r.globals.lists.options().collect();
+    r.globals.stops = true;
     Ok(r)
 }
 

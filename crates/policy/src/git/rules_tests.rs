@@ -61,7 +61,7 @@ fn a_bad_file_is_an_error_naming_the_entry() {
     ))
     .expect_err("spelling");
     assert!(
-        e.contains("group `diff`") && e.contains("--patch <x>"),
+        e.contains("line ") && e.contains("[groups.diff]") && e.contains("--patch <x>"),
         "{e}"
     );
     let e = parse(&TEXT.replacen(
