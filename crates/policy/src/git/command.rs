@@ -44,12 +44,6 @@ pub fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
     c
 }
 
-/// Why one of the global options is one plangate does not know, if one is:
-/// for the `not_examples` of the rules' globals.
-pub(super) fn unknown_global(words: &[Word<'_>]) -> Option<String> {
-    parse_words(&rules::raw().globals, words, 0).unreadable()
-}
-
 /// [`classify_command`] without the check of the rules file (its examples use it).
 pub(super) fn judge_words(words: &[Word<'_>]) -> CommandVerdict {
     let g = parse_words(&rules::raw().globals, words, 0);

@@ -1,16 +1,14 @@
-//! The one git risk table, called both by the `git` tool (a step's
-//! `operation` and `args`) and by the bash classifier (`git …` in a bash
-//! step), so an operation has the same risk by either route. The rules file
-//! ([`rules`]) lists subcommands, options, global options and configuration
-//! keys; [`parse`] reads arguments with an entry's table, [`risk`] and [`push`]
-//! judge an entry's cases, [`command`] reads a whole `git …` command line and
+//! The one git risk table, called by the `git` tool (a step's `operation`
+//! and `args`) and by the bash classifier (`git …` in a bash step), so an
+//! operation has the same risk by either route: [`rules`] loads the rules
+//! file, [`parse`] reads arguments with an entry's table, [`risk`] and
+//! [`push`] judge an entry's cases, [`command`] reads a whole command line,
 //! [`config`] judges configuration keys. No I/O here.
 //!
-//! Three kinds of option: known ones (judged, passed on as written); refused
-//! ones (the tool's plan errors: they make git run a program named by the
-//! plan, read or write files plangate does not check, or wait for a human);
-//! anything else, unknown or ambiguous, cannot be judged: the step or command
-//! is unclassifiable and needs an explicit approval at any tolerance.
+//! Refused options are the tool's plan errors (they make git run a program
+//! named by the plan, read or write files plangate does not check, or wait for
+//! a human); an unknown or ambiguous one cannot be judged: the step or
+//! command is unclassifiable and needs an explicit approval at any tolerance.
 
 pub mod command;
 pub mod config;
@@ -87,19 +85,18 @@ pub fn tables(op: Op, stash_sub: Option<&str>) -> &'static Sub {
 
 /// Stash subcommands plangate knows.
 pub fn stash_subs() -> Vec<&'static str> {
-    rules::verbs("stash")
+    let subs = rules::raw().subs.iter();
+    subs.filter_map(|s| s.name.strip_prefix("stash ")).collect()
 }
 
-/// The verdict on a git step or command.
+/// The verdict on a git step or command: its risk and what decided it; why
+/// plangate cannot judge the arguments, and why the tool refuses them (a plan
+/// error; never reached in a valid plan), when it cannot or does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
-    /// The risk.
     pub risk: Risk,
-    /// What decided it.
     pub reason: String,
-    /// Set when the arguments hold something plangate cannot judge.
     pub unclassifiable: Option<String>,
-    /// Set when `args` hold an option the tool refuses (a plan error; never reached in a valid plan).
     pub blocked: Option<String>,
 }
 
@@ -157,20 +154,16 @@ pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
 }
 
 /// The parts of a tool step the rules need (built from the plan's nodes
-/// before the parameters are typed, and from the typed parameters after).
+/// before the parameters are typed, and from the typed parameters after):
+/// `operation`, `args`, whether `files` is not empty, `force`, `dry_run`,
+/// whether `commit_message` is set.
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
-    /// The operation.
     pub op: Op,
-    /// `args`.
     pub args: &'a [String],
-    /// `files` is not empty.
     pub has_files: bool,
-    /// `force`.
     pub force: bool,
-    /// `dry_run`.
     pub dry_run: bool,
-    /// `commit_message` is set.
     pub has_message: bool,
 }
 
@@ -179,14 +172,13 @@ pub struct Request<'a> {
 /// does not load).
 pub fn classify(r: &Request<'_>) -> Verdict {
     let p = parse(r.op, r.args);
-    let (force, dry_run, has_files) = (r.force, r.dry_run, r.has_files);
+    let (force, dry_run, has_files, op) = (r.force, r.dry_run, r.has_files, r.op.as_str());
     let x = Extra {
         force,
         dry_run,
         has_files,
     };
     let mut v = risk::judge(r.op, &p, x);
-    let op = r.op.as_str();
     if let Some((i, why)) = p.refused.first() {
         v.blocked = Some(format!("`{}` {}", r.args[*i], rules::refusal(why).0));
         v.risk = Risk::Dangerous;
@@ -203,8 +195,8 @@ pub fn classify(r: &Request<'_>) -> Verdict {
     }
 }
 
-// The rules' examples, run through the classifier (here, above the files
-// they call, so that no file of this folder depends on one that depends on it).
+// The rules' examples are checked here, above the files they call, so that
+// no file of this folder depends on one that depends on it.
 
 /// The label a verdict gets in examples.
 pub fn label(v: &Verdict) -> &'static str {
@@ -227,32 +219,34 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
     fn lits(line: &str) -> Vec<Word<'_>> {
         line.split_whitespace().map(Word::lit).collect()
     }
-    let none = &[][..];
-    let groups = (r.groups.iter()).map(|(n, l)| (format!("group `{n}`"), None, &l.examples, none));
+    let groups = (r.groups.iter()).map(|(n, l)| (format!("group `{n}`"), None, &l.examples));
     let subs = (r.subs.iter()).map(|s| {
-        let entry = format!("subcommand `{}`", s.name);
-        (entry, Some(s), &s.lists.examples, &s.not_examples[..])
+        (
+            format!("subcommand `{}`", s.name),
+            Some(s),
+            &s.lists.examples,
+        )
     });
-    let (g, c) = (&r.globals, &r.config);
     let last = [
         (
             "globals".to_owned(),
-            None,
-            &g.lists.examples,
-            &g.not_examples[..],
+            Some(&r.globals),
+            &r.globals.lists.examples,
         ),
-        ("config".to_owned(), None, &c.examples, none),
+        ("config".to_owned(), None, &r.config.examples),
     ];
-    for (entry, sub, examples, not_examples) in groups.chain(subs).chain(last) {
+    for (entry, sub, examples) in groups.chain(subs).chain(last) {
         let at = |e: &str, why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
-        // `line` after the entry's name, read with its table (none for the global options).
-        let parsed = |line: &str| match sub {
-            Some(s) if line == s.name || line.starts_with(&format!("{} ", s.name)) => {
-                let after = &lits(line)[s.name.split(' ').count()..];
-                Ok(Some(parse::parse_words(s, after, 0)))
-            }
-            Some(s) => Err(at(line, format!("it does not start with `{}`", s.name))),
-            None => Ok(None),
+        // `line` after the entry's name (none for the global options), read with its table.
+        let parsed = |line: &str, s: &Sub| {
+            let (words, n) = (lits(line), s.name.split_whitespace().count());
+            let named = words
+                .iter()
+                .take(n)
+                .map(|w| w.raw)
+                .eq(s.name.split_whitespace());
+            (named.then(|| parse::parse_words(s, &words[n..], 0)))
+                .ok_or_else(|| at(line, format!("it does not start with `{}`", s.name)))
         };
         let mut decided = std::collections::BTreeSet::new();
         for e in examples {
@@ -264,22 +258,20 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
                 let (got, why) = (label(&v), &v.reason);
                 return Err(at(e, format!("the classifier says {got} ({why})")));
             }
-            if let (Some(s), Some(p)) = (sub, parsed(line)?) {
+            if let Some(s) = sub {
+                let p = parsed(line, s)?;
                 decided.extend(risk::case(s, &s.name, &p, Extra::default()).map(|(i, _)| i));
             }
         }
-        if let Some(i) = (0..sub.map_or(0, |s| s.own)).find(|i| !decided.contains(i)) {
+        let Some(s) = sub else { continue };
+        if let Some(i) = (0..s.own).find(|i| !decided.contains(i)) {
             let case = i + 1;
             return Err(format!(
                 "{FILE}: {entry}: no example is decided by its case {case}"
             ));
         }
-        for line in not_examples {
-            let global = || command::unknown_global(&lits(line));
-            if parsed(line)?
-                .map_or_else(global, |p| p.unreadable())
-                .is_none()
-            {
+        for line in &s.not_examples {
+            if parsed(line, s)?.unreadable().is_none() {
                 let e = format!("not_example `{line}`: every option of it is known");
                 return Err(format!("{FILE}: {entry}: {e}"));
             }

@@ -413,15 +413,6 @@ pub fn raw() -> &'static Rules {
     }
 }
 
-/// The names of the subcommands of `git NAME` (`stash` → push, save, ...).
-pub fn verbs(name: &str) -> Vec<&'static str> {
-    raw()
-        .subs
-        .iter()
-        .filter_map(|s| s.name.strip_prefix(name)?.strip_prefix(' '))
-        .collect()
-}
-
 #[cfg(test)]
 #[path = "rules_tests.rs"]
 mod tests;
