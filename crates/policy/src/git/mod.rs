@@ -1,8 +1,8 @@
 //! The one git risk table, called by the `git` tool (a step's `operation`
 //! and `args`) and by the bash classifier (`git …` in a bash step), so an
 //! operation has the same risk by either route: [`rules`] loads the rules
-//! file, [`parse`] reads arguments with an entry's table, [`risk`] and
-//! [`push`] judge an entry's cases, [`command`] reads a whole command line,
+//! file, [`parse`] reads arguments with an entry's table, [`risk`] judges
+//! an entry's cases, [`command`] reads a whole command line,
 //! [`config`] judges configuration keys. No I/O here.
 //!
 //! Refused options are the tool's plan errors (they make git run a program
@@ -13,15 +13,13 @@
 pub mod command;
 pub mod config;
 pub mod parse;
-pub mod push;
 pub mod risk;
 pub mod rules;
 
 pub use GitOperation as Op;
 pub use command::classify_command;
 pub use parse::{Parsed, Word};
-pub use push::{PushTarget, push_target};
-pub use risk::Extra;
+pub use risk::{Extra, PushTarget, push_target};
 pub use rules::Tag;
 
 use crate::model::Risk;
@@ -211,7 +209,7 @@ pub fn label(v: &Verdict) -> &'static str {
 /// loaded rules: `r` is them, except in the tests of this checker).
 fn check_examples(r: &rules::Rules) -> Result<(), String> {
     for s in r.subs.iter().filter(|s| s.rule == "operation") {
-        if command::tool_op(s.name.split(' ').next().unwrap_or_default()).is_none() {
+        if rules::named::<Op>(s.name.split(' ').next().unwrap_or_default()).is_none() {
             let e = "not an operation of the git tool";
             return Err(format!("{FILE}: subcommand `{}`: {e}", s.name));
         }

@@ -5,20 +5,17 @@
 
 use super::config::key_problem;
 use super::parse::Parsed;
-use super::push::{DEFAULT_BRANCHES, push_target};
 use super::rules::{self, Atom, Case, Sub, Tag};
 use super::{Op, Verdict, entry, stash_subs, tables, verdict};
 use crate::model::Risk;
-use std::collections::BTreeMap;
 
-/// What the risk rules need besides the parsed arguments.
+/// What the rules need besides the parsed arguments: the tool's `force` and
+/// `dry_run`, and whether paths are given outside `args` (the tool's `files`,
+/// or a bash word read as a path).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Extra {
-    /// The tool's `force` (git's `--force`, `--hard` for reset, `--force-with-lease` for push).
     pub force: bool,
-    /// The tool's `dry_run`.
     pub dry_run: bool,
-    /// Paths are given outside `args` (the tool's `files`, or a bash word read as a path).
     pub has_files: bool,
 }
 
@@ -36,51 +33,42 @@ pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
     case(tables(op, sub), &shown, p, x).map_or_else(|| verdict(Risk::Moderate, changes), |(_, v)| v)
 }
 
-/// The facts a condition may name (`rules::FACTS`) that hold, each with the
-/// text a reason's `{fact}` shows; `{name}` (the entry) and `{key}` (the first
-/// positional: the key `git config` sets) are always there.
-pub(super) fn facts(p: &Parsed, x: Extra, shown: &str) -> [(&'static str, Option<String>); 13] {
-    let t = push_target(p);
-    let default = t
-        .branches
-        .iter()
-        .find(|b| DEFAULT_BRANCHES.contains(&b.as_str()));
-    let key = p.positionals.first().map_or("", String::as_str);
-    let yes = |b: bool| b.then(String::new);
-    let plus = p.positionals.iter().skip(1).any(|s| s.starts_with('+'));
-    [
-        ("name", Some(shown.to_owned())),
-        ("key", Some(key.to_owned())),
-        ("paths", yes(!p.paths.is_empty())),
-        ("files", yes(x.has_files)),
-        ("plus-refspec", yes(plus)),
-        ("push-forced", yes(t.forced)),
-        ("push-deletes", yes(t.deletes)),
-        ("push-unknown", t.unknown.clone()),
-        ("push-default", default.cloned()),
-        (
-            "push-branches",
-            (!t.branches.is_empty()).then(|| t.branches.join("`, `")),
-        ),
-        ("key-runtime", yes(p.runtime_positionals.contains(&0))),
-        ("key-problem", key_problem(key)),
-        ("config-problem", config_problem(p, &format!("git {shown}"))),
-    ]
-}
+/// The arguments (and the entry's name) as a case's condition and reasons see them.
+pub(crate) struct Judged<'a>(pub &'a Parsed, pub Extra, pub &'a str);
 
-/// The facts that hold for some arguments: whether a case's condition holds,
-/// and its reasons filled in (a `{TAG}` is the full name of the first option
-/// with that tag).
-struct Judged<'a>(&'a Parsed, Extra, BTreeMap<&'static str, String>);
-
-impl<'a> Judged<'a> {
-    fn new(p: &'a Parsed, x: Extra, shown: &str) -> Self {
-        let holding = facts(p, x, shown).into_iter();
-        Judged(p, x, holding.filter_map(|(k, v)| Some((k, v?))).collect())
+impl Judged<'_> {
+    /// What `{name}` shows in a reason when it holds: one of `rules::FACTS`,
+    /// `name` (the entry), `key` (the first positional: the key `git config`
+    /// sets), or a tag (the full name of the first option with it).
+    pub(crate) fn fact(&self, name: &str) -> Option<String> {
+        let Judged(p, x, shown) = *self;
+        let key = p.positionals.first().map_or("", String::as_str);
+        let yes = |b: bool| b.then(String::new);
+        let t = || push_target(p);
+        match name {
+            "name" => Some(shown.to_owned()),
+            "key" => Some(key.to_owned()),
+            "paths" => yes(!p.paths.is_empty()),
+            "files" => yes(x.has_files),
+            "plus-refspec" => yes(p.positionals.iter().skip(1).any(|s| s.starts_with('+'))),
+            "push-forced" => yes(t().forced),
+            "push-deletes" => yes(t().deletes),
+            "push-unknown" => t().unknown,
+            "push-default" => {
+                (t().branches.into_iter()).find(|b| DEFAULT_BRANCHES.contains(&b.as_str()))
+            }
+            "push-branches" => Some(t().branches.join("`, `")).filter(|b| !b.is_empty()),
+            "key-runtime" => yes(p.runtime_positionals.contains(&0)),
+            "key-problem" => key_problem(key),
+            "config-problem" => config_problem(p, &format!("git {shown}")),
+            tag => rules::named(tag)
+                .and_then(|t| p.named(t))
+                .map(str::to_owned),
+        }
     }
 
     fn holds(&self, c: &Case) -> bool {
-        let Judged(p, x, facts) = self;
+        let Judged(p, x, _) = self;
         let atom = |a: &Atom| match a {
             Atom::Tag(Tag::Force) if x.force => true,
             Atom::Tag(Tag::DryRun) if x.dry_run => true,
@@ -91,7 +79,7 @@ impl<'a> Judged<'a> {
             Atom::Args('<', n) => p.positionals.len() < *n,
             Atom::Args('>', n) => p.positionals.len() > *n,
             Atom::Args(_, n) => p.positionals.len() == *n,
-            Atom::Fact(f) => facts.contains_key(f),
+            Atom::Fact(f) => self.fact(f).is_some(),
         };
         c.when.is_empty() || (c.when.iter()).any(|all| all.iter().all(|(neg, a)| atom(a) != *neg))
     }
@@ -101,12 +89,8 @@ impl<'a> Judged<'a> {
         let mut rest = text;
         while let Some((head, tail)) = rest.split_once('{') {
             let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
-            let tag = rules::tag_named(key).and_then(|t| self.0.named(t));
             out += head;
-            out += self
-                .2
-                .get(key)
-                .map_or(tag.unwrap_or_default(), String::as_str);
+            out += &self.fact(key).unwrap_or_default();
             rest = after;
         }
         out + rest
@@ -141,7 +125,7 @@ pub(super) fn config_problem(p: &Parsed, shown: &str) -> Option<String> {
 /// The verdict of the first case of `sub` whose condition holds
 /// (and its index, for the check that every case has an example).
 pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usize, Verdict)> {
-    let j = Judged::new(p, x, shown);
+    let j = Judged(p, x, shown);
     let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| j.holds(c))?;
     Some((at, j.raise(None, c)))
 }
@@ -158,7 +142,7 @@ pub fn unknown_stash_sub(op: Op, p: &Parsed) -> Option<String> {
 /// outside the tool, unknown or ambiguous options, and words only known at
 /// run time where an option could be.
 pub fn finish(mut v: Verdict, shown: &str, p: &Parsed, raise: bool) -> Verdict {
-    let j = Judged::new(p, Extra::default(), shown);
+    let j = Judged(p, Extra::default(), shown);
     let raised = (rules::raw().raise.iter()).filter(|c| raise && j.holds(c));
     let refused = p
         .refused
@@ -181,4 +165,68 @@ pub fn finish(mut v: Verdict, shown: &str, p: &Parsed, raise: bool) -> Verdict {
         ));
     }
     v
+}
+
+/// Branch names taken as a remote's default branch when the remote's own is unknown.
+pub const DEFAULT_BRANCHES: &[&str] = &["main", "master"];
+
+/// Where a push goes, as far as `args` say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PushTarget {
+    /// The repository argument (a remote name or URL), if written.
+    pub remote: Option<String>,
+    /// Destination branch names (`refs/heads/` stripped); empty when unknown.
+    pub branches: Vec<String>,
+    /// Why the destination cannot be known before the run, if it cannot.
+    pub unknown: Option<String>,
+    /// A forced update (`+refspec`).
+    pub forced: bool,
+    /// A deletion (`:dst`).
+    pub deletes: bool,
+}
+
+/// Read a push's repository and refspecs.
+pub fn push_target(p: &Parsed) -> PushTarget {
+    let remote = p.positionals.first().cloned();
+    let mut t = PushTarget {
+        remote,
+        ..PushTarget::default()
+    };
+    let refspecs = p.positionals.get(1..).unwrap_or(&[]);
+    if refspecs.is_empty() && !p.has(Tag::Tags) {
+        let why =
+            "pushes without an explicit refspec, so it may update the remote's default branch";
+        t.unknown = Some(why.to_owned());
+    }
+    for (k, spec) in refspecs.iter().enumerate() {
+        if p.runtime_positionals.contains(&(k + 1)) {
+            t.unknown = Some(format!(
+                "refspec `{spec}` is only known at run time, so it may update the remote's default branch"
+            ));
+            continue;
+        }
+        let spec = spec
+            .strip_prefix('+')
+            .inspect(|_| t.forced = true)
+            .unwrap_or(spec);
+        let (src, dst) = spec.split_once(':').unwrap_or((spec, spec));
+        t.deletes |= src.is_empty() && !dst.is_empty();
+        let bare = dst.strip_prefix("refs/heads/").unwrap_or(dst);
+        let symbolic = matches!(bare, "HEAD" | "@") || bare.contains(['~', '^', '@']);
+        let sha_like = bare.len() >= 7 && bare.chars().all(|c| c.is_ascii_hexdigit());
+        if dst.is_empty() || dst.contains('*') {
+            t.unknown = Some(format!(
+                "refspec `{spec}` names no single destination branch"
+            ));
+        } else if dst.starts_with("refs/") && !dst.starts_with("refs/heads/") {
+            // Tags and other namespaces are not branches.
+        } else if symbolic || sha_like {
+            t.unknown = Some(format!(
+                "refspec `{spec}` does not name its destination branch (write `SRC:BRANCH`)"
+            ));
+        } else {
+            t.branches.push(bare.to_owned());
+        }
+    }
+    t
 }

@@ -64,9 +64,9 @@ pub enum Tag {
     Repo,
 }
 
-/// A tag of the rules file by its name (`dry-run`).
-pub fn tag_named(s: &str) -> Option<Tag> {
-    Tag::deserialize(IntoDeserializer::<Error>::into_deserializer(s)).ok()
+/// A tag (`dry-run`) or an operation of the tool (`push`) by its name.
+pub fn named<T: serde::de::DeserializeOwned>(s: &str) -> Option<T> {
+    T::deserialize(IntoDeserializer::<Error>::into_deserializer(s)).ok()
 }
 
 /// A `[refusals]` row: why the `git` tool refuses the options of a
@@ -192,7 +192,7 @@ fn condition<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<(bool, Atom)>>, 
                 Some((n, v)) => Atom::Name(n.to_owned(), Some(v.to_owned())),
                 None => Atom::Name(s.to_owned(), None),
             }),
-            None => args.or_else(|| tag_named(s).map(Atom::Tag)),
+            None => args.or_else(|| named(s).map(Atom::Tag)),
         };
         atom.map(|x| (neg, x)).ok_or_else(|| {
             format!("`{s}` is not a condition (a tag, `-x`, `--name[=v]`, `args<N`, `paths`, ...)")
@@ -209,8 +209,9 @@ fn condition<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<(bool, Atom)>>, 
 fn placeholders(c: &Case) -> Result<(), String> {
     for text in std::iter::once(&c.why).chain(&c.unclassifiable) {
         let keys = text.split('{').skip(1).map(|t| t.split('}').next());
-        let known =
-            |k: &str| FACTS.contains(&k) || ["name", "key"].contains(&k) || tag_named(k).is_some();
+        let known = |k: &str| {
+            FACTS.contains(&k) || ["name", "key"].contains(&k) || named::<Tag>(k).is_some()
+        };
         if let Some(k) = keys.flatten().find(|k| !known(k)) {
             return Err(format!("`{{{k}}}` in `{text}` is not a placeholder"));
         }
