@@ -27,9 +27,9 @@ pub struct CommandVerdict {
 /// unclassifiable when the rules file does not load.
 pub fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
     let mut c = judge_words(words);
-    if let Err(e) = super::checked() {
-        c.verdict = c.verdict.cannot_judge(e.to_owned());
-    }
+    c.verdict = c
+        .verdict
+        .cannot_judge(super::checked().err().map(str::to_owned));
     c
 }
 
@@ -62,7 +62,7 @@ pub(super) fn judge_words(words: &[Word<'_>]) -> CommandVerdict {
     let runtime = runtime.map(|w| format!("`{}` is only known at run time", w.raw));
     let unknown = (g.unreadable()).map(|w| format!("{w} before the git subcommand"));
     for why in [exec, unknown, risk::config_problem(&g, "git"), nul, runtime] {
-        v = why.map_or(v.clone(), |why| v.cannot_judge(why));
+        v = v.cannot_judge(why);
     }
     let (mut repo_words, mut repo_attached) = (Vec::new(), Vec::new());
     for o in g.options.iter().filter(|o| o.tag == Tag::Repo) {
@@ -86,10 +86,7 @@ fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {
             has_files: op == Op::Checkout && checkout_names_a_path(&p),
             ..Extra::default()
         };
-        let mut v = risk::judge(op, &p, extra);
-        if let Some(why) = risk::unknown_stash_sub(op, &p) {
-            v = v.cannot_judge(why);
-        }
+        let v = risk::judge(op, &p, extra).cannot_judge(risk::unknown_stash_sub(op, &p));
         return risk::finish(v, sub, &p, false);
     }
     if let Some(v) = other(sub, words) {

@@ -108,11 +108,11 @@ pub fn verdict(risk: Risk, reason: impl Into<String>) -> Verdict {
 }
 
 impl Verdict {
-    /// Marks the verdict unclassifiable (the risk is at least moderate).
-    pub fn cannot_judge(mut self, why: String) -> Verdict {
-        if self.unclassifiable.is_none() {
-            self.unclassifiable = Some(why);
-        }
+    /// Marks the verdict unclassifiable when there is a why (the risk is then
+    /// at least moderate; the first why stays).
+    pub fn cannot_judge(mut self, why: impl Into<Option<String>>) -> Verdict {
+        let Some(why) = why.into() else { return self };
+        self.unclassifiable.get_or_insert(why);
         self.risk = self.risk.max(Risk::Moderate);
         self
     }
@@ -136,19 +136,13 @@ pub fn parse(op: Op, args: &[String]) -> Parsed {
 /// Reads the words after the subcommand with the operation's table (the
 /// first word of `stash` is its subcommand when it is not an option).
 pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
-    let stash_sub = if op == Op::Stash {
-        words
-            .first()
-            .filter(|w| w.text.is_none_or(|t| !t.starts_with('-')))
-            .map(|w| w.text.unwrap_or(w.raw).to_owned())
-    } else {
-        None
-    };
+    let sub = words
+        .first()
+        .filter(|w| op == Op::Stash && w.text.is_none_or(|t| !t.starts_with('-')));
+    let stash_sub = sub.map(|w| w.text.unwrap_or(w.raw).to_owned());
     let t = tables(op, stash_sub.as_deref());
-    let start = usize::from(stash_sub.is_some());
-    let mut p = parse::parse_words(t, words, start);
-    p.stash_sub = stash_sub;
-    p
+    let p = parse::parse_words(t, words, usize::from(sub.is_some()));
+    Parsed { stash_sub, ..p }
 }
 
 /// The parts of a tool step the rules need (built from the plan's nodes
@@ -184,13 +178,10 @@ pub fn classify(r: &Request<'_>) -> Verdict {
         v = v.cannot_judge(format!(
             "{why} for git {op}, so it cannot judge what it does"
         ));
-    } else if let Some(why) = risk::unknown_stash_sub(r.op, &p) {
-        v = v.cannot_judge(why);
+    } else {
+        v = v.cannot_judge(risk::unknown_stash_sub(r.op, &p));
     }
-    match checked() {
-        Ok(_) => v,
-        Err(e) => v.cannot_judge(e.to_owned()),
-    }
+    v.cannot_judge(checked().err().map(str::to_owned))
 }
 
 // The rules' examples are checked here, above the files they call, so that
@@ -217,12 +208,26 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
     fn lits(line: &str) -> Vec<Word<'_>> {
         line.split_whitespace().map(Word::lit).collect()
     }
-    let groups = (r.groups.iter()).map(|(n, l)| (format!("group `{n}`"), None, &l.examples));
+    // What the classifier says of an example: its label and why.
+    type Judge = fn(&str) -> (&'static str, String);
+    fn command(line: &str) -> (&'static str, String) {
+        let v = command::judge_words(&lits(line)).verdict;
+        (label(&v), v.reason)
+    }
+    let stored: Judge = |key| match config::stored_problem(key) {
+        None => ("harmless", String::new()),
+        Some(w) if w.contains("run a program") => ("runs", w),
+        Some(w) => ("unknown", w),
+    };
+    let command: Judge = command;
+    let groups =
+        (r.groups.iter()).map(|(n, l)| (format!("group `{n}`"), None, &l.examples, command));
     let subs = (r.subs.iter()).map(|s| {
         (
             format!("subcommand `{}`", s.name),
             Some(s),
             &s.lists.examples,
+            command,
         )
     });
     let last = [
@@ -230,10 +235,17 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
             "globals".to_owned(),
             Some(&r.globals),
             &r.globals.lists.examples,
+            command,
         ),
-        ("config".to_owned(), None, &r.config.examples),
+        ("config".to_owned(), None, &r.config.examples, command),
+        (
+            "config (stored keys)".to_owned(),
+            None,
+            &r.config.stored_examples,
+            stored,
+        ),
     ];
-    for (entry, sub, examples) in groups.chain(subs).chain(last) {
+    for (entry, sub, examples, judge) in groups.chain(subs).chain(last) {
         let at = |e: &str, why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
         // `line` after the entry's name (none for the global options), read with its table.
         let parsed = |line: &str, s: &Sub| {
@@ -248,12 +260,10 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
         };
         let mut decided = std::collections::BTreeSet::new();
         for e in examples {
-            let (want, line) = e
-                .split_once(": ")
-                .ok_or_else(|| at(e, "write `LABEL: LINE`".into()))?;
-            let v = command::judge_words(&lits(line)).verdict;
-            if label(&v) != want {
-                let (got, why) = (label(&v), &v.reason);
+            let (want, line) =
+                (e.split_once(": ")).ok_or_else(|| at(e, "write `LABEL: LINE`".into()))?;
+            let (got, why) = judge(line);
+            if got != want {
                 return Err(at(e, format!("the classifier says {got} ({why})")));
             }
             if let Some(s) = sub {
@@ -273,20 +283,6 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
                 let e = format!("not_example `{line}`: every option of it is known");
                 return Err(format!("{FILE}: {entry}: {e}"));
             }
-        }
-    }
-    for e in &r.config.stored_examples {
-        let at = format!("{FILE}: config: stored example `{e}`");
-        let (want, key) = e
-            .split_once(": ")
-            .ok_or_else(|| format!("{at}: write `LABEL: KEY`"))?;
-        let got = match config::stored_problem(key) {
-            None => "harmless",
-            Some(w) if w.contains("run a program") => "runs",
-            Some(_) => "unknown",
-        };
-        if got != want {
-            return Err(format!("{at}: the classifier says {got}"));
         }
     }
     Ok(())

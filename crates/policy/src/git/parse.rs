@@ -1,14 +1,9 @@
-//! Reads a git subcommand's arguments with its option table: known options
-//! (with their values and the tokens that wrote them), refused ones, unknown
-//! and ambiguous ones, positionals and paths. Short options may be bundled
-//! (`-fu`) and take attached values (`-n5`); long options may be abbreviated
-//! where git accepts it, resolved as git's parse-options resolves them
-//! ([`resolve`]).
-//!
-//! Words come from a plan's `args` (always literal) or from a bash command
-//! line, where a word may only be known at run time: such a word is read as a
-//! positional, and noted as a possible option when nothing written before it
-//! rules that out.
+//! Reads a git subcommand's arguments with its option table. Short options
+//! may be bundled (`-fu`) and take attached values (`-n5`); long options may
+//! be abbreviated where git accepts it ([`resolve`]). Words come from a plan's
+//! `args` (always literal) or from a bash command line, where a word may only
+//! be known at run time: such a word is read as a positional, and noted as a
+//! possible option when nothing written before it rules that out.
 
 use super::rules::{Meaning, OptSpec, Sub, Tag, Takes};
 
@@ -37,44 +32,36 @@ impl<'a> Word<'a> {
     }
 }
 
-/// One known option as read.
+/// One known option as read: its full name, value and tag, its tokens (an
+/// abbreviated name written in full; a bundle of short options is on its
+/// last option) and the index of its (first) word.
 #[derive(Debug, Clone)]
 pub struct Opt {
-    /// The full name (an abbreviation is resolved).
     pub name: String,
     pub value: Option<String>,
     pub tag: Tag,
-    /// The argument tokens, with an abbreviated name written in full (a
-    /// bundle of short options is on its last option).
     pub tokens: Vec<String>,
-    /// The index of its (first) word.
     pub at: usize,
 }
 
-/// What `args` says, read with the operation's table.
+/// What `args` says, read with a table: the stash subcommand (none: `push`),
+/// known options in order, positionals before `--` (the word index of the
+/// first; indexes of those only known at run time), paths after `--`,
+/// unknown options, ambiguous abbreviations (with their candidates), words
+/// only known at run time where an option could be, and refused options
+/// (word index, `[refusals]` row).
 #[derive(Debug, Clone, Default)]
 pub struct Parsed {
-    /// The stash subcommand (`push` when none is written).
     pub stash_sub: Option<String>,
-    /// Known options, in order.
     pub options: Vec<Opt>,
-    /// Positional arguments before `--`.
     pub positionals: Vec<String>,
-    /// The index of the word of the first positional.
     pub first_at: Option<usize>,
-    /// Indexes in `positionals` of words only known at run time.
     pub runtime_positionals: Vec<usize>,
-    /// Paths after `--`.
     pub paths: Vec<String>,
-    /// Whether `args` held `--`.
     pub dashdash: bool,
-    /// Options the table does not know.
     pub unknown: Vec<String>,
-    /// Abbreviations that match several options: (as written, the candidates).
     pub ambiguous: Vec<(String, Vec<String>)>,
-    /// Words only known at run time where an option could be.
     pub runtime_options: Vec<String>,
-    /// (index in `args`, `[refusals]` row) of refused options.
     pub refused: Vec<(usize, String)>,
 }
 

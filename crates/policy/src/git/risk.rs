@@ -104,10 +104,7 @@ impl Judged<'_> {
             Some(v) => v.at_least(c.risk, why),
             None => verdict(c.risk, why),
         };
-        match &c.unclassifiable {
-            Some(u) => v.cannot_judge(self.fill(u)),
-            None => v,
-        }
+        v.cannot_judge(c.unclassifiable.as_ref().map(|u| self.fill(u)))
     }
 }
 
@@ -159,12 +156,8 @@ pub fn finish(mut v: Verdict, shown: &str, p: &Parsed, raise: bool) -> Verdict {
             ),
         );
     }
-    if let Some(why) = p.unreadable() {
-        v = v.cannot_judge(format!(
-            "{why} for git {shown}, so it cannot judge what it does"
-        ));
-    }
-    v
+    let why = p.unreadable();
+    v.cannot_judge(why.map(|why| format!("{why} for git {shown}, so it cannot judge what it does")))
 }
 
 /// Branch names taken as a remote's default branch when the remote's own is unknown.

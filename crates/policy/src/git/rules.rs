@@ -3,8 +3,6 @@
 //! not parse, a malformed entry or an example decided otherwise is an error
 //! naming the file and the entry ([`super::checked`]): the callers then judge
 //! every git command unclassifiable (fail-close), and `cargo test` fails.
-//! serde reads the file; [`parse`] joins each subcommand's option groups and
-//! its rule's cases, and checks what serde cannot.
 
 use crate::model::Risk;
 use serde::Deserialize;
@@ -33,7 +31,6 @@ pub enum Takes {
 /// file, whose header says what each means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-#[allow(missing_docs)]
 pub enum Tag {
     Plain,
     Force,
@@ -69,9 +66,7 @@ pub fn named<T: serde::de::DeserializeOwned>(s: &str) -> Option<T> {
     T::deserialize(IntoDeserializer::<Error>::into_deserializer(s)).ok()
 }
 
-/// A `[refusals]` row: why the `git` tool refuses the options of a
-/// `refused.NAME` list (a plan error), and how they raise a bash step's
-/// verdict, where git runs as written (none: the subcommand's own risk).
+/// A `[refusals]` row (the file's header says what it means).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Refusal {
@@ -86,20 +81,18 @@ pub fn refusal(name: &str) -> (&'static str, Option<&'static Case>) {
     r.map_or(("is refused", None), |r| (&r.why, r.in_bash.as_ref()))
 }
 
-/// What an option means: a tag the risk rules read, or the `[refusals]` row
-/// that says why the tool refuses it.
+/// What an option means: a tag, or the `[refusals]` row of why the tool refuses it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Meaning {
     Known(Tag),
     Refused(String),
 }
 
-/// One option of a subcommand, read from its spelling (`"--unified <v>"`);
-/// its meaning is its list's.
+/// One option of a subcommand (`--force`, `-f`), read from its spelling
+/// (`"--unified <v>"`); its meaning is its list's.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "String")]
 pub struct OptSpec {
-    /// The full name (`--force`, `-f`).
     pub name: String,
     pub takes: Takes,
     pub meaning: Meaning,
@@ -130,8 +123,7 @@ impl TryFrom<String> for OptSpec {
     }
 }
 
-/// The facts about the arguments a condition may name besides options and
-/// counts (the rules file's header says what each means).
+/// The facts a condition may name (the rules file's header says what each means).
 pub const FACTS: &[&str] = &[
     "paths",
     "files",
@@ -146,33 +138,29 @@ pub const FACTS: &[&str] = &[
     "config-problem",
 ];
 
-/// A fact a case's condition tests (written as in the rules file's header).
+/// What a case's condition tests, as the rules file's header says: an option
+/// with a tag, an option by name (with this value when one is written:
+/// `--prune=now`), the number of positionals compared (`<`, `=`, `>`), a fact.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Atom {
-    /// An option with this tag (`force` and `dry-run` also by the tool's parameters).
     Tag(Tag),
-    /// An option of this full name, with this value when one is written (`--prune=now`).
     Name(String, Option<String>),
-    /// The number of positionals compared (`<`, `=`, `>`) with a number.
     Args(char, usize),
-    /// One of [`FACTS`].
     Fact(&'static str),
 }
 
-/// One case of a subcommand: when any group of its condition holds (each
-/// group all of its atoms, `true` when negated), this risk and reason. An
-/// empty condition always holds.
+/// One case: when any group of its condition holds (each group all of its
+/// atoms, `true` when negated; an empty condition always holds), this risk
+/// and reason, and why the verdict is unclassifiable when it is. The reasons'
+/// `{name}`, `{key}` (the first positional), `{TAG}` (the option's full name)
+/// and `{FACT}` (what the fact found) are filled in.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Case {
     #[serde(rename = "if", default, deserialize_with = "condition")]
     pub when: Vec<Vec<(bool, Atom)>>,
     pub risk: Risk,
-    /// The reason; `{name}`, `{key}` (the first positional), `{TAG}` (the
-    /// option's full name) and `{FACT}` (`{push-unknown}`, `{key-problem}`,
-    /// ...: what the fact found) are filled in.
     pub why: String,
-    /// Set when the verdict is unclassifiable: why (filled in the same way).
     pub unclassifiable: Option<String>,
 }
 
@@ -248,57 +236,47 @@ fn yes() -> bool {
     true
 }
 
-/// One subcommand (or `subcommand verb`), or git's global options, and how to read it.
+/// One `[[subcommands]]` entry (`rebase`, `remote add`) or `[globals]`, its
+/// keys as the rules file's header says. Once loaded, `cases` are its own
+/// (the first `own`) then its rule's, `options` those of its groups then its
+/// own, and `stops` says that its options end at the first positional (the
+/// global options).
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Sub {
-    /// `rebase`, or `remote add` (empty for the global options).
     #[serde(default)]
     pub name: String,
-    /// A key of `[rules]`, whose cases follow the entry's own.
     #[serde(default)]
     pub rule: String,
-    /// Completes the reason (`{why}` in its rule's cases).
     #[serde(default)]
     why: String,
-    /// The option groups it names.
     #[serde(default, rename = "options")]
     groups: Vec<String>,
-    /// Whether git accepts abbreviated long options.
     #[serde(default = "yes")]
     pub abbrev: bool,
-    /// Whether `-<n>` means `-n <n>`.
     #[serde(default)]
     pub counts: bool,
-    /// Whether `--` introduces paths.
     #[serde(default = "yes")]
     pub paths: bool,
-    /// Its own cases, then (once loaded) its rule's.
     #[serde(default)]
     pub cases: Vec<Case>,
-    /// How many of them are its own (each must decide one of its examples).
     #[serde(skip)]
     pub own: usize,
     #[serde(default)]
     pub(super) not_examples: Vec<String>,
     #[serde(flatten)]
     pub(super) lists: Lists,
-    /// Its options (once loaded): those of its groups, then its own.
     #[serde(skip)]
     pub options: Vec<OptSpec>,
-    /// Whether its options end at the first positional (the global options).
     #[serde(skip)]
     pub stops: bool,
 }
 
-/// Configuration keys (lowercase patterns; `*` is any part).
+/// `[config]`: configuration keys (lowercase patterns; `*` is any part).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
-    /// Harmless to set.
     pub harmless: Vec<String>,
-    /// Make git run a program.
     pub runs_programs: Vec<String>,
-    /// Written by `git init` and `git clone` into a repository's own file.
     pub layout: Vec<String>,
     #[serde(default)]
     pub(super) examples: Vec<String>,
@@ -310,11 +288,8 @@ pub struct Config {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rules {
-    /// Git's global options (before the subcommand).
     pub globals: Sub,
-    /// The cases each rule adds after a subcommand's own.
     rules: BTreeMap<String, Vec<Case>>,
-    /// The rows that raise the verdict of a subcommand the tool does not run.
     pub raise: Vec<Case>,
     refusals: BTreeMap<String, Refusal>,
     pub config: Config,

@@ -164,3 +164,11 @@ fn not_examples_are_checked() {
     let e = check_examples(&parse(&cut).expect("parses")).expect_err("known option");
     assert!(e.contains("status --short"), "{e}");
 }
+
+#[test]
+fn stored_examples_are_checked() {
+    let cut = TEXT.replacen("\"harmless: core.bare\"", "\"runs: core.bare\"", 1);
+    assert_ne!(cut, TEXT);
+    let e = check_examples(&parse(&cut).expect("parses")).expect_err("wrong label");
+    assert!(e.contains("runs: core.bare") && e.contains("harmless"), "{e}");
+}
