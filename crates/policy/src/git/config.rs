@@ -1,10 +1,7 @@
-//! Git configuration keys, as set by `git -c key=value`, `--config-env` or
-//! `git config key value`: a short allow-list of keys that change nothing
-//! but presentation, identity or ordinary behaviour; every other key may make
-//! git run a program later (hooks, pagers, editors, ssh, fsmonitor, filter,
-//! diff and merge drivers, credential helpers, aliases, includes) or is not
-//! one plangate knows, so it cannot be judged. Every key cannot be judged when
-//! the rules file does not load.
+//! Git configuration keys (`git -c key=value`, `--config-env`, `git config
+//! key value`): a short allow-list of harmless keys; any other may make git
+//! run a program later or is not one plangate knows, so it cannot be judged
+//! (and none can when the rules file does not load).
 
 use super::rules;
 

@@ -179,7 +179,7 @@ pub fn classify(r: &Request<'_>) -> Verdict {
             "{why} for git {op}, so it cannot judge what it does"
         ));
     } else {
-        v = v.cannot_judge(risk::unknown_stash_sub(r.op, &p));
+        v = v.cannot_judge(risk::unknown_stash_sub(&p));
     }
     v.cannot_judge(checked().err().map(str::to_owned))
 }

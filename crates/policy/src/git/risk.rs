@@ -128,10 +128,14 @@ pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usiz
 }
 
 /// Why a stash subcommand cannot be judged, if it cannot.
-pub fn unknown_stash_sub(op: Op, p: &Parsed) -> Option<String> {
-    let sub = p.stash_sub.as_deref()?;
-    (op == Op::Stash && !stash_subs().contains(&sub))
-        .then(|| format!("`git stash {sub}` is not a subcommand plangate knows"))
+pub fn unknown_stash_sub(p: &Parsed) -> Option<String> {
+    let sub = p
+        .stash_sub
+        .as_deref()
+        .filter(|s| !stash_subs().contains(s))?;
+    Some(format!(
+        "`git stash {sub}` is not a subcommand plangate knows"
+    ))
 }
 
 /// What a bash step adds to the rules' verdict: the `[[raise]]` rows (for a
@@ -163,22 +167,21 @@ pub fn finish(mut v: Verdict, shown: &str, p: &Parsed, raise: bool) -> Verdict {
 /// Branch names taken as a remote's default branch when the remote's own is unknown.
 pub const DEFAULT_BRANCHES: &[&str] = &["main", "master"];
 
-/// Where a push goes, as far as `args` say.
+/// Where a push goes, as far as `args` say: the repository argument (a
+/// remote name or URL), destination branch names (`refs/heads/` stripped),
+/// why the destination cannot be known before the run (no refspec, `HEAD`, a
+/// commit, a pattern, a word only known at run time), a forced update
+/// (`+refspec`), a deletion (`:dst`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PushTarget {
-    /// The repository argument (a remote name or URL), if written.
     pub remote: Option<String>,
-    /// Destination branch names (`refs/heads/` stripped); empty when unknown.
     pub branches: Vec<String>,
-    /// Why the destination cannot be known before the run, if it cannot.
     pub unknown: Option<String>,
-    /// A forced update (`+refspec`).
     pub forced: bool,
-    /// A deletion (`:dst`).
     pub deletes: bool,
 }
 
-/// Read a push's repository and refspecs.
+/// Reads a push's repository and refspecs (the `push` entry's cases say how risky each is).
 pub fn push_target(p: &Parsed) -> PushTarget {
     let remote = p.positionals.first().cloned();
     let mut t = PushTarget {

@@ -209,10 +209,9 @@ fn placeholders(c: &Case) -> Result<(), String> {
 
 /// Option lists keyed by meaning, as written in the file.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct Lists {
-    #[serde(default)]
     refused: BTreeMap<String, Vec<OptSpec>>,
-    #[serde(default)]
     pub(super) examples: Vec<String>,
     #[serde(flatten)]
     tags: BTreeMap<Tag, Vec<OptSpec>>,
@@ -242,26 +241,21 @@ fn yes() -> bool {
 /// own, and `stops` says that its options end at the first positional (the
 /// global options).
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct Sub {
-    #[serde(default)]
     pub name: String,
-    #[serde(default)]
     pub rule: String,
-    #[serde(default)]
     why: String,
-    #[serde(default, rename = "options")]
+    #[serde(rename = "options")]
     groups: Vec<String>,
     #[serde(default = "yes")]
     pub abbrev: bool,
-    #[serde(default)]
     pub counts: bool,
     #[serde(default = "yes")]
     pub paths: bool,
-    #[serde(default)]
     pub cases: Vec<Case>,
     #[serde(skip)]
     pub own: usize,
-    #[serde(default)]
     pub(super) not_examples: Vec<String>,
     #[serde(flatten)]
     pub(super) lists: Lists,

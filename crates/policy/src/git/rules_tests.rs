@@ -170,5 +170,8 @@ fn stored_examples_are_checked() {
     let cut = TEXT.replacen("\"harmless: core.bare\"", "\"runs: core.bare\"", 1);
     assert_ne!(cut, TEXT);
     let e = check_examples(&parse(&cut).expect("parses")).expect_err("wrong label");
-    assert!(e.contains("runs: core.bare") && e.contains("harmless"), "{e}");
+    assert!(
+        e.contains("runs: core.bare") && e.contains("harmless"),
+        "{e}"
+    );
 }
