@@ -187,15 +187,6 @@ pub fn classify(r: &Request<'_>) -> Verdict {
 // The rules' examples are checked here, above the files they call, so that
 // no file of this folder depends on one that depends on it.
 
-/// The label a verdict gets in examples.
-pub fn label(v: &Verdict) -> &'static str {
-    if v.unclassifiable.is_some() {
-        "unclassifiable"
-    } else {
-        v.risk.as_str()
-    }
-}
-
 /// Runs every example of `r` through the classifier (which reads the
 /// loaded rules: `r` is them, except in the tests of this checker).
 fn check_examples(r: &rules::Rules) -> Result<(), String> {
@@ -208,11 +199,13 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
     fn lits(line: &str) -> Vec<Word<'_>> {
         line.split_whitespace().map(Word::lit).collect()
     }
-    // What the classifier says of an example: its label and why.
+    // What the classifier says of an example: its label (`safe`, ...,
+    // `unclassifiable`) and why.
     type Judge = fn(&str) -> (&'static str, String);
     fn command(line: &str) -> (&'static str, String) {
         let v = command::judge_words(&lits(line)).verdict;
-        (label(&v), v.reason)
+        let unclassifiable = v.unclassifiable.is_some().then_some("unclassifiable");
+        (unclassifiable.unwrap_or(v.risk.as_str()), v.reason)
     }
     let stored: Judge = |key| match config::stored_problem(key) {
         None => ("harmless", String::new()),
@@ -293,8 +286,6 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
 pub fn checked() -> Result<&'static rules::Rules, &'static str> {
     static C: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     let r = rules::loaded().as_ref().map_err(String::as_str)?;
-    C.get_or_init(|| check_examples(r))
-        .as_ref()
-        .map_err(String::as_str)?;
-    Ok(r)
+    let checked = C.get_or_init(|| check_examples(r));
+    checked.as_ref().map(|_| r).map_err(String::as_str)
 }

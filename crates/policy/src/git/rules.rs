@@ -302,19 +302,15 @@ impl Rules {
 /// Parses the file and checks each entry's shape (not yet its examples).
 fn parse(text: &str) -> Result<Rules, String> {
     let mut r: Rules = toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))?;
-    for i in 0..r.subs.len() {
-        let (done, rest) = r.subs.split_at_mut(i);
-        let s = &mut rest[0];
+    let mut names = std::collections::BTreeSet::new();
+    for s in &mut r.subs {
         let name = s.name.clone();
         let at = |e: String| format!("{FILE}: subcommand `{name}`: {e}");
-        if name.is_empty() || done.iter().any(|x| x.name == name) {
+        if name.is_empty() || !names.insert(name.clone()) {
             return Err(at("no name, or a second entry of that name".to_owned()));
         }
         for g in &s.groups {
-            let group = r
-                .groups
-                .get(g)
-                .ok_or_else(|| at(format!("no group `{g}`")))?;
+            let group = (r.groups.get(g)).ok_or_else(|| at(format!("no group `{g}`")))?;
             s.options.extend(group.options());
         }
         s.options.extend(s.lists.options());
@@ -338,15 +334,14 @@ fn parse(text: &str) -> Result<Rules, String> {
             return Err(at(format!("`why` is {need} for rule `{}`", s.rule)));
         }
         s.own = s.cases.len();
-        for c in implied {
-            let fill = |t: &String| t.replace("{why}", &s.why);
-            let (why, unclassifiable) = (fill(&c.why), c.unclassifiable.as_ref().map(fill));
-            s.cases.push(Case {
-                why,
-                unclassifiable,
-                ..c.clone()
-            });
-        }
+        let fill = |t: &String| t.replace("{why}", &s.why);
+        let implied: Vec<Case> = (implied.iter().map(|c| Case {
+            why: fill(&c.why),
+            unclassifiable: c.unclassifiable.as_ref().map(fill),
+            ..c.clone()
+        }))
+        .collect();
+        s.cases.extend(implied);
         s.cases.iter().try_for_each(placeholders).map_err(at)?;
         if s.cases.last().is_none_or(|c| !c.when.is_empty()) {
             return Err(at("its last case must have no `if`".to_owned()));
