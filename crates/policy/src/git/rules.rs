@@ -372,10 +372,7 @@ pub(super) fn loaded() -> &'static Result<Rules, String> {
 /// below the entry points, which call [`super::checked`].
 pub fn raw() -> &'static Rules {
     static EMPTY: OnceLock<Rules> = OnceLock::new();
-    match loaded() {
-        Ok(r) => r,
-        Err(_) => EMPTY.get_or_init(Rules::default),
-    }
+    (loaded().as_ref()).unwrap_or_else(|_| EMPTY.get_or_init(Rules::default))
 }
 
 #[cfg(test)]
