@@ -64,18 +64,14 @@ pub(super) fn judge_words(words: &[Word<'_>]) -> CommandVerdict {
     for why in [exec, unknown, risk::config_problem(&g, "git"), nul, runtime] {
         v = v.cannot_judge(why);
     }
-    let (mut repo_words, mut repo_attached) = (Vec::new(), Vec::new());
-    for o in g.options.iter().filter(|o| o.tag == Tag::Repo) {
-        match (o.tokens.len(), &o.value) {
-            (2, _) => repo_words.push(o.at + 1),
-            (_, Some(v)) => repo_attached.push(v.clone()),
-            _ => {}
-        }
-    }
+    // A value in its own word (`-C dir`) is given by its index; one attached, by its text.
+    let repo = |own: bool| {
+        (g.options.iter()).filter(move |o| o.tag == Tag::Repo && (o.tokens.len() == 2) == own)
+    };
     CommandVerdict {
         verdict: v,
-        repo_words,
-        repo_attached,
+        repo_words: repo(true).map(|o| o.at + 1).collect(),
+        repo_attached: repo(false).filter_map(|o| o.value.clone()).collect(),
     }
 }
 

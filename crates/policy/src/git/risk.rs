@@ -61,9 +61,7 @@ impl Judged<'_> {
             "key-runtime" => yes(p.runtime_positionals.contains(&0)),
             "key-problem" => key_problem(key),
             "config-problem" => config_problem(p, &format!("git {shown}")),
-            tag => rules::named(tag)
-                .and_then(|t| p.named(t))
-                .map(str::to_owned),
+            tag => Some(p.named(rules::named(tag)?)?.to_owned()),
         }
     }
 
@@ -145,10 +143,7 @@ pub fn unknown_stash_sub(p: &Parsed) -> Option<String> {
 pub fn finish(mut v: Verdict, shown: &str, p: &Parsed, raise: bool) -> Verdict {
     let j = Judged(p, Extra::default(), shown);
     let raised = (rules::raw().raise.iter()).filter(|c| raise && j.holds(c));
-    let refused = p
-        .refused
-        .iter()
-        .filter_map(|(_, name)| rules::refusal(name).1);
+    let refused = (p.refused.iter()).filter_map(|(_, name)| rules::refusal(name).1);
     for c in raised.chain(refused) {
         v = j.raise(Some(v), c);
     }
