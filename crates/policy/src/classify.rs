@@ -119,64 +119,13 @@ pub fn classify_bash(command: &str, ctx: &ClassifyContext<'_>) -> Classification
 fn classify_unchecked(command: &str, ctx: &ClassifyContext<'_>) -> Classification {
     let mut walker = walk::Walker::new(ctx, true);
     walker.script(command);
-    if walker.scratch_named() {
+    if walker.scratch_named {
         // The script may change `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR`:
         // judge it again with their values unknown.
         walker = walk::Walker::new(ctx, false);
         walker.script(command);
     }
-    walker.into_findings().finish()
-}
-
-/// Accumulates what the walk found: the highest risk (first reason at that level),
-/// the first blocking reason and the first reason the command could not be read.
-#[derive(Debug, Default)]
-pub struct Findings {
-    top: Option<(Risk, String)>,
-    blocked: Option<String>,
-    unclassifiable: Option<String>,
-}
-
-impl Findings {
-    /// Records a use of the network: at least moderate.
-    pub fn network(&mut self, reason: String) {
-        self.note(Risk::Moderate, reason);
-    }
-
-    /// Records a command's risk; keeps the first reason at the highest level.
-    pub fn note(&mut self, risk: Risk, reason: String) {
-        let higher = self.top.as_ref().is_none_or(|(r, _)| risk > *r);
-        if higher {
-            self.top = Some((risk, one_line(&reason)));
-        }
-    }
-
-    /// Records that the command must never run.
-    pub fn block(&mut self, reason: String) {
-        if self.blocked.is_none() {
-            self.blocked = Some(one_line(&reason));
-        }
-    }
-
-    /// Records that part of the command could not be read.
-    pub fn unclassifiable(&mut self, reason: String) {
-        if self.unclassifiable.is_none() {
-            self.unclassifiable = Some(one_line(&reason));
-        }
-    }
-
-    fn finish(self) -> Classification {
-        if let Some(reason) = self.blocked {
-            Classification::Blocked { reason }
-        } else if let Some(reason) = self.unclassifiable {
-            Classification::Unclassifiable { reason }
-        } else {
-            let (risk, reason) = self
-                .top
-                .unwrap_or((Risk::Safe, "empty command does nothing".to_string()));
-            Classification::Judged { risk, reason }
-        }
-    }
+    walker.finish()
 }
 
 /// Makes a reason printable on one line: control characters become spaces.

@@ -243,3 +243,15 @@ fn home_unknown_makes_tilde_unknown() {
     assert_eq!(classify_bash("rm -rf ~/x", &c).risk(), Risk::Dangerous);
     assert_eq!(classify_bash("ls ~", &c).risk(), Risk::Safe);
 }
+
+#[test]
+fn a_word_opening_many_brackets_is_refused_not_a_crash() {
+    // brush-parser overflowed its stack on this (an abort, some 4,000 deep
+    // on a 2 MB thread stack): run it on such a stack.
+    for unit in ["a[", "$[ "] {
+        let command = format!("echo {}", unit.repeat(4000));
+        let run = move || classify_bash(&command, &ctx()).label();
+        let thread = std::thread::Builder::new().stack_size(2 << 20).spawn(run);
+        assert_eq!(thread.unwrap().join().unwrap(), "unclassifiable");
+    }
+}

@@ -41,22 +41,16 @@ fn find(raw: &str) -> Option<(usize, usize, Vec<String>)> {
     let b = raw.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'\'' => i = skip_single(b, i + 1),
-            b'"' => i = skip_double(b, i + 1),
-            b'`' => i = skip_until(b, i + 1, b'`'),
-            b'$' if b.get(i + 1) == Some(&b'{') => i = skip_balanced(b, i + 1, b'{', b'}'),
-            b'$' if b.get(i + 1) == Some(&b'(') => i = skip_balanced(b, i + 1, b'(', b')'),
-            b'$' if b.get(i + 1) == Some(&b'\'') => i = skip_single(b, i + 2),
-            b'{' => {
-                if let Some(found) = expression_at(raw, i) {
-                    return Some(found);
-                }
-                i += 1;
-            }
-            _ => i += 1,
+        if let Some(next) = skip(b, i) {
+            i = next;
+            continue;
         }
+        if b[i] == b'{'
+            && let Some(found) = expression_at(raw, i)
+        {
+            return Some(found);
+        }
+        i += 1;
     }
     None
 }
@@ -68,19 +62,11 @@ fn expression_at(raw: &str, open: usize) -> Option<(usize, usize, Vec<String>)> 
     let mut commas = Vec::new();
     let mut i = open + 1;
     while i < b.len() {
+        if let Some(next) = skip(b, i) {
+            i = next;
+            continue;
+        }
         match b[i] {
-            b'\\' => i += 1,
-            b'\'' => i = skip_single(b, i + 1).saturating_sub(1),
-            b'"' => i = skip_double(b, i + 1).saturating_sub(1),
-            b'`' => i = skip_until(b, i + 1, b'`').saturating_sub(1),
-            b'$' if matches!(b.get(i + 1), Some(b'{' | b'(')) => {
-                let (o, c) = if b.get(i + 1) == Some(&b'{') {
-                    (b'{', b'}')
-                } else {
-                    (b'(', b')')
-                };
-                i = skip_balanced(b, i + 1, o, c).saturating_sub(1);
-            }
             b'{' => depth += 1,
             b'}' if depth > 0 => depth -= 1,
             b'}' => return alternatives(raw, open, i, &commas),
@@ -132,13 +118,9 @@ fn sequence(inner: &str) -> Option<Vec<String>> {
                 .collect(),
         );
     }
-    let (mut x, mut y) = (single_char(from)?, single_char(to)?);
-    let reverse = x > y;
-    if reverse {
-        std::mem::swap(&mut x, &mut y);
-    }
-    let mut out: Vec<String> = (x..=y).map(|c| c.to_string()).collect();
-    if reverse {
+    let (x, y) = (single_char(from)?, single_char(to)?);
+    let mut out: Vec<String> = (x.min(y)..=x.max(y)).map(String::from).collect();
+    if x > y {
         out.reverse();
     }
     Some(out)
@@ -150,35 +132,33 @@ fn single_char(s: &str) -> Option<char> {
     (it.next().is_none() && c.is_ascii_alphabetic()).then_some(c)
 }
 
-fn skip_single(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && b[i] != b'\'' {
-        i += 1;
-    }
-    i + 1
+/// Index just after the escape, quotes, backquotes, `${...}` or `$(...)`
+/// starting at `i`, if one does: braces inside do not expand.
+fn skip(b: &[u8], i: usize) -> Option<usize> {
+    Some(match (b[i], b.get(i + 1)) {
+        (b'\\', _) => i + 2,
+        (q @ (b'\'' | b'"' | b'`'), _) => until(b, i + 1, q),
+        (b'$', Some(b'{')) => balanced(b, i + 1, b'{', b'}'),
+        (b'$', Some(b'(')) => balanced(b, i + 1, b'(', b')'),
+        _ => return None,
+    })
 }
 
-fn skip_double(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && b[i] != b'"' {
-        i += if b[i] == b'\\' { 2 } else { 1 };
-    }
-    i + 1
-}
-
-fn skip_until(b: &[u8], mut i: usize, end: u8) -> usize {
+/// Index just after the first `end` from `i` (a backslash escapes it, but in `'...'`).
+fn until(b: &[u8], mut i: usize, end: u8) -> usize {
     while i < b.len() && b[i] != end {
-        i += if b[i] == b'\\' { 2 } else { 1 };
+        i += if b[i] == b'\\' && end != b'\'' { 2 } else { 1 };
     }
     i + 1
 }
 
 /// Skips from an opening `open` at `i` to just after its matching `close`.
-fn skip_balanced(b: &[u8], mut i: usize, open: u8, close: u8) -> usize {
+fn balanced(b: &[u8], mut i: usize, open: u8, close: u8) -> usize {
     let mut depth = 0usize;
     while i < b.len() {
         match b[i] {
             b'\\' => i += 1,
-            b'\'' => i = skip_single(b, i + 1).saturating_sub(1),
-            b'"' => i = skip_double(b, i + 1).saturating_sub(1),
+            q @ (b'\'' | b'"') => i = until(b, i + 1, q) - 1,
             c if c == open => depth += 1,
             c if c == close => {
                 depth = depth.saturating_sub(1);

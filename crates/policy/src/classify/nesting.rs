@@ -8,35 +8,28 @@ pub(super) const MAX_LEN: usize = 64 * 1024;
 pub(super) const MAX_PARENS: usize = 16;
 /// Deepest nesting of parens, braces and compound keywords taken together.
 pub(super) const MAX_NESTING: usize = 40;
+/// Deepest nesting of `[` (see [`bracket_depth`]).
+pub(super) const MAX_BRACKETS: usize = 16;
 
 /// Returns the nesting depth of `src`, or why it is too deep or too long to parse.
 pub(super) fn too_complex(src: &str) -> Result<usize, String> {
-    // brush-parser panics on a file-descriptor number that does not fit (`333…3>f`).
-    let b = src.as_bytes();
-    let mut run = 0usize;
-    for (k, c) in b.iter().enumerate() {
-        if c.is_ascii_digit() {
-            run += 1;
-        } else {
-            if run > 9
-                && matches!(c, b'<' | b'>')
-                && (k == run || !b[k - run - 1].is_ascii_alphanumeric())
-            {
-                return Err("a redirection names a file descriptor too large to be one".to_owned());
-            }
-            run = 0;
-        }
+    // brush-parser panics on a file-descriptor number that does not fit (`333…3>f`)...
+    let fd = |t: &str| t.len() > 9 && t.bytes().all(|c| c.is_ascii_digit());
+    let alnum_runs = src.split_inclusive(|c: char| !c.is_ascii_alphanumeric());
+    if alnum_runs
+        .filter_map(|t| t.strip_suffix(['<', '>']))
+        .any(fd)
+    {
+        return Err("a redirection names a file descriptor too large to be one".to_owned());
     }
     // ... and on a tilde directory-stack index that does not fit (`~1233…3`).
-    for (k, _) in src.match_indices('~') {
-        let rest = &b[k + 1..];
-        let rest = rest
-            .strip_prefix(b"+")
-            .or_else(|| rest.strip_prefix(b"-"))
-            .unwrap_or(rest);
-        if rest.iter().take_while(|c| c.is_ascii_digit()).count() > 9 {
-            return Err("a `~N` directory-stack index is too large".to_owned());
-        }
+    let index = |t: &str| t.bytes().take_while(u8::is_ascii_digit).count();
+    if src
+        .split('~')
+        .skip(1)
+        .any(|t| index(t.strip_prefix(['+', '-']).unwrap_or(t)) > 9)
+    {
+        return Err("a `~N` directory-stack index is too large".to_owned());
     }
     // brush-parser can blow up (gigabytes, then an abort) on some inputs with
     // stray control characters, e.g. `<<\r<<-$[[$[-` found by fuzzing; bash
@@ -67,7 +60,39 @@ pub(super) fn too_complex(src: &str) -> Result<usize, String> {
             "constructs nest {total} deep, above the limit of {MAX_NESTING}"
         ));
     }
+    // The parser overflows its stack on many nested `[` (`a[a[a[…`, `$[ $[…`:
+    // some 4,000 on a 2 MB stack).
+    let brackets = bracket_depth(src);
+    if brackets > MAX_BRACKETS {
+        return Err(format!(
+            "`[` nests {brackets} deep, above the limit of {MAX_BRACKETS}"
+        ));
+    }
     Ok(total)
+}
+
+/// Maximum running depth of `[`: those of a word close at its end, those
+/// of `$[` (old arithmetic) span words. Quotes are ignored (stricter).
+fn bracket_depth(src: &str) -> usize {
+    let mut open: Vec<bool> = Vec::new();
+    let (mut max, mut prev) = (0, ' ');
+    for c in src.chars() {
+        match c {
+            '[' => open.push(prev == '$'),
+            ']' => {
+                open.pop();
+            }
+            c if c.is_whitespace() => {
+                while open.last() == Some(&false) {
+                    open.pop();
+                }
+            }
+            _ => {}
+        }
+        max = max.max(open.len());
+        prev = c;
+    }
+    max
 }
 
 /// Maximum running depth of parens, and of parens + braces + compound keywords
@@ -96,23 +121,19 @@ fn depths(src: &str) -> (usize, usize) {
 }
 
 /// Splits into runs of word characters and single other characters.
-fn tokens(src: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut word_start: Option<usize> = None;
-    for (i, c) in src.char_indices() {
-        if is_word_char(c) {
-            word_start.get_or_insert(i);
-            continue;
-        }
-        if let Some(start) = word_start.take() {
-            out.extend(src.get(start..i));
-        }
-        out.extend(src.get(i..i + c.len_utf8()));
-    }
-    if let Some(start) = word_start {
-        out.extend(src.get(start..));
-    }
-    out
+fn tokens(src: &str) -> impl Iterator<Item = &str> {
+    let mut rest = src;
+    std::iter::from_fn(move || {
+        let c = rest.chars().next()?;
+        let len = if is_word_char(c) {
+            rest.find(|c| !is_word_char(c)).unwrap_or(rest.len())
+        } else {
+            c.len_utf8()
+        };
+        let (token, tail) = rest.split_at(len);
+        rest = tail;
+        Some(token)
+    })
 }
 
 fn is_word_char(c: char) -> bool {

@@ -24,6 +24,18 @@ pub(super) struct Target {
 }
 
 impl Target {
+    /// A path not known statically, shown as written.
+    fn unknown(shown: &str) -> Self {
+        Target {
+            loc: Loc::Unknown,
+            under: false,
+            covers_all: false,
+            shown: shown.to_string(),
+            exact: false,
+            scratch: None,
+        }
+    }
+
     /// Whether this is one directory whose path the classifier knows (a
     /// working directory it can follow `cd` into).
     pub(super) fn fixed(&self) -> bool {
@@ -32,6 +44,7 @@ impl Target {
 }
 
 /// Static facts needed to resolve paths.
+#[derive(Default)]
 pub(super) struct Places {
     pub workspace: PathBuf,
     pub home: Option<PathBuf>,
@@ -43,14 +56,7 @@ pub(super) struct Places {
 impl Places {
     /// Resolves `arg` against `cwd` (None when the working directory is unknown).
     pub(super) fn resolve(&self, arg: &Arg, cwd: Option<&Path>) -> Target {
-        let unknown = Target {
-            loc: Loc::Unknown,
-            under: false,
-            covers_all: false,
-            shown: arg.raw.clone(),
-            exact: false,
-            scratch: None,
-        };
+        let unknown = Target::unknown(&arg.raw);
         let Some(text) = arg.lit() else {
             return match &arg.scratch {
                 Some(s) if self.scratch => self.resolve_scratch(s, &arg.raw).unwrap_or(unknown),
@@ -66,19 +72,23 @@ impl Places {
             }
             (false, None) => return unknown,
         };
-        match glob_at {
-            None => {
-                let p = normalize(Path::new(&full));
-                Target {
-                    loc: self.locate(&p),
-                    under: false,
-                    covers_all: false,
-                    shown: p.to_string_lossy().into_owned(),
-                    exact: true,
-                    scratch: None,
-                }
-            }
-            Some(g) => self.resolve_glob(&full, g).unwrap_or(unknown),
+        let Some(g) = glob_at else {
+            let p = normalize(Path::new(&full));
+            return Target {
+                loc: self.locate(&p),
+                exact: true,
+                ..Target::unknown(&p.to_string_lossy())
+            };
+        };
+        let Some((dir, covers_all)) = glob_below(&full, g) else {
+            return unknown;
+        };
+        Target {
+            loc: self.locate(&normalize(Path::new(dir))),
+            under: true,
+            covers_all,
+            exact: true,
+            ..Target::unknown(&full)
         }
     }
 
@@ -91,67 +101,49 @@ impl Places {
         if !(s.rest.is_empty() || s.rest.starts_with('/')) {
             return None;
         }
+        let inside = Target {
+            loc: Loc::Scratch,
+            scratch: Some(s.var),
+            ..Target::unknown(&format!("{var}{}", s.rest))
+        };
         if let Some(g) = s.glob_at {
             // A glob below the folder: only when no `..` can climb out.
             if s.rest.split('/').any(|c| c == "..") {
                 return None;
             }
-            let head = s.rest.get(..g)?;
-            let component = s.rest.get(head.rfind('/')? + 1..)?;
-            let (component, tail) = component.split_once('/').unwrap_or((component, ""));
+            let (_, covers_all) = glob_below(&s.rest, g)?;
             return Some(Target {
-                loc: Loc::Scratch,
                 under: true,
-                covers_all: tail.trim_matches('/').is_empty() && wildcards_only(component),
-                shown: format!("{var}{}", s.rest),
-                exact: false,
-                scratch: Some(s.var),
+                covers_all,
+                ..inside
             });
         }
-        let mut inside: Vec<&str> = Vec::new();
+        let mut kept: Vec<&str> = Vec::new();
         let mut escaped = false;
         for c in s.rest.split('/') {
             match c {
                 "" | "." => {}
-                ".." => {
-                    if inside.pop().is_none() {
-                        escaped = true;
-                    }
-                }
-                c => inside.push(c),
+                ".." => escaped |= kept.pop().is_none(),
+                c => kept.push(c),
             }
         }
+        let landed = format!("/{}", kept.join("/"));
         if !escaped {
-            let mut shown = var;
-            for c in &inside {
-                shown.push('/');
-                shown.push_str(c);
-            }
-            return Some(Target {
-                loc: Loc::Scratch,
-                under: false,
-                covers_all: false,
-                shown,
-                exact: false,
-                scratch: Some(s.var),
-            });
+            let shown = format!("{var}{}", landed.trim_end_matches('/'));
+            return Some(Target { shown, ..inside });
         }
-        let landed = normalize(Path::new(&format!("/{}", inside.join("/"))));
-        let worst = self.locate(&landed);
-        let loc = match worst {
+        let landed = normalize(Path::new(&landed));
+        let loc = match self.locate(&landed) {
             Loc::Inside | Loc::Tmp | Loc::Outside | Loc::DevSink => Loc::Unknown,
             other => other,
         };
+        let shown = format!(
+            "{raw} (outside {var}, which can reach {})",
+            landed.display()
+        );
         Some(Target {
             loc,
-            under: false,
-            covers_all: false,
-            shown: format!(
-                "{raw} (outside {var}, which can reach {})",
-                landed.display()
-            ),
-            exact: false,
-            scratch: None,
+            ..Target::unknown(&shown)
         })
     }
 
@@ -165,9 +157,7 @@ impl Places {
         if !prefix.starts_with('/') || prefix.split('/').any(|c| c == "..") {
             return None;
         }
-        let base = normalize(Path::new(
-            prefix.get(..cut).filter(|d| !d.is_empty()).unwrap_or("/"),
-        ));
+        let base = normalize(Path::new(parent(&prefix, cut)));
         let loc = match self.locate(&base) {
             loc @ (Loc::FsRoot
             | Loc::System
@@ -180,31 +170,7 @@ impl Places {
         Some(Target {
             loc,
             under: true,
-            covers_all: false,
-            shown: raw.to_string(),
-            exact: false,
-            scratch: None,
-        })
-    }
-
-    fn resolve_glob(&self, full: &str, glob_at: usize) -> Option<Target> {
-        let head = full.get(..glob_at)?;
-        let cut = head.rfind('/')?;
-        let dir = full.get(..cut)?;
-        let rest = full.get(cut + 1..)?;
-        let (component, tail) = rest.split_once('/').unwrap_or((rest, ""));
-        if tail.split('/').any(|c| c == "..") {
-            return None;
-        }
-        let base = normalize(Path::new(if dir.is_empty() { "/" } else { dir }));
-        let covers_all = tail.trim_matches('/').is_empty() && wildcards_only(component);
-        Some(Target {
-            loc: self.locate(&base),
-            under: true,
-            covers_all,
-            shown: full.to_string(),
-            exact: true,
-            scratch: None,
+            ..Target::unknown(raw)
         })
     }
 
@@ -230,6 +196,25 @@ impl Places {
         }
         system_loc(p)
     }
+}
+
+/// For a glob whose first wildcard is at `glob_at` in `path`: the directory
+/// it lists entries of (`/` for none), and whether it covers all of them;
+/// None when the glob climbs out with `..` after its wildcard.
+fn glob_below(path: &str, glob_at: usize) -> Option<(&str, bool)> {
+    let cut = path.get(..glob_at)?.rfind('/')?;
+    let rest = path.get(cut + 1..)?;
+    let (component, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    if tail.split('/').any(|c| c == "..") {
+        return None;
+    }
+    let covers_all = tail.trim_matches('/').is_empty() && wildcards_only(component);
+    Some((parent(path, cut), covers_all))
+}
+
+/// The folder `path` names before the `/` at `cut` (`/` when that is the first).
+fn parent(path: &str, cut: usize) -> &str {
+    path.get(..cut).filter(|d| !d.is_empty()).unwrap_or("/")
 }
 
 /// The text a word surely starts with after quote removal, up to its first

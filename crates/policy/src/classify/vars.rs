@@ -86,16 +86,12 @@ impl Walker {
         let what = format!("`{shown}` sets {name}");
         let followed = match kind {
             Kind::Shell => {
-                self.unclassifiable(format!(
-                    "{what}, which changes how the shell parses or runs later commands"
-                ));
-                return;
+                let why = "which changes how the shell parses or runs later commands";
+                return self.unclassifiable(format!("{what}, {why}"));
             }
             Kind::OutputFile => {
-                self.unclassifiable(format!(
-                    "{what}: writes to $PLANGATE_OUTPUT and $PLANGATE_REQUESTS are safe only while they name the step's own files"
-                ));
-                return;
+                let why = "writes to $PLANGATE_OUTPUT and $PLANGATE_REQUESTS are safe only while they name the step's own files";
+                return self.unclassifiable(format!("{what}: {why}"));
             }
             Kind::Plain => true,
             Kind::GitKey => self.git_key(value, &what),
@@ -104,32 +100,27 @@ impl Walker {
             Kind::Command => self.command_value(value),
             Kind::Options(loads) => value.lit().is_some_and(|v| !loads_code(v, loads)),
         };
-        if followed {
-            self.note(Risk::Moderate, format!("{what}, which changes what runs"));
+        let (risk, how) = if followed {
+            (Risk::Moderate, ", which changes what runs")
         } else {
-            self.note(
+            (
                 Risk::Dangerous,
-                format!(
-                    "{what} to a value that can make later commands run code from outside the workspace or only known at run time"
-                ),
-            );
-        }
+                " to a value that can make later commands run code from outside the workspace or only known at run time",
+            )
+        };
+        self.note(risk, format!("{what}{how}"));
     }
 
+    /// A git key is followed; one that cannot be judged makes the command unclassifiable.
     fn git_key(&mut self, value: &Arg, what: &str) -> bool {
-        match value.lit() {
-            Some(key) => match crate::git::config::judge_key(key) {
-                None => true,
-                Some(why) => {
-                    self.unclassifiable(format!("{what}: {why}"));
-                    true
-                }
-            },
-            None => {
-                self.unclassifiable(format!("{what} to a git key only known at run time"));
-                true
-            }
+        let problem = match value.lit() {
+            Some(key) => crate::git::config::judge_key(key).map(|why| format!("{what}: {why}")),
+            None => Some(format!("{what} to a git key only known at run time")),
+        };
+        if let Some(why) = problem {
+            self.unclassifiable(why);
         }
+        true
     }
 
     /// Every directory is inside the workspace, a system directory or the old value (`$PATH`).
@@ -143,14 +134,9 @@ impl Walker {
                 let own = part.trim_start_matches('$').trim_matches(['{', '}']);
                 return kind_of(own).is_some() && !own.contains('$');
             }
-            let arg = super::words::eval_word(part, self.home.as_deref()).arg;
-            self.inside_or_system(&arg)
+            let t = self.target(&super::words::eval_word(part, self.home.as_deref()).arg);
+            !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot | Loc::System)
         })
-    }
-
-    fn inside_or_system(&self, arg: &Arg) -> bool {
-        let t = self.target(arg);
-        !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot | Loc::System)
     }
 
     /// Every file (`:`/space separated) is inside the workspace or /dev/null.

@@ -5,8 +5,8 @@
 
 use super::nesting;
 use super::paths::{Loc, Places};
-use super::words::{self, Arg};
-use super::{ClassifyContext, Findings};
+use super::words::{self, Arg, Dirs};
+use super::{Classification, ClassifyContext, one_line};
 use crate::model::Risk;
 use brush_parser::ast;
 use std::path::PathBuf;
@@ -38,13 +38,19 @@ pub(super) struct Stage {
 }
 
 /// The classifier's state while walking one command line.
+#[derive(Default)]
 pub(super) struct Walker {
     pub places: Places,
     pub home: Option<String>,
     pub cwd: Option<PathBuf>,
     /// The folder before the last `cd` (`$OLDPWD`, `~-`), when known.
     pub oldpwd: Option<PathBuf>,
-    findings: Findings,
+    /// The highest risk found, with the first reason at that level.
+    top: Option<(Risk, String)>,
+    /// The first reason the command must never run.
+    blocked: Option<String>,
+    /// The first reason part of the command could not be read.
+    unreadable: Option<String>,
     depth: usize,
     nest_used: usize,
     /// Functions defined so far, and whether their body changes directory.
@@ -56,69 +62,65 @@ pub(super) struct Walker {
     in_background: bool,
     /// Depth of loops that never end (`while true`), for unbounded background spawning.
     forever: usize,
-    /// The script names `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR` other than
-    /// to expand it: it may change them (`classify_bash` then walks again
-    /// without trusting them).
-    scratch_named: bool,
+    /// The script may change `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR`: it
+    /// names one other than to expand it, in its text or in a word's value
+    /// (`TMPDIR=x`, `unset TMPDIR`, `read "TMP""DIR"`, `${TMPDIR:=x}`,
+    /// `(( TMPDIR = 1 ))`); `classify_bash` then walks again without
+    /// trusting them.
+    pub scratch_named: bool,
 }
 
 impl Walker {
     /// `scratch`: whether `$PLANGATE_STEP_ARTIFACTS` and `$TMPDIR` are
     /// plangate's step-private folders (see [`Walker::scratch_named`]).
     pub(super) fn new(ctx: &ClassifyContext<'_>, scratch: bool) -> Self {
-        let workspace = super::paths::normalize(ctx.workspace);
-        let cwd = super::paths::normalize(ctx.working_dir);
+        let home = ctx.home.map(super::paths::normalize);
         Self {
+            home: home.as_ref().map(|h| h.to_string_lossy().into_owned()),
             places: Places {
-                workspace,
-                home: ctx.home.map(super::paths::normalize),
+                workspace: super::paths::normalize(ctx.workspace),
+                home,
                 scratch,
             },
-            home: ctx
-                .home
-                .map(|h| super::paths::normalize(h).to_string_lossy().into_owned()),
-            cwd: Some(cwd),
-            oldpwd: None,
-            findings: Findings::default(),
-            depth: 0,
-            nest_used: 0,
-            functions: Vec::new(),
-            defining: Vec::new(),
-            calls: Vec::new(),
-            in_pipe: false,
-            in_background: false,
-            forever: 0,
-            scratch_named: false,
+            cwd: Some(super::paths::normalize(ctx.working_dir)),
+            ..Self::default()
         }
     }
 
-    /// Whether the script may change `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR`:
-    /// it names one other than to expand it, in its text or in a word's
-    /// value (`TMPDIR=x`, `unset TMPDIR`, `read "TMP""DIR"`, `${TMPDIR:=x}`,
-    /// `(( TMPDIR = 1 ))`).
-    pub(super) fn scratch_named(&self) -> bool {
-        self.scratch_named
+    /// The verdict: blocked, else unclassifiable, else the highest risk.
+    pub(super) fn finish(self) -> Classification {
+        if let Some(reason) = self.blocked {
+            Classification::Blocked { reason }
+        } else if let Some(reason) = self.unreadable {
+            Classification::Unclassifiable { reason }
+        } else {
+            let (risk, reason) = self
+                .top
+                .unwrap_or((Risk::Safe, "empty command does nothing".to_string()));
+            Classification::Judged { risk, reason }
+        }
     }
 
-    pub(super) fn into_findings(self) -> Findings {
-        self.findings
-    }
-
+    /// Records a command's risk; keeps the first reason at the highest level.
     pub(super) fn note(&mut self, risk: Risk, reason: String) {
-        self.findings.note(risk, reason);
+        if self.top.as_ref().is_none_or(|(r, _)| risk > *r) {
+            self.top = Some((risk, one_line(&reason)));
+        }
     }
 
+    /// Records that the command must never run.
     pub(super) fn block(&mut self, reason: String) {
-        self.findings.block(reason);
+        self.blocked.get_or_insert_with(|| one_line(&reason));
     }
 
+    /// Records that part of the command could not be read.
     pub(super) fn unclassifiable(&mut self, reason: String) {
-        self.findings.unclassifiable(reason);
+        self.unreadable.get_or_insert_with(|| one_line(&reason));
     }
 
     /// Records a use of the network (at least moderate).
     pub(super) fn network(&mut self, reason: String) {
-        self.findings.network(reason);
+        self.note(Risk::Moderate, reason);
     }
 
     /// Parses and walks a (possibly nested) script.
@@ -138,15 +140,9 @@ impl Walker {
             self.unclassifiable("nested scripts are too deeply nested to follow".to_string());
             return;
         }
-        // brush-parser can panic on hostile input (fuzzing found `333…3>d)`:
-        // an fd number that overflows); a panic there means "cannot read it".
-        let parsed = std::panic::catch_unwind(|| {
-            let options = brush_parser::ParserOptions::default();
-            let mut parser =
-                brush_parser::Parser::new(std::io::Cursor::new(src.as_bytes()), &options);
-            parser.parse_program().map_err(|e| e.to_string())
-        })
-        .unwrap_or_else(|_| Err("the shell parser failed on it".to_owned()));
+        let parsed = words::parse_guarded(|options| {
+            brush_parser::Parser::new(std::io::Cursor::new(src.as_bytes()), options).parse_program()
+        });
         match parsed {
             Ok(program) => {
                 self.depth += 1;
@@ -163,9 +159,15 @@ impl Walker {
 
     /// Walks a nested script in a subshell: `cd` inside does not leak out.
     pub(super) fn subshell_script(&mut self, src: &str) {
+        self.isolated(|me| me.script(src));
+    }
+
+    /// Runs `f` as in a subshell: a `cd` inside does not leak out.
+    fn isolated<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
         let saved = self.cwd.clone();
-        self.script(src);
+        let r = f(self);
         self.cwd = saved;
+        r
     }
 
     /// Evaluates a word, classifying the command substitutions inside it.
@@ -177,55 +179,49 @@ impl Walker {
             // an unknown one (the script may assign them: never lower).
             let text = |d: &Option<PathBuf>| d.as_deref().map(|d| d.to_string_lossy().into_owned());
             let (pwd, oldpwd) = (text(&self.cwd), text(&self.oldpwd));
-            let dirs = words::Dirs {
+            let dirs = Dirs {
                 pwd: pwd.as_deref(),
                 oldpwd: oldpwd.as_deref(),
                 root_home: true,
             };
-            let known = words::eval_word_in(raw, self.home.as_deref(), dirs);
+            let known = words::evaluate(raw, self.home.as_deref(), dirs, false);
+            // (Resolved without a working directory: only absolute paths.)
             let worse = known.arg.glob_at.is_none()
+                && known.arg.lit().is_some()
                 && known.arg.text != eval.arg.text
-                && known.arg.lit().is_some_and(|t| {
-                    t.starts_with('/')
-                        && matches!(
-                            self.places
-                                .locate(&super::paths::normalize(std::path::Path::new(t))),
-                            Loc::FsRoot
-                                | Loc::System
-                                | Loc::Protected
-                                | Loc::Home
-                                | Loc::WsAncestor
-                                | Loc::DevDisk
-                                | Loc::DevNet
-                                | Loc::DevOther
-                        )
-                });
+                && matches!(
+                    self.places.resolve(&known.arg, None).loc,
+                    Loc::FsRoot
+                        | Loc::System
+                        | Loc::Protected
+                        | Loc::Home
+                        | Loc::WsAncestor
+                        | Loc::DevDisk
+                        | Loc::DevNet
+                        | Loc::DevOther
+                );
             if worse {
                 eval = known;
             }
         }
-        self.absorb(eval.scripts, eval.problem);
-        eval.arg
+        self.absorb(eval)
     }
 
     /// Evaluates a command word after brace expansion: `{a,b}` gives two arguments.
     pub(super) fn words(&mut self, raw: &str) -> Vec<Arg> {
-        match super::braces::expand(raw) {
-            // Also one word: `{r..r}m` is `rm`.
-            Some(list) if list.len() != 1 || list.first().is_some_and(|w| w != raw) => {
-                list.iter().map(|w| self.word(w)).collect()
-            }
-            _ => vec![self.word(raw)],
-        }
+        let list = super::braces::expand(raw).unwrap_or_else(|| vec![raw.to_string()]);
+        list.iter().map(|w| self.word(w)).collect()
     }
 
-    fn absorb(&mut self, scripts: Vec<String>, problem: Option<String>) {
-        if let Some(p) = problem {
+    /// Takes in a word's problem and command substitutions; gives its value.
+    fn absorb(&mut self, eval: words::WordEval) -> Arg {
+        if let Some(p) = eval.problem {
             self.unclassifiable(p);
         }
-        for s in scripts {
+        for s in eval.scripts {
             self.subshell_script(&s);
         }
+        eval.arg
     }
 
     fn compound_list(&mut self, list: &ast::CompoundList) {
@@ -253,71 +249,57 @@ impl Walker {
         }
     }
 
+    /// Each stage of a pipeline runs in a subshell, reading the previous one's output.
     fn pipeline(&mut self, p: &ast::Pipeline) {
         let multi = p.seq.len() > 1;
-        let saved_cwd = self.cwd.clone();
         let saved_pipe = self.in_pipe;
         self.in_pipe |= multi;
-        let mut previous: Option<Stage> = None;
-        for (i, cmd) in p.seq.iter().enumerate() {
-            if multi {
-                self.cwd.clone_from(&saved_cwd);
-            }
-            let input = match &previous {
-                Some(prev) if i > 0 => Input::Pipe(prev.output.clone()),
-                _ => Input::Terminal,
+        let mut input = Input::Terminal;
+        for cmd in &p.seq {
+            let stage = if multi {
+                self.isolated(|me| me.command(cmd, input))
+            } else {
+                self.command(cmd, input)
             };
-            previous = Some(self.command(cmd, input));
+            input = Input::Pipe(stage.output);
         }
         self.in_pipe = saved_pipe;
-        if multi {
-            self.cwd = saved_cwd;
-        }
     }
 
     fn command(&mut self, cmd: &ast::Command, input: Input) -> Stage {
         match cmd {
-            ast::Command::Simple(sc) => self.simple(sc, input),
+            ast::Command::Simple(sc) => return self.simple(sc, input),
             ast::Command::Compound(c, redirects) => {
-                let mut input = input;
-                self.redirects(redirects.as_ref(), &mut input);
+                self.redirects(redirects.as_ref());
                 self.compound(c);
-                Stage::default()
             }
-            ast::Command::Function(f) => {
-                self.function(f);
-                Stage::default()
-            }
+            ast::Command::Function(f) => self.function(f),
             ast::Command::ExtendedTest(t, redirects) => {
-                let mut input = input;
-                self.redirects(redirects.as_ref(), &mut input);
+                self.redirects(redirects.as_ref());
                 self.extended_test(&t.expr, 0);
                 self.note(Risk::Safe, "`[[ ... ]]` only tests".to_string());
-                Stage::default()
             }
         }
+        Stage::default()
     }
 
-    fn redirects(&mut self, list: Option<&ast::RedirectList>, input: &mut Input) {
+    /// The redirections of a compound command or a function body (their input is not followed).
+    fn redirects(&mut self, list: Option<&ast::RedirectList>) {
         for r in list.map(|l| l.0.as_slice()).unwrap_or_default() {
-            self.redirect(r, input);
+            self.redirect(r, &mut Input::Terminal);
         }
     }
 
-    fn simple(&mut self, sc: &ast::SimpleCommand, input: Input) -> Stage {
-        let mut input = input;
+    fn simple(&mut self, sc: &ast::SimpleCommand, mut input: Input) -> Stage {
         let mut args = Vec::new();
         let mut assigned = Vec::new();
-        let prefix = sc.prefix.iter().flat_map(|p| p.0.iter());
-        let name = sc.word_or_name.iter();
-        let suffix = sc.suffix.iter().flat_map(|s| s.0.iter());
-        for item in prefix {
+        for item in sc.prefix.iter().flat_map(|p| p.0.iter()) {
             self.item(item, &mut args, &mut input, Some(&mut assigned));
         }
-        for w in name {
+        if let Some(w) = &sc.word_or_name {
             args.extend(self.words(&w.value));
         }
-        for item in suffix {
+        for item in sc.suffix.iter().flat_map(|s| s.0.iter()) {
             self.item(item, &mut args, &mut input, None);
         }
         // A word whose value names the variable (`unset "TMP""DIR"`, `wait -p`).
@@ -357,13 +339,11 @@ impl Walker {
             }
             ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => match assigned {
                 Some(list) => {
-                    let value = self.assignment(a);
-                    list.push((assignment_name(a), value));
+                    let (ast::AssignmentName::VariableName(n)
+                    | ast::AssignmentName::ArrayElementName(n, _)) = &a.name;
+                    list.push((n.clone(), self.assignment(a)));
                 }
-                None => {
-                    let arg = self.word(&w.value);
-                    args.push(arg);
-                }
+                None => args.push(self.word(&w.value)),
             },
             ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
                 self.subshell(&sub.list);
@@ -409,40 +389,29 @@ impl Walker {
     }
 
     fn redirect(&mut self, r: &ast::IoRedirect, input: &mut Input) {
-        match r {
-            ast::IoRedirect::File(fd, kind, target) => self.file_redirect(*fd, kind, target, input),
+        use ast::IoFileRedirectKind as K;
+        use ast::IoFileRedirectTarget as T;
+        let (fd, kind, word) = match r {
+            ast::IoRedirect::File(fd, kind, T::Filename(w) | T::Duplicate(w)) => (fd, kind, w),
+            ast::IoRedirect::File(_, _, T::Fd(_)) => return,
+            ast::IoRedirect::File(_, _, T::ProcessSubstitution(_, sub)) => {
+                return self.subshell(&sub.list);
+            }
             ast::IoRedirect::HereDocument(_, doc) => {
                 if doc.requires_expansion {
-                    let eval = words::eval_heredoc(&doc.doc.value, self.home.as_deref());
-                    self.absorb(eval.scripts, eval.problem);
+                    let home = self.home.as_deref();
+                    self.absorb(words::evaluate(&doc.doc.value, home, Dirs::default(), true));
                 }
                 *input = Input::Text(Some(doc.doc.value.clone()));
+                return;
             }
             ast::IoRedirect::HereString(_, w) => {
-                let arg = self.word(&w.value);
-                *input = Input::Text(arg.text);
+                *input = Input::Text(self.word(&w.value).text);
+                return;
             }
             ast::IoRedirect::OutputAndError(w, _) => {
                 let arg = self.word(&w.value);
-                self.write_to(&arg, &format!("redirection `&> {}`", arg.raw));
-            }
-        }
-    }
-
-    fn file_redirect(
-        &mut self,
-        fd: Option<ast::IoFd>,
-        kind: &ast::IoFileRedirectKind,
-        target: &ast::IoFileRedirectTarget,
-        input: &mut Input,
-    ) {
-        use ast::IoFileRedirectKind as K;
-        let word = match target {
-            ast::IoFileRedirectTarget::Filename(w) | ast::IoFileRedirectTarget::Duplicate(w) => w,
-            ast::IoFileRedirectTarget::Fd(_) => return,
-            ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
-                self.subshell(&sub.list);
-                return;
+                return self.write_to(&arg, &format!("redirection `&> {}`", arg.raw));
             }
         };
         let arg = self.word(&word.value);
@@ -451,7 +420,7 @@ impl Walker {
                 if fd.is_none_or(|f| f == 0) {
                     *input = Input::File(arg.clone());
                 }
-                if self.target(&arg).loc == super::paths::Loc::DevNet {
+                if self.target(&arg).loc == Loc::DevNet {
                     self.network(format!(
                         "redirection `< {}` opens a network connection",
                         arg.raw
@@ -468,9 +437,7 @@ impl Walker {
     }
 
     fn subshell(&mut self, list: &ast::CompoundList) {
-        let saved = self.cwd.clone();
-        self.compound_list(list);
-        self.cwd = saved;
+        self.isolated(|me| me.compound_list(list));
     }
 
     /// Walks code that may or may not run: a `cd` inside makes the directory unknown after.
@@ -517,9 +484,7 @@ impl Walker {
             }
             C::Arithmetic(a) => self.arithmetic(&a.expr.value),
             C::Coprocess(co) => {
-                let saved = self.cwd.clone();
-                self.command(&co.body, Input::Terminal);
-                self.cwd = saved;
+                self.isolated(|me| me.command(&co.body, Input::Terminal));
             }
         }
     }
@@ -532,8 +497,7 @@ impl Walker {
     }
 
     pub(super) fn arithmetic(&mut self, expr: &str) {
-        let eval = words::eval_word(expr, self.home.as_deref());
-        self.absorb(eval.scripts, eval.problem);
+        self.absorb(words::eval_word(expr, self.home.as_deref()));
         if let Some(why) = words::arithmetic_problem(expr) {
             self.unclassifiable(why);
         }
@@ -571,8 +535,7 @@ impl Walker {
         self.defining.push(name.clone());
         let saved = self.cwd.clone();
         let saved_forever = std::mem::take(&mut self.forever);
-        let mut input = Input::Terminal;
-        self.redirects(f.body.1.as_ref(), &mut input);
+        self.redirects(f.body.1.as_ref());
         self.compound(&f.body.0);
         let moves = self.cwd != saved;
         self.cwd = saved;
@@ -632,6 +595,15 @@ impl Walker {
             i += 1;
         }
         false
+    }
+
+    /// `[[ x -eq 'a[$(cmd)]' ]]`, `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the index again.
+    fn test_index(&mut self, raw: &str) {
+        if words::evaluated_again(raw) {
+            self.unclassifiable(format!(
+                "`[[ ... ]]` evaluates `{raw}`, an array index or a command's output, as arithmetic (it can run commands)"
+            ));
+        }
     }
 
     fn extended_test(&mut self, e: &ast::ExtendedTestExpr, depth: usize) {
@@ -697,25 +669,6 @@ fn constant_condition(list: &ast::CompoundList) -> Option<bool> {
         "true" | ":" => Some(true),
         "false" => Some(false),
         _ => None,
-    }
-}
-
-impl Walker {
-    /// `[[ x -eq 'a[$(cmd)]' ]]`, `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the index again.
-    fn test_index(&mut self, raw: &str) {
-        if words::evaluated_again(raw) {
-            self.unclassifiable(format!(
-                "`[[ ... ]]` evaluates `{raw}`, an array index or a command's output, as arithmetic (it can run commands)"
-            ));
-        }
-    }
-}
-
-fn assignment_name(a: &ast::Assignment) -> String {
-    match &a.name {
-        ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => {
-            n.clone()
-        }
     }
 }
 

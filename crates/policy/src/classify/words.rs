@@ -138,20 +138,21 @@ pub(super) fn eval_word(raw: &str, home: Option<&str>) -> WordEval {
     evaluate(raw, home, Dirs::default(), false)
 }
 
-/// [`eval_word`], with `~+`, `$PWD`, `~-` and `$OLDPWD` replaced by `dirs`.
-pub(super) fn eval_word_in(raw: &str, home: Option<&str>, dirs: Dirs<'_>) -> WordEval {
-    evaluate(raw, home, dirs, false)
-}
-
-/// Evaluates a here-document body that undergoes expansion (for its substitutions).
-pub(super) fn eval_heredoc(body: &str, home: Option<&str>) -> WordEval {
-    evaluate(body, home, Dirs::default(), true)
-}
-
-/// Parse a word or a here-document body and evaluate its pieces. A parser
-/// panic (brush-parser has a few on hostile input) counts as unreadable.
-fn evaluate(raw: &str, home: Option<&str>, dirs: Dirs<'_>, heredoc: bool) -> WordEval {
+/// Runs a brush-parser call: a panic there (it has a few on hostile input;
+/// fuzzing found `333…3>d)`, an fd number that overflows) means "cannot read it".
+pub(super) fn parse_guarded<T, E: std::fmt::Display>(
+    parse: impl FnOnce(&brush_parser::ParserOptions) -> Result<T, E>,
+) -> Result<T, String> {
     let options = brush_parser::ParserOptions::default();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(&options))) {
+        Ok(parsed) => parsed.map_err(|e| e.to_string()),
+        Err(_) => Err("the shell parser failed on it".to_owned()),
+    }
+}
+
+/// Evaluates a word, or a here-document body that undergoes expansion (for
+/// its substitutions), with `~+`, `$PWD`, `~-` and `$OLDPWD` replaced by `dirs`.
+pub(super) fn evaluate(raw: &str, home: Option<&str>, dirs: Dirs<'_>, heredoc: bool) -> WordEval {
     let mut b = Builder {
         raw,
         home,
@@ -162,15 +163,13 @@ fn evaluate(raw: &str, home: Option<&str>, dirs: Dirs<'_>, heredoc: bool) -> Wor
         scratch: None,
         out: WordEval::default(),
     };
-    let parsed = std::panic::catch_unwind(|| {
-        let r = if heredoc {
-            brush_parser::word::parse_heredoc(raw, &options)
+    let parsed = parse_guarded(|options| {
+        if heredoc {
+            brush_parser::word::parse_heredoc(raw, options)
         } else {
-            brush_parser::word::parse(raw, &options)
-        };
-        r.map_err(|e| e.to_string())
-    })
-    .unwrap_or_else(|_| Err("the shell parser failed on it".to_owned()));
+            brush_parser::word::parse(raw, options)
+        }
+    });
     match parsed {
         Ok(pieces) => b.pieces(&pieces, heredoc),
         Err(e) if heredoc => b.out.problem = Some(format!("cannot read a here-document: {e}")),
@@ -228,18 +227,15 @@ impl Builder<'_> {
             },
             WordPiece::DoubleQuotedSequence(inner)
             | WordPiece::GettextDoubleQuotedSequence(inner) => self.pieces(inner, true),
-            WordPiece::TildeExpansion(TildeExpr::Home) => self.home_dir(),
-            // root's home: `/root` (when the caller asks: see `Dirs`).
-            WordPiece::TildeExpansion(TildeExpr::UserHome(u))
-                if u == "root" && self.dirs.root_home =>
-            {
-                self.text.push_str("/root");
+            WordPiece::TildeExpansion(t) => match t {
+                TildeExpr::Home => self.home,
+                TildeExpr::WorkingDir => self.dirs.pwd,
+                TildeExpr::OldWorkingDir => self.dirs.oldpwd,
+                // root's home (when the caller asks: see `Dirs`).
+                TildeExpr::UserHome(u) if u == "root" && self.dirs.root_home => Some("/root"),
+                _ => None,
             }
-            WordPiece::TildeExpansion(TildeExpr::WorkingDir) => self.known_dir(self.dirs.pwd),
-            WordPiece::TildeExpansion(TildeExpr::OldWorkingDir) => {
-                self.known_dir(self.dirs.oldpwd);
-            }
-            WordPiece::TildeExpansion(_) => self.known = false,
+            .map_or_else(|| self.known = false, |d| self.text.push_str(d)),
             WordPiece::ParameterExpansion(expr) => self.parameter(expr, p),
             WordPiece::CommandSubstitution(s) | WordPiece::BackquotedCommandSubstitution(s) => {
                 self.known = false;
@@ -265,57 +261,32 @@ impl Builder<'_> {
         self.text.push_str(s);
     }
 
-    fn known_dir(&mut self, dir: Option<&str>) {
-        match dir {
-            Some(d) => self.text.push_str(d),
-            None => self.known = false,
-        }
-    }
-
-    fn home_dir(&mut self) {
-        match self.home {
-            Some(h) => self.text.push_str(h),
-            None => self.known = false,
-        }
-    }
-
     fn parameter(&mut self, expr: &ParameterExpr, p: &WordPieceWithSource) {
         if let ParameterExpr::Parameter {
             parameter: Parameter::Named(name),
             indirect: false,
         } = expr
-            && name == "HOME"
         {
-            self.home_dir();
-            return;
-        }
-        if let ParameterExpr::Parameter {
-            parameter: Parameter::Named(name),
-            indirect: false,
-        } = expr
-            && let Some(dir) = match name.as_str() {
+            let dir = match name.as_str() {
+                "HOME" => self.home,
                 "PWD" => self.dirs.pwd,
                 "OLDPWD" => self.dirs.oldpwd,
                 _ => None,
+            };
+            if let Some(dir) = dir {
+                return self.text.push_str(dir);
             }
-        {
-            self.text.push_str(dir);
-            return;
-        }
-        // `$TMPDIR`, `"${PLANGATE_STEP_ARTIFACTS}"`: plangate's own folder,
-        // when nothing was written before it.
-        if let ParameterExpr::Parameter {
-            parameter: Parameter::Named(name),
-            indirect: false,
-        } = expr
-            && let Some(var) = ScratchVar::named(name)
-            && self.known
-            && self.text.is_empty()
-            && self.scratch.is_none()
-            && self.glob_at.is_none()
-        {
-            self.scratch = Some(var);
-            return;
+            // `$TMPDIR`, `"${PLANGATE_STEP_ARTIFACTS}"`: plangate's own
+            // folder, when nothing was written before it.
+            if let Some(var) = ScratchVar::named(name)
+                && self.known
+                && self.text.is_empty()
+                && self.scratch.is_none()
+                && self.glob_at.is_none()
+            {
+                self.scratch = Some(var);
+                return;
+            }
         }
         self.known = false;
         let source = self.raw.get(p.start_index..p.end_index).unwrap_or(self.raw);
@@ -339,31 +310,22 @@ impl Builder<'_> {
 /// an expansion (`$`, a backquote): bash evaluates such an index as arithmetic
 /// and expands what it finds there again, so a value like `a[$(cmd)]` runs `cmd`.
 pub(super) fn subscript_expands(text: &str) -> bool {
-    let mut rest = text;
-    while let Some(open) = rest.find('[') {
-        let after = rest.get(open + 1..).unwrap_or("");
-        let inner = after
-            .find(']')
-            .map_or(after, |c| after.get(..c).unwrap_or(after));
-        if inner.contains('$') || inner.contains('`') {
-            return true;
-        }
-        rest = after;
-    }
-    false
+    let index = |after: &str| {
+        after
+            .split(']')
+            .next()
+            .unwrap_or_default()
+            .contains(['$', '`'])
+    };
+    text.split('[').skip(1).any(index)
 }
 
-/// True when `text`, evaluated as arithmetic (`(( ))`, `let`, `declare -i`,
-/// `[[ X -eq Y ]]`, `-v`), holds a command substitution: bash evaluates its
-/// output as arithmetic, so an output like `a[$(cmd)]` runs `cmd`.
-pub(super) fn substitutes_command(text: &str) -> bool {
-    text.contains("$(") || text.contains('`')
-}
-
-/// True when arithmetic evaluation of `text` may run a command it does not
-/// show: an array index holding an expansion, or a command's output.
+/// True when arithmetic evaluation of `text` (`(( ))`, `let`, `declare -i`,
+/// `[[ X -eq Y ]]`, `-v`) may run a command it does not show: an array index
+/// holding an expansion, or a command substitution, whose output bash
+/// evaluates as arithmetic (an output like `a[$(cmd)]` runs `cmd`).
 pub(super) fn evaluated_again(text: &str) -> bool {
-    subscript_expands(text) || substitutes_command(text)
+    subscript_expands(text) || text.contains("$(") || text.contains('`')
 }
 
 /// Why an arithmetic expression cannot be followed, if it cannot.
@@ -373,7 +335,7 @@ pub(super) fn arithmetic_problem(expr: &str) -> Option<String> {
             "arithmetic `{expr}` indexes an array with an expansion, which bash evaluates again (it can run commands)"
         ));
     }
-    substitutes_command(expr).then(|| {
+    evaluated_again(expr).then(|| {
         format!(
             "arithmetic `{expr}` evaluates a command's output as arithmetic, which bash expands again (an output `a[$(cmd)]` runs cmd)"
         )
@@ -390,13 +352,11 @@ fn expansion_problem(source: &str) -> Option<String> {
             "`{source}` applies prompt expansion, which runs command substitutions held in the value"
         ));
     }
-    let indirect = inner.strip_prefix('!').is_some_and(|n| {
-        !n.is_empty()
-            && !n.ends_with('*')
-            && !n.ends_with('@')
-            && !n.ends_with("[@]")
-            && !n.ends_with("[*]")
-    });
+    // `${!prefix*}`, `${!name[@]}` list names or keys: not indirection.
+    let lists = ["*", "@", "[@]", "[*]"];
+    let indirect = inner
+        .strip_prefix('!')
+        .is_some_and(|n| !n.is_empty() && !lists.iter().any(|l| n.ends_with(l)));
     if indirect {
         return Some(format!(
             "`{source}` expands a variable named by another one (it can run commands)"
@@ -434,41 +394,36 @@ fn decode_ansi_c(s: &str) -> Option<String> {
             continue;
         }
         let e = chars.next()?;
-        let simple = match e {
-            'n' => Some('\n'),
-            't' => Some('\t'),
-            'r' => Some('\r'),
-            'a' => Some('\x07'),
-            'b' => Some('\x08'),
-            'e' | 'E' => Some('\x1b'),
-            'f' => Some('\x0c'),
-            'v' => Some('\x0b'),
-            '\\' | '\'' | '"' | '?' => Some(e),
-            _ => None,
-        };
-        if let Some(ch) = simple {
-            out.push(ch);
-            continue;
-        }
-        let (radix, max) = match e {
-            'x' => (16, 2),
-            '0'..='7' => (8, 2),
-            _ => return None,
-        };
-        let mut digits = if e == 'x' {
-            String::new()
-        } else {
-            e.to_string()
-        };
-        while digits.len() < max + usize::from(e != 'x') {
-            match chars.peek() {
-                Some(d) if d.is_digit(radix) => digits.push(*d),
-                _ => break,
+        out.push(match e {
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            'a' => '\x07',
+            'b' => '\x08',
+            'e' | 'E' => '\x1b',
+            'f' => '\x0c',
+            'v' => '\x0b',
+            '\\' | '\'' | '"' | '?' => e,
+            // `\xHH` (1 or 2 digits), `\OOO` (1 to 3 octal digits).
+            'x' | '0'..='7' => {
+                let (radix, mut code, mut n) = match e.to_digit(8) {
+                    Some(d) => (8, d, 1),
+                    None => (16, 0, 0),
+                };
+                while n < 2 + usize::from(radix == 8)
+                    && let Some(d) = chars.peek().and_then(|d| d.to_digit(radix))
+                {
+                    code = code * radix + d;
+                    chars.next();
+                    n += 1;
+                }
+                if n == 0 {
+                    return None;
+                }
+                char::from_u32(code)?
             }
-            chars.next();
-        }
-        let code = u32::from_str_radix(&digits, radix).ok()?;
-        out.push(char::from_u32(code)?);
+            _ => return None,
+        });
     }
     Some(out)
 }

@@ -12,3 +12,13 @@ fn static_values() {
     assert_eq!(eval_word("a*", None).arg.glob_at, Some(1));
     assert_eq!(eval_word("'a*'", None).arg.glob_at, None);
 }
+
+#[test]
+fn expansions_evaluated_again() {
+    assert!(subscript_expands("a[$(id)]") && subscript_expands("a[b[$x]"));
+    assert!(subscript_expands("a[$x") && subscript_expands("a[`id`]=1"));
+    assert!(!subscript_expands("a[1]$x") && !subscript_expands("$x[1]"));
+    assert!(evaluated_again("$(id)") && !evaluated_again("x + 1"));
+    assert!(expansion_problem("${!x}").is_some() && expansion_problem("${!x[@]}").is_none());
+    assert!(expansion_problem("${!pre*}").is_none() && expansion_problem("${x@P}").is_some());
+}

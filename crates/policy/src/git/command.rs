@@ -1,19 +1,11 @@
 //! A whole `git …` command line as written in a bash step: git's global
-//! options, then the subcommand judged by the same rules as the `git` tool
-//! ([`super::risk`]), or, for one the tool does not run (rebase, merge, clean,
-//! tag, fetch, clone, rm, restore, switch, config, remote, worktree, ...), by
-//! its entry in the rules file: its options and its rule. Read-only ones are
-//! safe, local writes moderate, writes that lose work or history dangerous,
-//! options that name a program git runs unclassifiable. A subcommand or
-//! option missing from the file is unclassifiable.
-//!
-//! Global options (listed in the rules file) are matched exactly (git does
-//! not abbreviate them).
-//! `-c key=value` and `--config-env` are judged by [`super::config`]: a key
-//! that can make git run a program, or one plangate does not know, makes the
-//! command unclassifiable. `--exec-path=DIR` with a subcommand makes git look
-//! for programs in DIR: unclassifiable too. `-C`, `--git-dir` and
-//! `--work-tree` name the repository: the caller checks them as write targets.
+//! options, then the subcommand: one the tool runs judged as the tool judges
+//! it ([`super::risk`]), any other by its entry in the rules file (rebase,
+//! clean, config, remote, worktree, ...); one missing from the file is
+//! unclassifiable. `-c key=value` and `--config-env` are judged by
+//! [`super::config`]; `--exec-path=DIR` with a subcommand makes git look for
+//! programs in DIR: unclassifiable. `-C`, `--git-dir` and `--work-tree` name
+//! the repository: the caller checks them as write targets.
 
 use super::parse::{Parsed, Word, parse_words};
 use super::risk::{self, Extra};
@@ -21,16 +13,13 @@ use super::rules::{self, Sub, Tag};
 use super::{Op, Verdict, parse_op, verdict};
 use crate::model::Risk;
 
-/// The verdict on a `git` command line, and the words naming the repository
-/// it works on (indexes in the words given), for the caller to check.
+/// The verdict on a `git` command line, and the values of `-C`, `--git-dir`
+/// and `--work-tree` for the caller to check: the indexes of their words, or
+/// the text after `=` when attached (`--git-dir=x`).
 #[derive(Debug, Clone)]
 pub struct CommandVerdict {
-    /// The risk of the command.
     pub verdict: Verdict,
-    /// Indexes of the values of `-C`, `--git-dir`, `--work-tree` (a value
-    /// attached with `=` is not listed: its word holds the option too).
     pub repo_words: Vec<usize>,
-    /// The same values when attached (`--git-dir=x`): the text after `=`.
     pub repo_attached: Vec<String>,
 }
 
@@ -38,16 +27,10 @@ pub struct CommandVerdict {
 /// unclassifiable when the rules file does not load.
 pub fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
     let mut c = judge_words(words);
-    if let Err(e) = super::checked() {
-        c.verdict = c.verdict.cannot_judge(e.to_owned());
-    }
+    c.verdict = c
+        .verdict
+        .cannot_judge(super::checked().err().map(str::to_owned));
     c
-}
-
-/// Why one of the global options is one plangate does not know, if one is:
-/// for the `not_examples` of the rules' globals.
-pub(super) fn unknown_global(words: &[Word<'_>]) -> Option<String> {
-    parse_words(&rules::raw().globals, words, 0).unreadable()
 }
 
 /// [`classify_command`] without the check of the rules file (its examples use it).
@@ -68,61 +51,39 @@ pub(super) fn judge_words(words: &[Word<'_>]) -> CommandVerdict {
             ),
         },
     };
-    if let Some(dir) = exec
+    let dir = exec
         .and_then(|o| o.value.as_ref())
-        .filter(|_| !rest.is_empty())
-    {
-        v = v.cannot_judge(format!(
-            "`--exec-path={dir}` makes git run programs from that directory"
-        ));
-    }
-    let nul = g
-        .refused
-        .first()
-        .map(|_| "an argument contains a NUL byte".to_owned());
+        .filter(|_| !rest.is_empty());
+    let exec = dir.map(|d| format!("`--exec-path={d}` makes git run programs from that directory"));
+    let nul = (g.refused.first()).map(|_| "an argument contains a NUL byte".to_owned());
     let runtime = rest
         .first()
         .filter(|w| w.text.is_none() && w.raw.starts_with('-'));
     let runtime = runtime.map(|w| format!("`{}` is only known at run time", w.raw));
-    let unknown = g
-        .unreadable()
-        .map(|w| format!("{w} before the git subcommand"));
-    for why in [unknown, risk::config_problem(&g, "git"), nul, runtime] {
-        v = why.map_or(v.clone(), |why| v.cannot_judge(why));
+    let unknown = (g.unreadable()).map(|w| format!("{w} before the git subcommand"));
+    for why in [exec, unknown, risk::config_problem(&g, "git"), nul, runtime] {
+        v = v.cannot_judge(why);
     }
-    let (mut repo_words, mut repo_attached) = (Vec::new(), Vec::new());
-    for o in g.options.iter().filter(|o| o.tag == Tag::Repo) {
-        match (o.tokens.len(), &o.value) {
-            (2, _) => repo_words.push(o.at + 1),
-            (_, Some(v)) => repo_attached.push(v.clone()),
-            _ => {}
-        }
-    }
+    // A value in its own word (`-C dir`) is given by its index; one attached, by its text.
+    let repo = |own: bool| {
+        (g.options.iter()).filter(move |o| o.tag == Tag::Repo && (o.tokens.len() == 2) == own)
+    };
     CommandVerdict {
         verdict: v,
-        repo_words,
-        repo_attached,
+        repo_words: repo(true).map(|o| o.at + 1).collect(),
+        repo_attached: repo(false).filter_map(|o| o.value.clone()).collect(),
     }
-}
-
-/// The tool's operation named `sub`, if it is one.
-pub(super) fn tool_op(sub: &str) -> Option<Op> {
-    use serde::{Deserialize, de::IntoDeserializer, de::value::Error};
-    Op::deserialize(IntoDeserializer::<Error>::into_deserializer(sub)).ok()
 }
 
 fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {
-    if let Some(op) = tool_op(sub) {
+    if let Some(op) = rules::named::<Op>(sub) {
         let p = parse_op(op, words);
         let extra = Extra {
             has_files: op == Op::Checkout && checkout_names_a_path(&p),
             ..Extra::default()
         };
-        let mut v = risk::judge(op, &p, extra);
-        if let Some(why) = risk::unknown_stash_sub(op, &p) {
-            v = v.cannot_judge(why);
-        }
-        return risk::finish(v, sub, &p);
+        let v = risk::judge(op, &p, extra).cannot_judge(risk::unknown_stash_sub(&p));
+        return risk::finish(v, sub, &p, false);
     }
     if let Some(v) = other(sub, words) {
         return v;
@@ -136,18 +97,10 @@ fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {
 /// word that can only be a path (`.`, `./x`, `../x`, `:/x`, a glob, `x/`)
 /// discards changes like `git checkout -- X`.
 fn checkout_names_a_path(p: &Parsed) -> bool {
-    let creates = p.has(Tag::NewBranch) || p.has(Tag::ResetBranch);
-    if creates || p.dashdash {
-        return false;
-    }
-    p.positionals.first().is_some_and(|w| {
-        matches!(w.as_str(), "." | "..")
-            || w.starts_with("./")
-            || w.starts_with("../")
-            || w.starts_with(":/")
-            || w.ends_with('/')
-            || w.contains(['*', '?', '['])
-    })
+    let creates = p.has(Tag::NewBranch) || p.has(Tag::ResetBranch) || p.dashdash;
+    let path = |w: &str| ["./", "../", ":/"].iter().any(|s| w.starts_with(s));
+    let path = |w: &String| matches!(w.as_str(), "." | "..") || path(w) || w.ends_with('/');
+    !creates && (p.positionals.first()).is_some_and(|w| path(w) || w.contains(['*', '?', '[']))
 }
 
 /// Judges `git NAME words...` for a subcommand the tool does not run by its
@@ -164,16 +117,14 @@ fn other(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
     let verb = at.and_then(|at| Some((at, entry(&format!("{name} {}", p.positionals.first()?))?)));
     let (sub, p) = match verb {
         Some((at, v)) => {
-            let rest = words.iter().enumerate().filter(|(i, _)| *i != at);
-            (
-                v,
-                parse_words(v, &rest.map(|(_, w)| *w).collect::<Vec<_>>(), 0),
-            )
+            let rest = (words.iter().enumerate()).filter(|(i, _)| *i != at);
+            let rest: Vec<Word<'_>> = rest.map(|(_, w)| *w).collect();
+            (v, parse_words(v, &rest, 0))
         }
         None => (parent?, p),
     };
     let shown = sub.name.as_str();
     // Every entry's last case holds (the loader checks it); None is fail-close.
     let (_, v) = risk::case(sub, shown, &p, Extra::default())?;
-    Some(risk::finish(risk::raise(v, shown, &p), shown, &p))
+    Some(risk::finish(v, shown, &p, true))
 }

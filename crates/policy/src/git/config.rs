@@ -1,9 +1,7 @@
-//! Git configuration keys, as set by `git -c key=value`, `--config-env` or
-//! `git config key value`: a short allow-list of keys that change nothing
-//! but presentation, identity or ordinary behaviour; every other key may make
-//! git run a program later (hooks, pagers, editors, ssh, fsmonitor, filter,
-//! diff and merge drivers, credential helpers, aliases, includes) or is not
-//! one plangate knows, so it cannot be judged.
+//! Git configuration keys (`git -c key=value`, `--config-env`, `git config
+//! key value`): a short allow-list of harmless keys; any other may make git
+//! run a program later or is not one plangate knows, so it cannot be judged
+//! (and none can when the rules file does not load).
 
 use super::rules;
 
@@ -18,15 +16,9 @@ fn any(patterns: &[String], key: &str) -> bool {
     })
 }
 
-/// `f(key)`, or why no key can be judged when the rules file does not load.
-fn checked(key: &str, f: fn(&str) -> Option<String>) -> Option<String> {
-    super::checked().map_or_else(|e| Some(e.to_owned()), |_| f(key))
-}
-
-/// Why setting `key` cannot be judged, or None when it is harmless (every
-/// key cannot be judged when the rules file does not load).
+/// Why setting `key` cannot be judged, or None when it is harmless.
 pub fn judge_key(key: &str) -> Option<String> {
-    checked(key, key_problem)
+    (super::checked().err().map(str::to_owned)).or_else(|| key_problem(key))
 }
 
 /// [`judge_key`] without the check of the rules file, for the rules' own use.
@@ -43,12 +35,12 @@ pub(super) fn key_problem(key: &str) -> Option<String> {
     })
 }
 
-/// Why `key`, found in a repository's own configuration file, may make git
-/// run a program (or cannot be judged), or None when it is harmless: the
-/// keys [`judge_key`] accepts and those `git init` and `git clone` write.
-/// `key` is `section.key` or `section.subsection.key`.
+/// Why `key` (`section[.subsection].key`), found in a repository's own
+/// configuration file, may make git run a program (or cannot be judged), or
+/// None when it is harmless: the keys [`judge_key`] accepts and those `git
+/// init` and `git clone` write.
 pub fn judge_stored_key(key: &str) -> Option<String> {
-    checked(key, stored_problem)
+    (super::checked().err().map(str::to_owned)).or_else(|| stored_problem(key))
 }
 
 /// [`judge_stored_key`] without the check of the rules file.

@@ -1,40 +1,25 @@
-//! The one git risk table: pure rules that say how risky a git command is,
-//! called both by the `git` tool (a step's `operation` and `args`) and by the
-//! bash classifier (`git …` written in a bash step), so an operation has the
-//! same risk by either route.
+//! The one git risk table, called by the `git` tool (a step's `operation`
+//! and `args`) and by the bash classifier (`git …` in a bash step), so an
+//! operation has the same risk by either route: [`rules`] loads the rules
+//! file, [`parse`] reads arguments with an entry's table, [`risk`] judges
+//! an entry's cases, [`command`] reads a whole command line,
+//! [`config`] judges configuration keys. No I/O here.
 //!
-//! - [`rules`]: the rules file `crates/policy/src/rules/git.toml` (subcommands,
-//!   their options and what each means, global options, configuration keys),
-//!   loaded and checked;
-//! - here: the subcommands the tool runs ([`GitOperation`]), their entries,
-//!   and the check of the rules' examples;
-//! - [`parse`]: reading arguments with a table (abbreviated long options
-//!   resolved as git resolves them);
-//! - [`risk`] and [`push`]: a subcommand's risk, from its entry's cases;
-//! - [`command`]: a whole `git …` command line (global options, `-c`), for
-//!   bash, and the subcommands the tool does not run (rebase, clean, tag, ...);
-//! - [`config`]: configuration keys, harmless or making git run programs.
-//!
-//! Three kinds of option: known ones (judged, passed on as written); refused
-//! ones (the tool's plan errors: they make git run a program named by the
-//! plan, read or write files plangate does not check, or wait for a human);
-//! anything else, unknown or ambiguous, cannot be judged: the step or command
-//! is unclassifiable and needs an explicit approval at any tolerance.
-//!
-//! No I/O here.
+//! Refused options are the tool's plan errors (they make git run a program
+//! named by the plan, read or write files plangate does not check, or wait for
+//! a human); an unknown or ambiguous one cannot be judged: the step or
+//! command is unclassifiable and needs an explicit approval at any tolerance.
 
 pub mod command;
 pub mod config;
 pub mod parse;
-pub mod push;
 pub mod risk;
 pub mod rules;
 
 pub use GitOperation as Op;
 pub use command::classify_command;
 pub use parse::{Parsed, Word};
-pub use push::{PushTarget, push_target};
-pub use risk::Extra;
+pub use risk::{Extra, PushTarget, push_target};
 pub use rules::Tag;
 
 use crate::model::Risk;
@@ -81,33 +66,35 @@ impl GitOperation {
     }
 }
 
-/// The entry of an operation (and stash subcommand) in the rules: `stash
-/// push` when stash names none; one without options or cases for a stash
+/// The name of an operation's entry in the rules (`stash push` when stash names none).
+pub fn entry(op: Op, stash_sub: Option<&str>) -> String {
+    match op {
+        Op::Stash => format!("stash {}", stash_sub.unwrap_or("push")),
+        _ => op.as_str().to_owned(),
+    }
+}
+
+/// The entry of an operation; one without options or cases for a stash
 /// subcommand the file does not list.
 pub fn tables(op: Op, stash_sub: Option<&str>) -> &'static Sub {
     static NONE: std::sync::OnceLock<Sub> = std::sync::OnceLock::new();
-    let name = match op {
-        Op::Stash => format!("stash {}", stash_sub.unwrap_or("push")),
-        _ => op.as_str().to_owned(),
-    };
-    (rules::raw().sub(&name)).unwrap_or_else(|| NONE.get_or_init(Sub::default))
+    (rules::raw().sub(&entry(op, stash_sub))).unwrap_or_else(|| NONE.get_or_init(Sub::default))
 }
 
 /// Stash subcommands plangate knows.
 pub fn stash_subs() -> Vec<&'static str> {
-    rules::verbs("stash")
+    let subs = rules::raw().subs.iter();
+    subs.filter_map(|s| s.name.strip_prefix("stash ")).collect()
 }
 
-/// The verdict on a git step or command.
+/// The verdict on a git step or command: its risk and what decided it; why
+/// plangate cannot judge the arguments, and why the tool refuses them (a plan
+/// error; never reached in a valid plan), when it cannot or does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
-    /// The risk.
     pub risk: Risk,
-    /// What decided it.
     pub reason: String,
-    /// Set when the arguments hold something plangate cannot judge.
     pub unclassifiable: Option<String>,
-    /// Set when `args` hold an option the tool refuses (a plan error; never reached in a valid plan).
     pub blocked: Option<String>,
 }
 
@@ -121,11 +108,11 @@ pub fn verdict(risk: Risk, reason: impl Into<String>) -> Verdict {
 }
 
 impl Verdict {
-    /// Marks the verdict unclassifiable (the risk is at least moderate).
-    pub fn cannot_judge(mut self, why: String) -> Verdict {
-        if self.unclassifiable.is_none() {
-            self.unclassifiable = Some(why);
-        }
+    /// Marks the verdict unclassifiable when there is a why (the risk is then
+    /// at least moderate; the first why stays).
+    pub fn cannot_judge(mut self, why: impl Into<Option<String>>) -> Verdict {
+        let Some(why) = why.into() else { return self };
+        self.unclassifiable.get_or_insert(why);
         self.risk = self.risk.max(Risk::Moderate);
         self
     }
@@ -149,36 +136,26 @@ pub fn parse(op: Op, args: &[String]) -> Parsed {
 /// Reads the words after the subcommand with the operation's table (the
 /// first word of `stash` is its subcommand when it is not an option).
 pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
-    let stash_sub = if op == Op::Stash {
-        words
-            .first()
-            .filter(|w| w.text.is_none_or(|t| !t.starts_with('-')))
-            .map(|w| w.text.unwrap_or(w.raw).to_owned())
-    } else {
-        None
-    };
+    let sub = words
+        .first()
+        .filter(|w| op == Op::Stash && w.text.is_none_or(|t| !t.starts_with('-')));
+    let stash_sub = sub.map(|w| w.text.unwrap_or(w.raw).to_owned());
     let t = tables(op, stash_sub.as_deref());
-    let start = usize::from(stash_sub.is_some());
-    let mut p = parse::parse_words(t, words, start);
-    p.stash_sub = stash_sub;
-    p
+    let p = parse::parse_words(t, words, usize::from(sub.is_some()));
+    Parsed { stash_sub, ..p }
 }
 
 /// The parts of a tool step the rules need (built from the plan's nodes
-/// before the parameters are typed, and from the typed parameters after).
+/// before the parameters are typed, and from the typed parameters after):
+/// `operation`, `args`, whether `files` is not empty, `force`, `dry_run`,
+/// whether `commit_message` is set.
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
-    /// The operation.
     pub op: Op,
-    /// `args`.
     pub args: &'a [String],
-    /// `files` is not empty.
     pub has_files: bool,
-    /// `force`.
     pub force: bool,
-    /// `dry_run`.
     pub dry_run: bool,
-    /// `commit_message` is set.
     pub has_message: bool,
 }
 
@@ -187,17 +164,13 @@ pub struct Request<'a> {
 /// does not load).
 pub fn classify(r: &Request<'_>) -> Verdict {
     let p = parse(r.op, r.args);
-    let (force, dry_run, has_files) = (r.force, r.dry_run, r.has_files);
-    let mut v = risk::judge(
-        r.op,
-        &p,
-        Extra {
-            force,
-            dry_run,
-            has_files,
-        },
-    );
-    let op = r.op.as_str();
+    let (force, dry_run, has_files, op) = (r.force, r.dry_run, r.has_files, r.op.as_str());
+    let x = Extra {
+        force,
+        dry_run,
+        has_files,
+    };
+    let mut v = risk::judge(r.op, &p, x);
     if let Some((i, why)) = p.refused.first() {
         v.blocked = Some(format!("`{}` {}", r.args[*i], rules::refusal(why).0));
         v.risk = Risk::Dangerous;
@@ -205,32 +178,20 @@ pub fn classify(r: &Request<'_>) -> Verdict {
         v = v.cannot_judge(format!(
             "{why} for git {op}, so it cannot judge what it does"
         ));
-    } else if let Some(why) = risk::unknown_stash_sub(r.op, &p) {
-        v = v.cannot_judge(why);
-    }
-    match checked() {
-        Ok(_) => v,
-        Err(e) => v.cannot_judge(e.to_owned()),
-    }
-}
-
-// The rules' examples, run through the classifier (here, above the files
-// they call, so that no file of this folder depends on one that depends on it).
-
-/// The label a verdict gets in examples.
-pub fn label(v: &Verdict) -> &'static str {
-    if v.unclassifiable.is_some() {
-        "unclassifiable"
     } else {
-        v.risk.as_str()
+        v = v.cannot_judge(risk::unknown_stash_sub(&p));
     }
+    v.cannot_judge(checked().err().map(str::to_owned))
 }
+
+// The rules' examples are checked here, above the files they call, so that
+// no file of this folder depends on one that depends on it.
 
 /// Runs every example of `r` through the classifier (which reads the
 /// loaded rules: `r` is them, except in the tests of this checker).
 fn check_examples(r: &rules::Rules) -> Result<(), String> {
     for s in r.subs.iter().filter(|s| s.rule == "operation") {
-        if command::tool_op(s.name.split(' ').next().unwrap_or_default()).is_none() {
+        if rules::named::<Op>(s.name.split(' ').next().unwrap_or_default()).is_none() {
             let e = "not an operation of the git tool";
             return Err(format!("{FILE}: subcommand `{}`: {e}", s.name));
         }
@@ -238,62 +199,83 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
     fn lits(line: &str) -> Vec<Word<'_>> {
         line.split_whitespace().map(Word::lit).collect()
     }
-    for (entry, examples, not_examples) in &r.examples {
+    // What the classifier says of an example: its label (`safe`, ...,
+    // `unclassifiable`) and why.
+    type Judge = fn(&str) -> (&'static str, String);
+    fn command(line: &str) -> (&'static str, String) {
+        let v = command::judge_words(&lits(line)).verdict;
+        let unclassifiable = v.unclassifiable.is_some().then_some("unclassifiable");
+        (unclassifiable.unwrap_or(v.risk.as_str()), v.reason)
+    }
+    let stored: Judge = |key| match config::stored_problem(key) {
+        None => ("harmless", String::new()),
+        Some(w) if w.contains("run a program") => ("runs", w),
+        Some(w) => ("unknown", w),
+    };
+    let command: Judge = command;
+    let groups =
+        (r.groups.iter()).map(|(n, l)| (format!("group `{n}`"), None, &l.examples, command));
+    let subs = (r.subs.iter()).map(|s| {
+        (
+            format!("subcommand `{}`", s.name),
+            Some(s),
+            &s.lists.examples,
+            command,
+        )
+    });
+    let last = [
+        (
+            "globals".to_owned(),
+            Some(&r.globals),
+            &r.globals.lists.examples,
+            command,
+        ),
+        ("config".to_owned(), None, &r.config.examples, command),
+        (
+            "config (stored keys)".to_owned(),
+            None,
+            &r.config.stored_examples,
+            stored,
+        ),
+    ];
+    for (entry, sub, examples, judge) in groups.chain(subs).chain(last) {
         let at = |e: &str, why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
-        let sub = entry.strip_prefix("subcommand `");
-        let sub = sub.and_then(|n| r.sub(n.trim_end_matches('`')));
-        // `line` after the entry's name, read with its table (none for the global options).
-        let parsed = |line: &str| match sub {
-            Some(s) if line == s.name || line.starts_with(&format!("{} ", s.name)) => {
-                let after = &lits(line)[s.name.split(' ').count()..];
-                Ok(Some(parse::parse_words(s, after, 0)))
-            }
-            Some(s) => Err(at(line, format!("it does not start with `{}`", s.name))),
-            None => Ok(None),
+        // `line` after the entry's name (none for the global options), read with its table.
+        let parsed = |line: &str, s: &Sub| {
+            let (words, n) = (lits(line), s.name.split_whitespace().count());
+            let named = words
+                .iter()
+                .take(n)
+                .map(|w| w.raw)
+                .eq(s.name.split_whitespace());
+            (named.then(|| parse::parse_words(s, &words[n..], 0)))
+                .ok_or_else(|| at(line, format!("it does not start with `{}`", s.name)))
         };
         let mut decided = std::collections::BTreeSet::new();
         for e in examples {
-            let (want, line) = e
-                .split_once(": ")
-                .ok_or_else(|| at(e, "write `LABEL: LINE`".into()))?;
-            let v = command::judge_words(&lits(line)).verdict;
-            if label(&v) != want {
-                let (got, why) = (label(&v), &v.reason);
+            let (want, line) =
+                (e.split_once(": ")).ok_or_else(|| at(e, "write `LABEL: LINE`".into()))?;
+            let (got, why) = judge(line);
+            if got != want {
                 return Err(at(e, format!("the classifier says {got} ({why})")));
             }
-            if let (Some(s), Some(p)) = (sub, parsed(line)?) {
+            if let Some(s) = sub {
+                let p = parsed(line, s)?;
                 decided.extend(risk::case(s, &s.name, &p, Extra::default()).map(|(i, _)| i));
             }
         }
-        if let Some(i) = (0..sub.map_or(0, |s| s.own)).find(|i| !decided.contains(i)) {
+        let Some(s) = sub else { continue };
+        if let Some(i) = (0..s.own).find(|i| !decided.contains(i)) {
             let case = i + 1;
             return Err(format!(
                 "{FILE}: {entry}: no example is decided by its case {case}"
             ));
         }
-        for line in not_examples {
-            let global = || command::unknown_global(&lits(line));
-            if parsed(line)?
-                .map_or_else(global, |p| p.unreadable())
-                .is_none()
-            {
+        for line in &s.not_examples {
+            if parsed(line, s)?.unreadable().is_none() {
                 let e = format!("not_example `{line}`: every option of it is known");
                 return Err(format!("{FILE}: {entry}: {e}"));
             }
-        }
-    }
-    for e in &r.config.stored_examples {
-        let at = format!("{FILE}: config: stored example `{e}`");
-        let (want, key) = e
-            .split_once(": ")
-            .ok_or_else(|| format!("{at}: write `LABEL: KEY`"))?;
-        let got = match config::stored_problem(key) {
-            None => "harmless",
-            Some(w) if w.contains("run a program") => "runs",
-            Some(_) => "unknown",
-        };
-        if got != want {
-            return Err(format!("{at}: the classifier says {got}"));
         }
     }
     Ok(())
@@ -304,8 +286,6 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
 pub fn checked() -> Result<&'static rules::Rules, &'static str> {
     static C: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     let r = rules::loaded().as_ref().map_err(String::as_str)?;
-    C.get_or_init(|| check_examples(r))
-        .as_ref()
-        .map_err(String::as_str)?;
-    Ok(r)
+    let checked = C.get_or_init(|| check_examples(r));
+    checked.as_ref().map(|_| r).map_err(String::as_str)
 }

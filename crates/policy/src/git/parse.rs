@@ -1,23 +1,17 @@
-//! Reads a git subcommand's arguments with its option table: known options
-//! (with their values and the tokens that wrote them), refused ones, unknown
-//! and ambiguous ones, positionals and paths. Short options may be bundled
-//! (`-fu`) and take attached values (`-n5`); long options may be abbreviated
-//! where git accepts it, resolved as git's parse-options resolves them
-//! ([`resolve`]).
-//!
-//! Words come from a plan's `args` (always literal) or from a bash command
-//! line, where a word may only be known at run time: such a word is read as a
-//! positional, and noted as a possible option when nothing written before it
-//! rules that out.
+//! Reads a git subcommand's arguments with its option table. Short options
+//! may be bundled (`-fu`) and take attached values (`-n5`); long options may
+//! be abbreviated where git accepts it ([`resolve`]). Words come from a plan's
+//! `args` (always literal) or from a bash command line, where a word may only
+//! be known at run time: such a word is read as a positional, and noted as a
+//! possible option when nothing written before it rules that out.
 
 use super::rules::{Meaning, OptSpec, Sub, Tag, Takes};
 
-/// One argument: its value when known, and how it is written (for reasons).
+/// One argument: its value when known (None: only at run time), and how it
+/// is written (for reasons).
 #[derive(Debug, Clone, Copy)]
 pub struct Word<'a> {
-    /// The value, or None when it is only known at run time.
     pub text: Option<&'a str>,
-    /// The word as written.
     pub raw: &'a str,
 }
 
@@ -33,69 +27,54 @@ impl<'a> Word<'a> {
     /// Whether a run-time value could start with `-`: nothing literal precedes the expansion.
     fn may_be_option(&self) -> bool {
         // Double quotes hide nothing: `"refs/heads/$B"` starts with `r`.
-        !self
-            .raw
-            .trim_start_matches('"')
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || "./:_+@~^%,=".contains(c))
+        let first = self.raw.trim_start_matches('"').chars().next();
+        !first.is_some_and(|c| c.is_ascii_alphanumeric() || "./:_+@~^%,=".contains(c))
     }
 }
 
-/// One known option as read: (full name, value, tag, the tokens that wrote it).
+/// One known option as read: its full name, value and tag, its tokens (an
+/// abbreviated name written in full; a bundle of short options is on its
+/// last option) and the index of its (first) word.
 #[derive(Debug, Clone)]
 pub struct Opt {
-    /// The full name (an abbreviation is resolved).
     pub name: String,
-    /// Its value, if it took one.
     pub value: Option<String>,
-    /// What it means.
     pub tag: Tag,
-    /// The argument tokens, with an abbreviated name written in full.
     pub tokens: Vec<String>,
-    /// The index of its (first) word.
     pub at: usize,
 }
 
-/// What `args` says, read with the operation's table.
+/// What `args` says, read with a table: the stash subcommand (none: `push`),
+/// known options in order, positionals before `--` (the word index of the
+/// first; indexes of those only known at run time), paths after `--`,
+/// unknown options, ambiguous abbreviations (with their candidates), words
+/// only known at run time where an option could be, and refused options
+/// (word index, `[refusals]` row).
 #[derive(Debug, Clone, Default)]
 pub struct Parsed {
-    /// The stash subcommand (`push` when none is written).
     pub stash_sub: Option<String>,
-    /// Known options, in order.
     pub options: Vec<Opt>,
-    /// Positional arguments before `--`.
     pub positionals: Vec<String>,
-    /// The index of the word of the first positional.
     pub first_at: Option<usize>,
-    /// Indexes in `positionals` of words only known at run time.
     pub runtime_positionals: Vec<usize>,
-    /// Paths after `--`.
     pub paths: Vec<String>,
-    /// Whether `args` held `--`.
     pub dashdash: bool,
-    /// Options the table does not know.
     pub unknown: Vec<String>,
-    /// Abbreviations that match several options: (as written, the candidates).
     pub ambiguous: Vec<(String, Vec<String>)>,
-    /// Words only known at run time where an option could be.
     pub runtime_options: Vec<String>,
-    /// (index in `args`, `[refusals]` row) of refused options.
     pub refused: Vec<(usize, String)>,
 }
 
 impl Parsed {
     /// Whether an option with this tag was given.
     pub fn has(&self, tag: Tag) -> bool {
-        self.options.iter().any(|o| o.tag == tag)
+        self.named(tag).is_some()
     }
 
     /// The full name of the first option with this tag.
     pub fn named(&self, tag: Tag) -> Option<&str> {
-        self.options
-            .iter()
-            .find(|o| o.tag == tag)
-            .map(|o| o.name.as_str())
+        let o = self.options.iter().find(|o| o.tag == tag);
+        o.map(|o| o.name.as_str())
     }
 
     /// Whether an option with this full name was given.
@@ -155,59 +134,50 @@ fn resolve<'a>(t: &'a Sub, name: &str) -> Result<Option<&'a OptSpec>, Vec<String
     }
 }
 
-/// Reads `words[start..]` with the tables.
+/// Reads `words[start..]` with the table.
 pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
     let mut p = Parsed::default();
-    let mut i = start;
-    let mut options_done = false;
+    let (mut i, mut options_done) = (start, false);
     while i < words.len() {
         let w = words[i];
-        let positional = w
-            .text
-            .is_none_or(|a| options_done || !a.starts_with('-') || a == "-");
+        let positional = (w.text).is_none_or(|a| options_done || !a.starts_with('-') || a == "-");
         if positional {
             p.first_at.get_or_insert(i);
             if t.stops {
                 break; // the global options end at the subcommand
             }
         }
-        let Some(a) = w.text else {
-            if !options_done && w.may_be_option() {
-                p.runtime_options.push(w.raw.to_owned());
+        // Git's global options are whole words: not `-pP`, `-Cdir`, `--`.
+        let whole =
+            |a: &str| matches!(a, "--" | "--end-of-options") || !a.starts_with("--") && a.len() > 2;
+        match w.text {
+            None => {
+                if !options_done && w.may_be_option() {
+                    p.runtime_options.push(w.raw.to_owned());
+                }
+                p.runtime_positionals.push(p.positionals.len());
+                p.positionals.push(w.raw.to_owned());
             }
-            p.runtime_positionals.push(p.positionals.len());
-            p.positionals.push(w.raw.to_owned());
-            i += 1;
-            continue;
-        };
-        if a.contains('\0') {
-            p.refused.push((i, "nul".to_owned()));
-        } else if t.stops
-            && (matches!(a, "--" | "--end-of-options") || !a.starts_with("--") && a.len() > 2)
-        {
-            // Git's global options are whole words: not `-pP`, `-Cdir`, `--`.
-            p.unknown.push(a.to_owned());
-        } else if positional {
-            if options_done && p.dashdash && t.paths {
-                p.paths.push(a.to_owned());
-            } else {
-                p.positionals.push(a.to_owned());
+            Some(a) if a.contains('\0') => p.refused.push((i, "nul".to_owned())),
+            Some(a) if t.stops && whole(a) => p.unknown.push(a.to_owned()),
+            Some(a) if positional => match options_done && p.dashdash && t.paths {
+                true => p.paths.push(a.to_owned()),
+                false => p.positionals.push(a.to_owned()),
+            },
+            Some("--") => (p.dashdash, options_done) = (true, true),
+            Some("--end-of-options") => options_done = true,
+            Some(a) if t.counts && a[1..].chars().all(|c| c.is_ascii_digit()) => {
+                let (value, tokens) = (Some(a[1..].to_owned()), vec![a.to_owned()]);
+                let (name, tag, at) = ("-n".to_owned(), Tag::Plain, i);
+                p.options.push(Opt {
+                    name,
+                    value,
+                    tag,
+                    tokens,
+                    at,
+                });
             }
-        } else if a == "--" {
-            p.dashdash = true;
-            options_done = true;
-        } else if a == "--end-of-options" {
-            options_done = true;
-        } else if t.counts && a[1..].chars().all(|c| c.is_ascii_digit()) {
-            p.options.push(Opt {
-                name: "-n".to_owned(),
-                value: Some(a[1..].to_owned()),
-                tag: Tag::Plain,
-                tokens: vec![a.to_owned()],
-                at: i,
-            });
-        } else {
-            i = option(t, words, i, &mut p);
+            Some(_) => i = option(t, words, i, &mut p),
         }
         i += 1;
     }
@@ -221,11 +191,10 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
 fn option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
     let a = words[i].text.unwrap_or_default();
     let long = a.starts_with("--");
-    let first_new = p.options.len();
-    let mut bundle = a[1..].chars();
-    let mut last = i;
-    loop {
+    let mut rest = &a[1..];
+    while let Some(c) = rest.chars().next() {
         let (spec, attached) = if long {
+            rest = "";
             let (written, attached) = a.split_once('=').map_or((a, None), |(n, v)| (n, Some(v)));
             match resolve(t, written) {
                 Ok(spec) => (spec, attached),
@@ -234,25 +203,24 @@ fn option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
                     return i;
                 }
             }
-        } else if let Some(c) = bundle.next() {
-            let rest = Some(bundle.as_str()).filter(|r| !r.is_empty());
-            let name = format!("-{c}");
-            (t.options.iter().find(|o| o.name == name), rest)
         } else {
-            break;
+            rest = &rest[c.len_utf8()..];
+            let name = format!("-{c}");
+            let spec = t.options.iter().find(|o| o.name == name);
+            (spec, Some(rest).filter(|r| !r.is_empty()))
         };
         let Some(spec) = spec else {
             p.unknown.push(a.to_owned());
             return i;
         };
+        let takes = spec.takes;
         let tag = match &spec.meaning {
             Meaning::Refused(why) => {
                 p.refused.push((i, why.clone()));
-                return i + usize::from(spec.takes == Takes::Value && attached.is_none());
+                return i + usize::from(takes == Takes::Value && attached.is_none());
             }
             Meaning::Known(tag) => *tag,
         };
-        let takes = spec.takes;
         let next = words.get(i + 1).filter(|n| {
             takes == Takes::Value
                 || takes == Takes::LastArg && n.text.is_some_and(|n| !n.starts_with('-'))
@@ -266,14 +234,16 @@ fn option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
             (_, Some(v)) => Some(v.to_owned()),
             (_, None) => next.map(|n| n.text.unwrap_or(n.raw).to_owned()),
         };
-        last += usize::from(attached.is_none() && value.is_some());
-        let tokens = match (long, attached) {
-            (false, _) => Vec::new(),
-            (true, Some(v)) => vec![format!("{}={v}", spec.name)],
-            (true, None) => std::iter::once(spec.name.clone())
-                .chain(next.filter(|_| last > i).map(|n| n.raw.to_owned()))
-                .collect(),
-        };
+        let last = i + usize::from(attached.is_none() && value.is_some());
+        let ends = long || takes != Takes::No || rest.is_empty();
+        let mut tokens: Vec<String> = (words[i..=last].iter())
+            .filter(|_| ends)
+            .map(|w| w.raw.to_owned())
+            .collect();
+        if long {
+            let full = attached.map(|v| format!("{}={v}", spec.name));
+            tokens[0] = full.unwrap_or_else(|| spec.name.clone());
+        }
         let (name, at) = (spec.name.clone(), i);
         p.options.push(Opt {
             name,
@@ -282,16 +252,9 @@ fn option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
             tokens,
             at,
         });
-        if long || takes != Takes::No {
-            break;
+        if ends {
+            return last;
         }
     }
-    // A bundle is kept as written, on its last option.
-    if !long
-        && p.options.len() > first_new
-        && let Some(o) = p.options.last_mut()
-    {
-        o.tokens = words[i..=last].iter().map(|w| w.raw.to_owned()).collect();
-    }
-    last
+    i
 }

@@ -5,20 +5,17 @@
 
 use super::config::key_problem;
 use super::parse::Parsed;
-use super::push::{DEFAULT_BRANCHES, push_target};
 use super::rules::{self, Atom, Case, Sub, Tag};
-use super::{Op, Verdict, stash_subs, tables, verdict};
+use super::{Op, Verdict, entry, stash_subs, tables, verdict};
 use crate::model::Risk;
-use std::collections::BTreeMap;
 
-/// What the risk rules need besides the parsed arguments.
+/// What the rules need besides the parsed arguments: the tool's `force` and
+/// `dry_run`, and whether paths are given outside `args` (the tool's `files`,
+/// or a bash word read as a path).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Extra {
-    /// The tool's `force` (git's `--force`, `--hard` for reset, `--force-with-lease` for push).
     pub force: bool,
-    /// The tool's `dry_run`.
     pub dry_run: bool,
-    /// Paths are given outside `args` (the tool's `files`, or a bash word read as a path).
     pub has_files: bool,
 }
 
@@ -31,61 +28,45 @@ pub fn read_only(op: Op, p: &Parsed) -> bool {
 /// The risk of the operation as its entry's cases say (refused, unknown and
 /// run-time words are the caller's to add).
 pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
-    let sub = (op == Op::Stash).then(|| p.stash_sub.as_deref().unwrap_or("push"));
-    let shown = sub.map_or_else(|| op.as_str().to_owned(), |s| format!("stash {s}"));
-    let changes = || {
-        verdict(
-            Risk::Moderate,
-            format!("git {shown} changes the working tree"),
-        )
-    };
-    case(tables(op, sub), &shown, p, x).map_or_else(changes, |(_, v)| v)
+    let (sub, shown) = (p.stash_sub.as_deref(), entry(op, p.stash_sub.as_deref()));
+    let changes = format!("git {shown} changes the working tree");
+    case(tables(op, sub), &shown, p, x).map_or_else(|| verdict(Risk::Moderate, changes), |(_, v)| v)
 }
 
-/// The facts a condition may name (`rules::FACTS`) that hold, each with the
-/// text a reason's `{fact}` shows; `{name}` (the entry) and `{key}` (the first
-/// positional: the key `git config` sets) are always there.
-pub(super) fn facts(p: &Parsed, x: Extra, shown: &str) -> [(&'static str, Option<String>); 13] {
-    let t = push_target(p);
-    let default = t
-        .branches
-        .iter()
-        .find(|b| DEFAULT_BRANCHES.contains(&b.as_str()));
-    let key = p.positionals.first().map_or("", String::as_str);
-    let yes = |b: bool| b.then(String::new);
-    let plus = p.positionals.iter().skip(1).any(|s| s.starts_with('+'));
-    [
-        ("name", Some(shown.to_owned())),
-        ("key", Some(key.to_owned())),
-        ("paths", yes(!p.paths.is_empty())),
-        ("files", yes(x.has_files)),
-        ("plus-refspec", yes(plus)),
-        ("push-forced", yes(t.forced)),
-        ("push-deletes", yes(t.deletes)),
-        ("push-unknown", t.unknown.clone()),
-        ("push-default", default.cloned()),
-        (
-            "push-branches",
-            (!t.branches.is_empty()).then(|| t.branches.join("`, `")),
-        ),
-        ("key-runtime", yes(p.runtime_positionals.contains(&0))),
-        ("key-problem", key_problem(key)),
-        ("config-problem", config_problem(p, &format!("git {shown}"))),
-    ]
-}
+/// The arguments (and the entry's name) as a case's condition and reasons see them.
+pub(crate) struct Judged<'a>(pub &'a Parsed, pub Extra, pub &'a str);
 
-/// Whether the condition of `c` holds, and its reasons filled in (a `{TAG}`
-/// is the full name of the first option with that tag).
-struct Judged<'a>(&'a Parsed, Extra, BTreeMap<&'static str, String>);
-
-impl<'a> Judged<'a> {
-    fn new(p: &'a Parsed, x: Extra, shown: &str) -> Self {
-        let holding = facts(p, x, shown).into_iter();
-        Judged(p, x, holding.filter_map(|(k, v)| Some((k, v?))).collect())
+impl Judged<'_> {
+    /// What `{name}` shows in a reason when it holds: one of `rules::FACTS`,
+    /// `name` (the entry), `key` (the first positional: the key `git config`
+    /// sets), or a tag (the full name of the first option with it).
+    pub(crate) fn fact(&self, name: &str) -> Option<String> {
+        let Judged(p, x, shown) = *self;
+        let key = p.positionals.first().map_or("", String::as_str);
+        let yes = |b: bool| b.then(String::new);
+        let t = || push_target(p);
+        match name {
+            "name" => Some(shown.to_owned()),
+            "key" => Some(key.to_owned()),
+            "paths" => yes(!p.paths.is_empty()),
+            "files" => yes(x.has_files),
+            "plus-refspec" => yes(p.positionals.iter().skip(1).any(|s| s.starts_with('+'))),
+            "push-forced" => yes(t().forced),
+            "push-deletes" => yes(t().deletes),
+            "push-unknown" => t().unknown,
+            "push-default" => {
+                (t().branches.into_iter()).find(|b| DEFAULT_BRANCHES.contains(&b.as_str()))
+            }
+            "push-branches" => Some(t().branches.join("`, `")).filter(|b| !b.is_empty()),
+            "key-runtime" => yes(p.runtime_positionals.contains(&0)),
+            "key-problem" => key_problem(key),
+            "config-problem" => config_problem(p, &format!("git {shown}")),
+            tag => Some(p.named(rules::named(tag)?)?.to_owned()),
+        }
     }
 
     fn holds(&self, c: &Case) -> bool {
-        let Judged(p, x, facts) = self;
+        let Judged(p, x, _) = self;
         let atom = |a: &Atom| match a {
             Atom::Tag(Tag::Force) if x.force => true,
             Atom::Tag(Tag::DryRun) if x.dry_run => true,
@@ -96,7 +77,7 @@ impl<'a> Judged<'a> {
             Atom::Args('<', n) => p.positionals.len() < *n,
             Atom::Args('>', n) => p.positionals.len() > *n,
             Atom::Args(_, n) => p.positionals.len() == *n,
-            Atom::Fact(f) => facts.contains_key(f),
+            Atom::Fact(f) => self.fact(f).is_some(),
         };
         c.when.is_empty() || (c.when.iter()).any(|all| all.iter().all(|(neg, a)| atom(a) != *neg))
     }
@@ -106,29 +87,22 @@ impl<'a> Judged<'a> {
         let mut rest = text;
         while let Some((head, tail)) = rest.split_once('{') {
             let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
-            let tag = rules::tag_named(key).and_then(|t| self.0.named(t));
             out += head;
-            out += self
-                .2
-                .get(key)
-                .map_or(tag.unwrap_or_default(), String::as_str);
+            out += &self.fact(key).unwrap_or_default();
             rest = after;
         }
         out + rest
     }
 
-    /// `v` marked unclassifiable when `c` says so.
-    fn unclassifiable(&self, v: Verdict, c: &Case) -> Verdict {
-        match &c.unclassifiable {
-            Some(u) => v.cannot_judge(self.fill(u)),
-            None => v,
-        }
-    }
-
-    /// `v` raised by `c`: to its risk with its reason when higher, and
-    /// unclassifiable when `c` says so.
-    fn raise(&self, v: Verdict, c: &Case) -> Verdict {
-        self.unclassifiable(v.at_least(c.risk, self.fill(&c.why)), c)
+    /// `v` raised by `c` (to its risk with its reason when higher; `c`'s own
+    /// verdict when there is none), and unclassifiable when `c` says so.
+    fn raise(&self, v: Option<Verdict>, c: &Case) -> Verdict {
+        let why = self.fill(&c.why);
+        let v = match v {
+            Some(v) => v.at_least(c.risk, why),
+            None => verdict(c.risk, why),
+        };
+        v.cannot_judge(c.unclassifiable.as_ref().map(|u| self.fill(u)))
     }
 }
 
@@ -146,37 +120,32 @@ pub(super) fn config_problem(p: &Parsed, shown: &str) -> Option<String> {
 /// The verdict of the first case of `sub` whose condition holds
 /// (and its index, for the check that every case has an example).
 pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usize, Verdict)> {
-    let j = Judged::new(p, x, shown);
+    let j = Judged(p, x, shown);
     let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| j.holds(c))?;
-    Some((at, j.unclassifiable(verdict(c.risk, j.fill(&c.why)), c)))
-}
-
-/// Raises `v` by every `[[raise]]` row of the rules whose condition holds
-/// (for the subcommands the tool does not run).
-pub(super) fn raise(v: Verdict, shown: &str, p: &Parsed) -> Verdict {
-    let j = Judged::new(p, Extra::default(), shown);
-    let rows = rules::raw().raise.iter().filter(|c| j.holds(c));
-    rows.fold(v, |v, c| j.raise(v, c))
+    Some((at, j.raise(None, c)))
 }
 
 /// Why a stash subcommand cannot be judged, if it cannot.
-pub fn unknown_stash_sub(op: Op, p: &Parsed) -> Option<String> {
-    let sub = p.stash_sub.as_deref()?;
-    (op == Op::Stash && !stash_subs().contains(&sub))
-        .then(|| format!("`git stash {sub}` is not a subcommand plangate knows"))
+pub fn unknown_stash_sub(p: &Parsed) -> Option<String> {
+    let sub = p
+        .stash_sub
+        .as_deref()
+        .filter(|s| !stash_subs().contains(s))?;
+    Some(format!(
+        "`git stash {sub}` is not a subcommand plangate knows"
+    ))
 }
 
-/// What a bash step adds to the rules' verdict: refused options judged as
-/// they are outside the tool, unknown or ambiguous options, and words only
-/// known at run time where an option could be.
-pub fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
-    let j = Judged::new(p, Extra::default(), shown);
-    for c in p
-        .refused
-        .iter()
-        .filter_map(|(_, name)| rules::refusal(name).1)
-    {
-        v = j.raise(v, c);
+/// What a bash step adds to the rules' verdict: the `[[raise]]` rows (for a
+/// subcommand the tool does not run), refused options judged as they are
+/// outside the tool, unknown or ambiguous options, and words only known at
+/// run time where an option could be.
+pub fn finish(mut v: Verdict, shown: &str, p: &Parsed, raise: bool) -> Verdict {
+    let j = Judged(p, Extra::default(), shown);
+    let raised = (rules::raw().raise.iter()).filter(|c| raise && j.holds(c));
+    let refused = (p.refused.iter()).filter_map(|(_, name)| rules::refusal(name).1);
+    for c in raised.chain(refused) {
+        v = j.raise(Some(v), c);
     }
     if let Some(w) = p.runtime_options.first() {
         v = v.at_least(
@@ -186,10 +155,69 @@ pub fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
             ),
         );
     }
-    if let Some(why) = p.unreadable() {
-        v = v.cannot_judge(format!(
-            "{why} for git {shown}, so it cannot judge what it does"
-        ));
+    let why = p.unreadable();
+    v.cannot_judge(why.map(|why| format!("{why} for git {shown}, so it cannot judge what it does")))
+}
+
+/// Branch names taken as a remote's default branch when the remote's own is unknown.
+pub const DEFAULT_BRANCHES: &[&str] = &["main", "master"];
+
+/// Where a push goes, as far as `args` say: the repository argument (a
+/// remote name or URL), destination branch names (`refs/heads/` stripped),
+/// why the destination cannot be known before the run (no refspec, `HEAD`, a
+/// commit, a pattern, a word only known at run time), a forced update
+/// (`+refspec`), a deletion (`:dst`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PushTarget {
+    pub remote: Option<String>,
+    pub branches: Vec<String>,
+    pub unknown: Option<String>,
+    pub forced: bool,
+    pub deletes: bool,
+}
+
+/// Reads a push's repository and refspecs (the `push` entry's cases say how risky each is).
+pub fn push_target(p: &Parsed) -> PushTarget {
+    let remote = p.positionals.first().cloned();
+    let mut t = PushTarget {
+        remote,
+        ..PushTarget::default()
+    };
+    let refspecs = p.positionals.get(1..).unwrap_or(&[]);
+    if refspecs.is_empty() && !p.has(Tag::Tags) {
+        let why =
+            "pushes without an explicit refspec, so it may update the remote's default branch";
+        t.unknown = Some(why.to_owned());
     }
-    v
+    for (k, spec) in refspecs.iter().enumerate() {
+        if p.runtime_positionals.contains(&(k + 1)) {
+            t.unknown = Some(format!(
+                "refspec `{spec}` is only known at run time, so it may update the remote's default branch"
+            ));
+            continue;
+        }
+        let spec = spec
+            .strip_prefix('+')
+            .inspect(|_| t.forced = true)
+            .unwrap_or(spec);
+        let (src, dst) = spec.split_once(':').unwrap_or((spec, spec));
+        t.deletes |= src.is_empty() && !dst.is_empty();
+        let bare = dst.strip_prefix("refs/heads/").unwrap_or(dst);
+        let symbolic = matches!(bare, "HEAD" | "@") || bare.contains(['~', '^', '@']);
+        let sha_like = bare.len() >= 7 && bare.chars().all(|c| c.is_ascii_hexdigit());
+        if dst.is_empty() || dst.contains('*') {
+            t.unknown = Some(format!(
+                "refspec `{spec}` names no single destination branch"
+            ));
+        } else if dst.starts_with("refs/") && !dst.starts_with("refs/heads/") {
+            // Tags and other namespaces are not branches.
+        } else if symbolic || sha_like {
+            t.unknown = Some(format!(
+                "refspec `{spec}` does not name its destination branch (write `SRC:BRANCH`)"
+            ));
+        } else {
+            t.branches.push(bare.to_owned());
+        }
+    }
+    t
 }

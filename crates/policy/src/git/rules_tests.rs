@@ -18,14 +18,31 @@ fn sizes() -> (usize, usize) {
 }
 
 /// A fact a condition may name that the classifier does not compute would
-/// never hold: every name of `FACTS` is computed, and nothing else.
+/// never hold: each holds for some arguments.
 #[test]
-fn every_fact_is_computed() {
-    let p = crate::git::Parsed::default();
-    let computed = crate::git::risk::facts(&p, crate::git::Extra::default(), "x");
-    let names: Vec<&str> = computed.iter().map(|(n, _)| *n).collect();
-    assert_eq!(names[..2], ["name", "key"]);
-    assert_eq!(names[2..], *FACTS);
+fn every_fact_can_hold() {
+    let config = crate::git::parse::Opt {
+        name: "-c".to_owned(),
+        value: None,
+        tag: Tag::Config,
+        tokens: Vec::new(),
+        at: 0,
+    };
+    let p = crate::git::Parsed {
+        positionals: ["alias.x", "+:main", "a*"].map(String::from).to_vec(),
+        runtime_positionals: vec![0],
+        paths: vec!["p".to_owned()],
+        options: vec![config],
+        ..Default::default()
+    };
+    let x = crate::git::Extra {
+        has_files: true,
+        ..Default::default()
+    };
+    for f in FACTS {
+        let j = crate::git::risk::Judged(&p, x, "push");
+        assert!(j.fact(f).is_some(), "{f} does not hold");
+    }
 }
 
 #[test]
@@ -61,7 +78,7 @@ fn a_bad_file_is_an_error_naming_the_entry() {
     ))
     .expect_err("spelling");
     assert!(
-        e.contains("group `diff`") && e.contains("--patch <x>"),
+        e.contains("line ") && e.contains("[groups.diff]") && e.contains("--patch <x>"),
         "{e}"
     );
     let e = parse(&TEXT.replacen(
@@ -146,4 +163,15 @@ fn not_examples_are_checked() {
     assert_ne!(cut, TEXT);
     let e = check_examples(&parse(&cut).expect("parses")).expect_err("known option");
     assert!(e.contains("status --short"), "{e}");
+}
+
+#[test]
+fn stored_examples_are_checked() {
+    let cut = TEXT.replacen("\"harmless: core.bare\"", "\"runs: core.bare\"", 1);
+    assert_ne!(cut, TEXT);
+    let e = check_examples(&parse(&cut).expect("parses")).expect_err("wrong label");
+    assert!(
+        e.contains("runs: core.bare") && e.contains("harmless"),
+        "{e}"
+    );
 }
