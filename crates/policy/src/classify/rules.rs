@@ -594,7 +594,8 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
     let interprets = set(&[&p.code, &p.code_subcommands, &p.module, &p.file]);
     let foreign = match kind {
         "options" => wraps || interprets,
-        "wrapper" => p.acts() || interprets,
+        // A wrapper reads no `scripts` (its options are read by `leading`).
+        "wrapper" => p.acts() || interprets || !p.scripts.0.is_empty(),
         _ => wraps || !p.when.is_empty() || p.empty.is_some(),
     };
     if foreign {
