@@ -254,9 +254,8 @@ impl Subcommands {
 
     /// Whether `sub` (or `sub second`) reaches the network.
     pub fn reaches_network(&self, sub: &str, second: &str) -> bool {
-        self.network.has("*")
-            || self.network.has(sub)
-            || self.network.has(&format!("{sub} {second}"))
+        let n = &self.network;
+        n.has("*") || n.has(sub) || n.has(&format!("{sub} {second}"))
     }
 }
 
@@ -287,13 +286,9 @@ pub struct VarOptions {
 impl Program {
     /// Whether the entry says what the program does (the keys files.rs reads).
     fn acts(&self) -> bool {
-        self.operands.is_some()
-            || self.output_at.is_some()
-            || self.empty.is_some()
-            || self.operand.is_some()
-            || !self.when.is_empty()
-            || !self.info.0.is_empty()
-            || !self.dir.0.is_empty()
+        let verdicts = self.empty.is_some() || self.operand.is_some() || !self.when.is_empty();
+        let outputs = self.operands.is_some() || self.output_at.is_some() || !self.dir.0.is_empty();
+        verdicts || outputs || !self.info.0.is_empty()
     }
 
     /// The options that take the next word (of every kind of row; in this
