@@ -14,34 +14,8 @@ use super::walk::Walker;
 use super::words::{Arg, evaluated_again, subscript_expands};
 use crate::model::Risk;
 
-/// Declaration builtins: flags then NAME[=VALUE] words.
-const DECLARE: &[&str] = &["declare", "typeset", "local", "export", "readonly"];
-
 impl Walker {
-    /// Judges a builtin of this module; false when `cmd` is none of them.
-    pub(super) fn builtin(&mut self, cmd: &Cmd<'_>) -> bool {
-        match cmd.name {
-            n if DECLARE.contains(&n) => self.declare(cmd),
-            "read" | "mapfile" | "readarray" => self.read(cmd),
-            "printf" if cmd.args.first().is_some_and(|a| a.is("-v")) => self.printf(cmd),
-            "let" => {
-                for a in cmd.args {
-                    self.arithmetic(a.lit().unwrap_or(&a.raw));
-                }
-            }
-            "unset" | "getopts" => self.names(cmd),
-            "test" | "[" => self.test(cmd),
-            "hash" => self.hash(cmd),
-            "alias" | "enable" | "fc" => self.shell_state(cmd),
-            "unalias" => self.say(Risk::Safe, cmd, "removes aliases"),
-            "shopt" => self.shopt(cmd),
-            "set" => self.set(cmd),
-            _ => return false,
-        }
-        true
-    }
-
-    fn declare(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn declare(&mut self, cmd: &Cmd<'_>) {
         let mut integer = false;
         let mut nameref = false;
         let mut functions = false;
@@ -99,26 +73,17 @@ impl Walker {
     /// A variable name given to a builtin: an array index holding an expansion is evaluated again.
     fn variable_name(&mut self, name: &str, shown: &str) {
         if subscript_expands(name) || name.contains("$(") || name.contains('`') {
-            self.unclassifiable(format!(
-                "`{shown}` names variable `{name}`, whose index bash evaluates again (it can run commands)"
-            ));
+            let why = "whose index bash evaluates again (it can run commands)";
+            self.unclassifiable(format!("`{shown}` names variable `{name}`, {why}"));
         }
     }
 
     /// read, mapfile: the names read into; `mapfile -C` runs a callback.
-    fn read(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = super::commands::parse_opts(cmd.args, &with);
-        if cmd.name != "read"
-            && let Some(callback) = opts.value_of(&["-C"])
-        {
-            self.code_string(&callback, &cmd.shown);
-        }
-        let mut names: Vec<Arg> = opts.pos.clone();
-        if cmd.name == "read" {
-            names.extend(opts.value_of(&["-a"]));
-        }
-        for n in &names {
+    pub(super) fn read(&mut self, cmd: &Cmd<'_>) {
+        let opts = self.options(cmd, cmd.args);
+        // `read -a NAME` (mapfile's row has no `-a`).
+        let array = opts.value_of(&["-a"]);
+        for n in opts.pos.iter().chain(&array) {
             self.read_into(n, cmd);
         }
         self.say(Risk::Safe, cmd, "reads input into variables");
@@ -135,7 +100,7 @@ impl Walker {
     }
 
     /// printf: `-v NAME` assigns instead of printing.
-    fn printf(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn printf(&mut self, cmd: &Cmd<'_>) {
         match cmd.args.get(1) {
             Some(name) => self.read_into(name, cmd),
             None => self.cannot(cmd, "has -v without a name"),
@@ -143,10 +108,9 @@ impl Walker {
         self.say(Risk::Safe, cmd, "only prints");
     }
 
-    fn names(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn names(&mut self, cmd: &Cmd<'_>) {
         for a in cmd.args.iter().filter(|a| !a.raw.starts_with('-')) {
-            let name = a.lit().unwrap_or(&a.raw).to_string();
-            self.variable_name(&name, &cmd.shown);
+            self.variable_name(a.lit().unwrap_or(&a.raw), &cmd.shown);
         }
         self.say(Risk::Safe, cmd, "only changes variables");
     }
@@ -155,7 +119,7 @@ impl Walker {
     /// command's output); arithmetic comparisons evaluate a literal index.
     /// A command's output compared with `-eq` is no risk here: `test` reads
     /// its operands as plain integers (only `[[ ]]` evaluates them).
-    fn test(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn test(&mut self, cmd: &Cmd<'_>) {
         const ARITH: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
         let args = cmd.args;
         let is = |i: Option<usize>, ops: &[&str]| {
@@ -177,20 +141,16 @@ impl Walker {
         self.say(Risk::Safe, cmd, "only tests");
     }
 
-    fn hash(&mut self, cmd: &Cmd<'_>) {
-        let sets = cmd.args.iter().any(|a| {
-            a.lit()
-                .is_none_or(|t| t.starts_with('-') && t.contains('p'))
-        });
-        if sets {
-            self.cannot(cmd, "makes a command name run another program");
-        } else {
-            self.say(Risk::Safe, cmd, "only looks commands up");
+    pub(super) fn hash(&mut self, cmd: &Cmd<'_>) {
+        let sets = |t: &str| t.starts_with('-') && t.contains('p');
+        match cmd.args.iter().any(|a| a.lit().is_none_or(sets)) {
+            true => self.cannot(cmd, "makes a command name run another program"),
+            false => self.say(Risk::Safe, cmd, "only looks commands up"),
         }
     }
 
     /// alias, enable, fc: listing is safe; anything else changes what names run.
-    fn shell_state(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn shell_state(&mut self, cmd: &Cmd<'_>) {
         let lists = cmd.args.iter().all(|a| {
             a.lit().is_some_and(|t| match cmd.name {
                 "alias" => t == "-p" || !t.contains('='),
@@ -205,7 +165,7 @@ impl Walker {
         }
     }
 
-    fn shopt(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn shopt(&mut self, cmd: &Cmd<'_>) {
         let sets = cmd.args.iter().any(|a| a.is("-s") || a.is("-u"));
         let options = cmd.args.iter().filter(|a| !a.raw.starts_with('-'));
         let risky: Vec<&str> = options
@@ -213,17 +173,17 @@ impl Walker {
             .filter(|o| !rules::raw().list("shell-options", "shopt").has(o))
             .collect();
         if sets && (!risky.is_empty() || cmd.args.iter().any(|a| a.is("-o"))) {
-            self.unclassifiable(format!(
-                "`{}` changes how bash parses or runs commands ({})",
-                cmd.shown,
-                risky.join(", ")
-            ));
+            let risky = risky.join(", ");
+            self.cannot(
+                cmd,
+                &format!("changes how bash parses or runs commands ({risky})"),
+            );
         } else {
             self.say(Risk::Safe, cmd, "sets harmless shell options");
         }
     }
 
-    fn set(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn set(&mut self, cmd: &Cmd<'_>) {
         let mut args = cmd.args.iter();
         while let Some(a) = args.next() {
             let Some(t) = a.lit() else {
@@ -242,10 +202,8 @@ impl Walker {
                     ));
                 }
             } else if t.contains('k') {
-                self.cannot(
-                    cmd,
-                    "makes assignments anywhere on a line reach the command (set -k)",
-                );
+                let why = "makes assignments anywhere on a line reach the command (set -k)";
+                self.cannot(cmd, why);
             }
         }
         self.say(Risk::Safe, cmd, "sets shell options");

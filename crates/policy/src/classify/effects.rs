@@ -16,15 +16,11 @@ impl Walker {
     pub(super) fn write_to(&mut self, arg: &Arg, what: &str) {
         // The step's output and requests files, which plangate made for it (an
         // assignment to either variable makes the command unclassifiable: `vars.rs`).
-        for (var, words) in [
-            ("PLANGATE_OUTPUT", "outputs"),
-            ("PLANGATE_REQUESTS", "publish requests"),
-        ] {
-            let raw = arg.raw.as_str();
-            let bare = raw
-                .strip_prefix('"')
-                .and_then(|r| r.strip_suffix('"'))
-                .unwrap_or(raw);
+        let raw = arg.raw.as_str();
+        let bare = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"'));
+        let bare = bare.unwrap_or(raw);
+        let files = [("OUTPUT", "outputs"), ("REQUESTS", "publish requests")];
+        for (var, words) in files.map(|(v, w)| (format!("PLANGATE_{v}"), w)) {
             if bare == format!("${var}") || bare == format!("${{{var}}}") {
                 self.note(Risk::Safe, format!("{what} writes the step's {words}"));
                 return;
@@ -34,14 +30,9 @@ impl Walker {
         self.effect("write", effective(&t), &t, false, what);
     }
 
-    /// Deletes `arg`, recursively or not.
-    pub(super) fn delete(&mut self, arg: &Arg, recursive: bool, what: &str) {
-        self.delete_as("delete-file", arg, recursive, what);
-    }
-
     /// Deletes `arg`: a recursive delete as `delete-glob` or `delete-tree`,
     /// else as `file_act` (`delete-file`, `shred`).
-    fn delete_as(&mut self, file_act: &str, arg: &Arg, recursive: bool, what: &str) {
+    fn delete(&mut self, file_act: &str, arg: &Arg, recursive: bool, what: &str) {
         let t = self.target(arg);
         match (recursive, t.under, t.loc) {
             (true, true, loc) => self.effect("delete-glob", loc, &t, true, what),
@@ -52,12 +43,12 @@ impl Walker {
     }
 
     /// The act `operands` of an `[[options]]` entry names, on `arg`: the
-    /// `[[effects]]` table of that name (`delete` and `shred` by [`Self::delete_as`]).
+    /// `[[effects]]` table of that name (`delete` and `shred` by [`Self::delete`]).
     pub(super) fn act(&mut self, act: &str, arg: &Arg, recursive: bool, what: &str) {
         match act {
             "write" => self.write_to(arg, what),
-            "delete" => self.delete(arg, recursive, what),
-            "shred" => self.delete_as(act, arg, recursive, what),
+            "delete" => self.delete("delete-file", arg, recursive, what),
+            "shred" => self.delete(act, arg, recursive, what),
             _ => {
                 let t = self.target(arg);
                 self.effect(act, effective(&t), &t, recursive, what);
@@ -89,25 +80,19 @@ impl Walker {
             rules::Condition::Recursive => recursive,
             rules::Condition::WholeRoot => whole_root,
         };
-        let row = rules::raw()
-            .effects
-            .iter()
-            .filter(|e| e.act == act)
+        let places = |r: &&rules::EffectRow| r.at.contains(&loc) || r.at.contains(&Loc::Any);
+        let tables = rules::raw().effects.iter().filter(|e| e.act == act);
+        let row = tables
             .flat_map(|e| &e.rows)
-            .find(|r| {
-                (r.at.contains(&loc) || r.at.contains(&Loc::Any)) && r.when.iter().all(holds)
-            });
+            .find(|r| places(r) && r.when.iter().all(holds));
         let Some(r) = row else {
-            return self.unclassifiable(format!(
-                "{}: no `[[effects]]` row for {act} at {loc:?}",
-                rules::FILE
-            ));
+            let file = rules::FILE;
+            return self
+                .unclassifiable(format!("{file}: no `[[effects]]` row for {act} at {loc:?}"));
         };
         let scratch = t.scratch.map(|v| v.describe()).unwrap_or_default();
-        let why = r
-            .why
-            .replace("{p}", &t.shown)
-            .replace("{scratch}", &scratch);
+        let why = r.why.replace("{p}", &t.shown);
+        let why = why.replace("{scratch}", &scratch);
         self.judge(r.risk, format!("{what} {why}"));
     }
 }

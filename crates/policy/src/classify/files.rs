@@ -8,18 +8,6 @@ use super::words::Arg;
 use crate::model::Risk;
 
 impl Walker {
-    pub(super) fn file_command(&mut self, cmd: &Cmd<'_>) -> bool {
-        match cmd.name {
-            "cp" | "mv" | "install" | "ln" | "scp" | "rsync" => self.copy(cmd),
-            "tar" => self.tar(cmd),
-            n => match rules::raw().judged(n) {
-                Some(p) => self.program(p, cmd),
-                None => return false,
-            },
-        }
-        true
-    }
-
     /// A program judged by its `[[options]]` entry alone (see [`rules::Program`]).
     pub(super) fn program(&mut self, p: &rules::Program, cmd: &Cmd<'_>) {
         if self.only_info(p, cmd) {
@@ -76,11 +64,8 @@ impl Walker {
 
     /// Acts on the operands of `p` (see [`rules::Program`]); returns them.
     pub(super) fn operands(&mut self, p: &rules::Program, opts: &Opts, what: &str) -> Vec<Arg> {
-        let skip = if given(opts, &p.skip_unless) {
-            0
-        } else {
-            p.skip
-        };
+        let skip = (!given(opts, &p.skip_unless)).then_some(p.skip);
+        let skip = skip.unwrap_or(0);
         let mut operands = Vec::new();
         for a in opts.pos.get(skip..).unwrap_or(&[]) {
             let text = a.lit();
@@ -109,68 +94,56 @@ impl Walker {
         operands
     }
 
-    fn copy(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn copy(&mut self, cmd: &Cmd<'_>) {
         let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         let remote = matches!(cmd.name, "scp" | "rsync");
         if remote {
             self.network(format!("{what} transfers files over the network"));
         }
+        if cmd.name == "install" && opts.has('d', &["--directory"]) {
+            return opts.pos.iter().for_each(|d| self.write_to(d, &what));
+        }
         let target_dir = opts.value_of(&["-t", "--target-directory"]);
-        let dirs_only = cmd.name == "install" && opts.has('d', &["--directory"]);
-        let (sources, dest) = match (&target_dir, opts.pos.split_last()) {
-            _ if dirs_only => (&[][..], None),
-            (Some(t), _) => (opts.pos.as_slice(), Some(t.clone())),
+        let (sources, dest) = match (target_dir, opts.pos.split_last()) {
+            (Some(t), _) => (opts.pos.as_slice(), Some(t)),
             (None, Some((last, rest))) => (rest, Some(last.clone())),
             (None, None) => (opts.pos.as_slice(), None),
         };
-        for d in opts.pos.iter().filter(|_| dirs_only) {
-            self.write_to(d, &what);
-        }
-        let is_remote = |a: &Arg| {
-            remote
-                && a.lit()
-                    .is_some_and(|t| !t.starts_with('/') && t.contains(':'))
-        };
+        let host = |t: &str| !t.starts_with('/') && t.contains(':');
+        let is_remote = |a: &Arg| remote && a.lit().is_some_and(host);
         let deletes = remote && opts.flags.iter().any(|f| f.starts_with("--del"));
         // A link in the step's own folder is no longer only the folder: a
         // later write through it lands where it points.
-        let links = cmd.name == "ln"
-            || (cmd.name == "cp"
-                && (opts.has('s', &["--symbolic-link"]) || opts.has('l', &["--link"])));
+        let symlink = opts.has('s', &["--symbolic-link"]) || opts.has('l', &["--link"]);
+        let links = cmd.name == "ln" || cmd.name == "cp" && symlink;
         match dest {
             Some(d) if !is_remote(&d) => {
                 self.write_to(&d, &what);
                 if let (true, Some(v)) = (links, self.target(&d).scratch) {
-                    self.note(
-                        Risk::Moderate,
-                        format!(
-                            "{what} makes a link in {}: writes through it land where it points",
-                            v.describe()
-                        ),
-                    );
+                    let (folder, then) = (v.describe(), "writes through it land where it points");
+                    let why = format!("{what} makes a link in {folder}: {then}");
+                    self.note(Risk::Moderate, why);
                 }
                 if deletes {
-                    self.delete(&d, true, &what);
+                    self.act("delete", &d, true, &what);
                 }
             }
             Some(_) => {}
-            None if dirs_only => {}
             None => self.say(Risk::Moderate, cmd, "copies files"),
         }
         let moves = cmd.name == "mv" || opts.flags.iter().any(|f| f == "--remove-source-files");
         for s in sources.iter().filter(|s| moves && !is_remote(s)) {
             // Moving a tree away removes it from where it was.
             self.write_to(s, &what);
-            self.delete(s, true, &what);
+            self.act("delete", s, true, &what);
         }
     }
 
-    fn tar(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn tar(&mut self, cmd: &Cmd<'_>) {
         let mut args = cmd.args.to_vec();
         if let Some(first) = args.first_mut()
             && let Some(t) = first.lit()
-            && !t.starts_with('-')
             && !t.is_empty()
             && t.chars().all(|c| c.is_ascii_alphabetic())
         {
@@ -178,11 +151,7 @@ impl Walker {
         }
         let opts = self.options(cmd, &args);
         let what = format!("`{}`", cmd.shown);
-        for (_, action) in opts
-            .values
-            .iter()
-            .filter(|(n, _)| n == "--checkpoint-action")
-        {
+        for action in opts.values_of(&["--checkpoint-action"]) {
             match action.lit() {
                 Some(a) if a.starts_with("exec=") => {
                     let code = Arg::literal(a.trim_start_matches("exec="));
@@ -193,50 +162,37 @@ impl Walker {
             }
         }
         let archive = opts.value_of(&["-f", "--file"]);
-        let remote = archive
-            .as_ref()
-            .and_then(Arg::lit)
-            .is_some_and(|f| f.split('/').next().is_some_and(|head| head.contains(':')))
-            && !opts.has('\0', &["--force-local"]);
+        let host = |f: &str| f.split('/').next().is_some_and(|head| head.contains(':'));
+        let local = opts.has('\0', &["--force-local"]);
+        let remote = !local && archive.as_ref().and_then(Arg::lit).is_some_and(host);
         if remote {
             self.network(format!("{what} reads or writes a remote archive"));
         }
         let words = |k| rules::raw().list("words", k);
         let extract = given(&opts, words("tar-extracts"));
         let writes_archive = given(&opts, words("tar-writes"));
-        if extract {
-            self.tar_extract(&opts, &what);
+        if extract && opts.has('O', &["--to-stdout"]) {
+            self.say(Risk::Safe, cmd, "extracts to standard output");
+        } else if extract {
+            let dir = opts.value_of(&["-C", "--directory"]);
+            self.write_to(&dir.unwrap_or_else(|| Arg::literal(".")), &what);
+            if opts.has('P', &["--absolute-names"]) {
+                let why = "extracts members with absolute paths, anywhere on the system";
+                self.say(Risk::Dangerous, cmd, why);
+            }
         }
         if writes_archive {
             match archive.filter(|a| !a.is("-") && !remote) {
                 Some(a) => self.write_to(&a, &what),
                 None => self.say(Risk::Moderate, cmd, "writes an archive"),
             }
-            if opts.has('\0', &["--remove-files"]) {
-                for p in &opts.pos {
-                    self.delete(p, true, &what);
-                }
+            let removes = opts.has('\0', &["--remove-files"]);
+            for p in opts.pos.iter().filter(|_| removes) {
+                self.act("delete", p, true, &what);
             }
         }
         if !extract && !writes_archive {
             self.say(Risk::Safe, cmd, "only lists or compares an archive");
-        }
-    }
-
-    fn tar_extract(&mut self, opts: &Opts, what: &str) {
-        if opts.has('O', &["--to-stdout"]) {
-            self.note(Risk::Safe, format!("{what} extracts to standard output"));
-            return;
-        }
-        let dir = opts
-            .value_of(&["-C", "--directory"])
-            .unwrap_or_else(|| Arg::literal("."));
-        self.write_to(&dir, what);
-        if opts.has('P', &["--absolute-names"]) {
-            self.note(
-                Risk::Dangerous,
-                format!("{what} extracts members with absolute paths, anywhere on the system"),
-            );
         }
     }
 
@@ -257,17 +213,9 @@ impl Walker {
                 _ => break,
             }
         }
-        let starts: Vec<Arg> = cmd
-            .args
-            .iter()
-            .skip(lead)
-            .take_while(|a| {
-                a.lit()
-                    .is_none_or(|t| !t.starts_with('-') && t != "(" && t != "!")
-            })
-            .cloned()
-            .collect();
-        let found = self.found_arg(&starts);
+        let start = |t: &str| !t.starts_with('-') && t != "(" && t != "!";
+        let starts = cmd.args.iter().skip(lead);
+        let found = found_arg(starts.take_while(|a| a.lit().is_none_or(start)));
         let mut acted = false;
         let mut i = 0;
         while let Some(arg) = cmd.args.get(i) {
@@ -276,23 +224,21 @@ impl Walker {
                 Some("-delete") => {
                     acted = true;
                     // -delete empties whole trees when no test narrows what is found.
-                    let narrowed = cmd.args.iter().any(|a| a.lit().is_some_and(is_find_test));
-                    self.delete(&found, !narrowed, &what);
+                    let tests = rules::raw().list("words", "find-tests");
+                    let mut lits = cmd.args.iter().filter_map(Arg::lit);
+                    let narrowed = lits.any(|t| tests.has(t));
+                    self.act("delete", &found, !narrowed, &what);
                 }
                 Some("-exec" | "-execdir" | "-ok" | "-okdir") => {
                     acted = true;
-                    let end = cmd
-                        .args
-                        .get(i..)
-                        .unwrap_or(&[])
-                        .iter()
-                        .position(|a| a.is(";") || a.is("+"))
-                        .map_or(cmd.args.len(), |p| i + p);
-                    let inner: Vec<Arg> = (cmd.args.get(i..end).unwrap_or(&[]).iter())
+                    let rest = cmd.args.get(i..).unwrap_or(&[]);
+                    let end = rest.iter().position(|a| a.is(";") || a.is("+"));
+                    let end = end.unwrap_or(rest.len());
+                    let inner: Vec<Arg> = (rest.iter().take(end))
                         .map(|a| if a.is("{}") { &found } else { a }.clone())
                         .collect();
                     self.run(&inner, &super::walk::Input::Terminal);
-                    i = end + 1;
+                    i += end + 1;
                 }
                 Some(t) if t.starts_with("-fprint") || t == "-fls" => {
                     acted = true;
@@ -307,30 +253,24 @@ impl Walker {
             self.say(Risk::Safe, cmd, "only searches");
         }
     }
+}
 
-    /// The path a `{}` of find stands for: some entry below the start points.
-    fn found_arg(&self, starts: &[Arg]) -> Arg {
-        let start = match starts {
-            [] => Some(".".to_string()),
-            [one] => one.lit().map(str::to_string),
-            _ => None,
-        };
-        match start {
-            Some(s) => {
-                let text = format!("{}/*", s.trim_end_matches('/'));
-                let text = if text == "/*" || s.is_empty() {
-                    "/*".to_string()
-                } else {
-                    text
-                };
-                Arg {
-                    glob_at: text.rfind('*'),
-                    raw: "{}".to_string(),
-                    ..Arg::literal(&text)
-                }
-            }
-            None => Arg::unknown("{}"),
-        }
+/// The path a `{}` of find stands for: some entry below the start points.
+fn found_arg<'a>(mut starts: impl Iterator<Item = &'a Arg>) -> Arg {
+    let start = match (starts.next(), starts.next()) {
+        (None, _) => Some("."),
+        (Some(one), None) => one.lit(),
+        _ => None,
+    };
+    let Some(s) = start else {
+        return Arg::unknown("{}");
+    };
+    let text = format!("{}/*", s.trim_end_matches('/'));
+    let raw = "{}".to_string();
+    Arg {
+        glob_at: text.rfind('*'),
+        raw,
+        ..Arg::literal(&text)
     }
 }
 
@@ -345,9 +285,4 @@ pub(super) fn given(opts: &Opts, names: &rules::Names) -> bool {
             _ => opts.flags.iter().any(|f| f == n),
         }
     })
-}
-
-/// find's tests, which narrow what an action applies to.
-fn is_find_test(t: &str) -> bool {
-    rules::raw().list("words", "find-tests").has(t)
 }

@@ -17,23 +17,11 @@ use super::words::Arg;
 use crate::model::Risk;
 
 impl Walker {
-    /// Judges infrastructure CLIs; false when `cmd` is none.
-    pub(super) fn infra(&mut self, cmd: &Cmd<'_>) -> bool {
-        let r = rules::raw();
-        if r.list("cloud", "names").has(cmd.name) {
-            self.cloud(cmd);
-        } else if r.list("containers", "names").has(cmd.name) {
-            self.container(cmd);
-        } else {
-            return false;
-        }
-        true
-    }
-
-    fn cloud(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn cloud(&mut self, cmd: &Cmd<'_>) {
         let mut words: Vec<&str> = Vec::new();
         let mut skip_value = false;
-        for t in cmd.args.iter().map(|a| a.lit().unwrap_or("?")) {
+        let lits = || cmd.args.iter().map(|a| a.lit().unwrap_or("?"));
+        for t in lits() {
             if std::mem::take(&mut skip_value) {
                 continue;
             }
@@ -43,128 +31,95 @@ impl Walker {
             }
             words.push(t);
         }
-        let flags: Vec<&str> = cmd
-            .args
-            .iter()
-            .filter_map(Arg::lit)
-            .filter(|t| t.starts_with('-'))
-            .collect();
-        let what = format!("`{}`", cmd.shown);
+        let flags: Vec<&str> = lits().filter(|t| t.starts_with('-')).collect();
         if words.is_empty() || cloud("info").all_of(cmd.args.iter().map(Arg::lit)) {
-            self.say(Risk::Safe, cmd, "only prints help or its version");
-            return;
+            return self.say(Risk::Safe, cmd, "only prints help or its version");
         }
-        self.network(format!(
-            "{what} reaches the network with the runner's credentials"
-        ));
-        if cloud_reads(cmd.name, &words, &flags) {
-            self.say(
+        let why = "reaches the network with the runner's credentials";
+        self.network(format!("`{}` {why}", cmd.shown));
+        let (risk, why) = match cloud_reads(cmd.name, &words, &flags) {
+            true => (
                 Risk::Moderate,
-                cmd,
                 "reads infrastructure state (network, credentials)",
-            );
-        } else {
-            self.say(Risk::Dangerous, cmd, "changes live infrastructure");
-        }
+            ),
+            false => (Risk::Dangerous, "changes live infrastructure"),
+        };
+        self.say(risk, cmd, why);
     }
 
-    fn container(&mut self, cmd: &Cmd<'_>) {
-        let words: Vec<&str> = cmd
-            .args
-            .iter()
-            .filter_map(Arg::lit)
-            .filter(|t| !t.starts_with('-'))
-            .collect();
+    pub(super) fn container(&mut self, cmd: &Cmd<'_>) {
+        let lits = cmd.args.iter().filter_map(Arg::lit);
+        let words: Vec<&str> = lits.filter(|t| !t.starts_with('-')).collect();
         let what = format!("`{}`", cmd.shown);
         let sub = words.first().copied().unwrap_or("");
-        if words.iter().any(|w| containers("destroys").has(w))
-            || cmd.args.iter().any(|a| a.is("-v") || a.is("--volumes")) && words.contains(&"down")
+        let volumes = cmd.args.iter().any(|a| a.is("-v") || a.is("--volumes"));
+        if words.iter().any(|w| containers("destroys").has(w)) || volumes && words.contains(&"down")
         {
-            self.say(
-                Risk::Dangerous,
-                cmd,
-                "removes containers, images or volumes",
-            );
-            return;
+            let why = "removes containers, images or volumes";
+            return self.say(Risk::Dangerous, cmd, why);
         }
         if words.iter().any(|w| containers("runs").has(w)) {
-            self.container_run(cmd, &what);
-            return;
+            return self.container_run(cmd, &what);
         }
-        let reads = containers("reads").has(sub)
-            || (containers("groups").has(sub)
-                && words.get(1).is_some_and(|w| containers("reads").has(w)));
+        let group_reads = words.get(1).is_some_and(|w| containers("reads").has(w));
+        let reads = containers("reads").has(sub) || containers("groups").has(sub) && group_reads;
         if reads || containers("info").all_of(cmd.args.iter().map(Arg::lit)) {
-            self.say(Risk::Safe, cmd, "only reads");
-        } else {
-            if containers("registry").has(sub) {
-                self.network(format!("{what} reaches a registry"));
-            }
-            self.say(Risk::Moderate, cmd, "builds or changes local containers");
+            return self.say(Risk::Safe, cmd, "only reads");
         }
+        if containers("registry").has(sub) {
+            self.network(format!("{what} reaches a registry"));
+        }
+        self.say(Risk::Moderate, cmd, "builds or changes local containers");
     }
 
     /// `docker run`/`create`/`exec`/`compose up`: dangerous when the container gets the host.
     fn container_run(&mut self, cmd: &Cmd<'_>, what: &str) {
-        let args = cmd.args;
-        for (i, a) in args.iter().enumerate() {
+        let c = containers;
+        let mount = ["-v", "--volume", "--mount"];
+        for (i, a) in cmd.args.iter().enumerate() {
             let Some(t) = a.lit() else { continue };
-            let next = args.get(i + 1).and_then(Arg::lit).unwrap_or("");
-            let host_flag = containers("host_flags").has(t)
-                || (containers("host_options").has(t) && next == "host")
-                || containers("host_prefixes").prefixes(t);
-            if host_flag {
-                self.say(
-                    Risk::Dangerous,
-                    cmd,
-                    "gives the container access to the host",
-                );
+            let next = cmd.args.get(i + 1);
+            let value = next.and_then(Arg::lit).unwrap_or("");
+            let host_option = c("host_options").has(t) && value == "host";
+            if c("host_flags").has(t) || host_option || c("host_prefixes").prefixes(t) {
+                let why = "gives the container access to the host";
+                self.say(Risk::Dangerous, cmd, why);
             }
-            let volume = match t {
-                "-v" | "--volume" | "--mount" => Some(next),
-                _ => t
-                    .strip_prefix("--volume=")
-                    .or_else(|| t.strip_prefix("--mount="))
-                    .or_else(|| t.strip_prefix("-v").filter(|r| !r.is_empty())),
+            if mount.contains(&t) && next.is_some_and(|n| n.lit().is_none()) {
+                let why = "mounts a host path only known at run time";
+                self.say(Risk::Dangerous, cmd, why);
+            }
+            let attached = ["--volume=", "--mount=", "-v"]
+                .iter()
+                .find_map(|p| t.strip_prefix(p));
+            let spec = if mount.contains(&t) {
+                value
+            } else {
+                attached.unwrap_or("")
             };
-            if let Some(spec) = volume.filter(|v| !v.is_empty()) {
+            if !spec.is_empty() {
                 self.bind_mount(spec, what);
-            }
-            if matches!(t, "-v" | "--volume" | "--mount")
-                && args.get(i + 1).is_some_and(|n| n.lit().is_none())
-            {
-                self.say(
-                    Risk::Dangerous,
-                    cmd,
-                    "mounts a host path only known at run time",
-                );
             }
         }
         self.say(Risk::Moderate, cmd, "runs a container");
     }
 
     fn bind_mount(&mut self, spec: &str, what: &str) {
-        let source = if spec.contains("source=") || spec.contains("src=") {
-            spec.split(',')
-                .find_map(|kv| {
-                    kv.strip_prefix("source=")
-                        .or_else(|| kv.strip_prefix("src="))
-                })
-                .unwrap_or("")
-        } else {
-            spec.split(':').next().unwrap_or("")
+        let keyed = spec
+            .split(',')
+            .map(|kv| kv.strip_prefix("source=").or(kv.strip_prefix("src=")));
+        let source = match spec.contains("source=") || spec.contains("src=") {
+            true => keyed.flatten().next().unwrap_or(""),
+            false => spec.split(':').next().unwrap_or(""),
         };
-        let host_path = source.starts_with(['/', '.', '~', '$']);
-        if !host_path {
+        if !source.starts_with(['/', '.', '~', '$']) {
             return;
         }
         let arg = super::words::eval_word(source, self.home.as_deref()).arg;
         let t = self.target(&arg);
         if !matches!(t.loc, Loc::Inside | Loc::WsRoot) || t.under {
-            self.note(
-                Risk::Dangerous,
-                format!("{what} mounts host path {} into the container", t.shown),
-            );
+            let why = format!("mounts host path {} into the container", t.shown);
+            self.note(Risk::Dangerous, format!("{what} {why}"));
         }
     }
 }
@@ -181,9 +136,8 @@ fn cloud_reads(name: &str, words: &[&str], flags: &[&str]) -> bool {
     match group {
         Some("by-flags") => flags.iter().any(|f| cloud("check_flags").has(f)),
         Some("by-any-verb") => {
-            let reads = words
-                .iter()
-                .any(|w| verb(w) || cloud("any-verb-reads").has(w));
+            let read = |w: &&str| verb(w) || cloud("any-verb-reads").has(w);
+            let reads = words.iter().any(read);
             reads && unchanged || words.last().is_some_and(|w| *w == "version")
         }
         _ if cloud("read_pairs").has(&pair) => true,

@@ -33,12 +33,10 @@ impl Names {
     /// Whether a pattern of the list (`BASH_*`, `CARGO_TARGET_*_RUNNER`)
     /// matches `name`: `*` stands for any part (of at least nothing).
     pub fn pattern_matches(&self, name: &str) -> bool {
-        self.0
-            .iter()
-            .filter_map(|p| p.split_once('*'))
-            .any(|(pre, suf)| {
-                name.len() >= pre.len() + suf.len() && name.starts_with(pre) && name.ends_with(suf)
-            })
+        let fits = |(pre, suf): (&str, &str)| {
+            name.len() >= pre.len() + suf.len() && name.starts_with(pre) && name.ends_with(suf)
+        };
+        self.0.iter().filter_map(|p| p.split_once('*')).any(fits)
     }
 
     /// Whether there are words and every one is a known word of the list
@@ -118,6 +116,9 @@ const TABLES: [(&str, &[&str]); 8] = [
             "ssh-loads",
             "tar-extracts",
             "tar-writes",
+            "cmake-tools",
+            "cmake-reads",
+            "declare",
         ],
     ),
     (
@@ -133,88 +134,48 @@ const TABLES: [(&str, &[&str]); 8] = [
     ),
 ];
 
-/// A program's options: `with_value` take the next word; `writes`, `runs`,
-/// `config` and `ssh_options` say what the value of an option is. With `risk`
-/// or an act (`Program::acts`), the program is judged by this entry alone
-/// ([`super::files`]): `when` rows (a safe one ends the judging: the program
-/// then only reads), the `output_at`-th positional (an output file: `uniq IN
-/// OUT`; `output_missing` when it is not given), its operands (`operands`: an
-/// act on each positional after `skip`, with `operands_with` only when one of
-/// them is given; only those with `operand_prefix`, none with one of
-/// `not_operands`) and the verdict `operand` when there is one, the directory
-/// of `dir` (default `.`; only with one of `dir_with` when set), `empty` when
-/// it has no operand, and `risk` itself.
+/// One `[[options]]`, `[[wrappers]]` or `[[interpreters]]` row (the keys:
+/// the comments of the rules file). With `risk` or an act ([`Program::acts`]),
+/// the row alone judges its program ([`super::files`]).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Program {
     pub names: Names,
     pub with_value: Names,
     pub output_at: Option<usize>,
-    /// Options whose value is a file the program writes.
     pub writes: Names,
-    /// Options whose value is a program or command line it runs.
     pub runs: Names,
-    /// Options whose value is a file of options or commands (unclassifiable).
     pub config: Names,
-    /// Options whose value is an ssh option (`-o ProxyCommand=...`).
+    pub scripts: Names,
     pub ssh_options: Names,
-    /// Options whose value is an output template (`curl -w`): each
-    /// `%output{FILE}` in it writes FILE; `@FILE` reads the template from a file.
     pub templates: Names,
     pub when: Vec<Verdict>,
     pub operands: Option<String>,
     pub operands_with: Names,
-    /// Leading positionals that are no operand, unless one of `skip_unless`.
     pub skip: usize,
     pub skip_unless: Names,
-    /// Flags that make the act recursive.
     pub recursive: Names,
-    /// Options whose value is a directory written.
     pub dir: Names,
-    /// `dir` is written only when one of these is given (`curl -O`).
     pub dir_with: Names,
-    /// Operands are only the positionals starting with this, less it (`of=`).
     pub operand_prefix: Option<String>,
-    /// Positionals starting with one of these are no operands (`date +%F`).
     pub not_operands: Names,
-    /// Noted when the program is given an operand.
     pub operand: Option<Verdict>,
-    /// The file written when the `output_at`-th positional is missing.
     pub output_missing: Option<String>,
     pub empty: Option<Verdict>,
-    /// When every argument is one of these, it only prints its version or help.
     pub info: Names,
     pub risk: Option<Outcome>,
     pub why: String,
-    /// Wrappers: options whose value is a shell command line (`su -c`).
     pub script: Names,
-    /// Wrappers: options after which no command follows (`taskset -p`).
     pub no_command: Names,
-    /// Wrappers: options whose value is the inner command's directory (`env -C`).
     pub chdir: Names,
-    /// Wrappers: options whose value, with the words after the options, is a
-    /// shell command line (`env -S`).
     pub split_string: Names,
-    /// Wrappers: when set, the words after the options are joined into one
-    /// shell command line (`watch`), unless one of these is given (`-x`).
     pub joined_unless: Names,
-    /// Wrappers: the words after the options are no command (`su`, `script`).
     pub script_only: bool,
-    /// Wrappers: runs the command as another user (dangerous; a root shell
-    /// reads its standard input when no command is given).
     pub as_root: bool,
-    /// Interpreters: options whose value is inline code, or first words
-    /// (subcommands) after which it is (`deno eval`).
     pub code: Names,
     pub code_subcommands: Names,
-    /// Interpreters: first words (subcommands) followed by the script file
-    /// (`deno run FILE`).
     pub run_subcommands: Names,
-    /// Interpreters: options whose value is a file, module or folder loaded
-    /// before the script (`node -r`, `ruby -I`): judged as a script file.
     pub preload: Names,
-    /// Interpreters: options that run a module (`-m`), whose value is the
-    /// script file (`pwsh -File`).
     pub module: Names,
     pub file: Names,
     examples: Vec<String>,
@@ -230,37 +191,30 @@ pub struct Verdict {
     pub why: String,
 }
 
-/// A developer tool judged by subcommand.
+/// A developer tool judged by subcommand (the keys: the rules file's
+/// `[[subcommands]]` comment; `other` is required).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Subcommands {
     pub names: Names,
-    /// Global options that take the next word.
     #[serde(default)]
     pub with_value: Names,
-    /// Where the subcommand is (by default the first word that is no option).
     #[serde(default)]
     pub at: SubAt,
-    /// Subcommands that reach the network (when not judged safe).
     #[serde(default)]
     pub network: Names,
-    /// Subcommands after which a command runs (`poetry run CMD`), and their
-    /// options that take the next word.
     #[serde(default)]
     pub runs: Names,
     #[serde(default)]
     pub runs_with_value: Names,
     #[serde(default)]
     groups: Vec<SubGroup>,
-    /// Why a subcommand in no group is moderate.
     other: String,
     #[serde(default)]
     examples: Vec<String>,
 }
 
-/// Where a `[[subcommands]]` entry finds the subcommand: the first word that
-/// is no option, the first word (`dpkg -l`), the first two (`go mod verify`),
-/// or the first after the global options and a `+toolchain` (cargo).
+/// Where a `[[subcommands]]` entry finds the subcommand.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SubAt {
@@ -291,24 +245,17 @@ impl Subcommands {
     /// conditions hold; moderate (`other`) when none does.
     pub fn judge(&self, sub: &str, second: &str, args: &[Option<&str>]) -> (Risk, &str) {
         let has = |n: &Names| args.iter().flatten().any(|a| n.has(a));
+        let holds = |g: &SubGroup| (g.with.0.is_empty() || has(&g.with)) && !has(&g.unless);
         let pair = format!("{sub} {second}");
-        [pair.as_str(), sub]
-            .iter()
-            .find_map(|s| {
-                self.groups.iter().find(|g| {
-                    g.subs.has(s) && (g.with.0.is_empty() || has(&g.with)) && !has(&g.unless)
-                })
-            })
-            .map_or((Risk::Moderate, self.other.as_str()), |g| {
-                (g.risk, g.why.as_str())
-            })
+        let group = |s: &&str| self.groups.iter().find(|g| g.subs.has(s) && holds(g));
+        let found = [pair.as_str(), sub].iter().find_map(group);
+        found.map_or((Risk::Moderate, &self.other), |g| (g.risk, &g.why))
     }
 
     /// Whether `sub` (or `sub second`) reaches the network.
     pub fn reaches_network(&self, sub: &str, second: &str) -> bool {
-        self.network.has("*")
-            || self.network.has(sub)
-            || self.network.has(&format!("{sub} {second}"))
+        let n = &self.network;
+        n.has("*") || n.has(sub) || n.has(&format!("{sub} {second}"))
     }
 }
 
@@ -339,13 +286,20 @@ pub struct VarOptions {
 impl Program {
     /// Whether the entry says what the program does (the keys files.rs reads).
     fn acts(&self) -> bool {
-        self.operands.is_some()
-            || self.output_at.is_some()
-            || self.empty.is_some()
-            || self.operand.is_some()
-            || !self.when.is_empty()
-            || !self.info.0.is_empty()
-            || !self.dir.0.is_empty()
+        let verdicts = self.empty.is_some() || self.operand.is_some() || !self.when.is_empty();
+        let outputs = self.operands.is_some() || self.output_at.is_some() || !self.dir.0.is_empty();
+        verdicts || outputs || !self.info.0.is_empty()
+    }
+
+    /// The options that take the next word (of every kind of row; in this
+    /// order: an abbreviated long option names the first it prefixes).
+    pub fn valued(&self) -> Vec<&str> {
+        let code = [&self.code, &self.with_value, &self.module, &self.file];
+        let values = [&self.preload, &self.script, &self.writes, &self.runs];
+        let more = [&self.config, &self.scripts, &self.dir, &self.chdir];
+        let last = [&self.split_string, &self.ssh_options, &self.templates];
+        let all = code.into_iter().chain(values).chain(more).chain(last);
+        all.flat_map(Names::iter).collect()
     }
 
     /// A wrapper's own risk and why.
@@ -469,19 +423,14 @@ const OPERANDS: [&str; 6] = [
 
 /// The loaded tables.
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct Rules {
-    #[serde(default)]
     pub effects: Vec<Effects>,
     /// Programs: option tables, and the rows that judge some of them.
-    #[serde(default)]
     pub options: Vec<Program>,
-    #[serde(default)]
     pub subcommands: Vec<Subcommands>,
-    #[serde(default)]
     pub wrappers: Vec<Program>,
-    #[serde(default)]
     pub interpreters: Vec<Program>,
-    #[serde(default)]
     pub variables: Variables,
     /// The sections of [`TABLES`].
     #[serde(flatten)]
@@ -493,15 +442,22 @@ impl Rules {
     /// a loaded file has every list of [`TABLES`]).
     pub fn list(&self, section: &str, key: &str) -> &Names {
         static NONE: Names = Names(Vec::new());
-        let known = TABLES
-            .iter()
-            .any(|(s, keys)| *s == section && keys.contains(&key));
+        let listed = |(s, keys): &(&str, &[&str])| *s == section && keys.contains(&key);
+        let known = TABLES.iter().any(listed);
         debug_assert!(
             known,
             "the Rust asks for list `{key}` of `{section}`, not in TABLES"
         );
         let t = self.tables.get(section);
         t.and_then(|t| t.lists.get(key)).unwrap_or(&NONE)
+    }
+
+    /// The `[[interpreters]]` row of `name` (`python3.X` is `python3`).
+    pub fn interpreter(&self, name: &str) -> Option<&Program> {
+        let digits = |v: &&str| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.');
+        let versioned = name.strip_prefix("python").filter(digits);
+        let name = if versioned.is_some() { "python3" } else { name };
+        self.interpreters.iter().find(|i| i.names.has(name))
     }
 
     /// The wrapper named `name`.
@@ -525,6 +481,12 @@ impl Rules {
         self.subcommands.iter().find(|t| t.names.has(name))
     }
 
+    /// The three lists of [`Program`] rows, by kind.
+    fn programs(&self) -> [(&'static str, &[Program]); 3] {
+        let (o, w, i) = (&self.options, &self.wrappers, &self.interpreters);
+        [("options", o), ("wrapper", w), ("interpreter", i)]
+    }
+
     /// (entry, its names, its examples), for the checks.
     fn entries(&self) -> Vec<(String, Names, &[String])> {
         let mut out = Vec::new();
@@ -542,20 +504,16 @@ impl Rules {
             let first = names.0.first().map_or("?", String::as_str);
             format!("{kind} `{first}`")
         };
-        for p in &self.options {
-            out.push((named("options", &p.names), p.names.clone(), &p.examples));
-        }
         for t in &self.subcommands {
             out.push((named("subcommands", &t.names), t.names.clone(), &t.examples));
         }
         for e in &self.effects {
             out.push((format!("effects `{}`", e.act), any.clone(), &e.examples));
         }
-        for w in &self.wrappers {
-            out.push((named("wrapper", &w.names), w.names.clone(), &w.examples));
-        }
-        for i in &self.interpreters {
-            out.push((named("interpreter", &i.names), i.names.clone(), &i.examples));
+        for (kind, list) in self.programs() {
+            for p in list {
+                out.push((named(kind, &p.names), p.names.clone(), &p.examples));
+            }
         }
         out
     }
@@ -592,25 +550,15 @@ fn parse(text: &str) -> Result<Rules, String> {
         }
     }
     if let Some(e) = r.effects.iter().find(|e| !ACTS.contains(&e.act.as_str())) {
+        let (act, all) = (&e.act, ACTS.join(", "));
         return Err(format!(
-            "{FILE}: effects `{}`: unknown act (one of {})",
-            e.act,
-            ACTS.join(", ")
+            "{FILE}: effects `{act}`: unknown act (one of {all})"
         ));
     }
-    let kinds = [
-        ("options", &r.options),
-        ("wrapper", &r.wrappers),
-        ("interpreter", &r.interpreters),
-    ];
-    for (kind, list) in kinds {
+    for (kind, list) in r.programs() {
         for p in list {
-            check_program(list, kind, p).map_err(|e| {
-                format!(
-                    "{FILE}: {kind} `{}`: {e}",
-                    p.names.0.first().map_or("?", String::as_str)
-                )
-            })?;
+            let name = p.names.iter().next().unwrap_or("?");
+            check_program(list, kind, p).map_err(|e| format!("{FILE}: {kind} `{name}`: {e}"))?;
         }
     }
     Ok(r)
@@ -622,31 +570,27 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
         list.iter()
             .find(|q| q.names.has(n) || q.names.pattern_matches(n))
     };
-    if let Some(n) = p
+    let earlier = p
         .names
         .iter()
-        .find(|n| first(n).is_some_and(|q| !std::ptr::eq(p, q)))
-    {
+        .find(|n| first(n).is_some_and(|q| !std::ptr::eq(p, q)));
+    if let Some(n) = earlier {
         return Err(format!("`{n}` has an earlier entry"));
     }
-    let wraps = p.as_root
-        || p.script_only
-        || [
-            &p.script,
-            &p.no_command,
-            &p.chdir,
-            &p.split_string,
-            &p.joined_unless,
-        ]
-        .iter()
-        .any(|n| !n.0.is_empty());
-    let acts = p.acts();
-    let interprets = [&p.code, &p.code_subcommands, &p.module, &p.file]
-        .iter()
-        .any(|n| !n.0.is_empty());
+    let set = |lists: &[&Names]| lists.iter().any(|n| !n.0.is_empty());
+    let wrapper_keys = [
+        &p.script,
+        &p.no_command,
+        &p.chdir,
+        &p.split_string,
+        &p.joined_unless,
+    ];
+    let wraps = p.as_root || p.script_only || set(&wrapper_keys);
+    let interprets = set(&[&p.code, &p.code_subcommands, &p.module, &p.file]);
     let foreign = match kind {
         "options" => wraps || interprets,
-        "wrapper" => acts || interprets,
+        // A wrapper reads no `scripts` (its options are read by `leading`).
+        "wrapper" => p.acts() || interprets || !p.scripts.0.is_empty(),
         _ => wraps || !p.when.is_empty() || p.empty.is_some(),
     };
     if foreign {
@@ -669,19 +613,16 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
     Ok(())
 }
 
-/// The context examples are judged in.
-fn example_context() -> super::ClassifyContext<'static> {
-    super::ClassifyContext {
-        workspace: std::path::Path::new("/work/ws"),
-        working_dir: std::path::Path::new("/work/ws"),
-        home: Some(std::path::Path::new("/home/ci")),
-    }
-}
-
 /// Runs every example of `r` through the classifier (which reads the loaded
 /// tables: `r` is them, except in the tests of this checker).
 fn check_examples(r: &Rules) -> Result<(), String> {
-    let ctx = example_context();
+    let ws = std::path::Path::new("/work/ws");
+    let home = Some(std::path::Path::new("/home/ci"));
+    let ctx = super::ClassifyContext {
+        workspace: ws,
+        working_dir: ws,
+        home,
+    };
     for (entry, names, examples) in r.entries() {
         for e in examples {
             let at = |why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
@@ -694,12 +635,9 @@ fn check_examples(r: &Rules) -> Result<(), String> {
                 return Err(at(format!("`{first}` is not one of the entry's names")));
             }
             let c = super::classify_unchecked(line, &ctx);
-            if c.label() != want {
-                return Err(at(format!(
-                    "the classifier says {} ({})",
-                    c.label(),
-                    c.reason()
-                )));
+            let (label, reason) = (c.label(), c.reason());
+            if label != want {
+                return Err(at(format!("the classifier says {label} ({reason})")));
             }
         }
     }
@@ -726,10 +664,8 @@ pub fn raw() -> &'static Rules {
 pub fn checked() -> Result<(), &'static str> {
     static C: OnceLock<Result<(), String>> = OnceLock::new();
     let r = loaded().as_ref().map_err(String::as_str)?;
-    C.get_or_init(|| check_examples(r))
-        .as_ref()
-        .map_err(String::as_str)?;
-    Ok(())
+    let checked = C.get_or_init(|| check_examples(r));
+    checked.as_ref().map(|_| ()).map_err(String::as_str)
 }
 
 #[cfg(test)]

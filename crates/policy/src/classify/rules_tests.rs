@@ -111,6 +111,11 @@ fn a_bad_table_or_program_row_is_an_error() {
             "names = [\"yq\"]\nscript = [\"-c\"]",
             "options `yq`: a key of another kind",
         ),
+        (
+            "names = [\"nsenter\"]",
+            "names = [\"nsenter\"]\nscripts = [\"-f\"]",
+            "wrapper `nsenter`: a key of another kind",
+        ),
     ] {
         let cut = TEXT.replacen(from, to, 1);
         assert_ne!(cut, TEXT, "{from}");

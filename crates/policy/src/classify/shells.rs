@@ -8,33 +8,33 @@
 //! code, moderate, when it is a literal path inside the workspace, and
 //! unclassifiable anywhere else.
 
-use super::commands::{Cmd, parse_opts};
+use super::commands::{Cmd, Opts, leading};
 use super::paths::Loc;
 use super::rules::{self, Program};
 use super::walk::{Input, Walker};
 use super::words::Arg;
-use super::wrappers::{join_args, leading};
 use crate::model::Risk;
 
-fn interpreter_of(name: &str) -> Option<&'static Program> {
-    let versioned = name
-        .strip_prefix("python")
-        .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'));
-    let name = if versioned.is_some() { "python3" } else { name };
-    rules::raw().interpreters.iter().find(|i| i.names.has(name))
+/// Why code on an input the classifier cannot read is unclassifiable.
+const UNREAD_INPUT: &str = "runs code from its input, which the classifier cannot read";
+/// Why code read from a terminal is moderate.
+const TERMINAL: &str = "reads code from a terminal (none in CI)";
+
+/// Whether `args` start with `--`, and the words after it.
+fn after_dashes(args: &[Arg]) -> (bool, &[Arg]) {
+    match args.split_first() {
+        Some((a, rest)) if a.is("--") => (true, rest),
+        _ => (false, args),
+    }
 }
 
 /// The startup files a shell runs before its script (`bash -l`, `sh -i`,
 /// `zsh -c`, `fish -c`), when its options do not turn them off. Long options
 /// are matched exactly: shells take no abbreviations, and a prefix that also
 /// names another option must not count as the one that turns the files off.
-fn startup_files(shell: &str, opts: &super::commands::Opts, rcfile: bool) -> Option<&'static str> {
+fn startup_files(shell: &str, opts: &Opts, rcfile: bool) -> Option<&'static str> {
     let flag = |f: &str| opts.flags.iter().any(|g| g == f);
-    let short = |c: char| {
-        opts.flags.iter().any(|f| {
-            f.starts_with('-') && !f.starts_with("--") && f.chars().skip(1).any(|x| x == c)
-        })
-    };
+    let short = |c: char| opts.has(c, &[]);
     match shell {
         "zsh" if !short('f') && !flag("--no-rcs") => Some("its startup files (`~/.zshenv`)"),
         "fish" if !short('N') && !flag("--no-config") => Some("its startup files (`config.fish`)"),
@@ -49,43 +49,27 @@ fn startup_files(shell: &str, opts: &super::commands::Opts, rcfile: bool) -> Opt
 }
 
 impl Walker {
-    /// Shells, eval, source, trap and interpreters.
-    pub(super) fn shell_like(&mut self, cmd: &Cmd<'_>) -> bool {
-        match cmd.name {
-            n if rules::raw().list("shells", "names").has(n) => self.shell(cmd),
-            "eval" => self.code_string(&join_args(cmd.args), &cmd.shown),
-            "trap" => {
-                // `trap -- ACTION SIG`: `--` ends the options, the action follows.
-                let args = match cmd.args.first() {
-                    Some(a) if a.is("--") => &cmd.args[1..],
-                    _ => cmd.args,
-                };
-                let listing = |a: &Arg| a.lit().is_some_and(|t| t.starts_with('-') && t != "--");
-                match args.first() {
-                    Some(action) if args.len() > 1 && !listing(action) => {
-                        self.code_string(action, &cmd.shown);
-                    }
-                    _ => self.say(Risk::Safe, cmd, "only lists or resets traps"),
-                }
+    /// `trap ACTION SIG`, `trap -- ACTION SIG`: the action runs as code.
+    pub(super) fn trap(&mut self, cmd: &Cmd<'_>) {
+        let (_, args) = after_dashes(cmd.args);
+        let listing = |a: &Arg| a.lit().is_some_and(|t| t.starts_with('-') && t != "--");
+        match args.first() {
+            Some(action) if args.len() > 1 && !listing(action) => {
+                self.code_string(action, &cmd.shown);
             }
-            // `source -- FILE`; `source -p PATH FILE` (bash 5.3) searches PATH.
-            "source" | "." => match cmd.args.first() {
-                Some(a) if a.is("--") => match cmd.args.get(1) {
-                    Some(file) => self.script_file(file, &cmd.shown),
-                    None => self.cannot(cmd, "sources no file"),
-                },
-                Some(a) if a.raw.starts_with('-') => {
-                    self.cannot(cmd, "has options the classifier does not follow (`-p PATH` searches other folders)");
-                }
-                Some(file) => self.script_file(file, &cmd.shown),
-                None => self.cannot(cmd, "sources no file"),
-            },
-            n => match interpreter_of(n) {
-                Some(i) => self.interpreter(i, cmd),
-                None => return false,
-            },
+            _ => self.say(Risk::Safe, cmd, "only lists or resets traps"),
         }
-        true
+    }
+
+    /// `source FILE`, `source -- FILE`; `source -p PATH FILE` (bash 5.3)
+    /// searches PATH.
+    pub(super) fn source(&mut self, cmd: &Cmd<'_>) {
+        let why = "has options the classifier does not follow (`-p PATH` searches other folders)";
+        match after_dashes(cmd.args) {
+            (false, [a, ..]) if a.raw.starts_with('-') => self.cannot(cmd, why),
+            (_, [file, ..]) => self.script_file(file, &cmd.shown),
+            (_, []) => self.cannot(cmd, "sources no file"),
+        }
     }
 
     /// Classifies a string that will run as shell code.
@@ -102,38 +86,30 @@ impl Walker {
     /// A script file run or sourced: project code inside the workspace, else unreadable.
     pub(super) fn script_file(&mut self, file: &Arg, shown: &str) {
         if file.procsub {
-            return self.unclassifiable(format!(
-                "`{shown}` runs a script produced by another command"
-            ));
+            let why = "runs a script produced by another command";
+            return self.unclassifiable(format!("`{shown}` {why}"));
         }
         // `deno run https://...`: code from the network.
         let remote = file.lit().is_some_and(|f| f.contains("://"));
         let t = self.target(file);
         if !remote && !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot) {
-            self.note(
-                Risk::Moderate,
-                format!("`{shown}` runs a script file of the workspace"),
-            );
+            let why = format!("`{shown}` runs a script file of the workspace");
+            self.note(Risk::Moderate, why);
         } else {
-            self.unclassifiable(format!(
-                "`{shown}` runs script `{}`, which is not a file of the workspace",
-                file.raw
-            ));
+            let (raw, not) = (&file.raw, "which is not a file of the workspace");
+            self.unclassifiable(format!("`{shown}` runs script `{raw}`, {not}"));
         }
     }
 
-    fn shell(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn shell(&mut self, cmd: &Cmd<'_>) {
         let with = rules::raw().list("shells", "with_value").strs();
-        let (opts, rest) = leading(cmd.args, &with);
+        let opts = leading(cmd.args, &with);
+        let rest = &opts.pos;
         let rc = opts.value_of(&["--rcfile", "--init-file"]);
-        if let Some(rc) = &rc {
-            self.script_file(rc, &cmd.shown);
-        }
+        rc.iter().for_each(|rc| self.script_file(rc, &cmd.shown));
         if let Some(files) = startup_files(cmd.name, &opts, rc.is_some()) {
-            self.unclassifiable(format!(
-                "`{}` first runs {files}, which are not files of the workspace",
-                cmd.shown
-            ));
+            let why = format!("first runs {files}, which are not files of the workspace");
+            self.cannot(cmd, &why);
         }
         if opts.has('c', &[]) {
             match rest.first() {
@@ -144,9 +120,8 @@ impl Walker {
         }
         let from_stdin = opts.has('s', &[]) || rest.first().is_none_or(|a| a.is("-"));
         match rest.first() {
-            _ if from_stdin => self.stdin_code(cmd, true),
-            Some(file) => self.script_file(file, &cmd.shown),
-            None => {}
+            Some(file) if !from_stdin => self.script_file(file, &cmd.shown),
+            _ => self.stdin_code(cmd, true),
         }
     }
 
@@ -157,64 +132,40 @@ impl Walker {
                 self.say(Risk::Safe, cmd, "runs literal shell code");
                 self.script(text);
             }
-            Input::Pipe(_) | Input::Text(_) => self.cannot(
-                cmd,
-                "runs code from its input, which the classifier cannot read",
-            ),
-            Input::File(file) => {
-                let file = file.clone();
-                self.script_file(&file, &cmd.shown);
-            }
-            Input::Terminal => self.say(
-                Risk::Moderate,
-                cmd,
-                "reads code from a terminal (none in CI)",
-            ),
+            Input::Pipe(_) | Input::Text(_) => self.cannot(cmd, UNREAD_INPUT),
+            Input::File(file) => self.script_file(&file.clone(), &cmd.shown),
+            Input::Terminal => self.say(Risk::Moderate, cmd, TERMINAL),
         }
     }
 
-    fn interpreter(&mut self, i: &Program, cmd: &Cmd<'_>) {
+    pub(super) fn interpreter(&mut self, i: &Program, cmd: &Cmd<'_>) {
         if self.only_info(i, cmd) {
             return;
         }
-        let (code, module, file) = (i.code.strs(), i.module.strs(), i.file.strs());
-        let preload = i.preload.strs();
-        let with: Vec<&str> = [&code, &i.with_value.strs(), &module, &file, &preload]
-            .into_iter()
-            .flatten()
-            .copied()
-            .collect();
-        let opts = parse_opts(cmd.args, &with);
+        let opts = self.options_of(i, cmd, cmd.args);
         self.operands(i, &opts, &format!("`{}`", cmd.shown));
-        for (name, value) in &opts.values {
-            if i.preload.has(name) {
-                self.script_file(value, &cmd.shown);
-            }
-        }
         let first = opts.pos.first().and_then(Arg::lit).unwrap_or_default();
-        if opts.value_of(&code).is_some() || i.code_subcommands.has(first) {
+        if opts.value_of(&i.code.strs()).is_some() || i.code_subcommands.has(first) {
             return self.unclassifiable(format!(
                 "`{}` runs inline {} code, which the classifier cannot read",
                 cmd.shown, cmd.name
             ));
         }
-        if let Some(file) = opts.value_of(&file) {
+        if let Some(file) = opts.value_of(&i.file.strs()) {
             return self.script_file(&file, &cmd.shown);
         }
-        if opts.value_of(&module).is_some() {
+        if opts.value_of(&i.module.strs()).is_some() {
             return self.say(Risk::Moderate, cmd, "runs an installed or project module");
         }
         // `deno run FILE`: the script follows the subcommand (and its options).
-        let script = if i.run_subcommands.has(first) {
-            let (_, rest) = leading(opts.pos.get(1..).unwrap_or_default(), &with);
-            match rest.first() {
-                Some(file) => return self.script_file(file, &cmd.shown),
-                None => return self.cannot(cmd, "runs no named script"),
-            }
-        } else {
-            opts.pos.first()
-        };
-        match script {
+        if i.run_subcommands.has(first) {
+            let rest = leading(opts.pos.get(1..).unwrap_or_default(), &i.valued()).pos;
+            return match rest.first() {
+                Some(file) => self.script_file(file, &cmd.shown),
+                None => self.cannot(cmd, "runs no named script"),
+            };
+        }
+        match opts.pos.first() {
             Some(file) if !file.is("-") => self.script_file(file, &cmd.shown),
             _ => self.stdin_code(cmd, false),
         }

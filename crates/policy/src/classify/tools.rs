@@ -2,43 +2,25 @@
 //! rules, [`crate::git`]), cargo, npm & co, go, make, network
 //! clients, package managers and infrastructure CLIs.
 
-use super::commands::Cmd;
+use super::commands::{Cmd, leading};
 use super::rules;
 use super::walk::Walker;
 use super::words::Arg;
-use super::wrappers::leading;
 use crate::git::Word as GitWord;
 use crate::model::Risk;
 
 impl Walker {
-    pub(super) fn tool(&mut self, cmd: &Cmd<'_>) -> bool {
-        match cmd.name {
-            "git" => self.git(cmd),
-            n if rules::raw().subcommands(n).is_some() => self.by_subcommand(cmd),
-            n if rules::raw().list("network-clients", "names").has(n) => self.network_client(cmd),
-            n if rules::raw().list("formatters", "names").has(n) => self.formatter(cmd),
-            _ => return false,
-        }
-        true
-    }
-
     /// `git …`: judged by the same rules as the `git` tool ([`crate::git`]).
-    fn git(&mut self, cmd: &Cmd<'_>) {
-        let words: Vec<GitWord<'_>> = cmd
-            .args
-            .iter()
-            .map(|a| GitWord {
-                text: a.lit(),
-                raw: &a.raw,
-            })
-            .collect();
+    pub(super) fn git<'a>(&mut self, cmd: &Cmd<'a>) {
+        let word = |a: &'a Arg| GitWord {
+            text: a.lit(),
+            raw: &a.raw,
+        };
+        let words: Vec<GitWord<'_>> = cmd.args.iter().map(word).collect();
         let c = crate::git::classify_command(&words);
         let v = c.verdict;
-        let sub = cmd
-            .args
-            .iter()
-            .filter_map(Arg::lit)
-            .find(|t| !t.starts_with('-'));
+        let mut lits = cmd.args.iter().filter_map(Arg::lit);
+        let sub = lits.find(|t| !t.starts_with('-'));
         let remote = sub.is_some_and(|sub| rules::raw().list("words", "git-remote").has(sub));
         if remote && v.risk > Risk::Safe {
             self.network(format!("`{}` reaches a git remote", cmd.shown));
@@ -54,64 +36,36 @@ impl Walker {
         if v.risk > Risk::Safe && !matches!(sub, Some("clone" | "init")) {
             self.say(Risk::Dangerous, cmd, "changes the repository's `.git`, which only the git tool or a step approved as dangerous may change");
         }
-        if v.risk > Risk::Safe {
-            let what = format!("`{}`", cmd.shown);
-            for i in c.repo_words {
-                if let Some(a) = cmd.args.get(i) {
-                    self.write_to(a, &what);
-                }
-            }
-            for dir in c.repo_attached {
-                self.write_to(&Arg::literal(&dir), &what);
-            }
+        let what = format!("`{}`", cmd.shown);
+        let arg = |i: &usize| cmd.args.get(*i).cloned();
+        let words = c.repo_words.iter().filter_map(arg);
+        let dirs = c.repo_attached.iter().map(|d| Arg::literal(d));
+        for a in words.chain(dirs).filter(|_| v.risk > Risk::Safe) {
+            self.write_to(&a, &what);
         }
     }
 
     /// cargo, npm & co, go, package managers: the group of their
     /// `[[subcommands]]` entry holding the subcommand decides.
-    fn by_subcommand(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn by_subcommand(&mut self, cmd: &Cmd<'_>) {
         let Some(table) = rules::raw().subcommands(cmd.name) else {
             return;
         };
         let lits: Vec<Option<&str>> = cmd.args.iter().map(Arg::lit).collect();
-        let (words, after): (Vec<&str>, &[Option<&str>]) = match table.at {
-            rules::SubAt::FirstWord => (
-                lits.iter()
-                    .take(1)
-                    .copied()
-                    .map(Option::unwrap_or_default)
-                    .collect(),
-                &lits,
-            ),
-            rules::SubAt::FirstTwo => (
-                lits.iter()
-                    .take(2)
-                    .copied()
-                    .map(Option::unwrap_or_default)
-                    .collect(),
-                &lits,
-            ),
+        let (sub, second, after) = match table.at {
+            rules::SubAt::FirstWord => (word(&lits, 0), "", &lits[..]),
+            rules::SubAt::FirstTwo => (word(&lits, 0), word(&lits, 1), &lits[..]),
             // After the global options (and a `+toolchain`).
             rules::SubAt::AfterGlobals => {
-                let with = table.with_value.strs();
-                let globals = cmd.args.len() - leading(cmd.args, &with).1.len();
-                let rest = lits.get(globals..).unwrap_or(&[]);
-                (
-                    rest.iter()
-                        .take(1)
-                        .copied()
-                        .map(Option::unwrap_or_default)
-                        .collect(),
-                    rest,
-                )
+                let rest = leading(cmd.args, &table.with_value.strs()).pos.len();
+                let rest = &lits[lits.len() - rest..];
+                (word(rest, 0), "", rest)
             }
             rules::SubAt::FirstNonOption => {
-                let first = lits.iter().flatten().copied().find(|t| !t.starts_with('-'));
-                (first.into_iter().collect(), &lits)
+                let first = lits.iter().flatten().find(|t| !t.starts_with('-'));
+                (first.copied().unwrap_or(""), "", &lits[..])
             }
         };
-        let sub = words.first().copied().unwrap_or("");
-        let second = words.get(1).copied().unwrap_or("");
         if table.runs.has(sub) {
             return self.package_runner(cmd, sub, table);
         }
@@ -123,58 +77,45 @@ impl Walker {
     }
 
     /// Network clients: the network always; some also by their `[[options]]` entry.
-    fn network_client(&mut self, cmd: &Cmd<'_>) {
-        let what = format!("`{}`", cmd.shown);
-        match cmd.name {
-            "nc" | "ncat" | "netcat" | "socat" => {
-                let w = |key| rules::raw().list("words", key);
-                let runs = cmd.args.iter().any(|a| {
-                    a.lit().is_none_or(|t| {
-                        w("netcat-exec").has(t)
-                            || w("netcat-exec-prefixes").prefixes(&t.to_ascii_uppercase())
-                    })
-                });
-                if runs {
-                    self.cannot(cmd, "connects a program to the network");
-                }
-            }
-            n => {
-                if let Some(p) = rules::raw().program(n) {
-                    self.program(p, cmd);
-                }
-            }
+    pub(super) fn network_client(&mut self, cmd: &Cmd<'_>) {
+        let w = |key| rules::raw().list("words", key);
+        let upper = |t: &str| t.to_ascii_uppercase();
+        let exec =
+            |t: &str| w("netcat-exec").has(t) || w("netcat-exec-prefixes").prefixes(&upper(t));
+        let netcat = matches!(cmd.name, "nc" | "ncat" | "netcat" | "socat");
+        if netcat && cmd.args.iter().any(|a| a.lit().is_none_or(exec)) {
+            self.cannot(cmd, "connects a program to the network");
         }
-        self.network(format!("{what} uses the network"));
+        // The clients with an `[[options]]` row (curl, wget, ssh; not netcat's).
+        if let Some(p) = rules::raw().program(cmd.name).filter(|_| !netcat) {
+            self.program(p, cmd);
+        }
+        self.network(format!("`{}` uses the network", cmd.shown));
     }
 
     /// `bundle exec CMD`, `poetry run CMD`, `uv run CMD`: the command runs in the project's environment.
     fn package_runner(&mut self, cmd: &Cmd<'_>, sub: &str, table: &rules::Subcommands) {
-        self.say(
-            Risk::Moderate,
-            cmd,
-            "runs a command in the project's environment",
-        );
-        let after = cmd
-            .args
-            .iter()
-            .position(|a| a.is(sub))
-            .map_or(&[][..], |p| cmd.args.get(p + 1..).unwrap_or(&[]));
-        let (_, inner) = leading(after, &table.runs_with_value.strs());
+        let why = "runs a command in the project's environment";
+        self.say(Risk::Moderate, cmd, why);
+        let at = cmd.args.iter().position(|a| a.is(sub));
+        let after = at.and_then(|p| cmd.args.get(p + 1..)).unwrap_or(&[]);
+        let inner = leading(after, &table.runs_with_value.strs()).pos;
         if !inner.is_empty() {
             self.run(&inner, cmd.input);
         }
     }
 
-    fn formatter(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn formatter(&mut self, cmd: &Cmd<'_>) {
         let checks = rules::raw().list("formatters", "checks");
-        if cmd
-            .args
-            .iter()
-            .any(|a| a.lit().is_some_and(|t| checks.has(t)))
-        {
-            self.say(Risk::Safe, cmd, "only checks or reads");
-        } else {
-            self.say(Risk::Moderate, cmd, "may write files");
+        let check = |a: &Arg| a.lit().is_some_and(|t| checks.has(t));
+        match cmd.args.iter().any(check) {
+            true => self.say(Risk::Safe, cmd, "only checks or reads"),
+            false => self.say(Risk::Moderate, cmd, "may write files"),
         }
     }
+}
+
+/// The `i`-th word of `w`, or "".
+fn word<'a>(w: &[Option<&'a str>], i: usize) -> &'a str {
+    w.get(i).copied().flatten().unwrap_or("")
 }

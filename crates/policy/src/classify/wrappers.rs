@@ -2,12 +2,12 @@
 //! command it runs is judged (with the wrapper's own risk on top: `sudo` is
 //! dangerous, `nsenter` too); a command line it takes as one string (`su -c`,
 //! `flock -c`, `watch`, `env -S`) is parsed as a script; words it fills in at
-//! run time (`xargs`, `parallel`, `find -exec`) are substituted when their
-//! input is literal text and unknown otherwise. The wrappers are the
-//! `[[wrappers]]` of `crates/policy/src/rules/bash.toml` plus `env`, `xargs`, `watch` and
-//! `parallel`, which need a little more.
+//! run time (`xargs`, `parallel`, `find -exec`, `fd -x`) are substituted when
+//! their input is literal text and unknown otherwise. The wrappers are the
+//! `[[wrappers]]` of `crates/policy/src/rules/bash.toml` plus `xargs`,
+//! `parallel` and `cmake -E`, which need a little more.
 
-use super::commands::{Cmd, Opts, parse_opts};
+use super::commands::{Cmd, Opts, join_args, leading};
 use super::files::given;
 use super::rules::{self, Program};
 use super::walk::{Input, Stage, Walker};
@@ -15,32 +15,19 @@ use super::words::Arg;
 use crate::model::Risk;
 
 impl Walker {
-    /// Unwraps wrapper commands; returns false when `cmd` is not one.
-    pub(super) fn wrapper(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) -> bool {
-        match cmd.name {
-            "xargs" => self.xargs(cmd),
-            "parallel" | "sem" => self.parallel(cmd),
-            "cmake" if cmd.args.first().is_some_and(|a| a.is("-E")) => self.cmake_tool(cmd, stage),
-            "make" | "gmake" => {
-                // Judged by its build-runner row too: only where its recipes come from here.
-                self.make_sources(cmd);
-                return false;
-            }
-            name => {
-                let Some(w) = rules::raw().wrapper(name) else {
-                    return false;
-                };
-                let saved = self.cwd.clone();
-                if let Some(inner) = self.unwrap(w, cmd) {
-                    self.run_inner(&inner, cmd, stage);
-                }
-                // `env -C DIR`: only the inner command runs there.
-                if w.chdir.iter().next().is_some() {
-                    self.cwd = saved;
-                }
-            }
+    /// A `[[wrappers]]` row's command: the command it runs is judged.
+    pub(super) fn table_wrapper(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) {
+        let Some(w) = rules::raw().wrapper(cmd.name) else {
+            return;
+        };
+        let saved = self.cwd.clone();
+        if let Some(inner) = self.unwrap(w, cmd) {
+            self.run_inner(&inner, cmd, stage);
         }
-        true
+        // `env -C DIR`: only the inner command runs there.
+        if w.chdir.iter().next().is_some() {
+            self.cwd = saved;
+        }
     }
 
     /// Judges the wrapped command (or notes that there is none).
@@ -54,21 +41,15 @@ impl Walker {
 
     /// The command a table wrapper runs; None when it was judged already.
     fn unwrap(&mut self, w: &Program, cmd: &Cmd<'_>) -> Option<Vec<Arg>> {
+        let what = format!("`{}`", cmd.shown);
         if let Some((risk, why)) = w.own_risk() {
-            self.judge(risk, format!("`{}` {why}", cmd.shown));
+            self.judge(risk, format!("{what} {why}"));
         }
-        let (script, writes) = (w.script.strs(), w.writes.strs());
-        let (chdir, split) = (w.chdir.strs(), w.split_string.strs());
-        let with = [
-            w.with_value.strs(),
-            script.clone(),
-            writes.clone(),
-            chdir.clone(),
-        ];
-        let with: Vec<&str> = [with.concat(), split.clone()].concat();
-        let (opts, rest) = leading(cmd.args, &with);
-        for out in writes.iter().filter_map(|o| opts.value_of(&[o])) {
-            self.write_to(&out, &format!("`{}`", cmd.shown));
+        let (script, chdir, split) = (w.script.strs(), w.chdir.strs(), w.split_string.strs());
+        let opts = leading(cmd.args, &w.valued());
+        let rest = &opts.pos;
+        for out in opts.values_of(&w.writes.strs()) {
+            self.write_to(&out, &what);
         }
         let after_skip = rest.get(w.skip.min(rest.len())..).unwrap_or(&[]);
         // `env -S 'CMD ARGS' MORE`, `watch CMD ARGS`: one command line.
@@ -85,12 +66,11 @@ impl Walker {
             let t = self.target(&dir);
             self.cwd = t.fixed().then(|| t.shown.into());
         }
+        let is_script = |a: &Arg| a.lit().is_some_and(|t| w.script.has(t));
         let code = opts.value_of(&script).or_else(|| {
-            let at = after_skip
-                .iter()
-                .position(|a| a.lit().is_some_and(|t| w.script.has(t)));
-            at.filter(|p| *p == 0 || w.script_only)
-                .map(|p| after_skip.get(p + 1).cloned().unwrap_or_default())
+            let at = after_skip.iter().position(is_script);
+            let at = at.filter(|p| *p == 0 || w.script_only);
+            at.map(|p| after_skip.get(p + 1).cloned().unwrap_or_default())
         });
         if let Some(code) = code {
             self.code_string(&code, &cmd.shown);
@@ -105,27 +85,31 @@ impl Walker {
         if stops || w.script_only {
             self.say(Risk::Safe, cmd, "runs no command");
             if w.script_only && w.own_risk().is_some() && !stops {
-                self.stdin_shell(cmd);
+                self.input_script(cmd, false, SHELL_INPUT);
             }
             return None;
         }
-        let inner = skip_assignments(after_skip.to_vec());
-        for a in after_skip.iter().take(after_skip.len() - inner.len()) {
+        // Leading `VAR=value` words (sudo, env) are assignments.
+        let assigns = after_skip.iter().take_while(|a| is_assignment(&a.raw));
+        let (assigns, inner) = after_skip.split_at(assigns.count());
+        for a in assigns {
             self.assignment_word(a, &cmd.shown);
         }
         if inner.is_empty() && w.as_root {
             // `sudo -s`, `sudo -i`: a root shell reading standard input.
-            self.stdin_shell(cmd);
+            self.input_script(cmd, false, SHELL_INPUT);
         }
-        Some(inner)
+        Some(inner.to_vec())
     }
 
-    /// `su` without `-c`: a shell reading its standard input.
-    fn stdin_shell(&mut self, cmd: &Cmd<'_>) {
+    /// Judges `cmd`'s literal standard input as a script (`at`; `su`
+    /// without `-c`, not from a pipe); unclassifiable (`why`) when unknown.
+    pub(super) fn input_script(&mut self, cmd: &Cmd<'_>, pipe: bool, why: &str) {
         match cmd.input {
             Input::Terminal => {}
-            Input::Text(Some(text)) => self.script(text),
-            _ => self.cannot(cmd, "runs a shell on input the classifier cannot read"),
+            Input::Text(Some(t)) => self.script(&t.clone()),
+            Input::Pipe(Some(t)) if pipe => self.script(&t.clone()),
+            _ => self.cannot(cmd, why),
         }
     }
 
@@ -139,130 +123,58 @@ impl Walker {
     }
 
     /// `xargs [options] command...`: the command runs with words read from input.
-    fn xargs(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn xargs(&mut self, cmd: &Cmd<'_>) {
         let with = self.with_value(cmd);
-        let (opts, mut inner) = leading(cmd.args, &with);
+        let opts = leading(cmd.args, &with);
+        let mut inner = opts.pos.clone();
         if inner.is_empty() {
             inner.push(Arg::literal("echo"));
         }
         let from_file = opts.value_of(&["-a", "--arg-file"]).is_some();
-        let items = if from_file {
-            None
-        } else {
-            input_words(cmd.input)
-        };
-        let replace = opts
-            .value_of(&["-I"])
-            .and_then(|r| r.text)
-            .or_else(|| optional_replace(&opts))
-            .filter(|r| !r.is_empty());
+        let items = (!from_file).then(|| input_words(cmd.input)).flatten();
+        let replace = opts.value_of(&["-I"]).and_then(|r| r.text);
+        let replace = replace.or_else(|| optional_replace(&opts));
+        let replace = replace.filter(|r| !r.is_empty());
         for args in fill_in(&inner, items.as_deref(), replace.as_deref(), false) {
             self.run(&args, &Input::Terminal);
         }
         self.say(Risk::Safe, cmd, "runs a command on its input");
     }
 
-    /// `cmake -E TOOL ARGS`: cmake's portable file tools, judged as the
-    /// command each one stands for (`rm`, `remove_directory` as `rm -r`,
-    /// `copy` as `cp`, `chdir DIR CMD` as `env -C DIR CMD`, ...).
-    fn cmake_tool(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) {
-        let args = cmd.args.get(1..).unwrap_or_default();
-        let rest = args.get(1..).unwrap_or_default();
-        let as_cmd = |words: &[&str]| -> Vec<Arg> {
-            let head = words.iter().map(|w| Arg::literal(w));
-            head.chain(rest.iter().cloned()).collect()
+    /// `cmake -E TOOL ARGS`: cmake's portable file tools (`[words]` cmake-tools).
+    pub(super) fn cmake_tool(&mut self, cmd: &Cmd<'_>, stage: &mut Stage) {
+        let words = |k| rules::raw().list("words", k);
+        let Some((tool, rest)) = cmd.args.get(1..).and_then(<[Arg]>::split_first) else {
+            return self.say(Risk::Safe, cmd, "lists its tools");
         };
-        let inner = match args.first().map(|a| a.lit()) {
-            None => return self.say(Risk::Safe, cmd, "lists its tools"),
-            Some(Some("rm" | "remove")) => as_cmd(&["rm"]),
-            Some(Some("remove_directory")) => as_cmd(&["rm", "-r"]),
-            Some(Some("make_directory")) => as_cmd(&["mkdir", "-p"]),
-            Some(Some("touch" | "touch_nocreate")) => as_cmd(&["touch"]),
-            Some(Some("copy" | "copy_if_different" | "copy_if_newer")) => as_cmd(&["cp"]),
-            Some(Some(
-                "copy_directory" | "copy_directory_if_different" | "copy_directory_if_newer",
-            )) => as_cmd(&["cp", "-r"]),
-            Some(Some("rename")) => as_cmd(&["mv"]),
-            Some(Some("create_symlink")) => as_cmd(&["ln", "-s"]),
-            Some(Some("create_hardlink")) => as_cmd(&["ln"]),
-            Some(Some("tar")) => as_cmd(&["tar"]),
-            Some(Some("env")) => as_cmd(&["env"]),
-            Some(Some("time")) => as_cmd(&["time"]),
-            Some(Some("chdir")) => as_cmd(&["env", "-C"]),
-            Some(Some("cat")) => as_cmd(&["cat"]),
-            Some(Some(
-                "echo" | "echo_append" | "sleep" | "true" | "false" | "md5sum" | "sha1sum"
-                | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" | "compare_files"
-                | "capabilities" | "environment" | "help",
-            )) => return self.say(Risk::Safe, cmd, "only reads or prints"),
-            Some(_) => {
-                return self.cannot(cmd, "runs a `cmake -E` tool the classifier does not know");
-            }
+        let tool = tool.lit().unwrap_or("\0");
+        if words("cmake-reads").has(tool) {
+            return self.say(Risk::Safe, cmd, "only reads or prints");
+        }
+        let row = words("cmake-tools")
+            .iter()
+            .find_map(|r| r.strip_prefix(tool)?.strip_prefix(": "));
+        let Some(head) = row else {
+            return self.cannot(cmd, "runs a `cmake -E` tool the classifier does not know");
         };
+        let head = head.split(' ').map(Arg::literal);
+        let inner: Vec<Arg> = head.chain(rest.iter().cloned()).collect();
         stage.output = self.run(&inner, cmd.input).output;
     }
 
-    /// make: recipes come from the makefiles it reads. `-C DIR`, `-f FILE`
-    /// outside the workspace are not project code (as `source FILE` is not);
-    /// `--eval TEXT` is make code the classifier does not read.
-    fn make_sources(&mut self, cmd: &Cmd<'_>) {
-        const WITH: &[&str] = &[
-            "-C",
-            "--directory",
-            "-f",
-            "--file",
-            "--makefile",
-            "--eval",
-            "-I",
-            "--include-dir",
-            "-o",
-            "--old-file",
-            "--assume-old",
-            "-W",
-            "--what-if",
-            "--new-file",
-            "--assume-new",
-        ];
-        let opts = parse_opts(cmd.args, WITH);
-        for (name, value) in &opts.values {
-            match name.as_str() {
-                "-C" | "--directory" | "-f" | "--file" | "--makefile" => {
-                    if value.is("-") {
-                        self.cannot(cmd, "reads its makefile from standard input");
-                    } else {
-                        self.script_file(value, &cmd.shown);
-                    }
-                }
-                "--eval" => self.cannot(
-                    cmd,
-                    "evaluates make code (`--eval`), which the classifier cannot read",
-                ),
-                _ => {}
-            }
-        }
-    }
-
     /// GNU parallel: `parallel [options] command ::: args`; the command runs in a shell.
-    fn parallel(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn parallel(&mut self, cmd: &Cmd<'_>) {
         let with = self.with_value(cmd);
-        let (opts, rest) = leading(cmd.args, &with);
+        let opts = leading(cmd.args, &with);
+        let rest = &opts.pos;
         if opts.value_of(&["-S", "--sshlogin"]).is_some() {
             self.network(format!("`{}` runs commands on other hosts", cmd.shown));
         }
-        let sep = rest
-            .iter()
-            .position(|a| a.lit().is_some_and(|t| t.starts_with(":::")));
-        let (command, sources) = match sep {
-            Some(p) => (rest.get(..p).unwrap_or(&[]), rest.get(p..).unwrap_or(&[])),
-            None => (rest.as_slice(), &[][..]),
-        };
+        let source = |a: &Arg| a.lit().is_some_and(|t| t.starts_with(":::"));
+        let sep = rest.iter().position(source);
+        let (command, sources) = rest.split_at(sep.unwrap_or(rest.len()));
         let items: Option<Vec<String>> = match sources.first().and_then(Arg::lit) {
-            Some(":::") => sources
-                .get(1..)
-                .unwrap_or(&[])
-                .iter()
-                .map(|a| a.text.clone())
-                .collect(),
+            Some(":::") => sources.iter().skip(1).map(|a| a.text.clone()).collect(),
             Some(_) => None,
             None => input_words(cmd.input),
         };
@@ -280,17 +192,19 @@ impl Walker {
     }
 }
 
+/// Why a shell reading input the classifier cannot read is unclassifiable.
+const SHELL_INPUT: &str = "runs a shell on input the classifier cannot read";
+
 /// Most input items substituted one by one; more are judged as unknown words.
 const MAX_ITEMS: usize = 16;
 
 /// The words a literal standard input gives (xargs, parallel); None when unknown.
 fn input_words(input: &Input) -> Option<Vec<String>> {
+    let unquote = |s: &str| s.trim_matches(['\'', '"']).to_string();
     match input {
-        Input::Text(Some(t)) | Input::Pipe(Some(t)) => Some(
-            t.split_whitespace()
-                .map(|s| s.trim_matches(['\'', '"']).to_string())
-                .collect(),
-        ),
+        Input::Text(Some(t)) | Input::Pipe(Some(t)) => {
+            Some(t.split_whitespace().map(unquote).collect())
+        }
         _ => None,
     }
 }
@@ -298,32 +212,26 @@ fn input_words(input: &Input) -> Option<Vec<String>> {
 /// The command lines a word-filling wrapper runs: `replace` marks the place
 /// of each item (else items are appended); unknown items give unknown words.
 /// With `braces`, GNU parallel's other replacement strings (`{.}`, `{/}`) are unknown too.
-fn fill_in(
+pub(super) fn fill_in(
     command: &[Arg],
     items: Option<&[String]>,
     replace: Option<&str>,
     braces: bool,
 ) -> Vec<Vec<Arg>> {
     let one = |item: Option<&str>| -> Vec<Arg> {
-        let value = |a: &Arg, with: &str| match (item, a.lit()) {
-            (Some(v), Some(t)) => Arg::literal(&t.replace(with, v)),
-            _ => Arg::unknown(&a.raw),
-        };
         let mut used = false;
-        let mut out: Vec<Arg> = command
-            .iter()
-            .map(|a| match (replace, a.lit()) {
-                (Some(r), Some(t)) if t.contains(r) => {
-                    used = true;
-                    value(a, r)
-                }
-                (_, Some(t)) if braces && t.contains('{') && t.contains('}') => {
-                    used = true;
-                    Arg::unknown(&a.raw)
-                }
-                _ => a.clone(),
-            })
-            .collect();
+        let mut fill = |a: &Arg| {
+            let Some(t) = a.lit() else { return a.clone() };
+            let hit = replace.filter(|r| t.contains(r));
+            let brace = braces && t.contains('{') && t.contains('}');
+            used |= hit.is_some() || brace;
+            match (hit, item) {
+                (Some(r), Some(v)) => Arg::literal(&t.replace(r, v)),
+                (None, _) if !brace => a.clone(),
+                _ => Arg::unknown(&a.raw),
+            }
+        };
+        let mut out: Vec<Arg> = command.iter().map(&mut fill).collect();
         if !used {
             out.push(item.map_or_else(|| Arg::unknown("<input>"), Arg::literal));
         }
@@ -338,63 +246,16 @@ fn fill_in(
     }
 }
 
-/// The wrapper's own leading options, and the arguments after them.
-pub(super) fn leading(args: &[Arg], with_value: &[&str]) -> (Opts, Vec<Arg>) {
-    let n = leading_len(args, with_value);
-    let (lead, rest) = args.split_at(n);
-    (parse_opts(lead, with_value), rest.to_vec())
-}
-
-/// How many leading arguments are options (and their values) of the wrapper.
-fn leading_len(args: &[Arg], with_value: &[&str]) -> usize {
-    let mut i = 0;
-    while let Some(t) = args.get(i).and_then(Arg::lit) {
-        if t == "--" {
-            return i + 1;
-        }
-        if !((t.starts_with('-') || t.starts_with('+')) && t.len() > 1) {
-            break;
-        }
-        i += 1 + usize::from(takes_next(t, with_value));
-    }
-    i.min(args.len())
-}
-
-/// Whether option word `t` takes the next word as its value: a long one
-/// without `=value`, or a cluster (`-xn`) whose first letter taking a value
-/// is its last.
-fn takes_next(t: &str, with_value: &[&str]) -> bool {
-    if t.starts_with("--") {
-        let key = super::commands::canonical_long(t, with_value);
-        return !t.contains('=') && with_value.contains(&key);
-    }
-    if with_value.contains(&t) {
-        return true;
-    }
-    let sign = t.get(..1).unwrap_or_default();
-    let takes = |c: char| with_value.contains(&format!("{sign}{c}").as_str());
-    let first = t.char_indices().skip(1).find(|(_, c)| takes(*c));
-    first.is_some_and(|(i, c)| i + c.len_utf8() == t.len())
-}
-
 /// xargs's `-i[R]` / `--replace[=R]` (the value only attached): R, or `{}`.
 fn optional_replace(opts: &Opts) -> Option<String> {
-    opts.flags.iter().find_map(|f| {
-        if f.starts_with("--") {
+    let value = opts.flags.iter().find_map(|f| match f.starts_with("--") {
+        true => {
             let (name, value) = f.split_once('=').unwrap_or((f, ""));
-            let named = super::commands::long_matches(name, "--replace");
-            return named.then(|| if value.is_empty() { "{}" } else { value }.to_string());
+            super::commands::long_matches(name, "--replace").then_some(value)
         }
-        let at = f.get(1..)?.find('i')? + 2;
-        let value = f.get(at..).unwrap_or_default();
-        Some(if value.is_empty() { "{}" } else { value }.to_string())
-    })
-}
-
-/// Drops leading `VAR=value` words (sudo, env).
-fn skip_assignments(args: Vec<Arg>) -> Vec<Arg> {
-    let n = args.iter().take_while(|a| is_assignment(&a.raw)).count();
-    args.into_iter().skip(n).collect()
+        false => f.get(1..)?.find('i').and_then(|at| f.get(at + 2..)),
+    })?;
+    Some(if value.is_empty() { "{}" } else { value }.to_string())
 }
 
 fn is_assignment(t: &str) -> bool {
@@ -403,14 +264,4 @@ fn is_assignment(t: &str) -> bool {
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
     })
-}
-
-/// `eval a b c` runs "a b c": known only when every word is.
-pub(super) fn join_args(args: &[Arg]) -> Arg {
-    let texts: Option<Vec<&str>> = args.iter().map(Arg::lit).collect();
-    let raw: Vec<&str> = args.iter().map(|a| a.raw.as_str()).collect();
-    Arg {
-        text: texts.map(|t| t.join(" ")),
-        ..Arg::unknown(&raw.join(" "))
-    }
 }

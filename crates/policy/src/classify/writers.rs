@@ -7,62 +7,38 @@
 //! run time, `sed -f`, `awk -f`) follows the script-file rule.
 
 use super::commands::{Cmd, Opts, parse_opts};
-use super::rules;
+use super::rules::{self, Program};
 use super::walk::{Input, Walker};
 use super::words::Arg;
+use super::wrappers::fill_in;
 use crate::model::Risk;
 
 impl Walker {
-    /// Judges the programs of this module; false when `cmd` is none of them.
-    pub(super) fn writer(&mut self, cmd: &Cmd<'_>) -> bool {
-        match cmd.name {
-            "sed" | "gsed" => self.sed(cmd),
-            "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => self.awk(cmd),
-            "less" | "more" | "most" => self.pager(cmd),
-            "fd" | "fdfind" => self.fd(cmd),
-            "at" | "batch" => self.at(cmd),
-            _ => return false,
-        }
-        true
-    }
-
     /// The options of `cmd` that take the next word, from the rules file;
     /// unclassifiable (fail-close) when the file has no table for it.
     pub(super) fn with_value(&mut self, cmd: &Cmd<'_>) -> Vec<&'static str> {
+        let p = rules::raw().program(cmd.name);
+        if p.is_none() {
+            let file = rules::FILE;
+            self.cannot(cmd, &format!("has no `[[options]]` entry in {file}"));
+        }
+        p.map(Program::valued).unwrap_or_default()
+    }
+
+    /// `args` (`cmd`'s, maybe rewritten) read with its `[[options]]` entry.
+    pub(super) fn options(&mut self, cmd: &Cmd<'_>, args: &[Arg]) -> Opts {
         match rules::raw().program(cmd.name) {
-            Some(p) => [
-                &p.with_value,
-                &p.writes,
-                &p.runs,
-                &p.config,
-                &p.dir,
-                &p.ssh_options,
-                &p.templates,
-            ]
-            .iter()
-            .flat_map(|n| n.strs())
-            .collect(),
-            None => {
-                self.unclassifiable(format!(
-                    "{}: no `[[options]]` entry for `{}`",
-                    rules::FILE,
-                    cmd.name
-                ));
-                Vec::new()
-            }
+            Some(p) => self.options_of(p, cmd, args),
+            None => parse_opts(args, &self.with_value(cmd)),
         }
     }
 
-    /// `args` (`cmd`'s, maybe rewritten) read with its `[[options]]` entry,
-    /// and the effects of the options it names: a file written (`writes`, not
-    /// `-`), a program run (`runs`), a file of options or commands (`config`,
-    /// not `/dev/null`: unclassifiable).
-    pub(super) fn options(&mut self, cmd: &Cmd<'_>, args: &[Arg]) -> Opts {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(args, &with);
-        let Some(p) = rules::raw().program(cmd.name) else {
-            return opts;
-        };
+    /// `args` read with the row `p`, and the effects of the options it
+    /// names: a file written (`writes`, not `-`), a program run (`runs`), a
+    /// file of options or commands (`config`, not `/dev/null`:
+    /// unclassifiable), code loaded (`scripts`, `preload`), ...
+    pub(super) fn options_of(&mut self, p: &Program, cmd: &Cmd<'_>, args: &[Arg]) -> Opts {
+        let opts = parse_opts(args, &p.valued());
         let what = format!("`{}`", cmd.shown);
         for (n, v) in &opts.values {
             if p.writes.has(n) && !v.is("-") {
@@ -77,10 +53,14 @@ impl Walker {
             if p.templates.has(n) {
                 self.output_template(v, &what);
             }
+            if p.scripts.has(n) && v.is("-") {
+                self.cannot(cmd, "reads code from standard input");
+            } else if p.scripts.has(n) || p.preload.has(n) {
+                self.script_file(v, &cmd.shown);
+            }
             if p.config.has(n) && !v.is("/dev/null") {
-                self.unclassifiable(format!(
-                    "{what} reads `{n}`, a file of options or commands (they can write anywhere or run programs)"
-                ));
+                let why = "a file of options or commands (they can write anywhere or run programs)";
+                self.unclassifiable(format!("{what} reads `{n}`, {why}"));
             }
         }
         opts
@@ -91,10 +71,8 @@ impl Walker {
     /// run time writes files named at run time.
     fn output_template(&mut self, v: &Arg, what: &str) {
         let Some(text) = v.lit().filter(|t| !t.starts_with('@')) else {
-            return self.note(
-                Risk::Moderate,
-                format!("{what} writes files its output template names at run time"),
-            );
+            let why = "writes files its output template names at run time";
+            return self.note(Risk::Moderate, format!("{what} {why}"));
         };
         let mut rest = text;
         while let Some(at) = rest.find("%output{") {
@@ -106,22 +84,11 @@ impl Walker {
         }
     }
 
-    fn sed(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = parse_opts(cmd.args, &with);
+    pub(super) fn sed(&mut self, cmd: &Cmd<'_>) {
+        let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
-        let mut scripts: Vec<Arg> = opts
-            .values
-            .iter()
-            .filter(|(n, _)| n == "-e" || n == "--expression")
-            .map(|(_, v)| v.clone())
-            .collect();
-        let files: Vec<Arg> = opts
-            .values
-            .iter()
-            .filter(|(n, _)| n == "-f" || n == "--file")
-            .map(|(_, v)| v.clone())
-            .collect();
+        let mut scripts = opts.values_of(&["-e", "--expression"]);
+        let files = opts.values_of(&["-f", "--file"]);
         let mut inputs = opts.pos.iter();
         if scripts.is_empty() && files.is_empty() {
             scripts.extend(inputs.next().cloned());
@@ -141,17 +108,11 @@ impl Walker {
                 None => self.cannot(cmd, "runs a sed script only known at run time (sed can write files and run commands)"),
             }
         }
-        if opts.has('i', &["--in-place"]) {
-            let mut any = false;
-            for f in inputs {
-                any = true;
-                self.write_to(f, &what);
-            }
-            if !any {
-                self.say(Risk::Moderate, cmd, "edits files in place");
-            }
-        } else {
-            self.say(Risk::Safe, cmd, "only prints");
+        let in_place = opts.has('i', &["--in-place"]);
+        match inputs.as_slice() {
+            _ if !in_place => self.say(Risk::Safe, cmd, "only prints"),
+            [] => self.say(Risk::Moderate, cmd, "edits files in place"),
+            files => files.iter().for_each(|f| self.write_to(f, &what)),
         }
     }
 
@@ -172,59 +133,41 @@ impl Walker {
         }
     }
 
-    fn awk(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn awk(&mut self, cmd: &Cmd<'_>) {
         let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         if let Some(p) = rules::raw().program(cmd.name) {
             self.when_rows(p, &opts, &what);
         }
-        let mut files = Vec::new();
-        let mut programs = Vec::new();
         // `-i`/`--include` adds a library: the first operand is still the
         // program; gawk's `inplace` library rewrites every input file.
-        let mut source_given = false;
         let mut inplace = false;
-        for (n, v) in &opts.values {
-            match n.as_str() {
-                "-i" | "--include" if v.is("inplace") || v.is("inplace.awk") => inplace = true,
-                "-i" | "--include" => files.push(v.clone()),
-                "-f" | "--file" | "-E" | "--exec" => {
-                    source_given = true;
-                    files.push(v.clone());
-                }
-                "-e" | "--source" => {
-                    source_given = true;
-                    programs.push(v.clone());
-                }
-                _ => {}
+        for v in opts.values_of(&["-i", "--include"]) {
+            if v.is("inplace") || v.is("inplace.awk") {
+                inplace = true;
+            } else if v.is("-") {
+                self.cannot(cmd, "reads code from standard input");
+            } else {
+                self.script_file(&v, &cmd.shown);
             }
         }
+        let sources = ["-f", "--file", "-E", "--exec", "-e", "--source"];
+        let mut programs = opts.values_of(&["-e", "--source"]);
         let mut inputs = opts.pos.iter();
-        if !source_given {
+        if opts.value_of(&sources).is_none() {
             programs.extend(inputs.next().cloned());
         }
         if inplace {
             for input in inputs.filter(|a| !a.lit().is_some_and(|t| t.contains('='))) {
                 self.write_to(input, &what);
             }
-            self.note(
-                Risk::Moderate,
-                format!("{what} rewrites its input files in place"),
-            );
+            self.say(Risk::Moderate, cmd, "rewrites its input files in place");
         }
         let sandbox = opts.has('S', &["--sandbox"]);
-        for f in &files {
-            if f.is("-") || f.is("/dev/stdin") {
-                self.cannot(cmd, "reads its program from standard input");
-            } else {
-                self.script_file(f, &cmd.shown);
-            }
-        }
         for p in &programs {
             match p.lit() {
                 Some(text) => self.awk_program(text, &what, sandbox),
-                None => self
-                    .unclassifiable(format!("{what} runs an awk program only known at run time")),
+                None => self.cannot(cmd, "runs an awk program only known at run time"),
             }
         }
         self.say(Risk::Safe, cmd, "only reads");
@@ -233,9 +176,8 @@ impl Walker {
     fn awk_program(&mut self, text: &str, what: &str, sandbox: bool) {
         let code = awk_code(text);
         if code.contains('@') {
-            self.unclassifiable(format!(
-                "{what} loads awk extensions or files (`@load`, `@include`)"
-            ));
+            let why = "loads awk extensions or files (`@load`, `@include`)";
+            self.unclassifiable(format!("{what} {why}"));
         }
         if sandbox {
             return;
@@ -246,81 +188,52 @@ impl Walker {
         if runs {
             self.unclassifiable(format!("{what} runs shell commands from awk (`system`, `|`), which the classifier cannot read"));
         }
-        for target in awk_redirections(text, &code) {
-            match target {
-                Some(file) => self.write_to(&Arg::literal(&file), what),
-                None => self.note(
-                    Risk::Moderate,
-                    format!("{what} writes files named at run time"),
-                ),
+        match literal_target(text).filter(|_| awk_redirects(&code)) {
+            Some(file) => self.write_to(&Arg::literal(&file), what),
+            None if awk_redirects(&code) => {
+                let why = format!("{what} writes files named at run time");
+                self.note(Risk::Moderate, why);
             }
+            None => {}
         }
     }
 
     /// less, more: safe readers unless they get commands (`+!cmd`) or write
     /// a log (the option roles of the file).
-    fn pager(&mut self, cmd: &Cmd<'_>) {
+    pub(super) fn pager(&mut self, cmd: &Cmd<'_>) {
         self.options(cmd, cmd.args);
+        let why = "starts with pager commands, which can run shell commands";
         if cmd.args.iter().any(|a| a.lit().is_none_or(pager_command)) {
-            self.cannot(
-                cmd,
-                "starts with pager commands, which can run shell commands",
-            );
+            self.cannot(cmd, why);
         }
         self.say(Risk::Safe, cmd, "only reads");
     }
 
     /// fd: `-x`/`-X` run the rest of the line for each found path.
-    fn fd(&mut self, cmd: &Cmd<'_>) {
-        let at = cmd.args.iter().position(|a| {
-            a.lit()
-                .is_some_and(|t| matches!(t, "-x" | "--exec" | "-X" | "--exec-batch"))
-        });
-        match at {
-            Some(i) => {
-                let inner: Vec<Arg> = cmd
-                    .args
-                    .get(i + 1..)
-                    .unwrap_or(&[])
-                    .iter()
-                    .map(|a| match a.lit() {
-                        Some(t) if t.contains('{') && t.contains('}') => Arg::unknown(&a.raw),
-                        _ => a.clone(),
-                    })
-                    .collect();
-                let mut inner = inner;
-                if !inner.iter().any(|a| a.lit().is_none()) {
-                    inner.push(Arg::unknown("{}"));
-                }
-                self.run(&inner, &Input::Terminal);
-            }
-            None => self.say(Risk::Safe, cmd, "only searches"),
+    pub(super) fn fd(&mut self, cmd: &Cmd<'_>) {
+        let exec = ["-x", "--exec", "-X", "--exec-batch"];
+        let execs = |a: &Arg| a.lit().is_some_and(|t| exec.contains(&t));
+        let at = cmd.args.iter().position(execs);
+        let Some(inner) = at.and_then(|i| cmd.args.get(i + 1..)) else {
+            return self.say(Risk::Safe, cmd, "only searches");
+        };
+        for words in fill_in(inner, None, None, true) {
+            self.run(&words, &Input::Terminal);
         }
     }
 
     /// at, batch: schedule their input as commands for later, outside the step.
-    fn at(&mut self, cmd: &Cmd<'_>) {
-        self.say(
-            Risk::Dangerous,
-            cmd,
-            "schedules commands to run later, outside the step",
-        );
-        match cmd.input {
-            Input::Text(Some(t)) | Input::Pipe(Some(t)) => {
-                let t = t.clone();
-                self.script(&t);
-            }
-            Input::Terminal => {}
-            _ => self.cannot(cmd, "schedules commands the classifier cannot read"),
-        }
+    pub(super) fn at(&mut self, cmd: &Cmd<'_>) {
+        let why = "schedules commands to run later, outside the step";
+        self.say(Risk::Dangerous, cmd, why);
+        self.input_script(cmd, true, "schedules commands the classifier cannot read");
     }
 
     /// One `-o Key=Value` of ssh or scp.
     pub(super) fn ssh_option(&mut self, option: &Arg, shown: &str) {
         let Some(text) = option.lit() else {
-            return self.unclassifiable(format!(
-                "`{shown}` has an ssh option only known at run time"
-            ));
+            let why = "has an ssh option only known at run time";
+            return self.unclassifiable(format!("`{shown}` {why}"));
         };
         let (key, value) = text
             .split_once(['=', ' '])
@@ -330,9 +243,8 @@ impl Walker {
         if words("ssh-runs").has(&key) {
             self.code_string(&Arg::literal(&value.replace('%', "")), shown);
         } else if words("ssh-loads").has(&key) {
-            self.unclassifiable(format!(
-                "`{shown}` sets ssh option {key}, which can run or load code"
-            ));
+            let why = format!("sets ssh option {key}, which can run or load code");
+            self.unclassifiable(format!("`{shown}` {why}"));
         }
     }
 }
@@ -357,21 +269,15 @@ fn sed_effects(script: &str) -> Vec<SedEffect> {
             ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' => {}
             '#' | ':' | 'a' | 'i' | 'c' | 'r' | 'R' | 'b' | 't' | 'T' | 'v' | 'q' | 'Q' | 'l'
             | 'L' => {
-                i = rest_of_line(
-                    &chars,
-                    i,
-                    matches!(c, 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v' | ':'),
-                )
-                .1
+                let semicolon = matches!(c, 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v' | ':');
+                i = rest_of_line(&chars, i, semicolon).1;
             }
-            'w' | 'W' => {
+            'w' | 'W' | 'e' => {
                 let (arg, next) = rest_of_line(&chars, i, false);
-                out.push(SedEffect::Writes(arg));
-                i = next;
-            }
-            'e' => {
-                let (arg, next) = rest_of_line(&chars, i, false);
-                out.push(SedEffect::Runs((!arg.is_empty()).then_some(arg)));
+                out.push(match c {
+                    'e' => SedEffect::Runs((!arg.is_empty()).then_some(arg)),
+                    _ => SedEffect::Writes(arg),
+                });
                 i = next;
             }
             's' | 'y' => {
@@ -446,15 +352,11 @@ fn skip_part(chars: &[char], mut i: usize, delim: char) -> usize {
 
 /// The argument up to the end of the line (or a `;` when `semicolon` ends it).
 fn rest_of_line(chars: &[char], i: usize, semicolon: bool) -> (String, usize) {
-    let mut j = i;
-    while let Some(&c) = chars.get(j) {
-        if c == '\n' || (semicolon && (c == ';' || c == '}')) {
-            break;
-        }
-        j += 1;
-    }
-    let arg: String = chars.get(i..j).unwrap_or(&[]).iter().collect();
-    (arg.trim().to_string(), j + 1)
+    let rest = chars.get(i..).unwrap_or(&[]);
+    let ends = |c: &char| *c == '\n' || (semicolon && (*c == ';' || *c == '}'));
+    let end = rest.iter().position(ends).unwrap_or(rest.len());
+    let arg: String = rest.iter().take(end).collect();
+    (arg.trim().to_string(), i + end + 1)
 }
 
 /// An awk program with string and regex literals blanked out (`"..."` → `""`).
@@ -480,11 +382,7 @@ fn awk_code(text: &str) -> String {
             continue;
         }
         if c == '#' {
-            for d in chars.by_ref() {
-                if d == '\n' {
-                    break;
-                }
-            }
+            chars.by_ref().take_while(|d| *d != '\n').for_each(drop);
             continue;
         }
         out.push(c);
@@ -495,31 +393,20 @@ fn awk_code(text: &str) -> String {
     out
 }
 
-/// Output redirections of `print`/`printf` (`> "f"`, `>> "f"`): Some(file) when literal.
-fn awk_redirections(text: &str, code: &str) -> Vec<Option<String>> {
-    if !code.contains("print") || !code.contains('>') {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    for stmt in code.split([';', '\n', '}', '{']) {
-        let Some(at) = stmt.find("print") else {
-            continue;
-        };
-        let tail = stmt.get(at..).unwrap_or("");
+/// Whether a `print`/`printf` statement redirects its output (`> "f"`, `>> "f"`).
+fn awk_redirects(code: &str) -> bool {
+    code.split([';', '\n', '}', '{']).any(|stmt| {
+        let tail = stmt.find("print").and_then(|at| stmt.get(at..));
         let mut depth = 0i32;
-        let redirect = tail.char_indices().find(|(_, c)| {
+        tail.unwrap_or("").chars().any(|c| {
             match c {
                 '(' => depth += 1,
                 ')' => depth -= 1,
                 _ => {}
             }
-            *c == '>' && depth == 0
-        });
-        if redirect.is_some() {
-            out.push(literal_target(text));
-        }
-    }
-    out
+            c == '>' && depth == 0
+        })
+    })
 }
 
 /// The file of `print > "file"` when the original text has one literal target.
