@@ -36,8 +36,13 @@ pub(super) fn collect(outcome: &mut StepOutcome, ctx: &StepContext, plan: &Plan,
     let file = ctx.artifacts_dir.join(request::FILE_NAME);
     let read = || -> std::io::Result<Vec<u8>> {
         // Never followed: a link could point plangate at a file the step cannot read.
-        if std::fs::symlink_metadata(&file)?.file_type().is_symlink() {
+        let meta = std::fs::symlink_metadata(&file)?;
+        if meta.file_type().is_symlink() {
             return Err(std::io::Error::other("it is a symbolic link"));
+        }
+        if meta.file_type().is_file() && meta.len() == 0 {
+            // Left empty (most steps): nothing asked, nothing to open.
+            return Ok(Vec::new());
         }
         let f = crate::regular::open(&file)?;
         let mut buf = Vec::new();

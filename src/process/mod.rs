@@ -410,21 +410,55 @@ pub(crate) fn own_env() -> std::collections::BTreeMap<String, String> {
 /// Where `program` is: looked up in plangate's `PATH` (not the child's, which a
 /// step's `env` may change), so wrappers such as `bwrap` are the ones plangate
 /// probed. A name not found there is left for the spawn to report.
+///
+/// A name found is remembered for the rest of the run (with the `PATH` it
+/// was found in): every step of a run gets the same `bash`, and a program a
+/// step puts earlier in plangate's `PATH` never replaces it for later steps.
+/// Once a step, its path is checked to still be an executable file; when it
+/// is not, the name is looked up again.
 pub(crate) fn program_path(program: &str) -> PathBuf {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, PoisonError};
+    type Found = HashMap<(String, Option<std::ffi::OsString>), PathBuf>;
+    static FOUND: Mutex<Option<Found>> = Mutex::new(None);
     if program.contains('/') {
         return PathBuf::from(program);
     }
-    let found = crate::environ::var_os("PATH").and_then(|path| {
+    let key = (program.to_owned(), crate::environ::var_os("PATH"));
+    let known = FOUND
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .and_then(|m| m.get(&key).cloned());
+    if let Some(p) = known.filter(|p| is_executable(p)) {
+        return p;
+    }
+    let found = look_up(program, key.1.as_deref());
+    if let Some(p) = &found {
+        FOUND
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert_with(HashMap::new)
+            .insert(key, p.clone());
+    }
+    found.unwrap_or_else(|| PathBuf::from(program))
+}
+
+/// An executable file (links followed).
+fn is_executable(p: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// `program` in the absolute folders of `path`, the first executable file.
+fn look_up(program: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    path.and_then(|path| {
         std::env::split_paths(&path)
             .filter(|dir| dir.is_absolute())
             .map(|dir| dir.join(program))
-            .find(|p| {
-                use std::os::unix::fs::PermissionsExt;
-                p.metadata()
-                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            })
-    });
-    found.unwrap_or_else(|| PathBuf::from(program))
+            .find(|p| is_executable(p))
+    })
 }
 
 fn stdio_for(c: &Capture) -> Stdio {

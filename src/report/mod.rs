@@ -35,8 +35,11 @@ use crate::redact;
 use audit::AuditLog;
 use console::Console;
 
-/// Most time between an event and the report that shows it.
-pub(crate) const FLUSH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+/// Most time between an event and the report that shows it while the run
+/// goes on (the final report is written at once, on every way out): a plan
+/// of many short steps rewrites its growing report a few times a second,
+/// not once a step.
+pub(crate) const FLUSH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// RFC 3339 with milliseconds, UTC.
 pub(crate) fn rfc3339(t: SystemTime) -> String {

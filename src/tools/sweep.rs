@@ -207,9 +207,19 @@ fn drop_partial_word(path: &Path, cap: u64) {
 /// socket, a device, no permission) or rewritten is an error, and with
 /// `rewrite` it is withheld: removed from the output folder.
 fn sweep_file(path: &Path, rewrite: bool) -> Result<Vec<crate::secrets::Finding>, SweepError> {
-    let Some((len, _)) = stamp(path) else {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(Vec::new());
     };
+    let len = meta.len();
+    if len == 0 && meta.file_type().is_file() {
+        // An empty regular file holds nothing to scan or rewrite (most
+        // capture files of a step): no open, no read. A link, FIFO, socket
+        // or device is opened below and refused there.
+        if rewrite {
+            swept().insert(path.to_path_buf(), (0, meta.modified().ok()));
+        }
+        return Ok(Vec::new());
+    }
     let result = match scan_and_rewrite(path, len, rewrite) {
         Err(e) if e.gone && stamp(path).is_none() => Ok(Vec::new()),
         r => r,
@@ -333,8 +343,16 @@ pub(crate) fn take_renamed(step: Option<&str>) -> Vec<Renamed> {
 fn clean_name(name: &std::ffi::OsStr) -> Option<String> {
     use std::os::unix::ffi::OsStrExt;
     let bytes = name.as_bytes();
+    // The names every step's folder holds (`stdout.txt`, ...) are cleaned
+    // once per set of redaction values: the generation is read before
+    // cleaning, so a value added meanwhile makes the entry stale.
+    let generation = crate::redact::generation();
+    if clean_names(generation, |known| known.contains(bytes)) {
+        return None;
+    }
     let cleaned = crate::redact::clean(bytes);
     if matches!(cleaned, std::borrow::Cow::Borrowed(_)) && name.to_str().is_some() {
+        clean_names(generation, |known| known.insert(bytes.to_vec()));
         return None;
     }
     let text = String::from_utf8_lossy(&cleaned).replace(['/', '\0'], "_");
@@ -343,6 +361,23 @@ fn clean_name(name: &std::ffi::OsStr) -> Option<String> {
         _ => text,
     })
 }
+
+/// File names found clean ([`clean_name`]) under one redaction generation:
+/// `f` runs on the set of the generation `generation` (emptied when the
+/// generation changed). At most [`CLEAN_NAMES_MAX`] names are kept.
+fn clean_names(generation: u64, f: impl FnOnce(&mut HashSet<Vec<u8>>) -> bool) -> bool {
+    static NAMES: Mutex<(u64, Option<HashSet<Vec<u8>>>)> = Mutex::new((0, None));
+    let mut names = NAMES.lock().unwrap_or_else(PoisonError::into_inner);
+    let (seen, set) = &mut *names;
+    if *seen != generation || set.as_ref().is_some_and(|s| s.len() >= CLEAN_NAMES_MAX) {
+        *seen = generation;
+        *set = None;
+    }
+    f(set.get_or_insert_with(HashSet::new))
+}
+
+/// Most names [`clean_names`] keeps.
+const CLEAN_NAMES_MAX: usize = 4096;
 
 /// Rename `dir/name` to its clean name ([`clean_name`]), next to it: a
 /// number is added when that name is taken. The new name, or the old one
@@ -519,6 +554,46 @@ pub(crate) fn sweep_output_folder(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An empty regular file is swept without being opened (and stamped for
+    /// the last sweep); an empty FIFO or a link is not taken for one.
+    #[test]
+    fn an_empty_file_is_nothing_to_scan_but_an_empty_fifo_is_still_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let empty = d.path().join("stdout.txt");
+        std::fs::write(&empty, b"").unwrap();
+        assert!(sweep_file(&empty, true).is_ok_and(|f| f.is_empty()));
+        assert_eq!(swept().get(&empty).copied(), stamp(&empty));
+        let fifo = d.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(sweep_file(&fifo, true).is_err_and(|e| e.special));
+        // A link to an empty file is not an empty file: it goes the long way.
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&empty, &link).unwrap();
+        assert!(sweep_file(&link, true).is_ok());
+        let kept = swept().get(&link).copied();
+        assert!(kept.is_some_and(|(len, _)| len > 0), "{kept:?}");
+        assert_eq!(kept, stamp(&link));
+    }
+
+    /// A name found clean is cleaned again once the redaction's values
+    /// grew: a name that became a secret's is renamed.
+    #[test]
+    fn a_name_found_clean_is_judged_again_when_a_secret_is_added() {
+        let name = std::ffi::OsStr::new("zq7Hv2pL9xW4mK8rT3nB.txt");
+        assert_eq!(clean_name(name), None);
+        assert_eq!(clean_name(name), None, "from the cache");
+        crate::redact::remember(vec![b"zq7Hv2pL9xW4mK8rT3nB".to_vec()]);
+        let renamed = clean_name(name).expect("renamed once the value is a secret");
+        assert!(!renamed.contains("zq7Hv2pL9xW4mK8rT3nB"), "{renamed}");
+    }
 
     /// The report rewritten while the last sweep runs: its temporary file
     /// is neither read, renamed, withheld nor called unscannable, and the

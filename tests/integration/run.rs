@@ -633,3 +633,72 @@ fn a_mid_run_report_holds_the_final_entries_of_the_steps_already_done() {
     );
     assert_eq!(last["steps"][3]["status"], "failed");
 }
+
+// Issue 23 item 9 (cost): the report is rewritten at most every 250 ms while
+// steps stream. A run stopped by SIGTERM in the middle of a stream of fast
+// steps must still leave a final report (and manifest) that is valid and
+// holds every step that finished, as the audit log names them: the last
+// events before the signal are not lost to the coalescing.
+#[test]
+fn sigterm_in_a_stream_of_fast_steps_leaves_a_complete_final_report() {
+    let env = Env::new();
+    let n = 400;
+    let mut plan = String::from("version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n");
+    for i in 0..n {
+        let deps = if i == 0 {
+            String::new()
+        } else {
+            format!("dependencies: [s{}], ", i - 1)
+        };
+        plan.push_str(&format!(
+            "  - {{id: s{i}, tool: bash, {deps}parameters: {{sandbox: false, command: 'echo {i}'}}}}\n"
+        ));
+    }
+    let child = spawn(&env, &plan, &["--sandbox-backend", "none"]);
+    let audit = env.out.join("audit.jsonl");
+    let finished = || {
+        std::fs::read_to_string(&audit)
+            .map(|t| t.matches(r#""event":"step_finished""#).count())
+            .unwrap_or(0)
+    };
+    // Mid-stream: some steps done, most not.
+    assert!(wait_until(60, || finished() >= 20), "no step finished");
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let r = env.report();
+    assert_eq!(r["in_progress"], false);
+    assert_eq!(r["status"], "interrupted");
+    let steps = r["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), n);
+    // Every step_finished the audit log holds is a finished entry of the report.
+    let lines = std::fs::read_to_string(&audit).unwrap();
+    let done: Vec<String> = lines
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["event"] == "step_finished")
+        .map(|e| e["step"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(done.len() < n, "the signal came after the last step");
+    for id in &done {
+        let s = &steps[id.trim_start_matches('s').parse::<usize>().unwrap()];
+        assert_eq!(s["id"], id.as_str());
+        assert!(!s["finished_at"].is_null(), "{id}: {s}");
+        assert_ne!(s["status"], "not_run", "{id}");
+    }
+    let ran = steps.iter().filter(|s| !s["finished_at"].is_null()).count();
+    assert_eq!(ran, done.len(), "the report and the audit log disagree");
+    // The steps that ran before the stop succeeded; the manifest lists each.
+    let ok = steps.iter().filter(|s| s["status"] == "success").count();
+    assert!(ok + 1 >= done.len(), "{ok} of {}", done.len());
+    let manifest = read_json(&env.out.join("artifacts/manifest.json"));
+    assert_eq!(manifest["entries"].as_array().unwrap().len(), done.len());
+    // No temporary file of a rewrite is left behind.
+    let left: Vec<_> = std::fs::read_dir(&env.out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".plangate-tmp-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

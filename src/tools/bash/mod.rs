@@ -88,6 +88,11 @@ async fn attempt(
 /// large) the reason a step that succeeded fails. A file with content is
 /// kept as an artifact.
 fn read_outputs(out: &mut StepOutcome, file: &Path, ctx: &StepContext) {
+    if std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_file() && m.len() == 0) {
+        // Left empty (most steps): no outputs, nothing to open.
+        out.outputs.clear();
+        return;
+    }
     if std::fs::metadata(file).is_ok_and(|m| m.len() > 0) {
         out.artifacts.push(format!(
             "{}/{}",
