@@ -52,7 +52,7 @@ pub(crate) use confine::kill_descendants_named;
 pub(crate) use exec::ExecArgs;
 pub(crate) use exec::{exec, with_limits};
 pub(crate) use lane::serve as serve_lane;
-pub(crate) use layout::{EgressAt, Layout, confine_flags, supervisor_args, wrap};
+pub(crate) use layout::{EgressAt, Layout, confine_flags, supervisor_args, walled_lane, wrap};
 pub(crate) use profile::{Request, plan_for};
 pub(crate) use selftest::ProbeArgs;
 pub(crate) use selftest::probe_main;
@@ -235,6 +235,9 @@ fn stderr_suffix(stderr: &str) -> String {
 
 /// The hidden helper subcommand.
 pub(crate) const HELPER: &str = "__sandbox-exec";
+
+/// The hidden resident supervisor subcommand ([`lane`]).
+pub(crate) const LANE: &str = "__sandbox-lane";
 
 /// bwrap, found in plangate's PATH (its environment is sealed: a bare name
 /// would be looked up in a default PATH instead).
