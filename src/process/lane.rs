@@ -1,6 +1,9 @@
 //! Resident step supervisors ("lanes"): one `plangate __sandbox-lane`
-//! process serves the steps that do not run under bubblewrap, one step at a
-//! time, so that a step costs no exec of plangate's own binary.
+//! process serves steps one at a time, so that a step costs no exec of
+//! plangate's own binary. A lane serves unsandboxed and Landlock steps
+//! alike; a *walled* lane runs inside a bubblewrap sandbox of its own
+//! ([`Walled`]: as the pid namespace's first process, with its own artifact
+//! folder and TMPDIR, [`Staging`]) and serves only steps of that sandbox.
 //!
 //! A lane is a child subreaper: every process a step starts (daemons and
 //! `setsid` children included) is its descendant or comes back to it, and

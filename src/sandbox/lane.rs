@@ -1,7 +1,10 @@
 //! The resident supervisor's side (`plangate __sandbox-lane`, see
 //! [`crate::process::lane`]): a child subreaper that runs plangate's steps
-//! one at a time, unconfined or under Landlock and seccomp, and kills what
-//! each one leaves before it answers.
+//! one at a time, unconfined, under Landlock and seccomp, or inside bwrap
+//! (a walled lane, the pid namespace's first process: bwrap's sandbox plus
+//! the seccomp filters of `--deny-sockets` and of the keyrings), and kills
+//! what each one leaves before it answers. It is not dumpable: a step of
+//! the same user can neither trace it nor read its `/proc` entries.
 //!
 //! Confinement without a second exec: Landlock domains, `no_new_privs`,
 //! seccomp filters (installed without TSYNC) and capabilities belong to the

@@ -343,7 +343,7 @@ pub(crate) fn walled_lane(l: &Layout, exe: &str) -> Option<crate::process::lane:
 /// orphan comes back to it; a step cannot signal it, and the namespace ends
 /// with it), `/dev` is read-only but for a shared-memory folder of its own,
 /// and POSIX message queues are listed where the lane sees them.
-const WALLED: [&str; 9] = [
+pub(super) const WALLED: [&str; 9] = [
     "--as-pid-1",
     "--mqueue",
     "/dev/mqueue",
@@ -559,5 +559,66 @@ mod tests {
         assert!(a.contains(&"--share-net".to_owned()));
         let (_, a) = wrap(Backend::Landlock, &l, "bash", &[]).expect("wrap");
         assert!(a.contains(&"--net".to_owned()));
+    }
+
+    #[test]
+    fn a_walled_lane_is_keyed_by_the_layout_without_the_steps_own_parts() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("sub")).expect("mkdir");
+        std::fs::write(ws.join(".env"), "x").expect("write");
+        let w = ws.display().to_string();
+        let key = |l: &Layout| walled_lane(l, "/bin/plangate").expect("walled").walled;
+        let mut a = layout(&w, "/nonexistent/out", Filesystem::ReadOnly);
+        a.hidden = vec![ws.join(".env")];
+        // Another step: its own folders, start folder, report and grace.
+        let mut b = a.clone();
+        b.artifacts = PathBuf::from("/nonexistent/out/artifacts/other");
+        b.temp = PathBuf::from("/tmp/other");
+        b.cwd = ws.join("sub");
+        b.report = PathBuf::from("/tmp/other/.r");
+        b.kill_grace_ms = 1;
+        assert_eq!(key(&a), key(&b));
+        let spec = walled_lane(&a, "/bin/plangate").expect("walled");
+        let all =
+            spec.walled.as_ref().expect("walled").layout.join(" ") + " " + &spec.args.join(" ");
+        for own in ["/artifacts/s", "/tmp/t", ".plangate-supervisor"] {
+            assert!(!all.contains(own), "{own}: {all}");
+        }
+        assert!(spec.args.starts_with(&WALLED.map(str::to_owned)), "{all}");
+        assert!(
+            all.ends_with("--chdir / -- /bin/plangate __sandbox-lane"),
+            "{all}"
+        );
+        assert_eq!(
+            spec.confine,
+            Some(vec![
+                "--limits-only".to_owned(),
+                "--deny-sockets".to_owned()
+            ])
+        );
+        // What changes the sandbox changes the key: a profile, a hidden path
+        // more, the network.
+        let mut c = a.clone();
+        c.profile.filesystem = Filesystem::WorkspaceWrite;
+        assert_ne!(key(&a), key(&c));
+        let mut c = a.clone();
+        c.hidden.push(ws.join("sub"));
+        assert_ne!(key(&a), key(&c));
+        let mut c = a.clone();
+        c.profile.network = true;
+        assert_ne!(key(&a), key(&c));
+        // A hidden file replaced on the host (a new inode at its path).
+        let before = key(&a);
+        std::fs::write(ws.join("new"), "y").expect("write");
+        std::fs::rename(ws.join("new"), ws.join(".env")).expect("rename");
+        assert_ne!(before, key(&a));
+        // No lane for an egress step, or one that starts in its own folder.
+        let mut c = a.clone();
+        c.egress = Some(EgressAt::Sockets(Vec::new()));
+        assert!(walled_lane(&c, "/bin/plangate").is_none());
+        let mut c = a.clone();
+        c.cwd = c.temp.join("x");
+        assert!(walled_lane(&c, "/bin/plangate").is_none());
     }
 }

@@ -430,10 +430,13 @@ fn walled_fits(
     sandbox::walled_lane(layout, own_exe())
 }
 
-/// Whether walled lanes may be used (`PLANGATE_BWRAP_LANES=0` turns them off).
+/// Whether walled lanes may be used: the self-test ran the probe through
+/// one and it held what the per-step sandbox holds, and
+/// `PLANGATE_BWRAP_LANES=0` does not turn them off.
 fn walled_lanes_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| crate::environ::var("PLANGATE_BWRAP_LANES").as_deref() != Some("0"))
+    sandbox::walled_usable()
+        && *ON.get_or_init(|| crate::environ::var("PLANGATE_BWRAP_LANES").as_deref() != Some("0"))
 }
 
 /// Run `spec` through a resident bwrap sandbox of its layout (`w`).
@@ -476,17 +479,20 @@ async fn run_walled(
             *v = format!("{}{rest}", lane_art.display());
         }
     }
-    if let Err(e) = move_entries(&real, &lane_art).map(|_| ()) {
-        // Nothing ran: what was moved goes back.
-        let _ = move_entries(&lane_art, &real);
-        drop(ln);
-        return (
-            Err(std::io::Error::other(format!(
-                "cannot prepare the step's artifact folder in its sandbox: {e}; the step was not run"
-            ))),
-            Vec::new(),
-        );
-    }
+    let moved_in = match move_entries(&real, &lane_art, &[]) {
+        Ok(m) => m.moved,
+        Err(e) => {
+            // Nothing ran: what was moved goes back.
+            let _ = move_entries(&lane_art, &real, &[]);
+            drop(ln);
+            return (
+                Err(std::io::Error::other(format!(
+                    "cannot prepare the step's artifact folder in its sandbox: {e}; the step was not run"
+                ))),
+                Vec::new(),
+            );
+        }
+    };
     let result = process::run_on(spec, w.confine.clone(), &ln, ctx.cancel.clone()).await;
     let answered = result.as_ref().is_ok_and(|o| o.lingering.is_some());
     // Every process of the step is gone: the lane said so, or its sandbox ended.
@@ -495,8 +501,8 @@ async fn run_walled(
         // Something of the step may still run: nothing it wrote is taken.
         return (result, Vec::new());
     }
-    let withheld = match move_entries(&lane_art, &real) {
-        Ok(w) => w,
+    let withheld = match move_entries(&lane_art, &real, &moved_in) {
+        Ok(m) => m.taken,
         Err(e) => {
             ln.end();
             let e = std::io::Error::other(format!(
@@ -518,14 +524,36 @@ async fn run_walled(
     (result, withheld)
 }
 
-/// Rename every entry of `from` into `to` (never over an entry there):
-/// the names that were taken in `to` are removed from `from` and returned.
-fn move_entries(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<Vec<String>> {
+/// What [`move_entries`] did.
+struct Moved {
+    /// Each entry moved: its name, device and inode.
+    moved: Vec<(std::ffi::OsString, u64, u64)>,
+    /// The names taken in the destination that the step wrote (removed).
+    taken: Vec<String>,
+}
+
+/// Rename every entry of `from` into `to`, never over an entry there. A
+/// name taken in `to` (plangate's own capture files, made there while the
+/// step ran): the entry of `from` is removed; unless it is one of `before`
+/// (moved in before the step, the very inode: an earlier run's or attempt's
+/// file, which plangate's new one replaces as it would in place), its name
+/// is returned in [`Moved::taken`].
+fn move_entries(
+    from: &std::path::Path,
+    to: &std::path::Path,
+    before: &[(std::ffi::OsString, u64, u64)],
+) -> std::io::Result<Moved> {
     use rustix::fs::{CWD, RenameFlags, renameat_with};
-    let mut taken = Vec::new();
+    use std::os::unix::fs::MetadataExt as _;
+    let mut done = Moved {
+        moved: Vec::new(),
+        taken: Vec::new(),
+    };
     for e in std::fs::read_dir(from)? {
         let e = e?;
         let name = e.file_name();
+        let m = std::fs::symlink_metadata(e.path())?;
+        let id = (name.clone(), m.dev(), m.ino());
         match renameat_with(
             CWD,
             from.join(&name),
@@ -533,15 +561,17 @@ fn move_entries(from: &std::path::Path, to: &std::path::Path) -> std::io::Result
             to.join(&name),
             RenameFlags::NOREPLACE,
         ) {
-            Ok(()) => {}
+            Ok(()) => done.moved.push(id),
             Err(rustix::io::Errno::EXIST) => {
                 remove_entry(&from.join(&name))?;
-                taken.push(name.to_string_lossy().into_owned());
+                if !before.contains(&id) {
+                    done.taken.push(name.to_string_lossy().into_owned());
+                }
             }
             Err(err) => return Err(err.into()),
         }
     }
-    Ok(taken)
+    Ok(done)
 }
 
 /// Remove `p` (a folder with everything in it; a link, not what it points to).

@@ -119,6 +119,11 @@ pub fn a_chain_of_bwrap_steps_shares_one_sandbox_and_each_step_starts_clean() {
         .filter(|n| n.contains("plangate-lane-"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    // Again into the same output folder: the earlier run's files in each
+    // artifact folder are not taken for files the step wrote.
+    let o = run(&env, &yaml);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(ns(&env, "first"), ns(&env, "third"));
 }
 
 /// A script that `git diff` runs (a textconv driver the user configured):
