@@ -50,6 +50,9 @@ pub(crate) fn serve() -> String {
     {
         return format!("sandbox: cannot make the step supervisor undumpable: {e}");
     }
+    if rustix::process::getpid().as_raw_nonzero().get() == 1 {
+        let _ = BASELINE.set(attributes());
+    }
     let stdin = std::io::stdin();
     let sock = stdin.as_fd();
     let mut buf = vec![0u8; MAX_MESSAGE + 1];
@@ -154,7 +157,44 @@ fn left_clean() -> bool {
         std::fs::read_to_string(format!("/proc/sysvipc/{f}"))
             .is_ok_and(|t| t.lines().filter(|l| !l.trim().is_empty()).count() <= 1)
     };
-    as_made(SHM) && as_made(MQUEUE) && ["shm", "msg", "sem"].into_iter().all(no_objects)
+    as_made(SHM)
+        && as_made(MQUEUE)
+        && ["shm", "msg", "sem"].into_iter().all(no_objects)
+        && BASELINE.get().is_some_and(|b| *b == attributes())
+}
+
+/// A walled lane's [`attributes`] when it started.
+static BASELINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// What a process of the lane's user may change in the lane without
+/// tracing it, and every later step would inherit: its resource limits
+/// (`prlimit`), priority (`setpriority`) and CPU affinity.
+fn attributes() -> String {
+    use rustix::process::{Resource as R, getpriority_process, getrlimit};
+    let mut s = String::new();
+    for r in [
+        R::Cpu,
+        R::Fsize,
+        R::Data,
+        R::Stack,
+        R::Core,
+        R::Rss,
+        R::Nproc,
+        R::Nofile,
+        R::Memlock,
+        R::As,
+        R::Locks,
+        R::Sigpending,
+        R::Msgqueue,
+        R::Nice,
+        R::Rtprio,
+        R::Rttime,
+    ] {
+        s.push_str(&format!("{:?};", getrlimit(r)));
+    }
+    s.push_str(&format!("{:?};", getpriority_process(None)));
+    s.push_str(&format!("{:?}", rustix::thread::sched_getaffinity(None)));
+    s
 }
 
 /// Start the step: from a thread that confines itself first when asked.

@@ -254,7 +254,7 @@ pub fn a_hidden_path_replaced_or_added_between_steps_stays_hidden() {
     assert_ne!(ns(&env, "r3"), ns(&env, "r4"));
 }
 
-pub fn a_step_that_leaves_ipc_objects_behind_does_not_hand_its_sandbox_on() {
+pub fn a_step_that_leaves_ipc_objects_or_changes_its_supervisor_does_not_hand_its_sandbox_on() {
     let env = Env::new();
     env.write(
         "probe/make.sh",
@@ -264,12 +264,23 @@ pub fn a_step_that_leaves_ipc_objects_behind_does_not_hand_its_sandbox_on() {
         "probe/list.sh",
         "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\necho \"objects:$(tail -n +2 /proc/sysvipc/shm | wc -l)\"\n",
     );
+    // Lowers the lane's own open-file limit, which later steps would inherit.
+    env.write(
+        "probe/limit.sh",
+        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\nprlimit --pid 1 --nofile=64:64 && echo LIMITED\n",
+    );
+    env.write(
+        "probe/files.sh",
+        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\necho \"nofile:$(ulimit -Hn)\"\n",
+    );
     let yaml = chain(
         HIGH,
         &[
             ("list1", "bash probe/list.sh"),
             ("make", "bash probe/make.sh"),
             ("list2", "bash probe/list.sh"),
+            ("limit", "bash probe/limit.sh"),
+            ("files", "bash probe/files.sh"),
         ],
     );
     let o = run(&env, &yaml);
@@ -279,4 +290,13 @@ pub fn a_step_that_leaves_ipc_objects_behind_does_not_hand_its_sandbox_on() {
     assert_eq!(ns(&env, "list1"), ns(&env, "make"));
     assert_ne!(ns(&env, "make"), ns(&env, "list2"));
     assert!(artifact(&env, "list2", "stdout.txt").contains("objects:0"));
+    // Nor one that changed the lane's own limits.
+    assert!(artifact(&env, "limit", "stdout.txt").contains("LIMITED"));
+    assert_eq!(ns(&env, "list2"), ns(&env, "limit"));
+    assert_ne!(ns(&env, "limit"), ns(&env, "files"));
+    let files = artifact(&env, "files", "stdout.txt");
+    assert!(
+        files.contains("nofile:") && !files.contains("nofile:64\n"),
+        "{files}"
+    );
 }
