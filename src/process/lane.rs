@@ -1,6 +1,9 @@
 //! Resident step supervisors ("lanes"): one `plangate __sandbox-lane`
-//! process serves the steps that do not run under bubblewrap, one step at a
-//! time, so that a step costs no exec of plangate's own binary.
+//! process serves steps one at a time, so that a step costs no exec of
+//! plangate's own binary. A lane serves unsandboxed and Landlock steps
+//! alike; a *walled* lane runs inside a bubblewrap sandbox of its own
+//! ([`Walled`]: as the pid namespace's first process, with its own artifact
+//! folder and TMPDIR, [`Staging`]) and serves only steps of that sandbox.
 //!
 //! A lane is a child subreaper: every process a step starts (daemons and
 //! `setsid` children included) is its descendant or comes back to it, and
@@ -36,6 +39,11 @@ pub(crate) const MAX_MESSAGE: usize = 128 * 1024;
 /// The control message that makes the lane SIGKILL the step now.
 pub(crate) const KILL: u8 = b'K';
 
+/// The control message that makes the lane SIGTERM the step's process group
+/// (a lane in its own pid namespace: the pid it answers with means nothing
+/// on the host, where plangate never signals it).
+pub(crate) const TERM: u8 = b'T';
+
 /// One step, as the lane starts it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Request {
@@ -69,18 +77,120 @@ pub(crate) enum Reply {
         signal: Option<i32>,
         /// Processes left alive by the step, killed.
         lingering: usize,
+        /// A walled lane: nothing of the step is left in its sandbox (its
+        /// shared memory, message queues, System V objects); else it must
+        /// not serve again. Absent: false.
+        #[serde(default)]
+        clean: bool,
     },
 }
 
 /// How to start a lane when none is idle: plangate's own binary and arguments.
 #[derive(Debug, Clone)]
 pub(crate) struct LaneSpec {
-    /// The lane program (plangate's own binary).
+    /// The lane program (plangate's own binary; bwrap for a [`Walled`] lane).
     pub program: String,
-    /// Its arguments (`__sandbox-lane`).
+    /// Its arguments (`__sandbox-lane`; for a walled lane, those after the
+    /// binds of its staging folders).
     pub args: Vec<String>,
     /// The confinement flags of this step (see [`Request::confine`]).
     pub confine: Option<Vec<String>>,
+    /// A lane inside its own bubblewrap sandbox; None: an unconfined or
+    /// Landlock lane (any of which serves any such step).
+    pub walled: Option<Walled>,
+}
+
+/// A lane inside a bubblewrap sandbox, which serves only the steps whose
+/// sandbox is the same: [`Walled::key`] equal (the layout's bwrap flags and
+/// the identity of every path they bind or cover).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Walled {
+    /// bwrap's flags before the binds of the lane's staging folders: the
+    /// step's layout with nothing of the step itself in it.
+    pub layout: Vec<String>,
+    /// (device, inode) of each path the layout binds or covers, as found
+    /// when the step was about to start (None: absent). A bind follows the
+    /// inode: a path replaced on the host since the lane started is not
+    /// the one the lane sees.
+    pub stamps: Vec<Option<(u64, u64)>>,
+    /// Where the lane's artifact folder is made (the run's output folder).
+    pub output: PathBuf,
+}
+
+/// A walled lane's private folders, bound into its sandbox at their own
+/// paths: each step's artifact folder and TMPDIR in turn (see
+/// `tools::sandboxed`, which moves what a step wrote to its real folder).
+#[derive(Debug)]
+pub(crate) struct Staging {
+    /// The artifact folder, in the run's output folder (the same file
+    /// system as the real ones: what a step wrote there is renamed into them).
+    art: tempfile::TempDir,
+    /// The TMPDIR, beside the steps' own (`tools::temp`).
+    tmp: tempfile::TempDir,
+    /// (device, inode, mode) of both folders as made.
+    made: [(u64, u64, u32); 2],
+    /// Their extended attributes' names as made (a security label, say).
+    xattrs: [Option<Vec<u8>>; 2],
+}
+
+impl Staging {
+    fn new(output: &std::path::Path) -> std::io::Result<Staging> {
+        use std::os::unix::fs::MetadataExt as _;
+        let make = |prefix: &str, parent: &std::path::Path| {
+            tempfile::Builder::new()
+                .prefix(prefix)
+                .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+                .tempdir_in(parent)
+        };
+        let art = make(".plangate-lane-", output)?;
+        let tmp = make("plangate-lane-", &crate::environ::temp_dir())?;
+        let mut made = [(0, 0, 0); 2];
+        for (i, d) in [art.path(), tmp.path()].into_iter().enumerate() {
+            let m = std::fs::symlink_metadata(d)?;
+            made[i] = (m.dev(), m.ino(), m.mode());
+        }
+        let xattrs = [xattr_names(art.path()), xattr_names(tmp.path())];
+        Ok(Staging {
+            art,
+            tmp,
+            made,
+            xattrs,
+        })
+    }
+
+    /// The step's artifact folder, as the step sees it.
+    pub(crate) fn artifacts(&self) -> &std::path::Path {
+        self.art.path()
+    }
+
+    /// The step's TMPDIR.
+    pub(crate) fn temp(&self) -> &std::path::Path {
+        self.tmp.path()
+    }
+
+    /// Whether both folders are still the ones made, with their first mode
+    /// (a step may `chmod` them: the next one would inherit that).
+    pub(crate) fn intact(&self) -> bool {
+        use std::os::unix::fs::MetadataExt as _;
+        [self.art.path(), self.tmp.path()]
+            .into_iter()
+            .zip(self.made)
+            .zip(&self.xattrs)
+            .all(|((d, (dev, ino, mode)), xattrs)| {
+                std::fs::symlink_metadata(d).is_ok_and(|m| {
+                    m.is_dir() && m.dev() == dev && m.ino() == ino && m.mode() == mode
+                }) && xattrs.is_some()
+                    && xattr_names(d) == *xattrs
+            })
+    }
+}
+
+/// The names of `d`'s extended attributes (a step may set one on its folder).
+fn xattr_names(d: &std::path::Path) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; 4096];
+    let n = rustix::fs::llistxattr(d, &mut buf[..]).ok()?;
+    buf.truncate(n);
+    Some(buf)
 }
 
 /// A lane's connection, held by one step at a time.
@@ -90,27 +200,49 @@ pub(crate) struct Lane {
     process: std::process::Child,
     /// Idle: closing its socket ends it (else it is killed).
     idle: bool,
+    /// A walled lane's key.
+    walled: Option<Walled>,
+    /// A walled lane's folders.
+    staging: Option<Staging>,
+    /// It answered that a step left something in its sandbox.
+    dirty: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for Lane {
     fn drop(&mut self) {
         drop(self.sock.take());
-        if !self.idle {
-            // It may hold a step's processes: they come back to plangate
-            // (a child subreaper), whose end of run kills them.
-            let _ = self.process.kill();
+        if self.idle {
+            let _ = self.process.wait();
+        } else {
+            let _ = self.end_now();
         }
-        let _ = self.process.wait();
     }
 }
 
+/// Most idle walled lanes kept (each holds a sandbox): the oldest goes first.
+const MAX_IDLE_WALLED: usize = 8;
+
 static IDLE: Mutex<Vec<Lane>> = Mutex::new(Vec::new());
 
-/// An idle lane, or a new one.
+/// An idle lane of the same kind (for a walled lane, the same key), or a new one.
 pub(crate) fn take(spec: &LaneSpec) -> std::io::Result<Lane> {
-    if let Ok(mut idle) = IDLE.lock()
-        && let Some(mut lane) = idle.pop()
-    {
+    let found = IDLE.lock().ok().and_then(|mut idle| {
+        if let Some(w) = &spec.walled {
+            // A lane of the same layout whose paths were replaced since it
+            // started never serves again.
+            let (stale, keep): (Vec<Lane>, Vec<Lane>) =
+                std::mem::take(&mut *idle).into_iter().partition(|l| {
+                    l.walled
+                        .as_ref()
+                        .is_some_and(|k| k.layout == w.layout && k.stamps != w.stamps)
+                });
+            *idle = keep;
+            drop(stale);
+        }
+        let at = idle.iter().rposition(|l| l.walled == spec.walled)?;
+        Some(idle.remove(at))
+    });
+    if let Some(mut lane) = found {
         lane.idle = false;
         return Ok(lane);
     }
@@ -124,8 +256,22 @@ pub(crate) fn take(spec: &LaneSpec) -> std::io::Result<Lane> {
     // The lane's end blocks (it waits for one request at a time).
     rustix::io::ioctl_fionbio(&theirs, false)?;
     use std::os::unix::process::CommandExt as _;
+    let staging = spec
+        .walled
+        .as_ref()
+        .map(|w| Staging::new(&w.output))
+        .transpose()?;
+    let mut args: Vec<String> = Vec::new();
+    if let (Some(w), Some(st)) = (&spec.walled, &staging) {
+        args.extend(w.layout.iter().cloned());
+        for d in [st.artifacts(), st.temp()] {
+            let s = d.display().to_string();
+            args.extend(["--bind".to_owned(), s.clone(), s]);
+        }
+    }
+    args.extend(spec.args.iter().cloned());
     let process = std::process::Command::new(&spec.program)
-        .args(&spec.args)
+        .args(&args)
         .env_clear()
         .stdin(std::process::Stdio::from(theirs))
         .stdout(std::process::Stdio::null())
@@ -145,15 +291,26 @@ pub(crate) fn take(spec: &LaneSpec) -> std::io::Result<Lane> {
         sock: Some(sock),
         process,
         idle: false,
+        walled: spec.walled.clone(),
+        staging,
+        dirty: std::sync::atomic::AtomicBool::new(false),
     })
 }
 
 /// Put a lane that answered every message back in the pool.
 pub(crate) fn give_back(mut lane: Lane) {
     lane.idle = true;
+    let mut evicted = None;
     if let Ok(mut idle) = IDLE.lock() {
+        if lane.walled.is_some()
+            && idle.iter().filter(|l| l.walled.is_some()).count() >= MAX_IDLE_WALLED
+            && let Some(oldest) = idle.iter().position(|l| l.walled.is_some())
+        {
+            evicted = Some(idle.remove(oldest));
+        }
         idle.push(lane);
     }
+    drop(evicted);
 }
 
 /// End every idle lane (the run is over): each exits when its socket closes.
@@ -166,6 +323,73 @@ pub(crate) fn close_all() {
 }
 
 impl Lane {
+    /// A walled lane's staging folders.
+    pub(crate) fn staging(&self) -> Option<&Staging> {
+        self.staging.as_ref()
+    }
+
+    /// Whether every step's end it answered said its sandbox was left clean.
+    pub(crate) fn clean(&self) -> bool {
+        !self.dirty.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether the lane runs in its own pid namespace (a walled lane): the
+    /// pids it answers with are not the host's.
+    pub(crate) fn walled(&self) -> bool {
+        self.walled.is_some()
+    }
+
+    /// End a lane that may hold a step's processes, now. Returns whether
+    /// every one of them is known to be gone: a walled lane's sandbox is
+    /// gone once bwrap (plangate's child) has been reaped after its
+    /// pid namespace's first process was killed, which takes every process
+    /// of the namespace with it. A lane that is not walled: its step's
+    /// processes come back to plangate (a child subreaper), whose end of
+    /// run kills them; not known gone.
+    pub(crate) fn end(&mut self) -> bool {
+        drop(self.sock.take());
+        // Dropped as idle: ended here.
+        self.idle = true;
+        self.end_now()
+    }
+
+    fn end_now(&mut self) -> bool {
+        if self.walled.is_none() {
+            let _ = self.process.kill();
+            let _ = self.process.wait();
+            return false;
+        }
+        // bwrap's first process in the namespace (its init) is the only child
+        // of the bwrap plangate started: killing it ends the namespace, and
+        // bwrap exits only after it has reaped it, when nothing is left.
+        let pid = self.process.id();
+        let init: Vec<i32> = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        for k in &init {
+            if let Some(p) = rustix::process::Pid::from_raw(*k) {
+                let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+            }
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            match self.process.try_wait() {
+                Ok(Some(_)) => return true,
+                Ok(None) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                _ => break,
+            }
+        }
+        // bwrap did not end: kill it (`--die-with-parent` ends its namespace,
+        // but not before this returns).
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+        false
+    }
+
     fn sock(&self) -> std::io::Result<&AsyncFd<OwnedFd>> {
         self.sock
             .as_ref()
@@ -207,9 +431,18 @@ impl Lane {
 
     /// Ask the lane to SIGKILL the step now.
     pub(crate) async fn kill(&self) -> std::io::Result<()> {
+        self.control(KILL).await
+    }
+
+    /// Ask the lane to SIGTERM the step's process group.
+    pub(crate) async fn term(&self) -> std::io::Result<()> {
+        self.control(TERM).await
+    }
+
+    async fn control(&self, byte: u8) -> std::io::Result<()> {
         self.sock()?
             .async_io(Interest::WRITABLE, |s| {
-                rustix::net::send(s, &[KILL], rustix::net::SendFlags::empty())
+                rustix::net::send(s, &[byte], rustix::net::SendFlags::empty())
                     .map(|_| ())
                     .map_err(Into::into)
             })
@@ -232,9 +465,13 @@ impl Lane {
                 "the step's supervisor ended unexpectedly",
             ));
         }
-        serde_json::from_slice(&buf[..n.min(buf.len())]).map_err(|e| {
+        let reply: Reply = serde_json::from_slice(&buf[..n.min(buf.len())]).map_err(|e| {
             std::io::Error::other(format!("the step's supervisor answered nonsense: {e}"))
-        })
+        })?;
+        if let Reply::Ended { clean: false, .. } = reply {
+            self.dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(reply)
     }
 }
 

@@ -214,6 +214,22 @@ pub(crate) async fn run(
 async fn run_lane(
     spec: ProcessSpec,
     l: lane::LaneSpec,
+    cancel: watch::Receiver<bool>,
+) -> std::io::Result<ProcessOutcome> {
+    let ln = lane::take(&l)?;
+    // A lane that did not answer in turn is dropped (and killed), never reused.
+    let outcome = run_on(spec, l.confine, &ln, cancel).await?;
+    lane::give_back(ln);
+    Ok(outcome)
+}
+
+/// Run `spec` through the lane `ln` (taken by the caller, who gives it back
+/// only when this succeeded: an error means the lane did not answer in
+/// turn, or is gone), with `confine` (see [`lane::Request::confine`]).
+pub(crate) async fn run_on(
+    spec: ProcessSpec,
+    confine: Option<Vec<String>>,
+    ln: &lane::Lane,
     mut cancel: watch::Receiver<bool>,
 ) -> std::io::Result<ProcessOutcome> {
     use std::os::fd::{AsFd, OwnedFd};
@@ -221,13 +237,12 @@ async fn run_lane(
     let (stdin_child, stdout_child, stderr_child, stdin_ours, stdout_ours, stderr_ours) =
         lane_stdio(&spec)?;
     let request = lane::Request {
-        confine: l.confine.clone(),
+        confine,
         program: program_path(&spec.program).display().to_string(),
         args: spec.args.clone(),
         env: spec.env.clone(),
         cwd: spec.cwd.clone(),
     };
-    let ln = lane::take(&l)?;
     ln.send(
         &request,
         [
@@ -240,6 +255,9 @@ async fn run_lane(
     drop((stdin_child, stdout_child, stderr_child));
     let first = ln.recv().await?;
     let pgid = match first {
+        // A walled lane's pid is its namespace's: nothing on the host to
+        // signal or record (its sandbox dies with plangate, `--die-with-parent`).
+        lane::Reply::Started { .. } if ln.walled() => None,
         lane::Reply::Started { pid } => Pid::from_raw(pid),
         lane::Reply::Ended { .. } => None,
     };
@@ -279,6 +297,7 @@ async fn run_lane(
             code,
             signal,
             lingering,
+            ..
         } => Ok((code, signal, lingering)),
         lane::Reply::Started { .. } => Err(std::io::Error::other(
             "the step's supervisor answered out of turn",
@@ -298,17 +317,15 @@ async fn run_lane(
     };
     let (result, killed_by_us) = match waited {
         Some(Ok(r)) => (r, None),
-        Some(Err(t)) => (stop_lane(pgid, &ln, spec.kill_grace).await, Some(t)),
+        Some(Err(t)) => (stop_lane(pgid, ln, spec.kill_grace).await, Some(t)),
         None => (
-            stop_lane(pgid, &ln, spec.kill_grace).await,
+            stop_lane(pgid, ln, spec.kill_grace).await,
             Some(Termination::Cancelled),
         ),
     };
     // The lane has killed whatever the step left; its group goes too (belt and braces).
     let (stdout, stderr) = wind_down(pgid, Signal::KILL, out_task, err_task, spec.kill_grace).await;
-    // A lane that did not answer in turn is dropped (and killed), never reused.
     let (code, signal, lingering) = result?;
-    lane::give_back(ln);
     let termination = termination_of(killed_by_us, code, signal);
     Ok(ProcessOutcome {
         termination,
@@ -375,6 +392,8 @@ async fn stop_lane(
 ) -> std::io::Result<(Option<i32>, Option<i32>, usize)> {
     if let Some(pg) = pgid {
         let _ = kill_process_group(pg, Signal::TERM);
+    } else if ln.walled() {
+        ln.term().await?;
     }
     let reply = match tokio::time::timeout(grace, ln.recv()).await {
         Ok(r) => r,
@@ -383,7 +402,10 @@ async fn stop_lane(
                 let _ = kill_process_group(pg, Signal::KILL);
             }
             ln.kill().await?;
-            ln.recv().await
+            // A lane that does not answer even then is ended by the caller.
+            tokio::time::timeout(grace, ln.recv())
+                .await
+                .map_err(|_| std::io::Error::other("the step's supervisor does not answer"))?
         }
     }?;
     match reply {
@@ -391,6 +413,7 @@ async fn stop_lane(
             code,
             signal,
             lingering,
+            ..
         } => Ok((code, signal, lingering)),
         lane::Reply::Started { .. } => Err(std::io::Error::other(
             "the step's supervisor answered out of turn",

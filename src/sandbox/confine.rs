@@ -108,6 +108,33 @@ fn seccomp_programs(
     Ok(programs)
 }
 
+/// The filter of a step in a resident bwrap sandbox (`super::lane`):
+/// `add_key`, `request_key` and `keyctl` fail (EPERM, as under Docker's
+/// default profile), since the sandbox's keyrings outlive the step.
+pub(crate) fn deny_keyrings() -> Result<(), SandboxError> {
+    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
+    static PROGRAM: std::sync::OnceLock<BpfProgram> = std::sync::OnceLock::new();
+    let program = if let Some(p) = PROGRAM.get() {
+        p
+    } else {
+        let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(SandboxError::Arch)?;
+        let rules = [libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl]
+            .into_iter()
+            .map(|n| (n, Vec::new()))
+            .collect();
+        let p: BpfProgram = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(u32::try_from(libc::EPERM).unwrap_or(1)),
+            arch,
+        )
+        .and_then(TryInto::try_into)?;
+        PROGRAM.get_or_init(|| p)
+    };
+    seccompiler::apply_filter(program)?;
+    Ok(())
+}
+
 /// Compile the filters of [`apply_seccomp`].
 fn compile_seccomp(
     net: bool,

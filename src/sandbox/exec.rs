@@ -196,8 +196,7 @@ pub(crate) fn with_limits(
 /// process: a request that sets them is refused (such steps go through the
 /// helper).
 pub(super) fn restrict_thread(args: &ExecArgs) -> Result<(), SandboxError> {
-    if args.limits_only
-        || args.overlay_at.is_some()
+    if args.overlay_at.is_some()
         || args.supervise.is_some()
         || args.rlimit_as.is_some()
         || args.rlimit_nproc.is_some()
@@ -206,6 +205,22 @@ pub(super) fn restrict_thread(args: &ExecArgs) -> Result<(), SandboxError> {
         return Err(SandboxError::Paths(
             "resource limits and nested supervisors are not applied in a thread".into(),
         ));
+    }
+    if args.limits_only {
+        // Inside bwrap (a walled lane): the sandbox is bwrap's; what the
+        // helper adds there is the seccomp filter (`exec`).
+        if args.egress_sockets || !args.egress_port.is_empty() {
+            return Err(SandboxError::Paths(
+                "an egress step is not run by a resident supervisor".into(),
+            ));
+        }
+        if args.deny_sockets {
+            confine::apply_seccomp(false, args.frozen_metadata)?;
+        }
+        // The kernel's keyrings of the sandbox's user namespace outlive a
+        // step: the next step of the lane would find what it stored there.
+        confine::deny_keyrings()?;
+        return Ok(());
     }
     restrict(args, true)
 }

@@ -1,7 +1,10 @@
 //! The resident supervisor's side (`plangate __sandbox-lane`, see
 //! [`crate::process::lane`]): a child subreaper that runs plangate's steps
-//! one at a time, unconfined or under Landlock and seccomp, and kills what
-//! each one leaves before it answers.
+//! one at a time, unconfined, under Landlock and seccomp, or inside bwrap
+//! (a walled lane, the pid namespace's first process: bwrap's sandbox plus
+//! the seccomp filters of `--deny-sockets` and of the keyrings), and kills
+//! what each one leaves before it answers. It is not dumpable: a step of
+//! the same user can neither trace it nor read its `/proc` entries.
 //!
 //! Confinement without a second exec: Landlock domains, `no_new_privs`,
 //! seccomp filters (installed without TSYNC) and capabilities belong to the
@@ -20,7 +23,7 @@ use std::process::{Child, Command, Stdio};
 use clap::Parser;
 
 use super::{ExecArgs, confine, exec};
-use crate::process::lane::{KILL, MAX_MESSAGE, Reply, Request, recv_message, send_reply};
+use crate::process::lane::{KILL, MAX_MESSAGE, Reply, Request, TERM, recv_message, send_reply};
 
 /// The confinement flags, parsed as the helper parses them.
 #[derive(Parser)]
@@ -37,6 +40,18 @@ pub(crate) fn serve() -> String {
     close_fds::set_fds_cloexec(3, &[]);
     if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
         return format!("sandbox: cannot become a child subreaper: {e}");
+    }
+    // A step runs as the lane's user: not dumpable, the lane can be neither
+    // traced by it nor read through its `/proc` entries (without
+    // CAP_SYS_PTRACE, which no step has), whatever Yama allows. A step's
+    // own exec makes it dumpable again.
+    if let Err(e) =
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+    {
+        return format!("sandbox: cannot make the step supervisor undumpable: {e}");
+    }
+    if rustix::process::getpid().as_raw_nonzero().get() == 1 {
+        let _ = BASELINE.set(attributes());
     }
     let stdin = std::io::stdin();
     let sock = stdin.as_fd();
@@ -81,6 +96,7 @@ fn step(sock: BorrowedFd<'_>, request: Request, fds: [OwnedFd; 3]) -> std::io::R
                     code: Some(126),
                     signal: None,
                     lingering: 0,
+                    clean: left_clean(),
                 },
             );
         }
@@ -103,8 +119,82 @@ fn step(sock: BorrowedFd<'_>, request: Request, fds: [OwnedFd; 3]) -> std::io::R
             code: status.code(),
             signal: status.signal(),
             lingering,
+            clean: left_clean(),
         },
     )
+}
+
+/// Once every process of the step is gone: whether it left nothing for the
+/// next step in the lane's sandbox besides the folders plangate empties.
+/// A lane outside bwrap (not its namespace's first process) has no such
+/// place. Inside: the shared-memory folder is emptied; it and the message
+/// queues' folder must be empty with their first mode, and no System V
+/// object may be left (the IPC namespace is the lane's).
+fn left_clean() -> bool {
+    if rustix::process::getpid().as_raw_nonzero().get() != 1 {
+        return true;
+    }
+    use std::os::unix::fs::PermissionsExt as _;
+    const SHM: &str = "/dev/shm";
+    const MQUEUE: &str = "/dev/mqueue";
+    if let Ok(entries) = std::fs::read_dir(SHM) {
+        for e in entries.flatten() {
+            let p = e.path();
+            let _ = if e.file_type().is_ok_and(|t| t.is_dir()) {
+                std::fs::remove_dir_all(&p)
+            } else {
+                std::fs::remove_file(&p)
+            };
+        }
+    }
+    let as_made = |d: &str| {
+        std::fs::symlink_metadata(d)
+            .is_ok_and(|m| m.is_dir() && m.permissions().mode() & 0o7777 == 0o1777)
+            && std::fs::read_dir(d).is_ok_and(|mut it| it.next().is_none())
+    };
+    let no_objects = |f: &str| {
+        // A header line, then one line per object.
+        std::fs::read_to_string(format!("/proc/sysvipc/{f}"))
+            .is_ok_and(|t| t.lines().filter(|l| !l.trim().is_empty()).count() <= 1)
+    };
+    as_made(SHM)
+        && as_made(MQUEUE)
+        && ["shm", "msg", "sem"].into_iter().all(no_objects)
+        && BASELINE.get().is_some_and(|b| *b == attributes())
+}
+
+/// A walled lane's [`attributes`] when it started.
+static BASELINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// What a process of the lane's user may change in the lane without
+/// tracing it, and every later step would inherit: its resource limits
+/// (`prlimit`), priority (`setpriority`) and CPU affinity.
+fn attributes() -> String {
+    use rustix::process::{Resource as R, getpriority_process, getrlimit};
+    let mut s = String::new();
+    for r in [
+        R::Cpu,
+        R::Fsize,
+        R::Data,
+        R::Stack,
+        R::Core,
+        R::Rss,
+        R::Nproc,
+        R::Nofile,
+        R::Memlock,
+        R::As,
+        R::Locks,
+        R::Sigpending,
+        R::Msgqueue,
+        R::Nice,
+        R::Rtprio,
+        R::Rttime,
+    ] {
+        s.push_str(&format!("{:?};", getrlimit(r)));
+    }
+    s.push_str(&format!("{:?};", getpriority_process(None)));
+    s.push_str(&format!("{:?}", rustix::thread::sched_getaffinity(None)));
+    s
 }
 
 /// Start the step: from a thread that confines itself first when asked.
@@ -182,8 +272,12 @@ fn wait(sock: BorrowedFd<'_>, child: &Child) -> std::io::Result<()> {
             if got.bytes == 0 {
                 return Err(std::io::Error::other("plangate went away"));
             }
-            if buf[..got.bytes.min(buf.len())].contains(&KILL) {
+            let got = &buf[..got.bytes.min(buf.len())];
+            if got.contains(&KILL) {
                 confine::kill_children();
+            } else if got.contains(&TERM) {
+                // The step's group (its pid: `process_group(0)`).
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
             }
         }
     }

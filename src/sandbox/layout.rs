@@ -251,6 +251,138 @@ pub(crate) fn confine_flags(l: &Layout) -> Result<Vec<String>, String> {
 }
 
 fn bwrap_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
+    let mut a = bwrap_layout(l);
+    let mut bind = |flag: &str, p: &Path| {
+        let s = p.display().to_string();
+        a.extend([flag.to_owned(), s.clone(), s]);
+    };
+    bind("--bind", &l.artifacts);
+    bind("--bind", &l.temp);
+    // The supervisor (plangate's own binary, read-only) runs inside, so that
+    // what the step leaves behind is counted before the namespace dies.
+    let exe = own_exe();
+    a.extend(["--ro-bind".to_owned(), exe.clone(), exe.clone()]);
+    if let Some(EgressAt::Sockets(routes)) = &l.egress {
+        for (sock, _) in routes {
+            let s = sock.display().to_string();
+            a.extend(["--ro-bind".to_owned(), s.clone(), s]);
+        }
+    }
+    a.extend(SEAL.iter().map(|s| (*s).to_owned()));
+    a.push("--chdir".to_owned());
+    a.push(l.cwd.display().to_string());
+    a.push("--".to_owned());
+    if let Some(EgressAt::Sockets(routes)) = &l.egress {
+        // The forwarder first (outside the supervisor's count), then the supervisor.
+        a.extend([exe.clone(), crate::egress::forward::FORWARD.to_owned()]);
+        for (sock, port) in routes {
+            a.extend(["--route".to_owned(), format!("{port}={}", sock.display())]);
+        }
+        a.push("--".to_owned());
+    }
+    a.push(exe);
+    a.push(HELPER.to_owned());
+    a.extend(in_sandbox_flags(l));
+    a.extend(supervisor_args(&l.report, l.kill_grace_ms));
+    a.push("--".to_owned());
+    a.push(program.to_owned());
+    a.extend(args.iter().cloned());
+    a
+}
+
+/// What the helper applies inside bwrap (before the supervisor's flags).
+fn in_sandbox_flags(l: &Layout) -> Vec<String> {
+    let mut a = vec!["--limits-only".to_owned()];
+    if l.egress.is_some() && !l.profile.network {
+        a.push("--egress-sockets".to_owned());
+    } else if !l.profile.network {
+        // A unix socket bound in the visible filesystem (docker.sock) is
+        // reachable through the read-only binds: no socket at all.
+        a.push("--deny-sockets".to_owned());
+    }
+    a
+}
+
+/// A resident bwrap lane for a step of layout `l` (`process::lane`, walled):
+/// its spec, whose key is the layout's bwrap flags without anything of the
+/// step (its artifact folder, TMPDIR, start folder, command, report) and
+/// the identity of every path they bind or cover. None when the step
+/// cannot run through one: it declares `egress` (per-step sockets), or it
+/// starts inside its own folders.
+pub(crate) fn walled_lane(l: &Layout, exe: &str) -> Option<crate::process::lane::LaneSpec> {
+    if l.egress.is_some() || l.cwd.starts_with(&l.artifacts) || l.cwd.starts_with(&l.temp) {
+        return None;
+    }
+    let layout = bwrap_layout(l);
+    let stamps = stamps(&layout);
+    let mut args: Vec<String> = WALLED.iter().map(|s| (*s).to_owned()).collect();
+    args.extend(["--ro-bind".to_owned(), exe.to_owned(), exe.to_owned()]);
+    args.extend(SEAL.iter().map(|s| (*s).to_owned()));
+    args.extend([
+        "--chdir".to_owned(),
+        "/".to_owned(),
+        "--".to_owned(),
+        exe.to_owned(),
+        super::LANE.to_owned(),
+    ]);
+    Some(crate::process::lane::LaneSpec {
+        program: crate::process::program_path(BWRAP).display().to_string(),
+        args,
+        confine: Some(in_sandbox_flags(l)),
+        walled: Some(crate::process::lane::Walled {
+            layout,
+            stamps,
+            output: l.out_dir.clone(),
+        }),
+    })
+}
+
+/// What a resident sandbox adds to the layout, so that no step leaves
+/// anything there for the next one but in the folders its lane empties and
+/// checks (`super::lane`): the lane is the namespace's first process (every
+/// orphan comes back to it; a step cannot signal it, and the namespace ends
+/// with it), `/dev` is read-only but for a shared-memory folder of its own,
+/// and POSIX message queues are listed where the lane sees them.
+pub(super) const WALLED: [&str; 9] = [
+    "--as-pid-1",
+    "--mqueue",
+    "/dev/mqueue",
+    "--perms",
+    "1777",
+    "--tmpfs",
+    "/dev/shm",
+    "--remount-ro",
+    "/dev",
+];
+
+/// (device, inode) of every path bwrap's flags `a` bind or cover (None: absent).
+fn stamps(a: &[String]) -> Vec<Option<(u64, u64)>> {
+    use std::os::unix::fs::MetadataExt as _;
+    let id = |m: std::fs::Metadata| (m.dev(), m.ino());
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < a.len() {
+        match a[i].as_str() {
+            "--bind" | "--ro-bind" | "--ro-bind-try" | "--dev-bind" if i + 2 < a.len() => {
+                // bwrap follows a source that is a link; the destination
+                // (a path inside, the same one here but for `/dev/null`
+                // over a hidden file) is what the mount covers.
+                out.push(std::fs::metadata(&a[i + 1]).ok().map(id));
+                out.push(std::fs::symlink_metadata(&a[i + 2]).ok().map(id));
+                i += 3;
+            }
+            "--tmpfs" | "--remount-ro" if i + 1 < a.len() => {
+                out.push(std::fs::symlink_metadata(&a[i + 1]).ok().map(id));
+                i += 2;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// bwrap's flags for the layout, before the step's own folders are bound.
+fn bwrap_layout(l: &Layout) -> Vec<String> {
     let mut a = base_args(l.profile.network);
     let mut bind = |flag: &str, p: &Path| {
         let s = p.display().to_string();
@@ -295,48 +427,6 @@ fn bwrap_args(l: &Layout, program: &str, args: &[String]) -> Vec<String> {
             a.extend(["--ro-bind".to_owned(), "/dev/null".to_owned(), s]);
         }
     }
-    let mut bind = |flag: &str, p: &Path| {
-        let s = p.display().to_string();
-        a.extend([flag.to_owned(), s.clone(), s]);
-    };
-    bind("--bind", &l.artifacts);
-    bind("--bind", &l.temp);
-    // The supervisor (plangate's own binary, read-only) runs inside, so that
-    // what the step leaves behind is counted before the namespace dies.
-    let exe = own_exe();
-    a.extend(["--ro-bind".to_owned(), exe.clone(), exe.clone()]);
-    if let Some(EgressAt::Sockets(routes)) = &l.egress {
-        for (sock, _) in routes {
-            let s = sock.display().to_string();
-            a.extend(["--ro-bind".to_owned(), s.clone(), s]);
-        }
-    }
-    a.extend(SEAL.iter().map(|s| (*s).to_owned()));
-    a.push("--chdir".to_owned());
-    a.push(l.cwd.display().to_string());
-    a.push("--".to_owned());
-    if let Some(EgressAt::Sockets(routes)) = &l.egress {
-        // The forwarder first (outside the supervisor's count), then the supervisor.
-        a.extend([exe.clone(), crate::egress::forward::FORWARD.to_owned()]);
-        for (sock, port) in routes {
-            a.extend(["--route".to_owned(), format!("{port}={}", sock.display())]);
-        }
-        a.push("--".to_owned());
-    }
-    a.push(exe);
-    a.push(HELPER.to_owned());
-    a.push("--limits-only".to_owned());
-    if l.egress.is_some() && !l.profile.network {
-        a.push("--egress-sockets".to_owned());
-    } else if !l.profile.network {
-        // A unix socket bound in the visible filesystem (docker.sock) is
-        // reachable through the read-only binds: no socket at all.
-        a.push("--deny-sockets".to_owned());
-    }
-    a.extend(supervisor_args(&l.report, l.kill_grace_ms));
-    a.push("--".to_owned());
-    a.push(program.to_owned());
-    a.extend(args.iter().cloned());
     a
 }
 
@@ -469,5 +559,66 @@ mod tests {
         assert!(a.contains(&"--share-net".to_owned()));
         let (_, a) = wrap(Backend::Landlock, &l, "bash", &[]).expect("wrap");
         assert!(a.contains(&"--net".to_owned()));
+    }
+
+    #[test]
+    fn a_walled_lane_is_keyed_by_the_layout_without_the_steps_own_parts() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("sub")).expect("mkdir");
+        std::fs::write(ws.join(".env"), "x").expect("write");
+        let w = ws.display().to_string();
+        let key = |l: &Layout| walled_lane(l, "/bin/plangate").expect("walled").walled;
+        let mut a = layout(&w, "/nonexistent/out", Filesystem::ReadOnly);
+        a.hidden = vec![ws.join(".env")];
+        // Another step: its own folders, start folder, report and grace.
+        let mut b = a.clone();
+        b.artifacts = PathBuf::from("/nonexistent/out/artifacts/other");
+        b.temp = PathBuf::from("/tmp/other");
+        b.cwd = ws.join("sub");
+        b.report = PathBuf::from("/tmp/other/.r");
+        b.kill_grace_ms = 1;
+        assert_eq!(key(&a), key(&b));
+        let spec = walled_lane(&a, "/bin/plangate").expect("walled");
+        let all =
+            spec.walled.as_ref().expect("walled").layout.join(" ") + " " + &spec.args.join(" ");
+        for own in ["/artifacts/s", "/tmp/t", ".plangate-supervisor"] {
+            assert!(!all.contains(own), "{own}: {all}");
+        }
+        assert!(spec.args.starts_with(&WALLED.map(str::to_owned)), "{all}");
+        assert!(
+            all.ends_with("--chdir / -- /bin/plangate __sandbox-lane"),
+            "{all}"
+        );
+        assert_eq!(
+            spec.confine,
+            Some(vec![
+                "--limits-only".to_owned(),
+                "--deny-sockets".to_owned()
+            ])
+        );
+        // What changes the sandbox changes the key: a profile, a hidden path
+        // more, the network.
+        let mut c = a.clone();
+        c.profile.filesystem = Filesystem::WorkspaceWrite;
+        assert_ne!(key(&a), key(&c));
+        let mut c = a.clone();
+        c.hidden.push(ws.join("sub"));
+        assert_ne!(key(&a), key(&c));
+        let mut c = a.clone();
+        c.profile.network = true;
+        assert_ne!(key(&a), key(&c));
+        // A hidden file replaced on the host (a new inode at its path).
+        let before = key(&a);
+        std::fs::write(ws.join("new"), "y").expect("write");
+        std::fs::rename(ws.join("new"), ws.join(".env")).expect("rename");
+        assert_ne!(before, key(&a));
+        // No lane for an egress step, or one that starts in its own folder.
+        let mut c = a.clone();
+        c.egress = Some(EgressAt::Sockets(Vec::new()));
+        assert!(walled_lane(&c, "/bin/plangate").is_none());
+        let mut c = a.clone();
+        c.cwd = c.temp.join("x");
+        assert!(walled_lane(&c, "/bin/plangate").is_none());
     }
 }

@@ -13,7 +13,12 @@
 //! - `bwrap` (bubblewrap): new mount, pid, network, ipc and uts namespaces;
 //!   bind mounts give the layout above; `--die-with-parent` and the pid
 //!   namespace make sure nothing the step forks outlives it, even a process
-//!   that called `setsid`.
+//!   that called `setsid`. A step without limits or egress runs in a
+//!   resident sandbox of its layout (a walled [`lane`], made by
+//!   [`layout::walled_lane`]: the lane is the namespace's first process and
+//!   kills what each step leaves; `tools::sandboxed` moves the step's
+//!   artifacts out of the lane's own folders), else in a bwrap of its own
+//!   with `__sandbox-exec --supervise` inside.
 //! - `landlock+seccomp`: when bwrap does not work. The step runs through
 //!   plangate's hidden `__sandbox-exec` helper, which restricts itself with
 //!   Landlock (read and write only beneath the allowed paths) and,
@@ -52,10 +57,11 @@ pub(crate) use confine::kill_descendants_named;
 pub(crate) use exec::ExecArgs;
 pub(crate) use exec::{exec, with_limits};
 pub(crate) use lane::serve as serve_lane;
-pub(crate) use layout::{EgressAt, Layout, confine_flags, supervisor_args, wrap};
+pub(crate) use layout::{EgressAt, Layout, confine_flags, supervisor_args, walled_lane, wrap};
 pub(crate) use profile::{Request, plan_for};
 pub(crate) use selftest::ProbeArgs;
 pub(crate) use selftest::probe_main;
+pub(crate) use selftest::walled_usable;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -235,6 +241,9 @@ fn stderr_suffix(stderr: &str) -> String {
 
 /// The hidden helper subcommand.
 pub(crate) const HELPER: &str = "__sandbox-exec";
+
+/// The hidden resident supervisor subcommand ([`lane`]).
+pub(crate) const LANE: &str = "__sandbox-lane";
 
 /// bwrap, found in plangate's PATH (its environment is sealed: a bare name
 /// would be looked up in a default PATH instead).

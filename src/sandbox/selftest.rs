@@ -247,6 +247,13 @@ pub(crate) fn self_test(backend: Backend) -> Result<Held, SandboxError> {
     cmd.env_clear()
         .env("PATH", crate::environ::var("PATH").unwrap_or_default());
     let ran = super::probe(cmd);
+    // The same probe through a resident bwrap sandbox, which steps then use
+    // only if it holds every property the per-step sandbox holds here.
+    let lane = if backend == Backend::Bwrap && ran.is_ok() {
+        lane_held(&exe_s, &rw, probe_args)
+    } else {
+        Err("not a bwrap self-test".to_owned())
+    };
     let _ = sleeper.kill();
     let _ = sleeper.wait();
     drop(listener);
@@ -262,7 +269,163 @@ pub(crate) fn self_test(backend: Backend) -> Result<Held, SandboxError> {
     if std::fs::exists(outside.join("written")).unwrap_or(true) {
         held.insert("filesystem".to_owned(), false);
     }
+    if backend == Backend::Bwrap {
+        let usable = lane.is_ok_and(|lane| {
+            held.iter().all(|(k, v)| !v || lane.get(k) == Some(&true))
+                && !std::fs::exists(outside.join("written")).unwrap_or(true)
+        });
+        WALLED_USABLE.store(usable, std::sync::atomic::Ordering::Relaxed);
+    }
     Ok(held)
+}
+
+/// What held for the probe (`probe_args`, whose last one is where it
+/// writes its result) run through a resident bwrap sandbox ([`lane_probe`]).
+fn lane_held(exe: &str, rw: &std::path::Path, mut probe_args: Vec<String>) -> Result<Held, String> {
+    let result = rw.join("lane.json");
+    if let Some(last) = probe_args.last_mut() {
+        *last = result.display().to_string();
+    }
+    let lingering = lane_probe(exe, rw, probe_args)?;
+    let text = std::fs::read(&result).map_err(|e| e.to_string())?;
+    let mut held: Held = serde_json::from_slice(&text).map_err(|e| e.to_string())?;
+    held.insert("lifetime".to_owned(), lingering == 1);
+    Ok(held)
+}
+
+/// Whether the self-test found that a resident bwrap sandbox holds every
+/// property the per-step one holds here (steps use one only then).
+static WALLED_USABLE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// See [`WALLED_USABLE`].
+pub(crate) fn walled_usable() -> bool {
+    WALLED_USABLE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Run the probe (`probe_args`, plangate's own binary `exe`) as a step of
+/// a resident bwrap sandbox made as `layout::walled_lane` makes one (the
+/// system trees only, `rw` writable), through the lane protocol: how many
+/// processes it left (the lane's answer), once the sandbox has ended when
+/// its socket closed. Err: the lane did not work.
+fn lane_probe(exe: &str, rw: &std::path::Path, probe_args: Vec<String>) -> Result<usize, String> {
+    use rustix::net::{AddressFamily, SocketFlags, SocketType, socketpair};
+    let (ours, theirs) = socketpair(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC,
+        None,
+    )
+    .map_err(|e| e.to_string())?;
+    let rw_s = rw.display().to_string();
+    let mut cmd = Command::new(super::bwrap_path().map_err(|e| e.to_string())?);
+    cmd.args(layout::base_args(false))
+        .args(layout::WALLED)
+        .args(["--bind", &rw_s, &rw_s, "--ro-bind", exe, exe])
+        .args(layout::SEAL)
+        .args(["--chdir", "/", "--", exe, super::LANE])
+        .env_clear()
+        .stdin(Stdio::from(theirs))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().map_err(|e| e.to_string())?;
+    let result = lane_exchange(&ours, exe, probe_args);
+    drop(ours);
+    // The lane ends when its socket closes, and its sandbox with it.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let ended = loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break true,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
+            _ => break false,
+        }
+    };
+    if !ended {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err("the resident sandbox did not end when its socket closed".into());
+    }
+    result
+}
+
+/// Send the probe's request on the lane's socket `sock`; the number of
+/// processes the lane says it left, after it said it started it.
+fn lane_exchange(
+    sock: &std::os::fd::OwnedFd,
+    exe: &str,
+    probe_args: Vec<String>,
+) -> Result<usize, String> {
+    use crate::process::lane::{Reply, Request};
+    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags, sendmsg};
+    use std::os::fd::AsFd as _;
+    let request = Request {
+        confine: Some(vec![
+            "--limits-only".to_owned(),
+            "--deny-sockets".to_owned(),
+        ]),
+        program: exe.to_owned(),
+        args: probe_args,
+        env: vec![(
+            "PATH".to_owned(),
+            crate::environ::var("PATH").unwrap_or_default(),
+        )],
+        cwd: PathBuf::from("/"),
+    };
+    let bytes = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
+    let null = |write: bool| {
+        std::fs::OpenOptions::new()
+            .read(!write)
+            .write(write)
+            .open("/dev/null")
+            .map_err(|e| e.to_string())
+    };
+    let (i, o, e) = (null(false)?, null(true)?, null(true)?);
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    let fds = [i.as_fd(), o.as_fd(), e.as_fd()];
+    if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
+        return Err("cannot attach the descriptors".into());
+    }
+    sendmsg(
+        sock,
+        &[std::io::IoSlice::new(&bytes)],
+        &mut control,
+        SendFlags::empty(),
+    )
+    .map_err(|e| e.to_string())?;
+    drop((i, o, e));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let next = || -> Result<Reply, String> {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let left = deadline.saturating_duration_since(Instant::now());
+        let timeout = Timespec {
+            tv_sec: i64::try_from(left.as_secs()).unwrap_or(10),
+            tv_nsec: i64::from(left.subsec_nanos()),
+        };
+        let mut fds = [PollFd::new(sock, PollFlags::IN)];
+        if poll(&mut fds, Some(&timeout)).map_err(|e| e.to_string())? == 0 {
+            return Err("the resident sandbox did not answer within 10 s".into());
+        }
+        let mut buf = [0u8; 4096];
+        let (n, _) = rustix::net::recv(sock, &mut buf[..], rustix::net::RecvFlags::empty())
+            .map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err("the resident sandbox ended".into());
+        }
+        serde_json::from_slice(&buf[..n.min(buf.len())]).map_err(|e| e.to_string())
+    };
+    match next()? {
+        Reply::Started { .. } => {}
+        Reply::Ended { .. } => return Err("the probe did not start".into()),
+    }
+    match next()? {
+        Reply::Ended {
+            code: Some(0),
+            lingering,
+            clean: true,
+            ..
+        } => Ok(lingering),
+        other => Err(format!("the probe ended so: {other:?}")),
+    }
 }
 
 /// How long the self-test took, for the report's reason (measured: a few ms).

@@ -109,6 +109,9 @@ pub(crate) struct Guarded {
     /// its supervisor); None when the supervisor could not say (it was
     /// killed, or the step was stopped).
     pub lingering: Option<usize>,
+    /// Names the step wrote in its artifact folder that plangate's own
+    /// files took meanwhile (a resident bwrap sandbox): removed.
+    pub withheld: Vec<String>,
 }
 
 impl Guarded {
@@ -120,6 +123,12 @@ impl Guarded {
         }
         if !self.nested.is_empty() {
             why.push(nested_message(&self.nested));
+        }
+        if !self.withheld.is_empty() {
+            why.push(format!(
+                "wrote {} in its artifact folder, where plangate keeps files of its own; what it wrote there was removed",
+                shown(&self.withheld)
+            ));
         }
         (!why.is_empty()).then(|| why.join("; "))
     }
@@ -259,6 +268,8 @@ async fn run_in(
     let report = temp.path().join(SUPERVISOR_REPORT);
     let kill_grace_ms = u64::try_from(spec.kill_grace.as_millis()).unwrap_or(u64::MAX);
     let mut supervised = false;
+    // A resident bwrap sandbox's spec (run through [`run_walled`]).
+    let mut walled: Option<process::lane::LaneSpec> = None;
     // The step's egress proxy (and, under bwrap, the folder of its socket).
     let mut egress: Option<(EgressProxy, sandbox::EgressAt)> = None;
     check_egress(sb, api)?;
@@ -287,19 +298,7 @@ async fn run_in(
             kill_grace_ms,
             egress: egress.as_ref().map(|(_, at)| at.clone()),
         };
-        // A staged overlay is mounted by the helper in the step's own
-        // namespaces: never in a resident supervisor's thread.
-        if backend == crate::model::Backend::Landlock
-            && ctx.overlay.is_none()
-            && lane_fits(&spec, limits.as_ref())
-        {
-            // A resident supervisor confines the thread that spawns the step.
-            let flags = sandbox::confine_flags(&layout).map_err(std::io::Error::other)?;
-            spec.lane = Some(lane_spec(Some(flags)));
-        } else {
-            (spec.program, spec.args) = sandbox::wrap(backend, &layout, &spec.program, &spec.args)
-                .map_err(std::io::Error::other)?;
-        }
+        walled = route(&mut spec, backend, &layout, ctx, home, limits.as_ref())?;
     } else if ctx.overlay.is_none() && lane_fits(&spec, limits.as_ref()) {
         // Unsandboxed: a resident supervisor still kills what the step leaves.
         supervised = true;
@@ -319,7 +318,7 @@ async fn run_in(
         // Outermost: the overlay's namespaces hold the sandbox and the step.
         (spec.program, spec.args) = sandbox::overlay::wrap(o, spec.program, spec.args);
     }
-    if spec.lane.is_none() {
+    if spec.lane.is_none() && walled.is_none() {
         let _ = std::fs::remove_file(&report);
     }
     // The kernel's file clock before the step: what it creates is not older.
@@ -328,8 +327,16 @@ async fn run_in(
     } else {
         None
     };
-    let laned = spec.lane.is_some();
-    let result = process::run(spec, ctx.cancel.clone()).await;
+    let laned = spec.lane.is_some() || walled.is_some();
+    let mut withheld = Vec::new();
+    let result = match walled {
+        Some(w) => {
+            let (r, kept_out) = run_walled(spec, w, ctx).await;
+            withheld = kept_out;
+            r
+        }
+        None => process::run(spec, ctx.cancel.clone()).await,
+    };
     if let Some((p, _)) = egress {
         p.stop();
     }
@@ -350,6 +357,252 @@ async fn run_in(
         undone,
         nested,
         lingering,
+        withheld,
+    })
+}
+
+/// How a sandboxed step starts: through a resident bwrap sandbox (the spec
+/// returned), through a resident supervisor that confines it with Landlock
+/// (`spec.lane`), or wrapped in its backend's command line. A staged overlay
+/// is mounted by the helper in the step's own namespaces: never in a
+/// resident supervisor.
+fn route(
+    spec: &mut ProcessSpec,
+    backend: crate::model::Backend,
+    layout: &Layout,
+    ctx: &StepContext,
+    home: Option<&std::path::Path>,
+    limits: Option<&Limits>,
+) -> std::io::Result<Option<process::lane::LaneSpec>> {
+    if backend == crate::model::Backend::Bwrap
+        && ctx.overlay.is_none()
+        && home.is_none()
+        && limits.is_none()
+        && let Some(w) = walled_fits(spec, ctx, layout)
+    {
+        return Ok(Some(w));
+    }
+    if backend == crate::model::Backend::Landlock
+        && ctx.overlay.is_none()
+        && lane_fits(spec, limits)
+    {
+        // A resident supervisor confines the thread that spawns the step.
+        let flags = sandbox::confine_flags(layout).map_err(std::io::Error::other)?;
+        spec.lane = Some(lane_spec(Some(flags)));
+    } else {
+        (spec.program, spec.args) = sandbox::wrap(backend, layout, &spec.program, &spec.args)
+            .map_err(std::io::Error::other)?;
+    }
+    Ok(None)
+}
+
+/// Whether the step can run through a resident bwrap sandbox (a walled
+/// [`process::lane`]), and its spec: no resource limits, no egress, a
+/// command line and environment that fit one message, name the step's
+/// artifact folder only as the value of a variable (it is seen elsewhere
+/// inside: see [`run_walled`]) and do not name the output folder, and an
+/// output folder on the file system of the artifact folder.
+fn walled_fits(
+    spec: &ProcessSpec,
+    ctx: &StepContext,
+    layout: &Layout,
+) -> Option<process::lane::LaneSpec> {
+    use std::os::unix::fs::MetadataExt as _;
+    if !lane_fits(spec, None) || !walled_lanes_enabled() {
+        return None;
+    }
+    let art = ctx.artifacts_dir.display().to_string();
+    let out = ctx.out_dir.display().to_string();
+    let named_inside = |v: &str| v.contains(&art) && !v.starts_with(&art);
+    // A command that names the output folder (or `$PLANGATE_OUT_DIR`) may
+    // reach its artifact folder that way: the per-step sandbox binds it.
+    let names_out = |a: &String| a.contains(&out) || a.contains("PLANGATE_OUT_DIR");
+    if spec.program.contains(&out)
+        || spec.args.iter().any(names_out)
+        || spec.env.iter().any(|(_, v)| named_inside(v))
+    {
+        return None;
+    }
+    let dev = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+    if dev(&ctx.out_dir).is_none() || dev(&ctx.out_dir) != dev(&ctx.artifacts_dir) {
+        return None;
+    }
+    sandbox::walled_lane(layout, own_exe())
+}
+
+/// Whether walled lanes may be used: the self-test ran the probe through
+/// one and it held what the per-step sandbox holds, and
+/// `PLANGATE_BWRAP_LANES=0` does not turn them off.
+fn walled_lanes_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    sandbox::walled_usable()
+        && *ON.get_or_init(|| crate::environ::var("PLANGATE_BWRAP_LANES").as_deref() != Some("0"))
+}
+
+/// Run `spec` through a resident bwrap sandbox of its layout (`w`).
+///
+/// The lane's sandbox binds its own artifact folder and TMPDIR (made with
+/// the lane), not the step's: the step's variables that name its artifact
+/// folder (`PLANGATE_STEP_ARTIFACTS`, `PLANGATE_OUTPUT`, `PLANGATE_REQUESTS`,
+/// any under it) name the lane's instead, and `TMPDIR`/`TMP`/`TEMP` the
+/// lane's TMPDIR. What the artifact folder holds is moved into the lane's
+/// before the step, and what the lane's holds back after it, once every
+/// process of the step is gone (the lane said so, or its whole sandbox was
+/// ended), before anything looks at it; the lane's TMPDIR is emptied. A
+/// name the step wrote that plangate meanwhile made in the real folder (its
+/// own capture files) is withheld (removed) and returned. A lane that
+/// cannot be left as it was made is ended, never reused.
+async fn run_walled(
+    mut spec: ProcessSpec,
+    w: process::lane::LaneSpec,
+    ctx: &StepContext,
+) -> (std::io::Result<ProcessOutcome>, Vec<String>) {
+    let mut ln = match process::lane::take(&w) {
+        Ok(l) => l,
+        Err(e) => return (Err(e), Vec::new()),
+    };
+    let Some(st) = ln.staging() else {
+        return (
+            Err(std::io::Error::other("the step's sandbox has no folders")),
+            Vec::new(),
+        );
+    };
+    let (lane_art, lane_tmp) = (st.artifacts().to_path_buf(), st.temp().to_path_buf());
+    let real = ctx.artifacts_dir.clone();
+    let real_s = real.display().to_string();
+    for (k, v) in &mut spec.env {
+        if ["TMPDIR", "TMP", "TEMP"].contains(&k.as_str()) {
+            *v = lane_tmp.display().to_string();
+        } else if let Some(rest) = v.strip_prefix(&real_s)
+            && (rest.is_empty() || rest.starts_with('/'))
+        {
+            *v = format!("{}{rest}", lane_art.display());
+        }
+    }
+    let moved_in = match move_entries(&real, &lane_art, &[]) {
+        Ok(m) => m.moved,
+        Err(e) => {
+            // Nothing ran: what was moved goes back.
+            let _ = move_entries(&lane_art, &real, &[]);
+            drop(ln);
+            return (
+                Err(std::io::Error::other(format!(
+                    "cannot prepare the step's artifact folder in its sandbox: {e}; the step was not run"
+                ))),
+                Vec::new(),
+            );
+        }
+    };
+    let result = process::run_on(spec, w.confine.clone(), &ln, ctx.cancel.clone()).await;
+    let answered = result.as_ref().is_ok_and(|o| o.lingering.is_some());
+    // Every process of the step is gone: the lane said so, or its sandbox ended.
+    let gone = answered || ln.end();
+    if !gone {
+        // Something of the step may still run: nothing it wrote is taken.
+        return (result, Vec::new());
+    }
+    let withheld = match move_entries(&lane_art, &real, &moved_in) {
+        Ok(m) => m.taken,
+        Err(e) => {
+            ln.end();
+            let e = std::io::Error::other(format!(
+                "cannot move what the step wrote into its artifact folder: {e}"
+            ));
+            return (result.and(Err(e)), Vec::new());
+        }
+    };
+    let reusable = answered
+        && ln.clean()
+        && empty_folder(&lane_tmp)
+        && is_empty(&lane_art)
+        && ln.staging().is_some_and(process::lane::Staging::intact);
+    if reusable {
+        process::lane::give_back(ln);
+    } else {
+        ln.end();
+    }
+    (result, withheld)
+}
+
+/// What [`move_entries`] did.
+struct Moved {
+    /// Each entry moved: its name, device and inode.
+    moved: Vec<(std::ffi::OsString, u64, u64)>,
+    /// The names taken in the destination that the step wrote (removed).
+    taken: Vec<String>,
+}
+
+/// Rename every entry of `from` into `to`, never over an entry there. A
+/// name taken in `to` (plangate's own capture files, made there while the
+/// step ran): the entry of `from` is removed; unless it is one of `before`
+/// (moved in before the step, the very inode: an earlier run's or attempt's
+/// file, which plangate's new one replaces as it would in place), its name
+/// is returned in [`Moved::taken`].
+fn move_entries(
+    from: &std::path::Path,
+    to: &std::path::Path,
+    before: &[(std::ffi::OsString, u64, u64)],
+) -> std::io::Result<Moved> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    use std::os::unix::fs::MetadataExt as _;
+    let mut done = Moved {
+        moved: Vec::new(),
+        taken: Vec::new(),
+    };
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let name = e.file_name();
+        let m = std::fs::symlink_metadata(e.path())?;
+        let id = (name.clone(), m.dev(), m.ino());
+        match renameat_with(
+            CWD,
+            from.join(&name),
+            CWD,
+            to.join(&name),
+            RenameFlags::NOREPLACE,
+        ) {
+            Ok(()) => done.moved.push(id),
+            Err(rustix::io::Errno::EXIST) => {
+                remove_entry(&from.join(&name))?;
+                if !before.contains(&id) {
+                    done.taken.push(name.to_string_lossy().into_owned());
+                }
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(done)
+}
+
+/// Remove `p` (a folder with everything in it; a link, not what it points to).
+fn remove_entry(p: &std::path::Path) -> std::io::Result<()> {
+    if std::fs::symlink_metadata(p)?.is_dir() {
+        std::fs::remove_dir_all(p)
+    } else {
+        std::fs::remove_file(p)
+    }
+}
+
+/// Empty the folder `dir`; whether it is empty now.
+fn empty_folder(dir: &std::path::Path) -> bool {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let _ = remove_entry(&e.path());
+        }
+    }
+    is_empty(dir)
+}
+
+fn is_empty(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none())
+}
+
+/// plangate's own binary, looked up once a run (a readlink of
+/// `/proc/self/exe` a step otherwise).
+fn own_exe() -> &'static str {
+    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| {
+        std::env::current_exe().map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string())
     })
 }
 
@@ -600,15 +853,11 @@ fn lane_fits(spec: &ProcessSpec, limits: Option<&Limits>) -> bool {
 }
 
 fn lane_spec(confine: Option<Vec<String>>) -> process::lane::LaneSpec {
-    // Looked up once a run (a readlink of `/proc/self/exe` a step otherwise).
-    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let exe = EXE.get_or_init(|| {
-        std::env::current_exe().map_or_else(|_| "plangate".to_owned(), |p| p.display().to_string())
-    });
     process::lane::LaneSpec {
-        program: exe.clone(),
+        program: own_exe().to_owned(),
         args: vec!["__sandbox-lane".to_owned()],
         confine,
+        walled: None,
     }
 }
 

@@ -46,6 +46,7 @@ mod egress;
 mod facility;
 mod formats;
 mod git_indirection;
+mod lanes;
 mod mermaid;
 mod proc_isolation;
 mod real_clis;
@@ -156,6 +157,14 @@ fn trials() -> Vec<Trial> {
         t,
         [Facility::Sandbox(BWRAP)],
         git_indirection::the_diff_summary_lists_what_the_run_hid_from_git
+    );
+    single!(
+        t,
+        [Facility::Sandbox(BWRAP)],
+        lanes::a_chain_of_bwrap_steps_shares_one_sandbox_and_each_step_starts_clean,
+        lanes::a_safe_step_keeps_a_read_only_workspace_after_a_moderate_step_in_another_sandbox,
+        lanes::a_hidden_path_replaced_or_added_between_steps_stays_hidden,
+        lanes::a_step_that_leaves_ipc_objects_or_changes_its_supervisor_does_not_hand_its_sandbox_on,
     );
     for &b in SANDBOXES {
         t.push(trial(

@@ -322,21 +322,47 @@ fn special_files(dir: &std::path::Path) -> Vec<String> {
 /// A file the sweep cannot read where plangate expects one (the step's
 /// `stdout.txt` swapped for a FIFO or a directory): withheld, and the run
 /// fails with exit 4 even under `fail_on_secrets: false`; never a hang.
+/// In a resident bwrap sandbox the step's folder is the lane's own: plangate's
+/// capture is not there to swap, and the step that makes its name fails.
 #[test]
 fn a_stream_the_sweep_cannot_read_is_withheld_and_fails_the_run() {
-    for swap in ["mkfifo", "mkdir"] {
+    for (swap, lanes) in [
+        ("mkfifo", false),
+        ("mkdir", false),
+        ("mkfifo", true),
+        ("mkdir", true),
+    ] {
         let env = Env::new();
         let plan = format!(
-            "version: 1\nid: t\npolicy: {{risk_tolerance: high, fail_on_secrets: false}}\nsteps:\n  - {{id: s, tool: bash, parameters: {{command: 'echo hello; rm \"$PLANGATE_STEP_ARTIFACTS/stdout.txt\"; {swap} \"$PLANGATE_STEP_ARTIFACTS/stdout.txt\"'}}}}\n"
+            "version: 1\nid: t\npolicy: {{risk_tolerance: high, fail_on_secrets: false}}\nsteps:\n  - {{id: s, tool: bash, parameters: {{command: 'echo hello; rm -f \"$PLANGATE_STEP_ARTIFACTS/stdout.txt\"; {swap} \"$PLANGATE_STEP_ARTIFACTS/stdout.txt\"'}}}}\n"
         );
         let t = Instant::now();
-        let o = env.run(&plan, &[]);
+        let plan_file = env.write("plan.yaml", &plan);
+        let mut c = env.cmd();
+        c.arg("run").arg(&plan_file).arg("--out").arg(&env.out);
+        if !lanes {
+            c.env("PLANGATE_BWRAP_LANES", "0");
+        }
+        let o = c.timeout(Duration::from_secs(120)).output().expect("run");
         assert!(
             t.elapsed() < Duration::from_secs(60),
             "{swap}: {:?}",
             t.elapsed()
         );
         let err = stderr(&o);
+        if lanes && env.report()["sandbox"]["available"] == "bwrap" {
+            assert_eq!(code(&o), 1, "{swap}: {err}");
+            let s = env.step("s");
+            assert_eq!(s["status"], "failed", "{swap}: {s}");
+            assert!(
+                s["error"].as_str().unwrap_or("").contains("stdout.txt"),
+                "{swap}: {s}"
+            );
+            let out = std::fs::read_to_string(env.out.join("artifacts/s/stdout.txt"));
+            assert_eq!(out.unwrap_or_default(), "hello\n", "{swap}");
+            assert!(special_files(&env.out).is_empty(), "{swap}");
+            continue;
+        }
         assert_eq!(code(&o), 4, "{swap}: {err}");
         let r = env.report();
         assert_eq!(r["status"], "secrets_found");

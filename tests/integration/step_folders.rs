@@ -180,7 +180,10 @@ fn each_step_gets_an_empty_tmpdir_of_its_own_and_none_is_left() {
         "true",
         "true",
     ];
-    for sandboxed in [true, false] {
+    // A resident bwrap sandbox (`lanes`) hands its steps its own TMPDIR in
+    // turn, emptied: the same name, each time empty (the record fails the
+    // step otherwise). A step of its own gets a name no step has seen.
+    for (sandboxed, lanes) in [(true, true), (true, false), (false, false)] {
         let env = Env::new();
         let mut yaml = String::from("version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n");
         for (i, leave) in leaves.iter().enumerate() {
@@ -196,15 +199,28 @@ fn each_step_gets_an_empty_tmpdir_of_its_own_and_none_is_left() {
                 serde_json::to_string(&cmd).expect("json")
             ));
         }
-        let o = env.run(&yaml, &[]);
+        let plan = env.write("plan.yaml", &yaml);
+        let mut c = env.cmd();
+        c.arg("run").arg(&plan).arg("--out").arg(&env.out);
+        if !lanes {
+            c.env("PLANGATE_BWRAP_LANES", "0");
+        }
+        let o = c
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .expect("run");
         assert_eq!(code(&o), 0, "sandboxed {sandboxed}: {}", stderr(&o));
+        let walled = lanes && env.report()["sandbox"]["available"] == "bwrap";
         let mut seen = std::collections::BTreeSet::new();
         let mut modes = std::collections::BTreeSet::new();
         for i in 0..leaves.len() {
             let rec = std::fs::read_to_string(env.out.join(format!("artifacts/s{i}/tmp.txt")))
                 .expect("tmp.txt");
             let (dir, mode) = rec.rsplit_once(' ').expect("path and mode");
-            assert!(seen.insert(dir.to_owned()), "s{i} got {dir} again");
+            assert!(
+                seen.insert(dir.to_owned()) || walled,
+                "s{i} got {dir} again"
+            );
             assert!(!std::path::Path::new(dir).exists(), "s{i}'s {dir} is left");
             modes.insert(mode.to_owned());
         }
@@ -217,9 +233,8 @@ fn each_step_gets_an_empty_tmpdir_of_its_own_and_none_is_left() {
             .expect("tmp")
             .flatten()
             .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with("plangate-step-")
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.starts_with("plangate-step-") || n.starts_with("plangate-lane-")
             })
             .map(|e| e.path())
             .collect();
