@@ -108,20 +108,50 @@ fn seccomp_programs(
     Ok(programs)
 }
 
-/// The filter of a step in a resident bwrap sandbox (`super::lane`):
-/// `add_key`, `request_key` and `keyctl` fail (EPERM, as under Docker's
-/// default profile), since the sandbox's keyrings outlive the step.
+/// The filter of a step in a resident bwrap sandbox (`super::lane`), for
+/// what the lane's later steps would otherwise inherit: `add_key`,
+/// `request_key` and `keyctl` fail (EPERM, as under Docker's default
+/// profile), since the sandbox's keyrings outlive the step; and a step may
+/// change the scheduling, I/O priority and resource limits of itself only
+/// (pid 0), never of another process such as the lane (the kernel asks only
+/// for the same user, not for a tracing right). CPU affinity is left to the
+/// lane's check (`pthread_setaffinity_np` names a thread by its id).
 pub(crate) fn deny_keyrings() -> Result<(), SandboxError> {
-    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op,
+        SeccompCondition as Cond, SeccompFilter, SeccompRule, TargetArch,
+    };
     static PROGRAM: std::sync::OnceLock<BpfProgram> = std::sync::OnceLock::new();
     let program = if let Some(p) = PROGRAM.get() {
         p
     } else {
         let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(SandboxError::Arch)?;
-        let rules = [libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl]
-            .into_iter()
-            .map(|n| (n, Vec::new()))
-            .collect();
+        // Refused when argument `arg` is not `value`.
+        let unless = |arg: u8, value: u64| -> Result<SeccompRule, SandboxError> {
+            Ok(SeccompRule::new(vec![Cond::new(
+                arg,
+                Len::Dword,
+                Op::Ne,
+                value,
+            )?])?)
+        };
+        let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> =
+            [libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl]
+                .into_iter()
+                .map(|n| (n, Vec::new()))
+                .collect();
+        for n in [
+            libc::SYS_sched_setscheduler,
+            libc::SYS_sched_setparam,
+            libc::SYS_sched_setattr,
+            libc::SYS_prlimit64,
+        ] {
+            rules.insert(n, vec![unless(0, 0)?]);
+        }
+        // `which` must be the process itself (PRIO_PROCESS 0 / IOPRIO_WHO_PROCESS 1,
+        // `who` 0): a user's or group's processes include the lane.
+        rules.insert(libc::SYS_setpriority, vec![unless(0, 0)?, unless(1, 0)?]);
+        rules.insert(libc::SYS_ioprio_set, vec![unless(0, 1)?, unless(1, 0)?]);
         let p: BpfProgram = SeccompFilter::new(
             rules,
             SeccompAction::Allow,
@@ -379,7 +409,7 @@ pub(crate) fn kill_descendants_named() -> std::collections::BTreeMap<i32, String
             break;
         }
         for &k in &kids {
-            if !is_zombie(k)
+            if !ended(k)
                 && let Some(p) = Pid::from_raw(k)
             {
                 let name = std::fs::read_to_string(format!("/proc/{k}/comm")).unwrap_or_default();
@@ -411,6 +441,13 @@ fn children() -> Vec<i32> {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// Whether `pid` has ended on its own: a zombie with no thread left (a
+/// process whose first thread exited while others run shows `Z` too).
+fn ended(pid: i32) -> bool {
+    is_zombie(pid)
+        && std::fs::read_dir(format!("/proc/{pid}/task")).is_ok_and(|tasks| tasks.count() <= 1)
 }
 
 fn is_zombie(pid: i32) -> bool {

@@ -168,7 +168,12 @@ static BASELINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 /// What a process of the lane's user may change in the lane without
 /// tracing it, and every later step would inherit: its resource limits
-/// (`prlimit`), priority (`setpriority`) and CPU affinity.
+/// (`prlimit`), priority (`setpriority`) and CPU affinity (a step's filter
+/// refuses those calls on another process: see `confine::deny_keyrings`),
+/// and what `/proc` lets it write: the nice value of the session's
+/// autogroup (the lane's, shared by its steps), and, as root, the lane's
+/// out-of-memory score and core-dump filter; the scheduling policy and
+/// real-time priority too (`/proc/self/stat`).
 fn attributes() -> String {
     use rustix::process::{Resource as R, getpriority_process, getrlimit};
     let mut s = String::new();
@@ -193,7 +198,21 @@ fn attributes() -> String {
         s.push_str(&format!("{:?};", getrlimit(r)));
     }
     s.push_str(&format!("{:?};", getpriority_process(None)));
-    s.push_str(&format!("{:?}", rustix::thread::sched_getaffinity(None)));
+    s.push_str(&format!("{:?};", rustix::thread::sched_getaffinity(None)));
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // After the command name: state is field 3; nice 19, rt_priority 40, policy 41.
+    let fields: Vec<&str> = stat
+        .rfind(')')
+        .map(|i| stat[i + 1..].split_whitespace().collect())
+        .unwrap_or_default();
+    for n in [19, 40, 41] {
+        s.push_str(fields.get(n - 3).copied().unwrap_or("?"));
+        s.push(';');
+    }
+    for f in ["oom_score_adj", "coredump_filter", "autogroup"] {
+        s.push_str(&std::fs::read_to_string(format!("/proc/self/{f}")).unwrap_or_default());
+        s.push(';');
+    }
     s
 }
 

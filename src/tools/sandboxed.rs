@@ -554,13 +554,29 @@ fn move_entries(
         let name = e.file_name();
         let m = std::fs::symlink_metadata(e.path())?;
         let id = (name.clone(), m.dev(), m.ino());
-        match renameat_with(
-            CWD,
-            from.join(&name),
-            CWD,
-            to.join(&name),
-            RenameFlags::NOREPLACE,
-        ) {
+        let rename = || {
+            renameat_with(
+                CWD,
+                from.join(&name),
+                CWD,
+                to.join(&name),
+                RenameFlags::NOREPLACE,
+            )
+        };
+        let mut renamed = rename();
+        if renamed == Err(rustix::io::Errno::ACCESS) && m.is_dir() {
+            // A folder moved to another parent rewrites its `..`: the step
+            // may have left it read-only (a module cache). Writable for the
+            // move, then its mode again.
+            use std::os::unix::fs::PermissionsExt as _;
+            let p = from.join(&name);
+            let mode = m.permissions().mode();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode | 0o200))?;
+            renamed = rename();
+            let at = if renamed.is_ok() { to.join(&name) } else { p };
+            std::fs::set_permissions(at, std::fs::Permissions::from_mode(mode))?;
+        }
+        match renamed {
             Ok(()) => done.moved.push(id),
             Err(rustix::io::Errno::EXIST) => {
                 remove_entry(&from.join(&name))?;

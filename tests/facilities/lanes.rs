@@ -264,10 +264,11 @@ pub fn a_step_that_leaves_ipc_objects_or_changes_its_supervisor_does_not_hand_it
         "probe/list.sh",
         "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\necho \"objects:$(tail -n +2 /proc/sysvipc/shm | wc -l)\"\n",
     );
-    // Lowers the lane's own open-file limit, which later steps would inherit.
+    // Tries to lower the lane's own open-file limit, which later steps would
+    // inherit: refused (a step changes its own limits only).
     env.write(
         "probe/limit.sh",
-        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\nprlimit --pid 1 --nofile=64:64 && echo LIMITED\n",
+        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\nprlimit --pid 1 --nofile=64:64 && echo LIMITED\nulimit -n 100 && echo OWN\n",
     );
     env.write(
         "probe/files.sh",
@@ -290,13 +291,114 @@ pub fn a_step_that_leaves_ipc_objects_or_changes_its_supervisor_does_not_hand_it
     assert_eq!(ns(&env, "list1"), ns(&env, "make"));
     assert_ne!(ns(&env, "make"), ns(&env, "list2"));
     assert!(artifact(&env, "list2", "stdout.txt").contains("objects:0"));
-    // Nor one that changed the lane's own limits.
-    assert!(artifact(&env, "limit", "stdout.txt").contains("LIMITED"));
+    // The lane's limits cannot be changed from a step; its own can.
+    let limit = artifact(&env, "limit", "stdout.txt");
+    assert!(
+        !limit.contains("LIMITED") && limit.contains("OWN"),
+        "{limit}"
+    );
     assert_eq!(ns(&env, "list2"), ns(&env, "limit"));
-    assert_ne!(ns(&env, "limit"), ns(&env, "files"));
+    assert_eq!(ns(&env, "limit"), ns(&env, "files"));
     let files = artifact(&env, "files", "stdout.txt");
     assert!(
         files.contains("nofile:") && !files.contains("nofile:64\n"),
         "{files}"
+    );
+}
+
+/// What the kernel lets a process of the same user change in another one
+/// without a tracing right (scheduling policy, I/O priority, nice value) is
+/// refused against the lane; what a step can still change that later steps
+/// would inherit (CPU affinity, its session's autogroup nice value; as root,
+/// the lane's out-of-memory score) ends the lane instead. The next
+/// step starts as a fresh sandbox's would.
+pub fn a_step_cannot_slow_or_mark_the_steps_after_it_in_its_sandbox() {
+    let env = Env::new();
+    env.write(
+        "probe/tune.sh",
+        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n\
+         chrt -i -p 0 1 && echo DID-chrt\n\
+         ionice -c 3 -p 1 && echo DID-ionice\n\
+         renice -n 10 -p 1 && echo DID-renice\n\
+         renice -n 10 -u \"$(id -u)\" && echo DID-renice-user\n\
+         ionice -c 3 true && echo SELF-ionice\n",
+    );
+    env.write(
+        "probe/group.sh",
+        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n\
+         echo 19 > /proc/self/autogroup\n\
+         taskset -p 1 1 >/dev/null\n\
+         (echo 900 > /proc/1/oom_score_adj) 2>/dev/null\n\
+         true\n",
+    );
+    env.write(
+        "probe/look.sh",
+        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n\
+         chrt -p $$\nionice -p $$\ncat /proc/self/autogroup\ncat /proc/self/oom_score_adj\n",
+    );
+    let yaml = chain(
+        HIGH,
+        &[
+            ("tune", "bash probe/tune.sh"),
+            ("look1", "bash probe/look.sh"),
+            ("group", "bash probe/group.sh"),
+            ("look2", "bash probe/look.sh"),
+        ],
+    );
+    let o = run(&env, &yaml);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let tune = artifact(&env, "tune", "stdout.txt");
+    assert!(
+        !tune.contains("DID-"),
+        "a change of the lane was allowed: {tune}"
+    );
+    assert!(tune.contains("SELF-ionice"), "{tune}");
+    // Nothing changed: the sandbox is handed on, and starts as it was.
+    assert_eq!(ns(&env, "tune"), ns(&env, "look1"));
+    assert_ne!(ns(&env, "group"), ns(&env, "look2"));
+    for step in ["look1", "look2"] {
+        let look = artifact(&env, step, "stdout.txt");
+        assert!(look.contains("SCHED_OTHER"), "{step}: {look}");
+        assert!(!look.contains("idle"), "{step}: {look}");
+        assert!(!look.contains("nice 19"), "{step}: {look}");
+        assert!(!look.contains("900"), "{step}: {look}");
+    }
+}
+
+/// A process whose first thread exited while another runs shows as a
+/// zombie: it is still killed and counted when its step ends.
+pub fn a_process_whose_first_thread_exited_does_not_outlive_its_step() {
+    let env = Env::new();
+    // python3 is on every runner the tests support; the survivor's thread
+    // writes a marker in the workspace every 100 ms.
+    env.write(
+        "probe/zl.py",
+        "import ctypes, os, threading, time\n\
+         def tick():\n\
+         \x20   for _ in range(100):\n\
+         \x20       with open('alive', 'a') as f: f.write('x')\n\
+         \x20       time.sleep(0.1)\n\
+         if os.fork() == 0:\n\
+         \x20   threading.Thread(target=tick).start()\n\
+         \x20   ctypes.CDLL(None).pthread_exit(None)\n",
+    );
+    let yaml = chain(HIGH, &[("zl", "python3 probe/zl.py; sleep 0.5")]);
+    let o = run(&env, &yaml);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    let alive = env.ws.join("alive");
+    let before = size(&alive);
+    assert!(before > 0, "the survivor never ran");
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(size(&alive), before, "a process outlived its step");
+    // Killed at the step's end (not when its thread gave up ten seconds later).
+    let step = env.step("zl");
+    assert!(
+        step["duration_ms"].as_u64().unwrap_or(u64::MAX) < 8000,
+        "{step}"
+    );
+    assert!(
+        step["lingering_processes"].as_u64().unwrap_or(0) >= 1,
+        "{step}"
     );
 }

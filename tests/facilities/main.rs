@@ -165,6 +165,8 @@ fn trials() -> Vec<Trial> {
         lanes::a_safe_step_keeps_a_read_only_workspace_after_a_moderate_step_in_another_sandbox,
         lanes::a_hidden_path_replaced_or_added_between_steps_stays_hidden,
         lanes::a_step_that_leaves_ipc_objects_or_changes_its_supervisor_does_not_hand_its_sandbox_on,
+        lanes::a_step_cannot_slow_or_mark_the_steps_after_it_in_its_sandbox,
+        lanes::a_process_whose_first_thread_exited_does_not_outlive_its_step,
     );
     for &b in SANDBOXES {
         t.push(trial(
