@@ -82,8 +82,7 @@ fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {
             has_files: op == Op::Checkout && checkout_names_a_path(&p),
             ..Extra::default()
         };
-        let v = risk::judge(op, &p, extra).cannot_judge(risk::unknown_stash_sub(&p));
-        return risk::finish(v, sub, &p, false);
+        return risk::finish(risk::judge(op, &p, extra), sub, &p, false);
     }
     if let Some(v) = other(sub, words) {
         return v;

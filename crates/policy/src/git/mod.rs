@@ -1,14 +1,9 @@
-//! The one git risk table, called by the `git` tool (a step's `operation`
-//! and `args`) and by the bash classifier (`git …` in a bash step), so an
-//! operation has the same risk by either route: [`rules`] loads the rules
-//! file, [`parse`] reads arguments with an entry's table, [`risk`] judges
-//! an entry's cases, [`command`] reads a whole command line,
-//! [`config`] judges configuration keys. No I/O here.
-//!
-//! Refused options are the tool's plan errors (they make git run a program
-//! named by the plan, read or write files plangate does not check, or wait for
-//! a human); an unknown or ambiguous one cannot be judged: the step or
-//! command is unclassifiable and needs an explicit approval at any tolerance.
+//! The one git risk table, called by the `git` tool and by the bash
+//! classifier (`git …` in a bash step), so an operation has the same risk by
+//! either route. No I/O here. Refused options are the tool's plan errors
+//! (they make git run a program named by the plan, touch files plangate does
+//! not check, or wait for a human); an unknown or ambiguous one makes the
+//! step or command unclassifiable.
 
 pub mod command;
 pub mod config;
@@ -74,8 +69,7 @@ pub fn entry(op: Op, stash_sub: Option<&str>) -> String {
     }
 }
 
-/// The entry of an operation; one without options or cases for a stash
-/// subcommand the file does not list.
+/// The entry of an operation (empty for a stash subcommand the file does not list).
 pub fn tables(op: Op, stash_sub: Option<&str>) -> &'static Sub {
     static NONE: std::sync::OnceLock<Sub> = std::sync::OnceLock::new();
     (rules::raw().sub(&entry(op, stash_sub))).unwrap_or_else(|| NONE.get_or_init(Sub::default))
@@ -87,9 +81,8 @@ pub fn stash_subs() -> Vec<&'static str> {
     subs.filter_map(|s| s.name.strip_prefix("stash ")).collect()
 }
 
-/// The verdict on a git step or command: its risk and what decided it; why
-/// plangate cannot judge the arguments, and why the tool refuses them (a plan
-/// error; never reached in a valid plan), when it cannot or does.
+/// The verdict on a git step or command: its risk and what decided it, why
+/// plangate cannot judge it, and why the tool refuses it (a plan error).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     pub risk: Risk,
@@ -133,8 +126,8 @@ pub fn parse(op: Op, args: &[String]) -> Parsed {
     parse_op(op, &words)
 }
 
-/// Reads the words after the subcommand with the operation's table (the
-/// first word of `stash` is its subcommand when it is not an option).
+/// Reads the words after the subcommand (the first word of `stash` is its
+/// subcommand when it is not an option).
 pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
     let sub = words
         .first()
@@ -145,10 +138,8 @@ pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
     Parsed { stash_sub, ..p }
 }
 
-/// The parts of a tool step the rules need (built from the plan's nodes
-/// before the parameters are typed, and from the typed parameters after):
-/// `operation`, `args`, whether `files` is not empty, `force`, `dry_run`,
-/// whether `commit_message` is set.
+/// The parts of a tool step the rules need (from the plan's nodes before
+/// the parameters are typed, and from the typed parameters after).
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
     pub op: Op,
@@ -160,11 +151,10 @@ pub struct Request<'a> {
 }
 
 /// Classifies a `git` tool step: a refused option blocks it, an unknown or
-/// ambiguous one makes it unclassifiable (and so does a rules file that
-/// does not load).
+/// ambiguous one (or a rules file that does not load) makes it unclassifiable.
 pub fn classify(r: &Request<'_>) -> Verdict {
-    let p = parse(r.op, r.args);
-    let (force, dry_run, has_files, op) = (r.force, r.dry_run, r.has_files, r.op.as_str());
+    let (p, op) = (parse(r.op, r.args), r.op.as_str());
+    let (force, dry_run, has_files) = (r.force, r.dry_run, r.has_files);
     let x = Extra {
         force,
         dry_run,
@@ -178,8 +168,6 @@ pub fn classify(r: &Request<'_>) -> Verdict {
         v = v.cannot_judge(format!(
             "{why} for git {op}, so it cannot judge what it does"
         ));
-    } else {
-        v = v.cannot_judge(risk::unknown_stash_sub(&p));
     }
     v.cannot_judge(checked().err().map(str::to_owned))
 }
@@ -196,86 +184,82 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
             return Err(format!("{FILE}: subcommand `{}`: {e}", s.name));
         }
     }
-    fn lits(line: &str) -> Vec<Word<'_>> {
-        line.split_whitespace().map(Word::lit).collect()
-    }
-    // What the classifier says of an example: its label (`safe`, ...,
-    // `unclassifiable`) and why.
-    type Judge = fn(&str) -> (&'static str, String);
-    fn command(line: &str) -> (&'static str, String) {
-        let v = command::judge_words(&lits(line)).verdict;
-        let unclassifiable = v.unclassifiable.is_some().then_some("unclassifiable");
-        (unclassifiable.unwrap_or(v.risk.as_str()), v.reason)
-    }
     let stored: Judge = |key| match config::stored_problem(key) {
         None => ("harmless", String::new()),
         Some(w) if w.contains("run a program") => ("runs", w),
         Some(w) => ("unknown", w),
     };
-    let command: Judge = command;
-    let groups =
-        (r.groups.iter()).map(|(n, l)| (format!("group `{n}`"), None, &l.examples, command));
-    let subs = (r.subs.iter()).map(|s| {
-        (
-            format!("subcommand `{}`", s.name),
-            Some(s),
-            &s.lists.examples,
-            command,
-        )
-    });
-    let last = [
-        (
-            "globals".to_owned(),
-            Some(&r.globals),
-            &r.globals.lists.examples,
-            command,
-        ),
-        ("config".to_owned(), None, &r.config.examples, command),
-        (
-            "config (stored keys)".to_owned(),
-            None,
-            &r.config.stored_examples,
-            stored,
-        ),
-    ];
-    for (entry, sub, examples, judge) in groups.chain(subs).chain(last) {
-        let at = |e: &str, why: String| format!("{FILE}: {entry}: example `{e}`: {why}");
-        // `line` after the entry's name (none for the global options), read with its table.
-        let parsed = |line: &str, s: &Sub| {
-            let (words, n) = (lits(line), s.name.split_whitespace().count());
-            let named = words
-                .iter()
-                .take(n)
-                .map(|w| w.raw)
-                .eq(s.name.split_whitespace());
-            (named.then(|| parse::parse_words(s, &words[n..], 0)))
-                .ok_or_else(|| at(line, format!("it does not start with `{}`", s.name)))
-        };
-        let mut decided = std::collections::BTreeSet::new();
-        for e in examples {
-            let (want, line) =
-                (e.split_once(": ")).ok_or_else(|| at(e, "write `LABEL: LINE`".into()))?;
-            let (got, why) = judge(line);
-            if got != want {
-                return Err(at(e, format!("the classifier says {got} ({why})")));
-            }
-            if let Some(s) = sub {
-                let p = parsed(line, s)?;
-                decided.extend(risk::case(s, &s.name, &p, Extra::default()).map(|(i, _)| i));
-            }
+    for (n, l) in &r.groups {
+        check(&format!("group `{n}`"), None, &l.examples, command)?;
+    }
+    for s in &r.subs {
+        let entry = format!("subcommand `{}`", s.name);
+        check(&entry, Some(s), &s.lists.examples, command)?;
+    }
+    check(
+        "globals",
+        Some(&r.globals),
+        &r.globals.lists.examples,
+        command,
+    )?;
+    check("config", None, &r.config.examples, command)?;
+    check(
+        "config (stored keys)",
+        None,
+        &r.config.stored_examples,
+        stored,
+    )
+}
+
+/// What the classifier says of an example: its label (`safe`, ...,
+/// `unclassifiable`) and why.
+type Judge = fn(&str) -> (&'static str, String);
+
+fn lits(line: &str) -> Vec<Word<'_>> {
+    line.split_whitespace().map(Word::lit).collect()
+}
+
+fn command(line: &str) -> (&'static str, String) {
+    let v = command::judge_words(&lits(line)).verdict;
+    let unclassifiable = v.unclassifiable.is_some().then_some("unclassifiable");
+    (unclassifiable.unwrap_or(v.risk.as_str()), v.reason)
+}
+
+/// Checks the examples of one entry (`sub`: its table; none for a group or
+/// `[config]`): each is judged as written, each own case of `sub` decides
+/// one, and each of its `not_examples` has an option it does not know.
+fn check(entry: &str, sub: Option<&Sub>, examples: &[String], judge: Judge) -> Result<(), String> {
+    let at = |what: String| format!("{FILE}: {entry}: {what}");
+    // `line` after the entry's name (none for the global options), read with its table.
+    let parsed = |line: &str, s: &Sub| {
+        let (words, n) = (lits(line), s.name.split_whitespace().count());
+        let named = (words.iter().take(n).map(|w| w.raw)).eq(s.name.split_whitespace());
+        let why = format!("example `{line}`: it does not start with `{}`", s.name);
+        (named.then(|| parse::parse_words(s, &words[n..], 0))).ok_or_else(|| at(why))
+    };
+    let mut decided = std::collections::BTreeSet::new();
+    for e in examples {
+        let example = |why: String| at(format!("example `{e}`: {why}"));
+        let (want, line) =
+            (e.split_once(": ")).ok_or_else(|| example("write `LABEL: LINE`".into()))?;
+        let (got, why) = judge(line);
+        if got != want {
+            return Err(example(format!("the classifier says {got} ({why})")));
         }
-        let Some(s) = sub else { continue };
-        if let Some(i) = (0..s.own).find(|i| !decided.contains(i)) {
-            let case = i + 1;
-            return Err(format!(
-                "{FILE}: {entry}: no example is decided by its case {case}"
-            ));
+        if let Some(s) = sub {
+            let p = parsed(line, s)?;
+            decided.extend(risk::case(s, &s.name, &p, Extra::default()).map(|(i, _)| i));
         }
-        for line in &s.not_examples {
-            if parsed(line, s)?.unreadable().is_none() {
-                let e = format!("not_example `{line}`: every option of it is known");
-                return Err(format!("{FILE}: {entry}: {e}"));
-            }
+    }
+    let Some(s) = sub else { return Ok(()) };
+    if let Some(i) = (0..s.own).find(|i| !decided.contains(i)) {
+        return Err(at(format!("no example is decided by its case {}", i + 1)));
+    }
+    for line in &s.not_examples {
+        if parsed(line, s)?.unreadable().is_none() {
+            return Err(at(format!(
+                "not_example `{line}`: every option of it is known"
+            )));
         }
     }
     Ok(())

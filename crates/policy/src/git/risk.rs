@@ -25,12 +25,16 @@ pub fn read_only(op: Op, p: &Parsed) -> bool {
     !matches!(op, Op::Add | Op::Commit) && judge(op, p, Extra::default()).risk == Risk::Safe
 }
 
-/// The risk of the operation as its entry's cases say (refused, unknown and
-/// run-time words are the caller's to add).
+/// The risk of the operation as its entry's cases say; a stash subcommand
+/// the file does not list cannot be judged (refused, unknown and run-time
+/// words are the caller's to add).
 pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
     let (sub, shown) = (p.stash_sub.as_deref(), entry(op, p.stash_sub.as_deref()));
     let changes = format!("git {shown} changes the working tree");
-    case(tables(op, sub), &shown, p, x).map_or_else(|| verdict(Risk::Moderate, changes), |(_, v)| v)
+    let v = case(tables(op, sub), &shown, p, x).map(|(_, v)| v);
+    let unknown = sub.filter(|s| !stash_subs().contains(s));
+    let unknown = unknown.map(|s| format!("`git stash {s}` is not a subcommand plangate knows"));
+    (v.unwrap_or_else(|| verdict(Risk::Moderate, changes))).cannot_judge(unknown)
 }
 
 /// The arguments (and the entry's name) as a case's condition and reasons see them.
@@ -123,17 +127,6 @@ pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usiz
     let j = Judged(p, x, shown);
     let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| j.holds(c))?;
     Some((at, j.raise(None, c)))
-}
-
-/// Why a stash subcommand cannot be judged, if it cannot.
-pub fn unknown_stash_sub(p: &Parsed) -> Option<String> {
-    let sub = p
-        .stash_sub
-        .as_deref()
-        .filter(|s| !stash_subs().contains(s))?;
-    Some(format!(
-        "`git stash {sub}` is not a subcommand plangate knows"
-    ))
 }
 
 /// What a bash step adds to the rules' verdict: the `[[raise]]` rows (for a
