@@ -1,11 +1,7 @@
 //! A whole `git …` command line as written in a bash step: git's global
-//! options, then the subcommand: one the tool runs judged as the tool judges
-//! it ([`super::risk`]), any other by its entry in the rules file (rebase,
-//! clean, config, remote, worktree, ...); one missing from the file is
-//! unclassifiable. `-c key=value` and `--config-env` are judged by
-//! [`super::config`]; `--exec-path=DIR` with a subcommand makes git look for
-//! programs in DIR: unclassifiable. `-C`, `--git-dir` and `--work-tree` name
-//! the repository: the caller checks them as write targets.
+//! options, then the subcommand, judged by its entry in the rules file (one
+//! missing from the file is unclassifiable). `--exec-path=DIR` with a
+//! subcommand makes git look for programs in DIR: unclassifiable.
 
 use super::parse::{Parsed, Word, parse_words};
 use super::risk::{self, Extra};
@@ -14,8 +10,8 @@ use super::{Op, Verdict, parse_op, verdict};
 use crate::model::Risk;
 
 /// The verdict on a `git` command line, and the values of `-C`, `--git-dir`
-/// and `--work-tree` for the caller to check: the indexes of their words, or
-/// the text after `=` when attached (`--git-dir=x`).
+/// and `--work-tree` for the caller to check as write targets: the indexes
+/// of their words, or the text after `=` when attached (`--git-dir=x`).
 #[derive(Debug, Clone)]
 pub struct CommandVerdict {
     pub verdict: Verdict,
@@ -82,7 +78,7 @@ fn subcommand(sub: &str, words: &[Word<'_>]) -> Verdict {
             has_files: op == Op::Checkout && checkout_names_a_path(&p),
             ..Extra::default()
         };
-        return risk::finish(risk::judge(op, &p, extra), sub, &p, false);
+        return risk::finish(risk::judge(op, &p, extra), sub, &p);
     }
     if let Some(v) = other(sub, words) {
         return v;
@@ -102,11 +98,10 @@ fn checkout_names_a_path(p: &Parsed) -> bool {
     !creates && (p.positionals.first()).is_some_and(|w| path(w) || w.contains(['*', '?', '[']))
 }
 
-/// Judges `git NAME words...` for a subcommand the tool does not run by its
-/// entry's cases, then the rules' `[[raise]]` rows; None when the file does
-/// not know it. The entry of `NAME VERB` (`remote add`) wins when VERB is the
-/// first word that is not an option, as git reads it: the first word, or one
-/// after options of NAME's own entry (`git remote -v add`, `git config --global get`).
+/// Judges `git NAME words...` for a subcommand the tool does not run (None
+/// when the file does not know it). The entry of `NAME VERB` (`remote add`)
+/// wins when VERB is the first word that is not an option, as git reads it:
+/// the first word, or one after options of NAME's own entry (`git remote -v add`).
 fn other(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
     let entry = |n: &str| rules::raw().sub(n).filter(|s| s.rule != "operation");
     let parent = entry(name);
@@ -125,5 +120,5 @@ fn other(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
     let shown = sub.name.as_str();
     // Every entry's last case holds (the loader checks it); None is fail-close.
     let (_, v) = risk::case(sub, shown, &p, Extra::default())?;
-    Some(risk::finish(v, shown, &p, true))
+    Some(risk::finish(v, shown, &p))
 }

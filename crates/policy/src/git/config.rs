@@ -1,7 +1,6 @@
-//! Git configuration keys (`git -c key=value`, `--config-env`, `git config
-//! key value`): a short allow-list of harmless keys; any other may make git
-//! run a program later or is not one plangate knows, so it cannot be judged
-//! (and none can when the rules file does not load).
+//! Git configuration keys (`git -c key=value`, `git config key value`): a
+//! short allow-list of harmless keys; any other may make git run a program
+//! later or is not one plangate knows, so it cannot be judged.
 
 use super::rules;
 
@@ -35,10 +34,9 @@ pub(super) fn key_problem(key: &str) -> Option<String> {
     })
 }
 
-/// Why `key` (`section[.subsection].key`), found in a repository's own
-/// configuration file, may make git run a program (or cannot be judged), or
-/// None when it is harmless: the keys [`judge_key`] accepts and those `git
-/// init` and `git clone` write.
+/// Why `key`, found in a repository's own configuration file, cannot be
+/// judged, or None when it is harmless: a key [`judge_key`] accepts or one
+/// `git init` and `git clone` write.
 pub fn judge_stored_key(key: &str) -> Option<String> {
     (super::checked().err().map(str::to_owned)).or_else(|| stored_problem(key))
 }

@@ -154,11 +154,10 @@ pub struct Request<'a> {
 /// ambiguous one (or a rules file that does not load) makes it unclassifiable.
 pub fn classify(r: &Request<'_>) -> Verdict {
     let (p, op) = (parse(r.op, r.args), r.op.as_str());
-    let (force, dry_run, has_files) = (r.force, r.dry_run, r.has_files);
     let x = Extra {
-        force,
-        dry_run,
-        has_files,
+        force: r.force,
+        dry_run: r.dry_run,
+        has_files: r.has_files,
     };
     let mut v = risk::judge(r.op, &p, x);
     if let Some((i, why)) = p.refused.first() {
@@ -196,19 +195,10 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
         let entry = format!("subcommand `{}`", s.name);
         check(&entry, Some(s), &s.lists.examples, command)?;
     }
-    check(
-        "globals",
-        Some(&r.globals),
-        &r.globals.lists.examples,
-        command,
-    )?;
-    check("config", None, &r.config.examples, command)?;
-    check(
-        "config (stored keys)",
-        None,
-        &r.config.stored_examples,
-        stored,
-    )
+    let (g, c) = (&r.globals, &r.config);
+    check("globals", Some(g), &g.lists.examples, command)?;
+    check("config", None, &c.examples, command)?;
+    check("config (stored keys)", None, &c.stored_examples, stored)
 }
 
 /// What the classifier says of an example: its label (`safe`, ...,

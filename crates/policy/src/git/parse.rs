@@ -1,14 +1,11 @@
-//! Reads a git subcommand's arguments with its option table. Short options
-//! may be bundled (`-fu`) and take attached values (`-n5`); long options may
-//! be abbreviated where git accepts it ([`resolve`]). Words come from a plan's
-//! `args` (always literal) or from a bash command line, where a word may only
-//! be known at run time: such a word is read as a positional, and noted as a
-//! possible option when nothing written before it rules that out.
+//! Reads a git subcommand's arguments with its option table, as git does
+//! (bundled short options, attached values, abbreviations). A word of a bash
+//! command line only known at run time is read as a positional, and noted as
+//! a possible option when nothing written before it rules that out.
 
 use super::rules::{Meaning, OptSpec, Sub, Tag, Takes};
 
-/// One argument: its value when known (None: only at run time), and how it
-/// is written (for reasons).
+/// One argument: its value when known (None: only at run time), and how it is written.
 #[derive(Debug, Clone, Copy)]
 pub struct Word<'a> {
     pub text: Option<&'a str>,
@@ -32,9 +29,8 @@ impl<'a> Word<'a> {
     }
 }
 
-/// One known option as read: its full name, value and tag, its tokens (an
-/// abbreviated name written in full; a bundle of short options is on its
-/// last option) and the index of its (first) word.
+/// One known option as read, with its tokens (an abbreviated name written in
+/// full; a bundle of short options is on its last option) and the index of its word.
 #[derive(Debug, Clone)]
 pub struct Opt {
     pub name: String,
@@ -47,9 +43,8 @@ pub struct Opt {
 /// What `args` says, read with a table: the stash subcommand (none: `push`),
 /// known options in order, positionals before `--` (the word index of the
 /// first; indexes of those only known at run time), paths after `--`,
-/// unknown options, ambiguous abbreviations (with their candidates), words
-/// only known at run time where an option could be, and refused options
-/// (word index, `[refusals]` row).
+/// ambiguous abbreviations (with their candidates), words only known at run
+/// time where an option could be, refused options (word index, `[refusals]` row).
 #[derive(Debug, Clone, Default)]
 pub struct Parsed {
     pub stash_sub: Option<String>,
@@ -109,13 +104,11 @@ impl Parsed {
     }
 }
 
-/// The option a long name (`--forc`, without `=value`) means, as git's
-/// parse-options resolves it: an exact name wins; otherwise, where the
-/// subcommand accepts abbreviations, the prefix of exactly one option means
-/// it, and the prefix of several is ambiguous: `Err` with them, sorted (git
-/// refuses it and does nothing; plangate calls it unclassifiable). Prefixes of
-/// `--no-` (`--n`, `--no`, `--no-`) are always ambiguous: git reads them as
-/// the negation of every option.
+/// The option a long name (`--forc`) means, as git's parse-options resolves
+/// it: an exact name wins, else (where the subcommand accepts abbreviations)
+/// the only option it is a prefix of; a prefix of several is ambiguous (`Err`
+/// with them; git refuses it), and so are `--n`, `--no`, `--no-` (git reads
+/// them as the negation of every option).
 fn resolve<'a>(t: &'a Sub, name: &str) -> Result<Option<&'a OptSpec>, Vec<String>> {
     let long = t.options.iter().filter(|o| o.name.starts_with("--"));
     if let Some(o) = long.clone().find(|o| o.name == name) {
@@ -184,10 +177,9 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
     p
 }
 
-/// Reads the option at `words[i]`: a long one (`--name`, `--name=v`, maybe
-/// abbreviated), or short ones, possibly bundled (`-fu`), the last maybe
-/// with an attached value (`-n5`, `-bname`). Returns the index of the last
-/// word used.
+/// Reads the option at `words[i]`: a long one (`--name=v`, maybe abbreviated)
+/// or bundled short ones (`-fu`, the last maybe with a value: `-n5`).
+/// Returns the index of the last word used.
 fn option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
     let a = words[i].text.unwrap_or_default();
     let long = a.starts_with("--");

@@ -1,7 +1,5 @@
 //! The risk of a subcommand from its entry's `cases` in the rules file: the
-//! first whose condition holds on the parsed arguments decides. The tool and
-//! the bash classifier both call [`judge`] for the tool's operations, so an
-//! operation has the same risk by either route.
+//! first whose condition holds on the parsed arguments decides.
 
 use super::config::key_problem;
 use super::parse::Parsed;
@@ -9,9 +7,8 @@ use super::rules::{self, Atom, Case, Sub, Tag};
 use super::{Op, Verdict, entry, stash_subs, tables, verdict};
 use crate::model::Risk;
 
-/// What the rules need besides the parsed arguments: the tool's `force` and
-/// `dry_run`, and whether paths are given outside `args` (the tool's `files`,
-/// or a bash word read as a path).
+/// The tool's `force` and `dry_run`, and whether paths are given outside
+/// `args` (the tool's `files`, or a bash word read as a path).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Extra {
     pub force: bool,
@@ -19,15 +16,13 @@ pub struct Extra {
     pub has_files: bool,
 }
 
-/// Whether the request only reads (status, diff, log, branch listing, stash
-/// list/show): its rules call it safe, and not for a dry run.
+/// Whether the request only reads: its rules call it safe, and not for a dry run.
 pub fn read_only(op: Op, p: &Parsed) -> bool {
     !matches!(op, Op::Add | Op::Commit) && judge(op, p, Extra::default()).risk == Risk::Safe
 }
 
-/// The risk of the operation as its entry's cases say; a stash subcommand
-/// the file does not list cannot be judged (refused, unknown and run-time
-/// words are the caller's to add).
+/// The risk of the operation as its entry's cases say (refused, unknown and
+/// run-time words are the caller's to add).
 pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
     let (sub, shown) = (p.stash_sub.as_deref(), entry(op, p.stash_sub.as_deref()));
     let changes = format!("git {shown} changes the working tree");
@@ -41,9 +36,8 @@ pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
 pub(crate) struct Judged<'a>(pub &'a Parsed, pub Extra, pub &'a str);
 
 impl Judged<'_> {
-    /// What `{name}` shows in a reason when it holds: one of `rules::FACTS`,
-    /// `name` (the entry), `key` (the first positional: the key `git config`
-    /// sets), or a tag (the full name of the first option with it).
+    /// What `{name}` shows in a reason when it holds: a fact, the entry, the
+    /// first positional (`key`), or the full name of the first option with a tag.
     pub(crate) fn fact(&self, name: &str) -> Option<String> {
         let Judged(p, x, shown) = *self;
         let key = p.positionals.first().map_or("", String::as_str);
@@ -87,25 +81,19 @@ impl Judged<'_> {
     }
 
     fn fill(&self, text: &str) -> String {
-        let mut out = String::new();
-        let mut rest = text;
-        while let Some((head, tail)) = rest.split_once('{') {
-            let (key, after) = tail.split_once('}').unwrap_or((tail, ""));
-            out += head;
-            out += &self.fact(key).unwrap_or_default();
-            rest = after;
+        let mut parts = text.split('{');
+        let mut out = parts.next().unwrap_or_default().to_owned();
+        for part in parts {
+            let (key, after) = part.split_once('}').unwrap_or((part, ""));
+            out += &(self.fact(key).unwrap_or_default() + after);
         }
-        out + rest
+        out
     }
 
-    /// `v` raised by `c` (to its risk with its reason when higher; `c`'s own
-    /// verdict when there is none), and unclassifiable when `c` says so.
-    fn raise(&self, v: Option<Verdict>, c: &Case) -> Verdict {
-        let why = self.fill(&c.why);
-        let v = match v {
-            Some(v) => v.at_least(c.risk, why),
-            None => verdict(c.risk, why),
-        };
+    /// `v` raised by `c` (to its risk with its reason when higher), and
+    /// unclassifiable when `c` says so.
+    fn raise(&self, v: Verdict, c: &Case) -> Verdict {
+        let v = v.at_least(c.risk, self.fill(&c.why));
         v.cannot_judge(c.unclassifiable.as_ref().map(|u| self.fill(u)))
     }
 }
@@ -126,19 +114,18 @@ pub(super) fn config_problem(p: &Parsed, shown: &str) -> Option<String> {
 pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usize, Verdict)> {
     let j = Judged(p, x, shown);
     let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| j.holds(c))?;
-    Some((at, j.raise(None, c)))
+    Some((at, j.raise(verdict(c.risk, j.fill(&c.why)), c)))
 }
 
-/// What a bash step adds to the rules' verdict: the `[[raise]]` rows (for a
-/// subcommand the tool does not run), refused options judged as they are
-/// outside the tool, unknown or ambiguous options, and words only known at
-/// run time where an option could be.
-pub fn finish(mut v: Verdict, shown: &str, p: &Parsed, raise: bool) -> Verdict {
+/// What a bash step adds to the rules' verdict: the `[[raise]]` rows, refused
+/// options as they are outside the tool, unknown options, and words only
+/// known at run time where an option could be.
+pub fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
     let j = Judged(p, Extra::default(), shown);
-    let raised = (rules::raw().raise.iter()).filter(|c| raise && j.holds(c));
+    let raised = (rules::raw().raise.iter()).filter(|c| j.holds(c));
     let refused = (p.refused.iter()).filter_map(|(_, name)| rules::refusal(name).1);
     for c in raised.chain(refused) {
-        v = j.raise(Some(v), c);
+        v = j.raise(v, c);
     }
     if let Some(w) = p.runtime_options.first() {
         v = v.at_least(

@@ -1,8 +1,7 @@
 //! The git rules as data: `crates/policy/src/rules/git.toml` (its header says
-//! what the rows mean), compiled in, read once per process. A file that does
-//! not parse, a malformed entry or an example decided otherwise is an error
-//! naming the file and the entry ([`super::checked`]): the callers then judge
-//! every git command unclassifiable (fail-close), and `cargo test` fails.
+//! what the rows mean), compiled in, read once per process. A malformed file
+//! or an example decided otherwise ([`super::checked`]) makes every git
+//! command unclassifiable (fail-close), and `cargo test` fail.
 
 use crate::model::Risk;
 use serde::Deserialize;
@@ -27,8 +26,7 @@ pub enum Takes {
     LastArg,
 }
 
-/// What an option means to the risk rules: its list's key in the rules
-/// file, whose header says what each means.
+/// What an option means to the risk rules: its list's key in the rules file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Tag {
@@ -74,8 +72,7 @@ pub struct Refusal {
     in_bash: Option<Case>,
 }
 
-/// Why the tool refuses the options of `refused.NAME` (`nul`: an argument
-/// with a NUL byte), and how they raise a bash step's verdict.
+/// Why the tool refuses the options of `refused.NAME`, and how they raise a bash step's verdict.
 pub fn refusal(name: &str) -> (&'static str, Option<&'static Case>) {
     let r = raw().refusals.get(name);
     r.map_or(("is refused", None), |r| (&r.why, r.in_bash.as_ref()))
@@ -88,8 +85,7 @@ pub enum Meaning {
     Refused(String),
 }
 
-/// One option of a subcommand (`--force`, `-f`), read from its spelling
-/// (`"--unified <v>"`); its meaning is its list's.
+/// One option of a subcommand, read from its spelling (`"--unified <v>"`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "String")]
 pub struct OptSpec {
@@ -138,9 +134,7 @@ pub const FACTS: &[&str] = &[
     "config-problem",
 ];
 
-/// What a case's condition tests, as the rules file's header says: an option
-/// with a tag, an option by name (with this value when one is written:
-/// `--prune=now`), the number of positionals compared (`<`, `=`, `>`), a fact.
+/// What a case's condition tests (the rules file's header says how it is written).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Atom {
     Tag(Tag),
@@ -151,9 +145,7 @@ pub enum Atom {
 
 /// One case: when any group of its condition holds (each group all of its
 /// atoms, `true` when negated; an empty condition always holds), this risk
-/// and reason, and why the verdict is unclassifiable when it is. The reasons'
-/// `{name}`, `{key}` (the first positional), `{TAG}` (the option's full name)
-/// and `{FACT}` (what the fact found) are filled in.
+/// and reason, and why the verdict is unclassifiable when it is.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Case {
@@ -193,7 +185,7 @@ fn condition<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<(bool, Atom)>>, 
         .map_err(serde::de::Error::custom)
 }
 
-/// Checks that every `{…}` of a case's reasons is a placeholder [`Case::why`] names.
+/// Checks that every `{…}` of a case's reasons is a placeholder.
 fn placeholders(c: &Case) -> Result<(), String> {
     for text in std::iter::once(&c.why).chain(&c.unclassifiable) {
         let keys = text.split('{').skip(1).map(|t| t.split('}').next());
@@ -235,11 +227,10 @@ fn yes() -> bool {
     true
 }
 
-/// One `[[subcommands]]` entry (`rebase`, `remote add`) or `[globals]`, its
-/// keys as the rules file's header says. Once loaded, `cases` are its own
-/// (the first `own`) then its rule's, `options` those of its groups then its
-/// own, and `stops` says that its options end at the first positional (the
-/// global options).
+/// One `[[subcommands]]` entry (`rebase`, `remote add`) or `[globals]`. Once
+/// loaded, `cases` are its own (the first `own`) then its rule's, `options`
+/// those of its groups then its own, and `stops` says that its options end
+/// at the first positional (the global options).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Sub {
@@ -335,13 +326,11 @@ fn parse(text: &str) -> Result<Rules, String> {
         }
         s.own = s.cases.len();
         let fill = |t: &String| t.replace("{why}", &s.why);
-        let implied: Vec<Case> = (implied.iter().map(|c| Case {
+        s.cases.extend(implied.iter().map(|c| Case {
             why: fill(&c.why),
             unclassifiable: c.unclassifiable.as_ref().map(fill),
             ..c.clone()
-        }))
-        .collect();
-        s.cases.extend(implied);
+        }));
         s.cases.iter().try_for_each(placeholders).map_err(at)?;
         if s.cases.last().is_none_or(|c| !c.when.is_empty()) {
             return Err(at("its last case must have no `if`".to_owned()));
@@ -368,8 +357,7 @@ pub(super) fn loaded() -> &'static Result<Rules, String> {
 }
 
 /// The rules as parsed, examples not checked (empty when the file does not
-/// parse, so every option and subcommand is unknown): for the rules' own use
-/// below the entry points, which call [`super::checked`].
+/// parse): for use below the entry points, which call [`super::checked`].
 pub fn raw() -> &'static Rules {
     static EMPTY: OnceLock<Rules> = OnceLock::new();
     (loaded().as_ref()).unwrap_or_else(|_| EMPTY.get_or_init(Rules::default))
