@@ -61,18 +61,18 @@ impl GitOperation {
     }
 }
 
-/// The name of an operation's entry in the rules (`stash push` when stash names none).
-pub fn entry(op: Op, stash_sub: Option<&str>) -> String {
-    match op {
+/// An operation's entry in the rules (empty for a stash subcommand the file
+/// does not list), and its name (`stash push` when stash names none).
+pub fn entry(op: Op, stash_sub: Option<&str>) -> (&'static Sub, String) {
+    static NONE: std::sync::OnceLock<Sub> = std::sync::OnceLock::new();
+    let name = match op {
         Op::Stash => format!("stash {}", stash_sub.unwrap_or("push")),
         _ => op.as_str().to_owned(),
-    }
-}
-
-/// The entry of an operation (empty for a stash subcommand the file does not list).
-pub fn tables(op: Op, stash_sub: Option<&str>) -> &'static Sub {
-    static NONE: std::sync::OnceLock<Sub> = std::sync::OnceLock::new();
-    (rules::raw().sub(&entry(op, stash_sub))).unwrap_or_else(|| NONE.get_or_init(Sub::default))
+    };
+    let sub = rules::raw()
+        .sub(&name)
+        .unwrap_or_else(|| NONE.get_or_init(Sub::default));
+    (sub, name)
 }
 
 /// Stash subcommands plangate knows.
@@ -133,7 +133,7 @@ pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
         .first()
         .filter(|w| op == Op::Stash && w.text.is_none_or(|t| !t.starts_with('-')));
     let stash_sub = sub.map(|w| w.text.unwrap_or(w.raw).to_owned());
-    let t = tables(op, stash_sub.as_deref());
+    let (t, _) = entry(op, stash_sub.as_deref());
     let p = parse::parse_words(t, words, usize::from(sub.is_some()));
     Parsed { stash_sub, ..p }
 }
@@ -177,12 +177,6 @@ pub fn classify(r: &Request<'_>) -> Verdict {
 /// Runs every example of `r` through the classifier (which reads the
 /// loaded rules: `r` is them, except in the tests of this checker).
 fn check_examples(r: &rules::Rules) -> Result<(), String> {
-    for s in r.subs.iter().filter(|s| s.rule == "operation") {
-        if rules::named::<Op>(s.name.split(' ').next().unwrap_or_default()).is_none() {
-            let e = "not an operation of the git tool";
-            return Err(format!("{FILE}: subcommand `{}`: {e}", s.name));
-        }
-    }
     let stored: Judge = |key| match config::stored_problem(key) {
         None => ("harmless", String::new()),
         Some(w) if w.contains("run a program") => ("runs", w),
@@ -193,6 +187,10 @@ fn check_examples(r: &rules::Rules) -> Result<(), String> {
     }
     for s in &r.subs {
         let entry = format!("subcommand `{}`", s.name);
+        let op = rules::named::<Op>(s.name.split(' ').next().unwrap_or_default());
+        if s.rule == "operation" && op.is_none() {
+            return Err(format!("{FILE}: {entry}: not an operation of the git tool"));
+        }
         check(&entry, Some(s), &s.lists.examples, command)?;
     }
     let (g, c) = (&r.globals, &r.config);

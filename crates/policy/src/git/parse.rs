@@ -3,7 +3,7 @@
 //! command line only known at run time is read as a positional, and noted as
 //! a possible option when nothing written before it rules that out.
 
-use super::rules::{Meaning, OptSpec, Sub, Tag, Takes};
+use super::rules::{OptSpec, Sub, Tag, Takes};
 
 /// One argument: its value when known (None: only at run time), and how it is written.
 #[derive(Debug, Clone, Copy)]
@@ -206,13 +206,10 @@ fn option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
             return i;
         };
         let takes = spec.takes;
-        let tag = match &spec.meaning {
-            Meaning::Refused(why) => {
-                p.refused.push((i, why.clone()));
-                return i + usize::from(takes == Takes::Value && attached.is_none());
-            }
-            Meaning::Known(tag) => *tag,
-        };
+        if let Some(why) = &spec.refused {
+            p.refused.push((i, why.clone()));
+            return i + usize::from(takes == Takes::Value && attached.is_none());
+        }
         let next = words.get(i + 1).filter(|n| {
             takes == Takes::Value
                 || takes == Takes::LastArg && n.text.is_some_and(|n| !n.starts_with('-'))
@@ -236,7 +233,7 @@ fn option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
             let full = attached.map(|v| format!("{}={v}", spec.name));
             tokens[0] = full.unwrap_or_else(|| spec.name.clone());
         }
-        let (name, at) = (spec.name.clone(), i);
+        let (name, tag, at) = (spec.name.clone(), spec.tag, i);
         p.options.push(Opt {
             name,
             value,

@@ -4,7 +4,7 @@
 use super::config::key_problem;
 use super::parse::Parsed;
 use super::rules::{self, Atom, Case, Sub, Tag};
-use super::{Op, Verdict, entry, stash_subs, tables, verdict};
+use super::{Op, Verdict, entry, stash_subs, verdict};
 use crate::model::Risk;
 
 /// The tool's `force` and `dry_run`, and whether paths are given outside
@@ -24,9 +24,9 @@ pub fn read_only(op: Op, p: &Parsed) -> bool {
 /// The risk of the operation as its entry's cases say (refused, unknown and
 /// run-time words are the caller's to add).
 pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
-    let (sub, shown) = (p.stash_sub.as_deref(), entry(op, p.stash_sub.as_deref()));
+    let (sub, (t, shown)) = (p.stash_sub.as_deref(), entry(op, p.stash_sub.as_deref()));
     let changes = format!("git {shown} changes the working tree");
-    let v = case(tables(op, sub), &shown, p, x).map(|(_, v)| v);
+    let v = case(t, &shown, p, x).map(|(_, v)| v);
     let unknown = sub.filter(|s| !stash_subs().contains(s));
     let unknown = unknown.map(|s| format!("`git stash {s}` is not a subcommand plangate knows"));
     (v.unwrap_or_else(|| verdict(Risk::Moderate, changes))).cannot_judge(unknown)

@@ -78,20 +78,15 @@ pub fn refusal(name: &str) -> (&'static str, Option<&'static Case>) {
     r.map_or(("is refused", None), |r| (&r.why, r.in_bash.as_ref()))
 }
 
-/// What an option means: a tag, or the `[refusals]` row of why the tool refuses it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Meaning {
-    Known(Tag),
-    Refused(String),
-}
-
-/// One option of a subcommand, read from its spelling (`"--unified <v>"`).
+/// One option of a subcommand, read from its spelling (`"--unified <v>"`),
+/// with its list's tag, or the `[refusals]` row of why the tool refuses it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "String")]
 pub struct OptSpec {
     pub name: String,
     pub takes: Takes,
-    pub meaning: Meaning,
+    pub tag: Tag,
+    pub refused: Option<String>,
 }
 
 impl TryFrom<String> for OptSpec {
@@ -110,11 +105,12 @@ impl TryFrom<String> for OptSpec {
                 "`{s}` is not an option spelling (`-x`, `--name`, `--name <v>`, `--name[=v]`, `--name [v]`)"
             ));
         }
-        let (name, meaning) = (name.to_owned(), Meaning::Known(Tag::Plain));
+        let (name, tag, refused) = (name.to_owned(), Tag::Plain, None);
         Ok(OptSpec {
             name,
             takes,
-            meaning,
+            tag,
+            refused,
         })
     }
 }
@@ -199,7 +195,7 @@ fn placeholders(c: &Case) -> Result<(), String> {
     Ok(())
 }
 
-/// Option lists keyed by meaning, as written in the file.
+/// Option lists keyed by tag or refusal, as written in the file.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Lists {
@@ -210,13 +206,14 @@ pub struct Lists {
 }
 
 impl Lists {
-    /// The options of the lists, each with its list's meaning.
+    /// The options of the lists, each with its list's tag or refusal.
     fn options(&self) -> impl Iterator<Item = OptSpec> + '_ {
-        let tagged = self.tags.iter().map(|(t, v)| (Meaning::Known(*t), v));
-        let refused = (self.refused.iter()).map(|(r, v)| (Meaning::Refused(r.clone()), v));
-        tagged.chain(refused).flat_map(|(meaning, list)| {
-            list.iter().map(move |o| OptSpec {
-                meaning: meaning.clone(),
+        let tagged = self.tags.iter().map(|(t, v)| (*t, None, v));
+        let refused = (self.refused.iter()).map(|(r, v)| (Tag::Plain, Some(r), v));
+        tagged.chain(refused).flat_map(|(tag, refused, list)| {
+            (list.iter()).map(move |o| OptSpec {
+                tag,
+                refused: refused.cloned(),
                 ..o.clone()
             })
         })
@@ -311,7 +308,7 @@ fn parse(text: &str) -> Result<Rules, String> {
                 let twice = format!("`{}` is listed twice with different meanings", o.name);
                 return Err(at(twice));
             }
-            if let Meaning::Refused(w) = &o.meaning
+            if let Some(w) = &o.refused
                 && !r.refusals.contains_key(w)
             {
                 return Err(at(format!("no [refusals] row `{w}`")));
