@@ -40,11 +40,9 @@ pub struct Opt {
     pub at: usize,
 }
 
-/// What `args` says, read with a table: the stash subcommand (none: `push`),
-/// known options in order, positionals before `--` (the word index of the
-/// first; indexes of those only known at run time), paths after `--`,
-/// ambiguous abbreviations (with their candidates), words only known at run
-/// time where an option could be, refused options (word index, `[refusals]` row).
+/// What `args` says, read with a table: positionals before `--` (the word
+/// index of the first; indexes of those only known at run time), paths after
+/// it, refused options (word index, `[refusals]` row), ...
 #[derive(Debug, Clone, Default)]
 pub struct Parsed {
     pub stash_sub: Option<String>,
@@ -93,7 +91,7 @@ impl Parsed {
         self.options.iter().flat_map(|o| o.tokens.iter())
     }
 
-    /// Why the arguments cannot be judged (an unknown or ambiguous option), if they cannot.
+    /// Why the arguments cannot be judged (an unknown or ambiguous option).
     pub fn unreadable(&self) -> Option<String> {
         if let Some(u) = self.unknown.first() {
             return Some(format!("`{u}` is not an option plangate knows"));
@@ -160,15 +158,13 @@ pub fn parse_words(t: &Sub, words: &[Word<'_>], start: usize) -> Parsed {
             Some("--") => (p.dashdash, options_done) = (true, true),
             Some("--end-of-options") => options_done = true,
             Some(a) if t.counts && a[1..].chars().all(|c| c.is_ascii_digit()) => {
-                let (value, tokens) = (Some(a[1..].to_owned()), vec![a.to_owned()]);
-                let (name, tag, at) = ("-n".to_owned(), Tag::Plain, i);
                 p.options.push(Opt {
-                    name,
-                    value,
-                    tag,
-                    tokens,
-                    at,
-                });
+                    name: "-n".to_owned(),
+                    value: Some(a[1..].to_owned()),
+                    tag: Tag::Plain,
+                    tokens: vec![a.to_owned()],
+                    at: i,
+                })
             }
             Some(_) => i = option(t, words, i, &mut p),
         }
@@ -233,13 +229,12 @@ fn option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
             let full = attached.map(|v| format!("{}={v}", spec.name));
             tokens[0] = full.unwrap_or_else(|| spec.name.clone());
         }
-        let (name, tag, at) = (spec.name.clone(), spec.tag, i);
         p.options.push(Opt {
-            name,
+            name: spec.name.clone(),
             value,
-            tag,
+            tag: spec.tag,
             tokens,
-            at,
+            at: i,
         });
         if ends {
             return last;

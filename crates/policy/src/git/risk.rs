@@ -99,7 +99,7 @@ impl Judged<'_> {
 }
 
 /// Why configuration an option tagged config sets (`-c key=value`) cannot be
-/// judged, if it cannot; `shown` is the command so far (`git clone`).
+/// judged; `shown` is the command so far (`git clone`).
 pub(super) fn config_problem(p: &Parsed, shown: &str) -> Option<String> {
     let config = p.options.iter().filter(|o| o.tag == Tag::Config);
     let problem = config.map(|o| match o.value.as_deref() {
@@ -109,8 +109,7 @@ pub(super) fn config_problem(p: &Parsed, shown: &str) -> Option<String> {
     problem.flatten().next()
 }
 
-/// The verdict of the first case of `sub` whose condition holds
-/// (and its index, for the check that every case has an example).
+/// The verdict of the first case of `sub` whose condition holds, and its index.
 pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usize, Verdict)> {
     let j = Judged(p, x, shown);
     let (at, c) = sub.cases.iter().enumerate().find(|(_, c)| j.holds(c))?;
@@ -142,11 +141,9 @@ pub fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
 /// Branch names taken as a remote's default branch when the remote's own is unknown.
 pub const DEFAULT_BRANCHES: &[&str] = &["main", "master"];
 
-/// Where a push goes, as far as `args` say: the repository argument (a
-/// remote name or URL), destination branch names (`refs/heads/` stripped),
-/// why the destination cannot be known before the run (no refspec, `HEAD`, a
-/// commit, a pattern, a word only known at run time), a forced update
-/// (`+refspec`), a deletion (`:dst`).
+/// Where a push goes, as far as `args` say: the repository (a remote name or
+/// URL), destination branches (`refs/heads/` stripped), why the destination
+/// cannot be known before the run, a forced update, a deletion.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PushTarget {
     pub remote: Option<String>,
@@ -158,9 +155,8 @@ pub struct PushTarget {
 
 /// Reads a push's repository and refspecs (the `push` entry's cases say how risky each is).
 pub fn push_target(p: &Parsed) -> PushTarget {
-    let remote = p.positionals.first().cloned();
     let mut t = PushTarget {
-        remote,
+        remote: p.positionals.first().cloned(),
         ..PushTarget::default()
     };
     let refspecs = p.positionals.get(1..).unwrap_or(&[]);
