@@ -245,9 +245,8 @@ fn check(entry: &str, sub: Option<&Sub>, examples: &[String], judge: Judge) -> R
     }
     for line in &s.not_examples {
         if parsed(line, s)?.unreadable().is_none() {
-            return Err(at(format!(
-                "not_example `{line}`: every option of it is known"
-            )));
+            let known = format!("not_example `{line}`: every option of it is known");
+            return Err(at(known));
         }
     }
     Ok(())

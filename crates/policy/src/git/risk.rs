@@ -57,6 +57,8 @@ impl Judged<'_> {
             }
             "push-branches" => Some(t().branches.join("`, `")).filter(|b| !b.is_empty()),
             "key-runtime" => yes(p.runtime_positionals.contains(&0)),
+            "runtime-option" => p.runtime_options.first().cloned(),
+            "unreadable" => p.unreadable(),
             "key-problem" => key_problem(key),
             "config-problem" => config_problem(p, &format!("git {shown}")),
             tag => Some(p.named(rules::named(tag)?)?.to_owned()),
@@ -116,9 +118,9 @@ pub(super) fn case(sub: &Sub, shown: &str, p: &Parsed, x: Extra) -> Option<(usiz
     Some((at, j.raise(verdict(c.risk, j.fill(&c.why)), c)))
 }
 
-/// What a bash step adds to the rules' verdict: the `[[raise]]` rows, refused
-/// options as they are outside the tool, unknown options, and words only
-/// known at run time where an option could be.
+/// What a bash step adds to the rules' verdict: the `[[raise]]` rows (unknown
+/// options, words only known at run time where an option could be, ...),
+/// and refused options as they are outside the tool.
 pub fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
     let j = Judged(p, Extra::default(), shown);
     let raised = (rules::raw().raise.iter()).filter(|c| j.holds(c));
@@ -126,16 +128,7 @@ pub fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
     for c in raised.chain(refused) {
         v = j.raise(v, c);
     }
-    if let Some(w) = p.runtime_options.first() {
-        v = v.at_least(
-            Risk::Dangerous,
-            format!(
-                "`{w}` is only known at run time and may be an option of git {shown} (`--force`, ...): write `git {shown} --end-of-options {w}` so git reads it as a revision, or `-- {w}` for a path (or use the `git` tool for a value known when the plan is written)"
-            ),
-        );
-    }
-    let why = p.unreadable();
-    v.cannot_judge(why.map(|why| format!("{why} for git {shown}, so it cannot judge what it does")))
+    v
 }
 
 /// Branch names taken as a remote's default branch when the remote's own is unknown.

@@ -128,6 +128,8 @@ pub const FACTS: &[&str] = &[
     "key-runtime",
     "key-problem",
     "config-problem",
+    "runtime-option",
+    "unreadable",
 ];
 
 /// What a case's condition tests (the rules file's header says how it is written).

@@ -33,6 +33,8 @@ fn every_fact_can_hold() {
         runtime_positionals: vec![0],
         paths: vec!["p".to_owned()],
         options: vec![config],
+        runtime_options: vec!["$X".to_owned()],
+        unknown: vec!["--x".to_owned()],
         ..Default::default()
     };
     let x = crate::git::Extra {
