@@ -23,9 +23,8 @@ pub struct CommandVerdict {
 /// unclassifiable when the rules file does not load.
 pub fn classify_command(words: &[Word<'_>]) -> CommandVerdict {
     let mut c = judge_words(words);
-    c.verdict = c
-        .verdict
-        .cannot_judge(super::checked().err().map(str::to_owned));
+    let why = super::checked().err().map(str::to_owned);
+    c.verdict = c.verdict.cannot_judge(why);
     c
 }
 
@@ -47,14 +46,10 @@ pub(super) fn judge_words(words: &[Word<'_>]) -> CommandVerdict {
             ),
         },
     };
-    let dir = exec
-        .and_then(|o| o.value.as_ref())
-        .filter(|_| !rest.is_empty());
+    let dir = exec.and_then(|o| o.value.as_ref().filter(|_| !rest.is_empty()));
     let exec = dir.map(|d| format!("`--exec-path={d}` makes git run programs from that directory"));
     let nul = (g.refused.first()).map(|_| "an argument contains a NUL byte".to_owned());
-    let runtime = rest
-        .first()
-        .filter(|w| w.text.is_none() && w.raw.starts_with('-'));
+    let runtime = (rest.first()).filter(|w| w.text.is_none() && w.raw.starts_with('-'));
     let runtime = runtime.map(|w| format!("`{}` is only known at run time", w.raw));
     let unknown = (g.unreadable()).map(|w| format!("{w} before the git subcommand"));
     for why in [exec, unknown, risk::config_problem(&g, "git"), nul, runtime] {

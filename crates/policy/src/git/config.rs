@@ -8,9 +8,7 @@ use super::rules;
 /// that stands for any part of at least nothing (`branch.*.remote`, `alias.*`).
 fn any(patterns: &[String], key: &str) -> bool {
     patterns.iter().any(|p| match p.split_once('*') {
-        Some((head, tail)) => {
-            key.len() >= head.len() + tail.len() && key.starts_with(head) && key.ends_with(tail)
-        }
+        Some((head, tail)) => key.strip_prefix(head).is_some_and(|r| r.ends_with(tail)),
         None => p == key,
     })
 }
@@ -24,14 +22,12 @@ pub fn judge_key(key: &str) -> Option<String> {
 pub(super) fn key_problem(key: &str) -> Option<String> {
     let c = &rules::raw().config;
     let lower = key.to_ascii_lowercase();
-    if any(&c.harmless, &lower) {
-        return None;
-    }
-    Some(if any(&c.runs_programs, &lower) {
-        format!("configuration `{key}` can make git run a program")
+    let what = if any(&c.runs_programs, &lower) {
+        "can make git run a program"
     } else {
-        format!("configuration `{key}` is not one plangate can judge")
-    })
+        "is not one plangate can judge"
+    };
+    (!any(&c.harmless, &lower)).then(|| format!("configuration `{key}` {what}"))
 }
 
 /// Why `key`, found in a repository's own configuration file, cannot be

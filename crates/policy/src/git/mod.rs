@@ -69,10 +69,8 @@ pub fn entry(op: Op, stash_sub: Option<&str>) -> (&'static Sub, String) {
         Op::Stash => format!("stash {}", stash_sub.unwrap_or("push")),
         _ => op.as_str().to_owned(),
     };
-    let sub = rules::raw()
-        .sub(&name)
-        .unwrap_or_else(|| NONE.get_or_init(Sub::default));
-    (sub, name)
+    let sub = rules::raw().sub(&name);
+    (sub.unwrap_or_else(|| NONE.get_or_init(Sub::default)), name)
 }
 
 /// Stash subcommands plangate knows.
@@ -129,9 +127,8 @@ pub fn parse(op: Op, args: &[String]) -> Parsed {
 /// Reads the words after the subcommand (the first word of `stash` is its
 /// subcommand when it is not an option).
 pub fn parse_op(op: Op, words: &[Word<'_>]) -> Parsed {
-    let sub = words
-        .first()
-        .filter(|w| op == Op::Stash && w.text.is_none_or(|t| !t.starts_with('-')));
+    let is_sub = |w: &&Word| op == Op::Stash && w.text.is_none_or(|t| !t.starts_with('-'));
+    let sub = words.first().filter(is_sub);
     let stash_sub = sub.map(|w| w.text.unwrap_or(w.raw).to_owned());
     let (t, _) = entry(op, stash_sub.as_deref());
     let p = parse::parse_words(t, words, usize::from(sub.is_some()));

@@ -96,9 +96,8 @@ impl Parsed {
         if let Some(u) = self.unknown.first() {
             return Some(format!("`{u}` is not an option plangate knows"));
         }
-        self.ambiguous
-            .first()
-            .map(|(a, c)| format!("`{a}` abbreviates several options ({})", c.join(", ")))
+        let a = self.ambiguous.first();
+        a.map(|(a, c)| format!("`{a}` abbreviates several options ({})", c.join(", ")))
     }
 }
 

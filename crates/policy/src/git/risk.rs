@@ -165,10 +165,9 @@ pub fn push_target(p: &Parsed) -> PushTarget {
             ));
             continue;
         }
-        let spec = spec
-            .strip_prefix('+')
-            .inspect(|_| t.forced = true)
-            .unwrap_or(spec);
+        let unforced = spec.strip_prefix('+');
+        t.forced |= unforced.is_some();
+        let spec = unforced.unwrap_or(spec);
         let (src, dst) = spec.split_once(':').unwrap_or((spec, spec));
         t.deletes |= src.is_empty() && !dst.is_empty();
         let bare = dst.strip_prefix("refs/heads/").unwrap_or(dst);
