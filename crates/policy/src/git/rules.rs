@@ -38,13 +38,10 @@ pub enum Tag {
     Tags,
     AddAll,
     Integrate,
-    Hard,
     ResetMerge,
     ResetMode,
     BranchDelete,
-    BranchForceDelete,
     BranchMove,
-    BranchForceMove,
     BranchList,
     BranchUpstream,
     NewBranch,
@@ -310,9 +307,7 @@ fn parse(text: &str) -> Result<Rules, String> {
                 let twice = format!("`{}` is listed twice with different meanings", o.name);
                 return Err(at(twice));
             }
-            if let Some(w) = &o.refused
-                && !r.refusals.contains_key(w)
-            {
+            if let Some(w) = (o.refused.as_ref()).filter(|w| !r.refusals.contains_key(*w)) {
                 return Err(at(format!("no [refusals] row `{w}`")));
             }
         }
