@@ -98,7 +98,7 @@ fn checkout_names_a_path(p: &Parsed) -> bool {
 /// wins when VERB is the first word that is not an option, as git reads it:
 /// the first word, or one after options of NAME's own entry (`git remote -v add`).
 fn other(name: &str, words: &[Word<'_>]) -> Option<Verdict> {
-    let entry = |n: &str| rules::raw().sub(n).filter(|s| s.rule != "operation");
+    let entry = |n: &str| (rules::raw().subs.iter()).find(|s| s.name == n && s.rule != "operation");
     let parent = entry(name);
     let p = parse_words(parent.unwrap_or(&Sub::default()), words, 0);
     let at = p.first_at.filter(|&at| at == 0 || parent.is_some());

@@ -69,7 +69,7 @@ pub fn entry(op: Op, stash_sub: Option<&str>) -> (&'static Sub, String) {
         Op::Stash => format!("stash {}", stash_sub.unwrap_or("push")),
         _ => op.as_str().to_owned(),
     };
-    let sub = rules::raw().sub(&name);
+    let sub = rules::raw().subs.iter().find(|s| s.name == name);
     (sub.unwrap_or_else(|| NONE.get_or_init(Sub::default)), name)
 }
 

@@ -224,9 +224,8 @@ fn yes() -> bool {
 }
 
 /// One `[[subcommands]]` entry (`rebase`, `remote add`) or `[globals]`. Once
-/// loaded, `cases` are its own (the first `own`) then its rule's, `options`
-/// those of its groups then its own, and `stops` says that its options end
-/// at the first positional (the global options).
+/// loaded, `cases` are its own (the first `own`) then its rule's, and
+/// `options` those of its groups then its own.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Sub {
@@ -248,7 +247,6 @@ pub struct Sub {
     pub(super) lists: Lists,
     #[serde(skip)]
     pub options: Vec<OptSpec>,
-    #[serde(skip)]
     pub stops: bool,
 }
 
@@ -277,13 +275,6 @@ pub struct Rules {
     pub(super) groups: BTreeMap<String, Lists>,
     #[serde(rename = "subcommands")]
     pub subs: Vec<Sub>,
-}
-
-impl Rules {
-    /// The entry named `name` (`stash push`, `remote add`).
-    pub fn sub(&self, name: &str) -> Option<&Sub> {
-        self.subs.iter().find(|s| s.name == name)
-    }
 }
 
 /// Parses the file and checks each entry's shape (not yet its examples).
@@ -341,7 +332,6 @@ fn parse(text: &str) -> Result<Rules, String> {
         return Err(format!("{FILE}: no [refusals] row `nul`"));
     }
     r.globals.options = r.globals.lists.options().collect();
-    r.globals.stops = true;
     Ok(r)
 }
 
