@@ -161,9 +161,8 @@ pub fn classify(r: &Request<'_>) -> Verdict {
         v.blocked = Some(format!("`{}` {}", r.args[*i], rules::refusal(why).0));
         v.risk = Risk::Dangerous;
     } else if let Some(why) = p.unreadable() {
-        v = v.cannot_judge(format!(
-            "{why} for git {op}, so it cannot judge what it does"
-        ));
+        let why = format!("{why} for git {op}, so it cannot judge what it does");
+        v = v.cannot_judge(why);
     }
     v.cannot_judge(checked().err().map(str::to_owned))
 }

@@ -26,10 +26,9 @@ pub fn read_only(op: Op, p: &Parsed) -> bool {
 pub fn judge(op: Op, p: &Parsed, x: Extra) -> Verdict {
     let (sub, (t, shown)) = (p.stash_sub.as_deref(), entry(op, p.stash_sub.as_deref()));
     let changes = format!("git {shown} changes the working tree");
-    let v = case(t, &shown, p, x).map(|(_, v)| v);
+    let v = case(t, &shown, p, x).map_or_else(|| verdict(Risk::Moderate, changes), |(_, v)| v);
     let unknown = sub.filter(|s| !stash_subs().contains(s));
-    let unknown = unknown.map(|s| format!("`git stash {s}` is not a subcommand plangate knows"));
-    (v.unwrap_or_else(|| verdict(Risk::Moderate, changes))).cannot_judge(unknown)
+    v.cannot_judge(unknown.map(|s| format!("`git stash {s}` is not a subcommand plangate knows")))
 }
 
 /// The arguments (and the entry's name) as a case's condition and reasons see them.
@@ -103,12 +102,11 @@ impl Judged<'_> {
 /// Why configuration an option tagged config sets (`-c key=value`) cannot be
 /// judged; `shown` is the command so far (`git clone`).
 pub(super) fn config_problem(p: &Parsed, shown: &str) -> Option<String> {
-    let config = p.options.iter().filter(|o| o.tag == Tag::Config);
-    let problem = config.map(|o| match o.value.as_deref() {
+    let mut config = p.options.iter().filter(|o| o.tag == Tag::Config);
+    config.find_map(|o| match o.value.as_deref() {
         Some(kv) => key_problem(kv.split('=').next().unwrap_or(kv)),
         None => Some(format!("{shown} {} sets unknown configuration", o.name)),
-    });
-    problem.flatten().next()
+    })
 }
 
 /// The verdict of the first case of `sub` whose condition holds, and its index.
