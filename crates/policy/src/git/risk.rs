@@ -51,9 +51,8 @@ impl Judged<'_> {
             "push-forced" => yes(t().forced),
             "push-deletes" => yes(t().deletes),
             "push-unknown" => t().unknown,
-            "push-default" => {
-                (t().branches.into_iter()).find(|b| DEFAULT_BRANCHES.contains(&b.as_str()))
-            }
+            // The names taken as a remote's default branch when its own is unknown.
+            "push-default" => (t().branches.into_iter()).find(|b| b == "main" || b == "master"),
             "push-branches" => Some(t().branches.join("`, `")).filter(|b| !b.is_empty()),
             "key-runtime" => yes(p.runtime_positionals.contains(&0)),
             "runtime-option" => p.runtime_options.first().cloned(),
@@ -128,9 +127,6 @@ pub fn finish(mut v: Verdict, shown: &str, p: &Parsed) -> Verdict {
     }
     v
 }
-
-/// Branch names taken as a remote's default branch when the remote's own is unknown.
-pub const DEFAULT_BRANCHES: &[&str] = &["main", "master"];
 
 /// Where a push goes, as far as `args` say: the repository (a remote name or
 /// URL), destination branches (`refs/heads/` stripped), why the destination

@@ -163,10 +163,10 @@ fn condition<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<(bool, Atom)>>, 
         });
         let atom = match FACTS.iter().find(|f| **f == s) {
             Some(f) => Some(Atom::Fact(f)),
-            None if s.starts_with('-') => Some(match s.split_once('=') {
-                Some((n, v)) => Atom::Name(n.to_owned(), Some(v.to_owned())),
-                None => Atom::Name(s.to_owned(), None),
-            }),
+            None if s.starts_with('-') => {
+                let (n, v) = s.split_once('=').map_or((s, None), |(n, v)| (n, Some(v)));
+                Some(Atom::Name(n.to_owned(), v.map(str::to_owned)))
+            }
             None => args.or_else(|| named(s).map(Atom::Tag)),
         };
         atom.map(|x| (neg, x)).ok_or_else(|| {
