@@ -114,9 +114,8 @@ fn resolve<'a>(t: &'a Sub, name: &str) -> Result<Option<&'a OptSpec>, Vec<String
     if !t.abbrev || name.len() <= 2 {
         return Ok(None);
     }
-    let mut found: Vec<&OptSpec> = long.filter(|o| o.name.starts_with(name)).collect();
-    found.sort_by(|a, b| a.name.cmp(&b.name));
-    found.dedup_by(|a, b| a.name == b.name);
+    // An entry's options are sorted by name, one row each (see the loader).
+    let found: Vec<&OptSpec> = long.filter(|o| o.name.starts_with(name)).collect();
     match found[..] {
         [o] if !"--no-".starts_with(name) => Ok(Some(o)),
         [] if !"--no-".starts_with(name) => Ok(None),

@@ -225,7 +225,7 @@ fn yes() -> bool {
 
 /// One `[[subcommands]]` entry (`rebase`, `remote add`) or `[globals]`. Once
 /// loaded, `cases` are its own (the first `own`) then its rule's, and
-/// `options` those of its groups then its own.
+/// `options` those of its groups and its own, by name (one row each).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Sub {
@@ -292,15 +292,16 @@ fn parse(text: &str) -> Result<Rules, String> {
             s.options.extend(group.options());
         }
         s.options.extend(s.lists.options());
+        s.options.sort_by(|a, b| a.name.cmp(&b.name));
+        s.options.dedup();
         // Two rows of one name must say the same (git reads an option one way).
-        for (k, o) in s.options.iter().enumerate() {
-            if s.options[..k].iter().any(|p| p.name == o.name && p != o) {
-                let twice = format!("`{}` is listed twice with different meanings", o.name);
-                return Err(at(twice));
-            }
-            if let Some(w) = (o.refused.as_ref()).filter(|w| !r.refusals.contains_key(*w)) {
-                return Err(at(format!("no [refusals] row `{w}`")));
-            }
+        if let Some(w) = s.options.windows(2).find(|w| w[0].name == w[1].name) {
+            let twice = format!("`{}` is listed twice with different meanings", w[0].name);
+            return Err(at(twice));
+        }
+        let mut refused = s.options.iter().filter_map(|o| o.refused.as_ref());
+        if let Some(w) = refused.find(|w| !r.refusals.contains_key(*w)) {
+            return Err(at(format!("no [refusals] row `{w}`")));
         }
         let implied = r.rules.get(&s.rule);
         let implied = implied.ok_or_else(|| at(format!("no rule `{}` in [rules]", s.rule)))?;
