@@ -182,13 +182,9 @@ fn option(t: &Sub, words: &[Word<'_>], i: usize, p: &mut Parsed) -> usize {
         let (spec, attached) = if long {
             rest = "";
             let (written, attached) = a.split_once('=').map_or((a, None), |(n, v)| (n, Some(v)));
-            match resolve(t, written) {
-                Ok(spec) => (spec, attached),
-                Err(c) => {
-                    p.ambiguous.push((a.to_owned(), c));
-                    return i;
-                }
-            }
+            let spec = resolve(t, written).map_err(|c| p.ambiguous.push((a.to_owned(), c)));
+            let Ok(spec) = spec else { return i };
+            (spec, attached)
         } else {
             rest = &rest[c.len_utf8()..];
             let name = format!("-{c}");
