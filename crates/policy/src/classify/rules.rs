@@ -387,8 +387,7 @@ pub struct EffectRow {
 }
 
 /// What must hold of the path for an `[[effects]]` row: a glob or not, a glob
-/// of only wildcards, a top-level directory (`/usr`), a recursive act, a
-/// recursive glob over all of `/`.
+/// of only wildcards, a top-level directory (`/usr`), a recursive act.
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Condition {
@@ -397,7 +396,6 @@ pub enum Condition {
     CoversAll,
     TopLevel,
     Recursive,
-    WholeRoot,
 }
 
 /// The actions `[[effects]]` tables are for: each has one.

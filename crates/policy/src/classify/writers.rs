@@ -163,24 +163,20 @@ impl Walker {
             }
             self.say(Risk::Moderate, cmd, "rewrites its input files in place");
         }
-        let sandbox = opts.has('S', &["--sandbox"]);
         for p in &programs {
             match p.lit() {
-                Some(text) => self.awk_program(text, &what, sandbox),
+                Some(text) => self.awk_program(text, &what),
                 None => self.cannot(cmd, "runs an awk program only known at run time"),
             }
         }
         self.say(Risk::Safe, cmd, "only reads");
     }
 
-    fn awk_program(&mut self, text: &str, what: &str, sandbox: bool) {
+    fn awk_program(&mut self, text: &str, what: &str) {
         let code = awk_code(text);
         if code.contains('@') {
             let why = "loads awk extensions or files (`@load`, `@include`)";
             self.unclassifiable(format!("{what} {why}"));
-        }
-        if sandbox {
-            return;
         }
         let runs = code.contains("system(")
             || code.contains("system (")
