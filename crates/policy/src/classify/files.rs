@@ -135,7 +135,6 @@ impl Walker {
         let moves = cmd.name == "mv" || opts.flags.iter().any(|f| f == "--remove-source-files");
         for s in sources.iter().filter(|s| moves && !is_remote(s)) {
             // Moving a tree away removes it from where it was.
-            self.write_to(s, &what);
             self.act("delete", s, true, &what);
         }
     }

@@ -134,7 +134,7 @@ impl Places {
         }
         let landed = normalize(Path::new(&landed));
         let loc = match self.locate(&landed) {
-            Loc::Inside | Loc::Tmp | Loc::Outside | Loc::DevSink => Loc::Unknown,
+            Loc::Inside | Loc::Outside | Loc::DevSink => Loc::Unknown,
             other => other,
         };
         let shown = format!(
@@ -270,7 +270,7 @@ fn system_loc(p: &Path) -> Loc {
         dirs.iter().any(|d| p.starts_with(d))
     };
     if under("tmp") {
-        Loc::Tmp
+        Loc::Outside
     } else if under("protected") {
         Loc::Protected
     } else if under("system") {

@@ -360,8 +360,6 @@ pub(super) enum Loc {
     Inside,
     /// A strict ancestor of the workspace other than `/`.
     WsAncestor,
-    /// `/tmp` or below.
-    Tmp,
     /// Anywhere else.
     Outside,
     /// A step-private folder (`$PLANGATE_STEP_ARTIFACTS`, `$TMPDIR`) or below:

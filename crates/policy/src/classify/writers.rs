@@ -158,7 +158,7 @@ impl Walker {
             programs.extend(inputs.next().cloned());
         }
         if inplace {
-            for input in inputs.filter(|a| !a.lit().is_some_and(|t| t.contains('='))) {
+            for input in inputs {
                 self.write_to(input, &what);
             }
             self.say(Risk::Moderate, cmd, "rewrites its input files in place");
