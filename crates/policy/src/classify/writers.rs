@@ -88,19 +88,11 @@ impl Walker {
         let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         let mut scripts = opts.values_of(&["-e", "--expression"]);
-        let files = opts.values_of(&["-f", "--file"]);
         let mut inputs = opts.pos.iter();
-        if scripts.is_empty() && files.is_empty() {
+        if scripts.is_empty() && opts.value_of(&["-f", "--file"]).is_none() {
             scripts.extend(inputs.next().cloned());
         }
         let sandbox = opts.has('\0', &["--sandbox"]);
-        for f in &files {
-            if f.is("-") {
-                self.cannot(cmd, "reads its script from standard input");
-            } else if !sandbox {
-                self.script_file(f, &cmd.shown);
-            }
-        }
         for s in &scripts {
             match s.lit() {
                 Some(text) if !sandbox => self.sed_script(text, &what),
@@ -139,18 +131,11 @@ impl Walker {
         if let Some(p) = rules::raw().program(cmd.name) {
             self.when_rows(p, &opts, &what);
         }
-        // `-i`/`--include` adds a library: the first operand is still the
-        // program; gawk's `inplace` library rewrites every input file.
-        let mut inplace = false;
-        for v in opts.values_of(&["-i", "--include"]) {
-            if v.is("inplace") || v.is("inplace.awk") {
-                inplace = true;
-            } else if v.is("-") {
-                self.cannot(cmd, "reads code from standard input");
-            } else {
-                self.script_file(&v, &cmd.shown);
-            }
-        }
+        // `-i`/`--include` adds a library (a script file: gawk looks in the
+        // current folder first): the first operand is still the program;
+        // gawk's `inplace` library rewrites every input file.
+        let libs = opts.values_of(&["-i", "--include"]);
+        let inplace = libs.iter().any(|v| v.is("inplace") || v.is("inplace.awk"));
         let sources = ["-f", "--file", "-E", "--exec", "-e", "--source"];
         let mut programs = opts.values_of(&["-e", "--source"]);
         let mut inputs = opts.pos.iter();
