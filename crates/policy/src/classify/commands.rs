@@ -84,7 +84,6 @@ impl Walker {
             "git" => self.git(cmd),
             _ if r.subcommands(n).is_some() => self.by_subcommand(cmd),
             _ if r.list("network-clients", "names").has(n) => self.network_client(cmd),
-            _ if r.list("formatters", "names").has(n) => self.formatter(cmd),
             _ if r.list("cloud", "names").has(n) => self.cloud(cmd),
             _ if r.list("containers", "names").has(n) => self.container(cmd),
             "echo" | "printf" => {

@@ -66,10 +66,9 @@ pub struct Table {
 }
 
 /// The sections made of word lists, and the lists each holds (all of them).
-const TABLES: [(&str, &[&str]); 8] = [
+const TABLES: [(&str, &[&str]); 7] = [
     ("network-clients", &["names"]),
     ("shells", &["names", "with_value"]),
-    ("formatters", &["names", "checks"]),
     (
         "cloud",
         &[
@@ -247,7 +246,8 @@ impl Subcommands {
         let has = |n: &Names| args.iter().flatten().any(|a| n.has(a));
         let holds = |g: &SubGroup| (g.with.0.is_empty() || has(&g.with)) && !has(&g.unless);
         let pair = format!("{sub} {second}");
-        let group = |s: &&str| self.groups.iter().find(|g| g.subs.has(s) && holds(g));
+        let named = |g: &SubGroup, s: &str| g.subs.has(s) || g.subs.has("*");
+        let group = |s: &&str| self.groups.iter().find(|g| named(g, s) && holds(g));
         let found = [pair.as_str(), sub].iter().find_map(group);
         found.map_or((Risk::Moderate, &self.other), |g| (g.risk, &g.why))
     }

@@ -104,15 +104,6 @@ impl Walker {
             self.run(&inner, cmd.input);
         }
     }
-
-    pub(super) fn formatter(&mut self, cmd: &Cmd<'_>) {
-        let checks = rules::raw().list("formatters", "checks");
-        let check = |a: &Arg| a.lit().is_some_and(|t| checks.has(t));
-        match cmd.args.iter().any(check) {
-            true => self.say(Risk::Safe, cmd, "only checks or reads"),
-            false => self.say(Risk::Moderate, cmd, "may write files"),
-        }
-    }
 }
 
 /// The `i`-th word of `w`, or "".
