@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 pub(super) use super::rules::Loc;
 
 /// A resolved argument: either one path, or "some entries below `base`" for globs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Target {
     pub loc: Loc,
     /// True when this is a glob matching entries below `loc`'s directory.
@@ -27,12 +27,8 @@ impl Target {
     /// A path not known statically, shown as written.
     fn unknown(shown: &str) -> Self {
         Target {
-            loc: Loc::Unknown,
-            under: false,
-            covers_all: false,
             shown: shown.to_string(),
-            exact: false,
-            scratch: None,
+            ..Target::default()
         }
     }
 

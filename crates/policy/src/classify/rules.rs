@@ -251,12 +251,6 @@ impl Subcommands {
         let found = [pair.as_str(), sub].iter().find_map(group);
         found.map_or((Risk::Moderate, &self.other), |g| (g.risk, &g.why))
     }
-
-    /// Whether `sub` (or `sub second`) reaches the network.
-    pub fn reaches_network(&self, sub: &str, second: &str) -> bool {
-        let n = &self.network;
-        n.has("*") || n.has(sub) || n.has(&format!("{sub} {second}"))
-    }
 }
 
 /// Variables that change what runs, by how (see vars.rs).
@@ -335,7 +329,7 @@ pub struct Effects {
 
 /// What kind of place a path names; in the rules file's `[[effects]]` rows,
 /// by its kebab-case name (`dev-sink`, `ws-root`) or `*` (any).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub(super) enum Loc {
     /// `/dev/null`, `/dev/stdout`, `/dev/fd/N`, ...: harmless sinks.
@@ -366,6 +360,7 @@ pub(super) enum Loc {
     /// writable at every sandbox level (`paths::Target::scratch` says which).
     Scratch,
     /// Not known statically.
+    #[default]
     Unknown,
     /// In an `[[effects]]` row only: every place.
     #[serde(rename = "*")]

@@ -70,7 +70,9 @@ impl Walker {
             return self.package_runner(cmd, sub, table);
         }
         let (risk, why) = table.judge(sub, second, after);
-        if risk > Risk::Safe && table.reaches_network(sub, second) {
+        let n = &table.network;
+        let network = n.has("*") || n.has(sub) || n.has(&format!("{sub} {second}"));
+        if risk > Risk::Safe && network {
             self.network(format!("`{}` reaches the package registry", cmd.shown));
         }
         self.note(risk, format!("`{}` {why}", cmd.shown));

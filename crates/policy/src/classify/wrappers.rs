@@ -21,21 +21,14 @@ impl Walker {
             return;
         };
         let saved = self.cwd.clone();
-        if let Some(inner) = self.unwrap(w, cmd) {
-            self.run_inner(&inner, cmd, stage);
+        match self.unwrap(w, cmd) {
+            Some(inner) if inner.is_empty() => self.say(Risk::Safe, cmd, "runs no command"),
+            Some(inner) => stage.output = self.run(&inner, cmd.input).output,
+            None => {}
         }
         // `env -C DIR`: only the inner command runs there.
         if w.chdir.iter().next().is_some() {
             self.cwd = saved;
-        }
-    }
-
-    /// Judges the wrapped command (or notes that there is none).
-    pub(super) fn run_inner(&mut self, inner: &[Arg], cmd: &Cmd<'_>, stage: &mut Stage) {
-        if inner.is_empty() {
-            self.say(Risk::Safe, cmd, "runs no command");
-        } else {
-            stage.output = self.run(inner, cmd.input).output;
         }
     }
 
