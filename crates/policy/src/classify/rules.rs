@@ -391,7 +391,9 @@ pub enum Condition {
     Recursive,
 }
 
-/// The actions `[[effects]]` tables are for: each has one.
+/// The actions `[[effects]]` tables are for: each has one. The `operands`
+/// of an `[[options]]` entry are one of them, or `delete` (as a tree, a glob
+/// or a file).
 const ACTS: [&str; 8] = [
     "overwrite",
     "partition",
@@ -401,15 +403,6 @@ const ACTS: [&str; 8] = [
     "delete-file",
     "chmod",
     "shred",
-];
-/// What `operands` of an `[[options]]` entry may be.
-const OPERANDS: [&str; 6] = [
-    "write",
-    "overwrite",
-    "delete",
-    "chmod",
-    "shred",
-    "partition",
 ];
 
 /// The loaded tables.
@@ -589,11 +582,13 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
             "a key of another kind of entry ([[options]], [[wrappers]], [[interpreters]])".into(),
         );
     }
-    if let Some(o) = p.operands.as_deref().filter(|o| !OPERANDS.contains(o)) {
-        return Err(format!(
-            "unknown operands `{o}` (one of {})",
-            OPERANDS.join(", ")
-        ));
+    if let Some(o) = p
+        .operands
+        .as_deref()
+        .filter(|o| !ACTS.contains(o) && *o != "delete")
+    {
+        let all = ACTS.join(", ");
+        return Err(format!("unknown operands `{o}` (delete or one of {all})"));
     }
     if p.as_root && p.risk.is_some() {
         return Err("`as_root` already sets the risk".into());
