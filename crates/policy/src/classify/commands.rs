@@ -62,8 +62,7 @@ impl Walker {
         let (r, n) = (rules::raw(), cmd.name);
         let first = |t: &str| cmd.args.first().is_some_and(|a| a.is(t));
         match n {
-            "xargs" => self.xargs(cmd),
-            "parallel" | "sem" => self.parallel(cmd),
+            "xargs" | "parallel" | "sem" => self.xargs(cmd),
             "cmake" if first("-E") => self.cmake_tool(cmd, stage),
             _ if r.wrapper(n).is_some() => self.table_wrapper(cmd, stage),
             _ if r.list("shells", "names").has(n) => self.shell(cmd),

@@ -110,21 +110,39 @@ impl Walker {
         self.assign_variable(name, &value, shown, None);
     }
 
-    /// `xargs [options] command...`: the command runs with words read from input.
+    /// `xargs [options] command...`, GNU parallel's `parallel [options]
+    /// command ::: args` (the command runs in a shell): the command runs with
+    /// words read from input.
     pub(super) fn xargs(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = leading(cmd.args, &with);
-        let mut inner = opts.pos.clone();
-        if inner.is_empty() {
-            inner.push(Arg::literal("echo"));
+        let parallel = cmd.name != "xargs";
+        let opts = leading(cmd.args, &self.with_value(cmd));
+        if opts.value_of(&["-S", "--sshlogin"]).is_some() {
+            self.network(format!("`{}` runs commands on other hosts", cmd.shown));
         }
+        let rest = &opts.pos;
+        let source = |a: &Arg| parallel && a.lit().is_some_and(|t| t.starts_with(":::"));
+        let (command, sources) = rest.split_at(rest.iter().position(source).unwrap_or(rest.len()));
         let from_file = opts.value_of(&["-a", "--arg-file"]).is_some();
-        let items = (!from_file).then(|| input_words(cmd.input)).flatten();
+        let items: Option<Vec<String>> = match sources.first().and_then(Arg::lit) {
+            Some(":::") => sources.iter().skip(1).map(|a| a.text.clone()).collect(),
+            Some(_) => None,
+            None => (!from_file).then(|| input_words(cmd.input)).flatten(),
+        };
         let replace = opts.value_of(&["-I"]).and_then(|r| r.text);
-        let replace = replace.or_else(|| optional_replace(&opts));
-        let replace = replace.filter(|r| !r.is_empty());
-        for args in fill_in(&inner, items.as_deref(), replace.as_deref(), false) {
-            self.run(&args, &Input::Terminal);
+        let replace = match parallel {
+            true => replace.or(Some("{}".into())),
+            false => replace.or_else(|| optional_replace(&opts)),
+        };
+        let replace = replace.filter(|r| parallel || !r.is_empty());
+        let (echo, echoes) = ([Arg::literal("echo")], command.is_empty() && !parallel);
+        let command = if echoes { &echo[..] } else { command };
+        for args in fill_in(command, items.as_deref(), replace.as_deref(), parallel) {
+            match args.iter().map(Arg::lit).collect::<Option<Vec<_>>>() {
+                Some(words) if parallel => self.subshell_script(&words.join(" ")),
+                _ => {
+                    self.run(&args, &Input::Terminal);
+                }
+            }
         }
         self.say(Risk::Safe, cmd, "runs a command on its input");
     }
@@ -148,35 +166,6 @@ impl Walker {
         let head = head.split(' ').map(Arg::literal);
         let inner: Vec<Arg> = head.chain(rest.iter().cloned()).collect();
         stage.output = self.run(&inner, cmd.input).output;
-    }
-
-    /// GNU parallel: `parallel [options] command ::: args`; the command runs in a shell.
-    pub(super) fn parallel(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = leading(cmd.args, &with);
-        let rest = &opts.pos;
-        if opts.value_of(&["-S", "--sshlogin"]).is_some() {
-            self.network(format!("`{}` runs commands on other hosts", cmd.shown));
-        }
-        let source = |a: &Arg| a.lit().is_some_and(|t| t.starts_with(":::"));
-        let sep = rest.iter().position(source);
-        let (command, sources) = rest.split_at(sep.unwrap_or(rest.len()));
-        let items: Option<Vec<String>> = match sources.first().and_then(Arg::lit) {
-            Some(":::") => sources.iter().skip(1).map(|a| a.text.clone()).collect(),
-            Some(_) => None,
-            None => input_words(cmd.input),
-        };
-        let replace = opts.value_of(&["-I"]).and_then(|r| r.text);
-        let replace = replace.as_deref().unwrap_or("{}");
-        for args in fill_in(command, items.as_deref(), Some(replace), true) {
-            match args.iter().map(Arg::lit).collect::<Option<Vec<_>>>() {
-                Some(words) => self.subshell_script(&words.join(" ")),
-                None => {
-                    self.run(&args, &Input::Terminal);
-                }
-            }
-        }
-        self.say(Risk::Safe, cmd, "runs a command on its input");
     }
 }
 
