@@ -105,7 +105,6 @@ impl Walker {
             "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => self.awk(cmd),
             "less" | "more" | "most" => self.pager(cmd),
             "fd" | "fdfind" => self.fd(cmd),
-            "at" | "batch" => self.at(cmd),
             "cp" | "mv" | "install" | "ln" | "scp" | "rsync" => self.copy(cmd),
             "tar" => self.tar(cmd),
             _ => match (r.interpreter(n), r.judged(n)) {

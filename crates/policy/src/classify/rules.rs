@@ -170,6 +170,7 @@ pub struct Program {
     pub split_string: Names,
     pub joined_unless: Names,
     pub script_only: bool,
+    pub pipe_script: bool,
     pub as_root: bool,
     pub code: Names,
     pub code_subcommands: Names,
@@ -569,7 +570,7 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
         &p.split_string,
         &p.joined_unless,
     ];
-    let wraps = p.as_root || p.script_only || set(&wrapper_keys);
+    let wraps = p.as_root || p.script_only || p.pipe_script || set(&wrapper_keys);
     let interprets = set(&[&p.code, &p.code_subcommands, &p.module, &p.file]);
     let foreign = match kind {
         "options" => wraps || interprets,

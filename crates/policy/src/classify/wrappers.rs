@@ -73,7 +73,7 @@ impl Walker {
         if stops || w.script_only {
             self.say(Risk::Safe, cmd, "runs no command");
             if w.script_only && w.own_risk().is_some() && !stops {
-                self.input_script(cmd, false, SHELL_INPUT);
+                self.input_script(cmd, w.pipe_script, SHELL_INPUT);
             }
             return None;
         }
@@ -91,7 +91,8 @@ impl Walker {
     }
 
     /// Judges `cmd`'s literal standard input as a script (`at`; `su`
-    /// without `-c`, not from a pipe); unclassifiable (`why`) when unknown.
+    /// without `-c`, not from a pipe unless `pipe`); unclassifiable (`why`)
+    /// when unknown.
     pub(super) fn input_script(&mut self, cmd: &Cmd<'_>, pipe: bool, why: &str) {
         match cmd.input {
             Input::Terminal => {}

@@ -203,13 +203,6 @@ impl Walker {
         }
     }
 
-    /// at, batch: schedule their input as commands for later, outside the step.
-    pub(super) fn at(&mut self, cmd: &Cmd<'_>) {
-        let why = "schedules commands to run later, outside the step";
-        self.say(Risk::Dangerous, cmd, why);
-        self.input_script(cmd, true, "schedules commands the classifier cannot read");
-    }
-
     /// One `-o Key=Value` of ssh or scp.
     pub(super) fn ssh_option(&mut self, option: &Arg, shown: &str) {
         let Some(text) = option.lit() else {
