@@ -194,23 +194,16 @@ pub struct Verdict {
 /// A developer tool judged by subcommand (the keys: the rules file's
 /// `[[subcommands]]` comment; `other` is required).
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Subcommands {
     pub names: Names,
-    #[serde(default)]
     pub with_value: Names,
-    #[serde(default)]
     pub at: SubAt,
-    #[serde(default)]
     pub network: Names,
-    #[serde(default)]
     pub runs: Names,
-    #[serde(default)]
     pub runs_with_value: Names,
-    #[serde(default)]
     groups: Vec<SubGroup>,
     other: String,
-    #[serde(default)]
     examples: Vec<String>,
 }
 
@@ -528,6 +521,10 @@ fn parse(text: &str) -> Result<Rules, String> {
         if examples.is_empty() {
             return Err(format!("{FILE}: {entry}: no examples"));
         }
+    }
+    if let Some(t) = r.subcommands.iter().find(|t| t.other.is_empty()) {
+        let name = t.names.iter().next().unwrap_or("?");
+        return Err(format!("{FILE}: subcommands `{name}`: no `other`"));
     }
     for act in ACTS {
         if !r.effects.iter().any(|e| e.act == act) {

@@ -82,6 +82,11 @@ fn a_bad_table_or_program_row_is_an_error() {
             "containers: unknown list `host_flag`",
         ),
         (
+            "other = \"runs a cargo subcommand with unknown effects\"",
+            "",
+            "subcommands `cargo`: no `other`",
+        ),
+        (
             "operands = \"shred\"",
             "operands = \"shreds\"",
             "unknown operands `shreds`",
