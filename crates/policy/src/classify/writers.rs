@@ -108,20 +108,74 @@ impl Walker {
         }
     }
 
-    fn sed_script(&mut self, text: &str, what: &str) {
-        for effect in sed_effects(text) {
-            match effect {
-                SedEffect::Writes(file) => self.write_to(&Arg::literal(&file), what),
-                SedEffect::Runs(Some(command)) => {
-                    self.code_string(&Arg::literal(&command), what.trim_matches('`'));
+    /// Judges a sed script (GNU syntax) by what it does beyond printing.
+    fn sed_script(&mut self, script: &str, what: &str) {
+        let chars: Vec<char> = script.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            i = skip_address(&chars, i);
+            let Some(&c) = chars.get(i) else { break };
+            i += 1;
+            match c {
+                ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' => {}
+                '#' | ':' | 'a' | 'i' | 'c' | 'r' | 'R' | 'b' | 't' | 'T' | 'v' | 'q' | 'Q'
+                | 'l' | 'L' => {
+                    let semicolon =
+                        matches!(c, 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v' | ':');
+                    i = rest_of_line(&chars, i, semicolon).1;
                 }
-                SedEffect::Runs(None) => self.unclassifiable(format!(
-                    "{what} runs text it builds as a shell command (sed `e`)"
-                )),
-                SedEffect::Unknown(c) => self.unclassifiable(format!(
-                    "{what} uses sed command `{c}`, which the classifier does not know"
-                )),
+                'w' | 'W' | 'e' => {
+                    let (arg, next) = rest_of_line(&chars, i, false);
+                    self.sed_effect(c, &arg, what);
+                    i = next;
+                }
+                's' | 'y' => {
+                    let Some(&delim) = chars.get(i) else { break };
+                    i = skip_part(&chars, i + 1, delim);
+                    i = skip_part(&chars, i, delim);
+                    if c == 's' {
+                        i = self.sed_flags(&chars, i, what);
+                    }
+                }
+                '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z'
+                | 'F' => {}
+                other => {
+                    let why =
+                        format!("uses sed command `{other}`, which the classifier does not know");
+                    return self.unclassifiable(format!("{what} {why}"));
+                }
             }
+        }
+    }
+
+    /// Flags of an `s` command; `w FILE` and `e` are effects.
+    fn sed_flags(&mut self, chars: &[char], mut i: usize, what: &str) -> usize {
+        while let Some(&f) = chars.get(i) {
+            match f {
+                'w' => {
+                    let (arg, next) = rest_of_line(chars, i + 1, false);
+                    self.sed_effect(f, &arg, what);
+                    return next;
+                }
+                'e' => self.sed_effect(f, "", what),
+                'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => {}
+                _ => return i,
+            }
+            i += 1;
+        }
+        i
+    }
+
+    /// sed's `w FILE` (`W`) writes FILE, `e COMMAND` runs it (without one,
+    /// and `s///e`, the text sed built).
+    fn sed_effect(&mut self, c: char, arg: &str, what: &str) {
+        match c {
+            'e' if arg.is_empty() => {
+                let why = "runs text it builds as a shell command (sed `e`)";
+                self.unclassifiable(format!("{what} {why}"));
+            }
+            'e' => self.code_string(&Arg::literal(arg), what.trim_matches('`')),
+            _ => self.write_to(&Arg::literal(arg), what),
         }
     }
 
@@ -221,73 +275,6 @@ impl Walker {
             self.unclassifiable(format!("`{shown}` {why}"));
         }
     }
-}
-
-/// What a sed script does beyond printing.
-enum SedEffect {
-    Writes(String),
-    Runs(Option<String>),
-    Unknown(char),
-}
-
-/// The writes and executions of a sed script (GNU syntax).
-fn sed_effects(script: &str) -> Vec<SedEffect> {
-    let chars: Vec<char> = script.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        i = skip_address(&chars, i);
-        let Some(&c) = chars.get(i) else { break };
-        i += 1;
-        match c {
-            ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' => {}
-            '#' | ':' | 'a' | 'i' | 'c' | 'r' | 'R' | 'b' | 't' | 'T' | 'v' | 'q' | 'Q' | 'l'
-            | 'L' => {
-                let semicolon = matches!(c, 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v' | ':');
-                i = rest_of_line(&chars, i, semicolon).1;
-            }
-            'w' | 'W' | 'e' => {
-                let (arg, next) = rest_of_line(&chars, i, false);
-                out.push(match c {
-                    'e' => SedEffect::Runs((!arg.is_empty()).then_some(arg)),
-                    _ => SedEffect::Writes(arg),
-                });
-                i = next;
-            }
-            's' | 'y' => {
-                let Some(&delim) = chars.get(i) else { break };
-                i = skip_part(&chars, i + 1, delim);
-                i = skip_part(&chars, i, delim);
-                if c == 's' {
-                    i = sed_flags(&chars, i, &mut out);
-                }
-            }
-            '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' | 'F' => {}
-            other => {
-                out.push(SedEffect::Unknown(other));
-                break;
-            }
-        }
-    }
-    out
-}
-
-/// Flags of an `s` command; `w FILE` and `e` are effects.
-fn sed_flags(chars: &[char], mut i: usize, out: &mut Vec<SedEffect>) -> usize {
-    while let Some(&f) = chars.get(i) {
-        match f {
-            'w' => {
-                let (arg, next) = rest_of_line(chars, i + 1, false);
-                out.push(SedEffect::Writes(arg));
-                return next;
-            }
-            'e' => out.push(SedEffect::Runs(None)),
-            'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => {}
-            _ => return i,
-        }
-        i += 1;
-    }
-    i
 }
 
 /// Skips a sed address (`1`, `$`, `/re/I`, `\%re%`, `1,+3`, `0~2`) and spaces.
