@@ -97,7 +97,9 @@ impl Walker {
             }
             "cd" | "pushd" | "popd" => self.change_dir(cmd),
             "find" => self.find(cmd),
-            "kill" | "pkill" | "killall" => self.kill(cmd),
+            "kill" if cmd.args.len() >= 2 && cmd.args.last().is_some_and(|a| a.is("-1")) => {
+                self.say(Risk::Dangerous, cmd, "kills every process")
+            }
             "hostname" if !cmd.args.is_empty() => {
                 self.say(Risk::Dangerous, cmd, "renames the host")
             }
@@ -129,14 +131,6 @@ impl Walker {
         };
         self.oldpwd = std::mem::replace(&mut self.cwd, target);
         self.say(Risk::Safe, cmd, "changes directory");
-    }
-
-    fn kill(&mut self, cmd: &Cmd<'_>) {
-        let all = cmd.args.len() >= 2 && cmd.args.last().is_some_and(|a| a.is("-1"));
-        match cmd.name == "kill" && all {
-            true => self.say(Risk::Dangerous, cmd, "kills every process"),
-            false => self.say(Risk::Moderate, cmd, "stops processes"),
-        }
     }
 }
 

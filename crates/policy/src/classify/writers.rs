@@ -223,13 +223,11 @@ impl Walker {
         if runs {
             self.unclassifiable(format!("{what} runs shell commands from awk (`system`, `|`), which the classifier cannot read"));
         }
-        match literal_target(text).filter(|_| awk_redirects(&code)) {
+        let why = format!("{what} writes files named at run time");
+        match literal_target(text) {
+            _ if !awk_redirects(&code) => {}
             Some(file) => self.write_to(&Arg::literal(&file), what),
-            None if awk_redirects(&code) => {
-                let why = format!("{what} writes files named at run time");
-                self.note(Risk::Moderate, why);
-            }
-            None => {}
+            None => self.note(Risk::Moderate, why),
         }
     }
 
