@@ -77,7 +77,6 @@ impl Walker {
             "test" | "[" => self.test(cmd),
             "hash" => self.hash(cmd),
             "alias" | "enable" | "fc" => self.shell_state(cmd),
-            "unalias" => self.say(Risk::Safe, cmd, "removes aliases"),
             "shopt" => self.shopt(cmd),
             "set" => self.set(cmd),
             "git" => self.git(cmd),
