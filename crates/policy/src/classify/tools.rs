@@ -102,9 +102,7 @@ impl Walker {
         let at = cmd.args.iter().position(|a| a.is(sub));
         let after = at.and_then(|p| cmd.args.get(p + 1..)).unwrap_or(&[]);
         let inner = leading(after, &table.runs_with_value.strs()).pos;
-        if !inner.is_empty() {
-            self.run(&inner, cmd.input);
-        }
+        self.run(&inner, cmd.input);
     }
 }
 
