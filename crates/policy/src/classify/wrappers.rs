@@ -69,7 +69,11 @@ impl Walker {
             self.code_string(&code, &cmd.shown);
             return None;
         }
-        let stops = opts.flags.iter().any(|f| w.no_command.has(f));
+        let stops = w.no_command.strs().into_iter().any(|n| {
+            let short = n.len() == 2 && !n.starts_with("--");
+            let cluster = |f: &String| short && !f.starts_with("--") && f.contains(&n[1..]);
+            opts.flags.iter().any(|f| f == n || cluster(f))
+        });
         if stops || w.script_only {
             self.say(Risk::Safe, cmd, "runs no command");
             if w.script_only && w.own_risk().is_some() && !stops {
@@ -219,6 +223,7 @@ pub(super) fn fill_in(
         Some(list) if !list.is_empty() && list.len() <= MAX_ITEMS => {
             list.iter().map(|i| one(Some(i))).collect()
         }
+        Some([]) => vec![command.to_vec()],
         _ => vec![one(None)],
     }
 }

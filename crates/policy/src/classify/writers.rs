@@ -88,11 +88,19 @@ impl Walker {
         let opts = self.options(cmd, cmd.args);
         let what = format!("`{}`", cmd.shown);
         let mut scripts = opts.values_of(&["-e", "--expression"]);
+        let files = opts.values_of(&["-f", "--file"]);
         let mut inputs = opts.pos.iter();
-        if scripts.is_empty() && opts.value_of(&["-f", "--file"]).is_none() {
+        if scripts.is_empty() && files.is_empty() {
             scripts.extend(inputs.next().cloned());
         }
         let sandbox = opts.has('\0', &["--sandbox"]);
+        for f in &files {
+            if f.is("-") {
+                self.cannot(cmd, "reads its script from standard input");
+            } else if !sandbox {
+                self.script_file(f, &cmd.shown);
+            }
+        }
         for s in &scripts {
             match s.lit() {
                 Some(text) if !sandbox => self.sed_script(text, &what),
@@ -202,20 +210,24 @@ impl Walker {
             }
             self.say(Risk::Moderate, cmd, "rewrites its input files in place");
         }
+        let sandbox = opts.has('S', &["--sandbox"]);
         for p in &programs {
             match p.lit() {
-                Some(text) => self.awk_program(text, &what),
+                Some(text) => self.awk_program(text, &what, sandbox),
                 None => self.cannot(cmd, "runs an awk program only known at run time"),
             }
         }
         self.say(Risk::Safe, cmd, "only reads");
     }
 
-    fn awk_program(&mut self, text: &str, what: &str) {
+    fn awk_program(&mut self, text: &str, what: &str, sandbox: bool) {
         let code = awk_code(text);
         if code.contains('@') {
             let why = "loads awk extensions or files (`@load`, `@include`)";
             self.unclassifiable(format!("{what} {why}"));
+        }
+        if sandbox {
+            return;
         }
         let runs = code.contains("system(")
             || code.contains("system (")
