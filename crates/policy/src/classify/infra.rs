@@ -37,14 +37,11 @@ impl Walker {
         }
         let why = "reaches the network with the runner's credentials";
         self.network(format!("`{}` {why}", cmd.shown));
-        let (risk, why) = match cloud_reads(cmd.name, &words, &flags) {
-            true => (
-                Risk::Moderate,
-                "reads infrastructure state (network, credentials)",
-            ),
-            false => (Risk::Dangerous, "changes live infrastructure"),
-        };
-        self.say(risk, cmd, why);
+        let reads = "reads infrastructure state (network, credentials)";
+        match cloud_reads(cmd.name, &words, &flags) {
+            true => self.say(Risk::Moderate, cmd, reads),
+            false => self.say(Risk::Dangerous, cmd, "changes live infrastructure"),
+        }
     }
 
     pub(super) fn container(&mut self, cmd: &Cmd<'_>) {
@@ -53,8 +50,8 @@ impl Walker {
         let what = format!("`{}`", cmd.shown);
         let sub = words.first().copied().unwrap_or("");
         let volumes = cmd.args.iter().any(|a| a.is("-v") || a.is("--volumes"));
-        if words.iter().any(|w| containers("destroys").has(w)) || volumes && words.contains(&"down")
-        {
+        let destroys = words.iter().any(|w| containers("destroys").has(w));
+        if destroys || volumes && words.contains(&"down") {
             let why = "removes containers, images or volumes";
             return self.say(Risk::Dangerous, cmd, why);
         }
