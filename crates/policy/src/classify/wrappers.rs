@@ -182,13 +182,11 @@ const MAX_ITEMS: usize = 16;
 
 /// The words a literal standard input gives (xargs, parallel); None when unknown.
 fn input_words(input: &Input) -> Option<Vec<String>> {
+    let (Input::Text(Some(t)) | Input::Pipe(Some(t))) = input else {
+        return None;
+    };
     let unquote = |s: &str| s.trim_matches(['\'', '"']).to_string();
-    match input {
-        Input::Text(Some(t)) | Input::Pipe(Some(t)) => {
-            Some(t.split_whitespace().map(unquote).collect())
-        }
-        _ => None,
-    }
+    Some(t.split_whitespace().map(unquote).collect())
 }
 
 /// The command lines a word-filling wrapper runs: `replace` marks the place
