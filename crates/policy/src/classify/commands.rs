@@ -62,8 +62,7 @@ impl Walker {
         let (r, n) = (rules::raw(), cmd.name);
         let first = |t: &str| cmd.args.first().is_some_and(|a| a.is(t));
         match n {
-            "xargs" => self.xargs(cmd),
-            "parallel" | "sem" => self.parallel(cmd),
+            "xargs" | "parallel" | "sem" => self.xargs(cmd),
             "cmake" if first("-E") => self.cmake_tool(cmd, stage),
             _ if r.wrapper(n).is_some() => self.table_wrapper(cmd, stage),
             _ if r.list("shells", "names").has(n) => self.shell(cmd),
@@ -78,13 +77,11 @@ impl Walker {
             "test" | "[" => self.test(cmd),
             "hash" => self.hash(cmd),
             "alias" | "enable" | "fc" => self.shell_state(cmd),
-            "unalias" => self.say(Risk::Safe, cmd, "removes aliases"),
             "shopt" => self.shopt(cmd),
             "set" => self.set(cmd),
             "git" => self.git(cmd),
             _ if r.subcommands(n).is_some() => self.by_subcommand(cmd),
             _ if r.list("network-clients", "names").has(n) => self.network_client(cmd),
-            _ if r.list("formatters", "names").has(n) => self.formatter(cmd),
             _ if r.list("cloud", "names").has(n) => self.cloud(cmd),
             _ if r.list("containers", "names").has(n) => self.container(cmd),
             "echo" | "printf" => {
@@ -99,7 +96,9 @@ impl Walker {
             }
             "cd" | "pushd" | "popd" => self.change_dir(cmd),
             "find" => self.find(cmd),
-            "kill" | "pkill" | "killall" => self.kill(cmd),
+            "kill" if cmd.args.len() >= 2 && cmd.args.last().is_some_and(|a| a.is("-1")) => {
+                self.say(Risk::Dangerous, cmd, "kills every process")
+            }
             "hostname" if !cmd.args.is_empty() => {
                 self.say(Risk::Dangerous, cmd, "renames the host")
             }
@@ -107,7 +106,6 @@ impl Walker {
             "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => self.awk(cmd),
             "less" | "more" | "most" => self.pager(cmd),
             "fd" | "fdfind" => self.fd(cmd),
-            "at" | "batch" => self.at(cmd),
             "cp" | "mv" | "install" | "ln" | "scp" | "rsync" => self.copy(cmd),
             "tar" => self.tar(cmd),
             _ => match (r.interpreter(n), r.judged(n)) {
@@ -132,14 +130,6 @@ impl Walker {
         };
         self.oldpwd = std::mem::replace(&mut self.cwd, target);
         self.say(Risk::Safe, cmd, "changes directory");
-    }
-
-    fn kill(&mut self, cmd: &Cmd<'_>) {
-        let all = cmd.args.len() >= 2 && cmd.args.last().is_some_and(|a| a.is("-1"));
-        match cmd.name == "kill" && all {
-            true => self.say(Risk::Dangerous, cmd, "kills every process"),
-            false => self.say(Risk::Moderate, cmd, "stops processes"),
-        }
     }
 }
 

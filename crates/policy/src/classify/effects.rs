@@ -27,33 +27,22 @@ impl Walker {
             }
         }
         let t = self.target(arg);
-        self.effect("write", effective(&t), &t, false, what);
-    }
-
-    /// Deletes `arg`: a recursive delete as `delete-glob` or `delete-tree`,
-    /// else as `file_act` (`delete-file`, `shred`).
-    fn delete(&mut self, file_act: &str, arg: &Arg, recursive: bool, what: &str) {
-        let t = self.target(arg);
-        match (recursive, t.under, t.loc) {
-            (true, true, loc) => self.effect("delete-glob", loc, &t, true, what),
-            (true, false, loc) => self.effect("delete-tree", loc, &t, true, what),
-            (false, true, Loc::WsRoot) => self.effect(file_act, Loc::Inside, &t, false, what),
-            (false, _, loc) => self.effect(file_act, loc, &t, false, what),
-        }
+        self.effect("write", &t, false, what);
     }
 
     /// The act `operands` of an `[[options]]` entry names, on `arg`: the
-    /// `[[effects]]` table of that name (`delete` and `shred` by [`Self::delete`]).
+    /// `[[effects]]` table of that name; a recursive `delete` or `shred` is
+    /// `delete-glob` (of a glob) or `delete-tree`, another `delete` `delete-file`.
     pub(super) fn act(&mut self, act: &str, arg: &Arg, recursive: bool, what: &str) {
-        match act {
-            "write" => self.write_to(arg, what),
-            "delete" => self.delete("delete-file", arg, recursive, what),
-            "shred" => self.delete(act, arg, recursive, what),
-            _ => {
-                let t = self.target(arg);
-                self.effect(act, effective(&t), &t, recursive, what);
-            }
-        }
+        let t = self.target(arg);
+        let act = match (act, recursive, t.under) {
+            ("write", ..) => return self.write_to(arg, what),
+            ("delete" | "shred", true, true) => "delete-glob",
+            ("delete" | "shred", true, false) => "delete-tree",
+            ("delete", false, _) => "delete-file",
+            _ => act,
+        };
+        self.effect(act, &t, recursive, what);
     }
 
     /// Records an outcome of the rules file.
@@ -68,25 +57,23 @@ impl Walker {
     }
 
     /// Applies the first row of the `[[effects]]` table of `act` that names
-    /// `loc` (or `*`) and whose conditions all hold.
-    fn effect(&mut self, act: &str, loc: Loc, t: &Target, recursive: bool, what: &str) {
+    /// the place of `t` (or `*`) and whose conditions all hold.
+    fn effect(&mut self, act: &str, t: &Target, recursive: bool, what: &str) {
         let top = std::path::Path::new(&t.shown).components().count() == 2;
-        let whole_root = t.under && t.covers_all && t.loc == Loc::FsRoot;
         let holds = |c: &rules::Condition| match c {
             rules::Condition::Glob => t.under,
             rules::Condition::NotGlob => !t.under,
             rules::Condition::CoversAll => t.covers_all,
             rules::Condition::TopLevel => top,
             rules::Condition::Recursive => recursive,
-            rules::Condition::WholeRoot => whole_root,
         };
-        let places = |r: &&rules::EffectRow| r.at.contains(&loc) || r.at.contains(&Loc::Any);
+        let places = |r: &&rules::EffectRow| r.at.contains(&t.loc) || r.at.contains(&Loc::Any);
         let tables = rules::raw().effects.iter().filter(|e| e.act == act);
         let row = tables
             .flat_map(|e| &e.rows)
             .find(|r| places(r) && r.when.iter().all(holds));
         let Some(r) = row else {
-            let file = rules::FILE;
+            let (file, loc) = (rules::FILE, t.loc);
             return self
                 .unclassifiable(format!("{file}: no `[[effects]]` row for {act} at {loc:?}"));
         };
@@ -94,16 +81,5 @@ impl Walker {
         let why = r.why.replace("{p}", &t.shown);
         let why = why.replace("{scratch}", &scratch);
         self.judge(r.risk, format!("{what} {why}"));
-    }
-}
-
-/// The place a target stands for: a glob below the workspace root is inside it,
-/// a glob below `/` may reach anything (treated as a system path).
-fn effective(t: &Target) -> Loc {
-    match (t.under, t.loc) {
-        (true, Loc::WsRoot) => Loc::Inside,
-        (true, Loc::FsRoot) => Loc::System,
-        (true, Loc::WsAncestor | Loc::Home) => Loc::Outside,
-        (_, loc) => loc,
     }
 }

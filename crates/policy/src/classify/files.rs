@@ -18,11 +18,11 @@ impl Walker {
         if self.when_rows(p, &opts, &what) {
             return;
         }
-        if let Some(i) = p.output_at {
-            let missing = p.output_missing.as_deref().map(Arg::literal);
-            if let Some(out) = opts.pos.get(i.saturating_sub(1)).cloned().or(missing) {
-                self.write_to(&out, &what);
-            }
+        let out = p
+            .output_at
+            .and_then(|i| opts.pos.get(i.saturating_sub(1)).cloned());
+        if let Some(out) = out.or_else(|| p.output_missing.as_deref().map(Arg::literal)) {
+            self.write_to(&out, &what);
         }
         let operands = self.operands(p, &opts, &what);
         if let Some(v) = p.operand.as_ref().filter(|_| !operands.is_empty()) {
@@ -135,7 +135,6 @@ impl Walker {
         let moves = cmd.name == "mv" || opts.flags.iter().any(|f| f == "--remove-source-files");
         for s in sources.iter().filter(|s| moves && !is_remote(s)) {
             // Moving a tree away removes it from where it was.
-            self.write_to(s, &what);
             self.act("delete", s, true, &what);
         }
     }
@@ -266,10 +265,9 @@ fn found_arg<'a>(mut starts: impl Iterator<Item = &'a Arg>) -> Arg {
         return Arg::unknown("{}");
     };
     let text = format!("{}/*", s.trim_end_matches('/'));
-    let raw = "{}".to_string();
     Arg {
         glob_at: text.rfind('*'),
-        raw,
+        raw: "{}".into(),
         ..Arg::literal(&text)
     }
 }

@@ -9,7 +9,7 @@
 //! `--pid=host`, `--net=host`, a bind mount of a path outside the workspace)
 //! dangerous.
 
-use super::commands::Cmd;
+use super::commands::{Cmd, parse_opts};
 use super::paths::Loc;
 use super::rules;
 use super::walk::Walker;
@@ -37,14 +37,11 @@ impl Walker {
         }
         let why = "reaches the network with the runner's credentials";
         self.network(format!("`{}` {why}", cmd.shown));
-        let (risk, why) = match cloud_reads(cmd.name, &words, &flags) {
-            true => (
-                Risk::Moderate,
-                "reads infrastructure state (network, credentials)",
-            ),
-            false => (Risk::Dangerous, "changes live infrastructure"),
-        };
-        self.say(risk, cmd, why);
+        let reads = "reads infrastructure state (network, credentials)";
+        match cloud_reads(cmd.name, &words, &flags) {
+            true => self.say(Risk::Moderate, cmd, reads),
+            false => self.say(Risk::Dangerous, cmd, "changes live infrastructure"),
+        }
     }
 
     pub(super) fn container(&mut self, cmd: &Cmd<'_>) {
@@ -53,8 +50,8 @@ impl Walker {
         let what = format!("`{}`", cmd.shown);
         let sub = words.first().copied().unwrap_or("");
         let volumes = cmd.args.iter().any(|a| a.is("-v") || a.is("--volumes"));
-        if words.iter().any(|w| containers("destroys").has(w)) || volumes && words.contains(&"down")
-        {
+        let destroys = words.iter().any(|w| containers("destroys").has(w));
+        if destroys || volumes && words.contains(&"down") {
             let why = "removes containers, images or volumes";
             return self.say(Risk::Dangerous, cmd, why);
         }
@@ -75,30 +72,22 @@ impl Walker {
     /// `docker run`/`create`/`exec`/`compose up`: dangerous when the container gets the host.
     fn container_run(&mut self, cmd: &Cmd<'_>, what: &str) {
         let c = containers;
-        let mount = ["-v", "--volume", "--mount"];
-        for (i, a) in cmd.args.iter().enumerate() {
-            let Some(t) = a.lit() else { continue };
-            let next = cmd.args.get(i + 1);
-            let value = next.and_then(Arg::lit).unwrap_or("");
-            let host_option = c("host_options").has(t) && value == "host";
-            if c("host_flags").has(t) || host_option || c("host_prefixes").prefixes(t) {
-                let why = "gives the container access to the host";
-                self.say(Risk::Dangerous, cmd, why);
-            }
-            if mount.contains(&t) && next.is_some_and(|n| n.lit().is_none()) {
-                let why = "mounts a host path only known at run time";
-                self.say(Risk::Dangerous, cmd, why);
-            }
-            let attached = ["--volume=", "--mount=", "-v"]
-                .iter()
-                .find_map(|p| t.strip_prefix(p));
-            let spec = if mount.contains(&t) {
-                value
-            } else {
-                attached.unwrap_or("")
-            };
-            if !spec.is_empty() {
-                self.bind_mount(spec, what);
+        let mounts = ["-v", "--volume", "--mount"];
+        let valued: Vec<&str> = mounts.into_iter().chain(c("host_options").iter()).collect();
+        let opts = parse_opts(cmd.args, &valued);
+        let host_flag = |f: &String| c("host_flags").has(f) || c("host_prefixes").prefixes(f);
+        let host_value = |(n, v): &(String, Arg)| c("host_options").has(n) && v.is("host");
+        let (host, unknown) = (
+            "gives the container access to the host",
+            "mounts a host path only known at run time",
+        );
+        if opts.flags.iter().any(host_flag) || opts.values.iter().any(host_value) {
+            self.say(Risk::Dangerous, cmd, host);
+        }
+        for spec in opts.values_of(&mounts) {
+            match spec.lit() {
+                Some(spec) => self.bind_mount(spec, what),
+                None => self.say(Risk::Dangerous, cmd, unknown),
             }
         }
         self.say(Risk::Moderate, cmd, "runs a container");

@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 pub(super) use super::rules::Loc;
 
 /// A resolved argument: either one path, or "some entries below `base`" for globs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Target {
     pub loc: Loc,
     /// True when this is a glob matching entries below `loc`'s directory.
@@ -27,12 +27,8 @@ impl Target {
     /// A path not known statically, shown as written.
     fn unknown(shown: &str) -> Self {
         Target {
-            loc: Loc::Unknown,
-            under: false,
-            covers_all: false,
             shown: shown.to_string(),
-            exact: false,
-            scratch: None,
+            ..Target::default()
         }
     }
 
@@ -134,7 +130,7 @@ impl Places {
         }
         let landed = normalize(Path::new(&landed));
         let loc = match self.locate(&landed) {
-            Loc::Inside | Loc::Tmp | Loc::Outside | Loc::DevSink => Loc::Unknown,
+            Loc::Inside | Loc::Outside | Loc::DevSink => Loc::Unknown,
             other => other,
         };
         let shown = format!(
@@ -270,7 +266,7 @@ fn system_loc(p: &Path) -> Loc {
         dirs.iter().any(|d| p.starts_with(d))
     };
     if under("tmp") {
-        Loc::Tmp
+        Loc::Outside
     } else if under("protected") {
         Loc::Protected
     } else if under("system") {

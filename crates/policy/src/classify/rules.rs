@@ -66,10 +66,9 @@ pub struct Table {
 }
 
 /// The sections made of word lists, and the lists each holds (all of them).
-const TABLES: [(&str, &[&str]); 8] = [
+const TABLES: [(&str, &[&str]); 7] = [
     ("network-clients", &["names"]),
     ("shells", &["names", "with_value"]),
-    ("formatters", &["names", "checks"]),
     (
         "cloud",
         &[
@@ -171,6 +170,7 @@ pub struct Program {
     pub split_string: Names,
     pub joined_unless: Names,
     pub script_only: bool,
+    pub pipe_script: bool,
     pub as_root: bool,
     pub code: Names,
     pub code_subcommands: Names,
@@ -194,23 +194,16 @@ pub struct Verdict {
 /// A developer tool judged by subcommand (the keys: the rules file's
 /// `[[subcommands]]` comment; `other` is required).
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Subcommands {
     pub names: Names,
-    #[serde(default)]
     pub with_value: Names,
-    #[serde(default)]
     pub at: SubAt,
-    #[serde(default)]
     pub network: Names,
-    #[serde(default)]
     pub runs: Names,
-    #[serde(default)]
     pub runs_with_value: Names,
-    #[serde(default)]
     groups: Vec<SubGroup>,
     other: String,
-    #[serde(default)]
     examples: Vec<String>,
 }
 
@@ -247,15 +240,10 @@ impl Subcommands {
         let has = |n: &Names| args.iter().flatten().any(|a| n.has(a));
         let holds = |g: &SubGroup| (g.with.0.is_empty() || has(&g.with)) && !has(&g.unless);
         let pair = format!("{sub} {second}");
-        let group = |s: &&str| self.groups.iter().find(|g| g.subs.has(s) && holds(g));
+        let named = |g: &SubGroup, s: &str| g.subs.has(s) || g.subs.has("*");
+        let group = |s: &&str| self.groups.iter().find(|g| named(g, s) && holds(g));
         let found = [pair.as_str(), sub].iter().find_map(group);
         found.map_or((Risk::Moderate, &self.other), |g| (g.risk, &g.why))
-    }
-
-    /// Whether `sub` (or `sub second`) reaches the network.
-    pub fn reaches_network(&self, sub: &str, second: &str) -> bool {
-        let n = &self.network;
-        n.has("*") || n.has(sub) || n.has(&format!("{sub} {second}"))
     }
 }
 
@@ -335,7 +323,7 @@ pub struct Effects {
 
 /// What kind of place a path names; in the rules file's `[[effects]]` rows,
 /// by its kebab-case name (`dev-sink`, `ws-root`) or `*` (any).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub(super) enum Loc {
     /// `/dev/null`, `/dev/stdout`, `/dev/fd/N`, ...: harmless sinks.
@@ -360,14 +348,13 @@ pub(super) enum Loc {
     Inside,
     /// A strict ancestor of the workspace other than `/`.
     WsAncestor,
-    /// `/tmp` or below.
-    Tmp,
     /// Anywhere else.
     Outside,
     /// A step-private folder (`$PLANGATE_STEP_ARTIFACTS`, `$TMPDIR`) or below:
     /// writable at every sandbox level (`paths::Target::scratch` says which).
     Scratch,
     /// Not known statically.
+    #[default]
     Unknown,
     /// In an `[[effects]]` row only: every place.
     #[serde(rename = "*")]
@@ -387,8 +374,7 @@ pub struct EffectRow {
 }
 
 /// What must hold of the path for an `[[effects]]` row: a glob or not, a glob
-/// of only wildcards, a top-level directory (`/usr`), a recursive act, a
-/// recursive glob over all of `/`.
+/// of only wildcards, a top-level directory (`/usr`), a recursive act.
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Condition {
@@ -397,10 +383,11 @@ pub enum Condition {
     CoversAll,
     TopLevel,
     Recursive,
-    WholeRoot,
 }
 
-/// The actions `[[effects]]` tables are for: each has one.
+/// The actions `[[effects]]` tables are for: each has one. The `operands`
+/// of an `[[options]]` entry are one of them, or `delete` (as a tree, a glob
+/// or a file).
 const ACTS: [&str; 8] = [
     "overwrite",
     "partition",
@@ -410,15 +397,6 @@ const ACTS: [&str; 8] = [
     "delete-file",
     "chmod",
     "shred",
-];
-/// What `operands` of an `[[options]]` entry may be.
-const OPERANDS: [&str; 6] = [
-    "write",
-    "overwrite",
-    "delete",
-    "chmod",
-    "shred",
-    "partition",
 ];
 
 /// The loaded tables.
@@ -544,6 +522,10 @@ fn parse(text: &str) -> Result<Rules, String> {
             return Err(format!("{FILE}: {entry}: no examples"));
         }
     }
+    if let Some(t) = r.subcommands.iter().find(|t| t.other.is_empty()) {
+        let name = t.names.iter().next().unwrap_or("?");
+        return Err(format!("{FILE}: subcommands `{name}`: no `other`"));
+    }
     for act in ACTS {
         if !r.effects.iter().any(|e| e.act == act) {
             return Err(format!("{FILE}: no `[[effects]]` table for `{act}`"));
@@ -585,7 +567,7 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
         &p.split_string,
         &p.joined_unless,
     ];
-    let wraps = p.as_root || p.script_only || set(&wrapper_keys);
+    let wraps = p.as_root || p.script_only || p.pipe_script || set(&wrapper_keys);
     let interprets = set(&[&p.code, &p.code_subcommands, &p.module, &p.file]);
     let foreign = match kind {
         "options" => wraps || interprets,
@@ -598,11 +580,13 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
             "a key of another kind of entry ([[options]], [[wrappers]], [[interpreters]])".into(),
         );
     }
-    if let Some(o) = p.operands.as_deref().filter(|o| !OPERANDS.contains(o)) {
-        return Err(format!(
-            "unknown operands `{o}` (one of {})",
-            OPERANDS.join(", ")
-        ));
+    if let Some(o) = p
+        .operands
+        .as_deref()
+        .filter(|o| !ACTS.contains(o) && *o != "delete")
+    {
+        let all = ACTS.join(", ");
+        return Err(format!("unknown operands `{o}` (delete or one of {all})"));
     }
     if p.as_root && p.risk.is_some() {
         return Err("`as_root` already sets the risk".into());

@@ -75,11 +75,16 @@ fn a_bad_table_or_program_row_is_an_error() {
             "\nread_verb = [",
             "cloud: unknown list `read_verb`",
         ),
-        ("[formatters]", "[formatter]", "unknown section `formatter`"),
+        ("[containers]", "[container]", "unknown section `container`"),
         (
-            "checks = [",
-            "check = [",
-            "formatters: unknown list `check`",
+            "host_flags = [",
+            "host_flag = [",
+            "containers: unknown list `host_flag`",
+        ),
+        (
+            "other = \"runs a cargo subcommand with unknown effects\"",
+            "",
+            "subcommands `cargo`: no `other`",
         ),
         (
             "operands = \"shred\"",

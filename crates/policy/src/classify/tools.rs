@@ -70,7 +70,9 @@ impl Walker {
             return self.package_runner(cmd, sub, table);
         }
         let (risk, why) = table.judge(sub, second, after);
-        if risk > Risk::Safe && table.reaches_network(sub, second) {
+        let n = &table.network;
+        let network = n.has("*") || n.has(sub) || n.has(&format!("{sub} {second}"));
+        if risk > Risk::Safe && network {
             self.network(format!("`{}` reaches the package registry", cmd.shown));
         }
         self.note(risk, format!("`{}` {why}", cmd.shown));
@@ -100,18 +102,7 @@ impl Walker {
         let at = cmd.args.iter().position(|a| a.is(sub));
         let after = at.and_then(|p| cmd.args.get(p + 1..)).unwrap_or(&[]);
         let inner = leading(after, &table.runs_with_value.strs()).pos;
-        if !inner.is_empty() {
-            self.run(&inner, cmd.input);
-        }
-    }
-
-    pub(super) fn formatter(&mut self, cmd: &Cmd<'_>) {
-        let checks = rules::raw().list("formatters", "checks");
-        let check = |a: &Arg| a.lit().is_some_and(|t| checks.has(t));
-        match cmd.args.iter().any(check) {
-            true => self.say(Risk::Safe, cmd, "only checks or reads"),
-            false => self.say(Risk::Moderate, cmd, "may write files"),
-        }
+        self.run(&inner, cmd.input);
     }
 }
 

@@ -21,21 +21,14 @@ impl Walker {
             return;
         };
         let saved = self.cwd.clone();
-        if let Some(inner) = self.unwrap(w, cmd) {
-            self.run_inner(&inner, cmd, stage);
+        match self.unwrap(w, cmd) {
+            Some(inner) if inner.is_empty() => self.say(Risk::Safe, cmd, "runs no command"),
+            Some(inner) => stage.output = self.run(&inner, cmd.input).output,
+            None => {}
         }
         // `env -C DIR`: only the inner command runs there.
         if w.chdir.iter().next().is_some() {
             self.cwd = saved;
-        }
-    }
-
-    /// Judges the wrapped command (or notes that there is none).
-    pub(super) fn run_inner(&mut self, inner: &[Arg], cmd: &Cmd<'_>, stage: &mut Stage) {
-        if inner.is_empty() {
-            self.say(Risk::Safe, cmd, "runs no command");
-        } else {
-            stage.output = self.run(inner, cmd.input).output;
         }
     }
 
@@ -78,14 +71,13 @@ impl Walker {
         }
         let stops = w.no_command.strs().into_iter().any(|n| {
             let short = n.len() == 2 && !n.starts_with("--");
-            opts.flags
-                .iter()
-                .any(|f| f == n || (short && !f.starts_with("--") && f.contains(&n[1..])))
+            let cluster = |f: &String| short && !f.starts_with("--") && f.contains(&n[1..]);
+            opts.flags.iter().any(|f| f == n || cluster(f))
         });
         if stops || w.script_only {
             self.say(Risk::Safe, cmd, "runs no command");
             if w.script_only && w.own_risk().is_some() && !stops {
-                self.input_script(cmd, false, SHELL_INPUT);
+                self.input_script(cmd, w.pipe_script, SHELL_INPUT);
             }
             return None;
         }
@@ -103,7 +95,8 @@ impl Walker {
     }
 
     /// Judges `cmd`'s literal standard input as a script (`at`; `su`
-    /// without `-c`, not from a pipe); unclassifiable (`why`) when unknown.
+    /// without `-c`, not from a pipe unless `pipe`); unclassifiable (`why`)
+    /// when unknown.
     pub(super) fn input_script(&mut self, cmd: &Cmd<'_>, pipe: bool, why: &str) {
         match cmd.input {
             Input::Terminal => {}
@@ -122,21 +115,39 @@ impl Walker {
         self.assign_variable(name, &value, shown, None);
     }
 
-    /// `xargs [options] command...`: the command runs with words read from input.
+    /// `xargs [options] command...`, GNU parallel's `parallel [options]
+    /// command ::: args` (the command runs in a shell): the command runs with
+    /// words read from input.
     pub(super) fn xargs(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = leading(cmd.args, &with);
-        let mut inner = opts.pos.clone();
-        if inner.is_empty() {
-            inner.push(Arg::literal("echo"));
+        let parallel = cmd.name != "xargs";
+        let opts = leading(cmd.args, &self.with_value(cmd));
+        if opts.value_of(&["-S", "--sshlogin"]).is_some() {
+            self.network(format!("`{}` runs commands on other hosts", cmd.shown));
         }
+        let rest = &opts.pos;
+        let source = |a: &Arg| parallel && a.lit().is_some_and(|t| t.starts_with(":::"));
+        let (command, sources) = rest.split_at(rest.iter().position(source).unwrap_or(rest.len()));
         let from_file = opts.value_of(&["-a", "--arg-file"]).is_some();
-        let items = (!from_file).then(|| input_words(cmd.input)).flatten();
+        let items: Option<Vec<String>> = match sources.first().and_then(Arg::lit) {
+            Some(":::") => sources.iter().skip(1).map(|a| a.text.clone()).collect(),
+            Some(_) => None,
+            None => (!from_file).then(|| input_words(cmd.input)).flatten(),
+        };
         let replace = opts.value_of(&["-I"]).and_then(|r| r.text);
-        let replace = replace.or_else(|| optional_replace(&opts));
-        let replace = replace.filter(|r| !r.is_empty());
-        for args in fill_in(&inner, items.as_deref(), replace.as_deref(), false) {
-            self.run(&args, &Input::Terminal);
+        let replace = match parallel {
+            true => replace.or(Some("{}".into())),
+            false => replace.or_else(|| optional_replace(&opts)),
+        };
+        let replace = replace.filter(|r| parallel || !r.is_empty());
+        let (echo, echoes) = ([Arg::literal("echo")], command.is_empty() && !parallel);
+        let command = if echoes { &echo[..] } else { command };
+        for args in fill_in(command, items.as_deref(), replace.as_deref(), parallel) {
+            match args.iter().map(Arg::lit).collect::<Option<Vec<_>>>() {
+                Some(words) if parallel => self.subshell_script(&words.join(" ")),
+                _ => {
+                    self.run(&args, &Input::Terminal);
+                }
+            }
         }
         self.say(Risk::Safe, cmd, "runs a command on its input");
     }
@@ -161,35 +172,6 @@ impl Walker {
         let inner: Vec<Arg> = head.chain(rest.iter().cloned()).collect();
         stage.output = self.run(&inner, cmd.input).output;
     }
-
-    /// GNU parallel: `parallel [options] command ::: args`; the command runs in a shell.
-    pub(super) fn parallel(&mut self, cmd: &Cmd<'_>) {
-        let with = self.with_value(cmd);
-        let opts = leading(cmd.args, &with);
-        let rest = &opts.pos;
-        if opts.value_of(&["-S", "--sshlogin"]).is_some() {
-            self.network(format!("`{}` runs commands on other hosts", cmd.shown));
-        }
-        let source = |a: &Arg| a.lit().is_some_and(|t| t.starts_with(":::"));
-        let sep = rest.iter().position(source);
-        let (command, sources) = rest.split_at(sep.unwrap_or(rest.len()));
-        let items: Option<Vec<String>> = match sources.first().and_then(Arg::lit) {
-            Some(":::") => sources.iter().skip(1).map(|a| a.text.clone()).collect(),
-            Some(_) => None,
-            None => input_words(cmd.input),
-        };
-        let replace = opts.value_of(&["-I"]).and_then(|r| r.text);
-        let replace = replace.as_deref().unwrap_or("{}");
-        for args in fill_in(command, items.as_deref(), Some(replace), true) {
-            match args.iter().map(Arg::lit).collect::<Option<Vec<_>>>() {
-                Some(words) => self.subshell_script(&words.join(" ")),
-                None => {
-                    self.run(&args, &Input::Terminal);
-                }
-            }
-        }
-        self.say(Risk::Safe, cmd, "runs a command on its input");
-    }
 }
 
 /// Why a shell reading input the classifier cannot read is unclassifiable.
@@ -200,13 +182,11 @@ const MAX_ITEMS: usize = 16;
 
 /// The words a literal standard input gives (xargs, parallel); None when unknown.
 fn input_words(input: &Input) -> Option<Vec<String>> {
+    let (Input::Text(Some(t)) | Input::Pipe(Some(t))) = input else {
+        return None;
+    };
     let unquote = |s: &str| s.trim_matches(['\'', '"']).to_string();
-    match input {
-        Input::Text(Some(t)) | Input::Pipe(Some(t)) => {
-            Some(t.split_whitespace().map(unquote).collect())
-        }
-        _ => None,
-    }
+    Some(t.split_whitespace().map(unquote).collect())
 }
 
 /// The command lines a word-filling wrapper runs: `replace` marks the place

@@ -116,20 +116,74 @@ impl Walker {
         }
     }
 
-    fn sed_script(&mut self, text: &str, what: &str) {
-        for effect in sed_effects(text) {
-            match effect {
-                SedEffect::Writes(file) => self.write_to(&Arg::literal(&file), what),
-                SedEffect::Runs(Some(command)) => {
-                    self.code_string(&Arg::literal(&command), what.trim_matches('`'));
+    /// Judges a sed script (GNU syntax) by what it does beyond printing.
+    fn sed_script(&mut self, script: &str, what: &str) {
+        let chars: Vec<char> = script.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            i = skip_address(&chars, i);
+            let Some(&c) = chars.get(i) else { break };
+            i += 1;
+            match c {
+                ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' => {}
+                '#' | ':' | 'a' | 'i' | 'c' | 'r' | 'R' | 'b' | 't' | 'T' | 'v' | 'q' | 'Q'
+                | 'l' | 'L' => {
+                    let semicolon =
+                        matches!(c, 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v' | ':');
+                    i = rest_of_line(&chars, i, semicolon).1;
                 }
-                SedEffect::Runs(None) => self.unclassifiable(format!(
-                    "{what} runs text it builds as a shell command (sed `e`)"
-                )),
-                SedEffect::Unknown(c) => self.unclassifiable(format!(
-                    "{what} uses sed command `{c}`, which the classifier does not know"
-                )),
+                'w' | 'W' | 'e' => {
+                    let (arg, next) = rest_of_line(&chars, i, false);
+                    self.sed_effect(c, &arg, what);
+                    i = next;
+                }
+                's' | 'y' => {
+                    let Some(&delim) = chars.get(i) else { break };
+                    i = skip_part(&chars, i + 1, delim);
+                    i = skip_part(&chars, i, delim);
+                    if c == 's' {
+                        i = self.sed_flags(&chars, i, what);
+                    }
+                }
+                '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z'
+                | 'F' => {}
+                other => {
+                    let why =
+                        format!("uses sed command `{other}`, which the classifier does not know");
+                    return self.unclassifiable(format!("{what} {why}"));
+                }
             }
+        }
+    }
+
+    /// Flags of an `s` command; `w FILE` and `e` are effects.
+    fn sed_flags(&mut self, chars: &[char], mut i: usize, what: &str) -> usize {
+        while let Some(&f) = chars.get(i) {
+            match f {
+                'w' => {
+                    let (arg, next) = rest_of_line(chars, i + 1, false);
+                    self.sed_effect(f, &arg, what);
+                    return next;
+                }
+                'e' => self.sed_effect(f, "", what),
+                'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => {}
+                _ => return i,
+            }
+            i += 1;
+        }
+        i
+    }
+
+    /// sed's `w FILE` (`W`) writes FILE, `e COMMAND` runs it (without one,
+    /// and `s///e`, the text sed built).
+    fn sed_effect(&mut self, c: char, arg: &str, what: &str) {
+        match c {
+            'e' if arg.is_empty() => {
+                let why = "runs text it builds as a shell command (sed `e`)";
+                self.unclassifiable(format!("{what} {why}"));
+            }
+            'e' => self.code_string(&Arg::literal(arg), what.trim_matches('`')),
+            _ => self.write_to(&Arg::literal(arg), what),
         }
     }
 
@@ -139,18 +193,11 @@ impl Walker {
         if let Some(p) = rules::raw().program(cmd.name) {
             self.when_rows(p, &opts, &what);
         }
-        // `-i`/`--include` adds a library: the first operand is still the
-        // program; gawk's `inplace` library rewrites every input file.
-        let mut inplace = false;
-        for v in opts.values_of(&["-i", "--include"]) {
-            if v.is("inplace") || v.is("inplace.awk") {
-                inplace = true;
-            } else if v.is("-") {
-                self.cannot(cmd, "reads code from standard input");
-            } else {
-                self.script_file(&v, &cmd.shown);
-            }
-        }
+        // `-i`/`--include` adds a library (a script file: gawk looks in the
+        // current folder first): the first operand is still the program;
+        // gawk's `inplace` library rewrites every input file.
+        let libs = opts.values_of(&["-i", "--include"]);
+        let inplace = libs.iter().any(|v| v.is("inplace") || v.is("inplace.awk"));
         let sources = ["-f", "--file", "-E", "--exec", "-e", "--source"];
         let mut programs = opts.values_of(&["-e", "--source"]);
         let mut inputs = opts.pos.iter();
@@ -158,7 +205,7 @@ impl Walker {
             programs.extend(inputs.next().cloned());
         }
         if inplace {
-            for input in inputs.filter(|a| !a.lit().is_some_and(|t| t.contains('='))) {
+            for input in inputs {
                 self.write_to(input, &what);
             }
             self.say(Risk::Moderate, cmd, "rewrites its input files in place");
@@ -188,13 +235,11 @@ impl Walker {
         if runs {
             self.unclassifiable(format!("{what} runs shell commands from awk (`system`, `|`), which the classifier cannot read"));
         }
-        match literal_target(text).filter(|_| awk_redirects(&code)) {
+        let why = format!("{what} writes files named at run time");
+        match literal_target(text) {
+            _ if !awk_redirects(&code) => {}
             Some(file) => self.write_to(&Arg::literal(&file), what),
-            None if awk_redirects(&code) => {
-                let why = format!("{what} writes files named at run time");
-                self.note(Risk::Moderate, why);
-            }
-            None => {}
+            None => self.note(Risk::Moderate, why),
         }
     }
 
@@ -222,13 +267,6 @@ impl Walker {
         }
     }
 
-    /// at, batch: schedule their input as commands for later, outside the step.
-    pub(super) fn at(&mut self, cmd: &Cmd<'_>) {
-        let why = "schedules commands to run later, outside the step";
-        self.say(Risk::Dangerous, cmd, why);
-        self.input_script(cmd, true, "schedules commands the classifier cannot read");
-    }
-
     /// One `-o Key=Value` of ssh or scp.
     pub(super) fn ssh_option(&mut self, option: &Arg, shown: &str) {
         let Some(text) = option.lit() else {
@@ -247,73 +285,6 @@ impl Walker {
             self.unclassifiable(format!("`{shown}` {why}"));
         }
     }
-}
-
-/// What a sed script does beyond printing.
-enum SedEffect {
-    Writes(String),
-    Runs(Option<String>),
-    Unknown(char),
-}
-
-/// The writes and executions of a sed script (GNU syntax).
-fn sed_effects(script: &str) -> Vec<SedEffect> {
-    let chars: Vec<char> = script.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        i = skip_address(&chars, i);
-        let Some(&c) = chars.get(i) else { break };
-        i += 1;
-        match c {
-            ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' => {}
-            '#' | ':' | 'a' | 'i' | 'c' | 'r' | 'R' | 'b' | 't' | 'T' | 'v' | 'q' | 'Q' | 'l'
-            | 'L' => {
-                let semicolon = matches!(c, 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v' | ':');
-                i = rest_of_line(&chars, i, semicolon).1;
-            }
-            'w' | 'W' | 'e' => {
-                let (arg, next) = rest_of_line(&chars, i, false);
-                out.push(match c {
-                    'e' => SedEffect::Runs((!arg.is_empty()).then_some(arg)),
-                    _ => SedEffect::Writes(arg),
-                });
-                i = next;
-            }
-            's' | 'y' => {
-                let Some(&delim) = chars.get(i) else { break };
-                i = skip_part(&chars, i + 1, delim);
-                i = skip_part(&chars, i, delim);
-                if c == 's' {
-                    i = sed_flags(&chars, i, &mut out);
-                }
-            }
-            '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' | 'F' => {}
-            other => {
-                out.push(SedEffect::Unknown(other));
-                break;
-            }
-        }
-    }
-    out
-}
-
-/// Flags of an `s` command; `w FILE` and `e` are effects.
-fn sed_flags(chars: &[char], mut i: usize, out: &mut Vec<SedEffect>) -> usize {
-    while let Some(&f) = chars.get(i) {
-        match f {
-            'w' => {
-                let (arg, next) = rest_of_line(chars, i + 1, false);
-                out.push(SedEffect::Writes(arg));
-                return next;
-            }
-            'e' => out.push(SedEffect::Runs(None)),
-            'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => {}
-            _ => return i,
-        }
-        i += 1;
-    }
-    i
 }
 
 /// Skips a sed address (`1`, `$`, `/re/I`, `\%re%`, `1,+3`, `0~2`) and spaces.
