@@ -52,18 +52,34 @@ pub(crate) fn open(path: &Path) -> io::Result<File> {
     open_regular(path, false)
 }
 
+/// Open `path` for reading only if it is itself a regular file, not a
+/// symbolic link to one: a file a step names for plangate to read (a link
+/// would have plangate read, with its own rights, what the step cannot).
+pub(crate) fn open_no_link(path: &Path) -> io::Result<File> {
+    match open_flags(path, false, libc::O_NOFOLLOW) {
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            Err(io::Error::other(NotRegular("a symbolic link")))
+        }
+        r => r,
+    }
+}
+
 /// Open `path` for reading and writing, only if it is a regular file.
 pub(crate) fn open_rw(path: &Path) -> io::Result<File> {
     open_regular(path, true)
 }
 
+fn open_regular(path: &Path, write: bool) -> io::Result<File> {
+    open_flags(path, write, 0)
+}
+
 /// Open without blocking (a FIFO never waits for a writer), then refuse
 /// anything `fstat` does not call a regular file (no race with a swap).
-fn open_regular(path: &Path, write: bool) -> io::Result<File> {
+fn open_flags(path: &Path, write: bool, flags: i32) -> io::Result<File> {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(write)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | flags)
         .open(path)?;
     let t = f.metadata()?.file_type();
     if !t.is_file() {

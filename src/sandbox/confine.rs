@@ -165,6 +165,50 @@ pub(crate) fn deny_keyrings() -> Result<(), SandboxError> {
     Ok(())
 }
 
+/// A step without a namespace of its own (Landlock) shares the host's
+/// System V IPC objects and POSIX message queues: it could read or take
+/// another process's, or leave its own behind. Refused (EPERM).
+pub(crate) fn deny_host_ipc() -> Result<(), SandboxError> {
+    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
+    static PROGRAM: std::sync::OnceLock<BpfProgram> = std::sync::OnceLock::new();
+    let program = if let Some(p) = PROGRAM.get() {
+        p
+    } else {
+        let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(SandboxError::Arch)?;
+        let p: BpfProgram = SeccompFilter::new(
+            [
+                libc::SYS_shmget,
+                libc::SYS_shmat,
+                libc::SYS_shmctl,
+                libc::SYS_msgget,
+                libc::SYS_msgsnd,
+                libc::SYS_msgrcv,
+                libc::SYS_msgctl,
+                libc::SYS_semget,
+                libc::SYS_semop,
+                libc::SYS_semtimedop,
+                libc::SYS_semctl,
+                libc::SYS_mq_open,
+                libc::SYS_mq_unlink,
+                libc::SYS_mq_timedsend,
+                libc::SYS_mq_timedreceive,
+                libc::SYS_mq_notify,
+                libc::SYS_mq_getsetattr,
+            ]
+            .into_iter()
+            .map(|n| (n, Vec::new()))
+            .collect(),
+            SeccompAction::Allow,
+            SeccompAction::Errno(u32::try_from(libc::EPERM).unwrap_or(1)),
+            arch,
+        )
+        .and_then(TryInto::try_into)?;
+        PROGRAM.get_or_init(|| p)
+    };
+    seccompiler::apply_filter(program)?;
+    Ok(())
+}
+
 /// Compile the filters of [`apply_seccomp`].
 fn compile_seccomp(
     net: bool,
@@ -223,6 +267,34 @@ fn compile_seccomp(
         groups.push((vec![libc::SYS_socket], libc::EACCES));
     }
     let mut programs = Vec::new();
+    if frozen_metadata {
+        // A file's flags (immutable, append-only, no-dump) and its
+        // extended attributes' project fields, through ioctl on any file
+        // the step can open for reading.
+        let cmd = |c: u64| -> Result<SeccompRule, SandboxError> {
+            Ok(SeccompRule::new(vec![seccompiler::SeccompCondition::new(
+                1,
+                seccompiler::SeccompCmpArgLen::Dword,
+                seccompiler::SeccompCmpOp::Eq,
+                c,
+            )?])?)
+        };
+        let rules = vec![(
+            libc::SYS_ioctl,
+            [FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR]
+                .into_iter()
+                .map(cmd)
+                .collect::<Result<Vec<_>, _>>()?,
+        )];
+        let program: BpfProgram = SeccompFilter::new(
+            rules.into_iter().collect(),
+            SeccompAction::Allow,
+            errno(libc::EPERM),
+            arch,
+        )
+        .and_then(TryInto::try_into)?;
+        programs.push(program);
+    }
     for (nrs, e) in groups {
         let program: BpfProgram = SeccompFilter::new(
             always(&nrs).into_iter().collect(),
@@ -250,6 +322,11 @@ const LEGACY_CHMOD: [i64; 4] = [
 ];
 #[cfg(not(target_arch = "x86_64"))]
 const LEGACY_CHMOD: [i64; 0] = [];
+
+// `_IOW('f', 2, long)`, its 32-bit form, `_IOW('X', 32, struct fsxattr)`.
+const FS_IOC_SETFLAGS: u64 = 0x4008_6602;
+const FS_IOC32_SETFLAGS: u64 = 0x4004_6602;
+const FS_IOC_FSSETXATTR: u64 = 0x401c_5820;
 
 // Newer than the libc crate's tables (x86_64 and aarch64 share these numbers).
 const SYS_FCHMODAT2: i64 = 452;

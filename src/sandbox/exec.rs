@@ -313,6 +313,9 @@ fn restrict(args: &ExecArgs, resident: bool) -> Result<(), SandboxError> {
     }
     let egress = !args.egress_port.is_empty();
     confine::apply_seccomp(args.net || egress, args.frozen_metadata)?;
+    // No namespace of its own: the host's keyrings and IPC objects.
+    confine::deny_keyrings()?;
+    confine::deny_host_ipc()?;
     if egress {
         super::netfilter::apply_tcp_only()?;
     }

@@ -110,6 +110,15 @@ pub(super) fn base_args(network: bool) -> Vec<String> {
             // the read-only binds writable.
             "--cap-drop",
             "ALL",
+            // As root (uid 0 maps to the host's), the kernel's settings are
+            // writable without a capability (`core_pattern` runs a program as
+            // root): bwrap covers them only when it cannot tell.
+            "--ro-bind-try",
+            "/proc/sys",
+            "/proc/sys",
+            "--ro-bind-try",
+            "/proc/sysrq-trigger",
+            "/proc/sysrq-trigger",
         ]
         .iter()
         .map(|s| (*s).to_owned()),

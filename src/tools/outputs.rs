@@ -140,8 +140,9 @@ fn heredoc(line: &str) -> Option<(&str, &str)> {
 /// Read and parse a bash step's output file (absent: no outputs).
 pub(crate) fn read(path: &Path) -> Result<BTreeMap<String, String>, OutputError> {
     use std::io::Read;
-    // A FIFO or device in its place is refused at once (never a hang).
-    let f = match crate::regular::open(path) {
+    // A FIFO or device in its place is refused at once (never a hang); a
+    // link is refused too (plangate would read where it points, as itself).
+    let f = match crate::regular::open_no_link(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
         Err(e) => return Err(err(0, format!("cannot read the file: {e}"))),

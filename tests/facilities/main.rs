@@ -125,6 +125,7 @@ fn trials() -> Vec<Trial> {
         [Facility::SystemPython],
         sandbox::the_network_is_off_unless_the_step_declares_it,
         seal::without_network_no_unix_or_abstract_socket_is_reachable,
+        seal::a_step_reaches_no_kernel_setting_keyring_or_host_ipc_object,
         seal::a_sandboxed_step_changes_no_metadata_outside_its_writable_set,
         egress::only_declared_hosts_are_reached_through_the_proxy,
     );

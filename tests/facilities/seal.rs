@@ -553,3 +553,52 @@ pub fn a_step_leaves_nothing_in_the_hosts_shared_memory(b: Backend) {
         marker.display()
     );
 }
+
+/// What a step shares with the host without a namespace of its own, tried
+/// from a moderate (workspace-write) step: the kernel's settings and
+/// `/proc/sysrq-trigger` (writable by uid 0 without a capability), the
+/// user's keyring, System V shared memory. Nothing is written: a setting is
+/// only opened for writing, a segment made is removed at once.
+pub fn a_step_reaches_no_kernel_setting_keyring_or_host_ipc_object(b: Backend) {
+    let (flag, label) = b.mode();
+    let env = Env::new();
+    std::fs::write(
+        env.ws.join("probe.py"),
+        "import ctypes, os, platform\n\
+         for p in ('/proc/sys/kernel/core_pattern', '/proc/sys/kernel/hostname', '/proc/sysrq-trigger'):\n\
+         \x20   try:\n\
+         \x20       os.close(os.open(p, os.O_WRONLY)); print('OPENED', p)\n\
+         \x20   except OSError as e:\n\
+         \x20       print('refused', p, e.errno)\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         keyctl = {'x86_64': 250, 'aarch64': 219}.get(platform.machine())\n\
+         if keyctl is not None:\n\
+         \x20   k = libc.syscall(keyctl, 0, ctypes.c_long(-4), 0)\n\
+         \x20   print('KEYRING', k) if k > 0 else print('refused keyring', ctypes.get_errno())\n\
+         s = libc.shmget(0, 4096, 0o1600)\n\
+         if s >= 0:\n\
+         \x20   libc.shmctl(s, 0, None); print('SHM-MADE')\n\
+         else:\n\
+         \x20   print('refused shm', ctypes.get_errno())\n\
+         print('tried')\n",
+    )
+    .unwrap();
+    let o = run(
+        &env,
+        flag,
+        &plan(&[("probe", "/usr/bin/python3 ./probe.py")]),
+        &["--approve", "probe"],
+    );
+    assert_eq!(code(&o), 0, "{label}: {}", stderr(&o));
+    let out = stdout_of(&env, "probe");
+    assert!(
+        out.contains("tried"),
+        "{label}: the probe did not run: {out}"
+    );
+    assert!(!out.contains("OPENED"), "{label}: {out}");
+    assert!(!out.contains("KEYRING"), "{label}: {out}");
+    // bwrap gives the step an IPC namespace of its own; Landlock refuses.
+    if label == "landlock" {
+        assert!(!out.contains("SHM-MADE"), "{label}: {out}");
+    }
+}

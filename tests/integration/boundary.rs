@@ -555,3 +555,27 @@ fn a_panic_inside_the_redaction_layer_never_leaves_a_value_unmasked() {
     assert_eq!(r["in_progress"], false, "{r:#}");
     assert_ne!(r["status"], "success");
 }
+
+/// A link at `$PLANGATE_OUTPUT` (to a file outside the step's sandbox, or
+/// another process's environment) is not followed: plangate would read,
+/// with its own rights, what the step cannot. The step fails; nothing of
+/// the target reaches the report.
+#[test]
+fn a_link_at_the_outputs_file_is_not_followed() {
+    let env = Env::new();
+    let outside = env.out.with_extension("outside-kv");
+    std::fs::write(&outside, "k=OUTSIDE-KV-MARKER\n").unwrap();
+    let plan = format!(
+        "version: 1\nid: t\nsteps:\n  - {{id: l1, tool: bash, parameters: {{command: 'ln -sf {} \"$PLANGATE_OUTPUT\"'}}}}\n",
+        outside.display()
+    );
+    let o = env.run(&plan, &[]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(
+        env.step_error("l1").contains("symbolic link"),
+        "{:#}",
+        env.step("l1")
+    );
+    let report = std::fs::read_to_string(env.out.join("report.json")).unwrap();
+    assert!(!report.contains("OUTSIDE-KV-MARKER"), "{report}");
+}

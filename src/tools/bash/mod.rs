@@ -93,7 +93,7 @@ fn read_outputs(out: &mut StepOutcome, file: &Path, ctx: &StepContext) {
         out.outputs.clear();
         return;
     }
-    if std::fs::metadata(file).is_ok_and(|m| m.len() > 0) {
+    if std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file() && m.len() > 0) {
         out.artifacts.push(format!(
             "{}/{}",
             ctx.artifacts_rel,
