@@ -58,8 +58,8 @@ pub(super) struct Walker {
     defining: Vec<String>,
     /// Calls made inside function bodies: (caller, callee, spawned in the background or a pipe).
     calls: Vec<(String, String, bool)>,
-    in_pipe: bool,
-    in_background: bool,
+    /// Walking a command run in the background or a pipeline stage.
+    spawned: bool,
     /// Depth of loops that never end (`while true`), for unbounded background spawning.
     forever: usize,
     /// The script may change `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR`: it
@@ -226,7 +226,7 @@ impl Walker {
 
     fn compound_list(&mut self, list: &ast::CompoundList) {
         for ast::CompoundListItem(and_or, sep) in &list.0 {
-            let saved = self.in_background;
+            let saved = self.spawned;
             let background = matches!(sep, ast::SeparatorOperator::Async);
             if background && self.forever > 0 {
                 self.block(
@@ -234,9 +234,9 @@ impl Walker {
                         .to_string(),
                 );
             }
-            self.in_background |= background;
+            self.spawned |= background;
             self.and_or(and_or);
-            self.in_background = saved;
+            self.spawned = saved;
         }
     }
 
@@ -252,8 +252,8 @@ impl Walker {
     /// Each stage of a pipeline runs in a subshell, reading the previous one's output.
     fn pipeline(&mut self, p: &ast::Pipeline) {
         let multi = p.seq.len() > 1;
-        let saved_pipe = self.in_pipe;
-        self.in_pipe |= multi;
+        let saved = self.spawned;
+        self.spawned |= multi;
         let mut input = Input::Terminal;
         for cmd in &p.seq {
             let stage = if multi {
@@ -263,7 +263,7 @@ impl Walker {
             };
             input = Input::Pipe(stage.output);
         }
-        self.in_pipe = saved_pipe;
+        self.spawned = saved;
     }
 
     fn command(&mut self, cmd: &ast::Command, input: Input) -> Stage {
@@ -472,8 +472,23 @@ impl Walker {
                 let forever = f.condition.as_ref().is_none_or(|c| c.value.trim() == "1");
                 self.conditional(|me| me.loop_body(forever, &f.body.list));
             }
-            C::CaseClause(c) => self.case(c),
-            C::IfClause(i) => self.conditional(|me| me.if_clause(i)),
+            C::CaseClause(c) => {
+                self.word(&c.value.value);
+                self.conditional(|me| {
+                    for item in &c.cases {
+                        item.patterns.iter().for_each(|p| drop(me.word(&p.value)));
+                        item.cmd.iter().for_each(|list| me.compound_list(list));
+                    }
+                });
+            }
+            C::IfClause(i) => self.conditional(|me| {
+                me.compound_list(&i.condition);
+                me.compound_list(&i.then);
+                for e in i.elses.iter().flatten() {
+                    e.condition.iter().for_each(|c| me.compound_list(c));
+                    me.compound_list(&e.body);
+                }
+            }),
             C::WhileClause(w) | C::UntilClause(w) => {
                 let until = matches!(c, C::UntilClause(_));
                 let forever = constant_condition(&w.0) == Some(!until);
@@ -502,31 +517,6 @@ impl Walker {
             self.unclassifiable(why);
         }
         self.note(Risk::Safe, "arithmetic only computes".to_string());
-    }
-
-    fn case(&mut self, c: &ast::CaseClauseCommand) {
-        self.word(&c.value.value);
-        self.conditional(|me| {
-            for item in &c.cases {
-                for p in &item.patterns {
-                    me.word(&p.value);
-                }
-                if let Some(list) = &item.cmd {
-                    me.compound_list(list);
-                }
-            }
-        });
-    }
-
-    fn if_clause(&mut self, i: &ast::IfClauseCommand) {
-        self.compound_list(&i.condition);
-        self.compound_list(&i.then);
-        for e in i.elses.iter().flatten() {
-            if let Some(cond) = &e.condition {
-                self.compound_list(cond);
-            }
-            self.compound_list(&e.body);
-        }
     }
 
     fn function(&mut self, f: &ast::FunctionDefinition) {
@@ -562,8 +552,7 @@ impl Walker {
         let Some(caller) = self.defining.last().cloned() else {
             return;
         };
-        let spawned = self.in_pipe || self.in_background;
-        self.calls.push((caller, name.to_string(), spawned));
+        self.calls.push((caller, name.to_string(), self.spawned));
         if self.calls.len() > 512 {
             return;
         }
@@ -656,13 +645,11 @@ fn constant_condition(list: &ast::CompoundList) -> Option<bool> {
     let [ast::CompoundListItem(and_or, _)] = list.0.as_slice() else {
         return None;
     };
-    if !and_or.additional.is_empty() || and_or.first.seq.len() != 1 || and_or.first.bang {
-        return None;
-    }
-    let ast::Command::Simple(sc) = and_or.first.seq.first()? else {
+    let [ast::Command::Simple(sc)] = and_or.first.seq.as_slice() else {
         return None;
     };
-    if sc.suffix.is_some() || sc.prefix.is_some() {
+    let alone = and_or.additional.is_empty() && !and_or.first.bang;
+    if !alone || sc.suffix.is_some() || sc.prefix.is_some() {
         return None;
     }
     match sc.word_or_name.as_ref()?.value.as_str() {
