@@ -16,20 +16,16 @@ use crate::model::Risk;
 
 impl Walker {
     pub(super) fn declare(&mut self, cmd: &Cmd<'_>) {
-        let mut integer = false;
-        let mut nameref = false;
-        let mut functions = false;
-        let mut any = false;
+        // The flags given so far (`-i`: integer, `-n`: nameref, `-f`: functions).
+        let (mut flags, mut any) = (String::new(), false);
         for a in cmd.args {
             let t = a.lit().unwrap_or(&a.raw);
-            if let Some(flags) = t.strip_prefix(['-', '+']).filter(|_| !t.contains('=')) {
-                integer |= flags.contains('i');
-                nameref |= flags.contains('n');
-                functions |= flags.contains('f') || flags.contains('F');
+            if let Some(f) = t.strip_prefix(['-', '+']).filter(|_| !t.contains('=')) {
+                flags.push_str(f);
                 continue;
             }
             any = true;
-            if functions {
+            if flags.contains(['f', 'F']) {
                 continue;
             }
             // NAME[=VALUE] as bash reads it: from the word's value when it
@@ -52,7 +48,7 @@ impl Walker {
                     continue;
                 }
             };
-            if nameref {
+            if flags.contains('n') {
                 self.cannot(
                     cmd,
                     "makes a name refer to another variable, which the classifier does not follow",
@@ -60,7 +56,7 @@ impl Walker {
             }
             self.variable_name(&name, &cmd.shown);
             if let Some(value) = value {
-                if integer {
+                if flags.contains('i') {
                     self.arithmetic(value.lit().unwrap_or(&value.raw));
                 }
                 self.assign_variable(&name, &value, &cmd.shown, None);
@@ -72,7 +68,7 @@ impl Walker {
 
     /// A variable name given to a builtin: an array index holding an expansion is evaluated again.
     fn variable_name(&mut self, name: &str, shown: &str) {
-        if subscript_expands(name) || name.contains("$(") || name.contains('`') {
+        if evaluated_again(name) {
             let why = "whose index bash evaluates again (it can run commands)";
             self.unclassifiable(format!("`{shown}` names variable `{name}`, {why}"));
         }

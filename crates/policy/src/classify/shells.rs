@@ -15,11 +15,6 @@ use super::walk::{Input, Walker};
 use super::words::Arg;
 use crate::model::Risk;
 
-/// Why code on an input the classifier cannot read is unclassifiable.
-const UNREAD_INPUT: &str = "runs code from its input, which the classifier cannot read";
-/// Why code read from a terminal is moderate.
-const TERMINAL: &str = "reads code from a terminal (none in CI)";
-
 /// Whether `args` start with `--`, and the words after it.
 fn after_dashes(args: &[Arg]) -> (bool, &[Arg]) {
     match args.split_first() {
@@ -132,9 +127,16 @@ impl Walker {
                 self.say(Risk::Safe, cmd, "runs literal shell code");
                 self.script(text);
             }
-            Input::Pipe(_) | Input::Text(_) => self.cannot(cmd, UNREAD_INPUT),
+            Input::Pipe(_) | Input::Text(_) => self.cannot(
+                cmd,
+                "runs code from its input, which the classifier cannot read",
+            ),
             Input::File(file) => self.script_file(&file.clone(), &cmd.shown),
-            Input::Terminal => self.say(Risk::Moderate, cmd, TERMINAL),
+            Input::Terminal => self.say(
+                Risk::Moderate,
+                cmd,
+                "reads code from a terminal (none in CI)",
+            ),
         }
     }
 

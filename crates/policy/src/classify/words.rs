@@ -330,14 +330,9 @@ pub(super) fn evaluated_again(text: &str) -> bool {
 
 /// Why an arithmetic expression cannot be followed, if it cannot.
 pub(super) fn arithmetic_problem(expr: &str) -> Option<String> {
-    if subscript_expands(expr) {
-        return Some(format!(
-            "arithmetic `{expr}` indexes an array with an expansion, which bash evaluates again (it can run commands)"
-        ));
-    }
     evaluated_again(expr).then(|| {
         format!(
-            "arithmetic `{expr}` evaluates a command's output as arithmetic, which bash expands again (an output `a[$(cmd)]` runs cmd)"
+            "arithmetic `{expr}` evaluates an array index holding an expansion, or a command's output, again (it can run commands)"
         )
     })
 }
