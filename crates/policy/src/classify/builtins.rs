@@ -11,7 +11,8 @@
 use super::commands::Cmd;
 use super::rules;
 use super::walk::Walker;
-use super::words::{Arg, evaluated_again, subscript_expands};
+use super::words::{ARITH_OPS, Arg, evaluated_again, subscript_expands};
+
 use crate::model::Risk;
 
 impl Walker {
@@ -116,7 +117,6 @@ impl Walker {
     /// A command's output compared with `-eq` is no risk here: `test` reads
     /// its operands as plain integers (only `[[ ]]` evaluates them).
     pub(super) fn test(&mut self, cmd: &Cmd<'_>) {
-        const ARITH: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
         let args = cmd.args;
         let is = |i: Option<usize>, ops: &[&str]| {
             i.and_then(|i| args.get(i))
@@ -126,7 +126,8 @@ impl Walker {
             let text = a.lit().unwrap_or(&a.raw);
             let before = i.checked_sub(1);
             let named = is(before, &["-v"]) && evaluated_again(text);
-            let compared = (is(Some(i + 1), ARITH) || is(before, ARITH)) && subscript_expands(text);
+            let arith = |i| is(i, &ARITH_OPS);
+            let compared = (arith(Some(i + 1)) || arith(before)) && subscript_expands(text);
             if named || compared {
                 self.cannot(
                     cmd,

@@ -587,8 +587,11 @@ impl Walker {
     }
 
     /// `[[ x -eq 'a[$(cmd)]' ]]`, `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the index again.
-    fn test_index(&mut self, raw: &str) {
-        if words::evaluated_again(raw) {
+    fn test_index(&mut self, evaluates: bool, raws: &[&String]) {
+        for raw in raws
+            .iter()
+            .filter(|r| evaluates && words::evaluated_again(r))
+        {
             self.unclassifiable(format!(
                 "`[[ ... ]]` evaluates `{raw}`, an array index or a command's output, as arithmetic (it can run commands)"
             ));
@@ -609,32 +612,15 @@ impl Walker {
             E::Not(a) | E::Parenthesized(a) => self.extended_test(a, depth + 1),
             E::UnaryTest(op, w) => {
                 self.word(&w.value);
-                let names_var = matches!(
-                    op,
-                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
-                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
-                );
-                if names_var {
-                    self.test_index(&w.value);
-                }
+                // `-v NAME`, `-R NAME` (brush-parser prints predicates as written).
+                let names_var = matches!(op.to_string().as_str(), "-v" | "-R");
+                self.test_index(names_var, &[&w.value]);
             }
             E::BinaryTest(op, a, b) => {
                 self.word(&a.value);
                 self.word(&b.value);
-                use ast::BinaryPredicate as B;
-                let arithmetic = matches!(
-                    op,
-                    B::ArithmeticEqualTo
-                        | B::ArithmeticNotEqualTo
-                        | B::ArithmeticLessThan
-                        | B::ArithmeticLessThanOrEqualTo
-                        | B::ArithmeticGreaterThan
-                        | B::ArithmeticGreaterThanOrEqualTo
-                );
-                if arithmetic {
-                    self.test_index(&a.value);
-                    self.test_index(&b.value);
-                }
+                let arithmetic = words::ARITH_OPS.contains(&op.to_string().as_str());
+                self.test_index(arithmetic, &[&a.value, &b.value]);
             }
         }
     }

@@ -328,7 +328,11 @@ pub(super) fn evaluated_again(text: &str) -> bool {
     subscript_expands(text) || text.contains("$(") || text.contains('`')
 }
 
+/// The comparisons that read their operands as arithmetic (`test`, `[[ ]]`).
+pub(super) const ARITH_OPS: [&str; 6] = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+
 /// Why an arithmetic expression cannot be followed, if it cannot.
+
 pub(super) fn arithmetic_problem(expr: &str) -> Option<String> {
     evaluated_again(expr).then(|| {
         format!(
