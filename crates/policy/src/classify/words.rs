@@ -332,7 +332,6 @@ pub(super) fn evaluated_again(text: &str) -> bool {
 pub(super) const ARITH_OPS: [&str; 6] = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
 
 /// Why an arithmetic expression cannot be followed, if it cannot.
-
 pub(super) fn arithmetic_problem(expr: &str) -> Option<String> {
     evaluated_again(expr).then(|| {
         format!(
