@@ -1,15 +1,8 @@
-//! Bash command risk classifier.
-//!
-//! Owns the decision "how risky is this shell command line?" for plangate:
-//! [`classify_bash`] parses the command with `brush-parser`, walks every simple
-//! command it can find (pipelines, lists, compound commands, functions, command
-//! and process substitutions, `bash -c`/`eval` strings, here-docs) and returns the
-//! highest risk found, whether the command is blocked outright, or whether it
-//! could not be read at all (fail-closed).
-//!
-//! This module is a pure function of its inputs: it does no I/O, spawns no
-//! processes, reads no environment variables and never touches the filesystem
-//! (paths are resolved lexically against [`ClassifyContext`]).
+//! Bash command risk classifier: [`classify_bash`] parses a command line with
+//! `brush-parser`, walks every command it can find (nested scripts included)
+//! and returns the highest risk, a block, or "cannot read it" (fail-closed).
+//! A pure function: no I/O, no processes, no environment; paths are resolved
+//! lexically against [`ClassifyContext`].
 
 mod braces;
 mod builtins;
@@ -40,9 +33,8 @@ pub struct ClassifyContext<'a> {
     pub home: Option<&'a std::path::Path>,
 }
 
-/// The verdict on one command line: judged at a risk, blocked (never runs)
-/// or unclassifiable (cannot be read: an explicit approval is required).
-/// Blocked and unclassifiable commands are dangerous by construction.
+/// The verdict on one command line. Blocked and unclassifiable commands are
+/// dangerous by construction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Classification {
     /// Read and judged: the highest risk found and the first reason at it,
@@ -50,8 +42,8 @@ pub enum Classification {
     Judged { risk: Risk, reason: String },
     /// Must never run, whatever the approvals.
     Blocked { reason: String },
-    /// The parser could not read the command (syntax error, unsupported
-    /// construct): fail-close.
+    /// The command cannot be read (syntax error, unsupported construct): an
+    /// explicit approval is required.
     Unclassifiable { reason: String },
 }
 

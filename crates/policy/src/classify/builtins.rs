@@ -1,12 +1,8 @@
-//! Bash builtins that change the shell itself. Rule: what the classifier
-//! models is judged (assignments through `export`/`declare`/`local`/
-//! `readonly`/`read`/`printf -v` follow the variable rule, `set -e`,
-//! `shopt -s nullglob` change nothing it relies on); what it does not model
-//! is unclassifiable: aliases, `enable`, `hash -p`, `fc`, namerefs,
-//! `set -k`, `shopt` options that change parsing (`extglob`,
-//! `expand_aliases`, `lastpipe`), and arithmetic on array subscripts that
-//! hold expansions (`let 'a[$(cmd)]'`, `declare -i`, `[ -v 'a[$(cmd)]' ]`),
-//! which bash evaluates again.
+//! Bash builtins that change the shell itself. What the classifier models is
+//! judged (assignments follow vars.rs, `set -e` changes nothing it relies
+//! on); what it does not is unclassifiable: aliases, `enable`, `hash -p`,
+//! `fc`, namerefs, `set -k`, parsing options (`shopt -s extglob`), and array
+//! indexes holding expansions (`let 'a[$(cmd)]'`), which bash evaluates again.
 
 use super::commands::Cmd;
 use super::rules;

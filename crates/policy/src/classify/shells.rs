@@ -1,12 +1,9 @@
-//! Text run as code. Rule: shell code the classifier can read (a literal
-//! `bash -c '...'`, `eval '...'`, a literal here-document or `echo ... | sh`)
-//! is parsed and judged; code it cannot read is unclassifiable: shell code
-//! known only at run time (`bash -c "$X"`, `curl ... | sh`, `bash <(...)`),
-//! and any inline or piped code of another interpreter (`python -c`,
-//! `perl -e`, `node -e`, `... | python`), since the classifier reads only
-//! bash. A script file (`bash FILE`, `source FILE`, `python FILE`) is project
-//! code, moderate, when it is a literal path inside the workspace, and
-//! unclassifiable anywhere else.
+//! Text run as code. Literal shell code (`bash -c '...'`, `eval`, a static
+//! here-document or `echo ... | sh`) is parsed and judged; code known only at
+//! run time (`bash -c "$X"`, `curl ... | sh`) and inline or piped code of
+//! another interpreter (`python -c`: the classifier reads only bash) is
+//! unclassifiable. A script file is moderate inside the workspace, else
+//! unclassifiable.
 
 use super::commands::{Cmd, Opts, leading};
 use super::paths::Loc;
