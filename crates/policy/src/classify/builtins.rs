@@ -8,7 +8,6 @@ use super::commands::Cmd;
 use super::rules;
 use super::walk::Walker;
 use super::words::{ARITH_OPS, Arg, evaluated_again, subscript_expands};
-
 use crate::model::Risk;
 
 impl Walker {

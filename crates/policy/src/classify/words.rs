@@ -404,21 +404,15 @@ fn decode_ansi_c(s: &str) -> Option<String> {
             '\\' | '\'' | '"' | '?' => e,
             // `\xHH` (1 or 2 digits), `\OOO` (1 to 3 octal digits).
             'x' | '0'..='7' => {
-                let (radix, mut code, mut n) = match e.to_digit(8) {
-                    Some(d) => (8, d, 1),
-                    None => (16, 0, 0),
-                };
-                while n < 2 + usize::from(radix == 8)
-                    && let Some(d) = chars.peek().and_then(|d| d.to_digit(radix))
+                let (radix, max) = if e == 'x' { (16, 2) } else { (8, 3) };
+                // An octal escape's first digit is `e` itself.
+                let mut digits: String = e.to_digit(8).map(|_| e).into_iter().collect();
+                while digits.len() < max
+                    && let Some(d) = chars.next_if(|d| d.is_digit(radix))
                 {
-                    code = code * radix + d;
-                    chars.next();
-                    n += 1;
+                    digits.push(d);
                 }
-                if n == 0 {
-                    return None;
-                }
-                char::from_u32(code)?
+                char::from_u32(u32::from_str_radix(&digits, radix).ok()?)?
             }
             _ => return None,
         });

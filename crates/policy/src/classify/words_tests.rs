@@ -22,3 +22,14 @@ fn expansions_evaluated_again() {
     assert!(expansion_problem("${!x}").is_some() && expansion_problem("${!x[@]}").is_none());
     assert!(expansion_problem("${!pre*}").is_none() && expansion_problem("${x@P}").is_some());
 }
+
+#[test]
+fn ansi_c_escapes() {
+    let d = |s: &str| decode_ansi_c(s);
+    assert_eq!(d(r"\101\x42\x4"), Some("AB\x04".to_string()));
+    assert_eq!(d(r"\0\1010\x414"), Some("\0A0A4".to_string()));
+    assert_eq!(d(r"a\tb\\\'"), Some("a\tb\\'".to_string()));
+    assert_eq!(d(r"\x"), None);
+    assert_eq!(d(r"\u41"), None);
+    assert_eq!(d(r"\cA"), None);
+}
