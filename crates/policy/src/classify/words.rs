@@ -1,9 +1,6 @@
-//! Turns one shell word into its static value when it has one.
-//!
-//! Quotes and escapes are removed, `~`/`$HOME` are replaced by the home directory,
-//! and anything decided at run time (other variables, command substitutions,
-//! arithmetic) makes the value unknown. Command substitutions are returned so
-//! the caller can classify them as scripts of their own.
+//! Turns one shell word into its static value when it has one: quotes and
+//! escapes removed, `~`/`$HOME` replaced; anything decided at run time makes
+//! it unknown. Command substitutions are returned, to classify as scripts.
 
 use brush_parser::word::{Parameter, ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
 
@@ -35,7 +32,6 @@ impl ScratchVar {
         ScratchVar("TMPDIR", "the step's private temporary folder"),
     ];
 
-    /// The variable's name.
     pub(super) fn name(self) -> &'static str {
         self.0
     }
@@ -101,7 +97,6 @@ impl Arg {
         }
     }
 
-    /// The literal value, when known.
     pub(super) fn lit(&self) -> Option<&str> {
         self.text.as_deref()
     }
@@ -320,10 +315,9 @@ pub(super) fn subscript_expands(text: &str) -> bool {
     text.split('[').skip(1).any(index)
 }
 
-/// True when arithmetic evaluation of `text` (`(( ))`, `let`, `declare -i`,
-/// `[[ X -eq Y ]]`, `-v`) may run a command it does not show: an array index
-/// holding an expansion, or a command substitution, whose output bash
-/// evaluates as arithmetic (an output like `a[$(cmd)]` runs `cmd`).
+/// True when arithmetic evaluation of `text` (`(( ))`, `let`, `-eq`, `-v`)
+/// may run a command it does not show: an index holding an expansion, or a
+/// command's output, which bash evaluates again (`a[$(cmd)]` runs `cmd`).
 pub(super) fn evaluated_again(text: &str) -> bool {
     subscript_expands(text) || text.contains("$(") || text.contains('`')
 }
