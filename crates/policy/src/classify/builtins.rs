@@ -50,7 +50,7 @@ impl Walker {
                     "makes a name refer to another variable, which the classifier does not follow",
                 );
             }
-            self.variable_name(&name, &cmd.shown);
+            self.evaluated(&name, &cmd.shown);
             if let Some(value) = value {
                 if flags.contains('i') {
                     self.arithmetic(value.lit().unwrap_or(&value.raw));
@@ -60,14 +60,6 @@ impl Walker {
         }
         let what = if any { "sets variables" } else { "only lists" };
         self.note(Risk::Safe, format!("`{}` {what}", cmd.shown));
-    }
-
-    /// A variable name given to a builtin: an array index holding an expansion is evaluated again.
-    fn variable_name(&mut self, name: &str, shown: &str) {
-        if evaluated_again(name) {
-            let why = "whose index bash evaluates again (it can run commands)";
-            self.unclassifiable(format!("`{shown}` names variable `{name}`, {why}"));
-        }
     }
 
     /// read, mapfile: the names read into; `mapfile -C` runs a callback.
@@ -84,7 +76,7 @@ impl Walker {
     /// A variable `read`, `mapfile` or `printf -v` assigns (unknown) text to.
     fn read_into(&mut self, n: &Arg, cmd: &Cmd<'_>) {
         let name = n.lit().unwrap_or(&n.raw).to_string();
-        self.variable_name(&name, &cmd.shown);
+        self.evaluated(&name, &cmd.shown);
         if n.lit().is_none() {
             self.cannot(cmd, "assigns a variable named at run time");
         }
@@ -102,7 +94,7 @@ impl Walker {
 
     pub(super) fn names(&mut self, cmd: &Cmd<'_>) {
         for a in cmd.args.iter().filter(|a| !a.raw.starts_with('-')) {
-            self.variable_name(a.lit().unwrap_or(&a.raw), &cmd.shown);
+            self.evaluated(a.lit().unwrap_or(&a.raw), &cmd.shown);
         }
         self.say(Risk::Safe, cmd, "only changes variables");
     }

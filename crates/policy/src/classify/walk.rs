@@ -586,14 +586,13 @@ impl Walker {
         false
     }
 
-    /// `[[ x -eq 'a[$(cmd)]' ]]`, `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the index again.
-    fn test_index(&mut self, evaluates: bool, raws: &[&String]) {
-        for raw in raws
-            .iter()
-            .filter(|r| evaluates && words::evaluated_again(r))
-        {
+    /// `text` is a name or a number bash evaluates (`read NAME`, `[[ -v NAME ]]`,
+    /// `[[ X -eq Y ]]`): an array index holding an expansion, or a command's
+    /// output, is evaluated again (`a[$(cmd)]` runs cmd).
+    pub(super) fn evaluated(&mut self, text: &str, shown: &str) {
+        if words::evaluated_again(text) {
             self.unclassifiable(format!(
-                "`[[ ... ]]` evaluates `{raw}`, an array index or a command's output, as arithmetic (it can run commands)"
+                "`{shown}` has bash evaluate `{text}`, an array index or a command's output, again (it can run commands)"
             ));
         }
     }
@@ -613,14 +612,17 @@ impl Walker {
             E::UnaryTest(op, w) => {
                 self.word(&w.value);
                 // `-v NAME`, `-R NAME` (brush-parser prints predicates as written).
-                let names_var = matches!(op.to_string().as_str(), "-v" | "-R");
-                self.test_index(names_var, &[&w.value]);
+                if matches!(op.to_string().as_str(), "-v" | "-R") {
+                    self.evaluated(&w.value, "[[ ... ]]");
+                }
             }
             E::BinaryTest(op, a, b) => {
                 self.word(&a.value);
                 self.word(&b.value);
-                let arithmetic = words::ARITH_OPS.contains(&op.to_string().as_str());
-                self.test_index(arithmetic, &[&a.value, &b.value]);
+                if words::ARITH_OPS.contains(&op.to_string().as_str()) {
+                    self.evaluated(&a.value, "[[ ... ]]");
+                    self.evaluated(&b.value, "[[ ... ]]");
+                }
             }
         }
     }
