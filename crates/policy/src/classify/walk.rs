@@ -188,7 +188,6 @@ impl Walker {
             // (Resolved without a working directory: only absolute paths.)
             let worse = known.arg.glob_at.is_none()
                 && known.arg.lit().is_some()
-                && known.arg.text != eval.arg.text
                 && matches!(
                     self.places.resolve(&known.arg, None).loc,
                     Loc::FsRoot

@@ -213,8 +213,12 @@ impl Builder<'_> {
 
     fn piece(&mut self, p: &WordPieceWithSource, quoted: bool) {
         match &p.piece {
-            WordPiece::Text(s) if quoted => self.text.push_str(s),
-            WordPiece::Text(s) => self.unquoted_text(s),
+            WordPiece::Text(s) => {
+                if !quoted {
+                    self.glob_at = self.glob_at.or(glob_index(s).map(|i| self.text.len() + i));
+                }
+                self.text.push_str(s);
+            }
             WordPiece::SingleQuotedText(s) => self.text.push_str(s),
             WordPiece::AnsiCQuotedText(s) => match decode_ansi_c(s) {
                 Some(d) => self.text.push_str(&d),
@@ -239,21 +243,9 @@ impl Builder<'_> {
             WordPiece::EscapeSequence(s) => self.text.push_str(s.strip_prefix('\\').unwrap_or(s)),
             WordPiece::ArithmeticExpression(e) => {
                 self.known = false;
-                self.nested_code(&e.value);
-                if let Some(why) = arithmetic_problem(&e.value) {
-                    self.out.problem.get_or_insert(why);
-                }
+                self.cannot_follow(&e.value, arithmetic_problem(&e.value));
             }
         }
-    }
-
-    fn unquoted_text(&mut self, s: &str) {
-        if self.glob_at.is_none()
-            && let Some(i) = glob_index(s)
-        {
-            self.glob_at = Some(self.text.len() + i);
-        }
-        self.text.push_str(s);
     }
 
     fn parameter(&mut self, expr: &ParameterExpr, p: &WordPieceWithSource) {
@@ -285,18 +277,17 @@ impl Builder<'_> {
         }
         self.known = false;
         let source = self.raw.get(p.start_index..p.end_index).unwrap_or(self.raw);
-        self.nested_code(source);
-        if let Some(why) = expansion_problem(source) {
-            self.out.problem.get_or_insert(why);
-        }
+        self.cannot_follow(source, expansion_problem(source));
     }
 
-    /// Text that may hide command substitutions we cannot extract precisely.
-    fn nested_code(&mut self, source: &str) {
-        if source.contains("$(") || source.contains('`') || source.contains("<(") {
-            self.out.problem.get_or_insert_with(|| {
-                format!("command substitution nested inside an expansion in `{source}`")
-            });
+    /// Keeps the first problem: a command substitution nested in an
+    /// expansion (we cannot extract it precisely), else `why`.
+    fn cannot_follow(&mut self, source: &str, why: Option<String>) {
+        let nested = source.contains("$(") || source.contains('`') || source.contains("<(");
+        let nested = nested
+            .then(|| format!("command substitution nested inside an expansion in `{source}`"));
+        if let Some(p) = nested.or(why) {
+            self.out.problem.get_or_insert(p);
         }
     }
 }
