@@ -1,113 +1,176 @@
 //! Brace expansion (`{a,b}`, `{1..3}`) of one raw word, done first as bash
 //! does it, so `rm -rf {,}/` is read as `rm -rf / /` and `rm -rf /{etc,usr}`
-//! as `rm -rf /etc /usr`. brush-parser finds the expressions (braces inside
-//! quotes, escapes and expansions do not expand); this file multiplies them out.
-
-use brush_parser::word::{BraceExpressionMember as Member, BraceExpressionOrText as Piece};
+//! as `rm -rf /etc /usr`. Quotes, escapes, `${...}`, `$(...)` and backquotes
+//! are skipped: braces inside them do not expand.
 
 /// Most words one word may expand to; beyond it the word stays as written
 /// (and counts as a glob: some paths below its directory).
-const MAX_WORDS: usize = 64;
+pub(super) const MAX_WORDS: usize = 64;
+/// Deepest nesting of brace expressions followed.
+const MAX_DEPTH: usize = 8;
 
 /// The words `raw` expands to (itself when it holds no brace expansion);
 /// None when it expands to more than [`MAX_WORDS`].
 pub(super) fn expand(raw: &str) -> Option<Vec<String>> {
-    let (text, hidden) = hide_long_numbers(raw)?;
-    let parsed =
-        super::words::parse_guarded(|o| brush_parser::word::parse_brace_expansions(&text, o));
-    let Ok(Some(pieces)) = parsed else {
-        return Some(vec![raw.to_string()]);
+    let mut out = Vec::new();
+    expand_into(raw, &mut out, 0)?;
+    Some(out)
+}
+
+fn expand_into(raw: &str, out: &mut Vec<String>, depth: usize) -> Option<()> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let Some((open, close, alternatives)) = find(raw) else {
+        out.push(raw.to_string());
+        return (out.len() <= MAX_WORDS).then_some(());
     };
-    let mut words = concat(&pieces)?;
-    for w in &mut words {
-        for (c, run) in &hidden {
-            *w = w.replace(*c, run);
-        }
+    let pre = raw.get(..open)?;
+    let post = raw.get(close + 1..)?;
+    if alternatives.len() > MAX_WORDS {
+        return None;
     }
-    Some(words)
+    for alt in alternatives {
+        expand_into(&format!("{pre}{alt}{post}"), out, depth + 1)?;
+    }
+    Some(())
 }
 
-/// brush-parser panics on a sequence bound beyond 64 bits (`{1..99…9}`),
-/// which bash reads as text: each run of digits too long to be one is
-/// swapped for a character the word does not hold while it parses.
-fn hide_long_numbers(raw: &str) -> Option<(String, Vec<(char, &str)>)> {
-    let mut free = ('\u{E000}'..='\u{F8FF}').filter(|c| !raw.contains(*c));
-    let (mut text, mut hidden, mut rest) = (String::new(), Vec::new(), raw);
-    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
-        let after = &rest[start..];
-        let run = &after[..after
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(after.len())];
-        text.push_str(&rest[..start]);
-        if run.parse::<i64>().is_ok() {
-            text.push_str(run);
-        } else {
-            let c = free.next()?;
-            text.push(c);
-            hidden.push((c, run));
+/// The first brace expression: (index of `{`, index of `}`, alternatives).
+fn find(raw: &str) -> Option<(usize, usize, Vec<String>)> {
+    let b = raw.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(next) = skip(b, i) {
+            i = next;
+            continue;
         }
-        rest = &after[run.len()..];
+        if b[i] == b'{'
+            && let Some(found) = expression_at(raw, i)
+        {
+            return Some(found);
+        }
+        i += 1;
     }
-    text.push_str(rest);
-    Some((text, hidden))
+    None
 }
 
-/// Every word a run of text and brace expressions gives, in bash's order.
-fn concat(pieces: &[Piece]) -> Option<Vec<String>> {
-    let mut out = vec![String::new()];
-    for piece in pieces {
-        let alternatives = match piece {
-            Piece::Text(t) => vec![t.clone()],
-            Piece::Expr(members) => {
-                let mut all = Vec::new();
-                for m in members {
-                    all.extend(member(m)?);
-                }
-                all
-            }
-        };
-        out = out
-            .iter()
-            .flat_map(|o| alternatives.iter().map(move |a| format!("{o}{a}")))
-            .collect();
-        if out.len() > MAX_WORDS {
-            return None;
+/// The brace expression opening at `open`, if it is one (a top-level comma or a sequence).
+fn expression_at(raw: &str, open: usize) -> Option<(usize, usize, Vec<String>)> {
+    let b = raw.as_bytes();
+    let mut depth = 0usize;
+    let mut commas = Vec::new();
+    let mut i = open + 1;
+    while i < b.len() {
+        if let Some(next) = skip(b, i) {
+            i = next;
+            continue;
         }
+        match b[i] {
+            b'{' => depth += 1,
+            b'}' if depth > 0 => depth -= 1,
+            b'}' => return alternatives(raw, open, i, &commas),
+            b',' if depth == 0 => commas.push(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn alternatives(
+    raw: &str,
+    open: usize,
+    close: usize,
+    commas: &[usize],
+) -> Option<(usize, usize, Vec<String>)> {
+    let inner = raw.get(open + 1..close)?;
+    if commas.is_empty() {
+        return sequence(inner).map(|s| (open, close, s));
+    }
+    let mut parts = Vec::new();
+    let mut start = open + 1;
+    for &c in commas {
+        parts.push(raw.get(start..c)?.to_string());
+        start = c + 1;
+    }
+    parts.push(raw.get(start..close)?.to_string());
+    Some((open, close, parts))
+}
+
+/// `{1..5}`, `{a..e}`, `{10..1..2}`.
+fn sequence(inner: &str) -> Option<Vec<String>> {
+    let parts: Vec<&str> = inner.split("..").collect();
+    let (from, to, step) = match parts.as_slice() {
+        [a, b] => (*a, *b, 1i64),
+        [a, b, s] => (*a, *b, s.parse::<i64>().ok()?.checked_abs()?.max(1)),
+        _ => return None,
+    };
+    if let (Ok(x), Ok(y)) = (from.parse::<i64>(), to.parse::<i64>()) {
+        let count = x.abs_diff(y) / step.unsigned_abs() + 1;
+        if count > MAX_WORDS as u64 + 1 {
+            return Some(vec![String::new(); MAX_WORDS + 1]);
+        }
+        let dir = if y >= x { step } else { -step };
+        return Some(
+            (0..count)
+                .map(|k| (x + dir * i64::try_from(k).unwrap_or(0)).to_string())
+                .collect(),
+        );
+    }
+    let (x, y) = (single_char(from)?, single_char(to)?);
+    let mut out: Vec<String> = (x.min(y)..=x.max(y)).map(String::from).collect();
+    if x > y {
+        out.reverse();
     }
     Some(out)
 }
 
-fn member(m: &Member) -> Option<Vec<String>> {
-    let (start, end, step) = match m {
-        Member::Child(pieces) => return concat(pieces),
-        Member::NumberSequence {
-            start,
-            end,
-            increment,
-        } => (*start, *end, *increment),
-        Member::CharSequence {
-            start,
-            end,
-            increment,
-        } => (
-            i64::from(u32::from(*start)),
-            i64::from(u32::from(*end)),
-            *increment,
-        ),
-    };
-    // bash reads a step of 0 as 1, and a negative one as its size.
-    let step = step.checked_abs()?.max(1);
-    let count = start.abs_diff(end) / step.unsigned_abs() + 1;
-    if count > MAX_WORDS as u64 {
-        return None;
+fn single_char(s: &str) -> Option<char> {
+    let mut it = s.chars();
+    let c = it.next()?;
+    (it.next().is_none() && c.is_ascii_alphabetic()).then_some(c)
+}
+
+/// Index just after the escape, quotes, backquotes, `${...}` or `$(...)`
+/// starting at `i`, if one does: braces inside do not expand.
+fn skip(b: &[u8], i: usize) -> Option<usize> {
+    Some(match (b[i], b.get(i + 1)) {
+        (b'\\', _) => i + 2,
+        (q @ (b'\'' | b'"' | b'`'), _) => until(b, i + 1, q),
+        (b'$', Some(b'{')) => balanced(b, i + 1, b'{', b'}'),
+        (b'$', Some(b'(')) => balanced(b, i + 1, b'(', b')'),
+        _ => return None,
+    })
+}
+
+/// Index just after the first `end` from `i` (a backslash escapes it, but in `'...'`).
+fn until(b: &[u8], mut i: usize, end: u8) -> usize {
+    while i < b.len() && b[i] != end {
+        i += if b[i] == b'\\' && end != b'\'' { 2 } else { 1 };
     }
-    let dir = if end >= start { step } else { -step };
-    let chars = matches!(m, Member::CharSequence { .. });
-    let word = |k: i64| match u32::try_from(start + dir * k).ok() {
-        Some(c) if chars => char::from_u32(c).map(String::from),
-        _ => Some((start + dir * k).to_string()),
-    };
-    (0..count as i64).map(word).collect()
+    i + 1
+}
+
+/// Skips from an opening `open` at `i` to just after its matching `close`.
+fn balanced(b: &[u8], mut i: usize, open: u8, close: u8) -> usize {
+    let mut depth = 0usize;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            q @ (b'\'' | b'"') => i = until(b, i + 1, q) - 1,
+            c if c == open => depth += 1,
+            c if c == close => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    b.len()
 }
 
 #[cfg(test)]
