@@ -22,8 +22,8 @@ enum Kind {
     Options(&'static Names),
     GitKey,
     Plain,
-    Shell,
-    OutputFile,
+    /// `shell` and `output-file`: unclassifiable, and why.
+    Unreadable(&'static str),
 }
 
 /// How `name` changes what runs (the `[variables]` of the rules file), if it does.
@@ -34,8 +34,8 @@ fn kind_of(name: &str) -> Option<Kind> {
         (&v.files, Kind::Files),
         (&v.command, Kind::Command),
         (&v.plain, Kind::Plain),
-        (&v.shell, Kind::Shell),
-        (&v.output_file, Kind::OutputFile),
+        (&v.shell, Kind::Unreadable(SHELL)),
+        (&v.output_file, Kind::Unreadable(OUTPUT)),
         (&v.git_key, Kind::GitKey),
     ];
     all.extend(
@@ -49,6 +49,9 @@ fn kind_of(name: &str) -> Option<Kind> {
         .or_else(|| all.iter().find(|(n, _)| n.pattern_matches(name)))
         .map(|(_, k)| *k)
 }
+
+const SHELL: &str = "which changes how the shell parses or runs later commands";
+const OUTPUT: &str = "but writes to $PLANGATE_OUTPUT and $PLANGATE_REQUESTS are safe only while they name the step's own files";
 
 /// Builtins whose prefix `IFS=` only changes their own splitting.
 const IFS_ONLY: &[&str] = &["read", "mapfile", "readarray"];
@@ -71,14 +74,7 @@ impl Walker {
         }
         let what = format!("`{shown}` sets {name}");
         let followed = match kind {
-            Kind::Shell => {
-                let why = "which changes how the shell parses or runs later commands";
-                return self.unclassifiable(format!("{what}, {why}"));
-            }
-            Kind::OutputFile => {
-                let why = "writes to $PLANGATE_OUTPUT and $PLANGATE_REQUESTS are safe only while they name the step's own files";
-                return self.unclassifiable(format!("{what}: {why}"));
-            }
+            Kind::Unreadable(why) => return self.unclassifiable(format!("{what}, {why}")),
             Kind::Plain => true,
             Kind::GitKey => self.git_key(value, &what),
             Kind::SearchPath => self.search_path(value),
