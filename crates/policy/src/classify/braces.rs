@@ -69,33 +69,21 @@ fn expression_at(raw: &str, open: usize) -> Option<(usize, usize, Vec<String>)> 
         match b[i] {
             b'{' => depth += 1,
             b'}' if depth > 0 => depth -= 1,
-            b'}' => return alternatives(raw, open, i, &commas),
+            b'}' if commas.is_empty() => {
+                return sequence(raw.get(open + 1..i)?).map(|s| (open, i, s));
+            }
+            b'}' => {
+                // The alternatives lie between the braces and the top-level commas.
+                let cuts: Vec<usize> = [open].into_iter().chain(commas).chain([i]).collect();
+                let part = |w: &[usize]| raw.get(w[0] + 1..w[1]).map(str::to_string);
+                return Some((open, i, cuts.windows(2).map(part).collect::<Option<_>>()?));
+            }
             b',' if depth == 0 => commas.push(i),
             _ => {}
         }
         i += 1;
     }
     None
-}
-
-fn alternatives(
-    raw: &str,
-    open: usize,
-    close: usize,
-    commas: &[usize],
-) -> Option<(usize, usize, Vec<String>)> {
-    let inner = raw.get(open + 1..close)?;
-    if commas.is_empty() {
-        return sequence(inner).map(|s| (open, close, s));
-    }
-    let mut parts = Vec::new();
-    let mut start = open + 1;
-    for &c in commas {
-        parts.push(raw.get(start..c)?.to_string());
-        start = c + 1;
-    }
-    parts.push(raw.get(start..close)?.to_string());
-    Some((open, close, parts))
 }
 
 /// `{1..5}`, `{a..e}`, `{10..1..2}`.
