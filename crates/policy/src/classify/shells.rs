@@ -12,6 +12,9 @@ use super::walk::{Input, Walker};
 use super::words::Arg;
 use crate::model::Risk;
 
+const TERMINAL: &str = "reads code from a terminal (none in CI)";
+const UNREAD_INPUT: &str = "runs code from its input, which the classifier cannot read";
+
 /// Whether `args` start with `--`, and the words after it.
 fn after_dashes(args: &[Arg]) -> (bool, &[Arg]) {
     match args.split_first() {
@@ -103,15 +106,11 @@ impl Walker {
             let why = format!("first runs {files}, which are not files of the workspace");
             self.cannot(cmd, &why);
         }
-        if opts.has('c', &[]) {
-            match rest.first() {
-                Some(code) => self.code_string(code, &cmd.shown),
-                None => self.cannot(cmd, "has -c without a script"),
-            }
-            return;
-        }
+        let code = opts.has('c', &[]);
         let from_stdin = opts.has('s', &[]) || rest.first().is_none_or(|a| a.is("-"));
         match rest.first() {
+            Some(text) if code => self.code_string(text, &cmd.shown),
+            None if code => self.cannot(cmd, "has -c without a script"),
             Some(file) if !from_stdin => self.script_file(file, &cmd.shown),
             _ => self.stdin_code(cmd, true),
         }
@@ -124,16 +123,9 @@ impl Walker {
                 self.say(Risk::Safe, cmd, "runs literal shell code");
                 self.script(text);
             }
-            Input::Pipe(_) | Input::Text(_) => self.cannot(
-                cmd,
-                "runs code from its input, which the classifier cannot read",
-            ),
             Input::File(file) => self.script_file(&file.clone(), &cmd.shown),
-            Input::Terminal => self.say(
-                Risk::Moderate,
-                cmd,
-                "reads code from a terminal (none in CI)",
-            ),
+            Input::Terminal => self.say(Risk::Moderate, cmd, TERMINAL),
+            _ => self.cannot(cmd, UNREAD_INPUT),
         }
     }
 
