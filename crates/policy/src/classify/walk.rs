@@ -372,12 +372,7 @@ impl Walker {
             ast::AssignmentValue::Array(items) => {
                 for (k, v) in items {
                     if let Some(k) = k {
-                        if words::subscript_expands(&format!("[{}]", k.value)) {
-                            self.unclassifiable(format!(
-                                "array index `[{}]` holds an expansion, which bash evaluates again",
-                                k.value
-                            ));
-                        }
+                        self.evaluated(&format!("[{}]", k.value), "(...)");
                         self.word(&k.value);
                     }
                     self.word(&v.value);
