@@ -104,17 +104,13 @@ impl Walker {
     /// A command's output compared with `-eq` is no risk here: `test` reads
     /// its operands as plain integers (only `[[ ]]` evaluates them).
     pub(super) fn test(&mut self, cmd: &Cmd<'_>) {
-        let args = cmd.args;
-        let is = |i: Option<usize>, ops: &[&str]| {
-            i.and_then(|i| args.get(i))
-                .is_some_and(|n| n.lit().is_some_and(|t| ops.contains(&t)))
-        };
-        for (i, a) in args.iter().enumerate() {
+        for (i, a) in cmd.args.iter().enumerate() {
             let text = a.lit().unwrap_or(&a.raw);
-            let before = i.checked_sub(1);
-            let named = is(before, &["-v"]) && evaluated_again(text);
-            let arith = |i| is(i, &ARITH_OPS);
-            let compared = (arith(Some(i + 1)) || arith(before)) && subscript_expands(text);
+            // The literal words before (-1) and after (1) this one.
+            let near = |d| cmd.args.get(i.wrapping_add_signed(d)).and_then(Arg::lit);
+            let named = near(-1) == Some("-v") && evaluated_again(text);
+            let arith = |d| near(d).is_some_and(|o| ARITH_OPS.contains(&o));
+            let compared = (arith(-1) || arith(1)) && subscript_expands(text);
             if named || compared {
                 self.cannot(
                     cmd,
