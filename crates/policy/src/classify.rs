@@ -122,10 +122,7 @@ fn classify_unchecked(command: &str, ctx: &ClassifyContext<'_>) -> Classificatio
 
 /// Makes a reason printable on one line: control characters become spaces.
 fn one_line(s: &str) -> String {
-    let cleaned: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let cleaned = s.replace(char::is_control, " ");
     if cleaned.trim().is_empty() {
         "unnamed reason".to_string()
     } else {

@@ -126,19 +126,13 @@ impl Walker {
     /// Parses and walks a (possibly nested) script.
     pub(super) fn script(&mut self, src: &str) {
         self.scratch_named |= words::mentions_scratch_var(src);
-        if self.depth >= MAX_DEPTH {
-            self.unclassifiable(format!(
-                "scripts nest (bash -c, eval, $(...)) deeper than {MAX_DEPTH} levels"
-            ));
-            return;
-        }
         let nest = match nesting::too_complex(src) {
             Err(why) => return self.unclassifiable(why),
             Ok(n) => n,
         };
-        if self.nest_used + nest > nesting::MAX_NESTING {
-            self.unclassifiable("nested scripts are too deeply nested to follow".to_string());
-            return;
+        if self.depth >= MAX_DEPTH || self.nest_used + nest > nesting::MAX_NESTING {
+            let why = "nested scripts (bash -c, eval, $(...)) are too deeply nested to follow";
+            return self.unclassifiable(why.to_string());
         }
         let parsed = words::parse_guarded(|options| {
             brush_parser::Parser::new(std::io::Cursor::new(src.as_bytes()), options).parse_program()
