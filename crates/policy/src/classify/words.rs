@@ -67,14 +67,10 @@ pub(super) fn mentions_scratch_var(text: &str) -> bool {
         text.match_indices(name).any(|(i, _)| {
             let before = &text[..i];
             let after = &text[i + name.len()..];
-            if before.chars().next_back().is_some_and(ident)
-                || after.chars().next().is_some_and(ident)
-            {
-                return false;
-            }
+            let part = before.ends_with(ident) || after.starts_with(ident);
             let plain = (before.ends_with('$') && !before.ends_with("\\$"))
                 || (before.ends_with("${") && after.starts_with('}'));
-            !plain
+            !part && !plain
         })
     })
 }

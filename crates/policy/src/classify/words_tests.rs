@@ -33,3 +33,25 @@ fn ansi_c_escapes() {
     assert_eq!(d(r"\u41"), None);
     assert_eq!(d(r"\cA"), None);
 }
+
+#[test]
+fn scratch_variables_named_other_than_expanded() {
+    for named in [
+        "TMPDIR=x",
+        "unset TMPDIR",
+        "${TMPDIR:=x}",
+        "read PLANGATE_STEP_ARTIFACTS",
+        "\\$TMPDIR",
+    ] {
+        assert!(mentions_scratch_var(named), "{named}");
+    }
+    for plain in [
+        "$TMPDIR/x",
+        "${TMPDIR}",
+        "MYTMPDIR=x",
+        "TMPDIR_X=1",
+        "echo tmpdir",
+    ] {
+        assert!(!mentions_scratch_var(plain), "{plain}");
+    }
+}
