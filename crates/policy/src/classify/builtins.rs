@@ -122,26 +122,23 @@ impl Walker {
     }
 
     pub(super) fn hash(&mut self, cmd: &Cmd<'_>) {
-        let sets = |t: &str| t.starts_with('-') && t.contains('p');
-        match cmd.args.iter().any(|a| a.lit().is_none_or(sets)) {
-            true => self.cannot(cmd, "makes a command name run another program"),
-            false => self.say(Risk::Safe, cmd, "only looks commands up"),
-        }
+        self.shell_state(cmd);
     }
 
-    /// alias, enable, fc: listing is safe; anything else changes what names run.
+    /// alias, enable, fc, hash: listing is safe; anything else changes what names run.
     pub(super) fn shell_state(&mut self, cmd: &Cmd<'_>) {
         let lists = cmd.args.iter().all(|a| {
             a.lit().is_some_and(|t| match cmd.name {
                 "alias" => t == "-p" || !t.contains('='),
                 "enable" => matches!(t, "-p" | "-a" | "-s"),
+                "hash" => !(t.starts_with('-') && t.contains('p')),
                 _ => t == "-l" || t.starts_with("-l") && !t.contains('s') || t == "-n",
             })
         });
-        if lists {
-            self.say(Risk::Safe, cmd, "only lists");
-        } else {
-            self.cannot(cmd, "changes what command names run (aliases, builtins, history), which the classifier does not follow");
+        let why = "changes what command names run (aliases, builtins, hashed paths, history), which the classifier does not follow";
+        match lists {
+            true => self.say(Risk::Safe, cmd, "only lists"),
+            false => self.cannot(cmd, why),
         }
     }
 
@@ -152,14 +149,13 @@ impl Walker {
             .map(|a| a.lit().unwrap_or("?"))
             .filter(|o| !rules::raw().list("shell-options", "shopt").has(o))
             .collect();
-        if sets && (!risky.is_empty() || cmd.args.iter().any(|a| a.is("-o"))) {
-            let risky = risky.join(", ");
-            self.cannot(
-                cmd,
-                &format!("changes how bash parses or runs commands ({risky})"),
-            );
-        } else {
-            self.say(Risk::Safe, cmd, "sets harmless shell options");
+        let why = format!(
+            "changes how bash parses or runs commands ({})",
+            risky.join(", ")
+        );
+        match sets && (!risky.is_empty() || cmd.args.iter().any(|a| a.is("-o"))) {
+            true => self.cannot(cmd, &why),
+            false => self.say(Risk::Safe, cmd, "sets harmless shell options"),
         }
     }
 
