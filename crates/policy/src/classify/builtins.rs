@@ -28,21 +28,17 @@ impl Walker {
             // is known (`"PA"TH=x` sets PATH), else split as written.
             let (name, value) = match (a.lit(), a.raw.split_once('=')) {
                 (Some(t), _) => match t.split_once('=') {
-                    Some((n, v)) => (n.trim_end_matches('+').to_string(), Some(Arg::literal(v))),
-                    None => (t.to_string(), None),
+                    Some((n, v)) => (Some(n.trim_end_matches('+').into()), Some(Arg::literal(v))),
+                    None => (Some(t.to_string()), None),
                 },
                 (None, Some((n, v))) => {
-                    let n = self.word(n.trim_end_matches('+'));
-                    let Some(n) = n.lit().map(str::to_string) else {
-                        self.cannot(cmd, "sets a variable named at run time");
-                        continue;
-                    };
-                    (n, Some(self.word(v)))
+                    (self.word(n.trim_end_matches('+')).text, Some(self.word(v)))
                 }
-                (None, None) => {
-                    self.cannot(cmd, "names a variable only known at run time");
-                    continue;
-                }
+                (None, None) => (None, None),
+            };
+            let Some(name) = name else {
+                self.cannot(cmd, "names a variable only known at run time");
+                continue;
             };
             if flags.contains('n') {
                 self.cannot(
