@@ -148,11 +148,8 @@ pub(super) fn evaluate(raw: &str, home: Option<&str>, dirs: Dirs<'_>, heredoc: b
         raw,
         home,
         dirs,
-        text: String::new(),
         known: true,
-        glob_at: None,
-        scratch: None,
-        out: WordEval::default(),
+        ..Builder::default()
     };
     let parsed = parse_guarded(|options| {
         if heredoc {
@@ -169,6 +166,7 @@ pub(super) fn evaluate(raw: &str, home: Option<&str>, dirs: Dirs<'_>, heredoc: b
     b.finish()
 }
 
+#[derive(Default)]
 struct Builder<'a> {
     raw: &'a str,
     home: Option<&'a str>,
