@@ -339,7 +339,7 @@ impl Walker {
                 None => args.push(self.word(&w.value)),
             },
             ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
-                self.subshell(&sub.list);
+                self.isolated(|me| me.compound_list(&sub.list));
                 args.push(Arg {
                     raw: "<(...)".to_string(),
                     procsub: true,
@@ -383,7 +383,7 @@ impl Walker {
             ast::IoRedirect::File(fd, kind, T::Filename(w) | T::Duplicate(w)) => (fd, kind, w),
             ast::IoRedirect::File(_, _, T::Fd(_)) => return,
             ast::IoRedirect::File(_, _, T::ProcessSubstitution(_, sub)) => {
-                return self.subshell(&sub.list);
+                return self.isolated(|me| me.compound_list(&sub.list));
             }
             ast::IoRedirect::HereDocument(_, doc) => {
                 if doc.requires_expansion {
@@ -424,10 +424,6 @@ impl Walker {
         }
     }
 
-    fn subshell(&mut self, list: &ast::CompoundList) {
-        self.isolated(|me| me.compound_list(list));
-    }
-
     /// Walks code that may or may not run: a `cd` inside makes the directory unknown after.
     fn conditional(&mut self, f: impl FnOnce(&mut Self)) {
         let before = self.cwd.clone();
@@ -441,7 +437,7 @@ impl Walker {
         use ast::CompoundCommand as C;
         match c {
             C::BraceGroup(g) => self.compound_list(&g.list),
-            C::Subshell(s) => self.subshell(&s.list),
+            C::Subshell(s) => self.isolated(|me| me.compound_list(&s.list)),
             C::ForClause(f) => {
                 for w in f.values.iter().flatten() {
                     self.words(&w.value);
