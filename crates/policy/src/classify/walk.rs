@@ -228,17 +228,11 @@ impl Walker {
                 );
             }
             self.spawned |= background;
-            self.and_or(and_or);
-            self.spawned = saved;
-        }
-    }
-
-    fn and_or(&mut self, list: &ast::AndOrList) {
-        self.pipeline(&list.first);
-        for next in &list.additional {
-            match next {
-                ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
+            self.pipeline(&and_or.first);
+            for ast::AndOr::And(p) | ast::AndOr::Or(p) in &and_or.additional {
+                self.pipeline(p);
             }
+            self.spawned = saved;
         }
     }
 
