@@ -51,26 +51,24 @@ impl Classification {
     /// The risk: dangerous when blocked or unclassifiable.
     pub fn risk(&self) -> Risk {
         match self {
-            Classification::Judged { risk, .. } => *risk,
-            Classification::Blocked { .. } | Classification::Unclassifiable { .. } => {
-                Risk::Dangerous
-            }
+            Self::Judged { risk, .. } => *risk,
+            Self::Blocked { .. } | Self::Unclassifiable { .. } => Risk::Dangerous,
         }
     }
 
     /// One line naming what decided the verdict.
     pub fn reason(&self) -> &str {
         match self {
-            Classification::Judged { reason, .. }
-            | Classification::Blocked { reason }
-            | Classification::Unclassifiable { reason } => reason,
+            Self::Judged { reason, .. }
+            | Self::Blocked { reason }
+            | Self::Unclassifiable { reason } => reason,
         }
     }
 
     /// Why the command must never run, when it is blocked.
     pub fn blocked(&self) -> Option<&str> {
         match self {
-            Classification::Blocked { reason } => Some(reason),
+            Self::Blocked { reason } => Some(reason),
             _ => None,
         }
     }
@@ -78,7 +76,7 @@ impl Classification {
     /// Why the command cannot be read, when it is unclassifiable.
     pub fn unclassifiable(&self) -> Option<&str> {
         match self {
-            Classification::Unclassifiable { reason } => Some(reason),
+            Self::Unclassifiable { reason } => Some(reason),
             _ => None,
         }
     }
@@ -87,9 +85,9 @@ impl Classification {
     /// `unclassifiable` or the risk.
     pub fn label(&self) -> &'static str {
         match self {
-            Classification::Judged { risk, .. } => risk.as_str(),
-            Classification::Blocked { .. } => "blocked",
-            Classification::Unclassifiable { .. } => "unclassifiable",
+            Self::Judged { risk, .. } => risk.as_str(),
+            Self::Blocked { .. } => "blocked",
+            Self::Unclassifiable { .. } => "unclassifiable",
         }
     }
 }
