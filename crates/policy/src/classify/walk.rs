@@ -319,12 +319,11 @@ impl Walker {
         input: &mut Input,
         assigned: Option<&mut Vec<(String, Arg)>>,
     ) {
+        use ast::CommandPrefixOrSuffixItem as I;
         match item {
-            ast::CommandPrefixOrSuffixItem::IoRedirect(r) => self.redirect(r, input),
-            ast::CommandPrefixOrSuffixItem::Word(w) => {
-                args.extend(self.words(&w.value));
-            }
-            ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => match assigned {
+            I::IoRedirect(r) => self.redirect(r, input),
+            I::Word(w) => args.extend(self.words(&w.value)),
+            I::AssignmentWord(a, w) => match assigned {
                 Some(list) => {
                     let (ast::AssignmentName::VariableName(n)
                     | ast::AssignmentName::ArrayElementName(n, _)) = &a.name;
@@ -332,12 +331,11 @@ impl Walker {
                 }
                 None => args.push(self.word(&w.value)),
             },
-            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+            I::ProcessSubstitution(_, sub) => {
                 self.isolated(|me| me.compound_list(&sub.list));
                 args.push(Arg {
-                    raw: "<(...)".to_string(),
                     procsub: true,
-                    ..Arg::default()
+                    ..Arg::unknown("<(...)")
                 });
             }
         }
