@@ -401,10 +401,8 @@ impl Walker {
                     *input = Input::File(arg.clone());
                 }
                 if self.target(&arg).loc == Loc::DevNet {
-                    self.network(format!(
-                        "redirection `< {}` opens a network connection",
-                        arg.raw
-                    ));
+                    let why = format!("redirection `< {}` opens a network connection", arg.raw);
+                    self.network(why);
                 }
                 false
             }
