@@ -60,3 +60,21 @@ fn unclosed_braces_take_no_time() {
         assert!(start.elapsed() < std::time::Duration::from_secs(1));
     }
 }
+
+#[test]
+fn quoted_braces_stay() {
+    assert_eq!(e("{a,\"b\"}"), ["a", "\"b\""]);
+    assert_eq!(e("{'a,b',c}"), ["'a,b'", "c"]);
+    assert_eq!(e("{a\\,b,c}"), ["a\\,b", "c"]);
+    for same in [
+        "\"{a,b}\"",
+        "\\{a,b}",
+        "$'{a,b}'",
+        "`{a,b}`",
+        "$(echo {a,b})",
+        "$((1)){a",
+    ] {
+        assert_eq!(e(same), [same]);
+    }
+    assert_eq!(e("$x{a,b}"), ["$xa", "$xb"]);
+}
