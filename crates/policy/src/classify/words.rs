@@ -346,19 +346,16 @@ fn expansion_problem(source: &str) -> Option<String> {
 
 /// Index of the first glob (or brace-expansion) character in unquoted text.
 fn glob_index(s: &str) -> Option<usize> {
-    for (i, c) in s.char_indices() {
+    let hit = |&(i, c): &(usize, char)| {
         let rest = s.get(i + 1..).unwrap_or("");
-        let hit = match c {
+        match c {
             '*' | '?' => true,
             '[' => rest.contains(']'),
             '{' => rest.contains('}') && (rest.contains(',') || rest.contains("..")),
             _ => false,
-        };
-        if hit {
-            return Some(i);
         }
-    }
-    None
+    };
+    s.char_indices().find(hit).map(|(i, _)| i)
 }
 
 /// Decodes the body of `$'...'`; None when an escape is not understood.
