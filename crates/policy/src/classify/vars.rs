@@ -51,7 +51,7 @@ fn kind_of(name: &str) -> Option<Kind> {
 }
 
 const SHELL: &str = "which changes how the shell parses or runs later commands";
-const OUTPUT: &str = "but writes to $PLANGATE_OUTPUT and $PLANGATE_REQUESTS are safe only while they name the step's own files";
+const OUTPUT: &str = "which plangate reads: writes to $PLANGATE_OUTPUT and $PLANGATE_REQUESTS are safe only while they name the step's own files";
 
 /// Builtins whose prefix `IFS=` only changes their own splitting.
 const IFS_ONLY: &[&str] = &["read", "mapfile", "readarray"];
