@@ -1,15 +1,8 @@
-//! Bash command risk classifier.
-//!
-//! Owns the decision "how risky is this shell command line?" for plangate:
-//! [`classify_bash`] parses the command with `brush-parser`, walks every simple
-//! command it can find (pipelines, lists, compound commands, functions, command
-//! and process substitutions, `bash -c`/`eval` strings, here-docs) and returns the
-//! highest risk found, whether the command is blocked outright, or whether it
-//! could not be read at all (fail-closed).
-//!
-//! This module is a pure function of its inputs: it does no I/O, spawns no
-//! processes, reads no environment variables and never touches the filesystem
-//! (paths are resolved lexically against [`ClassifyContext`]).
+//! Bash command risk classifier: [`classify_bash`] parses a command line with
+//! `brush-parser`, walks every command it can find (nested scripts included)
+//! and returns the highest risk, a block, or "cannot read it" (fail-closed).
+//! A pure function: no I/O, no processes, no environment; paths are resolved
+//! lexically against [`ClassifyContext`].
 
 mod braces;
 mod builtins;
@@ -40,9 +33,8 @@ pub struct ClassifyContext<'a> {
     pub home: Option<&'a std::path::Path>,
 }
 
-/// The verdict on one command line: judged at a risk, blocked (never runs)
-/// or unclassifiable (cannot be read: an explicit approval is required).
-/// Blocked and unclassifiable commands are dangerous by construction.
+/// The verdict on one command line. Blocked and unclassifiable commands are
+/// dangerous by construction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Classification {
     /// Read and judged: the highest risk found and the first reason at it,
@@ -50,8 +42,8 @@ pub enum Classification {
     Judged { risk: Risk, reason: String },
     /// Must never run, whatever the approvals.
     Blocked { reason: String },
-    /// The parser could not read the command (syntax error, unsupported
-    /// construct): fail-close.
+    /// The command cannot be read (syntax error, unsupported construct): an
+    /// explicit approval is required.
     Unclassifiable { reason: String },
 }
 
@@ -59,26 +51,24 @@ impl Classification {
     /// The risk: dangerous when blocked or unclassifiable.
     pub fn risk(&self) -> Risk {
         match self {
-            Classification::Judged { risk, .. } => *risk,
-            Classification::Blocked { .. } | Classification::Unclassifiable { .. } => {
-                Risk::Dangerous
-            }
+            Self::Judged { risk, .. } => *risk,
+            Self::Blocked { .. } | Self::Unclassifiable { .. } => Risk::Dangerous,
         }
     }
 
     /// One line naming what decided the verdict.
     pub fn reason(&self) -> &str {
         match self {
-            Classification::Judged { reason, .. }
-            | Classification::Blocked { reason }
-            | Classification::Unclassifiable { reason } => reason,
+            Self::Judged { reason, .. }
+            | Self::Blocked { reason }
+            | Self::Unclassifiable { reason } => reason,
         }
     }
 
     /// Why the command must never run, when it is blocked.
     pub fn blocked(&self) -> Option<&str> {
         match self {
-            Classification::Blocked { reason } => Some(reason),
+            Self::Blocked { reason } => Some(reason),
             _ => None,
         }
     }
@@ -86,7 +76,7 @@ impl Classification {
     /// Why the command cannot be read, when it is unclassifiable.
     pub fn unclassifiable(&self) -> Option<&str> {
         match self {
-            Classification::Unclassifiable { reason } => Some(reason),
+            Self::Unclassifiable { reason } => Some(reason),
             _ => None,
         }
     }
@@ -95,9 +85,9 @@ impl Classification {
     /// `unclassifiable` or the risk.
     pub fn label(&self) -> &'static str {
         match self {
-            Classification::Judged { risk, .. } => risk.as_str(),
-            Classification::Blocked { .. } => "blocked",
-            Classification::Unclassifiable { .. } => "unclassifiable",
+            Self::Judged { risk, .. } => risk.as_str(),
+            Self::Blocked { .. } => "blocked",
+            Self::Unclassifiable { .. } => "unclassifiable",
         }
     }
 }
@@ -130,10 +120,7 @@ fn classify_unchecked(command: &str, ctx: &ClassifyContext<'_>) -> Classificatio
 
 /// Makes a reason printable on one line: control characters become spaces.
 fn one_line(s: &str) -> String {
-    let cleaned: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let cleaned = s.replace(char::is_control, " ");
     if cleaned.trim().is_empty() {
         "unnamed reason".to_string()
     } else {

@@ -255,3 +255,28 @@ fn a_word_opening_many_brackets_is_refused_not_a_crash() {
         assert_eq!(thread.unwrap().join().unwrap(), "unclassifiable");
     }
 }
+
+#[test]
+fn every_arithmetic_test_operator_evaluates_again() {
+    // walk.rs reads `[[ ]]` operators from brush-parser's printed predicates.
+    let again = "'a[$(id)]'";
+    let mut cases: Vec<String> = ["-v", "-R"]
+        .iter()
+        .map(|op| format!("[[ {op} {again} ]]"))
+        .collect();
+    for op in ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"] {
+        cases.push(format!("[[ 1 {op} {again} ]]"));
+        cases.push(format!("[[ {again} {op} 1 ]]"));
+        cases.push(format!("test 1 {op} {again}"));
+    }
+    for c in &cases {
+        assert_eq!(classify_bash(c, &ctx()).label(), "unclassifiable", "{c}");
+    }
+    for c in [
+        "[[ -n 'a[$(id)]' ]]",
+        "[[ 'a[$(id)]' == 1 ]]",
+        "test 1 -eq $(id)",
+    ] {
+        assert_eq!(classify_bash(c, &ctx()).label(), "safe", "{c}");
+    }
+}

@@ -1,7 +1,9 @@
 //! Brace expansion (`{a,b}`, `{1..3}`) of one raw word, done first as bash
 //! does it, so `rm -rf {,}/` is read as `rm -rf / /` and `rm -rf /{etc,usr}`
-//! as `rm -rf /etc /usr`. Quotes, escapes, `${...}`, `$(...)` and backquotes
-//! are skipped: braces inside them do not expand.
+//! as `rm -rf /etc /usr`. Braces inside quotes, escapes, `${...}`, `$(...)`
+//! and backquotes do not expand.
+
+use brush_parser::word::WordPiece;
 
 /// Most words one word may expand to; beyond it the word stays as written
 /// (and counts as a glob: some paths below its directory).
@@ -38,64 +40,58 @@ fn expand_into(raw: &str, out: &mut Vec<String>, depth: usize) -> Option<()> {
 
 /// The first brace expression: (index of `{`, index of `}`, alternatives).
 fn find(raw: &str) -> Option<(usize, usize, Vec<String>)> {
-    let b = raw.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if let Some(next) = skip(b, i) {
-            i = next;
-            continue;
-        }
-        if b[i] == b'{'
-            && let Some(found) = expression_at(raw, i)
+    let text = raw.contains('{').then(|| unquoted(raw))?;
+    let at = |i: &usize| raw.as_bytes()[*i] == b'{' && text[*i];
+    (0..raw.len())
+        .filter(at)
+        .find_map(|i| expression_at(raw, i, &text))
+}
+
+/// Which bytes of `raw` are plain unquoted text, where braces expand (not
+/// quotes, escapes, `${...}`, `$(...)`, backquotes), as brush-parser reads
+/// the word; none when it cannot.
+fn unquoted(raw: &str) -> Vec<bool> {
+    let mut text = vec![false; raw.len()];
+    let pieces = super::words::parse_guarded(|o| brush_parser::word::parse(raw, o));
+    for p in pieces.iter().flatten() {
+        if let (WordPiece::Text(_), Some(bytes)) =
+            (&p.piece, text.get_mut(p.start_index..p.end_index))
         {
-            return Some(found);
+            bytes.fill(true);
         }
-        i += 1;
     }
-    None
+    text
 }
 
 /// The brace expression opening at `open`, if it is one (a top-level comma or a sequence).
-fn expression_at(raw: &str, open: usize) -> Option<(usize, usize, Vec<String>)> {
+fn expression_at(raw: &str, open: usize, text: &[bool]) -> Option<(usize, usize, Vec<String>)> {
     let b = raw.as_bytes();
     let mut depth = 0usize;
     let mut commas = Vec::new();
     let mut i = open + 1;
     while i < b.len() {
-        if let Some(next) = skip(b, i) {
-            i = next;
+        if !text[i] {
+            i += 1;
             continue;
         }
         match b[i] {
             b'{' => depth += 1,
             b'}' if depth > 0 => depth -= 1,
-            b'}' => return alternatives(raw, open, i, &commas),
+            b'}' if commas.is_empty() => {
+                return sequence(raw.get(open + 1..i)?).map(|s| (open, i, s));
+            }
+            b'}' => {
+                // The alternatives lie between the braces and the top-level commas.
+                let cuts: Vec<usize> = [open].into_iter().chain(commas).chain([i]).collect();
+                let part = |w: &[usize]| raw.get(w[0] + 1..w[1]).map(str::to_string);
+                return Some((open, i, cuts.windows(2).map(part).collect::<Option<_>>()?));
+            }
             b',' if depth == 0 => commas.push(i),
             _ => {}
         }
         i += 1;
     }
     None
-}
-
-fn alternatives(
-    raw: &str,
-    open: usize,
-    close: usize,
-    commas: &[usize],
-) -> Option<(usize, usize, Vec<String>)> {
-    let inner = raw.get(open + 1..close)?;
-    if commas.is_empty() {
-        return sequence(inner).map(|s| (open, close, s));
-    }
-    let mut parts = Vec::new();
-    let mut start = open + 1;
-    for &c in commas {
-        parts.push(raw.get(start..c)?.to_string());
-        start = c + 1;
-    }
-    parts.push(raw.get(start..close)?.to_string());
-    Some((open, close, parts))
 }
 
 /// `{1..5}`, `{a..e}`, `{10..1..2}`.
@@ -130,47 +126,6 @@ fn single_char(s: &str) -> Option<char> {
     let mut it = s.chars();
     let c = it.next()?;
     (it.next().is_none() && c.is_ascii_alphabetic()).then_some(c)
-}
-
-/// Index just after the escape, quotes, backquotes, `${...}` or `$(...)`
-/// starting at `i`, if one does: braces inside do not expand.
-fn skip(b: &[u8], i: usize) -> Option<usize> {
-    Some(match (b[i], b.get(i + 1)) {
-        (b'\\', _) => i + 2,
-        (q @ (b'\'' | b'"' | b'`'), _) => until(b, i + 1, q),
-        (b'$', Some(b'{')) => balanced(b, i + 1, b'{', b'}'),
-        (b'$', Some(b'(')) => balanced(b, i + 1, b'(', b')'),
-        _ => return None,
-    })
-}
-
-/// Index just after the first `end` from `i` (a backslash escapes it, but in `'...'`).
-fn until(b: &[u8], mut i: usize, end: u8) -> usize {
-    while i < b.len() && b[i] != end {
-        i += if b[i] == b'\\' && end != b'\'' { 2 } else { 1 };
-    }
-    i + 1
-}
-
-/// Skips from an opening `open` at `i` to just after its matching `close`.
-fn balanced(b: &[u8], mut i: usize, open: u8, close: u8) -> usize {
-    let mut depth = 0usize;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 1,
-            q @ (b'\'' | b'"') => i = until(b, i + 1, q) - 1,
-            c if c == open => depth += 1,
-            c if c == close => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return i + 1;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    b.len()
 }
 
 #[cfg(test)]

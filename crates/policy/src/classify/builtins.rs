@@ -1,66 +1,54 @@
-//! Bash builtins that change the shell itself. Rule: what the classifier
-//! models is judged (assignments through `export`/`declare`/`local`/
-//! `readonly`/`read`/`printf -v` follow the variable rule, `set -e`,
-//! `shopt -s nullglob` change nothing it relies on); what it does not model
-//! is unclassifiable: aliases, `enable`, `hash -p`, `fc`, namerefs,
-//! `set -k`, `shopt` options that change parsing (`extglob`,
-//! `expand_aliases`, `lastpipe`), and arithmetic on array subscripts that
-//! hold expansions (`let 'a[$(cmd)]'`, `declare -i`, `[ -v 'a[$(cmd)]' ]`),
-//! which bash evaluates again.
+//! Bash builtins that change the shell itself. What the classifier models is
+//! judged (assignments follow vars.rs, `set -e` changes nothing it relies
+//! on); what it does not is unclassifiable: aliases, `enable`, `hash -p`,
+//! `fc`, namerefs, `set -k`, parsing options (`shopt -s extglob`), and array
+//! indexes holding expansions (`let 'a[$(cmd)]'`), which bash evaluates again.
 
 use super::commands::Cmd;
 use super::rules;
 use super::walk::Walker;
-use super::words::{Arg, evaluated_again, subscript_expands};
+use super::words::{ARITH_OPS, Arg, evaluated_again, subscript_expands};
 use crate::model::Risk;
 
 impl Walker {
     pub(super) fn declare(&mut self, cmd: &Cmd<'_>) {
-        let mut integer = false;
-        let mut nameref = false;
-        let mut functions = false;
-        let mut any = false;
+        // The flags given so far (`-i`: integer, `-n`: nameref, `-f`: functions).
+        let (mut flags, mut any) = (String::new(), false);
         for a in cmd.args {
             let t = a.lit().unwrap_or(&a.raw);
-            if let Some(flags) = t.strip_prefix(['-', '+']).filter(|_| !t.contains('=')) {
-                integer |= flags.contains('i');
-                nameref |= flags.contains('n');
-                functions |= flags.contains('f') || flags.contains('F');
+            if let Some(f) = t.strip_prefix(['-', '+']).filter(|_| !t.contains('=')) {
+                flags.push_str(f);
                 continue;
             }
             any = true;
-            if functions {
+            if flags.contains(['f', 'F']) {
                 continue;
             }
             // NAME[=VALUE] as bash reads it: from the word's value when it
             // is known (`"PA"TH=x` sets PATH), else split as written.
             let (name, value) = match (a.lit(), a.raw.split_once('=')) {
                 (Some(t), _) => match t.split_once('=') {
-                    Some((n, v)) => (n.trim_end_matches('+').to_string(), Some(Arg::literal(v))),
-                    None => (t.to_string(), None),
+                    Some((n, v)) => (Some(n.trim_end_matches('+').into()), Some(Arg::literal(v))),
+                    None => (Some(t.to_string()), None),
                 },
                 (None, Some((n, v))) => {
-                    let n = self.word(n.trim_end_matches('+'));
-                    let Some(n) = n.lit().map(str::to_string) else {
-                        self.cannot(cmd, "sets a variable named at run time");
-                        continue;
-                    };
-                    (n, Some(self.word(v)))
+                    (self.word(n.trim_end_matches('+')).text, Some(self.word(v)))
                 }
-                (None, None) => {
-                    self.cannot(cmd, "names a variable only known at run time");
-                    continue;
-                }
+                (None, None) => (None, None),
             };
-            if nameref {
+            let Some(name) = name else {
+                self.cannot(cmd, "names a variable only known at run time");
+                continue;
+            };
+            if flags.contains('n') {
                 self.cannot(
                     cmd,
                     "makes a name refer to another variable, which the classifier does not follow",
                 );
             }
-            self.variable_name(&name, &cmd.shown);
+            self.evaluated(&name, &cmd.shown);
             if let Some(value) = value {
-                if integer {
+                if flags.contains('i') {
                     self.arithmetic(value.lit().unwrap_or(&value.raw));
                 }
                 self.assign_variable(&name, &value, &cmd.shown, None);
@@ -68,14 +56,6 @@ impl Walker {
         }
         let what = if any { "sets variables" } else { "only lists" };
         self.note(Risk::Safe, format!("`{}` {what}", cmd.shown));
-    }
-
-    /// A variable name given to a builtin: an array index holding an expansion is evaluated again.
-    fn variable_name(&mut self, name: &str, shown: &str) {
-        if subscript_expands(name) || name.contains("$(") || name.contains('`') {
-            let why = "whose index bash evaluates again (it can run commands)";
-            self.unclassifiable(format!("`{shown}` names variable `{name}`, {why}"));
-        }
     }
 
     /// read, mapfile: the names read into; `mapfile -C` runs a callback.
@@ -92,7 +72,7 @@ impl Walker {
     /// A variable `read`, `mapfile` or `printf -v` assigns (unknown) text to.
     fn read_into(&mut self, n: &Arg, cmd: &Cmd<'_>) {
         let name = n.lit().unwrap_or(&n.raw).to_string();
-        self.variable_name(&name, &cmd.shown);
+        self.evaluated(&name, &cmd.shown);
         if n.lit().is_none() {
             self.cannot(cmd, "assigns a variable named at run time");
         }
@@ -110,7 +90,7 @@ impl Walker {
 
     pub(super) fn names(&mut self, cmd: &Cmd<'_>) {
         for a in cmd.args.iter().filter(|a| !a.raw.starts_with('-')) {
-            self.variable_name(a.lit().unwrap_or(&a.raw), &cmd.shown);
+            self.evaluated(a.lit().unwrap_or(&a.raw), &cmd.shown);
         }
         self.say(Risk::Safe, cmd, "only changes variables");
     }
@@ -120,17 +100,13 @@ impl Walker {
     /// A command's output compared with `-eq` is no risk here: `test` reads
     /// its operands as plain integers (only `[[ ]]` evaluates them).
     pub(super) fn test(&mut self, cmd: &Cmd<'_>) {
-        const ARITH: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
-        let args = cmd.args;
-        let is = |i: Option<usize>, ops: &[&str]| {
-            i.and_then(|i| args.get(i))
-                .is_some_and(|n| n.lit().is_some_and(|t| ops.contains(&t)))
-        };
-        for (i, a) in args.iter().enumerate() {
+        for (i, a) in cmd.args.iter().enumerate() {
             let text = a.lit().unwrap_or(&a.raw);
-            let before = i.checked_sub(1);
-            let named = is(before, &["-v"]) && evaluated_again(text);
-            let compared = (is(Some(i + 1), ARITH) || is(before, ARITH)) && subscript_expands(text);
+            // The literal words before (-1) and after (1) this one.
+            let near = |d| cmd.args.get(i.wrapping_add_signed(d)).and_then(Arg::lit);
+            let named = near(-1) == Some("-v") && evaluated_again(text);
+            let arith = |d| near(d).is_some_and(|o| ARITH_OPS.contains(&o));
+            let compared = (arith(-1) || arith(1)) && subscript_expands(text);
             if named || compared {
                 self.cannot(
                     cmd,
@@ -142,26 +118,23 @@ impl Walker {
     }
 
     pub(super) fn hash(&mut self, cmd: &Cmd<'_>) {
-        let sets = |t: &str| t.starts_with('-') && t.contains('p');
-        match cmd.args.iter().any(|a| a.lit().is_none_or(sets)) {
-            true => self.cannot(cmd, "makes a command name run another program"),
-            false => self.say(Risk::Safe, cmd, "only looks commands up"),
-        }
+        self.shell_state(cmd);
     }
 
-    /// alias, enable, fc: listing is safe; anything else changes what names run.
+    /// alias, enable, fc, hash: listing is safe; anything else changes what names run.
     pub(super) fn shell_state(&mut self, cmd: &Cmd<'_>) {
         let lists = cmd.args.iter().all(|a| {
             a.lit().is_some_and(|t| match cmd.name {
                 "alias" => t == "-p" || !t.contains('='),
                 "enable" => matches!(t, "-p" | "-a" | "-s"),
+                "hash" => !(t.starts_with('-') && t.contains('p')),
                 _ => t == "-l" || t.starts_with("-l") && !t.contains('s') || t == "-n",
             })
         });
-        if lists {
-            self.say(Risk::Safe, cmd, "only lists");
-        } else {
-            self.cannot(cmd, "changes what command names run (aliases, builtins, history), which the classifier does not follow");
+        let why = "changes what command names run (aliases, builtins, hashed paths, history), which the classifier does not follow";
+        match lists {
+            true => self.say(Risk::Safe, cmd, "only lists"),
+            false => self.cannot(cmd, why),
         }
     }
 
@@ -172,14 +145,13 @@ impl Walker {
             .map(|a| a.lit().unwrap_or("?"))
             .filter(|o| !rules::raw().list("shell-options", "shopt").has(o))
             .collect();
-        if sets && (!risky.is_empty() || cmd.args.iter().any(|a| a.is("-o"))) {
-            let risky = risky.join(", ");
-            self.cannot(
-                cmd,
-                &format!("changes how bash parses or runs commands ({risky})"),
-            );
-        } else {
-            self.say(Risk::Safe, cmd, "sets harmless shell options");
+        let why = format!(
+            "changes how bash parses or runs commands ({})",
+            risky.join(", ")
+        );
+        match sets && (!risky.is_empty() || cmd.args.iter().any(|a| a.is("-o"))) {
+            true => self.cannot(cmd, &why),
+            false => self.say(Risk::Safe, cmd, "sets harmless shell options"),
         }
     }
 

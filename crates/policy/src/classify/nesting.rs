@@ -8,7 +8,8 @@ pub(super) const MAX_LEN: usize = 64 * 1024;
 pub(super) const MAX_PARENS: usize = 16;
 /// Deepest nesting of parens, braces and compound keywords taken together.
 pub(super) const MAX_NESTING: usize = 40;
-/// Deepest nesting of `[` (see [`bracket_depth`]).
+/// Deepest nesting of `[` (see [`bracket_depth`]); the parser overflows its
+/// stack on some 4,000 (`a[a[a[…`, `$[ $[…`).
 pub(super) const MAX_BRACKETS: usize = 16;
 
 /// Returns the nesting depth of `src`, or why it is too deep or too long to parse.
@@ -43,30 +44,15 @@ pub(super) fn too_complex(src: &str) -> Result<usize, String> {
             u32::from(c)
         ));
     }
-    if src.len() > MAX_LEN {
-        return Err(format!(
-            "command is {} bytes long, above the {MAX_LEN}-byte limit",
-            src.len()
-        ));
-    }
     let (parens, total) = depths(src);
-    if parens > MAX_PARENS {
-        return Err(format!(
-            "parentheses nest {parens} deep, above the limit of {MAX_PARENS}"
-        ));
-    }
-    if total > MAX_NESTING {
-        return Err(format!(
-            "constructs nest {total} deep, above the limit of {MAX_NESTING}"
-        ));
-    }
-    // The parser overflows its stack on many nested `[` (`a[a[a[…`, `$[ $[…`:
-    // some 4,000 on a 2 MB stack).
-    let brackets = bracket_depth(src);
-    if brackets > MAX_BRACKETS {
-        return Err(format!(
-            "`[` nests {brackets} deep, above the limit of {MAX_BRACKETS}"
-        ));
+    let limits = [
+        ("bytes of text", src.len(), MAX_LEN),
+        ("levels of nested parentheses", parens, MAX_PARENS),
+        ("levels of nested constructs", total, MAX_NESTING),
+        ("levels of nested `[`", bracket_depth(src), MAX_BRACKETS),
+    ];
+    if let Some((what, n, max)) = limits.into_iter().find(|(_, n, max)| n > max) {
+        return Err(format!("{n} {what}, above the limit of {max}"));
     }
     Ok(total)
 }

@@ -1,12 +1,9 @@
-//! Text run as code. Rule: shell code the classifier can read (a literal
-//! `bash -c '...'`, `eval '...'`, a literal here-document or `echo ... | sh`)
-//! is parsed and judged; code it cannot read is unclassifiable: shell code
-//! known only at run time (`bash -c "$X"`, `curl ... | sh`, `bash <(...)`),
-//! and any inline or piped code of another interpreter (`python -c`,
-//! `perl -e`, `node -e`, `... | python`), since the classifier reads only
-//! bash. A script file (`bash FILE`, `source FILE`, `python FILE`) is project
-//! code, moderate, when it is a literal path inside the workspace, and
-//! unclassifiable anywhere else.
+//! Text run as code. Literal shell code (`bash -c '...'`, `eval`, a static
+//! here-document or `echo ... | sh`) is parsed and judged; code known only at
+//! run time (`bash -c "$X"`, `curl ... | sh`) and inline or piped code of
+//! another interpreter (`python -c`: the classifier reads only bash) is
+//! unclassifiable. A script file is moderate inside the workspace, else
+//! unclassifiable.
 
 use super::commands::{Cmd, Opts, leading};
 use super::paths::Loc;
@@ -15,10 +12,8 @@ use super::walk::{Input, Walker};
 use super::words::Arg;
 use crate::model::Risk;
 
-/// Why code on an input the classifier cannot read is unclassifiable.
-const UNREAD_INPUT: &str = "runs code from its input, which the classifier cannot read";
-/// Why code read from a terminal is moderate.
 const TERMINAL: &str = "reads code from a terminal (none in CI)";
+const UNREAD_INPUT: &str = "runs code from its input, which the classifier cannot read";
 
 /// Whether `args` start with `--`, and the words after it.
 fn after_dashes(args: &[Arg]) -> (bool, &[Arg]) {
@@ -111,15 +106,11 @@ impl Walker {
             let why = format!("first runs {files}, which are not files of the workspace");
             self.cannot(cmd, &why);
         }
-        if opts.has('c', &[]) {
-            match rest.first() {
-                Some(code) => self.code_string(code, &cmd.shown),
-                None => self.cannot(cmd, "has -c without a script"),
-            }
-            return;
-        }
+        let code = opts.has('c', &[]);
         let from_stdin = opts.has('s', &[]) || rest.first().is_none_or(|a| a.is("-"));
         match rest.first() {
+            Some(text) if code => self.code_string(text, &cmd.shown),
+            None if code => self.cannot(cmd, "has -c without a script"),
             Some(file) if !from_stdin => self.script_file(file, &cmd.shown),
             _ => self.stdin_code(cmd, true),
         }
@@ -132,9 +123,9 @@ impl Walker {
                 self.say(Risk::Safe, cmd, "runs literal shell code");
                 self.script(text);
             }
-            Input::Pipe(_) | Input::Text(_) => self.cannot(cmd, UNREAD_INPUT),
             Input::File(file) => self.script_file(&file.clone(), &cmd.shown),
             Input::Terminal => self.say(Risk::Moderate, cmd, TERMINAL),
+            _ => self.cannot(cmd, UNREAD_INPUT),
         }
     }
 

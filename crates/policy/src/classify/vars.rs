@@ -1,16 +1,10 @@
-//! Assignments to variables that change what runs: `PATH`, `LD_PRELOAD`,
-//! `GIT_SSH_COMMAND`, `PAGER`, `NODE_OPTIONS`, `BASH_ENV`, ... however they are
-//! made (`VAR=x cmd`, `VAR=x`, `export`, `declare -x`, `local`, `readonly`,
-//! `env VAR=x`, `sudo VAR=x`, `read VAR`, `printf -v VAR`, `for VAR in`).
-//!
-//! One rule: such an assignment is at least moderate; it is moderate when
-//! its value is a literal the classifier can follow (directories inside the
-//! workspace or system directories, a file inside the workspace, a command
-//! line that classifies, options that load no code), dangerous otherwise
-//! (a value known only at run time, a path outside the workspace, options
-//! that load code). Variables that change how the shell itself parses or
-//! runs (`SHELLOPTS`, `BASHOPTS`, `CDPATH`, `BASH_*`, `GIT_CONFIG_PARAMETERS`)
-//! make the command unclassifiable.
+//! Assignments to variables that change what runs (`PATH`, `LD_PRELOAD`,
+//! `GIT_SSH_COMMAND`, ...: the `[variables]` of the rules file), however made
+//! (`VAR=x cmd`, `export`, `declare`, `read VAR`, `printf -v`, `for VAR in`).
+//! Moderate when the classifier can follow the literal value (folders and
+//! files of the workspace, a command line it judges, options that load no
+//! code), dangerous otherwise; unclassifiable for variables that change how
+//! the shell parses or runs (`SHELLOPTS`, `BASH_*`, `CDPATH`).
 
 use super::paths::Loc;
 use super::rules::{self, Names};
@@ -18,26 +12,18 @@ use super::walk::Walker;
 use super::words::Arg;
 use crate::model::Risk;
 
-/// How a variable changes what runs.
+/// How a variable changes what runs: the lists of `[variables]`.
 #[derive(Clone, Copy)]
 enum Kind {
-    /// `:`-separated directories searched for programs, libraries or modules.
     SearchPath,
-    /// Files or directories loaded, sourced or used as configuration.
     Files,
-    /// A command line some program runs.
     Command,
-    /// Options of an interpreter or compiler: dangerous when one of these loads code.
+    /// Interpreter options, and those that load code.
     Options(&'static Names),
-    /// A git configuration key (`GIT_CONFIG_KEY_<n>`): judged by git's key table.
     GitKey,
-    /// Only changes which of several known things runs: moderate.
     Plain,
-    /// Changes how the shell parses or runs later commands: unclassifiable.
-    Shell,
-    /// `PLANGATE_OUTPUT`, `PLANGATE_REQUESTS`: a write to it is safe only while it is plangate's
-    /// file: unclassifiable.
-    OutputFile,
+    /// `shell` and `output-file`: unclassifiable, and why.
+    Unreadable(&'static str),
 }
 
 /// How `name` changes what runs (the `[variables]` of the rules file), if it does.
@@ -48,8 +34,8 @@ fn kind_of(name: &str) -> Option<Kind> {
         (&v.files, Kind::Files),
         (&v.command, Kind::Command),
         (&v.plain, Kind::Plain),
-        (&v.shell, Kind::Shell),
-        (&v.output_file, Kind::OutputFile),
+        (&v.shell, Kind::Unreadable(SHELL)),
+        (&v.output_file, Kind::Unreadable(OUTPUT)),
         (&v.git_key, Kind::GitKey),
     ];
     all.extend(
@@ -63,6 +49,9 @@ fn kind_of(name: &str) -> Option<Kind> {
         .or_else(|| all.iter().find(|(n, _)| n.pattern_matches(name)))
         .map(|(_, k)| *k)
 }
+
+const SHELL: &str = "which changes how the shell parses or runs later commands";
+const OUTPUT: &str = "which plangate reads: writes to $PLANGATE_OUTPUT and $PLANGATE_REQUESTS are safe only while they name the step's own files";
 
 /// Builtins whose prefix `IFS=` only changes their own splitting.
 const IFS_ONLY: &[&str] = &["read", "mapfile", "readarray"];
@@ -85,14 +74,7 @@ impl Walker {
         }
         let what = format!("`{shown}` sets {name}");
         let followed = match kind {
-            Kind::Shell => {
-                let why = "which changes how the shell parses or runs later commands";
-                return self.unclassifiable(format!("{what}, {why}"));
-            }
-            Kind::OutputFile => {
-                let why = "writes to $PLANGATE_OUTPUT and $PLANGATE_REQUESTS are safe only while they name the step's own files";
-                return self.unclassifiable(format!("{what}: {why}"));
-            }
+            Kind::Unreadable(why) => return self.unclassifiable(format!("{what}, {why}")),
             Kind::Plain => true,
             Kind::GitKey => self.git_key(value, &what),
             Kind::SearchPath => self.search_path(value),

@@ -58,8 +58,8 @@ pub(super) struct Walker {
     defining: Vec<String>,
     /// Calls made inside function bodies: (caller, callee, spawned in the background or a pipe).
     calls: Vec<(String, String, bool)>,
-    in_pipe: bool,
-    in_background: bool,
+    /// Walking a command run in the background or a pipeline stage.
+    spawned: bool,
     /// Depth of loops that never end (`while true`), for unbounded background spawning.
     forever: usize,
     /// The script may change `$PLANGATE_STEP_ARTIFACTS` or `$TMPDIR`: it
@@ -126,19 +126,13 @@ impl Walker {
     /// Parses and walks a (possibly nested) script.
     pub(super) fn script(&mut self, src: &str) {
         self.scratch_named |= words::mentions_scratch_var(src);
-        if self.depth >= MAX_DEPTH {
-            self.unclassifiable(format!(
-                "scripts nest (bash -c, eval, $(...)) deeper than {MAX_DEPTH} levels"
-            ));
-            return;
-        }
         let nest = match nesting::too_complex(src) {
             Err(why) => return self.unclassifiable(why),
             Ok(n) => n,
         };
-        if self.nest_used + nest > nesting::MAX_NESTING {
-            self.unclassifiable("nested scripts are too deeply nested to follow".to_string());
-            return;
+        if self.depth >= MAX_DEPTH || self.nest_used + nest > nesting::MAX_NESTING {
+            let why = "nested scripts (bash -c, eval, $(...)) are too deeply nested to follow";
+            return self.unclassifiable(why.to_string());
         }
         let parsed = words::parse_guarded(|options| {
             brush_parser::Parser::new(std::io::Cursor::new(src.as_bytes()), options).parse_program()
@@ -188,7 +182,6 @@ impl Walker {
             // (Resolved without a working directory: only absolute paths.)
             let worse = known.arg.glob_at.is_none()
                 && known.arg.lit().is_some()
-                && known.arg.text != eval.arg.text
                 && matches!(
                     self.places.resolve(&known.arg, None).loc,
                     Loc::FsRoot
@@ -226,7 +219,7 @@ impl Walker {
 
     fn compound_list(&mut self, list: &ast::CompoundList) {
         for ast::CompoundListItem(and_or, sep) in &list.0 {
-            let saved = self.in_background;
+            let saved = self.spawned;
             let background = matches!(sep, ast::SeparatorOperator::Async);
             if background && self.forever > 0 {
                 self.block(
@@ -234,26 +227,20 @@ impl Walker {
                         .to_string(),
                 );
             }
-            self.in_background |= background;
-            self.and_or(and_or);
-            self.in_background = saved;
-        }
-    }
-
-    fn and_or(&mut self, list: &ast::AndOrList) {
-        self.pipeline(&list.first);
-        for next in &list.additional {
-            match next {
-                ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
+            self.spawned |= background;
+            self.pipeline(&and_or.first);
+            for ast::AndOr::And(p) | ast::AndOr::Or(p) in &and_or.additional {
+                self.pipeline(p);
             }
+            self.spawned = saved;
         }
     }
 
     /// Each stage of a pipeline runs in a subshell, reading the previous one's output.
     fn pipeline(&mut self, p: &ast::Pipeline) {
         let multi = p.seq.len() > 1;
-        let saved_pipe = self.in_pipe;
-        self.in_pipe |= multi;
+        let saved = self.spawned;
+        self.spawned |= multi;
         let mut input = Input::Terminal;
         for cmd in &p.seq {
             let stage = if multi {
@@ -263,7 +250,7 @@ impl Walker {
             };
             input = Input::Pipe(stage.output);
         }
-        self.in_pipe = saved_pipe;
+        self.spawned = saved;
     }
 
     fn command(&mut self, cmd: &ast::Command, input: Input) -> Stage {
@@ -332,12 +319,11 @@ impl Walker {
         input: &mut Input,
         assigned: Option<&mut Vec<(String, Arg)>>,
     ) {
+        use ast::CommandPrefixOrSuffixItem as I;
         match item {
-            ast::CommandPrefixOrSuffixItem::IoRedirect(r) => self.redirect(r, input),
-            ast::CommandPrefixOrSuffixItem::Word(w) => {
-                args.extend(self.words(&w.value));
-            }
-            ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => match assigned {
+            I::IoRedirect(r) => self.redirect(r, input),
+            I::Word(w) => args.extend(self.words(&w.value)),
+            I::AssignmentWord(a, w) => match assigned {
                 Some(list) => {
                     let (ast::AssignmentName::VariableName(n)
                     | ast::AssignmentName::ArrayElementName(n, _)) = &a.name;
@@ -345,12 +331,11 @@ impl Walker {
                 }
                 None => args.push(self.word(&w.value)),
             },
-            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
-                self.subshell(&sub.list);
+            I::ProcessSubstitution(_, sub) => {
+                self.isolated(|me| me.compound_list(&sub.list));
                 args.push(Arg {
-                    raw: "<(...)".to_string(),
                     procsub: true,
-                    ..Arg::default()
+                    ..Arg::unknown("<(...)")
                 });
             }
         }
@@ -373,12 +358,7 @@ impl Walker {
             ast::AssignmentValue::Array(items) => {
                 for (k, v) in items {
                     if let Some(k) = k {
-                        if words::subscript_expands(&format!("[{}]", k.value)) {
-                            self.unclassifiable(format!(
-                                "array index `[{}]` holds an expansion, which bash evaluates again",
-                                k.value
-                            ));
-                        }
+                        self.evaluated(&format!("[{}]", k.value), "(...)");
                         self.word(&k.value);
                     }
                     self.word(&v.value);
@@ -395,7 +375,7 @@ impl Walker {
             ast::IoRedirect::File(fd, kind, T::Filename(w) | T::Duplicate(w)) => (fd, kind, w),
             ast::IoRedirect::File(_, _, T::Fd(_)) => return,
             ast::IoRedirect::File(_, _, T::ProcessSubstitution(_, sub)) => {
-                return self.subshell(&sub.list);
+                return self.isolated(|me| me.compound_list(&sub.list));
             }
             ast::IoRedirect::HereDocument(_, doc) => {
                 if doc.requires_expansion {
@@ -421,10 +401,8 @@ impl Walker {
                     *input = Input::File(arg.clone());
                 }
                 if self.target(&arg).loc == Loc::DevNet {
-                    self.network(format!(
-                        "redirection `< {}` opens a network connection",
-                        arg.raw
-                    ));
+                    let why = format!("redirection `< {}` opens a network connection", arg.raw);
+                    self.network(why);
                 }
                 false
             }
@@ -434,10 +412,6 @@ impl Walker {
         if writes {
             self.write_to(&arg, &format!("redirection `> {}`", arg.raw));
         }
-    }
-
-    fn subshell(&mut self, list: &ast::CompoundList) {
-        self.isolated(|me| me.compound_list(list));
     }
 
     /// Walks code that may or may not run: a `cd` inside makes the directory unknown after.
@@ -453,7 +427,7 @@ impl Walker {
         use ast::CompoundCommand as C;
         match c {
             C::BraceGroup(g) => self.compound_list(&g.list),
-            C::Subshell(s) => self.subshell(&s.list),
+            C::Subshell(s) => self.isolated(|me| me.compound_list(&s.list)),
             C::ForClause(f) => {
                 for w in f.values.iter().flatten() {
                     self.words(&w.value);
@@ -472,8 +446,23 @@ impl Walker {
                 let forever = f.condition.as_ref().is_none_or(|c| c.value.trim() == "1");
                 self.conditional(|me| me.loop_body(forever, &f.body.list));
             }
-            C::CaseClause(c) => self.case(c),
-            C::IfClause(i) => self.conditional(|me| me.if_clause(i)),
+            C::CaseClause(c) => {
+                self.word(&c.value.value);
+                self.conditional(|me| {
+                    for item in &c.cases {
+                        item.patterns.iter().for_each(|p| drop(me.word(&p.value)));
+                        item.cmd.iter().for_each(|list| me.compound_list(list));
+                    }
+                });
+            }
+            C::IfClause(i) => self.conditional(|me| {
+                me.compound_list(&i.condition);
+                me.compound_list(&i.then);
+                for e in i.elses.iter().flatten() {
+                    e.condition.iter().for_each(|c| me.compound_list(c));
+                    me.compound_list(&e.body);
+                }
+            }),
             C::WhileClause(w) | C::UntilClause(w) => {
                 let until = matches!(c, C::UntilClause(_));
                 let forever = constant_condition(&w.0) == Some(!until);
@@ -502,31 +491,6 @@ impl Walker {
             self.unclassifiable(why);
         }
         self.note(Risk::Safe, "arithmetic only computes".to_string());
-    }
-
-    fn case(&mut self, c: &ast::CaseClauseCommand) {
-        self.word(&c.value.value);
-        self.conditional(|me| {
-            for item in &c.cases {
-                for p in &item.patterns {
-                    me.word(&p.value);
-                }
-                if let Some(list) = &item.cmd {
-                    me.compound_list(list);
-                }
-            }
-        });
-    }
-
-    fn if_clause(&mut self, i: &ast::IfClauseCommand) {
-        self.compound_list(&i.condition);
-        self.compound_list(&i.then);
-        for e in i.elses.iter().flatten() {
-            if let Some(cond) = &e.condition {
-                self.compound_list(cond);
-            }
-            self.compound_list(&e.body);
-        }
     }
 
     fn function(&mut self, f: &ast::FunctionDefinition) {
@@ -562,8 +526,7 @@ impl Walker {
         let Some(caller) = self.defining.last().cloned() else {
             return;
         };
-        let spawned = self.in_pipe || self.in_background;
-        self.calls.push((caller, name.to_string(), spawned));
+        self.calls.push((caller, name.to_string(), self.spawned));
         if self.calls.len() > 512 {
             return;
         }
@@ -597,11 +560,13 @@ impl Walker {
         false
     }
 
-    /// `[[ x -eq 'a[$(cmd)]' ]]`, `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the index again.
-    fn test_index(&mut self, raw: &str) {
-        if words::evaluated_again(raw) {
+    /// `text` is a name or a number bash evaluates (`read NAME`, `[[ -v NAME ]]`,
+    /// `[[ X -eq Y ]]`): an array index holding an expansion, or a command's
+    /// output, is evaluated again (`a[$(cmd)]` runs cmd).
+    pub(super) fn evaluated(&mut self, text: &str, shown: &str) {
+        if words::evaluated_again(text) {
             self.unclassifiable(format!(
-                "`[[ ... ]]` evaluates `{raw}`, an array index or a command's output, as arithmetic (it can run commands)"
+                "`{shown}` has bash evaluate `{text}`, an array index or a command's output, again (it can run commands)"
             ));
         }
     }
@@ -620,31 +585,17 @@ impl Walker {
             E::Not(a) | E::Parenthesized(a) => self.extended_test(a, depth + 1),
             E::UnaryTest(op, w) => {
                 self.word(&w.value);
-                let names_var = matches!(
-                    op,
-                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
-                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
-                );
-                if names_var {
-                    self.test_index(&w.value);
+                // `-v NAME`, `-R NAME` (brush-parser prints predicates as written).
+                if matches!(op.to_string().as_str(), "-v" | "-R") {
+                    self.evaluated(&w.value, "[[ ... ]]");
                 }
             }
             E::BinaryTest(op, a, b) => {
                 self.word(&a.value);
                 self.word(&b.value);
-                use ast::BinaryPredicate as B;
-                let arithmetic = matches!(
-                    op,
-                    B::ArithmeticEqualTo
-                        | B::ArithmeticNotEqualTo
-                        | B::ArithmeticLessThan
-                        | B::ArithmeticLessThanOrEqualTo
-                        | B::ArithmeticGreaterThan
-                        | B::ArithmeticGreaterThanOrEqualTo
-                );
-                if arithmetic {
-                    self.test_index(&a.value);
-                    self.test_index(&b.value);
+                if words::ARITH_OPS.contains(&op.to_string().as_str()) {
+                    self.evaluated(&a.value, "[[ ... ]]");
+                    self.evaluated(&b.value, "[[ ... ]]");
                 }
             }
         }
@@ -656,13 +607,11 @@ fn constant_condition(list: &ast::CompoundList) -> Option<bool> {
     let [ast::CompoundListItem(and_or, _)] = list.0.as_slice() else {
         return None;
     };
-    if !and_or.additional.is_empty() || and_or.first.seq.len() != 1 || and_or.first.bang {
-        return None;
-    }
-    let ast::Command::Simple(sc) = and_or.first.seq.first()? else {
+    let [ast::Command::Simple(sc)] = and_or.first.seq.as_slice() else {
         return None;
     };
-    if sc.suffix.is_some() || sc.prefix.is_some() {
+    let alone = and_or.additional.is_empty() && !and_or.first.bang;
+    if !alone || sc.suffix.is_some() || sc.prefix.is_some() {
         return None;
     }
     match sc.word_or_name.as_ref()?.value.as_str() {

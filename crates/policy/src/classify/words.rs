@@ -1,9 +1,6 @@
-//! Turns one shell word into its static value when it has one.
-//!
-//! Quotes and escapes are removed, `~`/`$HOME` are replaced by the home directory,
-//! and anything decided at run time (other variables, command substitutions,
-//! arithmetic) makes the value unknown. Command substitutions are returned so
-//! the caller can classify them as scripts of their own.
+//! Turns one shell word into its static value when it has one: quotes and
+//! escapes removed, `~`/`$HOME` replaced; anything decided at run time makes
+//! it unknown. Command substitutions are returned, to classify as scripts.
 
 use brush_parser::word::{Parameter, ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
 
@@ -35,7 +32,6 @@ impl ScratchVar {
         ScratchVar("TMPDIR", "the step's private temporary folder"),
     ];
 
-    /// The variable's name.
     pub(super) fn name(self) -> &'static str {
         self.0
     }
@@ -71,14 +67,10 @@ pub(super) fn mentions_scratch_var(text: &str) -> bool {
         text.match_indices(name).any(|(i, _)| {
             let before = &text[..i];
             let after = &text[i + name.len()..];
-            if before.chars().next_back().is_some_and(ident)
-                || after.chars().next().is_some_and(ident)
-            {
-                return false;
-            }
+            let part = before.ends_with(ident) || after.starts_with(ident);
             let plain = (before.ends_with('$') && !before.ends_with("\\$"))
                 || (before.ends_with("${") && after.starts_with('}'));
-            !plain
+            !part && !plain
         })
     })
 }
@@ -101,7 +93,6 @@ impl Arg {
         }
     }
 
-    /// The literal value, when known.
     pub(super) fn lit(&self) -> Option<&str> {
         self.text.as_deref()
     }
@@ -157,11 +148,8 @@ pub(super) fn evaluate(raw: &str, home: Option<&str>, dirs: Dirs<'_>, heredoc: b
         raw,
         home,
         dirs,
-        text: String::new(),
         known: true,
-        glob_at: None,
-        scratch: None,
-        out: WordEval::default(),
+        ..Builder::default()
     };
     let parsed = parse_guarded(|options| {
         if heredoc {
@@ -178,6 +166,7 @@ pub(super) fn evaluate(raw: &str, home: Option<&str>, dirs: Dirs<'_>, heredoc: b
     b.finish()
 }
 
+#[derive(Default)]
 struct Builder<'a> {
     raw: &'a str,
     home: Option<&'a str>,
@@ -218,8 +207,12 @@ impl Builder<'_> {
 
     fn piece(&mut self, p: &WordPieceWithSource, quoted: bool) {
         match &p.piece {
-            WordPiece::Text(s) if quoted => self.text.push_str(s),
-            WordPiece::Text(s) => self.unquoted_text(s),
+            WordPiece::Text(s) => {
+                if !quoted {
+                    self.glob_at = self.glob_at.or(glob_index(s).map(|i| self.text.len() + i));
+                }
+                self.text.push_str(s);
+            }
             WordPiece::SingleQuotedText(s) => self.text.push_str(s),
             WordPiece::AnsiCQuotedText(s) => match decode_ansi_c(s) {
                 Some(d) => self.text.push_str(&d),
@@ -244,21 +237,9 @@ impl Builder<'_> {
             WordPiece::EscapeSequence(s) => self.text.push_str(s.strip_prefix('\\').unwrap_or(s)),
             WordPiece::ArithmeticExpression(e) => {
                 self.known = false;
-                self.nested_code(&e.value);
-                if let Some(why) = arithmetic_problem(&e.value) {
-                    self.out.problem.get_or_insert(why);
-                }
+                self.cannot_follow(&e.value, arithmetic_problem(&e.value));
             }
         }
-    }
-
-    fn unquoted_text(&mut self, s: &str) {
-        if self.glob_at.is_none()
-            && let Some(i) = glob_index(s)
-        {
-            self.glob_at = Some(self.text.len() + i);
-        }
-        self.text.push_str(s);
     }
 
     fn parameter(&mut self, expr: &ParameterExpr, p: &WordPieceWithSource) {
@@ -290,18 +271,17 @@ impl Builder<'_> {
         }
         self.known = false;
         let source = self.raw.get(p.start_index..p.end_index).unwrap_or(self.raw);
-        self.nested_code(source);
-        if let Some(why) = expansion_problem(source) {
-            self.out.problem.get_or_insert(why);
-        }
+        self.cannot_follow(source, expansion_problem(source));
     }
 
-    /// Text that may hide command substitutions we cannot extract precisely.
-    fn nested_code(&mut self, source: &str) {
-        if source.contains("$(") || source.contains('`') || source.contains("<(") {
-            self.out.problem.get_or_insert_with(|| {
-                format!("command substitution nested inside an expansion in `{source}`")
-            });
+    /// Keeps the first problem: a command substitution nested in an
+    /// expansion (we cannot extract it precisely), else `why`.
+    fn cannot_follow(&mut self, source: &str, why: Option<String>) {
+        let nested = source.contains("$(") || source.contains('`') || source.contains("<(");
+        let nested = nested
+            .then(|| format!("command substitution nested inside an expansion in `{source}`"));
+        if let Some(p) = nested.or(why) {
+            self.out.problem.get_or_insert(p);
         }
     }
 }
@@ -320,24 +300,21 @@ pub(super) fn subscript_expands(text: &str) -> bool {
     text.split('[').skip(1).any(index)
 }
 
-/// True when arithmetic evaluation of `text` (`(( ))`, `let`, `declare -i`,
-/// `[[ X -eq Y ]]`, `-v`) may run a command it does not show: an array index
-/// holding an expansion, or a command substitution, whose output bash
-/// evaluates as arithmetic (an output like `a[$(cmd)]` runs `cmd`).
+/// True when arithmetic evaluation of `text` (`(( ))`, `let`, `-eq`, `-v`)
+/// may run a command it does not show: an index holding an expansion, or a
+/// command's output, which bash evaluates again (`a[$(cmd)]` runs `cmd`).
 pub(super) fn evaluated_again(text: &str) -> bool {
     subscript_expands(text) || text.contains("$(") || text.contains('`')
 }
 
+/// The comparisons that read their operands as arithmetic (`test`, `[[ ]]`).
+pub(super) const ARITH_OPS: [&str; 6] = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+
 /// Why an arithmetic expression cannot be followed, if it cannot.
 pub(super) fn arithmetic_problem(expr: &str) -> Option<String> {
-    if subscript_expands(expr) {
-        return Some(format!(
-            "arithmetic `{expr}` indexes an array with an expansion, which bash evaluates again (it can run commands)"
-        ));
-    }
     evaluated_again(expr).then(|| {
         format!(
-            "arithmetic `{expr}` evaluates a command's output as arithmetic, which bash expands again (an output `a[$(cmd)]` runs cmd)"
+            "arithmetic `{expr}` evaluates an array index holding an expansion, or a command's output, again (it can run commands)"
         )
     })
 }
@@ -369,19 +346,16 @@ fn expansion_problem(source: &str) -> Option<String> {
 
 /// Index of the first glob (or brace-expansion) character in unquoted text.
 fn glob_index(s: &str) -> Option<usize> {
-    for (i, c) in s.char_indices() {
+    let hit = |&(i, c): &(usize, char)| {
         let rest = s.get(i + 1..).unwrap_or("");
-        let hit = match c {
+        match c {
             '*' | '?' => true,
             '[' => rest.contains(']'),
             '{' => rest.contains('}') && (rest.contains(',') || rest.contains("..")),
             _ => false,
-        };
-        if hit {
-            return Some(i);
         }
-    }
-    None
+    };
+    s.char_indices().find(hit).map(|(i, _)| i)
 }
 
 /// Decodes the body of `$'...'`; None when an escape is not understood.
@@ -406,21 +380,15 @@ fn decode_ansi_c(s: &str) -> Option<String> {
             '\\' | '\'' | '"' | '?' => e,
             // `\xHH` (1 or 2 digits), `\OOO` (1 to 3 octal digits).
             'x' | '0'..='7' => {
-                let (radix, mut code, mut n) = match e.to_digit(8) {
-                    Some(d) => (8, d, 1),
-                    None => (16, 0, 0),
-                };
-                while n < 2 + usize::from(radix == 8)
-                    && let Some(d) = chars.peek().and_then(|d| d.to_digit(radix))
+                let (radix, max) = if e == 'x' { (16, 2) } else { (8, 3) };
+                // An octal escape's first digit is `e` itself.
+                let mut digits: String = e.to_digit(8).map(|_| e).into_iter().collect();
+                while digits.len() < max
+                    && let Some(d) = chars.next_if(|d| d.is_digit(radix))
                 {
-                    code = code * radix + d;
-                    chars.next();
-                    n += 1;
+                    digits.push(d);
                 }
-                if n == 0 {
-                    return None;
-                }
-                char::from_u32(code)?
+                char::from_u32(u32::from_str_radix(&digits, radix).ok()?)?
             }
             _ => return None,
         });

@@ -22,3 +22,36 @@ fn expansions_evaluated_again() {
     assert!(expansion_problem("${!x}").is_some() && expansion_problem("${!x[@]}").is_none());
     assert!(expansion_problem("${!pre*}").is_none() && expansion_problem("${x@P}").is_some());
 }
+
+#[test]
+fn ansi_c_escapes() {
+    let d = |s: &str| decode_ansi_c(s);
+    assert_eq!(d(r"\101\x42\x4"), Some("AB\x04".to_string()));
+    assert_eq!(d(r"\0\1010\x414"), Some("\0A0A4".to_string()));
+    assert_eq!(d(r"a\tb\\\'"), Some("a\tb\\'".to_string()));
+    assert_eq!(d(r"\x"), None);
+    assert_eq!(d(r"\u41"), None);
+    assert_eq!(d(r"\cA"), None);
+}
+
+#[test]
+fn scratch_variables_named_other_than_expanded() {
+    for named in [
+        "TMPDIR=x",
+        "unset TMPDIR",
+        "${TMPDIR:=x}",
+        "read PLANGATE_STEP_ARTIFACTS",
+        "\\$TMPDIR",
+    ] {
+        assert!(mentions_scratch_var(named), "{named}");
+    }
+    for plain in [
+        "$TMPDIR/x",
+        "${TMPDIR}",
+        "MYTMPDIR=x",
+        "TMPDIR_X=1",
+        "echo tmpdir",
+    ] {
+        assert!(!mentions_scratch_var(plain), "{plain}");
+    }
+}
