@@ -51,7 +51,11 @@ impl Walker {
                 );
             }
             self.evaluated(&name, &cmd.shown);
+            if flags.contains('i') {
+                self.arith.integer(&name);
+            }
             if let Some(value) = value {
+                self.arith.assign(&name, &value);
                 if flags.contains('i') {
                     self.arithmetic(value.lit().unwrap_or(&value.raw));
                 }
@@ -77,6 +81,7 @@ impl Walker {
     fn read_into(&mut self, n: &Arg, cmd: &Cmd<'_>) {
         let name = n.lit().unwrap_or(&n.raw).to_string();
         self.evaluated(&name, &cmd.shown);
+        self.arith.data(name.split('[').next().unwrap_or_default());
         if n.lit().is_none() {
             self.cannot(cmd, "assigns a variable named at run time");
         }
@@ -112,6 +117,11 @@ impl Walker {
         for (i, a) in args.iter().enumerate() {
             let text = a.lit().unwrap_or(&a.raw);
             let before = i.checked_sub(1);
+            if is(before, &["-v"])
+                && let Some((_, index)) = text.split_once('[')
+            {
+                self.arith.evaluates(index);
+            }
             let named = is(before, &["-v"]) && evaluated_again(text);
             let arith = |i| is(i, &ARITH_OPS);
             let compared = (arith(Some(i + 1)) || arith(before)) && subscript_expands(text);
