@@ -4,6 +4,7 @@
 //! A pure function: no I/O, no processes, no environment; paths are resolved
 //! lexically against [`ClassifyContext`].
 
+mod arith;
 mod braces;
 mod builtins;
 mod commands;

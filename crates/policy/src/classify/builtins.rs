@@ -47,7 +47,11 @@ impl Walker {
                 );
             }
             self.evaluated(&name, &cmd.shown);
+            if flags.contains('i') {
+                self.arith.integer(&name);
+            }
             if let Some(value) = value {
+                self.arith.assign(&name, &value);
                 if flags.contains('i') {
                     self.arithmetic(value.lit().unwrap_or(&value.raw));
                 }
@@ -73,6 +77,7 @@ impl Walker {
     fn read_into(&mut self, n: &Arg, cmd: &Cmd<'_>) {
         let name = n.lit().unwrap_or(&n.raw).to_string();
         self.evaluated(&name, &cmd.shown);
+        self.arith.data(name.split('[').next().unwrap_or_default());
         if n.lit().is_none() {
             self.cannot(cmd, "assigns a variable named at run time");
         }
@@ -104,6 +109,11 @@ impl Walker {
             let text = a.lit().unwrap_or(&a.raw);
             // The literal words before (-1) and after (1) this one.
             let near = |d| cmd.args.get(i.wrapping_add_signed(d)).and_then(Arg::lit);
+            if near(-1) == Some("-v")
+                && let Some((_, index)) = text.split_once('[')
+            {
+                self.arith.evaluates(index);
+            }
             let named = near(-1) == Some("-v") && evaluated_again(text);
             let arith = |d| near(d).is_some_and(|o| ARITH_OPS.contains(&o));
             let compared = (arith(-1) || arith(1)) && subscript_expands(text);

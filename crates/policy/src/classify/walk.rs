@@ -68,6 +68,8 @@ pub(super) struct Walker {
     /// `(( TMPDIR = 1 ))`); `classify_bash` then walks again without
     /// trusting them.
     pub scratch_named: bool,
+    /// Names holding data and names arithmetic evaluates (arith.rs).
+    pub arith: super::arith::Arith,
 }
 
 impl Walker {
@@ -88,7 +90,10 @@ impl Walker {
     }
 
     /// The verdict: blocked, else unclassifiable, else the highest risk.
-    pub(super) fn finish(self) -> Classification {
+    pub(super) fn finish(mut self) -> Classification {
+        if let Some(why) = self.arith.problem() {
+            self.unclassifiable(why);
+        }
         if let Some(reason) = self.blocked {
             Classification::Blocked { reason }
         } else if let Some(reason) = self.unreadable {
@@ -166,6 +171,7 @@ impl Walker {
 
     /// Evaluates a word, classifying the command substitutions inside it.
     pub(super) fn word(&mut self, raw: &str) -> Arg {
+        self.arith.word(raw);
         let mut eval = words::eval_word(raw, self.home.as_deref());
         if raw.contains('~') || raw.contains("PWD") {
             // `$PWD`, `~+`, `$OLDPWD`, `~-` (the folders the walk followed)
@@ -296,6 +302,7 @@ impl Walker {
             .any(words::mentions_scratch_var);
         if args.is_empty() {
             for (var, value) in &assigned {
+                self.arith.assign(var, value);
                 self.assign_variable(var, value, &format!("{var}={}", value.raw), None);
             }
             self.note(Risk::Safe, "assignment or redirection only".to_string());
@@ -307,6 +314,7 @@ impl Walker {
         }
         let stage = self.run(&args, &input);
         for (var, value) in assigned {
+            self.arith.assign(&var, &value);
             self.assign_variable(&var, &value, &stage.shown, name.as_deref());
         }
         stage
@@ -343,6 +351,9 @@ impl Walker {
 
     /// Evaluates an assignment's value (unknown for arrays and appends).
     fn assignment(&mut self, a: &ast::Assignment) -> Arg {
+        if let ast::AssignmentName::ArrayElementName(_, idx) = &a.name {
+            self.arith.evaluates(idx);
+        }
         if let ast::AssignmentName::ArrayElementName(n, idx) = &a.name
             && (idx.contains('$') || idx.contains('`'))
         {
@@ -429,8 +440,13 @@ impl Walker {
             C::BraceGroup(g) => self.compound_list(&g.list),
             C::Subshell(s) => self.isolated(|me| me.compound_list(&s.list)),
             C::ForClause(f) => {
-                for w in f.values.iter().flatten() {
-                    self.words(&w.value);
+                let items: Vec<Arg> = (f.values.iter().flatten())
+                    .flat_map(|w| self.words(&w.value))
+                    .collect();
+                // No `in` list: the positional parameters.
+                match &f.values {
+                    Some(_) => self.arith.items(&f.variable_name, &items),
+                    None => self.arith.data(&f.variable_name),
                 }
                 let shown = format!("for {} in ...", f.variable_name);
                 self.assign_variable(&f.variable_name, &Arg::unknown("$ITEM"), &shown, None);
@@ -486,6 +502,7 @@ impl Walker {
     }
 
     pub(super) fn arithmetic(&mut self, expr: &str) {
+        self.arith.evaluates(expr);
         self.absorb(words::eval_word(expr, self.home.as_deref()));
         if let Some(why) = words::arithmetic_problem(expr) {
             self.unclassifiable(why);
@@ -564,6 +581,10 @@ impl Walker {
     /// `[[ X -eq Y ]]`): an array index holding an expansion, or a command's
     /// output, is evaluated again (`a[$(cmd)]` runs cmd).
     pub(super) fn evaluated(&mut self, text: &str, shown: &str) {
+        // A name's index is arithmetic (`read 'a[n]'`, `[[ -v a[n] ]]`).
+        if let Some((_, index)) = text.split_once('[') {
+            self.arith.evaluates(index);
+        }
         if words::evaluated_again(text) {
             self.unclassifiable(format!(
                 "`{shown}` has bash evaluate `{text}`, an array index or a command's output, again (it can run commands)"
@@ -594,6 +615,8 @@ impl Walker {
                 self.word(&a.value);
                 self.word(&b.value);
                 if words::ARITH_OPS.contains(&op.to_string().as_str()) {
+                    self.arith.evaluates(&a.value);
+                    self.arith.evaluates(&b.value);
                     self.evaluated(&a.value, "[[ ... ]]");
                     self.evaluated(&b.value, "[[ ... ]]");
                 }

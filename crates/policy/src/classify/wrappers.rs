@@ -112,6 +112,7 @@ impl Walker {
             return;
         };
         let value = self.word(value);
+        self.arith.assign(name, &value);
         self.assign_variable(name, &value, shown, None);
     }
 
