@@ -19,6 +19,32 @@ pub(super) fn expand(raw: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// Whether an alternative of a brace expression in `raw` can change the
+/// folder a path names (`{/etc/x,y}`, `{..,a}`, `{~,a}`): a word that
+/// expands to more than [`MAX_WORDS`] cannot then be judged as written.
+pub(super) fn alternative_moves(raw: &str) -> bool {
+    moves_at(raw, 0)
+}
+
+fn moves_at(raw: &str, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return true;
+    }
+    let mut rest = raw;
+    while let Some((_, close, alternatives)) = find(rest) {
+        let moves =
+            |a: &String| a.contains('/') || a.starts_with(['~', '.']) || moves_at(a, depth + 1);
+        if alternatives.iter().any(moves) {
+            return true;
+        }
+        let Some(r) = rest.get(close + 1..) else {
+            return true;
+        };
+        rest = r;
+    }
+    false
+}
+
 fn expand_into(raw: &str, out: &mut Vec<String>, depth: usize) -> Option<()> {
     if depth > MAX_DEPTH {
         return None;

@@ -141,6 +141,13 @@ impl Walker {
                 _ => t == "-l" || t.starts_with("-l") && !t.contains('s') || t == "-n",
             })
         });
+        // `fc` without `-l` edits and runs commands of the history.
+        let lists = lists
+            && (cmd.name != "fc"
+                || cmd
+                    .args
+                    .iter()
+                    .any(|a| a.lit().is_some_and(|t| t.starts_with("-l"))));
         let why = "changes what command names run (aliases, builtins, hashed paths, history), which the classifier does not follow";
         match lists {
             true => self.say(Risk::Safe, cmd, "only lists"),

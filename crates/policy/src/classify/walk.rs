@@ -208,7 +208,15 @@ impl Walker {
 
     /// Evaluates a command word after brace expansion: `{a,b}` gives two arguments.
     pub(super) fn words(&mut self, raw: &str) -> Vec<Arg> {
-        let list = super::braces::expand(raw).unwrap_or_else(|| vec![raw.to_string()]);
+        let list = super::braces::expand(raw).unwrap_or_else(|| {
+            if super::braces::alternative_moves(raw) {
+                self.unclassifiable(format!(
+                    "`{raw}` expands to more than {} words, some of them paths the classifier cannot follow",
+                    super::braces::MAX_WORDS
+                ));
+            }
+            vec![raw.to_string()]
+        });
         list.iter().map(|w| self.word(w)).collect()
     }
 
