@@ -13,28 +13,44 @@ use crate::policy::StepClassification;
 /// declared secrets are not looked at here ([`missing_secrets`]).
 pub(crate) fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
     let mut c = step.action.spec().classify(env);
+    let ctx = crate::policy::classify::ClassifyContext {
+        workspace: &env.workspace,
+        working_dir: &env.workspace,
+        home: env.home.as_deref(),
+    };
     if let Some(rb) = step.rollback_command.as_deref() {
-        let ctx = crate::policy::classify::ClassifyContext {
-            workspace: &env.workspace,
-            working_dir: &env.workspace,
-            home: env.home.as_deref(),
-        };
         let r = crate::policy::classify::classify_bash(rb, &ctx);
-        if c.blocked.is_none() {
-            c.blocked = r.blocked().map(|w| format!("rollback_command: {w}"));
-        }
-        if c.unclassifiable.is_none() {
-            c.unclassifiable = r.unclassifiable().map(|w| format!("rollback_command: {w}"));
-        }
-        if r.risk() > c.classified {
-            c.classified = r.risk();
-            c.reason = format!("rollback_command: {}", r.reason());
-        }
+        merge(&mut c, &r, "rollback_command");
+    }
+    // The step's `env:` is in every process it starts: judged as the same
+    // assignments in a command would be (`BASH_ENV`, `LD_PRELOAD`, `PATH`,
+    // `LESSOPEN`, `GIT_SSH_COMMAND`, ...).
+    if !step.env.is_empty() {
+        let quote = |v: &str| format!("'{}'", v.replace('\'', "'\\''"));
+        let exports: Vec<String> = (step.env.iter())
+            .map(|(k, v)| format!("export {}={}", quote(k), quote(v)))
+            .collect();
+        let r = crate::policy::classify::classify_bash(&exports.join("\n"), &ctx);
+        merge(&mut c, &r, "env");
     }
     if let Some(req) = step.sandbox_request(&env.workspace, env.home.as_deref()) {
         floor_for_sandbox(&mut c, &req, &env.workspace, env.home.as_deref());
     }
     c
+}
+
+/// Raise `c` to what `r` (a part of the step named `what`) found.
+fn merge(c: &mut StepClassification, r: &crate::policy::classify::Classification, what: &str) {
+    if c.blocked.is_none() {
+        c.blocked = r.blocked().map(|w| format!("{what}: {w}"));
+    }
+    if c.unclassifiable.is_none() {
+        c.unclassifiable = r.unclassifiable().map(|w| format!("{what}: {w}"));
+    }
+    if r.risk() > c.classified {
+        c.classified = r.risk();
+        c.reason = format!("{what}: {}", r.reason());
+    }
 }
 
 /// Whether reading `p` reaches credentials: `$HOME` itself or a folder above

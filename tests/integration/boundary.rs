@@ -579,3 +579,37 @@ fn a_link_at_the_outputs_file_is_not_followed() {
     let report = std::fs::read_to_string(env.out.join("report.json")).unwrap();
     assert!(!report.contains("OUTSIDE-KV-MARKER"), "{report}");
 }
+
+/// A step's `env:` reaches every process it starts: it is judged as the
+/// same assignments in its command would be. `BASH_ENV` runs a workspace
+/// script before the command (moderate), `LD_PRELOAD` loads code, a `PATH`
+/// from outside the workspace is dangerous, `LESSOPEN` runs a program;
+/// a plain variable changes nothing.
+#[test]
+fn a_steps_env_is_judged_like_assignments_in_its_command() {
+    let env = Env::new();
+    let plan = "version: 1\nid: e\nsteps:\n\
+                \x20 - {id: bashenv, tool: bash, env: {BASH_ENV: tools/x.sh}, parameters: {command: 'true'}}\n\
+                \x20 - {id: preload, tool: bash, env: {LD_PRELOAD: ./x.so}, parameters: {command: 'true'}}\n\
+                \x20 - {id: path, tool: bash, env: {PATH: '/tmp/evil:/usr/bin:/bin'}, parameters: {command: 'true'}}\n\
+                \x20 - {id: lessopen, tool: bash, env: {LESSOPEN: '|tools/x %s'}, parameters: {command: 'less README.md'}}\n\
+                \x20 - {id: quoted, tool: bash, env: {X: \"it's\"}, parameters: {command: 'true'}}\n";
+    let (_, v) = validate(&env, plan, &[]);
+    let risk = |id: &str| {
+        let s = v["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap_or_else(|| panic!("{id}: {v:#}"));
+        s["risk"]["classified"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(risk("bashenv"), "moderate", "{v:#}");
+    assert_eq!(risk("preload"), "moderate", "{v:#}");
+    assert_eq!(risk("path"), "dangerous", "{v:#}");
+    assert_ne!(risk("lessopen"), "safe", "{v:#}");
+    assert_eq!(risk("quoted"), "safe", "{v:#}");
+}
