@@ -270,19 +270,23 @@ pub(crate) fn take(spec: &LaneSpec) -> std::io::Result<Lane> {
         }
     }
     args.extend(spec.args.iter().cloned());
-    let process = std::process::Command::new(&spec.program)
+    let mut command = std::process::Command::new(&spec.program);
+    command
         .args(&args)
         .env_clear()
         .stdin(std::process::Stdio::from(theirs))
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        // Its own group: a terminal's Ctrl-C reaches plangate, which stops
-        // the step through the protocol; the lane ends when plangate does.
-        .process_group(0)
-        .spawn()
-        .map_err(|e| {
-            std::io::Error::new(e.kind(), format!("cannot start a step supervisor: {e}"))
-        })?;
+        .stderr(std::process::Stdio::null());
+    // Its own group: a terminal's Ctrl-C reaches plangate, which stops the
+    // step through the protocol; the lane ends when plangate does. A lane
+    // on the host makes its own session (no controlling terminal for a
+    // step to write to or push input into); bwrap does (`--new-session`).
+    if spec.walled.is_some() {
+        command.process_group(0);
+    }
+    let process = command.spawn().map_err(|e| {
+        std::io::Error::new(e.kind(), format!("cannot start a step supervisor: {e}"))
+    })?;
     // Deprecated for types that may not own their descriptor; an `OwnedFd`
     // does (the safe alternative, `register`, is `unsafe`).
     #[allow(deprecated)]

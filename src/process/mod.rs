@@ -135,8 +135,12 @@ pub(crate) async fn run(
         })
         .stdout(stdio_for(&spec.stdout))
         .stderr(stdio_for(&spec.stderr))
-        .process_group(0)
         .kill_on_drop(true);
+    // Its own group, signalled as one. plangate's sandbox helper makes its
+    // own session instead (no controlling terminal for the step).
+    if spec.args.first().map(String::as_str) != Some(crate::sandbox::HELPER) {
+        cmd.process_group(0);
+    }
     let mut child = cmd.spawn().map_err(|e| {
         std::io::Error::new(e.kind(), format!("failed to start `{}`: {e}", spec.program))
     })?;

@@ -189,6 +189,7 @@ fn trials() -> Vec<Trial> {
         seal::a_step_that_times_out_leaves_nothing_running_either,
         seal::a_step_that_kills_its_supervisor_still_leaves_nothing_running,
         proc_isolation::no_step_reads_a_secret_from_another_steps_command_line,
+        seal::a_step_cannot_reach_plangates_terminal,
     );
     single!(t, [], seal::the_self_test_probe_reads_nothing_it_should_not);
     // The hostile run's writing steps are auto-approved only where the

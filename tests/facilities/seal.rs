@@ -602,3 +602,36 @@ pub fn a_step_reaches_no_kernel_setting_keyring_or_host_ipc_object(b: Backend) {
         assert!(!out.contains("SHM-MADE"), "{label}: {out}");
     }
 }
+
+/// With plangate on a terminal (run under `script`), a step has no
+/// controlling terminal: it cannot write to `/dev/tty` past plangate's
+/// redaction, nor push input into it.
+pub fn a_step_cannot_reach_plangates_terminal(b: Backend) {
+    let (flag, label) = b.mode();
+    let env = Env::new();
+    let yaml = plan_for(
+        flag,
+        &[("tty", "echo TTY-MARK-$((6*7)) > /dev/tty && echo WROTE")],
+    );
+    let plan_path = env.write("plan.yaml", &yaml);
+    let o = std::process::Command::new("script")
+        .args(["-qec", "exec \"$PG_BIN\" run \"$PG_PLAN\" --workspace \"$PG_WS\" --out \"$PG_OUT\" --sandbox-backend \"$PG_FLAG\"", "/dev/null"])
+        .env("PG_BIN", assert_cmd::cargo::cargo_bin("plangate"))
+        .env("PG_PLAN", &plan_path)
+        .env("PG_WS", &env.ws)
+        .env("PG_OUT", &env.out)
+        .env("PG_FLAG", flag)
+        .env("TMPDIR", env.tmp())
+        .env("PLANGATE_POLICY", env.operator_policy())
+        .current_dir(&env.ws)
+        .output()
+        .expect("script (util-linux) runs plangate on a terminal");
+    let console = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        console.contains("tty"),
+        "{label}: plangate did not run on the terminal: {console}{}",
+        stderr(&o)
+    );
+    assert!(!console.contains("TTY-MARK-42"), "{label}: {console}");
+    assert!(!stdout_of(&env, "tty").contains("WROTE"), "{label}");
+}
