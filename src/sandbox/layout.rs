@@ -176,9 +176,32 @@ fn own_exe() -> String {
 
 /// The paths readable besides the system, the workspace and the step's own folders.
 fn readable(l: &Layout) -> Vec<PathBuf> {
-    let mut r: Vec<PathBuf> = l.profile.readable.clone();
-    r.extend(l.extra_readable.iter().cloned());
-    r
+    readable_links(l)
+        .into_iter()
+        .map(|(real, _)| real)
+        .collect()
+}
+
+/// The declared readable paths as the kernel grants them: where they lead
+/// (a link to a hidden folder of the workspace is that folder, so what is
+/// hidden is carved from where it really is), each with its spelling when
+/// that differs. One inside the workspace adds nothing (the workspace is
+/// granted with its hidden paths taken out); one that does not exist
+/// grants nothing.
+fn readable_links(l: &Layout) -> Vec<(PathBuf, Option<PathBuf>)> {
+    let workspace = std::fs::canonicalize(&l.workspace).unwrap_or_else(|_| l.workspace.clone());
+    let mut out: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
+    for p in l.profile.readable.iter().chain(&l.extra_readable) {
+        let Ok(real) = std::fs::canonicalize(p) else {
+            continue;
+        };
+        if real.starts_with(&workspace) || out.iter().any(|(r, _)| *r == real) {
+            continue;
+        }
+        let spelled = (real != *p).then(|| p.clone());
+        out.push((real, spelled));
+    }
+    out
 }
 
 /// The supervisor (outside the step's Landlock domain, so that under ABI 6
@@ -393,13 +416,23 @@ fn stamps(a: &[String]) -> Vec<Option<(u64, u64)>> {
 /// bwrap's flags for the layout, before the step's own folders are bound.
 fn bwrap_layout(l: &Layout) -> Vec<String> {
     let mut a = base_args(l.profile.network);
+    for (real, spelled) in readable_links(l) {
+        // Seen where it was declared, unless the tree holds the workspace
+        // (its hidden paths are covered where they really are).
+        let dest = match spelled {
+            Some(s) if !l.workspace.starts_with(&real) => s,
+            _ => real.clone(),
+        };
+        a.extend([
+            "--ro-bind-try".to_owned(),
+            real.display().to_string(),
+            dest.display().to_string(),
+        ]);
+    }
     let mut bind = |flag: &str, p: &Path| {
         let s = p.display().to_string();
         a.extend([flag.to_owned(), s.clone(), s]);
     };
-    for p in readable(l) {
-        bind("--ro-bind-try", &p);
-    }
     if l.profile.filesystem < Filesystem::WorkspaceWrite {
         bind("--ro-bind", &l.workspace);
     }

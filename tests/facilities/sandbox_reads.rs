@@ -467,3 +467,47 @@ pub fn a_checkout_credential_in_git_config_is_withheld_from_steps_and_given_to_t
         "{backend}"
     );
 }
+
+/// A `readable:` path that leads into a denied folder of the workspace (a
+/// link outside to it, `/proc/self/root/…`, `…/./…`) grants nothing of it:
+/// paths are granted where they lead, and what the rules deny is taken out
+/// there. A linked folder outside stays readable by the name declared.
+pub fn a_readable_path_that_leads_to_a_denied_folder_grants_nothing_of_it(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let no = marker("DENIEDVIALINK");
+    std::fs::create_dir_all(env.ws.join("secrets")).unwrap();
+    std::fs::write(env.ws.join("secrets/key.txt"), &no).unwrap();
+    let outside = env.ws.parent().unwrap().join("outside");
+    let tools = env.ws.parent().unwrap().join("tools-1.2");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(&tools).unwrap();
+    let yes = marker("LINKEDTOOL");
+    std::fs::write(tools.join("t.txt"), &yes).unwrap();
+    std::os::unix::fs::symlink(env.ws.join("secrets"), outside.join("lnk")).unwrap();
+    std::os::unix::fs::symlink(&tools, outside.join("tools")).unwrap();
+    let via_proc = format!("/proc/self/root{}", env.ws.join("secrets").display());
+    let cmd = format!(
+        "cat {o}/lnk/key.txt {p}/key.txt secrets/key.txt 2>/dev/null || true; cat {o}/tools/t.txt || true",
+        o = outside.display(),
+        p = via_proc
+    );
+    let yaml = format!(
+        "version: 1\nid: rl\npolicy:\n  risk_tolerance: high\n{PERMISSIONS}steps:\n  - id: look\n    tool: bash\n    parameters: {{command: {}, readable: [{}, {}, {}]}}\n",
+        q(&cmd),
+        q(&outside.join("lnk").display().to_string()),
+        q(&via_proc),
+        q(&outside.join("tools").display().to_string()),
+    );
+    let o = run(&env, flag, &yaml, &["--approve", "look"]);
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    let out = std::fs::read_to_string(env.out.join("artifacts/look/stdout.txt")).unwrap();
+    assert!(
+        !out.contains(&no),
+        "{backend}: a denied file was read: {out}"
+    );
+    assert!(
+        out.contains(&yes),
+        "{backend}: the linked tool folder: {out}"
+    );
+}
