@@ -386,14 +386,20 @@ fn sandbox_for(
     approved: bool,
     decision: &mut Decision,
 ) -> Option<crate::model::StepSandbox> {
-    if !matches!(
-        decision.decision,
-        DecisionKind::AutoApproved | DecisionKind::PreApproved
-    ) {
+    // A step waiting for an approval is still blocked by what no approval
+    // gives (`sandbox: false` the policy forbids): `validate` says so too.
+    let pending = decision.decision == DecisionKind::Denied;
+    if !pending
+        && !matches!(
+            decision.decision,
+            DecisionKind::AutoApproved | DecisionKind::PreApproved
+        )
+    {
         return None;
     }
     let request = step.sandbox_request(&env.workspace, env.home.as_deref())?;
     match crate::sandbox::plan_for(&request, risk.effective, env.sandbox.as_ref(), policy) {
+        Ok(_) if pending => None,
         Ok(s)
             if s.profile.egress.is_some()
                 && !egress_ok(&s, &step.id, env, policy, approved, decision) =>

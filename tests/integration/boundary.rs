@@ -613,3 +613,20 @@ fn a_steps_env_is_judged_like_assignments_in_its_command() {
     assert_ne!(risk("lessopen"), "safe", "{v:#}");
     assert_eq!(risk("quoted"), "safe", "{v:#}");
 }
+
+/// What no approval gives is blocked before any approval is looked at:
+/// `validate` says `blocked` for a `sandbox: false` step the policy forbids,
+/// as `run` does, with or without `--approve`.
+#[test]
+fn validate_and_run_agree_that_a_forbidden_unsandboxed_step_is_blocked() {
+    let env = Env::new();
+    let plan = "version: 1\nid: u\nsteps:\n  - {id: a, tool: bash, parameters: {sandbox: false, command: 'true'}}\n";
+    for args in [&[][..], &["--approve", "a"][..]] {
+        let (_, v) = validate(&env, plan, args);
+        let a = &v["steps"][0];
+        assert_eq!(a["approval"]["decision"], "blocked", "{args:?}: {a:#}");
+    }
+    let o = env.run_without_policy(plan, &["--approve", "a"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(env.step("a")["status"], "blocked");
+}

@@ -21,6 +21,14 @@ pub(super) struct Arith {
     evaluated: Vec<String>,
     /// Variables declared integer: every value assigned to them is arithmetic.
     integers: Vec<String>,
+    /// Names given a literal value that holds code (`'a[$(cmd)]'`).
+    code: Vec<String>,
+}
+
+/// Whether a literal value holds a command bash would run when it is
+/// evaluated as arithmetic (`a[$(cmd)]`, `` a[`cmd`] ``).
+fn holds_code(v: &str) -> bool {
+    v.contains("$(") || v.contains('`')
 }
 
 /// Names that hold data without an assignment in the script: what `read`
@@ -89,6 +97,9 @@ impl Arith {
             }
             None => name,
         };
+        if value.lit().is_some_and(holds_code) {
+            self.code.push(name.to_string());
+        }
         let refs = match value.lit() {
             Some(v) if !v.contains(['[', '$', '`']) => Some(names_in(v)),
             Some(_) => None,
@@ -106,6 +117,9 @@ impl Arith {
 
     /// `for name in items`: data unless every item is written out.
     pub(super) fn items(&mut self, name: &str, items: &[Arg]) {
+        if items.iter().any(|a| a.lit().is_some_and(holds_code)) {
+            self.code.push(name.to_string());
+        }
         let written = items
             .iter()
             .all(|a| a.lit().is_some_and(|v| !v.contains(['[', '$', '`'])));
@@ -130,8 +144,24 @@ impl Arith {
         }
     }
 
-    /// Why the script evaluates data as arithmetic, if it does.
-    pub(super) fn problem(&self) -> Option<String> {
+    /// Why the script evaluates data as arithmetic, if it does, and whether
+    /// that data is a literal holding code (else it is only known at run
+    /// time: harmless where the step may only read).
+    pub(super) fn problem(&self) -> Option<(String, bool)> {
+        // Code flows through names that refer to it (`m=$x`), as data does.
+        let mut code: Vec<&str> = self.code.iter().map(String::as_str).collect();
+        loop {
+            let before = code.len();
+            for (name, refs) in &self.values {
+                let gets = refs.iter().flatten().any(|n| code.contains(&n.as_str()));
+                if gets && !code.contains(&name.as_str()) {
+                    code.push(name);
+                }
+            }
+            if code.len() == before {
+                break;
+            }
+        }
         let mut data: Vec<&str> = Vec::new();
         let is_data = |n: &str, data: &[&str]| {
             data.contains(&n) || (data_by_default(n) && !self.values.iter().any(|(m, _)| m == n))
@@ -153,8 +183,11 @@ impl Arith {
         }
         let integer_data = self.integers.iter().find(|n| is_data(n, &data));
         if let Some(n) = integer_data {
-            return Some(format!(
-                "integer variable `{n}` is given data only known at run time, which bash evaluates as arithmetic (an index `a[$(cmd)]` in it runs cmd)"
+            return Some((
+                format!(
+                    "integer variable `{n}` is given data only known at run time, which bash evaluates as arithmetic (an index `a[$(cmd)]` in it runs cmd)"
+                ),
+                code.contains(&n.as_str()),
             ));
         }
         // The values given to integer variables are evaluated too.
@@ -163,9 +196,10 @@ impl Arith {
             .flat_map(|(_, refs)| refs.iter().flatten());
         let mut evaluated = self.evaluated.iter().chain(integer_values);
         evaluated.find(|n| is_data(n, &data)).map(|n| {
-            format!(
+            let why = format!(
                 "`{n}` is evaluated as arithmetic and holds data only known at run time (a command's output or input); bash evaluates an index in it again (`a[$(cmd)]` runs cmd)"
-            )
+            );
+            (why, code.contains(&n.as_str()))
         })
     }
 }

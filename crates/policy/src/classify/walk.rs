@@ -91,8 +91,14 @@ impl Walker {
 
     /// The verdict: blocked, else unclassifiable, else the highest risk.
     pub(super) fn finish(mut self) -> Classification {
-        if let Some(why) = self.arith.problem() {
-            self.unclassifiable(why);
+        // Code hidden in data runs with the step's rights: where the step
+        // only reads (safe: a read-only sandbox) that is no more than it
+        // may do; where it writes, it could destroy what it may write.
+        if let Some((why, code)) = self.arith.problem() {
+            let writes = self.top.as_ref().is_some_and(|(r, _)| *r > Risk::Safe);
+            if code || writes {
+                self.unclassifiable(why);
+            }
         }
         if let Some(reason) = self.blocked {
             Classification::Blocked { reason }
