@@ -286,6 +286,14 @@ fn scan_and_rewrite(
     len: u64,
     rewrite: bool,
 ) -> Result<Vec<crate::secrets::Finding>, SweepError> {
+    if len > PIECE && STOP.load(std::sync::atomic::Ordering::SeqCst) {
+        // The run was interrupted: no long read starts now (the file is withheld).
+        let e = std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "the run was interrupted before it was scanned",
+        );
+        return Err(SweepError::io("scan", &e));
+    }
     if len > WHOLE_MAX {
         return sweep_in_pieces(path, rewrite).map_err(|e| SweepError::io("scan or rewrite", &e));
     }
