@@ -59,7 +59,8 @@ pub(crate) struct ScanOutcome {
     pub bytes_scanned: u64,
     /// Binary files skipped.
     pub binary_skipped: u64,
-    /// Files that could not be read or rewritten, and why.
+    /// Files and folders that could not be read or rewritten, and why:
+    /// `plangate scan` fails (exit 4) when there is any.
     pub errors: Vec<String>,
     /// Findings suppressed by the baseline.
     pub baselined: u64,
@@ -222,8 +223,16 @@ pub(crate) fn scan_paths(
             .build_parallel();
         walker.run(|| {
             Box::new(|entry| {
-                let Ok(entry) = entry else {
-                    return ignore::WalkState::Continue;
+                let entry = match entry {
+                    Ok(entry) => entry,
+                    Err(e) => {
+                        // A folder it cannot list, a path too long to
+                        // reach: never skipped in silence (it fails the scan).
+                        if let Ok(mut s) = state.lock() {
+                            s.errors.push(format!("cannot read: {e}"));
+                        }
+                        return ignore::WalkState::Continue;
+                    }
                 };
                 if entry.file_type().is_some_and(|t| t.is_file()) {
                     let path = entry.path();

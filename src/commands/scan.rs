@@ -1,6 +1,7 @@
 //! `plangate scan`: scan files and directories for secrets (the scanner is
 //! `crate::scan`) and print the findings as text, JSON (design 002's shape),
-//! SARIF or GitLab's secret-detection report. Exit 4 when any is found.
+//! SARIF or GitLab's secret-detection report. Exit 4 when any is found, or
+//! when a file or folder could not be read.
 
 use serde_json::{Value, json};
 
@@ -38,11 +39,20 @@ pub(crate) fn run(args: &ScanArgs) -> Outcome {
     for e in &outcome.errors {
         crate::output::warning(e);
     }
-    Ok(if outcome.findings.is_empty() {
-        RunStatus::Success
-    } else {
-        RunStatus::SecretsFound
-    })
+    if !outcome.errors.is_empty() {
+        // What it could not read may hold a secret: never a clean scan.
+        crate::output::warning(format_args!(
+            "{} path(s) could not be scanned: the scan fails (exit 4)",
+            outcome.errors.len()
+        ));
+    }
+    Ok(
+        if outcome.findings.is_empty() && outcome.errors.is_empty() {
+            RunStatus::Success
+        } else {
+            RunStatus::SecretsFound
+        },
+    )
 }
 
 /// GitLab's secret-detection report of a scan that just ended.

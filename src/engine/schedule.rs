@@ -39,6 +39,8 @@ pub(super) fn spawn_stop_watchers(
     tokio::spawn(async move {
         if external.wait_for(|c| *c).await.is_ok() {
             s1.set_interrupted();
+            // A sweep under way stops at its next piece (the file is withheld).
+            crate::tools::stop_sweeps();
             let _ = t1.send(true);
         }
     });

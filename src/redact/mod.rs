@@ -418,29 +418,64 @@ pub fn clean(bytes: &[u8]) -> Cow<'_, [u8]> {
 /// plangate was given are neither masked nor skipped: a rule finds them like
 /// any text (workspace files).
 pub(crate) fn scrub(bytes: &[u8], mask_given: bool) -> (Cow<'_, [u8]>, Vec<Finding>) {
+    scrub_marked(bytes, mask_given, &mut 0)
+}
+
+/// [`scrub`] of `bytes` whose first `from` bytes are context only (the end
+/// of the piece before, already written out): they are scanned, so that a
+/// rule that reads before a secret (`password = …`) still sees them, but
+/// not returned. What is returned is the cleaned text from where
+/// `bytes[from]` went (a secret across `from` is replaced from there on),
+/// and the findings that end past `from` (lines counted from there).
+pub(crate) fn scrub_from(bytes: &[u8], mask_given: bool, from: usize) -> (Vec<u8>, Vec<Finding>) {
+    let mut mark = from;
+    let (out, found) = scrub_marked(bytes, mask_given, &mut mark);
+    (out.get(mark..).unwrap_or_default().to_vec(), found)
+}
+
+/// [`scrub`], moving `mark` (an offset in `bytes`) to where its byte went
+/// in the cleaned text (to the start of the replacement that covers it),
+/// and leaving out the findings that end before it.
+fn scrub_marked<'a>(
+    bytes: &'a [u8],
+    mask_given: bool,
+    mark: &mut usize,
+) -> (Cow<'a, [u8]>, Vec<Finding>) {
     let mut out = Cow::Borrowed(bytes);
     if mask_given {
-        out = pass(out, &mut |b| known_spans(List::Given, b)).0;
-        out = compact_pass(out, List::Given);
+        out = pass_marked(out, &mut |b| known_spans(List::Given, b), mark).0;
+        out = compact_pass(out, List::Given, mark);
     }
-    let (out, found) = pass(out, &mut |b| {
-        let hits = builtin_scanner().scan(b);
-        remember(
-            hits.iter()
-                .filter_map(|f| b.get(f.start..f.end).map(<[u8]>::to_vec)),
-        );
-        hits.into_iter()
-            .map(|f| (f.start, f.end, Some(f)))
-            .collect()
-    });
-    let (out, _) = pass(out, &mut |b| known_spans(List::Found, b));
-    (compact_pass(out, List::Found), found)
+    let context = *mark;
+    let lines = memchr::memchr_iter(b'\n', out.get(..context).unwrap_or_default()).count();
+    let (out, mut found) = pass_marked(
+        out,
+        &mut |b| {
+            let hits = builtin_scanner().scan(b);
+            remember(
+                hits.iter()
+                    .filter_map(|f| b.get(f.start..f.end).map(<[u8]>::to_vec)),
+            );
+            hits.into_iter()
+                .map(|f| (f.start, f.end, Some(f)))
+                .collect()
+        },
+        mark,
+    );
+    if context > 0 {
+        found.retain(|f| f.end > context);
+        for f in &mut found {
+            f.line = f.line.saturating_sub(lines).max(1);
+        }
+    }
+    let (out, _) = pass_marked(out, &mut |b| known_spans(List::Found, b), mark);
+    (compact_pass(out, List::Found, mark), found)
 }
 
 /// The values of `list` (and their pieces) looked for in the compact view
 /// of `bytes` ([`view::compact`]: as shown, whitespace dropped) and
 /// replaced over their whole original span, whitespace included.
-fn compact_pass(bytes: Cow<'_, [u8]>, list: List) -> Cow<'_, [u8]> {
+fn compact_pass<'a>(bytes: Cow<'a, [u8]>, list: List, mark: &mut usize) -> Cow<'a, [u8]> {
     if known(list).values.is_empty() {
         // Nothing to look for: no view to build.
         return bytes;
@@ -455,7 +490,7 @@ fn compact_pass(bytes: Cow<'_, [u8]>, list: List) -> Cow<'_, [u8]> {
             (s, e, None)
         })
         .collect();
-    replace(bytes, spans).0
+    replace(bytes, spans, mark).0
 }
 
 /// A span to replace, and the finding behind it (none: a known value).
@@ -468,12 +503,27 @@ fn pass<'a>(
     bytes: Cow<'a, [u8]>,
     find: &mut dyn FnMut(&[u8]) -> Vec<Span>,
 ) -> (Cow<'a, [u8]>, Vec<Finding>) {
-    let spans = spans_in(&bytes, find);
-    replace(bytes, spans)
+    pass_marked(bytes, find, &mut 0)
 }
 
-/// Replace `spans` of `bytes` (overlapping ones merged into one).
-fn replace(bytes: Cow<'_, [u8]>, mut spans: Vec<Span>) -> (Cow<'_, [u8]>, Vec<Finding>) {
+/// [`pass`], moving `mark` as [`replace`] does.
+fn pass_marked<'a>(
+    bytes: Cow<'a, [u8]>,
+    find: &mut dyn FnMut(&[u8]) -> Vec<Span>,
+    mark: &mut usize,
+) -> (Cow<'a, [u8]>, Vec<Finding>) {
+    let spans = spans_in(&bytes, find);
+    replace(bytes, spans, mark)
+}
+
+/// Replace `spans` of `bytes` (overlapping ones merged into one), moving
+/// `mark` (an offset in `bytes`) to where its byte went: the start of the
+/// replacement when a span covers it.
+fn replace<'a>(
+    bytes: Cow<'a, [u8]>,
+    mut spans: Vec<Span>,
+    mark: &mut usize,
+) -> (Cow<'a, [u8]>, Vec<Finding>) {
     if spans.is_empty() {
         return (bytes, Vec::new());
     }
@@ -481,14 +531,27 @@ fn replace(bytes: Cow<'_, [u8]>, mut spans: Vec<Span>) -> (Cow<'_, [u8]>, Vec<Fi
     let mut out = Vec::with_capacity(bytes.len());
     let mut findings: Vec<Finding> = Vec::new();
     let mut pos = 0usize;
+    let (old, mut moved, mut last) = (*mark, None, 0usize);
     for (s, e, f) in spans {
         let e = e.min(bytes.len());
         if e <= pos {
             // Inside a span already replaced (the same secret seen in a view).
             continue;
         }
-        if s >= pos {
+        if s < pos {
+            // An overlapping tail: the replacement before covers it.
+            if moved.is_none() && old < e {
+                moved = Some(last);
+            }
+        } else {
+            if moved.is_none() && old < s {
+                moved = Some(out.len() + (old - pos));
+            }
             out.extend_from_slice(bytes.get(pos..s).unwrap_or_default());
+            last = out.len();
+            if moved.is_none() && old < e {
+                moved = Some(last);
+            }
             match &f {
                 Some(f) => {
                     out.extend_from_slice(b"[REDACTED:");
@@ -499,9 +562,9 @@ fn replace(bytes: Cow<'_, [u8]>, mut spans: Vec<Span>) -> (Cow<'_, [u8]>, Vec<Fi
             }
             findings.extend(f.filter(|f| !findings.iter().any(|g| g.fingerprint == f.fingerprint)));
         }
-        // An overlapping tail: the replacement before covers it.
         pos = e;
     }
+    *mark = moved.unwrap_or_else(|| out.len() + old.saturating_sub(pos));
     out.extend_from_slice(bytes.get(pos..).unwrap_or_default());
     (Cow::Owned(out), findings)
 }
@@ -1119,6 +1182,28 @@ mod tests {
             crate::secrets::fingerprint(GH.as_bytes())
         );
         no_trace(&String::from_utf8_lossy(&out), GH);
+    }
+
+    /// A piece scanned with the end of the one before: only its own part
+    /// comes back; a rule that needs the context still fires; a secret
+    /// across the mark is replaced from the mark on; lines count from it.
+    #[test]
+    fn scrub_from_returns_only_the_piece_and_sees_the_context() {
+        let text = format!("before {AWS}\nnext line\nafter {GH} end\n");
+        let from = text.find("next").unwrap();
+        let (out, found) = scrub_from(text.as_bytes(), true, from);
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.starts_with("next line\nafter [REDACTED"), "{out}");
+        no_trace(&out, GH);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].line, 2);
+        // The mark inside a secret: the replacement is returned whole.
+        let inside = text.find(GH).unwrap() + 4;
+        let (out, _) = scrub_from(text.as_bytes(), true, inside);
+        assert!(String::from_utf8(out).unwrap().starts_with("[REDACTED"));
+        // No context: the same as `scrub`.
+        let (all, _) = scrub(text.as_bytes(), true);
+        assert_eq!(scrub_from(text.as_bytes(), true, 0).0, all.into_owned());
     }
 
     #[test]

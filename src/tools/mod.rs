@@ -44,6 +44,7 @@ pub(crate) mod step;
 mod sweep;
 pub(crate) mod system_info;
 pub(crate) mod temp;
+mod withhold;
 
 pub(crate) use blocking::{Stop, ToolReturn, internal_failure, write_result};
 pub(crate) use classify::classify;
@@ -55,7 +56,7 @@ pub(crate) use paths::{WorkspacePathError, working_dir, workspace_file};
 pub(crate) use shared::RunShared;
 pub(crate) use spec::ToolEnv;
 pub(crate) use sweep::{
-    UNSCANNABLE, is_unscannable, sweep, sweep_output_folder, take_renamed, unscannable,
+    UNSCANNABLE, is_unscannable, stop_sweeps, sweep, sweep_output_folder, take_renamed, unscannable,
 };
 
 use std::time::SystemTime;

@@ -61,12 +61,17 @@ pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str)
         .map(|rel| (rel.clone(), ctx.out_dir.join(rel), true, true))
         .collect();
     // Files the step wrote into its folder itself (`$PLANGATE_STEP_ARTIFACTS`) are output too.
-    for rel in unlisted_files(
+    let walk = unlisted_files(
         &ctx.artifacts_dir,
         &ctx.artifacts_rel,
         &outcome.artifacts,
         Some(step_id),
-    ) {
+    );
+    for (location, why, removed) in walk.refused {
+        let f = unscannable_as(Some(step_id.to_owned()), location, &why, removed);
+        outcome.findings.push(f);
+    }
+    for rel in walk.files {
         let path = ctx.out_dir.join(&rel);
         targets.push((rel, path, true, false));
     }
@@ -90,9 +95,9 @@ pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str)
                 line: f.line as u64,
                 fingerprint: f.fingerprint,
             })),
-            Err(e) if e.special && !listed => special_removed(&location, &e.why),
+            Err(e) if e.special && !listed && !e.kept => special_removed(&location, &e.why),
             Err(e) => {
-                let f = unscannable(Some(step_id.to_owned()), location, &e.why);
+                let f = unscannable_as(Some(step_id.to_owned()), location, &e.why, !e.kept);
                 if !outcome
                     .findings
                     .iter()
@@ -119,9 +124,21 @@ pub(crate) fn is_unscannable(f: &Finding) -> bool {
 /// The finding of a file (or a whole sweep or scan) that could not be
 /// scanned, with a warning on stderr that says why.
 pub(crate) fn unscannable(step: Option<String>, location: String, why: &str) -> Finding {
-    crate::output::warning(format_args!(
-        "`{location}` could not be scanned for secrets ({why}); it is withheld and the run fails (exit 4)"
-    ));
+    unscannable_as(step, location, why, true)
+}
+
+/// [`unscannable`], saying whether the file was withheld (`removed`) or is
+/// still there (`why` then says where).
+fn unscannable_as(step: Option<String>, location: String, why: &str, removed: bool) -> Finding {
+    if removed {
+        crate::output::warning(format_args!(
+            "`{location}` could not be scanned for secrets ({why}); it is withheld and the run fails (exit 4)"
+        ));
+    } else {
+        crate::output::warning(format_args!(
+            "`{location}` could not be scanned for secrets ({why}); the run fails (exit 4)"
+        ));
+    }
     Finding {
         rule: UNSCANNABLE.to_owned(),
         step,
@@ -147,6 +164,9 @@ struct SweepError {
     /// It was removed or renamed away after it was listed: nothing is left
     /// to scan (a vanished file is not an unscannable one).
     gone: bool,
+    /// It could not be withheld either: it is still in the output folder
+    /// (`why` says where).
+    kept: bool,
     why: String,
 }
 
@@ -155,21 +175,33 @@ impl SweepError {
         SweepError {
             special: crate::regular::is_not_regular(e),
             gone: e.kind() == std::io::ErrorKind::NotFound,
+            kept: false,
             why: format!("cannot {doing} it: {e}"),
         }
     }
 }
 
-/// Remove a file the sweep could not scan or rewrite from the output folder.
-fn withhold(path: &Path) {
-    if std::fs::remove_file(path).is_err() {
-        // Not removable (a directory in its place, a read-only folder):
-        // empty it if it is a file, so nothing unscanned stays readable.
-        if let Ok(f) = crate::regular::open_rw(path) {
-            let _ = f.set_len(0);
-        }
-    }
+/// Remove a file the sweep could not scan or rewrite from the output
+/// folder (its folder made writable first; a folder in its place with all
+/// it holds). When it cannot be removed: emptied if it is a file; what is
+/// left and where otherwise (the error says so).
+fn withhold(path: &Path) -> Result<(), String> {
     swept().remove(path);
+    let Err(e) = super::withhold::remove(path) else {
+        return Ok(());
+    };
+    let emptied = crate::regular::open_rw(path).is_ok_and(|f| f.set_len(0).is_ok());
+    Err(if emptied {
+        format!(
+            "it could not be removed ({e}) and was emptied; the empty file is left at `{}`",
+            path.display()
+        )
+    } else {
+        format!(
+            "it could not be removed ({e}): it is left at `{}`",
+            path.display()
+        )
+    })
 }
 
 /// `stdout.txt`, `stderr.txt` (and a rollback's): the streams cut at `max_output_bytes`.
@@ -207,8 +239,12 @@ fn drop_partial_word(path: &Path, cap: u64) {
 /// socket, a device, no permission) or rewritten is an error, and with
 /// `rewrite` it is withheld: removed from the output folder.
 fn sweep_file(path: &Path, rewrite: bool) -> Result<Vec<crate::secrets::Finding>, SweepError> {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return Ok(Vec::new());
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        // A path too long to name (a tree deeper than PATH_MAX), a folder
+        // plangate may not search: not something to pass as swept.
+        Err(e) => return Err(refused(path, rewrite, SweepError::io("look at", &e))),
     };
     let len = meta.len();
     if len == 0 && meta.file_type().is_file() {
@@ -224,16 +260,25 @@ fn sweep_file(path: &Path, rewrite: bool) -> Result<Vec<crate::secrets::Finding>
         Err(e) if e.gone && stamp(path).is_none() => Ok(Vec::new()),
         r => r,
     };
-    match &result {
-        Err(_) if rewrite => withhold(path),
-        Err(_) => {}
-        Ok(_) => {
+    match result {
+        Err(e) => Err(refused(path, rewrite, e)),
+        Ok(found) => {
             if rewrite && let Some(s) = stamp(path) {
                 swept().insert(path.to_path_buf(), s);
             }
+            Ok(found)
         }
     }
-    result
+}
+
+/// A file the sweep could not scan or rewrite: with `rewrite`, withheld
+/// ([`withhold`]); `e` says so when it could not be.
+fn refused(path: &Path, rewrite: bool, mut e: SweepError) -> SweepError {
+    if rewrite && let Err(left) = withhold(path) {
+        e.kept = true;
+        e.why = format!("{}; {left}", e.why);
+    }
+    e
 }
 
 fn scan_and_rewrite(
@@ -241,6 +286,14 @@ fn scan_and_rewrite(
     len: u64,
     rewrite: bool,
 ) -> Result<Vec<crate::secrets::Finding>, SweepError> {
+    if len > PIECE && STOP.load(std::sync::atomic::Ordering::SeqCst) {
+        // The run was interrupted: no long read starts now (the file is withheld).
+        let e = std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "the run was interrupted before it was scanned",
+        );
+        return Err(SweepError::io("scan", &e));
+    }
     if len > WHOLE_MAX {
         return sweep_in_pieces(path, rewrite).map_err(|e| SweepError::io("scan or rewrite", &e));
     }
@@ -253,13 +306,34 @@ fn scan_and_rewrite(
     Ok(found)
 }
 
-/// [`sweep_file`] for a large file: pieces of [`PIECE`] bytes, each ending
-/// after its last newline (a secret spanning two pieces is only missed in a
-/// line longer than a piece), written to a new file that replaces the old
-/// one when anything was redacted.
+/// Raw bytes of the piece before scanned again with the next one: a rule
+/// that reads before a secret (`password = …`, up to 3 KiB) still sees
+/// what the cut left behind.
+const CONTEXT: usize = 16 * 1024;
+
+/// Set when the run is interrupted (SIGINT/SIGTERM): a sweep stops between
+/// two pieces of a large file and withholds it.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The run was interrupted: sweeps stop at the next piece ([`STOP`]).
+pub(crate) fn stop_sweeps() {
+    STOP.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// [`sweep_file`] for a large file, in pieces of at most [`PIECE`] bytes,
+/// written to a new file that replaces the old one when anything was
+/// redacted. Each piece is cut after its last newline (in its second half),
+/// moved back before a secret the cut would split
+/// ([`crate::redact::safe_cut`], which reads [`crate::redact::CUT_LOOKAHEAD`]
+/// bytes further), and scanned with the [`CONTEXT`] bytes before it. The
+/// holes of a sparse file are not read (they read as zeros, which hold no
+/// secret): one NUL stands for each in the context, as a view drops both,
+/// and the new file keeps them as holes. An interrupted run ([`STOP`])
+/// stops between two pieces: an error (the file is withheld).
 fn sweep_in_pieces(path: &Path, rewrite: bool) -> std::io::Result<Vec<crate::secrets::Finding>> {
-    use std::io::Write;
+    use std::io::{Seek, SeekFrom, Write};
     let mut file = crate::regular::open(path)?;
+    let len = file.metadata()?.len();
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = if rewrite {
         Some(
@@ -270,42 +344,110 @@ fn sweep_in_pieces(path: &Path, rewrite: bool) -> std::io::Result<Vec<crate::sec
     } else {
         None
     };
+    let window = PIECE as usize + crate::redact::CUT_LOOKAHEAD;
     let (mut found, mut changed, mut lines) = (Vec::new(), false, 0usize);
-    let mut carry: Vec<u8> = Vec::new();
+    // Raw bytes: the context (`..from`), then what is not written yet.
+    let (mut buf, mut from, mut at) = (Vec::<u8>::new(), 0usize, 0u64);
     loop {
-        let want = PIECE.saturating_sub(carry.len() as u64);
-        let n = (&mut file).take(want).read_to_end(&mut carry)?;
-        let eof = n == 0 || (n as u64) < want;
-        if carry.is_empty() {
-            break;
+        if STOP.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "the run was interrupted before it was scanned",
+            ));
         }
-        let cut = if eof {
-            carry.len()
+        let end = data_end(&file, at, len)?;
+        file.seek(SeekFrom::Start(at))?;
+        let want = window.saturating_sub(buf.len() - from) as u64;
+        let n = (&mut file).take(want.min(end - at)).read_to_end(&mut buf)? as u64;
+        at += n;
+        // The file ended early (it shrank while read).
+        let shrank = n == 0 && want > 0 && at < end;
+        let boundary = at >= end || shrank;
+        let pending = buf.get(from..).unwrap_or_default();
+        if !boundary && pending.len() < window {
+            continue;
+        }
+        let cut = if boundary {
+            pending.len()
         } else {
-            memchr::memrchr(b'\n', &carry).map_or(carry.len(), |i| i + 1)
+            let half = PIECE as usize / 2;
+            let nl = pending
+                .get(half..PIECE as usize)
+                .and_then(|p| memchr::memrchr(b'\n', p))
+                .map_or(PIECE as usize, |i| half + i + 1);
+            match crate::redact::safe_cut(pending, nl) {
+                0 => nl,
+                c => c,
+            }
         };
-        let piece = carry.get(..cut).unwrap_or_default();
-        let (cleaned, mut hits) = crate::redact::scrub(piece, rewrite);
-        changed |= matches!(cleaned, std::borrow::Cow::Owned(_));
-        for h in &mut hits {
-            h.line += lines;
+        if cut > 0 {
+            let piece = buf.get(..from + cut).unwrap_or_default();
+            let (cleaned, mut hits) = crate::redact::scrub_from(piece, rewrite, from);
+            let raw = piece.get(from..).unwrap_or_default();
+            changed |= cleaned.as_slice() != raw;
+            for h in &mut hits {
+                h.line += lines;
+            }
+            found.extend(hits);
+            lines += memchr::memchr_iter(b'\n', raw).count();
+            if let Some(t) = tmp.as_mut() {
+                t.write_all(&cleaned)?;
+            }
+            let keep = (from + cut).saturating_sub(CONTEXT);
+            buf.drain(..keep);
+            from = from + cut - keep;
         }
-        found.extend(hits);
-        lines += memchr::memchr_iter(b'\n', piece).count();
-        if let Some(t) = tmp.as_mut() {
-            t.write_all(&cleaned)?;
+        if buf.len() > from {
+            continue;
         }
-        carry.drain(..cut);
-        if eof && carry.is_empty() {
+        if at >= len || shrank {
             break;
+        }
+        if at >= end {
+            // A hole: skipped, kept as one in the new file.
+            let next = next_data(&file, at, len)?;
+            if let Some(t) = tmp.as_mut() {
+                t.seek(SeekFrom::Current(
+                    i64::try_from(next - at).unwrap_or(i64::MAX),
+                ))?;
+            }
+            buf.push(0);
+            from = buf.len();
+            file.seek(SeekFrom::Start(next))?;
+            at = next;
+            if at >= len {
+                break;
+            }
         }
     }
     if let (Some(t), true) = (tmp, changed) {
+        let size = t.as_file().stream_position()?;
+        t.as_file().set_len(size)?;
         let perms = std::fs::metadata(path)?.permissions();
         t.as_file().set_permissions(perms)?;
         t.persist(path).map_err(|e| e.error)?;
     }
     Ok(found)
+}
+
+/// Where the data from `at` ends: the next hole (`len` when none, or the
+/// file system does not say).
+fn data_end(file: &std::fs::File, at: u64, len: u64) -> std::io::Result<u64> {
+    match rustix::fs::seek(file, rustix::fs::SeekFrom::Hole(at)) {
+        Ok(h) => Ok(h.min(len)),
+        Err(rustix::io::Errno::NXIO) => Ok(at),
+        Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOTSUP) => Ok(len),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Where the next data from `at` starts (`len` when only a hole is left).
+fn next_data(file: &std::fs::File, at: u64, len: u64) -> std::io::Result<u64> {
+    match rustix::fs::seek(file, rustix::fs::SeekFrom::Data(at)) {
+        Ok(d) => Ok(d.min(len)),
+        Err(rustix::io::Errno::NXIO) => Ok(len),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// A file or folder of the output folder renamed because its name held a
@@ -381,16 +523,18 @@ const CLEAN_NAMES_MAX: usize = 4096;
 
 /// Rename `dir/name` to its clean name ([`clean_name`]), next to it: a
 /// number is added when that name is taken. The new name, or the old one
-/// when it may stay; None when it could not be renamed: it is then removed
-/// (a folder with what it holds), never left under its name.
+/// when it may stay; None when it is gone or could not be renamed: it is
+/// then removed (a folder with what it holds), never left under its name.
+/// An error (its location and why) when it could be neither renamed nor
+/// removed.
 fn rename_clean(
     dir: &Path,
     name: &std::ffi::OsStr,
     step: Option<&str>,
     rel: &str,
-) -> Option<String> {
+) -> Result<Option<String>, (String, String)> {
     let Some(clean) = clean_name(name) else {
-        return name.to_str().map(str::to_owned);
+        return Ok(name.to_str().map(str::to_owned));
     };
     let own = |n: &str| {
         let r = if rel.is_empty() {
@@ -402,12 +546,12 @@ fn rename_clean(
     };
     if let Some(n) = name.to_str().filter(|n| own(n)) {
         // plangate's own files keep their names (they hold nothing a step chose).
-        return Some(n.to_owned());
+        return Ok(Some(n.to_owned()));
     }
     let from = dir.join(name);
-    if std::fs::symlink_metadata(&from).is_err() {
+    if std::fs::symlink_metadata(&from).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
         // Gone since the folder was listed (a write of plangate's renamed into place).
-        return None;
+        return Ok(None);
     }
     let free = (0..1000u32)
         .map(|k| {
@@ -421,18 +565,29 @@ fn rename_clean(
     let moved = free.filter(|n| std::fs::rename(&from, dir.join(n)).is_ok());
     let Some(new) = moved else {
         // Not renamed: nothing named after a secret stays readable.
-        if std::fs::remove_file(&from).is_err() {
-            let _ = std::fs::remove_dir_all(&from);
+        let folder = if rel.is_empty() {
+            "the output folder"
+        } else {
+            rel
+        };
+        if let Err(e) = super::withhold::remove(&from) {
+            let location = if rel.is_empty() {
+                clean
+            } else {
+                format!("{rel}/{clean}")
+            };
+            return Err((
+                location,
+                format!(
+                    "its name held a secret and it could be neither renamed nor removed ({e}): it is left in `{}` under its name",
+                    dir.display()
+                ),
+            ));
         }
         crate::output::warning(format_args!(
-            "a file in `{}` whose name held a secret could not be renamed; it was removed",
-            if rel.is_empty() {
-                "the output folder"
-            } else {
-                rel
-            }
+            "a file in `{folder}` whose name held a secret could not be renamed; it was removed"
         ));
-        return None;
+        return Ok(None);
     };
     let path = if rel.is_empty() {
         new.clone()
@@ -444,7 +599,39 @@ fn rename_clean(
         step: step.map(str::to_owned),
         path,
     });
-    Some(new)
+    Ok(Some(new))
+}
+
+/// What [`unlisted_files`] found.
+#[derive(Default)]
+struct Walk {
+    /// Files to sweep, relative to the output folder.
+    files: Vec<String>,
+    /// What could not be walked: its location, why, and whether it was
+    /// withheld (removed; else `why` says what is left where).
+    refused: Vec<(String, String, bool)>,
+}
+
+impl Walk {
+    /// `path` (at `location`) could not be walked: withhold it, say why.
+    fn refuse(&mut self, path: &Path, location: &str, why: String) {
+        let location = if location.is_empty() {
+            "the output folder".to_owned()
+        } else {
+            location.to_owned()
+        };
+        match super::withhold::remove(path) {
+            Ok(()) => self.refused.push((location, why, true)),
+            Err(e) => self.refused.push((
+                location,
+                format!(
+                    "{why}; it could not be removed ({e}): it is left at `{}`",
+                    path.display()
+                ),
+                false,
+            )),
+        }
+    }
 }
 
 /// Files under `dir` (relative to the output folder as `rel`) that
@@ -452,16 +639,36 @@ fn rename_clean(
 /// they point at was never swept, and whoever reads the folder would follow them.
 /// Files and folders whose name holds a secret (or is no UTF-8) are renamed
 /// first ([`rename_clean`]), credited to `step` (or to the step whose
-/// artifact folder holds them).
-fn unlisted_files(dir: &Path, rel: &str, listed: &[String], step: Option<&str>) -> Vec<String> {
-    let mut out = Vec::new();
+/// artifact folder holds them). A folder plangate's user may not list is
+/// made listable first ([`super::withhold::make_owner_rwx`]); one it still
+/// cannot list (a path longer than `PATH_MAX`, an I/O error) or an entry it
+/// cannot look at is withheld: removed, and refused (never skipped).
+fn unlisted_files(dir: &Path, rel: &str, listed: &[String], step: Option<&str>) -> Walk {
+    let mut walk = Walk::default();
     let mut dirs = vec![(dir.to_path_buf(), rel.to_owned())];
+    let top = dir.to_path_buf();
     while let Some((dir, rel)) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
+        // Ignored: listing says what is wrong.
+        let _ = super::withhold::make_owner_rwx(&dir);
+        let listing = std::fs::read_dir(&dir).and_then(|l| l.collect::<Result<Vec<_>, _>>());
         // Listed first: a renamed entry is never met again under its new name.
-        let entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
+        let entries = match listing {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) if dir == top && rel.is_empty() => {
+                // The output folder itself: never removed (the report goes there).
+                walk.refused.push((
+                    "the output folder".to_owned(),
+                    format!("cannot list it: {e}"),
+                    false,
+                ));
+                continue;
+            }
+            Err(e) => {
+                walk.refuse(&dir, &rel, format!("cannot list it: {e}"));
+                continue;
+            }
+        };
         for e in entries {
             // plangate's own report being rewritten ([`crate::atomic`]).
             if crate::atomic::in_flight(&dir.join(e.file_name())) {
@@ -472,30 +679,50 @@ fn unlisted_files(dir: &Path, rel: &str, listed: &[String], step: Option<&str>) 
                     .and_then(|r| r.split('/').next())
                     .map(str::to_owned)
             });
-            let Some(name) = rename_clean(&dir, &e.file_name(), owner.as_deref(), &rel) else {
-                continue;
+            let name = match rename_clean(&dir, &e.file_name(), owner.as_deref(), &rel) {
+                Ok(Some(name)) => name,
+                Ok(None) => continue,
+                Err((location, why)) => {
+                    walk.refused.push((location, why, false));
+                    continue;
+                }
             };
             let path = dir.join(&name);
-            let Ok(meta) = path.symlink_metadata() else {
-                continue;
-            };
             let r = if rel.is_empty() {
                 name
             } else {
                 format!("{rel}/{name}")
             };
+            let meta = match path.symlink_metadata() {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    // A name too long to reach by path: removed from its folder.
+                    walk.refuse(&path, &r, format!("cannot look at it: {e}"));
+                    continue;
+                }
+            };
             if meta.is_symlink() {
-                let _ = std::fs::remove_file(&path);
+                if let Err(e) = super::withhold::remove(&path) {
+                    walk.refused.push((
+                        r,
+                        format!(
+                            "a symbolic link that could not be removed ({e}): it is left at `{}`",
+                            path.display()
+                        ),
+                        false,
+                    ));
+                }
             } else if meta.is_dir() {
                 dirs.push((path, r));
             } else if !listed.contains(&r) {
                 // Regular files, and FIFOs, sockets and devices too: the
                 // sweep refuses to read those and withholds them.
-                out.push(r);
+                walk.files.push(r);
             }
         }
     }
-    out
+    walk
 }
 
 /// The last sweep, before the run ends: every file of the output folder
@@ -508,7 +735,16 @@ pub(crate) fn sweep_output_folder(
     seen: &HashSet<String>,
 ) -> Vec<Finding> {
     let mut findings: Vec<Finding> = Vec::new();
-    for rel in unlisted_files(out_dir, "", &[], None) {
+    let walk = unlisted_files(out_dir, "", &[], None);
+    for (location, why, removed) in walk.refused {
+        let step = location
+            .strip_prefix("artifacts/")
+            .and_then(|r| r.split('/').next())
+            .filter(|id| step_ids.iter().any(|s| s == id))
+            .map(str::to_owned);
+        findings.push(unscannable_as(step, location, &why, removed));
+    }
+    for rel in walk.files {
         if OWN_FILES.contains(&rel.as_str()) {
             continue;
         }
@@ -524,12 +760,12 @@ pub(crate) fn sweep_output_folder(
             .map(str::to_owned);
         let found = match sweep_file(&path, true) {
             Ok(found) => found,
-            Err(e) if e.special => {
+            Err(e) if e.special && !e.kept => {
                 special_removed(&rel, &e.why);
                 continue;
             }
             Err(e) => {
-                findings.push(unscannable(step, rel, &e.why));
+                findings.push(unscannable_as(step, rel, &e.why, !e.kept));
                 continue;
             }
         };

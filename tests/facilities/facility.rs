@@ -94,6 +94,9 @@ pub enum Facility {
     /// `PLANGATE_AGENT_CLIS` names (outside `$HOME`, where a sandboxed step
     /// can run them: .ci/run installs them under /opt).
     AgentClis,
+    /// Root, with `setpriv` and the user `nobody` (uid 65534): a test runs
+    /// plangate as a user that file modes bind (root's rights ignore them).
+    AnotherUser,
 }
 
 impl Facility {
@@ -138,6 +141,19 @@ impl Facility {
                     "PLANGATE_MERMAID_MODULES does not name a node_modules folder holding mermaid and jsdom (npm install mermaid@11 jsdom@26; .ci/run sets it)".to_owned()
                 })
             }),
+            Facility::AnotherUser => {
+                once(&ANOTHER_USER, || {
+                    let uid = Command::new("id")
+                        .arg("-u")
+                        .output()
+                        .map_err(|e| e.to_string())?;
+                    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+                        return Err("the tests do not run as root: they cannot run plangate as another user".to_owned());
+                    }
+                    runs(Command::new("setpriv").args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"]))
+                    .map_err(|e| format!("`setpriv` cannot run a program as uid 65534: {e} (apt install util-linux)"))
+                })
+            }
             Facility::AgentClis => once(&AGENT_CLIS, || {
                 let dir = agent_clis().ok_or(
                     "PLANGATE_AGENT_CLIS does not name a folder (npm install --prefix /opt/plangate-agent-clis @anthropic-ai/claude-code @openai/codex @google/gemini-cli, then set it to its node_modules/.bin, as .ci/run does)",
@@ -160,6 +176,7 @@ pub fn agent_clis() -> Option<PathBuf> {
 }
 
 static AGENT_CLIS: OnceLock<Result<(), String>> = OnceLock::new();
+static ANOTHER_USER: OnceLock<Result<(), String>> = OnceLock::new();
 static PYTHON: OnceLock<Result<(), String>> = OnceLock::new();
 static XMLLINT: OnceLock<Result<(), String>> = OnceLock::new();
 static MULTITOOL: OnceLock<Result<(), String>> = OnceLock::new();

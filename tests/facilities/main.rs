@@ -53,6 +53,7 @@ mod real_clis;
 mod sandbox;
 mod sandbox_reads;
 mod seal;
+mod sweep_user;
 
 /// A trial that checks `needs` first: ignored (or, under `CI=true`,
 /// failed) when one is missing; then runs `body`, whose panic fails it.
@@ -193,6 +194,12 @@ fn trials() -> Vec<Trial> {
         seal::a_step_cannot_reach_plangates_terminal,
     );
     single!(t, [], seal::the_self_test_probe_reads_nothing_it_should_not);
+    single!(
+        t,
+        [Facility::AnotherUser],
+        sweep_user::a_folder_plangates_user_cannot_list_or_write_is_swept_or_withheld,
+        sweep_user::scan_fails_on_what_its_user_cannot_read
+    );
     // The hostile run's writing steps are auto-approved only where the
     // sandbox enforces everything: bubblewrap (Landlock leaves a writing
     // step's metadata free, so it asks for an approval).

@@ -69,6 +69,7 @@ mod secrets_rules;
 mod shard;
 mod snapshots;
 mod step_folders;
+mod sweep_reach;
 mod tool_archive;
 mod tool_git;
 mod tool_http_request;
