@@ -9,7 +9,6 @@ use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock, PoisonError};
-use std::time::SystemTime;
 
 use crate::model::{Finding, StepOutcome};
 use crate::tools::StepContext;
@@ -28,8 +27,10 @@ const OWN_FILES: &[&str] = &[
     "artifacts/manifest.json",
 ];
 
-/// A file's size and modification time.
-type Stamp = (u64, Option<SystemTime>);
+/// A file's size, inode and status-change time (ctime: a step can set the
+/// modification time back with `touch -d`, not the ctime, which any write,
+/// rename or `touch` moves to now).
+type Stamp = (u64, (u64, i64, i64));
 
 /// Files already swept, with their [`Stamp`] as left: the final sweep
 /// skips them when unchanged.
@@ -41,8 +42,12 @@ fn swept() -> std::sync::MutexGuard<'static, HashMap<PathBuf, Stamp>> {
 }
 
 fn stamp(path: &Path) -> Option<Stamp> {
-    let m = std::fs::symlink_metadata(path).ok()?;
-    Some((m.len(), m.modified().ok()))
+    std::fs::symlink_metadata(path).ok().map(|m| stamp_of(&m))
+}
+
+fn stamp_of(m: &std::fs::Metadata) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    (m.len(), (m.ino(), m.ctime(), m.ctime_nsec()))
 }
 
 /// Scan what a step produced for secrets: every artifact file (which is then
@@ -252,7 +257,7 @@ fn sweep_file(path: &Path, rewrite: bool) -> Result<Vec<crate::secrets::Finding>
         // capture files of a step): no open, no read. A link, FIFO, socket
         // or device is opened below and refused there.
         if rewrite {
-            swept().insert(path.to_path_buf(), (0, meta.modified().ok()));
+            swept().insert(path.to_path_buf(), stamp_of(&meta));
         }
         return Ok(Vec::new());
     }

@@ -115,6 +115,7 @@ fn trials() -> Vec<Trial> {
         sandbox_reads::a_checkout_credential_in_git_config_is_withheld_from_steps_and_given_to_the_git_push,
         seal::the_self_test_names_every_property_and_unenforced_ones_stop_auto_approval,
         seal::a_step_leaves_nothing_in_the_hosts_shared_memory,
+        seal::an_artifact_changed_behind_the_sweeps_back_is_swept_again,
         git_indirection::safe_and_moderate_steps_change_nothing_in_the_git_directory,
         git_indirection::a_step_below_dangerous_leaves_no_nested_repository_that_runs_programs,
         git_indirection::reading_git_commands_in_a_moderate_step_change_nothing_and_pass,

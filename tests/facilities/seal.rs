@@ -635,3 +635,43 @@ pub fn a_step_cannot_reach_plangates_terminal(b: Backend) {
     assert!(!console.contains("TTY-MARK-42"), "{label}: {console}");
     assert!(!stdout_of(&env, "tty").contains("WROTE"), "{label}");
 }
+
+/// With the output folder inside the workspace (GitLab's layout), a writing
+/// step that puts a secret into an earlier step's artifact and sets its
+/// modification time back does not get it past the last sweep (it looks at
+/// the inode and the status-change time, which a step cannot set back).
+pub fn an_artifact_changed_behind_the_sweeps_back_is_swept_again(b: Backend) {
+    let (flag, label) = b.mode();
+    let env = Env::new();
+    // As long as the first step's output (20 bytes and a newline): the size holds too.
+    let secret = "Qx7Hv2pL9wW4mK8rT3nB".to_owned();
+    let change = "f=plangate-out/artifacts/first/stdout.txt; t=$(stat -c %y \"$f\"); \
+                  printf '%s\\n' \"$MYSEC\" > \"$f\" 2>/dev/null && touch -d \"$t\" \"$f\"; true";
+    let yaml = format!(
+        "version: 1\nid: o\npolicy: {{risk_tolerance: high}}\nsteps:\n\
+         \x20 - {{id: first, tool: bash, parameters: {{command: 'echo AAAAAAAAAAAAAAAAAAAA'}}}}\n\
+         \x20 - {{id: w, tool: bash, dependencies: [first], secrets: [MYSEC], parameters: {{command: {}}}}}\n",
+        serde_json::to_string(change).unwrap()
+    );
+    let plan_path = env.write("plan.yaml", &yaml);
+    let out = env.ws.join("plangate-out");
+    let o = env
+        .cmd()
+        .env("MYSEC", &secret)
+        .arg("run")
+        .arg(&plan_path)
+        .arg("--workspace")
+        .arg(&env.ws)
+        .arg("--out")
+        .arg(&out)
+        .args(["--sandbox-backend", flag, "--approve", "w"])
+        .output()
+        .unwrap();
+    let first = std::fs::read_to_string(out.join("artifacts/first/stdout.txt")).unwrap_or_default();
+    assert!(
+        !first.contains(&secret),
+        "{label}: the raw secret is left in an artifact (exit {}): {}",
+        code(&o),
+        stderr(&o)
+    );
+}
