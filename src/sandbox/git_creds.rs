@@ -2,28 +2,37 @@
 //! (`actions/checkout` persists `http.https://github.com/.extraheader:
 //! AUTHORIZATION: basic ...`), withheld from every step for the run.
 //!
-//! Before any step runs, [`withhold`] reads `.git/config` (and the files it
-//! includes from inside the workspace) with `git config --list`, finds the
-//! entries that carry a credential ([`is_credential`]: `http.*.extraheader`,
-//! every `credential.*` entry, `url.<base>.insteadOf` whose base holds a
-//! user or password, a remote URL that holds one), and rewrites the file
-//! without them (a remote URL loses only its user and password). A second
-//! `git config --list` of the result must find none left, or the run is
-//! refused (fail-close). Steps, rollbacks and agents (whose staged copy is
-//! made from the rewritten file) never see them; plangate's own git tool
-//! gets the extra headers and credential-bearing URLs back through
-//! command-scope configuration (`GIT_CONFIG_COUNT`, never argv) for a push
-//! or pull ([`Supply::config`]). Credential helpers are not given back:
-//! plangate's git runs none.
+//! Before any step runs, [`withhold`] reads every configuration file git
+//! reads for the workspace ([`config_files`]: `config` and `config.worktree`
+//! of its git directory, of each submodule's in `modules/` and of each
+//! linked worktree's in `worktrees/`, of a non-absorbed submodule's
+//! `PATH/.git`; and the files they include from inside the workspace,
+//! relatively, through `~/` or by an `includeIf`) with `git config --list`,
+//! finds the entries that carry a credential ([`is_credential`]), and
+//! rewrites each file without them (a URL-valued key loses only its user
+//! and password). A second `git config --list` of the result must find none
+//! left, or the run is refused (fail-close). Steps, rollbacks and agents
+//! (whose staged copy is made from the rewritten files) never see them;
+//! plangate's own git tool gets those of the workspace's own repository back
+//! through command-scope configuration (`GIT_CONFIG_COUNT`, never argv) for
+//! a push or pull ([`Supply::config`]). Credential helpers are not given
+//! back: plangate's git runs none; nor are a submodule's or another
+//! worktree's.
+//!
+//! Every write is a new file renamed over the old one (a new inode): a hard
+//! link a step makes to a configuration file keeps the withheld text, never
+//! the credentials put back; a file that already has other names is refused
+//! (they would keep the credentials).
 //!
 //! Restoring is crash-safe: the original bytes are written first to a
-//! private backup (mode 0600, in the system's temporary folder, which no
-//! sandboxed step can read) and put back when the run ends (also on SIGINT
-//! and SIGTERM, which stop the run in order). A run that was killed outright
-//! leaves the backup; the next run on the workspace puts it back before it
-//! starts. When a step approved as dangerous changed the file meanwhile, the
-//! withheld entries are appended to the changed file rather than the old
-//! bytes written over it.
+//! private backup in plangate's own folder ([`state_dir`], mode 0700, which
+//! no step may be granted: a `readable` or `writable` path that holds it or
+//! lies in it refuses the step) and put back when the run ends (also on
+//! SIGINT and SIGTERM, which stop the run in order). A run that was killed
+//! outright leaves the backup; the next run on the workspace puts it back
+//! before it starts. When a step approved as dangerous changed a file
+//! meanwhile, the withheld entries are appended to the changed file rather
+//! than the old bytes written over it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -156,17 +165,34 @@ fn subsection(key: &str) -> Option<&str> {
     (last > first).then(|| &key[first + 1..last])
 }
 
-/// Whether text holds a URL with a user or password (`https://user:pw@host/...`)
-/// anywhere in it.
+/// Whether text holds a URL with a user or password anywhere in it
+/// (`https://user:pw@host/...`, `https://token@host/`); for ssh, only a
+/// password counts (`ssh://git@host/` names the account, not a secret).
 fn has_userinfo(text: &str) -> bool {
     text.match_indices("://").any(|(i, _)| {
+        let scheme = text[..i]
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
         let rest = &text[i + 3..];
         let authority = rest
             .split(|c: char| matches!(c, '/' | '?' | '#' | '"' | '\\') || c.is_whitespace())
             .next()
             .unwrap_or("");
-        authority.contains('@')
+        match authority.rsplit_once('@') {
+            None => false,
+            Some((user, _)) if scheme.contains("ssh") => user.contains(':'),
+            Some(_) => true,
+        }
     })
+}
+
+/// A key whose value is a URL that plangate rewrites without its user and
+/// password rather than drop (`remote.*.url`, `submodule.*.url`, `lfs.url`).
+fn is_url_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    k.ends_with(".url") || k.ends_with(".pushurl")
 }
 
 /// `url` without its user and password.
@@ -403,8 +429,8 @@ fn strip(bytes: &[u8], outside: &[(String, String)]) -> Result<Vec<u8>, String> 
             let key = full_key(sec, sub.as_deref(), &name);
             let value = value_of(line);
             if drops(&key, value) || is_outside(&key) {
-                if sec == "remote"
-                    && (name == "url" || name == "pushurl")
+                if is_url_key(&key)
+                    && has_userinfo(value)
                     && !continues(line.trim_end_matches(['\n', '\r']))
                 {
                     let v = value.trim().trim_matches('"');
@@ -469,7 +495,7 @@ fn appended(removed: &[(String, String)]) -> String {
         } else {
             format!("[{sec}]")
         };
-        if sec.eq_ignore_ascii_case("remote") && (name == "url" || name == "pushurl") {
+        if is_url_key(k) && has_userinfo(v) {
             // The rewritten URL stays; the credential comes back as an insteadOf.
             let clean = without_userinfo(v);
             s.push_str(&format!(
@@ -673,7 +699,14 @@ fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 fn put_back(files: &[Rewritten]) -> Result<(), String> {
     for f in files {
-        let now = std::fs::read(&f.path).ok();
+        // Read without following a link: a step that put one there must not
+        // make plangate copy what it points at into the file.
+        let now = f
+            .path
+            .symlink_metadata()
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|_| std::fs::read(&f.path).ok());
         let bytes = match now {
             Some(now) if now != f.sanitized => {
                 let mut b = now;
@@ -729,9 +762,7 @@ fn supply_of(files: &[Rewritten], workspace: &Path) -> Supply {
             } else if lk.starts_with("credential.") {
                 // plangate's git runs no credential helper.
                 continue;
-            } else if lk.starts_with("remote.")
-                && (lk.ends_with(".url") || lk.ends_with(".pushurl"))
-            {
+            } else if is_url_key(k) && has_userinfo(v) {
                 (format!("url.{v}.insteadOf"), without_userinfo(v))
             } else {
                 (k.clone(), v.clone())
@@ -1040,6 +1071,9 @@ mod tests {
             ("gitlab.h.example.token", "t", true),
             ("submodule.sub.url", "https://u:p@h.example/s", true),
             ("submodule.sub.url", "../s", false),
+            ("remote.origin.url", "ssh://git@github.com/o/r", false),
+            ("remote.origin.url", "git+ssh://git:pw@h.example/o/r", true),
+            ("remote.origin.url", "https://tok@h.example/o/r", true),
             ("core.sshcommand", "ssh -i k", false),
             ("include.path", "../x.cfg", false),
         ] {
@@ -1056,6 +1090,13 @@ mod tests {
         assert!(out.contains("url = \"https://github.com/o/r\""), "{out}");
         assert!(out.contains("fetch = +refs"));
         assert!(out.contains("continued"));
+        // A submodule's URL loses its user and password, and stays.
+        let out = strip(
+            b"[submodule \"s\"]\n\turl = https://tok:TKN@h.example/s\n",
+            &[],
+        )
+        .expect("strip");
+        assert_eq!(out, b"[submodule \"s\"]\n\turl = \"https://h.example/s\"\n");
         // A header line holding a credential: refused.
         assert!(strip(b"[http] extraheader = x\n", &[]).is_err());
         // An include of a file outside the workspace: withheld too.
