@@ -11,7 +11,9 @@
 //! finds the entries that carry a credential ([`is_credential`]), and
 //! rewrites each file without them (a URL-valued key loses only its user
 //! and password). A second `git config --list` of the result must find none
-//! left, or the run is refused (fail-close). Steps, rollbacks and agents
+//! left, or the run is refused (fail-close). A credential store's file
+//! inside the workspace (`credential.helper = store --file PATH`) is emptied
+//! for the run. Steps, rollbacks and agents
 //! (whose staged copy is made from the rewritten files) never see them;
 //! plangate's own git tool gets those of the workspace's own repository back
 //! through command-scope configuration (`GIT_CONFIG_COUNT`, never argv) for
@@ -88,6 +90,10 @@ struct Rewritten {
     /// plangate's git gets back; not a submodule's or another worktree's.
     #[serde(default = "yes")]
     own: bool,
+    /// A credential store's file (`credential.helper = store --file PATH`),
+    /// emptied for the run and put back as it was, whatever a step wrote.
+    #[serde(default)]
+    store: bool,
 }
 
 fn yes() -> bool {
@@ -708,7 +714,7 @@ fn put_back(files: &[Rewritten]) -> Result<(), String> {
             .filter(std::fs::Metadata::is_file)
             .and_then(|_| std::fs::read(&f.path).ok());
         let bytes = match now {
-            Some(now) if now != f.sanitized => {
+            Some(now) if now != f.sanitized && !f.store => {
                 let mut b = now;
                 b.extend_from_slice(appended(&f.removed).as_bytes());
                 b
@@ -824,6 +830,22 @@ fn scan(workspace: &Path) -> Result<Vec<Rewritten>, String> {
                 queue.push((inc, mine));
             }
         }
+        for (k, store) in stores(&entries, workspace) {
+            if files.iter().any(|f: &Rewritten| f.path == store) {
+                continue;
+            }
+            refuse_links(&store)?;
+            let original = std::fs::read(&store)
+                .map_err(|e| format!("cannot read {}: {e}", store.display()))?;
+            files.push(Rewritten {
+                path: store,
+                original,
+                sanitized: Vec::new(),
+                removed: vec![(k, "(the credential store's file)".to_owned())],
+                own: false,
+                store: true,
+            });
+        }
         let outside = includes_outside(&path, &entries, workspace);
         let removed: Vec<(String, String)> = entries
             .iter()
@@ -846,9 +868,53 @@ fn scan(workspace: &Path) -> Result<Vec<Rewritten>, String> {
             sanitized,
             removed,
             own: mine,
+            store: false,
         });
     }
     Ok(files)
+}
+
+/// The files of `credential.helper = store --file PATH` entries (the store
+/// keeps `https://user:token@host` lines there) that lie inside `workspace`:
+/// `(key, canonical path)`. The file is relative to the repository's top
+/// folder, or `~/...`.
+fn stores(entries: &[(String, String)], workspace: &Path) -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    for (k, v) in entries {
+        let lk = k.to_ascii_lowercase();
+        if !(lk.starts_with("credential.") && lk.ends_with(".helper")) {
+            continue;
+        }
+        let words: Vec<&str> = v.split_whitespace().collect();
+        let Some(first) = words.first() else { continue };
+        if !(*first == "store" || first.ends_with("git-credential-store")) {
+            continue;
+        }
+        let mut named = None;
+        for (i, w) in words.iter().enumerate() {
+            if let Some(p) = w.strip_prefix("--file=") {
+                named = Some(p.to_owned());
+            } else if *w == "--file" {
+                named = words.get(i + 1).map(|p| (*p).to_owned());
+            }
+        }
+        let target = match named {
+            Some(p) => match p.strip_prefix("~/") {
+                Some(rest) => crate::environ::var_os("HOME").map(|h| PathBuf::from(h).join(rest)),
+                None => Some(workspace.join(p)),
+            },
+            None => {
+                crate::environ::var_os("HOME").map(|h| PathBuf::from(h).join(".git-credentials"))
+            }
+        };
+        if let Some(t) = target.and_then(|t| t.canonicalize().ok())
+            && t.starts_with(workspace)
+            && t.is_file()
+        {
+            out.push((k.clone(), t));
+        }
+    }
+    out
 }
 
 /// Err when the file has other names (hard links): they would keep the

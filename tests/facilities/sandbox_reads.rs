@@ -489,9 +489,10 @@ fn assert_absent(text: &str, tokens: &[String], what: &str) {
 /// `sendemail.smtpPass`), `.git/config.worktree`, an absorbed submodule's
 /// `.git/modules/sub/config`, a linked worktree's `config.worktree`, and
 /// files included relatively, through `~/` (`$HOME` above the workspace)
-/// and by an `includeIf`. Returns the tokens and the files with their bytes.
+/// and by an `includeIf`; and a credential store's file in the workspace
+/// (`credential.helper = store --file conf/creds.cfg`). Returns the tokens and the files with their bytes.
 fn credentials_everywhere(env: &Env) -> (Vec<String>, Vec<(PathBuf, Vec<u8>)>) {
-    let t: Vec<String> = (0..10).map(|i| marker(&format!("TOK{i}X"))).collect();
+    let t: Vec<String> = (0..11).map(|i| marker(&format!("TOK{i}X"))).collect();
     let above = env.ws.parent().unwrap();
     let src = above.join("subsrc");
     std::fs::create_dir_all(&src).unwrap();
@@ -571,6 +572,12 @@ fn credentials_everywhere(env: &Env) -> (Vec<String>, Vec<(PathBuf, Vec<u8>)>) {
         &env.ws,
         &["config", "sendemail.smtpPass", &format!("{}Z", t[9])],
     );
+    // A credential store's file in the workspace.
+    env.write(
+        "conf/creds.cfg",
+        &format!("https://u:{}@h.example\n", t[10]),
+    );
+    set(&env.ws, "credential.helper", "store --file conf/creds.cfg");
     let files: Vec<(PathBuf, Vec<u8>)> = [
         cfgs.join("config"),
         cfgs.join("config.worktree"),
@@ -579,6 +586,7 @@ fn credentials_everywhere(env: &Env) -> (Vec<String>, Vec<(PathBuf, Vec<u8>)>) {
         env.ws.join("conf/inc.cfg"),
         env.ws.join("conf/home.cfg"),
         env.ws.join("conf/if.cfg"),
+        env.ws.join("conf/creds.cfg"),
     ]
     .into_iter()
     .map(|p| {
@@ -649,6 +657,7 @@ pub fn git_credentials_in_every_configuration_file_are_withheld(b: Backend) {
         "(conf/inc.cfg)",
         "(conf/home.cfg)",
         "(conf/if.cfg)",
+        "credential.helper (conf/creds.cfg)",
         "http.proxy",
         "lfs.url",
         "pushinsteadof",
