@@ -339,6 +339,9 @@ fn list(path: &Path) -> Result<Option<Vec<(String, String)>>, String> {
 fn looks_sensitive(bytes: &[u8]) -> bool {
     let t = String::from_utf8_lossy(bytes).to_ascii_lowercase();
     t.contains("extraheader")
+        || t.contains("pass")
+        || t.contains("token")
+        || t.contains("secret")
         || t.contains("[credential")
         || t.contains("credential.")
         || (t.contains("://") && t.contains('@'))
