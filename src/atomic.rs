@@ -15,7 +15,7 @@
 
 use std::collections::HashSet;
 use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -26,6 +26,10 @@ pub(crate) enum Mode {
     Keep,
     /// These bits.
     Set(u32),
+    /// The target's current permissions and, where plangate may set them,
+    /// its owner and group (the target must exist): a file rewritten for
+    /// someone else stays theirs.
+    Like,
 }
 
 fn registry() -> MutexGuard<'static, HashSet<PathBuf>> {
@@ -58,9 +62,13 @@ pub(crate) fn write(
     sync: bool,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    let perms = match mode {
-        Mode::Keep => std::fs::metadata(path)?.permissions(),
-        Mode::Set(bits) => std::fs::Permissions::from_mode(bits),
+    let (perms, owner) = match mode {
+        Mode::Keep => (std::fs::metadata(path)?.permissions(), None),
+        Mode::Like => {
+            let m = std::fs::metadata(path)?;
+            (m.permissions(), Some((m.uid(), m.gid())))
+        }
+        Mode::Set(bits) => (std::fs::Permissions::from_mode(bits), None),
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     // Created and registered under the registry's lock: a sweep that lists
@@ -78,6 +86,13 @@ pub(crate) fn write(
         let mut w = io::BufWriter::new(tmp.as_file_mut());
         fill(&mut w)?;
         w.flush()?;
+    }
+    if let Some((uid, gid)) = owner {
+        let m = tmp.as_file().metadata()?;
+        if (m.uid(), m.gid()) != (uid, gid) {
+            // Only root may give a file away: otherwise it stays plangate's.
+            let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(uid), Some(gid));
+        }
     }
     tmp.as_file().set_permissions(perms)?;
     if sync {

@@ -81,6 +81,19 @@ pub(crate) fn plan_for(
             "the step asks to run without a sandbox (`sandbox: false`) and was approved as dangerous".to_owned(),
         ));
     }
+    if let Some(p) = profile
+        .readable
+        .iter()
+        .chain(&profile.writable)
+        .find(|p| super::git_creds::covers_state(p))
+    {
+        return Err(format!(
+            "declares `{}` readable or writable, which holds (or lies in) plangate's private folder `{}` \
+             (the git credentials withheld from the steps are kept there for the run); declare a narrower path",
+            p.display(),
+            super::git_creds::state_dir().display()
+        ));
+    }
     if let Some(backend) = availability.and_then(Availability::backend) {
         return Ok(StepSandbox::enforced(backend, profile));
     }

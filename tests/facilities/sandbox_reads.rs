@@ -511,3 +511,302 @@ pub fn a_readable_path_that_leads_to_a_denied_folder_grants_nothing_of_it(b: Bac
         "{backend}: the linked tool folder: {out}"
     );
 }
+
+/// `text` reversed (a step prints a token so, past any mask).
+fn reversed(text: &str) -> String {
+    text.chars().rev().collect()
+}
+
+/// Neither `token` nor its reverse anywhere in `text`.
+fn assert_absent(text: &str, tokens: &[String], what: &str) {
+    for t in tokens {
+        assert!(
+            !text.contains(t.as_str()) && !text.contains(&reversed(t)),
+            "{what}: {t} got through:\n{text}"
+        );
+    }
+}
+
+/// A workspace repository whose credentials sit in every configuration
+/// file git reads for it: `.git/config` (an extra header, and users and
+/// passwords in `http.proxy`, `lfs.url`, a `pushInsteadOf` value, a
+/// `sendemail.smtpPass`), `.git/config.worktree`, an absorbed submodule's
+/// `.git/modules/sub/config`, a linked worktree's `config.worktree`, and
+/// files included relatively, through `~/` (`$HOME` above the workspace)
+/// and by an `includeIf`; and a credential store's file in the workspace
+/// (`credential.helper = store --file conf/creds.cfg`). Returns the tokens and the files with their bytes.
+fn credentials_everywhere(env: &Env) -> (Vec<String>, Vec<(PathBuf, Vec<u8>)>) {
+    let t: Vec<String> = (0..11).map(|i| marker(&format!("TOK{i}X"))).collect();
+    let above = env.ws.parent().unwrap();
+    let src = above.join("subsrc");
+    std::fs::create_dir_all(&src).unwrap();
+    git(&src, &["init", "-q", "-b", "main"]);
+    std::fs::write(src.join("s.txt"), "s\n").unwrap();
+    git(&src, &["add", "s.txt"]);
+    git(&src, &["commit", "-qm", "s"]);
+    git(&env.ws, &["init", "-q", "-b", "main"]);
+    env.write("a.txt", "one\n");
+    git(&env.ws, &["add", "a.txt"]);
+    git(&env.ws, &["commit", "-qm", "init"]);
+    git(
+        &env.ws,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &src.display().to_string(),
+            "sub",
+        ],
+    );
+    git(&env.ws, &["commit", "-qm", "sub"]);
+    git(
+        &env.ws,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            &above.join("wt").display().to_string(),
+        ],
+    );
+    let header = |tok: &str| format!("AUTHORIZATION: basic {tok}");
+    let set = |dir: &Path, k: &str, v: &str| git(dir, &["config", k, v]);
+    set(
+        &env.ws,
+        "http.https://github.com/.extraheader",
+        &header(&t[0]),
+    );
+    set(
+        &env.ws.join("sub"),
+        "http.https://github.com/.extraheader",
+        &header(&t[1]),
+    );
+    let cfgs = env.ws.join(".git");
+    let hdr = |tok: &str| {
+        format!("[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic {tok}\n")
+    };
+    std::fs::write(cfgs.join("config.worktree"), hdr(&t[2])).unwrap();
+    std::fs::write(cfgs.join("worktrees/wt/config.worktree"), hdr(&t[3])).unwrap();
+    env.write("conf/inc.cfg", &hdr(&t[4]));
+    env.write("conf/home.cfg", &hdr(&t[5]));
+    env.write("conf/if.cfg", &hdr(&t[6]));
+    set(&env.ws, "include.path", "../conf/inc.cfg");
+    set(&env.ws, "includeIf.gitdir:/.path", "../conf/if.cfg");
+    git(
+        &env.ws,
+        &["config", "--add", "include.path", "~/ws/conf/home.cfg"],
+    );
+    set(
+        &env.ws,
+        "http.proxy",
+        &format!("http://u:{}@127.0.0.1:9", t[7]),
+    );
+    set(
+        &env.ws,
+        "lfs.url",
+        &format!("https://u:{}@h.example/o/r", t[8]),
+    );
+    set(
+        &env.ws,
+        "url.https://h.example/.pushInsteadOf",
+        &format!("https://x:{}@h.example/", t[9]),
+    );
+    git(
+        &env.ws,
+        &["config", "sendemail.smtpPass", &format!("{}Z", t[9])],
+    );
+    // A credential store's file in the workspace.
+    env.write(
+        "conf/creds.cfg",
+        &format!("https://u:{}@h.example\n", t[10]),
+    );
+    set(&env.ws, "credential.helper", "store --file conf/creds.cfg");
+    let files: Vec<(PathBuf, Vec<u8>)> = [
+        cfgs.join("config"),
+        cfgs.join("config.worktree"),
+        cfgs.join("modules/sub/config"),
+        cfgs.join("worktrees/wt/config.worktree"),
+        env.ws.join("conf/inc.cfg"),
+        env.ws.join("conf/home.cfg"),
+        env.ws.join("conf/if.cfg"),
+        env.ws.join("conf/creds.cfg"),
+    ]
+    .into_iter()
+    .map(|p| {
+        let b = std::fs::read(&p).unwrap();
+        (p, b)
+    })
+    .collect();
+    (t, files)
+}
+
+/// Every configuration file git reads for the workspace, its submodules
+/// and its worktrees, and every key whose value carries a credential: none
+/// readable by a safe step (printed as is and reversed), every file put
+/// back byte for byte at the end, the report naming each.
+pub fn git_credentials_in_every_configuration_file_are_withheld(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let (tokens, files) = credentials_everywhere(&env);
+    let cmd = "set +e; { for f in $(find .git conf -type f \\( -name 'config*' -o -name '*.cfg' \\)); do echo \"== $f\"; cat \"$f\"; done; git config --list --show-origin; git -C sub config --list; git -C sub config --get-all http.https://github.com/.extraheader; } 2>&1 | tee /dev/stderr | rev; true";
+    let yaml = format!(
+        "version: 1\nid: cr\npolicy: {{risk_tolerance: high}}\nsteps:\n  - {{id: look, tool: bash, parameters: {{command: {}}}}}\n",
+        q(cmd)
+    );
+    let plan = env.write("plan.yaml", &yaml);
+    let o = env
+        .cmd()
+        .env("HOME", env.ws.parent().unwrap())
+        .args([
+            "run",
+            "--sandbox-backend",
+            flag,
+            "--approve",
+            "look",
+            "--workspace",
+        ])
+        .arg(&env.ws)
+        .arg("--out")
+        .arg(&env.out)
+        .arg(&plan)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    let look = std::fs::read_to_string(env.out.join("artifacts/look/stdout.txt")).unwrap();
+    // The step ran and read the files.
+    assert!(look.contains(&reversed("[core]")), "{backend}: {look}");
+    assert!(
+        look.contains(&reversed("== .git/modules/sub/config")),
+        "{backend}: {look}"
+    );
+    assert_absent(&everything(&env, &o), &tokens, backend);
+    // Put back as they were.
+    for (p, bytes) in &files {
+        assert_eq!(
+            &std::fs::read(p).unwrap(),
+            bytes,
+            "{backend}: {}",
+            p.display()
+        );
+    }
+    // The report names each file.
+    let r = env.report()["git_credentials_withheld"].to_string();
+    for f in [
+        "(.git/config)",
+        "(.git/config.worktree)",
+        "(.git/modules/sub/config)",
+        "(.git/worktrees/wt/config.worktree)",
+        "(conf/inc.cfg)",
+        "(conf/home.cfg)",
+        "(conf/if.cfg)",
+        "credential.helper (conf/creds.cfg)",
+        "http.proxy",
+        "lfs.url",
+        "pushinsteadof",
+        "sendemail.smtppass",
+    ] {
+        assert!(r.contains(f), "{backend}: {f} not in {r}");
+    }
+}
+
+/// The backup of the withheld credentials lies where no step may be
+/// granted: a step declaring plangate's temporary folder (or a folder
+/// above it) readable is refused, saying why, and reads nothing of it.
+pub fn a_step_cannot_be_granted_the_backup_of_the_withheld_credentials(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let token = marker("BACKUPTOK");
+    git(&env.ws, &["init", "-q", "-b", "main"]);
+    git(
+        &env.ws,
+        &[
+            "config",
+            "http.https://github.com/.extraheader",
+            &format!("AUTHORIZATION: basic {token}"),
+        ],
+    );
+    let tmp = env.tmp().display().to_string();
+    let cmd = format!(
+        "set +e; for f in {t}/plangate-* {t}/plangate-*/*; do cat \"$f\"; done 2>/dev/null | rev; true",
+        t = tmp
+    );
+    for (i, granted) in [
+        tmp.clone(),
+        env.tmp().parent().unwrap().display().to_string(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let yaml = format!(
+            "version: 1\nid: bk\npolicy: {{risk_tolerance: high}}\nsteps:\n  - id: look\n    tool: bash\n    parameters: {{command: {}, readable: [{}]}}\n",
+            q(&cmd),
+            q(granted)
+        );
+        let o = run(&env, flag, &yaml, &["--approve", "look"]);
+        assert_absent(&everything(&env, &o), std::slice::from_ref(&token), backend);
+        let look = env.step("look").to_string();
+        assert!(
+            look.contains("plangate's private folder"),
+            "{backend} ({i}): {look}"
+        );
+        assert_ne!(code(&o), 0, "{backend} ({i})");
+    }
+    // A narrower path outside is still granted.
+    let mine = env.ws.parent().unwrap().join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    let yaml = format!(
+        "version: 1\nid: bk\npolicy: {{risk_tolerance: high}}\nsteps:\n  - id: look\n    tool: bash\n    parameters: {{command: 'true', readable: [{}]}}\n",
+        q(&mine.display().to_string())
+    );
+    let o = run(&env, flag, &yaml, &["--approve", "look"]);
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+}
+
+/// A hard link a moderate step makes to `.git/config` holds no credential
+/// after the run (they are put back as a new file), and a `.git/config`
+/// that already has another name is refused before any step runs.
+pub fn a_hard_link_to_the_git_config_never_gets_the_credential(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let token = marker("LINKTOK");
+    git(&env.ws, &["init", "-q", "-b", "main"]);
+    git(
+        &env.ws,
+        &[
+            "config",
+            "http.https://github.com/.extraheader",
+            &format!("AUTHORIZATION: basic {token}"),
+        ],
+    );
+    let before = std::fs::read(env.ws.join(".git/config")).unwrap();
+    let yaml = "version: 1\nid: ln\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: link, tool: bash, parameters: {command: 'ln .git/config cfglink || true', security_level: moderate}}\n";
+    let o = run(&env, flag, yaml, &["--approve", "link"]);
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    assert_eq!(
+        std::fs::read(env.ws.join(".git/config")).unwrap(),
+        before,
+        "{backend}"
+    );
+    if let Ok(linked) = std::fs::read_to_string(env.ws.join("cfglink")) {
+        assert!(!linked.contains(&token), "{backend}: {linked}");
+    }
+    let _ = std::fs::remove_file(env.ws.join("cfglink"));
+    // A second name made before the run: refused, nothing rewritten.
+    let other = env.ws.parent().unwrap().join("other-name");
+    std::fs::hard_link(env.ws.join(".git/config"), &other).unwrap();
+    let o = run(&env, flag, yaml, &["--approve", "link"]);
+    assert_eq!(code(&o), 2, "{backend}: {}", stderr(&o));
+    assert!(
+        stderr(&o).contains("hard links"),
+        "{backend}: {}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read(env.ws.join(".git/config")).unwrap(),
+        before,
+        "{backend}"
+    );
+    assert!(!env.ws.join("cfglink").exists(), "{backend}: the step ran");
+}

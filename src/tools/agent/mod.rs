@@ -485,6 +485,8 @@ fn command_paths(a: &AgentAction, ctx: &StepContext) -> Vec<PathBuf> {
         .into_iter()
         .filter_map(|p| p.canonicalize().ok())
         .filter(|p| p.parent().is_some() && !ws.starts_with(p))
+        // Never plangate's private folder (the withheld git credentials).
+        .filter(|p| !crate::sandbox::git_creds::covers_state(p))
         .filter(|p| {
             // Inside the workspace: a file the rules let the agent read only.
             !p.starts_with(ws)
