@@ -37,6 +37,27 @@ use super::{
 
 /// Longest one git command may take.
 const TIMEOUT: Duration = Duration::from_secs(300);
+/// Longest one git command may take once the run is stopping ([`stop`]).
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The run is stopping (a signal): git commands get [`STOP_TIMEOUT`].
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The git commands running now, by process id (each leads its own group).
+static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// The run is stopping: end every git command running now (its whole
+/// process group), and give the later ones [`STOP_TIMEOUT`] at most.
+pub(super) fn stop() {
+    STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
+    let live = LIVE.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    for pid in live {
+        if let Some(pid) = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap_or(0))
+            && !pid.is_init()
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
 /// Most output kept from a command whose output is parsed whole.
 const OUTPUT_MAX: usize = 256 * 1024 * 1024;
 /// Most bytes of one patch line kept before it is cut for display.
@@ -86,8 +107,8 @@ pub(super) enum GitError {
         code: Option<i32>,
         stderr: String,
     },
-    /// git took longer than [`TIMEOUT`].
-    #[error("`git {0}` took longer than {TIMEOUT:?}")]
+    /// git took longer than [`TIMEOUT`] (or was ended because the run stopped).
+    #[error("`git {0}` took longer than {TIMEOUT:?}, or was ended because the run stopped")]
     TimedOut(&'static str),
     /// git wrote more than plangate reads.
     #[error("`git {0}` wrote too much output")]
@@ -813,6 +834,33 @@ fn run(
     sink: &mut dyn FnMut(&[u8]) -> bool,
 ) -> Result<(), GitError> {
     let mut child = cmd.spawn().map_err(GitError::Spawn)?;
+    let pid = child.id();
+    LIVE.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(pid);
+    // A stop that came between the spawn and the line above.
+    if STOPPING.load(std::sync::atomic::Ordering::SeqCst) {
+        let _ = child.kill();
+    }
+    let result = run_child(child, what, sink);
+    LIVE.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .retain(|p| *p != pid);
+    result
+}
+
+/// [`run`] once git started.
+fn run_child(
+    mut child: Child,
+    what: &'static str,
+    sink: &mut dyn FnMut(&[u8]) -> bool,
+) -> Result<(), GitError> {
+    let pid = child.id();
+    let timeout = if STOPPING.load(std::sync::atomic::Ordering::SeqCst) {
+        STOP_TIMEOUT
+    } else {
+        TIMEOUT
+    };
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let errors = std::thread::spawn(move || {
@@ -824,7 +872,13 @@ fn run(
         buf
     });
     let child = Arc::new(Mutex::new(child));
-    let kill = |c: &Arc<Mutex<Child>>| {
+    // The whole group: a helper git started (a filter, `git-remote-*`) too.
+    let kill = move |c: &Arc<Mutex<Child>>| {
+        if let Some(pid) = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap_or(0))
+            && !pid.is_init()
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
         let mut guard = c.lock().unwrap_or_else(PoisonError::into_inner);
         let _ = guard.kill();
     };
@@ -833,7 +887,7 @@ fn run(
         let child = Arc::clone(&child);
         std::thread::spawn(move || {
             let fired = matches!(
-                wait_done.recv_timeout(TIMEOUT),
+                wait_done.recv_timeout(timeout),
                 Err(mpsc::RecvTimeoutError::Timeout)
             );
             if fired {

@@ -79,6 +79,8 @@ fn all_files(root: &Path, exclude: &[PathBuf]) -> Option<BTreeMap<String, (PathB
 /// The files the ignore rules let through now (the main walker's view).
 fn visible(root: &Path, exclude: &[PathBuf], git_global: bool) -> HashSet<String> {
     super::stat::walker(root, exclude, git_global)
+        .into_iter()
+        .flatten()
         .flatten()
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
         .filter_map(|e| relative(root, e.path()))
@@ -119,6 +121,11 @@ impl Ignored {
         Ignored { files, off: None }
     }
 
+    /// Every file recorded before the run, by its report name.
+    pub(super) fn keys(&self) -> impl Iterator<Item = String> + '_ {
+        self.files.keys().cloned()
+    }
+
     /// The files the run added, changed or deleted that are not in `listed`
     /// (the main comparison's paths), with their bodies and notes; `hidden`:
     /// files seen before the run that the comparison lost since (they are
@@ -157,7 +164,10 @@ impl Ignored {
             }
         }
         for (key, old) in &self.files {
-            if old.ignored && !now.contains_key(key) && !listed.contains(key) {
+            if (old.ignored || hidden.contains(key))
+                && !now.contains_key(key)
+                && !listed.contains(key)
+            {
                 rows.push((key.clone(), Change::Deleted));
             }
         }

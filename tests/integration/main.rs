@@ -68,6 +68,7 @@ mod secrets;
 mod secrets_rules;
 mod shard;
 mod snapshots;
+mod special_files;
 mod step_folders;
 mod tool_archive;
 mod tool_git;
