@@ -333,6 +333,15 @@ impl Session {
     /// keeps every exclusion, so the folder never shows either way.
     fn add_pathspec(&self) -> Result<Vec<OsString>, SessionError> {
         let mut pathspec = vec![OsString::from(".")];
+        // What `git add` refuses (and would fail whole on): a path with a
+        // `.git` component in another case, a nested repository without a
+        // commit. Left out here; the files there are listed from the
+        // record of every file (`ignored.rs`).
+        pathspec.extend(
+            unaddable(&self.workspace, &self.excluded)
+                .iter()
+                .map(|r| exclusion(r)),
+        );
         for rel in &self.excluded {
             let mut c = self.cmd(&[]);
             c.args(["check-ignore", "-q", "--no-index", "--"]).arg(rel);
@@ -448,6 +457,46 @@ impl Session {
         }
         Ok(Compared { files, notes })
     }
+}
+
+/// The paths under `workspace` (relative) that `git add` cannot take: every
+/// entry named `.git` in any case but the workspace's own `.git`, and every
+/// folder holding one (a nested repository: its files are compared one by
+/// one instead, it may have no commit to record). Links not followed;
+/// `excluded` (relative) left out.
+pub(super) fn unaddable(workspace: &Path, excluded: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut walk = walkdir::WalkDir::new(workspace)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(e) = walk.next() {
+        let Ok(e) = e else { continue };
+        if e.depth() == 0 {
+            continue;
+        }
+        let Some(rel) = relative(workspace, e.path()) else {
+            continue;
+        };
+        if excluded.contains(&rel) || (e.depth() == 1 && e.file_name() == ".git") {
+            if e.file_type().is_dir() {
+                walk.skip_current_dir();
+            }
+            continue;
+        }
+        let nested = e.file_type().is_dir()
+            && std::fs::read_dir(e.path()).is_ok_and(|rd| {
+                rd.flatten()
+                    .any(|c| crate::regular::is_dot_git(&c.file_name()))
+            });
+        if crate::regular::is_dot_git(e.file_name()) || nested {
+            out.push(rel);
+            if e.file_type().is_dir() {
+                walk.skip_current_dir();
+            }
+        }
+    }
+    out
 }
 
 /// Which of `paths` (relative to `dir`, `/`-separated) git's ignore rules

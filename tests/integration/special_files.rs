@@ -218,3 +218,45 @@ fn sigterm_ends_the_diffs_git_and_the_run() {
     assert!(notes.contains("git could not compare"), "{notes}");
     assert!(paths(&r).contains(&"hang-now".to_owned()), "{r}");
 }
+
+/// What git cannot add (a `.git` in another case, files inside a folder
+/// named `.git`, a nested repository without a commit) no longer throws
+/// the git diff away: every file the run added or changed is listed, a
+/// mode change and links (in ignored folders too, never followed) and a
+/// FIFO included.
+#[test]
+fn the_diff_lists_what_git_cannot_add_and_keeps_the_rest() {
+    let env = Env::new();
+    git(&env.ws, &["init", "-q"]);
+    env.write(".gitignore", "plan.yaml\nd/\n");
+    env.write("a.txt", "one\n");
+    git(&env.ws, &["add", "."]);
+    git(&env.ws, &["commit", "-qm", "init"]);
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: medium}\nsteps:\n  - {id: s, tool: bash, parameters: {command: 'chmod +x a.txt && mkdir -p .Git y/.GIT x/.git d && echo 1 > .Git/f && echo 2 > y/.GIT/f && echo 3 > x/.git/hidden.sh && ln -s /etc/hostname d/link && ln -s a.txt plainlink && mkfifo p.fifo && git init -q sub && echo z > sub/z.txt'}}\n";
+    let (o, took) = run_timed(&env, plan, &[]);
+    let err = stderr(&o);
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    assert_eq!(code(&o), 0, "{err}");
+    let r = env.report();
+    assert_eq!(r["diff"]["method"], "git", "{}", r["diff"]);
+    let listed = paths(&r);
+    for p in [
+        "a.txt",
+        ".Git/f",
+        "y/.GIT/f",
+        "x/.git/hidden.sh",
+        "d/link",
+        "plainlink",
+        "p.fifo",
+        "sub/z.txt",
+    ] {
+        assert!(listed.contains(&p.to_owned()), "{p}: {listed:?}");
+    }
+    let notes = r["diff"]["notes"].to_string();
+    assert!(!notes.contains("no diff"), "{notes}");
+    let md = std::fs::read_to_string(env.out.join("diff-summary.md")).unwrap();
+    assert!(
+        md.contains("+/etc/hostname"),
+        "the link's target, not its content"
+    );
+}
