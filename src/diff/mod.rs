@@ -15,6 +15,14 @@
 //!   respected), text kept for small files, `similar` line diffs; renames are
 //!   found only when the content is identical.
 //!
+//! Special files (`traps.rs`): a FIFO, socket or device where git or the
+//! walker opens a file by name (`.gitignore`, `.gitattributes`, a nested
+//! `.git/HEAD`...) is removed before every walk and git command, said, and
+//! makes the diff an error ([`Tracker::errors`]); the walker never enters a
+//! folder where a read would block. What `git add` cannot take (`.Git`, a
+//! nested repository) is left out of it and listed by `ignored.rs`; a git
+//! that fails at the end lists every changed file from that record.
+//!
 //! Per-step attribution (`stat.rs`): a cheap metadata walk (size, mtime,
 //! ctime, inode) at the start and at each [`Tracker::checkpoint`]. The engine
 //! calls it when the workspace is quiet: after a step that ran alone (the
