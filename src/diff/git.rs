@@ -42,6 +42,8 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The run is stopping (a signal): git commands get [`STOP_TIMEOUT`].
 static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// How many times [`stop`] ran (a command started before a stop is ended by it).
+static STOPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 /// The git commands running now, by process id (each leads its own group).
 static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
@@ -49,6 +51,7 @@ static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 /// process group), and give the later ones [`STOP_TIMEOUT`] at most.
 pub(super) fn stop() {
     STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
+    STOPS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let live = LIVE.lock().unwrap_or_else(PoisonError::into_inner).clone();
     for pid in live {
         if let Some(pid) = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap_or(0))
@@ -882,13 +885,14 @@ fn run(
     what: &'static str,
     sink: &mut dyn FnMut(&[u8]) -> bool,
 ) -> Result<(), GitError> {
+    let stops = STOPS.load(std::sync::atomic::Ordering::SeqCst);
     let mut child = cmd.spawn().map_err(GitError::Spawn)?;
     let pid = child.id();
     LIVE.lock()
         .unwrap_or_else(PoisonError::into_inner)
         .push(pid);
-    // A stop that came between the spawn and the line above.
-    if STOPPING.load(std::sync::atomic::Ordering::SeqCst) {
+    // A stop that came between the spawn and the line above missed it.
+    if STOPS.load(std::sync::atomic::Ordering::SeqCst) != stops {
         let _ = child.kill();
     }
     let result = run_child(child, what, sink);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{Env, alive, code, outside_only, stage_kind, stderr, wait_until};
+use crate::harness::{Env, alive, code, outside_only, spawn, stage_kind, stderr, wait_until};
 
 fn git(dir: &std::path::Path, args: &[&str]) {
     let o = std::process::Command::new("git")
@@ -259,4 +259,29 @@ fn the_diff_lists_what_git_cannot_add_and_keeps_the_rest() {
         md.contains("+/etc/hostname"),
         "the link's target, not its content"
     );
+}
+
+/// SIGTERM while a step runs: the step is stopped, and the diff's git,
+/// started after the signal, still compares the workspace (it is given
+/// a short time, not ended at once).
+#[test]
+fn after_sigterm_the_diffs_git_still_compares_the_workspace() {
+    let env = Env::new();
+    repo(&env);
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: medium}\nsteps:\n  - {id: s, tool: bash, parameters: {command: 'echo x > new.txt; sleep 30'}}\n";
+    let mut child = spawn(&env, plan, &["--kill-grace", "1"]);
+    assert!(wait_until(60, || env.ws.join("new.txt").exists()));
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let ended = wait_until(40, || child.try_wait().unwrap().is_some());
+    if !ended {
+        let _ = child.kill();
+    }
+    assert!(ended, "plangate did not end after SIGTERM");
+    let r = env.report();
+    assert_eq!(r["diff"]["method"], "git", "{}", r["diff"]);
+    let notes = r["diff"]["notes"].to_string();
+    assert!(!notes.contains("git could not"), "{notes}");
+    assert!(paths(&r).contains(&"new.txt".to_owned()), "{}", r["diff"]);
 }
