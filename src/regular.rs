@@ -104,6 +104,111 @@ pub(crate) fn read_to_string(path: &Path) -> io::Result<String> {
     Ok(s)
 }
 
+/// The names git, and the `ignore` walker plangate's diff uses, open by
+/// name in any folder of a work tree (`.git` is read when it is a file).
+pub(crate) const OPENED_BY_NAME: [&str; 6] = [
+    ".gitignore",
+    ".ignore",
+    ".gitattributes",
+    ".gitmodules",
+    ".mailmap",
+    ".git",
+];
+
+/// Whether opening `path` by name (following links, as git and the
+/// `ignore` crate do) would reach a FIFO, socket or device: a reader would
+/// block for ever (a FIFO) or read without end (a device). Says what it is;
+/// None for a regular file, a folder, a link to one, or nothing at all.
+pub(crate) fn blocking(path: &Path) -> Option<&'static str> {
+    let lm = path.symlink_metadata().ok()?;
+    let t = lm.file_type();
+    if t.is_symlink() {
+        // A link that leads nowhere (or in a loop) opens nothing.
+        let m = path.metadata().ok()?;
+        let t = m.file_type();
+        return (!t.is_file() && !t.is_dir()).then_some("a symbolic link to a special file");
+    }
+    (!t.is_file() && !t.is_dir()).then(|| kind(t))
+}
+
+/// Whether the entry `name` of a folder, `in_git` (below a folder named
+/// `.git` in any case: a git directory, whose every file git may open by
+/// name), is one git or plangate opens by name.
+pub(crate) fn opened_by_name(name: &std::ffi::OsStr, in_git: bool) -> bool {
+    in_git || OPENED_BY_NAME.iter().any(|n| name == *n)
+}
+
+/// Whether a path component is `.git` in any case (git refuses such paths
+/// everywhere: `.Git` is as much a git directory to it as `.git`).
+pub(crate) fn is_dot_git(name: &std::ffi::OsStr) -> bool {
+    name.as_encoded_bytes().eq_ignore_ascii_case(b".git")
+}
+
+/// Whether the entry `rel` (a relative path) lies in a git directory
+/// (below a folder named `.git` in any case) where git opens files by
+/// name: not in its `hooks/` (git runs a hook, it does not read it; running
+/// a FIFO fails at once) nor in its object store's loose and packed objects
+/// (`objects/` but `objects/info/`).
+pub(crate) fn in_git_dir(rel: &Path) -> bool {
+    let names: Vec<&std::ffi::OsStr> = rel.iter().collect();
+    let Some(at) = names
+        .iter()
+        .take(names.len().saturating_sub(1))
+        .position(|n| is_dot_git(n))
+    else {
+        return false;
+    };
+    match &names[at + 1..] {
+        [first, ..] if *first == "hooks" => false,
+        [first, second, ..] if *first == "objects" => *second == "info",
+        _ => true,
+    }
+}
+
+/// The first file the `ignore` walker would open when it enters the
+/// folder `dir` that would block it ([`blocking`]): its `.gitignore` and
+/// `.ignore`, its `.git`, and the `info/exclude` of the git directory the
+/// `.git` names, found the way the walker finds it (a `.git` file's
+/// `gitdir:` line, taken as it is, then that folder's `commondir`). None
+/// when entering is safe.
+pub(crate) fn walk_trap(dir: &Path) -> Option<std::path::PathBuf> {
+    for name in [".gitignore", ".ignore", ".git"] {
+        let p = dir.join(name);
+        if blocking(&p).is_some() {
+            return Some(p);
+        }
+    }
+    let dot = dir.join(".git");
+    let m = dot.metadata().ok()?;
+    let common = if m.is_dir() {
+        dot
+    } else {
+        let text = first_line(&dot)?;
+        let real = std::path::PathBuf::from(text.strip_prefix("gitdir: ")?);
+        let commondir = real.join("commondir");
+        if blocking(&commondir).is_some() {
+            return Some(commondir);
+        }
+        let line = first_line(&commondir)?;
+        if line.starts_with('.') {
+            real.join(line)
+        } else {
+            std::path::PathBuf::from(line)
+        }
+    };
+    let exclude = common.join("info/exclude");
+    blocking(&exclude).is_some().then_some(exclude)
+}
+
+/// The first line of a small regular file (never blocks).
+fn first_line(path: &Path) -> Option<String> {
+    let mut f = open(path).ok()?;
+    let mut buf = Vec::new();
+    f.by_ref().take(64 * 1024).read_to_end(&mut buf).ok()?;
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    text.lines().next().map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

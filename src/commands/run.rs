@@ -380,5 +380,7 @@ fn spawn_signal_watch(cancel: tokio::sync::watch::Sender<bool>) {
             "plangate: {name} received: stopping running steps"
         ));
         let _ = cancel.send(true);
+        // The diff's git commands end too (a planted file may hold one).
+        crate::diff::stop();
     });
 }

@@ -37,6 +37,30 @@ use super::{
 
 /// Longest one git command may take.
 const TIMEOUT: Duration = Duration::from_secs(300);
+/// Longest one git command may take once the run is stopping ([`stop`]).
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The run is stopping (a signal): git commands get [`STOP_TIMEOUT`].
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// How many times [`stop`] ran (a command started before a stop is ended by it).
+static STOPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// The git commands running now, by process id (each leads its own group).
+static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// The run is stopping: end every git command running now (its whole
+/// process group), and give the later ones [`STOP_TIMEOUT`] at most.
+pub(super) fn stop() {
+    STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
+    STOPS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let live = LIVE.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    for pid in live {
+        if let Some(pid) = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap_or(0))
+            && !pid.is_init()
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
 /// Most output kept from a command whose output is parsed whole.
 const OUTPUT_MAX: usize = 256 * 1024 * 1024;
 /// Most bytes of one patch line kept before it is cut for display.
@@ -86,8 +110,8 @@ pub(super) enum GitError {
         code: Option<i32>,
         stderr: String,
     },
-    /// git took longer than [`TIMEOUT`].
-    #[error("`git {0}` took longer than {TIMEOUT:?}")]
+    /// git took longer than [`TIMEOUT`] (or was ended because the run stopped).
+    #[error("`git {0}` took longer than {TIMEOUT:?}, or was ended because the run stopped")]
     TimedOut(&'static str),
     /// git wrote more than plangate reads.
     #[error("`git {0}` wrote too much output")]
@@ -312,6 +336,15 @@ impl Session {
     /// keeps every exclusion, so the folder never shows either way.
     fn add_pathspec(&self) -> Result<Vec<OsString>, SessionError> {
         let mut pathspec = vec![OsString::from(".")];
+        // What `git add` refuses (and would fail whole on): a path with a
+        // `.git` component in another case, a nested repository without a
+        // commit. Left out here; the files there are listed from the
+        // record of every file (`ignored.rs`).
+        pathspec.extend(
+            unaddable(&self.workspace, &self.excluded)
+                .iter()
+                .map(|r| exclusion(r)),
+        );
         for rel in &self.excluded {
             let mut c = self.cmd(&[]);
             c.args(["check-ignore", "-q", "--no-index", "--"]).arg(rel);
@@ -427,6 +460,46 @@ impl Session {
         }
         Ok(Compared { files, notes })
     }
+}
+
+/// The paths under `workspace` (relative) that `git add` cannot take: every
+/// entry named `.git` in any case but the workspace's own `.git`, and every
+/// folder holding one (a nested repository: its files are compared one by
+/// one instead, it may have no commit to record). Links not followed;
+/// `excluded` (relative) left out.
+pub(super) fn unaddable(workspace: &Path, excluded: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut walk = walkdir::WalkDir::new(workspace)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(e) = walk.next() {
+        let Ok(e) = e else { continue };
+        if e.depth() == 0 {
+            continue;
+        }
+        let Some(rel) = relative(workspace, e.path()) else {
+            continue;
+        };
+        if excluded.contains(&rel) || (e.depth() == 1 && e.file_name() == ".git") {
+            if e.file_type().is_dir() {
+                walk.skip_current_dir();
+            }
+            continue;
+        }
+        let nested = e.file_type().is_dir()
+            && std::fs::read_dir(e.path()).is_ok_and(|rd| {
+                rd.flatten()
+                    .any(|c| crate::regular::is_dot_git(&c.file_name()))
+            });
+        if crate::regular::is_dot_git(e.file_name()) || nested {
+            out.push(rel);
+            if e.file_type().is_dir() {
+                walk.skip_current_dir();
+            }
+        }
+    }
+    out
 }
 
 /// Which of `paths` (relative to `dir`, `/`-separated) git's ignore rules
@@ -812,7 +885,35 @@ fn run(
     what: &'static str,
     sink: &mut dyn FnMut(&[u8]) -> bool,
 ) -> Result<(), GitError> {
+    let stops = STOPS.load(std::sync::atomic::Ordering::SeqCst);
     let mut child = cmd.spawn().map_err(GitError::Spawn)?;
+    let pid = child.id();
+    LIVE.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(pid);
+    // A stop that came between the spawn and the line above missed it.
+    if STOPS.load(std::sync::atomic::Ordering::SeqCst) != stops {
+        let _ = child.kill();
+    }
+    let result = run_child(child, what, sink);
+    LIVE.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .retain(|p| *p != pid);
+    result
+}
+
+/// [`run`] once git started.
+fn run_child(
+    mut child: Child,
+    what: &'static str,
+    sink: &mut dyn FnMut(&[u8]) -> bool,
+) -> Result<(), GitError> {
+    let pid = child.id();
+    let timeout = if STOPPING.load(std::sync::atomic::Ordering::SeqCst) {
+        STOP_TIMEOUT
+    } else {
+        TIMEOUT
+    };
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let errors = std::thread::spawn(move || {
@@ -824,7 +925,13 @@ fn run(
         buf
     });
     let child = Arc::new(Mutex::new(child));
-    let kill = |c: &Arc<Mutex<Child>>| {
+    // The whole group: a helper git started (a filter, `git-remote-*`) too.
+    let kill = move |c: &Arc<Mutex<Child>>| {
+        if let Some(pid) = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap_or(0))
+            && !pid.is_init()
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
         let mut guard = c.lock().unwrap_or_else(PoisonError::into_inner);
         let _ = guard.kill();
     };
@@ -833,7 +940,7 @@ fn run(
         let child = Arc::clone(&child);
         std::thread::spawn(move || {
             let fired = matches!(
-                wait_done.recv_timeout(TIMEOUT),
+                wait_done.recv_timeout(timeout),
                 Err(mpsc::RecvTimeoutError::Timeout)
             );
             if fired {

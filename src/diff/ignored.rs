@@ -49,16 +49,21 @@ pub(super) struct Ignored {
     off: Option<String>,
 }
 
-/// Every regular file under `root` (no ignore rule; `.git` and `exclude`
-/// left out), by its report name; None past [`MAX_FILES`].
+/// Every file, link and special file under `root` (no ignore rule; the
+/// workspace's own `.git` and `exclude` left out; a nested `.git` is
+/// walked: git never shows what is in one), by its report name; None past
+/// [`MAX_FILES`].
 fn all_files(root: &Path, exclude: &[PathBuf]) -> Option<BTreeMap<String, (PathBuf, Meta)>> {
     let mut out = BTreeMap::new();
     let walk = walkdir::WalkDir::new(root)
         .follow_links(false)
         .into_iter()
-        .filter_entry(|e| e.file_name() != ".git" && !exclude.iter().any(|x| e.path() == x));
+        .filter_entry(|e| {
+            let own_git = e.depth() == 1 && e.file_name() == ".git";
+            !own_git && !exclude.iter().any(|x| e.path() == x)
+        });
     for e in walk.flatten() {
-        if !e.file_type().is_file() {
+        if e.file_type().is_dir() {
             continue;
         }
         let Ok(m) = e.metadata() else {
@@ -79,11 +84,41 @@ fn all_files(root: &Path, exclude: &[PathBuf]) -> Option<BTreeMap<String, (PathB
 /// The files the ignore rules let through now (the main walker's view).
 fn visible(root: &Path, exclude: &[PathBuf], git_global: bool) -> HashSet<String> {
     super::stat::walker(root, exclude, git_global)
+        .into_iter()
         .flatten()
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| !t.is_dir()))
         .filter_map(|e| relative(root, e.path()))
         .map(|rel| path_text(&rel))
         .collect()
+}
+
+/// What a row shows of `path`: a file's bytes, a link's target (never
+/// followed: it may lead out of the workspace), nothing of a special file.
+fn content(path: &Path) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let t = path.symlink_metadata().ok()?.file_type();
+    if t.is_symlink() {
+        return std::fs::read_link(path)
+            .ok()
+            .map(|l| l.as_os_str().as_bytes().to_vec());
+    }
+    if t.is_file() {
+        return crate::regular::read(path).ok();
+    }
+    None
+}
+
+/// A FIFO, socket or device (never read).
+fn special(path: &Path) -> bool {
+    path.symlink_metadata()
+        .is_ok_and(|m| !m.is_file() && !m.is_dir() && !m.file_type().is_symlink())
+}
+
+/// The folders and files (relative) `git add` cannot take ([`super::git::unaddable`]).
+fn unaddable(root: &Path, exclude: &[PathBuf]) -> Vec<PathBuf> {
+    let rel: Vec<PathBuf> = exclude.iter().filter_map(|x| relative(root, x)).collect();
+    super::git::unaddable(root, &rel)
 }
 
 impl Ignored {
@@ -98,13 +133,20 @@ impl Ignored {
             };
         };
         let seen = visible(root, exclude, git_global);
+        // In the git method, what git cannot add is compared here too.
+        let unseen = if git_global {
+            unaddable(root, exclude)
+        } else {
+            Vec::new()
+        };
         let mut budget = READ_BUDGET;
         let mut files = BTreeMap::new();
         for (key, (path, meta)) in all {
-            let ignored = !seen.contains(&key);
+            let ignored = !seen.contains(&key)
+                || relative(root, &path).is_some_and(|r| unseen.iter().any(|u| r.starts_with(u)));
             let mut bytes = None;
             if ignored && meta.len <= KEEP_FILE && meta.len <= budget {
-                bytes = crate::regular::read(&path).ok();
+                bytes = content(&path);
                 budget -= bytes.as_ref().map_or(0, |b| b.len() as u64).min(budget);
             }
             files.insert(
@@ -117,6 +159,11 @@ impl Ignored {
             );
         }
         Ignored { files, off: None }
+    }
+
+    /// Every file recorded before the run, by its report name.
+    pub(super) fn keys(&self) -> impl Iterator<Item = String> + '_ {
+        self.files.keys().cloned()
     }
 
     /// The files the run added, changed or deleted that are not in `listed`
@@ -157,7 +204,10 @@ impl Ignored {
             }
         }
         for (key, old) in &self.files {
-            if old.ignored && !now.contains_key(key) && !listed.contains(key) {
+            if (old.ignored || hidden.contains(key))
+                && !now.contains_key(key)
+                && !listed.contains(key)
+            {
                 rows.push((key.clone(), Change::Deleted));
             }
         }
@@ -166,10 +216,12 @@ impl Ignored {
         let (mut unread, mut more, mut unknown) = (0usize, 0usize, 0usize);
         for (key, change) in rows {
             let old = self.files.get(&key);
+            let is_special = now.get(&key).is_some_and(|(p, _)| special(p));
             let new_bytes = match (change, now.get(&key)) {
                 (Change::Deleted, _) | (_, None) => None,
+                _ if is_special => None,
                 (_, Some((path, meta))) if meta.len <= KEEP_FILE && meta.len <= budget => {
-                    let b = crate::regular::read(path).ok();
+                    let b = content(path);
                     budget -= b.as_ref().map_or(0, |b| b.len() as u64).min(budget);
                     b
                 }
@@ -205,21 +257,13 @@ impl Ignored {
                 Change::Deleted => None,
                 _ => Some(new_bytes.as_deref()),
             };
-            let (mut f, body) = if change == Change::Added && new_bytes.is_none() {
+            let (mut f, body) = if is_special {
                 (
-                    FileChange {
-                        oid: None,
-                        path: key.clone(),
-                        change,
-                        insertions: 0,
-                        deletions: 0,
-                        binary: false,
-                        old_path: None,
-                        steps: Vec::new(),
-                        ignored: false,
-                    },
-                    Body::TooLarge,
+                    row(&key, change),
+                    Body::NotShown("a FIFO, socket or device: plangate never reads one"),
                 )
+            } else if change == Change::Added && new_bytes.is_none() {
+                (row(&key, change), Body::TooLarge)
             } else {
                 super::snapshot::diff_bytes(&key, change, old_side, new_side)
             };
@@ -247,6 +291,21 @@ impl Ignored {
             ));
         }
         out
+    }
+}
+
+/// A row without line counts.
+fn row(key: &str, change: Change) -> FileChange {
+    FileChange {
+        oid: None,
+        path: key.to_owned(),
+        change,
+        insertions: 0,
+        deletions: 0,
+        binary: false,
+        old_path: None,
+        steps: Vec::new(),
+        ignored: false,
     }
 }
 

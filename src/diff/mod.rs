@@ -15,6 +15,14 @@
 //!   respected), text kept for small files, `similar` line diffs; renames are
 //!   found only when the content is identical.
 //!
+//! Special files (`traps.rs`): a FIFO, socket or device where git or the
+//! walker opens a file by name (`.gitignore`, `.gitattributes`, a nested
+//! `.git/HEAD`...) is removed before every walk and git command, said, and
+//! makes the diff an error ([`Tracker::errors`]); the walker never enters a
+//! folder where a read would block. What `git add` cannot take (`.Git`, a
+//! nested repository) is left out of it and listed by `ignored.rs`; a git
+//! that fails at the end lists every changed file from that record.
+//!
 //! Per-step attribution (`stat.rs`): a cheap metadata walk (size, mtime,
 //! ctime, inode) at the start and at each [`Tracker::checkpoint`]. The engine
 //! calls it when the workspace is quiet: after a step that ran alone (the
@@ -31,6 +39,7 @@ mod git;
 mod ignored;
 mod snapshot;
 mod stat;
+mod traps;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -45,6 +54,13 @@ use crate::markdown;
 /// is in one (recorded in the report; `--resume` compares it).
 pub(crate) fn workspace_head(workspace: &Path) -> Option<String> {
     git::head(workspace)
+}
+
+/// The run is stopping (SIGINT/SIGTERM): every git command of the diff
+/// running now is ended with its process group, and the later ones get a
+/// short time at most (the diff then says it is not complete).
+pub(crate) fn stop() {
+    git::stop();
 }
 
 /// Largest file whose text is kept for a line diff (snapshot method).
@@ -138,6 +154,9 @@ pub struct Tracker {
     /// The workspace's folder inside its repository, as git said before the
     /// first step (the git method): a step's `.git` cannot move it.
     prefix: Option<String>,
+    /// Why the diff is not whole (special files removed or not walked, git
+    /// failing): each is an error of the run, never a quiet "no change".
+    errors: Vec<String>,
 }
 
 /// Says whether a changed file's content must be withheld from the diff.
@@ -155,6 +174,9 @@ impl Tracker {
     pub fn start_with(workspace: &Path, out_dir: &Path, options: &Options) -> Tracker {
         let exclude = vec![out_dir.to_path_buf()];
         let mut notes = Vec::new();
+        let mut errors = Vec::new();
+        // Before git or the walker opens anything by name.
+        defuse(workspace, &exclude, &mut notes, &mut errors);
         let mut git_mode = false;
         let mut prefix = None;
         let base = match git::Session::open(workspace, &exclude, &options.git) {
@@ -209,7 +231,33 @@ impl Tracker {
             ignored,
             git_global: git_mode,
             prefix,
+            errors,
         }
+        .trapped()
+    }
+
+    /// Note the files the walks did not open (they would block).
+    fn trapped(mut self) -> Tracker {
+        self.note_trapped();
+        self
+    }
+
+    fn note_trapped(&mut self) {
+        for t in stat::take_trapped() {
+            let what = crate::regular::blocking(&t).unwrap_or("a special file");
+            let why = format!(
+                "`{}` is {what} where the ignore rules are read: its folder was not compared",
+                relative(self.walk.root(), &t)
+                    .map_or_else(|| t.display().to_string(), |r| path_text(&r))
+            );
+            self.notes.push(why.clone());
+            self.errors.push(why);
+        }
+    }
+
+    /// Why the diff is not whole; empty when it is (read after [`Tracker::finish`]).
+    pub fn errors(&self) -> &[String] {
+        &self.errors
     }
 
     /// Which comparison this tracker makes.
@@ -225,8 +273,13 @@ impl Tracker {
     /// label only move the baseline. Returns the labelled step's files, or
     /// None when attribution is off.
     pub fn checkpoint(&mut self, label: Option<&str>) -> Option<StepFiles> {
+        let root = self.walk.root().to_path_buf();
+        let exclude = self.walk.exclude().to_vec();
+        defuse(&root, &exclude, &mut self.notes, &mut self.errors);
         let old = self.stat.take()?;
-        let Some(new) = self.walk.take(ATTRIBUTION_MAX_FILES) else {
+        let new = self.walk.take(ATTRIBUTION_MAX_FILES);
+        self.note_trapped();
+        let Some(new) = new else {
             self.notes.push(format!(
                 "per-step attribution stopped: the workspace grew past {ATTRIBUTION_MAX_FILES} files"
             ));
@@ -268,23 +321,32 @@ impl Tracker {
     /// `diff-summary.md`. Call once, after the last step and rollback.
     pub fn finish(&mut self) -> (DiffSummary, String) {
         let method = self.method();
+        let root = self.walk.root().to_path_buf();
+        let exclude = self.walk.exclude().to_vec();
+        defuse(&root, &exclude, &mut self.notes, &mut self.errors);
+        // git could not say: every file whose metadata changed is listed
+        // from the record of all files, and the diff is an error.
+        let mut git_failed = false;
         let mut compared = match std::mem::replace(&mut self.base, Base::Done) {
-            Base::Git(session, before) => match session.record() {
-                Ok(after) => session
-                    .compare(&before, &after)
-                    .unwrap_or_else(|e| Compared {
-                        files: Vec::new(),
-                        notes: vec![format!(
-                            "git could not compare the workspace ({e}); no diff"
-                        )],
-                    }),
-                Err(e) => Compared {
-                    files: Vec::new(),
-                    notes: vec![format!(
-                        "git could not record the workspace after the run ({e}); no diff"
-                    )],
-                },
-            },
+            Base::Git(session, before) => {
+                match session
+                    .record()
+                    .and_then(|after| session.compare(&before, &after))
+                {
+                    Ok(c) => c,
+                    Err(e) => {
+                        git_failed = true;
+                        let why = format!(
+                            "git could not compare the workspace after the run ({e}); every file added, changed or deleted is listed from the files' metadata instead, without the earlier content"
+                        );
+                        self.errors.push(why.clone());
+                        Compared {
+                            files: Vec::new(),
+                            notes: vec![why],
+                        }
+                    }
+                }
+            }
             Base::Snapshot(before) => {
                 let after =
                     snapshot::Snapshot::take_after(self.walk.root(), self.walk.exclude(), &before);
@@ -301,7 +363,7 @@ impl Tracker {
             // A file the comparison calls deleted that is still there: the
             // ignore rules hide it now (a step ignored it); judged again below.
             let root = self.walk.root().to_path_buf();
-            let hidden: std::collections::HashSet<String> = compared
+            let mut hidden: std::collections::HashSet<String> = compared
                 .files
                 .iter()
                 .filter(|(f, _)| {
@@ -309,6 +371,9 @@ impl Tracker {
                 })
                 .map(|(f, _)| f.path.clone())
                 .collect();
+            if git_failed {
+                hidden.extend(ign.keys());
+            }
             compared.files.retain(|(f, _)| !hidden.contains(&f.path));
             let listed: std::collections::HashSet<String> = compared
                 .files
@@ -348,6 +413,7 @@ impl Tracker {
             }
             f.steps = steps;
         }
+        self.note_trapped();
         let mut notes = std::mem::take(&mut self.notes);
         notes.append(&mut compared.notes);
         let summary = DiffSummary {
@@ -366,6 +432,25 @@ impl Tracker {
         let bodies: Vec<&Body> = compared.files.iter().map(|(_, b)| b).collect();
         let markdown = render(&summary, &bodies);
         (summary, markdown)
+    }
+}
+
+/// Remove the special files git or the walker would block on
+/// ([`traps::defuse`]); each is said on the console and is an error of the diff.
+fn defuse(root: &Path, exclude: &[PathBuf], notes: &mut Vec<String>, errors: &mut Vec<String>) {
+    let d = traps::defuse(root, exclude);
+    for r in d.removed {
+        let why = format!(
+            "{r} was removed from the workspace: a special file where git and plangate open a file by name would block them (and the user's git)"
+        );
+        crate::output::warning(format_args!("{why}"));
+        notes.push(why.clone());
+        errors.push(why);
+    }
+    for s in d.stuck {
+        crate::output::warning(format_args!("{s}"));
+        notes.push(s.clone());
+        errors.push(s);
     }
 }
 

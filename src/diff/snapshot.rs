@@ -86,7 +86,11 @@ impl Snapshot {
     ) -> Snapshot {
         let mut files = BTreeMap::new();
         let mut read = 0u64;
-        for entry in super::stat::walker(workspace, exclude, false).flatten() {
+        for entry in super::stat::walker(workspace, exclude, false)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let path = entry.path();
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;

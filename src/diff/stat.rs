@@ -135,7 +135,11 @@ impl Walk {
                 .global_empty
                 .as_ref()
                 .is_some_and(GlobalInputs::unchanged);
-        for entry in walker(&self.root, &self.exclude, git_global).flatten() {
+        for entry in walker(&self.root, &self.exclude, git_global)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let Some(t) = entry.file_type() else {
                 continue;
             };
@@ -170,23 +174,65 @@ impl Walk {
     }
 }
 
+/// Files the walker found that would block it (see [`walker`]), until the
+/// tracker takes them ([`take_trapped`]).
+static TRAPPED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// The files the walks since the last call did not open because they
+/// would block (FIFOs, sockets, devices where an ignore file is read).
+pub(super) fn take_trapped() -> Vec<PathBuf> {
+    let mut t = TRAPPED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut out = std::mem::take(&mut *t);
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn trapped(p: PathBuf) {
+    TRAPPED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(p);
+}
+
 /// The workspace walker shared with the snapshot: hidden files in, `.git/`
 /// and `exclude` pruned, `.gitignore` (and `.git/info/exclude`) respected.
-pub(super) fn walker(root: &Path, exclude: &[PathBuf], git_global: bool) -> ignore::Walk {
+/// The walker opens a folder's ignore files by name when it enters it: a
+/// folder where one would block ([`crate::regular::walk_trap`]) is not
+/// entered, and the file is noted ([`take_trapped`]); None when the root
+/// itself is such a folder (nothing is walked).
+pub(super) fn walker(root: &Path, exclude: &[PathBuf], git_global: bool) -> Option<ignore::Walk> {
+    if let Some(t) = crate::regular::walk_trap(root) {
+        trapped(t);
+        return None;
+    }
     let exclude = exclude.to_vec();
-    ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(git_global)
-        .require_git(false)
-        .follow_links(false)
-        // Sorted, so a snapshot's read budget always goes to the same files.
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(move |e| {
-            e.file_name() != ".git" && !exclude.iter().any(|x| e.path().starts_with(x))
-        })
-        .build()
+    Some(
+        ignore::WalkBuilder::new(root)
+            .hidden(false)
+            .git_ignore(true)
+            .git_exclude(true)
+            .git_global(git_global)
+            .require_git(false)
+            .follow_links(false)
+            // Sorted, so a snapshot's read budget always goes to the same files.
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .filter_entry(move |e| {
+                if e.file_name() == ".git" || exclude.iter().any(|x| e.path().starts_with(x)) {
+                    return false;
+                }
+                if e.file_type().is_some_and(|t| t.is_dir())
+                    && let Some(t) = crate::regular::walk_trap(e.path())
+                {
+                    trapped(t);
+                    return false;
+                }
+                true
+            })
+            .build(),
+    )
 }
 
 #[cfg(test)]

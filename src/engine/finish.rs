@@ -241,12 +241,27 @@ pub(super) async fn changes(
     seen: HashSet<String>,
 ) -> (DiffSummary, String, Vec<Finding>) {
     tokio::task::spawn_blocking(move || {
+        let mut errors = Vec::new();
         let (summary, markdown) = match tracker {
-            Some(t) => lock(&t).finish(),
+            Some(t) => {
+                let mut t = lock(&t);
+                let out = t.finish();
+                errors = t.errors().to_vec();
+                out
+            }
             None if read_only => crate::diff::read_only_run(),
             None => crate::diff::not_recorded(),
         };
-        let findings = diff_findings(&markdown, &seen);
+        let mut findings = diff_findings(&markdown, &seen);
+        // A diff that could not be made whole is an error (exit 4), never
+        // "nothing changed": what it could not see was not scanned either.
+        if !errors.is_empty() {
+            findings.push(crate::tools::unscannable(
+                None,
+                "diff-summary.md".to_owned(),
+                &format!("the diff is not complete: {}", errors.join("; ")),
+            ));
+        }
         (summary, markdown, findings)
     })
     .await

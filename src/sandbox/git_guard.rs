@@ -231,7 +231,10 @@ pub(crate) fn git_dirs(workspace: &Path) -> Vec<PathBuf> {
         if let Some(target) = pointer(&dot, "gitdir:") {
             dirs.push(workspace.join(target));
         }
-    } else if meta.is_dir() {
+    } else if meta.is_dir() || meta.is_symlink() {
+        // A link is followed only to find the folder it names (inside the
+        // workspace, that folder is the repository's own: guarded, and left
+        // out of the nested-repository sweep, never treated as a nested one).
         dirs.push(dot.clone());
     }
     let mut i = 0;
@@ -425,8 +428,12 @@ fn whole(workspace: &Path, root: &Path) -> std::io::Result<Vec<PathBuf>> {
     if abs.symlink_metadata().is_err() {
         return Ok(out);
     }
+    // A `.git` link is an entry of its own (the folder it names inside the
+    // workspace is a root of its own): never walked through, so putting a
+    // file back never turns the link into a folder.
     for e in walkdir::WalkDir::new(&abs)
         .follow_links(false)
+        .follow_root_links(false)
         .max_depth(MAX_WALK_DEPTH)
     {
         let e = match e {
@@ -788,5 +795,27 @@ mod tests {
         // Pointing outside the workspace: not ours to guard.
         std::fs::write(ws.join(".git"), "gitdir: /nonexistent/x\n").expect("write");
         assert_eq!(git_dirs(&ws), [PathBuf::from(".git")]);
+        // A `.git` link to a folder inside: that folder is the repository's
+        // own, kept whole through the link, and the link stays a link.
+        std::fs::remove_file(ws.join(".git")).expect("rm");
+        std::fs::write(ws.join("real/config"), "[core]\n").expect("write");
+        std::os::unix::fs::symlink("real", ws.join(".git")).expect("symlink");
+        assert_eq!(
+            git_dirs(&ws),
+            [PathBuf::from(".git"), PathBuf::from("real")]
+        );
+        let s = Snapshot::take(&ws, Scope::Whole).expect("snapshot");
+        std::fs::write(ws.join("real/config"), "[core]\nfsmonitor = x\n").expect("write");
+        assert_eq!(s.undo_changes().expect("undo"), ["real/config"]);
+        assert_eq!(
+            std::fs::read_to_string(ws.join("real/config")).expect("read"),
+            "[core]\n"
+        );
+        assert!(
+            ws.join(".git")
+                .symlink_metadata()
+                .expect("link")
+                .is_symlink()
+        );
     }
 }

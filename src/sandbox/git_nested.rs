@@ -65,7 +65,18 @@ pub(crate) fn sweep(
     since: Stamp,
 ) -> std::io::Result<Vec<String>> {
     let mut found = Vec::new();
-    for dir in candidates(workspace, skip)? {
+    let (dirs, traps) = candidates(workspace, skip)?;
+    for (trap, what) in traps {
+        // Whenever it came: nothing of value is a FIFO, socket or device there.
+        super::git_guard::remove(&trap)?;
+        found.push((
+            trap,
+            format!(
+                "{what} where git and plangate open a file by name: it would block them, and the user's git"
+            ),
+        ));
+    }
+    for dir in dirs {
         judge(&dir, dir != workspace, since, &mut found)?;
     }
     Ok(found
@@ -77,9 +88,18 @@ pub(crate) fn sweep(
         .collect())
 }
 
-/// Every git directory (or `.git` entry) under `workspace`, but the skipped paths.
-fn candidates(workspace: &Path, skip: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
+/// A special file planted where git or plangate opens a file by name, and what it is.
+type Trap = (PathBuf, &'static str);
+
+/// Every git directory (or `.git` entry) under `workspace`, but the skipped
+/// paths; and every special file (or link to one) where git or plangate
+/// opens a file by name: `.gitignore`, `.gitattributes`... in any folder,
+/// anything in a git directory ([`crate::regular::opened_by_name`]), and
+/// what a folder's `.git` file leads the diff's walker to inside the
+/// workspace ([`crate::regular::walk_trap`]).
+fn candidates(workspace: &Path, skip: &[PathBuf]) -> std::io::Result<(Vec<PathBuf>, Vec<Trap>)> {
     let mut out: Vec<PathBuf> = Vec::new();
+    let mut traps: Vec<Trap> = Vec::new();
     let mut stack = vec![(workspace.to_path_buf(), 0usize)];
     let mut seen = 0usize;
     while let Some((dir, depth)) = stack.pop() {
@@ -106,12 +126,33 @@ fn candidates(workspace: &Path, skip: &[PathBuf]) -> std::io::Result<Vec<PathBuf
             )));
         }
         let has = |n: &str| names.iter().any(|(x, _)| x == n);
-        if has("HEAD") && (has("objects") || has("refs") || has("commondir")) {
+        let bare = has("HEAD") && (has("objects") || has("refs") || has("commondir"));
+        if bare {
             out.push(dir.clone());
+        }
+        let in_git = |name: &std::ffi::OsStr| {
+            bare || dir
+                .strip_prefix(workspace)
+                .is_ok_and(|r| crate::regular::in_git_dir(&r.join(name)))
+        };
+        if let Some(t) = crate::regular::walk_trap(&dir)
+            && t.starts_with(workspace)
+            && !skip.iter().any(|s| t.starts_with(s))
+            && let Some(what) = crate::regular::blocking(&t)
+        {
+            traps.push((t, what));
         }
         for (name, ft) in &names {
             let path = dir.join(name);
             if skip.contains(&path) {
+                continue;
+            }
+            if !ft.is_dir()
+                && !ft.is_file()
+                && crate::regular::opened_by_name(name, in_git(name))
+                && let Some(what) = crate::regular::blocking(&path)
+            {
+                traps.push((path.clone(), what));
                 continue;
             }
             if name == ".git" && !ft.is_dir() {
@@ -131,7 +172,9 @@ fn candidates(workspace: &Path, skip: &[PathBuf]) -> std::io::Result<Vec<PathBuf
     }
     out.sort();
     out.dedup();
-    Ok(out)
+    traps.sort();
+    traps.dedup();
+    Ok((out, traps))
 }
 
 /// Judge one git directory (or `.git` entry) `dir`; what must go is removed

@@ -522,3 +522,33 @@ pub fn reading_git_commands_in_a_moderate_step_change_nothing_and_pass(b: Backen
     let diff = differences(&before, &tree_state(&env.ws.join(".git")));
     assert!(diff.is_empty(), "{backend}: {diff:#?}");
 }
+
+/// The workspace's `.git` is a link to `dotgit/` inside it: the repository's
+/// own git directory, guarded through the link. A moderate step that appends
+/// a program-running key to `dotgit/config` fails, and the configuration is
+/// put back as it was (never deleted as if it were a planted nested one).
+pub fn a_linked_git_directory_is_the_workspaces_own_and_is_put_back(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    git(&env.ws, &["init", "-q"]);
+    env.write(".gitignore", "plan.yaml\n");
+    env.write("a.txt", "one\n");
+    git(&env.ws, &["add", "."]);
+    git(&env.ws, &["commit", "-qm", "init"]);
+    std::fs::rename(env.ws.join(".git"), env.ws.join("dotgit")).unwrap();
+    std::os::unix::fs::symlink("dotgit", env.ws.join(".git")).unwrap();
+    let config = std::fs::read_to_string(env.ws.join("dotgit/config")).unwrap();
+    let yaml = "version: 1\nid: l\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: edit, tool: bash, continue_on_error: true, parameters: {command: 'printf \"[core]\\n\\tfsmonitor = echo X\\n\" >> dotgit/config'}}\n";
+    let o = run(&env, flag, yaml, &["edit"]);
+    assert!(matches!(code(&o), 0 | 1), "{backend}: {}", stderr(&o));
+    let s = env.step("edit");
+    assert_eq!(s["sandbox"]["profile"]["filesystem"], "workspace-write");
+    assert_eq!(s["status"], "failed", "{backend}: {s}");
+    let now = std::fs::read_to_string(env.ws.join("dotgit/config"));
+    assert_eq!(now.ok().as_deref(), Some(config.as_str()), "{backend}: {s}");
+    assert!(
+        env.ws.join(".git").symlink_metadata().unwrap().is_symlink(),
+        "{backend}"
+    );
+    git(&env.ws, &["status", "--short"]);
+}

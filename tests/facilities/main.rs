@@ -122,6 +122,7 @@ fn trials() -> Vec<Trial> {
         git_indirection::safe_and_moderate_steps_change_nothing_in_the_git_directory,
         git_indirection::a_step_below_dangerous_leaves_no_nested_repository_that_runs_programs,
         git_indirection::reading_git_commands_in_a_moderate_step_change_nothing_and_pass,
+        git_indirection::a_linked_git_directory_is_the_workspaces_own_and_is_put_back,
         agent_stage::writes_outside_the_staged_copy_are_refused_by_the_sandbox,
         agent_stage::a_read_only_agent_cli_leaves_the_workspace_byte_identical,
     );

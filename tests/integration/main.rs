@@ -68,6 +68,7 @@ mod secrets;
 mod secrets_rules;
 mod shard;
 mod snapshots;
+mod special_files;
 mod step_folders;
 mod sweep_reach;
 mod tool_archive;
