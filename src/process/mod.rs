@@ -138,7 +138,7 @@ pub(crate) async fn run(
         .kill_on_drop(true);
     // Its own group, signalled as one. plangate's sandbox helper makes its
     // own session instead (no controlling terminal for the step).
-    if spec.args.first().map(String::as_str) != Some(crate::sandbox::HELPER) {
+    if spec.args.first().map(String::as_str) != Some(HELPER) {
         cmd.process_group(0);
     }
     let mut child = cmd.spawn().map_err(|e| {
@@ -424,6 +424,9 @@ async fn stop_lane(
         )),
     }
 }
+
+/// The hidden sandbox helper subcommand (`plangate __sandbox-exec`).
+pub(crate) const HELPER: &str = "__sandbox-exec";
 
 /// plangate's own environment, captured once per run (`policy::env::Scope`
 /// picks what a child gets from it). Variables whose name or value is not

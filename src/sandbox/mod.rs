@@ -239,8 +239,9 @@ fn stderr_suffix(stderr: &str) -> String {
     }
 }
 
-/// The hidden helper subcommand.
-pub(crate) const HELPER: &str = "__sandbox-exec";
+/// The hidden helper subcommand (defined where processes start: a helper
+/// leads its own session rather than a group plangate makes).
+pub(crate) use crate::process::HELPER;
 
 /// The hidden resident supervisor subcommand ([`lane`]).
 pub(crate) const LANE: &str = "__sandbox-lane";
