@@ -77,6 +77,11 @@ struct Known {
     gram_ids: HashMap<Vec<u8>, usize>,
     /// The chained forms, each once (their number numbers them).
     chain_forms: HashSet<Vec<u8>>,
+    /// For each chained form, whether the window of [`PIECE_LEN`] bytes at
+    /// each offset is masked on its own ([`Form::patterns`]: not plangate's
+    /// vocabulary nor an armour line): a chain is masked only when it
+    /// rebuilds one such window.
+    chain_windows: Vec<Vec<bool>>,
     grams_covered: usize,
 }
 
@@ -198,6 +203,7 @@ fn cell(list: List) -> &'static Mutex<Known> {
             grams: Vec::new(),
             gram_ids: HashMap::new(),
             chain_forms: HashSet::new(),
+            chain_windows: Vec::new(),
             grams_covered: 0,
         })
     })
@@ -371,7 +377,7 @@ fn remember_at_least(
     let mut changed = false;
     for (form, public) in forms {
         if matches!(list, List::Given) && form.piece == PIECE_LEN && form.text.len() > PIECE_LEN {
-            changed |= add_chain_form(&mut k, &form.text);
+            changed |= add_chain_form(&mut k, &form.text, &public);
         }
         for p in form.patterns(min, &public) {
             if !k.seen.contains(p) {
@@ -410,11 +416,16 @@ fn remember_at_least(
 
 /// Add the windows of [`chain::GRAM`] bytes of `text` (a value, or its
 /// reverse) to `k`'s grams; whether any is new.
-fn add_chain_form(k: &mut Known, text: &[u8]) -> bool {
+fn add_chain_form(k: &mut Known, text: &[u8], public: &HashSet<Vec<u8>>) -> bool {
     if !k.chain_forms.insert(text.to_ascii_lowercase()) {
         return false;
     }
-    let form = k.chain_forms.len();
+    let form = k.chain_windows.len();
+    k.chain_windows.push(
+        text.windows(PIECE_LEN)
+            .map(|w| !is_vocabulary(w) && !public.contains(&w.to_ascii_lowercase()))
+            .collect(),
+    );
     GENERATION.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     for (offset, w) in text.windows(chain::GRAM).enumerate() {
         let w = w.to_ascii_lowercase();
@@ -687,7 +698,14 @@ fn spans_of(k: &Known, bytes: &[u8]) -> Vec<Span> {
         spans.extend(
             chain::chains(hits, PIECE_LEN)
                 .into_iter()
-                .map(|(s, e)| (s, e, None)),
+                .filter(|c| {
+                    // One window of the rebuilt bytes is masked on its own.
+                    k.chain_windows.get(c.form).is_some_and(|ok| {
+                        ok.get(c.from..=c.to - PIECE_LEN)
+                            .is_some_and(|w| w.iter().any(|&m| m))
+                    })
+                })
+                .map(|c| (c.start, c.end, None)),
         );
     }
     let rest = k.values.get(k.covered..).unwrap_or_default();
@@ -1032,7 +1050,11 @@ mod tests {
     #[test]
     fn escaped_numbered_and_chunked_spellings_are_masked() {
         let secret = "Tq5/Wc8+Nz3=Lp6_Hv4R";
-        remember_secrets([secret]);
+        // An armour line's words are public: chunks of them are no chain.
+        remember_secrets([
+            secret,
+            "-----BEGIN TEST KEY-----\nQm9keS1saW5lLXNlY3JldA\n-----END TEST KEY-----",
+        ]);
         let b = secret.as_bytes();
         let each = |f: &dyn Fn(u8) -> String, sep: &str| -> String {
             b.iter().map(|&c| f(c)).collect::<Vec<_>>().join(sep)
@@ -1085,6 +1107,7 @@ mod tests {
             r"path C:\x64\u0041pp and \\server 0x7f 0xff &amp; &#169;",
             "Tq5 is a word, Wc8 too; Lp6/Hv4 and Nz3=Lp6",
             r#"["Tq5","Wc8","Nz3"] a=Tq5,b=Hv4R"#,
+            "in the test key, begin the test",
         ] {
             assert_eq!(clean_str(text), text);
         }

@@ -37,9 +37,19 @@ struct Run {
     qe: usize,
 }
 
-/// The text spans where chunks glued by other text rebuild at least `min`
+/// A chain found: text `start..end` rebuilds the bytes `from..to` of `form`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chain {
+    pub form: usize,
+    pub start: usize,
+    pub end: usize,
+    pub from: usize,
+    pub to: usize,
+}
+
+/// The chains of chunks glued by other text that rebuild at least `min`
 /// bytes of one value (see the module's text).
-pub fn chains(mut hits: Vec<Hit>, min: usize) -> Vec<(usize, usize)> {
+pub fn chains(mut hits: Vec<Hit>, min: usize) -> Vec<Chain> {
     hits.sort_unstable();
     hits.dedup();
     let mut out = Vec::new();
@@ -49,7 +59,13 @@ pub fn chains(mut hits: Vec<Hit>, min: usize) -> Vec<(usize, usize)> {
         let (group, next) = rest.split_at(n);
         rest = next;
         let runs = runs_of(group);
-        out.extend(chain_runs(&runs, min));
+        out.extend(chain_runs(&runs, min).into_iter().map(|c| Chain {
+            form: first.form,
+            start: c.ts,
+            end: c.te,
+            from: c.qs,
+            to: c.qe,
+        }));
     }
     out
 }
@@ -87,7 +103,7 @@ fn runs_of(hits: &[Hit]) -> Vec<Run> {
 }
 
 /// The chains of `runs` (sorted by start) that rebuild `min` bytes or more.
-fn chain_runs(runs: &[Run], min: usize) -> Vec<(usize, usize)> {
+fn chain_runs(runs: &[Run], min: usize) -> Vec<Run> {
     // (the chain so far, how many runs it has)
     let mut chains: Vec<(Run, usize)> = Vec::new();
     for &b in runs {
@@ -116,7 +132,7 @@ fn chain_runs(runs: &[Run], min: usize) -> Vec<(usize, usize)> {
     chains
         .into_iter()
         .filter(|(c, n)| *n > 1 && c.qe - c.qs >= min)
-        .map(|(c, _)| (c.ts, c.te))
+        .map(|(c, _)| c)
         .collect()
 }
 
@@ -145,7 +161,7 @@ mod tests {
     fn masked(text: &str, value: &str) -> Vec<String> {
         chains(hits(text, value), 8)
             .into_iter()
-            .map(|(s, e)| text[s..e].to_owned())
+            .map(|c| text[c.start..c.end].to_owned())
             .collect()
     }
 
