@@ -59,6 +59,9 @@ pub fn builtin_scanner() -> &'static Scanner {
     }
 }
 
+/// A window of a chained form and where it sits: (form, offset) each.
+type Gram = (Vec<u8>, Vec<(usize, usize)>);
+
 struct Known {
     /// The patterns: whole forms of the values and their pieces ([`Form`]).
     values: Vec<Vec<u8>>,
@@ -73,7 +76,7 @@ struct Known {
     /// (a value and its reverse: [`chain`]), lower-cased, each once, with
     /// where they sit (form, offset); the index matches
     /// `grams[..grams_covered]` after `values[..covered]`.
-    grams: Vec<(Vec<u8>, Vec<(usize, usize)>)>,
+    grams: Vec<Gram>,
     gram_ids: HashMap<Vec<u8>, usize>,
     /// The chained forms, each once (their number numbers them).
     chain_forms: HashSet<Vec<u8>>,

@@ -225,7 +225,7 @@ enum Radix {
 fn number_bytes(t: &[u8], radix: Radix) -> Option<Vec<u8>> {
     let s = std::str::from_utf8(t).ok()?;
     match radix {
-        Radix::Hex if t.len() % 2 == 0 && t.len() <= 8 => hex::decode(s).ok(),
+        Radix::Hex if t.len().is_multiple_of(2) && t.len() <= 8 => hex::decode(s).ok(),
         Radix::Decimal if t.len() <= 3 && t.iter().all(u8::is_ascii_digit) => {
             u8::try_from(s.parse::<u32>().ok()?).ok().map(|c| vec![c])
         }
