@@ -13,13 +13,13 @@
 //! skips the rule scan.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use aho_corasick::AhoCorasick;
 
-use crate::secrets::view;
 use crate::secrets::{Finding, RulesError, Ruleset, Scanner};
+use crate::secrets::{chain, decode, view};
 
 /// The built-in secret rules cannot be used: plangate must not write anything.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -59,6 +59,9 @@ pub fn builtin_scanner() -> &'static Scanner {
     }
 }
 
+/// A window of a chained form and where it sits: (form, offset) each.
+type Gram = (Vec<u8>, Vec<(usize, usize)>);
+
 struct Known {
     /// The patterns: whole forms of the values and their pieces ([`Form`]).
     values: Vec<Vec<u8>>,
@@ -69,6 +72,20 @@ struct Known {
     /// be built, or a panic came between) are searched one by one.
     matcher: Option<AhoCorasick>,
     covered: usize,
+    /// The windows of [`chain::GRAM`] bytes of the values' chained forms
+    /// (a value and its reverse: [`chain`]), lower-cased, each once, with
+    /// where they sit (form, offset); the index matches
+    /// `grams[..grams_covered]` after `values[..covered]`.
+    grams: Vec<Gram>,
+    gram_ids: HashMap<Vec<u8>, usize>,
+    /// The chained forms, each once (their number numbers them).
+    chain_forms: HashSet<Vec<u8>>,
+    /// For each chained form, whether the window of [`PIECE_LEN`] bytes at
+    /// each offset is masked on its own ([`Form::patterns`]: not plangate's
+    /// vocabulary nor an armour line): a chain is masked only when it
+    /// rebuilds one such window.
+    chain_windows: Vec<Vec<bool>>,
+    grams_covered: usize,
 }
 
 /// The shortest run of a known value's bytes that is masked on its own
@@ -186,6 +203,11 @@ fn cell(list: List) -> &'static Mutex<Known> {
             seen: HashSet::new(),
             matcher: None,
             covered: 0,
+            grams: Vec::new(),
+            gram_ids: HashMap::new(),
+            chain_forms: HashSet::new(),
+            chain_windows: Vec::new(),
+            grams_covered: 0,
         })
     })
 }
@@ -357,6 +379,9 @@ fn remember_at_least(
     let mut k = known(list);
     let mut changed = false;
     for (form, public) in forms {
+        if matches!(list, List::Given) && form.piece == PIECE_LEN && form.text.len() > PIECE_LEN {
+            changed |= add_chain_form(&mut k, &form.text, &public);
+        }
         for p in form.patterns(min, &public) {
             if !k.seen.contains(p) {
                 // Bumped with the lock held, before the value goes in (so a
@@ -381,14 +406,46 @@ fn remember_at_least(
         let built = AhoCorasick::builder()
             .match_kind(aho_corasick::MatchKind::Standard)
             .ascii_case_insensitive(true)
-            .build(&k.values);
+            .build(k.values.iter().chain(k.grams.iter().map(|g| &g.0)));
         // Only a size limit can refuse it: the values the index lacks are
         // then searched one by one ([`spans_of`]); none is ever skipped.
         if let Ok(m) = built {
             k.matcher = Some(m);
             k.covered = k.values.len();
+            k.grams_covered = k.grams.len();
         }
     }
+}
+
+/// Add the windows of [`chain::GRAM`] bytes of `text` (a value, or its
+/// reverse) to `k`'s grams; whether any is new.
+fn add_chain_form(k: &mut Known, text: &[u8], public: &HashSet<Vec<u8>>) -> bool {
+    if !k.chain_forms.insert(text.to_ascii_lowercase()) {
+        return false;
+    }
+    let form = k.chain_windows.len();
+    k.chain_windows.push(
+        text.windows(PIECE_LEN)
+            .map(|w| !is_vocabulary(w) && !public.contains(&w.to_ascii_lowercase()))
+            .collect(),
+    );
+    GENERATION.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    for (offset, w) in text.windows(chain::GRAM).enumerate() {
+        let w = w.to_ascii_lowercase();
+        let id = match k.gram_ids.get(&w) {
+            Some(&id) => id,
+            None => {
+                let id = k.grams.len();
+                k.gram_ids.insert(w.clone(), id);
+                k.grams.push((w, Vec::new()));
+                id
+            }
+        };
+        if let Some(g) = k.grams.get_mut(id) {
+            g.1.push((form, offset));
+        }
+    }
+    true
 }
 
 /// Bumped each time a value is added to either list ([`generation`]).
@@ -445,6 +502,7 @@ fn scrub_marked<'a>(
     if mask_given {
         out = pass_marked(out, &mut |b| known_spans(List::Given, b), mark).0;
         out = compact_pass(out, List::Given, mark);
+        out = decoded_pass(out, List::Given, mark);
     }
     let context = *mark;
     let lines = memchr::memchr_iter(b'\n', out.get(..context).unwrap_or_default()).count();
@@ -469,7 +527,26 @@ fn scrub_marked<'a>(
         }
     }
     let (out, _) = pass_marked(out, &mut |b| known_spans(List::Found, b), mark);
-    (compact_pass(out, List::Found, mark), found)
+    let out = compact_pass(out, List::Found, mark);
+    (decoded_pass(out, List::Found, mark), found)
+}
+
+/// The values of `list` (and their pieces) looked for in the decoded views
+/// of `bytes` ([`decode::decoded`]: escapes like `%2F`, `\x51`, `&#81;`
+/// and runs of numbers like `51:78:37` turned back into the bytes they
+/// spell) and replaced over their whole original span.
+fn decoded_pass<'a>(bytes: Cow<'a, [u8]>, list: List, mark: &mut usize) -> Cow<'a, [u8]> {
+    if known(list).values.is_empty() {
+        return bytes;
+    }
+    let mut spans: Vec<Span> = Vec::new();
+    for v in decode::decoded(&bytes) {
+        spans.extend(known_spans(list, &v.text).into_iter().map(|(s, e, _)| {
+            let (s, e) = v.span(s, e);
+            (s, e, None)
+        }));
+    }
+    replace(bytes, spans, mark).0
 }
 
 /// The values of `list` (and their pieces) looked for in the compact view
@@ -668,13 +745,35 @@ fn known_spans(list: List, bytes: &[u8]) -> Vec<Span> {
 /// Where the values of `k` are in `bytes`: through the index, and one by
 /// one for the values it does not hold.
 fn spans_of(k: &Known, bytes: &[u8]) -> Vec<Span> {
-    let mut spans: Vec<Span> = match &k.matcher {
-        Some(m) => m
-            .find_overlapping_iter(bytes)
-            .map(|h| (h.start(), h.end(), None))
-            .collect(),
-        None => Vec::new(),
-    };
+    let mut spans: Vec<Span> = Vec::new();
+    let mut hits: Vec<chain::Hit> = Vec::new();
+    if let Some(m) = &k.matcher {
+        for h in m.find_overlapping_iter(bytes) {
+            let id = h.pattern().as_usize();
+            match id.checked_sub(k.covered).and_then(|g| k.grams.get(g)) {
+                Some((_, at)) => hits.extend(at.iter().map(|&(form, offset)| chain::Hit {
+                    form,
+                    at: h.start(),
+                    offset,
+                })),
+                None => spans.push((h.start(), h.end(), None)),
+            }
+        }
+    }
+    if !hits.is_empty() {
+        spans.extend(
+            chain::chains(hits, PIECE_LEN)
+                .into_iter()
+                .filter(|c| {
+                    // One window of the rebuilt bytes is masked on its own.
+                    k.chain_windows.get(c.form).is_some_and(|ok| {
+                        ok.get(c.from..=c.to - PIECE_LEN)
+                            .is_some_and(|w| w.iter().any(|&m| m))
+                    })
+                })
+                .map(|c| (c.start, c.end, None)),
+        );
+    }
     let rest = k.values.get(k.covered..).unwrap_or_default();
     if !rest.is_empty() {
         // ASCII case ignored, as the index does.
@@ -1012,6 +1111,72 @@ mod tests {
             clean_str(&format!("[{}]", &secret[..7])),
             format!("[{}]", &secret[..7])
         );
+    }
+
+    #[test]
+    fn escaped_numbered_and_chunked_spellings_are_masked() {
+        let secret = "Tq5/Wc8+Nz3=Lp6_Hv4R";
+        // An armour line's words are public: chunks of them are no chain.
+        remember_secrets([
+            secret,
+            "-----BEGIN TEST KEY-----\nQm9keS1saW5lLXNlY3JldA\n-----END TEST KEY-----",
+        ]);
+        let b = secret.as_bytes();
+        let each = |f: &dyn Fn(u8) -> String, sep: &str| -> String {
+            b.iter().map(|&c| f(c)).collect::<Vec<_>>().join(sep)
+        };
+        let chunks: Vec<&str> = (0..b.len())
+            .step_by(7)
+            .map(|i| &secret[i..(i + 7).min(b.len())])
+            .collect();
+        let texts = [
+            format!(
+                "?sig={}&x=1",
+                secret
+                    .replace('/', "%2F")
+                    .replace('+', "%2b")
+                    .replace('=', "%3D")
+            ),
+            each(&|c| format!("%{c:02X}"), ""),
+            format!(":{}:", each(&|c| format!("{c:02x}"), ":")),
+            each(&|c| format!("\\x{c:02x}"), ""),
+            each(&|c| format!("\\u{c:04X}"), ""),
+            each(&|c| format!("0x{c:02x}"), ", "),
+            each(&|c| format!("&#x{c:x};"), ""),
+            each(&|c| format!("&#{c};"), ""),
+            format!("[{}]", each(&|c| c.to_string(), ",")),
+            each(&|c| format!("{c:03o}"), " "),
+            each(&|c| format!("\\{c:03o}"), ""),
+            format!("x: {}", chunks.join("\nx: ")),
+            format!("[\"{}\"]", chunks.join("\",\"")),
+            format!("/{}", chunks.join("/")),
+            format!("a={},b={},c={}", chunks[0], chunks[1], chunks[2]),
+        ];
+        for text in &texts {
+            let out = clean_str(text);
+            assert!(out.contains("[REDACTED]"), "{text} -> {out}");
+            for c in &chunks {
+                assert!(!out.contains(c), "{text} -> {out}");
+            }
+            let left = out.replace("[REDACTED]", "").to_ascii_lowercase();
+            for w in secret.to_ascii_lowercase().as_bytes().windows(4) {
+                let w = String::from_utf8_lossy(w);
+                assert!(!left.contains(w.as_ref()), "{text} -> {out}");
+            }
+        }
+        // Ordinary text with escapes, numbers and short runs stays as it is.
+        for text in [
+            "GET /api/v1/items?q=caf%C3%A9%20au%20lait&page=2 200",
+            "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+            "mac 00:1a:2b:3c:4d:5e:6f:70 at 2026-11-28T13:52:00Z, 10.0.0.1",
+            "[81, 120, 55, 72, 118, 50, 112, 76] are numbers",
+            r"path C:\x64\u0041pp and \\server 0x7f 0xff &amp; &#169;",
+            "Tq5 is a word, Wc8 too; Lp6/Hv4 and Nz3=Lp6",
+            r#"["Tq5","Wc8","Nz3"] a=Tq5,b=Hv4R"#,
+            "in the test key, begin the test",
+        ] {
+            assert_eq!(clean_str(text), text);
+        }
     }
 
     #[test]

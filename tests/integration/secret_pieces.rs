@@ -263,3 +263,159 @@ fn the_checker_finds_every_family_it_looks_for() {
     }
     assert_eq!(leaked(b"[REDACTED] and other text", SECRET), None);
 }
+
+/// A declared secret with the signs a URL escapes (made up).
+const SIGNED: &str = "aB3/dE6+gH9/jK2+mN5/pQ8=xY7";
+/// A CI credential (made up) the plan quotes escaped.
+const JOB_TOKEN: &str = "Hd7Jc2Vx9Tq4Mz8Pw3Gk";
+
+const ENCODED: &str = include_str!("../fixtures/secret_pieces/encoded.sh");
+
+/// The escaped and numbered spellings of `w` a piece may not show in.
+fn spellings(w: &[u8]) -> Vec<String> {
+    let each = |f: &dyn Fn(u8) -> String, sep: &str| -> String {
+        w.iter().map(|&b| f(b)).collect::<Vec<_>>().join(sep)
+    };
+    let url: String = w
+        .iter()
+        .map(|&b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    vec![
+        url,
+        each(&|b| format!("%{b:02x}"), ""),
+        each(&|b| format!("{b:02x}"), ":"),
+        each(&|b| format!("{b:02x}"), "-"),
+        each(&|b| format!("\\x{b:02x}"), ""),
+        each(&|b| format!("\\u{b:04x}"), ""),
+        each(&|b| format!("\\u{{{b:02x}}}"), ""),
+        each(&|b| format!("0x{b:02x}"), " "),
+        each(&|b| format!("0x{b:02x}"), ", "),
+        each(&|b| format!("&#x{b:02x};"), ""),
+        each(&|b| format!("&#{b};"), ""),
+        each(&|b| format!("{b}"), ", "),
+        each(&|b| format!("{b:03o}"), " "),
+        each(&|b| format!("\\{b:03o}"), ""),
+    ]
+}
+
+#[test]
+fn no_escaped_numbered_or_chunked_spelling_of_a_secret_leaves_a_run() {
+    let env = Env::new();
+    env.write("encoded.sh", ENCODED);
+    // The CI credential's pieces, percent-encoded and as colon hex, in the plan.
+    let pct: String = JOB_TOKEN.bytes().map(|b| format!("%{b:02X}")).collect();
+    let colon: Vec<String> = JOB_TOKEN.bytes().map(|b| format!("{b:02x}")).collect();
+    let plan = format!(
+        "version: 1\nid: encoded\npolicy: {{risk_tolerance: high, fail_on_secrets: false, max_parallel: 1}}\nsteps:\n\
+         \x20 - id: leak\n    tool: bash\n    secrets: [ENCODED_TOKEN]\n    parameters: {{sandbox: false, command: 'bash encoded.sh', show_cli: true}}\n\
+         \x20 - id: quote\n    tool: bash\n    dependencies: [leak]\n    parameters: {{sandbox: false, command: \"echo 'ci: {pct}' && echo 'ci hex: {}'\", show_cli: true}}\n",
+        colon.join(":"),
+    );
+    let plan_path = env.write("plan.yaml", &plan);
+    let junit = env.tmp().join("junit.xml");
+    let summary = env.tmp().join("summary.md");
+    let o = env
+        .run_cmd(&plan_path)
+        .args(["--approve", "leak,quote", "--sandbox-backend", "none"])
+        .arg("--junit")
+        .arg(&junit)
+        .env("ENCODED_TOKEN", SIGNED)
+        .env("CI_JOB_TOKEN", JOB_TOKEN)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let report = env.report();
+    assert_eq!(code(&o), 0, "{}\n{report:#}", stderr(&o));
+    let mut texts = vec![
+        ("stdout".to_owned(), o.stdout.clone()),
+        ("stderr".to_owned(), o.stderr.clone()),
+        ("junit".to_owned(), std::fs::read(&junit).unwrap()),
+        ("summary".to_owned(), std::fs::read(&summary).unwrap()),
+    ];
+    for (rel, bytes) in everything_under(&env.out) {
+        texts.push((format!("the name {rel}"), rel.clone().into_bytes()));
+        texts.push((rel, bytes));
+    }
+    for secret in [SIGNED, JOB_TOKEN] {
+        let mut bad: Vec<String> = pieces(secret);
+        for w in secret.as_bytes().windows(8) {
+            bad.extend(spellings(w).into_iter().map(|s| s.to_ascii_lowercase()));
+        }
+        // The 7-byte chunks glued by other text: none is left.
+        if secret == SIGNED {
+            bad.extend(
+                secret
+                    .as_bytes()
+                    .chunks(7)
+                    .map(|c| String::from_utf8_lossy(c).to_ascii_lowercase()),
+            );
+        }
+        for (name, bytes) in &texts {
+            let text = String::from_utf8_lossy(bytes).to_ascii_lowercase();
+            if let Some(p) = bad.iter().find(|p| text.contains(p.as_str())) {
+                panic!("{name} shows {p:?} (of {secret}):\n{text}");
+            }
+        }
+    }
+    // Every spelling was printed, and masked (not missing).
+    let out = std::fs::read_to_string(env.out.join("artifacts/leak/stdout.txt")).unwrap();
+    for label in [
+        "url: https://bucket.example.com/obj?sig=[REDACTED]&x=1",
+        "percent every byte: [REDACTED]",
+        "colon hex: :[REDACTED]:",
+        "x escapes: [REDACTED]",
+        "u escapes: [REDACTED]",
+        "0x list: [REDACTED]",
+        "0x commas: {[REDACTED]}",
+        "html hex: [REDACTED]",
+        "html dec: [REDACTED]",
+        "decimal list: [[REDACTED]]",
+        "octal escapes: [REDACTED]",
+        "chunks json: [\"[REDACTED]\"]",
+        "chunks keys: a=[REDACTED]",
+        "x: [REDACTED]",
+    ] {
+        assert!(out.contains(label), "{label}: {out}");
+    }
+    let err = std::fs::read_to_string(env.out.join("artifacts/leak/stderr.txt")).unwrap();
+    for label in [
+        "dash hex: [REDACTED]",
+        "braced u: [REDACTED]",
+        "od -b: [REDACTED]",
+        "chunks path: /[REDACTED]",
+    ] {
+        assert!(err.contains(label), "{label}: {err}");
+    }
+    let outputs = &env.step("leak")["outputs"];
+    for k in ["url", "colon", "xesc", "chunks"] {
+        assert_eq!(outputs[k], "[REDACTED]", "{outputs:#}");
+    }
+    let quoted = std::fs::read_to_string(env.out.join("artifacts/quote/stdout.txt")).unwrap();
+    assert!(
+        quoted.contains("ci: [REDACTED]") && quoted.contains("ci hex: [REDACTED]"),
+        "{quoted}"
+    );
+}
+
+#[test]
+fn the_spellings_checker_finds_each_spelling() {
+    // The run above is only as good as its checker: each spelling the
+    // fixture prints, of a piece, is found when left in the clear.
+    let w = &SIGNED.as_bytes()[3..11];
+    let all = spellings(w);
+    assert!(all.contains(&"%2FdE6%2BgH9".to_owned()), "{all:?}");
+    assert!(
+        all.contains(&"2f:64:45:36:2b:67:48:39".to_owned()),
+        "{all:?}"
+    );
+    assert!(all.contains(&"&#47;&#100;&#69;&#54;&#43;&#103;&#72;&#57;".to_owned()));
+    assert!(all.contains(&"057 144 105 066 053 147 110 071".to_owned()));
+}

@@ -8,7 +8,9 @@
 //! base64-wrapped provider tokens are found by their encoded prefixes. Everything here is
 //! pure: no file I/O (the caller reads files and uses [`looks_binary`] to skip binaries).
 
+pub mod chain;
 mod checksum;
+pub mod decode;
 mod engine;
 mod entropy;
 mod names;

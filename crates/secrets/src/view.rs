@@ -171,9 +171,29 @@ pub struct View {
     shifts: Vec<(usize, usize)>,
     /// Where in the original the last byte of the view came from (+1).
     next_orig: usize,
+    /// A decoded view ([`crate::decode`]): the original span of each byte
+    /// (empty for the other views, which map back by `shifts`).
+    units: Vec<(usize, usize)>,
 }
 
 impl View {
+    /// An empty decoded view (its bytes pushed by [`View::push_unit`]).
+    pub(crate) fn decoded(capacity: usize) -> View {
+        View {
+            text: Vec::with_capacity(capacity),
+            shifts: Vec::new(),
+            next_orig: 0,
+            units: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Add `bytes` to a decoded view, each standing for the original `s..e`
+    /// (an escape, or the byte itself).
+    pub(crate) fn push_unit(&mut self, bytes: &[u8], s: usize, e: usize) {
+        self.text.extend_from_slice(bytes);
+        self.units.extend(bytes.iter().map(|_| (s, e)));
+    }
+
     fn push(&mut self, bytes: &[u8], orig: usize) {
         if self.shifts.last().is_none() || self.next_orig != orig {
             self.shifts.push((self.text.len(), orig));
@@ -208,6 +228,13 @@ impl View {
     /// The original span of the view's bytes `s..e`: from where its first
     /// byte came to where its last one did, control bytes between included.
     pub fn span(&self, s: usize, e: usize) -> (usize, usize) {
+        if let Some(&(first, _)) = self.units.get(s) {
+            let last = e
+                .checked_sub(1)
+                .and_then(|l| self.units.get(l))
+                .map_or(first, |u| u.1);
+            return (first, last.max(first));
+        }
         let start = self.orig(s);
         let end = e.checked_sub(1).map_or(start, |l| self.orig(l) + 1);
         (start, end.max(start))
@@ -297,6 +324,7 @@ fn view_with(b: &[u8], overstrike: bool, compact: bool) -> View {
         text: Vec::with_capacity(b.len()),
         shifts: Vec::new(),
         next_orig: 0,
+        units: Vec::new(),
     };
     let mut i = 0;
     while let Some((u, end)) = unit_at(b, i) {
