@@ -459,6 +459,33 @@ fn wait_or_stop(
     }
 }
 
+/// Lead a session of its own: no controlling terminal, so a step cannot
+/// open `/dev/tty` (write past plangate's redaction, push input with
+/// TIOCSTI). Already leading one (bwrap's `--new-session`) is fine. The
+/// session is read from `/proc/self/stat`, not `getsid`: in a container
+/// whose session leader is outside its PID namespace `getsid` answers 0.
+pub(crate) fn lead_own_session() -> Result<(), String> {
+    let leads = || {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        // After the command name: state is field 3, the session field 6.
+        let session = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().nth(3));
+        session
+            == Some(
+                rustix::process::getpid()
+                    .as_raw_nonzero()
+                    .to_string()
+                    .as_str(),
+            )
+    };
+    match rustix::process::setsid() {
+        Ok(_) => Ok(()),
+        Err(rustix::io::Errno::PERM) if leads() => Ok(()),
+        Err(e) => Err(format!("cannot leave plangate's terminal session: {e}")),
+    }
+}
+
 /// SIGKILL every child of this process (not reaped).
 pub(crate) fn kill_children() {
     for k in children() {

@@ -86,14 +86,9 @@ pub struct ExecArgs {
 /// Restrict this process (Landlock, then seccomp), then exec the command.
 /// Returns only on failure, with the reason: the command never runs unrestricted.
 pub(crate) fn exec(args: &ExecArgs) -> String {
-    // A session of its own (plangate starts it outside its group): no
-    // controlling terminal for the step. Inside bwrap it already leads one.
-    if rustix::process::getsid(None).ok() != Some(rustix::process::getpid())
-        && let Err(e) = rustix::process::setsid()
-    {
-        return format!(
-            "sandbox: cannot leave plangate's terminal session: {e}; the command was not run"
-        );
+    // A session of its own (plangate starts it outside its group).
+    if let Err(e) = confine::lead_own_session() {
+        return format!("sandbox: {e}; the command was not run");
     }
     if let (Some(at), Some(lower), Some(upper), Some(work)) = (
         &args.overlay_at,

@@ -38,13 +38,8 @@ struct Confine {
 pub(crate) fn serve() -> String {
     // Nothing plangate inherited reaches a step.
     close_fds::set_fds_cloexec(3, &[]);
-    // A session of its own: no controlling terminal, so a step cannot open
-    // `/dev/tty` (write past plangate's redaction, push input with
-    // TIOCSTI). Inside bwrap the lane already leads one (`--new-session`).
-    if rustix::process::getsid(None).ok() != Some(rustix::process::getpid())
-        && let Err(e) = rustix::process::setsid()
-    {
-        return format!("sandbox: cannot leave plangate's terminal session: {e}");
+    if let Err(e) = confine::lead_own_session() {
+        return format!("sandbox: {e}");
     }
     if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
         return format!("sandbox: cannot become a child subreaper: {e}");

@@ -97,6 +97,9 @@ pub enum Facility {
     /// Root, with `setpriv` and the user `nobody` (uid 65534): a test runs
     /// plangate as a user that file modes bind (root's rights ignore them).
     AnotherUser,
+    /// `unshare --pid --fork --mount-proc` (root): plangate as a container
+    /// runs it, its session leader outside its PID namespace.
+    PidNamespace,
 }
 
 impl Facility {
@@ -154,6 +157,10 @@ impl Facility {
                     .map_err(|e| format!("`setpriv` cannot run a program as uid 65534: {e} (apt install util-linux)"))
                 })
             }
+            Facility::PidNamespace => once(&PID_NAMESPACE, || {
+                runs(Command::new("unshare").args(["--pid", "--fork", "--mount-proc", "true"]))
+                    .map_err(|e| format!("`unshare --pid --fork --mount-proc` does not run here: {e} (it needs root and util-linux)"))
+            }),
             Facility::AgentClis => once(&AGENT_CLIS, || {
                 let dir = agent_clis().ok_or(
                     "PLANGATE_AGENT_CLIS does not name a folder (npm install --prefix /opt/plangate-agent-clis @anthropic-ai/claude-code @openai/codex @google/gemini-cli, then set it to its node_modules/.bin, as .ci/run does)",
@@ -176,6 +183,7 @@ pub fn agent_clis() -> Option<PathBuf> {
 }
 
 static AGENT_CLIS: OnceLock<Result<(), String>> = OnceLock::new();
+static PID_NAMESPACE: OnceLock<Result<(), String>> = OnceLock::new();
 static ANOTHER_USER: OnceLock<Result<(), String>> = OnceLock::new();
 static PYTHON: OnceLock<Result<(), String>> = OnceLock::new();
 static XMLLINT: OnceLock<Result<(), String>> = OnceLock::new();

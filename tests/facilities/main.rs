@@ -198,6 +198,12 @@ fn trials() -> Vec<Trial> {
         proc_isolation::no_step_reads_a_secret_from_another_steps_command_line,
         seal::a_step_cannot_reach_plangates_terminal,
     );
+    per_backend!(
+        t,
+        MODES,
+        [Facility::PidNamespace],
+        seal::steps_run_in_a_container_whose_session_leader_is_outside_it,
+    );
     single!(t, [], seal::the_self_test_probe_reads_nothing_it_should_not);
     single!(
         t,

@@ -636,6 +636,37 @@ pub fn a_step_cannot_reach_plangates_terminal(b: Backend) {
     assert!(!stdout_of(&env, "tty").contains("WROTE"), "{label}");
 }
 
+/// As a container runs it (plangate's session leader outside its PID
+/// namespace, where `getsid` answers 0), every step still runs, in a
+/// session of its own: the step supervisors once died there at start-up.
+pub fn steps_run_in_a_container_whose_session_leader_is_outside_it(b: Backend) {
+    let (flag, label) = b.mode();
+    let env = Env::new();
+    let yaml = plan_for(
+        flag,
+        &[("one", "echo RAN-$((6*7))"), ("two", "echo RAN-$((6*8))")],
+    );
+    let plan_path = env.write("plan.yaml", &yaml);
+    let o = std::process::Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc"])
+        .arg(assert_cmd::cargo::cargo_bin("plangate"))
+        .arg("run")
+        .arg(&plan_path)
+        .arg("--workspace")
+        .arg(&env.ws)
+        .arg("--out")
+        .arg(&env.out)
+        .args(["--sandbox-backend", flag])
+        .env("TMPDIR", env.tmp())
+        .env("PLANGATE_POLICY", env.operator_policy())
+        .current_dir(&env.ws)
+        .output()
+        .expect("unshare runs plangate");
+    assert_eq!(code(&o), 0, "{label}: {}", stderr(&o));
+    assert!(stdout_of(&env, "one").contains("RAN-42"), "{label}");
+    assert!(stdout_of(&env, "two").contains("RAN-48"), "{label}");
+}
+
 /// With the output folder inside the workspace (GitLab's layout), a writing
 /// step that puts a secret into an earlier step's artifact and sets its
 /// modification time back does not get it past the last sweep (it looks at
