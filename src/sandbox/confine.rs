@@ -108,105 +108,93 @@ fn seccomp_programs(
     Ok(programs)
 }
 
-/// The filter of a step in a resident bwrap sandbox (`super::lane`), for
-/// what the lane's later steps would otherwise inherit: `add_key`,
-/// `request_key` and `keyctl` fail (EPERM, as under Docker's default
-/// profile), since the sandbox's keyrings outlive the step; and a step may
-/// change the scheduling, I/O priority and resource limits of itself only
-/// (pid 0), never of another process such as the lane (the kernel asks only
-/// for the same user, not for a tracing right). CPU affinity is left to the
-/// lane's check (`pthread_setaffinity_np` names a thread by its id).
-pub(crate) fn deny_keyrings() -> Result<(), SandboxError> {
-    use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op,
-        SeccompCondition as Cond, SeccompFilter, SeccompRule, TargetArch,
-    };
-    static PROGRAM: std::sync::OnceLock<BpfProgram> = std::sync::OnceLock::new();
-    let program = if let Some(p) = PROGRAM.get() {
-        p
-    } else {
-        let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(SandboxError::Arch)?;
-        // Refused when argument `arg` is not `value`.
-        let unless = |arg: u8, value: u64| -> Result<SeccompRule, SandboxError> {
-            Ok(SeccompRule::new(vec![Cond::new(
-                arg,
-                Len::Dword,
-                Op::Ne,
-                value,
-            )?])?)
-        };
-        let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> =
-            [libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl]
-                .into_iter()
-                .map(|n| (n, Vec::new()))
-                .collect();
-        for n in [
-            libc::SYS_sched_setscheduler,
-            libc::SYS_sched_setparam,
-            libc::SYS_sched_setattr,
-            libc::SYS_prlimit64,
-        ] {
-            rules.insert(n, vec![unless(0, 0)?]);
+/// The filter of a step for what outlives it or reaches past it.
+/// Always: `add_key`, `request_key` and `keyctl` fail (EPERM, as under
+/// Docker's default profile), since keyrings outlive the step; and a step
+/// may change the scheduling, I/O priority and resource limits of itself
+/// only (pid 0), never of another process such as its supervisor (the
+/// kernel asks only for the same user, not for a tracing right). CPU
+/// affinity is left to the lane's check (`pthread_setaffinity_np` names a
+/// thread by its id). With `host_ipc` (a step without an IPC namespace of
+/// its own: Landlock), System V IPC and POSIX message queues fail too: the
+/// step could read or take another process's objects, or leave its own.
+/// One filter either way, compiled once per kind.
+pub(crate) fn deny_keyrings(host_ipc: bool) -> Result<(), SandboxError> {
+    use seccompiler::BpfProgram;
+    static PROGRAMS: [std::sync::OnceLock<BpfProgram>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    let cell = &PROGRAMS[usize::from(host_ipc)];
+    let program = match cell.get() {
+        Some(p) => p,
+        None => {
+            let p = compile_keyrings(host_ipc)?;
+            cell.get_or_init(|| p)
         }
-        // `which` must be the process itself (PRIO_PROCESS 0 / IOPRIO_WHO_PROCESS 1,
-        // `who` 0): a user's or group's processes include the lane.
-        rules.insert(libc::SYS_setpriority, vec![unless(0, 0)?, unless(1, 0)?]);
-        rules.insert(libc::SYS_ioprio_set, vec![unless(0, 1)?, unless(1, 0)?]);
-        let p: BpfProgram = SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::Errno(u32::try_from(libc::EPERM).unwrap_or(1)),
-            arch,
-        )
-        .and_then(TryInto::try_into)?;
-        PROGRAM.get_or_init(|| p)
     };
     seccompiler::apply_filter(program)?;
     Ok(())
 }
 
-/// A step without a namespace of its own (Landlock) shares the host's
-/// System V IPC objects and POSIX message queues: it could read or take
-/// another process's, or leave its own behind. Refused (EPERM).
-pub(crate) fn deny_host_ipc() -> Result<(), SandboxError> {
-    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
-    static PROGRAM: std::sync::OnceLock<BpfProgram> = std::sync::OnceLock::new();
-    let program = if let Some(p) = PROGRAM.get() {
-        p
-    } else {
-        let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(SandboxError::Arch)?;
-        let p: BpfProgram = SeccompFilter::new(
-            [
-                libc::SYS_shmget,
-                libc::SYS_shmat,
-                libc::SYS_shmctl,
-                libc::SYS_msgget,
-                libc::SYS_msgsnd,
-                libc::SYS_msgrcv,
-                libc::SYS_msgctl,
-                libc::SYS_semget,
-                libc::SYS_semop,
-                libc::SYS_semtimedop,
-                libc::SYS_semctl,
-                libc::SYS_mq_open,
-                libc::SYS_mq_unlink,
-                libc::SYS_mq_timedsend,
-                libc::SYS_mq_timedreceive,
-                libc::SYS_mq_notify,
-                libc::SYS_mq_getsetattr,
-            ]
-            .into_iter()
-            .map(|n| (n, Vec::new()))
-            .collect(),
-            SeccompAction::Allow,
-            SeccompAction::Errno(u32::try_from(libc::EPERM).unwrap_or(1)),
-            arch,
-        )
-        .and_then(TryInto::try_into)?;
-        PROGRAM.get_or_init(|| p)
+/// Compile the filter of [`deny_keyrings`].
+fn compile_keyrings(host_ipc: bool) -> Result<seccompiler::BpfProgram, SandboxError> {
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition as Cond,
+        SeccompFilter, SeccompRule, TargetArch,
     };
-    seccompiler::apply_filter(program)?;
-    Ok(())
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(SandboxError::Arch)?;
+    // Refused when argument `arg` is not `value`.
+    let unless = |arg: u8, value: u64| -> Result<SeccompRule, SandboxError> {
+        Ok(SeccompRule::new(vec![Cond::new(
+            arg,
+            Len::Dword,
+            Op::Ne,
+            value,
+        )?])?)
+    };
+    let always: &[i64] = &[libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl];
+    let ipc: &[i64] = &[
+        libc::SYS_shmget,
+        libc::SYS_shmat,
+        libc::SYS_shmctl,
+        libc::SYS_msgget,
+        libc::SYS_msgsnd,
+        libc::SYS_msgrcv,
+        libc::SYS_msgctl,
+        libc::SYS_semget,
+        libc::SYS_semop,
+        libc::SYS_semtimedop,
+        libc::SYS_semctl,
+        libc::SYS_mq_open,
+        libc::SYS_mq_unlink,
+        libc::SYS_mq_timedsend,
+        libc::SYS_mq_timedreceive,
+        libc::SYS_mq_notify,
+        libc::SYS_mq_getsetattr,
+    ];
+    let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> = always
+        .iter()
+        .chain(if host_ipc { ipc } else { &[] })
+        .map(|&n| (n, Vec::new()))
+        .collect();
+    for n in [
+        libc::SYS_sched_setscheduler,
+        libc::SYS_sched_setparam,
+        libc::SYS_sched_setattr,
+        libc::SYS_prlimit64,
+    ] {
+        rules.insert(n, vec![unless(0, 0)?]);
+    }
+    // `which` must be the process itself (PRIO_PROCESS 0 / IOPRIO_WHO_PROCESS 1,
+    // `who` 0): a user's or group's processes include the lane.
+    rules.insert(libc::SYS_setpriority, vec![unless(0, 0)?, unless(1, 0)?]);
+    rules.insert(libc::SYS_ioprio_set, vec![unless(0, 1)?, unless(1, 0)?]);
+    Ok(SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(u32::try_from(libc::EPERM).unwrap_or(1)),
+        arch,
+    )
+    .and_then(TryInto::try_into)?)
 }
 
 /// Compile the filters of [`apply_seccomp`].

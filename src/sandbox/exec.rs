@@ -223,7 +223,7 @@ pub(super) fn restrict_thread(args: &ExecArgs) -> Result<(), SandboxError> {
         }
         // The kernel's keyrings of the sandbox's user namespace outlive a
         // step: the next step of the lane would find what it stored there.
-        confine::deny_keyrings()?;
+        confine::deny_keyrings(false)?;
         return Ok(());
     }
     restrict(args, true)
@@ -318,8 +318,7 @@ fn restrict(args: &ExecArgs, resident: bool) -> Result<(), SandboxError> {
     let egress = !args.egress_port.is_empty();
     confine::apply_seccomp(args.net || egress, args.frozen_metadata)?;
     // No namespace of its own: the host's keyrings and IPC objects.
-    confine::deny_keyrings()?;
-    confine::deny_host_ipc()?;
+    confine::deny_keyrings(true)?;
     if egress {
         super::netfilter::apply_tcp_only()?;
     }
