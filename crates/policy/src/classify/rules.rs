@@ -65,73 +65,21 @@ pub struct Table {
     lists: BTreeMap<String, Names>,
 }
 
-/// The sections made of word lists, and the lists each holds (all of them).
-const TABLES: [(&str, &[&str]); 7] = [
-    ("network-clients", &["names"]),
-    ("shells", &["names", "with_value"]),
-    (
-        "cloud",
-        &[
-            "names",
-            "info",
-            "reads",
-            "changes",
-            "read_verbs",
-            "value_flags",
-            "read_pairs",
-            "by-first",
-            "by-first-not",
-            "by-verb",
-            "by-any-verb",
-            "any-verb-reads",
-            "by-flags",
-            "check_flags",
-        ],
-    ),
-    (
-        "containers",
-        &[
-            "names",
-            "info",
-            "reads",
-            "destroys",
-            "runs",
-            "groups",
-            "registry",
-            "host_flags",
-            "host_options",
-            "host_prefixes",
-        ],
-    ),
-    ("shell-options", &["shopt", "set_o"]),
-    (
-        "words",
-        &[
-            "find-tests",
-            "git-remote",
-            "netcat-exec",
-            "netcat-exec-prefixes",
-            "ssh-runs",
-            "ssh-loads",
-            "tar-extracts",
-            "tar-writes",
-            "cmake-tools",
-            "cmake-reads",
-            "declare",
-        ],
-    ),
-    (
-        "places",
-        &[
-            "tmp",
-            "protected",
-            "system",
-            "dev-sinks",
-            "dev-net",
-            "dev-disks",
-        ],
-    ),
-];
+/// The sections made of word lists, and the lists each holds (all of them):
+/// one section a line, `section: list list ...`.
+const TABLES: &str = "network-clients: names
+shells: names with_value
+cloud: names info reads changes read_verbs value_flags read_pairs by-first by-first-not by-verb by-any-verb any-verb-reads by-flags check_flags
+containers: names info reads destroys runs groups registry host_flags host_options host_prefixes
+shell-options: shopt set_o
+words: find-tests git-remote netcat-exec netcat-exec-prefixes ssh-runs ssh-loads tar-extracts tar-writes cmake-tools cmake-reads declare
+places: tmp protected system dev-sinks dev-net dev-disks";
+
+/// The sections of [`TABLES`] and their lists.
+fn tables() -> impl Iterator<Item = (&'static str, Vec<&'static str>)> {
+    let line = |l: &'static str| l.split_once(": ").map(|(s, k)| (s, k.split(' ').collect()));
+    TABLES.lines().filter_map(line)
+}
 
 /// One `[[options]]`, `[[wrappers]]` or `[[interpreters]]` row (the keys:
 /// the comments of the rules file). With `risk` or an act ([`Program::acts`]),
@@ -361,6 +309,18 @@ pub(super) enum Loc {
     Any,
 }
 
+impl Loc {
+    /// `/`, a system or protected folder, a device but a sink: a path there
+    /// is worse than one only known at run time.
+    pub(super) fn system(self) -> bool {
+        use Loc::*;
+        matches!(
+            self,
+            FsRoot | System | Protected | DevDisk | DevNet | DevOther
+        )
+    }
+}
+
 /// One row: places, conditions, outcome and why (`{p}`: the path,
 /// `{scratch}`: the step folder).
 #[derive(Debug, Clone, Deserialize)]
@@ -420,8 +380,7 @@ impl Rules {
     /// a loaded file has every list of [`TABLES`]).
     pub fn list(&self, section: &str, key: &str) -> &Names {
         static NONE: Names = Names(Vec::new());
-        let listed = |(s, keys): &(&str, &[&str])| *s == section && keys.contains(&key);
-        let known = TABLES.iter().any(listed);
+        let known = tables().any(|(s, keys)| s == section && keys.contains(&key));
         debug_assert!(
             known,
             "the Rust asks for list `{key}` of `{section}`, not in TABLES"
@@ -501,7 +460,7 @@ impl Rules {
 fn parse(text: &str) -> Result<Rules, String> {
     let r: Rules = toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))?;
     for (section, t) in &r.tables {
-        let Some((_, keys)) = TABLES.iter().find(|(n, _)| n == section) else {
+        let Some((_, keys)) = tables().find(|(n, _)| n == section) else {
             return Err(format!("{FILE}: unknown section `{section}`"));
         };
         if let Some(k) = t.lists.keys().find(|k| !keys.contains(&k.as_str())) {
@@ -511,7 +470,7 @@ fn parse(text: &str) -> Result<Rules, String> {
             return Err(format!("{FILE}: {section}: no list `{k}`"));
         }
     }
-    if let Some((s, _)) = TABLES.iter().find(|(s, _)| !r.tables.contains_key(*s)) {
+    if let Some((s, _)) = tables().find(|(s, _)| !r.tables.contains_key(*s)) {
         return Err(format!("{FILE}: no section `{s}`"));
     }
     for (entry, names, examples) in r.entries() {

@@ -116,8 +116,8 @@ impl Walker {
                 let own = part.trim_start_matches('$').trim_matches(['{', '}']);
                 return kind_of(own).is_some() && !own.contains('$');
             }
-            let t = self.target(&super::words::eval_word(part, self.home.as_deref()).arg);
-            !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot | Loc::System)
+            let arg = super::words::eval_word(part, self.home.as_deref()).arg;
+            self.inside_or(&arg, Loc::System)
         })
     }
 
@@ -126,10 +126,8 @@ impl Walker {
         let Some(v) = value.lit() else {
             return false;
         };
-        v.split([':', ' ']).filter(|p| !p.is_empty()).all(|p| {
-            let t = self.target(&Arg::literal(p));
-            !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot | Loc::DevSink)
-        })
+        let mut files = v.split([':', ' ']).filter(|p| !p.is_empty());
+        files.all(|p| self.inside_or(&Arg::literal(p), Loc::DevSink))
     }
 
     /// A literal command line is classified as one (its risk counts too).

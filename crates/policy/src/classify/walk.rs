@@ -192,20 +192,9 @@ impl Walker {
             };
             let known = words::evaluate(raw, self.home.as_deref(), dirs, false);
             // (Resolved without a working directory: only absolute paths.)
-            let worse = known.arg.glob_at.is_none()
-                && known.arg.lit().is_some()
-                && matches!(
-                    self.places.resolve(&known.arg, None).loc,
-                    Loc::FsRoot
-                        | Loc::System
-                        | Loc::Protected
-                        | Loc::Home
-                        | Loc::WsAncestor
-                        | Loc::DevDisk
-                        | Loc::DevNet
-                        | Loc::DevOther
-                );
-            if worse {
+            let loc = self.places.resolve(&known.arg, None).loc;
+            let worse = loc.system() || matches!(loc, Loc::Home | Loc::WsAncestor);
+            if worse && known.arg.glob_at.is_none() && known.arg.lit().is_some() {
                 eval = known;
             }
         }
