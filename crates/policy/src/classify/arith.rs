@@ -120,9 +120,8 @@ impl Arith {
         if items.iter().any(|a| a.lit().is_some_and(holds_code)) {
             self.code.push(name.to_string());
         }
-        let written = items
-            .iter()
-            .all(|a| a.lit().is_some_and(|v| !v.contains(['[', '$', '`'])));
+        let plain = |a: &Arg| a.lit().is_some_and(|v| !v.contains(['[', '$', '`']));
+        let written = items.iter().all(plain);
         let refs = written.then(|| items.iter().flat_map(|a| names_in(&a.raw)).collect());
         self.values.push((name.to_string(), refs));
     }

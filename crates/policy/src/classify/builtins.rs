@@ -138,10 +138,7 @@ impl Walker {
             })
         });
         // `fc` without `-l` edits and runs commands of the history.
-        let fc_lists = cmd
-            .args
-            .iter()
-            .any(|a| a.lit().is_some_and(|t| t.starts_with("-l")));
+        let fc_lists = (cmd.args.iter()).any(|a| a.lit().is_some_and(|t| t.starts_with("-l")));
         let lists = lists && (cmd.name != "fc" || fc_lists);
         let why = "changes what command names run (aliases, builtins, hashed paths, history), which the classifier does not follow";
         match lists {

@@ -45,6 +45,11 @@ impl Names {
         words.len() > 0 && words.into_iter().all(|w| w.is_some_and(|w| self.has(w)))
     }
 
+    /// Whether `name` is in the list or matches one of its patterns.
+    pub fn matches(&self, name: &str) -> bool {
+        self.has(name) || self.pattern_matches(name)
+    }
+
     /// The names.
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(String::as_str)
@@ -404,8 +409,7 @@ impl Rules {
 
     /// The `[[options]]` entry of `name` (its names may be patterns: `mkfs*`).
     pub fn program(&self, name: &str) -> Option<&Program> {
-        let named = |p: &&Program| p.names.has(name) || p.names.pattern_matches(name);
-        self.options.iter().find(named)
+        self.options.iter().find(|p| p.names.matches(name))
     }
 
     /// The subcommand table of `name`.
@@ -502,26 +506,14 @@ fn parse(text: &str) -> Result<Rules, String> {
 
 /// Checks one `[[options]]` or `[[wrappers]]` entry.
 fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String> {
-    let first = |n: &str| {
-        list.iter()
-            .find(|q| q.names.has(n) || q.names.pattern_matches(n))
-    };
-    let earlier = p
-        .names
-        .iter()
-        .find(|n| first(n).is_some_and(|q| !std::ptr::eq(p, q)));
-    if let Some(n) = earlier {
+    let first = |n: &str| list.iter().find(|q| q.names.matches(n));
+    if let Some(n) = (p.names.iter()).find(|n| first(n).is_some_and(|q| !std::ptr::eq(p, q))) {
         return Err(format!("`{n}` has an earlier entry"));
     }
     let set = |lists: &[&Names]| lists.iter().any(|n| !n.0.is_empty());
-    let wrapper_keys = [
-        &p.script,
-        &p.no_command,
-        &p.chdir,
-        &p.split_string,
-        &p.joined_unless,
-    ];
+    let wrapper_keys = [&p.script, &p.no_command, &p.chdir, &p.split_string];
     let wraps = p.as_root || p.script_only || p.pipe_script || set(&wrapper_keys);
+    let wraps = wraps || set(&[&p.joined_unless]);
     let interprets = set(&[&p.code, &p.code_subcommands, &p.module, &p.file]);
     let foreign = match kind {
         "options" => wraps || interprets,
@@ -529,16 +521,12 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
         "wrapper" => p.acts() || interprets || !p.scripts.0.is_empty(),
         _ => wraps || !p.when.is_empty() || p.empty.is_some(),
     };
+    let kinds = "([[options]], [[wrappers]], [[interpreters]])";
     if foreign {
-        return Err(
-            "a key of another kind of entry ([[options]], [[wrappers]], [[interpreters]])".into(),
-        );
+        return Err(format!("a key of another kind of entry {kinds}"));
     }
-    if let Some(o) = p
-        .operands
-        .as_deref()
-        .filter(|o| !acts().any(|a| a == *o) && *o != "delete")
-    {
+    let unknown = |o: &&str| *o != "delete" && !acts().any(|a| a == *o);
+    if let Some(o) = p.operands.as_deref().filter(unknown) {
         let all = ACTS.replace(' ', ", ");
         return Err(format!("unknown operands `{o}` (delete or one of {all})"));
     }
@@ -568,7 +556,7 @@ fn check_examples(r: &Rules) -> Result<(), String> {
                 .split_once(": ")
                 .ok_or_else(|| at("write `LABEL: COMMAND`".to_owned()))?;
             let first = line.split_whitespace().next().unwrap_or_default();
-            let named = names.has("*") || names.has(first) || names.pattern_matches(first);
+            let named = names.has("*") || names.matches(first);
             if !named {
                 return Err(at(format!("`{first}` is not one of the entry's names")));
             }

@@ -44,10 +44,9 @@ fn kind_of(name: &str) -> Option<Kind> {
             .map(|o| (&o.names, Kind::Options(&o.loads))),
     );
     // An exact name wins over a pattern (`BASH_ENV` over `BASH_*`).
-    all.iter()
-        .find(|(n, _)| n.has(name))
-        .or_else(|| all.iter().find(|(n, _)| n.pattern_matches(name)))
-        .map(|(_, k)| *k)
+    let exact = all.iter().find(|(n, _)| n.has(name));
+    let found = exact.or_else(|| all.iter().find(|(n, _)| n.pattern_matches(name)));
+    found.map(|(_, k)| *k)
 }
 
 const SHELL: &str = "which changes how the shell parses or runs later commands";
@@ -144,10 +143,6 @@ impl Walker {
 
 /// Whether an option string holds one of `loads` (as a word, a prefix or `=`-joined).
 fn loads_code(v: &str, loads: &Names) -> bool {
-    v.split([' ', '\x1f', ',']).any(|w| {
-        loads
-            .strs()
-            .iter()
-            .any(|l| w.starts_with(l) || w.contains(&format!("{l}=")))
-    })
+    v.split([' ', '\x1f', ','])
+        .any(|w| (loads.iter()).any(|l| w.starts_with(l) || w.contains(&format!("{l}="))))
 }

@@ -300,8 +300,7 @@ pub(super) fn subscript_expands(text: &str) -> bool {
         after
             .split(']')
             .next()
-            .unwrap_or_default()
-            .contains(['$', '`'])
+            .is_some_and(|i| i.contains(['$', '`']))
     };
     text.split('[').skip(1).any(index)
 }
