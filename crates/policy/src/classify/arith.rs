@@ -120,9 +120,8 @@ impl Arith {
         if items.iter().any(|a| a.lit().is_some_and(holds_code)) {
             self.code.push(name.to_string());
         }
-        let written = items
-            .iter()
-            .all(|a| a.lit().is_some_and(|v| !v.contains(['[', '$', '`'])));
+        let plain = |a: &Arg| a.lit().is_some_and(|v| !v.contains(['[', '$', '`']));
+        let written = items.iter().all(plain);
         let refs = written.then(|| items.iter().flat_map(|a| names_in(&a.raw)).collect());
         self.values.push((name.to_string(), refs));
     }
@@ -144,43 +143,41 @@ impl Arith {
         }
     }
 
+    /// `found` and the names given a value that `holds` (knowing the names
+    /// found so far), to a fixed point.
+    fn spread<'a>(
+        &'a self,
+        mut found: Vec<&'a str>,
+        holds: impl Fn(&Option<Vec<String>>, &[&str]) -> bool,
+    ) -> Vec<&'a str> {
+        loop {
+            let before = found.len();
+            for (name, refs) in &self.values {
+                if holds(refs, &found) && !found.contains(&name.as_str()) {
+                    found.push(name);
+                }
+            }
+            if found.len() == before {
+                return found;
+            }
+        }
+    }
+
     /// Why the script evaluates data as arithmetic, if it does, and whether
     /// that data is a literal holding code (else it is only known at run
     /// time: harmless where the step may only read).
     pub(super) fn problem(&self) -> Option<(String, bool)> {
         // Code flows through names that refer to it (`m=$x`), as data does.
-        let mut code: Vec<&str> = self.code.iter().map(String::as_str).collect();
-        loop {
-            let before = code.len();
-            for (name, refs) in &self.values {
-                let gets = refs.iter().flatten().any(|n| code.contains(&n.as_str()));
-                if gets && !code.contains(&name.as_str()) {
-                    code.push(name);
-                }
-            }
-            if code.len() == before {
-                break;
-            }
-        }
-        let mut data: Vec<&str> = Vec::new();
+        let code = self.spread(
+            self.code.iter().map(String::as_str).collect(),
+            |refs, code| refs.iter().flatten().any(|n| code.contains(&n.as_str())),
+        );
         let is_data = |n: &str, data: &[&str]| {
             data.contains(&n) || (data_by_default(n) && !self.values.iter().any(|(m, _)| m == n))
         };
-        // Data flows through names that refer to it (`m=$n`): to a fixed point.
-        loop {
-            let before = data.len();
-            for (name, refs) in &self.values {
-                let holds = refs
-                    .as_ref()
-                    .is_none_or(|r| r.iter().any(|n| is_data(n, &data)));
-                if holds && !data.contains(&name.as_str()) {
-                    data.push(name);
-                }
-            }
-            if data.len() == before {
-                break;
-            }
-        }
+        let data = self.spread(Vec::new(), |refs, data| {
+            (refs.as_ref()).is_none_or(|r| r.iter().any(|n| is_data(n, data)))
+        });
         let integer_data = self.integers.iter().find(|n| is_data(n, &data));
         if let Some(n) = integer_data {
             return Some((
@@ -221,9 +218,5 @@ fn plain_reference(raw: &str) -> Option<&str> {
         .strip_prefix('{')
         .and_then(|r| r.strip_suffix('}'))
         .unwrap_or(r);
-    let mut chars = r.chars();
-    let first = chars.next()?;
-    ((first.is_ascii_alphabetic() || first == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
-    .then_some(r)
+    super::words::is_name(r).then_some(r)
 }

@@ -127,10 +127,6 @@ impl Walker {
         self.say(Risk::Safe, cmd, "only tests");
     }
 
-    pub(super) fn hash(&mut self, cmd: &Cmd<'_>) {
-        self.shell_state(cmd);
-    }
-
     /// alias, enable, fc, hash: listing is safe; anything else changes what names run.
     pub(super) fn shell_state(&mut self, cmd: &Cmd<'_>) {
         let lists = cmd.args.iter().all(|a| {
@@ -142,12 +138,8 @@ impl Walker {
             })
         });
         // `fc` without `-l` edits and runs commands of the history.
-        let lists = lists
-            && (cmd.name != "fc"
-                || cmd
-                    .args
-                    .iter()
-                    .any(|a| a.lit().is_some_and(|t| t.starts_with("-l"))));
+        let fc_lists = (cmd.args.iter()).any(|a| a.lit().is_some_and(|t| t.starts_with("-l")));
+        let lists = lists && (cmd.name != "fc" || fc_lists);
         let why = "changes what command names run (aliases, builtins, hashed paths, history), which the classifier does not follow";
         match lists {
             true => self.say(Risk::Safe, cmd, "only lists"),

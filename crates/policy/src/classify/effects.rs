@@ -12,6 +12,12 @@ impl Walker {
         self.places.resolve(arg, self.cwd.as_deref())
     }
 
+    /// Whether `arg` is one path inside the workspace or at `also`.
+    pub(super) fn inside_or(&self, arg: &Arg, also: Loc) -> bool {
+        let t = self.target(arg);
+        !t.under && (matches!(t.loc, Loc::Inside | Loc::WsRoot) || t.loc == also)
+    }
+
     /// A write (create, overwrite, append, move away) to `arg`.
     pub(super) fn write_to(&mut self, arg: &Arg, what: &str) {
         // The step's output and requests files, which plangate made for it (an

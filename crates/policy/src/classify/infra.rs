@@ -105,8 +105,8 @@ impl Walker {
             return;
         }
         let arg = super::words::eval_word(source, self.home.as_deref()).arg;
-        let t = self.target(&arg);
-        if !matches!(t.loc, Loc::Inside | Loc::WsRoot) || t.under {
+        if !self.inside_or(&arg, Loc::Inside) {
+            let t = self.target(&arg);
             let why = format!("mounts host path {} into the container", t.shown);
             self.note(Risk::Dangerous, format!("{what} {why}"));
         }

@@ -25,20 +25,15 @@ pub(super) fn too_complex(src: &str) -> Result<usize, String> {
     }
     // ... and on a tilde directory-stack index that does not fit (`~1233…3`).
     let index = |t: &str| t.bytes().take_while(u8::is_ascii_digit).count();
-    if src
-        .split('~')
-        .skip(1)
-        .any(|t| index(t.strip_prefix(['+', '-']).unwrap_or(t)) > 9)
-    {
+    let stack_index = |t: &str| index(t.strip_prefix(['+', '-']).unwrap_or(t)) > 9;
+    if src.split('~').skip(1).any(stack_index) {
         return Err("a `~N` directory-stack index is too large".to_owned());
     }
     // brush-parser can blow up (gigabytes, then an abort) on some inputs with
     // stray control characters, e.g. `<<\r<<-$[[$[-` found by fuzzing; bash
     // scripts in a plan have no business carrying them, so refuse to parse.
-    if let Some(c) = src
-        .chars()
-        .find(|c| c.is_control() && *c != '\n' && *c != '\t')
-    {
+    let stray = |c: &char| c.is_control() && *c != '\n' && *c != '\t';
+    if let Some(c) = src.chars().find(stray) {
         return Err(format!(
             "contains the control character U+{:04X}; plangate does not parse it",
             u32::from(c)

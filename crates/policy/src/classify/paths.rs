@@ -154,15 +154,7 @@ impl Places {
             return None;
         }
         let base = normalize(Path::new(parent(&prefix, cut)));
-        let loc = match self.locate(&base) {
-            loc @ (Loc::FsRoot
-            | Loc::System
-            | Loc::Protected
-            | Loc::DevDisk
-            | Loc::DevNet
-            | Loc::DevOther) => loc,
-            _ => return None,
-        };
+        let loc = Some(self.locate(&base)).filter(|l| l.system())?;
         Some(Target {
             loc,
             under: true,

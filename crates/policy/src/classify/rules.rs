@@ -45,6 +45,11 @@ impl Names {
         words.len() > 0 && words.into_iter().all(|w| w.is_some_and(|w| self.has(w)))
     }
 
+    /// Whether `name` is in the list or matches one of its patterns.
+    pub fn matches(&self, name: &str) -> bool {
+        self.has(name) || self.pattern_matches(name)
+    }
+
     /// The names.
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(String::as_str)
@@ -65,73 +70,21 @@ pub struct Table {
     lists: BTreeMap<String, Names>,
 }
 
-/// The sections made of word lists, and the lists each holds (all of them).
-const TABLES: [(&str, &[&str]); 7] = [
-    ("network-clients", &["names"]),
-    ("shells", &["names", "with_value"]),
-    (
-        "cloud",
-        &[
-            "names",
-            "info",
-            "reads",
-            "changes",
-            "read_verbs",
-            "value_flags",
-            "read_pairs",
-            "by-first",
-            "by-first-not",
-            "by-verb",
-            "by-any-verb",
-            "any-verb-reads",
-            "by-flags",
-            "check_flags",
-        ],
-    ),
-    (
-        "containers",
-        &[
-            "names",
-            "info",
-            "reads",
-            "destroys",
-            "runs",
-            "groups",
-            "registry",
-            "host_flags",
-            "host_options",
-            "host_prefixes",
-        ],
-    ),
-    ("shell-options", &["shopt", "set_o"]),
-    (
-        "words",
-        &[
-            "find-tests",
-            "git-remote",
-            "netcat-exec",
-            "netcat-exec-prefixes",
-            "ssh-runs",
-            "ssh-loads",
-            "tar-extracts",
-            "tar-writes",
-            "cmake-tools",
-            "cmake-reads",
-            "declare",
-        ],
-    ),
-    (
-        "places",
-        &[
-            "tmp",
-            "protected",
-            "system",
-            "dev-sinks",
-            "dev-net",
-            "dev-disks",
-        ],
-    ),
-];
+/// The sections made of word lists, and the lists each holds (all of them):
+/// one section a line, `section: list list ...`.
+const TABLES: &str = "network-clients: names
+shells: names with_value
+cloud: names info reads changes read_verbs value_flags read_pairs by-first by-first-not by-verb by-any-verb any-verb-reads by-flags check_flags
+containers: names info reads destroys runs groups registry host_flags host_options host_prefixes
+shell-options: shopt set_o
+words: find-tests git-remote netcat-exec netcat-exec-prefixes ssh-runs ssh-loads tar-extracts tar-writes cmake-tools cmake-reads declare
+places: tmp protected system dev-sinks dev-net dev-disks";
+
+/// The sections of [`TABLES`] and their lists.
+fn tables() -> impl Iterator<Item = (&'static str, Vec<&'static str>)> {
+    let line = |l: &'static str| l.split_once(": ").map(|(s, k)| (s, k.split(' ').collect()));
+    TABLES.lines().filter_map(line)
+}
 
 /// One `[[options]]`, `[[wrappers]]` or `[[interpreters]]` row (the keys:
 /// the comments of the rules file). With `risk` or an act ([`Program::acts`]),
@@ -361,6 +314,18 @@ pub(super) enum Loc {
     Any,
 }
 
+impl Loc {
+    /// `/`, a system or protected folder, a device but a sink: a path there
+    /// is worse than one only known at run time.
+    pub(super) fn system(self) -> bool {
+        use Loc::*;
+        matches!(
+            self,
+            FsRoot | System | Protected | DevDisk | DevNet | DevOther
+        )
+    }
+}
+
 /// One row: places, conditions, outcome and why (`{p}`: the path,
 /// `{scratch}`: the step folder).
 #[derive(Debug, Clone, Deserialize)]
@@ -388,16 +353,11 @@ pub enum Condition {
 /// The actions `[[effects]]` tables are for: each has one. The `operands`
 /// of an `[[options]]` entry are one of them, or `delete` (as a tree, a glob
 /// or a file).
-const ACTS: [&str; 8] = [
-    "overwrite",
-    "partition",
-    "write",
-    "delete-tree",
-    "delete-glob",
-    "delete-file",
-    "chmod",
-    "shred",
-];
+const ACTS: &str = "overwrite partition write delete-tree delete-glob delete-file chmod shred";
+
+fn acts() -> impl Iterator<Item = &'static str> {
+    ACTS.split(' ')
+}
 
 /// The loaded tables.
 #[derive(Debug, Default, Deserialize)]
@@ -420,8 +380,7 @@ impl Rules {
     /// a loaded file has every list of [`TABLES`]).
     pub fn list(&self, section: &str, key: &str) -> &Names {
         static NONE: Names = Names(Vec::new());
-        let listed = |(s, keys): &(&str, &[&str])| *s == section && keys.contains(&key);
-        let known = TABLES.iter().any(listed);
+        let known = tables().any(|(s, keys)| s == section && keys.contains(&key));
         debug_assert!(
             known,
             "the Rust asks for list `{key}` of `{section}`, not in TABLES"
@@ -450,8 +409,7 @@ impl Rules {
 
     /// The `[[options]]` entry of `name` (its names may be patterns: `mkfs*`).
     pub fn program(&self, name: &str) -> Option<&Program> {
-        let named = |p: &&Program| p.names.has(name) || p.names.pattern_matches(name);
-        self.options.iter().find(named)
+        self.options.iter().find(|p| p.names.matches(name))
     }
 
     /// The subcommand table of `name`.
@@ -501,7 +459,7 @@ impl Rules {
 fn parse(text: &str) -> Result<Rules, String> {
     let r: Rules = toml::from_str(text).map_err(|e| format!("{FILE}: {e}"))?;
     for (section, t) in &r.tables {
-        let Some((_, keys)) = TABLES.iter().find(|(n, _)| n == section) else {
+        let Some((_, keys)) = tables().find(|(n, _)| n == section) else {
             return Err(format!("{FILE}: unknown section `{section}`"));
         };
         if let Some(k) = t.lists.keys().find(|k| !keys.contains(&k.as_str())) {
@@ -511,7 +469,7 @@ fn parse(text: &str) -> Result<Rules, String> {
             return Err(format!("{FILE}: {section}: no list `{k}`"));
         }
     }
-    if let Some((s, _)) = TABLES.iter().find(|(s, _)| !r.tables.contains_key(*s)) {
+    if let Some((s, _)) = tables().find(|(s, _)| !r.tables.contains_key(*s)) {
         return Err(format!("{FILE}: no section `{s}`"));
     }
     for (entry, names, examples) in r.entries() {
@@ -526,13 +484,13 @@ fn parse(text: &str) -> Result<Rules, String> {
         let name = t.names.iter().next().unwrap_or("?");
         return Err(format!("{FILE}: subcommands `{name}`: no `other`"));
     }
-    for act in ACTS {
+    for act in acts() {
         if !r.effects.iter().any(|e| e.act == act) {
             return Err(format!("{FILE}: no `[[effects]]` table for `{act}`"));
         }
     }
-    if let Some(e) = r.effects.iter().find(|e| !ACTS.contains(&e.act.as_str())) {
-        let (act, all) = (&e.act, ACTS.join(", "));
+    if let Some(e) = r.effects.iter().find(|e| !acts().any(|a| a == e.act)) {
+        let (act, all) = (&e.act, ACTS.replace(' ', ", "));
         return Err(format!(
             "{FILE}: effects `{act}`: unknown act (one of {all})"
         ));
@@ -548,26 +506,14 @@ fn parse(text: &str) -> Result<Rules, String> {
 
 /// Checks one `[[options]]` or `[[wrappers]]` entry.
 fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String> {
-    let first = |n: &str| {
-        list.iter()
-            .find(|q| q.names.has(n) || q.names.pattern_matches(n))
-    };
-    let earlier = p
-        .names
-        .iter()
-        .find(|n| first(n).is_some_and(|q| !std::ptr::eq(p, q)));
-    if let Some(n) = earlier {
+    let first = |n: &str| list.iter().find(|q| q.names.matches(n));
+    if let Some(n) = (p.names.iter()).find(|n| first(n).is_some_and(|q| !std::ptr::eq(p, q))) {
         return Err(format!("`{n}` has an earlier entry"));
     }
     let set = |lists: &[&Names]| lists.iter().any(|n| !n.0.is_empty());
-    let wrapper_keys = [
-        &p.script,
-        &p.no_command,
-        &p.chdir,
-        &p.split_string,
-        &p.joined_unless,
-    ];
+    let wrapper_keys = [&p.script, &p.no_command, &p.chdir, &p.split_string];
     let wraps = p.as_root || p.script_only || p.pipe_script || set(&wrapper_keys);
+    let wraps = wraps || set(&[&p.joined_unless]);
     let interprets = set(&[&p.code, &p.code_subcommands, &p.module, &p.file]);
     let foreign = match kind {
         "options" => wraps || interprets,
@@ -575,17 +521,13 @@ fn check_program(list: &[Program], kind: &str, p: &Program) -> Result<(), String
         "wrapper" => p.acts() || interprets || !p.scripts.0.is_empty(),
         _ => wraps || !p.when.is_empty() || p.empty.is_some(),
     };
+    let kinds = "([[options]], [[wrappers]], [[interpreters]])";
     if foreign {
-        return Err(
-            "a key of another kind of entry ([[options]], [[wrappers]], [[interpreters]])".into(),
-        );
+        return Err(format!("a key of another kind of entry {kinds}"));
     }
-    if let Some(o) = p
-        .operands
-        .as_deref()
-        .filter(|o| !ACTS.contains(o) && *o != "delete")
-    {
-        let all = ACTS.join(", ");
+    let unknown = |o: &&str| *o != "delete" && !acts().any(|a| a == *o);
+    if let Some(o) = p.operands.as_deref().filter(unknown) {
+        let all = ACTS.replace(' ', ", ");
         return Err(format!("unknown operands `{o}` (delete or one of {all})"));
     }
     if p.as_root && p.risk.is_some() {
@@ -614,7 +556,7 @@ fn check_examples(r: &Rules) -> Result<(), String> {
                 .split_once(": ")
                 .ok_or_else(|| at("write `LABEL: COMMAND`".to_owned()))?;
             let first = line.split_whitespace().next().unwrap_or_default();
-            let named = names.has("*") || names.has(first) || names.pattern_matches(first);
+            let named = names.has("*") || names.matches(first);
             if !named {
                 return Err(at(format!("`{first}` is not one of the entry's names")));
             }

@@ -86,8 +86,7 @@ impl Walker {
         }
         // `deno run https://...`: code from the network.
         let remote = file.lit().is_some_and(|f| f.contains("://"));
-        let t = self.target(file);
-        if !remote && !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot) {
+        if !remote && self.inside_or(file, Loc::Inside) {
             let why = format!("`{shown}` runs a script file of the workspace");
             self.note(Risk::Moderate, why);
         } else {

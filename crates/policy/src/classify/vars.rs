@@ -44,10 +44,9 @@ fn kind_of(name: &str) -> Option<Kind> {
             .map(|o| (&o.names, Kind::Options(&o.loads))),
     );
     // An exact name wins over a pattern (`BASH_ENV` over `BASH_*`).
-    all.iter()
-        .find(|(n, _)| n.has(name))
-        .or_else(|| all.iter().find(|(n, _)| n.pattern_matches(name)))
-        .map(|(_, k)| *k)
+    let exact = all.iter().find(|(n, _)| n.has(name));
+    let found = exact.or_else(|| all.iter().find(|(n, _)| n.pattern_matches(name)));
+    found.map(|(_, k)| *k)
 }
 
 const SHELL: &str = "which changes how the shell parses or runs later commands";
@@ -116,8 +115,8 @@ impl Walker {
                 let own = part.trim_start_matches('$').trim_matches(['{', '}']);
                 return kind_of(own).is_some() && !own.contains('$');
             }
-            let t = self.target(&super::words::eval_word(part, self.home.as_deref()).arg);
-            !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot | Loc::System)
+            let arg = super::words::eval_word(part, self.home.as_deref()).arg;
+            self.inside_or(&arg, Loc::System)
         })
     }
 
@@ -126,10 +125,8 @@ impl Walker {
         let Some(v) = value.lit() else {
             return false;
         };
-        v.split([':', ' ']).filter(|p| !p.is_empty()).all(|p| {
-            let t = self.target(&Arg::literal(p));
-            !t.under && matches!(t.loc, Loc::Inside | Loc::WsRoot | Loc::DevSink)
-        })
+        let mut files = v.split([':', ' ']).filter(|p| !p.is_empty());
+        files.all(|p| self.inside_or(&Arg::literal(p), Loc::DevSink))
     }
 
     /// A literal command line is classified as one (its risk counts too).
@@ -146,10 +143,6 @@ impl Walker {
 
 /// Whether an option string holds one of `loads` (as a word, a prefix or `=`-joined).
 fn loads_code(v: &str, loads: &Names) -> bool {
-    v.split([' ', '\x1f', ',']).any(|w| {
-        loads
-            .strs()
-            .iter()
-            .any(|l| w.starts_with(l) || w.contains(&format!("{l}=")))
-    })
+    v.split([' ', '\x1f', ','])
+        .any(|w| (loads.iter()).any(|l| w.starts_with(l) || w.contains(&format!("{l}="))))
 }

@@ -105,9 +105,8 @@ impl Walker {
         } else if let Some(reason) = self.unreadable {
             Classification::Unclassifiable { reason }
         } else {
-            let (risk, reason) = self
-                .top
-                .unwrap_or((Risk::Safe, "empty command does nothing".to_string()));
+            let empty = (Risk::Safe, "empty command does nothing".to_string());
+            let (risk, reason) = self.top.unwrap_or(empty);
             Classification::Judged { risk, reason }
         }
     }
@@ -192,20 +191,9 @@ impl Walker {
             };
             let known = words::evaluate(raw, self.home.as_deref(), dirs, false);
             // (Resolved without a working directory: only absolute paths.)
-            let worse = known.arg.glob_at.is_none()
-                && known.arg.lit().is_some()
-                && matches!(
-                    self.places.resolve(&known.arg, None).loc,
-                    Loc::FsRoot
-                        | Loc::System
-                        | Loc::Protected
-                        | Loc::Home
-                        | Loc::WsAncestor
-                        | Loc::DevDisk
-                        | Loc::DevNet
-                        | Loc::DevOther
-                );
-            if worse {
+            let loc = self.places.resolve(&known.arg, None).loc;
+            let worse = loc.system() || matches!(loc, Loc::Home | Loc::WsAncestor);
+            if worse && known.arg.glob_at.is_none() && known.arg.lit().is_some() {
                 eval = known;
             }
         }
@@ -310,10 +298,8 @@ impl Walker {
             self.item(item, &mut args, &mut input, None);
         }
         // A word whose value names the variable (`unset "TMP""DIR"`, `wait -p`).
-        self.scratch_named |= args
-            .iter()
-            .filter_map(Arg::lit)
-            .any(words::mentions_scratch_var);
+        let mut lits = args.iter().filter_map(Arg::lit);
+        self.scratch_named |= lits.any(words::mentions_scratch_var);
         if args.is_empty() {
             for (var, value) in &assigned {
                 self.arith.assign(var, value);
@@ -543,11 +529,8 @@ impl Walker {
 
     /// Some(changes directory) when `name` is a function defined in the script.
     pub(super) fn function_named(&self, name: &str) -> Option<bool> {
-        self.functions
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map(|(_, moves)| *moves)
+        let f = self.functions.iter().rev().find(|(n, _)| n == name);
+        f.map(|(_, moves)| *moves)
     }
 
     /// Records a call made inside a function body; a cycle of calls with one
@@ -561,11 +544,8 @@ impl Walker {
         if self.calls.len() > 512 {
             return;
         }
-        let cyclic = self
-            .calls
-            .iter()
-            .filter(|(_, _, s)| *s)
-            .any(|(from, to, _)| self.reaches(to, from));
+        let mut spawned = self.calls.iter().filter(|(_, _, s)| *s);
+        let cyclic = spawned.any(|(from, to, _)| self.reaches(to, from));
         if cyclic {
             self.block(format!(
                 "fork bomb: function `{name}` is called recursively in a background or piped process"

@@ -75,6 +75,12 @@ pub(super) fn mentions_scratch_var(text: &str) -> bool {
     })
 }
 
+/// Whether `s` is a variable name (`[A-Za-z_][A-Za-z0-9_]*`).
+pub(super) fn is_name(s: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    !s.starts_with(|c: char| c.is_ascii_digit()) && !s.is_empty() && s.chars().all(ident)
+}
+
 impl Arg {
     /// An argument whose value is not known (xargs input, `{}` of find, ...).
     pub(super) fn unknown(raw: &str) -> Self {
@@ -294,8 +300,7 @@ pub(super) fn subscript_expands(text: &str) -> bool {
         after
             .split(']')
             .next()
-            .unwrap_or_default()
-            .contains(['$', '`'])
+            .is_some_and(|i| i.contains(['$', '`']))
     };
     text.split('[').skip(1).any(index)
 }

@@ -240,9 +240,6 @@ fn optional_replace(opts: &Opts) -> Option<String> {
 }
 
 fn is_assignment(t: &str) -> bool {
-    t.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
+    t.split_once('=')
+        .is_some_and(|(name, _)| super::words::is_name(name))
 }

@@ -120,17 +120,15 @@ impl Walker {
     fn sed_script(&mut self, script: &str, what: &str) {
         let chars: Vec<char> = script.chars().collect();
         let mut i = 0;
-        while i < chars.len() {
+        loop {
             i = skip_address(&chars, i);
             let Some(&c) = chars.get(i) else { break };
             i += 1;
             match c {
-                ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' => {}
-                '#' | ':' | 'a' | 'i' | 'c' | 'r' | 'R' | 'b' | 't' | 'T' | 'v' | 'q' | 'Q'
-                | 'l' | 'L' => {
-                    let semicolon =
-                        matches!(c, 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v' | ':');
-                    i = rest_of_line(&chars, i, semicolon).1;
+                _ if " \t\n;{}!=dDgGhHnNpPxzF".contains(c) => {}
+                // A label, text or file: to the end of the line (some to a `;`).
+                _ if "#:aicrRbtTvqQlL".contains(c) => {
+                    i = rest_of_line(&chars, i, ":btTvqQlL".contains(c)).1;
                 }
                 'w' | 'W' | 'e' => {
                     let (arg, next) = rest_of_line(&chars, i, false);
@@ -145,8 +143,6 @@ impl Walker {
                         i = self.sed_flags(&chars, i, what);
                     }
                 }
-                '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z'
-                | 'F' => {}
                 other => {
                     let why =
                         format!("uses sed command `{other}`, which the classifier does not know");

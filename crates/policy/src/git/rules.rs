@@ -113,21 +113,13 @@ impl TryFrom<String> for OptSpec {
 }
 
 /// The facts a condition may name (the rules file's header says what each means).
-pub const FACTS: &[&str] = &[
-    "paths",
-    "files",
-    "plus-refspec",
-    "push-forced",
-    "push-deletes",
-    "push-unknown",
-    "push-default",
-    "push-branches",
-    "key-runtime",
-    "key-problem",
-    "config-problem",
-    "runtime-option",
-    "unreadable",
-];
+pub const FACTS: &str = "paths files plus-refspec push-forced push-deletes push-unknown \
+    push-default push-branches key-runtime key-problem config-problem runtime-option unreadable";
+
+/// The fact of that name.
+pub fn fact(name: &str) -> Option<&'static str> {
+    FACTS.split_whitespace().find(|f| *f == name)
+}
 
 /// What a case's condition tests (the rules file's header says how it is written).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,7 +153,7 @@ fn condition<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<(bool, Atom)>>, 
             let op = r.chars().next().filter(|o| "<=>".contains(*o))?;
             Some(Atom::Args(op, r[1..].parse().ok()?))
         });
-        let atom = match FACTS.iter().find(|f| **f == s) {
+        let atom = match fact(s) {
             Some(f) => Some(Atom::Fact(f)),
             None if s.starts_with('-') => {
                 let (n, v) = s.split_once('=').map_or((s, None), |(n, v)| (n, Some(v)));
@@ -185,7 +177,7 @@ fn placeholders(c: &Case) -> Result<(), String> {
     for text in std::iter::once(&c.why).chain(&c.unclassifiable) {
         let keys = text.split('{').skip(1).map(|t| t.split('}').next());
         let known = |k: &str| {
-            FACTS.contains(&k) || ["name", "key"].contains(&k) || named::<Tag>(k).is_some()
+            fact(k).is_some() || ["name", "key"].contains(&k) || named::<Tag>(k).is_some()
         };
         if let Some(k) = keys.flatten().find(|k| !known(k)) {
             return Err(format!("`{{{k}}}` in `{text}` is not a placeholder"));
