@@ -6,7 +6,8 @@
 //! host between two steps.
 //!
 //! Which sandbox a step ran in is its pid namespace
-//! (`readlink /proc/self/ns/pid`): the same one means the same sandbox.
+//! and the start time of its first process (a namespace's number is reused
+//! once it is gone): the same pair means the same sandbox.
 //! Payloads touch marker files in the test's own workspace only.
 
 use crate::harness::{Env, code, stderr};
@@ -20,11 +21,15 @@ fn artifact(env: &Env, step: &str, name: &str) -> String {
     std::fs::read_to_string(env.out.join(format!("artifacts/{step}/{name}"))).unwrap_or_default()
 }
 
-/// The pid namespace the step ran in (written by the step to `ns`).
+/// The sandbox the step ran in (written by the step to `ns`): its pid
+/// namespace and the start time of the namespace's first process.
 fn ns(env: &Env, step: &str) -> String {
     let n = artifact(env, step, "ns");
     assert!(
-        n.starts_with("pid:["),
+        n.starts_with("pid:[")
+            && n.split_whitespace()
+                .nth(1)
+                .is_some_and(|t| t.bytes().all(|b| b.is_ascii_digit())),
         "step {step} wrote no namespace: {n:?}"
     );
     n
@@ -51,7 +56,7 @@ pub fn a_chain_of_bwrap_steps_shares_one_sandbox_and_each_step_starts_clean() {
     let env = Env::new();
     env.write(
         "probe/first.sh",
-        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n\
+        "echo \"$(readlink /proc/self/ns/pid) $(cut -d' ' -f22 /proc/1/stat)\" > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n\
          echo one > \"$PLANGATE_STEP_ARTIFACTS/mine.txt\"\n\
          mkdir \"$PLANGATE_STEP_ARTIFACTS/sub\" && echo deep > \"$PLANGATE_STEP_ARTIFACTS/sub/d.txt\"\n\
          ln -s /etc/hostname \"$PLANGATE_STEP_ARTIFACTS/link\"\n\
@@ -63,7 +68,7 @@ pub fn a_chain_of_bwrap_steps_shares_one_sandbox_and_each_step_starts_clean() {
     );
     env.write(
         "probe/next.sh",
-        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n\
+        "echo \"$(readlink /proc/self/ns/pid) $(cut -d' ' -f22 /proc/1/stat)\" > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n\
          test -d \"$TMPDIR\" && test -z \"$(ls -A \"$TMPDIR\")\" && echo TMP-EMPTY\n\
          test ! -e /dev/shm/left && echo SHM-EMPTY\n\
          if pgrep -f 'sleep 31.5' >/dev/null; then echo SLEEPER-ALIVE; else echo SLEEPER-GONE; fi\n\
@@ -145,7 +150,7 @@ fn textconv_repo(env: &Env) {
     let conv = tools.join("conv.sh");
     std::fs::write(
         &conv,
-        "readlink /proc/self/ns/pid >&2\nfor t in $WRITE_TARGETS; do\n  if { echo x > \"$t\"; } 2>/dev/null; then echo \"wrote $t\" >&2; else echo \"refused $t\" >&2; fi\ndone\ncat \"$1\"\n",
+        "echo \"$(readlink /proc/self/ns/pid) $(cut -d' ' -f22 /proc/1/stat)\" >&2\nfor t in $WRITE_TARGETS; do\n  if { echo x > \"$t\"; } 2>/dev/null; then echo \"wrote $t\" >&2; else echo \"refused $t\" >&2; fi\ndone\ncat \"$1\"\n",
     )
     .unwrap();
     git(&[
@@ -215,7 +220,7 @@ pub fn a_hidden_path_replaced_or_added_between_steps_stays_hidden() {
     env.write("secret.env", "MARKONE");
     env.write(
         "probe/read.sh",
-        "cat secret.env other.env 2>/dev/null\nreadlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n",
+        "cat secret.env other.env 2>/dev/null\necho \"$(readlink /proc/self/ns/pid) $(cut -d' ' -f22 /proc/1/stat)\" > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n",
     );
     let policy = "  risk_tolerance: high\n  permissions:\n    - {id: all, resource: '*', level: admin}\n    - {id: no-env, resource: '*.env', level: none, priority: 200}\n";
     // `swap` replaces the hidden file on the host (no sandbox); `add`
@@ -258,21 +263,21 @@ pub fn a_step_that_leaves_ipc_objects_or_changes_its_supervisor_does_not_hand_it
     let env = Env::new();
     env.write(
         "probe/make.sh",
-        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\nipcmk -M 4096 && echo MADE\n",
+        "echo \"$(readlink /proc/self/ns/pid) $(cut -d' ' -f22 /proc/1/stat)\" > \"$PLANGATE_STEP_ARTIFACTS/ns\"\nipcmk -M 4096 && echo MADE\n",
     );
     env.write(
         "probe/list.sh",
-        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\necho \"objects:$(tail -n +2 /proc/sysvipc/shm | wc -l)\"\n",
+        "echo \"$(readlink /proc/self/ns/pid) $(cut -d' ' -f22 /proc/1/stat)\" > \"$PLANGATE_STEP_ARTIFACTS/ns\"\necho \"objects:$(tail -n +2 /proc/sysvipc/shm | wc -l)\"\n",
     );
     // Tries to lower the lane's own open-file limit, which later steps would
     // inherit: refused (a step changes its own limits only).
     env.write(
         "probe/limit.sh",
-        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\nprlimit --pid 1 --nofile=64:64 && echo LIMITED\nulimit -n 100 && echo OWN\n",
+        "echo \"$(readlink /proc/self/ns/pid) $(cut -d' ' -f22 /proc/1/stat)\" > \"$PLANGATE_STEP_ARTIFACTS/ns\"\nprlimit --pid 1 --nofile=64:64 && echo LIMITED\nulimit -n 100 && echo OWN\n",
     );
     env.write(
         "probe/files.sh",
-        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\necho \"nofile:$(ulimit -Hn)\"\n",
+        "echo \"$(readlink /proc/self/ns/pid) $(cut -d' ' -f22 /proc/1/stat)\" > \"$PLANGATE_STEP_ARTIFACTS/ns\"\necho \"nofile:$(ulimit -Hn)\"\n",
     );
     let yaml = chain(
         HIGH,
@@ -316,7 +321,7 @@ pub fn a_step_cannot_slow_or_mark_the_steps_after_it_in_its_sandbox() {
     let env = Env::new();
     env.write(
         "probe/tune.sh",
-        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n\
+        "echo \"$(readlink /proc/self/ns/pid) $(cut -d' ' -f22 /proc/1/stat)\" > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n\
          chrt -i -p 0 1 && echo DID-chrt\n\
          ionice -c 3 -p 1 && echo DID-ionice\n\
          renice -n 10 -p 1 && echo DID-renice\n\
@@ -325,7 +330,7 @@ pub fn a_step_cannot_slow_or_mark_the_steps_after_it_in_its_sandbox() {
     );
     env.write(
         "probe/group.sh",
-        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n\
+        "echo \"$(readlink /proc/self/ns/pid) $(cut -d' ' -f22 /proc/1/stat)\" > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n\
          echo 19 > /proc/self/autogroup\n\
          taskset -p 1 1 >/dev/null\n\
          (echo 900 > /proc/1/oom_score_adj) 2>/dev/null\n\
@@ -333,7 +338,7 @@ pub fn a_step_cannot_slow_or_mark_the_steps_after_it_in_its_sandbox() {
     );
     env.write(
         "probe/look.sh",
-        "readlink /proc/self/ns/pid > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n\
+        "echo \"$(readlink /proc/self/ns/pid) $(cut -d' ' -f22 /proc/1/stat)\" > \"$PLANGATE_STEP_ARTIFACTS/ns\"\n\
          chrt -p $$\nionice -p $$\ncat /proc/self/autogroup\ncat /proc/self/oom_score_adj\n",
     );
     let yaml = chain(
