@@ -46,6 +46,11 @@ pub struct ProbeArgs {
     /// namespace the same number may be another process.
     #[arg(long)]
     pub pid_start: u64,
+    /// The last argument of `--pid`'s command line (a `sleep` duration
+    /// unique to this test): the same number and start time may still be
+    /// another process, in a pid namespace whose pids are as small.
+    #[arg(long)]
+    pub pid_arg: String,
     /// plangate's pid.
     #[arg(long)]
     pub parent: i32,
@@ -94,6 +99,7 @@ pub(crate) fn probe_main(a: &ProbeArgs) -> String {
     held.insert(
         "signals",
         start_time(a.pid) != Some(a.pid_start)
+            || !last_arg_may_be(a.pid, &a.pid_arg)
             || rustix::process::Pid::from_raw(a.pid)
                 .is_none_or(|p| rustix::process::test_kill_process(p).is_err()),
     );
@@ -118,6 +124,16 @@ pub(crate) fn probe_main(a: &ProbeArgs) -> String {
         Ok(Err(e)) => format!("sandbox probe: cannot write its result: {e}"),
         Err(e) => format!("sandbox probe: {e}"),
     }
+}
+
+/// Whether `pid`'s command line may end with `arg`: yes when it does, and
+/// when it cannot be read (the signal is tried then: fail closed).
+fn last_arg_may_be(pid: i32, arg: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).map_or(true, |c| {
+        c.split(|b| *b == 0)
+            .rfind(|a| !a.is_empty())
+            .is_some_and(|a| a == arg.as_bytes())
+    })
 }
 
 /// Field 22 of `/proc/<pid>/stat`.
@@ -179,8 +195,10 @@ pub(crate) fn self_test(backend: Backend) -> Result<Held, SandboxError> {
             .and_then(|a| std::os::unix::net::UnixListener::bind_addr(&a))
             .map_err(SandboxError::Wait)?
     };
+    // 30 s and a few microseconds no other process of the machine sleeps.
+    let sleep_arg = format!("30.{:06}", fastrand::u32(1..1_000_000));
     let mut sleeper = Command::new("sleep")
-        .arg("30")
+        .arg(&sleep_arg)
         .env_clear()
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -203,6 +221,8 @@ pub(crate) fn self_test(backend: Backend) -> Result<Held, SandboxError> {
         name,
         "--pid-start".to_owned(),
         start_time(sleeper_pid).unwrap_or(0).to_string(),
+        "--pid-arg".to_owned(),
+        sleep_arg,
         "--parent".to_owned(),
         std::process::id().to_string(),
         "--parent-start".to_owned(),
