@@ -444,6 +444,7 @@ pub fn the_self_test_probe_reads_nothing_it_should_not() {
         .arg(&outside)
         .args(["--pid", &sleeper.id().to_string()])
         .args(["--pid-start", &start_time(sleeper.id())])
+        .args(["--pid-arg", "30"])
         .args(["--abstract-name", "plangate-life-none"])
         .args(["--parent", &std::process::id().to_string()])
         .args(["--parent-start", &start_time(std::process::id())])
