@@ -284,3 +284,64 @@ pub fn an_agent_cli_reads_no_denied_path_through_the_object_store(b: Backend) {
         assert_told(backend, &env.step("ask"), &console);
     }
 }
+
+/// The same through other git directories of the workspace: its `.git` is a
+/// file leading to `store/real.git` (`--separate-git-dir`), and a nested
+/// repository `vendor/lib` holds `vendor/lib/secrets/lib.txt`. Both stores
+/// are hidden (zlib over every file of the workspace finds no marker), and
+/// the step is told of each.
+pub fn nested_and_separate_git_directories_hide_their_stores_too(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let (top, lib) = (marker("SEPOBJ"), marker("LIBOBJ"));
+    std::fs::create_dir_all(env.ws.join("store")).unwrap();
+    git(
+        &env.ws,
+        &["init", "-q", "--separate-git-dir=store/real.git"],
+    );
+    env.write(".gitignore", "plan.yaml\nprobe/\nvendor/\n");
+    env.write("secrets/key.txt", &format!("{top}\n"));
+    git(&env.ws, &["add", "."]);
+    git(&env.ws, &["commit", "-qm", "one"]);
+    let nested = env.ws.join("vendor/lib");
+    std::fs::create_dir_all(&nested).unwrap();
+    git(&nested, &["init", "-q"]);
+    env.write("vendor/lib/secrets/lib.txt", &format!("{lib}\n"));
+    git(&nested, &["add", "."]);
+    git(&nested, &["commit", "-qm", "one"]);
+    let py = r"
+import os, sys, zlib
+for root, dirs, files in os.walk('.'):
+    for f in files:
+        try:
+            sys.stdout.write(zlib.decompress(open(os.path.join(root, f), 'rb').read()).decode('latin1') + '\n')
+        except Exception:
+            pass
+";
+    env.write(
+        "probe/walk.sh",
+        &format!(
+            "exec 2>/dev/null\necho READER-RAN\ngit show HEAD:secrets/key.txt\ngit -C vendor/lib show HEAD:secrets/lib.txt\ngit -C vendor/lib log -p\ngit --git-dir=store/real.git cat-file --batch-all-objects --batch\npython3 -c {}\ntrue\n",
+            shell_quote(py)
+        ),
+    );
+    let deny = "  permissions:\n    - {id: all, resource: '*', level: admin}\n    - {id: no-secrets, resource: 'secrets/**', level: none, priority: 200}\n    - {id: no-lib, resource: 'vendor/lib/secrets/**', level: none, priority: 200}\n";
+    let yaml = format!(
+        "version: 1\nid: go\npolicy:\n  risk_tolerance: high\n{deny}steps:\n  - {{id: look, tool: bash, parameters: {{command: 'bash probe/walk.sh'}}}}\n"
+    );
+    let o = run_plan(&env, flag, &yaml, "look", None);
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    let look = env.step("look");
+    assert_eq!(look["status"], "success", "{backend}: {look}");
+    let console = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    let text = format!("{}\n{console}", all_text(&env.out));
+    assert!(text.contains("READER-RAN"), "{backend}: {text}");
+    assert_unread(backend, "a bash step", &text, &[&top, &lib]);
+    let warnings = look["warnings"].to_string();
+    for store in ["store/real.git", "vendor/lib/.git"] {
+        assert!(
+            warnings.contains(&format!("object store of `{store}` is hidden")),
+            "{backend}: {warnings}"
+        );
+    }
+}

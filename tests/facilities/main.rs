@@ -138,6 +138,7 @@ fn trials() -> Vec<Trial> {
         egress::only_declared_hosts_are_reached_through_the_proxy,
         git_objects::a_bash_step_reads_no_denied_path_through_the_object_store,
         git_objects::an_agent_cli_reads_no_denied_path_through_the_object_store,
+        git_objects::nested_and_separate_git_directories_hide_their_stores_too,
     );
 
     per_backend!(
