@@ -574,6 +574,25 @@ pub(super) fn head(dir: &Path) -> Option<String> {
     (!head.is_empty() && head.bytes().all(|b| b.is_ascii_hexdigit())).then(|| head.to_owned())
 }
 
+/// A read-only git command's whole output (at most [`OUTPUT_MAX`] bytes),
+/// run like the diff's own (no shell, stdin closed, the safe settings, its
+/// own process group, at most [`TIMEOUT`]), with no transport allowed (a
+/// partial clone never fetches) and no signature checked; an error says why.
+pub(super) fn read_only(cwd: &Path, args: &[&OsStr]) -> Result<Vec<u8>, String> {
+    let mut c = base(crate::environ::git().as_os_str(), cwd);
+    c.args([
+        "-c",
+        "protocol.allow=never",
+        "-c",
+        "log.showSignature=false",
+        "-c",
+        "safe.directory=*",
+    ])
+    .env("GIT_NO_LAZY_FETCH", "1")
+    .args(args);
+    output(c, "read").map_err(|e| e.to_string())
+}
+
 /// `:(exclude,literal)REL`.
 fn exclusion(rel: &Path) -> OsString {
     let mut p = b":(exclude,literal)".to_vec();

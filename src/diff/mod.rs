@@ -56,6 +56,13 @@ pub(crate) fn workspace_head(workspace: &Path) -> Option<String> {
     git::head(workspace)
 }
 
+/// A read-only git command's whole output, run with the diff's safe
+/// settings (no hooks, filters, fsmonitor, transport, system configuration):
+/// what `tools::git_store` lists a repository's paths with.
+pub(crate) fn git_read(cwd: &Path, args: &[&std::ffi::OsStr]) -> Result<Vec<u8>, String> {
+    git::read_only(cwd, args)
+}
+
 /// The run is stopping (SIGINT/SIGTERM): every git command of the diff
 /// running now is ended with its process group, and the later ones get a
 /// short time at most (the diff then says it is not complete).

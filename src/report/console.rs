@@ -178,6 +178,7 @@ impl Console {
             .into_iter()
             .map(|w| format!("step `{}`: {w}", r.id))
             .collect();
+        warnings.extend(r.warnings.iter().map(|w| format!("step `{}`: {w}", r.id)));
         if let Some(n) = r.lingering_processes.filter(|n| *n > 0) {
             warnings.push(format!(
                 "step `{}` left {n} process(es) running when it ended; they were killed",

@@ -210,6 +210,7 @@ fn not_run(plan: &Plan, s: &crate::tools::step::Step) -> StepReport {
         output_bytes: 0,
         error: None,
         lingering_processes: None,
+        warnings: Vec::new(),
         output_tail: None,
         sandbox: None,
         egress: None,
@@ -642,6 +643,7 @@ impl Reporter {
         s.output_bytes = o.output_bytes;
         s.error.clone_from(&o.error);
         s.lingering_processes = o.lingering_processes;
+        s.warnings.clone_from(&o.warnings);
         s.usage = o.usage;
         s.environment.clone_from(&o.environment);
         s.outputs.clone_from(&o.outputs);

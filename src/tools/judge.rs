@@ -185,6 +185,11 @@ impl PathJudge {
         }
     }
 
+    /// Which rules these are within a run: the tool's, at the risk (the policy is the run's).
+    pub(crate) fn key(&self) -> (ToolName, Risk) {
+        (self.tool, self.risk)
+    }
+
     fn verdict(&self, needs: &[Access]) -> Result<(), String> {
         let v = permissions::evaluate_compiled(&self.lists, self.tool.as_str(), needs, self.risk);
         if v.allowed { Ok(()) } else { Err(v.reason) }

@@ -12,7 +12,7 @@
 //! `blocking` (in-process tools on the blocking pool), `paths` (workspace
 //! paths at run time), `expected` (`expected_output`), [`judge`]
 //! (permission rules on real paths), [`outputs`], `sweep` (secrets in
-//! artifacts), [`sandboxed`].
+//! artifacts), [`sandboxed`], [`git_store`] (object stores a step may not read).
 //!
 //! Adding a tool: a variant in `ToolName` and `params::Action`, its
 //! `params/<tool>.rs`, its arms in `registry.rs`, the folder `tools/<tool>/`
@@ -30,6 +30,7 @@ mod environment;
 mod expected;
 pub(crate) mod find;
 pub(crate) mod git;
+pub(crate) mod git_store;
 pub(crate) mod http;
 pub(crate) mod judge;
 pub(crate) mod outputs;

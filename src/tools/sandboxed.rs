@@ -15,6 +15,8 @@ use crate::sandbox::{
 };
 
 use super::StepContext;
+use super::git_store;
+use std::path::PathBuf;
 
 /// Most workspace entries looked at to find what the step may not read.
 const MAX_WALK: usize = 500_000;
@@ -23,12 +25,14 @@ const MAX_WALK: usize = 500_000;
 /// found by walking it now (links not followed): each hidden folder is named
 /// once and not entered. A file the step itself later creates under a
 /// denied pattern is its own. An error (the step is not run) when the
-/// workspace cannot be read or is too large to judge.
+/// workspace cannot be read or is too large to judge. With them, what the
+/// walk saw of git ([`git_store::Seen`]).
 pub(crate) fn hidden_paths(
     workspace: &std::path::Path,
     judge: &super::judge::PathJudge,
-) -> Result<Vec<std::path::PathBuf>, String> {
+) -> Result<(Vec<std::path::PathBuf>, git_store::Seen), String> {
     let mut hidden = Vec::new();
+    let mut seen_git = git_store::Seen::default();
     let mut walk = walkdir::WalkDir::new(workspace)
         .min_depth(1)
         .follow_links(false)
@@ -52,9 +56,11 @@ pub(crate) fn hidden_paths(
                 walk.skip_current_dir();
             }
             hidden.push(entry.into_path());
+        } else {
+            seen_git.note(entry.path(), entry.file_type());
         }
     }
-    Ok(hidden)
+    Ok((hidden, seen_git))
 }
 
 /// What the step may read besides the usual: what its context grants (an
@@ -112,6 +118,8 @@ pub(crate) struct Guarded {
     /// Names the step wrote in its artifact folder that plangate's own
     /// files took meanwhile (a resident bwrap sandbox): removed.
     pub withheld: Vec<String>,
+    /// What the step is warned of: the git object stores hidden from it, and why.
+    pub notes: Vec<String>,
 }
 
 impl Guarded {
@@ -272,10 +280,10 @@ async fn run_in(
     let mut walled: Option<process::lane::LaneSpec> = None;
     // The step's egress proxy (and, under bwrap, the folder of its socket).
     let mut egress: Option<(EgressProxy, sandbox::EgressAt)> = None;
+    let (hidden, extra_readable, notes) = hidden_for(ctx, sb).await?;
     check_egress(sb, api)?;
     if let Some(backend) = sb.backend() {
         supervised = true;
-        let hidden = hidden_for(ctx).await?;
         if backend == crate::model::Backend::Landlock && home.is_none() {
             unreadable_home_git(&mut spec, &sb.profile);
         }
@@ -291,7 +299,7 @@ async fn run_in(
             temp: temp.path().to_path_buf(),
             cwd: spec.cwd.clone(),
             extra: home.map(std::path::Path::to_path_buf).into_iter().collect(),
-            extra_readable: readable_extras(ctx),
+            extra_readable,
             hidden,
             profile: sb.profile.clone(),
             report: report.clone(),
@@ -358,6 +366,7 @@ async fn run_in(
         nested,
         lingering,
         withheld,
+        notes,
     })
 }
 
@@ -760,16 +769,34 @@ fn check_egress(
     Ok(())
 }
 
-/// The paths the permission rules deny reading, which the sandbox hides.
-async fn hidden_for(ctx: &StepContext) -> std::io::Result<Vec<std::path::PathBuf>> {
-    let Some(judge) = &ctx.judge else {
-        return Ok(Vec::new());
+/// What a sandboxed step may not read and may read besides the usual: the
+/// paths the permission rules deny reading, which the sandbox hides, with
+/// the git stores that hold such a path ([`git_store`]); the extra readable
+/// paths but those stores; and why those stores are hidden. Nothing for a
+/// step that runs unsandboxed.
+async fn hidden_for(
+    ctx: &StepContext,
+    sb: &crate::model::StepSandbox,
+) -> std::io::Result<(Vec<PathBuf>, Vec<PathBuf>, Vec<String>)> {
+    let Some(judge) = ctx.judge.as_ref().filter(|_| sb.backend().is_some()) else {
+        return Ok((Vec::new(), readable_extras(ctx), Vec::new()));
     };
     let (ws, judge) = (ctx.env.workspace.clone(), std::sync::Arc::clone(judge));
-    tokio::task::spawn_blocking(move || hidden_paths(&ws, &judge))
-        .await
-        .map_err(std::io::Error::other)?
-        .map_err(std::io::Error::other)
+    let shared = std::sync::Arc::clone(&ctx.shared);
+    let (hidden, stores) = tokio::task::spawn_blocking(move || {
+        let (mut hidden, seen) = hidden_paths(&ws, &judge)?;
+        let stores = git_store::judge(&ws, &seen, &judge, &shared.git_stores);
+        hidden.extend(stores.inside.iter().cloned());
+        Ok::<_, String>((hidden, stores))
+    })
+    .await
+    .map_err(std::io::Error::other)?
+    .map_err(std::io::Error::other)?;
+    let extra = readable_extras(ctx)
+        .into_iter()
+        .filter(|p| !stores.covers(p))
+        .collect();
+    Ok((hidden, extra, stores.notes))
 }
 
 /// Whether the step runs in a sandbox that lets it write nothing inside the

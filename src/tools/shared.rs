@@ -19,6 +19,8 @@ pub(crate) struct RunShared {
     usage: Mutex<Usage>,
     exhausted: Mutex<Option<String>>,
     interrupted: AtomicBool,
+    /// The paths each repository of the workspace holds, kept while its refs stay.
+    pub git_stores: super::git_store::Cache,
 }
 
 impl RunShared {
@@ -31,6 +33,7 @@ impl RunShared {
             usage: Mutex::new(Usage::default()),
             exhausted: Mutex::new(None),
             interrupted: AtomicBool::new(false),
+            git_stores: super::git_store::Cache::default(),
         }
     }
 

@@ -46,6 +46,7 @@ mod egress;
 mod facility;
 mod formats;
 mod git_indirection;
+mod git_objects;
 mod lanes;
 mod mermaid;
 mod proc_isolation;
@@ -135,7 +136,11 @@ fn trials() -> Vec<Trial> {
         seal::a_step_reaches_no_kernel_setting_keyring_or_host_ipc_object,
         seal::a_sandboxed_step_changes_no_metadata_outside_its_writable_set,
         egress::only_declared_hosts_are_reached_through_the_proxy,
+        git_objects::a_bash_step_reads_no_denied_path_through_the_object_store,
+        git_objects::an_agent_cli_reads_no_denied_path_through_the_object_store,
+        git_objects::nested_and_separate_git_directories_hide_their_stores_too,
     );
+
     per_backend!(
         t,
         SANDBOXES,

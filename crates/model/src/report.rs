@@ -291,6 +291,10 @@ pub struct StepReport {
     /// before the git guard and the workspace sweep; absent when none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lingering_processes: Option<usize>,
+    /// What plangate warns about how it ran: a git object store its sandbox hid from it (the
+    /// permission rules deny reading a path git holds there), and why; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The end of its output (`--show-output`: failed steps by default):
     /// `stdout`, `stderr`, an agent's `reasons`, `stdout_truncated`, `stderr_truncated`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

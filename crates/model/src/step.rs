@@ -88,6 +88,8 @@ pub struct StepOutcome {
     pub budget_exhausted: bool,
     /// Processes it left running when it ended (they were killed), when any.
     pub lingering_processes: Option<usize>,
+    /// What plangate warns about how the step ran (a git object store hidden from its sandbox, and why).
+    pub warnings: Vec<String>,
     /// The accepted, sanitized result (an agent step's `parsed.*`), absolute.
     pub result_file: Option<std::path::PathBuf>,
     /// The names of the variables its processes received (None: it started none).
@@ -129,6 +131,7 @@ impl StepOutcome {
             command_attempts: Vec::new(),
             budget_exhausted: false,
             lingering_processes: None,
+            warnings: Vec::new(),
             result_file: None,
             environment: None,
             workspace_files: Vec::new(),

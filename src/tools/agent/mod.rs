@@ -77,7 +77,7 @@ pub(crate) async fn run(
     let mut sent: HashSet<String> = HashSet::new();
     let mut usage = Usage::default();
     let mut last: Vec<Rejection> = Vec::new();
-    let mut stage = match staged(a, ctx).await {
+    let mut stage = match staged(a, ctx, &mut out.warnings).await {
         Ok(s) => s,
         Err(e) => {
             out.error = Some(e);
@@ -269,16 +269,22 @@ fn prepare(
     Ok((base, instructions_for(a), untrusted))
 }
 
-/// The staged copy an agent CLI works in (None for agents that cannot act on files).
-async fn staged(a: &AgentAction, ctx: &StepContext) -> Result<Option<Stage>, String> {
+/// The staged copy an agent CLI works in (None for agents that cannot act
+/// on files); what the step is warned of about it goes to `warnings`.
+async fn staged(
+    a: &AgentAction,
+    ctx: &StepContext,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Stage>, String> {
     if a.provider != ProviderKind::Command {
         return Ok(None);
     }
     let ctx = ctx.clone();
-    tokio::task::spawn_blocking(move || Stage::create(&ctx))
+    let stage = tokio::task::spawn_blocking(move || Stage::create(&ctx))
         .await
-        .map_err(|e| format!("internal error while staging the workspace: {e}"))?
-        .map(Some)
+        .map_err(|e| format!("internal error while staging the workspace: {e}"))??;
+    warnings.extend(stage.store_notes().iter().cloned());
+    Ok(Some(stage))
 }
 
 /// A rejected attempt's changes go: the copy is as the workspace again.
@@ -527,7 +533,7 @@ async fn call(
             let home = s.fresh_home().map_err(CallError::Failed)?;
             // The copy borrows the workspace's object store (read-only).
             let objects = ctx.env.workspace.join(".git/objects");
-            if objects.is_dir() {
+            if objects.is_dir() && !s.hides(&objects) {
                 c.extra_readable.push(objects);
             }
             c.env.workspace.clone_from(&s.ws);

@@ -96,6 +96,9 @@ pub(crate) struct Stage {
     baseline: BTreeMap<String, Entry>,
     /// Some: the stage is an overlay (see the module doc).
     overlay: Option<Layers>,
+    /// The workspace's git stores the CLI may not read (left out of the
+    /// stage, never granted), and why.
+    stores: crate::tools::git_store::Hidden,
 }
 
 /// An overlay stage's layers.
@@ -141,6 +144,7 @@ impl Stage {
             out_dir: ctx.out_dir.clone(),
             baseline: BTreeMap::new(),
             overlay: None,
+            stores: stores_for(ctx)?,
             root,
         };
         std::fs::create_dir(&stage.ws)
@@ -153,6 +157,16 @@ impl Stage {
         stage.copy_tree(ctx)?;
         stage.copy_git()?;
         Ok(stage)
+    }
+
+    /// What the step is warned of: the git stores left out of the stage, and why.
+    pub(crate) fn store_notes(&self) -> &[String] {
+        &self.stores.notes
+    }
+
+    /// Whether `p` lies in a git store the CLI may not read.
+    pub(crate) fn hides(&self, p: &Path) -> bool {
+        self.stores.covers(p)
     }
 
     /// What the report calls this stage (`agent_changes.stage`).
@@ -187,6 +201,11 @@ impl Stage {
             && self.out_dir.symlink_metadata().is_ok()
         {
             out.insert(rel.to_owned());
+        }
+        for p in &self.stores.inside {
+            if let Some(rel) = p.strip_prefix(&self.workspace).ok().and_then(Path::to_str) {
+                out.insert(rel.to_owned());
+            }
         }
         let Some(judge) = ctx.judge.as_ref() else {
             return Ok(out);
@@ -264,7 +283,9 @@ impl Stage {
     }
 
     fn skip(&self, path: &Path) -> bool {
-        path == self.out_dir || path == self.workspace.join(".git")
+        path == self.out_dir
+            || path == self.workspace.join(".git")
+            || self.stores.inside.iter().any(|h| h == path)
     }
 
     fn copy_tree(&mut self, ctx: &StepContext) -> Result<(), String> {
@@ -336,7 +357,11 @@ impl Stage {
         for entry in walkdir::WalkDir::new(&git)
             .follow_links(false)
             .into_iter()
-            .filter_entry(|e| e.path() != objects && e.path() != lfs)
+            .filter_entry(|e| {
+                e.path() != objects
+                    && e.path() != lfs
+                    && !self.stores.inside.iter().any(|h| h == e.path())
+            })
         {
             let entry = entry.map_err(|e| format!("cannot stage `.git`: {e}"))?;
             let Ok(rel) = entry.path().strip_prefix(&git) else {
@@ -348,7 +373,7 @@ impl Stage {
             copy_entry(entry.path(), &dest.join(rel), meta.kind)
                 .map_err(|e| format!("cannot stage `.git/{}`: {e}", rel.display()))?;
         }
-        if objects.is_dir() {
+        if objects.is_dir() && !self.hides(&objects) {
             let info = dest.join("objects/info");
             std::fs::create_dir_all(&info)
                 .and_then(|()| std::fs::create_dir_all(dest.join("objects/pack")))
@@ -734,6 +759,21 @@ impl Drop for Stage {
 /// Every entry below `root` (the agent's copy, or its overlay's upper
 /// layer) but its `.git`, with its UTF-8 path relative to `root`: the walk
 /// both ways of reading an agent's changes share.
+/// The workspace's git stores an agent CLI with these rules may not read
+/// ([`crate::tools::git_store`]); none without rules.
+fn stores_for(ctx: &StepContext) -> Result<crate::tools::git_store::Hidden, String> {
+    let Some(judge) = ctx.judge.as_ref() else {
+        return Ok(crate::tools::git_store::Hidden::default());
+    };
+    let (_, seen) = crate::tools::sandboxed::hidden_paths(&ctx.env.workspace, judge)?;
+    Ok(crate::tools::git_store::judge(
+        &ctx.env.workspace,
+        &seen,
+        judge,
+        &ctx.shared.git_stores,
+    ))
+}
+
 fn changed_entries(
     root: &Path,
 ) -> impl Iterator<Item = Result<(String, walkdir::DirEntry), String>> {

@@ -31,6 +31,8 @@ pub(crate) struct ToolResult {
     pub undone: Option<String>,
     /// How many processes it left running (killed by its supervisor); None: not known.
     pub lingering: Option<usize>,
+    /// What it is warned of (a git object store hidden from its sandbox).
+    pub notes: Vec<String>,
 }
 
 /// The shell and its flags (GitHub Actions' `bash` shell, minus the script file).
@@ -163,6 +165,7 @@ pub(crate) async fn run_command(
     let guarded = super::sandboxed::run(spec, ctx, step.limits()).await?;
     let undone = guarded.undone_error();
     let lingering = guarded.lingering;
+    let notes = guarded.notes;
     let process = guarded.process;
     Ok(ToolResult {
         process,
@@ -170,6 +173,7 @@ pub(crate) async fn run_command(
         stdout_path,
         undone,
         lingering,
+        notes,
     })
 }
 
@@ -292,6 +296,7 @@ pub(crate) fn outcome(
         output_bytes: p.stdout.bytes + p.stderr.bytes,
         error,
         lingering_processes: res.lingering.filter(|n| *n > 0),
+        warnings: res.notes,
         ..StepOutcome::new(started)
     }
 }

@@ -167,22 +167,26 @@ async fn work_tree_names(git: &Git<'_>, force: bool) -> Result<Vec<String>, Halt
 /// changes, merges against each parent, root commits whole (relative to the
 /// top level).
 async fn history_names(git: &Git<'_>) -> Result<Vec<String>, Halt> {
-    git.names(&[
-        "log",
-        "--all",
-        "--reflog",
-        "-m",
-        "--root",
-        "--format=",
-        "--name-only",
-        "-z",
-        "--no-renames",
-        "--no-relative",
-        "--no-ext-diff",
-        "--no-textconv",
-    ])
-    .await
+    git.names(HISTORY_NAMES).await
 }
+
+/// The `git` arguments that list every path of every commit reachable from
+/// a ref or a reflog (NUL-separated, relative to the top level): also what
+/// hides an object store from the sandboxed steps (`tools::git_store`).
+pub(crate) const HISTORY_NAMES: &[&str] = &[
+    "log",
+    "--all",
+    "--reflog",
+    "-m",
+    "--root",
+    "--format=",
+    "--name-only",
+    "-z",
+    "--no-renames",
+    "--no-relative",
+    "--no-ext-diff",
+    "--no-textconv",
+];
 
 /// Why exclusion pathspecs would not limit what this step shows, if so.
 async fn unlimited(

@@ -48,6 +48,8 @@ pub(crate) mod status;
 mod step;
 mod text;
 
+pub(crate) use judged::HISTORY_NAMES;
+
 use std::time::SystemTime;
 
 use serde_json::{Value, json};
