@@ -205,6 +205,7 @@ pub(crate) async fn draft(req: &DraftRequest) -> DraftResult {
             workspace: req.workspace.clone(),
             home: crate::environ::var_os("HOME").map(PathBuf::from),
             allowed_hosts: None,
+            secret_hosts: crate::policy::hosts::SecretHosts::default(),
             sandbox: None,
             scope: Arc::new(scope),
             git_supply: Arc::default(),

@@ -392,6 +392,10 @@ impl PlanSettings {
             workspace,
             home: crate::environ::var_os("HOME").map(PathBuf::from),
             allowed_hosts: policy.allowed_hosts.clone(),
+            secret_hosts: crate::policy::hosts::SecretHosts {
+                any: policy.file_hosts.clone(),
+                by_name: policy.secret_hosts.clone(),
+            },
             sandbox,
             scope: scoped_env(&plan, &policy),
             git_supply: std::sync::Arc::default(),

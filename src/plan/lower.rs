@@ -69,6 +69,16 @@ pub(super) fn lower(
         raw.policy.permissions.as_deref(),
         &mut diags,
     );
+    if raw.policy.secret_hosts.is_some() {
+        diags.push(
+            Diagnostic::at(
+                file,
+                root.pos_of("/policy/secret_hosts"),
+                "`policy.secret_hosts` belongs to the operator: only a --policy file says where a secret may be sent",
+            )
+            .help("remove it from the plan and put it in the --policy file (a plan is written by whoever opened the pull request; its own lists never let a secret go anywhere)"),
+        );
+    }
     if !diags.is_empty() {
         return Err(diags);
     }

@@ -259,10 +259,48 @@ pub(crate) fn load_policy_file(path: &Path) -> Result<PolicyBlock, Vec<Diagnosti
     let mut diags = Vec::new();
     check_permissions(&file, &root, "", block.permissions.as_deref(), &mut diags);
     env::check_passthrough(&file, Some(&root), "`env_passthrough`", &mut diags);
+    check_secret_hosts(&file, &root, &mut diags);
     if diags.is_empty() {
         Ok(block)
     } else {
         Err(diags)
+    }
+}
+
+/// A policy file's `secret_hosts`: each key a variable name, each entry a
+/// host as in `allowed_hosts`, at their positions.
+fn check_secret_hosts(file: &str, root: &node::Node, out: &mut Vec<Diagnostic>) {
+    let Some(node::NodeValue::Map(pairs)) = root.child("secret_hosts").map(|n| &n.value) else {
+        return;
+    };
+    for (k, v) in pairs {
+        let name = k.name.as_str();
+        let ok = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ok {
+            out.push(
+                Diagnostic::at(
+                    file,
+                    k.pos,
+                    format!("`secret_hosts`: `{name}` is not the name of a secret"),
+                )
+                .help("each key is a secret's variable name, as a step declares it under `secrets:` (e.g. `DEPLOY_TOKEN: [api.example.com]`)"),
+            );
+        }
+        let items = match &v.value {
+            node::NodeValue::Seq(items) => items.as_slice(),
+            _ => &[],
+        };
+        for n in items {
+            if let node::NodeValue::Str(entry) = &n.value
+                && let Err(why) = crate::policy::hosts::HostPattern::parse(entry)
+            {
+                out.push(
+                    Diagnostic::at(file, n.pos, format!("`secret_hosts.{name}`: {why}"))
+                        .help("list hosts as in `allowed_hosts`: `api.example.com`, `*.example.com`, an IP address, each with an optional `:port`"),
+                );
+            }
+        }
     }
 }
 

@@ -9,8 +9,9 @@ use crate::model::Risk;
 use crate::policy::StepClassification;
 
 /// Classify a step's concrete parameters and its rollback command: the
-/// rollback runs unattended too, so the higher risk (or a block) wins. Its
-/// declared secrets are not looked at here ([`missing_secrets`]).
+/// rollback runs unattended too, so the higher risk (or a block) wins. Where
+/// its declared secrets would go is judged here (`secret_hosts`); whether
+/// they are set is not ([`missing_secrets`]).
 pub(crate) fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
     let mut c = step.action.spec().classify(env);
     let ctx = crate::policy::classify::ClassifyContext {
@@ -36,6 +37,8 @@ pub(crate) fn classify(step: &Step, env: &ToolEnv) -> StepClassification {
     if let Some(req) = step.sandbox_request(&env.workspace, env.home.as_deref()) {
         floor_for_sandbox(&mut c, &req, &env.workspace, env.home.as_deref());
     }
+    // A declared secret sent to a host the operator's policy does not allow.
+    super::secret_hosts::floor(step, env, &mut c);
     c
 }
 

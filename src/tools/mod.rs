@@ -38,6 +38,7 @@ pub(crate) mod params;
 mod paths;
 pub(crate) mod registry;
 pub(crate) mod sandboxed;
+mod secret_hosts;
 pub(crate) mod secrets_scan;
 mod shared;
 pub(crate) mod spec;

@@ -44,6 +44,9 @@ pub struct ToolEnv {
     pub home: Option<PathBuf>,
     /// The policy's host allow-list for `http_request` (None: any host).
     pub allowed_hosts: Option<Vec<String>>,
+    /// Where the operator lets a declared secret go (the `--policy` file's
+    /// `allowed_hosts` and `secret_hosts`; never the plan's): `tools::secret_hosts`.
+    pub secret_hosts: crate::policy::hosts::SecretHosts,
     /// What the sandbox pre-flight found (None: not probed, no step asks for a sandbox).
     pub sandbox: Option<crate::model::Availability>,
     /// plangate's environment and the `env_passthrough` in force: what a child's

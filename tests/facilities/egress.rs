@@ -792,3 +792,147 @@ pub fn a_call_for_a_model_without_a_price_is_refused_under_a_cost_budget(b: Back
         "{backend}: {a:?}"
     );
 }
+
+/// A step's processes that hold a declared secret send it wherever they
+/// reach: the hosts of its `egress` list (or of its agent's), any host with
+/// `network: true`. Only the operator's `--policy` file (`allowed_hosts`,
+/// `secret_hosts`) lets them; else the step is dangerous: denied at medium,
+/// run with `--approve`. Without secrets the same steps are unaffected. An
+/// agent with `api` holds no key: plangate sends it to `api.base_url`, a host
+/// the plan names, so the operator must allow that one (issue 23, item 5).
+pub fn secrets_in_a_steps_processes_go_only_to_hosts_the_operator_allows(b: Backend) {
+    let (flag, backend) = b.pair();
+    let landlock = flag == "landlock";
+    let env = Env::new();
+    let agents = "agents:\n  cli:\n    command: [bash, -c, 'cat > /dev/null']\n    api: {provider: anthropic, api_key_env: PG_API_KEY, base_url: \"http://127.0.0.1:9\"}\n";
+    let steps = [
+        "  - {id: eg, tool: bash, secrets: [MY_TOKEN], parameters: {command: 'touch eg-ran', egress: [api.example.com]}}\n",
+        "  - {id: eg_plain, tool: bash, parameters: {command: 'touch eg-plain-ran', egress: [api.example.com]}}\n",
+        "  - {id: net, tool: bash, secrets: [MY_TOKEN], network: true, parameters: {command: 'touch net-ran'}}\n",
+        "  - {id: net_plain, tool: bash, network: true, parameters: {command: 'touch net-plain-ran'}}\n",
+        "  - {id: nonet, tool: bash, secrets: [MY_TOKEN], parameters: {command: 'touch nonet-ran'}}\n",
+        "  - {id: ag, tool: agent, parameters: {agent: cli, prompt: hi}}\n",
+    ];
+    let plan = |only: &[&str]| {
+        let chosen: String = steps
+            .iter()
+            .filter(|s| only.iter().any(|id| s.contains(&format!("id: {id},"))))
+            .copied()
+            .collect();
+        env.write(
+            "plan.yaml",
+            &format!("version: 1\nid: sh\n{agents}steps:\n{chosen}"),
+        )
+    };
+    let policy = |text: &str| {
+        let p = env.ws.parent().unwrap().join("operator-policy.yaml");
+        std::fs::write(
+            &p,
+            format!("risk_tolerance: medium\nallow_any_network: true\n{text}"),
+        )
+        .unwrap();
+        p
+    };
+    let cmd = |verb: &str, plan: &std::path::Path, pol: &std::path::Path, args: &[&str]| {
+        let mut c = env.cmd();
+        c.arg(verb)
+            .arg(plan)
+            .args([
+                "--sandbox-backend",
+                flag,
+                "--risk-tolerance",
+                "medium",
+                "--policy",
+            ])
+            .arg(pol)
+            .env("MY_TOKEN", "pg-proc-token-8e1f03")
+            .env("PG_API_KEY", "pg-api-key-41c2d9");
+        if verb == "run" {
+            c.arg("--out").arg(&env.out);
+        } else {
+            c.args(["--format", "json"]);
+        }
+        c.args(args).output().unwrap()
+    };
+    let all = plan(&["eg", "eg_plain", "net", "net_plain", "nonet", "ag"]);
+    let open = policy("");
+    let v = cmd("validate", &all, &open, &[]);
+    assert_eq!(code(&v), 3, "{backend}: {}", stderr(&v));
+    let shown: serde_json::Value = serde_json::from_slice(&v.stdout).unwrap();
+    let decision = |id: &str| {
+        let s = shown["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap_or_else(|| panic!("{id}: {shown:#}"));
+        (
+            s["approval"]["decision"].as_str().unwrap().to_owned(),
+            s["approval"]["reason"].as_str().unwrap().to_owned(),
+        )
+    };
+    let (d, why) = decision("eg");
+    assert_eq!(d, "denied", "{backend}: {why}");
+    if landlock {
+        assert!(why.contains("proxy's port only"), "{backend}: {why}");
+    } else {
+        assert!(
+            why.contains("sends secret `MY_TOKEN` to `api.example.com`, which the operator's policy does not allow"),
+            "{backend}: {why}"
+        );
+    }
+    let (d, why) = decision("net");
+    assert_eq!(d, "denied", "{backend}: {why}");
+    assert!(
+        why.contains("sends secret `MY_TOKEN` to any host (`network: true`)"),
+        "{backend}: {why}"
+    );
+    let (d, why) = decision("ag");
+    assert_eq!(d, "denied", "{backend}: {why}");
+    assert!(
+        why.contains("sends secret `PG_API_KEY` to `127.0.0.1:9`"),
+        "{backend}: {why}"
+    );
+    // Landlock does not auto-approve a workspace-write step (metadata) or egress
+    // (the proxy's port only) anyway: there, only the reason is checked.
+    for id in ["net_plain", "nonet", "eg_plain"] {
+        let (d, why) = decision(id);
+        assert!(!why.contains("sends secret"), "{backend} {id}: {why}");
+        if !landlock {
+            assert_eq!(d, "auto_approved", "{backend} {id}: {why}");
+        }
+    }
+    // `run` agrees, and runs nothing.
+    let o = cmd("run", &all, &open, &[]);
+    assert_eq!(code(&o), 3, "{backend}: {}", stderr(&o));
+    for m in ["eg-ran", "net-ran", "nonet-ran", "net-plain-ran"] {
+        assert!(!env.ws.join(m).exists(), "{backend}: {m}");
+    }
+    // The operator's host (either key), or an approval, lets the egress step run.
+    let eg = plan(&["eg"]);
+    for text in [
+        "allowed_hosts: [api.example.com]\n",
+        "secret_hosts: {MY_TOKEN: [\"*.example.com\", api.example.com]}\n",
+    ] {
+        let _ = std::fs::remove_file(env.ws.join("eg-ran"));
+        let o = cmd("run", &eg, &policy(text), &[]);
+        if landlock {
+            assert_eq!(code(&o), 3, "{backend} {text}: {}", stderr(&o));
+        } else {
+            assert_eq!(code(&o), 0, "{backend} {text}: {}", stderr(&o));
+            assert!(env.ws.join("eg-ran").exists(), "{backend} {text}");
+        }
+    }
+    // Another secret's hosts, or a narrower port, do not.
+    for text in [
+        "secret_hosts: {OTHER: [api.example.com]}\n",
+        "allowed_hosts: [\"api.example.com:443\"]\n",
+    ] {
+        let o = cmd("run", &eg, &policy(text), &[]);
+        assert_eq!(code(&o), 3, "{backend} {text}: {}", stderr(&o));
+    }
+    let _ = std::fs::remove_file(env.ws.join("eg-ran"));
+    let o = cmd("run", &eg, &open, &["--approve", "eg"]);
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    assert!(env.ws.join("eg-ran").exists(), "{backend}");
+}

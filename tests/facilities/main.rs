@@ -150,6 +150,7 @@ fn trials() -> Vec<Trial> {
         egress::the_endpoint_refuses_calls_past_the_budget,
         egress::step_budgets_refuse_the_next_call_in_each_providers_shape,
         egress::a_call_for_a_model_without_a_price_is_refused_under_a_cost_budget,
+        egress::secrets_in_a_steps_processes_go_only_to_hosts_the_operator_allows,
     );
     per_backend!(
         t,

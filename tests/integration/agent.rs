@@ -270,6 +270,8 @@ fn openai_provider_sends_the_key_from_its_variable_and_counts_tokens() {
     );
     let o = env
         .run_cmd(&plan)
+        .arg("--policy")
+        .arg(env.policy_allowing_local(&["TEST_PLANGATE_KEY"]))
         .env("TEST_PLANGATE_KEY", "sk-test-123")
         .output()
         .unwrap();

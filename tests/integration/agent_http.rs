@@ -157,6 +157,13 @@ fn run(env: &Env, def: &str, params: &str, vars: &[(&str, &str)]) -> std::proces
     );
     let path = env.write("plan.yaml", &plan);
     let mut c = env.run_cmd(&path);
+    // The keys go to the local stand-in: the operator allows it.
+    c.arg("--policy").arg(env.policy_allowing_local(&[
+        "TEST_ANTHROPIC_KEY",
+        "ANTHROPIC_API_KEY",
+        "TEST_REFERER",
+        "TEST_AZURE_KEY",
+    ]));
     for (k, v) in vars {
         c.env(k, v);
     }
@@ -769,8 +776,8 @@ fn a_policy_files_cost_budget_refuses_an_unpriced_model_before_any_call() {
     );
     let plan = env.write("plan.yaml", &plan);
     for policy in [
-        "risk_tolerance: medium\nbudget: {max_cost_usd: 1}\n",
-        "risk_tolerance: medium\nstep_budget: {max_cost_usd: 1}\n",
+        "risk_tolerance: medium\nbudget: {max_cost_usd: 1}\nsecret_hosts: {TEST_ANTHROPIC_KEY: [\"127.0.0.1\"]}\n",
+        "risk_tolerance: medium\nstep_budget: {max_cost_usd: 1}\nsecret_hosts: {TEST_ANTHROPIC_KEY: [\"127.0.0.1\"]}\n",
     ] {
         let file = env.write("policy.yaml", policy);
         let o = env

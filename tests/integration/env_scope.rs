@@ -436,6 +436,8 @@ fn an_agent_cli_gets_its_agents_secrets_and_api_key_env_and_nothing_else() {
             "risk_tolerance: medium\nsandbox: optional\n",
         )
     })
+    // Bare, its secrets could go to any host: only an approval runs it.
+    .args(["--approve", "fix"])
     .output()
     .unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));

@@ -86,6 +86,26 @@ impl Env {
         self.tmpdir.join(OPERATOR_POLICY)
     }
 
+    /// The tests' operator policy with `secret_hosts` letting each of
+    /// `names` go to the local stand-ins (127.0.0.1): a step that sends a
+    /// secret to a host needs the operator's say (SPEC "Where a secret may go").
+    pub fn policy_allowing_local(&self, names: &[&str]) -> PathBuf {
+        let p = self.tmpdir.join("operator-policy-local-secrets.yaml");
+        let map: Vec<String> = names
+            .iter()
+            .map(|n| format!("{n}: [\"127.0.0.1\"]"))
+            .collect();
+        std::fs::write(
+            &p,
+            format!(
+                "{OPERATOR_POLICY_YAML}secret_hosts: {{{}}}\n",
+                map.join(", ")
+            ),
+        )
+        .expect("policy");
+        p
+    }
+
     /// `plangate run` of `plan_yaml` with no policy file: the built-in policy caps the plan.
     pub fn run_without_policy(&self, plan_yaml: &str, args: &[&str]) -> Output {
         let plan = self.write("plan.yaml", plan_yaml);

@@ -63,6 +63,7 @@ mod resume;
 mod retry;
 mod run;
 mod sandbox;
+mod secret_hosts;
 mod secret_pieces;
 mod secrets;
 mod secrets_rules;

@@ -56,6 +56,14 @@ pub struct PolicyBlock {
     #[serde(default)]
     #[schemars(inner(pattern(HOST_PATTERN)))]
     pub allowed_hosts: Option<Vec<String>>,
+    /// `--policy` file only (a plan that sets it is invalid): where each declared secret may be
+    /// sent besides the file's `allowed_hosts`: secret name → hosts (entries as in
+    /// `allowed_hosts`). A step that would send a secret (a `{secret: NAME}` header, an agent's
+    /// key, a process holding it with `egress` or `network: true`) to a host neither allows is
+    /// dangerous (not auto-approved below `high`; `--approve` runs it). The plan's own
+    /// `allowed_hosts` never counts.
+    #[serde(default)]
+    pub secret_hosts: Option<std::collections::BTreeMap<String, Vec<String>>>,
     /// Permission rules (which tool may read, write, execute or administer which resource).
     /// When a list is set, a step needs every resource it touches allowed by it (default deny);
     /// a denied step is blocked. The plan's list and a `--policy` file's must both allow.
@@ -186,6 +194,15 @@ pub struct EffectivePolicy {
     /// Hosts `http_request` may reach (None: any); both lists when plan and policy file set one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_hosts: Option<Vec<String>>,
+    /// The policy file's `secret_hosts` (secret name → hosts it may be sent to, besides the
+    /// file's `allowed_hosts`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub secret_hosts: std::collections::BTreeMap<String, Vec<String>>,
+    /// The policy file's `allowed_hosts` as written (None: the file sets none, or no file): the
+    /// hosts any declared secret may be sent to (the plan's list never counts). Not in the
+    /// report (`allowed_hosts` and `capped` say it).
+    #[serde(skip)]
+    pub file_hosts: Option<Vec<String>>,
     /// The policy file's permission rules (None: no list, no permission check).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permissions: Option<Vec<PermissionRule>>,

@@ -105,6 +105,17 @@ impl HostPattern {
         }
     }
 
+    /// Whether every host this pattern matches, `outer` matches too (ports aside).
+    pub fn within(&self, outer: &HostPattern) -> bool {
+        match (self.wildcard, outer.wildcard) {
+            (_, false) => !self.wildcard && self.host == outer.host,
+            (false, true) | (true, true) => {
+                (self.wildcard && self.host == outer.host)
+                    || self.host.ends_with(&format!(".{}", outer.host))
+            }
+        }
+    }
+
     /// What both patterns allow, if anything (the more specific one, with the port of either).
     fn intersect(&self, other: &HostPattern) -> Option<HostPattern> {
         let port = match (self.port, other.port) {
@@ -112,19 +123,9 @@ impl HostPattern {
             (Some(a), Some(b)) if a == b => Some(a),
             _ => return None,
         };
-        let under = |inner: &HostPattern, outer: &HostPattern| {
-            // Every host `inner` matches, `outer` matches too (ports aside).
-            match (inner.wildcard, outer.wildcard) {
-                (_, false) => !inner.wildcard && inner.host == outer.host,
-                (false, true) | (true, true) => {
-                    (inner.wildcard && inner.host == outer.host)
-                        || inner.host.ends_with(&format!(".{}", outer.host))
-                }
-            }
-        };
-        let base = if under(self, other) {
+        let base = if self.within(other) {
             self
-        } else if under(other, self) {
+        } else if other.within(self) {
             other
         } else {
             return None;
@@ -177,6 +178,36 @@ pub fn intersect(a: &[String], b: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether a list allows every host `entry` matches on `port` (entries of the
+/// list that do not parse allow nothing).
+pub fn covers(list: &[String], entry: &HostPattern, port: u16) -> bool {
+    list.iter()
+        .filter_map(|e| HostPattern::parse(e).ok())
+        .any(|p| p.port.is_none_or(|q| q == port) && entry.within(&p))
+}
+
+/// Where the operator lets a declared secret go: the `--policy` file's
+/// `allowed_hosts` (for every secret) and its `secret_hosts` (per secret).
+/// The plan's own lists never count: it is written by whoever opened the
+/// pull request. Nothing set: no host.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SecretHosts {
+    /// The policy file's `allowed_hosts` (None: it sets none).
+    pub any: Option<Vec<String>>,
+    /// The policy file's `secret_hosts`: secret name → hosts.
+    pub by_name: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl SecretHosts {
+    /// Whether `secret` may be sent to every host `entry` matches on `port`.
+    pub fn allows(&self, secret: &str, entry: &HostPattern, port: u16) -> bool {
+        self.any
+            .iter()
+            .chain(self.by_name.get(secret))
+            .any(|l| covers(l, entry, port))
+    }
 }
 
 /// Where a URL goes: the parts the allow-list and the same-origin rules look at.
@@ -346,6 +377,33 @@ mod tests {
         ] {
             assert!(!re.is_match(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_list_covers_an_entry_only_on_every_host_and_port_it_matches() {
+        let l = list(&["*.example.com", "api.other.net:443", "10.0.0.1"]);
+        let p = |e: &str| HostPattern::parse(e).unwrap();
+        for (entry, port, want) in [
+            ("api.example.com", 443, true),
+            ("*.api.example.com", 80, true),
+            ("*.example.com", 80, true),
+            ("example.com", 443, false),
+            ("*.com", 443, false),
+            ("api.other.net", 443, true),
+            ("api.other.net", 80, false),
+            ("*.other.net", 443, false),
+            ("10.0.0.1", 8080, true),
+            ("10.0.0.2", 80, false),
+        ] {
+            assert_eq!(covers(&l, &p(entry), port), want, "{entry}:{port}");
+        }
+        let s = SecretHosts {
+            any: None,
+            by_name: [("A".to_owned(), list(&["api.example.com"]))].into(),
+        };
+        assert!(s.allows("A", &p("api.example.com"), 443));
+        assert!(!s.allows("B", &p("api.example.com"), 443));
+        assert!(!SecretHosts::default().allows("A", &p("api.example.com"), 443));
     }
 
     #[test]
