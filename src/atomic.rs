@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::MutexGuard;
 
 /// The permissions of the written file.
 #[derive(Debug, Clone, Copy)]
@@ -32,12 +32,9 @@ pub(crate) enum Mode {
     Like,
 }
 
+/// The registry lives with the output folder's guard, which skips them too.
 fn registry() -> MutexGuard<'static, HashSet<PathBuf>> {
-    static IN_FLIGHT: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
-    IN_FLIGHT
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    crate::outdir::in_flight()
 }
 
 /// Whether `path` is the temporary file of a write in progress.
@@ -71,16 +68,30 @@ pub(crate) fn write(
         Mode::Set(bits) => (std::fs::Permissions::from_mode(bits), None),
     };
     let dir = path.parent().unwrap_or(Path::new("."));
+    // In the output folder: through its pinned descriptor, no link followed
+    // (`crate::outdir`); `target` is where the rename goes.
+    let pinned = crate::outdir::Pinned::open(dir).transpose()?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::other("not a file name"))?;
+    let (at, target) = match &pinned {
+        Some(p) => {
+            p.clear_for_file(name, path);
+            (p.join(std::ffi::OsStr::new("")), p.join(name))
+        }
+        None => (dir.to_path_buf(), path.to_path_buf()),
+    };
     // Created and registered under the registry's lock: a sweep that lists
     // the folder in between waits in `in_flight` until the entry is there.
     let (mut tmp, entry) = {
         let mut reg = registry();
         let tmp = tempfile::Builder::new()
             .prefix(".plangate-tmp-")
-            .tempfile_in(dir)?;
-        reg.insert(tmp.path().to_path_buf());
-        let path = tmp.path().to_path_buf();
-        (tmp, Entry(path))
+            .tempfile_in(&at)?;
+        // Registered under the name the sweeps list it by.
+        let listed = dir.join(tmp.path().file_name().unwrap_or_default());
+        reg.insert(listed.clone());
+        (tmp, Entry(listed))
     };
     {
         let mut w = io::BufWriter::new(tmp.as_file_mut());
@@ -100,7 +111,7 @@ pub(crate) fn write(
     }
     // Still in flight until renamed: dropped after the rename (or the
     // removal of the temporary file when it fails).
-    let done = tmp.persist(path).map(drop).map_err(|e| e.error);
+    let done = tmp.persist(&target).map(drop).map_err(|e| e.error);
     drop(entry);
     done
 }

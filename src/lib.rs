@@ -18,6 +18,7 @@
 pub(crate) mod atomic;
 pub(crate) mod cli;
 pub(crate) mod commands;
+pub(crate) mod denied;
 pub(crate) mod diff;
 pub(crate) mod draft;
 pub(crate) mod egress;
@@ -35,6 +36,7 @@ pub(crate) mod merge;
 /// The run's vocabulary: the `plangate-model` crate (crates/model), under
 /// its old name so that `crate::model::X` reads as before.
 pub(crate) use plangate_model as model;
+pub(crate) mod outdir;
 pub(crate) mod output;
 pub(crate) mod plan;
 pub(crate) use plangate_policy as policy;

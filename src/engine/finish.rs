@@ -53,15 +53,25 @@ pub(super) async fn start_tracker(
         })
         .collect();
     tokio::task::spawn_blocking(move || {
-        let mut t = Tracker::start(&ws, &out);
         if !judges.is_empty() {
-            t.withhold(Box::new(move |path: &str| {
-                judges.iter().any(|j| {
+            // Recorded by identity: a link or a rename made during the run
+            // never shows the content either (an error leaves the judges,
+            // and the steps hide and record again when they start).
+            let _ = crate::tools::sandboxed::hidden_by(&ws, |rel| {
+                judges
+                    .iter()
+                    .any(|j| j.check_rel(rel, crate::model::Level::Read).is_err())
+            });
+        }
+        let mut t = Tracker::start(&ws, &out);
+        let root = ws.clone();
+        t.withhold(Box::new(move |path: &str| {
+            crate::denied::path_is_denied(&root.join(path))
+                || judges.iter().any(|j| {
                     j.check(std::path::Path::new(path), crate::model::Level::Read)
                         .is_err()
                 })
-            }));
-        }
+        }));
         t
     })
     .await

@@ -621,7 +621,8 @@ pub(crate) async fn run(
         sched.rollback().await;
     }
     // Whatever a step left in the output folder, wherever, is scanned before the run ends.
-    let late = finish::final_sweep(&settings.out_dir, &sched).await;
+    let mut late = schedule::tampered(None);
+    late.extend(finish::final_sweep(&settings.out_dir, &sched).await);
     sched
         .fingerprints
         .extend(late.iter().map(|f| f.fingerprint.clone()));

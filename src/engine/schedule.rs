@@ -647,6 +647,14 @@ impl Scheduler {
         let mut ctx = self.context(i);
         let refused = self
             .flow(i, &mut ctx)
+            .and_then(|()| {
+                crate::outdir::ensure_dir(&ctx.artifacts_dir).map_err(|e| {
+                    format!(
+                        "cannot make the step's artifact folder {}: {e}",
+                        ctx.artifacts_dir.display()
+                    )
+                })
+            })
             .and_then(|()| super::effects::prepare(&mut ctx))
             .err();
         running.spawn(async move {
@@ -662,6 +670,7 @@ impl Scheduler {
             let swept = tokio::task::spawn_blocking(move || {
                 tools::sweep(&mut outcome, &ctx, &id);
                 super::effects::collect(&mut outcome, &ctx, &held, i);
+                outcome.findings.extend(tampered(Some(&id)));
                 outcome
             })
             .await;
@@ -716,6 +725,7 @@ impl Scheduler {
                     .await;
             let mut outcome = tools::bash::outcome(step, result, started, None, &ctx);
             tools::sweep(&mut outcome, &ctx, &step.id);
+            outcome.findings.extend(tampered(Some(&step.id)));
             self.secrets += outcome.findings.len();
             self.fingerprints
                 .extend(outcome.findings.iter().map(|f| f.fingerprint.clone()));
@@ -770,4 +780,30 @@ impl Scheduler {
             });
         }
     }
+}
+
+/// What a step changed in the output folder outside its artifact folder
+/// ([`crate::outdir::check`]), put right: each an `unscannable` finding
+/// (exit 4), credited to `step` (the step that just ended; None at the end).
+pub(super) fn tampered(step: Option<&str>) -> Vec<crate::model::Finding> {
+    crate::outdir::check()
+        .into_iter()
+        .map(|(location, why)| {
+            let location = if location.is_empty() {
+                "output folder".to_owned()
+            } else {
+                location
+            };
+            crate::output::warning(format_args!(
+                "`{location}` (output folder): {why}; the run fails (exit 4)"
+            ));
+            crate::model::Finding {
+                rule: tools::UNSCANNABLE.to_owned(),
+                step: step.map(str::to_owned),
+                fingerprint: format!("{}:{location}", tools::UNSCANNABLE),
+                location,
+                line: 0,
+            }
+        })
+        .collect()
 }

@@ -142,7 +142,7 @@ impl Staging {
                 .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
                 .tempdir_in(parent)
         };
-        let art = make(".plangate-lane-", output)?;
+        let art = crate::outdir::made(|| make(".plangate-lane-", output), |d| d.path())?;
         let tmp = make("plangate-lane-", &crate::environ::temp_dir())?;
         let mut made = [(0, 0, 0); 2];
         for (i, d) in [art.path(), tmp.path()].into_iter().enumerate() {

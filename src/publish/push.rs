@@ -425,6 +425,12 @@ impl Beneath {
                         why: "it is neither a file nor a symbolic link",
                     });
                 }
+                if crate::denied::is_denied_id(st.st_dev, st.st_ino) {
+                    return Err(PushError::Denied {
+                        path: path.to_owned(),
+                        why: crate::denied::WHY.to_owned(),
+                    });
+                }
                 let mut bytes = Vec::new();
                 std::fs::File::from(fd)
                     .take(MAX_BYTES + 1)

@@ -64,9 +64,7 @@ impl AuditLog {
 /// the report was final, such as publishing).
 pub(crate) fn append(out_dir: &Path, event: &AuditEvent) -> std::io::Result<()> {
     let line = line(event).map_err(std::io::Error::other)?;
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(out_dir.join(FILE))?;
+    let mut f = crate::outdir::append(&out_dir.join(FILE))?;
     f.write_all(&line)
 }
 

@@ -240,6 +240,8 @@ impl Reporter {
     ) -> std::io::Result<Reporter> {
         std::fs::create_dir_all(settings.out_dir.join("artifacts"))?;
         let audit = AuditLog::create(&settings.out_dir)?;
+        // From here plangate writes its folder through a descriptor, no link followed.
+        crate::outdir::pin(&settings.out_dir, &settings.env.workspace)?;
         let started_at = SystemTime::now();
         let steps = plan.steps.iter().map(|s| not_run(&plan, s)).collect();
         let report = Report {

@@ -158,7 +158,8 @@ impl PathJudge {
             .into_iter()
             .map(|r| super::spec::access(r, level))
             .collect();
-        self.verdict(&needs)
+        self.verdict(&needs)?;
+        same_as_denied(&abs, std::fs::metadata(&abs))
     }
 
     /// Like [`PathJudge::check`] for a path known to hold no symlink (an
@@ -167,7 +168,8 @@ impl PathJudge {
         let Some(rel) = lexical_rel(&self.workspace, abs) else {
             return Err(format!("`{}` is outside the workspace", abs.display()));
         };
-        self.verdict(&[super::spec::access(rel, level)])
+        self.verdict(&[super::spec::access(rel, level)])?;
+        same_as_denied(abs, std::fs::symlink_metadata(abs))
     }
 
     /// Whether the path `rel` (relative to whichever copy of the workspace is
@@ -193,6 +195,17 @@ impl PathJudge {
     fn verdict(&self, needs: &[Access]) -> Result<(), String> {
         let v = permissions::evaluate_compiled(&self.lists, self.tool.as_str(), needs, self.risk);
         if v.allowed { Ok(()) } else { Err(v.reason) }
+    }
+}
+
+/// Refuse a file that is another name of one the rules deny reading
+/// ([`crate::denied`]): a hard link to it, or the file renamed.
+fn same_as_denied(abs: &Path, meta: std::io::Result<std::fs::Metadata>) -> Result<(), String> {
+    match meta {
+        Ok(m) if crate::denied::is_denied(&m) => {
+            Err(format!("`{}`: {}", abs.display(), crate::denied::WHY))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -31,6 +31,18 @@ pub(crate) fn hidden_paths(
     workspace: &std::path::Path,
     judge: &super::judge::PathJudge,
 ) -> Result<(Vec<std::path::PathBuf>, git_store::Seen), String> {
+    hidden_by(workspace, |rel| {
+        judge.check_rel(rel, crate::model::Level::Read).is_err()
+    })
+}
+
+/// [`hidden_paths`] for any test of a relative path; each hidden path is
+/// also recorded by identity ([`crate::denied::record`]): another name for
+/// it never shows its content.
+pub(crate) fn hidden_by(
+    workspace: &std::path::Path,
+    denies: impl Fn(&std::path::Path) -> bool,
+) -> Result<(Vec<std::path::PathBuf>, git_store::Seen), String> {
     let mut hidden = Vec::new();
     let mut seen_git = git_store::Seen::default();
     let mut walk = walkdir::WalkDir::new(workspace)
@@ -38,6 +50,7 @@ pub(crate) fn hidden_paths(
         .follow_links(false)
         .into_iter();
     let mut seen = 0usize;
+    let watch_ids = crate::denied::any();
     while let Some(entry) = walk.next() {
         let entry = entry.map_err(|e| {
             format!("cannot read the workspace to hide what the step may not read: {e}; the step was not run")
@@ -51,7 +64,12 @@ pub(crate) fn hidden_paths(
         let Ok(rel) = entry.path().strip_prefix(workspace) else {
             continue;
         };
-        if judge.check_rel(rel, crate::model::Level::Read).is_err() {
+        // Another name for a denied file (a link or a rename an earlier step
+        // made) is hidden like the file.
+        let alias = watch_ids
+            && entry.file_type().is_file()
+            && entry.metadata().is_ok_and(|m| crate::denied::is_denied(&m));
+        if alias || denies(rel) {
             if entry.file_type().is_dir() {
                 walk.skip_current_dir();
             }
@@ -59,6 +77,9 @@ pub(crate) fn hidden_paths(
         } else {
             seen_git.note(entry.path(), entry.file_type());
         }
+    }
+    for h in &hidden {
+        crate::denied::record(h);
     }
     Ok((hidden, seen_git))
 }

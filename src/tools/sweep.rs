@@ -251,6 +251,16 @@ fn sweep_file(path: &Path, rewrite: bool) -> Result<Vec<crate::secrets::Finding>
         // plangate may not search: not something to pass as swept.
         Err(e) => return Err(refused(path, rewrite, SweepError::io("look at", &e))),
     };
+    if rewrite && crate::denied::is_denied(&meta) {
+        // Another name of a file the permission rules deny reading: never read.
+        let e = SweepError {
+            special: false,
+            gone: false,
+            kept: false,
+            why: crate::denied::WHY.to_owned(),
+        };
+        return Err(refused(path, rewrite, e));
+    }
     let len = meta.len();
     if len == 0 && meta.file_type().is_file() {
         // An empty regular file holds nothing to scan or rewrite (most

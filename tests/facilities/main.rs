@@ -48,6 +48,7 @@ mod formats;
 mod git_indirection;
 mod git_objects;
 mod lanes;
+mod links;
 mod mermaid;
 mod proc_isolation;
 mod real_clis;
@@ -120,6 +121,8 @@ fn trials() -> Vec<Trial> {
         seal::the_self_test_names_every_property_and_unenforced_ones_stop_auto_approval,
         seal::a_step_leaves_nothing_in_the_hosts_shared_memory,
         seal::an_artifact_changed_behind_the_sweeps_back_is_swept_again,
+        links::another_name_for_a_denied_file_never_shows_its_content,
+        links::a_step_cannot_take_an_output_folder_inside_the_workspace,
         git_indirection::safe_and_moderate_steps_change_nothing_in_the_git_directory,
         git_indirection::a_step_below_dangerous_leaves_no_nested_repository_that_runs_programs,
         git_indirection::reading_git_commands_in_a_moderate_step_change_nothing_and_pass,

@@ -1,0 +1,94 @@
+//! The files the permission rules deny reading, by identity.
+//!
+//! A rule denies a path, but the content lives in an inode: a step that may
+//! write the workspace can give a denied file another name without reading
+//! it (`ln`, `cp --link`, `os.link`, `mv` of the file or of a folder above
+//! it; under Landlock the new name stays unreadable to the step, since the
+//! kernel refuses a link that would gain rights). plangate itself reads
+//! every name. So every file hidden from a step (and every file the diff
+//! withholds) is recorded here by `(device, inode)` when the run and each
+//! step start ([`record`]); a later step's sandbox hides such a file under
+//! its new name too (`hidden_by` of the sandboxed tools); every place plangate shows, copies or
+//! pushes content asks [`is_denied`] of the file it opened: the diff
+//! summary (content withheld, row kept), the permission judge of the
+//! in-process tools (`find_in_files`, `archive`, an agent's stage), the
+//! sweeps of the output folder (such a file is withheld) and the push of a
+//! pull or merge request (refused). An inode reused after the denied file
+//! is deleted is withheld too (fail-close).
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+fn set() -> MutexGuard<'static, HashSet<(u64, u64)>> {
+    static S: OnceLock<Mutex<HashSet<(u64, u64)>>> = OnceLock::new();
+    S.get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Record `path` (a file or a folder, links not followed) and every file
+/// beneath it as denied. What cannot be looked at is skipped: nobody can
+/// read it through another name either.
+pub(crate) fn record(path: &Path) {
+    let mut ids = Vec::new();
+    for e in walkdir::WalkDir::new(path)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+    {
+        if let Ok(m) = e.metadata()
+            && m.file_type().is_file()
+        {
+            ids.push((m.dev(), m.ino()));
+        }
+    }
+    set().extend(ids);
+}
+
+/// Whether any file is recorded.
+pub(crate) fn any() -> bool {
+    !set().is_empty()
+}
+
+/// Whether `meta` is a regular file recorded as denied (under any name).
+pub(crate) fn is_denied(meta: &std::fs::Metadata) -> bool {
+    meta.file_type().is_file() && is_denied_id(meta.dev(), meta.ino())
+}
+
+/// Whether the file `(dev, ino)` is recorded as denied.
+pub(crate) fn is_denied_id(dev: u64, ino: u64) -> bool {
+    let s = set();
+    !s.is_empty() && s.contains(&(dev, ino))
+}
+
+/// Whether `path` (links not followed) is a regular file recorded as denied.
+pub(crate) fn path_is_denied(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| is_denied(&m))
+}
+
+/// The reason given where the content of such a file is withheld.
+pub(crate) const WHY: &str = "it is the same file (a hard link, or the file renamed) as one the permission rules deny reading";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_to_a_recorded_file_is_denied_and_a_copy_is_not() {
+        let t = tempfile::tempdir().expect("tmp");
+        let r = t.path();
+        std::fs::create_dir_all(r.join("d/e")).expect("mkdir");
+        std::fs::write(r.join("d/e/key"), "k").expect("write");
+        std::fs::write(r.join("other"), "o").expect("write");
+        std::fs::hard_link(r.join("d/e/key"), r.join("alias")).expect("link");
+        std::fs::copy(r.join("d/e/key"), r.join("copy")).expect("copy");
+        record(&r.join("d"));
+        assert!(path_is_denied(&r.join("alias")));
+        assert!(path_is_denied(&r.join("d/e/key")));
+        assert!(!path_is_denied(&r.join("copy")));
+        assert!(!path_is_denied(&r.join("other")));
+        assert!(!path_is_denied(&r.join("d")));
+    }
+}
