@@ -149,6 +149,12 @@ pub fn run(cli: Cli) -> ExitCode {
     })
 }
 
+/// A command line clap refused: the message (naming a `PLANGATE_*`
+/// variable whose value it was), `run`'s `invalid` report, exit 2.
+pub fn refuse_usage(e: &clap::Error, argv: &[std::ffi::OsString]) -> ExitCode {
+    commands::usage::refuse(e, argv)
+}
+
 fn dispatch(command: Command) -> commands::Outcome {
     match command {
         Command::Run(args) => commands::run::run(&args),

@@ -3,5 +3,9 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    plangate::run(plangate::Cli::parse())
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match plangate::Cli::try_parse_from(&argv) {
+        Ok(cli) => plangate::run(cli),
+        Err(e) => plangate::refuse_usage(&e, &argv),
+    }
 }

@@ -15,6 +15,7 @@ pub(crate) mod run;
 pub(crate) mod scan;
 pub(crate) mod schema;
 pub(crate) mod shard;
+pub(crate) mod usage;
 pub(crate) mod validate;
 
 use std::path::Path;

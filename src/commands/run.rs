@@ -79,6 +79,24 @@ impl Start<'_> {
     }
 }
 
+/// A command line clap refused (`why`, already worded for the user): the
+/// `invalid` report, nothing run and nothing published.
+pub(crate) fn refused_usage(args: &RunArgs, why: &str) -> RunStatus {
+    let start = Start {
+        args,
+        gh: settings::github(&args.github),
+        gl: settings::gitlab(&args.gitlab, &args.github),
+        run_id: uuid::Uuid::now_v7().to_string(),
+        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+    };
+    let ws = settings::workspace(&args.decision).unwrap_or_else(|_| start.cwd.clone());
+    let diag = usage_diag(
+        why.to_owned(),
+        "see `plangate run --help` for each flag's values (a flag's PLANGATE_* variable takes the same)",
+    );
+    start.refused(&[diag], &ws).unwrap_or(RunStatus::Invalid)
+}
+
 /// Every step has ended: a child still here is one a step orphaned after
 /// its supervisor was killed (plangate is a child subreaper). Kill and name them.
 fn warn_lingering() {

@@ -412,6 +412,15 @@ impl Scheduler {
                     .all(|(k, v)| step.matrix.get(k) == Some(v));
             let values: Vec<String> = dep.matrix.iter().map(|(k, v)| format!("{k}={v}")).collect();
             for (name, value) in &self.outputs[d] {
+                // A bash step's file is refused at the source; an agent's
+                // answer or a resumed report may still carry one.
+                if let Some(at) = value.find('\0') {
+                    return Err(format!(
+                        "step `{}`: {}",
+                        dep.id,
+                        crate::tools::outputs::nul_message(name, at)
+                    ));
+                }
                 let var = claim(output_var(&dep.id, name), &dep.id, name)?;
                 ctx.run_vars.insert(var, value.clone());
                 if own {

@@ -116,6 +116,7 @@ pub(crate) async fn run(
     spec: ProcessSpec,
     mut cancel: watch::Receiver<bool>,
 ) -> std::io::Result<ProcessOutcome> {
+    text_only(&spec)?;
     if let Some(l) = spec.lane.clone() {
         return run_lane(spec, l, cancel).await;
     }
@@ -212,6 +213,37 @@ pub(crate) async fn run(
     })
 }
 
+/// A NUL byte cannot reach a process (its argv and environment are C
+/// strings): refused before anything starts, naming the variable or
+/// argument and where the byte is (an input, a plan's `env`, an output).
+fn text_only(spec: &ProcessSpec) -> std::io::Result<()> {
+    let refuse = |what: String, at: usize| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{what} holds a NUL byte at offset {at}: a process's environment and arguments are text; nothing was run"
+            ),
+        ))
+    };
+    for (k, v) in &spec.env {
+        if let Some(at) = k.find('\0') {
+            return refuse(
+                format!("the name of a variable (`{}`)", k.replace('\0', "\\0")),
+                at,
+            );
+        }
+        if let Some(at) = v.find('\0') {
+            return refuse(format!("the variable `{k}`"), at);
+        }
+    }
+    for (i, a) in spec.args.iter().enumerate() {
+        if let Some(at) = a.find('\0') {
+            return refuse(format!("argument {i} of `{}`", spec.program), at);
+        }
+    }
+    Ok(())
+}
+
 /// [`run`] through a resident supervisor ([`lane`]): the same timeouts,
 /// cancellation, capture and process-group handling; the lane kills what the
 /// step leaves and says how many.
@@ -237,6 +269,7 @@ pub(crate) async fn run_on(
     mut cancel: watch::Receiver<bool>,
 ) -> std::io::Result<ProcessOutcome> {
     use std::os::fd::{AsFd, OwnedFd};
+    text_only(&spec)?;
     let started = Instant::now();
     let (stdin_child, stdout_child, stderr_child, stdin_ours, stdout_ours, stderr_ours) =
         lane_stdio(&spec)?;

@@ -13,6 +13,11 @@
 //!   this backend the `metadata` property is *not* enforced for those
 //!   profiles (see [`super::properties`]).
 //!
+//! - a file's flags and `fsxattr` (`chattr`: immutable, append-only,
+//!   no-dump, project id) cannot be changed by any step, in its writable
+//!   set either (the flag `ioctl`s and `file_setattr`: EPERM; see
+//!   [`file_flag_programs`]), under bwrap too.
+//!
 //! `io_uring_setup` fails (EPERM) whatever the profile: its operations
 //! (sockets, `setxattr`) would bypass seccomp.
 //!
@@ -254,35 +259,7 @@ fn compile_seccomp(
         // Every socket family (unix too).
         groups.push((vec![libc::SYS_socket], libc::EACCES));
     }
-    let mut programs = Vec::new();
-    if frozen_metadata {
-        // A file's flags (immutable, append-only, no-dump) and its
-        // extended attributes' project fields, through ioctl on any file
-        // the step can open for reading.
-        let cmd = |c: u64| -> Result<SeccompRule, SandboxError> {
-            Ok(SeccompRule::new(vec![seccompiler::SeccompCondition::new(
-                1,
-                seccompiler::SeccompCmpArgLen::Dword,
-                seccompiler::SeccompCmpOp::Eq,
-                c,
-            )?])?)
-        };
-        let rules = vec![(
-            libc::SYS_ioctl,
-            [FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR]
-                .into_iter()
-                .map(cmd)
-                .collect::<Result<Vec<_>, _>>()?,
-        )];
-        let program: BpfProgram = SeccompFilter::new(
-            rules.into_iter().collect(),
-            SeccompAction::Allow,
-            errno(libc::EPERM),
-            arch,
-        )
-        .and_then(TryInto::try_into)?;
-        programs.push(program);
-    }
+    let mut programs = file_flag_programs()?;
     for (nrs, e) in groups {
         let program: BpfProgram = SeccompFilter::new(
             always(&nrs).into_iter().collect(),
@@ -294,6 +271,67 @@ fn compile_seccomp(
         programs.push(program);
     }
     Ok(programs)
+}
+
+/// The filters that keep a file's flags and `fsxattr` (immutable,
+/// append-only, no-dump, project id, …: what `chattr` sets) as they are,
+/// whatever the profile: a step may write a file's contents, never make it
+/// immutable or append-only for the steps, the git guard and the sweep
+/// after it. The flag `ioctl`s on any file the step can open (Landlock does
+/// not mediate them; a writable bind does not stop them), and
+/// `file_setattr` (Linux 6.17), which goes by path and needs no descriptor
+/// at all: EPERM.
+fn file_flag_programs() -> Result<Vec<seccompiler::BpfProgram>, SandboxError> {
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
+    };
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(SandboxError::Arch)?;
+    let eperm = SeccompAction::Errno(u32::try_from(libc::EPERM).unwrap_or(1));
+    // The kernel takes the command as an `unsigned int`: the low 32 bits.
+    let cmd = |c: u64| -> Result<SeccompRule, SandboxError> {
+        Ok(SeccompRule::new(vec![SeccompCondition::new(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            c,
+        )?])?)
+    };
+    let ioctls: Vec<SeccompRule> = FILE_FLAG_IOCTLS
+        .into_iter()
+        .map(cmd)
+        .collect::<Result<_, _>>()?;
+    let mut programs = Vec::new();
+    for rules in [
+        vec![(libc::SYS_ioctl, ioctls)],
+        vec![(SYS_FILE_SETATTR, Vec::new())],
+    ] {
+        let program: BpfProgram = SeccompFilter::new(
+            rules.into_iter().collect(),
+            SeccompAction::Allow,
+            eperm.clone(),
+            arch,
+        )
+        .and_then(TryInto::try_into)?;
+        programs.push(program);
+    }
+    Ok(programs)
+}
+
+/// Only the filters of [`file_flag_programs`]: a bwrap step with network,
+/// which gets no other filter (`super::exec`).
+pub(crate) fn apply_file_flag_filter() -> Result<(), SandboxError> {
+    static PROGRAMS: std::sync::OnceLock<Vec<seccompiler::BpfProgram>> = std::sync::OnceLock::new();
+    let programs = if let Some(p) = PROGRAMS.get() {
+        p
+    } else {
+        let p = file_flag_programs()?;
+        PROGRAMS.get_or_init(|| p)
+    };
+    for program in programs {
+        seccompiler::apply_filter(program)?;
+    }
+    Ok(())
 }
 
 // The path-based forms only x86_64 still has (aarch64 has the `*at` ones alone).
@@ -311,10 +349,31 @@ const LEGACY_CHMOD: [i64; 4] = [
 #[cfg(not(target_arch = "x86_64"))]
 const LEGACY_CHMOD: [i64; 0] = [];
 
-// `_IOW('f', 2, long)`, its 32-bit form, `_IOW('X', 32, struct fsxattr)`.
-const FS_IOC_SETFLAGS: u64 = 0x4008_6602;
-const FS_IOC32_SETFLAGS: u64 = 0x4004_6602;
-const FS_IOC_FSSETXATTR: u64 = 0x401c_5820;
+/// The `ioctl`s that change a file's attributes rather than its contents:
+/// `FS_IOC_SETFLAGS` (`_IOW('f', 2, long)`, and its 32-bit form),
+/// `FS_IOC_FSSETXATTR` (`_IOW('X', 32, struct fsxattr)`: flags, project
+/// id), `FS_IOC_SETVERSION` (`_IOW('v', 2, long)`, 32-bit form) and ext4's
+/// `EXT4_IOC_SETVERSION` (`_IOW('f', 4, long)`, 32-bit form): the inode
+/// generation, `FS_IOC_ENABLE_VERITY` (`_IOW('f', 133, struct
+/// fsverity_enable_arg)`: a file read-only for good, asked on a read-only
+/// descriptor), `FS_IOC_SET_ENCRYPTION_POLICY` (`_IOR('f', 19, struct
+/// fscrypt_policy_v1)`: an empty folder whose files later steps could not
+/// read), and btrfs' `BTRFS_IOC_SUBVOL_SETFLAGS` (`_IOW(0x94, 26, u64)`: a
+/// subvolume read-only). The kernel matches each number exactly.
+const FILE_FLAG_IOCTLS: [u64; 10] = [
+    0x4008_6602,
+    0x4004_6602,
+    0x401c_5820,
+    0x4008_7602,
+    0x4004_7602,
+    0x4008_6604,
+    0x4004_6604,
+    0x4080_6685,
+    0x800c_6613,
+    0x4008_941a,
+];
+/// `file_setattr(2)` (Linux 6.17; the generic table: x86_64 and aarch64 alike).
+const SYS_FILE_SETATTR: i64 = 469;
 
 // Newer than the libc crate's tables (x86_64 and aarch64 share these numbers).
 const SYS_FCHMODAT2: i64 = 452;

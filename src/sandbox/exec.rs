@@ -58,6 +58,11 @@ pub struct ExecArgs {
     /// Refuse mode and time changes (`chmod`, `utimensat`, …): the read-only profile.
     #[arg(long)]
     pub frozen_metadata: bool,
+    /// With --limits-only (inside bwrap, a step with network, which gets no
+    /// socket filter): the seccomp filter that refuses file flag changes
+    /// (`chattr`; every other filter holds it too).
+    #[arg(long)]
+    pub frozen_file_flags: bool,
     /// Run the command as a child, then kill what it left and write their number here.
     #[arg(long, value_name = "FILE")]
     pub supervise: Option<PathBuf>,
@@ -119,6 +124,15 @@ pub(crate) fn exec(args: &ExecArgs) -> String {
         && args.egress_sockets
         && let Err(e) = confine::apply_seccomp(true, args.frozen_metadata)
             .and_then(|()| super::netfilter::apply_tcp_only())
+    {
+        return format!("sandbox: {e}; the command was not run");
+    }
+    // Inside bwrap with network: no socket filter, the file flags' all the same.
+    if args.limits_only
+        && args.frozen_file_flags
+        && !args.deny_sockets
+        && !args.egress_sockets
+        && let Err(e) = confine::apply_file_flag_filter()
     {
         return format!("sandbox: {e}; the command was not run");
     }
@@ -220,6 +234,8 @@ pub(super) fn restrict_thread(args: &ExecArgs) -> Result<(), SandboxError> {
         }
         if args.deny_sockets {
             confine::apply_seccomp(false, args.frozen_metadata)?;
+        } else if args.frozen_file_flags {
+            confine::apply_file_flag_filter()?;
         }
         // The kernel's keyrings of the sandbox's user namespace outlive a
         // step: the next step of the lane would find what it stored there.

@@ -331,6 +331,9 @@ fn in_sandbox_flags(l: &Layout) -> Vec<String> {
         // A unix socket bound in the visible filesystem (docker.sock) is
         // reachable through the read-only binds: no socket at all.
         a.push("--deny-sockets".to_owned());
+    } else {
+        // Network on: no socket filter, but file flags stay as they are.
+        a.push("--frozen-file-flags".to_owned());
     }
     a
 }

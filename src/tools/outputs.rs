@@ -106,6 +106,9 @@ pub(crate) fn parse(text: &str) -> Result<BTreeMap<String, String>, OutputError>
                 ),
             ));
         }
+        if let Some(at) = value.find('\0') {
+            return Err(err(n, nul_message(name, at)));
+        }
         if value.len() > MAX_VALUE_BYTES {
             return Err(err(
                 n,
@@ -126,6 +129,12 @@ pub(crate) fn parse(text: &str) -> Result<BTreeMap<String, String>, OutputError>
         out.insert(name.to_owned(), value);
     }
     Ok(out)
+}
+
+/// Why an output value holding a NUL byte at byte offset `at` is refused:
+/// it could never reach a dependent, whose environment is C strings.
+pub(crate) fn nul_message(name: &str, at: usize) -> String {
+    format!("output `{name}` holds a NUL byte at offset {at}: outputs are text")
 }
 
 /// `name<<DELIM` (the name before the first `<<`, when it comes before any `=`).

@@ -100,6 +100,9 @@ pub enum Facility {
     /// `unshare --pid --fork --mount-proc` (root): plangate as a container
     /// runs it, its session leader outside its PID namespace.
     PidNamespace,
+    /// `chattr`/`lsattr` set and read a file's flags in the tests' temporary
+    /// folder (its filesystem supports them: ext4, xfs, btrfs, tmpfs 6.0+).
+    FileFlags,
 }
 
 impl Facility {
@@ -161,6 +164,7 @@ impl Facility {
                 runs(Command::new("unshare").args(["--pid", "--fork", "--mount-proc", "true"]))
                     .map_err(|e| format!("`unshare --pid --fork --mount-proc` does not run here: {e} (it needs root and util-linux)"))
             }),
+            Facility::FileFlags => once(&FILE_FLAGS, file_flags_probe),
             Facility::AgentClis => once(&AGENT_CLIS, || {
                 let dir = agent_clis().ok_or(
                     "PLANGATE_AGENT_CLIS does not name a folder (npm install --prefix /opt/plangate-agent-clis @anthropic-ai/claude-code @openai/codex @google/gemini-cli, then set it to its node_modules/.bin, as .ci/run does)",
@@ -183,6 +187,41 @@ pub fn agent_clis() -> Option<PathBuf> {
 }
 
 static AGENT_CLIS: OnceLock<Result<(), String>> = OnceLock::new();
+static FILE_FLAGS: OnceLock<Result<(), String>> = OnceLock::new();
+
+/// Whether `chattr +d` sets, and `lsattr` shows, the no-dump flag of a file
+/// in the tests' temporary folder (where [`crate::harness::Env`] puts its own).
+fn file_flags_probe() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let f = dir.path().join("probe");
+    std::fs::write(&f, "x").map_err(|e| e.to_string())?;
+    let why = |what: String| {
+        format!(
+            "file flags do not work in the tests' temporary folder {}: {what} (e2fsprogs' chattr and lsattr, and TMPDIR on a filesystem with flags: ext4, xfs, btrfs, tmpfs on Linux 6.0+)",
+            dir.path().display()
+        )
+    };
+    runs(Command::new("chattr").arg("+d").arg(&f)).map_err(|e| why(format!("`chattr +d`: {e}")))?;
+    let shown = Command::new("lsattr")
+        .arg(&f)
+        .output()
+        .map_err(|e| why(format!("`lsattr`: {e}")))?;
+    let flags = String::from_utf8_lossy(&shown.stdout).into_owned();
+    let _ = Command::new("chattr").arg("-d").arg(&f).output();
+    if shown.status.success()
+        && flags
+            .split_whitespace()
+            .next()
+            .is_some_and(|f| f.contains('d'))
+    {
+        Ok(())
+    } else {
+        Err(why(format!(
+            "`lsattr` does not show the flag set: {flags}{}",
+            stderr(&shown)
+        )))
+    }
+}
 static PID_NAMESPACE: OnceLock<Result<(), String>> = OnceLock::new();
 static ANOTHER_USER: OnceLock<Result<(), String>> = OnceLock::new();
 static PYTHON: OnceLock<Result<(), String>> = OnceLock::new();

@@ -147,6 +147,12 @@ fn trials() -> Vec<Trial> {
     per_backend!(
         t,
         SANDBOXES,
+        [Facility::SystemPython, Facility::FileFlags],
+        seal::no_sandboxed_step_changes_a_files_flags_not_even_in_the_workspace,
+    );
+    per_backend!(
+        t,
+        SANDBOXES,
         [],
         egress::landlock_egress_is_not_auto_approved_bwrap_egress_is,
         egress::the_model_key_stays_with_plangate,

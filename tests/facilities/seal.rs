@@ -238,6 +238,184 @@ pub fn a_sandboxed_step_changes_no_metadata_outside_its_writable_set(b: Backend)
     }
 }
 
+/// Each way to set a file's flags or its `fsxattr` (immutable, append-only,
+/// no-dump, extents, project id: what `chattr` does): `chattr`, the
+/// `FS_IOC_SETFLAGS` and `FS_IOC_FSSETXATTR` ioctls, and `file_setattr`
+/// (Linux 6.17+, by path: no descriptor needed). Prints `did-WHAT` for each
+/// that worked, then `tried`.
+const FLAG_TRIES_PY: &str = r#"import ctypes, fcntl, os, struct, sys
+t = sys.argv[1]
+def attempt(name, f):
+    try:
+        f()
+        print("did-" + name)
+    except OSError as e:
+        print("no-%s %d" % (name, e.errno))
+def setflags():
+    fd = os.open(t, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        b = bytearray(8)
+        fcntl.ioctl(fd, 0x80086601, b)  # FS_IOC_GETFLAGS
+        flags = struct.unpack("i4x", bytes(b))[0] | 0x40  # FS_NODUMP_FL
+        fcntl.ioctl(fd, 0x40086602, struct.pack("i4x", flags))  # FS_IOC_SETFLAGS
+    finally:
+        os.close(fd)
+def fsxattr(change):
+    def go():
+        fd = os.open(t, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            b = bytearray(28)
+            fcntl.ioctl(fd, 0x801C581F, b)  # FS_IOC_FSGETXATTR
+            x = list(struct.unpack("5I8x", bytes(b)))
+            change(x)
+            fcntl.ioctl(fd, 0x401C5820, struct.pack("5I8x", *x))  # FS_IOC_FSSETXATTR
+        finally:
+            os.close(fd)
+    return go
+def nodump(x):
+    x[0] |= 0x80  # FS_XFLAG_NODUMP
+def project(x):
+    x[3] += 4242
+def file_setattr():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    b = ctypes.create_string_buffer(24)
+    path = os.fsencode(t)
+    if libc.syscall(468, -100, path, b, 24, 0) != 0:  # file_getattr
+        raise OSError(ctypes.get_errno(), "file_getattr")
+    x = list(struct.unpack("Q4I", b.raw))
+    x[0] |= 0x80
+    b = ctypes.create_string_buffer(struct.pack("Q4I", *x), 24)
+    if libc.syscall(469, -100, path, b, 24, 0) != 0:  # file_setattr
+        raise OSError(ctypes.get_errno(), "file_setattr")
+attempt("ioctl-setflags", setflags)
+attempt("ioctl-fsxattr", fsxattr(nodump))
+attempt("ioctl-projid", fsxattr(project))
+attempt("file-setattr", file_setattr)
+"#;
+
+/// The tries on each target in `$@`: `chattr` (`+i`, `+a`, `+d`, `-e`, a
+/// project id), then [`FLAG_TRIES_PY`].
+fn flag_tries(py: &Path) -> String {
+    format!(
+        "for t in \"$@\"; do for f in i a; do chattr +$f \"$t\" 2>/dev/null && echo \"did-chattr+$f\" && chattr -$f \"$t\"; done; \
+         for f in +d -e; do chattr $f \"$t\" 2>/dev/null && echo \"did-chattr$f\"; done; \
+         chattr -p 4242 \"$t\" 2>/dev/null && echo did-chattr-p; /usr/bin/python3 {} \"$t\"; done; echo tried",
+        py.display()
+    )
+}
+
+/// `lsattr -p` of `p`: its project id and flags.
+fn flags_of(p: &Path) -> String {
+    let o = std::process::Command::new("lsattr")
+        .arg("-p")
+        .arg(p)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "lsattr {}: {}", p.display(), stderr(&o));
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+pub fn no_sandboxed_step_changes_a_files_flags_not_even_in_the_workspace(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    metadata_repo(&env);
+    let py = env.ws.join(".git/tools/flags.py");
+    std::fs::write(&py, FLAG_TRIES_PY).unwrap();
+    let tries = env.ws.join(".git/tools/flags.sh");
+    std::fs::write(&tries, flag_tries(&py)).unwrap();
+    // The control: unsandboxed (root here, as in CI's container), each
+    // try that needs no filesystem feature works on such a file.
+    let control = env.out.with_extension("control");
+    std::fs::write(&control, "x").unwrap();
+    let o = std::process::Command::new("bash")
+        .arg(&tries)
+        .arg(&control)
+        .output()
+        .unwrap();
+    let did = String::from_utf8_lossy(&o.stdout).into_owned();
+    let _ = std::process::Command::new("chattr")
+        .args(["-i", "-a", "-d"])
+        .arg(&control)
+        .output();
+    let mut expected = vec!["did-chattr+d", "did-ioctl-setflags", "did-ioctl-fsxattr"];
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&uid.stdout).trim() == "0" {
+        expected.extend(["did-chattr+i", "did-chattr+a"]);
+    }
+    // `file_setattr` is Linux 6.17+ (ENOSYS, 38, before).
+    if !did.contains("no-file-setattr 38") {
+        expected.push("did-file-setattr");
+    }
+    for what in &expected {
+        assert!(
+            did.contains(what),
+            "{backend}: unsandboxed, {what} does not work here: {did}{}",
+            stderr(&o)
+        );
+    }
+    // The targets: a workspace file, a file outside in a folder the writing
+    // step may read (`readable:`: it can open it; the read-only step could
+    // not be safe with it), one it cannot read (`file_setattr` goes by path
+    // alone).
+    let in_ws = env.write("flagged.bin", "x");
+    let readable = env.out.with_extension("readable");
+    std::fs::create_dir_all(&readable).unwrap();
+    let outside = readable.join("target");
+    std::fs::write(&outside, "x").unwrap();
+    let hidden = env.out.with_extension("hidden");
+    std::fs::write(&hidden, "x").unwrap();
+    let targets = [&in_ws, &outside, &hidden];
+    let before: Vec<String> = targets.iter().map(|t| flags_of(t)).collect();
+    let call = |ts: &[&std::path::PathBuf]| {
+        let mut s = format!("bash {}", tries.display());
+        for t in ts {
+            s.push_str(&format!(" {}", t.display()));
+        }
+        s
+    };
+    let yaml = format!(
+        "version: 1\nid: f\npolicy: {{risk_tolerance: high, sandbox: optional}}\nsteps:\n\
+         \x20 - {{id: ro, tool: bash, env: {{META_TRIES: {q}}}, parameters: {{command: 'git --no-pager diff'}}}}\n\
+         \x20 - {{id: rw, tool: bash, dependencies: [ro], env: {{META_TRIES: {q}}}, parameters: {{command: 'git --no-pager diff > in-ws.txt', readable: [{r}]}}}}\n\
+         \x20 - {{id: net, tool: bash, dependencies: [rw], network: true, env: {{META_TRIES: {q}}}, parameters: {{command: 'git --no-pager diff > in-ws2.txt'}}}}\n",
+        q = serde_json::to_string(&call(&targets)).unwrap(),
+        r = serde_json::to_string(&readable.display().to_string()).unwrap(),
+    );
+    // The writing steps are approved: Landlock does not auto-approve them.
+    let o = run(&env, flag, &yaml, &["--approve", "rw,net"]);
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    // The third with network (under bwrap, no socket filter).
+    for (id, profile) in [
+        ("ro", "read-only"),
+        ("rw", "workspace-write"),
+        ("net", "workspace-write"),
+    ] {
+        let step = env.step(id);
+        assert_eq!(
+            step["sandbox"]["profile"]["filesystem"], profile,
+            "{backend}: {step}"
+        );
+        assert_eq!(
+            step["sandbox"]["profile"]["network"],
+            id == "net",
+            "{backend}: {step}"
+        );
+        let err = stderr_of(&env, id);
+        assert!(
+            err.contains("tried"),
+            "{backend}: {id}: the tries did not run: {err}"
+        );
+        assert!(
+            !err.contains("did-"),
+            "{backend}: a {profile} step changed a file's flags: {err}"
+        );
+    }
+    assert!(env.ws.join("in-ws.txt").exists(), "{backend}");
+    let after: Vec<String> = targets.iter().map(|t| flags_of(t)).collect();
+    assert_eq!(after, before, "{backend}");
+}
+
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }

@@ -195,3 +195,122 @@ fn every_bad_input_gets_its_exit_code_and_message() {
         failures.join("\n\n")
     );
 }
+
+/// A flag's `PLANGATE_*` variable with a value the flag would refuse is
+/// refused the same way (exit 2, nothing run), names the variable, the value
+/// and the accepted values, and `run` leaves its `invalid` report where
+/// `--out` (or `PLANGATE_OUT`) says; the flag itself too, and a flag
+/// plangate does not know.
+#[test]
+fn an_invalid_value_of_a_flag_or_its_variable_is_refused_with_a_report() {
+    let env = Env::new();
+    let plan = env.write(
+        "plan.yaml",
+        &crate::harness::bash_plan(&[("a", "echo ran > ran.txt")]),
+    );
+    let cases = [
+        (
+            "PLANGATE_SANDBOX_BACKEND",
+            "--sandbox-backend",
+            "NONE",
+            "[possible values: auto, bwrap, landlock, none]",
+        ),
+        (
+            "PLANGATE_RISK_TOLERANCE",
+            "--risk-tolerance",
+            "HIGH",
+            "[possible values: low, medium, high]",
+        ),
+        (
+            "PLANGATE_MAX_PARALLEL",
+            "--max-parallel",
+            "0",
+            "0 is not in 1..=256",
+        ),
+        (
+            "PLANGATE_FAIL_ON_SECRETS",
+            "--fail-on-secrets",
+            "yes",
+            "expected `true` or `false`",
+        ),
+    ];
+    let check = |o: &std::process::Output, out: &Path, want: &[&str]| {
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(code(o), 2, "{err}");
+        for w in want {
+            assert!(err.contains(w), "`{w}` not in: {err}");
+        }
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap())
+                .unwrap_or_else(|e| panic!("no report in {}: {e}: {err}", out.display()));
+        assert_eq!(report["status"], "invalid", "{report}");
+        let errors = report["errors"].to_string();
+        for w in want {
+            assert!(
+                errors.contains(&w.replace('`', "\\u0060")) || errors.contains(w),
+                "`{w}` not in the report's errors: {errors}"
+            );
+        }
+        assert!(!env.ws.join("ran.txt").exists(), "a step ran");
+    };
+    for (i, (var, flag, bad, accepted)) in cases.into_iter().enumerate() {
+        // The variable; the report goes where PLANGATE_OUT says.
+        let out = env.out.with_extension(format!("var{i}"));
+        let o = env
+            .cmd()
+            .env(var, bad)
+            .env("PLANGATE_OUT", &out)
+            .arg("run")
+            .arg(&plan)
+            .output()
+            .unwrap();
+        check(
+            &o,
+            &out,
+            &[&format!("`{var}`"), &format!("'{bad}'"), flag, accepted],
+        );
+        // The flag.
+        let out = env.out.with_extension(format!("flag{i}"));
+        let o = env
+            .cmd()
+            .arg("run")
+            .arg(&plan)
+            .arg("--out")
+            .arg(&out)
+            .arg(flag)
+            .arg(bad)
+            .output()
+            .unwrap();
+        check(&o, &out, &[&format!("'{bad}'"), flag, accepted]);
+        // validate (which takes the first two) writes no report: the
+        // message says the same.
+        if i >= 2 {
+            continue;
+        }
+        let o = env
+            .cmd()
+            .env(var, bad)
+            .arg("validate")
+            .arg(&plan)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(code(&o), 2, "{err}");
+        assert!(
+            err.contains(&format!("`{var}`")) && err.contains(accepted),
+            "{err}"
+        );
+    }
+    // A flag plangate does not know.
+    let out = env.out.with_extension("unknown");
+    let o = env
+        .cmd()
+        .arg("run")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .arg("--no-such-flag")
+        .output()
+        .unwrap();
+    check(&o, &out, &["'--no-such-flag'"]);
+}

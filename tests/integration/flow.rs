@@ -875,3 +875,104 @@ fn a_dependency_left_out_by_steps_reads_as_skipped_with_no_outputs() {
     assert_eq!(env.step("a")["status"], "skipped");
     assert_eq!(env.step("b")["status"], "success");
 }
+
+#[test]
+fn an_output_holding_a_nul_byte_fails_its_step_naming_the_key_and_offset() {
+    let env = Env::new();
+    // Both spellings of a value: a line and a block; the NUL at offset 2.
+    for (emit, key) in [
+        (
+            r#"printf 'ok=1\nkey=va\000lue\n' >> "$PLANGATE_OUTPUT""#,
+            "key",
+        ),
+        (
+            r#"printf 'notes<<EOF\nva\000lue\nEOF\n' >> "$PLANGATE_OUTPUT""#,
+            "notes",
+        ),
+    ] {
+        let plan = format!(
+            "version: 1\nid: nul\nsteps:\n  - id: emit\n    tool: bash\n    parameters: {{command: {}}}\n  - id: after\n    tool: bash\n    dependencies: [emit]\n    parameters: {{command: 'echo \"[$PLANGATE_OUTPUT_EMIT_KEY]\"'}}\n",
+            serde_json::to_string(emit).unwrap()
+        );
+        let o = env.run(&plan, &[]);
+        assert_eq!(code(&o), 1, "{}", stderr(&o));
+        let s = env.step("emit");
+        assert_eq!(s["status"], "failed", "{s}");
+        let err = s["error"].as_str().unwrap();
+        assert!(
+            err.contains(&format!(
+                "output `{key}` holds a NUL byte at offset 2: outputs are text"
+            )),
+            "{err}"
+        );
+        let after = env.step("after");
+        assert_eq!(after["status"], "not_run", "{after}");
+        assert!(
+            after["error"]
+                .as_str()
+                .is_some_and(|r| r.contains("`emit` failed")),
+            "{after}"
+        );
+    }
+}
+
+#[test]
+fn an_output_with_a_nul_byte_from_a_resumed_report_fails_the_dependent_before_it_runs() {
+    let env = Env::new();
+    let plan = "version: 1\nid: r\nsteps:\n  - id: make\n    tool: bash\n    parameters: {command: 'echo \"greeting=hello\" >> \"$PLANGATE_OUTPUT\"'}\n  - id: use\n    tool: bash\n    dependencies: [make]\n    parameters: {command: 'cat needed.txt && echo \"$PLANGATE_OUTPUT_MAKE_GREETING\"'}\n";
+    env.write("plan.yaml", plan);
+    let first = run_to(&env, &env.out, &[]);
+    assert_eq!(code(&first), 1, "{}", stderr(&first));
+    env.write("needed.txt", "");
+    // The report a later run resumes from says the value held a NUL.
+    let report = env.out.join("report.json");
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(text.contains("\"greeting\": \"hello\"") || text.contains("\"greeting\":\"hello\""));
+    let text = text.replace("\"hello\"", "\"he\\u0000llo\"");
+    std::fs::write(&report, text).unwrap();
+    let out2 = env.out.with_file_name("out2");
+    let o = run_to(&env, &out2, &["--resume", report.to_str().unwrap()]);
+    let r = read_json(&out2.join("report.json"));
+    let used = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "use")
+        .unwrap()
+        .clone();
+    assert_eq!(code(&o), 1, "{}: {used}", stderr(&o));
+    assert_eq!(used["status"], "failed", "{used}");
+    let err = used["error"].as_str().unwrap_or_default();
+    assert!(
+        err.contains("step `make`: output `greeting` holds a NUL byte at offset 2"),
+        "{used}"
+    );
+}
+
+#[test]
+fn a_nul_byte_bound_for_a_steps_environment_fails_it_before_it_runs_naming_the_variable() {
+    let env = Env::new();
+    // An input's default and a plan's `env:` (YAML's "\0"), approved.
+    for (plan, var) in [
+        (
+            "version: 1\nid: n\ninputs:\n  who: {default: \"a\\0b\"}\nsteps:\n  - {id: a, tool: bash, parameters: {command: 'echo hi'}}\n",
+            "PLANGATE_INPUT_WHO",
+        ),
+        (
+            "version: 1\nid: n\nsteps:\n  - {id: a, tool: bash, env: {LIFE_V: \"a\\0b\"}, parameters: {command: 'echo hi'}}\n",
+            "LIFE_V",
+        ),
+    ] {
+        let o = env.run(plan, &["--approve", "a"]);
+        assert_eq!(code(&o), 1, "{}", stderr(&o));
+        let s = env.step("a");
+        assert_eq!(s["status"], "failed", "{s}");
+        let err = s["error"].as_str().unwrap_or_default();
+        assert!(
+            err.contains(&format!(
+                "the variable `{var}` holds a NUL byte at offset 1"
+            )) && err.contains("nothing was run"),
+            "{s}"
+        );
+    }
+}
