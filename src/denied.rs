@@ -13,26 +13,58 @@
 //! summary (content withheld, row kept), the permission judge of the
 //! in-process tools (`find_in_files`, `archive`, an agent's stage), the
 //! sweeps of the output folder (such a file is withheld) and the push of a
-//! pull or merge request (refused). An inode reused after the denied file
-//! is deleted is withheld too (fail-close).
+//! pull or merge request (refused). Each recorded file is held open
+//! (`O_PATH`) for the rest of the run, so its inode number cannot be given to
+//! a new file when a step deletes or replaces the denied one: an identity
+//! means one file. Past [`max_pins`] open files a further one is recorded
+//! unpinned, and a new file that reuses its number is withheld too
+//! (fail-close).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
-fn set() -> MutexGuard<'static, HashSet<(u64, u64)>> {
-    static S: OnceLock<Mutex<HashSet<(u64, u64)>>> = OnceLock::new();
+/// Each recorded identity, with the descriptor that keeps its inode
+/// allocated (`None`: past the budget, or the file could not be opened).
+type Pins = HashMap<(u64, u64), Option<OwnedFd>>;
+
+fn set() -> MutexGuard<'static, Pins> {
+    static S: OnceLock<Mutex<Pins>> = OnceLock::new();
     S.get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// How many recorded files are held open: a quarter of the soft limit on
+/// open files, so the steps' pipes and the walks keep their room.
+fn max_pins() -> usize {
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(u64::MAX);
+    usize::try_from(soft / 4).unwrap_or(usize::MAX)
+}
+
+/// A descriptor for the file at `path` if it is still the file `(dev, ino)`
+/// (it may have been replaced since the walk looked).
+fn pin(path: &Path, id: (u64, u64)) -> Option<OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(
+        path,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    (st.st_dev == id.0 && st.st_ino == id.1).then_some(fd)
 }
 
 /// Record `path` (a file or a folder, links not followed) and every file
 /// beneath it as denied. What cannot be looked at is skipped: nobody can
 /// read it through another name either.
 pub(crate) fn record(path: &Path) {
-    let mut ids = Vec::new();
+    let mut found = Vec::new();
     for e in walkdir::WalkDir::new(path)
         .follow_links(false)
         .into_iter()
@@ -41,10 +73,20 @@ pub(crate) fn record(path: &Path) {
         if let Ok(m) = e.metadata()
             && m.file_type().is_file()
         {
-            ids.push((m.dev(), m.ino()));
+            found.push(((m.dev(), m.ino()), e.into_path()));
         }
     }
-    set().extend(ids);
+    let mut s = set();
+    let budget = max_pins();
+    let mut pinned = s.values().filter(|p| p.is_some()).count();
+    for (id, path) in found {
+        if matches!(s.get(&id), Some(Some(_))) {
+            continue;
+        }
+        let fd = (pinned < budget).then(|| pin(&path, id)).flatten();
+        pinned += usize::from(fd.is_some());
+        s.insert(id, fd);
+    }
 }
 
 /// Whether any file is recorded.
@@ -60,7 +102,7 @@ pub(crate) fn is_denied(meta: &std::fs::Metadata) -> bool {
 /// Whether the file `(dev, ino)` is recorded as denied.
 pub(crate) fn is_denied_id(dev: u64, ino: u64) -> bool {
     let s = set();
-    !s.is_empty() && s.contains(&(dev, ino))
+    !s.is_empty() && s.contains_key(&(dev, ino))
 }
 
 /// Whether `path` (links not followed) is a regular file recorded as denied.
@@ -90,5 +132,22 @@ mod tests {
         assert!(!path_is_denied(&r.join("copy")));
         assert!(!path_is_denied(&r.join("other")));
         assert!(!path_is_denied(&r.join("d")));
+    }
+
+    #[test]
+    fn a_new_file_never_takes_the_identity_of_a_deleted_denied_one() {
+        // ext4 and others hand a freed inode number to the next new file:
+        // a step that replaced a denied file must not make plangate withhold
+        // an unrelated artifact written after it.
+        let t = tempfile::tempdir().expect("tmp");
+        let r = t.path();
+        std::fs::write(r.join("gone.env"), "k").expect("write");
+        record(&r.join("gone.env"));
+        std::fs::remove_file(r.join("gone.env")).expect("rm");
+        for i in 0..64 {
+            let p = r.join(format!("new{i}"));
+            std::fs::write(&p, "n").expect("write");
+            assert!(!path_is_denied(&p), "{}", p.display());
+        }
     }
 }
