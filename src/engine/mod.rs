@@ -63,6 +63,26 @@ pub(crate) fn result_var(step_id: &str) -> String {
     format!("PLANGATE_RESULT_{}", crate::format::names::env_key(step_id))
 }
 
+/// A step's outputs as every later reader gets them (dependents'
+/// environment, `if:`, prompt templates): as the report shows them, each
+/// value redacted, so a secret an output holds reaches no step that was not
+/// given it (hashed or encoded there, no mask would catch it). An output
+/// whose name holds a secret is left out.
+pub(crate) fn passed_on(
+    outputs: &std::collections::BTreeMap<String, String>,
+) -> std::collections::BTreeMap<String, String> {
+    outputs
+        .iter()
+        .filter(|(name, _)| {
+            matches!(
+                crate::redact::clean_str(name),
+                std::borrow::Cow::Borrowed(_)
+            )
+        })
+        .map(|(name, value)| (name.clone(), crate::redact::clean_str(value).into_owned()))
+        .collect()
+}
+
 /// The variable that carries output `name` of step `step_id` to its dependents.
 pub(crate) fn output_var(step_id: &str, name: &str) -> String {
     use crate::format::names::env_key;

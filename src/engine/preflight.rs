@@ -105,7 +105,7 @@ impl Start {
             if let Some(f) = &c.result_file {
                 self.results.insert(plan.steps[i].id.clone(), f.clone());
             }
-            self.outputs[i].clone_from(&c.outputs);
+            self.outputs[i] = super::passed_on(&c.outputs);
             done.push((c.report.finished_at.clone().unwrap_or_default(), i));
             emit(
                 events,

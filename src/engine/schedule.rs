@@ -523,7 +523,7 @@ impl Scheduler {
                     if let Some(f) = &outcome.result_file {
                         self.results.insert(self.plan.steps[i].id.clone(), f.clone());
                     }
-                    self.outputs[i].clone_from(&outcome.outputs);
+                    self.outputs[i] = super::passed_on(&outcome.outputs);
                     self.asked.extend(outcome.requests.iter().cloned().map(|r| (i, r)));
                     if status == StepStatus::Success {
                         self.completed.push(i);

@@ -149,8 +149,8 @@ pub(crate) struct Carved {
 }
 
 /// Split `root` minus `hidden` into Landlock grants (see [`Carved`]). Walks
-/// only the folders on the way to a hidden path. An error (fail-close)
-/// when one cannot be listed.
+/// only the folders on the way to a hidden path; the links among their
+/// entries are left out. An error (fail-close) when one cannot be listed.
 pub(crate) fn carve(root: &Path, hidden: &[PathBuf]) -> Result<Carved, String> {
     let hidden: BTreeSet<&Path> = hidden
         .iter()
@@ -195,6 +195,13 @@ pub(crate) fn carve(root: &Path, hidden: &[PathBuf]) -> Result<Carved, String> {
                     dir.display()
                 )
             })?;
+            // A link is never granted: Landlock would open it and grant
+            // what it points to (a denied file, `/`). Reading through a
+            // link needs no right on the link itself, only on its target,
+            // which is granted (or not) as itself.
+            if e.file_type().is_ok_and(|t| t.is_symlink()) {
+                continue;
+            }
             names.push(e.path());
         }
         names.sort();
@@ -233,6 +240,9 @@ mod tests {
         for f in ["a/b/secret", "a/b/ok", "a/x", "top"] {
             std::fs::write(r.join(f), "x").expect("write");
         }
+        // Links beside a hidden path: granting one would grant its target.
+        std::os::unix::fs::symlink("/", r.join("root")).expect("link");
+        std::os::unix::fs::symlink("secret", r.join("a/b/alias")).expect("link");
         let c = carve(r, &[r.join("a/b/secret")]).expect("carve");
         assert_eq!(
             c.list_only,

@@ -320,3 +320,64 @@ pub fn verdict(why: String, ci: bool) -> Result<Completion, Failed> {
         Ok(Completion::ignored_with(why))
     }
 }
+
+/// A random marker (`what` and 16 hex digits), unique to one test run.
+pub fn marker(what: &str) -> String {
+    let mut b = [0u8; 8];
+    std::io::Read::read_exact(
+        &mut std::fs::File::open("/dev/urandom").expect("urandom"),
+        &mut b,
+    )
+    .expect("urandom");
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{what}{hex}")
+}
+
+/// Every regular file under `dir` (links not followed) as text (lossy),
+/// each after a line with its name.
+pub fn all_text(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let Ok(m) = p.symlink_metadata() else {
+                continue;
+            };
+            if m.is_dir() {
+                stack.push(p);
+            } else if m.is_file()
+                && let Ok(b) = std::fs::read(&p)
+            {
+                out.push_str(&format!("\n== {}\n", p.display()));
+                out.push_str(&String::from_utf8_lossy(&b));
+            }
+        }
+    }
+    out
+}
+
+/// `s` as a double-quoted YAML (JSON) string.
+pub fn q(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serializes")
+}
+
+/// `s` as one single-quoted shell word.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r#"'\''"#))
+}
+
+/// Run `yaml` in `env` on the sandbox backend `backend`, with `extra` flags.
+pub fn run_on(
+    env: &crate::harness::Env,
+    backend: &str,
+    yaml: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec!["--sandbox-backend", backend];
+    args.extend_from_slice(extra);
+    env.run(yaml, &args)
+}

@@ -15,26 +15,9 @@ use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 use crate::facility::Backend;
-use crate::harness::{Env, code, stderr};
+use crate::harness::{Env, code, git, stderr};
 
 const PAYLOAD: &str = include_str!("../fixtures/git_indirection/dotgit_payload.sh");
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// Every entry under `root` (links not followed): kind, mode and content.
 fn tree_state(root: &Path) -> BTreeMap<String, String> {

@@ -9,61 +9,8 @@
 //! workspace; every marker is random, and the test looks for it in
 //! everything the run left (report, artifacts, diff, console).
 
-use std::io::Read as _;
-use std::path::Path;
-
-use crate::facility::Backend;
-use crate::harness::{Env, code, stderr};
-
-fn marker(what: &str) -> String {
-    let mut b = [0u8; 8];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .expect("urandom");
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{what}{hex}")
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let o = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-fn q(s: &str) -> String {
-    serde_json::to_string(s).unwrap()
-}
-
-/// Everything under `dir`, as text (lossy).
-fn all_text(dir: &Path) -> String {
-    let mut out = String::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(b) = std::fs::read(&p) {
-                out.push_str(&format!("\n== {}\n", p.display()));
-                out.push_str(&String::from_utf8_lossy(&b));
-            }
-        }
-    }
-    out
-}
+use crate::facility::{Backend, all_text, marker, q, shell_quote};
+use crate::harness::{Env, code, git, stderr};
 
 /// The repository: `secrets/key.txt` (its first version packed by `git gc`,
 /// its second loose), `gone/old.txt` committed then deleted from `HEAD`, and
@@ -133,10 +80,6 @@ true
         py = shell_quote(py)
     );
     env.write("probe/git-read.sh", &script);
-}
-
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r#"'\''"#))
 }
 
 const DENY: &str = "  permissions:\n    - {id: all, resource: '*', level: admin}\n    - {id: no-secrets, resource: 'secrets/**', level: none, priority: 200}\n    - {id: no-gone, resource: 'gone/**', level: none, priority: 200}\n";

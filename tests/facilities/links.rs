@@ -4,60 +4,8 @@
 //! workspace cannot take it from plangate. Payloads touch only markers in
 //! the test's temporary folders.
 
-use std::io::Read as _;
-use std::path::Path;
-
-use crate::facility::Backend;
-use crate::harness::{Env, code, stderr};
-
-fn marker(what: &str) -> String {
-    let mut b = [0u8; 8];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .expect("urandom");
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{what}{hex}")
-}
-
-/// Every file under `dir` as text, with its name.
-fn all_text(dir: &Path) -> String {
-    let mut out = String::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            let Ok(m) = p.symlink_metadata() else {
-                continue;
-            };
-            if m.is_dir() {
-                stack.push(p);
-            } else if m.is_file()
-                && let Ok(b) = std::fs::read(&p)
-            {
-                out.push_str(&format!("\n== {}\n", p.display()));
-                out.push_str(&String::from_utf8_lossy(&b));
-            }
-        }
-    }
-    out
-}
-
-fn git(ws: &Path, args: &[&str]) {
-    let o = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(ws)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
+use crate::facility::{Backend, all_text, marker};
+use crate::harness::{Env, code, git, stderr};
 
 /// Every spelling of "another name for a denied file": `ln` across
 /// folders and in the same folder, `cp --link`, `ln -P`, python's

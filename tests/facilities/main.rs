@@ -112,6 +112,7 @@ fn trials() -> Vec<Trial> {
         sandbox_reads::bash_steps_and_rollbacks_read_neither_denied_paths_nor_home,
         sandbox_reads::a_declared_readable_path_is_readable_and_nothing_else_outside,
         sandbox_reads::a_readable_path_that_leads_to_a_denied_folder_grants_nothing_of_it,
+        sandbox_reads::a_link_in_the_workspace_grants_nothing_of_what_it_points_to,
         sandbox_reads::an_agent_cli_reads_no_denied_path_of_the_real_workspace,
         sandbox_reads::a_step_reads_no_other_process_in_proc,
         sandbox_reads::a_checkout_credential_in_git_config_is_withheld_from_steps_and_given_to_the_git_push,

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::facility::Backend;
-use crate::harness::{Env, code, stderr};
+use crate::harness::{Env, code, git, stderr};
 
 fn plan(steps: &[(&str, &str, &str)]) -> String {
     plan_with("{risk_tolerance: high}", steps)
@@ -82,20 +82,6 @@ fn sandbox_of(env: &Env, id: &str) -> (String, String, bool) {
             .to_owned(),
         sb["profile"]["network"].as_bool().unwrap_or(false),
     )
-}
-
-fn git(ws: &std::path::Path, args: &[&str]) {
-    let o = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(ws)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
 }
 
 /// A repository whose configuration makes `git diff` run a program (a

@@ -13,39 +13,8 @@
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use crate::facility::Backend;
-use crate::harness::{Env, code, stderr};
-
-/// A random marker (hex), unique to one test run.
-fn marker(what: &str) -> String {
-    let mut b = [0u8; 8];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .expect("urandom");
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{what}{hex}")
-}
-
-/// Everything under `dir`, as text (lossy), with the file names.
-fn all_text(dir: &Path) -> String {
-    let mut out = String::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(b) = std::fs::read(&p) {
-                out.push_str(&format!("\n== {}\n", p.display()));
-                out.push_str(&String::from_utf8_lossy(&b));
-            }
-        }
-    }
-    out
-}
+use crate::facility::{Backend, all_text, marker, q, run_on as run};
+use crate::harness::{Env, code, git, stderr};
 
 /// What the run left: the output folder and the console.
 fn everything(env: &Env, o: &std::process::Output) -> String {
@@ -55,30 +24,6 @@ fn everything(env: &Env, o: &std::process::Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         stderr(o)
     )
-}
-
-fn run(env: &Env, backend: &str, yaml: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec!["--sandbox-backend", backend];
-    args.extend_from_slice(extra);
-    env.run(yaml, &args)
-}
-
-fn q(s: &str) -> String {
-    serde_json::to_string(s).unwrap()
-}
-
-fn git(ws: &Path, args: &[&str]) {
-    let o = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(ws)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
 }
 
 /// A bash script in the workspace (`probe/NAME`) that prints `tag:` and then whatever it can read of each path (its
@@ -510,6 +455,76 @@ pub fn a_readable_path_that_leads_to_a_denied_folder_grants_nothing_of_it(b: Bac
         out.contains(&yes),
         "{backend}: the linked tool folder: {out}"
     );
+}
+
+/// Links the workspace holds before the run (a pull request can commit
+/// them) next to a denied path: to the denied file and folder, in a folder
+/// the rules split, to a folder outside, and to `/`. A safe step reads
+/// through none of them, and a writing step writes through none of them.
+pub fn a_link_in_the_workspace_grants_nothing_of_what_it_points_to(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let denied = marker("DENIEDBYLINK");
+    let token = marker("TOKENBYLINK");
+    let away = marker("OUTSIDEBYLINK");
+    std::fs::create_dir_all(env.ws.join("secrets")).unwrap();
+    std::fs::create_dir_all(env.ws.join("config")).unwrap();
+    std::fs::write(env.ws.join("secrets/key.txt"), &denied).unwrap();
+    std::fs::write(env.ws.join("config/token.txt"), &token).unwrap();
+    std::fs::write(env.ws.join("config/ok.txt"), "fine").unwrap();
+    let outside = env.ws.parent().unwrap().join("outside-linked");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("m.txt"), &away).unwrap();
+    let link = |to: &Path, name: &str| std::os::unix::fs::symlink(to, env.ws.join(name)).unwrap();
+    link(Path::new("secrets/key.txt"), "sl.txt");
+    link(Path::new("secrets"), "d");
+    link(&outside, "o");
+    link(Path::new("/"), "r");
+    link(Path::new("token.txt"), "config/t");
+    link(&outside, "config/o");
+    let via_root = format!("r{}", outside.join("m.txt").display());
+    let reads = format!(
+        "for f in sl.txt d/key.txt o/m.txt {via_root} config/t config/o/m.txt secrets/key.txt {abs}; do cat \"$f\" 2>/dev/null || true; echo; done",
+        abs = outside.join("m.txt").display()
+    );
+    let writes = format!(
+        "for d in o config/o r{}; do printf WROTE > \"$d/planted-$RANDOM.txt\" 2>/dev/null || true; done",
+        outside.display()
+    );
+    let yaml = format!(
+        "version: 1\nid: ln\npolicy:\n  risk_tolerance: high\n{PERMISSIONS}steps:\n  - {{id: look, tool: bash, parameters: {{command: {}}}}}\n  - {{id: put, tool: bash, dependencies: [look], parameters: {{command: {}}}}}\n",
+        q(&reads),
+        q(&writes),
+    );
+    let o = run(&env, flag, &yaml, &["--approve", "put"]);
+    assert_eq!(code(&o), 0, "{backend}: {}", stderr(&o));
+    assert_eq!(env.step("look")["risk"]["effective"], "safe", "{backend}");
+    let text = format!("{}\n{}", all_text(&env.out), stderr(&o));
+    for (what, m) in [
+        ("the denied file", &denied),
+        ("the denied token", &token),
+        ("the outside folder", &away),
+    ] {
+        assert!(
+            !text.contains(m.as_str()),
+            "{backend}: {what} was read through a link: {text}"
+        );
+    }
+    {
+        let dir = &outside;
+        let names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(
+            !names
+                .iter()
+                .any(|n| n.to_string_lossy().starts_with("planted")),
+            "{backend}: written through a link into {}: {names:?}",
+            dir.display()
+        );
+    }
 }
 
 /// `text` reversed (a step prints a token so, past any mask).

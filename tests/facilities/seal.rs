@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::facility::Backend;
+use crate::facility::{Backend, run_on as run, shell_quote};
 use crate::harness::{Env, code, stderr};
 
 /// A plan of bash steps `(id, command)`, tolerance high, sandboxed (the
@@ -27,12 +27,6 @@ fn plan_for(flag: &str, steps: &[(&str, &str)]) -> String {
     } else {
         plan(steps)
     }
-}
-
-fn run(env: &Env, flag: &str, yaml: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec!["--sandbox-backend", flag];
-    args.extend_from_slice(extra);
-    env.run(yaml, &args)
 }
 
 fn stdout_of(env: &Env, id: &str) -> String {
@@ -414,10 +408,6 @@ pub fn no_sandboxed_step_changes_a_files_flags_not_even_in_the_workspace(b: Back
     assert!(env.ws.join("in-ws.txt").exists(), "{backend}");
     let after: Vec<String> = targets.iter().map(|t| flags_of(t)).collect();
     assert_eq!(after, before, "{backend}");
-}
-
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 pub fn without_network_no_unix_or_abstract_socket_is_reachable(b: Backend) {

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::harness::{Env, code, stderr};
+use crate::harness::{Env, code, git, stderr};
 
 pub const GOOD: &str = "{\"status\": \"OK\", \"summary\": \"edited the files\"}\n";
 const BAD: &str = "I edited a.txt and removed b.txt. All done!\n";
@@ -94,16 +94,6 @@ impl Staged {
         )
         .unwrap_or_default()
     }
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "git {args:?}: {o:?}");
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// Every entry under `root` (`.git` included, the test's `plan.yaml` left

@@ -3,38 +3,13 @@
 //! folders.
 
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
 use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Env, code, read_json, stderr};
+use crate::harness::{Env, code, git, read_json, stderr};
 
 const AWS_ID_2: &str = "AKIAY3HD8QPW2NZXK7RT";
-
-/// git for setting up test repositories, away from the user's and system config.
-fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// The workspace every scenario starts from (committed when `repo`), plus
 /// an uncommitted change made before the run that must not be reported.

@@ -976,3 +976,39 @@ fn a_nul_byte_bound_for_a_steps_environment_fails_it_before_it_runs_naming_the_v
         );
     }
 }
+
+/// A declared secret a step writes into an output reaches no step that was
+/// not given it: dependents get the output as the report shows it, redacted
+/// (a step that printed it hashed or encoded got it past any mask before).
+#[test]
+fn an_output_holding_a_secret_reaches_dependents_redacted() {
+    use sha2::Digest as _;
+    let env = Env::new();
+    let token = "Zq8Kw3Np7Rt2Vx9Lm4Bh";
+    let plan = "version: 1\nid: outsec\nsteps:\n  - id: hold\n    tool: bash\n    secrets: [PGTEST_OUTPUT_TOKEN]\n    parameters: {command: 'printf \"o=%s\\nmix=pre-%s-post\\nplain=fine\\n\" \"$PGTEST_OUTPUT_TOKEN\" \"$PGTEST_OUTPUT_TOKEN\" >> \"$PLANGATE_OUTPUT\"'}\n  - id: send\n    tool: bash\n    dependencies: [hold]\n    parameters: {command: 'for v in \"$PLANGATE_OUTPUT_HOLD_O\" \"$PLANGATE_OUTPUT_HOLD_MIX\" \"$PLANGATE_OUTPUT_HOLD_PLAIN\"; do printf %s \"$v\" | sha256sum; done'}\n";
+    let plan_path = env.write("plan.yaml", plan);
+    let o = env
+        .cmd()
+        .env("PGTEST_OUTPUT_TOKEN", token)
+        .args(["run", "--out"])
+        .arg(&env.out)
+        .arg("--workspace")
+        .arg(&env.ws)
+        .arg(&plan_path)
+        .output()
+        .expect("run");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let sha = |s: &str| hex::encode(sha2::Sha256::digest(s.as_bytes()));
+    let out = stdout_of(&env, "send");
+    assert!(
+        !out.contains(&sha(token)),
+        "the secret reached `send`: {out}"
+    );
+    assert!(
+        !out.contains(&sha(&format!("pre-{token}-post"))),
+        "the secret reached `send` inside a value: {out}"
+    );
+    // What is not a secret passes as it was.
+    assert!(out.contains(&sha("fine")), "{out}");
+    assert_eq!(env.step("send")["status"], "success");
+}

@@ -6,27 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
+pub use crate::harness::git;
 use crate::harness::{Env, wait_until};
-
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_owned()
-}
 
 /// A bare repository `acme/widgets` (branch `main`: `lint.txt`, `README.md`)
 /// served over smart HTTP, requiring `token`.

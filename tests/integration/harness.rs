@@ -216,6 +216,35 @@ pub fn read_json(p: &Path) -> Value {
         .unwrap_or_else(|e| panic!("{} is not JSON: {e}\n{text}", p.display()))
 }
 
+/// Run git in `dir` with no system or global configuration and a fixed
+/// identity; panics naming the command when it fails. Its stdout, without
+/// the trailing newline.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let o = std::process::Command::new("git")
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap_or_else(|e| panic!("git {args:?}: {e}"));
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim_end().to_owned()
+}
+
 pub fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }

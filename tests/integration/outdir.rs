@@ -9,25 +9,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Env, code, read_json, stderr};
-
-/// git for setting up and inspecting test repositories (no user or system config).
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args(["-c", "init.defaultBranch=main"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use crate::harness::{Env, code, git, read_json, stderr};
 
 /// A repository at `root` with `.gitignore` = `ignore`, a committed
 /// `a.txt` (and `sub/s.txt`), and an identity for the `git` tool's commits.

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::harness::{Env, code, read_json, spawn, stderr, wait_until};
+use crate::harness::{Env, code, git, read_json, spawn, stderr, wait_until};
 
 /// `plangate run plan.yaml --workspace WS --out OUT ARGS...` (the plan file already written).
 fn run_to(env: &Env, out: &Path, args: &[&str]) -> Output {
@@ -32,18 +32,6 @@ fn step<'a>(r: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
 
 fn lines(p: &Path) -> usize {
     std::fs::read_to_string(p).map_or(0, |t| t.lines().count())
-}
-
-fn git(ws: &Path, args: &[&str]) {
-    let st = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(["-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(ws)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .status()
-        .expect("git");
-    assert!(st.success(), "git {args:?}");
 }
 
 const COUNTER_PLAN: &str = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: count, tool: bash, parameters: {command: 'echo x >> counter'}}\n  - {id: need, tool: bash, dependencies: [count], parameters: {command: 'cat needed.txt'}}\n  - {id: after, tool: bash, dependencies: [need], parameters: {command: 'echo done > done.txt'}}\n";

@@ -9,18 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{Env, alive, code, outside_only, spawn, stage_kind, stderr, wait_until};
-
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let o = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "git {args:?}");
-}
+use crate::harness::{Env, alive, code, git, outside_only, spawn, stage_kind, stderr, wait_until};
 
 fn repo(env: &Env) {
     git(&env.ws, &["init", "-q"]);
