@@ -20,7 +20,7 @@
 //! unpinned, and a new file that reuses its number is withheld too
 //! (fail-close).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
@@ -108,6 +108,67 @@ pub(crate) fn is_denied_id(dev: u64, ino: u64) -> bool {
 /// Whether `path` (links not followed) is a regular file recorded as denied.
 pub(crate) fn path_is_denied(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| is_denied(&m))
+}
+
+/// Most entries beneath the hidden paths [`stamps`] compares.
+const MAX_STAMPS: usize = 100_000;
+
+/// An entry's kind, identity, size and times.
+type Stamp = (u32, u64, u64, u64, i64, i64, i64, i64);
+
+/// Entries by path, as [`stamps`] saw them.
+pub(crate) type Stamps = BTreeMap<std::path::PathBuf, Stamp>;
+
+/// Every entry beneath `hidden` (links not followed), by path, as it is
+/// now: what a writing step must leave as it found it. An error past
+/// [`MAX_STAMPS`] entries (the step is then not run).
+pub(crate) fn stamps(hidden: &[std::path::PathBuf]) -> Result<Stamps, String> {
+    let mut out = BTreeMap::new();
+    for h in hidden {
+        for e in walkdir::WalkDir::new(h).follow_links(false) {
+            let Ok(e) = e else { continue };
+            let Ok(m) = e.metadata() else { continue };
+            if out.len() >= MAX_STAMPS {
+                return Err(format!(
+                    "the paths the permission rules deny hold more than {MAX_STAMPS} entries: too many to check that a step that may write the workspace leaves them as they are; the step was not run"
+                ));
+            }
+            out.insert(
+                e.into_path(),
+                (
+                    m.mode(),
+                    m.dev(),
+                    m.ino(),
+                    m.size(),
+                    m.mtime(),
+                    m.mtime_nsec(),
+                    m.ctime(),
+                    m.ctime_nsec(),
+                ),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The entries (relative to `root`) that changed, went or came beneath
+/// `hidden` since `before` was taken.
+pub(crate) fn changed(root: &Path, hidden: &[std::path::PathBuf], before: &Stamps) -> Vec<String> {
+    let now = stamps(hidden).unwrap_or_default();
+    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    let mut out: Vec<String> = before
+        .iter()
+        .filter(|(p, s)| now.get(*p) != Some(*s))
+        .map(|(p, _)| rel(p))
+        .chain(
+            now.keys()
+                .filter(|p| !before.contains_key(*p))
+                .map(|p| rel(p)),
+        )
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The reason given where the content of such a file is withheld.

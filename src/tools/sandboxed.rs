@@ -139,6 +139,9 @@ pub(crate) struct Guarded {
     /// Names the step wrote in its artifact folder that plangate's own
     /// files took meanwhile (a resident bwrap sandbox): removed.
     pub withheld: Vec<String>,
+    /// Paths (relative to the workspace) the permission rules deny that the
+    /// step wrote, renamed, removed or added to.
+    pub touched_denied: Vec<String>,
     /// What the step is warned of: the git object stores hidden from it, and why.
     pub notes: Vec<String>,
 }
@@ -152,6 +155,12 @@ impl Guarded {
         }
         if !self.nested.is_empty() {
             why.push(nested_message(&self.nested));
+        }
+        if !self.touched_denied.is_empty() {
+            why.push(format!(
+                "changed {}, which the permission rules deny (written, renamed, removed or added to): a step may change nothing they deny; Landlock cannot keep a step that may write the workspace out of them, so the step fails (bubblewrap keeps them read-only)",
+                shown(&self.touched_denied)
+            ));
         }
         if !self.withheld.is_empty() {
             why.push(format!(
@@ -301,7 +310,12 @@ async fn run_in(
     let mut walled: Option<process::lane::LaneSpec> = None;
     // The step's egress proxy (and, under bwrap, the folder of its socket).
     let mut egress: Option<(EgressProxy, sandbox::EgressAt)> = None;
-    let (hidden, extra_readable, notes) = hidden_for(ctx, sb).await?;
+    let Hidden {
+        hidden,
+        denied,
+        extra_readable,
+        notes,
+    } = hidden_for(ctx, sb).await?;
     check_egress(sb, api)?;
     if let Some(backend) = sb.backend() {
         supervised = true;
@@ -333,20 +347,7 @@ async fn run_in(
         supervised = true;
         spec.lane = Some(lane_spec(None));
     }
-    if !supervised || (limits.is_some() && spec.lane.is_none()) {
-        // Unsandboxed: the helper supervises (and sets the limits, if any).
-        let extra = if supervised {
-            Vec::new()
-        } else {
-            sandbox::supervisor_args(&report, kill_grace_ms)
-        };
-        (spec.program, spec.args) =
-            sandbox::with_limits(&limits.unwrap_or_default(), extra, spec.program, spec.args);
-    }
-    if let Some(o) = &ctx.overlay {
-        // Outermost: the overlay's namespaces hold the sandbox and the step.
-        (spec.program, spec.args) = sandbox::overlay::wrap(o, spec.program, spec.args);
-    }
+    wrap_outside(&mut spec, ctx, supervised, limits, &report, kill_grace_ms);
     if spec.lane.is_none() && walled.is_none() {
         let _ = std::fs::remove_file(&report);
     }
@@ -376,6 +377,12 @@ async fn run_in(
             .ok()
             .and_then(|s| s.trim().parse::<usize>().ok())
     };
+    // Landlock cannot keep a step that may write the workspace out of the
+    // names beneath it (rights granted on a folder hold for all it holds):
+    // what the rules deny is compared instead (bwrap binds it read-only).
+    let touched_denied = denied
+        .map(|(paths, before)| crate::denied::changed(&ctx.env.workspace, &paths, &before))
+        .unwrap_or_default();
     // Undo even when the process could not be waited for: it may have run.
     let after = after_step(snapshot, since, ctx).await;
     // Every process of the step is gone when its supervisor answered.
@@ -387,8 +394,42 @@ async fn run_in(
         nested,
         lingering,
         withheld,
+        touched_denied,
         notes,
     })
+}
+
+/// What wraps the step's command from outside: the helper that supervises
+/// an unsupervised step (and sets the limits, if any), then, outermost, a
+/// staged overlay's namespaces holding the sandbox and the step.
+fn wrap_outside(
+    spec: &mut ProcessSpec,
+    ctx: &StepContext,
+    supervised: bool,
+    limits: Option<Limits>,
+    report: &std::path::Path,
+    kill_grace_ms: u64,
+) {
+    if !supervised || (limits.is_some() && spec.lane.is_none()) {
+        let extra = if supervised {
+            Vec::new()
+        } else {
+            sandbox::supervisor_args(report, kill_grace_ms)
+        };
+        let (program, args) = (
+            std::mem::take(&mut spec.program),
+            std::mem::take(&mut spec.args),
+        );
+        (spec.program, spec.args) =
+            sandbox::with_limits(&limits.unwrap_or_default(), extra, program, args);
+    }
+    if let Some(o) = &ctx.overlay {
+        let (program, args) = (
+            std::mem::take(&mut spec.program),
+            std::mem::take(&mut spec.args),
+        );
+        (spec.program, spec.args) = sandbox::overlay::wrap(o, program, args);
+    }
 }
 
 /// How a sandboxed step starts: through a resident bwrap sandbox (the spec
@@ -795,29 +836,55 @@ fn check_egress(
 /// the git stores that hold such a path ([`git_store`]); the extra readable
 /// paths but those stores; and why those stores are hidden. Nothing for a
 /// step that runs unsandboxed.
-async fn hidden_for(
-    ctx: &StepContext,
-    sb: &crate::model::StepSandbox,
-) -> std::io::Result<(Vec<PathBuf>, Vec<PathBuf>, Vec<String>)> {
+async fn hidden_for(ctx: &StepContext, sb: &crate::model::StepSandbox) -> std::io::Result<Hidden> {
     let Some(judge) = ctx.judge.as_ref().filter(|_| sb.backend().is_some()) else {
-        return Ok((Vec::new(), readable_extras(ctx), Vec::new()));
+        return Ok(Hidden {
+            extra_readable: readable_extras(ctx),
+            ..Hidden::default()
+        });
     };
     let (ws, judge) = (ctx.env.workspace.clone(), std::sync::Arc::clone(judge));
     let shared = std::sync::Arc::clone(&ctx.shared);
-    let (hidden, stores) = tokio::task::spawn_blocking(move || {
+    let writes = sb.profile.filesystem >= Filesystem::WorkspaceWrite;
+    let (hidden, denied, stores) = tokio::task::spawn_blocking(move || {
         let (mut hidden, seen) = hidden_paths(&ws, &judge)?;
+        // What the rules deny, as it is before a step that may write.
+        let denied = if writes {
+            Some(crate::denied::stamps(&hidden)?).map(|s| (hidden.clone(), s))
+        } else {
+            None
+        };
         let stores = git_store::judge(&ws, &seen, &judge, &shared.git_stores);
         hidden.extend(stores.inside.iter().cloned());
-        Ok::<_, String>((hidden, stores))
+        Ok::<_, String>((hidden, denied, stores))
     })
     .await
     .map_err(std::io::Error::other)?
     .map_err(std::io::Error::other)?;
-    let extra = readable_extras(ctx)
+    let extra_readable = readable_extras(ctx)
         .into_iter()
         .filter(|p| !stores.covers(p))
         .collect();
-    Ok((hidden, extra, stores.notes))
+    Ok(Hidden {
+        hidden,
+        denied,
+        extra_readable,
+        notes: stores.notes,
+    })
+}
+
+/// What a sandboxed step may not see, and what it may read besides.
+#[derive(Default)]
+struct Hidden {
+    /// Hidden from the step: what the rules deny, and git object stores.
+    hidden: Vec<PathBuf>,
+    /// For a step that may write the workspace: the paths the rules deny
+    /// and every entry beneath them as they were ([`crate::denied::stamps`]).
+    denied: Option<(Vec<PathBuf>, crate::denied::Stamps)>,
+    /// Readable besides the usual ([`readable_extras`]).
+    extra_readable: Vec<PathBuf>,
+    /// What the step is warned of.
+    notes: Vec<String>,
 }
 
 /// Whether the step runs in a sandbox that lets it write nothing inside the

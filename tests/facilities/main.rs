@@ -143,6 +143,7 @@ fn trials() -> Vec<Trial> {
         git_objects::a_bash_step_reads_no_denied_path_through_the_object_store,
         git_objects::an_agent_cli_reads_no_denied_path_through_the_object_store,
         git_objects::nested_and_separate_git_directories_hide_their_stores_too,
+        seal::a_writing_step_changes_nothing_the_rules_deny_or_fails,
     );
 
     per_backend!(

@@ -875,3 +875,78 @@ pub fn an_artifact_changed_behind_the_sweeps_back_is_swept_again(b: Backend) {
         stderr(&o)
     );
 }
+
+/// A step approved to write the workspace changes nothing the permission
+/// rules deny: it appends to a denied file, renames one, removes one and
+/// adds an entry to a denied folder. bwrap binds denied paths read-only;
+/// Landlock cannot keep a writing step out of the names beneath the
+/// workspace, so plangate compares them after the step and fails it.
+pub fn a_writing_step_changes_nothing_the_rules_deny_or_fails(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    for (f, text) in [
+        ("secrets/key.txt", "KEEPKEY"),
+        ("secrets/other.txt", "KEEPOTHER"),
+        ("vault/inner/deep.txt", "KEEPDEEP"),
+        ("ok.txt", "fine"),
+    ] {
+        env.write(f, text);
+    }
+    let policy = "  risk_tolerance: high\n  permissions:\n    - {id: all, resource: '*', level: admin}\n    - {id: no-secrets, resource: 'secrets/**', level: none, priority: 200}\n    - {id: no-vault, resource: 'vault', level: none, priority: 200}\n    - {id: no-vault-in, resource: 'vault/**', level: none, priority: 200}\n";
+    let cases = [
+        ("append", "f=secrets/key.txt; printf X >> $f || true"),
+        ("rename", "f=secrets/other.txt; mv $f $f.moved || true"),
+        ("remove", "d=vault/inner; rm -f $d/deep.txt || true"),
+        ("add", "d=vault/inner; printf N > $d/new.txt || true"),
+    ];
+    for (id, cmd) in cases {
+        let yaml = format!(
+            "version: 1\nid: w\npolicy:\n{policy}steps:\n  - {{id: {id}, tool: bash, parameters: {{command: {}}}}}\n  - {{id: ok, tool: bash, parameters: {{command: 'printf more >> ok.txt'}}}}\n",
+            shell_quote(cmd)
+        );
+        let o = run(
+            &env,
+            flag,
+            &yaml,
+            &["--approve", id, "--approve", "ok", "--no-fail-fast"],
+        );
+        let read = |p: &str| std::fs::read_to_string(env.ws.join(p)).ok();
+        let intact = read("secrets/key.txt").as_deref() == Some("KEEPKEY")
+            && read("secrets/other.txt").as_deref() == Some("KEEPOTHER")
+            && read("vault/inner/deep.txt").as_deref() == Some("KEEPDEEP")
+            && !env.ws.join("vault/inner/new.txt").exists()
+            && !env.ws.join("secrets/other.txt.moved").exists();
+        let step = env.step(id);
+        if intact {
+            assert_eq!(step["status"], "success", "{backend} {id}: {}", stderr(&o));
+        } else {
+            assert_eq!(
+                step["status"],
+                "failed",
+                "{backend} {id}: changed a denied path and passed: {}",
+                stderr(&o)
+            );
+            let err = step["error"].as_str().unwrap_or_default();
+            assert!(
+                err.contains("permission rules deny"),
+                "{backend} {id}: {err}"
+            );
+        }
+        if flag == "landlock" {
+            // Landlock cannot stop these: the test is not vacuous there.
+            assert!(!intact, "{backend} {id}: expected the change to go through");
+        }
+        // A writing step that touches nothing denied still passes.
+        assert_eq!(env.step("ok")["status"], "success", "{backend} {id}");
+        // Put the workspace back for the next case.
+        let _ = std::fs::remove_file(env.ws.join("vault/inner/new.txt"));
+        let _ = std::fs::remove_file(env.ws.join("secrets/other.txt.moved"));
+        for (f, text) in [
+            ("secrets/key.txt", "KEEPKEY"),
+            ("secrets/other.txt", "KEEPOTHER"),
+            ("vault/inner/deep.txt", "KEEPDEEP"),
+        ] {
+            env.write(f, text);
+        }
+    }
+}
