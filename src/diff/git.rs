@@ -24,6 +24,7 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io::Read as _;
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+use std::os::unix::fs::MetadataExt as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -334,17 +335,14 @@ impl Session {
     /// check-ignore --no-index` (the patterns alone) before every `add`: a
     /// step may have edited a `.gitignore` since the last one. `diff-tree`
     /// keeps every exclusion, so the folder never shows either way.
-    fn add_pathspec(&self) -> Result<Vec<OsString>, SessionError> {
+    fn add_pathspec(&self) -> Result<(Vec<OsString>, Vec<Costly>), SessionError> {
         let mut pathspec = vec![OsString::from(".")];
         // What `git add` refuses (and would fail whole on): a path with a
         // `.git` component in another case, a nested repository without a
         // commit. Left out here; the files there are listed from the
         // record of every file (`ignored.rs`).
-        pathspec.extend(
-            unaddable(&self.workspace, &self.excluded)
-                .iter()
-                .map(|r| exclusion(r)),
-        );
+        let (unaddable, costly) = scan(&self.workspace, &self.excluded);
+        pathspec.extend(unaddable.iter().map(|r| exclusion(r)));
         for rel in &self.excluded {
             let mut c = self.cmd(&[]);
             c.args(["check-ignore", "-q", "--no-index", "--"]).arg(rel);
@@ -354,16 +352,75 @@ impl Session {
                 Err(e) => return Err(e.into()),
             }
         }
-        Ok(pathspec)
+        Ok((pathspec, costly))
+    }
+
+    /// Record each of `files` in the private index by a stand-in, a line
+    /// naming its size and times: git would read it whole (a sparse file of
+    /// a terabyte takes hours), at a cost the step that made it did not pay.
+    /// A change of its size or times shows as a change of that line.
+    fn stand_ins(&self, files: &[Costly]) -> Result<(), SessionError> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        let dir = self._tmp.path().join("stand-ins");
+        std::fs::create_dir_all(&dir).map_err(SessionError::TempDir)?;
+        for chunk in files.chunks(256) {
+            let mut texts = Vec::new();
+            for (i, (_, m)) in chunk.iter().enumerate() {
+                let p = dir.join(i.to_string());
+                let line = format!(
+                    "plangate: not compared by content ({} bytes, {} allocated; modified {}.{:09}, changed {}.{:09}, inode {})\n",
+                    m.size(),
+                    m.blocks().saturating_mul(512),
+                    m.mtime(),
+                    m.mtime_nsec(),
+                    m.ctime(),
+                    m.ctime_nsec(),
+                    m.ino()
+                );
+                std::fs::write(&p, line).map_err(SessionError::TempDir)?;
+                texts.push(p);
+            }
+            let mut hash = self.cmd(&[]);
+            hash.args(["hash-object", "-w", "--no-filters", "--"])
+                .args(&texts);
+            let out = output(hash, "hash-object")?;
+            let oids: Vec<&[u8]> = out
+                .split(|b| *b == b'\n')
+                .filter(|l| !l.is_empty())
+                .collect();
+            if oids.len() != chunk.len() {
+                return Err(OutputError::Unexpected("hash-object").into());
+            }
+            let mut update = self.cmd(&[]);
+            update.args(["update-index", "--add"]);
+            for ((rel, m), oid) in chunk.iter().zip(oids) {
+                let mode = if m.mode() & 0o100 == 0 {
+                    "100644"
+                } else {
+                    "100755"
+                };
+                let mut info = format!("{mode},").into_bytes();
+                info.extend_from_slice(oid);
+                info.push(b',');
+                info.extend_from_slice(rel.as_os_str().as_bytes());
+                update.arg("--cacheinfo").arg(OsString::from_vec(info));
+            }
+            output(update, "update-index")?;
+        }
+        Ok(())
     }
 
     /// Record the workspace as a tree in the private index; returns its id.
     pub(super) fn record(&self) -> Result<String, SessionError> {
         let filters = self.filters()?;
-        let pathspec = self.add_pathspec()?;
+        let (mut pathspec, costly) = self.add_pathspec()?;
+        pathspec.extend(costly.iter().map(|(rel, _)| exclusion(rel)));
         let mut add = self.cmd(&filters);
         add.args(["add", "-A", "--"]).args(&pathspec);
         output(add, "add")?;
+        self.stand_ins(&costly)?;
         let mut wt = self.cmd(&filters);
         wt.arg("write-tree");
         let out = output(wt, "write-tree")?;
@@ -462,13 +519,22 @@ impl Session {
     }
 }
 
+/// A file `git add` is not given (relative), with its metadata.
+type Costly = (PathBuf, std::fs::Metadata);
+
 /// The paths under `workspace` (relative) that `git add` cannot take: every
 /// entry named `.git` in any case but the workspace's own `.git`, and every
 /// folder holding one (a nested repository: its files are compared one by
 /// one instead, it may have no commit to record). Links not followed;
 /// `excluded` (relative) left out.
 pub(super) fn unaddable(workspace: &Path, excluded: &[PathBuf]) -> Vec<PathBuf> {
+    scan(workspace, excluded).0
+}
+
+/// [`unaddable`], and the files [`super::costly`] to add beside them.
+fn scan(workspace: &Path, excluded: &[PathBuf]) -> (Vec<PathBuf>, Vec<Costly>) {
     let mut out = Vec::new();
+    let mut heavy = Vec::new();
     let mut walk = walkdir::WalkDir::new(workspace)
         .follow_links(false)
         .sort_by_file_name()
@@ -497,9 +563,14 @@ pub(super) fn unaddable(workspace: &Path, excluded: &[PathBuf]) -> Vec<PathBuf> 
             if e.file_type().is_dir() {
                 walk.skip_current_dir();
             }
+        } else if e.file_type().is_file()
+            && let Ok(m) = e.metadata()
+            && super::costly(&m)
+        {
+            heavy.push((rel, m));
         }
     }
-    out
+    (out, heavy)
 }
 
 /// Which of `paths` (relative to `dir`, `/`-separated) git's ignore rules

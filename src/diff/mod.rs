@@ -72,6 +72,20 @@ pub(crate) fn stop() {
 
 /// Largest file whose text is kept for a line diff (snapshot method).
 pub(crate) const KEEP_FILE: u64 = 1024 * 1024;
+
+/// Past this size a file is never read whole to be compared (git records a
+/// stand-in for it, the snapshot method its size and times).
+const COSTLY: u64 = 256 * 1024 * 1024;
+
+/// Whether comparing the file by content would read far more than the step
+/// wrote: one over [`COSTLY`], or a sparse one (over 1 MiB, under half of it
+/// allocated: `truncate -s 1T` writes nothing).
+fn costly(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    m.is_file()
+        && (m.size() > COSTLY
+            || (m.size() > 1024 * 1024 && m.blocks().saturating_mul(512) < m.size() / 2))
+}
 /// Most lines of unified diff shown per file in the summary.
 pub(crate) const SHOW_LINES: usize = 400;
 /// Most bytes of unified diffs in the summary.

@@ -136,6 +136,25 @@ impl Snapshot {
                 );
                 continue;
             }
+            if meta.len > KEEP_FILE {
+                // Never read whole: hashed as a stream when the step paid
+                // for its bytes, else known by its size and times only.
+                let hash = (before.is_some() && !super::costly(&m))
+                    .then(|| hash_file(path))
+                    .flatten();
+                files.insert(
+                    key,
+                    Entry {
+                        meta,
+                        hash,
+                        len: meta.len,
+                        text: None,
+                        binary: false,
+                        unchanged: false,
+                    },
+                );
+                continue;
+            }
             let Ok(bytes) = crate::regular::read(path) else {
                 continue;
             };
@@ -238,6 +257,22 @@ impl Snapshot {
             }
         }
         out
+    }
+}
+
+/// The sha256 of a regular file, read in pieces; None when it cannot be read.
+fn hash_file(path: &Path) -> Option<[u8; 32]> {
+    use std::io::Read as _;
+    let mut f = crate::regular::open(path).ok()?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => return Some(h.finalize().into()),
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
     }
 }
 

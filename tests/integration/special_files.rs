@@ -274,3 +274,54 @@ fn after_sigterm_the_diffs_git_still_compares_the_workspace() {
     assert!(!notes.contains("git could not"), "{notes}");
     assert!(paths(&r).contains(&"new.txt".to_owned()), "{}", r["diff"]);
 }
+
+/// A step that makes huge files without writing them (`truncate -s 64G`, a
+/// sparse file) makes the diff read nothing of them: git records a
+/// stand-in line, the snapshot method their size and times. Before, git
+/// read every byte (about 8 s per GiB) and the snapshot method read the
+/// file into memory whole. A file that grows huge is modified, one that
+/// was huge and changes is modified, both in and outside a repository.
+#[test]
+fn a_huge_sparse_file_is_compared_by_its_size_and_times_not_read() {
+    for in_git in [true, false] {
+        let env = Env::new();
+        if in_git {
+            repo(&env);
+        } else {
+            env.write("a.txt", "one\n");
+        }
+        env.write("old.bin", "small\n");
+        if in_git {
+            git(&env.ws, &["add", "old.bin"]);
+            git(&env.ws, &["commit", "-qm", "old"]);
+        }
+        let plan = "version: 1\nid: t\npolicy: {risk_tolerance: medium}\nsteps:\n  - {id: make, tool: bash, parameters: {command: 'truncate -s 64G big.bin && truncate -s 32G old.bin'}}\n  - {id: grow, tool: bash, dependencies: [make], parameters: {command: 'truncate -s 65G big.bin'}}\n";
+        let (o, took) = run_timed(&env, plan, &[]);
+        let err = stderr(&o);
+        assert_eq!(code(&o), 0, "git {in_git}: {err}");
+        assert!(took < Duration::from_secs(60), "git {in_git}: {took:?}");
+        let r = env.report();
+        let files = r["diff"]["files"].as_array().unwrap();
+        let change = |p: &str| {
+            files
+                .iter()
+                .find(|f| f["path"] == p)
+                .map(|f| f["change"].as_str().unwrap_or_default().to_owned())
+        };
+        assert_eq!(
+            change("big.bin").as_deref(),
+            Some("added"),
+            "git {in_git}: {files:?}"
+        );
+        assert_eq!(
+            change("old.bin").as_deref(),
+            Some("modified"),
+            "git {in_git}: {files:?}"
+        );
+        assert_eq!(
+            env.step("grow")["changed_files"],
+            serde_json::json!(["big.bin"]),
+            "git {in_git}"
+        );
+    }
+}
