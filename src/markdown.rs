@@ -19,7 +19,7 @@ pub(crate) enum At {
 /// longer than the longest run inside, padded with a space where GFM would
 /// otherwise eat or merge a backtick or a space.
 pub(crate) fn code(s: &str, at: At) -> String {
-    let s = s.replace(['\n', '\r'], " ");
+    let s: String = s.replace(['\n', '\r'], " ").chars().map(visible).collect();
     if s.is_empty() {
         return "` `".to_owned();
     }
@@ -58,10 +58,23 @@ pub(crate) fn text(s: &str, _at: At) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c => out.push(c),
+            c => out.push(visible(c)),
         }
     }
     out
+}
+
+/// A control character (a terminal escape, a bell: a name may hold any
+/// byte) as its visible picture (`␛`, `␇`; U+FFFD for the C1 ones), so
+/// that no Markdown plangate writes drives the terminal it is shown in.
+/// Other characters as they are.
+fn visible(c: char) -> char {
+    match u32::from(c) {
+        n @ 0..=0x1f if c != '\t' => char::from_u32(0x2400 + n).unwrap_or('\u{fffd}'),
+        0x7f => '\u{2421}',
+        0x80..=0x9f => '\u{fffd}',
+        _ => c,
+    }
 }
 
 /// `s` as HTML text (inside `<summary>`, where Markdown is not read): `&`,
@@ -76,7 +89,7 @@ pub(crate) fn html(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+            c => out.push(visible(c)),
         }
     }
     out
@@ -103,6 +116,19 @@ pub(crate) fn table_after(doc: &str, marker: &str) -> Vec<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_show_as_pictures_and_drive_no_terminal() {
+        let name = "e\u{1b}[31mred\u{1b}]0;t\u{7}\u{9b}x\u{7f}";
+        for out in [code(name, At::Cell), text(name, At::Text), html(name)] {
+            assert!(!out.chars().any(|c| c.is_control()), "{out:?}");
+            assert!(
+                out.contains('\u{241b}') && out.contains('\u{2407}'),
+                "{out:?}"
+            );
+        }
+        assert_eq!(code("a\tb", At::Text), "`a\tb`");
+    }
 
     #[test]
     fn code_spans_hold_backticks_and_pipes() {

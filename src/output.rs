@@ -18,8 +18,45 @@ use crate::redact;
 /// Write `bytes` to stdout (redacted first).
 pub(crate) fn stdout(bytes: &[u8]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(&redact::clean(bytes))?;
+    out.write_all(&no_legacy_commands(&redact::clean(bytes), on_github()))?;
     out.flush()
+}
+
+/// Whether plangate runs under GitHub Actions, whose runner reads commands
+/// in what a step prints.
+fn on_github() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| crate::environ::var("GITHUB_ACTIONS").is_some_and(|v| v == "true"))
+}
+
+/// `text` with every `##[` broken when `github`: the runner acts on its
+/// legacy `##[command]data` anywhere in a line (`##[add-mask]`,
+/// `##[stop-commands]`, `##[set-output …]`), and a file name, a plan's
+/// command or a step's output tail may hold one. plangate writes none of
+/// its own. In JSON (the text starts with `{` or `[`) the bracket becomes
+/// `\u005b`, in XML `&#91;` (both read back as `[`); elsewhere a word
+/// joiner (U+2060, invisible) goes between `##` and `[`. `::` commands need
+/// the start of a line, which the console never gives a step's text.
+fn no_legacy_commands(text: &[u8], github: bool) -> std::borrow::Cow<'_, [u8]> {
+    const NEEDLE: &[u8] = b"##[";
+    if !github || memchr::memmem::find(text, NEEDLE).is_none() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let first = text.iter().find(|b| !b.is_ascii_whitespace());
+    let with: &[u8] = match first {
+        Some(b'{' | b'[') => b"##\\u005b",
+        Some(b'<') => b"##&#91;",
+        _ => "##\u{2060}[".as_bytes(),
+    };
+    let mut out = Vec::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(at) = memchr::memmem::find(rest, NEEDLE) {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(with);
+        rest = &rest[at + NEEDLE.len()..];
+    }
+    out.extend_from_slice(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Write `text` to stderr as it is (redacted first). stderr errors are ignored:
@@ -37,7 +74,10 @@ pub(crate) fn stderr(text: &str) {
     } else {
         std::borrow::Cow::Borrowed(text)
     };
-    let _ = raw.lock().write_all(redact::clean_str(&shown).as_bytes());
+    let clean = redact::clean_str(&shown);
+    let _ = raw
+        .lock()
+        .write_all(&no_legacy_commands(clean.as_bytes(), on_github()));
 }
 
 /// The text of a panic's payload (a `&str` or `String`; other payloads say so).
@@ -99,4 +139,29 @@ pub(crate) fn diagnostics(diags: &[Diagnostic]) {
         diags.len()
     ));
     stderr(&text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legacy_workflow_commands_are_broken_and_json_and_xml_read_back_the_same() {
+        let text = b"- `c ##[error]x` added; ##[add-mask]y";
+        let out = no_legacy_commands(text, true);
+        assert!(memchr::memmem::find(&out, b"##[").is_none());
+        assert_eq!(
+            String::from_utf8_lossy(&out).replace('\u{2060}', ""),
+            String::from_utf8_lossy(text)
+        );
+        let json = br###"{"path": "##[add-mask]x"}"###;
+        let out = no_legacy_commands(json, true);
+        let v: serde_json::Value = serde_json::from_slice(&out).expect("still JSON");
+        assert_eq!(v["path"], "##[add-mask]x");
+        assert!(memchr::memmem::find(&out, b"##[").is_none());
+        let xml = b"<a>##[error]x</a>";
+        assert_eq!(&*no_legacy_commands(xml, true), b"<a>##&#91;error]x</a>");
+        // Off GitHub nothing changes.
+        assert_eq!(&*no_legacy_commands(text, false), &text[..]);
+    }
 }

@@ -711,7 +711,7 @@ fn escape_c(name: &[u8]) -> Vec<u8> {
 }
 
 /// A name as git writes it in a patch header: quoted when it must be.
-fn quote_c(name: &[u8]) -> Vec<u8> {
+pub(super) fn quote_c(name: &[u8]) -> Vec<u8> {
     if name
         .iter()
         .any(|&b| b < 0x20 || b == 0x7f || b == b'"' || b == b'\\')

@@ -349,10 +349,15 @@ fn one(path: &str, change: Change, old: Option<&Entry>, new: Option<&Entry>) -> 
             similar::ChangeTag::Equal => {}
         }
     }
+    // Quoted as git quotes a name with control characters (`"b/e\033[31m"`).
+    let side = |prefix: &str| {
+        String::from_utf8_lossy(&super::git::quote_c(format!("{prefix}{path}").as_bytes()))
+            .into_owned()
+    };
     let (from, to) = match change {
-        Change::Added => ("/dev/null".to_owned(), format!("b/{path}")),
-        Change::Deleted => (format!("a/{path}"), "/dev/null".to_owned()),
-        _ => (format!("a/{path}"), format!("b/{path}")),
+        Change::Added => ("/dev/null".to_owned(), side("b/")),
+        Change::Deleted => (side("a/"), "/dev/null".to_owned()),
+        _ => (side("a/"), side("b/")),
     };
     let text = td
         .unified_diff()

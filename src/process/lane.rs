@@ -206,6 +206,9 @@ pub(crate) struct Lane {
     staging: Option<Staging>,
     /// It answered that a step left something in its sandbox.
     dirty: std::sync::atomic::AtomicBool,
+    /// It was sent a control message ([`KILL`], [`TERM`]): one may still
+    /// be on its way after the step ended, so it never serves again.
+    signalled: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for Lane {
@@ -298,11 +301,16 @@ pub(crate) fn take(spec: &LaneSpec) -> std::io::Result<Lane> {
         walled: spec.walled.clone(),
         staging,
         dirty: std::sync::atomic::AtomicBool::new(false),
+        signalled: std::sync::atomic::AtomicBool::new(false),
     })
 }
 
 /// Put a lane that answered every message back in the pool.
 pub(crate) fn give_back(mut lane: Lane) {
+    if lane.signalled.load(std::sync::atomic::Ordering::Relaxed) {
+        // Ended (and killed) on drop, never reused.
+        return;
+    }
     lane.idle = true;
     let mut evicted = None;
     if let Ok(mut idle) = IDLE.lock() {
@@ -444,6 +452,8 @@ impl Lane {
     }
 
     async fn control(&self, byte: u8) -> std::io::Result<()> {
+        self.signalled
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         self.sock()?
             .async_io(Interest::WRITABLE, |s| {
                 rustix::net::send(s, &[byte], rustix::net::SendFlags::empty())

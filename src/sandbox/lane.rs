@@ -65,6 +65,10 @@ pub(crate) fn serve() -> String {
             Ok(None) => std::process::exit(0),
             Err(e) => return format!("sandbox: cannot read a request: {e}"),
         };
+        // A control message that came after its step ended: nothing to do.
+        if fds.is_empty() && n == 1 && matches!(buf[0], KILL | TERM) {
+            continue;
+        }
         let fds: [OwnedFd; 3] = match fds.try_into() {
             Ok(f) => f,
             Err(_) => {

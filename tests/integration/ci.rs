@@ -370,3 +370,67 @@ fn a_clean_run_writes_an_empty_gitlab_report() {
     assert_eq!(gl["vulnerabilities"], serde_json::json!([]));
     assert_eq!(gl["scan"]["status"], "success");
 }
+
+/// Under GitHub Actions nothing plangate prints acts as a workflow command
+/// or drives a terminal: the runner reads the legacy `##[command]` anywhere
+/// in a line (a step's output tail, its command in the start line, a file
+/// name in `report --format markdown`), and file names may hold escape
+/// sequences. The JSON report still reads back the names exactly.
+#[test]
+fn under_github_actions_no_printed_name_or_output_is_a_workflow_command() {
+    let env = Env::new();
+    let plan = env.write(
+        "plan.yaml",
+        "version: 1\nid: gh\npolicy: {risk_tolerance: high}\nsteps:\n  - id: s\n    tool: bash\n    continue_on_error: true\n    parameters: {command: \"printf x > \\\"c ##[error]name\\\"; printf y > \\\"$(printf 'e\\\\033[31mred\\\\033]0;t\\\\007')\\\"; echo '##[add-mask]failed'; echo 'x ##[stop-commands]zzz'; exit 1\"}\n",
+    );
+    let summary = env.ws.join("summary.md");
+    let o = env
+        .run_cmd(&plan)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("add-mask"), "the tail is shown: {err}");
+    assert!(!err.contains("##["), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    let report = env.out.join("report.json");
+    let md = env
+        .cmd()
+        .env("GITHUB_ACTIONS", "true")
+        .args(["report", "--format", "markdown"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&md.stdout);
+    assert!(text.contains("name"), "{text}");
+    assert!(
+        !text.contains("##[") && !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
+    let json = env
+        .cmd()
+        .env("GITHUB_ACTIONS", "true")
+        .args(["report", "--format", "json"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&json.stdout).contains("##["));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let paths: Vec<String> = v["diff"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["path"].as_str().map(str::to_owned))
+        .collect();
+    assert!(paths.contains(&"c ##[error]name".to_owned()), "{paths:?}");
+    for f in [summary, env.out.join("diff-summary.md")] {
+        let t = std::fs::read_to_string(&f).unwrap();
+        assert!(
+            !t.contains('\u{1b}') && !t.contains('\u{7}'),
+            "{}: {t:?}",
+            f.display()
+        );
+    }
+}

@@ -702,3 +702,34 @@ fn sigterm_in_a_stream_of_fast_steps_leaves_a_complete_final_report() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A step that ignores SIGTERM and times out is killed through its
+/// supervisor; the next step, unrelated, runs in that supervisor (a lane)
+/// as if nothing happened. Before, the kill message often reached the lane
+/// after the step was gone; the next step's request then found it in the
+/// way, the lane quit and that step failed ("Connection reset by peer").
+#[test]
+fn a_step_killed_after_a_timeout_leaves_its_supervisor_fit_for_the_next() {
+    let plan = "version: 1\nid: t\npolicy: {risk_tolerance: high}\nsteps:\n  - {id: stubborn, tool: bash, timeout: 1, parameters: {sandbox: false, command: \"trap '' TERM; sleep 300\"}}\n  - {id: next, tool: bash, parameters: {sandbox: false, command: 'echo hello'}}\n";
+    for round in 0..8 {
+        let env = Env::new();
+        let o = env.run(
+            plan,
+            &[
+                "--kill-grace",
+                "1",
+                "--sandbox-backend",
+                "none",
+                "--no-fail-fast",
+            ],
+        );
+        assert_eq!(
+            env.step("stubborn")["status"],
+            "timed_out",
+            "round {round}: {}",
+            stderr(&o)
+        );
+        let next = env.step("next");
+        assert_eq!(next["status"], "success", "round {round}: {next}");
+    }
+}
