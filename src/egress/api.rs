@@ -366,7 +366,8 @@ where
     send.push((auth_name.to_owned(), auth_value.into_bytes()));
     let reason = format!("api: {method} {}", target.split('?').next().unwrap_or(""));
     let meter = &api.meter;
-    let forwarded = forward(&mut s, (&method, &url), send, body, &inn, |answer| {
+    let key = api.key.as_bytes().to_vec();
+    let forwarded = forward(&mut s, (&method, &url), send, body, (&inn, key), |answer| {
         meter.record(rates, answer, generates);
     })
     .await;
@@ -394,12 +395,16 @@ async fn forward<S>(
     (method, url): (&str, &str),
     headers: Vec<(String, Vec<u8>)>,
     body: Vec<u8>,
-    inn: &AtomicU64,
+    (inn, key): (&AtomicU64, Vec<u8>),
     complete: impl FnOnce(Option<&[u8]>),
 ) -> Result<(), String>
 where
     S: AsyncWrite + Unpin,
 {
+    // An upstream may echo the key (an error that quotes the header, a
+    // gateway): the CLI never gets it back, in a header or in the body.
+    let mut mask = KeyMask::new(&key);
+    let head_mask = KeyMask::new(&key);
     let (head_tx, head_rx) = tokio::sync::oneshot::channel::<Result<Vec<u8>, String>>();
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(16);
     let (method, url) = (method.to_owned(), url.to_owned());
@@ -426,7 +431,7 @@ where
             if !dropped_response_header(k.as_str()) {
                 head.extend_from_slice(k.as_str().as_bytes());
                 head.extend_from_slice(b": ");
-                head.extend_from_slice(v.as_bytes());
+                head.extend_from_slice(&head_mask.whole(v.as_bytes()));
                 head.extend_from_slice(b"\r\n");
             }
         }
@@ -468,6 +473,7 @@ where
     // Each chunk goes out when the next one came: the last waits for the meter.
     let mut held: Option<Vec<u8>> = None;
     while let Some(chunk) = rx.recv().await {
+        let chunk = mask.push(&chunk);
         // The CLI may have hung up: the rest of the answer is still read (and paid for).
         if let Some(prev) = held.replace(chunk)
             && !gone
@@ -477,7 +483,15 @@ where
         }
     }
     complete(reader_task.await.ok().flatten().as_deref());
-    if let Some(last) = held
+    let rest = mask.finish();
+    let last = match held {
+        Some(mut h) => {
+            h.extend_from_slice(&rest);
+            Some(h)
+        }
+        None => (!rest.is_empty()).then_some(rest),
+    };
+    if let Some(last) = last
         && !gone
         && s.write_all(&last).await.is_ok()
     {
@@ -486,6 +500,61 @@ where
     }
     let _ = s.shutdown().await;
     Ok(())
+}
+
+/// Replaces the key wherever it shows in an answer streamed in pieces,
+/// with text of its length (the placeholder, repeated): a piece ending in
+/// what may be the key's start is held until the next one says.
+struct KeyMask {
+    key: Vec<u8>,
+    with: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+impl KeyMask {
+    fn new(key: &[u8]) -> KeyMask {
+        let with = PLACEHOLDER.bytes().cycle().take(key.len()).collect();
+        KeyMask {
+            key: key.to_vec(),
+            with,
+            tail: Vec::new(),
+        }
+    }
+
+    /// `bytes` with every whole key replaced.
+    fn whole(&self, bytes: &[u8]) -> Vec<u8> {
+        if self.key.is_empty() {
+            return bytes.to_vec();
+        }
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut rest = bytes;
+        while let Some(at) = memchr::memmem::find(rest, &self.key) {
+            out.extend_from_slice(&rest[..at]);
+            out.extend_from_slice(&self.with);
+            rest = &rest[at + self.key.len()..];
+        }
+        out.extend_from_slice(rest);
+        out
+    }
+
+    /// What of the stream so far may go out now.
+    fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+        let mut all = std::mem::take(&mut self.tail);
+        all.extend_from_slice(chunk);
+        let mut out = self.whole(&all);
+        // Hold back the longest end that is a start of the key.
+        let keep = (1..self.key.len())
+            .rev()
+            .find(|&n| n <= out.len() && out.ends_with(&self.key[..n]))
+            .unwrap_or(0);
+        self.tail = out.split_off(out.len() - keep);
+        out
+    }
+
+    /// The end of the stream.
+    fn finish(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.tail)
+    }
 }
 
 fn request(
@@ -721,6 +790,38 @@ mod tests {
                 .0
         );
         assert!(!g.model_of("GET", "/v1beta/models", b"").0);
+    }
+
+    #[test]
+    fn the_key_is_masked_in_an_answer_cut_anywhere() {
+        let key = b"sk-test-REALKEY-0123456789";
+        let answer = b"{\"error\": \"bad key sk-test-REALKEY-0123456789\", \"again\": \"sk-test-REALKEY-0123456789\"} sk-test-REAL";
+        for cut in 1..answer.len() {
+            let mut m = KeyMask::new(key);
+            let mut out = m.push(&answer[..cut]);
+            out.extend(m.push(&answer[cut..]));
+            out.extend(m.finish());
+            assert_eq!(out.len(), answer.len(), "cut {cut}");
+            assert!(memchr::memmem::find(&out, key).is_none(), "cut {cut}");
+            assert!(
+                out.ends_with(b"sk-test-REAL"),
+                "a mere prefix stays: cut {cut}"
+            );
+        }
+        // One byte at a time too.
+        let mut m = KeyMask::new(key);
+        let mut out = Vec::new();
+        for b in answer {
+            out.extend(m.push(&[*b]));
+        }
+        out.extend(m.finish());
+        assert!(memchr::memmem::find(&out, key).is_none());
+        assert_eq!(
+            KeyMask::new(key)
+                .whole(b"Bearer sk-test-REALKEY-0123456789")
+                .len(),
+            33
+        );
     }
 
     #[test]

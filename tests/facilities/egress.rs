@@ -479,6 +479,94 @@ printf '%s' '{{"status": "OK", "summary": "answered", "artifacts": [], "next_act
     }
 }
 
+/// A stand-in model API that echoes the key it got (some gateways quote
+/// the header in a 401): in a response header, and in the body twice, the
+/// second time cut across two writes.
+fn model_api_echoing_the_key() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            let mut buf = Vec::new();
+            let mut b = [0u8; 4096];
+            while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                match c.read(&mut b) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => buf.extend_from_slice(&b[..n]),
+                }
+            }
+            let head = String::from_utf8_lossy(&buf).into_owned();
+            let key = head
+                .lines()
+                .find_map(|l| {
+                    l.to_lowercase()
+                        .starts_with("x-api-key:")
+                        .then(|| l[10..].trim().to_owned())
+                })
+                .unwrap_or_default();
+            let (a, b2) = key.split_at(key.len() / 2);
+            let body = format!("{{\"error\": \"invalid key {key}\", \"again\": \"{a}");
+            let _ = c.write_all(
+                format!("HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nX-Echo: {key}\r\n\r\n{body}").as_bytes(),
+            );
+            let _ = c.flush();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let _ = c.write_all(format!("{b2}\"}}").as_bytes());
+        }
+    });
+    port
+}
+
+/// An upstream that echoes the key gives the CLI nothing of it: plangate's
+/// endpoint replaces it, in the answer's headers and body, even cut across
+/// two pieces of the stream.
+pub fn an_upstream_echoing_the_key_gives_it_to_no_cli(b: Backend) {
+    let (flag, backend) = b.pair();
+    let env = Env::new();
+    let port = model_api_echoing_the_key();
+    let real = "sk-ant-api03-Echo7test0123456789abcdefXYZ";
+    let reversed: String = real.chars().rev().collect();
+    let script = format!(
+        r#"cat > /dev/null
+real=$(printf '%s' '{reversed}' | rev)
+ans=$(curl -sS -i -H "x-api-key: $ANTHROPIC_API_KEY" -H 'content-type: application/json' \
+  -d '{{"model":"m","max_tokens":5,"messages":[]}}' "$ANTHROPIC_BASE_URL/v1/messages")
+case "$ans" in *"$real"*) echo LEAKED-KEY >&2; exit 9;; esac
+case "$ans" in *plangate-placeholder-key*) ;; *) echo "no mask: $ans" >&2; exit 8;; esac
+printf '%s' '{{"status": "OK", "summary": "answered", "artifacts": [], "next_actions": []}}'
+"#
+    );
+    let yaml = format!(
+        "version: 1\nid: key\npolicy: {{risk_tolerance: medium}}\nagents:\n  cli:\n    command: [bash, -c, {}]\n    timeout: 60\n    api: {{provider: anthropic, base_url: \"http://127.0.0.1:{port}\"}}\nsteps:\n  - {{id: ask, tool: agent, parameters: {{agent: cli, prompt: hi, max_attempts: 1}}}}\n",
+        serde_json::to_string(&script).unwrap()
+    );
+    let plan = env.write("plan.yaml", &yaml);
+    let o = env
+        .cmd()
+        .arg("run")
+        .arg(&plan)
+        .args(["--sandbox-backend", flag, "--approve", "ask", "--out"])
+        .arg(&env.out)
+        .env("ANTHROPIC_API_KEY", real)
+        .output()
+        .unwrap();
+    let err: String = walk(&env.out.join("artifacts/ask"))
+        .iter()
+        .filter(|p| p.to_string_lossy().ends_with("stderr.txt"))
+        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+        .collect();
+    assert!(
+        !err.contains("LEAKED-KEY"),
+        "{backend}: the CLI got the key back: {err}"
+    );
+    assert_eq!(
+        env.step("ask")["status"],
+        "success",
+        "{backend}: {}\n{err}",
+        stderr(&o)
+    );
+}
+
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {

@@ -158,6 +158,7 @@ fn trials() -> Vec<Trial> {
         [],
         egress::landlock_egress_is_not_auto_approved_bwrap_egress_is,
         egress::the_model_key_stays_with_plangate,
+        egress::an_upstream_echoing_the_key_gives_it_to_no_cli,
         egress::the_endpoint_refuses_calls_past_the_budget,
         egress::step_budgets_refuse_the_next_call_in_each_providers_shape,
         egress::a_call_for_a_model_without_a_price_is_refused_under_a_cost_budget,

@@ -984,3 +984,45 @@ fn codex_last_message_file_under_a_symlinked_folder_is_never_touched() {
         "{session:#}"
     );
 }
+
+/// A cost an agent reports that is not a number of dollars ≥ 0 counts for
+/// nothing: a CLI printing `total_cost_usd: -100` took $100 off the run's
+/// spend, so a later $50 step ran under a $1 budget (and a NaN compared as
+/// never over). The reported figure is dropped and the tokens are priced.
+#[test]
+fn a_negative_or_absurd_reported_cost_never_lowers_the_spend() {
+    for reported in ["-100", "-1e308", "-0.5"] {
+        let env = Env::new();
+        for (name, cost) in [("neg.sh", reported), ("spend.sh", "50")] {
+            let p = env.write(
+                name,
+                &format!(
+                    "#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' '{{\"result\":\"{{\\\"status\\\":\\\"OK\\\",\\\"summary\\\":\\\"x\\\"}}\",\"usage\":{{\"input_tokens\":10,\"output_tokens\":10}},\"total_cost_usd\":{cost}}}'\n"
+                ),
+            );
+            std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
+        }
+        let agent = |script: &str| {
+            format!(
+                "  {}:\n    command: [{}]\n    output_format: json\n    price: {{input_per_mtok: 1, output_per_mtok: 1}}\n",
+                &script[..script.len() - 3],
+                env.ws.join(script).display()
+            )
+        };
+        let plan = format!(
+            "version: 1\nid: b\npolicy:\n  risk_tolerance: high\n  budget: {{max_cost_usd: 1.0}}\nagents:\n{}{}steps:\n  - {{id: neg, tool: agent, parameters: {{agent: neg, prompt: x, output: envelope, max_attempts: 1, write_artifacts: false}}}}\n  - {{id: spend, tool: agent, dependencies: [neg], parameters: {{agent: spend, prompt: x, output: envelope, max_attempts: 1, write_artifacts: false}}}}\n",
+            agent("neg.sh"),
+            agent("spend.sh")
+        );
+        let o = env.run(&plan, &[]);
+        assert_eq!(code(&o), 6, "{reported}: {}", stderr(&o));
+        let r = env.report();
+        let spent = f64_of(&r["usage"]["cost_usd"]);
+        assert!(spent >= 50.0 && spent.is_finite(), "{reported}: {spent}");
+        assert!(
+            f64_of(&env.step("neg")["usage"]["cost_usd"]) >= 0.0,
+            "{reported}"
+        );
+    }
+}

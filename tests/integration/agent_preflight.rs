@@ -19,6 +19,15 @@ fn an_agent_that_cannot_run_stops_the_run_before_any_step() {
         "{\"step\": \"ask\", \"attempt\": 1, \"answer\": \"x\"}\n{\"step\": \"ask\"}\n",
     );
     let replay_not_json = env.write("notjson.jsonl", "{oops\n");
+    // Records that read two ways: a key twice, two records of one attempt.
+    let replay_dup_key = env.write(
+        "dupkey.jsonl",
+        "{\"step\": \"ask\", \"attempt\": 1, \"answer\": \"A\", \"answer\": \"B\"}\n",
+    );
+    let replay_dup_record = env.write(
+        "duprec.jsonl",
+        "{\"step\": \"ask\", \"attempt\": 1, \"answer\": \"A\"}\n{\"step\": \"ask\", \"attempt\": 1, \"answer\": \"B\"}\n",
+    );
     let cases: Vec<(String, &str)> = vec![
         (
             "    command: [plangate-no-such-agent-cli]\n".to_owned(),
@@ -51,6 +60,14 @@ fn an_agent_that_cannot_run_stops_the_run_before_any_step() {
         (
             format!("    provider: replay\n    file: {:?}\n", replay_not_json.display().to_string()),
             "line 1: not JSON",
+        ),
+        (
+            format!("    provider: replay\n    file: {:?}\n", replay_dup_key.display().to_string()),
+            "line 1: key \"answer\" appears twice",
+        ),
+        (
+            format!("    provider: replay\n    file: {:?}\n", replay_dup_record.display().to_string()),
+            "line 2: a second record of step `ask` attempt 1 (the first is line 1)",
         ),
     ];
     for (agent, message) in cases {

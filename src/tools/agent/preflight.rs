@@ -158,6 +158,10 @@ pub(crate) fn replay_file_ok(path: &Path) -> Result<(), String> {
     }
     let text =
         std::fs::read_to_string(path).map_err(|e| format!("its replay file `{shown}`: {e}"))?;
+    // Which line holds each (step, attempt): a record that reads two ways
+    // (a key twice, two records of one attempt) is refused, not resolved.
+    let mut seen: std::collections::HashMap<(String, u64), usize> =
+        std::collections::HashMap::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -165,12 +169,25 @@ pub(crate) fn replay_file_ok(path: &Path) -> Result<(), String> {
         let n = i + 1;
         let v: Value = serde_json::from_str(line)
             .map_err(|e| format!("its replay file `{shown}` line {n}: not JSON: {e}"))?;
-        let ok = v.get("step").is_some_and(Value::is_string)
-            && v.get("attempt").is_some_and(Value::is_u64)
-            && v.get("answer").is_some_and(Value::is_string);
-        if !ok {
+        if let Err(problems) = plangate_guard::json::parse_json(line, None) {
+            let why = problems.first().map_or_else(
+                || "it reads more than one way".to_owned(),
+                |r| r.message.clone(),
+            );
+            return Err(format!("its replay file `{shown}` line {n}: {why}"));
+        }
+        let (Some(step), Some(attempt), true) = (
+            v.get("step").and_then(Value::as_str),
+            v.get("attempt").and_then(Value::as_u64),
+            v.get("answer").is_some_and(Value::is_string),
+        ) else {
             return Err(format!(
                 "its replay file `{shown}` line {n}: a record needs a string `step`, a number `attempt` and a string `answer`"
+            ));
+        };
+        if let Some(first) = seen.insert((step.to_owned(), attempt), n) {
+            return Err(format!(
+                "its replay file `{shown}` line {n}: a second record of step `{step}` attempt {attempt} (the first is line {first}); keep one"
             ));
         }
     }

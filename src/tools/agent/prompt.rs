@@ -194,6 +194,13 @@ pub(super) fn estimate(prompt: &str, answer: &str) -> Usage {
 /// built-in price of its `model` (cached input and cache writes at their own
 /// rates); unpriced otherwise (the load checks refuse that under a cost budget).
 pub(super) fn priced(mut u: Usage, a: &AgentAction) -> Usage {
+    // A reported cost that is not a number of dollars ≥ 0 counts for
+    // nothing: a negative one would take from what other steps spent, a
+    // NaN would never be over a budget. The tokens are priced instead.
+    if !(u.cost_usd.is_finite() && u.cost_usd >= 0.0) {
+        u.cost_usd = 0.0;
+    }
+    u.reported_by_cli_usd = u.reported_by_cli_usd.filter(|c| c.is_finite() && *c >= 0.0);
     let rates = a.agent.price.map(|p| p.rates()).or_else(|| {
         a.agent
             .model
