@@ -92,7 +92,7 @@ pub(crate) fn load(
         run_id: report.run_id.clone(),
         report: abs.display().to_string(),
     };
-    let carried = plan
+    let carried: Vec<Option<CarriedStep>> = plan
         .steps
         .iter()
         .map(|step| {
@@ -131,6 +131,45 @@ pub(crate) fn load(
             })
         })
         .collect();
+    // An agent's answer is parsed before anything uses it, a stored one
+    // too: a result file that no longer reads back refuses the resume, and
+    // the outputs later steps get come from the file, not the report.
+    let mut carried = carried;
+    for (step, c) in plan.steps.iter().zip(carried.iter_mut()) {
+        let (crate::tools::Action::Agent(a), Some(c)) = (&step.action, c.as_mut()) else {
+            continue;
+        };
+        let Some(file) = &c.result_file else {
+            return Err(refuse(
+                report_path,
+                format!(
+                    "step `{}`: an agent step that succeeded, but its stored answer (`parsed.*` in its artifact folder) is gone: the report's folder was changed since; run the plan again without --resume",
+                    step.id
+                ),
+            ));
+        };
+        let text = crate::regular::read_to_string(file).map_err(|e| {
+            refuse(
+                report_path,
+                format!(
+                    "step `{}`: cannot read its stored answer `{}`: {e}",
+                    step.id,
+                    file.display()
+                ),
+            )
+        })?;
+        crate::tools::agent::stored_answer_reads_back(a, &text).map_err(|why| {
+            refuse(
+                report_path,
+                format!(
+                    "step `{}`: its stored answer `{}` no longer reads as the parser accepts it ({why}): the report's folder was changed since; run the plan again without --resume",
+                    step.id,
+                    file.display()
+                ),
+            )
+        })?;
+        c.outputs = crate::tools::outputs::of_agent(a.output, file);
+    }
     Ok(Resume { from, carried })
 }
 

@@ -244,3 +244,53 @@ fn resume_with_a_file_that_is_not_a_report_is_a_usage_error() {
     );
     assert!(!env.ws.join("counter").exists());
 }
+
+/// An agent's stored answer is parsed again before a resumed run uses it:
+/// a `parsed.json` edited since (a key twice, a key an envelope has not)
+/// refuses the resume; an edited report cannot change what the agent's
+/// outputs are (they come from its file).
+#[test]
+fn resume_parses_a_carried_agents_answer_again_and_takes_its_outputs_from_it() {
+    let env = Env::new();
+    git(&env.ws, &["init", "-q"]);
+    let answer = r#"{"status": "OK", "summary": "real", "artifacts": [], "next_actions": []}"#;
+    let rec = serde_json::json!({"step": "ag", "attempt": 1, "answer": answer});
+    env.write("answers.jsonl", &format!("{rec}\n"));
+    env.write(
+        "plan.yaml",
+        "version: 1\nid: r\npolicy: {risk_tolerance: high}\nagents:\n  rec:\n    provider: replay\n    file: answers.jsonl\nsteps:\n  - {id: ag, tool: agent, parameters: {agent: rec, prompt: p, output: envelope, write_artifacts: false}}\n  - {id: fail, tool: bash, parameters: {command: 'test -f go'}}\n  - {id: use, tool: bash, dependencies: [ag, fail], parameters: {command: 'printf %s \"$PLANGATE_OUTPUT_AG_SUMMARY\"'}}\n",
+    );
+    let o = run_to(&env, &env.out, &["--no-fail-fast"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let report = env.out.join("report.json");
+    let parsed = env.out.join("artifacts/ag/parsed.json");
+    assert!(parsed.is_file());
+    // A forged report: the agent's summary output changed.
+    let mut r = read_json(&report);
+    for s in r["steps"].as_array_mut().unwrap() {
+        if s["id"] == "ag" {
+            s["outputs"]["summary"] = serde_json::json!("forged");
+        }
+    }
+    std::fs::write(&report, serde_json::to_string_pretty(&r).unwrap()).unwrap();
+    env.write("go", "");
+    let o = run_to(&env, &out2(&env), &["--resume", report.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let used = std::fs::read_to_string(out2(&env).join("artifacts/use/stdout.txt")).unwrap();
+    assert_eq!(used, "real", "the outputs come from the stored answer");
+    // A forged stored answer: refused, nothing runs.
+    std::fs::write(
+        &parsed,
+        r#"{"status": "OK", "summary": "forged", "extra": 1, "summary": "dup"}"#,
+    )
+    .unwrap();
+    std::fs::remove_file(env.ws.join("go")).unwrap();
+    let out3 = env.out.with_file_name("out3");
+    let o = run_to(&env, &out3, &["--resume", report.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("step `ag`: its stored answer"),
+        "{}",
+        stderr(&o)
+    );
+}

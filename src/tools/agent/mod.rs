@@ -400,6 +400,29 @@ fn call_failed(
     out.error = Some(msg);
 }
 
+/// Whether an answer stored by an earlier run (`parsed.json`, carried over
+/// by `--resume`) still reads as the parser accepts it: an envelope or a
+/// JSON value is parsed again, strictly (a file edited since, with a key
+/// twice or a key an envelope has not, is refused). Code is kept as text.
+pub(crate) fn stored_answer_reads_back(
+    a: &super::params::agent::AgentAction,
+    text: &str,
+) -> Result<(), String> {
+    use super::params::agent::OutputKind;
+    let problems = match a.output {
+        OutputKind::Envelope => envelope::parse_envelope(text).err(),
+        OutputKind::Json => crate::guard::json::parse_json(text, a.schema.as_ref()).err(),
+        OutputKind::Code => None,
+    };
+    match problems {
+        None => Ok(()),
+        Some(p) => Err(p.first().map_or_else(
+            || "it reads more than one way".to_owned(),
+            |r| r.message.clone(),
+        )),
+    }
+}
+
 /// Price `u`, add it to the step's and the run's usage; why the run's or the
 /// step's budget is now exhausted, if one is.
 fn charge(
