@@ -674,15 +674,16 @@ impl Scheduler {
             let mut outcome = tools::execute(&plan.steps[i], &ctx, at).await;
             let id = plan.steps[i].id.clone();
             let folder = ctx.artifacts_rel.clone();
-            // Scanning reads and rewrites files: off the async workers.
+            // Scanning reads and rewrites files: blocking, in place (the
+            // worker's other tasks move to another thread; a hop to the
+            // blocking pool and back cost more than a short step's sweep).
             let held = Arc::clone(&plan);
-            let swept = tokio::task::spawn_blocking(move || {
+            let swept = blocking(move || {
                 tools::sweep(&mut outcome, &ctx, &id);
                 super::effects::collect(&mut outcome, &ctx, &held, i);
                 outcome.findings.extend(tampered(Some(&id)));
                 outcome
-            })
-            .await;
+            });
             let outcome = swept.unwrap_or_else(|e| {
                 // A crashed sweep is an error, never "no findings" (exit 4).
                 let why = format!("internal error while scanning: {e}");
@@ -762,7 +763,7 @@ impl Scheduler {
     }
 
     /// Note what changed in the (quiet) workspace since the last checkpoint,
-    /// credited to `step` (or its rollback), or to nobody. Off the async workers.
+    /// credited to `step` (or its rollback), or to nobody. Blocking, in place ([`blocking`]).
     async fn checkpoint(&mut self, step: Option<usize>, rollback: bool) {
         let Some(tracker) = self.tracker.clone() else {
             return;
@@ -775,11 +776,9 @@ impl Scheduler {
                 id.clone()
             }
         });
-        let files =
-            tokio::task::spawn_blocking(move || lock(&tracker).checkpoint(label.as_deref()))
-                .await
-                .ok()
-                .flatten();
+        let files = blocking(move || lock(&tracker).checkpoint(label.as_deref()))
+            .ok()
+            .flatten();
         if let (Some(step), Some(files)) = (step, files) {
             self.emit(RunEvent::StepChanges {
                 step,
@@ -789,6 +788,20 @@ impl Scheduler {
             });
         }
     }
+}
+
+/// Run blocking work on this worker thread (`block_in_place`: the
+/// runtime moves the worker's other tasks elsewhere meanwhile); a panic is
+/// caught and returned as its message, as a joined blocking task's would be.
+fn blocking<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    tokio::task::block_in_place(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+            p.downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_owned())
+        })
+    })
 }
 
 /// What a step changed in the output folder outside its artifact folder
