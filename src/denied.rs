@@ -63,16 +63,27 @@ fn pin(path: &Path, id: (u64, u64)) -> Option<OwnedFd> {
 /// Record `path` (a file or a folder, links not followed) and every file
 /// beneath it as denied. What cannot be looked at is skipped: nobody can
 /// read it through another name either.
-pub(crate) fn record(path: &Path) {
+///
+/// With `stamps`, every entry beneath `path` is also added to them as it is
+/// now (see [`stamps`]): one walk for both. Past [`MAX_STAMPS`]
+/// entries in all, stamping stops (the recording goes on) and the result
+/// is false.
+pub(crate) fn record_stamped(path: &Path, mut stamps: Option<&mut Stamps>) -> bool {
     let mut found = Vec::new();
+    let mut within = true;
     for e in walkdir::WalkDir::new(path)
         .follow_links(false)
         .into_iter()
         .flatten()
     {
-        if let Ok(m) = e.metadata()
-            && m.file_type().is_file()
-        {
+        let Ok(m) = e.metadata() else { continue };
+        if let Some(out) = stamps.as_deref_mut().filter(|_| within) {
+            within = out.len() < MAX_STAMPS;
+            if within {
+                out.insert(e.path().to_path_buf(), stamp_of(&m));
+            }
+        }
+        if m.file_type().is_file() {
             found.push(((m.dev(), m.ino()), e.into_path()));
         }
     }
@@ -87,6 +98,7 @@ pub(crate) fn record(path: &Path) {
         pinned += usize::from(fd.is_some());
         s.insert(id, fd);
     }
+    within
 }
 
 /// Whether any file is recorded.
@@ -129,26 +141,32 @@ pub(crate) fn stamps(hidden: &[std::path::PathBuf]) -> Result<Stamps, String> {
             let Ok(e) = e else { continue };
             let Ok(m) = e.metadata() else { continue };
             if out.len() >= MAX_STAMPS {
-                return Err(format!(
-                    "the paths the permission rules deny hold more than {MAX_STAMPS} entries: too many to check that a step that may write the workspace leaves them as they are; the step was not run"
-                ));
+                return Err(too_many());
             }
-            out.insert(
-                e.into_path(),
-                (
-                    m.mode(),
-                    m.dev(),
-                    m.ino(),
-                    m.size(),
-                    m.mtime(),
-                    m.mtime_nsec(),
-                    m.ctime(),
-                    m.ctime_nsec(),
-                ),
-            );
+            out.insert(e.into_path(), stamp_of(&m));
         }
     }
     Ok(out)
+}
+
+/// Why a writing step is not run when [`stamps`] cannot take them all.
+pub(crate) fn too_many() -> String {
+    format!(
+        "the paths the permission rules deny hold more than {MAX_STAMPS} entries: too many to check that a step that may write the workspace leaves them as they are; the step was not run"
+    )
+}
+
+fn stamp_of(m: &std::fs::Metadata) -> Stamp {
+    (
+        m.mode(),
+        m.dev(),
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    )
 }
 
 /// The entries (relative to `root`) that changed, went or came beneath
@@ -187,7 +205,7 @@ mod tests {
         std::fs::write(r.join("other"), "o").expect("write");
         std::fs::hard_link(r.join("d/e/key"), r.join("alias")).expect("link");
         std::fs::copy(r.join("d/e/key"), r.join("copy")).expect("copy");
-        record(&r.join("d"));
+        record_stamped(&r.join("d"), None);
         assert!(path_is_denied(&r.join("alias")));
         assert!(path_is_denied(&r.join("d/e/key")));
         assert!(!path_is_denied(&r.join("copy")));
@@ -203,7 +221,7 @@ mod tests {
         let t = tempfile::tempdir().expect("tmp");
         let r = t.path();
         std::fs::write(r.join("gone.env"), "k").expect("write");
-        record(&r.join("gone.env"));
+        record_stamped(&r.join("gone.env"), None);
         std::fs::remove_file(r.join("gone.env")).expect("rm");
         for i in 0..64 {
             let p = r.join(format!("new{i}"));

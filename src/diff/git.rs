@@ -341,7 +341,7 @@ impl Session {
         // `.git` component in another case, a nested repository without a
         // commit. Left out here; the files there are listed from the
         // record of every file (`ignored.rs`).
-        let (unaddable, costly) = scan(&self.workspace, &self.excluded);
+        let (unaddable, costly) = scan(&self.workspace, &self.excluded, true);
         pathspec.extend(unaddable.iter().map(|r| exclusion(r)));
         for rel in &self.excluded {
             let mut c = self.cmd(&[]);
@@ -528,11 +528,12 @@ type Costly = (PathBuf, std::fs::Metadata);
 /// one instead, it may have no commit to record). Links not followed;
 /// `excluded` (relative) left out.
 pub(super) fn unaddable(workspace: &Path, excluded: &[PathBuf]) -> Vec<PathBuf> {
-    scan(workspace, excluded).0
+    scan(workspace, excluded, false).0
 }
 
-/// [`unaddable`], and the files [`super::costly`] to add beside them.
-fn scan(workspace: &Path, excluded: &[PathBuf]) -> (Vec<PathBuf>, Vec<Costly>) {
+/// [`unaddable`], and with `costly` the files [`super::costly`] to add
+/// beside them (each file's metadata read: only then).
+fn scan(workspace: &Path, excluded: &[PathBuf], costly: bool) -> (Vec<PathBuf>, Vec<Costly>) {
     let mut out = Vec::new();
     let mut heavy = Vec::new();
     let mut walk = walkdir::WalkDir::new(workspace)
@@ -563,7 +564,8 @@ fn scan(workspace: &Path, excluded: &[PathBuf]) -> (Vec<PathBuf>, Vec<Costly>) {
             if e.file_type().is_dir() {
                 walk.skip_current_dir();
             }
-        } else if e.file_type().is_file()
+        } else if costly
+            && e.file_type().is_file()
             && let Ok(m) = e.metadata()
             && super::costly(&m)
         {

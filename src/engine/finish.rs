@@ -57,11 +57,15 @@ pub(super) async fn start_tracker(
             // Recorded by identity: a link or a rename made during the run
             // never shows the content either (an error leaves the judges,
             // and the steps hide and record again when they start).
-            let _ = crate::tools::sandboxed::hidden_by(&ws, |rel| {
-                judges
-                    .iter()
-                    .any(|j| j.check_rel(rel, crate::model::Level::Read).is_err())
-            });
+            let _ = crate::tools::sandboxed::hidden_by(
+                &ws,
+                |rel| {
+                    judges
+                        .iter()
+                        .any(|j| j.check_rel(rel, crate::model::Level::Read).is_err())
+                },
+                false,
+            );
         }
         let mut t = Tracker::start(&ws, &out);
         let root = ws.clone();

@@ -26,23 +26,36 @@ const MAX_WALK: usize = 500_000;
 /// once and not entered. A file the step itself later creates under a
 /// denied pattern is its own. An error (the step is not run) when the
 /// workspace cannot be read or is too large to judge. With them, what the
-/// walk saw of git ([`git_store::Seen`]).
+/// walk saw of git ([`git_store::Seen`]), and with `stamp` every entry
+/// beneath them as it is now ([`crate::denied::stamps`]).
 pub(crate) fn hidden_paths(
     workspace: &std::path::Path,
     judge: &super::judge::PathJudge,
-) -> Result<(Vec<std::path::PathBuf>, git_store::Seen), String> {
-    hidden_by(workspace, |rel| {
-        judge.check_rel(rel, crate::model::Level::Read).is_err()
-    })
+    stamp: bool,
+) -> Result<Found, String> {
+    hidden_by(
+        workspace,
+        |rel| judge.check_rel(rel, crate::model::Level::Read).is_err(),
+        stamp,
+    )
 }
 
+/// What [`hidden_paths`] found: the hidden paths, what the walk saw of
+/// git, and the stamps when asked for.
+pub(crate) type Found = (
+    Vec<std::path::PathBuf>,
+    git_store::Seen,
+    Option<crate::denied::Stamps>,
+);
+
 /// [`hidden_paths`] for any test of a relative path; each hidden path is
-/// also recorded by identity ([`crate::denied::record`]): another name for
+/// also recorded by identity ([`crate::denied::record_stamped`]): another name for
 /// it never shows its content.
 pub(crate) fn hidden_by(
     workspace: &std::path::Path,
     denies: impl Fn(&std::path::Path) -> bool,
-) -> Result<(Vec<std::path::PathBuf>, git_store::Seen), String> {
+    stamp: bool,
+) -> Result<Found, String> {
     let mut hidden = Vec::new();
     let mut seen_git = git_store::Seen::default();
     let mut walk = walkdir::WalkDir::new(workspace)
@@ -78,10 +91,15 @@ pub(crate) fn hidden_by(
             seen_git.note(entry.path(), entry.file_type());
         }
     }
+    let mut stamps = stamp.then(crate::denied::Stamps::new);
+    let mut within = true;
     for h in &hidden {
-        crate::denied::record(h);
+        within &= crate::denied::record_stamped(h, stamps.as_mut());
     }
-    Ok((hidden, seen_git))
+    if !within {
+        return Err(crate::denied::too_many());
+    }
+    Ok((hidden, seen_git, stamps))
 }
 
 /// What the step may read besides the usual: what its context grants (an
@@ -847,13 +865,9 @@ async fn hidden_for(ctx: &StepContext, sb: &crate::model::StepSandbox) -> std::i
     let shared = std::sync::Arc::clone(&ctx.shared);
     let writes = sb.profile.filesystem >= Filesystem::WorkspaceWrite;
     let (hidden, denied, stores) = tokio::task::spawn_blocking(move || {
-        let (mut hidden, seen) = hidden_paths(&ws, &judge)?;
         // What the rules deny, as it is before a step that may write.
-        let denied = if writes {
-            Some(crate::denied::stamps(&hidden)?).map(|s| (hidden.clone(), s))
-        } else {
-            None
-        };
+        let (mut hidden, seen, stamps) = hidden_paths(&ws, &judge, writes)?;
+        let denied = stamps.map(|s| (hidden.clone(), s));
         let stores = git_store::judge(&ws, &seen, &judge, &shared.git_stores);
         hidden.extend(stores.inside.iter().cloned());
         Ok::<_, String>((hidden, denied, stores))

@@ -765,7 +765,7 @@ fn stores_for(ctx: &StepContext) -> Result<crate::tools::git_store::Hidden, Stri
     let Some(judge) = ctx.judge.as_ref() else {
         return Ok(crate::tools::git_store::Hidden::default());
     };
-    let (_, seen) = crate::tools::sandboxed::hidden_paths(&ctx.env.workspace, judge)?;
+    let (_, seen, _) = crate::tools::sandboxed::hidden_paths(&ctx.env.workspace, judge, false)?;
     Ok(crate::tools::git_store::judge(
         &ctx.env.workspace,
         &seen,
