@@ -413,28 +413,8 @@ curl -s --fail --max-time 5 --noproxy '*' -o /dev/null -d x "http://127.0.0.1:{p
 printf '%s' '{{"status": "OK", "summary": "answered", "artifacts": [], "next_actions": []}}'
 "#
     );
-    let yaml = format!(
-        "version: 1\nid: key\npolicy: {{risk_tolerance: medium}}\nagents:\n  cli:\n    command: [bash, -c, {}]\n    timeout: 60\n    api: {{provider: anthropic, base_url: \"http://127.0.0.1:{port}\"}}\nsteps:\n  - {{id: ask, tool: agent, parameters: {{agent: cli, prompt: hi}}}}\n",
-        serde_json::to_string(&script).unwrap()
-    );
-    let plan = env.write("plan.yaml", &yaml);
-    let o = env
-        .cmd()
-        .arg("run")
-        .arg(&plan)
-        .args(["--sandbox-backend", flag, "--approve", "ask", "--out"])
-        .arg(&env.out)
-        .env("ANTHROPIC_API_KEY", real)
-        .output()
-        .unwrap();
+    let (o, err) = run_key_agent(&env, flag, port, &script, real, "");
     let s = env.step("ask");
-    let err = std::fs::read_dir(env.out.join("artifacts/ask"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with("stderr.txt"))
-        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
-        .collect::<String>();
     assert_eq!(code(&o), 0, "{backend}: {}\n{s}\n{err}", stderr(&o));
     assert_eq!(s["status"], "success", "{backend}: {s}\n{err}");
     // The upstream got one call, with the real key and nothing of the placeholder.
@@ -536,9 +516,34 @@ case "$ans" in *plangate-placeholder-key*) ;; *) echo "no mask: $ans" >&2; exit 
 printf '%s' '{{"status": "OK", "summary": "answered", "artifacts": [], "next_actions": []}}'
 "#
     );
+    let (o, err) = run_key_agent(&env, flag, port, &script, real, ", max_attempts: 1");
+    assert!(
+        !err.contains("LEAKED-KEY"),
+        "{backend}: the CLI got the key back: {err}"
+    );
+    assert_eq!(
+        env.step("ask")["status"],
+        "success",
+        "{backend}: {}\n{err}",
+        stderr(&o)
+    );
+}
+
+/// Run a one-step plan whose agent CLI is the bash `script`, its API the
+/// model endpoint on `port`, with `real` as the model key in plangate's
+/// environment (`params`: more parameters of the step). The output, and
+/// what the CLI wrote on stderr in every attempt.
+fn run_key_agent(
+    env: &Env,
+    flag: &str,
+    port: u16,
+    script: &str,
+    real: &str,
+    params: &str,
+) -> (std::process::Output, String) {
     let yaml = format!(
-        "version: 1\nid: key\npolicy: {{risk_tolerance: medium}}\nagents:\n  cli:\n    command: [bash, -c, {}]\n    timeout: 60\n    api: {{provider: anthropic, base_url: \"http://127.0.0.1:{port}\"}}\nsteps:\n  - {{id: ask, tool: agent, parameters: {{agent: cli, prompt: hi, max_attempts: 1}}}}\n",
-        serde_json::to_string(&script).unwrap()
+        "version: 1\nid: key\npolicy: {{risk_tolerance: medium}}\nagents:\n  cli:\n    command: [bash, -c, {}]\n    timeout: 60\n    api: {{provider: anthropic, base_url: \"http://127.0.0.1:{port}\"}}\nsteps:\n  - {{id: ask, tool: agent, parameters: {{agent: cli, prompt: hi{params}}}}}\n",
+        serde_json::to_string(script).unwrap()
     );
     let plan = env.write("plan.yaml", &yaml);
     let o = env
@@ -550,21 +555,12 @@ printf '%s' '{{"status": "OK", "summary": "answered", "artifacts": [], "next_act
         .env("ANTHROPIC_API_KEY", real)
         .output()
         .unwrap();
-    let err: String = walk(&env.out.join("artifacts/ask"))
+    let err = walk(&env.out.join("artifacts/ask"))
         .iter()
         .filter(|p| p.to_string_lossy().ends_with("stderr.txt"))
         .map(|p| std::fs::read_to_string(p).unwrap_or_default())
         .collect();
-    assert!(
-        !err.contains("LEAKED-KEY"),
-        "{backend}: the CLI got the key back: {err}"
-    );
-    assert_eq!(
-        env.step("ask")["status"],
-        "success",
-        "{backend}: {}\n{err}",
-        stderr(&o)
-    );
+    (o, err)
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
