@@ -678,7 +678,7 @@ impl Scheduler {
             // worker's other tasks move to another thread; a hop to the
             // blocking pool and back cost more than a short step's sweep).
             let held = Arc::clone(&plan);
-            let swept = blocking(move || {
+            let swept = tools::in_place(move || {
                 tools::sweep(&mut outcome, &ctx, &id);
                 super::effects::collect(&mut outcome, &ctx, &held, i);
                 outcome.findings.extend(tampered(Some(&id)));
@@ -763,7 +763,7 @@ impl Scheduler {
     }
 
     /// Note what changed in the (quiet) workspace since the last checkpoint,
-    /// credited to `step` (or its rollback), or to nobody. Blocking, in place ([`blocking`]).
+    /// credited to `step` (or its rollback), or to nobody. Blocking, in place ([`tools::in_place`]).
     async fn checkpoint(&mut self, step: Option<usize>, rollback: bool) {
         let Some(tracker) = self.tracker.clone() else {
             return;
@@ -776,7 +776,7 @@ impl Scheduler {
                 id.clone()
             }
         });
-        let files = blocking(move || lock(&tracker).checkpoint(label.as_deref()))
+        let files = tools::in_place(move || lock(&tracker).checkpoint(label.as_deref()))
             .ok()
             .flatten();
         if let (Some(step), Some(files)) = (step, files) {
@@ -788,20 +788,6 @@ impl Scheduler {
             });
         }
     }
-}
-
-/// Run blocking work on this worker thread (`block_in_place`: the
-/// runtime moves the worker's other tasks elsewhere meanwhile); a panic is
-/// caught and returned as its message, as a joined blocking task's would be.
-fn blocking<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    tokio::task::block_in_place(|| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
-            p.downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".to_owned())
-        })
-    })
 }
 
 /// What a step changed in the output folder outside its artifact folder

@@ -1,5 +1,6 @@
 //! Running an in-process tool on the blocking pool, bounded by the step's
-//! timeout and the run's stop signal; what such a tool returns.
+//! timeout and the run's stop signal; what such a tool returns; short
+//! blocking work of a step done in place ([`in_place`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -160,4 +161,18 @@ pub(crate) fn internal_failure(started: SystemTime, error: String) -> StepOutcom
     let mut o = StepOutcome::new(started);
     o.error = Some(error);
     o
+}
+
+/// Run blocking work on this worker thread (`block_in_place`: the
+/// runtime moves the worker's other tasks elsewhere meanwhile); a panic is
+/// caught and returned as its message, as a joined blocking task's would be.
+pub(crate) fn in_place<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    tokio::task::block_in_place(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+            p.downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_owned())
+        })
+    })
 }

@@ -48,7 +48,7 @@ pub(crate) mod system_info;
 pub(crate) mod temp;
 mod withhold;
 
-pub(crate) use blocking::{Stop, ToolReturn, internal_failure, write_result};
+pub(crate) use blocking::{Stop, ToolReturn, in_place, internal_failure, write_result};
 pub(crate) use classify::classify;
 pub(crate) use context::{Beat, Pulse, RetryNotice, RetryNotices, StepContext};
 pub(crate) use environment::missing_secrets;

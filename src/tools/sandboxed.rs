@@ -864,7 +864,7 @@ async fn hidden_for(ctx: &StepContext, sb: &crate::model::StepSandbox) -> std::i
     let (ws, judge) = (ctx.env.workspace.clone(), std::sync::Arc::clone(judge));
     let shared = std::sync::Arc::clone(&ctx.shared);
     let writes = sb.profile.filesystem >= Filesystem::WorkspaceWrite;
-    let (hidden, denied, stores) = tokio::task::spawn_blocking(move || {
+    let (hidden, denied, stores) = super::in_place(move || {
         // What the rules deny, as it is before a step that may write.
         let (mut hidden, seen, stamps) = hidden_paths(&ws, &judge, writes)?;
         let denied = stamps.map(|s| (hidden.clone(), s));
@@ -872,7 +872,6 @@ async fn hidden_for(ctx: &StepContext, sb: &crate::model::StepSandbox) -> std::i
         hidden.extend(stores.inside.iter().cloned());
         Ok::<_, String>((hidden, denied, stores))
     })
-    .await
     .map_err(std::io::Error::other)?
     .map_err(std::io::Error::other)?;
     let extra_readable = readable_extras(ctx)
@@ -933,8 +932,7 @@ async fn take_snapshot(
         Scope::Whole
     };
     let ws = workspace.to_path_buf();
-    tokio::task::spawn_blocking(move || Snapshot::take(&ws, scope))
-        .await
+    super::in_place(move || Snapshot::take(&ws, scope))
         .map_err(std::io::Error::other)?
         .map_err(|e| {
             std::io::Error::other(format!(
@@ -951,8 +949,7 @@ async fn after_step(
     ctx: &StepContext,
 ) -> std::io::Result<(Vec<String>, Vec<String>)> {
     let undone = match snapshot {
-        Some(s) => tokio::task::spawn_blocking(move || s.undo_changes())
-            .await
+        Some(s) => super::in_place(move || s.undo_changes())
             .map_err(std::io::Error::other)?
             .map_err(|e| {
                 std::io::Error::other(format!(
@@ -969,8 +966,7 @@ async fn after_step(
                 .map(|r| ws.join(r))
                 .collect();
             skip.push(ctx.out_dir.clone());
-            tokio::task::spawn_blocking(move || sandbox::git_nested::sweep(&ws, &skip, since))
-                .await
+            super::in_place(move || sandbox::git_nested::sweep(&ws, &skip, since))
                 .map_err(std::io::Error::other)?
                 .map_err(|e| {
                     std::io::Error::other(format!(
