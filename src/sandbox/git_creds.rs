@@ -299,7 +299,7 @@ fn legacy_backup_path(workspace: &Path) -> PathBuf {
 
 /// `git config --file PATH --null --list`: the entries, or None when git
 /// cannot be run.
-fn list(path: &Path) -> Result<Option<Vec<(String, String)>>, String> {
+pub(crate) fn list(path: &Path) -> Result<Option<Vec<(String, String)>>, String> {
     // From `/`: git must not look for a repository around the current folder
     // (one it distrusts, "dubious ownership", would make it refuse).
     let out = match Command::new(crate::environ::git())
@@ -659,7 +659,7 @@ fn includes_outside(
         .collect()
 }
 
-fn is_include(key: &str) -> bool {
+pub(crate) fn is_include(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     (k.starts_with("include.") || k.starts_with("includeif.")) && k.ends_with(".path")
 }
