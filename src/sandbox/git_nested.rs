@@ -337,6 +337,31 @@ mod tests {
     }
 
     #[test]
+    fn a_folder_that_becomes_a_git_directory_is_judged_whole() {
+        let t = tempfile::tempdir().expect("tmp");
+        let ws = t.path();
+        let evil = ws.join("c/evil");
+        std::fs::create_dir_all(evil.join("refs/heads")).expect("mkdir");
+        std::fs::write(evil.join("HEAD"), "ref: refs/heads/main\n").expect("write");
+        std::fs::write(evil.join("config"), "[alias]\n\tst = !x\n").expect("write");
+        let old = repo(ws, "old", "[core]\n\tfsmonitor = x\n");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let before = survey(ws, &[]).expect("survey");
+        assert_eq!(
+            before.configs(),
+            [old.join("config"), old.join("config.worktree")]
+        );
+        let since = stamp(ws).expect("stamp");
+        // Only `objects` is new: no watched file changed.
+        std::fs::create_dir(evil.join("objects")).expect("mkdir");
+        assert_eq!(
+            sweep(ws, &[], since, &before).expect("sweep"),
+            ["c/evil/config (configuration `alias.st` can make git run a program)"]
+        );
+        assert!(old.join("config").exists());
+    }
+
+    #[test]
     fn risky_parts_of_new_repositories_go_and_old_ones_stay() {
         let t = tempfile::tempdir().expect("tmp");
         let ws = t.path();
