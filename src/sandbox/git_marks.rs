@@ -34,8 +34,9 @@ pub(crate) struct Marks {
     /// A `.git` entry inside the folder (git uses it before the folder).
     shadow: Option<Id>,
     /// False when plangate cannot tell what git would decide (a `HEAD` that
-    /// is a FIFO or device, a `commondir` git cannot read): such marks equal
-    /// no others, so the folder is judged whole.
+    /// is a FIFO or device, a `commondir` git cannot read or resolve, on
+    /// which git dies): such marks equal only such marks, so a folder that
+    /// turns from that (or from nothing) into a git directory is judged whole.
     sure: bool,
 }
 

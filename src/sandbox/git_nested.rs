@@ -69,7 +69,8 @@ impl Before {
     /// (`config` and `config.worktree`, the common folder's `config`).
     pub(crate) fn configs(&self) -> Vec<PathBuf> {
         let mut out = Vec::new();
-        for (dir, m) in &self.repos {
+        // One plangate cannot tell about (git dies on its `commondir`) reads none.
+        for (dir, m) in self.repos.iter().filter(|(_, m)| m.sure()) {
             out.push(dir.join("config"));
             out.push(dir.join("config.worktree"));
             if let Some(c) = m.common() {
@@ -87,12 +88,11 @@ impl Before {
 /// whole after it.
 pub(crate) fn survey(workspace: &Path, skip: &[PathBuf]) -> std::io::Result<Before> {
     let (dirs, _) = candidates(workspace, skip)?;
+    // Those plangate cannot tell about are kept too: one that stays so is
+    // no more usable after the step than before; one that changes is judged.
     let repos = dirs
         .into_iter()
-        .filter_map(|d| {
-            let m = marks(&d)?;
-            m.sure().then_some((d, m))
-        })
+        .filter_map(|d| marks(&d).map(|m| (d, m)))
         .collect();
     Ok(Before { repos })
 }
