@@ -299,7 +299,7 @@ fn legacy_backup_path(workspace: &Path) -> PathBuf {
 
 /// `git config --file PATH --null --list`: the entries, or None when git
 /// cannot be run.
-pub(crate) fn list(path: &Path) -> Result<Option<Vec<(String, String)>>, String> {
+fn list(path: &Path) -> Result<Option<Vec<(String, String)>>, String> {
     // From `/`: git must not look for a repository around the current folder
     // (one it distrusts, "dubious ownership", would make it refuse).
     let out = match Command::new(crate::environ::git())

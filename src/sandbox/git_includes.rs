@@ -21,7 +21,7 @@ use std::path::{Component, Path, PathBuf};
 const MAX_DEPTH: usize = 10;
 /// Most configuration files read; beyond, the step is refused (fail-close).
 const MAX_FILES: usize = 4096;
-/// Largest configuration file read; a larger one is read by git.
+/// Largest configuration file read; a larger one refuses the step.
 const MAX_CONFIG: u64 = 1024 * 1024;
 /// Most links followed resolving one path (the kernel's limit).
 const MAX_LINKS: usize = 40;
@@ -46,7 +46,7 @@ pub(crate) fn included(workspace: &Path, configs: &[PathBuf]) -> std::io::Result
             )));
         }
         seen.push(file.clone());
-        for value in include_values(&file) {
+        for value in include_values(&file)? {
             let Some(target) = target(&file, &value) else {
                 continue;
             };
@@ -67,33 +67,85 @@ pub(crate) fn included(workspace: &Path, configs: &[PathBuf]) -> std::io::Result
 }
 
 /// The values of the include keys of the configuration file `file` (none
-/// when it is missing or not a regular file: git reads nothing there).
-fn include_values(file: &Path) -> Vec<String> {
+/// when it is missing or not a regular file: git reads nothing there). An
+/// error when it is too large to read.
+fn include_values(file: &Path) -> std::io::Result<Vec<String>> {
     let Ok(meta) = std::fs::metadata(file) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     if !meta.is_file() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    let ours = (meta.len() <= MAX_CONFIG)
-        .then(|| crate::regular::read(file).ok())
-        .flatten()
-        .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|t| super::git_config::config_entries(&t));
-    // What plangate's reader cannot take (continued lines...), git reads;
-    // a file git cannot read makes git stop: it includes nothing.
-    let entries = match ours {
-        Some(e) => e,
-        None => super::git_creds::list(file)
-            .ok()
-            .flatten()
-            .unwrap_or_default(),
+    if meta.len() > MAX_CONFIG {
+        return Err(std::io::Error::other(format!(
+            "the git configuration file `{}` is larger than {} MiB: too large to look for its includes",
+            file.display(),
+            MAX_CONFIG / 1024 / 1024
+        )));
+    }
+    // Opened without blocking, regular files only: one swapped since is read as nothing.
+    let Ok(bytes) = crate::regular::read(file) else {
+        return Ok(Vec::new());
     };
-    entries
+    // What plangate's reader cannot take (continued lines...), git reads
+    // (from the bytes read, never from the path again); a file git cannot
+    // read makes git stop: it includes nothing.
+    let entries = match std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(super::git_config::config_entries)
+    {
+        Some(e) => e,
+        None => git_entries(&bytes),
+    };
+    Ok(entries
         .into_iter()
         .filter(|(k, _)| super::git_creds::is_include(k))
         .map(|(_, v)| v)
         .filter(|v| !v.is_empty())
+        .collect())
+}
+
+/// The entries of configuration text as git reads them (`git config
+/// --file - --list`, includes not followed); none when git cannot read it.
+fn git_entries(bytes: &[u8]) -> Vec<(String, String)> {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let child = Command::new(crate::environ::git())
+        .args(["config", "--no-includes", "--null", "--list", "--file", "-"])
+        .current_dir("/")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return Vec::new();
+    };
+    let input = bytes.to_vec();
+    let stdin = child.stdin.take();
+    // Written beside the read: a large answer never waits on a full pipe.
+    let writer = std::thread::spawn(move || {
+        if let Some(mut s) = stdin {
+            let _ = s.write_all(&input);
+        }
+    });
+    let out = child.wait_with_output();
+    let _ = writer.join();
+    let Ok(out) = out else {
+        return Vec::new();
+    };
+    if !out.status.success() {
+        return Vec::new();
+    }
+    out.stdout
+        .split(|b| *b == 0)
+        .filter(|r| !r.is_empty())
+        .map(|r| {
+            let r = String::from_utf8_lossy(r);
+            let (k, v) = r.split_once('\n').unwrap_or((&r, ""));
+            (k.to_owned(), v.to_owned())
+        })
         .collect()
 }
 
@@ -175,6 +227,20 @@ mod tests {
             "[include]\n\tpath = ../shared.gitconfig\n",
         )
         .expect("write");
+        // A continued line: plangate's reader refuses it, git reads it.
+        std::fs::write(
+            ws.join(".git/config.worktree"),
+            "[include]\n\tpath = ../sha\\\nred.gitconfig\n",
+        )
+        .expect("write");
+        assert_eq!(
+            included(&ws, &[ws.join(".git/config.worktree")]).expect("included"),
+            [
+                PathBuf::from("lnk"),
+                PathBuf::from("real/deep.gitconfig"),
+                PathBuf::from("shared.gitconfig"),
+            ]
+        );
         let found = included(&ws, &[ws.join(".git/config")]).expect("included");
         assert_eq!(
             found,
