@@ -659,7 +659,7 @@ fn includes_outside(
         .collect()
 }
 
-fn is_include(key: &str) -> bool {
+pub(crate) fn is_include(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     (k.starts_with("include.") || k.starts_with("includeif.")) && k.ends_with(".path")
 }

@@ -209,6 +209,9 @@ pub(crate) struct Snapshot {
     scope: Scope,
     /// The git directories the snapshot covers besides `.git` (relative).
     roots: Vec<PathBuf>,
+    /// The configuration files git includes from the workspace, and the
+    /// links on the way there (relative; [`super::git_includes`]).
+    includes: Vec<PathBuf>,
     entries: BTreeMap<PathBuf, Entry>,
 }
 
@@ -271,6 +274,70 @@ fn pointer(file: &Path, prefix: &str) -> Option<PathBuf> {
     (!line.is_empty()).then(|| PathBuf::from(line))
 }
 
+/// The configuration files git reads for the repository of `workspace`
+/// (absolute, as git names them): `config` and `config.worktree` of the git
+/// directory its `.git` is or names (inside the workspace or not) and of
+/// the common folder that one's `commondir` names, and those of `roots`
+/// (relative: the git directories inside the workspace) and their
+/// submodules and linked work trees.
+fn own_configs(workspace: &Path, roots: &[PathBuf]) -> Vec<PathBuf> {
+    let dot = workspace.join(".git");
+    let mut dirs = Vec::new();
+    match dot.symlink_metadata() {
+        Ok(m) if m.is_file() => {
+            if let Some(t) = pointer(&dot, "gitdir:") {
+                dirs.push(workspace.join(t));
+            }
+        }
+        Ok(_) => dirs.push(dot),
+        Err(_) => {}
+    }
+    if let Some(g) = dirs.first().cloned()
+        && let Some(common) = pointer(&g.join("commondir"), "")
+    {
+        dirs.push(g.join(common));
+    }
+    let mut out = Vec::new();
+    for d in dirs {
+        out.push(d.join("config"));
+        out.push(d.join("config.worktree"));
+    }
+    for root in roots {
+        for rel in protected(workspace, root) {
+            if rel
+                .file_name()
+                .is_some_and(|n| n == "config" || n == "config.worktree")
+            {
+                out.push(workspace.join(rel));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The user's and the system's configuration files (whose includes may
+/// lead into the workspace too).
+fn user_configs() -> Vec<PathBuf> {
+    let var = |k: &str| {
+        crate::environ::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let mut out = vec![PathBuf::from("/etc/gitconfig")];
+    out.extend(var("GIT_CONFIG_SYSTEM"));
+    out.extend(var("GIT_CONFIG_GLOBAL"));
+    if let Some(home) = var("HOME") {
+        out.push(home.join(".gitconfig"));
+        out.push(home.join(".config/git/config"));
+    }
+    if let Some(xdg) = var("XDG_CONFIG_HOME") {
+        out.push(xdg.join("git/config"));
+    }
+    out
+}
+
 /// The existing protected roots of `workspace` (for read-only binds): its
 /// `.git` (folder or file) and the git directories it points to inside it.
 pub(crate) fn existing_roots(workspace: &Path) -> Vec<PathBuf> {
@@ -284,21 +351,33 @@ pub(crate) fn existing_roots(workspace: &Path) -> Vec<PathBuf> {
 }
 
 impl Snapshot {
-    /// Record the protected files of `workspace`.
-    pub(crate) fn take(workspace: &Path, scope: Scope) -> std::io::Result<Snapshot> {
+    /// Record the protected files of `workspace`: its git directories and
+    /// the files their configuration (and `nested`, the configuration files
+    /// of the nested repositories, and the user's own) include from it.
+    pub(crate) fn take(
+        workspace: &Path,
+        scope: Scope,
+        nested: &[PathBuf],
+    ) -> std::io::Result<Snapshot> {
         let roots = git_dirs(workspace);
-        Snapshot::take_roots(workspace, scope, roots)
+        let mut configs = own_configs(workspace, &roots);
+        configs.extend_from_slice(nested);
+        configs.extend(user_configs());
+        let includes = super::git_includes::included(workspace, &configs)?;
+        Snapshot::take_roots(workspace, scope, roots, includes)
     }
 
     fn take_roots(
         workspace: &Path,
         scope: Scope,
         roots: Vec<PathBuf>,
+        includes: Vec<PathBuf>,
     ) -> std::io::Result<Snapshot> {
         let mut s = Snapshot {
             workspace: workspace.to_path_buf(),
             scope,
             roots,
+            includes,
             entries: BTreeMap::new(),
         };
         let mut budget = MAX_BYTES;
@@ -319,6 +398,11 @@ impl Snapshot {
                 }
             }
         }
+        for rel in &s.includes {
+            if let Some(e) = read_entry(&workspace.join(rel), false, &mut budget)? {
+                s.entries.insert(rel.clone(), e);
+            }
+        }
         Ok(s)
     }
 
@@ -327,7 +411,12 @@ impl Snapshot {
     /// could not be put back (a file of the object store) followed by
     /// " (could not be put back)".
     pub(crate) fn undo_changes(&self) -> std::io::Result<Vec<String>> {
-        let now = Snapshot::take_roots(&self.workspace, self.scope, self.roots.clone())?;
+        let now = Snapshot::take_roots(
+            &self.workspace,
+            self.scope,
+            self.roots.clone(),
+            self.includes.clone(),
+        )?;
         let mut changed: Vec<&PathBuf> = self
             .entries
             .keys()
@@ -649,7 +738,7 @@ mod tests {
     #[test]
     fn unchanged_is_nothing() {
         let d = repo();
-        let s = Snapshot::take(d.path(), Scope::Code).expect("snapshot");
+        let s = Snapshot::take(d.path(), Scope::Code, &[]).expect("snapshot");
         std::fs::write(d.path().join(".git/objects/x"), "ok").expect("write");
         std::fs::write(d.path().join("file"), "ok").expect("write");
         assert!(s.undo_changes().expect("undo").is_empty());
@@ -659,7 +748,7 @@ mod tests {
     fn new_hook_changed_config_and_link_are_undone() {
         let d = repo();
         let outside = tempfile::tempdir().expect("tempdir");
-        let s = Snapshot::take(d.path(), Scope::Code).expect("snapshot");
+        let s = Snapshot::take(d.path(), Scope::Code, &[]).expect("snapshot");
         let g = d.path().join(".git");
         std::fs::write(g.join("hooks/post-checkout"), "#!/bin/sh\n").expect("write");
         std::fs::write(g.join("config"), "[core]\nfsmonitor = x\n").expect("write");
@@ -683,7 +772,7 @@ mod tests {
         assert!(!g.join("hooks/post-checkout").exists());
         assert_eq!(std::fs::read_dir(outside.path()).expect("dir").count(), 0);
         assert!(
-            Snapshot::take(d.path(), Scope::Code)
+            Snapshot::take(d.path(), Scope::Code, &[])
                 .expect("again")
                 .entries
                 == s.entries
@@ -694,7 +783,7 @@ mod tests {
     fn a_git_file_is_protected_too() {
         let d = tempfile::tempdir().expect("tempdir");
         std::fs::write(d.path().join(".git"), "gitdir: /elsewhere\n").expect("write");
-        let s = Snapshot::take(d.path(), Scope::Code).expect("snapshot");
+        let s = Snapshot::take(d.path(), Scope::Code, &[]).expect("snapshot");
         std::fs::write(d.path().join(".git"), "gitdir: ./evil\n").expect("write");
         assert_eq!(s.undo_changes().expect("undo"), [".git"]);
         assert_eq!(
@@ -716,7 +805,7 @@ mod tests {
         std::fs::write(g.join("refs/heads/main"), "1111\n").expect("write");
         std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").expect("write");
         std::fs::write(g.join("index"), "old index").expect("write");
-        let s = Snapshot::take(d.path(), Scope::Whole).expect("snapshot");
+        let s = Snapshot::take(d.path(), Scope::Whole, &[]).expect("snapshot");
         // The index alone: put back, and no failure (`git diff` refreshes it).
         std::fs::write(g.join("index"), "refreshed").expect("write");
         assert!(s.undo_changes().expect("undo").is_empty());
@@ -768,7 +857,7 @@ mod tests {
     #[test]
     fn a_new_git_folder_is_removed_and_pointed_to_folders_are_covered() {
         let d = tempfile::tempdir().expect("tempdir");
-        let s = Snapshot::take(d.path(), Scope::Code).expect("snapshot");
+        let s = Snapshot::take(d.path(), Scope::Code, &[]).expect("snapshot");
         std::fs::create_dir_all(d.path().join(".git/hooks")).expect("mkdir");
         std::fs::write(d.path().join(".git/config"), "[core]\n").expect("write");
         assert!(!s.undo_changes().expect("undo").is_empty());
@@ -786,7 +875,7 @@ mod tests {
                 PathBuf::from("real")
             ]
         );
-        let s = Snapshot::take(&ws, Scope::Code).expect("snapshot");
+        let s = Snapshot::take(&ws, Scope::Code, &[]).expect("snapshot");
         std::fs::create_dir_all(ws.join("real/hooks")).expect("mkdir");
         std::fs::write(ws.join("real/hooks/pre-commit"), "#!/bin/sh\n").expect("write");
         let changed = s.undo_changes().expect("undo");
@@ -804,7 +893,7 @@ mod tests {
             git_dirs(&ws),
             [PathBuf::from(".git"), PathBuf::from("real")]
         );
-        let s = Snapshot::take(&ws, Scope::Whole).expect("snapshot");
+        let s = Snapshot::take(&ws, Scope::Whole, &[]).expect("snapshot");
         std::fs::write(ws.join("real/config"), "[core]\nfsmonitor = x\n").expect("write");
         assert_eq!(s.undo_changes().expect("undo"), ["real/config"]);
         assert_eq!(

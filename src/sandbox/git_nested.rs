@@ -23,9 +23,12 @@
 //! harmless keys and sample hooks, so nothing is removed. Fail-closed: a
 //! workspace too large or too deep to walk fails the step.
 
+use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
+use super::git_config::config_keys;
+use super::git_marks::{Marks, marks};
 use crate::policy::git::config::judge_stored_key;
 
 /// Most workspace entries looked at; beyond, the step fails.
@@ -54,15 +57,58 @@ fn fresh(p: &Path, since: Stamp) -> bool {
         .is_ok_and(|m| (m.ctime(), m.ctime_nsec()) >= since)
 }
 
+/// The git directories git would use in a workspace before a step, each
+/// with what makes it one ([`super::git_marks::marks`]).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Before {
+    repos: HashMap<PathBuf, Marks>,
+}
+
+impl Before {
+    /// The configuration files git reads for the git directories recorded
+    /// (`config` and `config.worktree`, the common folder's `config`).
+    pub(crate) fn configs(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        // One plangate cannot tell about (git dies on its `commondir`) reads none.
+        for (dir, m) in self.repos.iter().filter(|(_, m)| m.sure()) {
+            out.push(dir.join("config"));
+            out.push(dir.join("config.worktree"));
+            if let Some(c) = m.common() {
+                out.push(c.join("config"));
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// Record the git directories git would use in `workspace` (the same walk
+/// as [`sweep`]'s, nothing removed): what a step turns into one is judged
+/// whole after it.
+pub(crate) fn survey(workspace: &Path, skip: &[PathBuf]) -> std::io::Result<Before> {
+    let (dirs, _) = candidates(workspace, skip)?;
+    // Those plangate cannot tell about are kept too: one that stays so is
+    // no more usable after the step than before; one that changes is judged.
+    let repos = dirs
+        .into_iter()
+        .filter_map(|d| marks(&d).map(|m| (d, m)))
+        .collect();
+    Ok(Before { repos })
+}
+
 /// Remove from the nested git directories of `workspace` changed since
 /// `since` what would make git run a program; returns each path removed
-/// (relative) with its reason. `skip` are absolute paths not walked (the
-/// output folder, the workspace's own git directories). An error when the
-/// workspace cannot be walked whole, or a removal fails.
+/// (relative) with its reason. A folder git takes for a git directory now
+/// but did not `before` the step (or took through other files) is judged
+/// whole, whatever the times of its files. `skip` are absolute paths not
+/// walked (the output folder, the workspace's own git directories). An
+/// error when the workspace cannot be walked whole, or a removal fails.
 pub(crate) fn sweep(
     workspace: &Path,
     skip: &[PathBuf],
     since: Stamp,
+    before: &Before,
 ) -> std::io::Result<Vec<String>> {
     let mut found = Vec::new();
     let (dirs, traps) = candidates(workspace, skip)?;
@@ -77,7 +123,9 @@ pub(crate) fn sweep(
         ));
     }
     for dir in dirs {
-        judge(&dir, dir != workspace, since, &mut found)?;
+        // Became a git directory during the step: judged by all it holds.
+        let whole = marks(&dir).is_some_and(|m| before.repos.get(&dir) != Some(&m));
+        judge(&dir, dir != workspace, since, whole, &mut found)?;
     }
     Ok(found
         .into_iter()
@@ -183,6 +231,7 @@ fn judge(
     dir: &Path,
     nested: bool,
     since: Stamp,
+    whole: bool,
     found: &mut Vec<(PathBuf, String)>,
 ) -> std::io::Result<()> {
     let Ok(meta) = dir.symlink_metadata() else {
@@ -213,7 +262,7 @@ fn judge(
     // Created or moved here during the step: the folder and its parent
     // changed (the workspace itself is judged by its files alone).
     let placed = nested && fresh(dir, since) && dir.parent().is_some_and(|p| fresh(p, since));
-    if !placed && !watched.iter().any(|p| fresh(p, since)) {
+    if !whole && !placed && !watched.iter().any(|p| fresh(p, since)) {
         return Ok(());
     }
     let mut drop = |p: PathBuf, why: String| -> std::io::Result<()> {
@@ -272,125 +321,9 @@ fn config_risk(p: &Path) -> Option<String> {
     keys.iter().find_map(|k| judge_stored_key(k))
 }
 
-/// The keys of a git configuration file (`section.key`, or
-/// `section.subsection.key`; section and key in lower case), or None when
-/// the text is not configuration plangate can read (fail-closed: risky):
-/// continuation lines, a key before any section, a malformed header.
-pub(crate) fn config_keys(text: &str) -> Option<Vec<String>> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    if text.contains('\0') {
-        return None;
-    }
-    let mut keys = Vec::new();
-    let mut section: Option<String> = None;
-    for line in text.lines() {
-        if line.trim_end().ends_with('\\') {
-            return None;
-        }
-        let mut rest = line.trim_start();
-        if rest.starts_with('[') {
-            let (name, after) = header(rest)?;
-            section = Some(name);
-            rest = after.trim_start();
-        }
-        if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') {
-            continue;
-        }
-        let end = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-            .unwrap_or(rest.len());
-        let key = &rest[..end];
-        if !key.starts_with(|c: char| c.is_ascii_alphabetic()) {
-            return None;
-        }
-        let after = rest[end..].trim_start();
-        if !(after.is_empty()
-            || after.starts_with('=')
-            || after.starts_with('#')
-            || after.starts_with(';'))
-        {
-            return None;
-        }
-        keys.push(format!(
-            "{}.{}",
-            section.as_ref()?,
-            key.to_ascii_lowercase()
-        ));
-    }
-    Some(keys)
-}
-
-/// A section header at the start of `line`: its name (`section` or
-/// `section.subsection`) and what follows the `]`.
-fn header(line: &str) -> Option<(String, &str)> {
-    let inner = line.strip_prefix('[')?;
-    let name_end = inner
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '.'))
-        .unwrap_or(inner.len());
-    let name = inner[..name_end].to_ascii_lowercase();
-    if name.is_empty() {
-        return None;
-    }
-    let rest = &inner[name_end..];
-    if let Some(after) = rest.strip_prefix(']') {
-        // `[section.subsection]`: the old form, subsection in lower case.
-        return Some((name, after));
-    }
-    let quoted = rest.strip_prefix(' ')?.trim_start().strip_prefix('"')?;
-    let mut sub = String::new();
-    let mut chars = quoted.char_indices();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '\\' => sub.push(chars.next()?.1),
-            '"' => {
-                let after = quoted[i + 1..].strip_prefix(']')?;
-                return Some((format!("{name}.{sub}"), after));
-            }
-            _ => sub.push(c),
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn configuration_keys_are_read_or_refused() {
-        let init = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
-        assert_eq!(
-            config_keys(init).expect("keys"),
-            [
-                "core.repositoryformatversion",
-                "core.filemode",
-                "core.bare",
-                "core.logallrefupdates"
-            ]
-        );
-        assert_eq!(
-            config_keys("[remote \"or\\\"ig\"]\n url = x # c\n[Core]FSMonitor=x\n; c\n")
-                .expect("keys"),
-            ["remote.or\"ig.url", "core.fsmonitor"]
-        );
-        assert_eq!(
-            config_keys("[includeIf \"gitdir:/x\"]\n path = y\n").expect("keys"),
-            ["includeif.gitdir:/x.path"]
-        );
-        assert_eq!(config_keys("[a.B]\nk\n").expect("keys"), ["a.b.k"]);
-        for bad in [
-            "key = x\n",
-            "[core\nk = v\n",
-            "[core]\nk = a\\\n b\n",
-            "[core]\n=x\n",
-            "[core]\nk x\n",
-            "[core \"x]\nk = v\n",
-            "[]\n",
-            "[core]\0\n",
-        ] {
-            assert_eq!(config_keys(bad), None, "{bad:?}");
-        }
-    }
 
     fn repo(root: &Path, name: &str, config: &str) -> PathBuf {
         let g = root.join(name).join(".git");
@@ -404,12 +337,38 @@ mod tests {
     }
 
     #[test]
+    fn a_folder_that_becomes_a_git_directory_is_judged_whole() {
+        let t = tempfile::tempdir().expect("tmp");
+        let ws = t.path();
+        let evil = ws.join("c/evil");
+        std::fs::create_dir_all(evil.join("refs/heads")).expect("mkdir");
+        std::fs::write(evil.join("HEAD"), "ref: refs/heads/main\n").expect("write");
+        std::fs::write(evil.join("config"), "[alias]\n\tst = !x\n").expect("write");
+        let old = repo(ws, "old", "[core]\n\tfsmonitor = x\n");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let before = survey(ws, &[]).expect("survey");
+        assert_eq!(
+            before.configs(),
+            [old.join("config"), old.join("config.worktree")]
+        );
+        let since = stamp(ws).expect("stamp");
+        // Only `objects` is new: no watched file changed.
+        std::fs::create_dir(evil.join("objects")).expect("mkdir");
+        assert_eq!(
+            sweep(ws, &[], since, &before).expect("sweep"),
+            ["c/evil/config (configuration `alias.st` can make git run a program)"]
+        );
+        assert!(old.join("config").exists());
+    }
+
+    #[test]
     fn risky_parts_of_new_repositories_go_and_old_ones_stay() {
         let t = tempfile::tempdir().expect("tmp");
         let ws = t.path();
         let old = repo(ws, "old", "[core]\n\tfsmonitor = x\n");
         std::thread::sleep(std::time::Duration::from_millis(20));
         let since = stamp(ws).expect("stamp");
+        let before = survey(ws, &[]).expect("survey");
         let plain = repo(ws, "plain", "[core]\n\tbare = false\n");
         let fsm = repo(ws, "fsm", "[core]\n\tfsmonitor = x\n");
         let hook = repo(ws, "hook", "[core]\n");
@@ -424,7 +383,7 @@ mod tests {
         std::fs::write(ws.join("file/.git"), "gitdir: ../bare\n").expect("write");
         let common = repo(ws, "common", "not config");
         std::fs::write(common.join("commondir"), "../..\n").expect("write");
-        let mut found = sweep(ws, &[], since).expect("sweep");
+        let mut found = sweep(ws, &[], since, &before).expect("sweep");
         found.sort();
         assert_eq!(
             found,
@@ -442,7 +401,7 @@ mod tests {
         // The skipped paths are not looked at.
         std::fs::write(fsm.join("config"), "[core]\n\tfsmonitor = x\n").expect("write");
         assert!(
-            sweep(ws, &[ws.join("fsm")], since)
+            sweep(ws, &[ws.join("fsm")], since, &before)
                 .expect("sweep")
                 .is_empty()
         );

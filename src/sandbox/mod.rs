@@ -41,8 +41,11 @@
 
 mod confine;
 mod exec;
+mod git_config;
 pub(crate) mod git_creds;
 pub(crate) mod git_guard;
+mod git_includes;
+mod git_marks;
 pub(crate) mod git_nested;
 mod grants;
 mod lane;

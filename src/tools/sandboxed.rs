@@ -194,7 +194,7 @@ impl Guarded {
 pub(crate) fn undone_message(undone: &[String]) -> String {
     let list = shown(undone);
     format!(
-        "changed the repository's `.git` ({list}); the changes were undone: only the git tool or a step approved as dangerous may change `.git` (its hooks, configuration, refs, index or objects)"
+        "changed the repository's `.git` or a configuration file git includes ({list}); the changes were undone: only the git tool or a step approved as dangerous may change `.git` (its hooks, configuration, refs, index or objects) or the files its configuration includes from the workspace"
     )
 }
 
@@ -306,7 +306,7 @@ async fn run_in(
     // `.git` to record and put back, no nested repository to look for.
     let watched = guarded && !sealed_read_only(sb, ctx, home, temp.path());
     let snapshot = if watched {
-        Some(take_snapshot(sb, &ctx.env.workspace).await?)
+        Some(take_snapshot(sb, ctx).await?)
     } else {
         None
     };
@@ -921,33 +921,57 @@ fn sealed_read_only(
 }
 
 /// Record `.git` before a guarded step: under bwrap it is bound read-only,
-/// so the files that make git run code suffice; elsewhere all of it is kept.
+/// so the files that make git run code suffice; elsewhere all of it is
+/// kept. With it the configuration files they include from the workspace,
+/// and the nested git directories git would use (see [`after_step`]).
 async fn take_snapshot(
     sb: &crate::model::StepSandbox,
-    workspace: &std::path::Path,
-) -> std::io::Result<Snapshot> {
+    ctx: &StepContext,
+) -> std::io::Result<(Snapshot, sandbox::git_nested::Before)> {
     let scope = if sb.backend() == Some(crate::model::Backend::Bwrap) {
         Scope::Code
     } else {
         Scope::Whole
     };
-    let ws = workspace.to_path_buf();
-    super::in_place(move || Snapshot::take(&ws, scope))
-        .map_err(std::io::Error::other)?
-        .map_err(|e| {
-            std::io::Error::other(format!(
-                "cannot record the repository's `.git` before the step: {e}; the step was not run"
-            ))
-        })
+    let ws = ctx.env.workspace.clone();
+    let skip = nested_skip(ctx);
+    super::in_place(move || {
+        let before = sandbox::git_nested::survey(&ws, &skip)?;
+        let snapshot = Snapshot::take(&ws, scope, &before.configs())?;
+        Ok::<_, std::io::Error>((snapshot, before))
+    })
+    .map_err(std::io::Error::other)?
+    .map_err(|e| {
+        std::io::Error::other(format!(
+            "cannot record the repository's `.git` before the step: {e}; the step was not run"
+        ))
+    })
 }
 
-/// After a guarded step: what it changed in `.git` (undone) and the risky
-/// parts of the nested repositories it left (removed).
+/// What the nested-repository walk leaves out: the workspace's own git
+/// directories (guarded by the snapshot) and the run's output folder.
+fn nested_skip(ctx: &StepContext) -> Vec<std::path::PathBuf> {
+    let ws = &ctx.env.workspace;
+    let mut skip: Vec<std::path::PathBuf> = git_guard::git_dirs(ws)
+        .into_iter()
+        .map(|r| ws.join(r))
+        .collect();
+    skip.push(ctx.out_dir.clone());
+    skip
+}
+
+/// After a guarded step: what it changed in `.git` and in the configuration
+/// files it includes (undone), and the risky parts of the nested
+/// repositories it left (removed).
 async fn after_step(
-    snapshot: Option<Snapshot>,
+    snapshot: Option<(Snapshot, sandbox::git_nested::Before)>,
     since: Option<sandbox::git_nested::Stamp>,
     ctx: &StepContext,
 ) -> std::io::Result<(Vec<String>, Vec<String>)> {
+    let (snapshot, before) = match snapshot {
+        Some((s, b)) => (Some(s), b),
+        None => (None, sandbox::git_nested::Before::default()),
+    };
     let undone = match snapshot {
         Some(s) => super::in_place(move || s.undo_changes())
             .map_err(std::io::Error::other)?
@@ -961,12 +985,8 @@ async fn after_step(
     let nested = match since {
         Some(since) => {
             let ws = ctx.env.workspace.clone();
-            let mut skip: Vec<std::path::PathBuf> = git_guard::git_dirs(&ws)
-                .into_iter()
-                .map(|r| ws.join(r))
-                .collect();
-            skip.push(ctx.out_dir.clone());
-            super::in_place(move || sandbox::git_nested::sweep(&ws, &skip, since))
+            let skip = nested_skip(ctx);
+            super::in_place(move || sandbox::git_nested::sweep(&ws, &skip, since, &before))
                 .map_err(std::io::Error::other)?
                 .map_err(|e| {
                     std::io::Error::other(format!(

@@ -62,7 +62,7 @@ fn differences(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Ve
 
 /// `plangate run` under `flag`, every step approved under Landlock (where a
 /// writing step is not auto-approved), so that each runs in its risk's profile.
-fn run(env: &Env, flag: &str, yaml: &str, ids: &[&str]) -> std::process::Output {
+pub fn run(env: &Env, flag: &str, yaml: &str, ids: &[&str]) -> std::process::Output {
     let mut args = vec!["--sandbox-backend".to_owned(), flag.to_owned()];
     if flag == "landlock" {
         for id in ids {
@@ -74,13 +74,13 @@ fn run(env: &Env, flag: &str, yaml: &str, ids: &[&str]) -> std::process::Output 
 }
 
 /// A folder outside the workspace where planted programs would leave markers.
-fn marks(env: &Env) -> PathBuf {
+pub fn marks(env: &Env) -> PathBuf {
     let m = env.ws.parent().unwrap().join("marks");
     std::fs::create_dir_all(&m).unwrap();
     m
 }
 
-fn markers(m: &Path) -> Vec<String> {
+pub fn markers(m: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(m)
         .map(|d| {
             d.flatten()
@@ -94,7 +94,7 @@ fn markers(m: &Path) -> Vec<String> {
 }
 
 /// The user's later git commands in `dir`, with their own config and hooks live.
-fn users_git_commands(dir: &Path) {
+pub fn users_git_commands(dir: &Path) {
     for args in [
         &["status"][..],
         &["diff"],

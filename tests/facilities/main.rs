@@ -45,6 +45,7 @@ mod agent_stage;
 mod egress;
 mod facility;
 mod formats;
+mod git_activation;
 mod git_indirection;
 mod git_objects;
 mod lanes;
@@ -128,6 +129,8 @@ fn trials() -> Vec<Trial> {
         git_indirection::a_step_below_dangerous_leaves_no_nested_repository_that_runs_programs,
         git_indirection::reading_git_commands_in_a_moderate_step_change_nothing_and_pass,
         git_indirection::a_linked_git_directory_is_the_workspaces_own_and_is_put_back,
+        git_activation::a_folder_a_step_turns_into_a_git_directory_is_judged_whole,
+        git_activation::a_step_changes_no_configuration_file_git_includes,
         agent_stage::writes_outside_the_staged_copy_are_refused_by_the_sandbox,
         agent_stage::a_read_only_agent_cli_leaves_the_workspace_byte_identical,
     );
