@@ -677,8 +677,10 @@ impl Scheduler {
             // Scanning reads and rewrites files: off the async workers.
             let held = Arc::clone(&plan);
             let swept = tokio::task::spawn_blocking(move || {
+                // Looked at before the sweep removes a special file there.
+                let replaced = super::effects::replaced(&ctx);
                 tools::sweep(&mut outcome, &ctx, &id);
-                super::effects::collect(&mut outcome, &ctx, &held, i);
+                super::effects::collect(&mut outcome, &ctx, &held, i, replaced);
                 outcome.findings.extend(tampered(Some(&id)));
                 outcome
             })
