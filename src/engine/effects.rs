@@ -65,7 +65,7 @@ pub(super) fn collect(
     let result = match (replaced, read()) {
         (Some(what), _) => {
             let why = format!(
-                "$PLANGATE_REQUESTS (`{shown}`) was replaced by {what}: plangate reads only the regular file it made there, so nothing the step asked for is published"
+                "$PLANGATE_REQUESTS (`{shown}`) was replaced by {what} (not a regular file): plangate reads only the regular file it made there, so nothing the step asked for is published"
             );
             if outcome.status != StepStatus::Success {
                 outcome.warnings.push(why.clone());

@@ -93,7 +93,7 @@ fn read_outputs(out: &mut StepOutcome, file: &Path, ctx: &StepContext) {
     if let Some(what) = crate::regular::replaced(file) {
         // Looked at without opening it (a FIFO never blocks), before the sweep removes it.
         let why = format!(
-            "$PLANGATE_OUTPUT (`{}/{}`) was replaced by {what}: plangate reads only the regular file it made there, so the step has no outputs",
+            "$PLANGATE_OUTPUT (`{}/{}`) was replaced by {what} (not a regular file): plangate reads only the regular file it made there, so the step has no outputs",
             ctx.artifacts_rel,
             super::outputs::FILE_NAME
         );
