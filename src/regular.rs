@@ -76,16 +76,35 @@ fn open_regular(path: &Path, write: bool) -> io::Result<File> {
 /// Open without blocking (a FIFO never waits for a writer), then refuse
 /// anything `fstat` does not call a regular file (no race with a swap).
 fn open_flags(path: &Path, write: bool, flags: i32) -> io::Result<File> {
-    let f = std::fs::OpenOptions::new()
+    let f = match std::fs::OpenOptions::new()
         .read(true)
         .write(write)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | flags)
-        .open(path)?;
+        .open(path)
+    {
+        Ok(f) => f,
+        // A socket cannot be opened (ENXIO): say what it is.
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+            return Err(match replaced(path) {
+                Some(what) => io::Error::other(NotRegular(what)),
+                None => e,
+            });
+        }
+        Err(e) => return Err(e),
+    };
     let t = f.metadata()?.file_type();
     if !t.is_file() {
         return Err(io::Error::other(NotRegular(kind(t))));
     }
     Ok(f)
+}
+
+/// What stands at `path` when it is not a regular file (a symbolic link
+/// is not followed; nothing is opened, so a FIFO never blocks); None for a
+/// regular file or nothing at all.
+pub(crate) fn replaced(path: &Path) -> Option<&'static str> {
+    let t = path.symlink_metadata().ok()?.file_type();
+    (!t.is_file()).then(|| kind(t))
 }
 
 /// `std::fs::read` of a regular file only.

@@ -26,7 +26,7 @@ pub(crate) mod meter;
 pub(crate) mod prices;
 pub(crate) mod proxy;
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
 use crate::policy::hosts::HostPattern;
 
@@ -175,10 +175,7 @@ pub(crate) fn parse_ip(host: &str) -> Option<IpAddr> {
 
 /// An IPv4-mapped IPv6 address as the IPv4 address it is.
 fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
-        v4 => v4,
-    }
+    crate::policy::addr::canonical(ip)
 }
 
 /// The text of an address (IPv6 without brackets).
@@ -187,66 +184,14 @@ pub(crate) fn ip_text(ip: IpAddr) -> String {
 }
 
 /// Whether an address is on the public internet (what a declared name may
-/// resolve to without the address being declared too).
+/// resolve to without the address being declared too): [`crate::policy::addr::is_public`].
 pub(crate) fn is_public(ip: IpAddr) -> bool {
-    match canonical(ip) {
-        IpAddr::V4(v4) => v4_public(v4),
-        IpAddr::V6(v6) => v6_public(v6),
-    }
-}
-
-fn v4_public(ip: Ipv4Addr) -> bool {
-    let o = ip.octets();
-    !(ip.is_unspecified()
-        || ip.is_loopback()
-        || ip.is_private()
-        || ip.is_link_local()
-        || ip.is_broadcast()
-        || ip.is_multicast()
-        || ip.is_documentation()
-        || o[0] == 0
-        // carrier-grade NAT (and Alibaba's metadata service at 100.100.100.200)
-        || (o[0] == 100 && (o[1] & 0xc0) == 64)
-        // IETF protocol assignments, benchmarking, reserved
-        || (o[0] == 192 && o[1] == 0 && o[2] == 0)
-        || (o[0] == 198 && (o[1] & 0xfe) == 18)
-        || o[0] >= 240)
-}
-
-fn v6_public(ip: Ipv6Addr) -> bool {
-    let s = ip.segments();
-    // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) carry an IPv4 address: judge that one.
-    if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
-        let [a, b] = s[6].to_be_bytes();
-        let [c, d] = s[7].to_be_bytes();
-        return v4_public(Ipv4Addr::new(a, b, c, d));
-    }
-    if s[0] == 0x2002 {
-        let [a, b] = s[1].to_be_bytes();
-        let [c, d] = s[2].to_be_bytes();
-        return v4_public(Ipv4Addr::new(a, b, c, d));
-    }
-    !(ip.is_unspecified()
-        || ip.is_loopback()
-        || ip.is_multicast()
-        || (s[0] & 0xfe00) == 0xfc00 // unique local (fd00:ec2::254, the AWS metadata service)
-        || (s[0] & 0xffc0) == 0xfe80 // link-local
-        || (s[0] & 0xffc0) == 0xfec0 // site-local (deprecated)
-        || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
-        || s[0..6] == [0, 0, 0, 0, 0, 0]) // IPv4-compatible (deprecated)
+    crate::policy::addr::is_public(ip)
 }
 
 /// What kind of address a refused one is, for the message.
 fn kind(ip: IpAddr) -> &'static str {
-    match canonical(ip) {
-        IpAddr::V4(v4) if v4.is_loopback() => "loopback",
-        IpAddr::V6(v6) if v6.is_loopback() => "loopback",
-        IpAddr::V4(v4) if v4.is_link_local() => "link-local, the cloud metadata service's range",
-        IpAddr::V4(v4) if v4.is_private() => "private",
-        IpAddr::V6(v6) if (v6.segments()[0] & 0xffc0) == 0xfe80 => "link-local",
-        IpAddr::V6(v6) if (v6.segments()[0] & 0xfe00) == 0xfc00 => "unique-local",
-        _ => "not public",
-    }
+    crate::policy::addr::kind(ip)
 }
 
 /// Where a step's proxy reports its connections (the engine turns each into

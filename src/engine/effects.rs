@@ -30,33 +30,58 @@ pub(super) fn prepare(ctx: &mut StepContext) -> Result<(), String> {
     Ok(())
 }
 
+/// What the step left in place of its requests file when that is not a
+/// regular file (a FIFO, socket, device, symbolic link, folder), looked at
+/// before the sweep removes it (`lstat`: nothing is opened or followed).
+pub(super) fn replaced(ctx: &StepContext) -> Option<&'static str> {
+    crate::regular::replaced(&ctx.artifacts_dir.join(request::FILE_NAME))
+}
+
 /// Read what the step asked for into `outcome.requests`. A refused request
-/// fails a step that succeeded (an agent's: `rejected`, exit 5).
-pub(super) fn collect(outcome: &mut StepOutcome, ctx: &StepContext, plan: &Plan, step: usize) {
+/// fails a step that succeeded (an agent's: `rejected`, exit 5); so does a
+/// requests file the step replaced by something else (`replaced`, from
+/// [`replaced`] before the sweep): nothing it asked for is published.
+pub(super) fn collect(
+    outcome: &mut StepOutcome,
+    ctx: &StepContext,
+    plan: &Plan,
+    step: usize,
+    replaced: Option<&str>,
+) {
     let file = ctx.artifacts_dir.join(request::FILE_NAME);
     let read = || -> std::io::Result<Vec<u8>> {
         // Never followed: a link could point plangate at a file the step cannot read.
         let meta = std::fs::symlink_metadata(&file)?;
-        if meta.file_type().is_symlink() {
-            return Err(std::io::Error::other("it is a symbolic link"));
-        }
         if meta.file_type().is_file() && meta.len() == 0 {
             // Left empty (most steps): nothing asked, nothing to open.
             return Ok(Vec::new());
         }
-        let f = crate::regular::open(&file)?;
+        let f = crate::regular::open_no_link(&file)?;
         let mut buf = Vec::new();
         f.take(request::MAX_FILE_BYTES + 1).read_to_end(&mut buf)?;
         Ok(buf)
     };
-    let result = match read() {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(vec![format!("cannot read $PLANGATE_REQUESTS: {e}")]),
-        Ok(b) if b.len() as u64 > request::MAX_FILE_BYTES => Err(vec![format!(
+    let shown = format!("{}/{}", ctx.artifacts_rel, request::FILE_NAME);
+    let result = match (replaced, read()) {
+        (Some(what), _) => {
+            let why = format!(
+                "$PLANGATE_REQUESTS (`{shown}`) was replaced by {what} (not a regular file): plangate reads only the regular file it made there, so nothing the step asked for is published"
+            );
+            if outcome.status != StepStatus::Success {
+                outcome.warnings.push(why.clone());
+            }
+            Err(vec![why])
+        }
+        (None, Err(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        (None, Err(e)) if crate::regular::is_not_regular(&e) => Err(vec![format!(
+            "$PLANGATE_REQUESTS (`{shown}`) cannot be read: {e}"
+        )]),
+        (None, Err(e)) => Err(vec![format!("cannot read $PLANGATE_REQUESTS: {e}")]),
+        (None, Ok(b)) if b.len() as u64 > request::MAX_FILE_BYTES => Err(vec![format!(
             "$PLANGATE_REQUESTS is larger than {} bytes",
             request::MAX_FILE_BYTES
         )]),
-        Ok(b) => {
+        (None, Ok(b)) => {
             if !b.is_empty() {
                 outcome
                     .artifacts

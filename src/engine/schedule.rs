@@ -679,8 +679,10 @@ impl Scheduler {
             // blocking pool and back cost more than a short step's sweep).
             let held = Arc::clone(&plan);
             let swept = tools::in_place(move || {
+                // Looked at before the sweep removes a special file there.
+                let replaced = super::effects::replaced(&ctx);
                 tools::sweep(&mut outcome, &ctx, &id);
-                super::effects::collect(&mut outcome, &ctx, &held, i);
+                super::effects::collect(&mut outcome, &ctx, &held, i, replaced);
                 outcome.findings.extend(tampered(Some(&id)));
                 outcome
             });

@@ -59,6 +59,10 @@ fn stamp_of(m: &std::fs::Metadata) -> Stamp {
 /// (declared secrets, credentials of plangate's environment) are masked
 /// first and are not findings: plangate passed them.
 pub(crate) fn sweep(outcome: &mut StepOutcome, ctx: &StepContext, step_id: &str) {
+    // A tool's own findings (an `http_request` credential header) are this step's.
+    for f in &mut outcome.findings {
+        f.step.get_or_insert_with(|| step_id.to_owned());
+    }
     // (location, path, rewrite, listed: plangate expects a file there)
     let mut targets: Vec<(String, PathBuf, bool, bool)> = outcome
         .artifacts

@@ -25,7 +25,8 @@ struct Case {
     /// A plan written to `plan.yaml` (then run unless `argv` is given).
     #[serde(default)]
     plan: Option<String>,
-    /// Extra arguments after `run plan.yaml --workspace WS --out OUT`.
+    /// Extra arguments after `run plan.yaml --workspace WS --out OUT`
+    /// (`{loopback_policy}`: the tests' operator policy naming 127.0.0.1).
     #[serde(default)]
     args: Vec<String>,
     /// The whole command line instead of a run (`{ws}`, `{out}`, `{server}` replaced).
@@ -74,10 +75,22 @@ fn run_case(case: &Case) -> Result<(), String> {
         std::fs::write(&p, bytes).unwrap();
     }
     let server = (!case.server.is_empty()).then(|| mock_server(case.server.clone()));
+    // The tests' operator policy naming the local server (an address that
+    // is not public is reached only where the operator names it).
+    let loopback_policy = env.tmp().join("operator-policy-loopback.yaml");
+    std::fs::write(
+        &loopback_policy,
+        format!(
+            "{}allowed_hosts: [127.0.0.1]\n",
+            crate::harness::OPERATOR_POLICY_YAML
+        ),
+    )
+    .unwrap();
     let fill = |s: &str| {
         let mut s = s
             .replace("{ws}", env.ws.to_str().unwrap())
-            .replace("{out}", env.out.to_str().unwrap());
+            .replace("{out}", env.out.to_str().unwrap())
+            .replace("{loopback_policy}", loopback_policy.to_str().unwrap());
         if let Some(srv) = &server {
             s = s.replace("{server}", &srv.url);
         }

@@ -47,16 +47,16 @@ fn http_plan(where_: &str, value: &str) -> String {
     let v = serde_json::to_string(value).unwrap();
     let (url, extra) = match where_.split_once('.') {
         Some(("headers", name)) => (
-            "\"http://127.0.0.1:9/x\"".to_owned(),
+            "\"http://api.example.com:9/x\"".to_owned(),
             format!("      headers:\n        {name}: {v}\n"),
         ),
         Some(("params", name)) => (
-            "\"http://127.0.0.1:9/x\"".to_owned(),
+            "\"http://api.example.com:9/x\"".to_owned(),
             format!("      params:\n        {name}: {v}\n"),
         ),
         _ if where_ == "url" => (v.clone(), String::new()),
         _ => (
-            "\"http://127.0.0.1:9/x\"".to_owned(),
+            "\"http://api.example.com:9/x\"".to_owned(),
             format!("      body: {v}\n"),
         ),
     };
@@ -158,7 +158,7 @@ fn a_header_secret_by_reference_must_be_declared_and_have_one_placeholder() {
     ] {
         let env = Env::new();
         let plan = format!(
-            "{base}{secrets}    parameters:\n      method: GET\n      url: http://127.0.0.1:9/x\n      headers:\n        Authorization: {header}\n"
+            "{base}{secrets}    parameters:\n      method: GET\n      url: http://api.example.com:9/x\n      headers:\n        Authorization: {header}\n"
         );
         let o = env.run(&plan, &[]);
         assert_eq!(code(&o), 2, "{header}: {}", stderr(&o));
@@ -179,8 +179,11 @@ fn a_header_secret_by_reference_reaches_the_server_and_is_written_nowhere() {
                 "headers": {"Authorization": {"secret": "DEPLOY_PAT", "format": "Bearer {}"},
                             "X-Plain": {"secret": "DEPLOY_PAT"}}}}]});
     let p = env.write("plan.yaml", &plan.to_string());
+    // The operator names the local stand-in (an address that is not public).
     let o = env
         .run_cmd(&p)
+        .arg("--policy")
+        .arg(env.policy_allowing_local(&["DEPLOY_PAT"]))
         .env("DEPLOY_PAT", secret)
         .timeout(Duration::from_secs(120))
         .output()
@@ -208,6 +211,8 @@ fn a_header_secret_by_reference_reaches_the_server_and_is_written_nowhere() {
     let p = env.write("plan.yaml", &plan.to_string());
     let o = env
         .run_cmd(&p)
+        .arg("--policy")
+        .arg(env.policy_allowing_local(&["DEPLOY_PAT"]))
         .env_remove("DEPLOY_PAT")
         .timeout(Duration::from_secs(120))
         .output()

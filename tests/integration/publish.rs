@@ -98,8 +98,16 @@ fn a_requests_file_replaced_by_a_link_is_never_followed() {
     let env = Env::new();
     let cmd = "echo '{\"type\": \"comment\", \"body\": \"x\"}' > \"$PLANGATE_STEP_ARTIFACTS/other\"\nln -sf \"$PLANGATE_STEP_ARTIFACTS/other\" \"$PLANGATE_REQUESTS\"";
     let o = env.run(&plan("{comment: {max: 1}}", &[("a", cmd)]), &[]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    // The sweep removes links from the artifact folder; the request behind it is never read.
+    // The step fails naming the file (never a silent "nothing asked"); the
+    // sweep removes the link; the request behind it is never read.
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(
+        env.step_error("a").contains(
+            "$PLANGATE_REQUESTS (`artifacts/a/requests.jsonl`) was replaced by a symbolic link"
+        ),
+        "{}",
+        env.step_error("a")
+    );
     assert!(publish_rows(&env).is_empty(), "{:?}", publish_rows(&env));
 }
 

@@ -16,14 +16,19 @@ use crate::harness::{Env, MockServer, code, mock_server, stderr};
 
 const TOKEN: &str = "pg-secret-host-token-5c1d9e27b4a8";
 
-/// How a run is given its operator policy.
+/// How a run is given its operator policy. The stand-ins listen on
+/// 127.0.0.1, an address `http_request` reaches only where the operator
+/// names it: each policy names it for a secret no step sends
+/// (`PG_STAND_IN`), unless it names it already.
 #[derive(Clone, Copy)]
 enum Operator<'a> {
-    /// No `--policy` file: the built-in policy.
+    /// A `--policy` file that allows no host for any secret the steps send.
     None,
     /// A `--policy` file with this text.
     File(&'a str),
 }
+
+const STAND_IN: &str = "secret_hosts: {PG_STAND_IN: [\"127.0.0.1\"]}\n";
 
 fn command(env: &Env, verb: &str, plan: &str, op: Operator<'_>, args: &[&str]) -> Output {
     let path = env.write("plan.yaml", plan);
@@ -40,11 +45,14 @@ fn command(env: &Env, verb: &str, plan: &str, op: Operator<'_>, args: &[&str]) -
     } else {
         c.args(["--format", "json"]);
     }
-    if let Operator::File(text) = op {
-        let p = env.ws.parent().unwrap().join("operator-policy.yaml");
-        std::fs::write(&p, text).unwrap();
-        c.arg("--policy").arg(p);
-    }
+    let text = match op {
+        Operator::None => format!("risk_tolerance: medium\n{STAND_IN}"),
+        Operator::File(text) if text.contains("127.0.0.1") => text.to_owned(),
+        Operator::File(text) => format!("{text}{STAND_IN}"),
+    };
+    let p = env.ws.parent().unwrap().join("operator-policy.yaml");
+    std::fs::write(&p, text).unwrap();
+    c.arg("--policy").arg(p);
     c.args(args).timeout(Duration::from_secs(120));
     c.output().unwrap()
 }

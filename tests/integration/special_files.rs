@@ -325,3 +325,80 @@ fn a_huge_sparse_file_is_compared_by_its_size_and_times_not_read() {
         );
     }
 }
+
+/// A step that puts a FIFO, socket, symbolic link (to a file, to a device)
+/// or folder where `$PLANGATE_REQUESTS` or `$PLANGATE_OUTPUT` was fails,
+/// naming the file and what it found there (never a silent "nothing
+/// asked"), and plangate never blocks on the FIFO. Payloads only make
+/// special files in the step's own artifact folder.
+#[test]
+fn a_requests_or_output_file_replaced_by_something_else_fails_its_step() {
+    let sock =
+        "python3 -c 'import os,socket; socket.socket(socket.AF_UNIX).bind(os.environ[\"V\"])'";
+    let cases = [
+        ("fifo", "mkfifo \"$V\"", "a FIFO", false),
+        ("link", "ln -s MARKER \"$V\"", "a symbolic link", false),
+        ("dev", "ln -s /dev/zero \"$V\"", "a symbolic link", false),
+        ("dir", "mkdir \"$V\"", "a directory", false),
+        ("sock", sock, "a socket", true),
+    ];
+    for (var, file) in [
+        ("PLANGATE_REQUESTS", "requests.jsonl"),
+        ("PLANGATE_OUTPUT", "outputs.txt"),
+    ] {
+        let env = Env::new();
+        let marker = env.ws.parent().unwrap().join("marker.txt");
+        std::fs::write(&marker, "{\"type\":\"comment\",\"body\":\"hi\"}\n").unwrap();
+        let mut plan = String::from(
+            "version: 1\nid: t\npolicy: {risk_tolerance: high}\npublish: {comment: {max: 5}}\nsteps:\n",
+        );
+        for (id, make, _, bare) in cases {
+            let cmd = format!("export V=\"${var}\"; rm -f \"$V\"; {make}")
+                .replace("MARKER", marker.to_str().unwrap());
+            // A unix socket is made outside the sandbox (its seccomp filter refuses them).
+            plan.push_str(&format!(
+                "  - id: {id}\n    tool: bash\n    continue_on_error: true\n    parameters: {{sandbox: {}, command: {}}}\n",
+                !bare,
+                serde_json::to_string(&cmd).unwrap()
+            ));
+        }
+        let (o, took) = run_timed(&env, &plan, &["--approve", "sock"]);
+        assert!(took < Duration::from_secs(60), "{var}: took {took:?}");
+        assert!(matches!(code(&o), 0 | 1), "{var}: {}", stderr(&o));
+        for (id, _, what, _) in cases {
+            let step = env.step(id);
+            assert_eq!(step["status"], "failed", "{var} {id}: {step:#}");
+            let err = step["error"].as_str().unwrap_or_default();
+            let want = format!("${var} (`artifacts/{id}/{file}`) was replaced by {what}");
+            assert!(err.contains(&want), "{var} {id}: {err}");
+        }
+        let r = env.report();
+        assert!(
+            r["publish"]["requests"]
+                .as_array()
+                .is_none_or(|a| a.is_empty()),
+            "{var}: nothing was asked: {:#}",
+            r["publish"]
+        );
+    }
+}
+
+/// An agent step's CLI that replaces its `$PLANGATE_REQUESTS` by a FIFO
+/// fails the same way (its answer is accepted, its requests are not).
+#[test]
+fn an_agent_cli_that_replaces_its_requests_file_is_rejected() {
+    let env = Env::new();
+    let cli = "rm -f \"$PLANGATE_REQUESTS\"; mkfifo \"$PLANGATE_REQUESTS\"; cat >/dev/null; echo '{\"count\": 3}'";
+    let plan = format!(
+        "version: 1\nid: a\npolicy: {{risk_tolerance: medium}}\nagents:\n  coder:\n    command: [bash, -c, {}]\n    timeout: 30\nsteps:\n  - id: fix\n    tool: agent\n    parameters:\n      agent: coder\n      prompt: p\n      output: json\n      schema: {{type: object}}\n      max_attempts: 1\n",
+        serde_json::to_string(cli).unwrap()
+    );
+    let (o, took) = run_timed(&env, &plan, &[]);
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    assert_eq!(code(&o), 5, "{}", stderr(&o));
+    let err = env.step_error("fix");
+    assert!(
+        err.contains("$PLANGATE_REQUESTS (`artifacts/fix/requests.jsonl`) was replaced by a FIFO"),
+        "{err}"
+    );
+}

@@ -165,14 +165,16 @@ impl Servers {
     }
 }
 
-/// Replace `{a}`, `{b}` (base URLs) and `{port_a}` in every string of a JSON value.
+/// Replace `{a}`, `{b}` (base URLs), `{port_a}` and `{port_b}` in every string of a JSON value.
 fn fill(v: &Value, a: &str, b: &str) -> Value {
     let port_a = a.rsplit(':').next().unwrap_or("");
+    let port_b = b.rsplit(':').next().unwrap_or("");
     match v {
         Value::String(s) => Value::String(
             s.replace("{a}", a)
                 .replace("{b}", b)
-                .replace("{port_a}", port_a),
+                .replace("{port_a}", port_a)
+                .replace("{port_b}", port_b),
         ),
         Value::Array(items) => Value::Array(items.iter().map(|i| fill(i, a, b)).collect()),
         Value::Object(m) => Value::Object(
@@ -208,6 +210,26 @@ fn run_plan(env: &Env, plan: &Value, args: &[&str]) -> std::process::Output {
         .timeout(Duration::from_secs(120))
         .output()
         .unwrap()
+}
+
+/// The tests' operator policy with `allowed_hosts` naming the local servers:
+/// an address that is not public (loopback here) is reached only where the
+/// operator's policy names it. `--policy PATH`, for [`run_plan`].
+fn local_policy(env: &Env) -> Vec<&'static str> {
+    let p = env.tmp().join("operator-policy-loopback.yaml");
+    std::fs::write(
+        &p,
+        format!(
+            "{}allowed_hosts: [127.0.0.1, localhost, no-such-host.invalid]\n",
+            crate::harness::OPERATOR_POLICY_YAML
+        ),
+    )
+    .unwrap();
+    // Leaked: one short string per test, for the `&[&str]` of `run_plan`.
+    vec![
+        "--policy",
+        Box::leak(p.display().to_string().into_boxed_str()),
+    ]
 }
 
 fn check_case(env: &Env, servers: &Servers, report: &Value, case: &Value) {
@@ -321,7 +343,7 @@ fn http_request_case_table() {
         })
         .collect();
     let plan = json!({"version": 1, "id": "http-table", "policy": {"risk_tolerance": "high"}, "steps": steps});
-    let o = run_plan(&env, &plan, &[]);
+    let o = run_plan(&env, &plan, &local_policy(&env));
     assert!(
         matches!(code(&o), 0 | 1),
         "exit {}: {}",
@@ -376,7 +398,7 @@ fn the_allow_list_is_enforced_at_load_and_on_every_redirect() {
         json!({"risk_tolerance": "medium", "allowed_hosts": ["127.0.0.1"]}),
         json!({"method": "GET", "url": format!("{a}/json")}),
     );
-    let o = run_plan(&env, &plan, &[]);
+    let o = run_plan(&env, &plan, &local_policy(&env));
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     // Not allowed: refused at load with the URL's position, nothing requested.
     let env = Env::new();
@@ -398,7 +420,7 @@ fn the_allow_list_is_enforced_at_load_and_on_every_redirect() {
         json!({"risk_tolerance": "medium", "allowed_hosts": ["127.0.0.1"]}),
         json!({"method": "GET", "url": format!("{a}/to-b"), "headers": {"Authorization": "Bearer allow-list-test"}}),
     );
-    let o = run_plan(&env, &plan, &[]);
+    let o = run_plan(&env, &plan, &local_policy(&env));
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     let err = env.step_error("call");
     assert!(
@@ -441,18 +463,20 @@ fn reads_run_at_medium_writes_need_high() {
         json!({}),
         json!({"method": "GET", "url": format!("{a}/json")}),
     );
-    let o = run_plan(&env, &get, &["--risk-tolerance", "medium"]);
+    let local = local_policy(&env);
+    let medium = [&local[..], &["--risk-tolerance", "medium"]].concat();
+    let o = run_plan(&env, &get, &medium);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(env.step("call")["risk"]["effective"], "moderate");
     // Default tolerance (low): a network read is denied.
-    let o = run_plan(&env, &get, &[]);
+    let o = run_plan(&env, &get, &local);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     // POST: dangerous, denied at medium and nothing sent.
     let post = one_step(
         json!({}),
         json!({"method": "POST", "url": format!("{a}/submit-risk"), "body": "{}"}),
     );
-    let o = run_plan(&env, &post, &["--risk-tolerance", "medium"]);
+    let o = run_plan(&env, &post, &medium);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     assert!(
         !servers
@@ -462,7 +486,11 @@ fn reads_run_at_medium_writes_need_high() {
             .any(|r| r.target == "/submit-risk"),
         "a denied step sends nothing"
     );
-    let o = run_plan(&env, &post, &["--risk-tolerance", "high"]);
+    let o = run_plan(
+        &env,
+        &post,
+        &[&local[..], &["--risk-tolerance", "high"]].concat(),
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(env.step("call")["risk"]["classified"], "dangerous");
     assert!(
@@ -505,7 +533,7 @@ fn a_secret_in_the_response_is_found_and_never_stored() {
         json!({"risk_tolerance": "medium"}),
         json!({"method": "GET", "url": format!("{}/leak", servers.base_a), "show_cli": true}),
     );
-    let o = run_plan(&env, &plan, &[]);
+    let o = run_plan(&env, &plan, &local_policy(&env));
     assert_eq!(code(&o), 4, "fail_on_secrets: {}", stderr(&o));
     let step = env.step("call");
     assert_eq!(step["status"], "success", "{step:#}");
@@ -544,8 +572,9 @@ fn a_timeout_leaves_a_result_and_stops_in_time() {
         json!({"risk_tolerance": "medium"}),
         json!({"method": "GET", "url": format!("{}/slow", servers.base_a), "timeout": 1}),
     );
+    let local = local_policy(&env);
     let started = std::time::Instant::now();
-    let o = run_plan(&env, &plan, &[]);
+    let o = run_plan(&env, &plan, &local);
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     assert!(
         started.elapsed() < Duration::from_secs(4),
@@ -557,4 +586,195 @@ fn a_timeout_leaves_a_result_and_stops_in_time() {
     let r = read_json(&env.out.join("artifacts/call/result.json"));
     assert!(r["error"].as_str().unwrap().contains("timed out"), "{r:#}");
     assert_eq!(r["status_code"], Value::Null);
+}
+
+/// A secret in a credential response header (`X-Api-Key`, `Authorization`,
+/// `Proxy-Authorization`, a `Set-Cookie` value) is a finding of the step's
+/// `result.json` like any other (exit 4), and its value is written nowhere.
+#[test]
+fn a_secret_in_a_credential_response_header_is_a_finding() {
+    let servers = Servers::start(&routes());
+    let env = Env::new();
+    let plan = one_step(
+        json!({"risk_tolerance": "medium", "fail_on_secrets": true}),
+        json!({"method": "GET", "url": format!("{}/cred-headers", servers.base_a), "show_cli": true}),
+    );
+    let o = run_plan(&env, &plan, &local_policy(&env));
+    assert_eq!(code(&o), 4, "fail_on_secrets: {}", stderr(&o));
+    let step = env.step("call");
+    assert_eq!(step["status"], "success", "{step:#}");
+    let findings = env.report()["findings"].clone();
+    let ours: Vec<&Value> = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["location"] == "artifacts/call/result.json" && f["step"] == "call")
+        .collect();
+    let prints: std::collections::BTreeSet<&str> = ours
+        .iter()
+        .map(|f| f["fingerprint"].as_str().unwrap())
+        .collect();
+    assert!(prints.len() >= 4, "one per header: {findings:#}");
+    let r = read_json(&env.out.join("artifacts/call/result.json"));
+    assert_eq!(r["headers"]["x-api-key"], "[REDACTED]", "{r:#}");
+    assert_eq!(r["headers"]["x-request-id"], "abc-123", "{r:#}");
+    let mut written = stderr(&o);
+    written.push_str(&String::from_utf8_lossy(&o.stdout));
+    for f in walk(&env.out) {
+        written.push_str(&String::from_utf8_lossy(&std::fs::read(&f).unwrap()));
+    }
+    for secret in [
+        "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",
+        "8f3kQ9zLmP2xWv7RtY4nB6cJ",
+        "dXNlcjpodW50ZXIyaHVudGVy",
+        "Qx7Hv2pL9wW4mKz3Rt8YbN5c",
+    ] {
+        assert!(!written.contains(secret), "{secret} was written");
+    }
+}
+
+/// Every spelling of a loopback, link-local (cloud metadata) or private
+/// destination, and local names, with no `allowed_hosts` naming it: each
+/// step is blocked before anything runs (it was a `moderate` read that
+/// `medium` auto-approved). Named only by the plan's own `allowed_hosts`,
+/// the step is dangerous (denied at medium); named by the operator's
+/// `--policy` file, it runs as an ordinary read.
+#[test]
+fn a_local_or_metadata_destination_needs_the_operators_grant() {
+    let servers = Servers::start(&routes());
+    let a = servers.base_a.clone();
+    let port = a.rsplit(':').next().unwrap().to_owned();
+    let urls = [
+        format!("{a}/json"),
+        format!("http://localhost:{port}/json"),
+        format!("http://app.localhost:{port}/json"),
+        format!("http://127.1:{port}/json"),
+        format!("http://2130706433:{port}/json"),
+        format!("http://0x7f000001:{port}/json"),
+        format!("http://0177.0.0.1:{port}/json"),
+        format!("http://[::1]:{port}/json"),
+        format!("http://[::ffff:127.0.0.1]:{port}/json"),
+        format!("http://0.0.0.0:{port}/json"),
+        "http://169.254.169.254/latest/meta-data/iam/".to_owned(),
+        "http://169.254.170.2/v2/credentials".to_owned(),
+        "http://[fd00:ec2::254]/latest/meta-data/".to_owned(),
+        "http://metadata.google.internal/computeMetadata/v1/".to_owned(),
+        "http://metadata/computeMetadata/v1/".to_owned(),
+        "http://100.100.100.200/latest/meta-data/".to_owned(),
+        "http://10.0.0.1/".to_owned(),
+        "http://172.16.0.1/".to_owned(),
+        "http://192.168.1.1/".to_owned(),
+        "http://[fc00::1]/".to_owned(),
+    ];
+    let steps: Vec<Value> = urls
+        .iter()
+        .enumerate()
+        .map(|(i, u)| json!({"id": format!("s{i}"), "tool": "http_request", "continue_on_error": true, "parameters": {"method": "GET", "url": u, "timeout": 3}}))
+        .collect();
+    let env = Env::new();
+    let plan = json!({"version": 1, "id": "local", "steps": steps});
+    let o = run_plan(&env, &plan, &["--risk-tolerance", "medium"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    for (i, u) in urls.iter().enumerate() {
+        let s = env.step(&format!("s{i}"));
+        assert_eq!(s["approval"]["decision"], "blocked", "{u}: {s:#}");
+        let why = s["approval"]["reason"].as_str().unwrap_or_default();
+        assert!(
+            why.contains("non-public address only where allowed_hosts names it"),
+            "{u}: {why}"
+        );
+    }
+    assert!(servers.a.received().is_empty(), "nothing was requested");
+    // Named by the plan alone: dangerous, denied at medium, nothing sent.
+    let one = one_step(
+        json!({"allowed_hosts": ["127.0.0.1"]}),
+        json!({"method": "GET", "url": format!("{a}/json")}),
+    );
+    let o = run_plan(&env, &one, &["--risk-tolerance", "medium"]);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let s = env.step("call");
+    assert_eq!(s["risk"]["classified"], "dangerous", "{s:#}");
+    assert_eq!(s["approval"]["decision"], "denied", "{s:#}");
+    assert!(
+        s["approval"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("only the plan's allowed_hosts names"),
+        "{s:#}"
+    );
+    assert!(servers.a.received().is_empty(), "nothing was requested");
+    // Named by the operator: an ordinary read.
+    let local = local_policy(&env);
+    let o = run_plan(
+        &env,
+        &one,
+        &[&local[..], &["--risk-tolerance", "medium"]].concat(),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(env.step("call")["risk"]["effective"], "moderate");
+}
+
+/// At connect time every address is checked, whatever the URL's spelling:
+/// a redirect from an allowed local server to a name that resolves to
+/// loopback, another spelling of a loopback address on a port the operator
+/// did not name, `0.0.0.0`, or a metadata address is refused before
+/// anything is sent there.
+#[test]
+fn a_redirect_to_a_local_address_is_refused_at_connect_time() {
+    let servers = Servers::start(&routes());
+    let a = servers.base_a.clone();
+    let port = a.rsplit(':').next().unwrap().to_owned();
+    let env = Env::new();
+    // The operator names server a (127.0.0.1 on its port) without narrowing
+    // where http_request may go (a secret_hosts entry names a host too).
+    let pol = env.tmp().join("operator-policy-a.yaml");
+    std::fs::write(
+        &pol,
+        format!(
+            "{}secret_hosts: {{PG_UNUSED: [\"127.0.0.1:{port}\"]}}\n",
+            crate::harness::OPERATOR_POLICY_YAML
+        ),
+    )
+    .unwrap();
+    let names = [
+        "localhost",
+        "localhost-upper",
+        "short",
+        "decimal",
+        "hex",
+        "octal",
+        "mapped",
+        "v6",
+        "any",
+        "metadata",
+        "ecs",
+    ];
+    let steps: Vec<Value> = names
+        .iter()
+        .map(|n| json!({"id": n.replace('-', "_"), "tool": "http_request", "continue_on_error": true, "parameters": {"method": "GET", "url": format!("{a}/to-local-{n}"), "timeout": 5}}))
+        .collect();
+    let plan = json!({"version": 1, "id": "redirects", "steps": steps});
+    let o = run_plan(
+        &env,
+        &plan,
+        &[
+            "--policy",
+            pol.to_str().unwrap(),
+            "--risk-tolerance",
+            "medium",
+        ],
+    );
+    assert_eq!(code(&o), 0, "continue_on_error: {}", stderr(&o));
+    for n in names {
+        let s = env.step(&n.replace('-', "_"));
+        assert_eq!(s["approval"]["decision"], "auto_approved", "{n}: {s:#}");
+        assert_eq!(s["status"], "failed", "{n}: {s:#}");
+        let err = s["error"].as_str().unwrap_or_default();
+        assert!(err.contains("refused to connect"), "{n}: {err}");
+    }
+    assert!(
+        servers.b.received().is_empty(),
+        "nothing reached the other local server: {:#?}",
+        servers.b.received()
+    );
 }

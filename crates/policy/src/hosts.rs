@@ -158,6 +158,41 @@ pub fn allowed(list: &[String], host: &str, port: u16) -> bool {
         .any(|p| p.matches(host, port))
 }
 
+/// `host:port`, brackets around an IPv6 address.
+pub fn with_port(host: &str, port: u16) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// Whether a list names `host:port` itself (no wildcard; an entry's port,
+/// when it has one, is `port`): by its name, or by its address `ip` (the
+/// address a name resolved to, or the host's own in any spelling) written
+/// as an IP entry. What reaching an address that is not public needs.
+pub fn names(list: &[String], host: &str, port: u16, ip: Option<std::net::IpAddr>) -> bool {
+    let host = normalize_host(host);
+    let ip = ip
+        .or_else(|| crate::addr::host_ip(&host))
+        .map(crate::addr::canonical);
+    // An IP entry written the strict way (`127.0.0.1`, `[::1]`).
+    let entry_ip = |h: &str| {
+        let inner = h
+            .strip_prefix('[')
+            .and_then(|x| x.strip_suffix(']'))
+            .unwrap_or(h);
+        inner
+            .parse::<std::net::IpAddr>()
+            .ok()
+            .map(crate::addr::canonical)
+    };
+    list.iter()
+        .filter_map(|e| HostPattern::parse(e).ok())
+        .filter(|p| !p.wildcard && p.port.is_none_or(|q| q == port))
+        .any(|p| p.host == host || (ip.is_some() && entry_ip(&p.host) == ip))
+}
+
 /// The hosts both lists allow, as a list (empty: none).
 pub fn intersect(a: &[String], b: &[String]) -> Vec<String> {
     let parse = |l: &[String]| -> Vec<HostPattern> {

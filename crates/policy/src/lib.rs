@@ -15,6 +15,7 @@
 
 use plangate_model as model;
 
+pub mod addr;
 #[cfg(test)]
 mod agree_tests;
 pub mod cap;

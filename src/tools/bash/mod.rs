@@ -90,6 +90,22 @@ async fn attempt(
 /// large) the reason a step that succeeded fails. A file with content is
 /// kept as an artifact.
 fn read_outputs(out: &mut StepOutcome, file: &Path, ctx: &StepContext) {
+    if let Some(what) = crate::regular::replaced(file) {
+        // Looked at without opening it (a FIFO never blocks), before the sweep removes it.
+        let why = format!(
+            "$PLANGATE_OUTPUT (`{}/{}`) was replaced by {what} (not a regular file): plangate reads only the regular file it made there, so the step has no outputs",
+            ctx.artifacts_rel,
+            super::outputs::FILE_NAME
+        );
+        out.outputs.clear();
+        if out.status == StepStatus::Success {
+            out.status = StepStatus::Failed;
+            out.error = Some(why);
+        } else {
+            out.warnings.push(why);
+        }
+        return;
+    }
     if std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_file() && m.len() == 0) {
         // Left empty (most steps): no outputs, nothing to open.
         out.outputs.clear();

@@ -83,6 +83,9 @@ struct Exchange {
     headers: BTreeMap<String, String>,
     body: Vec<u8>,
     truncated: bool,
+    /// Secrets the rules found in credential headers of any hop's response
+    /// (their values are never written: each is a finding of `result.json`).
+    found: Vec<crate::secrets::Finding>,
 }
 
 /// Make the request, following redirects, and read the response.
@@ -114,6 +117,7 @@ pub(crate) fn run(a: &HttpAction, ctx: &StepContext, stop: &Stop) -> ToolReturn 
         headers: BTreeMap::new(),
         body: Vec::new(),
         truncated: false,
+        found: Vec::new(),
     };
     let failure = exchange(p, ctx, stop, &mut ex, target);
     let response_time = clock.elapsed().as_secs_f64();
@@ -170,6 +174,24 @@ pub(crate) fn run(a: &HttpAction, ctx: &StepContext, stop: &Stop) -> ToolReturn 
         None => outcome.status = StepStatus::Success,
     }
     outcome.truncated = ex.truncated;
+    // A secret in a credential header is masked in `result.json` before the
+    // sweep could see it: it is a finding of that file all the same.
+    let location = format!("{}/result.json", ctx.artifacts_rel);
+    for f in ex.found {
+        if !outcome
+            .findings
+            .iter()
+            .any(|g| g.fingerprint == f.fingerprint)
+        {
+            outcome.findings.push(crate::model::Finding {
+                rule: f.rule,
+                step: None,
+                location: location.clone(),
+                line: 0,
+                fingerprint: f.fingerprint,
+            });
+        }
+    }
     ToolReturn {
         outcome,
         result: Some(result),
@@ -226,7 +248,7 @@ fn exchange(
     mut target: Target,
 ) -> Option<Failure> {
     let allowed = ctx.env.allowed_hosts.as_deref();
-    let agent = agent(p.verify_ssl);
+    let agent = agent(p.verify_ssl, spec::Grants::of(&ctx.env));
     let max_redirects = p.max_redirects.unwrap_or(DEFAULT_MAX_REDIRECTS);
     let mut headers = match request_headers(p, ctx) {
         Ok(h) => h,
@@ -281,7 +303,9 @@ fn exchange(
         };
         let status = resp.status();
         ex.status = Some(status);
-        ex.headers = response_headers(resp.headers());
+        let (shown_headers, found) = response_headers(resp.headers());
+        ex.headers = shown_headers;
+        ex.found.extend(found);
         let location = resp
             .headers()
             .get(http::header::LOCATION)
@@ -515,6 +539,7 @@ fn describe(e: ureq::Error, method: &Method, shown: &str, verify_ssl: bool) -> F
             };
         }
         E::HostNotFound => "the host was not found (DNS)".to_owned(),
+        E::Io(io) if io.get_ref().is_some_and(|e| e.is::<NotPublic>()) => io.to_string(),
         E::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
             "connection refused".to_owned()
         }
@@ -544,9 +569,59 @@ fn describe(e: ureq::Error, method: &Method, shown: &str, verify_ssl: bool) -> F
     Failure::failed(format!("{method} {shown}: {what}"))
 }
 
-/// The client: no automatic redirects (plangate follows them), statuses as data, no cookies kept.
-fn agent(verify_ssl: bool) -> ureq::Agent {
+/// Why the resolver refused every address of a host (the step's error).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct NotPublic(String);
+
+/// The client's resolver: the system's, then every address checked. One
+/// that is not public (loopback, link-local and so the cloud metadata
+/// services, private, ...) is dropped unless [`spec::Grants`] lets the host
+/// reach it; with none left the request is refused. The client connects
+/// only to the addresses returned (no second lookup a DNS answer could
+/// change), for the first URL and every redirect alike.
+#[derive(Debug)]
+struct Guarded {
+    grants: spec::Grants,
+}
+
+impl ureq::unversioned::resolver::Resolver for Guarded {
+    fn resolve(
+        &self,
+        uri: &Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
+        let found = ureq::unversioned::resolver::DefaultResolver::default()
+            .resolve(uri, config, timeout)?;
+        let host = hosts::normalize_host(uri.host().unwrap_or_default());
+        let port = hosts::target_of(uri).map_or(0, |t| t.port);
+        let mut kept = self.empty();
+        let mut refused = None;
+        for &a in found.iter() {
+            let ip = crate::policy::addr::canonical(a.ip());
+            if crate::policy::addr::is_public(ip) || self.grants.allow(&host, port, Some(ip)) {
+                kept.push(a);
+            } else {
+                refused.get_or_insert(ip);
+            }
+        }
+        match (kept.is_empty(), refused) {
+            (true, Some(ip)) => Err(ureq::Error::Io(std::io::Error::other(NotPublic(format!(
+                "refused to connect: `{host}` resolves to {ip} ({}), which is not public and which the policy's allowed_hosts does not name (http_request reaches an address that is not public only where allowed_hosts names the host, no wildcard; add `{}` to the --policy file's allowed_hosts)",
+                crate::policy::addr::kind(ip),
+                hosts::with_port(&host, port)
+            ))))),
+            _ => Ok(kept),
+        }
+    }
+}
+
+/// The client: no automatic redirects (plangate follows them), statuses as
+/// data, no cookies kept, no proxy, every address checked ([`Guarded`]).
+fn agent(verify_ssl: bool, grants: spec::Grants) -> ureq::Agent {
     let mut b = ureq::Agent::config_builder()
+        .proxy(None)
         .http_status_as_error(false)
         .max_redirects(0)
         .max_redirects_will_error(false)
@@ -559,7 +634,11 @@ fn agent(verify_ssl: bool) -> ureq::Agent {
                 .build(),
         );
     }
-    ureq::Agent::new_with_config(b.build())
+    ureq::Agent::with_parts(
+        b.build(),
+        ureq::unversioned::transport::DefaultConnector::default(),
+        Guarded { grants },
+    )
 }
 
 fn method_of(m: HttpMethod) -> Method {
@@ -582,12 +661,18 @@ fn status_line(s: http::StatusCode) -> String {
 }
 
 /// Response headers by lowercase name (repeated ones joined with `, `),
-/// credential-looking values replaced.
-fn response_headers(h: &http::HeaderMap) -> BTreeMap<String, String> {
+/// credential-looking values replaced, and the secrets the rules find in
+/// those values (remembered by the redaction layer, so masked wherever else
+/// they show up).
+fn response_headers(
+    h: &http::HeaderMap,
+) -> (BTreeMap<String, String>, Vec<crate::secrets::Finding>) {
     let mut out: BTreeMap<String, String> = BTreeMap::new();
+    let mut found: Vec<crate::secrets::Finding> = Vec::new();
     for (name, value) in h {
         let n = name.as_str().to_owned();
         let v = if looks_sensitive(&n) {
+            found.extend(credential_findings(&n, value.as_bytes()));
             REDACTED.to_owned()
         } else {
             String::from_utf8_lossy(value.as_bytes()).into_owned()
@@ -601,7 +686,30 @@ fn response_headers(h: &http::HeaderMap) -> BTreeMap<String, String> {
             })
             .or_insert(v);
     }
-    out
+    (out, found)
+}
+
+/// What the rules find in one credential header: the line `name: value`
+/// as a server sent it (`Authorization: Bearer …`, `X-Api-Key: …`), and
+/// each value it carries (`Set-Cookie: sid=…; Path=/`: `sid`'s value; a
+/// scheme's token) read as a value assigned to a credential name.
+fn credential_findings(name: &str, value: &[u8]) -> Vec<crate::secrets::Finding> {
+    let mut line = format!("{name}: ").into_bytes();
+    line.extend_from_slice(value);
+    let (_, mut found) = redact::scrub(&line, true);
+    if found.is_empty() {
+        let text = String::from_utf8_lossy(value);
+        for piece in text.split([';', ',', ' ', '\t']) {
+            let v = piece.split_once('=').map_or(piece, |(_, v)| v).trim();
+            let v = v.trim_matches('"');
+            if v.len() < 8 {
+                continue;
+            }
+            let (_, f) = redact::scrub(format!("token = \"{v}\"").as_bytes(), true);
+            found.extend(f);
+        }
+    }
+    found
 }
 
 /// The URL with `params` added to its query (each key and value percent-encoded).
@@ -795,6 +903,7 @@ mod tests {
             headers: BTreeMap::new(),
             body: Vec::new(),
             truncated: false,
+            found: Vec::new(),
         };
         let from = hosts::target_of(&ex.uri).unwrap_or_else(|e| panic!("{e}"));
         let go = |loc: &str, list: Option<&[String]>| {
@@ -867,7 +976,7 @@ mod tests {
         h.append("set-cookie", HeaderValue::from_static("t=2"));
         h.append("x-a", HeaderValue::from_static("1"));
         h.append("x-a", HeaderValue::from_static("2"));
-        let r = response_headers(&h);
+        let (r, _) = response_headers(&h);
         assert_eq!(r["set-cookie"], REDACTED);
         assert_eq!(r["x-a"], "1, 2");
     }

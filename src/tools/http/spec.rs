@@ -209,12 +209,31 @@ fn classify(a: &HttpAction, env: &ToolEnv) -> StepClassification {
             notes.push(format!("plain http (unencrypted) to {}", target.host));
         }
     }
-    let blocked = (!target.allowed_by(env.allowed_hosts.as_deref())).then(|| {
+    let mut blocked = (!target.allowed_by(env.allowed_hosts.as_deref())).then(|| {
         format!(
             "host `{}` (port {}) is not in the policy's allowed_hosts",
             target.host, target.port
         )
     });
+    let grants = Grants::of(env);
+    if blocked.is_none()
+        && let Some(what) = crate::policy::addr::known_local(&target.host)
+        && !grants.allow(&target.host, target.port, None)
+    {
+        blocked = Some(format!(
+            "`{}` is {what}: http_request reaches a loopback, link-local (cloud metadata), private or other non-public address only where allowed_hosts names it (no wildcard); add `{}` to the --policy file's allowed_hosts",
+            target.host,
+            hosts::with_port(&target.host, target.port)
+        ));
+    }
+    let plan_only = grants.plan_only();
+    if !plan_only.is_empty() {
+        risk = Risk::Dangerous;
+        raised.push(format!(
+            "may reach {} (not public), which only the plan's allowed_hosts names; add it to the --policy file's allowed_hosts or approve the step",
+            plan_only.join(", ")
+        ));
+    }
     raised.extend(notes);
     StepClassification {
         floor: Risk::Moderate,
@@ -222,6 +241,85 @@ fn classify(a: &HttpAction, env: &ToolEnv) -> StepClassification {
         blocked,
         unclassifiable: None,
         reason: raised.join("; "),
+    }
+}
+
+/// Who lets an `http_request` reach an address that is not public (see
+/// [`crate::policy::addr`]): only an entry that names the host itself, no
+/// wildcard. The operator's `--policy` file names it in its `allowed_hosts`
+/// or a `secret_hosts` list; the plan's own `allowed_hosts` counts only for
+/// an entry that is itself known to be local (`127.0.0.1`, `localhost`),
+/// and makes every `http_request` step of the plan dangerous (a redirect
+/// can lead there). A name that only resolves to such an address
+/// (`x.127.0.0.1.nip.io`) is reached only when the operator names it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Grants {
+    /// The list in force (plan and file joined; None: any host).
+    effective: Option<Vec<String>>,
+    /// The `--policy` file's lists: its `allowed_hosts` and `secret_hosts`.
+    operator: Vec<Vec<String>>,
+}
+
+impl Grants {
+    pub(crate) fn of(env: &ToolEnv) -> Grants {
+        Grants {
+            effective: env.allowed_hosts.clone(),
+            operator: env
+                .secret_hosts
+                .any
+                .iter()
+                .chain(env.secret_hosts.by_name.values())
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// The entries of the list in force that are known local.
+    fn local_entries(&self) -> Vec<String> {
+        self.effective
+            .iter()
+            .flatten()
+            .filter(|e| {
+                hosts::HostPattern::parse(e).is_ok_and(|p| {
+                    !p.wildcard && crate::policy::addr::known_local(&p.host).is_some()
+                })
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Whether the operator names `host:port` (or its address `ip`).
+    fn operator_names(&self, host: &str, port: u16, ip: Option<std::net::IpAddr>) -> bool {
+        self.operator
+            .iter()
+            .any(|l| hosts::names(l, host, port, ip))
+    }
+
+    /// Whether `host:port`, at the address `ip` that is not public (None:
+    /// the host's own, when it is one), may be reached.
+    pub(crate) fn allow(&self, host: &str, port: u16, ip: Option<std::net::IpAddr>) -> bool {
+        self.operator_names(host, port, ip) || hosts::names(&self.local_entries(), host, port, ip)
+    }
+
+    /// The local entries of the list in force that the operator does not name.
+    fn plan_only(&self) -> Vec<String> {
+        self.local_entries()
+            .into_iter()
+            .filter(|e| {
+                hosts::HostPattern::parse(e).is_ok_and(|p| {
+                    !self.operator.iter().flatten().any(|o| {
+                        hosts::HostPattern::parse(o).is_ok_and(|q| {
+                            !q.wildcard
+                                && q.port.is_none_or(|qp| p.port == Some(qp))
+                                && (q.host == p.host
+                                    || crate::policy::addr::host_ip(&q.host).is_some_and(|a| {
+                                        crate::policy::addr::host_ip(&p.host) == Some(a)
+                                    }))
+                        })
+                    })
+                })
+            })
+            .collect()
     }
 }
 
