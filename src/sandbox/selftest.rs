@@ -7,7 +7,8 @@
 //! | property      | the probe tries                                               |
 //! |---------------|---------------------------------------------------------------|
 //! | `filesystem`  | to create a file in a folder plangate owns                    |
-//! | `metadata`    | `chmod`, `utimensat`, `chown` (to itself) of a file there     |
+//! | `metadata`    | `chmod`, `utimensat`, `chown` (to itself) of a file there,    |
+//! |               | and setting its flags (`chattr`) to what they are             |
 //! | `sockets`     | to connect to an abstract unix socket plangate listens on     |
 //! | `signals`     | `kill(pid, 0)` of a `sleep` plangate started                   |
 //! | `descriptors` | that it holds no descriptor beyond 0, 1, 2                    |
@@ -93,7 +94,7 @@ pub(crate) fn probe_main(a: &ProbeArgs) -> String {
         Some(rustix::process::getgid()),
     )
     .is_err();
-    held.insert("metadata", chmod && times && own);
+    held.insert("metadata", chmod && times && own && flags_held(&f));
     held.insert("sockets", !abstract_connects(&a.abstract_name));
     // A pid that is not the process plangate meant (another pid namespace) is out of reach.
     held.insert(
@@ -123,6 +124,24 @@ pub(crate) fn probe_main(a: &ProbeArgs) -> String {
         Ok(Ok(())) => std::process::exit(0),
         Ok(Err(e)) => format!("sandbox probe: cannot write its result: {e}"),
         Err(e) => format!("sandbox probe: {e}"),
+    }
+}
+
+/// Whether the file's flags (`chattr`: immutable, append-only, …) cannot
+/// be set, tried with the flags it has (nothing changes if they can). A
+/// file system without flags (the read fails) has nothing to set.
+fn flags_held(f: &std::path::Path) -> bool {
+    let Ok(fd) = rustix::fs::open(
+        f,
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    ) else {
+        // Not even readable: nothing to hold a descriptor to.
+        return true;
+    };
+    match rustix::fs::ioctl_getflags(&fd) {
+        Ok(now) => rustix::fs::ioctl_setflags(&fd, now).is_err(),
+        Err(_) => true,
     }
 }
 
@@ -453,4 +472,21 @@ pub(crate) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     let t = Instant::now();
     let r = f();
     (r, t.elapsed())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn unconfined_a_files_flags_can_be_set_so_the_probe_says_not_held() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = dir.path().join("f");
+        std::fs::write(&f, b"x").expect("write");
+        let fd = std::fs::File::open(&f).expect("open");
+        if rustix::fs::ioctl_getflags(&fd).is_err() {
+            // This file system has no flags (tmpfs): nothing to set, held.
+            assert!(super::flags_held(&f));
+            return;
+        }
+        assert!(!super::flags_held(&f), "flags could be set unconfined");
+    }
 }
