@@ -564,6 +564,15 @@ fn decoded_pass<'a>(bytes: Cow<'a, [u8]>, list: List, mark: &mut usize) -> Cow<'
             let (s, e) = v.span(s, e);
             (s, e, None)
         }));
+        // Escaped marks or compatibility characters (`g\u0336h\u0336…`,
+        // `%EF%BC%A7`): the decoded text folded.
+        if let Some(f) = fold::folded(&v.text) {
+            spans.extend(known_spans(list, &f.text).into_iter().map(|(s, e, _)| {
+                let (s, e) = f.span(s, e);
+                let (s, e) = v.span(s, e);
+                (s, e, None)
+            }));
+        }
     }
     replace(bytes, spans, mark).0
 }
