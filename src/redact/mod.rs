@@ -19,7 +19,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use aho_corasick::AhoCorasick;
 
 use crate::secrets::{Finding, RulesError, Ruleset, Scanner};
-use crate::secrets::{chain, decode, view};
+use crate::secrets::{chain, decode, fold, forms, view};
 
 /// The built-in secret rules cannot be used: plangate must not write anything.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -313,18 +313,24 @@ fn url_secret_parts(t: &str) -> Option<Vec<&str>> {
 
 /// The texts of a secret value `t` that are masked: the value; its
 /// JSON-escaped form (`report.json`); its bytes reversed; the hex of its
-/// bytes and of its reversed bytes (matched in either case); and its base64
-/// forms (standard and URL-safe, at the three byte alignments, so a value
-/// inside a longer encoded text is found too). Each with the length of its
-/// pieces: [`PIECE_LEN`] bytes of the value, [`HEX_PIECE_LEN`] hex digits,
-/// [`BASE64_PIECE_LEN`] base64 characters.
+/// bytes and of its reversed bytes (matched in either case), and that hex
+/// reversed; its base64 forms (standard and URL-safe, at the three byte
+/// alignments, so a value inside a longer encoded text is found too), and
+/// the base64 forms of its reverse and of its hex texts ([`forms`]: one
+/// transform stacked on another); and, when it has characters beyond ASCII
+/// that fold, the value folded ([`fold::fold_value`]). Each with the length
+/// of its pieces: [`PIECE_LEN`] bytes of the value, [`HEX_PIECE_LEN`] hex
+/// digits, [`BASE64_PIECE_LEN`] base64 characters (twice that for the
+/// base64 of a hex text).
 fn secret_forms(t: &str) -> Vec<Form> {
     let bytes = t.as_bytes();
     let reversed: Vec<u8> = bytes.iter().rev().copied().collect();
+    let hexed = hex::encode(bytes);
     let mut forms = vec![
         Form::new(bytes, PIECE_LEN),
-        Form::new(hex::encode(bytes), HEX_PIECE_LEN),
         Form::new(hex::encode(&reversed), HEX_PIECE_LEN),
+        Form::new(hexed.bytes().rev().collect::<Vec<u8>>(), HEX_PIECE_LEN),
+        Form::new(hexed, HEX_PIECE_LEN),
     ];
     // Reversed by characters too (`rev` keeps UTF-8 characters whole).
     let rev_chars: String = t.chars().rev().collect();
@@ -338,35 +344,22 @@ fn secret_forms(t: &str) -> Vec<Form> {
     {
         forms.push(Form::new(inner, PIECE_LEN));
     }
-    forms.extend(
-        base64_forms(bytes)
-            .into_iter()
-            .map(|f| Form::new(f, BASE64_PIECE_LEN)),
-    );
-    forms
-}
-
-/// The base64 text that encodes `value` wherever it sits in a longer encoded
-/// stream: for each of the three alignments, the characters that depend on
-/// `value`'s bytes only (standard and URL-safe alphabets).
-fn base64_forms(value: &[u8]) -> Vec<Vec<u8>> {
-    use base64::Engine;
-    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
-    let mut out = Vec::new();
-    for k in 0..3usize {
-        let mut padded = vec![0u8; k];
-        padded.extend_from_slice(value);
-        let bits = 8 * padded.len();
-        let first = (8 * k).div_ceil(6);
-        let last = bits / 6; // exclusive: the last character also holds following bits
-        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
-            let text = engine.encode(&padded);
-            if let Some(piece) = text.as_bytes().get(first..last) {
-                out.push(piece.to_vec());
-            }
-        }
+    for (source, is_hex) in forms::base64_sources(t) {
+        let piece = if is_hex {
+            2 * BASE64_PIECE_LEN
+        } else {
+            BASE64_PIECE_LEN
+        };
+        forms.extend(
+            forms::base64(&source)
+                .into_iter()
+                .map(|f| Form::new(f, piece)),
+        );
     }
-    out
+    if let Some(folded) = fold::fold_value(t) {
+        forms.push(Form::new(folded, PIECE_LEN));
+    }
+    forms
 }
 
 /// Add the patterns of `forms` (each with the windows that are public in
@@ -503,6 +496,7 @@ fn scrub_marked<'a>(
         out = pass_marked(out, &mut |b| known_spans(List::Given, b), mark).0;
         out = compact_pass(out, List::Given, mark);
         out = decoded_pass(out, List::Given, mark);
+        out = folded_pass(out, List::Given, mark);
     }
     let context = *mark;
     let lines = memchr::memchr_iter(b'\n', out.get(..context).unwrap_or_default()).count();
@@ -528,7 +522,32 @@ fn scrub_marked<'a>(
     }
     let (out, _) = pass_marked(out, &mut |b| known_spans(List::Found, b), mark);
     let out = compact_pass(out, List::Found, mark);
-    (decoded_pass(out, List::Found, mark), found)
+    let out = decoded_pass(out, List::Found, mark);
+    (folded_pass(out, List::Found, mark), found)
+}
+
+/// The values of `list` (and their pieces) looked for in the folded view
+/// of `bytes` ([`fold::folded`] of the text as shown with whitespace
+/// dropped: combining marks dropped, fullwidth, mathematical, circled and
+/// other compatibility characters and accented letters read as the plain
+/// ones) and replaced over their whole original span, marks included.
+fn folded_pass<'a>(bytes: Cow<'a, [u8]>, list: List, mark: &mut usize) -> Cow<'a, [u8]> {
+    if bytes.is_ascii() || known(list).values.is_empty() {
+        return bytes;
+    }
+    let shown = view::compact_always(&bytes);
+    let Some(f) = fold::folded(&shown.text) else {
+        return bytes;
+    };
+    let spans: Vec<Span> = known_spans(list, &f.text)
+        .into_iter()
+        .map(|(s, e, _)| {
+            let (s, e) = f.span(s, e);
+            let (s, e) = shown.span(s, e);
+            (s, e, None)
+        })
+        .collect();
+    replace(bytes, spans, mark).0
 }
 
 /// The values of `list` (and their pieces) looked for in the decoded views
@@ -545,6 +564,15 @@ fn decoded_pass<'a>(bytes: Cow<'a, [u8]>, list: List, mark: &mut usize) -> Cow<'
             let (s, e) = v.span(s, e);
             (s, e, None)
         }));
+        // Escaped marks or compatibility characters (`g\u0336h\u0336…`,
+        // `%EF%BC%A7`): the decoded text folded.
+        if let Some(f) = fold::folded(&v.text) {
+            spans.extend(known_spans(list, &f.text).into_iter().map(|(s, e, _)| {
+                let (s, e) = f.span(s, e);
+                let (s, e) = v.span(s, e);
+                (s, e, None)
+            }));
+        }
     }
     replace(bytes, spans, mark).0
 }

@@ -419,3 +419,206 @@ fn the_spellings_checker_finds_each_spelling() {
     assert!(all.contains(&"&#47;&#100;&#69;&#54;&#43;&#103;&#72;&#57;".to_owned()));
     assert!(all.contains(&"057 144 105 066 053 147 110 071".to_owned()));
 }
+
+/// A declared secret in a real token's shape (made up).
+const MY_TOKEN: &str = "ghp_Qx7Hv2pL9wW4mKa8Rt3Zc5Yb1Nd6Fe0Gh2Jk";
+
+const FOLDED: &str = include_str!("../fixtures/secret_pieces/folded.sh");
+
+/// `text` as a reader takes it, for the forms `folded.sh` prints: the
+/// combining marks it uses dropped, fullwidth, bold, circled, superscript
+/// and small forms and the accented letters it uses read as ASCII.
+/// Independent of plangate's own folding.
+fn read_plain(text: &str) -> String {
+    let shift = |c: char, from: u32, to: char| {
+        char::from_u32(u32::from(to) + (u32::from(c) - from)).unwrap_or(c)
+    };
+    text.chars()
+        .filter(|c| !matches!(c, '\u{300}'..='\u{36f}' | '\u{20d0}'..='\u{20ff}' | '\u{93f}'))
+        .map(|c| match u32::from(c) {
+            0xff01..=0xff5e => shift(c, 0xff01, '!'),
+            0x1d400..=0x1d419 => shift(c, 0x1d400, 'A'),
+            0x1d41a..=0x1d433 => shift(c, 0x1d41a, 'a'),
+            0x1d7ce..=0x1d7d7 => shift(c, 0x1d7ce, '0'),
+            0x24b6..=0x24cf => shift(c, 0x24b6, 'A'),
+            0x24d0..=0x24e9 => shift(c, 0x24d0, 'a'),
+            0x2460..=0x2468 => shift(c, 0x2460, '1'),
+            0x24ea => '0',
+            0x2070..=0x2079 => shift(c, 0x2070, '0'),
+            0xb9 => '1',
+            0xb2 => '2',
+            0xb3 => '3',
+            0xfe4d => '_',
+            _ => match c {
+                'á' => 'a',
+                'ĝ' => 'g',
+                'ĥ' => 'h',
+                'ṕ' => 'p',
+                'ŵ' => 'w',
+                'Ḱ' => 'K',
+                'Ĺ' => 'L',
+                'Ñ' => 'N',
+                'Ż' => 'Z',
+                _ => c,
+            },
+        })
+        .collect()
+}
+
+/// The texts a piece of `secret` may not show in besides [`pieces`]: the
+/// base64 (both alphabets, three alignments) of its reverse (11 characters)
+/// and of its hex and its reverse's hex, either case (22 characters), and
+/// its hex reversed (16 digits).
+fn stacked_pieces(secret: &str) -> Vec<String> {
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    let rev: String = secret.chars().rev().collect();
+    let mut out = Vec::new();
+    let hexed = hex::encode(secret);
+    for w in hexed
+        .chars()
+        .rev()
+        .collect::<String>()
+        .as_bytes()
+        .windows(16)
+    {
+        out.push(String::from_utf8_lossy(w).into_owned());
+    }
+    let sources = [
+        (rev.clone(), 11),
+        (hexed.clone(), 22),
+        (hexed.to_ascii_uppercase(), 22),
+        (hex::encode(&rev), 22),
+        (hex::encode_upper(&rev), 22),
+    ];
+    for (source, n) in sources {
+        for k in 0..3 {
+            let shifted = format!("{}{source}", "\0".repeat(k));
+            for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+                let text = engine.encode(&shifted);
+                let (first, last) = ((8 * k).div_ceil(6), 8 * shifted.len() / 6);
+                // Exact case: base64 is case-sensitive.
+                out.extend(
+                    text.as_bytes()[first..last]
+                        .windows(n)
+                        .map(|w| String::from_utf8_lossy(w).into_owned()),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The first piece of `secret` that `bytes` shows read plainly or as stacked transforms.
+fn leaked_folded(bytes: &[u8], secret: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let plain = read_plain(&text);
+    if let Some(p) = leaked(plain.as_bytes(), secret) {
+        return Some(p);
+    }
+    let lower = text.to_ascii_lowercase();
+    stacked_pieces(secret)
+        .into_iter()
+        .find(|p| text.contains(p.as_str()) || (p.len() == 16 && lower.contains(p.as_str())))
+}
+
+#[test]
+fn no_marked_compatibility_or_stacked_spelling_of_a_secret_leaves_a_run() {
+    let env = Env::new();
+    env.write("folded.sh", FOLDED);
+    let plan = "version: 1\nid: folded\npolicy: {risk_tolerance: high, max_parallel: 1}\nsteps:\n\
+         \x20 - id: leak\n    tool: bash\n    secrets: [MY_TOKEN]\n    parameters: {sandbox: false, command: 'bash folded.sh', show_cli: true}\n";
+    let plan_path = env.write("plan.yaml", plan);
+    let o = env
+        .run_cmd(&plan_path)
+        .args(["--approve", "leak", "--sandbox-backend", "none"])
+        .env("MY_TOKEN", MY_TOKEN)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let report = env.report();
+    // A declared value the layer masks is no finding (SPEC "Secrets"): the
+    // run succeeds with none, fail_on_secrets notwithstanding.
+    assert_eq!(code(&o), 0, "{}\n{report:#}", stderr(&o));
+    assert_eq!(report["status"], "success", "{report:#}");
+    assert_eq!(
+        report["findings"].as_array().map(Vec::len),
+        Some(0),
+        "{report:#}"
+    );
+    let mut texts = vec![
+        ("stdout".to_owned(), o.stdout.clone()),
+        ("stderr".to_owned(), o.stderr.clone()),
+    ];
+    for (rel, bytes) in everything_under(&env.out) {
+        texts.push((format!("the name {rel}"), rel.clone().into_bytes()));
+        texts.push((rel, bytes));
+    }
+    for (name, bytes) in &texts {
+        if let Some(p) = leaked_folded(bytes, MY_TOKEN) {
+            panic!(
+                "{name} shows {p:?} (a piece of {MY_TOKEN}):\n{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
+    // Every spelling was printed, and masked whole: nothing of it is left
+    // on its line but what base64 holds of the bytes around it, or (escaped
+    // marks) the 4 bytes before the `_` that escape decoding takes for a
+    // separator (no piece).
+    let out = std::fs::read_to_string(env.out.join("artifacts/leak/stdout.txt")).unwrap();
+    let err = std::fs::read_to_string(env.out.join("artifacts/leak/stderr.txt")).unwrap();
+    for (text, labels) in [
+        (
+            &out,
+            &[
+                "strike",
+                "acute",
+                "underline",
+                "slash",
+                "several marks",
+                "some marked",
+                "fullwidth",
+                "bold",
+                "circled",
+                "superscript",
+                "accented",
+                "json marks",
+                "percent fullwidth",
+                "base64 reversed",
+                "base64 hex",
+                "base64 HEX",
+                "base64url reversed hex",
+                "reversed hex text",
+            ][..],
+        ),
+        (
+            &err,
+            &[
+                "spacing marks",
+                "fullwidth struck",
+                "base64 shifted reversed",
+            ][..],
+        ),
+    ] {
+        for label in labels {
+            let want = format!("{label}: ");
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(&want))
+                .unwrap_or_else(|| panic!("no {label} line in {text}"));
+            assert!(
+                line.strip_prefix(&want).is_some_and(|rest| {
+                    let left = rest.replace("[REDACTED]", "").replace("\\u0336", "");
+                    rest.contains("[REDACTED]") && left.len() <= 4
+                }),
+                "{line}"
+            );
+        }
+    }
+    let notes = std::fs::read_to_string(env.out.join("artifacts/leak/notes.txt")).unwrap();
+    assert_eq!(notes, "written: [REDACTED]\n");
+    // Ordinary text beyond ASCII is left as it was written.
+    let plain = "plain: Crème brûlée, naïve café — 漢字とカタカナ, 한국어, Ωμέγα, 😀🚀, ｆｕｌｌｗｉｄｔｈ ｔｅｘｔ, x² ①\n";
+    assert!(out.contains(plain), "{out}");
+}

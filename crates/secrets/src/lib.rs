@@ -13,6 +13,8 @@ mod checksum;
 pub mod decode;
 mod engine;
 mod entropy;
+pub mod fold;
+pub mod forms;
 mod names;
 mod redact;
 mod rules;

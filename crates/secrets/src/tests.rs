@@ -296,3 +296,153 @@ fn the_guides_rule_count_is_the_builtin_rules() {
         "docs/guide/secrets.md"
     );
 }
+
+/// The declared secret of the folding tests (made up).
+const FOLD_SECRET: &str = "ghp_Qx7Hv2pL9wW4mKa8Rt3Zc5Yb1Nd6Fe0Gh2Jk";
+
+/// `c` in a mathematical alphabet starting at `upper` (A), `lower` (a) and
+/// `digit` (0); other characters as they are.
+fn math(c: char, upper: u32, lower: u32, digit: Option<u32>) -> char {
+    let at = |base: u32, from: char| char::from_u32(base + (u32::from(c) - u32::from(from)));
+    match c {
+        'A'..='Z' => at(upper, 'A'),
+        'a'..='z' => at(lower, 'a'),
+        '0'..='9' => digit.and_then(|d| at(d, '0')),
+        _ => Some(c),
+    }
+    .unwrap_or(c)
+}
+
+/// The spellings of `s` that read as it: marks after characters (one kind,
+/// several, on some characters only), compatibility forms (fullwidth,
+/// mathematical alphabets, circled, small and superscript forms), letters
+/// with accents precomposed, and mixes of them.
+fn folded_spellings(s: &str) -> Vec<String> {
+    let marked = |marks: &str, every: usize| -> String {
+        s.chars()
+            .enumerate()
+            .map(|(i, c)| {
+                if i % every == 0 {
+                    format!("{c}{marks}")
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    };
+    let mapped = |f: &dyn Fn(char) -> char| -> String { s.chars().map(f).collect() };
+    let fullwidth = |c: char| match c {
+        '!'..='~' => char::from_u32(u32::from(c) - 0x21 + 0xff01).unwrap_or(c),
+        _ => c,
+    };
+    let circled = |c: char| match c {
+        'A'..='Z' => char::from_u32(u32::from(c) - u32::from('A') + 0x24b6).unwrap_or(c),
+        'a'..='z' => char::from_u32(u32::from(c) - u32::from('a') + 0x24d0).unwrap_or(c),
+        '1'..='9' => char::from_u32(u32::from(c) - u32::from('1') + 0x2460).unwrap_or(c),
+        '0' => '\u{24ea}',
+        _ => c,
+    };
+    let small_and_super = |c: char| match c {
+        '_' => '\u{fe4d}',
+        '1' => '\u{b9}',
+        '2' => '\u{b2}',
+        '3' => '\u{b3}',
+        '0' | '4'..='9' => char::from_u32(u32::from(c) - u32::from('0') + 0x2070).unwrap_or(c),
+        _ => c,
+    };
+    let accented = |c: char| match c {
+        'a' => 'á',
+        'e' => 'ê',
+        'g' => 'ĝ',
+        'h' => 'ĥ',
+        'p' => 'ṕ',
+        'w' => 'ŵ',
+        'K' => 'Ḱ',
+        'L' => 'Ĺ',
+        'N' => 'Ñ',
+        'Z' => 'Ż',
+        _ => c,
+    };
+    let mut out = vec![
+        marked("\u{336}", 1),
+        marked("\u{301}", 1),
+        marked("\u{332}", 1),
+        marked("\u{20d2}", 1),
+        marked("\u{336}\u{301}\u{20dd}", 1),
+        marked("\u{303}", 3),
+        marked("\u{93f}", 2), // a spacing mark (Mc)
+        mapped(&fullwidth),
+        mapped(&|c| math(c, 0x1d400, 0x1d41a, Some(0x1d7ce))), // bold
+        mapped(&|c| {
+            if c == 'h' {
+                '\u{210e}'
+            } else {
+                math(c, 0x1d434, 0x1d44e, None)
+            }
+        }), // italic (its h is U+210E)
+        mapped(&|c| math(c, 0x1d5a0, 0x1d5ba, Some(0x1d7e2))), // sans-serif
+        mapped(&|c| math(c, 0x1d670, 0x1d68a, Some(0x1d7f6))), // monospace
+        mapped(&circled),
+        mapped(&small_and_super),
+        mapped(&accented),
+    ];
+    // Mixes: fullwidth with marks, every other character only.
+    out.push(
+        s.chars()
+            .enumerate()
+            .map(|(i, c)| {
+                if i % 2 == 0 {
+                    format!("{}\u{336}", fullwidth(c))
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    );
+    out
+}
+
+#[test]
+fn every_folded_spelling_reads_as_the_secret() {
+    for spelling in folded_spellings(FOLD_SECRET) {
+        let text = format!("token: {spelling} (done)");
+        let shown = view::compact_always(text.as_bytes());
+        let v = fold::folded(&shown.text).unwrap_or_else(|| panic!("no folded view: {text}"));
+        let at = memchr::memmem::find(&v.text, FOLD_SECRET.as_bytes())
+            .unwrap_or_else(|| panic!("{text} folds to {}", String::from_utf8_lossy(&v.text)));
+        // Mapped back, the span is the whole spelled-out secret, its last marks included.
+        let (s, e) = v.span(at, at + FOLD_SECRET.len());
+        let (s, e) = shown.span(s, e);
+        assert_eq!(&text[s..e], spelling, "{text}");
+        // A piece of it too.
+        assert!(memchr::memmem::find(&v.text, &FOLD_SECRET.as_bytes()[9..17]).is_some());
+    }
+}
+
+#[test]
+fn ordinary_text_beyond_ascii_does_not_fold_into_a_value() {
+    // Accents, CJK, Korean, emoji, dashes: no folded view at all, or one
+    // that holds nothing but the letters as written less their accents.
+    for text in [
+        "漢字とカタカナ — 😀 🚀 ✓",
+        "한국어 텍스트입니다",
+        "“quoted” – ok…",
+    ] {
+        let folded = fold::folded(text.as_bytes()).map(|v| v.text);
+        assert!(
+            folded.as_ref().is_none_or(|f| !f
+                .windows(FOLD_SECRET.len())
+                .any(|w| w == FOLD_SECRET.as_bytes())),
+            "{text}"
+        );
+    }
+    assert!(fold::folded("漢字とカタカナ 😀 한국어".as_bytes()).is_none());
+    let v = fold::folded("Crème brûlée à la française".as_bytes())
+        .unwrap_or_else(|| panic!("accents fold"));
+    assert_eq!(v.text, b"Cremebruleealafrancaise");
+    assert_eq!(fold::fold_value("plain-ascii-value"), None);
+    assert_eq!(
+        fold::fold_value("pässwörd-１２"),
+        Some("password-12".to_owned())
+    );
+}

@@ -194,6 +194,14 @@ impl View {
         self.units.extend(bytes.iter().map(|_| (s, e)));
     }
 
+    /// Let the last byte of a decoded view stand for the original up to `e`
+    /// too (a mark after the character it came from).
+    pub(crate) fn extend_last(&mut self, e: usize) {
+        if let Some(last) = self.units.last_mut() {
+            last.1 = last.1.max(e);
+        }
+    }
+
     fn push(&mut self, bytes: &[u8], orig: usize) {
         if self.shifts.last().is_none() || self.next_orig != orig {
             self.shifts.push((self.text.len(), orig));
@@ -358,6 +366,12 @@ pub fn compact(b: &[u8]) -> Option<View> {
         || memchr::memmem::find(b, b"\\n").is_some()
         || memchr::memmem::find(b, b"\\t").is_some();
     blank.then(|| view_with(b, false, true))
+}
+
+/// [`compact`], built whatever `b` holds (the base of the folded view:
+/// [`crate::fold::folded`] of its text).
+pub fn compact_always(b: &[u8]) -> View {
+    view_with(b, false, true)
 }
 
 /// The views of `b` worth scanning besides the raw bytes (none for plain text).
